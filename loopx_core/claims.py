@@ -1,0 +1,177 @@
+"""Claiming work: claim, next (the pre-turn check), heartbeat, release, monitor."""
+
+from __future__ import annotations
+
+from . import authority, clock, events, ids, leases, reaper
+from .agents import window_state
+from .errors import Conflict, Forbidden
+from .gates import open_gate
+from .handoffs import latest_handoff
+from .models import Agent, Card, Gate
+from .reaper import clear_lease, load_card, withdraw_pending
+from .rows import agent_row, card_view, gate_view, handoff_view, locked, touch
+from .values import CardView, NextResult
+
+
+def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:
+    """Lease ``card`` to ``agent``; open a permission gate for each needed scope it lacks."""
+    leases.grant(card, agent.id, seconds or leases.default_lease_seconds(store), now)
+    card.status = "active"
+    card.stalls = 0
+    touch(card, now)
+    events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, token=card.lease_token, expires_at=clock.iso(card.lease_expires))
+    first_gate = None
+    for scope in card.needs or []:
+        if authority.allowed(scope, agent.capabilities, agent.id, card.id, card.lease_token, now) is None:
+            gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
+            first_gate = first_gate or gate
+    return first_gate
+
+
+def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -> NextResult:
+    def body():
+        now = clock.now()
+        agent_obj = agent_row(agent)
+        card = load_card(card_id)
+        key = ids.fmt(ids.CARD, card_id)
+        if card.lease_holder == agent and card.status in ("active", "waiting"):
+            return _resume(card, "already yours")
+        if card.status != "ready":
+            if card.lease_holder:
+                why = f"{key} is {card.status}, {leases.describe_holder(card)}"
+            elif card.status == "blocked":
+                why = f"{key} is blocked ({card.blocked_reason})"
+            else:
+                why = f"{key} is {card.status}"
+            raise Conflict(why, f"pick another card: `loopx next --agent {agent} --claim`", code="not_ready", data={"card": card_view(card).to_json()})
+        if card.assignee and card.assignee != agent:
+            raise Forbidden(f"{key} is assigned to {card.assignee}", f"a human can reassign it: `loopx card assign {key} --to {agent}`")
+        gate = _take(store, card, agent_obj, lease_seconds, now)
+        view = card_view(card)
+        if gate is not None:
+            return NextResult("wait", card=view, gate=gate_view(gate), reason="permission needed", claimed=True)
+        return NextResult("work", card=view, claimed=True)
+
+    return store.run(body)
+
+
+def _resume(card: Card, reason: str) -> NextResult:
+    view = card_view(card)
+    if card.status == "waiting":
+        gate = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).order_by(Gate.id).first()
+        return NextResult("wait", card=view, gate=gate_view(gate) if gate else None, reason="waiting for a human")
+    return NextResult("work", card=view, reason=reason)
+
+
+def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | None = None) -> NextResult:
+    """What ``agent`` should do this turn (DESIGN §5 "next")."""
+
+    def body():
+        now = clock.now()
+        agent_obj = agent_row(agent)
+        _, wake_at = window_state(agent_obj, now)
+        if wake_at is not None:
+            return NextResult("paused", wake_at=wake_at, reason="token_window")
+        reaper.reap_due(now, agent)
+        held = list(
+            locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(("active", "waiting", "monitoring", "paused"))).order_by(Card.priority, Card.id))
+        )
+        by_status: dict[str, list[Card]] = {}
+        for card in held:
+            by_status.setdefault(card.status, []).append(card)
+        # Work the agent can do now comes before work that waits on someone.
+        if "active" in by_status:
+            card = by_status["active"][0]
+            leases.renew(card, now)
+            touch(card, now)
+            return NextResult("work", card=card_view(card), reason="resume")
+        due = [c for c in by_status.get("monitoring", []) if c.monitor_due is not None and c.monitor_due <= now]
+        if due:
+            card = due[0]
+            card.status = "active"
+            card.monitor_due = None
+            leases.renew(card, now)
+            touch(card, now)
+            events.emit("system", "monitor_due", card.id, agent=agent)
+            return NextResult("work", card=card_view(card), reason="monitor_due")
+        if "waiting" in by_status:
+            return _resume(by_status["waiting"][0], "waiting")
+        if "paused" in by_status:
+            card = by_status["paused"][0]
+            return NextResult("paused", card=card_view(card), reason=card.paused_reason)
+        offered = locked(Card.select().where((Card.status == "handoff") & (Card.handoff_to == agent)).order_by(Card.priority, Card.id)).first()
+        if offered is not None:
+            row = latest_handoff(offered.id)
+            return NextResult("accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting")
+        if claim:
+            candidate = locked(
+                Card.select()
+                .where((Card.status == "ready") & (Card.assignee.is_null() | (Card.assignee == agent)))
+                .order_by(Card.priority, Card.created_at, Card.id)
+            ).first()
+            if candidate is not None:
+                candidate = reaper.reap_card(candidate, now)
+                gate = _take(store, candidate, agent_obj, lease_seconds, now)
+                view = card_view(candidate)
+                if gate is not None:
+                    return NextResult("wait", card=view, gate=gate_view(gate), reason="permission needed", claimed=True)
+                return NextResult("work", card=view, reason="claimed", claimed=True)
+        monitoring = [c.monitor_due for c in by_status.get("monitoring", []) if c.monitor_due]
+        reason = "no ready card" if claim else "nothing held; add --claim to take the best ready card"
+        return NextResult("idle", wake_at=min(monitoring) if monitoring else None, reason=reason)
+
+    return store.run(body)
+
+
+def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "waiting", "monitoring"))
+        if card.status == "active":
+            leases.renew(card, now)
+        touch(card, now)
+        events.emit(f"agent:{agent}", "heartbeat", card.id, token=card.lease_token, expires_at=clock.iso(card.lease_expires))
+        return card_view(card)
+
+    return store.run(body)
+
+
+def release_card(card: Card, actor: str, now: float) -> None:
+    withdraw_pending(card, now, f"released by {actor}")
+    token = card.lease_token
+    clear_lease(card)
+    card.status = "ready"
+    card.monitor_due = None
+    touch(card, now)
+    events.emit(actor, "released", card.id, token=token)
+
+
+def release(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "waiting", "monitoring"))
+        release_card(card, f"agent:{agent}", now)
+        return card_view(card)
+
+    return store.run(body)
+
+
+def monitor(store, card_id: int, agent: str, every: float, lease_token: int | None = None) -> CardView:
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "monitoring"))
+        card.status = "monitoring"
+        card.monitor_every = every
+        card.monitor_due = now + every
+        card.lease_expires = None  # kept while it sleeps; `next` wakes it when due
+        touch(card, now)
+        events.emit(f"agent:{agent}", "monitoring", card.id, every=every, next_due=clock.iso(card.monitor_due))
+        return card_view(card)
+
+    return store.run(body)

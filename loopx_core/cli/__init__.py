@@ -1,0 +1,1 @@
+"""The ``loopx`` command line (DESIGN §6)."""

@@ -1,0 +1,637 @@
+"""One handler per verb. A handler returns an ``Outcome``: the JSON object it
+prints with ``--json``, the exit code, and the short human text otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Callable
+
+from .. import clock, errors, ids
+from ..errors import Forbidden, InvalidInput, UsageError
+from . import render
+
+
+class Outcome:
+    __slots__ = ("data", "code", "text")
+
+    def __init__(self, data: dict, code: int = 0, text: str = ""):
+        self.data, self.code, self.text = data, code, text
+
+
+class Context:
+    """What every handler needs: the parsed args, the board, who is calling."""
+
+    def __init__(self, args):
+        self.args = args
+        self._store = None
+
+    @property
+    def location(self):
+        from ..discovery import discover
+
+        try:
+            return discover(getattr(self.args, "db", None))
+        except ValueError as exc:
+            raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
+
+    @property
+    def store(self):
+        if self._store is None:
+            from ..store import Store
+
+            location = self.location
+            self._store = Store.open(location, create=location.source == "user")
+        return self._store
+
+    def agent(self) -> str:
+        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        if not agent:
+            raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
+        return agent
+
+    def caller(self) -> str:
+        """``agent:<id>`` when an agent identity is present, else ``human:<name>``."""
+        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        return f"agent:{agent}" if agent else human_actor()
+
+    def require_person(self, what: str, *, terminal: bool) -> str:
+        """Human-only operations: refused with an agent identity, or without a terminal when ``terminal``."""
+        if os.environ.get("LOOPX_AGENT") or getattr(self.args, "agent", None):
+            raise Forbidden(f"an agent cannot {what}", "a person does this from the board or a terminal (unset LOOPX_AGENT)")
+        if terminal and not sys.stdin.isatty():
+            raise Forbidden(f"{what} needs a person at a terminal", "answer from the board (`loopx`), or run this command in an interactive terminal")
+        return human_actor()
+
+
+def human_actor() -> str:
+    name = os.environ.get("LOOPX_HUMAN")
+    if not name:
+        try:
+            import getpass
+
+            name = getpass.getuser()
+        except Exception:  # no passwd entry in some containers
+            name = "human"
+    return f"human:{name}"
+
+
+def card_id(text: str) -> int:
+    try:
+        return ids.parse(ids.CARD, text)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), "cards look like LX-12") from None
+
+
+def gate_id(text: str) -> int:
+    try:
+        return ids.parse(ids.GATE, text)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), "gates look like G-7") from None
+
+
+def validate(kind: str, data: dict) -> dict:
+    from ..inputs import validate as run
+
+    return run(kind, data)
+
+
+def _drop_none(data: dict) -> dict:
+    return {k: v for k, v in data.items() if v is not None}
+
+
+# -- board ------------------------------------------------------------------
+
+def cmd_init(ctx: Context) -> Outcome:
+    from ..board import init_board
+    from ..discovery import init_target
+
+    args = ctx.args
+    objective = None
+    if args.objective is not None:
+        objective = validate("text", {"text": args.objective})["text"]
+    location = init_target(getattr(args, "db", None))
+    store, created = init_board(location, objective, ctx.caller())
+    ctx._store = store
+    text = f"{'created' if created else 'using'} board {location.describe()}"
+    data = {"board": {"path": location.describe(), "url": location.url, "created": created}}
+    if args.runtime:
+        from ..adapters.setup import init_runtime
+
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run)
+        data["setup"] = result.to_json()
+        text += "\n" + result.text
+    else:
+        text += "\nnext: register an agent (`loopx agent add claude-1 --can git:push`) and add a card (`loopx card add \"TITLE\"`)"
+    return Outcome(data, 0, text)
+
+
+def cmd_where(ctx: Context) -> Outcome:
+    loc = ctx.location
+    data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
+    text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
+    return Outcome(data, 0, text)
+
+
+def cmd_board(ctx: Context) -> Outcome | None:
+    if not getattr(ctx.args, "text", False) and not getattr(ctx.args, "json", False) and sys.stdout.isatty() and sys.stdin.isatty():
+        try:
+            from loopx_tui.launch import run_board
+        except ImportError:
+            run_board = None
+        if run_board is not None:
+            run_board(ctx.location)
+            return None
+    from ..board import board_cards
+
+    cards = [c.to_json() for c in board_cards(ctx.store)]
+    return Outcome({"cards": cards}, 0, render.board_text(cards, ctx.store.location.describe()))
+
+
+def cmd_export(ctx: Context) -> Outcome:
+    from ..board import export
+
+    data = export(ctx.store)
+    return Outcome(data, 0, json.dumps(data, indent=2))
+
+
+# -- agents -----------------------------------------------------------------
+
+def cmd_agent_add(ctx: Context) -> Outcome:
+    from ..agents import add_agent
+
+    a = ctx.args
+    data = validate("agent", _drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "window": a.window}))
+    agent, changed = add_agent(ctx.store, data, ctx.caller())
+    verb = "registered" if changed else "unchanged:"
+    caps = ", ".join(agent.capabilities) or "no scopes"
+    return Outcome({"agent": agent.to_json()}, 0, f"{verb} agent {agent.id} ({caps})\nnext: `LOOPX_AGENT={agent.id} loopx next --claim`")
+
+
+def cmd_agent_list(ctx: Context) -> Outcome:
+    from ..agents import list_agents
+
+    agents = [a.to_json() for a in list_agents(ctx.store)]
+    lines = [f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-'}" for a in agents]
+    return Outcome({"agents": agents}, 0, "\n".join(lines) or "no agents yet → `loopx agent add ID --can SCOPE`")
+
+
+def cmd_agent_show(ctx: Context) -> Outcome:
+    from ..agents import get_agent
+
+    agent = get_agent(ctx.store, ctx.args.id).to_json()
+    return Outcome({"agent": agent}, 0, json.dumps(agent, indent=2))
+
+
+# -- cards ------------------------------------------------------------------
+
+def cmd_card_add(ctx: Context) -> Outcome:
+    from ..cards import add_card
+    from ..idempotence import once
+
+    a = ctx.args
+    data = validate("card", _drop_none({
+        "title": a.title, "body": a.body, "needs": a.needs, "after": a.after, "priority": a.priority, "owner": a.owner,
+        "next": a.next, "verify": a.verify, "max_turns": a.max_turns, "max_tokens": a.max_tokens, "max_usd": a.max_usd, "backlog": a.backlog,
+    }))
+
+    def run():
+        return {"card": add_card(ctx.store, data, ctx.caller()).to_json()}, 0
+
+    result, code = once(ctx.store, a.op_id, "card_add", data, run)
+    card = result["card"]
+    return Outcome(result, code, f"added {render.card_line(card)}\nnext: an agent takes it with `loopx next --agent ID --claim`")
+
+
+def cmd_card_list(ctx: Context) -> Outcome:
+    from ..cards import list_cards
+
+    cards = [c.to_json() for c in list_cards(ctx.store, ctx.args.status, ctx.args.owner)]
+    return Outcome({"cards": cards}, 0, "\n".join(render.card_line(c) for c in cards) or "no cards match")
+
+
+def cmd_card_show(ctx: Context) -> Outcome:
+    from ..cards import show_card
+
+    card = show_card(ctx.store, card_id(ctx.args.card)).to_json()
+    return Outcome({"card": card}, 0, render.card_block(card))
+
+
+def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str], object], verb: str, terminal: bool = False) -> Outcome:
+    from ..idempotence import once
+
+    actor = ctx.require_person(verb, terminal=terminal)
+
+    def run():
+        return {"card": fn(actor).to_json()}, 0
+
+    result, code = once(ctx.store, ctx.args.op_id, op, payload, run)
+    return Outcome(result, code, f"{render.card_line(result['card'])}")
+
+
+def cmd_card_move(ctx: Context) -> Outcome:
+    from ..cards import move_card
+
+    cid = card_id(ctx.args.card)
+    return _person_card_op(ctx, "card_move", {"card": cid, "to": ctx.args.to}, lambda actor: move_card(ctx.store, cid, ctx.args.to, actor), "move cards")
+
+
+def cmd_card_assign(ctx: Context) -> Outcome:
+    from ..cards import assign_card
+
+    cid = card_id(ctx.args.card)
+    to = validate("next", {"agent": ctx.args.to})["agent"]
+    summary = validate("text", {"text": ctx.args.summary})["text"] if ctx.args.summary else None
+    out = _person_card_op(ctx, "card_assign", {"card": cid, "to": to, "summary": summary}, lambda actor: assign_card(ctx.store, cid, to, actor, summary), "reassign cards")
+    if out.data["card"]["status"] == "handoff":
+        out.text += f"\nhanded to {to}: it accepts with `loopx accept {out.data['card']['id']}`"
+    return out
+
+
+def cmd_card_unassign(ctx: Context) -> Outcome:
+    from ..cards import assign_card
+
+    cid = card_id(ctx.args.card)
+    return _person_card_op(ctx, "card_unassign", {"card": cid}, lambda actor: assign_card(ctx.store, cid, None, actor), "unassign cards")
+
+
+def cmd_card_budget(ctx: Context) -> Outcome:
+    from ..cards import budget_card
+
+    cid = card_id(ctx.args.card)
+    data = validate("budget", _drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}))
+    return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "raise a budget", terminal=True)
+
+
+def cmd_log(ctx: Context) -> Outcome:
+    from ..cards import card_detail
+
+    d = card_detail(ctx.store, card_id(ctx.args.card), event_limit=0, evidence_limit=10**9)
+    data = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
+    lines = [render.card_block(data["card"]), ""]
+    for e in data["evidence"]:
+        arts = "".join(f"\n      {a['path']} {'(missing)' if a.get('missing') else str(a['size']) + ' B ' + a['sha256'][:12]}" for a in e["artifacts"])
+        lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{e['source']}] {e['summary']}{arts}")
+    for o in data["observed"]:
+        lines.append(f"  observed {o['created_at']} {o['agent']} {o['path']} {o['size']} B")
+    if not data["evidence"]:
+        lines.append("  no evidence yet")
+    return Outcome(data, 0, "\n".join(lines))
+
+
+def cmd_events(ctx: Context) -> Outcome | None:
+    from .. import events
+
+    store = ctx.store
+    card = card_id(ctx.args.card) if ctx.args.card else None
+    seq = ctx.args.since
+    if not ctx.args.follow:
+        with store.read():
+            found = [e.to_json() for e in events.since(seq, card=card, limit=ctx.args.limit)]
+        text = "\n".join(f"{e['seq']:>6} {e['at']} {e['actor']:<20} {e['card'] or '':<7} {e['kind']}" for e in found)
+        return Outcome({"events": found}, 0, text or "no events")
+    token = None
+    try:
+        while True:
+            current = store.change_token()
+            if current != token or token is None:
+                token = current
+                with store.read():
+                    found = events.since(seq, card=card)
+                for event in found:
+                    sys.stdout.write(json.dumps(event.to_json()) + "\n")
+                    seq = event.seq
+                sys.stdout.flush()
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        return None
+
+
+# -- the agent's turn ---------------------------------------------------------
+
+NEXT_CODES = {"work": 0, "accept": 0, "wait": errors.WAITING, "paused": errors.PAUSED, "idle": errors.NOTHING}
+
+
+def _next_text(r: dict) -> str:
+    card = r["card"]
+    action = r["action"]
+    if action == "work":
+        key = card["id"]
+        head = f"work on {key} \"{card['title']}\" ({render.lease_text(r['lease'])})"
+        if card["next"]:
+            head += f"\nnext: {card['next']}"
+        return head + f"\n→ `loopx context {key}` for the continuation; then `loopx writeback {key} --summary …`"
+    if action == "wait":
+        g = r["gate"]
+        return f"wait: {g['id']} on {card['id']} is pending ({g['question']})\n→ `loopx gate status {g['id']}` until a human answers"
+    if action == "accept":
+        return f"accept: {card['id']} was handed to you\n→ `loopx context {card['id']}`, then `loopx accept {card['id']}`"
+    if action == "paused":
+        if r["wake_at"]:
+            return f"paused: token window spent; it reopens at {r['wake_at']}"
+        return f"paused: {card['id']} ({r['reason']}) — a human must raise its budget; stop for now"
+    wake = f"; a monitored card is due at {r['wake_at']}" if r["wake_at"] else ""
+    return f"idle: {r['reason']}{wake}"
+
+
+def cmd_next(ctx: Context) -> Outcome:
+    from ..claims import next_turn
+    from ..idempotence import once
+
+    data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease, "claim": ctx.args.claim})
+
+    def run():
+        result = next_turn(ctx.store, data["agent"], claim=data["claim"], lease_seconds=data["lease"])
+        return result.to_json(), NEXT_CODES[result.action]
+
+    result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
+    return Outcome(result, code, _next_text(result))
+
+
+def cmd_claim(ctx: Context) -> Outcome:
+    from ..claims import claim
+    from ..idempotence import once
+
+    data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease})
+    cid = card_id(ctx.args.card)
+
+    def run():
+        result = claim(ctx.store, cid, data["agent"], data["lease"])
+        return result.to_json(), NEXT_CODES[result.action]
+
+    result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
+    return Outcome(result, code, "claimed: " + _next_text(result))
+
+
+def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
+    from ..idempotence import once
+
+    agent = ctx.agent()
+    cid = card_id(ctx.args.card)
+    texts: list[str] = []
+
+    def run():
+        data, code, text = fn(agent, cid)
+        texts.append(text)
+        return data, code
+
+    result, code = once(ctx.store, ctx.args.op_id, op, {"agent": agent, "card": cid, **payload}, run, atomic=atomic)
+    return Outcome(result, code, texts[0] if texts else "(replayed) " + json.dumps(result)[:300])
+
+
+def cmd_heartbeat(ctx: Context) -> Outcome:
+    from ..claims import heartbeat
+
+    def fn(agent, cid):
+        card = heartbeat(ctx.store, cid, agent, ctx.args.lease_token).to_json()
+        return {"card": card}, 0, f"{card['id']}: {render.lease_text(card['lease'])}"
+
+    return _agent_card_op(ctx, "heartbeat", {}, fn)
+
+
+def _read_input(source: str) -> dict:
+    try:
+        raw = sys.stdin.read() if source == "-" else open(source, encoding="utf-8").read()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read --input {source}: {exc.strerror}", "pass a readable JSON file, or - for stdin") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"--input {source} is not UTF-8 text", "write the document as UTF-8 JSON") from None
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", "an evidence document is one JSON object") from None
+    if not isinstance(doc, dict):
+        raise InvalidInput("--input must be a JSON object", "e.g. {\"summary\": \"…\", \"artifacts\": [\"out/report.md\"]}")
+    return doc
+
+
+def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
+    a = ctx.args
+    if a.input:
+        doc = _read_input(a.input)
+        for key, mine in (("card", ids.fmt(ids.CARD, cid)), ("agent", agent)):
+            if key in doc:
+                theirs = doc.pop(key)
+                if str(theirs).upper() != mine.upper():
+                    raise InvalidInput(f"--input names {key} {theirs!r} but the command is for {mine}", f"drop {key!r} from the document or fix it")
+        if a.release:
+            doc.setdefault("release", True)
+        return validate("evidence", doc)
+    if a.summary is None:
+        raise UsageError("--summary is required (or --input FILE)", "e.g. `loopx writeback LX-3 --summary \"what this turn did\"`")
+    todo_done = []
+    for ref in a.todo_done:
+        todo_done.append(int(ref) if ref.isdigit() else ref)
+    return validate("evidence", _drop_none({
+        "summary": a.summary, "artifacts": a.artifact, "next": a.next, "todos_added": a.todo_add, "todos_done": todo_done,
+        "tokens": a.tokens, "usd": a.usd, "turn_id": a.turn_id, "release": a.release,
+    }))
+
+
+def cmd_writeback(ctx: Context) -> Outcome:
+    from ..writeback import writeback
+
+    agent = ctx.agent()
+    cid = card_id(ctx.args.card)
+    data = evidence_from_args(ctx, agent, cid)
+
+    def fn(agent, cid):
+        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token)
+        ev, cj = evidence.to_json(), card.to_json()
+        text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
+        if ev["artifacts"]:
+            text += f" with {len(ev['artifacts'])} artifact(s)"
+        missing = [x["path"] for x in ev["artifacts"] if x.get("missing")]
+        if missing:
+            text += f" (missing: {', '.join(missing)})"
+        if cj["status"] == "paused":
+            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
+        elif cj["status"] == "ready":
+            text += f"\nreleased {cj['id']}"
+        else:
+            q = render.quota_line(cj["quota"])
+            text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
+        return {"evidence": ev, "card": cj}, 0, text
+
+    return _agent_card_op(ctx, "writeback", {"data": data}, fn)
+
+
+def _gate_code(g: dict) -> int:
+    return {"approved": 0, "pending": errors.WAITING}.get(g["status"], errors.REJECTED)
+
+
+def _wait_for(store, gid: int, seconds: float) -> dict:
+    from ..gates import status
+
+    deadline = time.monotonic() + seconds
+    gate = status(store, gid).to_json()
+    while gate["status"] == "pending" and time.monotonic() < deadline:
+        time.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
+        gate = status(store, gid).to_json()
+    return gate
+
+
+def cmd_gate_ask(ctx: Context) -> Outcome:
+    from ..durations import parse_duration
+    from ..gates import ask
+
+    a = ctx.args
+    data = validate("gate_ask", _drop_none({"question": a.question, "scope": a.scope, "options": a.option, "deadline": a.deadline, "wait": a.wait}))
+
+    def fn(agent, cid):
+        gate, card, created = ask(ctx.store, cid, agent, data, a.lease_token)
+        g = gate.to_json()
+        return {"gate": g, "card": card.to_json()}, _gate_code(g), ""
+
+    out = _agent_card_op(ctx, "gate_ask", {"data": data}, fn)
+    g = out.data["gate"]
+    if data.get("wait") and g["status"] == "pending":
+        g = _wait_for(ctx.store, ids.parse(ids.GATE, g["id"]), data["wait"])
+        out.data["gate"], out.code = g, _gate_code(g)
+    if g["status"] == "approved":
+        out.text = f"{g['id']} approved by {g['answered_by']} → go ahead"
+    elif g["status"] == "pending":
+        out.text = f"{g['id']} pending: a human must answer it\n→ wait with `loopx gate status {g['id']}` (exit 6 while pending) or `loopx gate ask … --wait`"
+    else:
+        out.text = f"{g['id']} {g['status']} by {g['answered_by']}" + (f": {g['note']}" if g["note"] else "") + "\n→ do not proceed; `loopx next` says what to do"
+    return out
+
+
+def cmd_gate_status(ctx: Context) -> Outcome:
+    from ..gates import status
+
+    g = status(ctx.store, gate_id(ctx.args.gate)).to_json()
+    return Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
+
+
+def cmd_gate_list(ctx: Context) -> Outcome:
+    from ..gates import list_gates
+
+    cid = card_id(ctx.args.card) if ctx.args.card else None
+    gates = [g.to_json() for g in list_gates(ctx.store, ctx.args.pending, cid)]
+    return Outcome({"gates": gates}, 0, "\n".join(render.gate_line(g) for g in gates) or "no gates")
+
+
+def cmd_gate_answer(ctx: Context) -> Outcome:
+    from ..gates import answer
+    from ..idempotence import once
+
+    a = ctx.args
+    actor = ctx.require_person("answer a gate", terminal=True)
+    gid = gate_id(a.gate)
+    data = validate("gate_answer", _drop_none({"decision": a.decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_}))
+
+    def run():
+        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"))
+        return {"gate": gate.to_json(), "card": card.to_json()}, 0
+
+    result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
+    g = result["gate"]
+    return Outcome(result, code, f"{g['id']} {g['status']} by {g['answered_by']}; {result['card']['id']} is now {result['card']['status']}")
+
+
+def cmd_monitor(ctx: Context) -> Outcome:
+    from ..claims import monitor
+
+    every = validate("monitor", {"every": ctx.args.every})["every"]
+
+    def fn(agent, cid):
+        card = monitor(ctx.store, cid, agent, every, ctx.args.lease_token).to_json()
+        return {"card": card}, 0, f"{card['id']} monitoring; `loopx next` returns it at {card['monitor_due']}"
+
+    return _agent_card_op(ctx, "monitor", {"every": every}, fn)
+
+
+def cmd_handoff(ctx: Context) -> Outcome:
+    from ..handoffs import handoff
+
+    a = ctx.args
+    data = validate("handoff", {"to": a.to, "summary": a.summary, "done": a.done, "pending": a.pending})
+
+    def fn(agent, cid):
+        h, card = handoff(ctx.store, cid, agent, data, a.lease_token)
+        hj = h.to_json()
+        return {"handoff": hj, "card": card.to_json()}, 0, f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`"
+
+    return _agent_card_op(ctx, "handoff", {"data": data}, fn)
+
+
+def cmd_accept(ctx: Context) -> Outcome:
+    from ..handoffs import accept
+
+    def fn(agent, cid):
+        h, card = accept(ctx.store, cid, agent, ctx.args.digest)
+        cj = card.to_json()
+        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ `loopx context {cj['id']}`"
+
+    return _agent_card_op(ctx, "accept", {"digest": ctx.args.digest}, fn)
+
+
+def cmd_release(ctx: Context) -> Outcome:
+    from ..claims import release
+
+    def fn(agent, cid):
+        card = release(ctx.store, cid, agent, ctx.args.lease_token).to_json()
+        return {"card": card}, 0, f"released {card['id']} → ready"
+
+    return _agent_card_op(ctx, "release", {}, fn)
+
+
+def cmd_done(ctx: Context) -> Outcome:
+    from ..done import done
+
+    data = validate("done", _drop_none({"summary": ctx.args.summary, "verify_timeout": ctx.args.verify_timeout}))
+
+    def fn(agent, cid):
+        card, evidence = done(ctx.store, cid, agent, data["summary"], ctx.args.lease_token, data.get("verify_timeout"))
+        cj = card.to_json()
+        verified = " (verify passed)" if evidence.source == "verify" else ""
+        return {"card": cj, "evidence": evidence.to_json()}, 0, f"done {cj['id']}{verified}\n→ `loopx next --claim` for the next card"
+
+    return _agent_card_op(ctx, "done", {"summary": data["summary"]}, fn, atomic=False)
+
+
+def cmd_context(ctx: Context) -> Outcome:
+    from ..context import build, to_markdown
+
+    built = build(ctx.store, card_id(ctx.args.card))
+    if ctx.args.format == "json":
+        return Outcome({"context": built}, 0, json.dumps(built, indent=2))
+    return Outcome({"context": built, "markdown": to_markdown(built)}, 0, to_markdown(built))
+
+
+HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
+    ("init", None): cmd_init,
+    ("where", None): cmd_where,
+    ("board", None): cmd_board,
+    ("export", None): cmd_export,
+    ("agent", "add"): cmd_agent_add,
+    ("agent", "list"): cmd_agent_list,
+    ("agent", "show"): cmd_agent_show,
+    ("card", "add"): cmd_card_add,
+    ("card", "list"): cmd_card_list,
+    ("card", "show"): cmd_card_show,
+    ("card", "move"): cmd_card_move,
+    ("card", "assign"): cmd_card_assign,
+    ("card", "unassign"): cmd_card_unassign,
+    ("card", "budget"): cmd_card_budget,
+    ("log", None): cmd_log,
+    ("events", None): cmd_events,
+    ("next", None): cmd_next,
+    ("claim", None): cmd_claim,
+    ("heartbeat", None): cmd_heartbeat,
+    ("writeback", None): cmd_writeback,
+    ("gate", "ask"): cmd_gate_ask,
+    ("gate", "status"): cmd_gate_status,
+    ("gate", "list"): cmd_gate_list,
+    ("gate", "answer"): cmd_gate_answer,
+    ("monitor", None): cmd_monitor,
+    ("handoff", None): cmd_handoff,
+    ("accept", None): cmd_accept,
+    ("release", None): cmd_release,
+    ("done", None): cmd_done,
+    ("context", None): cmd_context,
+}

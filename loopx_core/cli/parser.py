@@ -1,0 +1,293 @@
+"""The argument parser. Kept free of loopx_core imports so building it is cheap."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = "Exit codes: 0 ok · 1 internal · 2 usage · 3 invalid input · 4 not found · 5 conflict · 6 waiting for a human · 7 rejected · 8 paused · 9 nothing to do · 10 forbidden"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so errors share one printer (and --json)."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        from ..errors import UsageError
+
+        raise UsageError(message, f"see `{self.prog} --help`")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    # Accepted after the verb too (`loopx next --json`): agents write it both ways.
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print exactly one JSON object")
+    p.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH|URL", help="board to use (default: LOOPX_DB, nearest .loopx/, user board)")
+
+
+def _agent(p: argparse.ArgumentParser, lease_token: bool = True) -> None:
+    p.add_argument("--agent", metavar="ID", help="agent identity (default: $LOOPX_AGENT)")
+    p.add_argument("--op-id", metavar="ID", help="idempotency key: a retry with the same id returns the first result")
+    if lease_token:
+        p.add_argument("--lease-token", type=int, metavar="N", help="fencing token of your lease; a stale one is refused")
+
+
+def cmd(name: str, help_text: str, parent) -> Parser:
+    p = parent.add_parser(name, help=help_text, description=help_text, epilog=EPILOG)
+    _common(p)
+    return p
+
+
+def build(argv: list[str] | None = None) -> Parser:
+    """The parser. Given ``argv``, only the verb being run is defined: a cold
+    agent call should not pay for sixty subparsers it never uses."""
+    root = Parser(prog="loopx", description="LoopX — the state kernel for long-running AI coding agents.", epilog=EPILOG)
+    root.add_argument("--db", metavar="PATH|URL", help="board to use (default: LOOPX_DB, nearest .loopx/board.db, user board)")
+    root.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    root.add_argument("--version", action="store_true", help="print the version")
+    sub = root.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    wanted = _verb(argv) if argv is not None else None
+    for name, (help_text, define) in VERBS.items():
+        if wanted is None or wanted == name:
+            define(cmd(name, help_text, sub))
+    return root
+
+
+def _verb(argv: list[str]) -> str | None:
+    """The verb in ``argv`` (skipping global options), or None to build everything."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if token == "--db":
+            skip = True
+            continue
+        if token.startswith("-"):
+            if token in ("-h", "--help"):
+                return None
+            continue
+        return token if token in VERBS else None
+    return None
+
+def _verb_init(p):
+    p.add_argument("--objective", metavar="T", help="what this board is for")
+    p.add_argument("--for", dest="runtime", choices=["claude-code", "codex"], help="also set up this runtime's hooks")
+    p.add_argument("--agent", metavar="ID", help="with --for: the agent id to register")
+    p.add_argument("--can", action="append", default=[], metavar="SCOPE", help="with --for: a capability of that agent")
+    p.add_argument("--dry-run", action="store_true", help="with --for: show what would change")
+
+
+def _verb_where(p):
+    pass
+
+
+def _verb_board(board):
+    board.add_argument("--text", action="store_true", help="print the board as text instead of opening the TUI")
+
+
+def _verb_demo(p):
+    p.add_argument("--script", action="store_true", help="no TUI: run a scripted agent turn cycle and print what happened")
+    p.add_argument("--keep", metavar="DIR", help="keep the demo board in DIR")
+
+
+def _verb_watch(p):
+    p.add_argument("--once", action="store_true", help="catch up on existing files, then exit")
+
+
+def _verb_mcp(p):
+    pass
+
+
+def _verb_hook(p):
+    p.add_argument("runtime", choices=["claude-code", "codex"])
+    p.add_argument("event", choices=["session-start", "pre-tool-use", "stop"])
+
+
+def _verb_agent(agent):
+    asub = agent.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    p = cmd("add", "register an agent (or update it)", asub)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--runtime", metavar="R", help="claude-code, codex, shell, …")
+    p.add_argument("--can", action="append", default=[], metavar="SCOPE", help="a capability (scope) it holds, e.g. git:push")
+    p.add_argument("--watch", action="append", default=[], metavar="DIR", help="an output folder to take evidence from")
+    p.add_argument("--tokens", type=int, metavar="N", help="token window size, e.g. 2000000")
+    p.add_argument("--window", metavar="DUR", help="token window length, e.g. 5h")
+    cmd("list", "list agents", asub)
+    p = cmd("show", "show one agent", asub)
+    p.add_argument("id", metavar="ID")
+
+
+def _verb_card(card):
+    csub = card.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    p = cmd("add", "add a card (ready; blocked while an --after card is open; --backlog to park it)", csub)
+    p.add_argument("title", metavar="TITLE")
+    p.add_argument("--body", metavar="T", help="the objective in detail")
+    p.add_argument("--needs", action="append", default=[], metavar="SCOPE", help="a scope the work needs, e.g. deploy:prod")
+    p.add_argument("--after", action="append", default=[], metavar="CARD", help="a card that must be done first")
+    p.add_argument("--priority", type=int, default=2, metavar="0-4", help="0 is most urgent (default 2)")
+    p.add_argument("--owner", metavar="A", help="only this agent may claim it")
+    p.add_argument("--next", metavar="T", help="the first next action")
+    p.add_argument("--verify", metavar="CMD", help="a command that must pass before done (run in the project folder)")
+    p.add_argument("--max-turns", type=int, metavar="N")
+    p.add_argument("--max-tokens", type=int, metavar="N")
+    p.add_argument("--max-usd", type=float, metavar="X")
+    p.add_argument("--backlog", action="store_true", help="park it in the backlog")
+    p.add_argument("--op-id", metavar="ID", help="idempotency key")
+    p = cmd("list", "list cards", csub)
+    p.add_argument("--status", metavar="S")
+    p.add_argument("--owner", metavar="A")
+    p = cmd("show", "show one card", csub)
+    p.add_argument("card", metavar="CARD")
+    p = cmd("move", "a person's move: to backlog, ready or cancelled", csub)
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("--to", required=True, choices=["backlog", "ready", "cancelled"])
+    p.add_argument("--op-id", metavar="ID")
+    p = cmd("assign", "give a card to an agent (a held card is reassigned with a handoff packet)", csub)
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("--to", required=True, metavar="A")
+    p.add_argument("--summary", metavar="T", help="what the receiver should know")
+    p.add_argument("--op-id", metavar="ID")
+    p = cmd("unassign", "take a card back from its agent (its lease is revoked)", csub)
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("--op-id", metavar="ID")
+    p = cmd("budget", "raise a card's budget (a person only; resumes a paused card)", csub)
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("--add-turns", type=int, metavar="N")
+    p.add_argument("--add-tokens", type=int, metavar="N")
+    p.add_argument("--add-usd", type=float, metavar="X")
+    p.add_argument("--op-id", metavar="ID")
+
+
+def _verb_log(p):
+    p.add_argument("card", metavar="CARD")
+
+
+def _verb_events(p):
+    p.add_argument("--since", type=int, default=0, metavar="SEQ")
+    p.add_argument("--card", metavar="CARD")
+    p.add_argument("--follow", action="store_true", help="keep streaming, one JSON object per line")
+    p.add_argument("--limit", type=int, metavar="N")
+
+
+def _verb_export(p):
+    pass
+
+
+def _verb_next(p):
+    _agent(p, lease_token=False)
+    p.add_argument("--claim", action="store_true", help="claim the best ready card when holding none")
+    p.add_argument("--lease", metavar="DUR", help="lease length for a claim (default 30m)")
+
+
+def _verb_claim(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p, lease_token=False)
+    p.add_argument("--lease", metavar="DUR", help="lease length (default 30m)")
+
+
+def _verb_heartbeat(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p)
+
+
+def _verb_writeback(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p)
+    p.add_argument("--summary", metavar="S", help="what the turn did (required unless --input)")
+    p.add_argument("--artifact", action="append", default=[], metavar="PATH", help="a file the turn produced")
+    p.add_argument("--next", metavar="T", help="the next action")
+    p.add_argument("--todo-add", action="append", default=[], metavar="T", help="a new todo")
+    p.add_argument("--todo-done", action="append", default=[], metavar="ID", help="a todo finished (its number)")
+    p.add_argument("--tokens", type=int, metavar="N", help="tokens this turn used")
+    p.add_argument("--usd", type=float, metavar="X", help="dollars this turn cost")
+    p.add_argument("--turn-id", metavar="ID", help="idempotency key for this turn")
+    p.add_argument("--release", action="store_true", help="release the card after writing")
+    p.add_argument("--input", metavar="FILE|-", help="read an evidence JSON document instead of flags")
+
+
+def _verb_gate(gate):
+    gsub = gate.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    p = cmd("ask", "ask a human (exit 6 while pending, 0 if a grant approves at once)", gsub)
+    p.add_argument("card", metavar="CARD")
+    _agent(p)
+    p.add_argument("--question", required=True, metavar="Q")
+    p.add_argument("--scope", metavar="S", help="the permission asked for, e.g. git:push")
+    p.add_argument("--option", action="append", default=[], metavar="O")
+    p.add_argument("--deadline", metavar="DUR", help="unanswered by then counts as rejected")
+    p.add_argument("--wait", nargs="?", const="30m", metavar="DUR", help="block until answered (default 30m): exit 0 approved, 7 rejected, 6 still waiting")
+    p = cmd("status", "a gate's status (exit 0 approved, 6 pending, 7 rejected)", gsub)
+    p.add_argument("gate", metavar="GATE")
+    p = cmd("list", "list gates", gsub)
+    p.add_argument("--pending", action="store_true")
+    p.add_argument("--card", metavar="CARD")
+    p = cmd("answer", "answer a gate — a person in a terminal only", gsub)
+    p.add_argument("gate", metavar="GATE")
+    p.add_argument("decision", choices=["approve", "reject"])
+    p.add_argument("--note", metavar="T")
+    p.add_argument("--remember", choices=["card", "agent", "board"], help="approve as a standing grant")
+    p.add_argument("--for", dest="for_", metavar="DUR", help="how long the grant lasts")
+    p.add_argument("--op-id", metavar="ID")
+
+
+def _verb_monitor(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p)
+    p.add_argument("--every", required=True, metavar="DUR")
+
+
+def _verb_handoff(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p)
+    p.add_argument("--to", required=True, metavar="B")
+    p.add_argument("--summary", required=True, metavar="S")
+    p.add_argument("--done", action="append", default=[], metavar="T")
+    p.add_argument("--pending", action="append", default=[], metavar="T")
+
+
+def _verb_accept(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p, lease_token=False)
+    p.add_argument("--digest", metavar="SHA", help="refuse unless the packet has this digest")
+
+
+def _verb_release(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p)
+
+
+def _verb_done(p):
+    p.add_argument("card", metavar="CARD")
+    _agent(p)
+    p.add_argument("--summary", required=True, metavar="S")
+    p.add_argument("--verify-timeout", metavar="DUR")
+
+
+def _verb_context(p):
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("--format", choices=["md", "json"], default="md")
+
+
+VERBS = {
+    "init": ("create a board in ./.loopx/ (or at --db) and optionally set up a runtime", _verb_init),
+    "where": ("print which board this folder uses and why", _verb_where),
+    "board": ("open the live board (text when not in a terminal)", _verb_board),
+    "demo": ("open the board on a throwaway demo with simulated agents at work", _verb_demo),
+    "watch": ("ingest evidence files from agents' watch folders (headless)", _verb_watch),
+    "mcp": ("serve the MCP tools over stdio (agent id from LOOPX_AGENT)", _verb_mcp),
+    "hook": ("what runtime hooks call (reads the runtime's hook JSON on stdin)", _verb_hook),
+    "agent": ("register and list agents", _verb_agent),
+    "card": ("add, list, show, move, assign and budget cards", _verb_card),
+    "log": ("a card with its evidence and observed artifacts", _verb_log),
+    "events": ("the event log", _verb_events),
+    "export": ("the whole board as one JSON document", _verb_export),
+    "next": ("the pre-turn check: work, wait, accept, paused or idle", _verb_next),
+    "claim": ("claim a ready card", _verb_claim),
+    "heartbeat": ("renew your lease", _verb_heartbeat),
+    "writeback": ("record what this turn did (evidence), charge its usage, update the continuation", _verb_writeback),
+    "gate": ("ask, check and answer human gates", _verb_gate),
+    "monitor": ("sleep on a card; `next` returns it when due", _verb_monitor),
+    "handoff": ("hand a card to another agent with a verifiable packet", _verb_handoff),
+    "accept": ("accept a handoff addressed to you", _verb_accept),
+    "release": ("give a card back to the ready column", _verb_release),
+    "done": ("finish a card (needs evidence, no pending gate, a passing verify)", _verb_done),
+    "context": ("the continuation packet for the start of a turn", _verb_context),
+}

@@ -1,0 +1,89 @@
+"""Short human output that always says the next step."""
+
+from __future__ import annotations
+
+from .. import clock
+from ..columns import STATUS_COLUMNS
+
+
+def quota_line(q: dict) -> str:
+    parts = []
+    for name in ("turns", "tokens", "usd"):
+        used, limit = q[name]["used"], q[name]["limit"]
+        if limit is not None:
+            parts.append(f"{name} {used:g}/{limit:g}")
+        elif used:
+            parts.append(f"{name} {used:g}")
+    return ", ".join(parts)
+
+
+def lease_text(lease: dict | None) -> str:
+    if not lease:
+        return ""
+    until = lease["expires_at"]
+    if until is None:
+        return f"lease {lease['token']} ({lease['holder']}, held)"
+    left = clock.parse_iso(until) - clock.now()
+    return f"lease {lease['token']} ({lease['holder']}, {clock.human_delta(left)} left)"
+
+
+def card_line(card: dict) -> str:
+    bits = [f"{card['id']:<7} {card['title'][:60]}", f"[{card['status']}]"]
+    if card["owner"]:
+        bits.append(f"@{card['owner']}")
+    if card.get("pending_gate"):
+        bits.append(f"gate {card['pending_gate']}")
+    if card.get("paused_reason"):
+        bits.append(f"paused: {card['paused_reason']}")
+    if card.get("blocked_reason"):
+        bits.append(card["blocked_reason"])
+    q = quota_line(card["quota"])
+    if q:
+        bits.append(q)
+    return "  ".join(bits)
+
+
+def card_block(card: dict) -> str:
+    lines = [f"{card['id']}: {card['title']}", f"  status {card['status']}" + (f" · owner {card['owner']}" if card["owner"] else "")]
+    if card["lease"]:
+        lines.append("  " + lease_text(card["lease"]))
+    if card["needs"]:
+        lines.append("  needs " + ", ".join(card["needs"]))
+    if card["after"]:
+        lines.append("  after " + ", ".join(card["after"]))
+    q = quota_line(card["quota"])
+    if q:
+        lines.append("  quota " + q)
+    if card["next"]:
+        lines.append(f"  next: {card['next']}")
+    open_todos = [t for t in card["todos"] if not t["done"]]
+    for t in open_todos[:10]:
+        lines.append(f"  [ ] {t['id']}. {t['text']}")
+    if card.get("pending_gate"):
+        lines.append(f"  pending gate {card['pending_gate']}")
+    for key in ("paused_reason", "blocked_reason"):
+        if card.get(key):
+            lines.append(f"  {key.split('_')[0]}: {card[key]}")
+    lines.append(f"  evidence {card['evidence_count']} · version {card['version']}")
+    return "\n".join(lines)
+
+
+def board_text(cards: list[dict], where: str) -> str:
+    out = [f"LoopX board — {where}"]
+    if not cards:
+        out.append("(no cards yet) → add one: loopx card add \"TITLE\"")
+        return "\n".join(out)
+    for _, title, statuses in STATUS_COLUMNS:
+        col = [c for c in cards if c["status"] in statuses]
+        out.append(f"\n{title} ({len(col)})")
+        for c in col[:50]:
+            out.append("  " + card_line(c))
+        if len(col) > 50:
+            out.append(f"  … {len(col) - 50} more (`loopx card list --status …`)")
+    return "\n".join(out)
+
+
+def gate_line(g: dict) -> str:
+    scope = f" [{g['scope']}]" if g["scope"] else ""
+    who = f" by {g['answered_by']}" if g["answered_by"] else ""
+    return f"{g['id']} {g['status']}{who} — {g['card']} {g['agent']}{scope}: {g['question']}"

@@ -1,0 +1,91 @@
+"""Which board a command talks to (DESIGN §3): ``--db``, then ``LOOPX_DB``, then
+the nearest ``.loopx/board.db`` upwards from the current folder, then the user's
+board in the platform data dir."""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+from pathlib import Path
+
+BOARD_DIR = ".loopx"
+BOARD_FILE = "board.db"
+
+
+class BoardLocation(NamedTuple):
+    url: str  # sqlite:///abs/path or postgresql://…
+    backend: str  # "sqlite" | "postgresql"
+    source: str  # "flag" | "env" | "nearest" | "user" | "init"
+    path: Path | None = None  # the SQLite file, when there is one
+
+    @property
+    def exists(self) -> bool:
+        return self.backend != "sqlite" or (self.path is not None and self.path.exists())
+
+    @property
+    def project_root(self) -> Path | None:
+        """The folder a discovered ``.loopx/`` board belongs to."""
+        if self.path is not None and self.path.parent.name == BOARD_DIR:
+            return self.path.parent.parent
+        return None
+
+    def describe(self) -> str:
+        return str(self.path) if self.path is not None else self.url
+
+
+def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocation:
+    text = raw.strip()
+    if text.startswith(("postgresql://", "postgres://")):
+        return BoardLocation(url=text, backend="postgresql", source=source)
+    if text.startswith("sqlite:///"):
+        text = text[len("sqlite:///") - 1 :]  # keep the leading slash of an absolute path
+        if text.startswith("//"):
+            text = text[1:]
+    elif "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise ValueError(f"unsupported board URL scheme {scheme!r}; use a path, sqlite:///path or postgresql://user@host/db")
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    if path.is_dir():
+        path = path / BOARD_FILE
+    path = Path(os.path.abspath(path))
+    return BoardLocation(url=f"sqlite:///{path}", backend="sqlite", source=source, path=path)
+
+
+def find_nearest(start: Path | None = None) -> Path | None:
+    here = Path(os.path.abspath(start or Path.cwd()))
+    for folder in (here, *here.parents):
+        candidate = folder / BOARD_DIR / BOARD_FILE
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def user_board() -> Path:
+    # platformdirs only on this fallback path: most agent calls never need it.
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("loopx")) / BOARD_FILE
+
+
+def discover(flag: str | None = None, env: dict | None = None, cwd: Path | None = None) -> BoardLocation:
+    env = os.environ if env is None else env
+    if flag:
+        return parse_target(flag, "flag", cwd)
+    if env.get("LOOPX_DB"):
+        return parse_target(env["LOOPX_DB"], "env", cwd)
+    nearest = find_nearest(cwd)
+    if nearest is not None:
+        return parse_target(str(nearest), "nearest")
+    return parse_target(str(user_board()), "user")
+
+
+def init_target(flag: str | None, env: dict | None = None, cwd: Path | None = None) -> BoardLocation:
+    """Where ``loopx init`` creates a board: the flag/env target, else ``./.loopx/board.db``."""
+    env = os.environ if env is None else env
+    if flag:
+        return parse_target(flag, "flag", cwd)
+    if env.get("LOOPX_DB"):
+        return parse_target(env["LOOPX_DB"], "env", cwd)
+    return parse_target(str((cwd or Path.cwd()) / BOARD_DIR / BOARD_FILE), "init")

@@ -1,0 +1,185 @@
+"""Peewee models of a board (DESIGN §3). Rows never leave loopx_core: operators
+turn them into the frozen values of ``values.py``."""
+
+from __future__ import annotations
+
+import json
+
+from .orm import peewee as pw
+
+database = pw.DatabaseProxy()
+
+
+class JSONText(pw.TextField):
+    """JSON in a TEXT column: identical on SQLite and PostgreSQL."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class Base(pw.Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class Setting(Base):
+    key = pw.CharField(primary_key=True, max_length=64)
+    value = pw.TextField()
+
+
+class Agent(Base):
+    id = pw.CharField(primary_key=True, max_length=64)
+    runtime = pw.CharField(max_length=32, null=True)
+    capabilities = JSONText(default=list)
+    watch = JSONText(default=list)
+    token_limit = pw.BigIntegerField(null=True)
+    window_seconds = pw.DoubleField(null=True)
+    created_at = pw.DoubleField()
+
+
+class Card(Base):
+    id = pw.AutoField()
+    title = pw.TextField()
+    body = pw.TextField(default="")
+    status = pw.CharField(max_length=16, index=True)
+    assignee = pw.CharField(max_length=64, null=True, index=True)
+    needs = JSONText(default=list)
+    priority = pw.IntegerField(default=2)
+    next_action = pw.TextField(null=True)
+    todos = JSONText(default=list)  # [{"id": 1, "text": "...", "done": false}]
+    todo_seq = pw.IntegerField(default=0)
+    verify = pw.TextField(null=True)
+    max_turns = pw.IntegerField(null=True)
+    max_tokens = pw.BigIntegerField(null=True)
+    max_usd = pw.DoubleField(null=True)
+    used_turns = pw.IntegerField(default=0)
+    used_tokens = pw.BigIntegerField(default=0)
+    used_usd = pw.DoubleField(default=0.0)
+    lease_holder = pw.CharField(max_length=64, null=True, index=True)
+    lease_token = pw.IntegerField(null=True)
+    lease_expires = pw.DoubleField(null=True)
+    fence = pw.IntegerField(default=0)  # the last lease token issued on this card
+    lease_seconds = pw.DoubleField(null=True)
+    version = pw.IntegerField(default=1)
+    paused_reason = pw.CharField(max_length=32, null=True)
+    blocked_reason = pw.TextField(null=True)
+    stalls = pw.IntegerField(default=0)  # writebacks in a row without progress
+    progress_mark = pw.BooleanField(default=False)  # a gate was asked since the last writeback
+    evidence_count = pw.IntegerField(default=0)
+    monitor_every = pw.DoubleField(null=True)
+    monitor_due = pw.DoubleField(null=True)
+    handoff_to = pw.CharField(max_length=64, null=True)
+    created_at = pw.DoubleField()
+    updated_at = pw.DoubleField()
+    done_at = pw.DoubleField(null=True)
+
+
+class Dependency(Base):
+    card = pw.ForeignKeyField(Card, backref="deps", on_delete="CASCADE")
+    after = pw.ForeignKeyField(Card, backref="dependents", on_delete="CASCADE")
+
+    class Meta:
+        primary_key = pw.CompositeKey("card", "after")
+
+
+class Gate(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="gates", on_delete="CASCADE")
+    agent = pw.CharField(max_length=64)
+    kind = pw.CharField(max_length=16, default="question")  # question | permission
+    question = pw.TextField()
+    scope = pw.CharField(max_length=128, null=True)
+    options = JSONText(default=list)
+    status = pw.CharField(max_length=16, index=True)  # pending | approved | rejected | expired
+    answer = pw.TextField(null=True)
+    note = pw.TextField(null=True)
+    answered_by = pw.CharField(max_length=128, null=True)
+    deadline = pw.DoubleField(null=True)
+    lease_token = pw.IntegerField(null=True)
+    created_at = pw.DoubleField()
+    answered_at = pw.DoubleField(null=True)
+
+
+class Grant(Base):
+    id = pw.AutoField()
+    scope = pw.CharField(max_length=128)
+    agent = pw.CharField(max_length=64, null=True)  # None: any agent
+    card = pw.IntegerField(null=True)  # None: any card
+    expires_at = pw.DoubleField(null=True)
+    created_by = pw.CharField(max_length=128)
+    gate = pw.IntegerField(null=True)
+    created_at = pw.DoubleField()
+
+
+class Evidence(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="evidence", on_delete="CASCADE")
+    agent = pw.CharField(max_length=64)
+    turn_id = pw.CharField(max_length=128, null=True)
+    summary = pw.TextField()
+    artifacts = JSONText(default=list)
+    next_action = pw.TextField(null=True)
+    todos_added = JSONText(default=list)
+    todos_done = JSONText(default=list)
+    tokens_in = pw.BigIntegerField(default=0)
+    tokens_out = pw.BigIntegerField(default=0)
+    tokens = pw.BigIntegerField(default=0)
+    usd = pw.DoubleField(default=0.0)
+    source = pw.CharField(max_length=16)
+    extra = JSONText(null=True)  # e.g. the verify command's result
+    payload_hash = pw.CharField(max_length=64)
+    created_at = pw.DoubleField()
+
+    class Meta:
+        indexes = ((("card", "turn_id"), True), (("agent", "created_at"), False))
+
+
+class Handoff(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="handoffs", on_delete="CASCADE")
+    from_agent = pw.CharField(max_length=64, null=True)
+    to_agent = pw.CharField(max_length=64)
+    packet = pw.TextField()  # canonical JSON: the digest is over exactly these bytes
+    digest = pw.CharField(max_length=64)
+    created_by = pw.CharField(max_length=128)
+    created_at = pw.DoubleField()
+    accepted_at = pw.DoubleField(null=True)
+    accepted_digest = pw.CharField(max_length=64, null=True)
+
+
+class Observed(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="observed", on_delete="CASCADE")
+    agent = pw.CharField(max_length=64)
+    path = pw.TextField()
+    size = pw.BigIntegerField(null=True)
+    sha256 = pw.CharField(max_length=64, null=True)
+    created_at = pw.DoubleField()
+
+
+class Operation(Base):
+    """A remembered ``--op-id``: the same id with the same payload replays ``result``."""
+
+    op_id = pw.CharField(primary_key=True, max_length=128)
+    op = pw.CharField(max_length=32)
+    payload_hash = pw.CharField(max_length=64)
+    result = JSONText()
+    exit_code = pw.IntegerField(default=0)
+    created_at = pw.DoubleField()
+
+
+class Event(Base):
+    seq = pw.AutoField()
+    at = pw.DoubleField()
+    actor = pw.CharField(max_length=128)
+    card = pw.IntegerField(null=True, index=True)
+    kind = pw.CharField(max_length=32)
+    data = JSONText(default=dict)
+    op_id = pw.CharField(max_length=128, null=True, unique=True)
+
+
+TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event]

@@ -1,0 +1,76 @@
+"""Housekeeping with no daemon: any transaction that reads a card first reaps
+its expired lease and fails its overdue gates (closed: expiry is a rejection)."""
+
+from __future__ import annotations
+
+from . import clock, events, ids
+from .models import Card, Gate
+from .rows import card_row, touch
+
+SYSTEM = "system"
+
+
+def withdraw_pending(card: Card, now: float, why: str) -> None:
+    for gate in Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")):
+        gate.status, gate.answered_by, gate.answered_at, gate.note = "withdrawn", SYSTEM, now, why
+        gate.save()
+        events.emit(SYSTEM, "gate_withdrawn", card.id, gate=ids.fmt(ids.GATE, gate.id), reason=why)
+
+
+def clear_lease(card: Card) -> None:
+    card.lease_holder = None
+    card.lease_token = None
+    card.lease_expires = None
+
+
+def reap_card(card: Card, now: float | None = None) -> Card:
+    now = clock.now() if now is None else now
+    overdue = list(
+        Gate.select().where((Gate.card == card.id) & (Gate.status == "pending") & Gate.deadline.is_null(False) & (Gate.deadline <= now))
+    )
+    for gate in overdue:
+        gate.status, gate.answer, gate.answered_by, gate.answered_at = "expired", "rejected", "system:deadline", now
+        gate.save()
+        events.emit(SYSTEM, "gate_expired", card.id, gate=ids.fmt(ids.GATE, gate.id))
+    if overdue and card.status == "waiting":
+        withdraw_pending(card, now, "an earlier gate expired")
+        card.status = "blocked"
+        card.blocked_reason = f"gate {ids.fmt(ids.GATE, overdue[0].id)} expired unanswered"
+        clear_lease(card)
+        touch(card, now)
+    if card.status == "active" and card.lease_expires is not None and card.lease_expires <= now:
+        holder, token = card.lease_holder, card.lease_token
+        card.status = "ready"
+        clear_lease(card)
+        touch(card, now)
+        events.emit(SYSTEM, "lease_expired", card.id, holder=holder, token=token)
+    return card
+
+
+def load_card(card_id: int) -> Card:
+    """The card, locked for this transaction, with lazy housekeeping applied."""
+    return reap_card(card_row(card_id))
+
+
+def reap_due(now: float | None = None, agent: str | None = None) -> None:
+    """Reap every card with an expired lease or an overdue gate (optionally one agent's)."""
+    now = clock.now() if now is None else now
+    stale = Card.select().where((Card.status == "active") & (Card.lease_expires <= now))
+    if agent is not None:
+        stale = stale.where(Card.lease_holder == agent)
+    card_ids = {c.id for c in stale}
+    overdue = Gate.select(Gate.card).where((Gate.status == "pending") & (Gate.deadline <= now))
+    if agent is not None:
+        overdue = overdue.where(Gate.agent == agent)
+    card_ids.update(g.card_id for g in overdue)
+    for card_id in sorted(card_ids):
+        reap_card(card_row(card_id), now)
+
+
+def has_due(now: float | None = None) -> bool:
+    """A cheap read-only probe, so read commands only take the write lock when needed."""
+    now = clock.now() if now is None else now
+    return (
+        Card.select(Card.id).where((Card.status == "active") & (Card.lease_expires <= now)).exists()
+        or Gate.select(Gate.id).where((Gate.status == "pending") & (Gate.deadline <= now)).exists()
+    )

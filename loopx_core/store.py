@@ -1,0 +1,181 @@
+"""Opening a board and running transactions on it.
+
+Everything database-specific lives here, so a PostgreSQL board is a second
+backend of this class, not a rewrite of the operators."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from . import clock, migrations, models
+from .discovery import BoardLocation
+from .errors import BoardError
+from .orm import peewee as pw
+
+T = TypeVar("T")
+
+SQLITE_PRAGMAS = (
+    ("journal_mode", "wal"),
+    ("synchronous", "normal"),
+    ("busy_timeout", 10000),
+    ("foreign_keys", 1),
+)
+
+DEFAULT_SETTINGS = {
+    "objective": "",
+    "no_progress_limit": "3",
+    "default_lease": "1800",
+    "verify_timeout": "600",
+}
+
+
+def _is_busy(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class Store:
+    """One open board. ``run`` executes an operator body in a single write
+    transaction (``BEGIN IMMEDIATE`` on SQLite) and retries it if the database
+    was busy, so an operator body must be pure apart from its queries."""
+
+    def __init__(self, location: BoardLocation, db: pw.Database):
+        self.location = location
+        self.db = db
+        self.backend = location.backend
+        self._settings: dict[str, str] | None = None
+
+    # -- opening -----------------------------------------------------------
+    @classmethod
+    def open(cls, location: BoardLocation, *, create: bool = False) -> "Store":
+        if location.backend == "sqlite":
+            assert location.path is not None
+            if not location.path.exists():
+                if not create:
+                    raise BoardError(
+                        f"no board at {location.path}",
+                        "create one with `loopx init` in your project folder (or pass --db PATH)",
+                    )
+                location.path.parent.mkdir(parents=True, exist_ok=True)
+            db = pw.SqliteDatabase(str(location.path), pragmas=SQLITE_PRAGMAS, lock_type="IMMEDIATE", timeout=10)
+        elif location.backend == "postgresql":
+            from .pg import open_postgres  # only PostgreSQL boards pay for the driver
+
+            db = open_postgres(location)
+        else:  # pragma: no cover - discovery only yields the two above
+            raise BoardError(f"unsupported board {location.url}")
+        models.database.initialize(db)
+        store = cls(location, db)
+        try:
+            store._ensure_schema(create=create)
+        except pw.OperationalError as exc:
+            raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+        except pw.DatabaseError as exc:
+            raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+        return store
+
+    def _schema_version(self) -> int:
+        if not self.db.table_exists("setting"):
+            return 0
+        row = models.Setting.get_or_none(models.Setting.key == "schema_version")
+        return int(row.value) if row else 0
+
+    def _ensure_schema(self, *, create: bool) -> None:
+        version = self._schema_version()
+        if version == migrations.SCHEMA_VERSION:
+            return
+        if version > migrations.SCHEMA_VERSION:
+            raise BoardError(
+                f"board schema v{version} is newer than this LoopX (v{migrations.SCHEMA_VERSION})",
+                "upgrade loopx: pip install -U loopx",
+            )
+        if version == 0 and not create and self._has_foreign_tables():
+            raise BoardError(f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`")
+
+        def migrate():
+            current = self._schema_version()  # re-read under the write lock: another process may have won
+            for target, step in migrations.STEPS:
+                if target > current:
+                    step(self.db)
+            if current == 0:
+                now = clock.now()
+                rows = dict(DEFAULT_SETTINGS, created_at=repr(now))
+                root = self.location.project_root
+                if root is not None:
+                    rows["project_root"] = str(root)
+                for key, value in rows.items():
+                    models.Setting.insert(key=key, value=value).on_conflict_ignore().execute()
+            models.Setting.insert(key="schema_version", value=str(migrations.SCHEMA_VERSION)).on_conflict_replace().execute()
+
+        self.run(migrate)
+
+    def _has_foreign_tables(self) -> bool:
+        return bool(self.db.get_tables())
+
+    def close(self) -> None:
+        if not self.db.is_closed():
+            self.db.close()
+
+    # -- transactions ------------------------------------------------------
+    def run(self, body: Callable[[], T], *, attempts: int = 8) -> T:
+        if self.db.in_transaction():
+            with self.db.atomic():  # a savepoint inside the caller's transaction
+                return body()
+        for attempt in range(attempts):
+            try:
+                with self.db.atomic():
+                    return body()
+            except pw.OperationalError as exc:
+                if not _is_busy(exc) or attempt == attempts - 1:
+                    raise
+                import random  # only on the rare busy path
+
+                time.sleep(0.02 * (attempt + 1) + random.random() * 0.03)
+        raise AssertionError("unreachable")
+
+    @contextlib.contextmanager
+    def read(self):
+        """A consistent read snapshot (no write lock taken)."""
+        if self.db.in_transaction():
+            yield
+            return
+        if self.backend == "sqlite":
+            with self.db.transaction(lock_type="DEFERRED"):
+                yield
+        else:
+            with self.db.atomic():
+                yield
+
+    @contextlib.contextmanager
+    def thread_connection(self):
+        """Peewee keeps one connection per thread; worker threads wrap jobs in this."""
+        with self.db.connection_context():
+            yield
+
+    def change_token(self) -> int:
+        """Cheap "did anyone write?" probe: SQLite's data_version changes on
+        every commit by another connection; PostgreSQL uses the event sequence."""
+        if self.backend == "sqlite":
+            return int(self.db.execute_sql("PRAGMA data_version").fetchone()[0])
+        return self.max_seq()
+
+    def max_seq(self) -> int:
+        value = models.Event.select(pw.fn.MAX(models.Event.seq)).scalar()
+        return int(value or 0)
+
+    # -- settings ----------------------------------------------------------
+    def settings(self) -> dict[str, str]:
+        if self._settings is None:
+            self._settings = {row.key: row.value for row in models.Setting.select()}
+        return self._settings
+
+    def setting(self, key: str, default: str = "") -> str:
+        return self.settings().get(key, DEFAULT_SETTINGS.get(key, default))
+
+    def project_root(self) -> Path:
+        root = self.settings().get("project_root")
+        return Path(root) if root else Path(os.getcwd())

@@ -11,30 +11,11 @@ from __future__ import annotations
 import sys
 
 _DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi", "pymysql", "MySQLdb")
-# Imported by peewee but only used by field types and savepoint names we rarely
-# touch; loaded on first attribute access instead (importlib's LazyLoader).
-_DEFERRED = ("uuid", "socket", "calendar")
-
-
-def _defer(name: str) -> None:
-    import importlib.util
-
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        return
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
 
 
 def _load_peewee():
     if "peewee" in sys.modules:
         return sys.modules["peewee"]
-    for name in _DEFERRED:
-        if name not in sys.modules:
-            _defer(name)
     hidden = [name for name in _DRIVERS if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError

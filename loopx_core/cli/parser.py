@@ -7,8 +7,19 @@ import argparse
 EPILOG = "Exit codes: 0 ok · 1 internal · 2 usage · 3 invalid input · 4 not found · 5 conflict · 6 waiting for a human · 7 rejected · 8 paused · 9 nothing to do · 10 forbidden"
 
 
+class _Formatter(argparse.HelpFormatter):
+    # A fixed width: argparse otherwise imports shutil (and bz2, lzma) on every
+    # parser build just to ask the terminal size, even when no help is printed.
+    def __init__(self, prog):
+        super().__init__(prog, width=100, max_help_position=28)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so errors share one printer (and --json)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):  # noqa: D401 - argparse API
         from ..errors import UsageError

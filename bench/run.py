@@ -1,0 +1,179 @@
+"""Kernel benchmark: what an agent pays per turn, and a concurrent drain.
+
+Prints, for this machine:
+- the cold-process median of `loopx next` and `loopx writeback`, as a ratio to a
+  bare python process that opens SQLite, inserts a row and commits (the floor);
+  runs are interleaved so machine noise hits all three alike. Target: ≤ 4×.
+- 8 concurrent agent processes draining 24 cards: wall time, throughput, errors.
+
+Usage: python bench/run.py [--runs N] [--agents 8] [--cards 24] [--db URL]
+Then runs the other benches in this folder that exist (tui, watch, hook) unless --kernel-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LOOPX = [sys.executable, "-m", "loopx_core"]
+_script = Path(sys.executable).with_name("loopx")
+if _script.exists():
+    LOOPX = [str(_script)]  # what agents actually run: the console script
+
+
+def compiled_env() -> dict:
+    """An installed LoopX runs from .pyc files (pip compiles them). Do the same
+    here, and let Python read them even where PYTHONDONTWRITEBYTECODE is set,
+    so the figures are what an agent on a real install pays."""
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "loopx_core"), quiet=1)
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def timed(argv, env, cwd) -> tuple[float, int]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return (time.perf_counter() - start) * 1000, proc.returncode
+
+
+def setup_board(folder: Path, db: str | None, cards: int) -> dict:
+    env = dict(compiled_env(), LOOPX_HUMAN="bench")
+    env.pop("LOOPX_AGENT", None)
+    env["LOOPX_DB"] = db or str(folder / ".loopx" / "board.db")
+    run = lambda *a: subprocess.run(LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True)
+    run("init")
+    for i in range(8):
+        run("agent", "add", f"agent-{i}")
+    run("agent", "add", "solo")
+    return env
+
+
+def per_turn(runs: int, db: str | None) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        env = setup_board(folder, db, 0)
+        subprocess.run(LOOPX + ["card", "add", "bench card"], env=env, cwd=folder, check=True, capture_output=True)
+        subprocess.run(LOOPX + ["next", "--agent", "solo", "--claim"], env=env, cwd=folder, check=True, capture_output=True)
+        floor_db = folder / "floor.db"
+        import sqlite3
+
+        con = sqlite3.connect(floor_db)
+        con.execute("create table t (x integer)")
+        con.commit()
+        con.close()
+        floor = [sys.executable, "-c", f"import sqlite3\nc=sqlite3.connect({str(floor_db)!r})\nc.execute('insert into t values (1)')\nc.commit()"]
+        times: dict[str, list[float]] = {"floor": [], "next": [], "writeback": []}
+        errors = 0
+        for i in range(runs + 2):
+            samples = {
+                "floor": timed(floor, env, folder),
+                "next": timed(LOOPX + ["next", "--agent", "solo"], env, folder),
+                "writeback": timed(LOOPX + ["writeback", "LX-1", "--agent", "solo", "--summary", f"turn {i}", "--next", f"step {i}", "--tokens", "100"], env, folder),
+            }
+            if i < 2:
+                continue  # warm the page cache and .pyc files first
+            for name, (ms, code) in samples.items():
+                times[name].append(ms)
+                errors += code != 0
+        med = {k: statistics.median(v) for k, v in times.items()}
+        return {
+            "runs": runs,
+            "floor_ms": round(med["floor"], 1),
+            "next_ms": round(med["next"], 1),
+            "writeback_ms": round(med["writeback"], 1),
+            "next_ratio": round(med["next"] / med["floor"], 2),
+            "writeback_ratio": round(med["writeback"] / med["floor"], 2),
+            "errors": errors,
+        }
+
+
+AGENT_LOOP = r"""
+import json, subprocess, sys
+loopx, agent = json.loads(sys.argv[1]), sys.argv[2]
+errors, done = 0, 0
+def call(*args):
+    p = subprocess.run(loopx + ["--json", *args, "--agent", agent], capture_output=True, text=True)
+    return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else {})
+while True:
+    code, out = call("next", "--claim")
+    if code == 9:
+        break
+    if code != 0:
+        errors += 1
+        continue
+    card = out["card"]["id"]
+    code, _ = call("writeback", card, "--summary", f"{agent} worked on {card}", "--next", "finish")
+    errors += code != 0
+    code, _ = call("done", card, "--summary", "done")
+    errors += code != 0
+    done += code == 0
+print(json.dumps({"agent": agent, "errors": errors, "done": done}))
+"""
+
+
+def drain(agents: int, cards: int, db: str | None) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        env = setup_board(folder, db, cards)
+        for i in range(cards):
+            subprocess.run(LOOPX + ["card", "add", f"card {i}"], env=env, cwd=folder, check=True, capture_output=True)
+        start = time.perf_counter()
+        procs = [
+            subprocess.Popen([sys.executable, "-c", AGENT_LOOP, json.dumps(LOOPX), f"agent-{i % 8}" if agents <= 8 else f"agent-{i % 8}"], env=env, cwd=folder, stdout=subprocess.PIPE, text=True)
+            for i in range(agents)
+        ]
+        results = [json.loads(p.communicate()[0]) for p in procs]
+        wall = time.perf_counter() - start
+        out = subprocess.run(LOOPX + ["--json", "events"], env=env, cwd=folder, capture_output=True, text=True, check=True)
+        events = json.loads(out.stdout)["events"]
+        done_events = [e["card"] for e in events if e["kind"] == "done"]
+        return {
+            "agents": agents,
+            "cards": cards,
+            "seconds": round(wall, 2),
+            "cards_per_second": round(cards / wall, 2),
+            "errors": sum(r["errors"] for r in results),
+            "done_once": len(done_events) == cards == len(set(done_events)),
+        }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--agents", type=int, default=8)
+    ap.add_argument("--cards", type=int, default=24)
+    ap.add_argument("--db", help="a postgresql:// URL to bench that backend instead of SQLite")
+    ap.add_argument("--kernel-only", action="store_true")
+    args = ap.parse_args()
+    backend = "postgresql" if args.db else "sqlite"
+    print(f"== kernel ({backend}) ==")
+    turn = per_turn(args.runs, args.db)
+    print(f"floor (python + sqlite insert/commit): {turn['floor_ms']} ms median of {turn['runs']}")
+    print(f"loopx next:      {turn['next_ms']} ms  = {turn['next_ratio']}x floor (target <= 4x)")
+    print(f"loopx writeback: {turn['writeback_ms']} ms  = {turn['writeback_ratio']}x floor (target <= 4x)")
+    print(f"errors: {turn['errors']}")
+    d = drain(args.agents, args.cards, args.db)
+    print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
+    if args.kernel_only:
+        return 0
+    for name in ("pg_bench.py", "hook_bench.py", "watch_bench.py", "tui_bench.py"):
+        path = HERE / name
+        if path.exists():
+            print(f"\n== {name} ==", flush=True)
+            subprocess.run([sys.executable, str(path)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,22 +12,20 @@ from .values import CardView, EventView
 
 def init_board(location: BoardLocation, objective: str | None, actor: str) -> tuple[Store, bool]:
     """Create the board if needed. Returns (store, created)."""
-    existed = location.exists
     store = Store.open(location, create=True)
-    if objective is not None or not existed:
+    created = store.created
+    if objective is not None or created:
 
         def body():
-            created = not existed
             if objective is not None:
-                Setting.insert(key="objective", value=objective).on_conflict_replace().execute()
+                store.put_setting("objective", objective)
             root = location.project_root
             if root is not None:
-                Setting.insert(key="project_root", value=str(root)).on_conflict_replace().execute()
+                store.put_setting("project_root", str(root))
             events.emit(actor, "board_created" if created else "board_updated", None, objective=objective, path=location.describe())
 
         store.run(body)
-        store._settings = None
-    return store, not existed
+    return store, created
 
 
 def board_cards(store: Store) -> list[CardView]:

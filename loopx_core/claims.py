@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from . import authority, clock, events, ids, leases, reaper
 from .agents import window_state
 from .errors import Conflict, Forbidden
@@ -13,13 +15,18 @@ from .rows import agent_row, card_view, gate_view, handoff_view, locked, touch
 from .values import CardView, NextResult
 
 
+def host_name() -> str:
+    """Where the agent runs: agents on a shared team board come from many machines."""
+    return os.environ.get("LOOPX_HOST") or os.uname().nodename
+
+
 def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:
     """Lease ``card`` to ``agent``; open a permission gate for each needed scope it lacks."""
     leases.grant(card, agent.id, seconds or leases.default_lease_seconds(store), now)
     card.status = "active"
     card.stalls = 0
     touch(card, now)
-    events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, token=card.lease_token, expires_at=clock.iso(card.lease_expires))
+    events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
     for scope in card.needs or []:
         if authority.allowed(scope, agent.capabilities, agent.id, card.id, card.lease_token, now) is None:

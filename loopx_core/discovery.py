@@ -30,7 +30,14 @@ class BoardLocation(NamedTuple):
         return None
 
     def describe(self) -> str:
-        return str(self.path) if self.path is not None else self.url
+        """For people: the file, or the URL with any password masked."""
+        if self.path is not None:
+            return str(self.path)
+        scheme, rest = self.url.split("://", 1)
+        creds, at, host = rest.rpartition("@")
+        if at and ":" in creds:
+            rest = creds.split(":", 1)[0] + ":***@" + host
+        return f"{scheme}://{rest}"
 
 
 def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocation:

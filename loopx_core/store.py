@@ -35,7 +35,7 @@ DEFAULT_SETTINGS = {
 
 def _is_busy(exc: Exception) -> bool:
     text = str(exc).lower()
-    return "locked" in text or "busy" in text
+    return any(word in text for word in ("locked", "busy", "deadlock", "could not serialize"))
 
 
 class Store:
@@ -48,6 +48,7 @@ class Store:
         self.db = db
         self.backend = location.backend
         self._settings: dict[str, str] | None = None
+        self.created = False  # this open created the board's schema
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -93,11 +94,14 @@ class Store:
                 f"board schema v{version} is newer than this LoopX (v{migrations.SCHEMA_VERSION})",
                 "upgrade loopx: pip install -U loopx",
             )
-        if version == 0 and not create and self._has_foreign_tables():
-            raise BoardError(f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`")
+        if version == 0 and not create:
+            if self._has_foreign_tables():
+                raise BoardError(f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`")
+            raise BoardError(f"no LoopX board in {self.location.describe()}", f"create one: `loopx --db {self.location.url} init`")
 
         def migrate():
             current = self._schema_version()  # re-read under the write lock: another process may have won
+            self.created = current == 0
             for target, step in migrations.STEPS:
                 if target > current:
                     step(self.db)
@@ -109,9 +113,16 @@ class Store:
                     rows["project_root"] = str(root)
                 for key, value in rows.items():
                     models.Setting.insert(key=key, value=value).on_conflict_ignore().execute()
-            models.Setting.insert(key="schema_version", value=str(migrations.SCHEMA_VERSION)).on_conflict_replace().execute()
+            self.put_setting("schema_version", str(migrations.SCHEMA_VERSION))
 
         self.run(migrate)
+
+    def put_setting(self, key: str, value: str) -> None:
+        """Upsert a board setting (inside the caller's write transaction)."""
+        models.Setting.insert(key=key, value=value).on_conflict(
+            conflict_target=[models.Setting.key], update={models.Setting.value: value}
+        ).execute()
+        self._settings = None
 
     def _has_foreign_tables(self) -> bool:
         return bool(self.db.get_tables())
@@ -128,6 +139,10 @@ class Store:
         for attempt in range(attempts):
             try:
                 with self.db.atomic():
+                    if self.backend == "postgresql":
+                        from .pg import take_write_lock
+
+                        take_write_lock(self.db)
                     return body()
             except pw.OperationalError as exc:
                 if not _is_busy(exc) or attempt == attempts - 1:

@@ -158,6 +158,26 @@ def cmd_export(ctx: Context) -> Outcome:
     return Outcome(data, 0, json.dumps(data, indent=2))
 
 
+def cmd_migrate(ctx: Context) -> Outcome:
+    from ..discovery import parse_target
+    from ..migrate import migrate
+    from ..store import Store
+
+    source = ctx.store
+    try:
+        target_loc = parse_target(ctx.args.to, "flag")
+    except ValueError as exc:
+        raise UsageError(str(exc), "pass a SQLite path or a postgresql:// URL") from None
+    if target_loc.url == source.location.url:
+        raise UsageError("--to is the board being copied", "name a different, empty board")
+    target = Store.open(target_loc, create=True)
+    result = migrate(source, target)
+    lines = [f"copied {source.location.describe()} → {target_loc.describe()} (verified: counts and sha256 match)"]
+    lines += [f"  {name:<10} {info['rows']:>7} rows  {info['sha256'][:12]}" for name, info in result["tables"].items()]
+    lines.append(f"next: point agents at it with LOOPX_DB={target_loc.url}")
+    return Outcome({"migration": {"from": source.location.url, "to": target_loc.url, **result}}, 0, "\n".join(lines))
+
+
 # -- agents -----------------------------------------------------------------
 
 def cmd_agent_add(ctx: Context) -> Outcome:
@@ -608,6 +628,7 @@ HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("where", None): cmd_where,
     ("board", None): cmd_board,
     ("export", None): cmd_export,
+    ("migrate", None): cmd_migrate,
     ("agent", "add"): cmd_agent_add,
     ("agent", "list"): cmd_agent_list,
     ("agent", "show"): cmd_agent_show,

@@ -168,6 +168,10 @@ def _verb_card(card):
     p.add_argument("--op-id", metavar="ID")
 
 
+def _verb_migrate(p):
+    p.add_argument("--to", required=True, metavar="PATH|URL", help="an empty board to copy into: a SQLite path or postgresql://…")
+
+
 def _verb_log(p):
     p.add_argument("card", metavar="CARD")
 
@@ -278,6 +282,7 @@ def _verb_context(p):
 
 
 VERBS = {
+    "migrate": ("copy this board (events included) into another board, verified by counts and checksums", _verb_migrate),
     "init": ("create a board in ./.loopx/ (or at --db) and optionally set up a runtime", _verb_init),
     "where": ("print which board this folder uses and why", _verb_where),
     "board": ("open the live board (text when not in a terminal)", _verb_board),

@@ -1,4 +1,11 @@
-"""Shared fixtures: a throwaway project with a board, and ways to drive the real CLI."""
+"""Shared fixtures: a throwaway project with a board, and ways to drive the real CLI.
+
+The ``board`` fixture (and ``team`` on top of it) is parametrised over both
+backends: every kernel test runs on SQLite and on PostgreSQL (one fresh schema
+per test on LOOPX_TEST_PG, default postgresql://postgres@127.0.0.1:5432/test).
+Without a server the PostgreSQL cases are skipped with a message saying how to
+point them at one. ``LOOPX_TEST_BACKENDS=sqlite`` runs only SQLite.
+A test that only makes sense for one backend checks ``board.backend``."""
 
 from __future__ import annotations
 
@@ -7,8 +14,10 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import quote
 
 import pytest
 
@@ -25,9 +34,11 @@ class Result(NamedTuple):
 class Board:
     """A project folder with ``.loopx/board.db``, driven through ``loopx`` itself."""
 
-    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch):
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch, url: str | None = None):
         self.root = root
-        self.db = root / ".loopx" / "board.db"
+        self.db = root / ".loopx" / "board.db"  # the SQLite file (unused on PostgreSQL)
+        self.url = url or str(self.db)  # what LOOPX_DB is set to
+        self.backend = "postgresql" if url else "sqlite"
         self._mp = monkeypatch
 
     # In-process: the real argument parsing, dispatch, output and exit codes,
@@ -39,7 +50,7 @@ class Board:
         out, err = io.StringIO(), io.StringIO()
         with self._mp.context() as mp:
             mp.chdir(self.root)
-            mp.setenv("LOOPX_DB", str(self.db))
+            mp.setenv("LOOPX_DB", self.url)
             mp.setenv("LOOPX_HUMAN", "tester")
             if agent:
                 mp.setenv("LOOPX_AGENT", agent)
@@ -66,7 +77,7 @@ class Board:
 
     def spawn(self, *argv: str, agent: str | None = None, env: dict | None = None, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
         """A real, cold ``loopx`` process (for concurrency, crashes and ttys)."""
-        full = dict(os.environ, LOOPX_DB=str(self.db), LOOPX_HUMAN="tester", **(env or {}))
+        full = dict(os.environ, LOOPX_DB=self.url, LOOPX_HUMAN="tester", **(env or {}))
         full.pop("LOOPX_AGENT", None)
         if agent:
             full["LOOPX_AGENT"] = agent
@@ -76,7 +87,7 @@ class Board:
         from loopx_core.discovery import parse_target
         from loopx_core.store import Store
 
-        return Store.open(parse_target(str(self.db), "flag"))
+        return Store.open(parse_target(self.url, "flag"))
 
     def snapshot(self) -> dict:
         """Everything in the board, to assert that a refusal changed nothing."""
@@ -85,11 +96,67 @@ class Board:
         return data
 
 
+DEFAULT = "postgresql://postgres@127.0.0.1:5432/test"
+SKIP_HINT = (
+    "PostgreSQL tests skipped: no server answered at {url} ({why}). "
+    "Point them at one with LOOPX_TEST_PG=postgresql://user@host:5432/db"
+)
+
+
+def server_url() -> str:
+    return os.environ.get("LOOPX_TEST_PG", DEFAULT)
+
+
+def _probe(url: str) -> str | None:
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed"
+    try:
+        with psycopg.connect(url, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except Exception as exc:  # any failure means: no usable server
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return None
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> str:
+    url = server_url()
+    why = _probe(url)
+    if why:
+        pytest.skip(SKIP_HINT.format(url=url, why=why))
+    return url
+
+
 @pytest.fixture
-def board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Board:
+def pg_url(pg_server):
+    """A board URL in a schema of its own, dropped afterwards."""
+    import psycopg
+
+    schema = "lxt_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    sep = "&" if "?" in pg_server else "?"
+    yield f"{pg_server}{sep}options={quote('-csearch_path=' + schema)}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+BACKENDS = [b for b in os.environ.get("LOOPX_TEST_BACKENDS", "sqlite,postgresql").split(",") if b]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request) -> Board:
     root = tmp_path / "project"
     root.mkdir()
-    b = Board(root, monkeypatch)
+    url = request.getfixturevalue("pg_url") if backend == "postgresql" else None
+    b = Board(root, monkeypatch, url)
     b.ok("init", "--objective", "test board")
     return b
 

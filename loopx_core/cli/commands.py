@@ -46,6 +46,12 @@ class Context:
             self._store = Store.open(location, create=location.source == "user")
         return self._store
 
+    def close(self) -> None:
+        """Close the board's connection (in-process callers run many commands)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
     def agent(self) -> str:
         agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
         if not agent:

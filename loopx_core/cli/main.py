@@ -73,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
 
         handler = HANDLERS[(args.command, getattr(args, "subcommand", None))]
         ctx = Context(args)
-        outcome = handler(ctx)
+        try:
+            outcome = handler(ctx)
+        finally:
+            ctx.close()
         if outcome is None:
             return 0
         _emit(outcome, as_json)

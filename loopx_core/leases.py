@@ -36,6 +36,8 @@ def describe_holder(card: Card) -> str:
 def require_holder(card: Card, agent: str, token: int | None = None, statuses: tuple[str, ...] = ("active",)) -> None:
     """Refuse a write from anyone but the live lease holder (zombies included)."""
     key = ids.fmt(ids.CARD, card.id)
+    if card.lease_holder == agent and (token is None or token == card.lease_token) and card.status in statuses:
+        return  # the common case: no refusal, so no need to describe the card
     state = {"card": card_view(card).to_json()}
     if card.lease_holder != agent:
         if card.lease_holder is None:

@@ -79,7 +79,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         _, wake_at = window_state(agent_obj, now)
         if wake_at is not None:
             return NextResult("paused", wake_at=wake_at, reason="token_window")
-        reaper.reap_due(now, agent)
+        reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
         held = list(
             locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(("active", "waiting", "monitoring", "paused"))).order_by(Card.priority, Card.id))
         )

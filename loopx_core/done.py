@@ -21,7 +21,8 @@ OUTPUT_TAIL = 4000
 def _precheck(card: Card, agent: str, lease_token: int | None) -> None:
     key = ids.fmt(ids.CARD, card.id)
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
-    if not Evidence.select().where(Evidence.card == card.id).exists():
+    # Usage the Stop hook measured (source "hook") is not a writeback.
+    if not Evidence.select().where((Evidence.card == card.id) & (Evidence.source != "hook")).exists():
         raise Conflict(f"{key} has no evidence yet", f"write what this turn did first: `loopx writeback {key} --summary …`", code="no_evidence")
     gate = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).first()
     if gate is not None:

@@ -51,6 +51,12 @@ def _surface(args) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if "hook" in argv[:4]:  # runtimes call this before every tool: skip the parser
+        from ..adapters.hook_entry import dispatch
+
+        code = dispatch(argv)
+        if code is not None:
+            return code
     as_json = "--json" in argv
     from ..errors import INTERNAL, LoopxError
 

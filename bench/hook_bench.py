@@ -1,0 +1,120 @@
+"""Hook benchmark: what the PreToolUse hook costs on every tool call.
+
+Prints the cold-process median of `loopx hook claude-code pre-tool-use` for
+- a safe call (Bash `ls -la`: decided before the board is opened),
+- a dangerous call (Bash `git push`, retried while its gate is pending: the
+  hook reads the board and denies with the same gate),
+- the same dangerous call once a human approved the gate (allowed),
+each as a ratio to the floor: a bare python process that opens the SQLite board
+and runs one query. Runs are interleaved so machine noise hits all alike.
+Target: median <= 2.5x the floor.
+
+Usage: python bench/hook_bench.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LOOPX = [sys.executable, "-m", "loopx_core"]
+_script = Path(sys.executable).with_name("loopx")
+if _script.exists():
+    LOOPX = [str(_script)]  # what the hook command runs: the console script
+
+
+def compiled_env() -> dict:
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "loopx_core"), quiet=1)
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def payload(folder: Path, command: str) -> bytes:
+    return json.dumps({
+        "session_id": "bench-session",
+        "transcript_path": str(folder / "transcript.jsonl"),
+        "cwd": str(folder),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "bench"},
+        "tool_use_id": "toolu_bench",
+    }).encode()
+
+
+def timed(argv, env, cwd, stdin: bytes | None = None) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, cwd=cwd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - start) * 1000, proc.stdout
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=21)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        env = dict(compiled_env(), LOOPX_HUMAN="bench")
+        env.pop("LOOPX_AGENT", None)
+        env.pop("LOOPX_DB", None)
+        run = lambda *a, **kw: subprocess.run(LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True, **kw)
+        run("init")
+        run("agent", "add", "bench")
+        run("card", "add", "bench card")
+        run("next", "--agent", "bench", "--claim")
+        hook_env = dict(env, LOOPX_AGENT="bench")
+        hook = LOOPX + ["hook", "claude-code", "pre-tool-use"]
+        safe, danger = payload(folder, "ls -la"), payload(folder, "git push origin main")
+        out = subprocess.run(hook, env=hook_env, cwd=folder, input=danger, capture_output=True, check=True).stdout
+        assert b'"deny"' in out, out  # opens G-1
+        board = folder / ".loopx" / "board.db"
+        floor = [sys.executable, "-c", f"import sqlite3\nc=sqlite3.connect({str(board)!r})\nc.execute('select count(*) from card').fetchone()"]
+
+        def rounds(cases: dict, n: int) -> dict:
+            times = {name: [] for name in cases}
+            for i in range(n + 2):
+                for name, (argv, e, stdin, expect) in cases.items():
+                    ms, stdout = timed(argv, e, folder, stdin)
+                    if expect is not None and expect not in stdout:
+                        raise SystemExit(f"{name}: unexpected output {stdout[:200]!r}")
+                    if i >= 2:  # warm the page cache and .pyc files first
+                        times[name].append(ms)
+            return {k: statistics.median(v) for k, v in times.items()}
+
+        pending = rounds({
+            "floor": (floor, env, None, None),
+            "safe": (hook, hook_env, safe, None),
+            "dangerous (gate pending: deny)": (hook, hook_env, danger, b'"deny"'),
+        }, args.runs)
+        gate_env = dict(env)
+        subprocess.run(["script", "-qc", " ".join(LOOPX + ["gate", "answer", "G-1", "approve"]), "/dev/null"], env=gate_env, cwd=folder, check=False, capture_output=True)
+        approved_ok = b'"allow"' in subprocess.run(hook, env=hook_env, cwd=folder, input=danger, capture_output=True).stdout
+        approved = rounds({
+            "floor": (floor, env, None, None),
+            "dangerous (gate approved: allow)": (hook, hook_env, danger, b'"allow"'),
+        }, args.runs) if approved_ok else {}
+        print(f"floor (python + sqlite open + one query): {pending['floor']:.1f} ms median of {args.runs}")
+        for name, ms in pending.items():
+            if name != "floor":
+                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= 2.5x)")
+        for name, ms in approved.items():
+            if name != "floor":
+                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2.5x)")
+        if not approved_ok:
+            print("(approved case skipped: `script` is needed to answer the gate from a pseudo-terminal)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

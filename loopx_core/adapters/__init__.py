@@ -1,0 +1,7 @@
+"""Runtime adapters: Claude Code and Codex hooks, the MCP server, ``init --for``.
+
+Hooks are enforcement; the prose ``init`` writes into CLAUDE.md / AGENTS.md is
+advice. The hook path (``hook_entry`` → ``hooks`` → ``policy`` → ``fastcheck``)
+imports only the standard library until a call actually needs the board's
+operators: it runs on every tool call.
+"""

@@ -1,0 +1,89 @@
+"""Charging a turn's measured token usage to a card (the Stop hook's operator).
+
+Why not ``writeback(source="hook")``: a writeback is the agent's account of a
+turn. It counts a turn against ``max_turns`` and a writeback without progress
+counts towards the no-progress pause. The hook measures the turn *in addition*
+to the agent's own writeback, so charging through writeback would count every
+turn twice and push cards into ``no_progress``. This operator records the
+measurement as an evidence row with source ``hook`` (DESIGN §5 lists it as an
+evidence source) holding tokens in/out and the raw usage, so the same quota rules
+apply — the card's token and dollar limits (at a limit an active card goes
+``paused``, reason ``budget``) and the agent's token window (``window_state``
+sums evidence tokens) — but it does not count a turn, touches neither the stall
+counter nor the continuation, and does not satisfy ``done``'s "at least one
+writeback" (``done._precheck`` ignores hook rows).
+
+Idempotent on ``turn_id`` (derived from the session and the last transcript entry
+the charge covers): a retried Stop hook charges nothing twice.
+"""
+
+from __future__ import annotations
+
+from .. import clock, events, ids
+from ..cards import over_budget
+from ..models import Evidence
+from ..reaper import load_card
+from ..rows import agent_row, card_view, evidence_view, touch
+from ..writeback import payload_hash
+
+SOURCE = "hook"
+
+
+def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, tokens_out: int, usd: float, extra: dict, summary: str):
+    """Returns (evidence, card, created)."""
+    data = {"turn_id": turn_id, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd, "extra": extra}
+    fingerprint = payload_hash(data)
+
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        first = Evidence.get_or_none((Evidence.card == card_id) & (Evidence.turn_id == turn_id))
+        if first is not None:
+            return evidence_view(first), card_view(load_card(card_id)), False
+        card = load_card(card_id)
+        tokens = tokens_in + tokens_out
+        row = Evidence.create(
+            card=card.id,
+            agent=agent,
+            turn_id=turn_id,
+            summary=summary,
+            artifacts=[],
+            next_action=None,
+            todos_added=[],
+            todos_done=[],
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            tokens=tokens,
+            usd=usd,
+            source=SOURCE,
+            extra=extra,
+            payload_hash=fingerprint,
+            created_at=now,
+        )
+        card.used_tokens += tokens
+        card.used_usd = round(card.used_usd + usd, 6)
+        events.emit(f"agent:{agent}", "usage_charged", card.id, evidence=ids.fmt(ids.EVIDENCE, row.id), tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out, usd=usd, source=SOURCE)
+        if card.status == "active" and over_budget(card):
+            card.status = "paused"
+            card.paused_reason = "budget"
+            card.lease_expires = None
+            events.emit("system", "paused", card.id, reason="budget", quota=card_view(card).quota.to_json())
+        touch(card, now)
+        return evidence_view(row), card_view(card), True
+
+    return store.run(body)
+
+
+def previous_through(agent: str, session: str, transcript: str) -> str | None:
+    """The last transcript entry an earlier charge of this session covered."""
+    rows = (
+        Evidence.select(Evidence.extra)
+        .where((Evidence.agent == agent) & (Evidence.source == SOURCE))
+        .order_by(Evidence.id.desc())
+        .limit(50)
+    )
+    for row in rows:
+        extra = row.extra or {}
+        if extra.get("session") == session and extra.get("transcript") == transcript:
+            return extra.get("through")
+    return None

@@ -1,0 +1,602 @@
+"""``loopx hook claude-code|codex session-start|pre-tool-use|stop``.
+
+Each reads the runtime's own hook JSON on stdin and answers in that runtime's
+documented format on stdout, always with exit code 0 (a hook never crashes the
+runtime: its own failures are explained on stderr, DESIGN §8).
+
+Formats.
+
+- Claude Code — hooks reference, https://code.claude.com/docs/en/hooks
+  ("Hook input", "JSON output", "PreToolUse decision control", "Stop decision
+  control"). Input: ``session_id``, ``transcript_path``, ``cwd``,
+  ``permission_mode``, ``hook_event_name``; PreToolUse adds ``tool_name``,
+  ``tool_input``, ``tool_use_id``; SessionStart adds ``source``; Stop adds
+  ``stop_hook_active`` and ``last_assistant_message``. Output: SessionStart
+  ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
+  "additionalContext": …}}``; PreToolUse ``{"hookSpecificOutput":
+  {"hookEventName": "PreToolUse", "permissionDecision": "allow"|"deny"|"ask",
+  "permissionDecisionReason": …}}`` (deny: the reason is shown to Claude; exit
+  0 with empty stdout lets the call proceed through the normal permission
+  flow); Stop ``{"decision": "block", "reason": …}`` (the reason is Claude's
+  next instruction; ``stop_hook_active`` is true when Claude is already
+  continuing because of a stop hook — we never block then, so it cannot loop).
+  SessionStart hooks may append ``export`` lines to ``$CLAUDE_ENV_FILE`` to set
+  variables for later Bash commands.
+- Codex — ``codex-rs/hooks/schema/generated/*.command.{input,output}.schema.json``
+  and ``codex-rs/hooks/src/engine/output_parser.rs`` in github.com/openai/codex.
+  The same three events and shapes: PreToolUse input ``tool_name`` (``Bash`` with
+  ``tool_input.command``, ``apply_patch`` with the patch in
+  ``tool_input.command``, MCP tools as ``mcp__server__tool``), ``turn_id``,
+  nullable ``transcript_path``; PreToolUse output ``permissionDecision: "deny"``
+  with a non-empty reason blocks — ``allow`` without ``updatedInput`` and
+  ``ask`` are rejected as unsupported, so an allowed call prints nothing; Stop
+  output ``{"decision": "block", "reason"}``; SessionStart output
+  ``hookSpecificOutput.additionalContext``.
+
+The PreToolUse path imports only the standard library (``policy``,
+``fastcheck``) unless a call needs a new gate; safe calls never open the board.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+RUNTIMES = ("claude-code", "codex")
+EVENTS = ("session-start", "pre-tool-use", "stop")
+HELD = ("active", "waiting", "monitoring", "paused")
+
+
+class Hook:
+    def __init__(self, runtime: str, event: str, payload, raw: str, db_flag: str | None, err):
+        self.runtime, self.event, self.payload, self.raw, self.db_flag, self.err = runtime, event, payload, raw, db_flag, err
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        self.cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd()
+        self.agent = os.environ.get("LOOPX_AGENT") or None
+
+    def note(self, message: str) -> None:
+        try:
+            self.err.write(f"loopx hook {self.runtime} {self.event}: {message}\n")
+        except Exception:  # pragma: no cover - stderr gone
+            pass
+
+    def get(self, key: str, default=None):
+        return self.payload.get(key, default) if isinstance(self.payload, dict) else default
+
+
+def run_hook(runtime: str, event: str, db_flag: str | None = None, *, stdin=None, stdout=None, stderr=None) -> int:
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    err = sys.stderr if stderr is None else stderr
+    try:
+        raw = stdin.read()
+    except Exception:
+        raw = ""
+    payload = None
+    if raw.strip():
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            payload = None
+    hook = Hook(runtime, event, payload, raw, db_flag, err)
+    if payload is None:
+        hook.note("stdin is empty" if not raw.strip() else "stdin is not a JSON object")
+    try:
+        out = HANDLERS[event](hook)
+    except Exception as exc:  # the last line of defence: never a traceback into the runtime
+        hook.note(f"internal error: {type(exc).__name__}: {exc}")
+        out = _fallback(hook)
+    if out is not None:
+        try:
+            stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            stdout.flush()
+        except Exception:  # pragma: no cover - stdout gone
+            pass
+    return 0
+
+
+def _fallback(hook: Hook):
+    """After an internal error: deny what the policy marks dangerous, allow the rest."""
+    if hook.event != "pre-tool-use":
+        return None
+    try:
+        from . import policy
+
+        needs = policy.raw_needs(hook.raw)
+    except Exception:
+        needs = None
+    if needs:
+        return _deny(f"LoopX could not check this call (internal error; see the hook's stderr) and it looks like it needs `{needs[0].scope}`, so it is denied. Run `loopx next` to see your card's state.")
+    return None
+
+
+# -- locating the board without importing the kernel --------------------------------
+
+def _now() -> float:
+    raw = os.environ.get("LOOPX_NOW")
+    if raw:
+        try:
+            return float(raw)
+        except ValueError:
+            from ..clock import now
+
+            return now()
+    return time.time()
+
+
+def board_target(db_flag: str | None, cwd: str) -> tuple[str, str | None]:
+    """("sqlite", path) | ("postgresql", url) | ("user", None): discovery.discover's
+    order (flag, LOOPX_DB, nearest .loopx/board.db, user board) with os.path only."""
+    raw = db_flag or os.environ.get("LOOPX_DB")
+    if raw:
+        text = raw.strip()
+        if text.startswith(("postgresql://", "postgres://")):
+            return "postgresql", text
+        if text.startswith("sqlite:///"):
+            text = text[len("sqlite:///") - 1 :]
+            if text.startswith("//"):
+                text = text[1:]
+        elif "://" in text:
+            return "postgresql", text  # let the kernel refuse it with its own message
+        path = os.path.expanduser(text)
+        if not os.path.isabs(path):
+            path = os.path.join(cwd, path)
+        if os.path.isdir(path):
+            path = os.path.join(path, "board.db")
+        return "sqlite", os.path.abspath(path)
+    here = os.path.abspath(cwd)
+    while True:
+        candidate = os.path.join(here, ".loopx", "board.db")
+        if os.path.exists(candidate):
+            return "sqlite", candidate
+        parent = os.path.dirname(here)
+        if parent == here:
+            return "user", None
+        here = parent
+
+
+def project_root(target: tuple[str, str | None], cwd: str) -> str:
+    kind, path = target
+    if kind == "sqlite" and path and os.path.basename(os.path.dirname(path)) == ".loopx":
+        return os.path.realpath(os.path.dirname(os.path.dirname(path)))
+    here = os.path.abspath(cwd)
+    while True:
+        if os.path.isdir(os.path.join(here, ".loopx")):
+            return os.path.realpath(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return os.path.realpath(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
+
+
+def open_store(hook: Hook):
+    from pathlib import Path
+
+    from ..discovery import discover
+    from ..store import Store
+
+    location = discover(hook.db_flag, cwd=Path(hook.cwd))
+    return Store.open(location)
+
+
+# -- PreToolUse ------------------------------------------------------------------------
+
+def _deny(reason: str, message: str | None = None) -> dict:
+    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+    if message:
+        out["systemMessage"] = message
+    return out
+
+
+def pre_tool_use(hook: Hook):
+    from . import policy
+
+    if hook.payload is None:
+        needs = policy.raw_needs(hook.raw)
+        if needs:
+            return _deny(f"LoopX could not read this hook's input (not a JSON object) and the call looks like it needs `{needs[0].scope}`, so it is denied to be safe.")
+        return None
+    tool = hook.get("tool_name")
+    if not isinstance(tool, str):
+        hook.note("no tool_name in the payload; allowed")
+        return None
+    target = board_target(hook.db_flag, hook.cwd)
+    root = project_root(target, hook.cwd)
+    rules = policy.load(root)
+    for problem in rules.problems:
+        hook.note(problem)
+    needs = policy.classify(tool, hook.get("tool_input"), hook.cwd, root, rules)
+    if not needs:
+        return None
+    what = "; ".join(f"`{n.what}`" for n in needs)
+    if not hook.agent:
+        return _deny(
+            f"LoopX: {what} needs {_scopes(needs)}, and this hook has no agent identity (LOOPX_AGENT is not set in the hook command), "
+            "so LoopX cannot check its authority. Denied. Re-run `loopx init --for " + hook.runtime + " --agent ID` to set it."
+        )
+    try:
+        return authorize(hook, target, needs)
+    except Exception as exc:
+        hook.note(f"cannot check the board: {type(exc).__name__}: {exc}")
+        return _deny(
+            f"LoopX could not read the board ({type(exc).__name__}: {exc}). {what} needs {_scopes(needs)}, so it is denied until "
+            "the board can be checked (`loopx where` shows which board this project uses)."
+        )
+
+
+def _scopes(needs) -> str:
+    return ", ".join(f"`{n.scope}`" for n in needs)
+
+
+def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
+    agent = hook.agent
+    scopes = [n.scope for n in needs]
+    verdict = None
+    if target[0] == "sqlite":
+        from . import fastcheck
+
+        try:
+            verdict = fastcheck.check(target[1], agent, scopes, _now())
+        except fastcheck.NotSure:
+            verdict = None
+        if verdict is not None:
+            if not verdict.known_agent:
+                return _deny(f"LoopX: unknown agent {agent!r}, so {_scopes(needs)} cannot be checked. Denied. Register it: `loopx agent add {agent} --can SCOPE…`.")
+            if not verdict.open:
+                return _answer(hook, needs, verdict.card.id if verdict.card else None, verdict.allowed, verdict.pending, {})
+            if verdict.card is None:
+                return _no_card(hook, needs, verdict.allowed)
+    return _through_kernel(hook, needs)
+
+
+def _through_kernel(hook: Hook, needs) -> dict | None:
+    """Open (or reuse) the gates through the kernel's operators."""
+    from .. import authority, clock, gates, ids
+    from ..errors import LoopxError
+    from ..models import Card
+    from ..rows import agent_row
+
+    agent = hook.agent
+    store = open_store(hook)
+    try:
+        allowed: dict = {}
+        pending: dict = {}
+        questions: dict = {}
+        try:
+            with store.read():
+                caps = agent_row(agent).capabilities
+                card = (
+                    Card.select()
+                    .where((Card.lease_holder == agent) & Card.status.in_(HELD))
+                    .order_by(Card.priority, Card.id)
+                )
+                rows = sorted(card, key=lambda c: (HELD.index(c.status), c.priority, c.id))
+                card = rows[0] if rows else None
+                now = clock.now()
+                for need in needs:
+                    by = authority.allowed(need.scope, caps, agent, card.id if card else None, card.lease_token if card else None, now)
+                    if by is not None:
+                        allowed[need.scope] = by
+            if card is None:
+                missing = [n for n in needs if n.scope not in allowed]
+                if missing:
+                    return _no_card(hook, needs, allowed)
+                return _answer(hook, needs, None, allowed, {}, {})
+            key = ids.fmt(ids.CARD, card.id)
+            for need in needs:
+                if need.scope in allowed:
+                    continue
+                question = f"{agent} wants to run `{need.what}` on {key} ({card.title[:80]}): it needs `{need.scope}`"
+                gate, _, created = gates.ask(store, card.id, agent, {"question": question[:1900], "scope": need.scope})
+                if gate.status == "approved":
+                    allowed[need.scope] = f"gate:{gate.key}"
+                else:
+                    pending[need.scope] = gate.id
+                    if created:
+                        questions[need.scope] = question
+        except LoopxError as err:
+            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
+        return _answer(hook, needs, card.id, allowed, pending, questions)
+    finally:
+        store.close()
+
+
+def _no_card(hook: Hook, needs, allowed: dict) -> dict:
+    missing = [n for n in needs if n.scope not in allowed]
+    return _deny(
+        f"LoopX: {'; '.join(f'`{n.what}`' for n in missing)} needs {_scopes(missing)}, which agent {hook.agent} does not hold, "
+        f"and it holds no card to ask a human on. Denied. Take your card first: `loopx next --agent {hook.agent} --claim`."
+    )
+
+
+def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict, new: dict) -> dict | None:
+    if pending:
+        key = f"LX-{card_id}"
+        parts = []
+        for need in needs:
+            if need.scope in pending:
+                gate = f"G-{pending[need.scope]}"
+                state = "opened" if need.scope in new else "still pending"
+                parts.append(f"`{need.what}` needs `{need.scope}`: gate {gate} is {state}")
+        first = f"G-{next(iter(pending.values()))}"
+        reason = (
+            f"LoopX denied this call: agent {hook.agent} may not use {', '.join(f'`{s}`' for s in pending)} on {key} without a human's approval. "
+            + "; ".join(parts)
+            + f". Wait for the answer: `loopx gate status {first}` (exit 6 while pending, 0 once approved). "
+            "Once it is approved, run the same call again and it will be allowed; if it is rejected, do not try another way. "
+            "Do not retry in a loop meanwhile: do other work on the card or stop the turn."
+        )
+        message = None
+        if new:
+            message = f"LoopX: {hook.agent} asks for {', '.join(f'`{s}`' for s in new)} on {key} — answer {first} on the board (`loopx`)."
+        return _deny(reason, message)
+    approvers = {by for by in allowed.values() if not by.startswith("capability")}
+    if hook.runtime == "claude-code" and approvers:
+        # A human already approved this (a gate in this lease, or a remembered grant):
+        # say so. Claude Code's own deny/ask rules still apply to an "allow".
+        reason = "LoopX: " + ", ".join(f"`{s}` approved ({by})" for s, by in allowed.items() if not by.startswith("capability"))
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": reason}}
+    return None
+
+
+# -- SessionStart ------------------------------------------------------------------------
+
+def session_start(hook: Hook):
+    text = _session_context(hook)
+    out: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    # Claude Code: a SessionStart hook may export variables for later Bash commands
+    # through $CLAUDE_ENV_FILE. (Recent Codex builds accept hookSpecificOutput.env,
+    # but older ones reject unknown fields and would drop the whole answer, so the
+    # context names --agent explicitly instead.)
+    env_file = os.environ.get("CLAUDE_ENV_FILE")
+    if hook.agent and hook.runtime == "claude-code" and env_file:
+        try:
+            with open(env_file, "a", encoding="utf-8") as fh:
+                fh.write(f"export LOOPX_AGENT={_shell_quote(hook.agent)}\n")
+        except OSError as exc:
+            hook.note(f"cannot write CLAUDE_ENV_FILE: {exc.strerror}")
+    return out
+
+
+def _shell_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def _session_context(hook: Hook) -> str:
+    agent = hook.agent
+    if not agent:
+        return "LoopX: this session has no agent identity (LOOPX_AGENT is not set in the hook command), so LoopX cannot tell which card is yours. Ask the human to run `loopx init --for " + hook.runtime + " --agent ID`."
+    from ..errors import LoopxError
+
+    try:
+        store = open_store(hook)
+    except LoopxError as err:
+        return f"LoopX: {err.message}" + (f"\n→ {err.hint}" if err.hint else "")
+    except Exception as exc:
+        hook.note(f"cannot open the board: {type(exc).__name__}: {exc}")
+        return f"LoopX could not open its board ({type(exc).__name__}). Run `loopx next --agent {agent}` yourself before starting work."
+    try:
+        from ..claims import next_turn
+
+        try:
+            result = next_turn(store, agent, claim=False)
+        except LoopxError as err:
+            return f"LoopX: {err.message}" + (f"\n→ {err.hint}" if err.hint else "")
+        _emit(store, agent, "session_started", result.card.id if result.card else None, session=hook.get("session_id"), runtime=hook.runtime, source=hook.get("source"))
+        return _describe_next(store, agent, result)
+    finally:
+        store.close()
+
+
+HEAD = (
+    "# LoopX — you are agent `{agent}`\n"
+    "LoopX is this project's board. Your card below is the continuation of earlier turns: resume from it. "
+    "Every LoopX command needs `--agent {agent}` (or LOOPX_AGENT={agent}). "
+    "Dangerous commands (git push, deploys, publishing, deleting or writing outside the project) are checked against your card's authority; "
+    "a denial names the gate a human must answer. Before you end a turn, record it with `loopx writeback`."
+)
+
+
+def _describe_next(store, agent: str, result) -> str:
+    head = HEAD.format(agent=agent)
+    if result.card is not None and result.action in ("work", "wait", "accept", "paused"):
+        from ..context import build, to_markdown
+
+        md = to_markdown(build(store, result.card.id))
+        key = result.card.key
+        if result.action == "accept":
+            lead = f"{key} was handed to you: read it, then `loopx accept {key} --agent {agent}`."
+        elif result.action == "wait":
+            gate = result.gate.key if result.gate else "G-…"
+            lead = f"{key} waits for a human to answer {gate}: check it with `loopx gate status {gate}`; do not work around it."
+        elif result.action == "paused":
+            lead = f"{key} is paused ({result.reason}): a human must raise its budget. Stop here."
+        else:
+            lead = f"Work on {key}. When the turn is done: `loopx writeback {key} --agent {agent} --summary \"…\"`."
+        return f"{head}\n\n{lead}\n\n{md}"
+    if result.action == "paused":
+        from ..clock import iso
+
+        return f"{head}\n\nYour token window is spent; it reopens at {iso(result.wake_at)}. Do not start new work."
+    if result.wake_at is not None:
+        from ..clock import iso
+
+        return f"{head}\n\nYour monitored card is not due until {iso(result.wake_at)}; `loopx next --agent {agent}` returns it then. Until then, `loopx next --agent {agent} --claim` takes other ready work."
+    return f"{head}\n\nYou hold no card. Take the best ready one with `loopx next --agent {agent} --claim` (exit 9: nothing to do)."
+
+
+def _emit(store, agent: str, kind: str, card_id, **data) -> None:
+    from .. import events
+
+    try:
+        store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data))
+    except Exception:  # bookkeeping only: never worth failing the hook
+        pass
+
+
+# -- Stop ------------------------------------------------------------------------------
+
+def stop(hook: Hook):
+    agent = hook.agent
+    if not agent:
+        hook.note("LOOPX_AGENT is not set; not checking evidence")
+        return None
+    if hook.payload is None:
+        # Without the payload there is no stop_hook_active to respect: blocking could loop.
+        hook.note("the turn may end unchecked")
+        return None
+    from ..errors import LoopxError
+
+    try:
+        store = open_store(hook)
+    except Exception as exc:
+        hook.note(f"cannot open the board ({type(exc).__name__}: {exc}); the turn may end")
+        return None
+    try:
+        turn = _read_transcript(hook)
+        try:
+            _charge(hook, store, turn)
+        except LoopxError as err:
+            hook.note(f"usage not charged: {err.message}")
+        except Exception as exc:
+            hook.note(f"usage not charged: {type(exc).__name__}: {exc}")
+        if hook.get("stop_hook_active") is True:
+            return None  # already continuing because of a stop hook: never block twice
+        return _evidence_gate(hook, store, turn)
+    finally:
+        store.close()
+
+
+def _read_transcript(hook: Hook):
+    from . import transcript
+
+    path = hook.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        return transcript.read(hook.runtime, os.path.expanduser(path))
+    except OSError as exc:
+        hook.note(f"cannot read the transcript {path}: {exc.strerror}")
+    except Exception as exc:
+        hook.note(f"cannot read the transcript {path}: {type(exc).__name__}: {exc}")
+    return None
+
+
+def _held(agent: str, statuses=HELD):
+    from ..models import Card
+
+    rows = list(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)))
+    rows.sort(key=lambda c: (HELD.index(c.status), c.priority, c.id))
+    return rows[0] if rows else None
+
+
+def _turn_id(runtime: str, session: str, marker: str) -> str:
+    prefix = "cc" if runtime == "claude-code" else "cx"
+    turn_id = f"{prefix}:{session}:{marker}"
+    if len(turn_id) > 128 or not turn_id[0].isalnum():
+        import hashlib
+
+        turn_id = f"{prefix}:" + hashlib.sha256(f"{session}:{marker}".encode()).hexdigest()[:48]
+    return turn_id
+
+
+def _charge(hook: Hook, store, turn) -> None:
+    """Charge the model calls since the previous charge of this session (or since
+    the turn's prompt). Claude Code writes the transcript asynchronously, so the
+    last call of a turn may not be there yet at Stop: it is charged by the next
+    Stop instead, never twice (the boundary is the last entry already charged)."""
+    if turn is None or not turn.calls:
+        return
+    from ..models import Evidence
+    from . import charge, transcript
+
+    agent = hook.agent
+    session = str(hook.get("session_id") or "unknown")
+    path = os.path.expanduser(hook.get("transcript_path"))
+    with store.read():
+        through = charge.previous_through(agent, session, path)
+        card = _held(agent)
+        card_id = card.id if card else None
+        if card_id is None and turn.started_at is not None:
+            last = (
+                Evidence.select(Evidence.card)
+                .where((Evidence.agent == agent) & (Evidence.source != charge.SOURCE) & (Evidence.created_at >= turn.started_at))
+                .order_by(Evidence.id.desc())
+                .first()
+            )
+            card_id = last.card_id if last else None
+    calls, marker = transcript.uncharged(turn, through)
+    if not calls or marker is None:
+        return
+    if card_id is None:
+        hook.note(f"{len(calls)} model call(s) not charged: agent {agent} holds no card")
+        return
+    tokens_in = sum(c.tokens_in for c in calls)
+    tokens_out = sum(c.tokens_out for c in calls)
+    usage: dict = {}
+    for c in calls:
+        for k, v in c.detail.items():
+            usage[k] = usage.get(k, 0) + v
+    extra = {"session": session, "transcript": path, "through": marker, "calls": len(calls), "runtime": hook.runtime, "usage": usage}
+    summary = f"usage: {tokens_in + tokens_out:,} tokens ({tokens_in:,} in, {tokens_out:,} out) over {len(calls)} model call(s), measured by the {hook.runtime} stop hook"
+    charge.charge_usage(store, card_id, agent, _turn_id(hook.runtime, session, marker), tokens_in, tokens_out, 0.0, extra, summary)
+
+
+def _turn_start(hook: Hook, turn) -> float | None:
+    """When this turn began: the last user prompt in the transcript; else the end of
+    this session's previous turn or its start (events this hook wrote); else None."""
+    if turn is not None and turn.started_at is not None:
+        return turn.started_at
+    from ..models import Event
+
+    session = hook.get("session_id")
+    rows = (
+        Event.select(Event.at, Event.data)
+        .where((Event.actor == f"agent:{hook.agent}") & Event.kind.in_(("turn_ended", "session_started")))
+        .order_by(Event.seq.desc())
+        .limit(50)
+    )
+    for row in rows:
+        if (row.data or {}).get("session") == session:
+            return row.at
+    return None
+
+
+def _evidence_gate(hook: Hook, store, turn):
+    from .. import ids
+    from ..models import Evidence, Handoff
+    from . import charge
+
+    agent = hook.agent
+    with store.read():
+        card = _held(agent, ("active", "waiting"))
+        if card is None:
+            return None  # nothing this agent could write back to
+        since = _turn_start(hook, turn)
+        query = Evidence.select(Evidence.id).where((Evidence.agent == agent) & (Evidence.source != charge.SOURCE))
+        if since is not None:
+            wrote = query.where(Evidence.created_at >= since).exists()
+            wrote = wrote or Handoff.select(Handoff.id).where((Handoff.from_agent == agent) & (Handoff.created_at >= since)).exists()
+        else:
+            wrote = query.where(Evidence.card == card.id).exists()
+        key, title = ids.fmt(ids.CARD, card.id), card.title
+    if wrote:
+        _emit(store, agent, "turn_ended", card.id, session=hook.get("session_id"), runtime=hook.runtime)
+        return None
+    reason = (
+        f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did:\n"
+        f"  loopx writeback {key} --agent {agent} --summary \"<what this turn did>\" [--artifact PATH]… [--next \"<the next step>\"]\n"
+        f"If the card is finished, write back first, then `loopx done {key} --agent {agent} --summary \"…\"`. "
+        "If you are blocked, say so in the summary."
+    )
+    return {"decision": "block", "reason": reason}
+
+
+HANDLERS = {"session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop}

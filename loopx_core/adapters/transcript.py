@@ -1,0 +1,186 @@
+"""Reading a runtime's session transcript: where the turn began, what it used.
+
+Claude Code (``transcript_path`` of every hook payload: a JSONL file, one entry a
+line). A user prompt is ``{"type": "user", "message": {"role": "user",
+"content": <str | blocks>}, "uuid", "timestamp", …}``; tool results come back as
+``user`` entries whose content is only ``tool_result`` blocks, and hook feedback
+as ``isMeta`` entries — neither starts a turn. Model calls are
+``{"type": "assistant", "requestId", "message": {"id", "usage":
+{"input_tokens", "output_tokens", "cache_creation_input_tokens",
+"cache_read_input_tokens"}}, "uuid", …}``. Claude Code writes one line per
+content block and streams partial usage first, so the same ``message.id`` +
+``requestId`` repeats: each API call counts once, with its largest usage.
+Sources: Claude Code hooks reference, "Common input fields"
+(https://code.claude.com/docs/en/hooks: the transcript is written
+asynchronously and may lag); transcript shape as documented in
+github.com/DRMacIver/claude-reliability notes/transcript-format.md; the
+duplicate-usage rule from ccusage/ccusage#888 and Owloops/claude-powerline#108.
+
+Codex (``transcript_path``: the rollout JSONL under ``~/.codex/sessions``, may be
+null). Lines are ``{"timestamp", "type", "payload"}``; a user prompt is an
+``event_msg`` with ``payload.type == "user_message"`` (or a ``response_item``
+message with role ``user``), and every model call reports an ``event_msg`` of
+``payload.type == "token_count"`` with ``info.last_token_usage``
+(``input_tokens`` — cached included —, ``cached_input_tokens``,
+``output_tokens``, ``reasoning_output_tokens``). Source: ``codex-rs/rollout``
+and ``codex-rs/protocol`` in github.com/openai/codex.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import NamedTuple
+
+MAX_BYTES = 64 * 1024 * 1024  # a transcript larger than this is read from its tail
+
+
+class Call(NamedTuple):
+    """One model call's usage."""
+
+    identity: str
+    tokens_in: int
+    tokens_out: int
+    detail: dict
+
+
+class Turn(NamedTuple):
+    started_at: float | None  # the last user prompt (epoch seconds), if the transcript has one
+    prompt_index: int | None  # its position among the entries
+    markers: list[str]  # a stable id per entry (uuid, else line number), in order
+    calls: list[tuple[int, Call]]  # (entry position, call) for every usage record
+
+
+def parse_time(text) -> float | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _lines(path: str) -> list[dict]:
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - MAX_BYTES))
+        data = fh.read()
+    if size > MAX_BYTES:
+        data = data[data.find(b"\n") + 1 :]
+    out = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue  # a line still being written, or damage: skip it
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def _int(usage: dict, key: str) -> int:
+    value = usage.get(key)
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _is_prompt_claude(entry: dict) -> bool:
+    if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isSidechain"):
+        return False
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        kinds = {block.get("type") for block in content if isinstance(block, dict)}
+        return "tool_result" not in kinds and bool(kinds & {"text", "image"})
+    return False
+
+
+def read_claude(path: str) -> Turn:
+    entries = _lines(path)
+    markers: list[str] = []
+    calls: list[tuple[int, Call]] = []
+    best: dict[str, tuple[int, Call]] = {}
+    prompt_index = started = None
+    for i, entry in enumerate(entries):
+        markers.append(str(entry.get("uuid") or f"line:{i}"))
+        if _is_prompt_claude(entry):
+            prompt_index, started = i, parse_time(entry.get("timestamp"))
+            continue
+        if entry.get("type") != "assistant":
+            continue
+        message = entry.get("message")
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        identity = f"{message.get('id') or ''}:{entry.get('requestId') or ''}"
+        if identity == ":":
+            identity = markers[-1]
+        detail = {k: _int(usage, k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
+        call = Call(identity, detail["input_tokens"] + detail["cache_creation_input_tokens"] + detail["cache_read_input_tokens"], detail["output_tokens"], detail)
+        earlier = best.get(identity)
+        if earlier is None or (call.tokens_out, call.tokens_in) > (earlier[1].tokens_out, earlier[1].tokens_in):
+            best[identity] = (earlier[0] if earlier else i, call)
+    calls = sorted(best.values(), key=lambda pc: pc[0])
+    return Turn(started, prompt_index, markers, calls)
+
+
+def _is_prompt_codex(entry: dict) -> bool:
+    payload = entry.get("payload")
+    if not isinstance(payload, dict):
+        return False
+    if entry.get("type") == "event_msg":
+        return payload.get("type") == "user_message"
+    return False
+
+
+def read_codex(path: str) -> Turn:
+    entries = _lines(path)
+    markers: list[str] = []
+    calls: list[tuple[int, Call]] = []
+    prompt_index = started = None
+    for i, entry in enumerate(entries):
+        markers.append(f"line:{i}")
+        if _is_prompt_codex(entry):
+            prompt_index, started = i, parse_time(entry.get("timestamp"))
+            continue
+        payload = entry.get("payload")
+        if entry.get("type") != "event_msg" or not isinstance(payload, dict) or payload.get("type") != "token_count":
+            continue
+        info = payload.get("info")
+        usage = info.get("last_token_usage") if isinstance(info, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        detail = {k: _int(usage, k) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")}
+        calls.append((i, Call(f"line:{i}", detail["input_tokens"], detail["output_tokens"], detail)))
+    return Turn(started, prompt_index, markers, calls)
+
+
+READERS = {"claude-code": read_claude, "codex": read_codex}
+
+
+def read(runtime: str, path: str) -> Turn:
+    return READERS[runtime](path)
+
+
+def uncharged(turn: Turn, through: str | None) -> tuple[list[Call], str | None]:
+    """The calls after ``through`` (the last entry a previous charge covered), or
+    after the turn's prompt when ``through`` is unknown here; and the marker the
+    new charge will cover up to. Calls already seen before the boundary (a split
+    API response) are not charged again."""
+    start = -1
+    if through is not None and through in turn.markers:
+        start = len(turn.markers) - 1 - turn.markers[::-1].index(through)
+    elif turn.prompt_index is not None:
+        start = turn.prompt_index
+    elif through is not None:
+        start = len(turn.markers) - 1  # the previous charge's entry is gone: charge nothing twice
+    seen = {call.identity for pos, call in turn.calls if pos <= start}
+    new = [call for pos, call in turn.calls if pos > start and call.identity not in seen]
+    last = turn.markers[-1] if turn.markers else None
+    return new, last

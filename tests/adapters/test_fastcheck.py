@@ -1,0 +1,72 @@
+"""The hook's sqlite3 reader agrees with the kernel's authority rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopx_core import authority, clock, migrations
+from loopx_core.adapters import fastcheck
+from loopx_core.models import Agent, Card
+
+SCOPES = ["git:push", "deploy:prod", "deploy:staging", "publish:npm", "fs:write-outside"]
+
+
+def kernel_view(board, agent: str, now: float) -> dict:
+    store = board.store()
+    try:
+        with store.read():
+            caps = Agent.get_by_id(agent).capabilities
+            card = Card.select().where((Card.lease_holder == agent) & Card.status.in_(fastcheck.HELD)).first()
+            return {
+                s: authority.allowed(s, caps, agent, card.id if card else None, card.lease_token if card else None, now)
+                for s in SCOPES
+            }
+    finally:
+        store.close()
+
+
+def fast_view(board, agent: str, now: float) -> dict:
+    verdict = fastcheck.check(str(board.db), agent, SCOPES, now)
+    return {s: verdict.allowed.get(s) for s in SCOPES}
+
+
+def test_schema_version_matches_the_kernel():
+    assert fastcheck.SCHEMA_VERSION == migrations.SCHEMA_VERSION
+
+
+def test_agrees_with_authority_allowed(team, hooks):
+    if team.backend != "sqlite":
+        pytest.skip("the fast reader is for SQLite boards")
+    team.ok("agent", "add", "a3", "--can", "deploy:*")
+    team.ok("card", "add", "one")
+    team.ok("card", "add", "two")
+    team.ok("next", "--claim", agent="a3")  # LX-1
+    team.ok("next", "--claim", agent="a2")  # LX-2
+    now = clock.now()
+    for agent in ("a1", "a2", "a3"):
+        assert fast_view(team, agent, now) == kernel_view(team, agent, now), agent
+    # a gate approved in this lease covers its scope; a remembered one becomes a grant
+    g1 = team.cli("gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", agent="a2").data["gate"]["id"]
+    hooks.answer(g1)
+    g2 = team.cli("gate", "ask", "LX-2", "--question", "npm?", "--scope", "publish:npm", agent="a2").data["gate"]["id"]
+    hooks.answer(g2, remember="agent")
+    now = clock.now()
+    assert fast_view(team, "a2", now) == kernel_view(team, "a2", now)
+    assert fast_view(team, "a2", now)["git:push"] == f"gate:{g1}"
+    assert fast_view(team, "a2", now)["publish:npm"].startswith("grant:")
+    # a new lease no longer carries the old approval
+    team.ok("release", "LX-2", agent="a2")
+    team.ok("claim", "LX-2", agent="a2")
+    now = clock.now()
+    assert fast_view(team, "a2", now) == kernel_view(team, "a2", now)
+    assert fast_view(team, "a2", now)["git:push"] is None
+
+
+def test_pending_gate_is_found_and_unknown_agent_reported(working):
+    if working.backend != "sqlite":
+        pytest.skip("the fast reader is for SQLite boards")
+    gate = working.cli("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", agent="a2").data["gate"]
+    verdict = fastcheck.check(str(working.db), "a2", ["git:push", "deploy:prod"], clock.now())
+    assert verdict.pending == {"git:push": int(gate["id"][2:])}
+    assert verdict.open == ["deploy:prod"]
+    assert fastcheck.check(str(working.db), "ghost", ["git:push"], clock.now()).known_agent is False

@@ -1,0 +1,271 @@
+"""`loopx hook claude-code …` fed the payloads Claude Code documents."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tests.adapters.conftest import deny_reason, payload
+
+
+def bash(command: str, board) -> dict:
+    return payload("claude/pre_tool_use_bash.json", CWD=str(board.root), COMMAND=command)
+
+
+def write(path: str, board) -> dict:
+    return payload("claude/pre_tool_use_write.json", CWD=str(board.root), PATH=path)
+
+
+# -- PreToolUse ----------------------------------------------------------------------
+
+def test_gate_opened_reused_then_allowed_once_a_human_approves(hooks, working):
+    """The key path, as real processes: deny with a gate, the retry reuses it,
+    a human approves, the very same call is allowed."""
+    call = bash("git push origin main", working)
+    first = hooks.spawn("claude-code", "pre-tool-use", call)
+    assert first.code == 0, first
+    reason = deny_reason(first)
+    assert "`git:push`" in reason and "gate G-1 is opened" in reason and "loopx gate status G-1" in reason
+    assert "G-1" in first.out["systemMessage"]
+    card = working.ok("card", "show", "LX-1")["card"]
+    assert card["status"] == "waiting" and card["pending_gate"] == "G-1"
+
+    retry = hooks.spawn("claude-code", "pre-tool-use", call)
+    assert "gate G-1 is still pending" in deny_reason(retry)
+    gates = working.ok("gate", "list")["gates"]
+    assert [(g["id"], g["scope"], g["status"]) for g in gates] == [("G-1", "git:push", "pending")]
+    assert "git push origin main" in gates[0]["question"]
+
+    hooks.answer("G-1")
+    allowed = hooks.spawn("claude-code", "pre-tool-use", call)
+    decision = allowed.out["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "allow" and "G-1" in decision["permissionDecisionReason"]
+    assert allowed.stderr == ""
+    # the approval covers the scope for the rest of the lease, not just that command
+    assert hooks.run("claude-code", "pre-tool-use", bash("git push --tags", working)).out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert len(working.ok("gate", "list")["gates"]) == 1
+
+
+def test_safe_calls_are_decided_without_the_board(hooks, working, tmp_path):
+    missing = {"LOOPX_DB": str(tmp_path / "nowhere" / "board.db")}
+    for call in (bash("ls -la", working), bash("pytest -q", working), write(str(working.root / "src" / "a.py"), working),
+                 payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="cat README.md") | {"tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"}}):
+        res = hooks.spawn("claude-code", "pre-tool-use", call, env=missing)
+        assert (res.code, res.stdout, res.stderr) == (0, "", ""), res
+    # the board being unreadable fails closed for a dangerous call, and says why
+    res = hooks.spawn("claude-code", "pre-tool-use", bash("git push", working), env=missing)
+    assert res.code == 0
+    assert "could not read the board" in deny_reason(res)
+    assert "cannot check the board" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_malformed_and_empty_stdin(hooks, working):
+    empty = hooks.spawn("claude-code", "pre-tool-use", None, raw="")
+    assert (empty.code, empty.stdout) == (0, "") and "stdin is empty" in empty.stderr
+    garbled = hooks.spawn("claude-code", "pre-tool-use", None, raw='{"tool_name": "Bash", "tool_input": {"command": "git push origin ma')
+    assert garbled.code == 0 and "not a JSON object" in deny_reason(garbled)
+    harmless = hooks.spawn("claude-code", "pre-tool-use", None, raw='{"tool_name": "Read", "tool_input": {"file_pa')
+    assert (harmless.code, harmless.stdout) == (0, "")
+    not_object = hooks.run("claude-code", "pre-tool-use", None, raw="[1, 2, 3]")
+    assert (not_object.code, not_object.stdout) == (0, "") and "not a JSON object" in not_object.stderr
+    no_tool = hooks.run("claude-code", "pre-tool-use", {"hook_event_name": "PreToolUse"})
+    assert (no_tool.code, no_tool.stdout) == (0, "")
+    for res in (empty, garbled, harmless, not_object, no_tool):
+        assert "Traceback" not in res.stderr
+
+
+def test_capability_allows_without_a_gate(hooks, working):
+    working.ok("card", "add", "Push it")
+    working.ok("next", "--claim", agent="a1")
+    res = hooks.run("claude-code", "pre-tool-use", bash("git push", working), agent="a1")
+    assert (res.code, res.stdout) == (0, "")  # the runtime's own permission flow goes on
+    assert working.ok("gate", "list")["gates"] == []
+
+
+def test_write_outside_the_project(hooks, working):
+    inside = hooks.run("claude-code", "pre-tool-use", write(str(working.root / "notes.md"), working))
+    assert inside.stdout == ""
+    outside = hooks.run("claude-code", "pre-tool-use", write("/etc/loopx-test.conf", working))
+    reason = deny_reason(outside)
+    assert "`fs:write-outside`" in reason and "G-1" in reason
+    assert working.ok("gate", "list")["gates"][0]["scope"] == "fs:write-outside"
+
+
+def test_rm_rf_outside_the_project(hooks, working):
+    assert hooks.run("claude-code", "pre-tool-use", bash("rm -rf build dist", working)).stdout == ""
+    assert "`fs:delete-outside`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("rm -rf ~/old-project", working)))
+
+
+def test_rejected_gate_then_no_card(hooks, working):
+    deny_reason(hooks.run("claude-code", "pre-tool-use", bash("npm publish", working)))
+    hooks.answer("G-1", "reject")
+    again = deny_reason(hooks.run("claude-code", "pre-tool-use", bash("npm publish", working)))
+    assert "holds no card" in again and "loopx next --agent a2 --claim" in again
+
+
+def test_identity_problems_deny_only_dangerous_calls(hooks, working):
+    assert "LOOPX_AGENT is not set" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push", working), agent=None))
+    assert hooks.run("claude-code", "pre-tool-use", bash("ls", working), agent=None).stdout == ""
+    assert "unknown agent 'ghost'" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push", working), agent="ghost"))
+
+
+def test_board_rules_from_the_policy_file(hooks, working):
+    folder = working.root / ".loopx"
+    folder.mkdir(exist_ok=True)
+    (folder / "policy.json").write_text(json.dumps({"rules": [{"command": r"^make release\b", "scope": "publish:release"}], "allow": ["^git push origin agent/"]}))
+    assert "`publish:release`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("make release", working)))
+    assert hooks.run("claude-code", "pre-tool-use", bash("git push origin agent/fix", working)).stdout == ""
+    (folder / "policy.json").write_text("{oops")
+    res = hooks.run("claude-code", "pre-tool-use", bash("ls", working))
+    assert res.stdout == "" and "not valid JSON" in res.stderr
+
+
+# -- SessionStart -----------------------------------------------------------------------
+
+def context_of(res) -> str:
+    out = res.out["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart"
+    return out["additionalContext"]
+
+
+def test_session_start_injects_the_continuation(hooks, working, tmp_path):
+    working.ok("writeback", "LX-1", "--summary", "found the bug in parse_date", "--todo-add", "cover the Z suffix", agent="a2")
+    env_file = tmp_path / "claude.env"
+    res = hooks.spawn("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), env={"CLAUDE_ENV_FILE": str(env_file)})
+    assert res.code == 0 and res.stderr == ""
+    text = context_of(res)
+    assert "# LX-1: Fix the date parser" in text
+    assert "found the bug in parse_date" in text and "cover the Z suffix" in text
+    assert "loopx writeback LX-1 --agent a2" in text
+    assert env_file.read_text() == "export LOOPX_AGENT=a2\n"
+    events = [e["kind"] for e in working.ok("events")["events"]]
+    assert "session_started" in events
+
+
+def test_session_start_without_a_card_says_what_next_says(hooks, working):
+    text = context_of(hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), agent="a1"))
+    assert "You hold no card" in text and "loopx next --agent a1 --claim" in text
+    text = context_of(hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), agent="ghost"))
+    assert "unknown agent 'ghost'" in text and "loopx agent add ghost" in text
+
+
+def test_session_start_for_a_waiting_card(hooks, working):
+    deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push", working)))
+    text = context_of(hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root))))
+    assert "waits for a human to answer G-1" in text
+
+
+# -- Stop ---------------------------------------------------------------------------
+
+def stop(board, transcript=None, active=False) -> dict:
+    data = payload("claude/stop.json", CWD=str(board.root), TRANSCRIPT=str(transcript) if transcript else "/nonexistent/t.jsonl")
+    data["stop_hook_active"] = active
+    return data
+
+
+def test_stop_blocks_a_turn_without_evidence(hooks, working, transcript):
+    blocked = hooks.spawn("claude-code", "stop", stop(working, transcript.path))
+    assert blocked.code == 0 and blocked.out["decision"] == "block"
+    assert "loopx writeback LX-1 --agent a2 --summary" in blocked.out["reason"]
+    # Claude continues because of the block: the next stop must not block again
+    again = hooks.spawn("claude-code", "stop", stop(working, transcript.path, active=True))
+    assert (again.code, again.stdout) == (0, "")
+    working.ok("writeback", "LX-1", "--summary", "fixed the parser", agent="a2")
+    done = hooks.spawn("claude-code", "stop", stop(working, transcript.path))
+    assert (done.code, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_evidence_from_an_earlier_turn_does_not_count(hooks, working, transcript):
+    working.ok("writeback", "LX-1", "--summary", "earlier turn", agent="a2")
+    transcript.later()  # the user's prompt that started this turn came after that writeback
+    assert hooks.run("claude-code", "stop", stop(working, transcript.path)).out["decision"] == "block"
+    # a writeback after that prompt (the clock moved on past it) counts
+    working.ok("writeback", "LX-1", "--summary", "this turn", agent="a2", env={"LOOPX_NOW": str(time.time() + 300)})
+    assert hooks.run("claude-code", "stop", stop(working, transcript.path)).stdout == ""
+
+
+def test_stop_without_a_transcript_uses_the_session_events(hooks, working):
+    hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)))
+    res = hooks.run("claude-code", "stop", stop(working))
+    assert res.out["decision"] == "block" and "cannot read the transcript" in res.stderr
+    working.ok("writeback", "LX-1", "--summary", "did it", agent="a2")
+    assert hooks.run("claude-code", "stop", stop(working)).stdout == ""
+    # the next turn starts after that one ended
+    assert hooks.run("claude-code", "stop", stop(working)).out["decision"] == "block"
+
+
+def test_stop_with_nothing_to_write_back_to(hooks, working, transcript):
+    assert hooks.run("claude-code", "stop", stop(working, transcript.path), agent="a1").stdout == ""
+    assert hooks.run("claude-code", "stop", stop(working, transcript.path), agent=None).stdout == ""
+    bad = hooks.run("claude-code", "stop", None, raw="{garbage")
+    assert (bad.code, bad.stdout) == (0, "")
+
+
+def hook_evidence(board) -> list[dict]:
+    return [e for e in board.ok("log", "LX-1")["evidence"] if e["source"] == "hook"]
+
+
+def test_usage_is_charged_once_per_turn(hooks, working, transcript):
+    first = hooks.spawn("claude-code", "stop", stop(working, transcript.path))
+    assert first.out["decision"] == "block"
+    charged = hook_evidence(working)
+    assert len(charged) == 1
+    # turn 2 of the fixture: msg_011B (streamed twice, largest counted) + msg_011C (split in two lines)
+    assert (charged[0]["usage"]["tokens_in"], charged[0]["usage"]["tokens_out"]) == (6205 + 6302, 90 + 40)
+    quota = working.ok("card", "show", "LX-1")["card"]["quota"]
+    assert quota["tokens"]["used"] == 12637 and quota["turns"]["used"] == 0
+    # the same stop again (a retry, or stop_hook_active) charges nothing twice
+    hooks.run("claude-code", "stop", stop(working, transcript.path, active=True))
+    assert len(hook_evidence(working)) == 1
+    # the turn goes on: only the new model calls are charged
+    transcript.append()
+    working.ok("writeback", "LX-1", "--summary", "fixed", agent="a2")
+    assert hooks.run("claude-code", "stop", stop(working, transcript.path, active=True)).stdout == ""
+    charged = hook_evidence(working)
+    assert [(e["usage"]["tokens_in"], e["usage"]["tokens_out"]) for e in charged] == [(12507, 130), (6504, 30)]
+    assert charged[1]["turn_id"].endswith(":a-0010")
+    hooks.run("claude-code", "stop", stop(working, transcript.path))
+    assert len(hook_evidence(working)) == 2
+    quota = working.ok("card", "show", "LX-1")["card"]["quota"]
+    assert quota["tokens"]["used"] == 12637 + 6534 and quota["turns"]["used"] == 1
+
+
+def test_a_charge_is_not_a_writeback(hooks, working, transcript):
+    hooks.run("claude-code", "stop", stop(working, transcript.path))
+    res = working.cli("done", "LX-1", "--summary", "finished", agent="a2")
+    assert res.code == 5 and res.data["error"]["code"] == "no_evidence"
+
+
+def test_charges_respect_the_budget_and_the_token_window(hooks, team, transcript):
+    team.ok("agent", "add", "a3", "--tokens", "10000", "--window", "5h")
+    team.ok("card", "add", "Small budget", "--max-tokens", "10000")
+    team.ok("next", "--claim", agent="a3")
+    hooks.run("claude-code", "stop", stop(team, transcript.path), agent="a3")
+    card = team.ok("card", "show", "LX-1")["card"]
+    assert card["status"] == "paused" and card["paused_reason"] == "budget"
+    res = team.cli("next", agent="a3")
+    assert res.code == 8 and res.data["action"] == "paused" and res.data["wake_at"]
+
+
+def test_the_pre_tool_use_path_stays_lean(hooks, working):
+    """No pydantic, peewee, MCP SDK, textual or watchfiles on the per-call path
+    (a safe call, and a retried dangerous call on a SQLite board)."""
+    import subprocess
+    import sys
+
+    if working.backend != "sqlite":
+        return  # a PostgreSQL board goes through the kernel (and its driver) by design
+    deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push", working)))  # opens G-1
+    probe = (
+        "import io, json, sys\n"
+        "sys.stdin = io.StringIO(sys.argv[1])\n"
+        "from loopx_core.cli.main import main\n"
+        "main(['hook', 'claude-code', 'pre-tool-use'])\n"
+        "heavy = ('peewee', 'pydantic', 'mcp', 'textual', 'watchfiles', 'platformdirs', 'loopx_core.store', 'typing')\n"
+        "sys.stderr.write(json.dumps([m for m in heavy if m in sys.modules]))\n"
+    )
+    env = {**__import__("os").environ, "LOOPX_DB": working.url, "LOOPX_AGENT": "a2"}
+    for command in ("ls -la", "git push"):
+        proc = subprocess.run([sys.executable, "-c", probe, json.dumps(bash(command, working))], cwd=working.root, env=env, capture_output=True, text=True, timeout=60)
+        assert json.loads(proc.stderr.strip().splitlines()[-1]) == [], (command, proc.stderr)
+        assert ("deny" in proc.stdout) == (command == "git push")

@@ -17,7 +17,9 @@ def _clip(text: str | None, n: int) -> str:
 
 
 def build(store: Store, card_id: int) -> dict:
-    detail = card_detail(store, card_id, event_limit=0, evidence_limit=EVIDENCE_SHOWN)
+    detail = card_detail(store, card_id, event_limit=0, evidence_limit=EVIDENCE_SHOWN * 4)
+    # Usage charged by a hook is bookkeeping, not what a turn reported: keep it out.
+    reported = [e for e in detail.evidence if e.source != "hook"][-EVIDENCE_SHOWN:]
     card = detail.card
     open_todos = list(card.open_todos)
     gates = [g for g in detail.gates if g.status == "pending"] + [g for g in detail.gates if g.status != "pending"][-3:]
@@ -39,7 +41,7 @@ def build(store: Store, card_id: int) -> dict:
         "todos_done": sum(1 for t in card.todos if t.done),
         "evidence": [
             {"summary": _clip(e.summary, 400), "agent": e.agent, "at": clock.iso(e.created_at), "artifacts": [a.path for a in e.artifacts][:8]}
-            for e in detail.evidence
+            for e in reported
         ],
         "gates": [
             {"id": g.key, "status": g.status, "question": _clip(g.question, 200), "scope": g.scope, "note": _clip(g.note, 200) or None}

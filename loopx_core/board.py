@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from . import clock, events, reaper
 from .discovery import BoardLocation
 from .models import Agent, Card, Evidence, Gate, Handoff, Observed, Setting
 from .rows import agent_view, card_views, evidence_view, gate_view, handoff_view, observed_view
 from .store import Store
-from .values import CardView, EventView
+from .values import AgentView, CardView, EventView, EvidenceView, GateView
 
 
 def init_board(location: BoardLocation, objective: str | None, actor: str) -> tuple[Store, bool]:
@@ -57,3 +59,89 @@ def export(store: Store) -> dict:
             "handoffs": [handoff_view(h).to_json() for h in Handoff.select().order_by(Handoff.id)],
             "events": [e.to_json() for e in events.since(0)],
         }
+
+
+# -- reads for the live board (the TUI) ------------------------------------
+
+
+class BoardSnapshot(NamedTuple):
+    """Everything the board screen needs on open, read in one snapshot, and the
+    last event seq it reflects (the TUI follows the board from there)."""
+
+    seq: int
+    cards: tuple[CardView, ...]
+    agents: tuple[AgentView, ...]
+    pending_gates: tuple[GateView, ...]
+    objective: str
+    project_root: str | None
+
+
+def board_snapshot(store: Store) -> BoardSnapshot:
+    """The whole board in one read transaction: cards, agents, pending gates and the seq."""
+    if reaper.has_due():
+        store.run(reaper.reap_due)
+    with store.read():
+        seq = store.max_seq()
+        cards = card_views(list(Card.select().order_by(Card.priority, Card.id)))
+        agents = [agent_view(a) for a in Agent.select().order_by(Agent.id)]
+        gates = [gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id)]
+        settings = {s.key: s.value for s in Setting.select().where(Setting.key.in_(("objective", "project_root")))}
+    return BoardSnapshot(
+        seq=seq,
+        cards=tuple(cards),
+        agents=tuple(agents),
+        pending_gates=tuple(gates),
+        objective=settings.get("objective", ""),
+        project_root=settings.get("project_root"),
+    )
+
+
+class BoardDelta(NamedTuple):
+    """What changed after a seq: the events, the cards they touched, and — only
+    when an event says they changed — the agents and the pending gates."""
+
+    seq: int
+    events: tuple[EventView, ...]
+    cards: tuple[CardView, ...]
+    agents: tuple[AgentView, ...] | None
+    pending_gates: tuple[GateView, ...] | None
+
+
+GATE_EVENTS = frozenset({"gate_asked", "gate_answered", "gate_withdrawn", "gate_expired", "card_moved", "card_unassigned", "handoff_created", "released", "lease_expired"})
+AGENT_EVENTS = frozenset({"agent_added", "agent_updated"})
+
+
+def board_delta(store: Store, seq: int) -> BoardDelta:
+    """Like ``changed_since`` (one read transaction), plus agents and pending
+    gates when the new events can have changed them. Cheap when nothing did."""
+    with store.read():
+        new = events.since(seq)
+        if not new:
+            return BoardDelta(seq, (), (), None, None)
+        touched = sorted({e.card for e in new if e.card is not None})
+        cards = card_views(list(Card.select().where(Card.id.in_(touched)))) if touched else []
+        kinds = {e.kind for e in new}
+        agents = tuple(agent_view(a) for a in Agent.select().order_by(Agent.id)) if kinds & AGENT_EVENTS else None
+        gates = None
+        if kinds & GATE_EVENTS:
+            gates = tuple(gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id))
+    return BoardDelta(new[-1].seq, tuple(new), tuple(cards), agents, gates)
+
+
+class GateBrief(NamedTuple):
+    """A gate with what a person needs to answer it."""
+
+    gate: GateView
+    card: CardView
+    evidence: EvidenceView | None  # the card's latest evidence
+
+
+def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
+    """The gate, its card and the card's latest evidence (None: no such gate)."""
+    with store.read():
+        row = Gate.get_or_none(Gate.id == gate_id)
+        if row is None:
+            return None
+        card = Card.get_by_id(row.card_id)
+        latest = Evidence.select().where(Evidence.card == card.id).order_by(Evidence.id.desc()).first()
+        return GateBrief(gate_view(row), card_views([card])[0], evidence_view(latest) if latest else None)

@@ -149,8 +149,8 @@ def cmd_board(ctx: Context) -> Outcome | None:
         except ImportError:
             run_board = None
         if run_board is not None:
-            run_board(ctx.location)
-            return None
+            code = run_board(ctx.location)
+            return Outcome({}, code or 0, "") if code else None
     from ..board import board_cards
 
     cards = [c.to_json() for c in board_cards(ctx.store)]

@@ -1,0 +1,259 @@
+"""TUI figures: how fast an agent's write shows on the board, and what a big
+board costs to open.
+
+1. Latency: a separate agent process writes evidence (a real ``writeback``)
+   at irregular intervals and notes the wall-clock time each commit returned;
+   the board (headless, change poller on, default interval) notes when the
+   card showing that write has been repainted. Prints median and p95
+   (target p95 <= 150 ms), on a small board and on the big one.
+2. A board of 2,000 cards with 50,000 evidence entries: time from start to
+   the first paint of the board (in a fresh process, imports included, and
+   from the app's start), and the process's memory (RSS) once painted
+   (targets <= 1 s, <= 200 MB).
+
+Run: ``.venv/bin/python bench/tui_bench.py [--writes N] [--skip-big]``.
+Figures are printed; nothing here asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+WRITER = textwrap.dedent(
+    """
+    import random, sys, time
+    from loopx_core.discovery import parse_target
+    from loopx_core.store import Store
+    from loopx_core.writeback import writeback
+    db, card, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    rnd = random.Random(seed)
+    store = Store.open(parse_target(db, "flag"))
+    time.sleep(1.0)  # let the board open first
+    for i in range(1, n + 1):
+        writeback(store, card, "bench-agent", {"summary": f"turn {i}", "next": f"step {i + 1}", "tokens": 100})
+        print(i, repr(time.time()), flush=True)
+        time.sleep(rnd.uniform(0.08, 0.25))
+    store.close()
+    """
+)
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def make_small_board(folder: Path):
+    from loopx_core import cards, claims
+    from loopx_core.agents import add_agent
+    from loopx_core.board import init_board
+    from loopx_core.discovery import parse_target
+
+    location = parse_target(str(folder / ".loopx" / "board.db"), "flag")
+    store, _ = init_board(location, "latency bench", "human:bench")
+    add_agent(store, {"id": "bench-agent", "can": []}, "human:bench")
+    for i in range(200):
+        cards.add_card(store, {"title": f"card {i}", "priority": i % 5}, "human:bench")
+    claims.claim(store, 1, "bench-agent", 86400)
+    store.close()
+    return location, 1
+
+
+def make_big_board(folder: Path, n_cards: int = 2000, n_evidence: int = 50_000):
+    """Rows written in bulk (the operators would take minutes for 50k turns);
+    the shapes are the operators' own."""
+    from loopx_core import clock
+    from loopx_core.agents import add_agent
+    from loopx_core.board import init_board
+    from loopx_core.discovery import parse_target
+    from loopx_core.models import Card, Event, Evidence
+
+    location = parse_target(str(folder / ".loopx" / "board.db"), "flag")
+    store, _ = init_board(location, "big board", "human:bench")
+    agents = [f"agent-{i}" for i in range(8)]
+    for a in agents + ["bench-agent"]:
+        add_agent(store, {"id": a, "can": []}, "human:bench")
+    rnd = random.Random(7)
+    now = clock.now()
+    statuses = ["ready"] * 5 + ["backlog", "active", "active", "waiting", "paused", "blocked", "done", "done", "done", "done", "cancelled"]
+    per_card = n_evidence // n_cards
+
+    def body():
+        rows = []
+        for i in range(n_cards):
+            status = "active" if i == 0 else rnd.choice(statuses)
+            holder = "bench-agent" if i == 0 else (rnd.choice(agents) if status in ("active", "waiting", "paused") else None)
+            rows.append({
+                "title": f"Card {i}: " + rnd.choice(["fix", "add", "refactor", "test", "ship"]) + " " + rnd.choice(["login", "billing", "search", "cache", "docs"]),
+                "status": status, "priority": rnd.randint(0, 4), "assignee": holder, "needs": [], "todos": [],
+                "lease_holder": holder, "lease_token": 1 if holder else None, "fence": 1 if holder else 0,
+                "lease_expires": (now + 86400) if status == "active" else None, "lease_seconds": 86400 if holder else None,
+                "paused_reason": "budget" if status == "paused" else None, "blocked_reason": "gate rejected" if status == "blocked" else None,
+                "evidence_count": per_card, "used_turns": per_card, "used_tokens": per_card * 1500, "max_turns": 100 if i % 3 == 0 else None,
+                "created_at": now - 86400 + i, "updated_at": now - 3600 + i, "done_at": (now - 100 + i) if status == "done" else None,
+            })
+        for chunk in range(0, len(rows), 500):
+            Card.insert_many(rows[chunk : chunk + 500]).execute()
+        events = [{"at": now, "actor": "human:bench", "card": i + 1, "kind": "card_added", "data": {"title": rows[i]["title"]}} for i in range(n_cards)]
+        evidence = []
+        for n in range(n_evidence):
+            card = n % n_cards + 1
+            evidence.append({
+                "card": card, "agent": agents[n % len(agents)], "summary": f"turn {n}: did a thing on card {card}",
+                "artifacts": [{"path": f"src/file{n % 97}.py", "size": 1200 + n % 500, "sha256": f"{n:064x}"}],
+                "todos_added": [], "todos_done": [], "tokens": 1500, "tokens_in": 1000, "tokens_out": 500, "usd": 0.01,
+                "source": "cli", "payload_hash": f"{n:064x}", "created_at": now - 3600 + n * 0.05,
+            })
+            events.append({"at": now, "actor": f"agent:{agents[n % len(agents)]}", "card": card, "kind": "evidence_added", "data": {"evidence": f"E-{n + 1}"}})
+        for chunk in range(0, len(evidence), 1000):
+            Evidence.insert_many(evidence[chunk : chunk + 1000]).execute()
+        for chunk in range(0, len(events), 2000):
+            Event.insert_many(events[chunk : chunk + 2000]).execute()
+
+    store.run(body)
+    store.close()
+    return location, 1
+
+
+def measure_latency(location, card_id: int, writes: int, size=(160, 48)) -> list[float]:
+    from loopx_tui.app import LoopxApp
+
+    seen: dict[int, float] = {}
+    committed: dict[int, float] = {}
+
+    class BenchApp(LoopxApp):
+        def on_board_changed(self, message) -> None:
+            super().on_board_changed(message)
+            card = self.model.cards.get(card_id)
+            if card is not None and card.evidence_count not in seen:
+                count = card.evidence_count
+
+                def painted(count=count) -> None:
+                    seen.setdefault(count, time.time())
+
+                self.board_screen.call_after_refresh(painted)
+
+    async def run() -> None:
+        app = BenchApp(location, background=True, human="human:bench")
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            base = app.model.cards[card_id].evidence_count
+            proc = subprocess.Popen([sys.executable, "-c", WRITER, str(location.path), str(card_id), str(writes), "1"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+            loop = asyncio.get_running_loop()
+            lines = await loop.run_in_executor(None, proc.communicate)
+            for line in lines[0].splitlines():
+                i, t = line.split()
+                committed[base + int(i)] = float(t)
+            deadline = time.monotonic() + 5
+            while len(seen) < writes and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+
+    asyncio.run(run())
+    return [(seen[k] - committed[k]) * 1000 for k in committed if k in seen]
+
+
+PAINT = textwrap.dedent(
+    """
+    import time
+    T_PROCESS = time.perf_counter()
+    import asyncio, json, os, sys
+    sys.path.insert(0, sys.argv[2])
+    from loopx_core.discovery import parse_target
+    from loopx_tui.app import LoopxApp
+    from loopx_tui.screens.board import BoardScreen
+
+    marks = {}
+    original = BoardScreen.on_mount
+
+    def on_mount(self):
+        original(self)
+        self.call_after_refresh(lambda: marks.setdefault("painted", time.perf_counter()))
+
+    BoardScreen.on_mount = on_mount
+
+    def rss_mb(field="VmRSS"):
+        for line in open("/proc/self/status"):
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    async def main():
+        t_app = time.perf_counter()
+        app = LoopxApp(parse_target(sys.argv[1], "flag"), background=False)
+        async with app.run_test(size=(160, 48)) as pilot:
+            while "painted" not in marks:
+                await asyncio.sleep(0.005)
+            cards = len(app.model.cards)
+            widgets = sum(len(c.widgets) for c in app.board_screen.board.columns.values())
+            await pilot.pause()
+            print(json.dumps({"from_process": marks["painted"] - T_PROCESS, "from_app": marks["painted"] - t_app, "rss_mb": rss_mb(), "peak_mb": rss_mb("VmHWM"), "cards": cards, "widgets": widgets}))
+
+    asyncio.run(main())
+    """
+)
+
+
+def first_paint(location, runs: int = 3) -> list[dict]:
+    out = []
+    for _ in range(runs):
+        proc = subprocess.run([sys.executable, "-c", PAINT, str(location.path), str(REPO)], capture_output=True, text=True, cwd=REPO, env=dict(os.environ, TEXTUAL_ANIMATIONS="none"), timeout=120)
+        if proc.returncode != 0:
+            raise SystemExit(proc.stderr)
+        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def report_latency(label: str, ms: list[float], writes: int) -> None:
+    if not ms:
+        print(f"{label}: no writes seen on screen")
+        return
+    print(f"{label}: {len(ms)}/{writes} writes seen · median {statistics.median(ms):.0f} ms · p95 {percentile(ms, 95):.0f} ms · max {max(ms):.0f} ms  (target p95 <= 150 ms)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--writes", type=int, default=60)
+    parser.add_argument("--skip-big", action="store_true")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="loopx-tui-bench-") as tmp:
+        tmp = Path(tmp)
+        print("LoopX TUI bench")
+        location, card = make_small_board(tmp / "small")
+        report_latency("write -> screen, 200-card board", measure_latency(location, card, args.writes), args.writes)
+        if args.skip_big:
+            return 0
+        t = time.perf_counter()
+        big, card = make_big_board(tmp / "big")
+        print(f"big board built: 2,000 cards, 50,000 evidence, 52,000 events ({time.perf_counter() - t:.1f} s, {big.path.stat().st_size / 1e6:.0f} MB)")
+        paints = first_paint(big)
+        best = min(paints, key=lambda p: p["from_process"])
+        print(
+            "first paint, 2,000 cards / 50,000 evidence: "
+            f"{statistics.median(p['from_process'] for p in paints) * 1000:.0f} ms from process start (imports included), "
+            f"{statistics.median(p['from_app'] for p in paints) * 1000:.0f} ms from app start · "
+            f"RSS {statistics.median(p['rss_mb'] for p in paints):.0f} MB (peak {max(p['peak_mb'] for p in paints):.0f} MB) · "
+            f"{best['widgets']} card widgets mounted for {best['cards']} cards  (targets <= 1 s, <= 200 MB)"
+        )
+        report_latency("write -> screen, 2,000-card board", measure_latency(big, card, args.writes), args.writes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""Small text pieces every screen shows: quota bars, lease time left, sizes, times.
+
+Everything here is a pure function of plain values and an explicit ``now``,
+so a frozen clock gives the same pixels on every run."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from rich.text import Text
+
+from loopx_core.clock import human_delta
+from loopx_core.values import CardView, Limit, Quota
+
+FULL, EMPTY = "█", "░"
+
+
+def quota_style(fraction: float | None) -> str:
+    if fraction is None:
+        return "dim"
+    if fraction >= 1.0:
+        return "bold red"
+    if fraction >= 0.8:
+        return "yellow"
+    return "green"
+
+
+def bar(fraction: float | None, width: int) -> Text:
+    """A bar of ``width`` cells; readable without colour (filled vs light shade)."""
+    width = max(1, width)
+    if fraction is None:
+        return Text(EMPTY * width, style="dim")
+    filled = min(width, int(round(fraction * width)))
+    if fraction > 0 and filled == 0:
+        filled = 1
+    return Text.assemble((FULL * filled, quota_style(fraction)), (EMPTY * (width - filled), "dim"))
+
+
+def tokens(n: float) -> str:
+    n = float(n)
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return f"{int(n)}"
+
+
+def limit_text(name: str, limit: Limit) -> str:
+    if name == "usd":
+        used = f"${limit.used:.2f}"
+        return used if limit.limit is None else f"{used}/${limit.limit:.2f}"
+    if name == "tokens":
+        return tokens(limit.used) if limit.limit is None else f"{tokens(limit.used)}/{tokens(limit.limit)}"
+    used = f"{int(limit.used)}"
+    return used if limit.limit is None else f"{used}/{int(limit.limit)}"
+
+
+def quota_face(quota: Quota, width: int) -> Text:
+    """The card face's quota: a bar of the most-spent limit and its percentage."""
+    fraction = quota.fraction
+    if fraction is None:
+        return Text(f"{tokens(quota.tokens.used)} tok", style="dim")
+    pct = f" {int(round(fraction * 100))}%"
+    return bar(fraction, max(3, width - len(pct))) + Text(pct, style=quota_style(fraction))
+
+
+def lease_left(card: CardView, now: float) -> str:
+    """Lease time left on a held card ("12m"), or what it waits on."""
+    if card.status == "monitoring" and card.monitor_due is not None:
+        return "◷" + human_delta(card.monitor_due - now)
+    if card.lease is None:
+        return ""
+    if card.lease.expires_at is None:
+        return "held"
+    left = card.lease.expires_at - now
+    return "expired" if left <= 0 else human_delta(left)
+
+
+def size(n: int | None) -> str:
+    if n is None:
+        return "missing"
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+def short_sha(sha: str | None) -> str:
+    return sha[:12] if sha else "—"
+
+
+def clock_time(ts: float | None) -> str:
+    if ts is None:
+        return "—"
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%m-%d %H:%M:%S")
+
+
+def ago(ts: float | None, now: float) -> str:
+    if ts is None:
+        return "—"
+    return human_delta(now - ts) + " ago" if now >= ts else "in " + human_delta(ts - now)
+
+
+def ellipsize(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    if width <= 1:
+        return text[:width]
+    return text if len(text) <= width else text[: width - 1] + "…"

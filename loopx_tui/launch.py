@@ -1,0 +1,72 @@
+"""Entry points the CLI calls: ``loopx`` / ``loopx board`` and ``loopx demo``.
+
+Both return an exit code (DESIGN §6): 0, or 4 when there is no board."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from loopx_core.discovery import BoardLocation
+
+
+def run_board(location: BoardLocation) -> int:
+    """The live board on ``location`` until the person quits. No board (or
+    one that cannot be opened): the reason and how to create one, exit 4."""
+    from loopx_core.errors import LoopxError
+    from loopx_core.store import Store
+
+    try:
+        # The user's own board (the last fallback of discovery) is created, as the CLI does.
+        store = Store.open(location, create=location.source == "user")
+    except LoopxError as err:
+        sys.stderr.write(f"loopx: {err.message}\n  → {err.hint or 'create one with `loopx init`'}\n")
+        return err.exit_code
+
+    from .app import LoopxApp
+
+    app = LoopxApp(location, store=store)
+    code = app.run()
+    _close(app)
+    return int(code if isinstance(code, int) else app.exit_code)
+
+
+DEMO_INTRO = (
+    "Simulated agents are working on this throwaway board. Gates pop up as they ask: "
+    "y approve · n reject · A remember · Esc later. Drag cards, v for owners, ? for every key."
+)
+
+
+def run_demo(keep: str | None = None) -> int:
+    """A throwaway board with simulated agents at work (separate processes,
+    through the real operators), and the live board on it."""
+    from loopx_core.demo import DemoAgents, build_demo_board
+
+    from .app import LoopxApp
+
+    folder = Path(keep).expanduser().resolve() if keep else Path(tempfile.mkdtemp(prefix="loopx-demo-"))
+    location = build_demo_board(folder)
+    agents = DemoAgents(location, folder)
+    agents.start()
+    app = LoopxApp(location, demo=True, intro=DEMO_INTRO)
+    try:
+        code = app.run()
+    finally:
+        agents.stop()
+        _close(app)
+    if keep:
+        print(f"The demo board is kept in {folder}\nOpen it again with:  loopx --db {location.path}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+    return int(code if isinstance(code, int) else 0)
+
+
+def _close(app) -> None:
+    store = getattr(app, "store", None)
+    if store is not None:
+        try:
+            store.close()
+        except Exception:
+            pass

@@ -1,0 +1,53 @@
+"""Messages between the workers, the widgets and the app: small dataclasses
+carrying loopx_core's plain values (never ORM rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from loopx_core.board import BoardDelta
+from loopx_core.values import Artifact
+
+
+@dataclass
+class BoardChanged(Message):
+    """The change poller saw commits: what changed since the last seen seq."""
+
+    delta: BoardDelta
+
+
+@dataclass
+class PollFailed(Message):
+    """The change poller could not read the board (shown, then retried)."""
+
+    error: str
+
+
+@dataclass
+class CardDropped(Message):
+    """A card was dragged onto another column."""
+
+    card_id: int
+    column: str
+
+
+@dataclass
+class DragHover(Message):
+    """A drag is over ``column`` (None: over no column, or the drag ended)."""
+
+    card_id: int
+    column: str | None
+
+
+@dataclass
+class OpenCard(Message):
+    card_id: int
+
+
+@dataclass
+class OpenArtifact(Message):
+    card_id: int
+    artifact: Artifact
+    pager: bool = False

@@ -1,0 +1,1 @@
+"""Dialogs: the gate modal, the add-card and budget forms, the agent picker."""

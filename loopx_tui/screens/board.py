@@ -1,0 +1,291 @@
+"""The main screen: the board, live."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from ..messages import CardDropped, DragHover, OpenCard
+from ..state import OWNER, STATUS, Query
+from ..widgets.board import BoardHeader, BoardView
+from ..widgets.card import CardWidget
+
+if TYPE_CHECKING:
+    from ..app import LoopxApp
+
+
+DROP_HINTS = {"assign": "⤓ assign", "unassign": "⤓ unassign", "ready": "⤓ ready", "cancelled": "⤓ cancel"}
+
+
+class BoardScreen(Screen):
+    AUTO_FOCUS = "CardWidget"
+
+    BINDINGS = [
+        Binding("enter", "open_card", "Open", tooltip="open the selected card: evidence, gates, handoffs, events, burn"),
+        Binding("v", "toggle_view", "View", tooltip="columns by status ⇄ one column per agent (plus Unassigned)"),
+        Binding("slash", "filter", "Filter", tooltip="filter by words, @agent or status:… (Esc clears)"),
+        Binding("g", "answer_gates", "Gates", tooltip="answer the waiting gates one by one (the deferred ones too)"),
+        Binding("n", "new_card", "New", tooltip="add a card (a form, validated like `loopx card add`)"),
+        Binding("a", "reassign", "Assign", tooltip="reassign the selected card to an agent (handoff packet) or unassign it"),
+        Binding("plus", "raise_budget", "+Budget", show=False, tooltip="raise the selected card's budget (resumes a paused card)"),
+        Binding("r", "move('ready')", "To ready", show=False, tooltip="move the selected card to ready"),
+        Binding("b", "move('backlog')", "To backlog", show=False, tooltip="move the selected card to the backlog"),
+        Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card"),
+        Binding("shift+right,greater_than_sign", "shift(1)", "Move right", show=False, tooltip="move the card one column right — what a drag there does"),
+        Binding("shift+left,less_than_sign", "shift(-1)", "Move left", show=False, tooltip="move the card one column left — what a drag there does"),
+        Binding("up,k", "nav(0,-1)", "Up", show=False, tooltip="select the card above"),
+        Binding("down,j", "nav(0,1)", "Down", show=False, tooltip="select the card below"),
+        Binding("left,h", "nav(-1,0)", "Left", show=False, tooltip="select a card in the column to the left"),
+        Binding("right,l", "nav(1,0)", "Right", show=False, tooltip="select a card in the column to the right"),
+        Binding("escape", "escape", "Cancel", show=False, tooltip="cancel a drag, or clear the filter"),
+        Binding("question_mark", "help", "Help", tooltip="this list of keys"),
+        Binding("q", "app.quit", "Quit", tooltip="quit (agents keep working; the board is in the store)"),
+    ]
+
+    app: "LoopxApp"
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.focus_card: int | None = None
+
+    def compose(self) -> ComposeResult:
+        model = self.app.model
+        yield BoardHeader(id="board-header")
+        yield BoardView(model, self.app.now, id="board", classes="-owner" if model.mode == OWNER else "")
+        # Disabled while hidden, so focus never lands in it by accident.
+        yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#filter", Input).display = False
+        self.refresh_header()
+        self.call_after_refresh(self._focus_first)
+        self.app.board_ready()
+
+    @property
+    def board(self) -> BoardView:
+        return self.query_one(BoardView)
+
+    def refresh_header(self) -> None:
+        for header in self.query(BoardHeader):
+            header.show(self.app.model, demo=self.app.demo)
+
+    def _focus_first(self) -> None:
+        if isinstance(self.focused, CardWidget):
+            return
+        for column in self.board.columns.values():
+            for cid in column.card_ids():
+                widget = column.widgets[cid]
+                widget.focus(scroll_visible=False)
+                return
+
+    # -- applying changes ------------------------------------------------------
+    def apply(self, changed: Iterable[int], old_columns: dict[int, str], rebuild: bool = False) -> None:
+        """Re-sync only the columns the changed cards left or entered."""
+        if not self.is_mounted or not self.query(BoardView):
+            return  # composing now (from the model as it is), or closing: nothing to catch up
+        model = self.app.model
+        focused = self.focused.card.id if isinstance(self.focused, CardWidget) else None
+        moved_focus = False
+        if rebuild:
+            self.board.rebuild()
+            moved_focus = focused is not None
+        else:
+            affected: set[str] = set()
+            for cid in changed:
+                card = model.cards.get(cid)
+                if card is None:
+                    continue
+                new = model.column_of(card)
+                affected.add(new)
+                old = old_columns.get(cid)
+                if old is not None and old != new:
+                    affected.add(old)
+                    moved_focus = moved_focus or cid == focused
+            if affected and not self.board.sync(affected):
+                self.board.rebuild()
+                moved_focus = focused is not None
+        self.refresh_header()
+        if moved_focus and focused is not None:
+            self.call_after_refresh(self.focus_card_widget, focused)
+
+    def focus_card_widget(self, card_id: int) -> bool:
+        widget = self.board.card_widget(card_id)
+        if widget is None:
+            return False
+        widget.focus()
+        return True
+
+    def on_descendant_focus(self, event) -> None:
+        if isinstance(event.widget, CardWidget):
+            self.focus_card = event.widget.card.id
+
+    def selected_card(self):
+        if isinstance(self.focused, CardWidget):
+            return self.app.model.cards.get(self.focused.card.id)
+        return None
+
+    # -- drag and drop -------------------------------------------------------------
+    @on(DragHover)
+    def _drag_hover(self, message: DragHover) -> None:
+        model = self.app.model
+        card = model.cards.get(message.card_id)
+        header = self.query_one(BoardHeader)
+        if card is None or message.column is None:
+            self.board.set_hints({})
+            header.note = ""
+            self.refresh_header()
+            return
+        drop = model.drop(card, message.column)
+        title = model.column_title(message.column)
+        if drop.op == "assign":
+            hint = DROP_HINTS["assign" if drop.arg else "unassign"]
+            header.note = f"drop {card.key} → {title}: " + (f"reassign to {drop.arg}" if drop.arg else "unassign")
+        elif drop.op == "move":
+            hint = DROP_HINTS[drop.arg]
+            header.note = f"drop {card.key} → {title}: move to {drop.arg}"
+        elif drop.reason:
+            hint = "✗"
+            header.note = f"✗ {drop.reason}"
+        else:
+            hint, header.note = "", f"{card.key} stays in {title}"
+        self.board.set_hints({message.column: hint})
+        self.refresh_header()
+
+    @on(CardDropped)
+    def _card_dropped(self, message: CardDropped) -> None:
+        self.board.set_hints({})
+        self.query_one(BoardHeader).note = ""
+        self.refresh_header()
+        self.app.drop_card(message.card_id, message.column)
+
+    @on(OpenCard)
+    def _open(self, message: OpenCard) -> None:
+        self.app.open_card(message.card_id)
+
+    # -- actions -----------------------------------------------------------------------
+    def action_open_card(self) -> None:
+        card = self.selected_card()
+        if card is not None:
+            self.app.open_card(card.id)
+
+    def action_toggle_view(self) -> None:
+        model = self.app.model
+        model.mode = OWNER if model.mode == STATUS else STATUS
+        focused = self.focus_card
+        self.board.rebuild()
+        self.refresh_header()
+        if focused is not None:
+            self.call_after_refresh(self.focus_card_widget, focused)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.disabled = False
+        box.display = True
+        box.cursor_blink = self.app.background
+        box.value = self.app.model.query.text
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.app.model.query = Query.parse(event.value)
+        self.board.sync()
+        self.refresh_header()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self._hide_filter()
+        self._focus_first()
+
+    def _hide_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = False
+        box.disabled = True
+
+    def clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        self._hide_filter()
+        if self.app.model.query.active:
+            box.value = ""
+            self.app.model.query = Query()
+            self.board.sync()
+            self.refresh_header()
+        self._focus_first()
+
+    def action_escape(self) -> None:
+        for column in self.board.columns.values():
+            for widget in column.widgets.values():
+                if widget.dragging:
+                    widget.cancel_drag()
+                    return
+        if self.query_one("#filter", Input).display or self.app.model.query.active:
+            self.clear_filter()
+
+    def action_answer_gates(self) -> None:
+        self.app.answer_all_gates()
+
+    def action_new_card(self) -> None:
+        self.app.new_card()
+
+    def action_reassign(self) -> None:
+        card = self.selected_card()
+        if card is None:
+            self.app.notify("Select a card first (arrows), then press a", severity="warning")
+            return
+        self.app.reassign(card.id)
+
+    def action_raise_budget(self) -> None:
+        card = self.selected_card()
+        if card is None:
+            self.app.notify("Select a card first, then press +", severity="warning")
+            return
+        self.app.raise_budget(card.id)
+
+    def action_move(self, to: str) -> None:
+        card = self.selected_card()
+        if card is not None:
+            self.app.move_card(card.id, to)
+
+    def action_shift(self, step: int) -> None:
+        """Move the selected card to the neighbouring column: the same operator a drag runs."""
+        card = self.selected_card()
+        if card is None:
+            return
+        target = self.app.model.neighbour(self.app.model.column_of(card), step)
+        if target is not None:
+            self.app.drop_card(card.id, target)
+
+    def action_nav(self, dx: int, dy: int) -> None:
+        board = self.board
+        keys = list(board.columns)
+        if not keys:
+            return
+        current = self.focused if isinstance(self.focused, CardWidget) else None
+        column = board.column_of_widget(current) if current is not None else None
+        if column is None:
+            self._focus_first()
+            return
+        ids = column.card_ids()
+        row = ids.index(current.card.id) if current.card.id in ids else 0
+        if dy:
+            row = max(0, min(len(ids) - 1, row + dy))
+            column.widgets[ids[row]].focus()
+            return
+        index = keys.index(column.key)
+        while True:
+            index += dx
+            if not 0 <= index < len(keys):
+                return
+            target = board.columns[keys[index]]
+            target_ids = target.card_ids()
+            if target_ids:
+                target.widgets[target_ids[min(row, len(target_ids) - 1)]].focus()
+                return
+
+    def action_help(self) -> None:
+        self.app.action_help()

@@ -1,0 +1,245 @@
+"""Enter on a card: identity, authority, quota and lease; the evidence
+timeline; gates with their answers; handoff packets; the raw events; and the
+quota burn as a sparkline. Kept current while agents write."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Sparkline, Static, TabbedContent, TabPane
+
+from loopx_core import cards as card_ops
+from loopx_core import ids
+from loopx_core.errors import LoopxError
+from loopx_core.values import CardDetail, CardView
+
+from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, tokens
+from ..widgets.evidence_log import EvidenceLog
+
+if TYPE_CHECKING:
+    from ..app import LoopxApp
+
+
+def header_text(card: CardView, now: float) -> Text:
+    t = Text()
+    t.append(f" {card.key} ", style="bold reverse")
+    t.append(f" {card.title}", style="bold")
+    status = card.status + (f" ({card.paused_reason})" if card.paused_reason else "") + (f" ({card.blocked_reason})" if card.blocked_reason else "")
+    t.append(f"  [{status}]", style="bold yellow" if card.status in ("waiting", "paused", "blocked") else "dim")
+    # identity and continuation
+    t.append("\n owner ", style="dim")
+    t.append(card.owner or "—")
+    t.append("  priority ", style="dim")
+    t.append(str(card.priority))
+    if card.after:
+        t.append("  after ", style="dim")
+        t.append(", ".join(ids.fmt(ids.CARD, a) for a in card.after))
+    if card.handoff_to:
+        t.append("  handoff to ", style="dim")
+        t.append(card.handoff_to, style="bold")
+    # authority and lease
+    t.append("\n needs ", style="dim")
+    t.append(", ".join(card.needs) if card.needs else "no scopes")
+    t.append("  lease ", style="dim")
+    if card.lease is not None:
+        t.append(f"{card.lease.holder} #{card.lease.token} {lease_left(card, now)}")
+    else:
+        t.append("none")
+    if card.pending_gate is not None:
+        t.append(f"  ⚑ G-{card.pending_gate} waiting", style="bold yellow")
+    # quota
+    t.append("\n quota ", style="dim")
+    for name in ("turns", "tokens", "usd"):
+        limit = getattr(card.quota, name)
+        t.append(f"{name} ", style="dim")
+        t.append(limit_text(name, limit))
+        if limit.limit is not None:
+            t.append(" ")
+            t.append_text(bar(limit.fraction, 6))
+        t.append("  ")
+    t.append("\n next ", style="dim")
+    t.append(card.next_action or "—")
+    open_todos = card.open_todos
+    if card.todos:
+        t.append(f"  todos {len(open_todos)} open / {len(card.todos) - len(open_todos)} done", style="dim")
+    return t
+
+
+def gates_text(detail: CardDetail, now: float) -> Text:
+    if not detail.gates:
+        return Text("No gates on this card.", style="dim")
+    out = Text()
+    for i, g in enumerate(detail.gates):
+        if i:
+            out.append("\n\n")
+        style = {"pending": "bold yellow", "approved": "green", "rejected": "bold red", "expired": "red"}.get(g.status, "dim")
+        out.append(f"{g.key} ", style="bold")
+        out.append(g.status, style=style)
+        out.append(f"  {g.kind} · asked by {g.agent} {ago(g.created_at, now)}", style="dim")
+        out.append(f"\n  {g.question}")
+        if g.scope:
+            out.append(f"\n  scope {g.scope}", style="dim")
+        if g.options:
+            out.append(f"\n  options {' / '.join(g.options)}", style="dim")
+        if g.answered_by:
+            out.append(f"\n  {g.answer or g.status} by {g.answered_by} {ago(g.answered_at, now)}")
+        if g.note:
+            out.append(f"\n  note: {g.note}", style="italic")
+    return out
+
+
+def handoffs_text(detail: CardDetail, now: float) -> Text:
+    if not detail.handoffs:
+        return Text("No handoffs yet.", style="dim")
+    out = Text()
+    for i, h in enumerate(detail.handoffs):
+        if i:
+            out.append("\n\n")
+        p = h.packet
+        out.append(f"{h.key} ", style="bold")
+        out.append(f"{h.from_agent or '—'} → {h.to_agent}", style="bold")
+        out.append(f"  by {h.created_by} {ago(h.created_at, now)}", style="dim")
+        out.append(f"\n  digest {short_sha(h.digest)}", style="dim")
+        if h.accepted_at is not None:
+            ok = h.accepted_digest == h.digest
+            out.append(f"  accepted {ago(h.accepted_at, now)}" + (" ✓ digest" if ok else " ✗ digest"), style="green" if ok else "bold red")
+        else:
+            out.append("  not accepted yet", style="yellow")
+        out.append(f"\n  {p.get('summary', '')}")
+        for label, key in (("done", "done"), ("pending", "pending")):
+            items = p.get(key) or []
+            if items:
+                out.append(f"\n  {label}: ", style="dim")
+                out.append("; ".join(items))
+        if p.get("needs"):
+            out.append("\n  needs: ", style="dim")
+            out.append(", ".join(p["needs"]))
+        for gate in p.get("open_gates") or []:
+            out.append(f"\n  open gate {gate.get('id')}: {gate.get('question')}", style="yellow")
+        arts = p.get("last_artifacts") or []
+        if arts:
+            out.append("\n  artifacts: ", style="dim")
+            out.append(", ".join(a.get("path", "?") for a in arts))
+        if p.get("next"):
+            out.append("\n  next: ", style="dim")
+            out.append(str(p["next"]))
+    return out
+
+
+def events_text(detail: CardDetail) -> Text:
+    if not detail.events:
+        return Text("No events.", style="dim")
+    out = Text()
+    for i, e in enumerate(detail.events):
+        if i:
+            out.append("\n")
+        out.append(f"{e.seq:>6} ", style="dim")
+        out.append(f"{clock_time(e.at)} ", style="dim")
+        out.append(f"{e.kind:<16}", style="bold")
+        out.append(f" {e.actor}")
+        data = {k: v for k, v in e.data.items() if v not in (None, [], {})}
+        if data:
+            out.append("  " + json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)[:300], style="dim")
+    return out
+
+
+class CardScreen(Screen):
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", tooltip="back to the board"),
+        Binding("1", "tab('evidence')", "Evidence", show=False, tooltip="the evidence timeline (Enter on ▸ opens an artifact)"),
+        Binding("2", "tab('gates')", "Gates", show=False, tooltip="gates with their answers"),
+        Binding("3", "tab('handoffs')", "Handoffs", show=False, tooltip="handoff packets"),
+        Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
+        Binding("g", "gate", "Answer gate", tooltip="answer this card's pending gate"),
+        Binding("plus", "budget", "+Budget", tooltip="raise this card's budget"),
+        Binding("a", "reassign", "Assign", tooltip="reassign this card"),
+        Binding("question_mark", "app.help", "Help", tooltip="every key"),
+    ]
+
+    app: "LoopxApp"
+
+    def __init__(self, card_id: int):
+        super().__init__()
+        self.card_id = card_id
+        self.detail: CardDetail | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="card-header")
+        with Horizontal(id="card-burn"):
+            yield Static("burn", id="card-burn-label")
+            yield Sparkline([], id="card-sparkline")
+        with TabbedContent(id="card-tabs", initial="evidence"):
+            with TabPane("Evidence", id="evidence"):
+                yield EvidenceLog(self.card_id, self.app.now, id="evidence-log")
+            with TabPane("Gates", id="gates"):
+                yield VerticalScroll(Static(id="card-gates"))
+            with TabPane("Handoffs", id="handoffs"):
+                yield VerticalScroll(Static(id="card-handoffs"))
+            with TabPane("Events", id="events"):
+                yield VerticalScroll(Static(id="card-events"))
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.load()
+        self.query_one(EvidenceLog).focus()
+
+    def load(self) -> None:
+        try:
+            detail = card_ops.card_detail(self.app.store, self.card_id)
+        except LoopxError as err:
+            self.app.notice(err.message, severity="error")
+            self.app.pop_screen()
+            return
+        self.detail = detail
+        now = self.app.now()
+        self.query_one("#card-header", Static).update(header_text(detail.card, now))
+        burn = [float(e.tokens) for e in detail.evidence]
+        spark = self.query_one(Sparkline)
+        spark.data = burn or [0.0]
+        spark.display = bool(burn)
+        total = sum(burn)
+        quota = detail.card.quota
+        label = f"burn {tokens(total)} tok"
+        if quota.usd.used:
+            label += f" ${quota.usd.used:.2f}"
+        label += " · tokens per entry " if burn else " · no evidence yet"
+        self.query_one("#card-burn-label", Static).update(Text(label, style="dim"))
+        self.query_one(EvidenceLog).add(detail.evidence, detail.observed)
+        self.query_one("#card-gates", Static).update(gates_text(detail, now))
+        self.query_one("#card-handoffs", Static).update(handoffs_text(detail, now))
+        self.query_one("#card-events", Static).update(events_text(detail))
+        tabs = self.query_one(TabbedContent)
+        for pane, count in (("evidence", len(detail.evidence)), ("gates", len(detail.gates)), ("handoffs", len(detail.handoffs)), ("events", len(detail.events))):
+            tab = tabs.get_tab(pane)
+            tab.label = f"{pane.capitalize()} {count}"
+
+    def board_changed(self, touched: set[int]) -> None:
+        if self.card_id in touched and self.is_attached:
+            self.load()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_tab(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+
+    def action_gate(self) -> None:
+        card = self.app.model.cards.get(self.card_id)
+        if card is None or card.pending_gate is None:
+            self.app.notice(f"{ids.fmt(ids.CARD, self.card_id)} has no gate waiting")
+            return
+        self.app.deferred.discard(card.pending_gate)
+        self.app.gate_queue.insert(0, card.pending_gate)
+        self.app.maybe_show_gate()
+
+    def action_budget(self) -> None:
+        self.app.raise_budget(self.card_id)
+
+    def action_reassign(self) -> None:
+        self.app.reassign(self.card_id)

@@ -1,0 +1,1 @@
+"""Widgets: cards, columns, the board, the evidence log."""

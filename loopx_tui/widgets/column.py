@@ -1,0 +1,136 @@
+"""A board column: a header with the count, the cards, and "+N more".
+
+``sync`` brings the column to a new list of cards by diffing against the
+widgets it has: unchanged cards are left alone, changed ones re-render in
+place, new ones are mounted at their position, gone ones removed. A column
+never remounts wholesale on a change."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from loopx_core.values import CardView
+
+from ..state import COLUMN_LIMIT
+from .card import CardWidget
+
+
+def css_id(key: str) -> str:
+    return "col-" + re.sub(r"[^A-Za-z0-9_-]", "_", key.lstrip("@"))
+
+
+class BoardColumn(Vertical):
+    def __init__(self, key: str, title: str, now: Callable[[], float], cards: list[CardView] = (), limit: int = COLUMN_LIMIT):
+        super().__init__(id=css_id(key), classes=f"board-column -col-{css_id(key)[4:]}")
+        self.key = key
+        self.title = title
+        self._now = now
+        self.limit = limit
+        self.total = len(cards)
+        self.hint = ""
+        shown = list(cards)[:limit]
+        self.widgets: dict[int, CardWidget] = {c.id: CardWidget(c, now) for c in shown}
+        self._order: list[int] = [c.id for c in shown]
+        self._ready = False
+        self._pending: list[CardView] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._header_text(), classes="column-header")
+        yield VerticalScroll(*self.widgets.values(), classes="column-body", can_focus=False)
+        yield Static(self._more_text(), classes="column-more")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self._finish()
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.sync(pending)
+
+    def _more_text(self) -> Text | str:
+        hidden = self.total - len(self._order)
+        return Text(f"+{hidden} more · / to filter", style="dim") if hidden > 0 else ""
+
+    def _finish(self) -> None:
+        self.query_one(".column-header", Static).update(self._header_text())
+        more = self.query_one(".column-more", Static)
+        more.update(self._more_text())
+        more.display = self.total > len(self._order)
+        self.set_class(self.total == 0, "-empty")
+
+    @property
+    def body(self) -> VerticalScroll:
+        return self.query_one(".column-body", VerticalScroll)
+
+    def _header_text(self) -> Text:
+        text = Text.assemble((self.title, "bold"), (f" {self.total}", "dim"))
+        if self.hint:
+            text.append(f" {self.hint}", style="reverse")
+        return text
+
+    def set_hint(self, hint: str) -> None:
+        """A short note in the header while a drag hovers over this column."""
+        if hint != self.hint:
+            self.hint = hint
+            self.set_class(bool(hint), "-drop-target")
+            if self._ready:
+                self.query_one(".column-header", Static).update(self._header_text())
+
+    def sync(self, cards: list[CardView]) -> None:
+        if not self._ready:
+            self._pending = list(cards)
+            return
+        self.total = len(cards)
+        shown = cards[: self.limit]
+        want = {c.id for c in shown}
+        for cid in [c for c in self.widgets if c not in want]:
+            self.widgets.pop(cid).remove()
+        current = [cid for cid in self._order if cid in want]
+        body = self.body
+        fresh: list[CardWidget] = []
+        if not current:
+            # Nothing kept: mount the whole column in one go.
+            fresh = [CardWidget(card, self._now) for card in shown]
+            for widget in fresh:
+                self.widgets[widget.card.id] = widget
+            if fresh:
+                body.mount_all(fresh)
+        else:
+            prev: CardWidget | None = None
+            pos = 0
+            for card in shown:
+                widget = self.widgets.get(card.id)
+                if widget is None:
+                    widget = CardWidget(card, self._now)
+                    self.widgets[card.id] = widget
+                    if prev is not None:
+                        body.mount(widget, after=prev)
+                    elif pos < len(current):
+                        body.mount(widget, before=self.widgets[current[pos]])
+                    else:
+                        body.mount(widget)
+                else:
+                    widget.set_card(card)
+                    if pos < len(current) and current[pos] == card.id:
+                        pos += 1
+                    else:
+                        current.remove(card.id)
+                        if prev is not None:
+                            body.move_child(widget, after=prev)
+                        elif pos < len(current):
+                            body.move_child(widget, before=self.widgets[current[pos]])
+                prev = widget
+        self._order = [c.id for c in shown]
+        self._finish()
+
+    def card_ids(self) -> list[int]:
+        return list(self._order)
+
+    def tick(self) -> None:
+        for widget in self.widgets.values():
+            widget.tick()

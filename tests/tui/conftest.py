@@ -1,0 +1,94 @@
+"""Fixtures for the TUI tests: a seeded board under a frozen clock, and apps
+on it with every background worker off (changes are fed in by the test)."""
+
+from __future__ import annotations
+
+import os
+
+# Before anything imports Textual: no animations, so every frame is final.
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
+os.environ.pop("NO_COLOR", None)
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from loopx_core import clock  # noqa: E402
+
+HUMAN = "human:tester"
+
+
+@pytest.fixture(scope="session")
+def seed_template(tmp_path_factory):
+    """``loopx_core.demo.seed``'s board, built once; each test gets a copy."""
+    from loopx_core.demo.seed import seed_board
+
+    board = seed_board(tmp_path_factory.mktemp("seed") / "project")
+    return board
+
+
+@pytest.fixture
+def seeded(seed_template, tmp_path: Path):
+    """A fresh copy of the fixed seeded board, clock frozen at its "now"."""
+    import shutil
+
+    from loopx_core.discovery import parse_target
+
+    root = tmp_path / "project"
+    shutil.copytree(seed_template.root, root)
+    board = seed_template._replace(root=root, location=parse_target(str(root / ".loopx" / "board.db"), "flag"))
+    from loopx_core.store import Store
+
+    store = Store.open(board.location)  # the copy's project folder is its own
+    store.run(lambda: store.put_setting("project_root", str(root)))
+    store.close()
+    clock.freeze(board.now)
+    yield board
+    clock.set_clock(None)
+
+
+@pytest.fixture
+def make_app(seeded):
+    """``make_app(**kw)``: a LoopxApp on the seeded board, workers off by default."""
+    from loopx_tui.app import LoopxApp
+
+    def make(**kw):
+        kw.setdefault("background", False)
+        kw.setdefault("human", HUMAN)
+        return LoopxApp(seeded.location, **kw)
+
+    return make
+
+
+def export(location) -> dict:
+    """Everything in the board (from a separate process, so it never touches the app's store)."""
+    env = dict(os.environ, LOOPX_DB=str(location.path), LOOPX_NOW=repr(clock.now()))
+    env.pop("LOOPX_AGENT", None)
+    out = subprocess.run([sys.executable, "-m", "loopx_core", "--json", "export"], env=env, capture_output=True, text=True, check=True, timeout=60)
+    data = json.loads(out.stdout)
+    data["board"].pop("exported_at", None)
+    return data
+
+
+def loopx(location, *args: str, agent: str | None = None) -> subprocess.CompletedProcess:
+    """The real CLI in another process: an agent (or person) elsewhere."""
+    env = dict(os.environ, LOOPX_DB=str(location.path), LOOPX_HUMAN="elsewhere")
+    env.pop("LOOPX_AGENT", None)
+    env["LOOPX_NOW"] = repr(clock.now())  # the other process agrees on the (frozen) time
+    if agent:
+        env["LOOPX_AGENT"] = agent
+    return subprocess.run([sys.executable, "-m", "loopx_core", "--json", *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+async def feed(app) -> None:
+    """What the change poller does, once, synchronously: read the delta since
+    the app's seq and post it. For tests that keep the workers off."""
+    from loopx_core.board import board_delta
+    from loopx_tui.messages import BoardChanged
+
+    delta = board_delta(app.store, app.model.seq)
+    if delta.events:
+        app.post_message(BoardChanged(delta))

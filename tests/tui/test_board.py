@@ -1,0 +1,274 @@
+"""The board screen: what it shows, the filter, the forms, and live updates
+from other processes without reloading the whole board."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from loopx_core import cards as card_ops
+from loopx_core.discovery import parse_target
+from loopx_tui.app import LoopxApp
+from loopx_tui.modals.add_card import AddCardModal
+from loopx_tui.modals.budget import BudgetModal
+from loopx_tui.screens.help import HelpScreen
+from loopx_tui.screens.no_board import NoBoardScreen
+from loopx_tui.widgets.card import CardWidget
+
+from .conftest import HUMAN, loopx
+
+
+def visible(app) -> dict[str, list[int]]:
+    return {key: col.card_ids() for key, col in app.board_screen.board.columns.items()}
+
+
+async def wait_until(pilot, check, timeout: float = 10.0) -> bool:
+    """Let the app run until ``check()`` holds (the poller works in real time)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        await pilot.pause(0.05)
+    return check()
+
+
+async def test_columns_by_status_then_by_owner(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        cols = visible(app)
+        assert list(cols) == ["ready", "active", "needs_you", "blocked", "done"]
+        assert set(cols["needs_you"]) == {3, 4, 5}  # a gate, a budget, no progress
+        assert set(cols["active"]) == {2, 6}  # a handoff and a lease
+        await pilot.press("v")
+        await pilot.pause()
+        cols = visible(app)
+        assert list(cols) == ["claude-1", "codex-1", "cursor-1", "shell-1", "@unassigned"]
+        assert set(cols["claude-1"]) == {1, 2, 6} and 7 in cols["@unassigned"]
+        await pilot.press("v")
+        await pilot.pause()
+        assert list(visible(app)) == ["ready", "active", "needs_you", "blocked", "done"]
+
+
+async def test_a_card_shows_id_title_owner_quota_lease_evidence_and_gate(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(120, 36)):
+        board = app.board_screen.board
+        active = board.card_widget(6)
+        text = active.render().plain
+        assert "Choose the OAuth" in text and "claude-1" in text and "25m" in text and "≡1" in text
+        assert active.border_title == "LX-6"
+        waiting = board.card_widget(3)
+        assert waiting.border_subtitle == "⚑G-1" and waiting.has_class("-gate")
+        paused = board.card_widget(4)
+        assert "100%" in paused.render().plain and paused.border_subtitle == "‖ budget"
+        assert board.card_widget(5).border_subtitle == "‖ stalled"
+
+
+async def test_filter_by_text_owner_and_status(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("slash", *"login")
+        await pilot.pause()
+        shown = {cid for ids in visible(app).values() for cid in ids}
+        assert shown == {1, 7, 8, 11}  # titles, and a next action ("describe the login flow")
+        await pilot.press("enter")
+        assert app.model.query.text == "login"
+        await pilot.press("slash", *["backspace"] * 5, *"@codex")
+        await pilot.pause()
+        shown = {cid for ids in visible(app).values() for cid in ids}
+        assert shown == {3}
+        await pilot.press(*["backspace"] * 6, *"status:paused")
+        await pilot.pause()
+        shown = {cid for ids in visible(app).values() for cid in ids}
+        assert shown == {4, 5}
+        assert "filter: status:paused" in str(app.board_screen.query_one("#board-header").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.model.query.active
+        assert sum(len(v) for v in visible(app).values()) == 11
+
+
+async def test_n_adds_a_card_validated_like_the_cli(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n")
+        assert isinstance(app.screen, AddCardModal)
+        await pilot.press("enter")  # no title
+        error = str(app.screen.query_one("#add-error").render())
+        assert "title" in error and "empty" in error
+        await pilot.press(*"Ship the logout button", "tab", *"git:push", "tab", *"LX-1", "tab", *"1", "tab", *"codex-1")
+        await pilot.press("enter")
+        await app.ops_idle()
+        await pilot.pause()
+        assert not isinstance(app.screen, AddCardModal)
+        card = card_ops.show_card(app.store, 12)
+        assert (card.title, card.needs, card.after, card.priority, card.assignee, card.status) == ("Ship the logout button", ("git:push",), (1,), 1, "codex-1", "ready")
+        assert 12 in app.board_screen.board.column("ready").widgets
+
+
+async def test_add_card_refuses_a_bad_priority(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n", *"x", "tab", "tab", "tab", *"9", "enter")
+        assert isinstance(app.screen, AddCardModal)
+        assert "priority" in str(app.screen.query_one("#add-error").render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AddCardModal)
+        assert len(card_ops.list_cards(app.store)) == 11
+
+
+async def test_plus_raises_a_paused_cards_budget(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.board_screen.focus_card_widget(4)
+        await pilot.press("plus")
+        assert isinstance(app.screen, BudgetModal)
+        await pilot.press(*"2", "enter")
+        await app.ops_idle()
+        await pilot.pause()
+        card = card_ops.show_card(app.store, 4)
+        assert card.status == "active" and card.quota.turns.limit == 5
+        assert app.model.column_of(app.model.cards[4]) == "active"
+
+
+async def test_help_lists_every_key(make_app):
+    from loopx_tui.modals.gate import GateModal
+    from loopx_tui.screens.board import BoardScreen
+    from loopx_tui.screens.card import CardScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        from rich.console import Console
+
+        from loopx_tui.screens.help import help_renderables
+
+        console = Console(width=300, record=True, file=open(os.devnull, "w"))
+        for part in help_renderables(app):
+            console.print(part)
+        text = console.export_text()
+        for screen in (BoardScreen, GateModal, CardScreen):
+            for binding in screen.BINDINGS:
+                assert (binding.tooltip or binding.description) in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_command_palette_entries(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)):
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for wanted in ("Board: toggle view", "Board: filter cards", "Board: add a card", "Gates: answer waiting gates", "Help: every key"):
+            assert wanted in titles
+
+
+async def test_a_card_added_by_another_process_shows_up_live_without_a_reload(make_app, seeded):
+    app = make_app(background=True, poll_interval=0.02)
+    async with app.run_test(size=(120, 36)) as pilot:
+        board = app.board_screen.board
+        before = {cid: board.card_widget(cid) for cid in (1, 6, 7)}
+        proc = loopx(seeded.location, "card", "add", "From another process")
+        assert proc.returncode == 0, proc.stderr
+        assert await wait_until(pilot, lambda: 12 in board.column("ready").widgets)
+        widget = board.card_widget(12)
+        assert "From another process" in widget.render().plain
+        # Only the new card was mounted; the others are the very same widgets.
+        assert all(board.card_widget(cid) is w for cid, w in before.items())
+        # An agent's write elsewhere moves a card live.
+        proc = loopx(seeded.location, "writeback", "LX-6", "--summary", "More notes", "--tokens", "100", agent="claude-1")
+        assert proc.returncode == 0, proc.stderr
+        assert await wait_until(pilot, lambda: app.model.cards[6].evidence_count == 2)
+        assert "≡2" in board.card_widget(6).render().plain
+        assert board.card_widget(6) is before[6]
+
+
+async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):
+    from loopx_tui.modals.gate import GateModal
+
+    app = make_app(background=True, poll_interval=0.02)
+    async with app.run_test(size=(120, 36)) as pilot:
+        proc = loopx(seeded.location, "gate", "ask", "LX-6", "--question", "Use GitHub?", "--scope", "oauth:github", agent="claude-1")
+        assert proc.returncode == 6, proc.stdout + proc.stderr
+        assert await wait_until(pilot, lambda: isinstance(app.screen, GateModal))
+        assert app.bells == 1
+        await pilot.press("y")
+        await app.ops_idle()
+        assert await wait_until(pilot, lambda: app.model.cards[6].status == "active")
+
+
+WRITER = r'''
+import sys, time
+from loopx_core.discovery import parse_target
+from loopx_core.store import Store
+from loopx_core import cards
+store = Store.open(parse_target(sys.argv[1], "flag"))
+for i in range(int(sys.argv[3])):
+    cards.add_card(store, {"title": f"{sys.argv[2]} card {i}", "priority": i % 5}, "agent:" + sys.argv[2])
+store.close()
+'''
+
+
+@pytest.mark.slow
+async def test_eight_agents_writing_at_once(make_app, seeded):
+    app = make_app(background=True, poll_interval=0.02)
+    async with app.run_test(size=(120, 36)) as pilot:
+        env = dict(os.environ)
+        procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(seeded.location.path), f"w{i}", "15"], env=env) for i in range(8)]
+        while any(p.poll() is None for p in procs):
+            await pilot.pause(0.05)
+        assert all(p.returncode == 0 for p in procs)
+        assert await wait_until(pilot, lambda: len(app.model.cards) == 11 + 8 * 15, timeout=20)
+        await pilot.pause()
+        truth = {c.id: c for c in card_ops.list_cards(app.store)}
+        assert app.model.cards == truth
+        on_screen = sum(col.total for col in app.board_screen.board.columns.values())
+        assert on_screen == len(truth)
+
+
+async def test_an_empty_board(tmp_path):
+    from loopx_core.board import init_board
+
+    location = parse_target(str(tmp_path / ".loopx" / "board.db"), "flag")
+    init_board(location, None, HUMAN)[0].close()
+    app = LoopxApp(location, background=False, human=HUMAN)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for key in ("enter", "a", "plus", "g", "r", "shift+right", "down", "left", "v", "slash", "escape", "v"):
+            await pilot.press(key)
+        await pilot.pause()
+        assert all(col.total == 0 for col in app.board_screen.board.columns.values())
+        assert any("No gates" in m for _, m in app.notices)
+
+
+async def test_a_missing_board_says_how_to_create_one(tmp_path):
+    location = parse_target(str(tmp_path / "nowhere" / "board.db"), "flag")
+    app = LoopxApp(location, background=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert isinstance(app.screen, NoBoardScreen)
+        text = str(app.screen.query_one("#no-board").render())
+        assert "loopx init" in text and "no board at" in text
+        await pilot.press("q")
+    assert app.return_value == 4
+
+
+async def test_no_color_is_respected(make_app, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app()
+    assert app.no_color
+    async with app.run_test(size=(80, 24)):
+        assert any(type(f).__name__ in ("Monochrome", "NoColor") for f in app._filters)
+        svg = app.export_screenshot()
+    # Only greys on screen (#c5c8c6 is the SVG theme's default text colour).
+    import re
+
+    def grey(hex6: str) -> bool:
+        rgb = [int(hex6[i : i + 2], 16) for i in (0, 2, 4)]
+        return max(rgb) - min(rgb) <= 4
+
+    colours = set(re.findall(r"fill: #([0-9a-f]{6})", svg))
+    assert colours and all(grey(c) for c in colours)

@@ -1,0 +1,96 @@
+"""Enter on a card: the drill-down, kept live, and the artifact viewer."""
+
+from __future__ import annotations
+
+from loopx_core.writeback import writeback
+from loopx_tui.screens.artifact import ArtifactScreen, read_artifact
+from loopx_tui.screens.card import CardScreen
+from loopx_tui.widgets.evidence_log import ArtifactItem, EvidenceItem, EvidenceLog
+
+from .conftest import feed
+
+
+def static_text(screen, selector: str) -> str:
+    return str(screen.query_one(selector).render())
+
+
+async def test_enter_opens_the_card_with_every_facet(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.board_screen.focus_card_widget(1)
+        await pilot.press("enter")
+        assert isinstance(app.screen, CardScreen) and app.screen.card_id == 1
+        screen = app.screen
+        header = static_text(screen, "#card-header")
+        for part in ("LX-1", "Write the login form", "done", "owner claude-1", "turns 3/8", "tokens 16k", "$0.09"):
+            assert part in header
+        log = screen.query_one(EvidenceLog)
+        assert len(log.query(EvidenceItem)) == 4
+        paths = [item.artifact.path for item in log.query(ArtifactItem)]
+        assert paths == ["src/login.html", "src/login.css", "src/login.js"]
+        assert screen.query_one("#card-sparkline").data == [5400.0, 4100.0, 6200.0, 0.0]
+        assert "card_added" in static_text(screen, "#card-events") and "done" in static_text(screen, "#card-events")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CardScreen)
+
+
+async def test_gates_and_handoffs_on_the_card_screen(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.open_card(10)
+        await pilot.pause()
+        gates = static_text(app.screen, "#card-gates")
+        assert "rejected" in gates and "by human:seed" in gates and "wait for the Friday window" in gates
+        await pilot.press("escape")
+        app.open_card(2)
+        await pilot.pause()
+        await pilot.press("3")
+        handoffs = static_text(app.screen, "#card-handoffs")
+        assert "codex-1 → claude-1" in handoffs and "not accepted yet" in handoffs and "run in CI" in handoffs
+
+
+async def test_the_card_screen_follows_new_evidence(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.open_card(6)
+        await pilot.pause()
+        log = app.screen.query_one(EvidenceLog)
+        first = list(log.query(EvidenceItem))
+        assert len(first) == 1
+        (seeded.root / "notes" / "more.md").write_text("more\n")
+        writeback(app.store, 6, "claude-1", {"summary": "Wrote more notes", "artifacts": ["notes/more.md"], "tokens": 900}, base=seeded.root)
+        await feed(app)
+        await pilot.pause()
+        items = list(log.query(EvidenceItem))
+        assert len(items) == 2 and items[0] is first[0]  # appended, not re-rendered
+        assert app.screen.query_one("#card-sparkline").data == [3600.0, 900.0]
+
+
+async def test_an_artifact_opens_in_the_viewer_checked_against_its_hash(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.open_card(1)
+        await pilot.pause()
+        log = app.screen.query_one(EvidenceLog)
+        log.focus()
+        log.index = [i for i, item in enumerate(log.children) if isinstance(item, ArtifactItem)][0]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ArtifactScreen)
+        assert app.screen.artifact.path == "src/login.html"
+        assert "matches the evidence" in static_text(app.screen, "#artifact-header")
+        body = app.screen.query_one("#artifact-text").render()
+        assert body is not None
+        await pilot.press("escape")
+        assert isinstance(app.screen, CardScreen)
+
+
+def test_an_edited_or_escaping_artifact_is_flagged(seeded):
+    from loopx_core.values import Artifact
+
+    view = read_artifact(Artifact("src/login.css", 57, "0" * 64), str(seeded.root))
+    assert view.matches is False and view.text.startswith("#login")
+    outside = read_artifact(Artifact("../../etc/passwd", 1, None), str(seeded.root))
+    assert outside.text is None and "outside" in outside.note
+    gone = read_artifact(Artifact("src/nope.txt", None, None, True), str(seeded.root))
+    assert gone.text is None and "missing" in gone.note

@@ -1,0 +1,99 @@
+"""``loopx`` / ``loopx board`` and ``loopx demo`` entry points."""
+
+from __future__ import annotations
+
+import time
+
+from loopx_core.discovery import parse_target
+from loopx_tui import launch
+from loopx_tui.app import LoopxApp
+
+
+def test_run_board_without_a_board_says_how_to_create_one(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(LoopxApp, "run", lambda self, *a, **k: (_ for _ in ()).throw(AssertionError("no TUI without a board")))
+    code = launch.run_board(parse_target(str(tmp_path / "missing" / "board.db"), "flag"))
+    assert code == 4
+    err = capsys.readouterr().err
+    assert "no board at" in err and "loopx init" in err
+
+
+def test_run_board_opens_the_app_on_the_board(seeded, monkeypatch):
+    seen = {}
+
+    def fake_run(self, *a, **k):
+        seen["store"] = self.store
+        return 0
+
+    monkeypatch.setattr(LoopxApp, "run", fake_run)
+    assert launch.run_board(seeded.location) == 0
+    assert seen["store"].location.path == seeded.location.path
+
+
+def test_run_demo_starts_agents_and_cleans_up(tmp_path, monkeypatch):
+    import asyncio
+
+    from loopx_core.demo import runner
+
+    monkeypatch.setenv("LOOPX_DEMO_PACE", "0.05")
+    started = {}
+    real_start = runner.DemoAgents.start
+
+    def start(self):
+        self.delay = 0.05
+        real_start(self)
+        started["procs"] = list(self.procs)
+
+    monkeypatch.setattr(runner.DemoAgents, "start", start)
+
+    def fake_run(self, *a, **k):
+        async def go():
+            async with self.run_test(size=(100, 30)) as pilot:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and not any(c.evidence_count for c in self.model.cards.values()):
+                    await pilot.pause(0.1)  # the agents' writes arrive through the change poller
+                started["evidence"] = sum(c.evidence_count for c in self.model.cards.values())
+                started["demo"] = self.demo
+
+        asyncio.run(go())
+        return 0
+
+    monkeypatch.setattr(LoopxApp, "run", fake_run)
+    keep = tmp_path / "kept"
+    assert launch.run_demo(keep=str(keep)) == 0
+    assert started["demo"] and started["evidence"] > 0
+    assert len(started["procs"]) == 5 and all(p.poll() is not None for p in started["procs"])  # stopped on exit
+    assert (keep / ".loopx" / "board.db").exists()
+
+
+def test_answers_are_recorded_as_the_human(monkeypatch):
+    from loopx_tui.app import human_actor
+
+    monkeypatch.setenv("LOOPX_HUMAN", "ada")
+    assert human_actor() == "human:ada"
+    monkeypatch.delenv("LOOPX_HUMAN")
+    import getpass
+
+    assert human_actor() == f"human:{getpass.getuser()}"
+
+
+def test_an_artifact_opens_in_the_pager(seeded, monkeypatch):
+    import contextlib
+
+    from loopx_core.values import Artifact
+    from loopx_tui.screens import artifact as viewer
+
+    calls = []
+    monkeypatch.setenv("PAGER", "less -R")
+    monkeypatch.setattr(viewer.subprocess, "call", lambda argv: calls.append(argv) or 0)
+
+    class FakeApp:
+        def suspend(self):
+            return contextlib.nullcontext()
+
+        def notify(self, *a, **k):
+            calls.append(("notify", a))
+
+    viewer.open_in_pager(FakeApp(), Artifact("src/login.html", 1, None), str(seeded.root))
+    assert calls == [["less", "-R", str(seeded.root / "src" / "login.html")]]
+    viewer.open_in_pager(FakeApp(), Artifact("../outside", 1, None), str(seeded.root))
+    assert calls[-1][0] == "notify"

@@ -1,0 +1,35 @@
+"""Snapshots of the main screens: seeded board, frozen clock, workers off,
+one fixed terminal size each. Regenerate with ``--snapshot-update`` after a
+deliberate change, and look at the diff report before accepting it."""
+
+from __future__ import annotations
+
+
+async def _settle(pilot) -> None:
+    await pilot.pause()
+    pilot.app.clear_notifications()  # the start-up toast ("1 gate waiting") is not part of the picture
+
+
+def test_status_view(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=_settle)
+
+
+def test_owner_view(make_app, snap_compare):
+    assert snap_compare(make_app(), press=["v"], terminal_size=(120, 36), run_before=_settle)
+
+
+def test_gate_modal(make_app, snap_compare):
+    assert snap_compare(make_app(), press=["g"], terminal_size=(120, 36), run_before=_settle)
+
+
+def test_card_detail(make_app, snap_compare):
+    async def open_card(pilot):
+        await _settle(pilot)
+        pilot.app.open_card(1)
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=open_card)
+
+
+def test_small_terminal(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_settle)

@@ -1,0 +1,77 @@
+"""The real wheel, installed into a fresh venv (no site packages, deps from
+the wheel's requirements), starts the board headless: the styles ship."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from loopx_tui.paths import STYLE_FILES
+
+REPO = Path(__file__).resolve().parents[2]
+
+SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    import loopx_tui
+    from loopx_tui.paths import styles_dir
+    from loopx_tui.app import LoopxApp
+    from loopx_core.board import init_board
+    from loopx_core.cards import add_card
+    from loopx_core.discovery import parse_target
+
+    here = styles_dir()
+    assert "site-packages" in str(here) and here.parent == Path(loopx_tui.__file__).parent, here
+    location = parse_target(sys.argv[1], "flag")
+    store, _ = init_board(location, "wheel check", "human:ci")
+    add_card(store, {"title": "from the wheel"}, "human:ci")
+    store.close()
+
+    async def main():
+        app = LoopxApp(location, background=False, human="human:ci")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            widget = app.board_screen.board.card_widget(1)
+            assert widget.card.title == "from the wheel" and "from the" in widget.render().plain
+            # A style from styles/card.tcss is applied: cards are 5 rows tall.
+            assert widget.outer_size.height == 5 and widget.styles.border_top[0] == "round", (widget.outer_size, widget.styles.border_top)
+            await pilot.press("v")
+            await pilot.press("q")
+        print("OK", here)
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_and_the_board_starts(tmp_path):
+    dist = tmp_path / "dist"
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(dist)], env=env, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr
+    wheel = next(dist.glob("loopx-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in STYLE_FILES:
+        assert f"loopx_tui/styles/{name}" in names
+    assert "loopx_core/demo/agent.py" in names
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    install = subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)], env=env, capture_output=True, text=True, timeout=900)
+    assert install.returncode == 0, install.stderr[-3000:]
+
+    work = tmp_path / "elsewhere"  # not the repo: only the installed wheel can be imported
+    work.mkdir()
+    run = subprocess.run([str(py), "-c", SCRIPT, str(work / ".loopx" / "board.db")], cwd=work, env=dict(env, TEXTUAL_ANIMATIONS="none"), capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("OK") and "site-packages/loopx_tui/styles" in run.stdout

@@ -183,3 +183,35 @@ class Event(Base):
 
 
 TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event]
+
+
+# -- schema v2: the file watcher's own state (DESIGN §7) -----------------------
+# Not part of ``TABLES``: board copies (``loopx migrate``) carry the evidence
+# itself, and a watcher on the copy re-derives this state idempotently.
+
+
+class IngestStream(Base):
+    """How far a ``*.loopx.jsonl`` stream has been read, so a restart resumes exactly."""
+
+    path = pw.TextField(primary_key=True)  # absolute path of the stream
+    inode = pw.BigIntegerField(null=True)  # a new inode means the file was replaced
+    offset = pw.BigIntegerField(default=0)  # bytes consumed (always at a line end)
+    lines = pw.IntegerField(default=0)  # lines consumed, to number the next one
+    head = pw.CharField(max_length=64, null=True)  # sha256 of the first bytes (up to 4 KiB) consumed
+    tail = pw.CharField(max_length=64, null=True)  # sha256 of the last bytes before offset
+    updated_at = pw.DoubleField()
+
+
+class IngestSeen(Base):
+    """A document or line already handled: ingested (keyed by its content) or
+    refused (keyed by file, line and content, so one refusal is reported once)."""
+
+    key = pw.CharField(primary_key=True, max_length=64)
+    outcome = pw.CharField(max_length=16)  # ingested | refused
+    path = pw.TextField()
+    line = pw.IntegerField(null=True)
+    card = pw.IntegerField(null=True)
+    created_at = pw.DoubleField()
+
+
+WATCH_TABLES = [IngestStream, IngestSeen]

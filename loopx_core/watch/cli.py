@@ -1,0 +1,108 @@
+"""``loopx watch``: the watcher, headless. One line per ingested, refused or
+observed document on stdout; notices and the catch-up progress on stderr (a
+live progress line on a terminal, plain lines otherwise). Ctrl-C or SIGTERM
+stops it cleanly (exit 0). ``--once`` catches up and exits."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+
+from ..errors import LoopxError, UsageError
+
+PROGRESS_FROM = 50  # a catch-up over at least this many files shows progress
+
+
+class _Printer:
+    def __init__(self, out=None, err=None):
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.tty = bool(getattr(self.err, "isatty", lambda: False)())
+        self.bar_shown = False
+        self.last_draw = 0.0
+        self.started = 0.0
+
+    def _clear_bar(self) -> None:
+        if self.bar_shown:
+            self.err.write("\r\x1b[2K")
+            self.err.flush()
+            self.bar_shown = False
+
+    def result(self, result) -> None:
+        if result.kind == "duplicate":
+            return
+        if result.kind == "notice":
+            self._clear_bar()
+            self.err.write(f"loopx watch: {result.message}\n")
+            self.err.flush()
+            return
+        self._clear_bar()
+        self.out.write(result.text() + "\n")
+        self.out.flush()
+
+    def progress(self, done: int, total: int) -> None:
+        if total < PROGRESS_FROM:
+            return
+        now = time.monotonic()
+        if done == 0:
+            self.started = now
+            if not self.tty:
+                self.err.write(f"loopx watch: catching up on {total} files…\n")
+                self.err.flush()
+        if self.tty:
+            if done not in (0, total) and now - self.last_draw < 0.1:
+                return
+            self.last_draw = now
+            width = 30
+            filled = int(width * done / total) if total else width
+            self.err.write(f"\r\x1b[2Kcatching up [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+            self.bar_shown = True
+            if done == total:
+                self._clear_bar()
+        if done == total:
+            self.err.write(f"loopx watch: caught up on {total} files in {now - self.started:.1f}s\n")
+        self.err.flush()
+
+
+def run_watch(db_flag: str | None, *, once: bool = False) -> int:
+    from ..discovery import discover
+    from ..store import Store
+    from .watcher import watch_board
+
+    try:
+        try:
+            location = discover(db_flag)
+        except ValueError as exc:
+            raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
+        store = Store.open(location, create=location.source == "user")
+    except LoopxError as err:
+        sys.stderr.write(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""))
+        return err.exit_code
+    printer = _Printer()
+
+    async def main():
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                pass
+        return await watch_board(store, stop_event=stop, on_result=printer.result, on_progress=printer.progress, once=once)
+
+    try:
+        stats = asyncio.run(main())
+    except KeyboardInterrupt:
+        return 0
+    except LoopxError as err:
+        sys.stderr.write(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""))
+        return err.exit_code
+    finally:
+        store.close()
+    sys.stderr.write(
+        f"loopx watch: {'caught up' if once else 'stopped'}: {stats.ingested} ingested, {stats.refused} refused, "
+        f"{stats.duplicate} already had, {stats.observed} observed\n"
+    )
+    return 0

@@ -1,0 +1,523 @@
+"""Ingesting one path, given the board: idempotent, safe to run from two
+processes at once, and the same code whether it runs headless or in the TUI.
+
+Every document goes through the ``writeback`` operator (source ``file``), so a
+file is held to exactly the rules and messages of ``loopx writeback --input``.
+Each document (or JSONL line) is handled in one write transaction: the check
+"already handled?", the writeback (in a savepoint, so a refusal leaves nothing
+behind) and the record of the outcome (``IngestSeen``) commit together. Two
+watchers on one board therefore never ingest or report the same thing twice.
+
+Identity: a document's turn id is its ``turn_id``, else ``file-`` and a hash of
+its validated content. The same content twice — in two files, after a restart,
+from a second watcher — is a no-op. A refusal is keyed by file, line and
+content (and, for a ``*.loopx.json``, the file's inode, size and mtime), so it
+is reported once, and again only when the file changes.
+
+Nothing here is async or Textual-aware: the watcher runs these methods in one
+worker thread with its own connection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat as statmod
+from pathlib import Path
+from typing import NamedTuple
+
+from .. import clock, events, ids
+from ..artifacts import sha256_file
+from ..errors import InvalidInput, LoopxError
+from ..models import Agent, Card, Event, IngestSeen, IngestStream, Observed
+from ..orm import peewee as pw
+from .rules import display
+
+MAX_DOC = 4 << 20  # a document larger than this is refused, not read
+MAX_LINE = 4 << 20  # likewise one JSONL line
+READ_CHUNK = 1 << 20  # a stream is read (and committed) in pieces of about this size
+LINES_PER_TXN = 200  # ... and at most this many lines per write transaction
+TAIL = 64  # bytes before a stream's offset that must not change (else: rewritten)
+HEAD = 4096  # ... and the first bytes of a stream likewise
+MTIME_SLACK = 0.05  # file mtimes come from a coarse kernel clock, a few ms behind time.time()
+HELD = ("active", "waiting", "monitoring", "paused")
+_CARD_HINT = re.compile(rb'"card"\s*:\s*"?\s*(?:[Ll][Xx]-)?(\d{1,12})')
+
+
+class Result(NamedTuple):
+    """One outcome the watcher reports (``on_result``)."""
+
+    kind: str  # ingested | duplicate | refused | observed | notice
+    path: str  # absolute path of the file ("" for a notice about no file)
+    file: str  # the path as shown: relative to the project when inside it
+    line: int | None = None  # 1-based line of a JSONL stream (or of a JSON syntax error)
+    card: int | None = None
+    agent: str | None = None
+    evidence: int | None = None  # E-n for ingested/duplicate
+    message: str = ""
+    hint: str = ""
+    code: str | None = None  # the refusal's error code (same as the CLI's)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def to_json(self) -> dict:
+        out = {"kind": self.kind, "file": self.file, "line": self.line, "card": ids.fmt(ids.CARD, self.card), "agent": self.agent}
+        if self.evidence is not None:
+            out["evidence"] = ids.fmt(ids.EVIDENCE, self.evidence)
+        if self.message:
+            out["message"] = self.message
+        if self.hint:
+            out["hint"] = self.hint
+        if self.code:
+            out["code"] = self.code
+        return out
+
+    def text(self) -> str:
+        card = ids.fmt(ids.CARD, self.card)
+        if self.kind in ("ingested", "duplicate"):
+            verb = "ingested" if self.kind == "ingested" else "already had"
+            return f"{verb} {ids.fmt(ids.EVIDENCE, self.evidence)} on {card} from {self.where} ({self.agent})"
+        if self.kind == "refused":
+            on = f" [{card}]" if card else ""
+            return f"refused {self.where}{on}: {self.message}" + (f"\n  → {self.hint}" if self.hint else "")
+        if self.kind == "observed":
+            return f"observed {self.file} on {card} ({self.agent}, {self.message})"
+        return self.message
+
+
+def _hash(*parts) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def signature(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class Ingestor:
+    """Ingestion against one open board. Not thread-safe: one thread uses it."""
+
+    def __init__(self, store, *, settle: float = 1.0):
+        self.store = store
+        self.settle = settle
+        self.project_root = Path(os.path.normpath(store.project_root()))
+        self._seen: set[str] = set()  # IngestSeen keys known to this process
+        self._done_sig: dict[str, tuple] = {}  # doc path -> signature fully handled
+        self._pending_sig: dict[str, tuple] = {}  # doc/stream path -> signature that looked unfinished
+        self._stream_sig: dict[str, tuple] = {}  # stream path -> signature read to its end
+        self._observed_sig: dict[str, tuple] = {}  # (agent, path) -> signature observed
+        self._hashes: dict[tuple, tuple[int, str]] = {}  # signature -> (size, sha256), for observed files
+        self._uncommitted: list[str] = []  # keys recorded by the transaction in progress
+        self._held: dict[str, tuple[int, float] | None] = {}  # agent -> (card, lease start), this batch
+
+    def new_batch(self) -> None:
+        """Forget per-batch lookups (who holds what): called before each job."""
+        self._held.clear()
+
+    def _run(self, body):
+        """``store.run`` that remembers the keys it recorded only once they are
+        committed (a retried or rolled-back body must not leave them behind)."""
+
+        def attempt():
+            self._uncommitted = []
+            return body()
+
+        try:
+            result = self.store.run(attempt)
+        finally:
+            keys, self._uncommitted = self._uncommitted, []
+        self._seen.update(keys)
+        return result
+
+    # -- setup ------------------------------------------------------------------
+    def load(self) -> int:
+        """Preload the keys of what was handled before (a restart skips it cheaply)."""
+        with self.store.read():
+            self._seen = {k for (k,) in IngestSeen.select(IngestSeen.key).tuples()}
+        return len(self._seen)
+
+    def show(self, path: str) -> str:
+        return display(path, self.project_root)
+
+    def forget(self, path: str) -> None:
+        """The file is gone: drop what we remember of it (the board keeps its state)."""
+        for cache in (self._done_sig, self._pending_sig, self._stream_sig):
+            cache.pop(path, None)
+        for key in [k for k in self._observed_sig if k[1] == path]:
+            del self._observed_sig[key]
+
+    def is_pending(self, path: str) -> bool:
+        return path in self._pending_sig
+
+    # -- *.loopx.json ---------------------------------------------------------------
+    def doc(self, path: str, *, final: bool = False) -> tuple[list[Result], bool]:
+        """Ingest one evidence document. Returns (results, pending): pending when
+        it does not parse yet and may still be being written (retry on the next
+        change; ``final=True`` once it stayed unchanged for the settle period)."""
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            self.forget(path)
+            return [], False
+        if not statmod.S_ISREG(st.st_mode):
+            return [], False
+        sig = signature(st)
+        if self._done_sig.get(path) == sig:
+            return [], False
+        if final and self._pending_sig.get(path) != sig:
+            final = False  # it changed since it looked unfinished: start over
+        show = self.show(path)
+        if st.st_size > MAX_DOC:
+            err = InvalidInput(f"document is {st.st_size} bytes, more than {MAX_DOC >> 20} MB", "an evidence document is one small JSON object")
+            out = self._refuse_alone(path, show, None, None, err, _hash("doc-refused", path, sig))
+            self._done_sig[path] = sig
+            return out, False
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_DOC + 1)
+        except FileNotFoundError:
+            self.forget(path)
+            return [], False
+        except OSError as exc:
+            return [Result("notice", path, show, message=f"cannot read {show}: {exc.strerror}")], False
+        refused_key = _hash("doc-refused", path, sig, raw)
+        if refused_key in self._seen:
+            self._done_sig[path] = sig
+            self._pending_sig.pop(path, None)
+            return [], False
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if not final:
+                self._pending_sig[path] = sig
+                return [], True
+            if isinstance(exc, UnicodeDecodeError):
+                err, line = InvalidInput(f"{show} is not UTF-8 text", "write the document as UTF-8 JSON"), None
+            elif not raw.strip():
+                err, line = InvalidInput(f"{show} is empty", "an evidence document is one JSON object: card, agent, summary, …"), None
+            else:
+                err, line = InvalidInput(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", "an evidence document is one JSON object; write it atomically (temp file + rename)"), exc.lineno
+            self._pending_sig.pop(path, None)
+            self._done_sig[path] = sig
+            return self._refuse_alone(path, show, line, _card_hint(raw), err, refused_key), False
+        self._pending_sig.pop(path, None)
+        out = self._run(lambda: self._apply(obj, raw, path, show, None, refused_key))
+        self._done_sig[path] = sig
+        return out, False
+
+    # -- *.loopx.jsonl ----------------------------------------------------------------
+    def stream(self, path: str, *, final: bool = False) -> tuple[list[Result], bool]:
+        """Ingest the complete lines a stream gained since its stored offset.
+        Returns (results, pending): pending when an unterminated last line is left
+        (``final=True`` once it stayed unchanged: ingested if it is a whole JSON
+        object, else reported)."""
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            self.forget(path)
+            return [], False
+        if not statmod.S_ISREG(st.st_mode):
+            return [], False
+        sig = signature(st)
+        if final and self._pending_sig.get(path) != sig:
+            final = False
+        if not final and self._stream_sig.get(path) == sig:
+            return [], path in self._pending_sig
+        show = self.show(path)
+        out: list[Result] = []
+        while True:
+            try:
+                results, more, leftover = self._run(lambda: self._stream_step(path, show, final))
+            except FileNotFoundError:
+                self.forget(path)
+                return out, False
+            out.extend(results)
+            if not more:
+                break
+        self._stream_sig[path] = sig
+        if leftover:
+            self._pending_sig[path] = sig
+        else:
+            self._pending_sig.pop(path, None)
+        return out, leftover
+
+    def _stream_step(self, path: str, show: str, final: bool) -> tuple[list[Result], bool, bool]:
+        """One transaction: read from the stored offset, apply up to
+        ``LINES_PER_TXN`` lines, store the new offset. Returns (results, more, leftover)."""
+        out: list[Result] = []
+        now = clock.now()
+        row = IngestStream.get_or_none(IngestStream.path == path)
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            offset, lines = (row.offset, row.lines) if row else (0, 0)
+            why = None
+            if row is not None:
+                if row.inode is not None and row.inode != st.st_ino:
+                    why = "was replaced"
+                elif st.st_size < row.offset:
+                    why = "was truncated"
+                elif row.offset and (_fingerprint(handle, row.offset) != (row.head, row.tail)):
+                    why = "was rewritten"
+            if why:
+                offset, lines = 0, 0
+                out.append(Result("notice", path, show, message=f"{show} {why}: reading it again from the start (lines already ingested are skipped)"))
+            handle.seek(offset)
+            buf = handle.read(READ_CHUNK)
+            while b"\n" not in buf and len(buf) < MAX_LINE + 1:
+                more = handle.read(READ_CHUNK)
+                if not more:
+                    break
+                buf += more
+            at_eof = offset + len(buf) >= st.st_size
+            consumed = 0
+            applied = 0
+            leftover = False
+            while applied < LINES_PER_TXN:
+                nl = buf.find(b"\n", consumed)
+                if nl < 0:
+                    rest = buf[consumed:]
+                    if not rest.strip():
+                        if at_eof:
+                            consumed = len(buf)  # trailing blanks: nothing to keep
+                        break
+                    if len(rest) > MAX_LINE:
+                        # A line longer than any document may be: report it once it
+                        # ends, and skip past it.
+                        pos = offset + len(buf)
+                        handle.seek(pos)
+                        end = None
+                        while chunk := handle.read(READ_CHUNK):
+                            i = chunk.find(b"\n")
+                            if i >= 0:
+                                end = pos + i + 1
+                                break
+                            pos += len(chunk)
+                        if end is None:
+                            break  # still being written
+                        lines += 1
+                        err = InvalidInput(f"line is longer than {MAX_LINE >> 20} MB", "one evidence document per line, each a small JSON object")
+                        out.extend(self._refuse(path, show, lines, None, err, _hash("line-refused", path, st.st_ino, lines, "long")))
+                        consumed = end - offset
+                        break
+                    if not at_eof:
+                        break
+                    # An unterminated last line: wait for the writer, then decide.
+                    if not final:
+                        leftover = True
+                        break
+                    try:
+                        obj = json.loads(rest.decode("utf-8"))
+                        ok = isinstance(obj, dict)
+                    except (UnicodeDecodeError, json.JSONDecodeError):
+                        ok = False
+                    if not ok:
+                        err = InvalidInput(f"unfinished last line (no newline): {_short(rest)}", "end every line of a .loopx.jsonl stream with a newline")
+                        out.extend(self._refuse(path, show, lines + 1, _card_hint(rest), err, _hash("line-refused", path, st.st_ino, lines + 1, rest)))
+                        break  # reported and kept: completing the line ingests it
+                    line_bytes, end = rest, len(buf)
+                else:
+                    line_bytes, end = buf[consumed:nl], nl + 1
+                lines += 1
+                consumed = end
+                if not line_bytes.strip():
+                    continue
+                applied += 1
+                out.extend(self._line(line_bytes, path, show, lines, st.st_ino))
+            new_offset = offset + consumed
+            head, tail = _fingerprint(handle, new_offset) if new_offset else (None, None)
+        more = new_offset < st.st_size and not leftover and consumed > 0
+        values = {"inode": st.st_ino, "offset": new_offset, "lines": lines, "head": head, "tail": tail}
+        if row is None:
+            IngestStream.insert(path=path, updated_at=now, **values).on_conflict(
+                conflict_target=[IngestStream.path], update=dict(values, updated_at=now)
+            ).execute()
+        elif any(getattr(row, k) != v for k, v in values.items()):
+            IngestStream.update(updated_at=now, **values).where(IngestStream.path == path).execute()
+        return out, more, leftover
+
+    def _line(self, line: bytes, path: str, show: str, lineno: int, inode: int) -> list[Result]:
+        refused_key = _hash("line-refused", path, inode, lineno, line)
+        if refused_key in self._seen:
+            return []
+        try:
+            obj = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            return self._refuse(path, show, lineno, _card_hint(line), InvalidInput("line is not UTF-8 text", "write the stream as UTF-8 JSON lines"), refused_key)
+        except json.JSONDecodeError as exc:
+            err = InvalidInput(f"not valid JSON: {exc.msg} at column {exc.colno}", "one evidence document (a JSON object) per line")
+            return self._refuse(path, show, lineno, _card_hint(line), err, refused_key)
+        return self._apply(obj, line, path, show, lineno, refused_key)
+
+    # -- applying one document (inside the caller's transaction) -----------------------
+    def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str) -> list[Result]:
+        from ..inputs import validate
+        from ..writeback import writeback
+
+        if not isinstance(obj, dict):
+            err = InvalidInput("an evidence document must be a JSON object", "e.g. {\"card\": \"LX-3\", \"agent\": \"claude-1\", \"summary\": \"…\"}")
+            return self._refuse(path, show, line, None, err, refused_key)
+        try:
+            doc = validate("document", obj)
+        except InvalidInput as err:
+            return self._refuse(path, show, line, _card_hint(raw), err, refused_key)
+        card, agent = doc.pop("card"), doc.pop("agent")
+        content = _hash("doc", _canonical({"card": card, "agent": agent, **doc}))
+        if not doc.get("turn_id"):
+            doc["turn_id"] = "file-" + content[:24]
+        if content in self._seen:
+            return []  # this exact content was handled before (here or by another watcher)
+        if self._known(content):
+            self._uncommitted.append(content)
+            return []
+        extra = {"file": show, "line": line} if line else {"file": show}
+        try:
+            evidence, _, created = writeback(self.store, card, agent, doc, source="file", base=self.project_root, extra=extra)
+        except LoopxError as err:
+            return self._refuse(path, show, line, card, err, refused_key, agent=agent)
+        self._record(content, "ingested", show, line, card)
+        kind = "ingested" if created else "duplicate"
+        return [Result(kind, path, show, line, card, agent, evidence.id)]
+
+    def _record(self, key: str, outcome: str, show: str, line: int | None, card: int | None) -> None:
+        # Plain SQL on this hot path (one per document): peewee's query building
+        # costs more than the statement. ON CONFLICT DO NOTHING: SQLite and PostgreSQL alike.
+        p = self.store.db.param
+        self.store.db.execute_sql(
+            f"INSERT INTO ingest_seen (key, outcome, path, line, card, created_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}) ON CONFLICT DO NOTHING",
+            (key, outcome, show, line, card, clock.now()),
+        )
+        self._uncommitted.append(key)
+
+    def _known(self, key: str) -> bool:
+        p = self.store.db.param
+        return self.store.db.execute_sql(f"SELECT 1 FROM ingest_seen WHERE key = {p}", (key,)).fetchone() is not None
+
+    def _refuse(self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str, agent: str | None = None) -> list[Result]:
+        """Inside a transaction: report ``err`` once (an ``ingest_error`` event)."""
+        if key in self._seen or self._known(key):
+            self._uncommitted.append(key)
+            return []
+        if card is not None and not Card.select(Card.id).where(Card.id == card).exists():
+            card = None
+        data = {"file": show, "line": line, "reason": err.message, "hint": err.hint, "code": err.code}
+        if agent:
+            data["agent"] = agent
+        events.emit("system", "ingest_error", card, **data)
+        self._record(key, "refused", show, line, card)
+        return [Result("refused", path, show, line, card, agent, None, err.message, err.hint, err.code)]
+
+    def _refuse_alone(self, path, show, line, card, err, key) -> list[Result]:
+        if key in self._seen:
+            return []
+        return self._run(lambda: self._refuse(path, show, line, card, err, key))
+
+    # -- observed artifacts ---------------------------------------------------------------
+    def held_card(self, agent: str) -> Card | None:
+        """The card ``loopx next`` would resume for ``agent``, if it holds one."""
+        order = pw.Case(Card.status, (("active", 0), ("waiting", 1)), 2)
+        return Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)).order_by(order, Card.priority, Card.id).first()
+
+    @staticmethod
+    def lease_start(card: Card) -> float:
+        row = (
+            Event.select(Event.at)
+            .where((Event.card == card.id) & Event.kind.in_(("claimed", "handoff_accepted")))
+            .order_by(Event.seq.desc())
+            .first()
+        )
+        return row.at if row else 0.0
+
+    def observe(self, path: str, agents: list[str], *, scan: bool = False) -> list[Result]:
+        """Record ``path`` as an observed artifact on the card each agent holds,
+        if it was modified since that agent's lease began (``scan``: found by a
+        catch-up scan rather than a change event; the rule is the same)."""
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            self.forget(path)
+            return []
+        if not statmod.S_ISREG(st.st_mode):
+            return []
+        sig = signature(st)
+        todo = [a for a in agents if self._observed_sig.get((a, path)) != sig]
+        if not todo:
+            return []
+        held = {}
+        for agent in todo:
+            if agent not in self._held:
+                with self.store.read():
+                    card = self.held_card(agent)
+                    self._held[agent] = (card.id, self.lease_start(card)) if card is not None else None
+            entry = self._held[agent]
+            if entry is not None and st.st_mtime >= entry[1] - MTIME_SLACK:  # changed while it held the card
+                held[agent] = entry[0]
+        if not held:
+            return []
+        try:
+            size, sha = self._hashes.get(sig) or sha256_file(path)
+        except (FileNotFoundError, IsADirectoryError):
+            return []
+        except OSError:
+            return []
+        if len(self._hashes) > 4096:
+            self._hashes.clear()
+        self._hashes[sig] = (size, sha)
+        show = self.show(path)
+        out: list[Result] = []
+        for agent, card_id in held.items():
+            result = self.store.run(lambda: self._observe_one(agent, card_id, path, show, size, sha))
+            self._observed_sig[(agent, path)] = sig
+            if result is not None:
+                out.append(result)
+        return out
+
+    def _observe_one(self, agent: str, card_id: int, path: str, show: str, size: int, sha: str) -> Result | None:
+        card = Card.get_or_none(Card.id == card_id)
+        if card is None or card.lease_holder != agent or card.status not in HELD:
+            return None
+        last = Observed.select().where((Observed.card == card_id) & (Observed.path == show)).order_by(Observed.id.desc()).first()
+        if last is not None and last.size == size and last.sha256 == sha:
+            return None
+        row = Observed.create(card=card_id, agent=agent, path=show, size=size, sha256=sha, created_at=clock.now())
+        events.emit("system", "artifact_observed", card_id, agent=agent, path=show, size=size, sha256=sha, observed=row.id)
+        return Result("observed", path, show, None, card_id, agent, None, f"{size} B")
+
+    # -- the board's agents ------------------------------------------------------------------
+    def agent_folders(self) -> list[tuple[str, str]]:
+        """(agent, folder) for every registered agent's watch folders."""
+        with self.store.read():
+            return [(a.id, w) for a in Agent.select(Agent.id, Agent.watch).order_by(Agent.id) for w in (a.watch or [])]
+
+
+def _fingerprint(handle, offset: int) -> tuple[str, str]:
+    """Hashes of a stream's first bytes and of the bytes just before ``offset``:
+    if either changed, the consumed part was rewritten (a same-size rewrite that
+    touches neither is not noticed; replace files atomically instead)."""
+    handle.seek(0)
+    head = hashlib.sha256(handle.read(min(offset, HEAD))).hexdigest()
+    start = max(0, offset - TAIL)
+    handle.seek(start)
+    tail = hashlib.sha256(handle.read(offset - start)).hexdigest()
+    return head, tail
+
+
+def _card_hint(raw: bytes) -> int | None:
+    """The card a broken document names, so its error shows on that card."""
+    match = _CARD_HINT.search(raw[:65536])
+    return int(match.group(1)) if match else None
+
+
+def _short(raw: bytes, n: int = 60) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return repr(text if len(text) <= n else text[: n - 1] + "…")

@@ -1,0 +1,61 @@
+"""The watcher's state in the board: the schema step that adds it, and the
+engine on a PostgreSQL board."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+
+from .conftest import doc, events, evidence, write_atomic
+
+
+def test_a_v1_board_opens_and_gains_the_watch_tables(project):
+    from loopx_core import migrations
+
+    assert migrations.SCHEMA_VERSION == 2
+    con = sqlite3.connect(project.db)
+    con.executescript("DROP TABLE ingest_seen; DROP TABLE ingest_stream; UPDATE setting SET value='1' WHERE key='schema_version';")
+    con.commit()
+    con.close()
+    write_atomic(project.root / "out" / "t.loopx.json", doc("after the upgrade"))
+    res = project.spawn("watch", "--once")
+    assert res.returncode == 0, res.stderr
+    assert "ingested E-1 on LX-1" in res.stdout
+    con = sqlite3.connect(project.db)
+    try:
+        assert con.execute("SELECT value FROM setting WHERE key='schema_version'").fetchone() == ("2",)
+        assert con.execute("SELECT count(*) FROM ingest_seen").fetchone() == (1,)
+        assert con.execute("SELECT count(*) FROM card").fetchone() == (1,)  # nothing else touched
+    finally:
+        con.close()
+
+
+async def test_the_engine_on_a_postgresql_board(tmp_path, monkeypatch, request):
+    from tests.conftest import Board
+
+    url = request.getfixturevalue("pg_url")
+    root = tmp_path / "project"
+    (root / "out").mkdir(parents=True)
+    board = Board(root, monkeypatch, url)
+    board.ok("init")
+    board.ok("agent", "add", "w1", "--watch", "out")
+    board.ok("card", "add", "Build it")
+    board.ok("claim", "LX-1", agent="w1")
+    monkeypatch.chdir(root)  # a PostgreSQL board's project is the watcher's folder
+    write_atomic(root / "out" / "t.loopx.json", doc("on postgres", next="n"))
+    (root / "out" / "s.loopx.jsonl").write_text(json.dumps(doc("line", next="m")) + "\n" + json.dumps(doc("x", agent="ghost")) + "\n")
+    (root / "out" / "bad.loopx.json").write_text("{")
+    from loopx_core.watch import WatchConfig, watch_board
+
+    store = board.store()
+    try:
+        results = []
+        stats = await watch_board(store, once=True, on_result=results.append, config=WatchConfig(settle=0.2))
+        assert (stats.ingested, stats.refused) == (2, 2)
+        assert sorted(e.summary for e in evidence(store)) == ["line", "on postgres"]
+        assert sorted(e.data["file"] for e in events(store, "ingest_error")) == ["out/bad.loopx.json", "out/s.loopx.jsonl"]
+        again = await watch_board(store, once=True, config=WatchConfig(settle=0.2))
+        assert (again.ingested, again.refused, again.duplicate) == (0, 0, 0)
+    finally:
+        store.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 
@@ -29,14 +30,31 @@ def _precheck(card: Card, agent: str, lease_token: int | None) -> None:
         raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}", "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the verify command and everything it started (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
 def run_verify(command: str, cwd: str, timeout: float, env_extra: dict) -> dict:
     started = time.monotonic()
     env = dict(os.environ, **env_extra)
+    # A session of its own, so a timeout kills the command's children too (a shell's
+    # `pytest -n 4` or `sleep &` would otherwise outlive the timeout, still running).
+    proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        proc = subprocess.run(command, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-        code, output, timed_out = proc.returncode, proc.stdout, False
-    except subprocess.TimeoutExpired as exc:
-        code, output, timed_out = None, exc.stdout or b"", True
+        output, _ = proc.communicate(timeout=timeout)
+        code, timed_out = proc.returncode, False
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        output, _ = proc.communicate()
+        code, timed_out = None, True
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
     text = output.decode("utf-8", "replace") if isinstance(output, bytes) else (output or "")
     return {
         "command": command,

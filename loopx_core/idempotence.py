@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from . import clock, events
-from .errors import Conflict
+from . import clock, events, limits
+from .errors import Conflict, InvalidInput
 from .models import Operation
 from .writeback import payload_hash
 
@@ -16,6 +16,8 @@ def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tup
     With ``atomic`` the operation and its record commit together."""
     if not op_id:
         return run()
+    if not limits.TOKEN_ID.fullmatch(op_id):  # the same shape as --turn-id; the column holds 128
+        raise InvalidInput(f"not a valid --op-id: {op_id[:80]!r}", "letters, digits and ._:@/+- (at most 128), e.g. `--op-id turn-42-claim`")
     fingerprint = payload_hash({"op": op, "payload": json.loads(json.dumps(payload, default=str))})
 
     def replay():

@@ -125,7 +125,14 @@ class LoopxApp(App[int]):
         """The workers that follow the board. Off when ``background`` is False."""
         self.run_worker(self._poll, thread=True, group="background", name="change poller", exclusive=True, exit_on_error=False)
         self.set_interval(1.0, self._tick, name="lease clock")
-        # The file watcher (DESIGN §7) starts here too, as another background worker.
+        # The file watcher (DESIGN §7): the same engine as `loopx watch`, so both
+        # may run at once — ingestion is idempotent.
+        self.run_worker(self._watch_files, group="watcher", name="file watcher", exclusive=True, exit_on_error=False)
+
+    async def _watch_files(self) -> None:
+        from loopx_core.watch import watch_board
+
+        await watch_board(self.store)
 
     def _poll(self) -> None:
         from .workers import ChangePoller

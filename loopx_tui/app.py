@@ -12,7 +12,6 @@ drive changes themselves and see the same pixels on every run.
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Iterable
 
 from textual.app import App, SystemCommand
@@ -21,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
 
 from loopx_core import cards as card_ops
+from loopx_core.actors import human_actor
 from loopx_core import clock, gates as gate_ops, ids
 from loopx_core.board import board_snapshot, gate_brief
 from loopx_core.discovery import BoardLocation
@@ -34,17 +34,6 @@ from .state import OWNER, BoardModel
 from .widgets.board import BoardView
 
 
-def human_actor() -> str:
-    """Who answers from this terminal: ``human:<LOOPX_HUMAN or login name>``."""
-    name = os.environ.get("LOOPX_HUMAN")
-    if not name:
-        try:
-            import getpass
-
-            name = getpass.getuser()
-        except Exception:  # no passwd entry in some containers
-            name = "human"
-    return f"human:{name}"
 
 
 class LoopxApp(App[int]):

@@ -395,6 +395,6 @@ def init_runtime(store, runtime: str, *, agent: str | None = None, can: list[str
 
 
 def _human() -> str:
-    from ..cli.commands import human_actor
+    from ..actors import human_actor
 
     return human_actor()

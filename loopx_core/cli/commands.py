@@ -12,6 +12,7 @@ from typing import Callable
 from .. import clock, errors, ids
 from ..errors import Forbidden, InvalidInput, UsageError
 from . import render
+from ..actors import human_actor
 
 
 class Outcome:
@@ -72,16 +73,6 @@ class Context:
         return human_actor()
 
 
-def human_actor() -> str:
-    name = os.environ.get("LOOPX_HUMAN")
-    if not name:
-        try:
-            import getpass
-
-            name = getpass.getuser()
-        except Exception:  # no passwd entry in some containers
-            name = "human"
-    return f"human:{name}"
 
 
 def card_id(text: str) -> int:

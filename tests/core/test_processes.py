@@ -13,25 +13,8 @@ import time
 
 import pytest
 
-AGENT = r"""
-import json, subprocess, sys
-agent = sys.argv[1]
-loopx = [sys.executable, "-m", "loopx_core", "--json"]
-errors = []
-while True:
-    p = subprocess.run(loopx + ["next", "--claim", "--agent", agent], capture_output=True, text=True)
-    if p.returncode == 9:
-        break
-    if p.returncode != 0:
-        errors.append(p.stdout + p.stderr)
-        continue
-    card = json.loads(p.stdout)["card"]["id"]
-    for args in (["writeback", card, "--summary", agent + " worked"], ["done", card, "--summary", "done"]):
-        q = subprocess.run(loopx + args + ["--agent", agent], capture_output=True, text=True)
-        if q.returncode != 0:
-            errors.append(q.stdout + q.stderr)
-print(json.dumps(errors))
-"""
+from tests.agent_loop import AGENT_LOOP as AGENT
+
 
 
 def test_eight_agent_processes_drain_the_board_each_card_done_once(board):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent_loop import AGENT_LOOP as AGENT
+
 LOOPX = [sys.executable, "-m", "loopx_core"]
 
 
@@ -79,25 +81,6 @@ def test_change_detection_follows_the_event_sequence(pg_url, tmp_path):
         store.close()
 
 
-AGENT = r"""
-import json, os, subprocess, sys
-agent = sys.argv[1]
-loopx = [sys.executable, "-m", "loopx_core", "--json"]
-errors = []
-while True:
-    p = subprocess.run(loopx + ["next", "--claim", "--agent", agent], capture_output=True, text=True)
-    if p.returncode == 9:
-        break
-    if p.returncode != 0:
-        errors.append(p.stdout + p.stderr)
-        continue
-    card = json.loads(p.stdout)["card"]["id"]
-    for args in (["writeback", card, "--summary", "worked"], ["done", card, "--summary", "done"]):
-        q = subprocess.run(loopx + args + ["--agent", agent], capture_output=True, text=True)
-        if q.returncode != 0:
-            errors.append(q.stdout + q.stderr)
-print(json.dumps(errors))
-"""
 
 
 def test_agents_on_different_hosts_drain_a_shared_board_once_each(pg_url, tmp_path):

@@ -48,8 +48,13 @@ def describe(raw_paths: list[str], root: Path, base: Path | None = None) -> list
             continue
         seen.add(rel)
         full = root / rel
-        if full.is_file():
-            size, sha = sha256_file(full)
+        try:
+            # is_file() raises for e.g. a name too long for the file system
+            found = sha256_file(full) if full.is_file() else None
+        except OSError:  # unreadable (permissions, a name too long): as good as missing
+            found = None
+        if found is not None:
+            size, sha = found
             out.append({"path": rel, "size": size, "sha256": sha})
         else:
             # Recorded, not dropped: a missing artifact is itself evidence.

@@ -88,6 +88,8 @@ def _fast_evidence(data: dict) -> dict | None:
     usd = out["usd"]
     if usd is not None:
         if type(usd) is int:
+            if not 0 <= usd <= limits.USD_MAX:  # float() of a huge int would overflow
+                return None
             usd = float(usd)
         if type(usd) is not float or not math.isfinite(usd) or not 0 <= usd <= limits.USD_MAX:
             return None

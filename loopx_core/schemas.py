@@ -46,6 +46,8 @@ def _id_of(prefix: str):
 def _duration(value):
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 30m")
+    if isinstance(value, int) and not 0 < value <= 366 * 86400:  # before float(): a huge int overflows
+        raise ValueError("duration must be between 1s and a year")
     if isinstance(value, (int, float)):
         if not math.isfinite(value) or value <= 0 or value > 366 * 86400:
             raise ValueError("duration must be between 1s and a year")

@@ -317,7 +317,18 @@ def _executable() -> list[str]:
     return [sys.executable, "-m", "loopx_core"]
 
 
-def init_runtime(store, runtime: str, *, agent: str | None = None, can: list[str] | None = None, dry_run: bool = False, root: Path | None = None) -> SetupResult:
+def init_runtime(
+    store,
+    runtime: str,
+    *,
+    agent: str | None = None,
+    can: list[str] | None = None,
+    dry_run: bool = False,
+    root: Path | None = None,
+    location=None,
+) -> SetupResult:
+    """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
+    only for a dry run on a board that does not exist yet (``location`` says where)."""
     from ..agents import add_agent
     from ..errors import Conflict, InvalidInput
     from ..inputs import validate
@@ -331,16 +342,18 @@ def init_runtime(store, runtime: str, *, agent: str | None = None, can: list[str
             can = caps.replace(",", " ").split()
     agent = agent or default_agent_id(runtime)
     data = validate("agent", {"id": agent, "runtime": runtime, "can": can})
-    with store.read():
-        existing = Agent.get_or_none(Agent.id == data["id"])
-        existing_caps = list(existing.capabilities or []) if existing else []
-        existing_runtime = existing.runtime if existing else None
-        if existing is not None:  # keep its watch folders and token window
-            data.update(watch=list(existing.watch or []), tokens=existing.token_limit, window=existing.window_seconds)
+    existing, existing_caps, existing_runtime = None, [], None
+    if store is not None:
+        with store.read():
+            existing = Agent.get_or_none(Agent.id == data["id"])
+            existing_caps = list(existing.capabilities or []) if existing else []
+            existing_runtime = existing.runtime if existing else None
+            if existing is not None:  # keep its watch folders and token window
+                data.update(watch=list(existing.watch or []), tokens=existing.token_limit, window=existing.window_seconds)
     if existing is not None and not can:
         data["can"] = existing_caps  # keep what it may do unless told otherwise
     caps = sorted(set(data["can"]))
-    location = store.location
+    location = store.location if store is not None else location
     root = root or location.project_root or Path.cwd()
     db = location.url if location.source in ("flag", "env") else None
     exe = _executable()

@@ -57,12 +57,12 @@ class Context:
         agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
         if not agent:
             raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
-        return agent
+        return agent_id(agent)
 
     def caller(self) -> str:
         """``agent:<id>`` when an agent identity is present, else ``human:<name>``."""
         agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
-        return f"agent:{agent}" if agent else human_actor()
+        return f"agent:{agent_id(agent)}" if agent else human_actor()
 
     def require_person(self, what: str, *, terminal: bool) -> str:
         """Human-only operations: refused with an agent identity, or without a terminal when ``terminal``."""
@@ -73,6 +73,15 @@ class Context:
         return human_actor()
 
 
+
+
+def agent_id(text: str) -> str:
+    """A well-formed agent id (a malformed one can never be registered: invalid input, not "unknown")."""
+    from ..limits import AGENT_ID
+
+    if not AGENT_ID.fullmatch(text):
+        raise InvalidInput(f"not a valid agent id: {text[:80]!r}", "agent ids are letters, digits and ._- (at most 64), e.g. claude-1")
+    return text
 
 
 def card_id(text: str) -> int:
@@ -110,16 +119,30 @@ def cmd_init(ctx: Context) -> Outcome:
     if args.objective is not None:
         objective = validate("text", {"text": args.objective})["text"]
     location = init_target(getattr(args, "db", None))
-    store, created = init_board(location, objective, ctx.caller())
+    if args.dry_run:  # nothing is created or changed, the board included
+        from ..store import Store
+
+        store = Store.open(location) if location.exists else None
+        created = False
+        text = f"{'using' if store else 'would create'} board {location.describe()}"
+        if objective is not None:
+            text += f"\nwould set the objective to {objective!r}"
+    else:
+        store, created = init_board(location, objective, ctx.caller())
+        text = f"{'created' if created else 'using'} board {location.describe()}"
     ctx._store = store
-    text = f"{'created' if created else 'using'} board {location.describe()}"
     data = {"board": {"path": location.describe(), "url": location.url, "created": created}}
+    if args.dry_run:
+        data["board"]["exists"] = store is not None
+        data["dry_run"] = True
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run)
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location)
         data["setup"] = result.to_json()
         text += "\n" + result.text
+    elif args.dry_run:
+        text += "\ndry run: nothing was written; run it again without --dry-run"
     else:
         text += "\nnext: register an agent (`loopx agent add claude-1 --can git:push`) and add a card (`loopx card add \"TITLE\"`)"
     return Outcome(data, 0, text)
@@ -199,7 +222,7 @@ def cmd_agent_list(ctx: Context) -> Outcome:
 def cmd_agent_show(ctx: Context) -> Outcome:
     from ..agents import get_agent
 
-    agent = get_agent(ctx.store, ctx.args.id).to_json()
+    agent = get_agent(ctx.store, agent_id(ctx.args.id)).to_json()
     return Outcome({"agent": agent}, 0, json.dumps(agent, indent=2))
 
 
@@ -226,7 +249,12 @@ def cmd_card_add(ctx: Context) -> Outcome:
 def cmd_card_list(ctx: Context) -> Outcome:
     from ..cards import list_cards
 
-    cards = [c.to_json() for c in list_cards(ctx.store, ctx.args.status, ctx.args.owner)]
+    from ..columns import COLUMN_OF
+
+    status, owner = ctx.args.status, ctx.args.owner
+    if status is not None and status not in COLUMN_OF:
+        raise InvalidInput(f"no status {status[:40]!r}", "one of: " + ", ".join(COLUMN_OF))
+    cards = [c.to_json() for c in list_cards(ctx.store, status, agent_id(owner) if owner is not None else None)]
     return Outcome({"cards": cards}, 0, "\n".join(render.card_line(c) for c in cards) or "no cards match")
 
 
@@ -411,15 +439,23 @@ def cmd_heartbeat(ctx: Context) -> Outcome:
 
 def _read_input(source: str) -> dict:
     try:
-        raw = sys.stdin.read() if source == "-" else open(source, encoding="utf-8").read()
+        if source == "-":
+            raw = sys.stdin.read()
+        else:
+            with open(source, encoding="utf-8") as handle:
+                raw = handle.read()
     except OSError as exc:
-        raise InvalidInput(f"cannot read --input {source}: {exc.strerror}", "pass a readable JSON file, or - for stdin") from None
+        raise InvalidInput(f"cannot read --input {source!r}: {exc.strerror}", "pass a readable JSON file, or - for stdin") from None
     except UnicodeDecodeError:
-        raise InvalidInput(f"--input {source} is not UTF-8 text", "write the document as UTF-8 JSON") from None
+        raise InvalidInput(f"--input {source!r} is not UTF-8 text", "write the document as UTF-8 JSON") from None
+    except ValueError as exc:  # e.g. a NUL in the path
+        raise InvalidInput(f"cannot read --input {source!r}: {exc}", "pass a readable JSON file, or - for stdin") from None
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", "an evidence document is one JSON object") from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting too deep
+        raise InvalidInput(f"--input is not a usable JSON document: {str(exc)[:120]}", "an evidence document is one flat JSON object") from None
     if not isinstance(doc, dict):
         raise InvalidInput("--input must be a JSON object", "e.g. {\"summary\": \"…\", \"artifacts\": [\"out/report.md\"]}")
     return doc
@@ -441,7 +477,7 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
         raise UsageError("--summary is required (or --input FILE)", "e.g. `loopx writeback LX-3 --summary \"what this turn did\"`")
     todo_done = []
     for ref in a.todo_done:
-        todo_done.append(int(ref) if ref.isdigit() else ref)
+        todo_done.append(int(ref) if ref.isascii() and ref.isdigit() and len(ref) <= 18 else ref)
     return validate("evidence", _drop_none({
         "summary": a.summary, "artifacts": a.artifact, "next": a.next, "todos_added": a.todo_add, "todos_done": todo_done,
         "tokens": a.tokens, "usd": a.usd, "turn_id": a.turn_id, "release": a.release,

@@ -27,6 +27,17 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message, f"see `{self.prog} --help`")
 
 
+def count(text: str) -> int:
+    """A whole number >= 0 (an event seq, a limit): refused at parse time, not by the database."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+    if not 0 <= value < 1 << 63:  # the database's integers are 64-bit
+        raise argparse.ArgumentTypeError(f"must be between 0 and {(1 << 63) - 1}, got {text[:40]}")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     # Accepted after the verb too (`loopx next --json`): agents write it both ways.
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print exactly one JSON object")
@@ -84,7 +95,7 @@ def _verb_init(p):
     p.add_argument("--for", dest="runtime", choices=["claude-code", "codex"], help="also set up this runtime's hooks")
     p.add_argument("--agent", metavar="ID", help="with --for: the agent id to register")
     p.add_argument("--can", action="append", default=[], metavar="SCOPE", help="with --for: a capability of that agent")
-    p.add_argument("--dry-run", action="store_true", help="with --for: show what would change")
+    p.add_argument("--dry-run", action="store_true", help="show what would change (board, agent, files) and write nothing")
 
 
 def _verb_where(p):
@@ -177,10 +188,10 @@ def _verb_log(p):
 
 
 def _verb_events(p):
-    p.add_argument("--since", type=int, default=0, metavar="SEQ")
+    p.add_argument("--since", type=count, default=0, metavar="SEQ")
     p.add_argument("--card", metavar="CARD")
     p.add_argument("--follow", action="store_true", help="keep streaming, one JSON object per line")
-    p.add_argument("--limit", type=int, metavar="N")
+    p.add_argument("--limit", type=count, metavar="N")
 
 
 def _verb_export(p):

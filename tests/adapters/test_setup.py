@@ -90,6 +90,18 @@ def test_dry_run_writes_nothing(board):
     assert "would create .claude/settings.json" in text and "dry run: nothing was written" in text
 
 
+def test_dry_run_without_a_board_creates_no_board(board, tmp_path):
+    fresh = tmp_path / "elsewhere" / ".loopx" / "board.db"
+    res = board.cli("--db", fresh, "init", "--for", "codex", "--agent", "cx9", "--objective", "ship it", "--dry-run")
+    assert res.code == 0, res
+    assert res.data["board"] == {"path": str(fresh), "url": res.data["board"]["url"], "created": False, "exists": False}
+    assert res.data["dry_run"] is True and res.data["setup"]["agent"]["action"] == "would be registered"
+    assert not fresh.parent.exists()
+    text = board.cli("--db", fresh, "init", "--objective", "ship it", "--dry-run", json_out=False).out
+    assert text.startswith(f"would create board {fresh}") and "would set the objective to 'ship it'" in text
+    assert "nothing was written" in text and not fresh.parent.exists()
+
+
 def test_a_broken_settings_file_is_left_alone(board):
     (board.root / ".claude").mkdir()
     (board.root / ".claude" / "settings.json").write_text("{ // comments are not JSON\n}")

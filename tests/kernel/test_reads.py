@@ -78,6 +78,15 @@ def test_events_since_and_for_one_card(team):
     assert team.ok("events", "--since", str(mark), "--limit", "1")["events"] == new[:1]
 
 
+
+def test_events_refuses_a_negative_or_too_large_position(team):
+    team.ok("card", "add", "one")
+    for bad in ("--limit=-1", "--since=-5", f"--since={1 << 63}", "--limit=ten"):
+        res = team.cli("events", bad)
+        assert res.code == 2, (bad, res)
+        assert res.data["error"]["code"] == "usage" and "see `loopx events --help`" in res.data["error"]["hint"]
+    assert team.ok("events", "--limit=0")["events"] == []
+
 def test_log_is_card_evidence_and_observed(team):
     team.ok("card", "add", "one")
     held(team, "LX-1", "a1")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import clock
+from . import clock, hotsql
 from .models import Event
 from .values import EventView
 
@@ -18,7 +18,7 @@ def set_op_id(op_id: str | None) -> None:
 def emit(actor: str, kind: str, card: int | None = None, /, **data) -> int:
     global _op_id
     op_id, _op_id = _op_id, None
-    row = Event.create(at=clock.now(), actor=actor, card=card, kind=kind, data=data, op_id=op_id)
+    row = hotsql.insert_row(Event(at=clock.now(), actor=actor, card=card, kind=kind, data=data, op_id=op_id))
     return row.seq
 
 
@@ -31,7 +31,7 @@ def since(seq: int = 0, *, card: int | None = None, limit: int | None = None) ->
     if card is not None:
         query = query.where(Event.card == card)
     query = query.order_by(Event.seq)
-    if limit:
+    if limit is not None:
         query = query.limit(limit)
     return [view(row) for row in query]
 

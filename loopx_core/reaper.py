@@ -3,7 +3,7 @@ its expired lease and fails its overdue gates (closed: expiry is a rejection).""
 
 from __future__ import annotations
 
-from . import clock, events, ids
+from . import clock, events, hotsql, ids
 from .models import Card, Gate
 from .rows import card_row, touch
 
@@ -25,8 +25,8 @@ def clear_lease(card: Card) -> None:
 
 def reap_card(card: Card, now: float | None = None) -> Card:
     now = clock.now() if now is None else now
-    overdue = list(
-        Gate.select().where((Gate.card == card.id) & (Gate.status == "pending") & Gate.deadline.is_null(False) & (Gate.deadline <= now))
+    overdue = hotsql.select_rows(
+        Gate, "overdue", lambda: Gate.select().where((Gate.card == 0) & (Gate.status == "pending") & (Gate.deadline <= 0.0)).order_by(Gate.id), card.id, "pending", now
     )
     for gate in overdue:
         gate.status, gate.answer, gate.answered_by, gate.answered_at = "expired", "rejected", "system:deadline", now

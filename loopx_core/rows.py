@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import ids
+from . import hotsql, ids
 from .errors import NotFound
 from .models import Agent, Card, Dependency, Evidence, Gate, Handoff, Observed, database
 from .values import AgentView, Artifact, CardView, EvidenceView, GateView, HandoffView, Lease, Limit, ObservedView, Quota, Todo
@@ -18,7 +18,7 @@ def locked(query):
 
 
 def card_row(card_id: int) -> Card:
-    row = locked(Card.select().where(Card.id == card_id)).first()
+    row = hotsql.select_one(Card, "by_id", lambda: locked(Card.select().where(Card.id == 0)), card_id)
     if row is None:
         raise NotFound(
             f"no card {ids.fmt(ids.CARD, card_id)} on this board",
@@ -29,7 +29,7 @@ def card_row(card_id: int) -> Card:
 
 
 def agent_row(agent_id: str) -> Agent:
-    row = Agent.get_or_none(Agent.id == agent_id)
+    row = hotsql.select_one(Agent, "by_id", lambda: Agent.select().where(Agent.id == ""), agent_id)
     if row is None:
         raise NotFound(
             f"unknown agent {agent_id!r}",
@@ -42,7 +42,7 @@ def agent_row(agent_id: str) -> Agent:
 def touch(card: Card, now: float) -> None:
     card.version += 1
     card.updated_at = now
-    card.save()
+    hotsql.save_row(card)
 
 
 def deps_of(card_ids: list[int]) -> dict[int, list[int]]:
@@ -66,9 +66,10 @@ def pending_gates_of(card_ids: list[int] | None = None) -> dict[int, int]:
 
 def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None | bool = False) -> CardView:
     if deps is None:
-        deps = deps_of([row.id]).get(row.id, [])
+        deps = [d.after_id for d in hotsql.select_rows(Dependency, "of_card", lambda: Dependency.select().where(Dependency.card == 0), row.id)]
     if pending_gate is False:
-        pending_gate = pending_gates_of([row.id]).get(row.id)
+        first = hotsql.select_one(Gate, "first_pending", lambda: Gate.select(Gate.id).where((Gate.card == 0) & (Gate.status == "pending")).order_by(Gate.id), row.id, "pending")
+        pending_gate = first.id if first is not None else None
     lease = None
     if row.lease_holder and row.status in ACTIVE_LIKE:
         lease = Lease(holder=row.lease_holder, token=row.lease_token, expires_at=row.lease_expires)

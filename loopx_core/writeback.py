@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from . import artifacts, clock, events, ids, leases, quota
+from . import artifacts, clock, events, hotsql, ids, leases, quota
 from .claims import release_card
 from .errors import Conflict, InvalidInput
 from .models import Evidence
@@ -42,7 +42,9 @@ def writeback(
         agent_row(agent)
         turn_id = data.get("turn_id")
         if turn_id:
-            first = Evidence.get_or_none((Evidence.card == card_id) & (Evidence.turn_id == turn_id))
+            first = hotsql.select_one(
+                Evidence, "by_turn", lambda: Evidence.select().where((Evidence.card == 0) & (Evidence.turn_id == "")), card_id, turn_id
+            )
             if first is not None:
                 if first.payload_hash != fingerprint or first.agent != agent:
                     raise Conflict(
@@ -72,7 +74,7 @@ def writeback(
         usd = data.get("usd") or 0.0
         new_next = data.get("next")
         progressed = bool(files or data.get("todos_added") or data.get("todos_done") or card.progress_mark or (new_next and new_next != card.next_action))
-        row = Evidence.create(
+        row = hotsql.insert_row(Evidence(
             card=card.id,
             agent=agent,
             turn_id=turn_id,
@@ -89,7 +91,7 @@ def writeback(
             extra=extra,
             payload_hash=fingerprint,
             created_at=now,
-        )
+        ))
         card.todos = todos
         if new_next:
             card.next_action = new_next

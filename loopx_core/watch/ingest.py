@@ -120,14 +120,55 @@ class Ingestor:
         self._hashes: dict[tuple, tuple[int, str]] = {}  # signature -> (size, sha256), for observed files
         self._uncommitted: list[str] = []  # keys recorded by the transaction in progress
         self._held: dict[str, tuple[int, float] | None] = {}  # agent -> (card, lease start), this batch
+        self._in_batch = False
 
     def new_batch(self) -> None:
         """Forget per-batch lookups (who holds what): called before each job."""
         self._held.clear()
 
+    def _caches(self) -> tuple[dict, ...]:
+        return (dict(self._done_sig), dict(self._pending_sig), dict(self._stream_sig), dict(self._observed_sig))
+
+    def _restore(self, saved: tuple[dict, ...]) -> None:
+        self._done_sig, self._pending_sig, self._stream_sig, self._observed_sig = (dict(c) for c in saved)
+
+    def batch(self, work):
+        """Run ``work()`` — several files — in one write transaction, so a burst
+        pays one commit per batch rather than one per document. Each document
+        still runs in its own savepoint (one that fails leaves nothing behind),
+        and what this object remembers about files is rolled back with the
+        transaction if it does not commit."""
+        if self._in_batch:
+            return work()
+        saved = self._caches()
+
+        def attempt():
+            self._restore(saved)
+            self._uncommitted = []
+            return work()
+
+        self._in_batch = True
+        try:
+            result = self.store.run(attempt)
+        except BaseException:
+            self._restore(saved)
+            raise
+        finally:
+            self._in_batch = False
+            keys, self._uncommitted = self._uncommitted, []
+        self._seen.update(keys)  # reached only once the batch committed
+        return result
+
     def _run(self, body):
         """``store.run`` that remembers the keys it recorded only once they are
         committed (a retried or rolled-back body must not leave them behind)."""
+        if self._in_batch:  # a savepoint: its keys wait for the batch's commit
+            mark = len(self._uncommitted)
+            try:
+                return self.store.run(body)
+            except BaseException:
+                del self._uncommitted[mark:]
+                raise
 
         def attempt():
             self._uncommitted = []
@@ -438,6 +479,18 @@ class Ingestor:
         )
         return row.at if row else 0.0
 
+    def _holding(self, agent: str) -> tuple[int, float] | None:
+        card = self.held_card(agent)
+        return (card.id, self.lease_start(card)) if card is not None else None
+
+    def _lookup(self, read):
+        """A read: in a batch, inside a savepoint (on PostgreSQL an error outside
+        one would void the whole batch); otherwise in a read snapshot."""
+        if self._in_batch:
+            return self.store.run(read)
+        with self.store.read():
+            return read()
+
     def observe(self, path: str, agents: list[str], *, scan: bool = False) -> list[Result]:
         """Record ``path`` as an observed artifact on the card each agent holds,
         if it was modified since that agent's lease began (``scan``: found by a
@@ -456,9 +509,7 @@ class Ingestor:
         held = {}
         for agent in todo:
             if agent not in self._held:
-                with self.store.read():
-                    card = self.held_card(agent)
-                    self._held[agent] = (card.id, self.lease_start(card)) if card is not None else None
+                self._held[agent] = self._lookup(lambda: self._holding(agent))
             entry = self._held[agent]
             if entry is not None and st.st_mtime >= entry[1] - MTIME_SLACK:  # changed while it held the card
                 held[agent] = entry[0]

@@ -16,11 +16,14 @@ from .ingest import Ingestor, Result
 from .rules import IGNORED_DIRS, Root, Rules, norm
 
 
+BATCH = 25  # files per write transaction (about 30 ms of lock at ~1 ms a document)
+
+
 class WatchConfig(NamedTuple):
     settle: float = 1.0  # a document that does not parse is reported once unchanged this long
     observe_delay: float = 0.3  # quiet time before a changed file becomes an observed artifact
     recheck: float = 0.5  # how often new agents and missing folders are looked for
-    debounce_ms: int = 400  # watchfiles: the longest a batch of changes collects
+    debounce_ms: int = 200  # watchfiles: the longest a batch of changes collects (ingesting goes on meanwhile)
     step_ms: int = 50  # watchfiles: the quiet time before a batch is yielded
     chunk: int = 100  # files per worker job (progress and stop are checked between jobs)
     inbox: bool = True  # follow the board's .loopx/inbox/ (created if missing)
@@ -86,9 +89,10 @@ class _Engine:
         return await asyncio.get_running_loop().run_in_executor(self.executor, self._job, fn, args)
 
     def _job(self, fn, args):
-        db = self.store.db
-        if db.is_closed():
-            db.connect(reuse_if_open=True)
+        if self.store is not None:  # None before _setup opens it (watch_board given a location)
+            db = self.store.db
+            if db.is_closed():
+                db.connect(reuse_if_open=True)
         if self.ingestor is not None:
             self.ingestor.new_batch()
         return fn(*args)
@@ -120,6 +124,10 @@ class _Engine:
 
         if self.store is None:
             self.store, self.owned = Store.open(self.board), True
+        # Load pydantic (documents are validated with it) and the writeback
+        # operator now, so the first burst of documents does not pay for it.
+        from .. import schemas, writeback  # noqa: F401
+
         self.ingestor = Ingestor(self.store, settle=self.cfg.settle)
         self.ingestor.load()
         loc = self.store.location
@@ -288,7 +296,25 @@ class _Engine:
     def _handle(self, paths: list[str], scan: bool) -> tuple[list[Result], list[tuple[str, str, tuple]]]:
         """Ingest documents and streams now; return (results, later) where
         ``later`` holds (path, kind, agents) to schedule: unfinished documents
-        (settle) and, when not scanning, files to observe once quiet."""
+        (settle) and, when not scanning, files to observe once quiet.
+
+        Files go in batches of ``BATCH``, one transaction each: few enough that
+        the write lock is never held long from agents' own calls. A batch that
+        fails to commit is redone one file per transaction, where each file's
+        failure is reported on its own."""
+        results: list[Result] = []
+        later: list[tuple[str, str, tuple]] = []
+        for i in range(0, len(paths), BATCH):
+            part = paths[i : i + BATCH]
+            try:
+                out, again = self.ingestor.batch(lambda: self._handle_each(part, scan))
+            except Exception:
+                out, again = self._handle_each(part, scan)
+            results.extend(out)
+            later.extend(again)
+        return results, later
+
+    def _handle_each(self, paths: list[str], scan: bool) -> tuple[list[Result], list[tuple[str, str, tuple]]]:
         ing = self.ingestor
         results: list[Result] = []
         later: list[tuple[str, str, tuple]] = []

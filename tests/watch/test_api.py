@@ -44,3 +44,22 @@ async def test_results_carry_what_the_tui_shows(project, watcher):
     assert bad.text().startswith("refused out/bad.loopx.json [LX-1]: LX-1 is not leased to a2")
     assert ok.to_json() == {"kind": "ingested", "file": "out/ok.loopx.json", "line": None, "card": "LX-1", "agent": "w1", "evidence": "E-1"}
     assert ok.text() == "ingested E-1 on LX-1 from out/ok.loopx.json (w1)"
+
+
+async def test_a_board_given_by_location_or_db_string_is_opened_and_closed_by_the_watcher(project):
+    """The API takes what `--db` takes, not only an open Store."""
+    from loopx_core.discovery import parse_target
+    from loopx_core.watch import WatchConfig, watch_board
+
+    db = str(project.root / ".loopx" / "board.db")
+    write_atomic(project.root / "out" / "a.loopx.json", doc("given a location", next="a"))
+    stats = await watch_board(parse_target(db, "flag"), once=True, config=WatchConfig(settle=0.2))
+    assert stats.ingested == 1
+    write_atomic(project.root / "out" / "b.loopx.json", doc("given a string", next="b"))
+    stats = await watch_board(db, once=True, config=WatchConfig(settle=0.2))
+    assert (stats.ingested, stats.duplicate) == (1, 0)
+    store = project.store()
+    try:
+        assert [e.summary for e in evidence(store)] == ["given a location", "given a string"]
+    finally:
+        store.close()

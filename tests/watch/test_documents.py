@@ -24,6 +24,8 @@ async def test_an_atomic_write_is_ingested_once_with_source_file(project, watche
     assert not events(watcher.store, "ingest_error")
     # The temp files of the atomic writes were never taken for artifacts.
     assert not [r for r in watcher.results if r.kind == "observed" and r.file.endswith(".tmp")]
+    # Results reach on_result once their batch is done, a moment after the commit.
+    await until(lambda: len(watcher.kinds("ingested")) >= 2, what="the second result")
     assert [r.kind for r in watcher.results if r.kind in ("ingested", "refused")] == ["ingested", "ingested"]
 
 

@@ -51,6 +51,7 @@ async def test_a_restart_resumes_at_the_stored_offset(project):
         await until(lambda: len(evidence(w2.store)) == 16, what="the completed line")
         assert [e.summary for e in evidence(w2.store)] == [f"turn {i}" for i in range(16)]
         # The second watcher read only the new lines: nothing was even a duplicate.
+        await until(lambda: len(w2.kinds("ingested")) >= 6, what="the sixth result")
         assert [r.kind for r in w2.results if r.kind != "notice"] == ["ingested"] * 6
         assert [r.line for r in w2.kinds("ingested")] == list(range(11, 17))
     finally:
@@ -67,11 +68,12 @@ async def test_truncation_and_replacement_start_over_without_duplicates(project,
     with open(path, "w") as handle:
         handle.write(lines(doc("after truncation", next="t1")))
     await until(lambda: len(evidence(watcher.store)) == 6, what="the line after truncation")
-    assert any("was truncated" in r.message for r in watcher.kinds("notice"))
+    # Results reach on_result once their batch is done, a moment after the commit.
+    await until(lambda: any("was truncated" in r.message for r in watcher.kinds("notice")), what="the 'was truncated' notice")
     # Replaced by a new file (new inode) holding the old lines plus two new ones.
     write_atomic(path, lines(*first, doc("replaced 1", next="r1"), doc("replaced 2", next="r2")))
     await until(lambda: len(evidence(watcher.store)) == 8, what="the two new lines")
-    assert any("was replaced" in r.message for r in watcher.kinds("notice"))
+    await until(lambda: any("was replaced" in r.message for r in watcher.kinds("notice")), what="the 'was replaced' notice")
     # Rewritten in place with the same size (same inode, bytes before the offset changed).
     size = path.stat().st_size
     text = path.read_text().replace('"turn 0"', '"TURN 0"')

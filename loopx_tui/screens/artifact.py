@@ -13,6 +13,7 @@ from typing import NamedTuple
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
+from textual import work
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
@@ -78,6 +79,9 @@ def open_in_pager(app, artifact: Artifact, root: str | None) -> None:
 
 
 class ArtifactScreen(Screen):
+    """Opens at once; the file is read and hashed in a thread (an artifact can
+    be large), then shown."""
+
     BINDINGS = [
         Binding("escape,q", "back", "Back", tooltip="back to the card"),
         Binding("p", "pager", "In $PAGER", tooltip="open the file in $PAGER (less -R by default)"),
@@ -88,11 +92,14 @@ class ArtifactScreen(Screen):
         self.card_id = card_id
         self.artifact = artifact
         self.root = root
-        self.view = read_artifact(artifact, root)
+        self.view: FileView | None = None  # set once the file has been read
 
-    def compose(self) -> ComposeResult:
+    def _header(self) -> Text:
         art, view = self.artifact, self.view
         head = Text.assemble((f" {art.path} ", "bold reverse"), (f"  {size(art.size)}  sha256 {short_sha(art.sha256)}", "dim"))
+        if view is None:
+            head.append("  reading and checking the file…", style="dim")
+            return head
         if view.matches is True:
             head.append("  ✓ matches the evidence", style="green")
         elif view.matches is False:
@@ -101,17 +108,34 @@ class ArtifactScreen(Screen):
             head.append(f"  {view.note}", style="yellow")
         if view.truncated:
             head.append(f"  (first {size(MAX_BYTES)}; p for all)", style="dim")
-        yield Static(head, id="artifact-header")
+        return head
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._header(), id="artifact-header")
         with VerticalScroll(id="artifact-body"):
-            if view.text is not None:
-                lexer = Syntax.guess_lexer(art.path, view.text)
-                yield Static(Syntax(view.text, lexer, line_numbers=True, word_wrap=False, theme="ansi_dark"), id="artifact-text")
-            else:
-                yield Static(Text(view.note or "nothing to show", style="dim"), id="artifact-text")
+            yield Static(Text("…", style="dim"), id="artifact-text")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#artifact-body").focus()
+        self.read_file()
+
+    @work(thread=True, exclusive=True, group="artifact")
+    def read_file(self) -> None:
+        view = read_artifact(self.artifact, self.root)
+        self.app.call_from_thread(self.show_file, view)
+
+    def show_file(self, view: FileView) -> None:
+        if not self.is_attached:  # closed while the file was being read
+            return
+        self.view = view
+        self.query_one("#artifact-header", Static).update(self._header())
+        body = self.query_one("#artifact-text", Static)
+        if view.text is not None:
+            lexer = Syntax.guess_lexer(self.artifact.path, view.text)
+            body.update(Syntax(view.text, lexer, line_numbers=True, word_wrap=False, theme="ansi_dark"))
+        else:
+            body.update(Text(view.note or "nothing to show", style="dim"))
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -75,6 +75,7 @@ async def test_an_artifact_opens_in_the_viewer_checked_against_its_hash(make_app
         log.focus()
         log.index = [i for i, item in enumerate(log.children) if isinstance(item, ArtifactItem)][0]
         await pilot.press("enter")
+        await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, ArtifactScreen)
         assert app.screen.artifact.path == "src/login.html"
@@ -83,6 +84,40 @@ async def test_an_artifact_opens_in_the_viewer_checked_against_its_hash(make_app
         assert body is not None
         await pilot.press("escape")
         assert isinstance(app.screen, CardScreen)
+
+
+async def test_a_slow_artifact_does_not_freeze_the_viewer(make_app, seeded, monkeypatch):
+    """Reading and hashing happen in a thread: the screen answers keys meanwhile."""
+    import threading
+
+    from loopx_core.values import Artifact
+    from loopx_tui.screens import artifact as artifact_screen
+
+    release, real = threading.Event(), artifact_screen.read_artifact
+
+    def slow(art, root):
+        release.wait(10)
+        return real(art, root)
+
+    monkeypatch.setattr(artifact_screen, "read_artifact", slow)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.open_card(1)
+        await pilot.pause()
+        app.open_artifact(1, Artifact("src/login.html", None, None))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ArtifactScreen) and screen.view is None
+        assert "reading and checking the file" in static_text(screen, "#artifact-header")
+        await pilot.press("escape")  # answered while the read is still blocked
+        assert isinstance(app.screen, CardScreen)
+        app.open_artifact(1, Artifact("src/login.html", None, None))
+        await pilot.pause()
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen.view is not None and app.screen.view.text is not None
+        assert "reading" not in static_text(app.screen, "#artifact-header")
 
 
 def test_an_edited_or_escaping_artifact_is_flagged(seeded):

@@ -11,6 +11,9 @@ from .errors import Conflict
 from .store import Store
 
 BATCH = 500
+# The watcher's state travels too: without it a watcher on the copy would read
+# every stream from the start and report every refused file a second time.
+COPIED = models.TABLES + models.WATCH_TABLES
 
 
 def _rows(model) -> list[dict]:
@@ -28,17 +31,17 @@ def _checksum(rows: list[dict]) -> str:
 
 
 def fingerprint(store: Store) -> dict[str, dict]:
-    with store.db.bind_ctx(models.TABLES), store.read():
-        return {m._meta.table_name: {"rows": len(r), "sha256": _checksum(r)} for m in models.TABLES for r in [_rows(m)]}
+    with store.db.bind_ctx(COPIED), store.read():
+        return {m._meta.table_name: {"rows": len(r), "sha256": _checksum(r)} for m in COPIED for r in [_rows(m)]}
 
 
 def migrate(source: Store, target: Store) -> dict:
     """Copy every table of ``source`` into the empty board ``target``."""
-    with source.db.bind_ctx(models.TABLES), source.read():
-        data = {m: _rows(m) for m in models.TABLES}
+    with source.db.bind_ctx(COPIED), source.read():
+        data = {m: _rows(m) for m in COPIED}
     before = {m._meta.table_name: {"rows": len(r), "sha256": _checksum(r)} for m, r in data.items()}
-    with target.db.bind_ctx(models.TABLES):
-        busy = [m._meta.table_name for m in models.TABLES if m is not models.Setting and m.select().exists()]
+    with target.db.bind_ctx(COPIED):
+        busy = [m._meta.table_name for m in COPIED if m is not models.Setting and m.select().exists()]
         if busy:
             raise Conflict(
                 f"the target board is not empty ({', '.join(busy)})",

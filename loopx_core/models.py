@@ -186,8 +186,8 @@ TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Obse
 
 
 # -- schema v2: the file watcher's own state (DESIGN §7) -----------------------
-# Not part of ``TABLES``: board copies (``loopx migrate``) carry the evidence
-# itself, and a watcher on the copy re-derives this state idempotently.
+# Not part of ``TABLES`` (the board's own data, e.g. for ``export``);
+# ``loopx migrate`` copies them as well, so a watcher on the copy resumes.
 
 
 class IngestStream(Base):

@@ -31,6 +31,29 @@ def test_a_v1_board_opens_and_gains_the_watch_tables(project):
         con.close()
 
 
+
+def test_a_migrated_copy_carries_the_watchers_state(project):
+    """A watcher on a copy made by `loopx migrate` neither re-reads streams nor
+    reports refused files a second time."""
+    out = project.root / "out"
+    write_atomic(out / "t.loopx.json", doc("a document", next="a"))
+    (out / "s.loopx.jsonl").write_text(json.dumps(doc("a line", next="b")) + "\n" + json.dumps(doc("x", agent="ghost")) + "\n")
+    (out / "bad.loopx.json").write_text("{")
+    first = project.spawn("watch", "--once", "--json")
+    assert first.returncode == 0, first.stderr
+    copy = project.root / "copy.db"
+    moved = project.ok("migrate", "--to", copy)["migration"]
+    assert moved["tables"]["ingest_seen"]["rows"] == 4 and moved["tables"]["ingest_stream"]["rows"] == 1
+    again = project.spawn("--db", copy, "watch", "--once", "--json")
+    assert again.returncode == 0, again.stderr
+    assert not [line for line in again.stdout.splitlines() if '"ingested"' in line or '"refused"' in line], again.stdout
+    con = sqlite3.connect(copy)
+    try:
+        assert con.execute("SELECT count(*) FROM evidence").fetchone() == (2,)
+        assert con.execute("SELECT count(*) FROM event WHERE kind = 'ingest_error'").fetchone() == (2,)
+    finally:
+        con.close()
+
 async def test_the_engine_on_a_postgresql_board(tmp_path, monkeypatch, request):
     from tests.conftest import Board
 

@@ -27,6 +27,7 @@ HINTS = {
     "handoff": "see `loopx handoff --help`",
     "done": "see `loopx done --help`",
     "monitor": "see `loopx monitor --help`",
+    "price": "dollars per million tokens, e.g. `loopx price set claude-sonnet-4 --input 3 --output 15`",
 }
 
 

@@ -27,6 +27,8 @@ VERIFY_MAX = 2_000
 PRIORITY_MIN, PRIORITY_MAX = 0, 4
 TOKENS_MAX = 10**12
 USD_MAX = 1_000_000.0
+RATE_MAX = 100_000.0  # dollars per million tokens
+MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 TURNS_MAX = 1_000_000
 
 

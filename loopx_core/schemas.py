@@ -180,6 +180,19 @@ class MonitorInput(Input):
     every: Duration
 
 
+Rate = Annotated[float, Field(ge=0, le=limits.RATE_MAX), AfterValidator(_finite)]
+
+
+class PriceInput(Input):
+    """``loopx price set``: dollars per million tokens."""
+
+    model: _pattern(limits.MODEL, "model name", "claude-sonnet-4-6", 128)
+    input: Rate
+    output: Rate
+    cache_read: Rate | None = None
+    cache_write: Rate | None = None
+
+
 class TextInput(Input):
     """A single free-text argument (e.g. ``--objective``, ``--summary`` of a reassign)."""
 
@@ -187,6 +200,7 @@ class TextInput(Input):
 
 
 MODELS = {
+    "price": PriceInput,
     "evidence": EvidenceInput,
     "document": EvidenceDocument,
     "next": NextInput,

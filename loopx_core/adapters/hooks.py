@@ -544,9 +544,35 @@ def _charge(hook: Hook, store, turn) -> None:
     for c in calls:
         for k, v in c.detail.items():
             usage[k] = usage.get(k, 0) + v
+    usd, unpriced = _price(store, calls)
     extra = {"session": session, "transcript": path, "through": marker, "calls": len(calls), "runtime": hook.runtime, "usage": usage}
+    if unpriced:
+        extra["unpriced"] = unpriced
+        hook.note(
+            f"no price for {', '.join(unpriced)}: its usage is charged $0 — "
+            f"`loopx price set {unpriced[0]} --input $ --output $` (dollars per million tokens)"
+        )
     summary = f"usage: {tokens_in + tokens_out:,} tokens ({tokens_in:,} in, {tokens_out:,} out) over {len(calls)} model call(s), measured by the {hook.runtime} stop hook"
-    charge.charge_usage(store, card_id, agent, _turn_id(hook.runtime, session, marker), tokens_in, tokens_out, 0.0, extra, summary)
+    if usd:
+        summary += f", ${usd:.4f}"
+    charge.charge_usage(store, card_id, agent, _turn_id(hook.runtime, session, marker), tokens_in, tokens_out, usd, extra, summary)
+
+
+def _price(store, calls) -> tuple[float, list[str]]:
+    """Dollars for ``calls`` at the board's prices, and the models without one."""
+    from .. import prices
+
+    table = prices.load(store)
+    usd, unpriced = 0.0, []
+    for call in calls:
+        price = prices.lookup(table, call.model)
+        if price is None:
+            name = call.model or "an unnamed model"
+            if name not in unpriced:
+                unpriced.append(name)
+            continue
+        usd += prices.cost(price, call.parts or {"input": call.tokens_in, "output": call.tokens_out})
+    return round(usd, 6), unpriced
 
 
 def _turn_start(hook: Hook, turn) -> float | None:

@@ -42,6 +42,8 @@ class Call(NamedTuple):
     tokens_in: int
     tokens_out: int
     detail: dict
+    model: str | None = None
+    parts: dict | None = None  # tokens by price kind: input, output, cache_read, cache_write
 
 
 class Turn(NamedTuple):
@@ -122,7 +124,14 @@ def read_claude(path: str) -> Turn:
         if identity == ":":
             identity = markers[-1]
         detail = {k: _int(usage, k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
-        call = Call(identity, detail["input_tokens"] + detail["cache_creation_input_tokens"] + detail["cache_read_input_tokens"], detail["output_tokens"], detail)
+        parts = {
+            "input": detail["input_tokens"],
+            "cache_write": detail["cache_creation_input_tokens"],
+            "cache_read": detail["cache_read_input_tokens"],
+            "output": detail["output_tokens"],
+        }
+        model = message.get("model") if isinstance(message.get("model"), str) else None
+        call = Call(identity, parts["input"] + parts["cache_write"] + parts["cache_read"], detail["output_tokens"], detail, model, parts)
         earlier = best.get(identity)
         if earlier is None or (call.tokens_out, call.tokens_in) > (earlier[1].tokens_out, earlier[1].tokens_in):
             best[identity] = (earlier[0] if earlier else i, call)
@@ -144,12 +153,16 @@ def read_codex(path: str) -> Turn:
     markers: list[str] = []
     calls: list[tuple[int, Call]] = []
     prompt_index = started = None
+    model = None  # from the latest turn_context: token_count events do not name it
     for i, entry in enumerate(entries):
         markers.append(f"line:{i}")
         if _is_prompt_codex(entry):
             prompt_index, started = i, parse_time(entry.get("timestamp"))
             continue
         payload = entry.get("payload")
+        if entry.get("type") == "turn_context" and isinstance(payload, dict) and isinstance(payload.get("model"), str):
+            model = payload["model"]
+            continue
         if entry.get("type") != "event_msg" or not isinstance(payload, dict) or payload.get("type") != "token_count":
             continue
         info = payload.get("info")
@@ -157,7 +170,10 @@ def read_codex(path: str) -> Turn:
         if not isinstance(usage, dict):
             continue
         detail = {k: _int(usage, k) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")}
-        calls.append((i, Call(f"line:{i}", detail["input_tokens"], detail["output_tokens"], detail)))
+        # OpenAI counts cached input inside input_tokens, and reasoning inside output_tokens.
+        cached = min(detail["cached_input_tokens"], detail["input_tokens"])
+        parts = {"input": detail["input_tokens"] - cached, "cache_read": cached, "output": detail["output_tokens"]}
+        calls.append((i, Call(f"line:{i}", detail["input_tokens"], detail["output_tokens"], detail, model, parts)))
     return Turn(started, prompt_index, markers, calls)
 
 

@@ -10,7 +10,7 @@ import time
 from typing import Callable
 
 from .. import clock, errors, ids
-from ..errors import Forbidden, InvalidInput, UsageError
+from ..errors import Forbidden, InvalidInput, NotFound, UsageError
 from . import render
 from ..actors import human_actor
 
@@ -309,6 +309,38 @@ def cmd_card_budget(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     data = validate("budget", _drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}))
     return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "raise a budget", terminal=True)
+
+
+def _price_line(model: str, price: dict) -> str:
+    rest = "".join(f" · {k.replace('_', ' ')} ${price[k]:g}" for k in ("cache_read", "cache_write") if k in price)
+    return f"{model}: input ${price['input']:g} · output ${price['output']:g}{rest} per million tokens"
+
+
+def cmd_price_set(ctx: Context) -> Outcome:
+    from ..prices import set_price
+
+    a = ctx.args
+    data = validate("price", _drop_none({"model": a.model, "input": a.input, "output": a.output, "cache_read": a.cache_read, "cache_write": a.cache_write}))
+    actor = ctx.require_person("set prices", terminal=False)
+    price = set_price(ctx.store, data.pop("model"), data, actor)
+    return Outcome({"model": a.model, "price": price}, 0, _price_line(a.model, price))
+
+
+def cmd_price_list(ctx: Context) -> Outcome:
+    from ..prices import load
+
+    table = load(ctx.store)
+    text = "\n".join(_price_line(m, table[m]) for m in sorted(table))
+    return Outcome({"prices": table}, 0, text or "no prices: hook-measured usage is charged $0\nadd one: `loopx price set MODEL --input $ --output $` (dollars per million tokens)")
+
+
+def cmd_price_remove(ctx: Context) -> Outcome:
+    from ..prices import remove_price
+
+    actor = ctx.require_person("remove prices", terminal=False)
+    if not remove_price(ctx.store, ctx.args.model, actor):
+        raise NotFound(f"no price for {ctx.args.model[:128]!r}", "`loopx price list` shows the prices")
+    return Outcome({"model": ctx.args.model, "removed": True}, 0, f"removed the price of {ctx.args.model}")
 
 
 def cmd_log(ctx: Context) -> Outcome:
@@ -672,6 +704,9 @@ HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("card", "assign"): cmd_card_assign,
     ("card", "unassign"): cmd_card_unassign,
     ("card", "budget"): cmd_card_budget,
+    ("price", "set"): cmd_price_set,
+    ("price", "list"): cmd_price_list,
+    ("price", "remove"): cmd_price_remove,
     ("log", None): cmd_log,
     ("events", None): cmd_events,
     ("next", None): cmd_next,

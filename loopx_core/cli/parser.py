@@ -183,6 +183,19 @@ def _verb_migrate(p):
     p.add_argument("--to", required=True, metavar="PATH|URL", help="an empty board to copy into: a SQLite path or postgresql://…")
 
 
+def _verb_price(price):
+    psub = price.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    p = cmd("set", "price a model's tokens (dollars per million), so hook-measured usage is charged in dollars", psub)
+    p.add_argument("model", metavar="MODEL", help="a model name, or a prefix of names (claude-sonnet-4 prices claude-sonnet-4-6)")
+    p.add_argument("--input", type=float, required=True, metavar="$", help="per million input tokens")
+    p.add_argument("--output", type=float, required=True, metavar="$", help="per million output tokens")
+    p.add_argument("--cache-read", type=float, metavar="$", help="per million cached input tokens read (default: the input price)")
+    p.add_argument("--cache-write", type=float, metavar="$", help="per million input tokens written to the cache (default: the input price)")
+    cmd("list", "the board's token prices", psub)
+    p = cmd("remove", "remove a model's price", psub)
+    p.add_argument("model", metavar="MODEL")
+
+
 def _verb_log(p):
     p.add_argument("card", metavar="CARD")
 
@@ -303,6 +316,7 @@ VERBS = {
     "hook": ("what runtime hooks call (reads the runtime's hook JSON on stdin)", _verb_hook),
     "agent": ("register and list agents", _verb_agent),
     "card": ("add, list, show, move, assign and budget cards", _verb_card),
+    "price": ("token prices per model, for charging the usage hooks measure", _verb_price),
     "log": ("a card with its evidence and observed artifacts", _verb_log),
     "events": ("the event log", _verb_events),
     "export": ("the whole board as one JSON document", _verb_export),

@@ -269,3 +269,50 @@ def test_the_pre_tool_use_path_stays_lean(hooks, working):
         proc = subprocess.run([sys.executable, "-c", probe, json.dumps(bash(command, working))], cwd=working.root, env=env, capture_output=True, text=True, timeout=60)
         assert json.loads(proc.stderr.strip().splitlines()[-1]) == [], (command, proc.stderr)
         assert ("deny" in proc.stdout) == (command == "git push")
+
+
+def test_usage_is_charged_in_dollars_at_the_boards_prices(hooks, working, transcript):
+    # No price yet: $0, and the hook says how to add one.
+    first = hooks.run("claude-code", "stop", stop(working, transcript.path))
+    assert "no price for claude-sonnet-4-6" in first.stderr and "loopx price set claude-sonnet-4-6" in first.stderr
+    assert working.ok("card", "show", "LX-1")["card"]["quota"]["usd"]["used"] == 0
+    # A prefix prices the model; each kind of token at its own rate.
+    working.ok("price", "set", "claude-sonnet-4", "--input", "3", "--output", "15", "--cache-read", "0.3", "--cache-write", "3.75")
+    transcript.append()
+    working.ok("writeback", "LX-1", "--summary", "fixed", agent="a2")
+    second = hooks.run("claude-code", "stop", stop(working, transcript.path, active=True))
+    assert "no price" not in second.stderr
+    charged = hook_evidence(working)[-1]
+    usage = working.ok("log", "LX-1")["evidence"][-1]
+    assert usage["source"] == "hook"
+    detail = usage["extra"]["usage"]
+    expected = (
+        detail["input_tokens"] * 3 + detail["cache_creation_input_tokens"] * 3.75
+        + detail["cache_read_input_tokens"] * 0.3 + detail["output_tokens"] * 15
+    ) / 1e6
+    assert expected > 0 and charged["usage"]["usd"] == round(expected, 6)
+    assert working.ok("card", "show", "LX-1")["card"]["quota"]["usd"]["used"] == round(expected, 6)
+
+
+def test_a_dollar_budget_pauses_on_hook_measured_usage(hooks, team, transcript):
+    team.ok("price", "set", "claude-sonnet-4-6", "--input", "3000", "--output", "15000")
+    team.ok("card", "add", "Tiny dollar budget", "--max-usd", "1")
+    team.ok("next", "--claim", agent="a2")
+    hooks.run("claude-code", "stop", stop(team, transcript.path))
+    card = team.ok("card", "show", "LX-1")["card"]
+    assert card["status"] == "paused" and card["paused_reason"] == "budget" and card["quota"]["usd"]["used"] > 1
+
+
+def test_prices_are_set_by_people_with_clear_refusals(team):
+    assert team.ok("price", "list")["prices"] == {}
+    bad = team.cli("price", "set", "gpt 5", "--input", "1", "--output", "2")
+    assert bad.code == 3 and "not a valid model name" in bad.data["error"]["message"]
+    assert team.cli("price", "set", "gpt-5", "--input", "-1", "--output", "2").code == 3
+    assert team.cli("price", "set", "gpt-5", "--input", "nan", "--output", "2").code == 3
+    assert team.cli("price", "set", "gpt-5", "--input", "1", "--output", "2", agent="a1").code == 10
+    assert team.ok("price", "list")["prices"] == {}
+    team.ok("price", "set", "gpt-5", "--input", "1.25", "--output", "10")
+    assert team.ok("price", "list")["prices"] == {"gpt-5": {"input": 1.25, "output": 10.0}}
+    assert team.cli("price", "remove", "gpt-4").code == 4
+    team.ok("price", "remove", "gpt-5")
+    assert [e["kind"] for e in team.ok("events")["events"]][-2:] == ["price_set", "price_removed"]

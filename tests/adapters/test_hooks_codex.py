@@ -62,3 +62,15 @@ def test_stop_blocks_and_charges_the_rollout_usage(hooks, working, tmp_path):
     stop.update(stop_hook_active=False, transcript_path=None)
     working.ok("writeback", "LX-1", "--summary", "renamed", agent="a2")
     assert hooks.run("codex", "stop", stop).stdout == ""
+
+
+def test_codex_usage_is_priced_with_cached_input_at_the_cache_rate(hooks, working, tmp_path):
+    working.ok("price", "set", "gpt-5.1-codex", "--input", "1.25", "--output", "10", "--cache-read", "0.125")
+    rollout = tmp_path / "rollout-2026-03-11T02-29-59-b5f6c1c2.jsonl"
+    shutil.copy(FIXTURES / "codex" / "rollout.jsonl", rollout)
+    res = hooks.spawn("codex", "stop", payload("codex/stop.json", CWD=str(working.root), SESSION=SESSION, TRANSCRIPT=str(rollout)))
+    assert res.code == 0 and "no price" not in res.stderr
+    charged = [e for e in working.ok("log", "LX-1")["evidence"] if e["source"] == "hook"]
+    # turn 2: 9500 in (8000 cached) + 60 out, then 9800 in (9000 cached) + 40 out
+    expected = ((1500 + 800) * 1.25 + (8000 + 9000) * 0.125 + (60 + 40) * 10) / 1e6
+    assert charged[0]["usage"]["usd"] == round(expected, 6)

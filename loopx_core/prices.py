@@ -1,0 +1,74 @@
+"""Token prices, so usage the hooks measure is charged in dollars too.
+
+A board keeps one price list in its ``prices`` setting:
+``{model: {"input": $, "output": $, "cache_read": $, "cache_write": $}}`` in
+dollars per million tokens. There is no built-in table — prices change and
+differ by contract — so a model without a price is charged $0 and the hook says
+how to add one. A model matches its exact name first, else the longest
+listed prefix (``claude-sonnet-4`` prices ``claude-sonnet-4-6``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import events
+
+KINDS = ("input", "output", "cache_read", "cache_write")
+SETTING = "prices"
+
+
+def load(store) -> dict[str, dict[str, float]]:
+    raw = store.setting(SETTING, "{}")
+    try:
+        table = json.loads(raw)
+    except ValueError:
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def lookup(table: dict[str, dict], model: str | None) -> dict | None:
+    if not model:
+        return None
+    if model in table:
+        return table[model]
+    keys = [k for k in table if model.startswith(k)]
+    return table[max(keys, key=len)] if keys else None
+
+
+def cost(price: dict, parts: dict[str, int]) -> float:
+    """Dollars for token counts by kind (input, output, cache_read, cache_write).
+    A kind without its own price costs what input costs."""
+    total = 0.0
+    for kind, tokens in parts.items():
+        rate = price.get(kind)
+        if rate is None:
+            rate = price.get("input", 0.0)
+        total += tokens * rate / 1_000_000
+    return round(total, 6)
+
+
+def set_price(store, model: str, price: dict[str, float], actor: str) -> dict:
+    """Add or replace a model's price (one transaction, one event)."""
+
+    def body():
+        table = load(store)
+        table[model] = {k: price[k] for k in KINDS if price.get(k) is not None}
+        store.put_setting(SETTING, json.dumps(table, sort_keys=True))
+        events.emit(actor, "price_set", None, model=model, **table[model])
+        return table[model]
+
+    return store.run(body)
+
+
+def remove_price(store, model: str, actor: str) -> bool:
+    def body():
+        table = load(store)
+        if model not in table:
+            return False
+        del table[model]
+        store.put_setting(SETTING, json.dumps(table, sort_keys=True))
+        events.emit(actor, "price_removed", None, model=model)
+        return True
+
+    return store.run(body)

@@ -82,6 +82,7 @@ class _Engine:
         self.scanned = 0
         self.once = False
         self.next_recheck = 0.0
+        self.polling = config.force_polling  # set when the OS runs out of file watches
 
     # -- plumbing ---------------------------------------------------------------------
     async def call(self, fn, *args):
@@ -211,7 +212,7 @@ class _Engine:
                 stop_event=stop,
                 debounce=cfg.debounce_ms,
                 step=cfg.step_ms,
-                force_polling=cfg.force_polling,
+                force_polling=self.polling,
                 poll_delay_ms=cfg.poll_delay_ms,
                 recursive=True,
                 ignore_permission_denied=True,
@@ -409,7 +410,16 @@ class _Engine:
             self.producer = None
             self.restart = True
             self.next_recheck = 0.0
-            if not isinstance(failed, FileNotFoundError):
+            if _is_watch_limit(failed) and not self.polling:
+                # Restarting would fail the same way, forever and silently: poll instead.
+                self.polling = True
+                self.notice(
+                    "the OS limit on file watches was reached (on Linux: fs.inotify.max_user_watches); "
+                    f"following the folders by polling every {self.cfg.poll_delay_ms} ms instead. Raise the limit "
+                    "(`sudo sysctl fs.inotify.max_user_watches=524288`), or keep big trees such as node_modules "
+                    "out of agents' watch folders"
+                )
+            elif not isinstance(failed, FileNotFoundError):
                 self.notice(f"the file watcher stopped ({type(failed).__name__}: {failed}); restarting it")
         if not latest:
             return
@@ -504,6 +514,12 @@ class _Engine:
     def stats(self) -> WatchStats:
         c = self.counts
         return WatchStats(c["ingested"], c["duplicate"], c["refused"], c["observed"], self.scanned, tuple(r.path for r in self.roots))
+
+
+def _is_watch_limit(exc: BaseException) -> bool:
+    """watchfiles reports inotify's ENOSPC as FileNotFoundError("OS file watch limit reached. …")."""
+    text = str(exc).lower()
+    return "watch limit" in text or getattr(exc, "errno", None) == 28
 
 
 def _is_store(obj) -> bool:

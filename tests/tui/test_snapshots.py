@@ -33,3 +33,23 @@ def test_card_detail(make_app, snap_compare):
 
 def test_small_terminal(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_settle)
+
+
+
+def test_artifact_viewer(make_app, snap_compare):
+    """An artifact opened from a card's evidence, read in its thread and
+    checked against the recorded sha256."""
+    from loopx_tui.widgets.evidence_log import ArtifactItem, EvidenceLog
+
+    async def open_artifact(pilot):
+        await _settle(pilot)
+        pilot.app.open_card(1)
+        await pilot.pause()
+        log = pilot.app.screen.query_one(EvidenceLog)
+        log.focus()
+        log.index = [i for i, item in enumerate(log.children) if isinstance(item, ArtifactItem)][0]
+        await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=open_artifact)

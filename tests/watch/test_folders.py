@@ -117,3 +117,32 @@ async def test_documents_in_a_folder_outside_the_project(project, tmp_path):
     finally:
         await w.stop()
         w.close()
+
+
+async def test_running_out_of_os_file_watches_falls_back_to_polling(project, monkeypatch):
+    """watchfiles raises FileNotFoundError("OS file watch limit reached …") when
+    inotify's limit is hit; restarting would fail forever, so the watcher polls."""
+    import watchfiles
+
+    real = watchfiles.awatch
+    calls = []
+
+    def limited(*paths, force_polling=None, **kw):
+        calls.append(force_polling)
+        if not force_polling:
+            raise FileNotFoundError(f"OS file watch limit reached. about {[str(p) for p in paths]}")
+        return real(*paths, force_polling=True, **kw)
+
+    monkeypatch.setattr(watchfiles, "awatch", limited)
+    w = await Watcher(project).start()
+    try:
+        await until(lambda: any("limit on file watches" in r.message for r in w.kinds("notice")), what="the notice")
+        notice = [r for r in w.kinds("notice") if "limit on file watches" in r.message][0]
+        assert "fs.inotify.max_user_watches" in notice.message and "polling" in notice.message
+        write_atomic(project.root / "out" / "t.loopx.json", doc("seen by polling", next="n"))
+        rows = await until(lambda: evidence(w.store), what="the document, found by polling")
+        assert rows[0].summary == "seen by polling"
+        assert calls[0] is None and True in calls
+    finally:
+        await w.stop()
+        w.close()

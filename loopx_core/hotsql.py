@@ -73,15 +73,16 @@ def insert_row(row):
     model = type(row)
     key = (type(db), model, "insert")
     entry = _built.get(key)
-    fields = _columns(model)
     if entry is None:
+        fields = _columns(model)
         pk = model._meta.primary_key
         cols = ", ".join(_quote(db, f.column_name) for f in fields)
         marks = ", ".join([db.param] * len(fields))
         sql = f"INSERT INTO {_quote(db, model._meta.table_name)} ({cols}) VALUES ({marks}) RETURNING {_quote(db, pk.column_name)}"
-        entry = _built[key] = (sql, len(fields))
+        entry = _built[key] = (sql, fields)
+    sql, fields = entry
     data = row.__data__
-    cursor = db.execute_sql(entry[0], [f.db_value(data.get(f.name)) for f in fields])
+    cursor = db.execute_sql(sql, [f.db_value(data.get(f.name)) for f in fields])
     # fetchall, not fetchone: SQLite finishes the statement only once its rows are read.
     row._pk = cursor.fetchall()[0][0]
     row._dirty.clear()
@@ -92,17 +93,18 @@ def save_row(row) -> None:
     """UPDATE every column of an existing row (what ``row.save()`` does, minus building the SQL)."""
     db = _db()
     model = type(row)
-    data = row.__data__
-    if len(data) <= len(model._meta.sorted_fields) - 1 and any(f.name not in data for f in _columns(model)):
-        row.save()  # loaded with some columns only: save writes just those
-        return
     key = (type(db), model, "update")
     entry = _built.get(key)
-    fields = _columns(model)
     if entry is None:
+        fields = _columns(model)
         pk = model._meta.primary_key
         sets = ", ".join(f"{_quote(db, f.column_name)} = {db.param}" for f in fields)
         sql = f"UPDATE {_quote(db, model._meta.table_name)} SET {sets} WHERE {_quote(db, pk.column_name)} = {db.param}"
-        entry = _built[key] = (sql, len(fields) + 1)
-    db.execute_sql(entry[0], [f.db_value(data.get(f.name)) for f in fields] + [row._pk])
+        entry = _built[key] = (sql, fields)
+    sql, fields = entry
+    data = row.__data__
+    if any(f.name not in data for f in fields):
+        row.save()  # loaded with some columns only: save writes just those
+        return
+    db.execute_sql(sql, [f.db_value(data[f.name]) for f in fields] + [row._pk])
     row._dirty.clear()

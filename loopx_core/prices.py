@@ -48,13 +48,17 @@ def cost(price: dict, parts: dict[str, int]) -> float:
     return round(total, 6)
 
 
+def _save(store, table: dict) -> None:
+    store.put_setting(SETTING, json.dumps(table, sort_keys=True))
+
+
 def set_price(store, model: str, price: dict[str, float], actor: str) -> dict:
     """Add or replace a model's price (one transaction, one event)."""
 
     def body():
         table = load(store)
         table[model] = {k: price[k] for k in KINDS if price.get(k) is not None}
-        store.put_setting(SETTING, json.dumps(table, sort_keys=True))
+        _save(store, table)
         events.emit(actor, "price_set", None, model=model, **table[model])
         return table[model]
 
@@ -67,7 +71,7 @@ def remove_price(store, model: str, actor: str) -> bool:
         if model not in table:
             return False
         del table[model]
-        store.put_setting(SETTING, json.dumps(table, sort_keys=True))
+        _save(store, table)
         events.emit(actor, "price_removed", None, model=model)
         return True
 

@@ -571,7 +571,7 @@ def _price(store, calls) -> tuple[float, list[str]]:
             if name not in unpriced:
                 unpriced.append(name)
             continue
-        usd += prices.cost(price, call.parts or {"input": call.tokens_in, "output": call.tokens_out})
+        usd += prices.cost(price, call.parts)
     return round(usd, 6), unpriced
 
 

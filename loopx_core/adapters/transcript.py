@@ -42,8 +42,8 @@ class Call(NamedTuple):
     tokens_in: int
     tokens_out: int
     detail: dict
-    model: str | None = None
-    parts: dict | None = None  # tokens by price kind: input, output, cache_read, cache_write
+    model: str | None  # None when the transcript does not name it
+    parts: dict  # tokens by price kind: input, output, cache_read, cache_write
 
 
 class Turn(NamedTuple):

@@ -138,8 +138,6 @@ class Ingestor:
         still runs in its own savepoint (one that fails leaves nothing behind),
         and what this object remembers about files is rolled back with the
         transaction if it does not commit."""
-        if self._in_batch:
-            return work()
         saved = self._caches()
 
         def attempt():
@@ -201,17 +199,22 @@ class Ingestor:
     def is_pending(self, path: str) -> bool:
         return path in self._pending_sig
 
+    def _regular_file(self, path: str) -> os.stat_result | None:
+        """The file's stat, or None when it is gone (forgotten) or not a regular file."""
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            self.forget(path)
+            return None
+        return st if statmod.S_ISREG(st.st_mode) else None
+
     # -- *.loopx.json ---------------------------------------------------------------
     def doc(self, path: str, *, final: bool = False) -> tuple[list[Result], bool]:
         """Ingest one evidence document. Returns (results, pending): pending when
         it does not parse yet and may still be being written (retry on the next
         change; ``final=True`` once it stayed unchanged for the settle period)."""
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            self.forget(path)
-            return [], False
-        if not statmod.S_ISREG(st.st_mode):
+        st = self._regular_file(path)
+        if st is None:
             return [], False
         sig = signature(st)
         if self._done_sig.get(path) == sig:
@@ -263,12 +266,8 @@ class Ingestor:
         Returns (results, pending): pending when an unterminated last line is left
         (``final=True`` once it stayed unchanged: ingested if it is a whole JSON
         object, else reported)."""
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            self.forget(path)
-            return [], False
-        if not statmod.S_ISREG(st.st_mode):
+        st = self._regular_file(path)
+        if st is None:
             return [], False
         sig = signature(st)
         if final and self._pending_sig.get(path) != sig:

@@ -31,14 +31,18 @@ def _keys(app, binding: Binding) -> str:
     return " ".join(parts)
 
 
-def _section(app, title: str, bindings) -> Table:
+def _pairs(rows) -> Table:
+    """Two columns: what to press (bold), what it does."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True, min_width=14)
     table.add_column()
-    for binding in bindings:
-        if isinstance(binding, Binding) and binding.description:
-            table.add_row(_keys(app, binding), binding.tooltip or binding.description)
+    for key, what in rows:
+        table.add_row(key, what)
     return table
+
+
+def _section(app, bindings) -> Table:
+    return _pairs((_keys(app, b), b.tooltip or b.description) for b in bindings if isinstance(b, Binding) and b.description)
 
 
 def help_renderables(app) -> list:
@@ -56,21 +60,11 @@ def help_renderables(app) -> list:
         ("Artifact viewer", ArtifactScreen.BINDINGS),
     ):
         out.append(Text(f"\n{title}", style="bold underline"))
-        out.append(_section(app, title, bindings))
+        out.append(_section(app, bindings))
     out.append(Text("\nMouse", style="bold underline"))
-    mouse = Table.grid(padding=(0, 2))
-    mouse.add_column(style="bold", no_wrap=True, min_width=14)
-    mouse.add_column()
-    for a, b in MOUSE:
-        mouse.add_row(a, b)
-    out.append(mouse)
+    out.append(_pairs(MOUSE))
     out.append(Text("\nFilter ( / )", style="bold underline"))
-    filt = Table.grid(padding=(0, 2))
-    filt.add_column(style="bold", no_wrap=True, min_width=14)
-    filt.add_column()
-    for a, b in FILTER:
-        filt.add_row(a, b)
-    out.append(filt)
+    out.append(_pairs(FILTER))
     out.append(Text("\nctrl+p opens the command palette. Gates you answer are recorded as " + getattr(app, "human", "human:you") + ".", style="dim"))
     return out
 

@@ -622,6 +622,11 @@ def _evidence_gate(hook: Hook, store, turn):
         f"If the card is finished, write back first, then `loopx done {key} --agent {agent} --summary \"…\"`. "
         "If you are blocked, say so in the summary."
     )
+    if hook.runtime == "claude-code":
+        # Claude Code (2.1.197 and 2.1.335 alike) continues the turn with this as
+        # the model's next input; ``decision: block`` does too, but is shown to the
+        # person as "Stop hook error occurred". The next Stop has stop_hook_active.
+        return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
     return {"decision": "block", "reason": reason}
 
 

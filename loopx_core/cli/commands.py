@@ -138,7 +138,7 @@ def cmd_init(ctx: Context) -> Outcome:
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location)
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox)
         data["setup"] = result.to_json()
         text += "\n" + result.text
     elif args.dry_run:

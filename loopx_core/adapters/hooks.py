@@ -619,6 +619,7 @@ def _evidence_gate(hook: Hook, store, turn):
     reason = (
         f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did:\n"
         f"  loopx writeback {key} --agent {agent} --summary \"<what this turn did>\" [--artifact PATH]… [--next \"<the next step>\"]\n"
+        f"(or the `writeback` tool of the loopx MCP server, with card {key} — the only way when your shell runs in a sandbox).\n"
         f"If the card is finished, write back first, then `loopx done {key} --agent {agent} --summary \"…\"`. "
         "If you are blocked, say so in the summary."
     )

@@ -40,8 +40,11 @@ EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-
 
 # Paths relative to the project root (Claude Code resolves project settings'
 # sandbox paths against it; permission rules starting with "/" likewise).
-GUARDED_DIRS = (".loopx", ".claude", ".codex")
-GUARDED_FILES = (".mcp.json",)
+# Not all of .claude/: the sandbox mounts its own read-only guards inside it
+# (.claude/commands, …) and cannot create them under a read-only .claude
+# ("bwrap: Can't create file at …/.claude/commands", 2.1.197).
+GUARDED_DIRS = (".loopx", ".codex")
+GUARDED_FILES = (".mcp.json", ".claude/settings.json", ".claude/settings.local.json")
 GUARDED = GUARDED_DIRS + GUARDED_FILES
 
 

@@ -16,7 +16,9 @@ tried against the real ``@openai/codex`` 0.171.0 binary (``tests/e2e``):
     itself keeps ``.codex`` and ``.git`` read-only. So yes: Codex 0.171 can make
     a subfolder of the workspace read-only; the board need not move out.
   - ``[mcp_servers.loopx]`` with ``required = true`` (the session does not
-    start until the server is up, so its tools exist at the first request);
+    start until the server is up, so its tools exist at the first request) and
+    ``default_tools_approval_mode = "approve"`` (``codex exec`` runs with the
+    approval policy "never" and fails an MCP call that would need a prompt);
   - ``[[hooks.<Event>]]`` groups (``config/src/hook_config.rs``).
 - ``$CODEX_HOME/config.toml`` (the person's own, default ``~/.codex``), one
   block per project: ``[projects."<root>"] trust_level = "trusted"`` (without
@@ -64,6 +66,9 @@ def block(agent: str, exe: list[str], commands: dict[str, str], db: str | None, 
         "args = [" + ", ".join(_toml_str(a) for a in [*exe[1:], "mcp"]) + "]",
         "env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in env.items()) + " }",
         "required = true",
+        # LoopX's tools need no prompt: the operators behind them check authority,
+        # and `codex exec` (approval policy "never") fails a tool that needs one.
+        'default_tools_approval_mode = "approve"',
     ]
     if key_dir is not None:
         lines += [

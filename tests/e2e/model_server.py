@@ -336,14 +336,20 @@ def openai_events(model: ScriptedModel, body: dict, step: Say | Call) -> list[tu
     if isinstance(step, Call):
         if step.text:
             items.append(_openai_text(model, step.text))
-        items.append({
+        call = {
             "type": "function_call",
             "id": model.new_id("fc"),
             "call_id": model.new_id("call"),
             "name": step.tool,
             "arguments": json.dumps(step.args),
             "status": "completed",
-        })
+        }
+        if step.tool.startswith("mcp__") and step.tool.count("__") >= 2:
+            # Codex offers an MCP server's tools as a namespace ("mcp__loopx") of plain
+            # names; a call names both.
+            server, _, name = step.tool[len("mcp__"):].partition("__")
+            call.update(namespace=f"mcp__{server}", name=name)
+        items.append(call)
     else:
         items.append(_openai_text(model, step.text))
     head = {"id": response_id, "object": "response", "status": "in_progress", "model": body.get("model") or "gpt-scripted", "output": []}

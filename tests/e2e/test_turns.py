@@ -11,7 +11,7 @@ import hashlib
 import pytest
 
 from .harness import ALL, LOOPX, answer_as_person, as_person
-from .model_server import Say, Usage
+from .model_server import Call, Say, Usage
 
 TOOLS = ("next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context")
 AGENT = {"claude-code": "cc1", "claude-sdk": "cc2", "codex": "cx1"}
@@ -168,3 +168,23 @@ def test_the_agent_id_is_not_in_the_shared_settings(project, model, runtime):
 
     run_claude(project, model, [Say("Hello.")], binary=runtime.name, args=("--settings", '{"env": {"LOOPX_AGENT": "runner-2"}}'))
     assert "you are agent `runner-2`" in model.agent_requests()[0].text()
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.setup == "claude-code"], ids=repr)
+def test_a_background_task_notice_is_not_a_new_prompt(project, model, runtime):
+    """Claude Code reports a finished background command as a ``user`` transcript entry
+    (origin.kind task-notification). The turn wrote back before it: its Stop must not
+    send the model back as if a person had asked for something new."""
+    agent, card = started(project, runtime)
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        Call("Bash", {"command": "sleep 0.3; echo finished", "description": "background work", "run_in_background": True}),
+        runtime.tool("writeback", card=card, summary="Started the background work"),
+        Say("Turn done."),
+        Say("Saw the background notice."),
+    ])
+    assert session.code == 0
+    texts = [r.text() for r in model.agent_requests()]
+    assert any("task-notification" in t for t in texts)  # the notice did arrive
+    assert len(texts) == 5 and model.steps_left == 0
+    assert not any("wrote no evidence" in t for t in texts)

@@ -300,7 +300,7 @@ def init_runtime(
         from . import setup_codex
 
         commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES}
-        tail = setup_codex.block(data["id"], exe, commands, db, key_dir)
+        tail = setup_codex.block(data["id"], exe, commands, db, key_dir, root)
         project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, tail, sandbox))
         if not project.problem:
             written = project.after if project.after is not None else project.before

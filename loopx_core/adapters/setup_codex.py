@@ -46,6 +46,9 @@ TOP_BEGIN = "# loopx:begin-top — managed by `loopx init --for codex` (the perm
 TOP_END = "# loopx:end-top"
 BEGIN = "# loopx:begin — managed by `loopx init --for codex`; this block is rewritten on every init"
 END = "# loopx:end"
+# Read-only inside the writable project. Only paths that exist when init runs:
+# Codex's bwrap fails to start a command (now and then, "Can't bind mount …
+# Unable to remount destination") when a listed path is missing (0.171).
 READ_ONLY = (".loopx", ".claude", ".mcp.json")
 
 
@@ -57,7 +60,7 @@ def _toml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a TOML basic string
 
 
-def block(agent: str, exe: list[str], commands: dict[str, str], db: str | None, key_dir: str | None) -> str:
+def block(agent: str, exe: list[str], commands: dict[str, str], db: str | None, key_dir: str | None, root: Path) -> str:
     env = {"LOOPX_AGENT": agent, **({"LOOPX_DB": db} if db else {})}
     lines = [
         BEGIN,
@@ -78,7 +81,7 @@ def block(agent: str, exe: list[str], commands: dict[str, str], db: str | None, 
             "[permissions.loopx.filesystem]",
             f'{_toml_str(key_dir)} = "deny"',
             '[permissions.loopx.filesystem.":workspace_roots"]',
-            *(f'{_toml_str(p)} = "read"' for p in READ_ONLY),
+            *(f'{_toml_str(p)} = "read"' for p in READ_ONLY if (root / p).exists()),
         ]
     for event, name, matcher, timeout in EVENTS:
         lines += ["", f"[[hooks.{event}]]"]

@@ -72,6 +72,14 @@ def problem() -> str | None:
         path = MODULES / rel
         if not os.access(path, os.X_OK):
             return f"{what} at {path} is not executable"
+        home = CACHE / "version-check-home"  # not /tmp: Codex refuses its helper links there
+        env = dict(os.environ, HOME=str(home), CODEX_HOME=str(home / ".codex"))
+        try:
+            proc = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{what} at {path} does not run: {exc}"
+        if proc.returncode != 0:
+            return f"{what} at {path} does not run (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
     return None
 
 

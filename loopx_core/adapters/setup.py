@@ -18,7 +18,6 @@ nothing; ``dry_run`` returns unified diffs and writes nothing.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import shlex

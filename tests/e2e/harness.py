@@ -108,11 +108,6 @@ class Project:
     def card(self, title: str, *extra) -> str:
         return self.loopx("card", "add", title, *extra).data["card"]["id"]
 
-    def snapshot(self) -> dict:
-        data = self.loopx("export").data
-        data["board"].pop("exported_at", None)
-        return data
-
     def show(self, card: str) -> dict:
         return self.loopx("card", "show", card).data["card"]
 
@@ -125,8 +120,6 @@ class Project:
     def evidence(self, card: str) -> list[dict]:
         return self.loopx("log", card).data["evidence"]
 
-    def agent(self, agent: str) -> dict:
-        return self.loopx("agent", "show", agent).data["agent"]
 
 
 def as_person(project: Project, *args) -> Result:
@@ -165,10 +158,6 @@ class Session:
     def explain(self) -> str:
         return f"=== {self.runtime} exit {self.code}\n--- stream\n{self.stdout[-12000:]}\n--- stderr\n{self.stderr[-4000:]}\n--- model server\n{self.model_log}"
 
-    def hook_outputs(self, event: str) -> list[str]:
-        """Claude Code's stream-json hook responses for one event (their stdout)."""
-        return [e.get("stdout") or e.get("output") or "" for e in self.events if e.get("subtype") == "hook_response" and e.get("hook_event") == event]
-
 
 def claude_env(project: Project, model: ScriptedModel) -> dict:
     return project.env(
@@ -185,14 +174,19 @@ def run_claude(project: Project, model: ScriptedModel, steps, *, binary: str = "
     """One ``claude -p`` session, tools pre-approved (the worst case: only LoopX and the sandbox stand in the way)."""
     model.script(steps)
     cmd = [str(runtimes.binary(binary)), "-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", *args]
-    proc = subprocess.run(cmd, cwd=project.root, env=dict(claude_env(project, model), PATH=path), capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    return _session(project, model, binary, cmd, dict(claude_env(project, model), PATH=path))
+
+
+def _session(project: Project, model: ScriptedModel, name: str, cmd: list, env: dict) -> Session:
+    """Run one headless session to its end (bounded) and keep what it printed."""
+    proc = subprocess.run(cmd, cwd=project.root, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
     events = []
     for line in proc.stdout.splitlines():
         try:
             events.append(json.loads(line))
         except ValueError:
-            pass
-    session = Session(binary, proc.returncode, proc.stdout, proc.stderr, model.log(), events)
+            pass  # a runtime's non-JSON line (a warning): kept in stdout for the failure report
+    session = Session(name, proc.returncode, proc.stdout, proc.stderr, model.log(), events)
     project.sessions.append(session)
     return session
 
@@ -210,17 +204,7 @@ def run_codex(project: Project, model: ScriptedModel, steps, *, prompt: str = "D
         "-c", f'model="{CODEX_MODEL}"', "-c", 'model_provider="scripted"', "-c", f"model_providers.scripted={provider}",
         *args, prompt,
     ]
-    env = project.env(PATH=path, LOOPX_E2E_MODEL_KEY="not-a-key")
-    proc = subprocess.run(cmd, cwd=project.root, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
-    events = []
-    for line in proc.stdout.splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            pass
-    session = Session("codex", proc.returncode, proc.stdout, proc.stderr, model.log(), events)
-    project.sessions.append(session)
-    return session
+    return _session(project, model, "codex", cmd, project.env(PATH=path, LOOPX_E2E_MODEL_KEY="not-a-key"))
 
 
 # -- one runtime, as a test sees it -------------------------------------------------------------

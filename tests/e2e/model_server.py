@@ -73,6 +73,8 @@ class Request:
     body: dict
     wire: str  # "anthropic" | "openai"
     step: int | None  # which script step answered it (None: a side call)
+    detour: bool = False  # answered with WaitForMcpServers (see ScriptedModel._reply)
+    superseded: bool = False  # its step was answered again after such a detour
 
     # -- what the binary sent ---------------------------------------------------
     def tool_names(self) -> list[str]:
@@ -128,6 +130,8 @@ class ScriptedModel:
         self.usage_reported: list[Usage] = []
         self._steps: list[Step] = []
         self._next = 0
+        self._answered: dict = {}  # step → the reply it gave (callables resolved)
+        self._replay = None  # (step, reply) to give again after a WaitForMcpServers detour
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -154,6 +158,7 @@ class ScriptedModel:
         with self._lock:
             self._steps = list(steps)
             self._next = 0
+            self._answered, self._replay = {}, None
             self.requests.clear()
             self.problems.clear()
             self.usage_reported.clear()
@@ -163,7 +168,8 @@ class ScriptedModel:
         return len(self._steps) - self._next
 
     def agent_requests(self) -> list[Request]:
-        return [r for r in self.requests if r.step is not None]
+        """The requests the script answered, one per step (detours left out)."""
+        return [r for r in self.requests if r.step is not None and not r.detour and not r.superseded]
 
     def log(self) -> str:
         """A readable account of the session, for a failing test's output."""
@@ -183,26 +189,45 @@ class ScriptedModel:
             if len(self.requests) >= MAX_REQUESTS:
                 self.problems.append(f"more than {MAX_REQUESTS} model calls: the session was cut short")
                 agent_loop = False
-            step_no = None
+            request = Request(path, request_body, wire, None)
+            step = Say("LoopX e2e")
             if agent_loop:
-                if self._next < len(self._steps):
-                    step_no = self._next
-                    step = self._steps[self._next]
-                    self._next += 1
-                else:
-                    step_no, step = len(self._steps), Say("(the script is over)")
-            else:
-                step = Say("LoopX e2e")
-            request = Request(path, request_body, wire, step_no)
+                step = self._next_step(request)
             self.requests.append(request)
         if callable(step):
             try:
                 step = step(request)
             except Exception as exc:  # a broken script step must show in the test, not hang the binary
-                self.problems.append(f"step {step_no} raised {type(exc).__name__}: {exc}")
+                self.problems.append(f"step {request.step} raised {type(exc).__name__}: {exc}")
                 step = Say(f"(script error: {exc})")
-        if step_no is not None:
+            self._answered[request.step] = step
+        if request.step is not None:
             self.usage_reported.append(step.usage)
+        return step
+
+    def _next_step(self, request: Request):
+        """The script's next step — or, when Claude Code 2.1.197 answered an MCP call with
+        "is still connecting. Call WaitForMcpServers" (it does not wait for MCP servers
+        before the first request), what a model does: wait, then make the same call again."""
+        result = request.last_tool_result() or ""
+        if self._replay is not None:
+            request.step, step = self._replay
+            self._replay = None
+            return step
+        earlier = [r for r in self.requests if r.step is not None and not r.detour]
+        if "is still connecting. Call WaitForMcpServers" in result and earlier and isinstance(self._answered.get(earlier[-1].step), Call):
+            earlier[-1].superseded = True
+            request.step, request.detour = earlier[-1].step, True
+            self._replay = (earlier[-1].step, self._answered[earlier[-1].step])
+            return Call("WaitForMcpServers", {"servers": ["loopx"]}, usage=Usage())
+        if self._next < len(self._steps):
+            request.step = self._next
+            step = self._steps[self._next]
+            self._next += 1
+        else:
+            request.step, step = len(self._steps), Say("(the script is over)")
+        if not callable(step):
+            self._answered[request.step] = step
         return step
 
     def new_id(self, prefix: str) -> str:

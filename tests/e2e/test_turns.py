@@ -140,7 +140,7 @@ def test_usage_is_charged_as_the_model_reported_it(project, model, runtime):
     session = runtime.run(project, model, steps)
     assert session.code == 0
     reported = model.usage_reported
-    assert len(reported) == 3
+    assert len(reported) >= 3  # (more when Claude Code 2.1.197 made the model wait for the MCP server)
     if runtime.name == "codex":
         # OpenAI counts cached input inside input_tokens; the scripted server reports cache_read as cached input
         tokens = sum(u.input + u.cache_read + u.output for u in reported)

@@ -474,14 +474,29 @@ def stop(hook: Hook):
         store.close()
 
 
+TRANSCRIPT_WAIT = 3.0  # seconds a Stop hook waits for the turn's last message to reach the transcript
+
+
 def _read_transcript(hook: Hook):
+    """The transcript, once it holds the turn's last message. Claude Code writes it
+    asynchronously: at Stop the final model call is often not there yet (2.1.197),
+    and a one-shot ``claude -p`` has no later Stop to charge it. The payload's
+    ``last_assistant_message`` says what to wait for; after TRANSCRIPT_WAIT the
+    hook charges what is there (a later Stop of the session charges the rest)."""
     from . import transcript
 
     path = hook.get("transcript_path")
     if not isinstance(path, str) or not path:
         return None
+    expected = hook.get("last_assistant_message") if hook.runtime == "claude-code" else None
+    expected = expected.strip() if isinstance(expected, str) else None
     try:
-        return transcript.read(hook.runtime, os.path.expanduser(path))
+        turn = transcript.read(hook.runtime, os.path.expanduser(path))
+        deadline = time.monotonic() + TRANSCRIPT_WAIT
+        while expected and turn.last_text != expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+            turn = transcript.read(hook.runtime, os.path.expanduser(path))
+        return turn
     except OSError as exc:
         hook.note(f"cannot read the transcript {path}: {exc.strerror}")
     except Exception as exc:

@@ -55,6 +55,7 @@ class Turn(NamedTuple):
     prompt_index: int | None  # its position among the entries
     markers: list[str]  # a stable id per entry (uuid, else line number), in order
     calls: list[tuple[int, Call]]  # (entry position, call) for every usage record
+    last_text: str | None = None  # the text of the last assistant message (Claude Code)
 
 
 def parse_time(text) -> float | None:
@@ -115,7 +116,7 @@ def read_claude(path: str) -> Turn:
     markers: list[str] = []
     calls: list[tuple[int, Call]] = []
     best: dict[str, tuple[int, Call]] = {}
-    prompt_index = started = None
+    prompt_index = started = last_text = None
     for i, entry in enumerate(entries):
         markers.append(str(entry.get("uuid") or f"line:{i}"))
         if _is_prompt_claude(entry):
@@ -124,6 +125,9 @@ def read_claude(path: str) -> Turn:
         if entry.get("type") != "assistant":
             continue
         message = entry.get("message")
+        text = _text(message)
+        if text:
+            last_text = text
         usage = message.get("usage") if isinstance(message, dict) else None
         if not isinstance(usage, dict):
             continue
@@ -143,7 +147,17 @@ def read_claude(path: str) -> Turn:
         if earlier is None or (call.tokens_out, call.tokens_in) > (earlier[1].tokens_out, earlier[1].tokens_in):
             best[identity] = (earlier[0] if earlier else i, call)
     calls = sorted(best.values(), key=lambda pc: pc[0])
-    return Turn(started, prompt_index, markers, calls)
+    return Turn(started, prompt_index, markers, calls, last_text)
+
+
+def _text(message) -> str | None:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content.strip() or None
+    if isinstance(content, list):
+        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        return text.strip() or None
+    return None
 
 
 def _is_prompt_codex(entry: dict) -> bool:

@@ -188,3 +188,27 @@ def test_a_background_task_notice_is_not_a_new_prompt(project, model, runtime):
     assert any("task-notification" in t for t in texts)  # the notice did arrive
     assert len(texts) == 5 and model.steps_left == 0
     assert not any("wrote no evidence" in t for t in texts)
+
+
+def test_a_hook_that_cannot_run_blocks_the_tool(project, model):
+    """``onFailure: "block"`` (Claude Code 2.1.335): when the PreToolUse hook cannot even
+    start — loopx uninstalled, the path in the settings gone — the tool call is blocked,
+    not run. (2.1.197 ignores the key: there the hook itself must never fail.)"""
+    import json
+
+    from .harness import run_claude
+
+    agent, card = started(project, ALL[1])
+    settings_path = project.root / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    handler = settings["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert handler["onFailure"] == "block"
+    handler["command"] = handler["command"].replace(str(LOOPX), str(project.root / "uninstalled" / "loopx"))
+    settings_path.write_text(json.dumps(settings))
+    session = run_claude(project, model, [
+        Call("Bash", {"command": "touch ran.txt", "description": "a harmless command"}),
+        Say("Done."),
+    ], binary="claude-sdk")
+    assert session.code == 0
+    assert not (project.root / "ran.txt").exists()
+    assert "ran.txt" in model.agent_requests()[1].text() and model.agent_requests()[1].last_tool_result()

@@ -269,7 +269,7 @@ def init_runtime(
     db = location.url if location.source in ("flag", "env") else None
     exe = _executable()
     exe_text = " ".join(shlex.quote(e) for e in exe)
-    key_dir = key_folder() if sandbox else None
+    key_dir = key_folder()
     files: list[FileChange] = []
     notes: list[str] = []
 
@@ -288,7 +288,7 @@ def init_runtime(
         from . import setup_claude
 
         commands = {name: hook_command(runtime, name, None, exe_text, db) for name in EVENT_NAMES}
-        plan(root / ".claude" / "settings.json", lambda before: setup_claude.merge_settings(before, commands, key_dir, lambda n: _marker(runtime, n)))
+        plan(root / ".claude" / "settings.json", lambda before: setup_claude.merge_settings(before, commands, key_dir, sandbox, lambda n: _marker(runtime, n)))
         plan(root / ".claude" / "settings.local.json", lambda before: setup_claude.merge_local(before, data["id"]))
         plan(root / ".mcp.json", lambda before: setup_claude.merge_mcp_json(before, exe, db))
         plan(root / "CLAUDE.md", lambda before: merge_markdown(before, _section(runtime, data["id"], sandbox)))
@@ -299,7 +299,7 @@ def init_runtime(
         from . import setup_codex
 
         commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES}
-        tail = setup_codex.block(data["id"], exe, commands, db, key_dir, root)
+        tail = setup_codex.block(data["id"], exe, commands, db, key_dir if sandbox else None, root)
         project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, tail, sandbox))
         if not project.problem:
             written = project.after if project.after is not None else project.before

@@ -18,8 +18,10 @@ against the real binaries 2.1.197 and 2.1.335 (``tests/e2e``).
   ``filesystem.denyRead`` for the person's LoopX folder (the human key).
   Unix sockets stay blocked (the default on Linux: seccomp), so a sandboxed
   command cannot reach the person's tmux server. ``permissions.deny`` gives the
-  file tools (Edit, Write, Read) the same limits — Claude Code also merges
-  ``Edit(…)``/``Read(…)`` deny rules into the sandbox's lists.
+  file tools (Edit, Write, Read) the same limits, sandbox or not — Claude Code
+  also merges ``Edit(…)``/``Read(…)`` deny rules into the sandbox's lists and
+  refuses a Bash command that names a denied path literally (a speed bump: a
+  program or a variable path gets past it; the sandbox is the boundary).
   ``enabledMcpjsonServers: ["loopx"]`` approves the project's MCP server.
 - ``.mcp.json`` (shared): the ``loopx`` MCP server (``command``, ``args``).
 - ``.claude/settings.local.json`` (this checkout only; Claude Code keeps it out
@@ -91,9 +93,9 @@ def deny_rules(key_dir: str) -> list[str]:
     return [f"Edit(/{d}/**)" for d in GUARDED_DIRS] + [f"Edit(/{f})" for f in GUARDED_FILES] + [f"Read({key_dir}/**)"]
 
 
-def merge_settings(before: str | None, commands: dict[str, str], key_dir: str | None, marker) -> str | None:
+def merge_settings(before: str | None, commands: dict[str, str], key_dir: str, sandbox: bool, marker) -> str | None:
     """New text of .claude/settings.json, or None when it already holds exactly this.
-    ``key_dir`` None: no sandbox (``init --no-sandbox``); a sandbox block of ours is removed."""
+    ``sandbox`` False: ``init --no-sandbox`` (no sandbox block is written)."""
     data = load_object(before)
     original = json.loads(json.dumps(data))
     hooks = data.setdefault("hooks", {})
@@ -101,15 +103,17 @@ def merge_settings(before: str | None, commands: dict[str, str], key_dir: str | 
         raise SettingsError('"hooks" is not an object')
     for event, name, matcher, timeout in EVENTS:
         _place_hook(hooks, event, matcher, marker(name), _handler(commands[name], timeout, event))
-    if key_dir is not None:
+    if sandbox:
         data["sandbox"] = _merged(data.get("sandbox"), sandbox_settings(key_dir))
-        permissions = data.setdefault("permissions", {})
-        if not isinstance(permissions, dict):
-            raise SettingsError('"permissions" is not an object')
-        deny = permissions.setdefault("deny", [])
-        if not isinstance(deny, list):
-            raise SettingsError('"permissions.deny" is not a list')
-        deny += [rule for rule in deny_rules(key_dir) if rule not in deny]
+    # The file tools' limits hold with or without the sandbox (Claude Code also
+    # refuses a Bash command that names a denied path).
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SettingsError('"permissions" is not an object')
+    deny = permissions.setdefault("deny", [])
+    if not isinstance(deny, list):
+        raise SettingsError('"permissions.deny" is not a list')
+    deny += [rule for rule in deny_rules(key_dir) if rule not in deny]
     enabled = data.setdefault("enabledMcpjsonServers", [])
     if not isinstance(enabled, list):
         raise SettingsError('"enabledMcpjsonServers" is not a list')

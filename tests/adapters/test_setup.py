@@ -108,7 +108,8 @@ def test_claude_code_merges_and_is_idempotent(board):
 def test_claude_code_without_the_sandbox(board):
     board.ok("init", "--for", "claude-code", "--agent", "cc1", "--no-sandbox")
     settings = json.loads((board.root / ".claude" / "settings.json").read_text())
-    assert "sandbox" not in settings and "permissions" not in settings
+    assert "sandbox" not in settings
+    assert "Edit(/.loopx/**)" in settings["permissions"]["deny"]  # the file tools' limits hold without the sandbox too
     assert "loopx writeback LX-n --agent cc1" in (board.root / "CLAUDE.md").read_text()  # the shell route, then
 
 

@@ -132,6 +132,7 @@ class ScriptedModel:
         self._next = 0
         self._answered: dict = {}  # step → the reply it gave (callables resolved)
         self._replay = None  # (step, reply) to give again after a WaitForMcpServers detour
+        self._detours: dict = {}  # step → how many detours it took
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -158,7 +159,7 @@ class ScriptedModel:
         with self._lock:
             self._steps = list(steps)
             self._next = 0
-            self._answered, self._replay = {}, None
+            self._answered, self._replay, self._detours = {}, None, {}
             self.requests.clear()
             self.problems.clear()
             self.usage_reported.clear()
@@ -207,15 +208,18 @@ class ScriptedModel:
 
     def _next_step(self, request: Request):
         """The script's next step — or, when Claude Code 2.1.197 answered an MCP call with
-        "is still connecting. Call WaitForMcpServers" (it does not wait for MCP servers
-        before the first request), what a model does: wait, then make the same call again."""
+        "is still connecting. Call WaitForMcpServers" or "No such tool available" (it does
+        not wait for MCP servers before the first request), what a model does: wait, then
+        make the same call again (three times at most)."""
         result = request.last_tool_result() or ""
         if self._replay is not None:
             request.step, step = self._replay
             self._replay = None
             return step
         earlier = [r for r in self.requests if r.step is not None and not r.detour]
-        if "is still connecting. Call WaitForMcpServers" in result and earlier and isinstance(self._answered.get(earlier[-1].step), Call):
+        not_up = "is still connecting. Call WaitForMcpServers" in result or "No such tool available: mcp__" in result
+        if not_up and earlier and isinstance(self._answered.get(earlier[-1].step), Call) and self._detours.get(earlier[-1].step, 0) < 3:
+            self._detours[earlier[-1].step] = self._detours.get(earlier[-1].step, 0) + 1
             earlier[-1].superseded = True
             request.step, request.detour = earlier[-1].step, True
             self._replay = (earlier[-1].step, self._answered[earlier[-1].step])

@@ -28,8 +28,9 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     touch(card, now)
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
+    rules = authority.Authority.of(store) if card.needs else None
     for scope in card.needs or []:
-        if authority.allowed(scope, agent.capabilities, agent.id, card.id, card.lease_token, now) is None:
+        if rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
             gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
             first_gate = first_gate or gate
     return first_gate

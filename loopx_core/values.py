@@ -139,13 +139,14 @@ class GateView(NamedTuple):
     deadline: float | None
     created_at: float
     answered_at: float | None
+    forged: str | None = None  # the row says answered, but no person's signed decision does
 
     @property
     def key(self) -> str:
         return ids.fmt(ids.GATE, self.id)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "id": self.key,
             "card": ids.fmt(ids.CARD, self.card),
             "agent": self.agent,
@@ -161,6 +162,9 @@ class GateView(NamedTuple):
             "created_at": iso(self.created_at),
             "answered_at": iso(self.answered_at),
         }
+        if self.forged:
+            out["forged"] = self.forged
+        return out
 
 
 class Artifact(NamedTuple):
@@ -295,6 +299,7 @@ class EventView(NamedTuple):
     kind: str
     data: dict
     op_id: str | None = None
+    signed: bool = False  # carries a person's signature (verified by `loopx verify`, not here)
 
     def to_json(self) -> dict:
         return {
@@ -305,6 +310,7 @@ class EventView(NamedTuple):
             "kind": self.kind,
             "data": self.data,
             "op_id": self.op_id,
+            "signed": self.signed,
         }
 
 

@@ -56,6 +56,7 @@ def writeback(
                 return evidence_view(first), card_view(load_card(card_id)), False
         card = load_card(card_id)
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+        quota.enforce_signed(store, card)
         todos = [dict(t) for t in card.todos or []]
         known = {t["id"]: t for t in todos}
         for ref in data.get("todos_done") or []:

@@ -20,7 +20,6 @@ from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
 
 from loopx_core import cards as card_ops
-from loopx_core.actors import human_actor
 from loopx_core import clock, gates as gate_ops, ids
 from loopx_core.board import board_snapshot, gate_brief
 from loopx_core.discovery import BoardLocation
@@ -48,7 +47,8 @@ class LoopxApp(App[int]):
         store: Store | None = None,
         background: bool = True,
         now: Callable[[], float] | None = None,
-        human: str | None = None,
+        person=None,
+        read_only: str | None = None,
         demo: bool = False,
         poll_interval: float = 0.05,
         intro: str | None = None,
@@ -58,7 +58,12 @@ class LoopxApp(App[int]):
         self.store = store
         self.background = background
         self.now: Callable[[], float] = now or clock.now
-        self.human = human or human_actor()
+        # The person whose key signs what they decide here (a keys.Person), or
+        # None with the reason the board is read-only (SECURITY.md).
+        self.person = person
+        self.read_only = read_only if person is None else None
+        if person is None and self.read_only is None:
+            self.read_only = "no unlocked key: decisions are refused"
         self.demo = demo
         self.poll_interval = poll_interval
         self.intro = intro
@@ -254,11 +259,24 @@ class LoopxApp(App[int]):
             self.answer_gate(gid, result.decision, result.note, result.remember)
         self.call_later(self.maybe_show_gate)
 
+    @property
+    def human(self) -> str:
+        """Who decisions here are recorded as (for display)."""
+        return self.person.actor if self.person is not None else "nobody (read-only)"
+
+    def decider(self):
+        """The person for a decision, or a refusal saying why this board cannot decide."""
+        if self.person is None:
+            from loopx_core.errors import Forbidden
+
+            raise Forbidden(f"this board is read-only: {self.read_only}", "open the board as yourself, with your key (`loopx key init` makes one)", code="read_only")
+        return self.person
+
     def answer_gate(self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None) -> Worker:
         key = ids.fmt(ids.GATE, gate_id)
 
         def run():
-            return gate_ops.answer(self.store, gate_id, decision, self.human, note=note or None, remember=remember)
+            return gate_ops.answer(self.store, gate_id, decision, self.decider(), note=note or None, remember=remember)
 
         def done(result):
             gate, card = result
@@ -333,7 +351,7 @@ class LoopxApp(App[int]):
         def done(card: CardView):
             self.notice(f"{card.key} moved to {card.status}")
 
-        return self.run_op(f"move {ids.fmt(ids.CARD, card_id)}", lambda: card_ops.move_card(self.store, card_id, to, self.human), done)
+        return self.run_op(f"move {ids.fmt(ids.CARD, card_id)}", lambda: card_ops.move_card(self.store, card_id, to, self.decider()), done)
 
     def assign_card(self, card_id: int, to: str | None) -> Worker:
         def done(card: CardView):
@@ -344,7 +362,7 @@ class LoopxApp(App[int]):
             else:
                 self.notice(f"{card.key} assigned to {to}")
 
-        return self.run_op(f"assign {ids.fmt(ids.CARD, card_id)}", lambda: card_ops.assign_card(self.store, card_id, to, self.human), done)
+        return self.run_op(f"assign {ids.fmt(ids.CARD, card_id)}", lambda: card_ops.assign_card(self.store, card_id, to, self.decider()), done)
 
     def reassign(self, card_id: int) -> None:
         from .modals.pick import PickModal
@@ -373,7 +391,7 @@ class LoopxApp(App[int]):
                 def done(view: CardView):
                     self.notice(f"{view.key} budget raised; it is {view.status}")
 
-                self.run_op(f"budget {card.key}", lambda: card_ops.budget_card(self.store, card_id, data, self.human), done)
+                self.run_op(f"budget {card.key}", lambda: card_ops.budget_card(self.store, card_id, data, self.decider()), done)
 
         self.push_screen(BudgetModal(card, blink=self.background), chosen)
 
@@ -387,7 +405,7 @@ class LoopxApp(App[int]):
                     if self.board_screen is not None:
                         self.board_screen.call_after_refresh(self.board_screen.focus_card_widget, view.id)
 
-                self.run_op("add card", lambda: card_ops.add_card(self.store, data, self.human), done)
+                self.run_op("add card", lambda: card_ops.add_card(self.store, data, self.decider()), done)
 
         self.push_screen(AddCardModal(self.model.agents, blink=self.background), chosen)
 

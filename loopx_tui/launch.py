@@ -25,12 +25,26 @@ def run_board(location: BoardLocation) -> int:
         sys.stderr.write(f"loopx: {err.message}\n  → {err.hint or 'create one with `loopx init`'}\n")
         return err.exit_code
 
+    from loopx_core.people import session_person
+
     from .app import LoopxApp
 
-    app = LoopxApp(location, store=store)
+    person, read_only = session_person(store, ask=_ask_once)
+    app = LoopxApp(location, store=store, person=person, read_only=read_only)
     code = app.run()
     _close(app)
     return int(code if isinstance(code, int) else app.exit_code)
+
+
+def _ask_once(prompt: str) -> str:
+    """The board's one unlock per session: asked before it opens; Enter opens it read-only."""
+    from loopx_core.errors import Forbidden
+    from loopx_core.keys import ask_terminal
+
+    answer = ask_terminal(prompt.rstrip(": ") + " (Enter: open read-only): ")
+    if not answer:
+        raise Forbidden("not unlocked (you pressed Enter): the board is read-only", "")
+    return answer
 
 
 DEMO_INTRO = (
@@ -47,10 +61,10 @@ def run_demo(keep: str | None = None) -> int:
     from .app import LoopxApp
 
     folder = Path(keep).expanduser().resolve() if keep else Path(tempfile.mkdtemp(prefix="loopx-demo-"))
-    location = build_demo_board(folder)
+    location, person = build_demo_board(folder)
     agents = DemoAgents(location, folder)
     agents.start()
-    app = LoopxApp(location, demo=True, intro=DEMO_INTRO)
+    app = LoopxApp(location, demo=True, intro=DEMO_INTRO, person=person)
     try:
         code = app.run()
     finally:

@@ -23,10 +23,17 @@ def genesis(board_uid: str) -> str:
     return hashlib.sha256(f"loopx-genesis-v{VERSION}:{board_uid}".encode()).hexdigest()
 
 
-def event_hash(prev: str, seq: int, at: float, actor: str, card: int | None, kind: str, data_text: str, op_id: str | None, key: str | None) -> str:
-    """``data_text`` is the data column exactly as stored (canonical JSON text)."""
-    payload = json.dumps([VERSION, prev, seq, at, actor, card, kind, data_text, op_id, key], separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(payload.encode("ascii")).hexdigest()
+def event_hash(prev: str | None, seq: int, at: float, actor: str, card: int | None, kind: str, data_text: str, op_id: str | None, key: str | None) -> str:
+    """``data_text`` is the data column exactly as stored (canonical JSON text).
+    Every text field is length-prefixed and ``None`` is ``N``, so no two rows
+    encode alike; numbers are written as Python writes them (``repr`` of a float
+    round-trips exactly, on SQLite and PostgreSQL alike)."""
+    op = "N" if op_id is None else f"{len(op_id)}:{op_id}"
+    payload = (
+        f"loopx-event-v{VERSION}|{'N' if prev is None else len(prev)}:{prev}|{int(seq)}|{float(at)!r}|{len(actor)}:{actor}|"
+        f"{'N' if card is None else int(card)}|{len(kind)}:{kind}|{len(data_text)}:{data_text}|{op}|{'N' if key is None else len(key)}:{key}"
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def signed_message(digest: str) -> bytes:

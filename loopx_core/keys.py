@@ -143,7 +143,10 @@ def ask_terminal(prompt: str) -> str:
         os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))  # getpass would fall back to stdin without one
     except OSError:
         raise Forbidden("your LoopX key is locked with a passphrase and there is no terminal to ask for it", "run this command in a terminal (or answer in the board)") from None
-    return getpass.getpass(prompt)
+    try:
+        return getpass.getpass(prompt)
+    except EOFError:  # the terminal closed before a line came (input typed ahead is flushed)
+        raise Forbidden("no passphrase was typed", "type it at the prompt") from None
 
 
 def create(path: Path, name: str, passphrase: str | None, *, force: bool = False) -> KeyFile:

@@ -9,6 +9,7 @@ and a board made today passes through exactly the steps an old board did
 
 from __future__ import annotations
 
+import re
 import uuid
 
 SCHEMA_VERSION = 3
@@ -66,9 +67,17 @@ CREATE TABLE IF NOT EXISTS "person" ("fingerprint" VARCHAR(64) NOT NULL PRIMARY 
 """
 
 
+_ADD_COLUMN = re.compile(r'ALTER TABLE "(\w+)" ADD COLUMN "(\w+)"')
+
+
 def _run(db, script: str) -> None:
+    """Each statement of a step; like the CREATE ... IF NOT EXISTS ones, an added
+    column already there is left alone, so a step can run again on its own result."""
     types = TYPES["postgresql" if "postgres" in type(db).__name__.lower() else "sqlite"]
     for line in script.strip().splitlines():
+        added = _ADD_COLUMN.match(line)
+        if added and added.group(2) in {c.name for c in db.get_columns(added.group(1))}:
+            continue
         db.execute_sql(line.format(**types))
 
 

@@ -236,7 +236,7 @@ class Store:
 
     # -- raw reads for the signature checks (trust.py) -----------------------
     def _sql(self, sql: str) -> str:
-        return sql if self.backend == "sqlite" else sql.replace("?", "%s")
+        return sql if self.backend == "sqlite" else sql.replace("%", "%%").replace("?", "%s")
 
     def query(self, sql: str, params: tuple = ()) -> list:
         """Rows of a plain SQL read (``?`` placeholders on both backends)."""

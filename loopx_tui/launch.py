@@ -25,15 +25,21 @@ def run_board(location: BoardLocation) -> int:
         sys.stderr.write(f"loopx: {err.message}\n  → {err.hint or 'create one with `loopx init`'}\n")
         return err.exit_code
 
+    app = board_app(location, store)
+    code = app.run()
+    _close(app)
+    return int(code if isinstance(code, int) else app.exit_code)
+
+
+def board_app(location: BoardLocation, store, ask=None):
+    """The board as the person running it: their key unlocked once (asked here,
+    before the screen opens), or read-only, saying why (SECURITY.md)."""
     from loopx_core.people import session_person
 
     from .app import LoopxApp
 
-    person, read_only = session_person(store, ask=_ask_once)
-    app = LoopxApp(location, store=store, person=person, read_only=read_only)
-    code = app.run()
-    _close(app)
-    return int(code if isinstance(code, int) else app.exit_code)
+    person, read_only = session_person(store, ask=ask or _ask_once)
+    return LoopxApp(location, store=store, person=person, read_only=read_only)
 
 
 def _ask_once(prompt: str) -> str:

@@ -223,6 +223,7 @@ def cmd_agent_add(ctx: Context) -> Outcome:
     from ..agents import add_agent
 
     a = ctx.args
+    ctx.refuse_agent("register agents or change their scopes")
     data = validate("agent", _drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "window": a.window}))
     agent, changed = add_agent(ctx.store, data, ctx.person("register agents or change their scopes"))
     verb = "registered" if changed else "unchanged:"

@@ -98,6 +98,8 @@ def test_a_board_from_before_signing_opens_chained_and_says_what_is_unsigned(boa
     held(board, "LX-1", "old")
     ask = board.cli("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", agent="old")
     assert ask.code == 6
+    assert board.cli("agent", "add", "old", "--can", "git:push").code == 10  # no people yet: nobody can sign
+    assert board.ok("init")["board"]["created"] is False  # the person takes the board: its first person
     board.ok("agent", "add", "old", "--can", "git:push")
     again = board.cli("gate", "ask", "LX-1", "--question", "push now?", "--scope", "git:push", agent="old")
     assert again.code == 6  # the pending one is reused ...

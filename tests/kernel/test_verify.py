@@ -102,7 +102,7 @@ def test_a_board_from_before_signing_opens_chained_and_says_what_is_unsigned(boa
     assert board.ok("init")["board"]["created"] is False  # the person takes the board: its first person
     board.ok("agent", "add", "old", "--can", "git:push")
     again = board.cli("gate", "ask", "LX-1", "--question", "push now?", "--scope", "git:push", agent="old")
-    assert again.code == 6  # the pending one is reused ...
+    assert again.code == 0 and again.data["gate"]["answered_by"] == "capability:old"  # confirmed: honoured
     board.ok("gate", "answer", "G-1", "approve")
     assert board.ok("verify")["verify"]["ok"]
 

@@ -37,10 +37,18 @@ def fingerprint(public_raw: bytes) -> str:
 
 
 def config_dir() -> Path:
-    """The person's LoopX folder (key, pinned board roots). Runtimes' sandboxes deny it to agents."""
-    from platformdirs import user_config_dir
+    """The person's LoopX folder (key, pinned board roots, anchors) — platformdirs'
+    user config folder, worked out here because this runs on the per-turn path:
+    ``$XDG_CONFIG_HOME/loopx`` (default ``~/.config/loopx``); on macOS
+    ``~/Library/Application Support/loopx``. Runtimes' sandboxes deny it to agents."""
+    import sys
 
-    return Path(user_config_dir("loopx"))
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "loopx"
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "loopx"
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".config") / "loopx"
 
 
 def key_path() -> Path:

@@ -39,7 +39,7 @@ def writeback(
 
     def body():
         now = clock.now()
-        agent_row(agent)
+        agent_obj = agent_row(agent)
         turn_id = data.get("turn_id")
         if turn_id:
             first = hotsql.select_one(
@@ -56,6 +56,7 @@ def writeback(
                 return evidence_view(first), card_view(load_card(card_id)), False
         card = load_card(card_id)
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+        quota.require_window(agent_obj, now)  # a turn started past the agent's token window is not charged
         todos = [dict(t) for t in card.todos or []]
         known = {t["id"]: t for t in todos}
         for ref in data.get("todos_done") or []:
@@ -113,12 +114,7 @@ def writeback(
             source=source,
             progress=progressed,
         )
-        reason = quota.pause_reason(card, int(store.setting("no_progress_limit", "3")))
-        if reason is not None and card.status == "active":
-            card.status = "paused"
-            card.paused_reason = reason
-            card.lease_expires = None
-            events.emit("system", "paused", card.id, reason=reason, stalls=card.stalls, quota=card_view(card).quota.to_json())
+        quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
         if data.get("release") and card.status == "active":
             release_card(card, f"agent:{agent}", now)
         touch(card, now)

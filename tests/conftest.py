@@ -175,3 +175,20 @@ def _reset_clock():
 
     yield
     clock.set_clock(None)
+
+
+# -- a person's actions ------------------------------------------------------------
+# Every human action in a test (gate answer, card budget/move/assign/unassign,
+# price) goes through these two, so how a person proves who they are is
+# switched in one place: today a terminal and no agent identity.
+
+def person(board: Board, *argv: str, **kw) -> Result:
+    """Run ``loopx ARGV`` as the person at the board's terminal."""
+    kw.setdefault("tty", True)
+    return board.cli(*argv, **kw)
+
+
+def person_ok(board: Board, *argv: str, **kw) -> dict:
+    res = person(board, *argv, **kw)
+    assert res.code == 0, (argv, res)
+    return res.data

@@ -650,7 +650,8 @@ def cmd_accept(ctx: Context) -> Outcome:
     def fn(agent, cid):
         h, card = accept(ctx.store, cid, agent, ctx.args.digest)
         cj = card.to_json()
-        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ `loopx context {cj['id']}`"
+        then = f"it is paused ({cj['paused_reason']}): stop here; a human must raise its budget" if cj["status"] == "paused" else f"`loopx context {cj['id']}`"
+        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ {then}"
 
     return _agent_card_op(ctx, "accept", {"digest": ctx.args.digest}, fn)
 

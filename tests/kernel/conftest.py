@@ -122,9 +122,13 @@ def _kernel_pg(pg_server):
 @pytest.fixture
 def pg_url(_kernel_pg):
     """Overrides tests/conftest.py's ``pg_url`` for this folder: same URL shape, an emptied schema."""
+    return empty_schema(*_kernel_pg)
+
+
+def empty_schema(schema: str, url: str) -> str:
+    """Empty every table of ``schema`` and restart its sequences; returns ``url``."""
     import psycopg
 
-    schema, url = _kernel_pg
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET lock_timeout = '20s'")
         tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))]

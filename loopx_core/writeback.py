@@ -31,9 +31,12 @@ def writeback(
     lease_token: int | None = None,
     base: Path | None = None,
     extra: dict | None = None,
+    unverified: bool = False,
 ) -> tuple[EvidenceView, CardView, bool]:
     """Record a turn. Returns (evidence, card, created); a retried ``turn_id``
-    with the same payload returns the first evidence with ``created=False``."""
+    with the same payload returns the first evidence with ``created=False``.
+    ``unverified``: nothing proves ``agent`` wrote it (a document in the
+    board's inbox); it is recorded and shown as such."""
     fingerprint = payload_hash({k: v for k, v in data.items() if k != "release"})
     files = artifacts.describe(data.get("artifacts") or [], store.project_root(), base)
 
@@ -92,11 +95,14 @@ def writeback(
             extra=extra,
             payload_hash=fingerprint,
             created_at=now,
+            unverified=unverified,
         ))
         card.todos = todos
         if new_next:
             card.next_action = new_next
         card.evidence_count += 1
+        if unverified:
+            card.unverified_evidence += 1
         card.stalls = 0 if progressed else card.stalls + 1
         card.progress_mark = False
         quota.charge(card, tokens, usd)
@@ -113,6 +119,7 @@ def writeback(
             usd=usd,
             source=source,
             progress=progressed,
+            **({"unverified": True} if unverified else {}),
         )
         quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
         if data.get("release") and card.status == "active":

@@ -17,7 +17,7 @@ import os
 import sqlite3
 from collections import namedtuple
 
-SCHEMA_VERSION = 2  # loopx_core.migrations.SCHEMA_VERSION (a test keeps them equal)
+SCHEMA_VERSION = 3  # loopx_core.migrations.SCHEMA_VERSION (a test keeps them equal)
 HELD = ("active", "waiting", "monitoring", "paused")
 
 

@@ -351,7 +351,8 @@ def cmd_log(ctx: Context) -> Outcome:
     lines = [render.card_block(data["card"]), ""]
     for e in data["evidence"]:
         arts = "".join(f"\n      {a['path']} {'(missing)' if a.get('missing') else str(a['size']) + ' B ' + a['sha256'][:12]}" for a in e["artifacts"])
-        lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{e['source']}] {e['summary']}{arts}")
+        how = e["source"] + (", unverified" if e["unverified"] else "")
+        lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{how}] {e['summary']}{arts}")
     for o in data["observed"]:
         lines.append(f"  observed {o['created_at']} {o['agent']} {o['path']} {o['size']} B")
     if not data["evidence"]:

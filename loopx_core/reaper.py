@@ -34,12 +34,13 @@ def block_on_gate(card: Card, gate: Gate, now: float) -> None:
     if card.status in ("done", "cancelled"):
         return
     key = ids.fmt(ids.GATE, gate.id)
-    what = "expired unanswered" if gate.status == "expired" else "rejected" + (f": {gate.note}" if gate.note else "")
-    withdraw_pending(card, now, f"{key} was {gate.status}")
+    why = f"{key} expired unanswered" if gate.status == "expired" else f"{key} was rejected"
+    withdraw_pending(card, now, why)
     if card.status == "handoff":
         offer = Handoff.select().where(Handoff.card == card.id).order_by(Handoff.id.desc()).first()
-        events.emit(SYSTEM, "handoff_void", card.id, handoff=ids.fmt(ids.HANDOFF, offer.id) if offer else None, to=card.handoff_to, reason=f"{key} was {gate.status}")
+        events.emit(SYSTEM, "handoff_void", card.id, handoff=ids.fmt(ids.HANDOFF, offer.id) if offer else None, to=card.handoff_to, reason=why)
     card.status = "blocked"
+    what = "expired unanswered" if gate.status == "expired" else "rejected" + (f": {gate.note}" if gate.note else "")
     card.blocked_reason = f"{GATE_BLOCK}{key} {what}"
     clear_lease(card)
     card.handoff_to = card.paused_reason = card.monitor_due = None

@@ -37,11 +37,14 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     return Clock(monkeypatch)
 
 
-def refused(board, code: int, *argv, **kw) -> dict:
+def refused(board, code: int, *argv, as_person: bool = False, **kw) -> dict:
     """Run a command that must be refused with ``code``: the documented error
-    JSON, nothing on stdout but that object, no traceback, and the board unchanged."""
+    JSON, nothing on stdout but that object, no traceback, and the board unchanged.
+    ``as_person``: run it as a person's action (``tests.conftest.person``)."""
+    from tests.conftest import person
+
     before = board.snapshot()
-    res = board.cli(*argv, **kw)
+    res = person(board, *argv, **kw) if as_person else board.cli(*argv, **kw)
     assert res.code == code, (argv, res)
     assert set(res.data) == {"error"}, res.data
     err = res.data["error"]

@@ -108,10 +108,10 @@ def test_a_person_cannot_move_an_exhausted_card_to_ready_from_any_status(team):
     worked(team, "LX-1", "a2", "the last turn")
     person_ok(team, "gate", "answer", "G-1", "reject")
     assert card(team, "LX-1")["status"] == "blocked"
-    err = refused(team, 5, "card", "move", "LX-1", "--to", "ready", tty=True)
+    err = refused(team, 5, "card", "move", "LX-1", "--to", "ready", as_person=True)
     assert "budget is spent" in err["message"] and "loopx card budget LX-1" in err["hint"]
     person_ok(team, "card", "move", "LX-1", "--to", "backlog")
-    refused(team, 5, "card", "move", "LX-1", "--to", "ready", tty=True)
+    refused(team, 5, "card", "move", "LX-1", "--to", "ready", as_person=True)
     person_ok(team, "card", "budget", "LX-1", "--add-turns", "1")
     assert person_ok(team, "card", "move", "LX-1", "--to", "ready")["card"]["status"] == "ready"
 

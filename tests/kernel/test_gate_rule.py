@@ -106,7 +106,7 @@ def test_rejecting_one_gate_withdraws_the_others(team):
     person_ok(team, "gate", "answer", "G-2", "reject")
     st = team.cli("gate", "status", "G-1")
     assert st.code == 7 and st.data["gate"]["status"] == "withdrawn"
-    err = refused(team, 5, "gate", "answer", "G-1", "approve", tty=True)
+    err = refused(team, 5, "gate", "answer", "G-1", "approve", as_person=True)
     assert err["code"] == "already_answered"
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from . import clock, events, ids, reaper
+from . import clock, events, ids, leases, quota, reaper
 from .errors import Conflict, Forbidden, InvalidInput, NotFound
 from .handoffs import open_handoff
 from .models import Card, Dependency, Evidence, Gate, Handoff, Observed
+from .quota import over_budget
 from .reaper import clear_lease, load_card, withdraw_pending
 from .rows import agent_row, card_row, card_view, card_views, evidence_view, gate_view, handoff_view, observed_view, touch
 from .values import CardDetail, CardView
@@ -99,7 +100,7 @@ def move_card(store, card_id: int, to: str, actor) -> CardView:
             blocking = open_deps(card.id)
             if blocking:
                 raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
-            if frm == "paused" and card.paused_reason == "budget" and over_budget(card):
+            if over_budget(card):  # whatever it was: an exhausted card is never made claimable
                 raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
         revoked = card.lease_holder
         withdraw_pending(card, now, f"moved to {to} by {actor}")
@@ -144,8 +145,10 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
             clear_lease(card)
             card.status = "ready" if not open_deps(card.id) else "blocked"
             card.assignee = card.handoff_to = card.paused_reason = None
-            touch(card, now)
             events.emit(actor, "card_unassigned", card.id, revoked=holder)
+            if card.status == "ready":
+                quota.hold(card)  # an exhausted card goes back to the pool paused
+            touch(card, now)
         else:
             previous = card.assignee
             card.assignee = to
@@ -161,12 +164,17 @@ def _last_summary(card_id: int) -> str | None:
     return row.summary if row else None
 
 
-def over_budget(card: Card) -> bool:
-    return (
-        (card.max_turns is not None and card.used_turns >= card.max_turns)
-        or (card.max_tokens is not None and card.used_tokens >= card.max_tokens)
-        or (card.max_usd is not None and card.used_usd >= card.max_usd - 1e-9)
-    )
+def _resume_status(card: Card, now: float) -> str:
+    """Where a paused card goes once its budget allows: ``waiting`` while a gate
+    is pending, ``active`` for its holder, else back to ``ready``."""
+    if card.lease_holder is None:
+        card.status = "ready"
+    elif Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
+        card.status, card.lease_expires = "waiting", None  # a lease does not run out while a human decides
+    else:
+        card.status = "active"
+        leases.renew(card, now)
+    return card.status
 
 
 def budget_card(store, card_id: int, data: dict, actor) -> CardView:
@@ -188,10 +196,7 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
             card.max_usd = round((card.max_usd if card.max_usd is not None else card.used_usd) + data["add_usd"], 6)
         resumed = None
         if card.status == "paused" and not over_budget(card):
-            card.status = "active" if card.lease_holder else "ready"
-            if card.lease_holder:
-                card.lease_expires = now + (card.lease_seconds or 1800)
-            resumed, card.paused_reason, card.stalls = card.status, None, 0
+            resumed, card.paused_reason, card.stalls = _resume_status(card, now), None, 0
         touch(card, now)
         card.budget_seq = events.emit(
             actor, "budget_raised", card.id,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import authority, clock, events, ids, leases, reaper
+from . import authority, clock, events, ids, leases, quota, reaper
 from .errors import Conflict, Forbidden, InvalidInput, NotFound
 from .models import Card, Gate, Grant
-from .reaper import clear_lease, load_card, withdraw_pending
+from .reaper import load_card
 from .rows import agent_row, card_view, gate_view, locked, touch
 from .values import CardView, GateView
 
@@ -168,17 +168,13 @@ def answer(store, gate_id: int, decision: str, person, note: str | None = None, 
             gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id,
         )
         gate.save()
-        if card.status == "waiting":
-            if decision == "reject":
-                withdraw_pending(card, now, f"{key} was rejected")
-                card.status = "blocked"
-                card.blocked_reason = f"gate {key} rejected" + (f": {note}" if note else "")
-                clear_lease(card)
-                touch(card, now)
-            elif not Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
-                card.status = "active"
-                leases.renew(card, now)
-                touch(card, now)
+        if decision == "reject":
+            reaper.block_on_gate(card, gate, now)  # whatever the card's status: one rule
+        elif card.status == "waiting" and not Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
+            card.status = "active"
+            leases.renew(card, now)
+            quota.hold(card)  # an exhausted card is not put back to work
+            touch(card, now)
         return gate_view(gate), card_view(card)
 
     return store.run(body)

@@ -64,6 +64,8 @@ ALTER TABLE "card" ADD COLUMN "budget_seq" INTEGER
 ALTER TABLE "gate" ADD COLUMN "answer_seq" INTEGER
 ALTER TABLE "grant" ADD COLUMN "decided_seq" INTEGER
 CREATE TABLE IF NOT EXISTS "person" ("fingerprint" VARCHAR(64) NOT NULL PRIMARY KEY, "name" VARCHAR(64) NOT NULL, "public_key" VARCHAR(64) NOT NULL, "added_seq" INTEGER NOT NULL, "revoked_seq" INTEGER)
+ALTER TABLE "evidence" ADD COLUMN "unverified" {BOOL} NOT NULL DEFAULT FALSE
+ALTER TABLE "card" ADD COLUMN "unverified_evidence" INTEGER NOT NULL DEFAULT 0
 """
 
 
@@ -91,9 +93,11 @@ def _v2(db) -> None:
 
 
 def _v3(db) -> None:
-    """Signed human decisions and the hash-chained event log (SECURITY.md). An old
-    board's events are chained as they are; its unsigned history is reported by
-    ``loopx verify`` as from before signing, never as signed."""
+    """Signed human decisions and the hash-chained event log (SECURITY.md), and
+    evidence identity (DESIGN §7: whether a piece of evidence has a verifiable
+    writer, and how many on each card have not). An old board's events are
+    chained as they are; its unsigned history is reported by ``loopx verify`` as
+    from before signing, never as signed."""
     from . import chain
 
     _run(db, V3)

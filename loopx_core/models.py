@@ -73,6 +73,7 @@ class Card(Base):
     stalls = pw.IntegerField(default=0)  # writebacks in a row without progress
     progress_mark = pw.BooleanField(default=False)  # a gate was asked since the last writeback
     evidence_count = pw.IntegerField(default=0)
+    unverified_evidence = pw.IntegerField(default=0)  # schema v3: evidence whose writer is not verified (the inbox)
     monitor_every = pw.DoubleField(null=True)
     monitor_due = pw.DoubleField(null=True)
     handoff_to = pw.CharField(max_length=64, null=True)
@@ -137,6 +138,7 @@ class Evidence(Base):
     usd = pw.DoubleField(default=0.0)
     source = pw.CharField(max_length=16)
     extra = JSONText(null=True)  # e.g. the verify command's result
+    unverified = pw.BooleanField(default=False)  # schema v3: no verifiable writer (a document in the inbox)
     payload_hash = pw.CharField(max_length=64)
     created_at = pw.DoubleField()
 

@@ -86,6 +86,7 @@ class CardView(NamedTuple):
     created_at: float = 0.0
     updated_at: float = 0.0
     done_at: float | None = None
+    unverified_evidence: int = 0  # evidence with no verifiable writer (inbox documents)
 
     @property
     def key(self) -> str:
@@ -113,6 +114,7 @@ class CardView(NamedTuple):
             "blocked_reason": self.blocked_reason,
             "after": [ids.fmt(ids.CARD, a) for a in self.after],
             "evidence_count": self.evidence_count,
+            "unverified_evidence": self.unverified_evidence,
             "pending_gate": ids.fmt(ids.GATE, self.pending_gate),
             "body": self.body,
             "verify": self.verify,
@@ -197,6 +199,7 @@ class EvidenceView(NamedTuple):
     source: str
     created_at: float
     extra: dict | None = None
+    unverified: bool = False  # no verifiable writer: ``agent`` is what the document claims
 
     def to_json(self) -> dict:
         out = {
@@ -211,6 +214,7 @@ class EvidenceView(NamedTuple):
             "todos_done": list(self.todos_done),
             "usage": {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "tokens": self.tokens, "usd": self.usd},
             "source": self.source,
+            "unverified": self.unverified,
             "created_at": iso(self.created_at),
         }
         if self.extra:

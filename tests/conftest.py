@@ -108,6 +108,7 @@ def downgrade_sqlite(path: Path, version: int) -> None:
                 'ALTER TABLE event DROP COLUMN prev; ALTER TABLE event DROP COLUMN hash; ALTER TABLE event DROP COLUMN key; ALTER TABLE event DROP COLUMN sig;'
                 'ALTER TABLE setting DROP COLUMN decided_seq; ALTER TABLE agent DROP COLUMN decided_seq; ALTER TABLE card DROP COLUMN budget_seq;'
                 'ALTER TABLE gate DROP COLUMN answer_seq; ALTER TABLE "grant" DROP COLUMN decided_seq;'
+                'ALTER TABLE evidence DROP COLUMN unverified; ALTER TABLE card DROP COLUMN unverified_evidence;'
             )
         if version < 2:
             con.executescript("DROP TABLE ingest_seen; DROP TABLE ingest_stream;")
@@ -212,7 +213,7 @@ def _person_env(person_key: Path, tmp_path_factory, monkeypatch: pytest.MonkeyPa
 
 
 @pytest.fixture
-def person(person_key: Path):
+def tester(person_key: Path):
     """The tester as a ``keys.Person`` (for calling human operators in-process)."""
     from loopx_core import keys
 
@@ -233,3 +234,19 @@ def _reset_clock():
 
     yield
     clock.set_clock(None)
+
+
+# -- a person's actions ------------------------------------------------------------
+# Every human action in a test (gate answer, card budget/move/assign/unassign,
+# price) goes through these two, so how a person proves who they are is
+# switched in one place: the tester's key (``_person_env``) and no agent identity.
+
+def person(board: Board, *argv: str, **kw) -> Result:
+    """Run ``loopx ARGV`` as the person: no agent identity, the tester's key."""
+    return board.cli(*argv, **kw)
+
+
+def person_ok(board: Board, *argv: str, **kw) -> dict:
+    res = person(board, *argv, **kw)
+    assert res.code == 0, (argv, res)
+    return res.data

@@ -372,7 +372,8 @@ def cmd_log(ctx: Context) -> Outcome:
     lines = [render.card_block(data["card"]), ""]
     for e in data["evidence"]:
         arts = "".join(f"\n      {a['path']} {'(missing)' if a.get('missing') else str(a['size']) + ' B ' + a['sha256'][:12]}" for a in e["artifacts"])
-        lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{e['source']}] {e['summary']}{arts}")
+        how = e["source"] + (", unverified" if e["unverified"] else "")
+        lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{how}] {e['summary']}{arts}")
     for o in data["observed"]:
         lines.append(f"  observed {o['created_at']} {o['agent']} {o['path']} {o['size']} B")
     if not data["evidence"]:
@@ -672,7 +673,8 @@ def cmd_accept(ctx: Context) -> Outcome:
     def fn(agent, cid):
         h, card = accept(ctx.store, cid, agent, ctx.args.digest)
         cj = card.to_json()
-        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ `loopx context {cj['id']}`"
+        then = f"it is paused ({cj['paused_reason']}): stop here; a human must raise its budget" if cj["status"] == "paused" else f"`loopx context {cj['id']}`"
+        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ {then}"
 
     return _agent_card_op(ctx, "accept", {"digest": ctx.args.digest}, fn)
 

@@ -2,10 +2,16 @@
 ``script`` for a pseudo-terminal, the real ``sqlite3``/``psql`` clients on the
 board. An agent is the same OS user as the person; what it lacks is the
 person's key (sealed with a passphrase, or kept from it by the runtime's
-sandbox): its environment has LOOPX_AGENT set and no usable LOOPX_KEY."""
+sandbox): its environment has LOOPX_AGENT set and no usable LOOPX_KEY.
+
+One module per attack family; every test runs on SQLite and PostgreSQL unless
+the attack only exists on one of them. People's actions go through
+``tests.conftest.person`` / the tester's key. The kernel suite's frozen clock
+and its fast PostgreSQL schema are reused here."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -13,6 +19,8 @@ import subprocess
 import sys
 
 import pytest
+
+from tests.kernel.conftest import _kernel_pg, clock, pg_url  # noqa: F401  (fixtures: the frozen clock, an emptied schema)
 
 from ..conftest import NO_KEY
 
@@ -73,3 +81,11 @@ def asked(team):
     assert team.ok("claim", "LX-1", agent="a2")["action"] == "work"
     assert team.cli("gate", "ask", "LX-1", "--question", "may I push?", "--scope", "git:push", agent="a2").code == 6
     return team
+
+
+def agent_run(board, agent: str, *argv: str, **kw) -> tuple[int, dict]:
+    """``LOOPX_AGENT=agent loopx --json ARGV`` as a cold process: (exit code, its JSON)."""
+    proc = board.spawn("--json", *argv, agent=agent, **kw)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    return proc.returncode, (json.loads(lines[-1]) if lines else {})

@@ -106,13 +106,16 @@ def _v3(db) -> None:
     if not found:
         db.execute_sql(f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("board_uid", uid))
     prev = chain.genesis(uid)
-    rows = db.execute_sql("SELECT seq, at, actor, card, kind, data, op_id FROM event ORDER BY seq").fetchall()
-    for seq, at, actor, card, kind, data, op_id in rows:
-        digest = chain.event_hash(prev, seq, at, actor, card, kind, data, op_id, None)
-        db.execute_sql(f"UPDATE event SET prev = {db.param}, hash = {db.param} WHERE seq = {db.param}", (prev, digest, seq))
+    last = None
+    rows = db.execute_sql("SELECT seq, at, actor, card, kind, data, op_id, hash FROM event ORDER BY seq").fetchall()
+    for seq, at, actor, card, kind, data, op_id, digest in rows:
+        if digest is None:  # (a row already chained — this step run again — keeps its hash and signature)
+            digest = chain.event_hash(prev, seq, at, actor, card, kind, data, op_id, None)
+            db.execute_sql(f"UPDATE event SET prev = {db.param}, hash = {db.param} WHERE seq = {db.param}", (prev, digest, seq))
+            last = seq
         prev = digest
-    if rows:
-        db.execute_sql(f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("signed_from", str(rows[-1][0] + 1)))
+    if last is not None and not db.execute_sql("SELECT 1 FROM setting WHERE key = 'signed_from'").fetchall():
+        db.execute_sql(f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("signed_from", str(last + 1)))
 
 
 # (version reached, step). Append new steps; never edit a released one.

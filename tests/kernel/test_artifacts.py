@@ -91,7 +91,7 @@ def test_a_project_reached_through_a_symlink(tmp_path, monkeypatch, backend, req
     url = request.getfixturevalue("pg_url") if backend == "postgresql" else str(root / ".loopx" / "board.db")
     board = Board(root, monkeypatch, url if backend == "postgresql" else None)
     board.url = url
-    board.ok("init")
+    board.ok("init", "--test-board")
     board.ok("agent", "add", "a1")
     board.ok("card", "add", "one")
     held(board, "LX-1", "a1")

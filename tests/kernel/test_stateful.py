@@ -53,9 +53,9 @@ STEPS = settings(
 
 
 def human_decisions(events: list[dict]) -> list[dict]:
-    """The events that record a person's decision. An agent-side step must
-    produce none (the signing work will tighten this to: no signed decision)."""
-    return [e for e in events if e["actor"].startswith("human:")]
+    """The events that record a person's decision: signed by a key, or in a
+    person's name. An agent-side step must produce none."""
+    return [e for e in events if e["signed"] or e["actor"].startswith("human:")]
 
 
 def exhausted(quota: dict) -> bool:
@@ -85,6 +85,12 @@ class Machine(RuleBasedStateMachine):
         self.spent: dict[str, list[tuple[float, int]]] = {a: [] for a in WINDOW}
         self.seq = 0
         self.trail: list[str] = []
+
+    def teardown(self):
+        """Whatever ran, the history is one intact chain whose every person's
+        decision verifies (an agent-side step signs nothing: ``human_decisions``)."""
+        report = self.board.cli("verify")
+        assert report.code == 0, self.explain(f"the history does not verify: {report.data}")
 
     # -- driving -----------------------------------------------------------------------
     def run(self, *argv, agent=None, human=False):
@@ -273,7 +279,7 @@ def fresh_board(tmp_path, monkeypatch, backend, request):
         root = tmp_path / f"p{next(counter)}"
         root.mkdir()
         board = Board(root, monkeypatch, empty_schema(*pg) if pg else None)
-        board.ok("init", "--objective", "state machine")
+        board.ok("init", "--objective", "state machine", "--test-board")
         return board
 
     return make

@@ -186,7 +186,7 @@ def test_a_deleted_event_and_a_truncated_log_are_found(asked):
     assert report.code == 11 and "truncated" in report.data["verify"]["first_bad"]["what"]
 
 
-def test_a_person_swapped_in_the_database_is_not_trusted(asked, tmp_path):
+def test_a_person_swapped_in_the_database_is_not_trusted(asked, tmp_path, monkeypatch):
     """Replacing the board's root key with the agent's own: the pinned root no longer
     matches, so nothing on the board is trusted (fail closed) and verify says so."""
     from loopx_core import keys
@@ -194,6 +194,9 @@ def test_a_person_swapped_in_the_database_is_not_trusted(asked, tmp_path):
     mine = keys.create(tmp_path / "mine.json", "tester", None)
     sql(asked, f"UPDATE person SET public_key = '{keys.b64(mine.public_raw)}', fingerprint = '{mine.fingerprint}'")
     assert hook(asked, "git push origin main")["permissionDecision"] == "deny"
+    clock_refused = asked.cli("verify")  # not even the test board's movable clock is trusted now
+    assert clock_refused.code == 2 and clock_refused.data["error"]["code"] == "clock_refused"
+    monkeypatch.delenv("LOOPX_NOW")
     report = asked.cli("verify")
     assert report.code == 11
     assert any("pinned" in p["what"] for p in report.data["verify"]["problems"])
@@ -240,7 +243,7 @@ def test_an_absurd_time_is_refused_even_on_a_test_board(asked):
 
 def test_a_time_already_in_the_log_cannot_break_reads(asked):
     """A board written by an older LoopX may hold an absurd time: reads still work."""
-    sql(asked, "UPDATE event SET at = 1e20 WHERE seq = 1")
+    sql(asked, "UPDATE event SET at = 1e20 WHERE kind = 'claimed'")
     for argv in (("export",), ("events",), ("log", "LX-1"), ("card", "list")):
         assert asked.cli(*argv).code == 0, argv
-    assert "invalid-time" in json.dumps(asked.ok("events")["events"][0])
+    assert "invalid-time" in json.dumps([e for e in asked.ok("events")["events"] if e["kind"] == "claimed"])

@@ -3,15 +3,7 @@
 from __future__ import annotations
 
 from .models import Gate, Grant
-
-
-def covers(granted: str, needed: str) -> bool:
-    """``deploy:*`` covers ``deploy:prod``; ``*`` covers everything."""
-    if granted == needed or granted == "*":
-        return True
-    if granted.endswith(":*"):
-        return needed.startswith(granted[:-1]) or needed == granted[:-2]
-    return False
+from .scopes import covers  # noqa: F401 - one definition, shared with the hook's cold reader
 
 
 def has_capability(capabilities, scope: str) -> bool:

@@ -17,11 +17,13 @@ import os
 import sqlite3
 from collections import namedtuple
 
+from ..holding import HELD, choose
+from ..scopes import covers
+
 SCHEMA_VERSION = 2  # loopx_core.migrations.SCHEMA_VERSION (a test keeps them equal)
-HELD = ("active", "waiting", "monitoring", "paused")
 
 
-Card = namedtuple("Card", "id status lease_token lease_expires title")
+Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")
 # allowed: scope -> who allows it (capability, grant:N, gate:G-N); pending: scope ->
 # the pending gate a retry reuses; open: scopes left to the kernel (no gate yet).
 Verdict = namedtuple("Verdict", "known_agent card allowed pending open")
@@ -29,15 +31,6 @@ Verdict = namedtuple("Verdict", "known_agent card allowed pending open")
 
 class NotSure(Exception):
     """The board is in a state this reader leaves to the kernel."""
-
-
-def covers(granted: str, needed: str) -> bool:
-    """Same rule as ``authority.covers``: ``deploy:*`` covers ``deploy:prod``."""
-    if granted == needed or granted == "*":
-        return True
-    if granted.endswith(":*"):
-        return needed.startswith(granted[:-1]) or needed == granted[:-2]
-    return False
 
 
 def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
@@ -54,12 +47,13 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
         if agent_row is None:
             return Verdict(False, None, {}, {}, list(scopes))
         caps = json.loads(agent_row[0] or "[]")
-        held = con.execute(
-            "SELECT id, status, lease_token, lease_expires, title FROM card WHERE lease_holder=? AND status IN (?,?,?,?) "
-            "ORDER BY CASE status WHEN 'active' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END, priority, id LIMIT 1",
-            (agent, *HELD),
-        ).fetchone()
-        card = Card(*held) if held else None
+        card = choose(
+            (Card(*row) for row in con.execute(
+                "SELECT id, status, lease_token, lease_expires, title, monitor_due, priority FROM card WHERE lease_holder=? AND status IN (?,?,?,?)",
+                (agent, *HELD),
+            )),
+            now,
+        )
         if card is not None and card.status == "active" and card.lease_expires is not None and card.lease_expires <= now:
             raise NotSure("the lease has expired; the kernel reaps it")
         allowed: dict = {}

@@ -27,6 +27,8 @@ import re
 import sys
 from fnmatch import fnmatchcase
 
+from .shellwords import Lazy
+
 BOARD = "it reads or writes LoopX's board (the .loopx folder); only LoopX itself may touch it"
 SETTINGS_CLAUDE = "it touches Claude Code's settings, which hold LoopX's hooks"
 SETTINGS_CODEX = "it touches Codex's configuration, which holds LoopX's hooks"
@@ -37,9 +39,9 @@ TERMINAL = "it reaches another terminal, where a person may be answering LoopX's
 # Any of these in a word's text means the word may name LoopX's ground: only
 # such words are looked at closely (a cheap filter run on every word).
 _NAMES = re.compile(r"\.loopx|\.claude|\.codex|\.mcp\.json|loopx|/dev/(?:pts|tty.|console|vcs)|/proc/")
-_CANDIDATE = re.compile(r"[^\s'\"(),;=\[\]<>|&`]+")  # path-shaped pieces of a longer text (code, options)
-_TERMINAL = re.compile(r"^/dev/(?:pts(?:/|$)|tty[^/]|console$|vcs)|^/proc/(?!self/|thread-self/)[^/]*/fd(?:/|$)")
-_GLOB = re.compile(r"[*?\[]")
+_CANDIDATE = Lazy(r"[^\s'\"(),;=\[\]<>|&`]+")  # path-shaped pieces of a longer text (code, options)
+_TERMINAL = Lazy(r"^/dev/(?:pts(?:/|$)|tty[^/]|console$|vcs)|^/proc/(?!self/|thread-self/)[^/]*/fd(?:/|$)")
+_GLOB = Lazy(r"[*?\[]")
 
 
 def user_config_dir() -> str:
@@ -85,11 +87,28 @@ class Ground:
         self._places = [(os.path.normpath(p), why, folder) for p, why, folder in self._places]
         self._real_places: list[tuple[str, str, bool]] | None = None
         self._real_dirs: dict[str, str] = {}
+        self._cwd_inside: dict[str, bool] = {}
+        # A word that matches none of this may still reach the ground through
+        # a symbolic link (``resolved``), but not by its text.
+        names = sorted({os.path.basename(p) for p, _, _ in self._places if os.path.basename(p)} | {os.path.basename(os.path.dirname(p)) for p, _, folder in self._places if not folder})
+        self._filter = re.compile(_NAMES.pattern + "".join("|" + re.escape(n) for n in names if n))
 
     # -- by name -----------------------------------------------------------------------------
+    def may_name(self, text: str) -> bool:
+        """Could ``text`` name LoopX's ground by its text? (A cheap filter.)"""
+        return self._filter.search(text) is not None
+
+    def cwd_inside(self, cwd: str) -> bool:
+        """Is the folder ``cwd`` itself inside LoopX's ground (every relative path is)?"""
+        inside = self._cwd_inside.get(cwd)
+        if inside is None:
+            inside = self.path(os.path.join(cwd, "x"), None) is not None
+            self._cwd_inside[cwd] = inside
+        return inside
+
     def text(self, text: str) -> str | None:
         """Why ``text`` (a word, or code holding paths) names LoopX's ground, or None."""
-        if not _NAMES.search(text) and not self._mentions_place(text):
+        if not self._filter.search(text):
             return None
         if "\n" not in text and " " not in text:
             why = self.path(text, None)
@@ -97,14 +116,11 @@ class Ground:
                 return why
         for m in _CANDIDATE.finditer(text):
             piece = m.group()
-            if piece != text and (_NAMES.search(piece) or self._mentions_place(piece)):
+            if piece != text and self._filter.search(piece):
                 why = self.path(piece, None)
                 if why:
                     return why
         return None
-
-    def _mentions_place(self, text: str) -> bool:
-        return any(place in text for place, _, _ in self._places)
 
     def path(self, path: str, cwd: str | None) -> str | None:
         """Why ``path`` (as the shell or a tool would read it from ``cwd``) is
@@ -144,7 +160,7 @@ class Ground:
     # -- through symbolic links --------------------------------------------------------------
     def resolved(self, path: str, cwd: str | None) -> str | None:
         """Why ``path`` reaches LoopX's ground once symbolic links are followed."""
-        if not path or "\x00" in path or len(path) > 4096 or _GLOB.search(path):
+        if not path or "\x00" in path or len(path) > 4096 or "*" in path or "?" in path or "[" in path:
             return None
         if not os.path.isabs(path):
             if cwd is None:

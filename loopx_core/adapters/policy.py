@@ -50,11 +50,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections import namedtuple
 
-from .. import limits
-from .commands import INTERACTIVE, OPAQUE, Checker, Need, clip, patch_needs  # noqa: F401 - Need and the scopes are this module's API
+from .commands import INTERACTIVE, OPAQUE, Checker, Need  # noqa: F401 - Need and the scopes are this module's API
 from .ground import Ground
 
 POLICY_FILE = "policy.json"
@@ -73,6 +71,7 @@ PATCH_TOOLS = frozenset({"apply_patch"})
 # view_image, MCP tools): checked against LoopX's ground.
 PATH_KEYS = ("file_path", "notebook_path", "path", "paths", "directory", "dir", "filename", "workdir", "cwd")
 MAX_COMMAND = 1_000_000  # characters of shell text checked; a longer command is refused
+MAX_POLICY = 1_000_000  # characters of .loopx/policy.json read
 
 Rule = namedtuple("Rule", "scope tool command input")  # compiled regexes or None
 Policy = namedtuple("Policy", "rules allow outside_ok problems", defaults=((), (), (), ()))
@@ -92,7 +91,7 @@ def load(root: str | None) -> Policy:
     path = os.path.join(root, ".loopx", POLICY_FILE)
     try:
         with open(path, encoding="utf-8") as fh:
-            raw = fh.read(limits.BODY_MAX * 50 + 1)
+            raw = fh.read(MAX_POLICY + 1)
     except FileNotFoundError:
         return DEFAULT
     except (OSError, ValueError) as exc:
@@ -113,6 +112,8 @@ def loosening_allowed(path: str, doc: dict) -> bool:
 
 
 def parse(doc, where: str = "policy") -> Policy:
+    from .. import limits
+
     problems: list[str] = []
     if not isinstance(doc, dict):
         return Policy(problems=(f"{where} must be a JSON object",))
@@ -185,6 +186,8 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
     elif tool in PATCH_TOOLS:
         patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
         if isinstance(patch, str):
+            from .guarded import patch_needs
+
             for need in patch_needs(patch, cwd, checker):
                 checker.need(need.scope, need.what, need.why)
     for key in PATH_KEYS:

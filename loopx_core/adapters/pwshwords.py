@@ -65,6 +65,7 @@ _KEYWORDS = frozenset(
 )
 _STATEMENT_KEYWORDS = frozenset(("return", "throw", "exit"))  # their argument is a pipeline: a command may follow
 _NAMING_KEYWORDS = frozenset(("function", "filter", "class", "enum", "configuration", "workflow"))  # a name follows
+_ALL_KEYWORDS = _KEYWORDS | _STATEMENT_KEYWORDS | _NAMING_KEYWORDS
 
 _CODE, _DQ = 0, 1
 
@@ -125,7 +126,7 @@ class _Lexer:
             frame.skip_name = False
             self.script.loose.append(word)
             return
-        if frame.expect and not word.quoted and not word.dynamic and lowered in _KEYWORDS | _STATEMENT_KEYWORDS | _NAMING_KEYWORDS:
+        if frame.expect and not word.quoted and not word.dynamic and lowered in _ALL_KEYWORDS:
             frame.expect = lowered in _STATEMENT_KEYWORDS
             frame.skip_name = lowered in _NAMING_KEYWORDS
             return

@@ -29,9 +29,25 @@ from __future__ import annotations
 import os
 import re
 
+class Lazy:
+    """A regular expression compiled on first use: the hook's cold start pays
+    only for the ones the text in front of it needs."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args):
+        self._args = args
+        self._compiled = None
+
+    def __getattr__(self, name):
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 MAX_NESTING = 16  # backquotes / here-documents read inside each other, at most
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 _HOME = os.path.expanduser("~")
 
 
@@ -140,10 +156,10 @@ _CMD_TOKENS = re.compile(
     re.VERBOSE,
 )
 _DQ_TOKENS = re.compile(r'([^"\\$`]+)|(")|(\\[\\$`"\n])|(\\)|(\$\()|(\$\{)|(\$(?:[A-Za-z_][A-Za-z0-9_]*|[@*#?$!0-9-]))|(\$)|(`)')
-_PARAM_TOKENS = re.compile(r"""([^}$'"\\`]+)|(\})|(\$\{)|(\$\()|('[^']*'?)|(")|(\\.?)|(`)|(\$)""", re.DOTALL)
+_PARAM_TOKENS = Lazy(r"""([^}$'"\\`]+)|(\})|(\$\{)|(\$\()|('[^']*'?)|(")|(\\.?)|(`)|(\$)""", re.DOTALL)
 _REDIRECT_OPS = frozenset(("<<<", "<<-", "&>>", ">>", "<<", "<>", ">|", "<&", ">&", "&>", "<", ">"))
 
-MAX_TOKENS = 200_000  # tokens read in one call (words, operators, quotes …): more is refused, not read
+MAX_TOKENS = 100_000  # tokens read in one call (words, operators, quotes …): more is refused, not read
 MAX_DEPTH = 200  # contexts open inside each other ($( "…" ${ …)
 
 
@@ -498,8 +514,8 @@ def _is_fd_var(word: str) -> bool:
 _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-_ANSI_BODY = re.compile(r"(?:[^\\']|\\.|\\\Z)*", re.DOTALL)
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+_ANSI_BODY = Lazy(r"(?:[^\\']|\\.|\\\Z)*", re.DOTALL)
+_ANSI_ESCAPE = Lazy(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
 
 
 def _ansi_escape(m) -> str:
@@ -546,7 +562,7 @@ def expand_braces(text: str, limit: int = 64) -> list[str] | None:
     return out
 
 
-_SEQ = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.-?\d+)?")
+_SEQ = Lazy(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.-?\d+)?")
 
 
 def _first_brace(text: str):

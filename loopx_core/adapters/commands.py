@@ -485,12 +485,12 @@ def _resolve(word: str, cwd: str | None, real_dirs: dict | None = None) -> str |
     links; None when it cannot be known (relative to an unknown folder)."""
     if not word:
         return None
+    if word[1:3] in (":\\", ":/") or word.startswith("\\\\"):  # C:\x, \\server\share: a Windows path, never under a POSIX project
+        return os.path.normpath(word) if os.sep == "\\" else word
     cut = min((word.find(c) for c in "*?[" if c in word), default=-1)
-    if cut != -1:  # a glob: the folder part before it is what it reaches
+    if cut != -1:  # a glob: what it matches lies in the folder before it
         word = word[:cut]
-        word = word[: word.rfind("/") + 1] if "/" in word else ""
-        if not word:
-            return os.path.realpath(cwd) if cwd else None
+        word = (word[: word.rfind("/") + 1] if "/" in word else "") + "*"
     if not os.path.isabs(word):
         if cwd is None:
             return None

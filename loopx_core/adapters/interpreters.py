@@ -88,6 +88,8 @@ def code(checker, language: str | None, code: str, what: str, cwd: str | None) -
 
 def shell(checker, base, head, args, ctx, cwd, depth):
     """sh/bash/zsh…: ``-c CODE``, a script file, or a program from stdin."""
+    if _asks_only_about_itself(args):
+        return SAME
     program = script = None
     stdin_flag = interactive = False
     i = 0
@@ -174,7 +176,8 @@ def powershell(checker, base, head, args, ctx, cwd, depth):
                 import base64
 
                 try:
-                    decoded = base64.b64decode(args[i + 1].text, validate=False).decode("utf-16-le")
+                    encoded = "".join(args[i + 1].text.split())
+                    decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=False).decode("utf-16-le")
                 except (ValueError, UnicodeDecodeError):
                     checker.opaque(args[i + 1].text, "its -EncodedCommand does not decode")
                     return SAME
@@ -219,6 +222,8 @@ def cmd_exe(checker, base, head, args, ctx, cwd, depth):
 
 
 def python(checker, base, head, args, ctx, cwd, depth):
+    if _asks_only_about_itself(args):
+        return SAME
     i = 0
     interactive = False
     while i < len(args):
@@ -286,6 +291,8 @@ def interpreted_file(checker, base, language, word: Word, cwd) -> None:
 
 
 def interpreter(checker, base, head, args, ctx, cwd, depth):
+    if _asks_only_about_itself(args):
+        return SAME
     language, code_opts, arg_opts = _INTERPRETERS[base]
     if base == "deno":
         sub = args[0].text if args else ""
@@ -437,6 +444,8 @@ def trap(checker, base, head, args, ctx, cwd, depth):
 
 
 def editor(checker, base, head, args, ctx, cwd, depth):
+    if _asks_only_about_itself(args):
+        return SAME
     words = [w.text for w in args]
     if base in ("vi", "vim", "nvim", "view", "vimdiff", "ex") and any(a in ("-c", "-S", "--cmd", "-s") or a.startswith("+") for a in words):
         checker.opaque(f"{base} {' '.join(words)}", f"`{base}` runs editor commands, which can start programs")
@@ -462,6 +471,11 @@ def editor(checker, base, head, args, ctx, cwd, depth):
     else:
         checker.need(INTERACTIVE, base, f"`{base}` waits for input: text typed into it later (Codex's write_stdin) is never checked")
     return SAME
+
+
+def _asks_only_about_itself(args) -> bool:
+    """``python3 --version``, ``bash --help``: prints and ends, reads nothing."""
+    return len(args) == 1 and args[0].text in ("--version", "-V", "--help", "-h", "-version", "-help", "version", "help")
 
 
 def _shebang(line: str) -> str | None:

@@ -52,7 +52,7 @@ _TOKENS = re.compile(
     |(,)                                         # 23 array separator
     |([-+*/%]?=)                                 # 24 assignment
     |(`.?)                                       # 25 escape
-    |([^\s'"$@{}()\n;|&<>,`\#=]+)                # 26 bare text
+    |([^\s'"$@{}()\n;|&<>,`\#=][^\s'"$@{}()\n;|&<>,`\#]*)  # 26 bare text (= inside it is text)
     |(.)                                         # 27 anything else: $ @ # = inside a word
     """,
     re.VERBOSE | re.DOTALL,

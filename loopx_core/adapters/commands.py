@@ -222,6 +222,17 @@ class Checker:
             cwd = self.command(command, cwd, depth, powershell)
         return cwd
 
+    def run_text(self, base: str, words: list, cwd: str | None, depth: int, *, powershell: bool = False) -> None:
+        """Shell text a command runs, given as words (``sh -c CODE``, ``eval …``,
+        ``watch CMD``, ``ssh HOST CMD``): read as a script one level deeper, or,
+        when any of it is only known at run time, ``shell:opaque``."""
+        what = f"{base} " + " ".join(w.text for w in words)
+        if any(w.dynamic for w in words):
+            self.opaque(what, f"the command `{base}` runs is only known when the shell runs it")
+        elif words:
+            self.shell(" ".join(w.text for w in words), cwd, depth=depth + 1, powershell=powershell)
+
+    # -- one simple command --------------------------------------------------------------------
     def command(self, cmd, cwd: str | None, depth: int, powershell: bool) -> str | None:
         # The same simple command from the same folder needs the same: check it once.
         key = (tuple((w.text, w.dynamic, w.glob, w.braces) for w in cmd.words), tuple((o, w.text, w.dynamic) for o, w in cmd.redirects), tuple(cmd.stdin), cmd.piped, cwd, powershell, depth)

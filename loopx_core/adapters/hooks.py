@@ -1,8 +1,13 @@
-"""``loopx hook claude-code|codex session-start|pre-tool-use|stop``.
+"""``loopx hook claude-code|codex session-start|pre-tool-use|stop`` and
+``loopx hook claude-code pre-skill-shell-command``.
 
 Each reads the runtime's own hook JSON on stdin and answers in that runtime's
 documented format on stdout, always with exit code 0 (a hook never crashes the
-runtime: its own failures are explained on stderr, DESIGN §8).
+runtime: its own failures are explained on stderr, DESIGN §8). It fails
+closed: a tool call it cannot read (not JSON, nested too deeply, larger than
+``MAX_PAYLOAD``, no ``tool_name``), cannot check in time (``DEADLINES``) or
+hits an internal error on is denied with the reason; a Stop or SessionStart
+that fails lets the session go on (blocking could loop).
 
 Formats.
 
@@ -21,7 +26,10 @@ Formats.
   next instruction; ``stop_hook_active`` is true when Claude is already
   continuing because of a stop hook — we never block then, so it cannot loop).
   SessionStart hooks may append ``export`` lines to ``$CLAUDE_ENV_FILE`` to set
-  variables for later Bash commands.
+  variables for later Bash commands. ``PreSkillShellCommand`` (2.1.335, the
+  SDK's ``sdk.d.ts``) carries a skill's shell command as ``tool_name`` Bash or
+  PowerShell with ``tool_input.command``; its answer is PreToolUse's with
+  ``hookEventName: "PreSkillShellCommand"`` (a deny keeps it from running).
 - Codex — ``codex-rs/hooks/schema/generated/*.command.{input,output}.schema.json``
   and ``codex-rs/hooks/src/engine/output_parser.rs`` in github.com/openai/codex.
   The same three events and shapes: PreToolUse input ``tool_name`` (``Bash`` with
@@ -35,6 +43,8 @@ Formats.
 
 The PreToolUse path imports only the standard library (``policy``,
 ``fastcheck``) unless a call needs a new gate; safe calls never open the board.
+LoopX's own ground (``ground``) is refused before any board access, with no
+gate: no scope can allow it.
 """
 
 from __future__ import annotations

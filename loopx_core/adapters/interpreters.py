@@ -117,10 +117,7 @@ def shell(checker, base, head, args, ctx, cwd, depth):
             continue
         break
     if program is not None:
-        if program.dynamic:
-            checker.opaque(f"{base} -c {program.text}", f"the code given to `{base} -c` is only known when the shell runs it")
-        else:
-            checker.shell(program.text, cwd, depth=depth + 1)
+        checker.run_text(base, [program], cwd, depth)
         return SAME
     if not stdin_flag and i < len(args):
         script = args[i]
@@ -133,17 +130,25 @@ def shell(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def script_file(checker, base, script: Word, cwd, depth, powershell=False) -> None:
+def read_script(checker, base, script: Word, cwd) -> str | None:
+    """The text of the script ``base`` runs; None — after saying what it
+    needs — when it is only known at run time or cannot be read. A script that
+    does not exist runs nothing."""
     if script.dynamic:
         checker.opaque(f"{base} {script.text}", f"the script `{base}` runs is only known when the shell runs")
-        return
+        return None
     text = checker.read_file(script.text, cwd)
     if text is None:
         full = script.text if os.path.isabs(script.text) else os.path.join(cwd or "", script.text)
         if os.path.exists(full):
             checker.opaque(f"{base} {script.text}", f"LoopX cannot read the script `{clip(script.text, 60)}` (not a regular file, or larger than {MAX_FILE // 1024} KB)")
-        return
-    checker.shell(text, cwd, depth=depth + 1, powershell=powershell)
+    return text
+
+
+def script_file(checker, base, script: Word, cwd, depth, powershell=False) -> None:
+    text = read_script(checker, base, script, cwd)
+    if text is not None:
+        checker.shell(text, cwd, depth=depth + 1, powershell=powershell)
 
 
 def stdin_program(checker, base, ctx, cwd, depth, check) -> None:
@@ -164,10 +169,8 @@ def powershell(checker, base, head, args, ctx, cwd, depth):
         a = args[i].text.lower()
         if a in ("-c", "/c", "/command") or (len(a) >= 4 and "-command".startswith(a)):
             rest = args[i + 1 :]
-            if any(w.dynamic for w in rest):
-                checker.opaque(" ".join(w.text for w in rest), "the PowerShell code is only known when it runs")
-            elif rest:
-                checker.shell(" ".join(w.text for w in rest), cwd, powershell=True, depth=depth + 1)
+            if rest:
+                checker.run_text(base, rest, cwd, depth, powershell=True)
             else:
                 stdin_program(checker, base, ctx, cwd, depth, lambda text: checker.shell(text, cwd, powershell=True, depth=depth + 1))
             return SAME
@@ -211,11 +214,7 @@ def powershell(checker, base, head, args, ctx, cwd, depth):
 def cmd_exe(checker, base, head, args, ctx, cwd, depth):
     for i, w in enumerate(args):
         if w.text.lower() in ("/c", "/k", "/r"):
-            rest = args[i + 1 :]
-            if any(x.dynamic for x in rest):
-                checker.opaque("cmd " + " ".join(x.text for x in rest), "the cmd.exe command is only known when it runs")
-            else:
-                checker.shell(" ".join(x.text for x in rest), cwd, depth=depth + 1)
+            checker.run_text(base, args[i + 1 :], cwd, depth)
             return SAME
     stdin_program(checker, base, ctx, cwd, depth, lambda text: checker.shell(text, cwd, depth=depth + 1))
     return SAME
@@ -278,16 +277,9 @@ def python(checker, base, head, args, ctx, cwd, depth):
 
 
 def interpreted_file(checker, base, language, word: Word, cwd) -> None:
-    if word.dynamic:
-        checker.opaque(f"{base} {word.text}", f"the script `{base}` runs is only known when the shell runs")
-        return
-    text = checker.read_file(word.text, cwd)
-    if text is None:
-        full = word.text if os.path.isabs(word.text) else os.path.join(cwd or "", word.text)
-        if os.path.exists(full):
-            checker.opaque(f"{base} {word.text}", f"LoopX cannot read the script `{clip(word.text, 60)}` (not a regular file, or larger than {MAX_FILE // 1024} KB)")
-        return
-    code(checker, language, text, f"{base} {word.text}", cwd)
+    text = read_script(checker, base, word, cwd)
+    if text is not None:
+        code(checker, language, text, f"{base} {word.text}", cwd)
 
 
 def interpreter(checker, base, head, args, ctx, cwd, depth):
@@ -399,10 +391,7 @@ def sed(checker, base, head, args, ctx, cwd, depth):
 
 
 def eval_words(checker, base, head, args, ctx, cwd, depth):
-    if any(w.dynamic for w in args):
-        checker.opaque("eval " + " ".join(w.text for w in args), "`eval` runs text that is only known when the shell runs")
-    elif args:
-        checker.shell(" ".join(w.text for w in args), cwd, depth=depth + 1)
+    checker.run_text(base, args, cwd, depth)
     return SAME
 
 
@@ -435,11 +424,7 @@ def export(checker, base, head, args, ctx, cwd, depth):
 
 def trap(checker, base, head, args, ctx, cwd, depth):
     words = [w for w in args if not w.text.startswith("-")]
-    if words:
-        if words[0].dynamic:
-            checker.opaque(f"trap {words[0].text}", "the trap's command is only known when the shell runs")
-        else:
-            checker.shell(words[0].text, cwd, depth=depth + 1)
+    checker.run_text(base, words[:1], cwd, depth)
     return SAME
 
 

@@ -31,10 +31,8 @@ def invoke_expression(checker, base, head, args, ctx, cwd, depth):
     code = [w for w in args if not w.text.lower().startswith("-command")]
     if not code:
         checker.opaque("Invoke-Expression", "`Invoke-Expression` runs text from its input, which LoopX cannot see")
-    elif any(w.dynamic for w in code):
-        checker.opaque("Invoke-Expression " + " ".join(w.text for w in code), "`Invoke-Expression` runs text that is only known when it runs")
     else:
-        checker.shell(" ".join(w.text for w in code), cwd, powershell=True, depth=depth + 1)
+        checker.run_text("Invoke-Expression", code, cwd, depth, powershell=True)
     return SAME
 
 

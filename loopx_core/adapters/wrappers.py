@@ -199,12 +199,8 @@ def unwrap(checker, args, with_arg, positional, code_opts, base, cwd, depth):
         if a.startswith("-") and len(a) > 1 and not w.dynamic:
             key = a.split("=", 1)[0]
             if key in code_opts:
-                code = a.split("=", 1)[1] if "=" in a else (args[i + 1].text if i + 1 < len(args) else "")
-                dynamic = ("=" not in a and i + 1 < len(args) and args[i + 1].dynamic)
-                if dynamic:
-                    checker.opaque(f"{base} {a} {code}", f"the command `{base}` runs is only known when the shell runs")
-                else:
-                    checker.shell(code, cwd, depth=depth + 1)
+                code = [Word(a.split("=", 1)[1])] if "=" in a else list(args[i + 1 : i + 2])
+                checker.run_text(base, code, cwd, depth)
                 return None
             if key in with_arg and "=" not in a:
                 i += 2
@@ -261,10 +257,7 @@ def watch(checker, base, head, args, ctx, cwd, depth):
         return SAME
     if exec_mode:
         return checker.argv(list(rest), ctx, cwd, depth + 1)
-    if any(w.dynamic for w in rest):
-        checker.opaque("watch " + " ".join(w.text for w in rest), "the command `watch` runs is only known when the shell runs")
-    else:
-        checker.shell(" ".join(w.text for w in rest), cwd, depth=depth + 1)
+    checker.run_text(base, rest, cwd, depth)
     return SAME
 
 
@@ -287,21 +280,15 @@ def ssh(checker, base, head, args, ctx, cwd, depth):
     rest = args[host + 1 :]
     if not rest:
         interpreters.stdin_program(checker, base, ctx, cwd, depth, lambda text: checker.shell(text, None, depth=depth + 1))
-    elif any(w.dynamic for w in rest):
-        checker.opaque("ssh " + " ".join(w.text for w in args), "the remote command is only known when the shell runs")
     else:
-        checker.shell(" ".join(w.text for w in rest), None, depth=depth + 1)
+        checker.run_text(base, rest, None, depth)  # it runs in the remote user's home
     return SAME
 
 
 def su(checker, base, head, args, ctx, cwd, depth):
     for i, w in enumerate(args):
         if w.text in ("-c", "--command", "--session-command") and i + 1 < len(args):
-            code = args[i + 1]
-            if code.dynamic:
-                checker.opaque(f"{base} -c {code.text}", f"the command `{base}` runs is only known when the shell runs")
-            else:
-                checker.shell(code.text, cwd, depth=depth + 1)
+            checker.run_text(base, [args[i + 1]], cwd, depth)
             return SAME
     if base == "runuser":
         for i, w in enumerate(args):
@@ -314,11 +301,7 @@ def su(checker, base, head, args, ctx, cwd, depth):
 def script_cmd(checker, base, head, args, ctx, cwd, depth):
     for i, w in enumerate(args):
         if w.text in ("-c", "--command") and i + 1 < len(args):
-            code = args[i + 1]
-            if code.dynamic:
-                checker.opaque(f"script -c {code.text}", "the command `script` runs is only known when the shell runs")
-            else:
-                checker.shell(code.text, cwd, depth=depth + 1)
+            checker.run_text(base, [args[i + 1]], cwd, depth)
             return SAME
     checker.need(INTERACTIVE, base, "`script` without -c starts a shell that waits for input")
     return SAME

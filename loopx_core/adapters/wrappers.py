@@ -88,29 +88,38 @@ _RUNNER_ARGS = {
 }
 
 
-def xargs(checker, base, head, args, ctx, cwd, depth):
-    replace = None
+def first_operand(args, with_arg) -> int:
+    """Where the operands start: after the options (those in ``with_arg`` take
+    a value) and an optional ``--``; ``len(args)`` when there are none."""
     i = 0
-    with_arg = {"-I", "-i", "-n", "-P", "-L", "-l", "-s", "-d", "-E", "-e", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--eof", "--max-chars", "--process-slot-var"}
     while i < len(args):
         a = args[i].text
         if a == "--":
-            i += 1
-            break
-        if a in ("-I", "--replace") and i + 1 < len(args):
-            replace = args[i + 1].text
-        elif a.startswith("-I") and len(a) > 2:
-            replace = a[2:]
-        elif a.startswith("--replace="):
-            replace = a.split("=", 1)[1]
+            return i + 1
         if a in with_arg:
             i += 2
-            continue
-        if a.startswith("-"):
+        elif a.startswith("-") and a != "-":
             i += 1
-            continue
-        break
-    inner = list(args[i:]) or [Word("echo")]
+        else:
+            return i
+    return len(args)
+
+
+_XARGS_WITH_ARG = frozenset({"-I", "-i", "-n", "-P", "-L", "-l", "-s", "-d", "-E", "-e", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--eof", "--max-chars", "--process-slot-var"})
+_SSH_WITH_ARG = frozenset({"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B", "-P"})
+
+
+def xargs(checker, base, head, args, ctx, cwd, depth):
+    start = first_operand(args, _XARGS_WITH_ARG)
+    replace = None
+    for i, w in enumerate(args[:start]):
+        if w.text in ("-I", "--replace") and i + 1 < len(args):
+            replace = args[i + 1].text
+        elif w.text.startswith("-I") and len(w.text) > 2:
+            replace = w.text[2:]
+        elif w.text.startswith("--replace="):
+            replace = w.text.split("=", 1)[1]
+    inner = list(args[start:]) or [Word("echo")]
     if replace:
         inner = [Word(w.text, True) if replace in w.text else w for w in inner]
     return fed(checker, base, inner, cwd, depth)
@@ -262,20 +271,8 @@ def watch(checker, base, head, args, ctx, cwd, depth):
 
 
 def ssh(checker, base, head, args, ctx, cwd, depth):
-    with_arg = {"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B", "-P"}
-    i = 0
-    host = None
-    while i < len(args):
-        a = args[i].text
-        if a in with_arg:
-            i += 2
-            continue
-        if a.startswith("-"):
-            i += 1
-            continue
-        host = i
-        break
-    if host is None:
+    host = first_operand(args, _SSH_WITH_ARG)
+    if host >= len(args):
         return SAME
     rest = args[host + 1 :]
     if not rest:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 
 from ..human_verbs import is_human_verb
 from . import builtin_rules
 from .commands import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 from .ground import TERMINAL
+from .shellwords import Lazy
 
-_GIT_COMMAND_KEYS = re.compile(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
+_GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
 _TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info", "start-server", "start"))
 _UNKNOWN = object()
 
@@ -45,6 +45,8 @@ def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
             checker.opaque(text, f"`git {clip(sub, 40)}` may be an alias in git's configuration that LoopX cannot read")
         elif alias is not None:
             expansion = alias[1:] if alias.startswith("!") else "git " + alias
+            import shlex
+
             checker.shell(expansion + " " + " ".join(shlex.quote(a) for a in rest), cwd, depth=MAX_DEPTH - 1)
 
 

@@ -166,16 +166,20 @@ def _arm_deadline(seconds: float):
 
     if not hasattr(signal, "setitimer"):
         return lambda: None
-    try:
-        def ring(signum, frame):
+    armed = [True]
+
+    def ring(signum, frame):
+        if armed[0]:  # not once the answer is decided
             raise DeadlinePassed()
 
+    try:
         previous = signal.signal(signal.SIGALRM, ring)
         signal.setitimer(signal.ITIMER_REAL, seconds)
     except ValueError:  # not the main thread (an in-process test runner): no deadline
         return lambda: None
 
     def disarm():
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -377,6 +381,7 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
         allowed: dict = {}
         pending: dict = {}
         questions: dict = {}
+        card = None
         try:
             with store.read():
                 caps = agent_row(agent).capabilities

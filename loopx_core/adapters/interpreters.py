@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from . import guarded, wrappers
+from . import guarded
 from .commands import _ASSIGN, INTERACTIVE, MAX_FILE, POWERSHELLS, SAME, SHELLS, _matches, clip
 from .shellwords import Word
 
@@ -440,14 +440,6 @@ def editor(checker, base, head, args, ctx, cwd, depth):
         checker.opaque(f"{base} {' '.join(words)}", "`emacs` runs Lisp, which can start programs")
     elif base in ("less", "more", "most", "man") and (ctx.piped or ctx.stdin or words):
         return SAME  # a pager in a tool call: no terminal, it prints and ends
-    elif base in ("sqlite", "sqlite3", "litecli"):
-        return guarded.sqlite(checker, base, head, args, ctx, cwd, depth)
-    elif base in ("psql", "pgcli"):
-        return guarded.postgres(checker, base, head, args, ctx, cwd, depth)
-    elif base in ("tmux", "screen"):
-        return guarded.terminal(checker, base, head, args, ctx, cwd, depth)
-    elif base == "watch":
-        return wrappers.watch(checker, base, head, args, ctx, cwd, depth)
     elif base in ("mysql", "mariadb", "redis-cli", "mongo", "mongosh") and (words and any(a in ("-e", "--execute", "--eval") for a in words) or ctx.stdin or ctx.piped or ctx.from_file or len(words) > 2):
         return SAME
     elif base in ("ftp", "sftp", "telnet") and (ctx.stdin or ctx.piped or ctx.from_file):

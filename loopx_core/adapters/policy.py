@@ -70,6 +70,7 @@ PATCH_TOOLS = frozenset({"apply_patch"})
 # Any tool's input field that names a file or folder (Read, Grep, Glob, Codex's
 # view_image, MCP tools): checked against LoopX's ground.
 PATH_KEYS = ("file_path", "notebook_path", "path", "paths", "directory", "dir", "filename", "workdir", "cwd")
+SANDBOX_OFF = "sandbox:off"  # Claude Code's Bash `dangerouslyDisableSandbox: true`: a person decides
 MAX_COMMAND = 1_000_000  # characters of shell text checked; a longer command is refused
 MAX_POLICY = 1_000_000  # characters of .loopx/policy.json read
 
@@ -169,6 +170,10 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
     checker = Checker(root, ground, rules=policy.rules, allow=policy.allow, outside_ok=policy.outside_ok, agent=agent)
     if tool in SHELL_TOOLS or tool in POWERSHELL_TOOLS:
         command = tool_input.get("command")
+        if command is None:
+            command = tool_input.get("cmd")  # older Codex builds' exec_command
+        if tool_input.get("dangerouslyDisableSandbox") is True:
+            checker.need(SANDBOX_OFF, f"{tool} outside the sandbox", "it asks to run outside the runtime's sandbox, the wall that keeps agents off LoopX's ground")
         if isinstance(command, list):
             import shlex
 

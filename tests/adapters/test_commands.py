@@ -279,6 +279,16 @@ def test_powershell(project, command, expected):
     assert scopes(command, project, tool="PowerShell") == expected
 
 
+def test_leaving_the_sandbox_needs_a_person(project):
+    """Claude Code's Bash can ask to run outside its sandbox (the sandbox
+    `loopx init` turns on keeps the agent off LoopX's ground): a scope."""
+    found = policy.classify("Bash", {"command": "ls", "dangerouslyDisableSandbox": True}, str(project), str(project))
+    assert [n.scope for n in found] == ["sandbox:off"]
+    assert policy.classify("Bash", {"command": "ls", "dangerouslyDisableSandbox": False}, str(project), str(project)) == []
+    codex_old = policy.classify("exec_command", {"cmd": "git push"}, str(project), str(project))
+    assert [n.scope for n in codex_old] == ["git:push"]
+
+
 def test_monitor_and_skill_commands_are_shell_commands(project):
     """Claude Code's Monitor runs `command` in a shell; skill commands come as
     PreSkillShellCommand with tool_name Bash or PowerShell: the same checks."""

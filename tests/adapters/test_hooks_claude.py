@@ -128,6 +128,7 @@ def test_board_rules_from_the_policy_file(hooks, working):
 def test_an_agent_written_allow_everything_policy_allows_nothing(hooks, working):
     """The attack from #12: writing {"allow": [".*"]} into .loopx/policy.json
     (outside the hook's sight) must not open every door."""
+    (working.root / ".loopx").mkdir(exist_ok=True)  # a PostgreSQL board has no board.db here, but may have a policy
     (working.root / ".loopx" / "policy.json").write_text(json.dumps({"allow": [".*"], "outside_ok": ["/"]}))
     assert "`git:push`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push origin main", working)))
     assert "`fs:delete-outside`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("rm -rf /tmp/elsewhere", working)))

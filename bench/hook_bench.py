@@ -7,7 +7,7 @@ Prints the cold-process median of `loopx hook claude-code pre-tool-use` for
 - the same dangerous call once a human approved the gate (allowed),
 each as a ratio to the floor: a bare python process that opens the SQLite board
 and runs one query. Runs are interleaved so machine noise hits all alike.
-Target: median <= 2.5x the floor.
+Target: the allow path (a safe call) <= 2x the floor.
 
 Usage: python bench/hook_bench.py [--runs N]
 """
@@ -109,10 +109,10 @@ def main() -> int:
         print(f"floor (python + sqlite open + one query): {pending['floor']:.1f} ms median of {args.runs}")
         for name, ms in pending.items():
             if name != "floor":
-                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= 2.5x)")
+                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= 2x)")
         for name, ms in approved.items():
             if name != "floor":
-                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2.5x)")
+                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2x)")
         if not approved_ok:
             print("(approved case skipped: `script` is needed to answer the gate from a pseudo-terminal)")
     return 0

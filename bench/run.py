@@ -7,7 +7,7 @@ Prints, for this machine:
 - 8 concurrent agent processes draining 24 cards: wall time, throughput, errors.
 
 Usage: python bench/run.py [--runs N] [--agents 8] [--cards 24] [--db URL]
-Then runs the other benches in this folder that exist (tui, watch, hook) unless --kernel-only.
+Then runs the other benches in this folder that exist (hook, hook worst case, mcp, watch, tui) unless --kernel-only.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def main() -> int:
     print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
     if args.kernel_only:
         return 0
-    for name in ("pg_bench.py", "hook_bench.py", "watch_bench.py", "tui_bench.py"):
+    for name in ("pg_bench.py", "hook_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py"):
         path = HERE / name
         if path.exists():
             print(f"\n== {name} ==", flush=True)

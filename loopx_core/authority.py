@@ -14,17 +14,9 @@ runs the very same rules over ``sqlite3`` without the ORM.
 from __future__ import annotations
 
 from . import trust
+from .scopes import covers
 
 AGENT_DECISIONS = ("agent_added", "agent_updated")
-
-
-def covers(granted: str, needed: str) -> bool:
-    """``deploy:*`` covers ``deploy:prod``; ``*`` covers everything."""
-    if granted == needed or granted == "*":
-        return True
-    if granted.endswith(":*"):
-        return needed.startswith(granted[:-1]) or needed == granted[:-2]
-    return False
 
 
 def has_capability(capabilities, scope: str) -> bool:

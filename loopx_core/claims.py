@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from . import authority, clock, events, ids, leases, quota, reaper
+from . import authority, clock, events, holding, ids, leases, quota, reaper
 from .agents import window_state
 from .errors import Conflict, Forbidden
 from .gates import open_gate
@@ -95,21 +95,14 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         if wake_at is not None:
             return NextResult("paused", wake_at=wake_at, reason="token_window")
         reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
-        held = list(
-            locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(("active", "waiting", "monitoring", "paused"))).order_by(Card.priority, Card.id))
-        )
-        by_status: dict[str, list[Card]] = {}
-        for card in held:
-            by_status.setdefault(card.status, []).append(card)
-        # Work the agent can do now comes before work that waits on someone.
-        if "active" in by_status:
-            card = by_status["active"][0]
+        held = list(locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(holding.HELD))))
+        card = holding.choose(held, now)  # work the agent can do now comes before work that waits on someone
+        rank = holding.rank(card.status, card.monitor_due, now) if card is not None else holding.NOT_HELD
+        if rank == holding.ACTIVE:
             leases.renew(card, now)
             touch(card, now)
             return NextResult("work", card=card_view(card), reason="resume")
-        due = [c for c in by_status.get("monitoring", []) if c.monitor_due is not None and c.monitor_due <= now]
-        if due:
-            card = due[0]
+        if rank == holding.DUE:
             card.status = "active"
             card.monitor_due = None
             leases.renew(card, now)
@@ -119,10 +112,9 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             if held_back:
                 return NextResult("paused", card=card_view(card), reason=card.paused_reason)
             return NextResult("work", card=card_view(card), reason="monitor_due")
-        if "waiting" in by_status:
-            return _resume(by_status["waiting"][0], "waiting")
-        if "paused" in by_status:
-            card = by_status["paused"][0]
+        if rank == holding.WAITING:
+            return _resume(card, "waiting")
+        if rank == holding.PAUSED:
             return NextResult("paused", card=card_view(card), reason=card.paused_reason)
         offered = locked(Card.select().where((Card.status == "handoff") & (Card.handoff_to == agent)).order_by(Card.priority, Card.id)).first()
         if offered is not None:
@@ -137,7 +129,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             if candidate is not None:
                 candidate = reaper.reap_card(candidate, now)
                 return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
-        monitoring = [c.monitor_due for c in by_status.get("monitoring", []) if c.monitor_due]
+        monitoring = [c.monitor_due for c in held if c.status == "monitoring" and c.monitor_due]
         reason = "no ready card" if claim else "nothing held; add --claim to take the best ready card"
         return NextResult("idle", wake_at=min(monitoring) if monitoring else None, reason=reason)
 

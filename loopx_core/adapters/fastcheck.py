@@ -18,12 +18,12 @@ import sqlite3
 from collections import namedtuple
 
 from .. import authority, trust
+from ..holding import HELD, choose
 
 SCHEMA_VERSION = 3  # loopx_core.migrations.SCHEMA_VERSION (a test keeps them equal)
-HELD = ("active", "waiting", "monitoring", "paused")
 
 
-Card = namedtuple("Card", "id status lease_token lease_expires title")
+Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")
 # allowed: scope -> who allows it (capability, grant:N, gate:G-N); pending: scope ->
 # the pending gate a retry reuses; open: scopes left to the kernel (no gate yet).
 Verdict = namedtuple("Verdict", "known_agent card allowed pending open")
@@ -49,12 +49,13 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
             raise NotSure("board schema differs from this reader's")
         if not query("SELECT 1 FROM agent WHERE id=?", (agent,)):
             return Verdict(False, None, {}, {}, list(scopes))
-        held = query(
-            "SELECT id, status, lease_token, lease_expires, title FROM card WHERE lease_holder=? AND status IN (?,?,?,?) "
-            "ORDER BY CASE status WHEN 'active' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END, priority, id LIMIT 1",
-            (agent, *HELD),
+        card = choose(
+            (Card(*row) for row in query(
+                "SELECT id, status, lease_token, lease_expires, title, monitor_due, priority FROM card WHERE lease_holder=? AND status IN (?,?,?,?)",
+                (agent, *HELD),
+            )),
+            now,
         )
-        card = Card(*held[0]) if held else None
         if card is not None and card.status == "active" and card.lease_expires is not None and card.lease_expires <= now:
             raise NotSure("the lease has expired; the kernel reaps it")
         uid = trust.board_uid_from(query) or ""

@@ -40,7 +40,8 @@ from pathlib import Path
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
 TOML_BEGIN = "# loopx:begin — managed by `loopx init --for codex`; this block is rewritten on every init"
 TOML_END = "# loopx:end"
-EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60))
+EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60), ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30))
+CODEX_EVENTS = EVENTS[:3]  # PreSkillShellCommand (skills' shell commands) is Claude Code's alone
 
 
 class SetupError(Exception):
@@ -231,7 +232,7 @@ def codex_block(agent: str, exe: list[str], commands: dict[str, str], db: str | 
         "args = [" + ", ".join(_toml_str(a) for a in [*exe[1:], "mcp"]) + "]",
         "env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in env.items()) + " }",
     ]
-    for event, name, _matcher, timeout in EVENTS:
+    for event, name, _matcher, timeout in CODEX_EVENTS:
         lines += [
             "",
             f"[[hooks.{event}]]",

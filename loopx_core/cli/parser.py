@@ -123,7 +123,7 @@ def _verb_mcp(p):
 
 def _verb_hook(p):
     p.add_argument("runtime", choices=["claude-code", "codex"])
-    p.add_argument("event", choices=["session-start", "pre-tool-use", "stop"])
+    p.add_argument("event", choices=["session-start", "pre-tool-use", "stop", "pre-skill-shell-command"])
 
 
 def _verb_agent(agent):

@@ -31,6 +31,7 @@ from typing import NamedTuple
 from .. import clock, events, ids
 from ..artifacts import hash_within, inside, real
 from ..errors import Forbidden, InvalidInput, LoopxError
+from ..holding import HELD, choose
 from ..models import Agent, Card, Event, IngestSeen, IngestStream, Observed
 from ..orm import peewee as pw
 from .rules import Origin, display
@@ -42,7 +43,6 @@ LINES_PER_TXN = 200  # ... and at most this many lines per write transaction
 TAIL = 64  # bytes before a stream's offset that must not change (else: rewritten)
 HEAD = 4096  # ... and the first bytes of a stream likewise
 MTIME_SLACK = 0.05  # file mtimes come from a coarse kernel clock, a few ms behind time.time()
-HELD = ("active", "waiting", "monitoring", "paused")
 _CARD_HINT = re.compile(rb'"card"\s*:\s*"?\s*(?:[Ll][Xx]-)?(\d{1,12})')
 
 
@@ -501,8 +501,7 @@ class Ingestor:
     # -- observed artifacts ---------------------------------------------------------------
     def held_card(self, agent: str) -> Card | None:
         """The card ``loopx next`` would resume for ``agent``, if it holds one."""
-        order = pw.Case(Card.status, (("active", 0), ("waiting", 1)), 2)
-        return Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)).order_by(order, Card.priority, Card.id).first()
+        return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)), clock.now())
 
     @staticmethod
     def lease_start(card: Card) -> float:

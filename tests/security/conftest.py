@@ -20,6 +20,7 @@ import sys
 
 import pytest
 
+from tests.adapters.conftest import hooks, working  # noqa: F401  (fixtures: a hook runner, an agent holding a card)
 from tests.kernel.conftest import _kernel_pg, clock, pg_url  # noqa: F401  (fixtures: the frozen clock, an emptied schema)
 
 from ..conftest import NO_KEY

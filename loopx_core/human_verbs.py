@@ -19,6 +19,12 @@ HUMAN_VERBS = frozenset({
     ("card", "unassign"),
     ("price", "set"),
     ("price", "remove"),
+    ("person", "add"),
+    ("person", "revoke"),
+    ("key", "init"),
+    ("key", "passphrase"),
+    ("key", "trust"),
+    ("policy", "sign"),
 })
 
 

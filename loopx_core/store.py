@@ -223,16 +223,9 @@ class Store:
     def signed_setting(self, key: str) -> str | None:
         """A person's setting (prices, policy, test_clock): its value only when the
         signed event that set it verifies and says the same; else None."""
-        row = self.db.execute_sql(self._sql("SELECT value, decided_seq FROM setting WHERE key = ?"), (key,)).fetchall()
-        if not row or row[0][1] is None:
-            return None
-        value, seq = row[0]
-        from .trust import SETTING_EVENTS
+        from .trust import signed_setting
 
-        decided = self.trust().decision(self.query, seq, SETTING_EVENTS)
-        if decided is None or decided.get("key") != key or decided.get("value") != value:
-            return None
-        return value
+        return signed_setting(self.query, key, self.trust())
 
     # -- raw reads for the signature checks (trust.py) -----------------------
     def _sql(self, sql: str) -> str:

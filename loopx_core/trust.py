@@ -186,6 +186,20 @@ def _added_by(row: EventRow | None, person: PersonKey, trusted: dict, root: Pers
     return None
 
 
+def signed_setting(query, key: str, people: "Trust | None" = None) -> str | None:
+    """A person's setting (prices, the hook policy, the test-board clock): its
+    value only when the signed event that set it verifies and says the same."""
+    rows = query("SELECT value, decided_seq FROM setting WHERE key = ?", (key,))
+    if not rows or rows[0][1] is None:
+        return None
+    value, seq = rows[0]
+    people = people or load(query, board_uid_from(query) or "")
+    decided = people.decision(query, seq, SETTING_EVENTS)
+    if decided is None or decided.get("key") != key or decided.get("value") != value:
+        return None
+    return value
+
+
 def board_uid_from(query) -> str | None:
     rows = query("SELECT value FROM setting WHERE key = 'board_uid'", ())
     return rows[0][0] if rows else None

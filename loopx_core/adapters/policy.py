@@ -104,15 +104,53 @@ def load(root: str | None) -> Policy:
     return parse(doc, path)
 
 
+def digest(doc: dict) -> str:
+    """What a person signs of a policy file: its parsed content, canonically."""
+    import hashlib
+
+    from ..chain import data_text
+
+    return hashlib.sha256(data_text(doc).encode("utf-8")).hexdigest()
+
+
 def loosening_allowed(path: str, doc: dict) -> bool:
     """May the ``allow`` and ``outside_ok`` entries of the policy file at
-    ``path`` loosen the rules? Only when a person signed the file. Until LoopX
-    can verify a person's signature (the human key, #11), never: an agent that
-    can write the file could otherwise allow itself everything."""
-    return False
+    ``path`` loosen the rules? Only when a person signed exactly this content
+    (``loopx policy sign``: the board's signed setting ``policy`` holds its
+    digest): an agent that can write the file could otherwise allow itself
+    everything. Anything uncertain — no board, no signature, an error — is no."""
+    try:
+        return signed_policy(os.path.dirname(path)) == digest(doc)
+    except Exception:
+        return False
 
 
-def parse(doc, where: str = "policy") -> Policy:
+def signed_policy(board_dir: str) -> str | None:
+    """The policy digest a person signed on the board in ``board_dir`` (its
+    ``.loopx`` folder), or on the board ``LOOPX_DB`` names."""
+    board = os.path.join(board_dir, "board.db")
+    if os.path.exists(board) and not os.environ.get("LOOPX_DB", "").startswith(("postgresql://", "postgres://")):
+        import sqlite3
+
+        from .. import trust
+
+        con = sqlite3.connect(f"file:{board}?mode=ro", uri=True, timeout=10)
+        try:
+            return trust.signed_setting(lambda sql, params=(): con.execute(sql, params).fetchall(), "policy")
+        finally:
+            con.close()
+    from ..discovery import discover
+    from ..store import Store
+
+    store = Store.open(discover())
+    try:
+        return store.signed_setting("policy")
+    finally:
+        store.close()
+
+
+def parse(doc, where: str = "policy", *, signed=None) -> Policy:
+    """``signed``: whether a person signed ``doc`` (None: ask the board)."""
     from .. import limits
 
     problems: list[str] = []
@@ -141,10 +179,10 @@ def parse(doc, where: str = "policy") -> Policy:
             problems.append(f"{where}: rules[{i}] matches nothing (give tool, command or input); skipped")
             continue
         rules.append(Rule(item["scope"], compiled["tool"], compiled["command"], compiled["input"]))
-    if (doc.get("allow") or doc.get("outside_ok")) and not loosening_allowed(where, doc):
+    if (doc.get("allow") or doc.get("outside_ok")) and not (loosening_allowed(where, doc) if signed is None else signed):
         problems.append(
             f"{where}: its \"allow\" and \"outside_ok\" entries were ignored: they loosen LoopX's rules, and only a "
-            "policy file a person signed may do that (`loopx policy sign`, which comes with the human key). "
+            "policy file a person signed may do that (a person runs `loopx policy sign`). "
             "Its \"rules\" still apply."
         )
         return Policy(tuple(rules), (), (), tuple(problems))

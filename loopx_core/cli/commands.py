@@ -745,6 +745,8 @@ HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("person", "list"): lambda ctx: _trust_cmd("person_list", ctx),
     ("person", "revoke"): lambda ctx: _trust_cmd("person_revoke", ctx),
     ("verify", None): lambda ctx: _trust_cmd("verify", ctx),
+    ("policy", "show"): lambda ctx: _trust_cmd("policy_show", ctx),
+    ("policy", "sign"): lambda ctx: _trust_cmd("policy_sign", ctx),
     ("log", None): cmd_log,
     ("events", None): cmd_events,
     ("next", None): cmd_next,

@@ -77,8 +77,13 @@ def main(argv: list[str] | None = None) -> int:
             return code
         from .commands import HANDLERS, Context
 
-        handler = HANDLERS[(args.command, getattr(args, "subcommand", None))]
+        sub = getattr(args, "subcommand", None)
+        handler = HANDLERS[(args.command, sub)]
         ctx = Context(args)
+        from ..human_verbs import is_human_verb
+
+        if is_human_verb(args.command, sub):  # one list: the hook refuses the same verbs to agents
+            ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")
         try:
             outcome = handler(ctx)
         finally:

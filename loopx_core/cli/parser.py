@@ -204,6 +204,12 @@ def _verb_person(person):
     p.add_argument("fingerprint", metavar="FINGERPRINT")
 
 
+def _verb_policy(policy):
+    psub = policy.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    cmd("show", "the hook policy (.loopx/policy.json) and whether a person signed it", psub)
+    cmd("sign", "sign the hook policy as it is now: its allow/outside_ok entries then apply", psub)
+
+
 def _verb_verify(p):
     p.add_argument("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one")
     p.add_argument("--root", metavar="FINGERPRINT", help="with --file: the root key you expect")
@@ -349,6 +355,7 @@ VERBS = {
     "price": ("token prices per model, for charging the usage hooks measure", _verb_price),
     "key": ("your human key: make it, show it, change its passphrase, pin a board", _verb_key),
     "person": ("the people whose signed decisions this board honours", _verb_person),
+    "policy": ("the hook policy: show it, or sign it so its loosening entries apply", _verb_policy),
     "verify": ("check the event log's hash chain and every person's signature (exit 11 if altered)", _verb_verify),
     "log": ("a card with its evidence and observed artifacts", _verb_log),
     "events": ("the event log", _verb_events),

@@ -7,7 +7,7 @@ import json
 import sys
 
 from .. import keys
-from ..errors import ALTERED, Forbidden, UsageError
+from ..errors import ALTERED, Forbidden, InvalidInput, NotFound, UsageError
 from .commands import Context, Outcome
 
 
@@ -163,6 +163,57 @@ def cmd_verify(ctx: Context) -> Outcome:
     lines = [f"ALTERED: {first.where} {first.what}"] + [f"  also: {p.where} {p.what}" for p in report.problems if p is not first][:20]
     lines.append("→ decisions that do not verify are not honoured; compare with a backup or an export (`loopx verify --file`), and tell the people on the board")
     return Outcome(data, ALTERED, "\n".join(lines))
+
+
+def _policy_file(ctx: Context):
+    """The policy file of this board's project, parsed (refused when broken)."""
+    import os
+
+    from ..adapters import policy
+
+    path = os.path.join(str(ctx.store.project_root()), ".loopx", policy.POLICY_FILE)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.loads(fh.read(policy.MAX_POLICY + 1))
+    except FileNotFoundError:
+        return path, None, None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}", "fix the file (it must be one JSON object)") from None
+    parsed = policy.parse(doc, path, signed=True)  # (what it would be once signed: its own problems only)
+    return path, doc, parsed
+
+
+def cmd_policy_show(ctx: Context) -> Outcome:
+    from ..adapters import policy
+
+    path, doc, parsed = _policy_file(ctx)
+    if doc is None:
+        return Outcome({"policy": None, "path": path}, 0, f"no policy file at {path}: only the built-in rules apply")
+    signed = ctx.store.signed_setting("policy") == policy.digest(doc)
+    loosens = bool(doc.get("allow") or doc.get("outside_ok")) if isinstance(doc, dict) else False
+    text = json.dumps(doc, indent=2) + "\n"
+    if signed:
+        text += "signed by a person: all of it applies"
+    elif loosens:
+        text += "NOT signed: its `rules` apply, its `allow`/`outside_ok` entries are ignored → a person runs `loopx policy sign`"
+    else:
+        text += "not signed (it only adds scopes, so all of it applies)"
+    text += "".join(f"\n! {p}" for p in parsed.problems)
+    return Outcome({"policy": doc, "path": path, "signed": signed, "problems": list(parsed.problems)}, 0, text)
+
+
+def cmd_policy_sign(ctx: Context) -> Outcome:
+    from ..adapters import policy
+
+    person = ctx.person("sign the hook policy")
+    path, doc, parsed = _policy_file(ctx)
+    if doc is None:
+        raise NotFound(f"no policy file at {path}", "write one first (DESIGN §10 \"The hook's policy file\")")
+    if parsed.problems:
+        raise InvalidInput("the policy file has problems: " + "; ".join(parsed.problems), "fix them, then sign it")
+    value = policy.digest(doc)
+    ctx.store.run(lambda: ctx.store.put_signed_setting("policy", value, person, policy=doc))
+    return Outcome({"policy": doc, "path": path, "signed": True, "digest": value}, 0, f"signed {path} ({value[:12]}): its allow/outside_ok entries now apply; any later edit is unsigned again")
 
 
 def _read_export(path: str) -> dict:

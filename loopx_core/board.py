@@ -16,6 +16,8 @@ def init_board(location: BoardLocation, objective: str | None, actor: str) -> tu
     """Create the board if needed. Returns (store, created)."""
     store = Store.open(location, create=True)
     created = store.created
+    if created and location.source == "init":
+        ignore_board_folder(location)
     if objective is not None or created:
 
         def body():
@@ -28,6 +30,19 @@ def init_board(location: BoardLocation, objective: str | None, actor: str) -> tu
 
         store.run(body)
     return store, created
+
+
+def ignore_board_folder(location: BoardLocation) -> None:
+    """``.loopx/`` holds the board's database and inbox, never source: a
+    ``.gitignore`` inside it keeps it out of git without touching the project's own."""
+    if location.path is None or location.path.parent.name != ".loopx":
+        return
+    ignore = location.path.parent / ".gitignore"
+    if not ignore.exists():
+        try:
+            ignore.write_text("# Written by `loopx init`: the board's database and inbox stay out of git.\n*\n")
+        except OSError:
+            pass  # a read-only folder: the board still works
 
 
 def board_cards(store: Store) -> list[CardView]:
@@ -76,9 +91,10 @@ class BoardSnapshot(NamedTuple):
     project_root: str | None
 
 
-def board_snapshot(store: Store) -> BoardSnapshot:
-    """The whole board in one read transaction: cards, agents, pending gates and the seq."""
-    if reaper.has_due():
+def board_snapshot(store: Store, *, reap: bool = True) -> BoardSnapshot:
+    """The whole board in one read transaction: cards, agents, pending gates and the seq.
+    ``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    if reap and reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
         seq = store.max_seq()

@@ -14,20 +14,12 @@ from loopx_core.discovery import BoardLocation
 
 def run_board(location: BoardLocation) -> int:
     """The live board on ``location`` until the person quits. No board (or
-    one that cannot be opened): the reason and how to create one, exit 4."""
-    from loopx_core.errors import LoopxError
-    from loopx_core.store import Store
-
-    try:
-        # The user's own board (the last fallback of discovery) is created, as the CLI does.
-        store = Store.open(location, create=location.source == "user")
-    except LoopxError as err:
-        sys.stderr.write(f"loopx: {err.message}\n  → {err.hint or 'create one with `loopx init`'}\n")
-        return err.exit_code
-
+    one that cannot be opened): the "No LoopX board here" screen says how to
+    create one, and the exit code is 4. The board is opened in a worker,
+    so the screen is up at once."""
     from .app import LoopxApp
 
-    app = LoopxApp(location, store=store)
+    app = LoopxApp(location)
     code = app.run()
     _close(app)
     return int(code if isinstance(code, int) else app.exit_code)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from textual.screen import ModalScreen
 
+from ..messages import DialogClosed
+
 
 class LoopxModal(ModalScreen):
     """A dialog; when it closes, a gate that arrived meanwhile may pop."""
 
     def on_unmount(self) -> None:
-        closed = getattr(self.app, "dialog_closed", None)
-        if closed is not None:
-            closed()
+        if self.app.is_running:
+            self.app.post_message(DialogClosed())

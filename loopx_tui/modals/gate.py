@@ -65,6 +65,13 @@ class GateModal(LoopxModal):
             yield OptionList(*[Option(f"[{key}] {label}", id=value) for value, label, key in REMEMBER], id="gate-remember", disabled=True)
             yield Static(self._keys(), id="gate-keys")
 
+    def tick(self) -> None:
+        """The clock moved: "asked 2m ago" and the deadline's countdown follow it."""
+        if not self.query("#gate-facts"):
+            return
+        self.query_one("#gate-dialog").border_subtitle = f"asked {ago(self.brief.gate.created_at, self._now())}"
+        self.query_one("#gate-facts", Static).update(self._facts())
+
     def on_mount(self) -> None:
         if not self.query("#gate-note"):
             return  # the app closed while this was being put up

@@ -56,7 +56,7 @@ def help_renderables(app) -> list:
     for title, bindings in (
         ("Board", BoardScreen.BINDINGS),
         ("Gate dialog", GateModal.BINDINGS),
-        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS + [Binding("enter", "", "open the highlighted artifact (▸) in the viewer")]),
+        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS),
         ("Artifact viewer", ArtifactScreen.BINDINGS),
     ):
         out.append(Text(f"\n{title}", style="bold underline"))

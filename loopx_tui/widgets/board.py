@@ -20,21 +20,55 @@ MIN_COLUMN = 16  # cells; below this the board scrolls sideways (many agents in 
 
 class BoardView(HorizontalScroll, can_focus=False):
     """Owns one ``BoardColumn`` per column of the model's current mode. Columns
-    share the width; with more columns than fit, the board scrolls sideways."""
+    share the width; with more columns than fit, the board scrolls sideways.
+
+    Each view mode keeps its own columns once built; switching modes shows one
+    set and hides the other (no remount), after bringing the shown set up to
+    date if the board changed while it was hidden."""
 
     def __init__(self, model: BoardModel, now: Callable[[], float], **kw):
         super().__init__(**kw)
         self.model = model
         self._now = now
-        self.columns: dict[str, BoardColumn] = {}
+        self.views: dict[str, dict[str, BoardColumn]] = {}  # mode -> its columns
+        self._stale: set[str] = set()  # modes whose hidden columns missed changes
+
+    @property
+    def columns(self) -> dict[str, BoardColumn]:
+        return self.views.get(self.model.mode, {})
 
     def _make_columns(self) -> list[BoardColumn]:
         grouped = self.model.grouped()
-        self.columns = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
-        return list(self.columns.values())
+        made = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
+        self.views[self.model.mode] = made
+        self._stale.discard(self.model.mode)
+        return list(made.values())
 
     def compose(self) -> ComposeResult:
         yield from self._make_columns()
+        self._size_columns(self.size.width)
+
+    def switch(self) -> None:
+        """Show the columns of the model's (new) mode, building them the first time."""
+        mode = self.model.mode
+        self.set_class(mode == OWNER, "-owner")
+        for other, columns in self.views.items():
+            if other != mode:
+                for column in columns.values():
+                    column.display = False
+        current = self.views.get(mode)
+        if current is not None and [c.key for c in self.model.columns()] != list(current):
+            for column in current.values():
+                column.remove()
+            current = None
+        if current is None:
+            self.mount_all(self._make_columns())
+        else:
+            for column in current.values():
+                column.display = True
+            if mode in self._stale:
+                self._stale.discard(mode)
+                self.sync()
         self._size_columns(self.size.width)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -50,9 +84,11 @@ class BoardView(HorizontalScroll, can_focus=False):
             column.styles.width = each + (1 if i < spare else 0)
 
     def rebuild(self) -> None:
-        """New columns (the view mode or the set of agents changed)."""
+        """New columns for the current mode (the set of agents changed); the
+        other mode's are dropped and built again when next shown."""
         self.set_class(self.model.mode == OWNER, "-owner")
         self.remove_children()
+        self.views.clear()
         self.mount_all(self._make_columns())
         self._size_columns(self.size.width)
 
@@ -64,6 +100,7 @@ class BoardView(HorizontalScroll, can_focus=False):
             return False
         for key in keys:
             self.columns[key].sync(self.model.column_cards(key))
+        self._stale.update(m for m in self.views if m != self.model.mode)
         return True
 
     def column(self, key: str) -> BoardColumn | None:
@@ -93,21 +130,25 @@ class BoardView(HorizontalScroll, can_focus=False):
 
 class BoardHeader(Static):
     """Objective, counts, gates waiting, view mode and filter — no clock, so
-    a snapshot never changes with the time of day."""
+    a snapshot never changes with the time of day. ``refusal`` says when the
+    person's actions are refused (a read-only or locked board)."""
 
     def __init__(self, **kw):
         super().__init__("", **kw)
         self.note = ""
 
-    def show(self, model: BoardModel, demo: bool = False) -> None:
+    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None) -> None:
         counts = model.counts()
         text = Text()
         text.append(" LoopX ", style="bold reverse")
         if demo:
             text.append(" demo ", style="bold")
+        if refusal:
+            text.append(f" {refusal} ", style="bold reverse")
         if model.objective:
             text.append(f" {model.objective} ", style="bold")
-        text.append(f" {len(model.cards)} cards", style="dim")
+        n = len(model.cards)
+        text.append(f" {n} card{'' if n == 1 else 's'}", style="dim")
         needs = counts.get("needs_you", 0)
         gates = len(model.pending)
         if gates:
@@ -117,6 +158,19 @@ class BoardHeader(Static):
         text.append(f"  view:{model.mode}", style="dim")
         if model.query.active:
             text.append(f"  filter: {model.query.text}", style="bold cyan")
+            for error in model.query.errors:
+                text.append(f"  ✗ {error}", style="bold red")
         if self.note:
             text.append(f"  {self.note}", style="bold reverse")
         self.update(text)
+
+
+class BoardBanner(Static):
+    """One line under the header that cannot be missed (hidden when empty)."""
+
+    def on_mount(self) -> None:
+        self.display = False
+
+    def say(self, text: str | None) -> None:
+        self.update(Text(f" {text} ", style="bold") if text else "")
+        self.display = bool(text)

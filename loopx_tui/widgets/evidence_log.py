@@ -73,9 +73,16 @@ class ObservedItem(ListItem):
 
 
 class EvidenceLog(ListView):
-    """Entries oldest first; new evidence is appended, never re-rendered."""
+    """Entries oldest first; new evidence is appended, never re-rendered.
+    ↑/↓ go from artifact to artifact (an entry's text needs no stop of its
+    own); without artifacts they step through the entries."""
 
-    BINDINGS = [Binding("p", "pager", "In $PAGER", tooltip="open the highlighted artifact in $PAGER")]
+    BINDINGS = [
+        Binding("down", "cursor_down", "↓ Next artifact", tooltip="the next artifact (▸) in the timeline"),
+        Binding("up", "cursor_up", "↑ Previous", tooltip="the previous artifact"),
+        Binding("enter", "select_cursor", "Open artifact", tooltip="open the highlighted artifact (▸) in the viewer"),
+        Binding("p", "pager", "In $PAGER", tooltip="open the highlighted artifact in $PAGER"),
+    ]
 
     def __init__(self, card_id: int, now: Callable[[], float], **kw):
         super().__init__(**kw)
@@ -107,6 +114,26 @@ class EvidenceLog(ListView):
         elif not self.shown and not self.observed_shown and self._placeholder is None:
             self._placeholder = ListItem(Static(Text("No evidence yet: each writeback an agent makes shows here.", style="dim")), classes="evidence-entry", disabled=True)
             self.append(self._placeholder)
+
+    def _step(self, direction: int) -> None:
+        items = list(self.children)
+        if not items:
+            return
+        start = self.index if self.index is not None else -1 if direction > 0 else len(items)
+        i = start + direction
+        while 0 <= i < len(items):
+            if isinstance(items[i], (ArtifactItem, ObservedItem)):
+                self.index = i
+                return
+            i += direction
+        # No artifact that way: one step, so the entries can still be read.
+        self.index = max(0, min(len(items) - 1, start + direction))
+
+    def action_cursor_down(self) -> None:
+        self._step(1)
+
+    def action_cursor_up(self) -> None:
+        self._step(-1)
 
     def on_list_view_selected(self, event: ListView.Selected) -> None:
         item = event.item

@@ -13,14 +13,13 @@ import pytest
 
 from loopx_core import cards as card_ops
 from loopx_core.discovery import parse_target
-from loopx_tui.app import LoopxApp
 from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.budget import BudgetModal
 from loopx_tui.screens.help import HelpScreen
 from loopx_tui.screens.no_board import NoBoardScreen
 from loopx_tui.widgets.card import CardWidget
 
-from .conftest import HUMAN, loopx
+from .conftest import HUMAN, board_app_class, loopx
 
 
 def visible(app) -> dict[str, list[int]]:
@@ -236,7 +235,7 @@ async def test_an_empty_board(tmp_path):
 
     location = parse_target(str(tmp_path / ".loopx" / "board.db"), "flag")
     init_board(location, None, HUMAN)[0].close()
-    app = LoopxApp(location, background=False, human=HUMAN)
+    app = board_app_class()(location, background=False, human=HUMAN)
     async with app.run_test(size=(80, 24)) as pilot:
         for key in ("enter", "a", "plus", "g", "r", "shift+right", "down", "left", "v", "slash", "escape", "v"):
             await pilot.press(key)
@@ -247,7 +246,7 @@ async def test_an_empty_board(tmp_path):
 
 async def test_a_missing_board_says_how_to_create_one(tmp_path):
     location = parse_target(str(tmp_path / "nowhere" / "board.db"), "flag")
-    app = LoopxApp(location, background=False)
+    app = board_app_class()(location, background=False)
     async with app.run_test(size=(80, 24)) as pilot:
         assert isinstance(app.screen, NoBoardScreen)
         text = str(app.screen.query_one("#no-board").render())

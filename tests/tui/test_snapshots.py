@@ -5,9 +5,7 @@ deliberate change, and look at the diff report before accepting it."""
 from __future__ import annotations
 
 
-async def _settle(pilot) -> None:
-    await pilot.pause()
-    pilot.app.clear_notifications()  # the start-up toast ("1 gate waiting") is not part of the picture
+from .conftest import settled as _settle
 
 
 def test_status_view(make_app, snap_compare):
@@ -27,6 +25,8 @@ def test_card_detail(make_app, snap_compare):
         await _settle(pilot)
         pilot.app.open_card(1)
         await pilot.pause()
+        await pilot.app.reads_idle()
+        await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=(120, 36), run_before=open_card)
 
@@ -44,6 +44,8 @@ def test_artifact_viewer(make_app, snap_compare):
     async def open_artifact(pilot):
         await _settle(pilot)
         pilot.app.open_card(1)
+        await pilot.pause()
+        await pilot.app.reads_idle()
         await pilot.pause()
         log = pilot.app.screen.query_one(EvidenceLog)
         log.focus()

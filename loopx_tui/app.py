@@ -24,6 +24,7 @@ import asyncio
 from typing import Callable, Iterable
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -40,7 +41,7 @@ from loopx_core.values import Artifact, CardView
 from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import GateQueue
-from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, DialogClosed, OpenArtifact, OpenCard, PollFailed
+from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, DialogClosed, DialogReady, OpenArtifact, OpenCard, PollFailed
 from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import OWNER, BoardModel
@@ -285,6 +286,44 @@ class LoopxApp(App[int]):
             await self.workers.wait_for_complete(reads)
 
     # -- dialogs that lead to a human action ------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        """Keys typed before a dialog has a focused field wait for it (see modals/base.py)."""
+        from .modals.base import LoopxModal
+
+        if isinstance(event, events.Key) and self.screen_stack:
+            screen = self.screen
+            if isinstance(screen, LoopxModal) and not screen.ready:
+                if screen.TYPE_AHEAD:
+                    screen.early_keys.append(event)
+                return
+        await super().on_event(event)
+
+    async def on_dialog_ready(self, message: DialogReady) -> None:
+        from textual.widgets import Input
+
+        dialog = message.dialog
+        dialog.ready = True
+        early, dialog.early_keys = dialog.early_keys, []
+        # Typing and moving between fields are applied here and now, in order
+        # (forwarded as events, a Tab would move focus only after the letters
+        # behind it had already gone to the old field). Any other key goes
+        # through the normal path, and so does everything after it.
+        while early:
+            key, field = early[0], dialog.focused
+            if self.screen is not dialog:
+                return  # it closed: the rest was typed for what came next
+            if key.key in ("tab", "shift+tab"):
+                dialog.focus_next() if key.key == "tab" else dialog.focus_previous()
+            elif isinstance(field, Input) and key.is_printable and key.character:
+                field.insert_text_at_cursor(key.character)
+            elif isinstance(field, Input) and key.key == "backspace":
+                field.action_delete_left()
+            else:
+                break
+            early.pop(0)
+        for key in early:
+            await super().on_event(events.Key(key.key, key.character))
+
     def on_dialog_closed(self, message: DialogClosed) -> None:
         self.call_later(self.gates.show_next)
 

@@ -87,3 +87,10 @@ class CardLoaded(Message):
 @dataclass
 class DialogClosed(Message):
     """A LoopX dialog closed: a queued gate may pop now."""
+
+
+@dataclass
+class DialogReady(Message):
+    """A dialog's first field has focus: keys typed ahead can be delivered."""
+
+    dialog: object

@@ -34,6 +34,7 @@ class GateAnswer:
 
 class GateModal(LoopxModal):
     AUTO_FOCUS = None  # keys go to the dialog, not to the (hidden) note box
+    TYPE_AHEAD = False  # a key typed before the gate appeared never answers it
 
     BINDINGS = [
         Binding("y", "approve", "Approve", tooltip="approve the gate; the card goes back to active"),

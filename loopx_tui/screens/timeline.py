@@ -27,11 +27,14 @@ def hours(h: float) -> str:
     return human_delta(h * 3600) if h < 48 else f"{h:,.0f}h"
 
 
-def figures_text(f: Figures) -> Text:
-    """The figures a person asks about a long loop, in two lines."""
+def figures_text(f: Figures, board: bool = False) -> Text:
+    """The figures a person asks about a long loop, in two lines. On the
+    whole board, working and waiting add up over cards that run side by side."""
     t = Text()
     t.append(" lifecycle ", style="dim")
     t.append(hours(f.lifecycle_hours), style="bold")
+    if board:
+        t.append("  · summed over cards:", style="dim")
     t.append("  agents working ", style="dim")
     t.append(hours(f.agent_hours), style="bold green")
     t.append("  waiting for a person ", style="dim")
@@ -93,7 +96,7 @@ class TimelineScreen(Screen):
         if not self.is_attached:
             return
         self.trajectory = trajectory
-        self.query_one("#timeline-figures", Static).update(figures_text(figures(trajectory)))
+        self.query_one("#timeline-figures", Static).update(figures_text(figures(trajectory), board=self.card_id is None))
         self.query_one(TrajectoryPlot).show(trajectory)
         self.query_one(BurnPlot).show(trajectory)
         self.loads += 1

@@ -20,6 +20,15 @@ LANE = {name: i + 1 for i, (name, _) in enumerate(LANES)}
 COLOUR = dict(LANES)
 
 
+def time_ticks(plt, total_hours: float, count: int = 6) -> None:
+    """x ticks at round-looking points, labelled as durations ("45m", "6h", "3d")."""
+    from loopx_core.clock import human_delta
+
+    total = max(total_hours, 1e-6)
+    positions = [total * i / (count - 1) for i in range(count)]
+    plt.xticks(positions, ["0"] + [human_delta(p * HOUR) for p in positions[1:]])
+
+
 def _axis_hours(start: float, width: float, n: int) -> list[float]:
     """The middle of each slice, in hours since the start."""
     return [((i + 0.5) * width) / HOUR for i in range(n)]
@@ -62,7 +71,8 @@ class TrajectoryPlot(PlotextPlot):
         plt.yticks([LANE[name] for name, _ in LANES], [name for name, _ in LANES])
         plt.ylim(0.5, len(LANES) + 0.5)
         plt.xlim(0, max(b.width * n / HOUR, 1e-3))
-        plt.xlabel("hours since the start")
+        time_ticks(plt, b.width * n / HOUR)
+        plt.xlabel("time since the start")
         self.refresh()
 
 
@@ -87,10 +97,10 @@ class BurnPlot(PlotextPlot):
             self.refresh()
             return
         per = burn(t, max_bars=max(4, (self.size.width - 16) // 2))
-        unit = "hour" if per.step_hours == 1 else f"{per.step_hours} hours"
-        plt.title(f"Tokens (bars) and dollars (line, right) per {unit}")
-        plt.bar(per.hours, per.tokens, color="cyan", width=0.8 * per.step_hours)
+        plt.title(f"Tokens (bars) and dollars (line, right) per {per.per}")
+        plt.bar(per.hours, per.tokens, color="cyan", width=0.8 * per.step / HOUR)
         if any(per.usd):
             plt.plot(per.hours, per.usd, yside="right", color="yellow", marker="braille")
-        plt.xlabel("hours since the start")
+        time_ticks(plt, per.hours[-1] + per.step / HOUR if per.hours else 1.0)
+        plt.xlabel("time since the start")
         self.refresh()

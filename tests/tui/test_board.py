@@ -20,6 +20,7 @@ from loopx_tui.screens.no_board import NoBoardScreen
 from loopx_tui.widgets.card import CardWidget
 
 from .conftest import HUMAN, board_app_class, loopx
+from .test_daily_driver import laid_out
 
 
 def visible(app) -> dict[str, list[int]]:
@@ -176,6 +177,7 @@ async def test_a_card_added_by_another_process_shows_up_live_without_a_reload(ma
         assert proc.returncode == 0, proc.stderr
         assert await wait_until(pilot, lambda: 12 in board.column("ready").widgets)
         widget = board.card_widget(12)
+        await laid_out(pilot, widget)  # what is on screen is drawn after the layout, not before it
         assert "From another process" in widget.render().plain
         # Only the new card was mounted; the others are the very same widgets.
         assert all(board.card_widget(cid) is w for cid, w in before.items())
@@ -194,7 +196,7 @@ async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):
     async with app.run_test(size=(120, 36)) as pilot:
         proc = loopx(seeded.location, "gate", "ask", "LX-6", "--question", "Use GitHub?", "--scope", "oauth:github", agent="claude-1")
         assert proc.returncode == 6, proc.stdout + proc.stderr
-        assert await wait_until(pilot, lambda: isinstance(app.screen, GateModal))
+        assert await wait_until(pilot, lambda: isinstance(app.screen, GateModal) and app.screen.ready)  # on screen, so keys answer it
         assert app.bells == 1
         await pilot.press("y")
         await app.ops_idle()

@@ -17,7 +17,13 @@ def test_owner_view(make_app, snap_compare):
 
 
 def test_gate_modal(make_app, snap_compare):
-    assert snap_compare(make_app(), press=["g"], terminal_size=(120, 36), run_before=_settle)
+    async def gate(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=gate)
 
 
 def test_card_detail(make_app, snap_compare):
@@ -55,3 +61,54 @@ def test_artifact_viewer(make_app, snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=open_artifact)
+
+
+def test_board_timeline(make_app, snap_compare):
+    """``t``: the whole board's trajectory — figures, lanes, burn per hour."""
+
+    async def open_timeline(pilot):
+        await _settle(pilot)
+        await pilot.press("t")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=open_timeline)
+
+
+def test_card_timeline(make_app, snap_compare):
+    async def open_timeline(pilot):
+        await _settle(pilot)
+        pilot.app.open_card(1)
+        await pilot.app.reads_idle()
+        await pilot.press("t")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=open_timeline)
+
+
+def test_cancel_asks_first(make_app, snap_compare):
+    async def cancel(pilot):
+        await _settle(pilot)
+        pilot.app.board_screen.focus_card_widget(9)
+        await pilot.press("x")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=cancel)
+
+
+def test_gate_modal_small_terminal(make_app, snap_compare):
+    """At 80×24 the question is not covered: notices wait until it is answered."""
+
+    async def gate(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        pilot.app.notice("LX-7 moved to ready")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=gate)
+
+
+def test_add_card_form(make_app, snap_compare):
+    assert snap_compare(make_app(), press=["n", *"Ship it"], terminal_size=(100, 30), run_before=_settle)

@@ -137,9 +137,13 @@ async def test_plus_raises_a_paused_cards_budget(make_app, seeded):
 
 
 async def test_help_lists_every_key(make_app):
+    from loopx_tui.modals.confirm import ConfirmModal
     from loopx_tui.modals.gate import GateModal
+    from loopx_tui.screens.artifact import ArtifactScreen
     from loopx_tui.screens.board import BoardScreen
     from loopx_tui.screens.card import CardScreen
+    from loopx_tui.screens.timeline import TimelineScreen
+    from loopx_tui.widgets.evidence_log import EvidenceLog
 
     app = make_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -153,7 +157,7 @@ async def test_help_lists_every_key(make_app):
         for part in help_renderables(app):
             console.print(part)
         text = console.export_text()
-        for screen in (BoardScreen, GateModal, CardScreen):
+        for screen in (BoardScreen, GateModal, CardScreen, EvidenceLog, ArtifactScreen, TimelineScreen, ConfirmModal):
             for binding in screen.BINDINGS:
                 assert (binding.tooltip or binding.description) in text
         await pilot.press("escape")

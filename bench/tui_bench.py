@@ -243,7 +243,7 @@ KEYS = textwrap.dedent(
             locked.append((time.perf_counter() - t) * 1000)
             await pilot.press("escape")
             out["locked_ms"] = locked
-            holder.stdin.write("\n"); holder.stdin.flush(); holder.wait(30)
+            holder.stdin.write(chr(10)); holder.stdin.flush(); holder.wait(30)
             t_quit = time.perf_counter()
             await pilot.press("q")
         out["quit_ms"] = (time.perf_counter() - t_quit) * 1000

@@ -16,8 +16,11 @@ from loopx_core.values import AgentView, CardView, GateView
 STATUS, OWNER = "status", "owner"
 UNASSIGNED = "@unassigned"
 
-# How many cards a column mounts; the rest is counted ("+N more") and reachable by filtering.
-COLUMN_LIMIT = 40
+# How many cards a column mounts at first: a screenful (a card is 5 rows).
+# Going down past the last one (keys or the mouse wheel) mounts the next
+# screenful; the rest is counted ("+N more") and reachable by filtering.
+COLUMN_LIMIT = 12
+COLUMN_STEP = 12
 
 # Within a column, the cards that need attention come first.
 _STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled"))}

@@ -286,6 +286,9 @@ class BoardScreen(Screen):
         ids = column.card_ids()
         row = ids.index(current.card.id) if current.card.id in ids else 0
         if dy:
+            if row + dy >= len(ids) and column.show_more():
+                self.call_after_refresh(self.action_nav, dx, dy)  # the next screenful is mounting
+                return
             row = max(0, min(len(ids) - 1, row + dy))
             column.widgets[ids[row]].focus()
             return

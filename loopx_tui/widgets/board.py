@@ -18,7 +18,7 @@ from .column import BoardColumn
 MIN_COLUMN = 16  # cells; below this the board scrolls sideways (many agents in owner view)
 
 
-class BoardView(HorizontalScroll, can_focus=False):
+class BoardView(HorizontalScroll, can_focus=False, inherit_bindings=False):
     """Owns one ``BoardColumn`` per column of the model's current mode. Columns
     share the width; with more columns than fit, the board scrolls sideways.
 

@@ -409,3 +409,28 @@ async def test_keys_answer_while_another_process_holds_the_write_lock(make_app, 
         await app.ops_idle()
         await pilot.pause()
         assert app.model.cards[9].status == "ready"
+
+
+async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_app, tmp_path):
+    """Only what fits is mounted (a big board opens fast); ↓ past the last card mounts the next screenful."""
+    from loopx_core.board import init_board
+    from loopx_core.cards import add_card
+    from loopx_core.discovery import parse_target
+    from loopx_tui.state import COLUMN_LIMIT
+
+    location = parse_target(str(tmp_path / "long" / ".loopx" / "board.db"), "flag")
+    store, _ = init_board(location, "long", HUMAN)
+    for i in range(30):
+        add_card(store, {"title": f"card {i}"}, HUMAN)
+    store.close()
+    app = make_app(location)
+    async with app.run_test(size=(100, 40)) as pilot:
+        ready = app.board_screen.board.column("ready")
+        assert len(ready.widgets) == COLUMN_LIMIT and ready.total == 30
+        assert "+18 more" in str(ready.query_one(".column-more").render())
+        assert app.board_screen.focus_card_widget(ready.card_ids()[0])
+        for _ in range(COLUMN_LIMIT):
+            await pilot.press("down")
+        await pilot.pause()
+        assert len(ready.widgets) > COLUMN_LIMIT
+        assert app.focused.card.id == ready.card_ids()[COLUMN_LIMIT]

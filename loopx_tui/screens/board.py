@@ -63,7 +63,7 @@ class BoardScreen(Screen):
         model = self.model
         yield BoardHeader(id="board-header")
         yield BoardBanner(id="board-banner")
-        yield BoardView(model, self.now, id="board", classes="-owner" if model.mode == OWNER else "")
+        yield BoardView(model, self.now, id="board")
         # Disabled while hidden, so focus never lands in it by accident.
         yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
         yield Footer(compact=True)

@@ -7,7 +7,7 @@ from typing import Callable, Iterable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual import events
-from textual.containers import HorizontalScroll
+from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
 
 from ..state import OWNER, BoardModel
@@ -18,63 +18,19 @@ from .column import BoardColumn
 MIN_COLUMN = 16  # cells; below this the board scrolls sideways (many agents in owner view)
 
 
-class BoardView(HorizontalScroll, can_focus=False, inherit_bindings=False):
-    """Owns one ``BoardColumn`` per column of the model's current mode. Columns
-    share the width; with more columns than fit, the board scrolls sideways.
+class ModeColumns(HorizontalScroll, can_focus=False, inherit_bindings=False):
+    """The columns of one view mode, side by side. They share the width; with
+    more columns than fit, they scroll sideways."""
 
-    Each view mode keeps its own columns once built; switching modes shows one
-    set and hides the other (no remount), after bringing the shown set up to
-    date if the board changed while it was hidden."""
-
-    def __init__(self, model: BoardModel, now: Callable[[], float], **kw):
-        super().__init__(**kw)
-        self.model = model
-        self._now = now
-        self.views: dict[str, dict[str, BoardColumn]] = {}  # mode -> its columns
-        self._stale: set[str] = set()  # modes whose hidden columns missed changes
-
-    @property
-    def columns(self) -> dict[str, BoardColumn]:
-        return self.views.get(self.model.mode, {})
-
-    def _make_columns(self) -> list[BoardColumn]:
-        grouped = self.model.grouped()
-        made = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
-        self.views[self.model.mode] = made
-        self._stale.discard(self.model.mode)
-        return list(made.values())
-
-    def compose(self) -> ComposeResult:
-        yield from self._make_columns()
-        self._size_columns(self.size.width)
-
-    def switch(self) -> None:
-        """Show the columns of the model's (new) mode, building them the first time."""
-        mode = self.model.mode
-        self.set_class(mode == OWNER, "-owner")
-        for other, columns in self.views.items():
-            if other != mode:
-                for column in columns.values():
-                    column.display = False
-        current = self.views.get(mode)
-        if current is not None and [c.key for c in self.model.columns()] != list(current):
-            for column in current.values():
-                column.remove()
-            current = None
-        if current is None:
-            self.mount_all(self._make_columns())
-        else:
-            for column in current.values():
-                column.display = True
-            if mode in self._stale:
-                self._stale.discard(mode)
-                self.sync()
-        self._size_columns(self.size.width)
+    def __init__(self, mode: str, columns: dict[str, BoardColumn]):
+        super().__init__(*columns.values(), classes="mode-columns")
+        self.mode = mode
+        self.columns = columns
 
     def on_resize(self, event: events.Resize) -> None:
-        self._size_columns(event.size.width)
+        self.size_columns(event.size.width)
 
-    def _size_columns(self, width: int) -> None:
+    def size_columns(self, width: int) -> None:
         columns = list(self.columns.values())
         if not columns or width <= 0:
             return
@@ -83,14 +39,62 @@ class BoardView(HorizontalScroll, can_focus=False, inherit_bindings=False):
         for i, column in enumerate(columns):
             column.styles.width = each + (1 if i < spare else 0)
 
+
+class BoardView(Container, can_focus=False):
+    """One ``ModeColumns`` per view mode, built the first time it is shown and
+    kept: switching modes hides one container and shows the other (one style
+    change, no remount), after bringing the shown one up to date if the board
+    changed while it was hidden."""
+
+    def __init__(self, model: BoardModel, now: Callable[[], float], **kw):
+        super().__init__(**kw)
+        self.model = model
+        self._now = now
+        self.views: dict[str, ModeColumns] = {}
+        self._stale: set[str] = set()  # modes whose hidden columns missed changes
+
+    @property
+    def columns(self) -> dict[str, BoardColumn]:
+        view = self.views.get(self.model.mode)
+        return view.columns if view is not None else {}
+
+    def _make_view(self) -> ModeColumns:
+        grouped = self.model.grouped()
+        columns = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
+        view = ModeColumns(self.model.mode, columns)
+        self.views[self.model.mode] = view
+        self._stale.discard(self.model.mode)
+        return view
+
+    def compose(self) -> ComposeResult:
+        yield self._make_view()
+
+    def switch(self) -> None:
+        """Show the columns of the model's (new) mode, building them the first time."""
+        mode = self.model.mode
+        current = self.views.get(mode)
+        if current is not None and [c.key for c in self.model.columns()] != list(current.columns):
+            current.remove()  # the set of agents changed while it was hidden
+            del self.views[mode]
+            current = None
+        for other, view in self.views.items():
+            if other != mode:
+                view.display = False
+        if current is None:
+            self.mount(self._make_view())
+        else:
+            current.display = True
+            if mode in self._stale:
+                self._stale.discard(mode)
+                self.sync()
+
     def rebuild(self) -> None:
         """New columns for the current mode (the set of agents changed); the
         other mode's are dropped and built again when next shown."""
-        self.set_class(self.model.mode == OWNER, "-owner")
         self.remove_children()
         self.views.clear()
-        self.mount_all(self._make_columns())
-        self._size_columns(self.size.width)
+        self._stale.clear()
+        self.mount(self._make_view())
 
     def sync(self, keys: Iterable[str] | None = None) -> bool:
         """Re-sync the given columns (all when None). Returns False when a

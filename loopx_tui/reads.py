@@ -64,4 +64,9 @@ class BoardReader:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))
 
     def trajectory(self, card_id: int | None) -> trajectory.Trajectory:
-        return self._read("reading a timeline", lambda: trajectory.read_trajectory(self.store, card_id, self.now()))
+        # Times and numbers, agent ids (validated when registered) and labels the
+        # kernel composes: no agent prose, so the tens of thousands of turns of a
+        # long board skip the sanitiser.
+        off_ui_thread("reading a timeline")
+        with self.store.thread_connection():
+            return trajectory.read_trajectory(self.store, card_id, self.now())

@@ -72,7 +72,9 @@ async def test_agents_text_is_made_safe_on_every_screen(make_app, seeded):
         app.open_card(6)
         await app.reads_idle()
         await pilot.pause()
-        log = str(app.screen.query_one("#card-events").render()) + "".join(str(item.query_one("Static").render()) for item in app.screen.query("EvidenceItem"))
+        from loopx_tui.widgets.evidence_log import evidence_text
+
+        log = str(app.screen.query_one("#card-events").render()) + "\n".join(evidence_text(ev, seeded.now).plain for ev in app.screen.query_one("EvidenceLog").entries)
         assert "link" in log and all(drawable(line) for line in log.splitlines())
     # ... and stored exactly as given.
     import json
@@ -268,12 +270,11 @@ async def test_one_down_reaches_the_artifact_and_the_footer_says_so(make_app):
         await pilot.pause()
         await pilot.press("down")
         log = app.screen.query_one("EvidenceLog")
-        assert type(log.highlighted_child).__name__ == "ArtifactItem"
-        assert log.highlighted_child.artifact.path == "src/login.html"
+        assert log.highlighted_artifact is not None and log.highlighted_artifact.path == "src/login.html"
         await pilot.press("down")
-        assert log.highlighted_child.artifact.path == "src/login.css"  # the entry between is skipped
+        assert log.highlighted_artifact.path == "src/login.css"  # the entry between is skipped
         keys = {active.binding.description for active in app.screen.active_bindings.values()}  # what the footer shows
-        assert "↓ Next artifact" in keys and "Open artifact" in keys
+        assert "Next artifact" in keys and "Open artifact" in keys
 
 
 async def test_a_done_card_shows_who_finished_it(make_app, seeded):

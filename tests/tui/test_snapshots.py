@@ -45,7 +45,9 @@ def test_small_terminal(make_app, snap_compare):
 def test_artifact_viewer(make_app, snap_compare):
     """An artifact opened from a card's evidence, read in its thread and
     checked against the recorded sha256."""
-    from loopx_tui.widgets.evidence_log import ArtifactItem, EvidenceLog
+    from loopx_tui.widgets.evidence_log import EvidenceLog
+
+    from .test_card_screen import first_artifact
 
     async def open_artifact(pilot):
         await _settle(pilot)
@@ -55,7 +57,7 @@ def test_artifact_viewer(make_app, snap_compare):
         await pilot.pause()
         log = pilot.app.screen.query_one(EvidenceLog)
         log.focus()
-        log.index = [i for i, item in enumerate(log.children) if isinstance(item, ArtifactItem)][0]
+        log.highlighted = first_artifact(log)
         await pilot.press("enter")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()

@@ -31,14 +31,14 @@ REPLACEMENT = "\ufffd"
 # An escape sequence, removed whole: CSI, then OSC / DCS / SOS / PM / APC
 # (up to their terminator, or to the end of the text when unterminated),
 # then any other ESC-introduced sequence, then a lone ESC.
-_ESCAPES = re.compile(
+_ESCAPES = (
     r"\x1b\[[0-?]*[ -/]*[@-~]?"
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
     r"|\x1b[ -/]*[0-~]?"
 )
 # Anything outside printable ASCII (plus tab and newline) needs the slow path.
-_UNSAFE_ASCII = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_UNSAFE_ASCII = r"[\x00-\x08\x0b-\x1f\x7f]"
 _INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0")  # Hangul fillers: blank, but not zero-width everywhere
 _DROP_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})  # controls, format characters (bidi, zero-width, tags), surrogates
 MAX_MARKS = 2  # combining marks kept on one character (stacked marks overflow the line)
@@ -65,10 +65,10 @@ def terminal_safe(text: str, *, multiline: bool = False) -> str:
     if not isinstance(text, str):
         text = str(text)
     if text.isascii():
-        if not _UNSAFE_ASCII.search(text) and (multiline or ("\n" not in text and "\t" not in text)):
+        if not re.search(_UNSAFE_ASCII, text) and (multiline or ("\n" not in text and "\t" not in text)):
             return text  # the common case: plain printable ASCII
     if "\x1b" in text:
-        text = _ESCAPES.sub("", text)
+        text = re.sub(_ESCAPES, "", text)  # (re caches the compiled pattern; compiled only when needed)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.isascii():

@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import person_env
+
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
 _script = Path(sys.executable).with_name("loopx")
@@ -65,7 +67,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        env = dict(compiled_env(), LOOPX_HUMAN="bench")
+        env = person_env(folder)
         env.pop("LOOPX_AGENT", None)
         env.pop("LOOPX_DB", None)
         run = lambda *a, **kw: subprocess.run(LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True, **kw)
@@ -98,7 +100,7 @@ def main() -> int:
             "dangerous (gate pending: deny)": (hook, hook_env, danger, b'"deny"'),
         }, args.runs)
         gate_env = dict(env)
-        subprocess.run(["script", "-qc", " ".join(LOOPX + ["gate", "answer", "G-1", "approve"]), "/dev/null"], env=gate_env, cwd=folder, check=False, capture_output=True)
+        subprocess.run(LOOPX + ["gate", "answer", "G-1", "approve"], env=gate_env, cwd=folder, check=False, capture_output=True)
         approved_ok = b'"allow"' in subprocess.run(hook, env=hook_env, cwd=folder, input=danger, capture_output=True).stdout
         approved = rounds({
             "floor": (floor, env, None, None),

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import person_env
+
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
 _script = Path(sys.executable).with_name("loopx")
@@ -48,7 +50,7 @@ def timed(argv, env, cwd) -> tuple[float, int]:
 
 
 def setup_board(folder: Path, db: str | None, cards: int) -> dict:
-    env = dict(compiled_env(), LOOPX_HUMAN="bench")
+    env = person_env(folder)
     env.pop("LOOPX_AGENT", None)
     env["LOOPX_DB"] = db or str(folder / ".loopx" / "board.db")
     run = lambda *a: subprocess.run(LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True)

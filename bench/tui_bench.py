@@ -39,6 +39,10 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from loopx_core.keys import ephemeral  # noqa: E402
+
+BENCH = ephemeral("bench")  # the bench board's person (an in-memory key)
+
 WRITER = textwrap.dedent(
     """
     import random, sys, time
@@ -71,10 +75,10 @@ def make_small_board(folder: Path):
     from loopx_core.discovery import parse_target
 
     location = parse_target(str(folder / ".loopx" / "board.db"), "flag")
-    store, _ = init_board(location, "latency bench", "human:bench")
-    add_agent(store, {"id": "bench-agent", "can": []}, "human:bench")
+    store, _ = init_board(location, "latency bench", BENCH, pin=False)
+    add_agent(store, {"id": "bench-agent", "can": []}, BENCH)
     for i in range(200):
-        cards.add_card(store, {"title": f"card {i}", "priority": i % 5}, "human:bench")
+        cards.add_card(store, {"title": f"card {i}", "priority": i % 5}, BENCH)
     claims.claim(store, 1, "bench-agent", 86400)
     store.close()
     return location, 1
@@ -90,10 +94,10 @@ def make_big_board(folder: Path, n_cards: int = 2000, n_evidence: int = 50_000):
     from loopx_core.models import Card, Event, Evidence
 
     location = parse_target(str(folder / ".loopx" / "board.db"), "flag")
-    store, _ = init_board(location, "big board", "human:bench")
+    store, _ = init_board(location, "big board", BENCH, pin=False)
     agents = [f"agent-{i}" for i in range(8)]
     for a in agents + ["bench-agent"]:
-        add_agent(store, {"id": a, "can": []}, "human:bench")
+        add_agent(store, {"id": a, "can": []}, BENCH)
     rnd = random.Random(7)
     now = clock.now()
     statuses = ["ready"] * 5 + ["backlog", "active", "active", "waiting", "paused", "blocked", "done", "done", "done", "done", "cancelled"]
@@ -331,7 +335,7 @@ def measure_latency(location, card_id: int, writes: int, size=(160, 48)) -> list
                 self.board_screen.call_after_refresh(painted)
 
     async def run() -> None:
-        app = BenchApp(location, background=True, human="human:bench")
+        app = BenchApp(location, background=True, person=BENCH)
         async with app.run_test(size=size) as pilot:
             await app.loaded.wait()
             await pilot.pause()

@@ -103,6 +103,7 @@ def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None
         created_at=row.created_at,
         updated_at=row.updated_at,
         done_at=row.done_at,
+        unverified_evidence=row.unverified_evidence or 0,
     )
 
 
@@ -154,6 +155,7 @@ def evidence_view(row: Evidence) -> EvidenceView:
         source=row.source,
         created_at=row.created_at,
         extra=row.extra,
+        unverified=bool(row.unverified),
     )
 
 

@@ -2,12 +2,11 @@
 
 Answering a gate (and remembering the answer), raising a budget, moving or
 cancelling a card, assigning or unassigning it, adding a card: each public
-method names the action and hands ``_perform`` a function of the person's
-actor string. ``_perform`` is the one place that (a) refuses when the board
-is read-only, (b) runs the operator in a thread worker with its own
-connection, and (c) reports the result or the refusal. Signing a human
-decision plugs in there: the actor argument becomes whatever the kernel
-needs to sign with, and no screen changes.
+method names the action and hands ``_perform`` a function of the person
+deciding (a ``keys.Person`` whose key signs the decision). ``_perform`` is
+the one place that (a) refuses when the board is read-only (no unlocked key,
+or started with ``LOOPX_AGENT``), (b) runs the operator in a thread worker
+with its own connection, and (c) reports the result or the refusal.
 """
 
 from __future__ import annotations
@@ -30,20 +29,21 @@ if TYPE_CHECKING:
 
 
 class HumanActions:
-    def __init__(self, app: "LoopxApp", store: "Store", actor: str):
+    def __init__(self, app: "LoopxApp", store: "Store", person, read_only: str | None = None):
         self.app = app
         self.store = store
-        self.actor = actor
-        # Why human actions are refused right now (None: they are allowed). The
-        # board's read-only and locked modes set this; the header shows it.
-        self.refusal: str | None = None
+        self.person = person  # keys.Person, or None (read-only)
+        # Why human actions are refused (None: they are allowed); the header shows it.
+        self.refusal: str | None = read_only if person is None else None
+        if person is None and self.refusal is None:
+            self.refusal = "no unlocked key: decisions are refused"
 
     # -- the one place -----------------------------------------------------------
     def _perform(self, what: str, operator: Callable[[str], object], done: Callable[[object], None] | None = None) -> "Worker | None":
         if self.refusal is not None:
-            self.app.refuse(f"{what}: {self.refusal}")
+            self.app.refuse(f"{what}: this board is read-only: {self.refusal}", "open the board as yourself, with your key (`loopx key init` makes one)")
             return None
-        actor = self.actor
+        actor = self.person
 
         def job():
             try:

@@ -32,7 +32,6 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from loopx_core import clock, ids
-from loopx_core.actors import human_actor
 from loopx_core.discovery import BoardLocation
 from loopx_core.errors import LoopxError
 from loopx_core.store import Store
@@ -56,22 +55,29 @@ class LoopxApp(App[int]):
         self,
         location: BoardLocation | None = None,
         *,
+        store: Store | None = None,
         background: bool = True,
         now: Callable[[], float] | None = None,
-        human: str | None = None,
+        person=None,
+        read_only: str | None = None,
         demo: bool = False,
         poll_interval: float = 0.05,
         intro: str | None = None,
         alert: GateAlert | None = None,
     ):
         super().__init__()
-        self.location = location
-        self.store: Store | None = None
+        self.location = location if location is not None or store is None else store.location
+        self.store: Store | None = store  # opened already (the launcher unlocks the key with it), or opened here in a worker
         self.reader: BoardReader | None = None
         self.actions: HumanActions | None = None
         self.background = background
         self.now: Callable[[], float] = now or clock.now
-        self.human = human or human_actor()
+        # The person whose key signs what they decide here (a keys.Person), or
+        # None with the reason the board is read-only (SECURITY.md).
+        self.person = person
+        self.read_only = read_only if person is None else None
+        if person is None and self.read_only is None:
+            self.read_only = "no unlocked key: decisions are refused"
         self.demo = demo
         self.poll_interval = poll_interval
         self.intro = intro
@@ -94,20 +100,25 @@ class LoopxApp(App[int]):
     def bells(self) -> int:
         return self.alert.bells
 
+    @property
+    def human(self) -> str:
+        """Who decisions here are recorded as (for display)."""
+        return self.person.actor if self.person is not None else "nobody (read-only)"
+
     # -- start and stop ----------------------------------------------------------
     def compose(self) -> ComposeResult:
         where = self.location.describe() if self.location is not None else "no board given"
         yield Static(Text.assemble((" LoopX ", "bold reverse"), f"  opening {where}…"), id="opening")
 
     def on_mount(self) -> None:
-        if self.location is None:
+        if self.location is None and self.store is None:
             self.post_message(BoardFailed(LoopxError("no board given", "pass --db PATH or run `loopx init`")))
             return
         self.run_worker(self._open_board, thread=True, group="reads", name="open board", exit_on_error=False)
 
     def _open_board(self) -> None:
         try:
-            store = open_store(self.location)
+            store = self.store if self.store is not None else open_store(self.location)
             snapshot = BoardReader(store, self.now).snapshot()
         except LoopxError as err:
             self.post_message(BoardFailed(err))
@@ -131,7 +142,7 @@ class LoopxApp(App[int]):
         snap = message.snapshot
         self.store = message.store
         self.reader = BoardReader(self.store, self.now)
-        self.actions = HumanActions(self, self.store, self.human)
+        self.actions = HumanActions(self, self.store, self.person, self.read_only)
         self.project_root = snap.project_root
         self.model.load(snap.cards, snap.agents, snap.pending_gates, snap.seq, snap.objective)
         self.board_screen = BoardScreen(self.model, self.now, demo=self.demo)

@@ -269,7 +269,8 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
         questions: dict = {}
         try:
             with store.read():
-                caps = agent_row(agent).capabilities
+                agent_row(agent)
+                rules = authority.Authority.of(store)
                 card = (
                     Card.select()
                     .where((Card.lease_holder == agent) & Card.status.in_(HELD))
@@ -279,7 +280,7 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
                 card = rows[0] if rows else None
                 now = clock.now()
                 for need in needs:
-                    by = authority.allowed(need.scope, caps, agent, card.id if card else None, card.lease_token if card else None, now)
+                    by = rules.allowed(need.scope, agent, card.id if card else None, card.lease_token if card else None, now)
                     if by is not None:
                         allowed[need.scope] = by
             if card is None:

@@ -326,6 +326,7 @@ def init_runtime(
     dry_run: bool = False,
     root: Path | None = None,
     location=None,
+    person=None,
 ) -> SetupResult:
     """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
     only for a dry run on a board that does not exist yet (``location`` says where)."""
@@ -398,7 +399,7 @@ def init_runtime(
     else:
         action = "unchanged"
     if not dry_run and action != "unchanged":
-        add_agent(store, {**data, "can": caps}, _human())
+        add_agent(store, {**data, "can": caps}, person)  # a person's signed decision (agents.add_agent refuses anything else)
 
     if not dry_run:
         for change in files:
@@ -406,8 +407,3 @@ def init_runtime(
                 _write(change.path, change.after)
     return SetupResult(runtime, data["id"], caps, action, files, notes, dry_run)
 
-
-def _human() -> str:
-    from ..actors import human_actor
-
-    return human_actor()

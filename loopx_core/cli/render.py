@@ -76,7 +76,9 @@ def card_block(card: dict) -> str:
     for key in ("paused_reason", "blocked_reason"):
         if card.get(key):
             lines.append(f"  {key.split('_')[0]}: {one_line(card[key])}")
-    lines.append(f"  evidence {card['evidence_count']} · version {card['version']}")
+    unverified = card.get("unverified_evidence") or 0
+    shown = f" ({unverified} unverified: from the inbox, writer not proven)" if unverified else ""
+    lines.append(f"  evidence {card['evidence_count']}{shown} · version {card['version']}")
     return "\n".join(lines)
 
 

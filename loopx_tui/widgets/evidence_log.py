@@ -22,6 +22,8 @@ def evidence_text(ev: EvidenceView, now: float) -> Text:
     head = Text.assemble((f"E-{ev.id}", "bold"), "  ", (clock_time(ev.created_at), "dim"), f"  {ev.agent}", (f"  {ev.source}", "dim"), (f"  {ago(ev.created_at, now)}", "dim"))
     if ev.turn_id:
         head.append(f"  turn {ev.turn_id}", style="dim")
+    if ev.unverified:
+        head.append("  UNVERIFIED writer (inbox)", style="bold yellow")
     lines = [head, Text("  " + ev.summary)]
     usage = [f"{tokens(ev.tokens)} tok"]
     if ev.tokens_in or ev.tokens_out:

@@ -316,3 +316,4 @@ def test_prices_are_set_by_people_with_clear_refusals(team):
     assert team.cli("price", "remove", "gpt-4").code == 4
     team.ok("price", "remove", "gpt-5")
     assert [e["kind"] for e in team.ok("events")["events"]][-2:] == ["price_set", "price_removed"]
+    assert all(e["signed"] for e in team.ok("events")["events"][-2:])

@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 
 from loopx_core import clock  # noqa: E402
 
-HUMAN = "human:tester"
+HUMAN = "human:seed"  # the seeded board's person (loopx_core.demo.seed)
 
 
 @pytest.fixture(scope="session")
@@ -84,7 +84,7 @@ def make_app(seeded):
 
     def make(location=None, **kw):
         kw.setdefault("background", False)
-        kw.setdefault("human", HUMAN)
+        kw.setdefault("person", seeded.person)
         return BoardApp(location or seeded.location, **kw)
 
     return make
@@ -102,7 +102,10 @@ def export(location) -> dict:
 
 def loopx(location, *args: str, agent: str | None = None) -> subprocess.CompletedProcess:
     """The real CLI in another process: an agent (or person) elsewhere."""
-    env = dict(os.environ, LOOPX_DB=str(location.path), LOOPX_HUMAN="elsewhere")
+    from loopx_core.demo.seed import KEY_FILE
+
+    # A person elsewhere is the seeded board's person, in another process (their key file).
+    env = dict(os.environ, LOOPX_DB=str(location.path), LOOPX_KEY=str(location.path.parent / KEY_FILE))
     env.pop("LOOPX_AGENT", None)
     env["LOOPX_NOW"] = repr(clock.now())  # the other process agrees on the (frozen) time
     if agent:

@@ -239,9 +239,12 @@ async def test_eight_agents_writing_at_once(make_app, seeded):
 async def test_an_empty_board(tmp_path):
     from loopx_core.board import init_board
 
+    from loopx_core.keys import ephemeral
+
     location = parse_target(str(tmp_path / ".loopx" / "board.db"), "flag")
-    init_board(location, None, HUMAN)[0].close()
-    app = board_app_class()(location, background=False, human=HUMAN)
+    me = ephemeral("tester")
+    init_board(location, None, me, pin=False)[0].close()
+    app = board_app_class()(location, background=False, person=me)
     async with app.run_test(size=(80, 24)) as pilot:
         for key in ("enter", "a", "plus", "g", "r", "shift+right", "down", "left", "v", "slash", "escape", "v"):
             await pilot.press(key)

@@ -120,13 +120,13 @@ async def test_a_gate_answered_elsewhere_leaves_the_queue(make_app, seeded):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("g")
         assert isinstance(app.screen, GateModal)
-        gates.answer(app.store, seeded.gate, "approve", "human:someone-else")
+        gates.answer(app.store, seeded.gate, "approve", seeded.person)  # the person, in another window
         await feed(app)
         await pilot.pause()
         assert not isinstance(app.screen, GateModal)
         assert seeded.gate not in app.model.pending and seeded.gate not in app.gates.queue
         assert any("answered elsewhere" in msg for _, msg in app.notices)
-        assert gate_row(app, seeded.gate).answered_by == "human:someone-else"
+        assert gate_row(app, seeded.gate).answered_by == "human:seed"
 
 
 async def test_a_queued_gate_answered_elsewhere_never_shows(make_app, seeded):
@@ -137,7 +137,7 @@ async def test_a_queued_gate_answered_elsewhere_never_shows(make_app, seeded):
         await feed(app)
         await pilot.pause()
         assert app.gates.queue == [g2.id]
-        gates.answer(app.store, g2.id, "reject", "human:someone-else")
+        gates.answer(app.store, g2.id, "reject", seeded.person)
         await feed(app)
         await pilot.pause()
         assert app.gates.queue == []

@@ -92,15 +92,33 @@ def test_run_demo_starts_agents_and_cleans_up(tmp_path, monkeypatch):
     assert (keep / ".loopx" / "board.db").exists()
 
 
-def test_answers_are_recorded_as_the_human(monkeypatch):
-    from loopx_tui.app import human_actor
+def test_the_board_decides_as_the_person_whose_key_unlocks(seeded, monkeypatch):
+    """The board's one unlock: the person's key, one of the board's people; an
+    agent identity, no key, or a key the board does not know opens it read-only."""
+    from loopx_core import keys
+    from loopx_core.demo.seed import KEY_FILE
+    from loopx_core.people import session_person
+    from loopx_core.store import Store
 
-    monkeypatch.setenv("LOOPX_HUMAN", "ada")
-    assert human_actor() == "human:ada"
-    monkeypatch.delenv("LOOPX_HUMAN")
-    import getpass
-
-    assert human_actor() == f"human:{getpass.getuser()}"
+    store = Store.open(seeded.location)
+    try:
+        monkeypatch.setenv("LOOPX_KEY", str(seeded.root / ".loopx" / KEY_FILE))
+        person, why = session_person(store)
+        assert person.actor == "human:seed" and why is None
+        monkeypatch.setenv("LOOPX_AGENT", "claude-1")
+        person, why = session_person(store)
+        assert person is None and "LOOPX_AGENT" in why
+        monkeypatch.delenv("LOOPX_AGENT")
+        monkeypatch.setenv("LOOPX_HUMAN", "seed")  # a name proves nothing
+        monkeypatch.setenv("LOOPX_KEY", str(seeded.root / "nope.json"))
+        person, why = session_person(store)
+        assert person is None and "no LoopX key" in why
+        stranger = keys.create(seeded.root / "stranger.json", "seed", None)
+        monkeypatch.setenv("LOOPX_KEY", str(stranger.path))
+        person, why = session_person(store)
+        assert person is None and "not one of this board's people" in why
+    finally:
+        store.close()
 
 
 def test_an_artifact_opens_in_the_pager(seeded, monkeypatch):

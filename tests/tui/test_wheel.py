@@ -26,16 +26,18 @@ SCRIPT = textwrap.dedent(
     from loopx_core.board import init_board
     from loopx_core.cards import add_card
     from loopx_core.discovery import parse_target
+    from loopx_core.keys import ephemeral
 
     here = styles_dir()
     assert "site-packages" in str(here) and here.parent == Path(loopx_tui.__file__).parent, here
     location = parse_target(sys.argv[1], "flag")
-    store, _ = init_board(location, "wheel check", "human:ci")
-    add_card(store, {"title": "from the wheel"}, "human:ci")
+    me = ephemeral("ci")
+    store, _ = init_board(location, "wheel check", me, pin=False)
+    add_card(store, {"title": "from the wheel"}, me)
     store.close()
 
     async def main():
-        app = LoopxApp(location, background=False, human="human:ci")
+        app = LoopxApp(location, background=False, person=me)
         async with app.run_test(size=(80, 24)) as pilot:
             await asyncio.wait_for(app.loaded.wait(), 60)
             await pilot.pause()

@@ -39,7 +39,7 @@ def test_the_quick_start_shows_the_human_loop(tmp_path):
     (project / "README.md").write_text("the artifact the quick start reports\n")
     loopx = f"{shlex.quote(sys.executable)} -m loopx_core"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOPX_")}
-    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path / "home"))  # `init` makes the person's key here
     codes: dict[str, int] = {}
     setup, turn, person, after = quickstart_blocks()
     assert not any("--can" in line for line in setup), "the quick start must not pre-approve the scope it asks for"

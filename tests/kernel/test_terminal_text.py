@@ -120,18 +120,19 @@ def test_without_a_board_commands_refuse_instead_of_using_a_hidden_one(tmp_path)
     empty = tmp_path / "empty"
     empty.mkdir()
     data_home = tmp_path / "data"
-    env = {"XDG_DATA_HOME": str(data_home), "HOME": str(tmp_path / "home")}
-    proc = loopx("card", "add", "lost card", cwd=empty, env=env)
+    env = {"XDG_DATA_HOME": str(data_home), "XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path / "home")}
+    drop = ("LOOPX_DB", "LOOPX_AGENT", "LOOPX_NOW", "LOOPX_KEY")  # a real board, made by a person, on the real clock
+    proc = loopx("card", "add", "lost card", cwd=empty, env=env, drop=drop)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "no LoopX board here" in proc.stderr and "loopx init" in proc.stderr
     assert not data_home.exists() or not any(data_home.rglob("board.db"))  # nothing created anywhere
     assert not (empty / ".loopx").exists()
-    where = loopx("where", cwd=empty, env=env)
+    where = loopx("where", cwd=empty, env=env, drop=drop)
     assert where.returncode == 0 and "no LoopX board here" in where.stdout
     # A user board made on purpose is still found (platformdirs honours XDG_DATA_HOME on Linux).
-    made = loopx("--db", str(data_home / "loopx" / "board.db"), "init", cwd=empty, env=env)
+    made = loopx("--db", str(data_home / "loopx" / "board.db"), "init", cwd=empty, env=env, drop=drop)
     assert made.returncode == 0, made.stderr
-    listed = loopx("--json", "where", cwd=empty, env=env)
+    listed = loopx("--json", "where", cwd=empty, env=env, drop=drop)
     assert json.loads(listed.stdout)["board"]["source"] == "user", listed.stdout
 
 
@@ -139,7 +140,7 @@ def test_init_keeps_the_board_folder_out_of_git(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    proc = loopx("init", "--objective", "x", cwd=project)
+    proc = loopx("init", "--objective", "x", cwd=project, env={"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path / "home")}, drop=("LOOPX_DB", "LOOPX_AGENT", "LOOPX_NOW", "LOOPX_KEY"))
     assert proc.returncode == 0, proc.stderr
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True, check=True)
     assert ".loopx" not in status.stdout

@@ -12,6 +12,7 @@ import threading
 from rich.cells import cell_len
 from textual import events
 
+from loopx_core import cards as card_ops
 from loopx_core import gates
 from loopx_core.store import Store
 from loopx_core.text import terminal_safe
@@ -21,7 +22,7 @@ from loopx_tui.screens.board import BoardScreen
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.widgets.card import CardWidget
 
-from .conftest import HUMAN, feed, loopx
+from .conftest import feed, loopx
 
 HOSTILE = "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil \u200bzw \U0001F469\u200d\U0001F4BB \u3164x" + "q" + "\u0301" * 12
 
@@ -185,11 +186,14 @@ async def test_a_board_with_one_card_says_one_card_and_a_scoped_gate_is_a_permis
     from loopx_core.cards import add_card
     from loopx_core.discovery import parse_target
 
+    from loopx_core.keys import ephemeral
+
     location = parse_target(str(tmp_path / "one" / ".loopx" / "board.db"), "flag")
-    store, _ = init_board(location, "one", HUMAN)
-    add_card(store, {"title": "only"}, HUMAN)
+    me = ephemeral("tester")
+    store, _ = init_board(location, "one", me, pin=False)
+    add_card(store, {"title": "only"}, me)
     store.close()
-    app = make_app(location)
+    app = make_app(location, person=me)
     async with app.run_test(size=(100, 30)):
         header = str(app.board_screen.query_one("#board-header").render())
         assert " 1 card " in header + " " and "1 cards" not in header
@@ -419,12 +423,15 @@ async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_ap
     from loopx_core.discovery import parse_target
     from loopx_tui.state import COLUMN_LIMIT
 
+    from loopx_core.keys import ephemeral
+
     location = parse_target(str(tmp_path / "long" / ".loopx" / "board.db"), "flag")
-    store, _ = init_board(location, "long", HUMAN)
+    me = ephemeral("tester")
+    store, _ = init_board(location, "long", me, pin=False)
     for i in range(30):
-        add_card(store, {"title": f"card {i}"}, HUMAN)
+        add_card(store, {"title": f"card {i}"}, me)
     store.close()
-    app = make_app(location)
+    app = make_app(location, person=me)
     async with app.run_test(size=(100, 40)) as pilot:
         ready = app.board_screen.board.column("ready")
         assert len(ready.widgets) == COLUMN_LIMIT and ready.total == 30
@@ -435,3 +442,31 @@ async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_ap
         await pilot.pause()
         assert len(ready.widgets) > COLUMN_LIMIT
         assert app.focused.card.id == ready.card_ids()[COLUMN_LIMIT]
+
+
+async def test_a_read_only_board_refuses_every_human_action_and_says_so(make_app, seeded):
+    """Started with LOOPX_AGENT (or without an unlocked key): HumanActions, the one
+    place every human action goes through, refuses them all; the header says why."""
+    def statuses():
+        store = Store.open(seeded.location)
+        try:
+            return [c.status for c in card_ops.list_cards(store)]
+        finally:
+            store.close()
+
+    before = await asyncio.to_thread(statuses)
+    app = make_app(person=None, read_only="started with LOOPX_AGENT=claude-1: an agent cannot decide")
+    async with app.run_test(size=(140, 36)) as pilot:
+        assert "an agent cannot decide" in str(app.board_screen.query_one("#board-header").render())
+        assert app.board_screen.focus_card_widget(9)
+        await pilot.press("r")
+        await pilot.press("g")
+        await app.reads_idle()
+        await pilot.pause()
+        await pilot.press("y")
+        await app.ops_idle()
+        await pilot.pause()
+        refusals = [m for sev, m in app.notices if sev == "error"]
+        assert any("move LX-9" in m and "read-only" in m for m in refusals)
+        assert any("answer G-" in m and "read-only" in m for m in refusals)
+    assert await asyncio.to_thread(statuses) == before

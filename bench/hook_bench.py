@@ -7,7 +7,7 @@ Prints the cold-process median of `loopx hook claude-code pre-tool-use` for
 - the same dangerous call once a human approved the gate (allowed),
 each as a ratio to the floor: a bare python process that opens the SQLite board
 and runs one query. Runs are interleaved so machine noise hits all alike.
-Target: median <= 2.5x the floor.
+Target: the allow path (a safe call) <= 2x the floor.
 
 Usage: python bench/hook_bench.py [--runs N]
 """
@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import person_env
 
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
@@ -65,7 +67,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        env = dict(compiled_env(), LOOPX_HUMAN="bench")
+        env = person_env(folder)
         env.pop("LOOPX_AGENT", None)
         env.pop("LOOPX_DB", None)
         run = lambda *a, **kw: subprocess.run(LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True, **kw)
@@ -98,7 +100,7 @@ def main() -> int:
             "dangerous (gate pending: deny)": (hook, hook_env, danger, b'"deny"'),
         }, args.runs)
         gate_env = dict(env)
-        subprocess.run(["script", "-qc", " ".join(LOOPX + ["gate", "answer", "G-1", "approve"]), "/dev/null"], env=gate_env, cwd=folder, check=False, capture_output=True)
+        subprocess.run(LOOPX + ["gate", "answer", "G-1", "approve"], env=gate_env, cwd=folder, check=False, capture_output=True)
         approved_ok = b'"allow"' in subprocess.run(hook, env=hook_env, cwd=folder, input=danger, capture_output=True).stdout
         approved = rounds({
             "floor": (floor, env, None, None),
@@ -107,10 +109,10 @@ def main() -> int:
         print(f"floor (python + sqlite open + one query): {pending['floor']:.1f} ms median of {args.runs}")
         for name, ms in pending.items():
             if name != "floor":
-                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= 2.5x)")
+                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= 2x)")
         for name, ms in approved.items():
             if name != "floor":
-                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2.5x)")
+                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2x)")
         if not approved_ok:
             print("(approved case skipped: `script` is needed to answer the gate from a pseudo-terminal)")
     return 0

@@ -7,14 +7,13 @@ Prints, for this machine:
 - 8 concurrent agent processes draining 24 cards: wall time, throughput, errors.
 
 Usage: python bench/run.py [--runs N] [--agents 8] [--cards 24] [--db URL]
-Then runs the other benches in this folder that exist (tui, watch, hook) unless --kernel-only.
+Then runs the other benches in this folder that exist (hook, hook worst case, mcp, watch, tui) unless --kernel-only.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -22,23 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import floor_argv, person_env
+
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
 _script = Path(sys.executable).with_name("loopx")
 if _script.exists():
     LOOPX = [str(_script)]  # what agents actually run: the console script
-
-
-def compiled_env() -> dict:
-    """An installed LoopX runs from .pyc files (pip compiles them). Do the same
-    here, and let Python read them even where PYTHONDONTWRITEBYTECODE is set,
-    so the figures are what an agent on a real install pays."""
-    import compileall
-
-    compileall.compile_dir(str(HERE.parent / "loopx_core"), quiet=1)
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
 
 
 def timed(argv, env, cwd) -> tuple[float, int]:
@@ -48,7 +37,7 @@ def timed(argv, env, cwd) -> tuple[float, int]:
 
 
 def setup_board(folder: Path, db: str | None, cards: int) -> dict:
-    env = dict(compiled_env(), LOOPX_HUMAN="bench")
+    env = person_env(folder)
     env.pop("LOOPX_AGENT", None)
     env["LOOPX_DB"] = db or str(folder / ".loopx" / "board.db")
     run = lambda *a: subprocess.run(LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True)
@@ -65,14 +54,7 @@ def per_turn(runs: int, db: str | None) -> dict:
         env = setup_board(folder, db, 0)
         subprocess.run(LOOPX + ["card", "add", "bench card"], env=env, cwd=folder, check=True, capture_output=True)
         subprocess.run(LOOPX + ["next", "--agent", "solo", "--claim"], env=env, cwd=folder, check=True, capture_output=True)
-        floor_db = folder / "floor.db"
-        import sqlite3
-
-        con = sqlite3.connect(floor_db)
-        con.execute("create table t (x integer)")
-        con.commit()
-        con.close()
-        floor = [sys.executable, "-c", f"import sqlite3\nc=sqlite3.connect({str(floor_db)!r})\nc.execute('insert into t values (1)')\nc.commit()"]
+        floor = floor_argv(folder)
         times: dict[str, list[float]] = {"floor": [], "next": [], "writeback": []}
         errors = 0
         for i in range(runs + 2):
@@ -167,7 +149,7 @@ def main() -> int:
     print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
     if args.kernel_only:
         return 0
-    for name in ("pg_bench.py", "hook_bench.py", "watch_bench.py", "tui_bench.py"):
+    for name in ("pg_bench.py", "hook_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py"):
         path = HERE / name
         if path.exists():
             print(f"\n== {name} ==", flush=True)

@@ -29,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 
+from common import person_env
+
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
 _script = Path(sys.executable).with_name("loopx")
@@ -47,7 +49,7 @@ def compiled_env() -> dict:
 
 
 def setup(folder: Path) -> tuple[dict, Path]:
-    env = dict(compiled_env(), LOOPX_HUMAN="bench", LOOPX_DB=str(folder / ".loopx" / "board.db"))
+    env = dict(person_env(folder), LOOPX_DB=str(folder / ".loopx" / "board.db"))
     run = lambda *a, agent=None: subprocess.run(LOOPX + list(a), env=dict(env, **({"LOOPX_AGENT": agent} if agent else {})), cwd=folder, check=True, capture_output=True)
     run("init")
     (folder / "out").mkdir()

@@ -5,15 +5,19 @@ from __future__ import annotations
 import os
 
 from . import clock, events
-from .errors import InvalidInput
+from .errors import Forbidden, InvalidInput
 from .models import Agent, Evidence
 from .orm import peewee as pw
 from .rows import agent_row, agent_view
 from .values import AgentView
 
 
-def add_agent(store, data: dict, actor: str) -> tuple[AgentView, bool]:
-    """Register (or update) an agent. Returns the agent and whether anything changed."""
+def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
+    """Register (or update) an agent — a person's decision, signed with their key
+    (``person``: a ``keys.Person``); its scopes count only through that signed
+    event (authority.py). Returns the agent and whether anything changed."""
+    if not hasattr(person, "sign"):
+        raise Forbidden("only a person can register agents or change their scopes", "a person runs `loopx agent add` with their key")
     if (data.get("tokens") is None) != (data.get("window") is None):
         raise InvalidInput("--tokens and --window go together", "e.g. `--tokens 2000000 --window 5h`")
     watch = [os.path.abspath(os.path.expanduser(w)) for w in data.get("watch") or []]
@@ -30,14 +34,15 @@ def add_agent(store, data: dict, actor: str) -> tuple[AgentView, bool]:
         row = Agent.get_or_none(Agent.id == data["id"])
         if row is None:
             row = Agent.create(id=data["id"], created_at=now, **fields)
-            events.emit(actor, "agent_added", None, agent=row.id, **fields)
+            row.decided_seq = events.emit(person, "agent_added", None, agent=row.id, **fields)
+            row.save()
             return agent_view(row), True
-        if all(getattr(row, k) == v for k, v in fields.items()):
+        if all(getattr(row, k) == v for k, v in fields.items()) and row.decided_seq is not None:
             return agent_view(row), False
         for key, value in fields.items():
             setattr(row, key, value)
+        row.decided_seq = events.emit(person, "agent_updated", None, agent=row.id, **fields)
         row.save()
-        events.emit(actor, "agent_updated", None, agent=row.id, **fields)
         return agent_view(row), True
 
     return store.run(body)

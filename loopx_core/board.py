@@ -4,19 +4,27 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import clock, events, reaper
+from . import clock, events, people, reaper
 from .discovery import BoardLocation
 from .models import Agent, Card, Evidence, Gate, Handoff, Observed, Setting
 from .rows import agent_view, card_views, evidence_view, gate_view, handoff_view, observed_view
 from .store import Store
+from .verify import export_chain
 from .values import AgentView, CardView, EventView, EvidenceView, GateView
 
 
-def init_board(location: BoardLocation, objective: str | None, actor: str) -> tuple[Store, bool]:
-    """Create the board if needed. Returns (store, created)."""
-    store = Store.open(location, create=True)
+def init_board(location: BoardLocation, objective: str | None, person, *, test_board: bool = False, pin: bool = True) -> tuple[Store, bool]:
+    """Create the board if needed, its first person being ``person`` (a
+    ``keys.Person``: they sign their own entry, and this machine pins their key
+    as the board's root). On an existing board ``person`` must be one of its
+    people. Returns (store, created)."""
+    store = Store.open(location, create=True, frozen_ok=test_board)
     created = store.created
-    if objective is not None or created:
+    if created and location.source == "init":
+        ignore_board_folder(location)
+    store.run(lambda: None if people.has_people(store) else people.add_root(store, person))
+    me = people.member(store, person)
+    if objective is not None or created or (test_board and store.signed_setting("test_clock") != "on"):
 
         def body():
             if objective is not None:
@@ -24,10 +32,27 @@ def init_board(location: BoardLocation, objective: str | None, actor: str) -> tu
             root = location.project_root
             if root is not None:
                 store.put_setting("project_root", str(root))
-            events.emit(actor, "board_created" if created else "board_updated", None, objective=objective, path=location.describe())
+            events.emit(me, "board_created" if created else "board_updated", None, objective=objective, path=location.describe(), test_board=test_board or None)
+            if test_board:
+                store.put_signed_setting("test_clock", "on", me)
 
         store.run(body)
+    if pin:  # (not for throwaway seeded and demo boards)
+        people.pin_root(store)
     return store, created
+
+
+def ignore_board_folder(location: BoardLocation) -> None:
+    """``.loopx/`` holds the board's database and inbox, never source: a
+    ``.gitignore`` inside it keeps it out of git without touching the project's own."""
+    if location.path is None or location.path.parent.name != ".loopx":
+        return
+    ignore = location.path.parent / ".gitignore"
+    if not ignore.exists():
+        try:
+            ignore.write_text("# Written by `loopx init`: the board's database and inbox stay out of git.\n*\n")
+        except OSError:
+            pass  # a read-only folder: the board still works
 
 
 def board_cards(store: Store) -> list[CardView]:
@@ -58,6 +83,7 @@ def export(store: Store) -> dict:
             "observed": [observed_view(o).to_json() for o in Observed.select().order_by(Observed.id)],
             "handoffs": [handoff_view(h).to_json() for h in Handoff.select().order_by(Handoff.id)],
             "events": [e.to_json() for e in events.since(0)],
+            "chain": export_chain(store),  # raw rows: `loopx verify --file` checks a copy anywhere
         }
 
 
@@ -76,9 +102,10 @@ class BoardSnapshot(NamedTuple):
     project_root: str | None
 
 
-def board_snapshot(store: Store) -> BoardSnapshot:
-    """The whole board in one read transaction: cards, agents, pending gates and the seq."""
-    if reaper.has_due():
+def board_snapshot(store: Store, *, reap: bool = True) -> BoardSnapshot:
+    """The whole board in one read transaction: cards, agents, pending gates and the seq.
+    ``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    if reap and reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
         seq = store.max_seq()

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from . import clock, events, ids, reaper
-from .errors import Conflict, InvalidInput, NotFound
+from . import clock, events, ids, leases, quota, reaper
+from .errors import Conflict, Forbidden, InvalidInput, NotFound
 from .handoffs import open_handoff
 from .models import Card, Dependency, Evidence, Gate, Handoff, Observed
+from .quota import over_budget
 from .reaper import clear_lease, load_card, withdraw_pending
 from .rows import agent_row, card_row, card_view, card_views, evidence_view, gate_view, handoff_view, observed_view, touch
 from .values import CardDetail, CardView
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
 LEASED = ("active", "waiting", "monitoring", "paused")
+
+
+def _person_only(actor, what: str) -> None:
+    if not hasattr(actor, "sign"):
+        raise Forbidden(f"only a person can {what}", "a person does this from the board or their own terminal with their key", code="person_only")
 
 
 def open_deps(card_id: int) -> list[int]:
@@ -21,7 +27,10 @@ def open_deps(card_id: int) -> list[int]:
     ]
 
 
-def add_card(store, data: dict, actor: str) -> CardView:
+def add_card(store, data: dict, actor) -> CardView:
+    """``actor``: an agent's actor string, or a person (``keys.Person``), whose
+    signed ``card_added`` then also fixes the card's budget (quota.enforce_signed)."""
+
     def body():
         now = clock.now()
         for dep in data.get("after") or []:
@@ -49,7 +58,14 @@ def add_card(store, data: dict, actor: str) -> CardView:
         )
         for dep in sorted(set(data.get("after") or [])):
             Dependency.create(card=card.id, after=dep)
-        events.emit(actor, "card_added", card.id, title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee)
+        seq = events.emit(
+            actor, "card_added", card.id,
+            title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
+            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd,
+        )
+        if hasattr(actor, "sign"):
+            card.budget_seq = seq
+            card.save()
         return card_view(card)
 
     return store.run(body)
@@ -59,9 +75,10 @@ def _refuse(card: Card, to: str, why: str, hint: str = "") -> Conflict:
     return Conflict(f"cannot move {ids.fmt(ids.CARD, card.id)} from {card.status} to {to}: {why}", hint, code="illegal_move", data={"card": card_view(card).to_json()})
 
 
-def move_card(store, card_id: int, to: str, actor: str) -> CardView:
-    """A person's move to backlog, ready or cancelled; every other status is
-    reached only through the agents' operators."""
+def move_card(store, card_id: int, to: str, actor) -> CardView:
+    """A person's move to backlog, ready or cancelled (``actor``: a ``keys.Person``,
+    whose key signs it); every other status is reached only through the agents' operators."""
+    _person_only(actor, "move cards")
     if to not in HUMAN_MOVES:
         raise InvalidInput(f"cannot move a card to {to!r} by hand", f"use one of: {', '.join(HUMAN_MOVES)}")
 
@@ -83,7 +100,7 @@ def move_card(store, card_id: int, to: str, actor: str) -> CardView:
             blocking = open_deps(card.id)
             if blocking:
                 raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
-            if frm == "paused" and card.paused_reason == "budget" and over_budget(card):
+            if over_budget(card):  # whatever it was: an exhausted card is never made claimable
                 raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
         revoked = card.lease_holder
         withdraw_pending(card, now, f"moved to {to} by {actor}")
@@ -99,9 +116,11 @@ def move_card(store, card_id: int, to: str, actor: str) -> CardView:
     return store.run(body)
 
 
-def assign_card(store, card_id: int, to: str | None, actor: str, summary: str | None = None) -> CardView:
-    """Give a card to an agent. A card someone holds is reassigned with a handoff
-    packet built from its state; the old lease is revoked. ``to=None`` unassigns."""
+def assign_card(store, card_id: int, to: str | None, actor, summary: str | None = None) -> CardView:
+    """A person gives a card to an agent (``actor``: a ``keys.Person``). A card
+    someone holds is reassigned with a handoff packet built from its state; the
+    old lease is revoked. ``to=None`` unassigns."""
+    _person_only(actor, "reassign cards")
 
     def body():
         now = clock.now()
@@ -126,8 +145,10 @@ def assign_card(store, card_id: int, to: str | None, actor: str, summary: str | 
             clear_lease(card)
             card.status = "ready" if not open_deps(card.id) else "blocked"
             card.assignee = card.handoff_to = card.paused_reason = None
-            touch(card, now)
             events.emit(actor, "card_unassigned", card.id, revoked=holder)
+            if card.status == "ready":
+                quota.hold(card)  # an exhausted card goes back to the pool paused
+            touch(card, now)
         else:
             previous = card.assignee
             card.assignee = to
@@ -143,15 +164,24 @@ def _last_summary(card_id: int) -> str | None:
     return row.summary if row else None
 
 
-def over_budget(card: Card) -> bool:
-    return (
-        (card.max_turns is not None and card.used_turns >= card.max_turns)
-        or (card.max_tokens is not None and card.used_tokens >= card.max_tokens)
-        or (card.max_usd is not None and card.used_usd >= card.max_usd - 1e-9)
-    )
+def _resume_status(card: Card, now: float) -> str:
+    """Where a paused card goes once its budget allows: ``waiting`` while a gate
+    is pending, ``active`` for its holder, else back to ``ready``."""
+    if card.lease_holder is None:
+        card.status = "ready"
+    elif Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
+        card.status, card.lease_expires = "waiting", None  # a lease does not run out while a human decides
+    else:
+        card.status = "active"
+        leases.renew(card, now)
+    return card.status
 
 
-def budget_card(store, card_id: int, data: dict, actor: str) -> CardView:
+def budget_card(store, card_id: int, data: dict, actor) -> CardView:
+    """A person raises a card's budget (``actor``: a ``keys.Person``); the signed
+    event carries the resulting limits, which the kernel holds the card to."""
+    if not hasattr(actor, "sign"):
+        raise Forbidden("only a person can change a budget", "a person runs `loopx card budget` with their key, or presses + on the board")
     if not any(data.get(k) for k in ("add_turns", "add_tokens", "add_usd")):
         raise InvalidInput("nothing to add", "give at least one of --add-turns N, --add-tokens N, --add-usd X")
 
@@ -166,12 +196,14 @@ def budget_card(store, card_id: int, data: dict, actor: str) -> CardView:
             card.max_usd = round((card.max_usd if card.max_usd is not None else card.used_usd) + data["add_usd"], 6)
         resumed = None
         if card.status == "paused" and not over_budget(card):
-            card.status = "active" if card.lease_holder else "ready"
-            if card.lease_holder:
-                card.lease_expires = now + (card.lease_seconds or 1800)
-            resumed, card.paused_reason, card.stalls = card.status, None, 0
+            resumed, card.paused_reason, card.stalls = _resume_status(card, now), None, 0
         touch(card, now)
-        events.emit(actor, "budget_raised", card.id, add_turns=data.get("add_turns"), add_tokens=data.get("add_tokens"), add_usd=data.get("add_usd"), resumed=resumed)
+        card.budget_seq = events.emit(
+            actor, "budget_raised", card.id,
+            add_turns=data.get("add_turns"), add_tokens=data.get("add_tokens"), add_usd=data.get("add_usd"), resumed=resumed,
+            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd,
+        )
+        card.save()
         return card_view(card)
 
     return store.run(body)
@@ -199,8 +231,10 @@ def show_card(store, card_id: int) -> CardView:
         return card_view(card_row(card_id))
 
 
-def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500) -> CardDetail:
-    _reap_if_due(store)
+def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
+    """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    if reap:
+        _reap_if_due(store)
     with store.read():
         card = card_row(card_id)
         evidence = Evidence.select().where(Evidence.card == card_id).order_by(Evidence.id.desc()).limit(evidence_limit)

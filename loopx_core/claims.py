@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from . import authority, clock, events, ids, leases, reaper
+from . import authority, clock, events, holding, ids, leases, quota, reaper
 from .agents import window_state
 from .errors import Conflict, Forbidden
 from .gates import open_gate
@@ -28,36 +28,51 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     touch(card, now)
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
+    rules = authority.Authority.of(store) if card.needs else None
     for scope in card.needs or []:
-        if authority.allowed(scope, agent.capabilities, agent.id, card.id, card.lease_token, now) is None:
+        if rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
             gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
             first_gate = first_gate or gate
+    if quota.hold(card):  # an exhausted card is claimed paused: its holder's `next` says so
+        touch(card, now)
     return first_gate
+
+
+def _taken(card: Card, gate: Gate | None, reason: str) -> NextResult:
+    view = card_view(card)
+    if card.status == "paused":
+        return NextResult("paused", card=view, reason=card.paused_reason, claimed=True)
+    if gate is not None:
+        return NextResult("wait", card=view, gate=gate_view(gate), reason="permission needed", claimed=True)
+    return NextResult("work", card=view, reason=reason, claimed=True)
 
 
 def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -> NextResult:
     def body():
         now = clock.now()
         agent_obj = agent_row(agent)
+        quota.require_window(agent_obj, now)
         card = load_card(card_id)
         key = ids.fmt(ids.CARD, card_id)
         if card.lease_holder == agent and card.status in ("active", "waiting"):
             return _resume(card, "already yours")
         if card.status != "ready":
+            blocked = reaper.gate_blocked(card)
+            if blocked is not None:
+                raise blocked
             if card.lease_holder:
                 why = f"{key} is {card.status}, {leases.describe_holder(card)}"
             elif card.status == "blocked":
                 why = f"{key} is blocked ({card.blocked_reason})"
             else:
                 why = f"{key} is {card.status}"
-            raise Conflict(why, f"pick another card: `loopx next --agent {agent} --claim`", code="not_ready", data={"card": card_view(card).to_json()})
+            hint = f"pick another card: `loopx next --agent {agent} --claim`"
+            if card.status == "paused":
+                why, hint = f"{key} is paused ({card.paused_reason})", f"{quota.budget_hint(card.id)}; meanwhile {hint}"
+            raise Conflict(why, hint, code="not_ready", data={"card": card_view(card).to_json()})
         if card.assignee and card.assignee != agent:
             raise Forbidden(f"{key} is assigned to {card.assignee}", f"a human can reassign it: `loopx card assign {key} --to {agent}`")
-        gate = _take(store, card, agent_obj, lease_seconds, now)
-        view = card_view(card)
-        if gate is not None:
-            return NextResult("wait", card=view, gate=gate_view(gate), reason="permission needed", claimed=True)
-        return NextResult("work", card=view, claimed=True)
+        return _taken(card, _take(store, card, agent_obj, lease_seconds, now), None)
 
     return store.run(body)
 
@@ -80,31 +95,26 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         if wake_at is not None:
             return NextResult("paused", wake_at=wake_at, reason="token_window")
         reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
-        held = list(
-            locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(("active", "waiting", "monitoring", "paused"))).order_by(Card.priority, Card.id))
-        )
-        by_status: dict[str, list[Card]] = {}
-        for card in held:
-            by_status.setdefault(card.status, []).append(card)
-        # Work the agent can do now comes before work that waits on someone.
-        if "active" in by_status:
-            card = by_status["active"][0]
+        held = list(locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(holding.HELD))))
+        card = holding.choose(held, now)  # work the agent can do now comes before work that waits on someone
+        rank = holding.rank(card.status, card.monitor_due, now) if card is not None else holding.NOT_HELD
+        if rank == holding.ACTIVE:
             leases.renew(card, now)
             touch(card, now)
             return NextResult("work", card=card_view(card), reason="resume")
-        due = [c for c in by_status.get("monitoring", []) if c.monitor_due is not None and c.monitor_due <= now]
-        if due:
-            card = due[0]
+        if rank == holding.DUE:
             card.status = "active"
             card.monitor_due = None
             leases.renew(card, now)
-            touch(card, now)
             events.emit("system", "monitor_due", card.id, agent=agent)
+            held_back = quota.hold(card)
+            touch(card, now)
+            if held_back:
+                return NextResult("paused", card=card_view(card), reason=card.paused_reason)
             return NextResult("work", card=card_view(card), reason="monitor_due")
-        if "waiting" in by_status:
-            return _resume(by_status["waiting"][0], "waiting")
-        if "paused" in by_status:
-            card = by_status["paused"][0]
+        if rank == holding.WAITING:
+            return _resume(card, "waiting")
+        if rank == holding.PAUSED:
             return NextResult("paused", card=card_view(card), reason=card.paused_reason)
         offered = locked(Card.select().where((Card.status == "handoff") & (Card.handoff_to == agent)).order_by(Card.priority, Card.id)).first()
         if offered is not None:
@@ -118,16 +128,28 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             ).first()
             if candidate is not None:
                 candidate = reaper.reap_card(candidate, now)
-                gate = _take(store, candidate, agent_obj, lease_seconds, now)
-                view = card_view(candidate)
-                if gate is not None:
-                    return NextResult("wait", card=view, gate=gate_view(gate), reason="permission needed", claimed=True)
-                return NextResult("work", card=view, reason="claimed", claimed=True)
-        monitoring = [c.monitor_due for c in by_status.get("monitoring", []) if c.monitor_due]
+                return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
+        monitoring = [c.monitor_due for c in held if c.status == "monitoring" and c.monitor_due]
         reason = "no ready card" if claim else "nothing held; add --claim to take the best ready card"
-        return NextResult("idle", wake_at=min(monitoring) if monitoring else None, reason=reason)
+        wake_at = min(monitoring) if monitoring else None
+        refused = _last_refusal(agent)
+        if refused is not None:  # say why the agent holds nothing: its last ask was refused
+            card, gate = refused
+            return NextResult("idle", card=card_view(card), gate=gate_view(gate), wake_at=wake_at, reason=f"{ids.fmt(ids.GATE, gate.id)} {gate.status}; {reason}")
+        return NextResult("idle", wake_at=wake_at, reason=reason)
 
     return store.run(body)
+
+
+def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
+    """The agent's latest rejected (or expired) gate, while its card is still blocked by it."""
+    gate = Gate.select().where((Gate.agent == agent) & Gate.status.in_(("rejected", "expired"))).order_by(Gate.answered_at.desc(), Gate.id.desc()).first()
+    if gate is None:
+        return None
+    card = Card.get_or_none(Card.id == gate.card_id)
+    if card is None or card.status != "blocked" or ids.fmt(ids.GATE, gate.id) not in (card.blocked_reason or ""):
+        return None
+    return card, gate
 
 
 def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
@@ -151,8 +173,9 @@ def release_card(card: Card, actor: str, now: float) -> None:
     clear_lease(card)
     card.status = "ready"
     card.monitor_due = None
-    touch(card, now)
     events.emit(actor, "released", card.id, token=token)
+    quota.hold(card)
+    touch(card, now)
 
 
 def release(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:

@@ -10,15 +10,36 @@ from typing import Callable
 
 _override: Callable[[], float] | None = None
 
+# What LoopX records: 2000-01-01 … 2100-01-01. A time outside is refused before
+# anything is written (one such event once made every later read fail).
+EARLIEST, LATEST = 946_684_800.0, 4_102_444_800.0
+
+
+def in_range(ts: float) -> bool:
+    return EARLIEST <= ts <= LATEST
+
+
+def frozen_by_env() -> bool:
+    """``LOOPX_NOW`` is set: ``Store.open`` honours it only on a test board."""
+    return bool(os.environ.get("LOOPX_NOW"))
+
 
 def _from_env() -> float | None:
     raw = os.environ.get("LOOPX_NOW")
     if not raw:
         return None
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
-        return parse_iso(raw)
+        try:
+            value = parse_iso(raw)
+        except (ValueError, OverflowError):
+            value = float("nan")
+    if not in_range(value):
+        from .errors import UsageError
+
+        raise UsageError(f"LOOPX_NOW={raw[:40]!r} is not a time LoopX can record", "give epoch seconds or ISO-8601 between 2000 and 2100", code="bad_time")
+    return value
 
 
 def now() -> float:
@@ -42,7 +63,10 @@ def freeze(at: float) -> None:
 def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):  # a stored time out of range: show it, never fail the read
+        return f"invalid-time:{ts!r}"
 
 
 def parse_iso(text: str) -> float:

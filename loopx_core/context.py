@@ -35,12 +35,13 @@ def build(store: Store, card_id: int) -> dict:
         "lease": card.lease.to_json() if card.lease else None,
         "quota": card.quota.to_json(),
         "paused_reason": card.paused_reason,
+        "blocked_reason": card.blocked_reason,
         "next": card.next_action,
         "todos": [t.to_json() for t in open_todos[:TODOS_SHOWN]],
         "todos_more": max(0, len(open_todos) - TODOS_SHOWN),
         "todos_done": sum(1 for t in card.todos if t.done),
         "evidence": [
-            {"summary": _clip(e.summary, 400), "agent": e.agent, "at": clock.iso(e.created_at), "artifacts": [a.path for a in e.artifacts][:8]}
+            {"summary": _clip(e.summary, 400), "agent": e.agent, "at": clock.iso(e.created_at), "artifacts": [a.path for a in e.artifacts][:8], **({"unverified": True} if e.unverified else {})}
             for e in reported
         ],
         "gates": [
@@ -90,7 +91,8 @@ def to_markdown(ctx: dict) -> str:
         lines += ["", "## Last evidence"]
         for e in ctx["evidence"]:
             arts = f" — artifacts: {', '.join(e['artifacts'])}" if e["artifacts"] else ""
-            lines.append(f"- {e['at']} {e['agent']}: {e['summary']}{arts}")
+            who = f"{e['agent']} (unverified: from the inbox)" if e.get("unverified") else e["agent"]
+            lines.append(f"- {e['at']} {who}: {e['summary']}{arts}")
     if ctx["gates"]:
         lines += ["", "## Gates"]
         for g in ctx["gates"]:
@@ -117,4 +119,6 @@ def _turn_hint(ctx: dict) -> str:
         return f"wait for the human: `loopx gate status {pending[0] if pending else 'G-…'}`"
     if status == "paused":
         return "paused — a human must raise the budget; stop here"
+    if status == "blocked":
+        return f"blocked ({ctx.get('blocked_reason') or 'see the card'}) — do not work on it; only a person puts it back (`loopx card move {key} --to ready`)"
     return f"do the next action, then `loopx writeback {key} --summary \"…\" [--artifact PATH] [--next \"…\"]`; finish with `loopx done {key} --summary \"…\"`"

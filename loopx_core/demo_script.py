@@ -36,14 +36,17 @@ def run_script(keep: str | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "src").mkdir(exist_ok=True)
     (folder / "src" / "login.html").write_text("<form id='login'>…</form>\n")
-    env = dict(os.environ, LOOPX_DB=str(folder / ".loopx" / "board.db"), LOOPX_HUMAN="you")
+    from .demo.runner import KEY_FILE, demo_person
+
+    person = demo_person(folder)  # the demo's throwaway key: its person is "you"
+    env = dict(os.environ, LOOPX_DB=str(folder / ".loopx" / "board.db"), LOOPX_KEY=str(folder / ".loopx" / KEY_FILE), XDG_CONFIG_HOME=str(folder / ".config"))
     env.pop("LOOPX_AGENT", None)
     print(f"LoopX demo — a throwaway board in {folder}\n")
     for title, command, _ in STEPS:
         if title:
             print(f"\n## {title}")
         if command.startswith("@approve"):
-            _approve(env, command.split()[1])
+            _approve(env, command.split()[1], person)
             continue
         argv = shlex.split(command)
         print(f"$ {command}")
@@ -57,7 +60,7 @@ def run_script(keep: str | None = None) -> int:
     return 0
 
 
-def _approve(env: dict, gate: str) -> None:
+def _approve(env: dict, gate: str, person) -> None:
     """What the board does when you press y: the gate operator, as a human."""
     from . import ids
     from .discovery import parse_target
@@ -66,7 +69,7 @@ def _approve(env: dict, gate: str) -> None:
 
     store = Store.open(parse_target(env["LOOPX_DB"], "flag"))
     try:
-        g, card = answer(store, ids.parse(ids.GATE, gate), "approve", "human:you", note="looks good")
+        g, card = answer(store, ids.parse(ids.GATE, gate), "approve", person, note="looks good")
     finally:
         store.close()
     print(f"  you pressed y: {g.key} {g.status} by {g.answered_by}; {card.key} is {card.status}")

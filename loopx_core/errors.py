@@ -13,6 +13,7 @@ REJECTED = 7
 PAUSED = 8
 NOTHING = 9
 FORBIDDEN = 10
+ALTERED = 11  # loopx verify: the history was altered
 
 
 class LoopxError(Exception):

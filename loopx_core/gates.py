@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import authority, clock, events, ids, leases, reaper
+from . import authority, clock, events, ids, leases, quota, reaper
 from .errors import Conflict, Forbidden, InvalidInput, NotFound
 from .models import Card, Gate, Grant
-from .reaper import clear_lease, load_card, withdraw_pending
+from .reaper import load_card
 from .rows import agent_row, card_view, gate_view, locked, touch
 from .values import CardView, GateView
 
@@ -52,16 +52,17 @@ def ask(store, card_id: int, agent: str, data: dict, lease_token: int | None = N
 
     def body():
         now = clock.now()
-        agent_obj = agent_row(agent)
+        agent_row(agent)
         card = load_card(card_id)
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
         scope = data.get("scope")
         if scope:
-            by = authority.allowed(scope, agent_obj.capabilities, agent, card.id, card.lease_token, now)
+            by = authority.Authority.of(store).allowed(scope, agent, card.id, card.lease_token, now)
             if by is not None:
                 by = f"capability:{agent}" if by == "capability" else by
                 return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
-        gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), "question", now)
+        kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
+        gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now)
         return gate_view(gate), card_view(card), created
 
     return store.run(body)
@@ -74,16 +75,35 @@ def gate_row(gate_id: int) -> Gate:
     return row
 
 
+def forged(store, gate: Gate) -> str | None:
+    """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
+    if gate.status != "approved":
+        return None
+    rules = authority.Authority.of(store)
+    if rules.approval_holds(gate.id, gate.card_id, gate.agent, gate.scope, gate.answered_by, gate.answer_seq, gate.lease_token, clock.now()):
+        return None
+    return f"recorded as approved by {gate.answered_by or 'nobody'}, but no valid signed decision of a person says so"
+
+
+def checked_view(store, gate: Gate) -> GateView:
+    """The gate as its people decided it: an approval no signature backs reads as pending."""
+    why = forged(store, gate)
+    view = gate_view(gate)
+    if why is None:
+        return view
+    return view._replace(status="pending", answer=None, answered_by=None, answered_at=None, forged=why)
+
+
 def status(store, gate_id: int) -> GateView:
     def body():
         gate = gate_row(gate_id)
         reaper.reap_card(gate.card)  # fail an overdue gate closed before reporting it
-        return gate_view(Gate.get_by_id(gate_id))
+        return checked_view(store, Gate.get_by_id(gate_id))
 
     if reaper.has_due():
         return store.run(body)
     with store.read():
-        return gate_view(gate_row(gate_id))
+        return checked_view(store, gate_row(gate_id))
 
 
 def list_gates(store, pending: bool = False, card_id: int | None = None) -> list[GateView]:
@@ -92,16 +112,19 @@ def list_gates(store, pending: bool = False, card_id: int | None = None) -> list
     with store.read():
         query = Gate.select()
         if pending:
-            query = query.where(Gate.status == "pending")
+            query = query.where(Gate.status.in_(("pending", "approved")))
         if card_id is not None:
             query = query.where(Gate.card == card_id)
-        return [gate_view(g) for g in query.order_by(Gate.id)]
+        views = [checked_view(store, g) for g in query.order_by(Gate.id)]
+        return [v for v in views if v.status == "pending"] if pending else views
 
 
-def answer(store, gate_id: int, decision: str, actor: str, note: str | None = None, remember: str | None = None, for_seconds: float | None = None) -> tuple[GateView, CardView]:
-    """Record a human's answer. Agents are refused here as well as in the CLI."""
-    if not actor.startswith("human:"):
-        raise Forbidden("only a human can answer a gate", "answer it in the board (y/n) or with `loopx gate answer` in a terminal")
+def answer(store, gate_id: int, decision: str, person, note: str | None = None, remember: str | None = None, for_seconds: float | None = None) -> tuple[GateView, CardView]:
+    """Record a person's answer, signed with their key (``person``: a
+    ``keys.Person``). Anything else is refused here as well as in the CLI."""
+    if not hasattr(person, "sign"):
+        raise Forbidden("only a person can answer a gate", "answer it in the board (y/n) or with `loopx gate answer` in your own terminal")
+    actor = person.actor
 
     def body():
         now = clock.now()
@@ -109,7 +132,7 @@ def answer(store, gate_id: int, decision: str, actor: str, note: str | None = No
         card = reaper.reap_card(gate.card)
         gate = Gate.get_by_id(gate_id)
         key = ids.fmt(ids.GATE, gate_id)
-        if gate.status != "pending":
+        if gate.status != "pending" and forged(store, gate) is None:
             raise Conflict(
                 f"{key} is already {gate.status}" + (f" (by {gate.answered_by})" if gate.answered_by else ""),
                 "nothing to do; `loopx gate list --pending` shows what is open",
@@ -123,7 +146,6 @@ def answer(store, gate_id: int, decision: str, actor: str, note: str | None = No
         gate.note = note
         gate.answered_by = actor
         gate.answered_at = now
-        gate.save()
         grant_id = None
         if decision == "approve" and remember:
             grant = Grant.create(
@@ -136,19 +158,24 @@ def answer(store, gate_id: int, decision: str, actor: str, note: str | None = No
                 created_at=now,
             )
             grant_id = grant.id
-            events.emit(actor, "grant_created", card.id, grant=grant.id, scope=gate.scope, remember=remember, expires_at=clock.iso(grant.expires_at))
-        events.emit(actor, "gate_answered", card.id, gate=key, answer=gate.status, note=note, scope=gate.scope, grant=grant_id)
-        if card.status == "waiting":
-            if decision == "reject":
-                withdraw_pending(card, now, f"{key} was rejected")
-                card.status = "blocked"
-                card.blocked_reason = f"gate {key} rejected" + (f": {note}" if note else "")
-                clear_lease(card)
-                touch(card, now)
-            elif not Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
-                card.status = "active"
-                leases.renew(card, now)
-                touch(card, now)
+            grant.decided_seq = events.emit(
+                person, "grant_created", card.id,
+                grant=grant.id, scope=grant.scope, agent=grant.agent, card=grant.card, expires_at=grant.expires_at, remember=remember, gate=key,
+            )
+            grant.save()
+        # What the person signs: this gate, its card (the event's), agent, scope and lease.
+        gate.answer_seq = events.emit(
+            person, "gate_answered", card.id,
+            gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id,
+        )
+        gate.save()
+        if decision == "reject":
+            reaper.block_on_gate(card, gate, now)  # whatever the card's status: one rule
+        elif card.status == "waiting" and not Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
+            card.status = "active"
+            leases.renew(card, now)
+            quota.hold(card)  # an exhausted card is not put back to work
+            touch(card, now)
         return gate_view(gate), card_view(card)
 
     return store.run(body)

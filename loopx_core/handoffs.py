@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from . import clock, events, ids, leases
+from . import clock, events, ids, leases, quota, reaper
 from .errors import Conflict, Forbidden, InvalidInput
 from .models import Card, Evidence, Gate, Handoff
 from .reaper import clear_lease, load_card
@@ -82,10 +82,13 @@ def latest_handoff(card_id: int) -> Handoff | None:
 def accept(store, card_id: int, agent: str, digest: str | None = None, lease_seconds: float | None = None) -> tuple[HandoffView, CardView]:
     def body():
         now = clock.now()
-        agent_row(agent)
+        agent_obj = agent_row(agent)
         card = load_card(card_id)
         key = ids.fmt(ids.CARD, card_id)
         if card.status != "handoff":
+            blocked = reaper.gate_blocked(card)
+            if blocked is not None:
+                raise blocked
             raise Conflict(f"{key} has no handoff waiting (it is {card.status})", "`loopx next --agent ID` says what to do", data={"card": card_view(card).to_json()})
         if card.handoff_to != agent:
             raise Forbidden(f"the handoff of {key} is for {card.handoff_to}, not {agent}", "only the receiver can accept it")
@@ -94,6 +97,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
             raise Conflict(f"handoff {ids.fmt(ids.HANDOFF, row.id)} does not match its digest", "the packet was altered; ask a human to reassign the card")
         if digest is not None and digest != row.digest:
             raise Conflict(f"digest mismatch for {ids.fmt(ids.HANDOFF, row.id)}", f"the packet's digest is {row.digest}; re-read it with `loopx context {key}`")
+        quota.require_window(agent_obj, now)
         row.accepted_at, row.accepted_digest = now, row.digest
         row.save()
         leases.grant(card, agent, lease_seconds or leases.default_lease_seconds(store), now)
@@ -104,8 +108,9 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         card.status = "waiting" if pending else "active"
         if pending:
             card.lease_expires = None
-        touch(card, now)
         events.emit(f"agent:{agent}", "handoff_accepted", card.id, handoff=ids.fmt(ids.HANDOFF, row.id), digest=row.digest, token=card.lease_token)
+        quota.hold(card)  # an exhausted card is accepted paused: the receiver's `next` says so
+        touch(card, now)
         return handoff_view(row), card_view(card)
 
     return store.run(body)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import clock, ids
 from .errors import Conflict, Paused
 from .models import Card
+from .reaper import gate_blocked
 from .rows import card_view
 from .store import DEFAULT_SETTINGS
 
@@ -38,6 +39,9 @@ def require_holder(card: Card, agent: str, token: int | None = None, statuses: t
     key = ids.fmt(ids.CARD, card.id)
     if card.lease_holder == agent and (token is None or token == card.lease_token) and card.status in statuses:
         return  # the common case: no refusal, so no need to describe the card
+    blocked = gate_blocked(card)
+    if blocked is not None:
+        raise blocked
     state = {"card": card_view(card).to_json()}
     if card.lease_holder != agent:
         if card.lease_holder is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from .chain import data_text
 from .orm import peewee as pw
 
 database = pw.DatabaseProxy()
@@ -14,7 +15,7 @@ class JSONText(pw.TextField):
     """JSON in a TEXT column: identical on SQLite and PostgreSQL."""
 
     def db_value(self, value):
-        return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
+        return None if value is None else data_text(value)
 
     def python_value(self, value):
         return None if value is None else json.loads(value)
@@ -29,6 +30,7 @@ class Base(pw.Model):
 class Setting(Base):
     key = pw.CharField(primary_key=True, max_length=64)
     value = pw.TextField()
+    decided_seq = pw.IntegerField(null=True)  # v3: the signed event that set a person's setting
 
 
 class Agent(Base):
@@ -39,6 +41,7 @@ class Agent(Base):
     token_limit = pw.BigIntegerField(null=True)
     window_seconds = pw.DoubleField(null=True)
     created_at = pw.DoubleField()
+    decided_seq = pw.IntegerField(null=True)  # v3: the signed event that set its scopes
 
 
 class Card(Base):
@@ -70,12 +73,14 @@ class Card(Base):
     stalls = pw.IntegerField(default=0)  # writebacks in a row without progress
     progress_mark = pw.BooleanField(default=False)  # a gate was asked since the last writeback
     evidence_count = pw.IntegerField(default=0)
+    unverified_evidence = pw.IntegerField(default=0)  # schema v3: evidence whose writer is not verified (the inbox)
     monitor_every = pw.DoubleField(null=True)
     monitor_due = pw.DoubleField(null=True)
     handoff_to = pw.CharField(max_length=64, null=True)
     created_at = pw.DoubleField()
     updated_at = pw.DoubleField()
     done_at = pw.DoubleField(null=True)
+    budget_seq = pw.IntegerField(null=True)  # v3: the signed event that set its limits (a person's)
 
 
 class Dependency(Base):
@@ -102,6 +107,7 @@ class Gate(Base):
     lease_token = pw.IntegerField(null=True)
     created_at = pw.DoubleField()
     answered_at = pw.DoubleField(null=True)
+    answer_seq = pw.IntegerField(null=True)  # v3: the signed event that answered it (a person's)
 
 
 class Grant(Base):
@@ -113,6 +119,7 @@ class Grant(Base):
     created_by = pw.CharField(max_length=128)
     gate = pw.IntegerField(null=True)
     created_at = pw.DoubleField()
+    decided_seq = pw.IntegerField(null=True)  # v3: the signed event that created it
 
 
 class Evidence(Base):
@@ -131,6 +138,7 @@ class Evidence(Base):
     usd = pw.DoubleField(default=0.0)
     source = pw.CharField(max_length=16)
     extra = JSONText(null=True)  # e.g. the verify command's result
+    unverified = pw.BooleanField(default=False)  # schema v3: no verifiable writer (a document in the inbox)
     payload_hash = pw.CharField(max_length=64)
     created_at = pw.DoubleField()
 
@@ -180,9 +188,24 @@ class Event(Base):
     kind = pw.CharField(max_length=32)
     data = JSONText(default=dict)
     op_id = pw.CharField(max_length=128, null=True, unique=True)
+    # v3, the hash chain (chain.py): every row links to the one before it.
+    prev = pw.CharField(max_length=64, null=True)
+    hash = pw.CharField(max_length=64, null=True)
+    key = pw.CharField(max_length=64, null=True)  # a person's key fingerprint, on signed events
+    sig = pw.TextField(null=True)  # their Ed25519 signature over chain.signed_message(hash)
 
 
-TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event]
+class Person(Base):
+    """v3: a person whose signed decisions the board honours (trust.py)."""
+
+    fingerprint = pw.CharField(primary_key=True, max_length=64)
+    name = pw.CharField(max_length=64)
+    public_key = pw.CharField(max_length=64)  # base64 of the raw Ed25519 public key
+    added_seq = pw.IntegerField()  # the signed event that added this person
+    revoked_seq = pw.IntegerField(null=True)
+
+
+TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person]
 
 
 # -- schema v2: the file watcher's own state (DESIGN §7) -----------------------

@@ -34,6 +34,11 @@ class LoopxPostgres(pw.PostgresqlDatabase):
     def table_exists(self, table_name, schema=None):
         return table_name in self.get_tables(schema)
 
+    def get_columns(self, table, schema=None):
+        if schema is None:
+            schema = self.execute_sql("SELECT current_schema()").fetchone()[0]
+        return super().get_columns(table, schema)
+
 
 def open_postgres(location) -> pw.Database:
     try:

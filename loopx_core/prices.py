@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 
-from . import events
-
 KINDS = ("input", "output", "cache_read", "cache_write")
 SETTING = "prices"
 
 
 def load(store) -> dict[str, dict[str, float]]:
-    raw = store.setting(SETTING, "{}")
+    """The price list a person signed (prices edited in the database count for nothing)."""
+    raw = store.signed_setting(SETTING) or "{}"
     try:
         table = json.loads(raw)
     except ValueError:
@@ -48,31 +47,31 @@ def cost(price: dict, parts: dict[str, int]) -> float:
     return round(total, 6)
 
 
-def _save(store, table: dict) -> None:
-    store.put_setting(SETTING, json.dumps(table, sort_keys=True))
+def _save(store, table: dict, person, kind: str, **extra) -> None:
+    """The new list, signed: the ``price_set``/``price_removed`` event is the proof."""
+    store.put_signed_setting(SETTING, json.dumps(table, sort_keys=True), person, kind, **extra)
 
 
-def set_price(store, model: str, price: dict[str, float], actor: str) -> dict:
-    """Add or replace a model's price (one transaction, one event)."""
+def set_price(store, model: str, price: dict[str, float], actor) -> dict:
+    """Add or replace a model's price (one transaction): a person's decision,
+    signed (``actor``: a ``keys.Person``)."""
 
     def body():
         table = load(store)
         table[model] = {k: price[k] for k in KINDS if price.get(k) is not None}
-        _save(store, table)
-        events.emit(actor, "price_set", None, model=model, **table[model])
+        _save(store, table, actor, "price_set", model=model, **table[model])
         return table[model]
 
     return store.run(body)
 
 
-def remove_price(store, model: str, actor: str) -> bool:
+def remove_price(store, model: str, actor) -> bool:
     def body():
         table = load(store)
         if model not in table:
             return False
         del table[model]
-        _save(store, table)
-        events.emit(actor, "price_removed", None, model=model)
+        _save(store, table, actor, "price_removed", model=model)
         return True
 
     return store.run(body)

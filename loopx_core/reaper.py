@@ -3,11 +3,13 @@ its expired lease and fails its overdue gates (closed: expiry is a rejection).""
 
 from __future__ import annotations
 
-from . import clock, events, hotsql, ids
-from .models import Card, Gate
-from .rows import card_row, touch
+from . import clock, events, hotsql, ids, quota
+from .errors import Conflict
+from .models import Card, Gate, Handoff
+from .rows import card_row, card_view, touch
 
 SYSTEM = "system"
+GATE_BLOCK = "gate "  # how a blocked_reason starts when a gate said no
 
 
 def withdraw_pending(card: Card, now: float, why: str) -> None:
@@ -23,6 +25,41 @@ def clear_lease(card: Card) -> None:
     card.lease_expires = None
 
 
+def block_on_gate(card: Card, gate: Gate, now: float) -> None:
+    """The one rule for a gate that said no — rejected by a person, or expired
+    (fail closed): its card is ``blocked`` whatever its status (a done or
+    cancelled card stays so). The lease is revoked, the card's other pending
+    gates are withdrawn and a pending handoff is void, so no agent operator can
+    put work on the card again; only a person's move (to ready or backlog) does."""
+    if card.status in ("done", "cancelled"):
+        return
+    key = ids.fmt(ids.GATE, gate.id)
+    why = f"{key} expired unanswered" if gate.status == "expired" else f"{key} was rejected"
+    withdraw_pending(card, now, why)
+    if card.status == "handoff":
+        offer = Handoff.select().where(Handoff.card == card.id).order_by(Handoff.id.desc()).first()
+        events.emit(SYSTEM, "handoff_void", card.id, handoff=ids.fmt(ids.HANDOFF, offer.id) if offer else None, to=card.handoff_to, reason=why)
+    card.status = "blocked"
+    what = "expired unanswered" if gate.status == "expired" else "rejected" + (f": {gate.note}" if gate.note else "")
+    card.blocked_reason = f"{GATE_BLOCK}{key} {what}"
+    clear_lease(card)
+    card.handoff_to = card.paused_reason = card.monitor_due = None
+    touch(card, now)
+
+
+def gate_blocked(card: Card) -> Conflict | None:
+    """The refusal for any agent operator on a card a gate blocked (None: it is not)."""
+    if card.status != "blocked" or not (card.blocked_reason or "").startswith(GATE_BLOCK):
+        return None
+    key = ids.fmt(ids.CARD, card.id)
+    return Conflict(
+        f"{key} is blocked: {card.blocked_reason}",
+        f"do not work on it; only a person puts it back to work: `loopx card move {key} --to ready` (or `--to backlog`)",
+        code="gate_blocked",
+        data={"card": card_view(card).to_json()},
+    )
+
+
 def reap_card(card: Card, now: float | None = None) -> Card:
     now = clock.now() if now is None else now
     overdue = hotsql.select_rows(
@@ -32,18 +69,15 @@ def reap_card(card: Card, now: float | None = None) -> Card:
         gate.status, gate.answer, gate.answered_by, gate.answered_at = "expired", "rejected", "system:deadline", now
         gate.save()
         events.emit(SYSTEM, "gate_expired", card.id, gate=ids.fmt(ids.GATE, gate.id))
-    if overdue and card.status == "waiting":
-        withdraw_pending(card, now, "an earlier gate expired")
-        card.status = "blocked"
-        card.blocked_reason = f"gate {ids.fmt(ids.GATE, overdue[0].id)} expired unanswered"
-        clear_lease(card)
-        touch(card, now)
+    if overdue:
+        block_on_gate(card, overdue[0], now)
     if card.status == "active" and card.lease_expires is not None and card.lease_expires <= now:
         holder, token = card.lease_holder, card.lease_token
         card.status = "ready"
         clear_lease(card)
-        touch(card, now)
         events.emit(SYSTEM, "lease_expired", card.id, holder=holder, token=token)
+        quota.hold(card)
+        touch(card, now)
     return card
 
 

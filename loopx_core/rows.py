@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from . import hotsql, ids
 from .errors import NotFound
+from .holding import HELD
 from .models import Agent, Card, Dependency, Evidence, Gate, Handoff, Observed, database
 from .values import AgentView, Artifact, CardView, EvidenceView, GateView, HandoffView, Lease, Limit, ObservedView, Quota, Todo
-
-ACTIVE_LIKE = ("active", "waiting", "monitoring", "paused")  # statuses that keep a lease holder
 
 
 def locked(query):
@@ -71,7 +70,7 @@ def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None
         first = hotsql.select_one(Gate, "first_pending", lambda: Gate.select(Gate.id).where((Gate.card == 0) & (Gate.status == "pending")).order_by(Gate.id), row.id, "pending")
         pending_gate = first.id if first is not None else None
     lease = None
-    if row.lease_holder and row.status in ACTIVE_LIKE:
+    if row.lease_holder and row.status in HELD:
         lease = Lease(holder=row.lease_holder, token=row.lease_token, expires_at=row.lease_expires)
     owner = row.lease_holder if lease else (row.handoff_to if row.status == "handoff" else row.assignee)
     return CardView(
@@ -103,6 +102,7 @@ def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None
         created_at=row.created_at,
         updated_at=row.updated_at,
         done_at=row.done_at,
+        unverified_evidence=row.unverified_evidence or 0,
     )
 
 
@@ -154,6 +154,7 @@ def evidence_view(row: Evidence) -> EvidenceView:
         source=row.source,
         created_at=row.created_at,
         extra=row.extra,
+        unverified=bool(row.unverified),
     )
 
 

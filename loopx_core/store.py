@@ -48,15 +48,22 @@ class Store:
         self.db = db
         self.backend = location.backend
         self._settings: dict[str, str] | None = None
+        self._trust = None
         self.created = False  # this open created the board's schema
 
     # -- opening -----------------------------------------------------------
     @classmethod
-    def open(cls, location: BoardLocation, *, create: bool = False) -> "Store":
+    def open(cls, location: BoardLocation, *, create: bool = False, frozen_ok: bool = False) -> "Store":
+        """``frozen_ok``: the caller is making this a test board (``init --test-board``)
+        or copying one (``migrate``), so ``LOOPX_NOW`` is not refused here."""
         if location.backend == "sqlite":
             assert location.path is not None
             if not location.path.exists():
                 if not create:
+                    if location.source == "none":
+                        from .discovery import NO_BOARD, NO_BOARD_HINT
+
+                        raise BoardError(NO_BOARD, NO_BOARD_HINT)
                     raise BoardError(
                         f"no board at {location.path}",
                         "create one with `loopx init` in your project folder (or pass --db PATH)",
@@ -77,13 +84,27 @@ class Store:
             raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
         except pw.DatabaseError as exc:
             raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+        if clock.frozen_by_env() and not frozen_ok:
+            store._check_frozen_clock()
         return store
+
+    def _check_frozen_clock(self) -> None:
+        """``LOOPX_NOW`` moves the clock of every lease and deadline, so only a
+        board a person made for tests and demos honours it (SECURITY.md)."""
+        from .errors import UsageError
+
+        if self.signed_setting("test_clock") != "on":
+            raise UsageError(
+                "LOOPX_NOW is set, but this board is not a test board: its clock cannot be moved",
+                "unset LOOPX_NOW; a person makes a board for tests and demos with `loopx init --test-board`",
+                code="clock_refused",
+            )
 
     def _schema_version(self) -> int:
         if not self.db.table_exists("setting"):
             return 0
-        row = models.Setting.get_or_none(models.Setting.key == "schema_version")
-        return int(row.value) if row else 0
+        row = self.query("SELECT value FROM setting WHERE key = 'schema_version'")
+        return int(row[0][0]) if row else 0
 
     def _ensure_schema(self, *, create: bool) -> None:
         version = self._schema_version()
@@ -121,6 +142,18 @@ class Store:
         """Upsert a board setting (inside the caller's write transaction)."""
         models.Setting.insert(key=key, value=value).on_conflict(
             conflict_target=[models.Setting.key], update={models.Setting.value: value}
+        ).execute()
+        self._settings = None
+
+    def put_signed_setting(self, key: str, value: str, person, kind: str = "setting_changed", **extra) -> None:
+        """A person's setting: the signed event (``kind``, one of SETTING_EVENTS,
+        its data holding ``key`` and ``value``) is its proof (inside the caller's
+        write transaction)."""
+        from . import events
+
+        seq = events.emit(person, kind, None, key=key, value=value, **extra)
+        models.Setting.insert(key=key, value=value, decided_seq=seq).on_conflict(
+            conflict_target=[models.Setting.key], update={models.Setting.value: value, models.Setting.decided_seq: seq}
         ).execute()
         self._settings = None
 
@@ -190,6 +223,35 @@ class Store:
 
     def setting(self, key: str, default: str = "") -> str:
         return self.settings().get(key, DEFAULT_SETTINGS.get(key, default))
+
+    def signed_setting(self, key: str) -> str | None:
+        """A person's setting (prices, policy, test_clock): its value only when the
+        signed event that set it verifies and says the same; else None."""
+        from .trust import signed_setting
+
+        return signed_setting(self.query, key, self.trust())
+
+    # -- raw reads for the signature checks (trust.py) -----------------------
+    def _sql(self, sql: str) -> str:
+        return sql if self.backend == "sqlite" else sql.replace("%", "%%").replace("?", "%s")
+
+    def query(self, sql: str, params: tuple = ()) -> list:
+        """Rows of a plain SQL read (``?`` placeholders on both backends)."""
+        return self.db.execute_sql(self._sql(sql), params).fetchall()
+
+    def board_uid(self) -> str:
+        return self.settings().get("board_uid", "")
+
+    def trust(self):
+        """The people whose signatures this board honours (loaded once per open board)."""
+        if self._trust is None:
+            from . import trust
+
+            self._trust = trust.load(self.query, self.board_uid())
+        return self._trust
+
+    def forget_trust(self) -> None:
+        self._trust = None
 
     def project_root(self) -> Path:
         root = self.settings().get("project_root")

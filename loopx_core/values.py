@@ -86,6 +86,7 @@ class CardView(NamedTuple):
     created_at: float = 0.0
     updated_at: float = 0.0
     done_at: float | None = None
+    unverified_evidence: int = 0  # evidence with no verifiable writer (inbox documents)
 
     @property
     def key(self) -> str:
@@ -113,6 +114,7 @@ class CardView(NamedTuple):
             "blocked_reason": self.blocked_reason,
             "after": [ids.fmt(ids.CARD, a) for a in self.after],
             "evidence_count": self.evidence_count,
+            "unverified_evidence": self.unverified_evidence,
             "pending_gate": ids.fmt(ids.GATE, self.pending_gate),
             "body": self.body,
             "verify": self.verify,
@@ -139,13 +141,14 @@ class GateView(NamedTuple):
     deadline: float | None
     created_at: float
     answered_at: float | None
+    forged: str | None = None  # the row says answered, but no person's signed decision does
 
     @property
     def key(self) -> str:
         return ids.fmt(ids.GATE, self.id)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "id": self.key,
             "card": ids.fmt(ids.CARD, self.card),
             "agent": self.agent,
@@ -161,6 +164,9 @@ class GateView(NamedTuple):
             "created_at": iso(self.created_at),
             "answered_at": iso(self.answered_at),
         }
+        if self.forged:
+            out["forged"] = self.forged
+        return out
 
 
 class Artifact(NamedTuple):
@@ -193,6 +199,7 @@ class EvidenceView(NamedTuple):
     source: str
     created_at: float
     extra: dict | None = None
+    unverified: bool = False  # no verifiable writer: ``agent`` is what the document claims
 
     def to_json(self) -> dict:
         out = {
@@ -207,6 +214,7 @@ class EvidenceView(NamedTuple):
             "todos_done": list(self.todos_done),
             "usage": {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "tokens": self.tokens, "usd": self.usd},
             "source": self.source,
+            "unverified": self.unverified,
             "created_at": iso(self.created_at),
         }
         if self.extra:
@@ -295,6 +303,7 @@ class EventView(NamedTuple):
     kind: str
     data: dict
     op_id: str | None = None
+    signed: bool = False  # carries a person's signature (verified by `loopx verify`, not here)
 
     def to_json(self) -> dict:
         return {
@@ -305,6 +314,7 @@ class EventView(NamedTuple):
             "kind": self.kind,
             "data": self.data,
             "op_id": self.op_id,
+            "signed": self.signed,
         }
 
 

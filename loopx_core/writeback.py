@@ -31,15 +31,18 @@ def writeback(
     lease_token: int | None = None,
     base: Path | None = None,
     extra: dict | None = None,
+    unverified: bool = False,
 ) -> tuple[EvidenceView, CardView, bool]:
     """Record a turn. Returns (evidence, card, created); a retried ``turn_id``
-    with the same payload returns the first evidence with ``created=False``."""
+    with the same payload returns the first evidence with ``created=False``.
+    ``unverified``: nothing proves ``agent`` wrote it (a document in the
+    board's inbox); it is recorded and shown as such."""
     fingerprint = payload_hash({k: v for k, v in data.items() if k != "release"})
     files = artifacts.describe(data.get("artifacts") or [], store.project_root(), base)
 
     def body():
         now = clock.now()
-        agent_row(agent)
+        agent_obj = agent_row(agent)
         turn_id = data.get("turn_id")
         if turn_id:
             first = hotsql.select_one(
@@ -56,6 +59,8 @@ def writeback(
                 return evidence_view(first), card_view(load_card(card_id)), False
         card = load_card(card_id)
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+        quota.require_window(agent_obj, now)  # a turn started past the agent's token window is not charged
+        quota.enforce_signed(store, card)
         todos = [dict(t) for t in card.todos or []]
         known = {t["id"]: t for t in todos}
         for ref in data.get("todos_done") or []:
@@ -91,11 +96,14 @@ def writeback(
             extra=extra,
             payload_hash=fingerprint,
             created_at=now,
+            unverified=unverified,
         ))
         card.todos = todos
         if new_next:
             card.next_action = new_next
         card.evidence_count += 1
+        if unverified:
+            card.unverified_evidence += 1
         card.stalls = 0 if progressed else card.stalls + 1
         card.progress_mark = False
         quota.charge(card, tokens, usd)
@@ -112,13 +120,9 @@ def writeback(
             usd=usd,
             source=source,
             progress=progressed,
+            **({"unverified": True} if unverified else {}),
         )
-        reason = quota.pause_reason(card, int(store.setting("no_progress_limit", "3")))
-        if reason is not None and card.status == "active":
-            card.status = "paused"
-            card.paused_reason = reason
-            card.lease_expires = None
-            events.emit("system", "paused", card.id, reason=reason, stalls=card.stalls, quota=card_view(card).quota.to_json())
+        quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
         if data.get("release") and card.status == "active":
             release_card(card, f"agent:{agent}", now)
         touch(card, now)

@@ -14,23 +14,45 @@ from loopx_core.discovery import BoardLocation
 
 def run_board(location: BoardLocation) -> int:
     """The live board on ``location`` until the person quits. No board (or
-    one that cannot be opened): the reason and how to create one, exit 4."""
+    one that cannot be opened): the "No LoopX board here" screen says how to
+    create one, and the exit code is 4. The board is read in a worker, so
+    the screen is up at once."""
     from loopx_core.errors import LoopxError
     from loopx_core.store import Store
 
-    try:
-        # The user's own board (the last fallback of discovery) is created, as the CLI does.
-        store = Store.open(location, create=location.source == "user")
-    except LoopxError as err:
-        sys.stderr.write(f"loopx: {err.message}\n  → {err.hint or 'create one with `loopx init`'}\n")
-        return err.exit_code
-
     from .app import LoopxApp
 
-    app = LoopxApp(location, store=store)
+    try:
+        store = Store.open(location)  # never creates one: `loopx init` does
+    except LoopxError:
+        app = LoopxApp(location)  # it says why, on its "No LoopX board here" screen
+    else:
+        app = board_app(location, store)
     code = app.run()
     _close(app)
     return int(code if isinstance(code, int) else app.exit_code)
+
+
+def board_app(location: BoardLocation, store, ask=None):
+    """The board as the person running it: their key unlocked once (asked here,
+    before the screen opens), or read-only, saying why (SECURITY.md)."""
+    from loopx_core.people import session_person
+
+    from .app import LoopxApp
+
+    person, read_only = session_person(store, ask=ask or _ask_once)
+    return LoopxApp(location, store=store, person=person, read_only=read_only)
+
+
+def _ask_once(prompt: str) -> str:
+    """The board's one unlock per session: asked before it opens; Enter opens it read-only."""
+    from loopx_core.errors import Forbidden
+    from loopx_core.keys import ask_terminal
+
+    answer = ask_terminal(prompt.rstrip(": ") + " (Enter: open read-only): ")
+    if not answer:
+        raise Forbidden("not unlocked (you pressed Enter): the board is read-only", "")
+    return answer
 
 
 DEMO_INTRO = (
@@ -47,10 +69,10 @@ def run_demo(keep: str | None = None) -> int:
     from .app import LoopxApp
 
     folder = Path(keep).expanduser().resolve() if keep else Path(tempfile.mkdtemp(prefix="loopx-demo-"))
-    location = build_demo_board(folder)
+    location, person = build_demo_board(folder)
     agents = DemoAgents(location, folder)
     agents.start()
-    app = LoopxApp(location, demo=True, intro=DEMO_INTRO)
+    app = LoopxApp(location, demo=True, intro=DEMO_INTRO, person=person)
     try:
         code = app.run()
     finally:

@@ -51,7 +51,6 @@ class Board:
         with self._mp.context() as mp:
             mp.chdir(self.root)
             mp.setenv("LOOPX_DB", self.url)
-            mp.setenv("LOOPX_HUMAN", "tester")
             if agent:
                 mp.setenv("LOOPX_AGENT", agent)
             else:
@@ -77,7 +76,7 @@ class Board:
 
     def spawn(self, *argv: str, agent: str | None = None, env: dict | None = None, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
         """A real, cold ``loopx`` process (for concurrency, crashes and ttys)."""
-        full = dict(os.environ, LOOPX_DB=self.url, LOOPX_HUMAN="tester", **(env or {}))
+        full = dict(os.environ, LOOPX_DB=self.url, **(env or {}))
         full.pop("LOOPX_AGENT", None)
         if agent:
             full["LOOPX_AGENT"] = agent
@@ -95,6 +94,32 @@ class Board:
         data["board"].pop("exported_at", None)
         return data
 
+
+def downgrade_sqlite(path: Path, version: int) -> None:
+    """Turn a board made by this LoopX back into what schema ``version`` made (a
+    real old board, to test that it opens): each later step undone, newest first."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        if version < 3:
+            con.executescript(
+                'DROP TABLE person; DELETE FROM setting WHERE key IN (\'board_uid\', \'signed_from\');'
+                'ALTER TABLE event DROP COLUMN prev; ALTER TABLE event DROP COLUMN hash; ALTER TABLE event DROP COLUMN key; ALTER TABLE event DROP COLUMN sig;'
+                'ALTER TABLE setting DROP COLUMN decided_seq; ALTER TABLE agent DROP COLUMN decided_seq; ALTER TABLE card DROP COLUMN budget_seq;'
+                'ALTER TABLE gate DROP COLUMN answer_seq; ALTER TABLE "grant" DROP COLUMN decided_seq;'
+                'ALTER TABLE evidence DROP COLUMN unverified; ALTER TABLE card DROP COLUMN unverified_evidence;'
+            )
+        if version < 2:
+            con.executescript("DROP TABLE ingest_seen; DROP TABLE ingest_stream;")
+        con.execute("UPDATE setting SET value=? WHERE key='schema_version'", (str(version),))
+        con.commit()
+    finally:
+        con.close()
+
+
+# An environment without the person's key: what an agent has (SECURITY.md).
+NO_KEY = {"LOOPX_KEY": "/nonexistent/loopx/key.json"}
 
 DEFAULT = "postgresql://postgres@127.0.0.1:5432/test"
 SKIP_HINT = (
@@ -153,12 +178,46 @@ def backend(request) -> str:
 
 @pytest.fixture
 def board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request) -> Board:
+    """A test board (``init --test-board``: LOOPX_NOW may freeze its clock) whose
+    first person is the tester — the holder of the session's key (``person``)."""
     root = tmp_path / "project"
     root.mkdir()
     url = request.getfixturevalue("pg_url") if backend == "postgresql" else None
     b = Board(root, monkeypatch, url)
-    b.ok("init", "--objective", "test board")
+    b.ok("init", "--objective", "test board", "--test-board")
     return b
+
+
+# -- the person ---------------------------------------------------------------------
+# Every test runs as a person who holds a key (SECURITY.md): one unsealed key for
+# the session (made once: key generation is cheap, but not free), found through
+# LOOPX_KEY, and a config folder of the test's own (where boards' roots are
+# pinned), so no test reads or writes the real ~/.config/loopx. Processes the
+# tests spawn inherit both. Agents are the same OS user: tests of what an agent
+# can do unset or replace LOOPX_KEY, exactly as an agent's environment would.
+
+@pytest.fixture(scope="session")
+def person_key(tmp_path_factory) -> Path:
+    from loopx_core import keys
+
+    path = tmp_path_factory.mktemp("person") / "key.json"
+    keys.create(path, "tester", None)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _person_env(person_key: Path, tmp_path_factory, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("LOOPX_KEY", str(person_key))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.delenv("LOOPX_HUMAN", raising=False)
+
+
+@pytest.fixture
+def tester(person_key: Path):
+    """The tester as a ``keys.Person`` (for calling human operators in-process)."""
+    from loopx_core import keys
+
+    return keys.unlock(person_key)
 
 
 @pytest.fixture
@@ -175,3 +234,19 @@ def _reset_clock():
 
     yield
     clock.set_clock(None)
+
+
+# -- a person's actions ------------------------------------------------------------
+# Every human action in a test (gate answer, card budget/move/assign/unassign,
+# price) goes through these two, so how a person proves who they are is
+# switched in one place: the tester's key (``_person_env``) and no agent identity.
+
+def person(board: Board, *argv: str, **kw) -> Result:
+    """Run ``loopx ARGV`` as the person: no agent identity, the tester's key."""
+    return board.cli(*argv, **kw)
+
+
+def person_ok(board: Board, *argv: str, **kw) -> dict:
+    res = person(board, *argv, **kw)
+    assert res.code == 0, (argv, res)
+    return res.data

@@ -7,8 +7,8 @@ to the agent's own writeback, so charging through writeback would count every
 turn twice and push cards into ``no_progress``. This operator records the
 measurement as an evidence row with source ``hook`` (DESIGN §5 lists it as an
 evidence source) holding tokens in/out and the raw usage, so the same quota rules
-apply — the card's token and dollar limits (at a limit an active card goes
-``paused``, reason ``budget``) and the agent's token window (``window_state``
+apply — the card's token and dollar limits (``quota.pause_if_spent``: at a
+limit a card that can still run goes ``paused``, reason ``budget``) and the agent's token window (``window_state``
 sums evidence tokens) — but it does not count a turn, touches neither the stall
 counter nor the continuation, and does not satisfy ``done``'s "at least one
 writeback" (``done._precheck`` ignores hook rows).
@@ -19,8 +19,7 @@ the charge covers): a retried Stop hook charges nothing twice.
 
 from __future__ import annotations
 
-from .. import clock, events, ids
-from ..cards import over_budget
+from .. import clock, events, ids, quota
 from ..models import Evidence
 from ..reaper import load_card
 from ..rows import agent_row, card_view, evidence_view, touch
@@ -60,14 +59,9 @@ def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, 
             payload_hash=fingerprint,
             created_at=now,
         )
-        card.used_tokens += tokens
-        card.used_usd = round(card.used_usd + usd, 6)
+        quota.charge(card, tokens, usd, turn=False)
         events.emit(f"agent:{agent}", "usage_charged", card.id, evidence=ids.fmt(ids.EVIDENCE, row.id), tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out, usd=usd, source=SOURCE)
-        if card.status == "active" and over_budget(card):
-            card.status = "paused"
-            card.paused_reason = "budget"
-            card.lease_expires = None
-            events.emit("system", "paused", card.id, reason="budget", quota=card_view(card).quota.to_json())
+        quota.pause_if_spent(card)
         touch(card, now)
         return evidence_view(row), card_view(card), True
 

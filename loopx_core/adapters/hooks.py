@@ -1,8 +1,13 @@
-"""``loopx hook claude-code|codex session-start|pre-tool-use|stop``.
+"""``loopx hook claude-code|codex session-start|pre-tool-use|stop`` and
+``loopx hook claude-code pre-skill-shell-command``.
 
 Each reads the runtime's own hook JSON on stdin and answers in that runtime's
 documented format on stdout, always with exit code 0 (a hook never crashes the
-runtime: its own failures are explained on stderr, DESIGN §8).
+runtime: its own failures are explained on stderr, DESIGN §8). It fails
+closed: a tool call it cannot read (not JSON, nested too deeply, larger than
+``MAX_PAYLOAD``, no ``tool_name``), cannot check in time (``DEADLINES``) or
+hits an internal error on is denied with the reason; a Stop or SessionStart
+that fails lets the session go on (blocking could loop).
 
 Formats.
 
@@ -17,11 +22,16 @@ Formats.
   {"hookEventName": "PreToolUse", "permissionDecision": "allow"|"deny"|"ask",
   "permissionDecisionReason": …}}`` (deny: the reason is shown to Claude; exit
   0 with empty stdout lets the call proceed through the normal permission
-  flow); Stop ``{"decision": "block", "reason": …}`` (the reason is Claude's
+  flow); Stop ``{"hookSpecificOutput": {"hookEventName": "Stop",
+  "additionalContext": …}}`` (``{"decision": "block", "reason"}`` also continues
+  the turn but is shown as "Stop hook error occurred"; the text is Claude's
   next instruction; ``stop_hook_active`` is true when Claude is already
   continuing because of a stop hook — we never block then, so it cannot loop).
   SessionStart hooks may append ``export`` lines to ``$CLAUDE_ENV_FILE`` to set
-  variables for later Bash commands.
+  variables for later Bash commands. ``PreSkillShellCommand`` (2.1.335, the
+  SDK's ``sdk.d.ts``) carries a skill's shell command as ``tool_name`` Bash or
+  PowerShell with ``tool_input.command``; its answer is PreToolUse's with
+  ``hookEventName: "PreSkillShellCommand"`` (a deny keeps it from running).
 - Codex — ``codex-rs/hooks/schema/generated/*.command.{input,output}.schema.json``
   and ``codex-rs/hooks/src/engine/output_parser.rs`` in github.com/openai/codex.
   The same three events and shapes: PreToolUse input ``tool_name`` (``Bash`` with
@@ -35,6 +45,8 @@ Formats.
 
 The PreToolUse path imports only the standard library (``policy``,
 ``fastcheck``) unless a call needs a new gate; safe calls never open the board.
+LoopX's own ground (``ground``) is refused before any board access, with no
+gate: no scope can allow it.
 """
 
 from __future__ import annotations
@@ -44,9 +56,14 @@ import os
 import sys
 import time
 
+from ..holding import HELD, choose
+
 RUNTIMES = ("claude-code", "codex")
-EVENTS = ("session-start", "pre-tool-use", "stop")
-HELD = ("active", "waiting", "monitoring", "paused")
+EVENTS = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
+MAX_PAYLOAD = 8 * 1024 * 1024  # bytes of hook input read; a larger tool call is refused
+# Seconds each event may take before it answers anyway (the runtime's own
+# timeout, set by `loopx init`, is 30 s for the first two and 60 s for Stop).
+DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0}
 
 
 class Hook:
@@ -55,10 +72,11 @@ class Hook:
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         self.cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd()
         self.agent = os.environ.get("LOOPX_AGENT") or None
+        self.problem: str | None = None  # why the payload could not be read
 
     def note(self, message: str) -> None:
         try:
-            self.err.write(f"loopx hook {self.runtime} {self.event}: {message}\n")
+            self.err.write(f"loopx hook {self.runtime} {self.event}: {_printable(message)}\n")
         except Exception:  # pragma: no cover - stderr gone
             pass
 
@@ -66,51 +84,115 @@ class Hook:
         return self.payload.get(key, default) if isinstance(self.payload, dict) else default
 
 
+class DeadlinePassed(BaseException):
+    """The hook ran out of time. A BaseException, so that no ``except
+    Exception`` on the way swallows it and keeps going."""
+
+
+def _printable(text: str) -> str:
+    """Agent text goes to a terminal (the runtime's log) only without control
+    characters."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def run_hook(runtime: str, event: str, db_flag: str | None = None, *, stdin=None, stdout=None, stderr=None) -> int:
+    """Read the runtime's hook JSON, answer in its format; always exit 0 with a
+    decision. Fail closed: a tool call that cannot be read or checked in time
+    is denied; a Stop or SessionStart that fails lets the session go on."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
+    disarm = _arm_deadline(DEADLINES.get(event, 20.0))
+    hook = None
     try:
-        raw = stdin.read()
-    except Exception:
-        raw = ""
-    payload = None
-    if raw.strip():
-        try:
-            payload = json.loads(raw)
-        except ValueError:
-            payload = None
-        if not isinstance(payload, dict):
-            payload = None
-    hook = Hook(runtime, event, payload, raw, db_flag, err)
-    if payload is None:
-        hook.note("stdin is empty" if not raw.strip() else "stdin is not a JSON object")
-    try:
+        raw, problem = _read(stdin)
+        payload = None
+        if problem is None and raw.strip():
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                problem = "stdin is not a JSON object"
+            except RecursionError:
+                problem = "stdin is JSON nested too deeply to read"
+            else:
+                if not isinstance(payload, dict):
+                    payload, problem = None, "stdin is not a JSON object"
+        elif problem is None:
+            problem = "stdin is empty"
+        hook = Hook(runtime, event, payload, raw, db_flag, err)
+        hook.problem = problem
+        if problem:
+            hook.note(problem)
         out = HANDLERS[event](hook)
-    except Exception as exc:  # the last line of defence: never a traceback into the runtime
+    except DeadlinePassed:
+        hook = hook or Hook(runtime, event, None, "", db_flag, err)
+        hook.note(f"gave up after {DEADLINES.get(event, 20.0):.0f} s")
+        out = _fallback(hook, "LoopX could not check this call in time")
+    except BaseException as exc:  # the last line of defence: never a traceback into the runtime
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        hook = hook or Hook(runtime, event, None, "", db_flag, err)
         hook.note(f"internal error: {type(exc).__name__}: {exc}")
-        out = _fallback(hook)
+        out = _fallback(hook, f"LoopX could not check this call (internal error: {type(exc).__name__})")
+    finally:
+        disarm()
     if out is not None:
         try:
-            stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            stdout.write(json.dumps(out, ensure_ascii=True) + "\n")
             stdout.flush()
         except Exception:  # pragma: no cover - stdout gone
             pass
     return 0
 
 
-def _fallback(hook: Hook):
-    """After an internal error: deny what the policy marks dangerous, allow the rest."""
-    if hook.event != "pre-tool-use":
-        return None
+def _read(stdin) -> tuple[str, str | None]:
+    """The hook input (at most MAX_PAYLOAD bytes) and why it is unusable, if it is."""
     try:
-        from . import policy
+        buffer = getattr(stdin, "buffer", None)
+        if buffer is not None:
+            data = buffer.read(MAX_PAYLOAD + 1)
+            if len(data) > MAX_PAYLOAD:
+                return "", f"the hook input is larger than {MAX_PAYLOAD // (1024 * 1024)} MB"
+            return data.decode("utf-8", "replace"), None
+        text = stdin.read(MAX_PAYLOAD + 1)
+        if len(text) > MAX_PAYLOAD:
+            return "", f"the hook input is larger than {MAX_PAYLOAD // (1024 * 1024)} MB"
+        return text, None
+    except Exception as exc:
+        return "", f"cannot read stdin ({type(exc).__name__})"
 
-        needs = policy.raw_needs(hook.raw)
-    except Exception:
-        needs = None
-    if needs:
-        return _deny(f"LoopX could not check this call (internal error; see the hook's stderr) and it looks like it needs `{needs[0].scope}`, so it is denied. Run `loopx next` to see your card's state.")
+
+def _arm_deadline(seconds: float):
+    """Raise DeadlinePassed in the main thread after ``seconds`` (POSIX); returns the disarm."""
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        return lambda: None
+    armed = [True]
+
+    def ring(signum, frame):
+        if armed[0]:  # not once the answer is decided
+            raise DeadlinePassed()
+
+    try:
+        previous = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    except ValueError:  # not the main thread (an in-process test runner): no deadline
+        return lambda: None
+
+    def disarm():
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    return disarm
+
+
+def _fallback(hook: Hook, what: str):
+    """After an internal error or the deadline: deny the tool call (fail
+    closed); let a session start or stop go on."""
+    if hook.event in ("pre-tool-use", "pre-skill-shell-command"):
+        return _deny(f"{what}, so it is denied; the hook's stderr says why. Try a simpler call, or tell the person if this repeats.", event=_EVENT_NAMES[hook.event])
     return None
 
 
@@ -186,51 +268,85 @@ def open_store(hook: Hook):
 
 # -- PreToolUse ------------------------------------------------------------------------
 
-def _deny(reason: str, message: str | None = None) -> dict:
-    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+_EVENT_NAMES = {"pre-tool-use": "PreToolUse", "pre-skill-shell-command": "PreSkillShellCommand"}
+
+
+def _deny(reason: str, message: str | None = None, event: str = "PreToolUse") -> dict:
+    out = {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason}}
     if message:
         out["systemMessage"] = message
     return out
 
 
 def pre_tool_use(hook: Hook):
+    """Check a tool call: LoopX's own ground is refused outright; a scope the
+    agent lacks is asked of a human through a gate."""
     from . import policy
 
+    event = _EVENT_NAMES[hook.event]
     if hook.payload is None:
-        needs = policy.raw_needs(hook.raw)
-        if needs:
-            return _deny(f"LoopX could not read this hook's input (not a JSON object) and the call looks like it needs `{needs[0].scope}`, so it is denied to be safe.")
-        return None
+        return _deny(
+            f"LoopX could not read this tool call ({hook.problem}), so it is denied to be safe. "
+            "If every call is denied this way, the runtime's hook input changed: tell the person.",
+            event=event,
+        )
     tool = hook.get("tool_name")
-    if not isinstance(tool, str):
-        hook.note("no tool_name in the payload; allowed")
-        return None
+    if not isinstance(tool, str) or not tool:
+        return _deny("LoopX could not tell which tool this call uses (no tool_name), so it is denied to be safe.", event=event)
     target = board_target(hook.db_flag, hook.cwd)
     root = project_root(target, hook.cwd)
     rules = policy.load(root)
     for problem in rules.problems:
         hook.note(problem)
-    needs = policy.classify(tool, hook.get("tool_input"), hook.cwd, root, rules)
+    from .ground import Ground
+
+    ground = Ground(root, board_file=target[1] if target[0] == "sqlite" else None, board_url=target[1] if target[0] == "postgresql" else None)
+    needs = policy.classify(tool, hook.get("tool_input"), hook.cwd, root, rules, ground=ground, agent=hook.agent)
+    refused = [n for n in needs if n.scope is None]
+    if refused:
+        reasons = "; ".join(f"`{n.what}`: {n.why}" for n in refused[:3])
+        return _deny(f"LoopX never lets an agent do this, whatever it is granted — {reasons}. Do not try another way: do the work without it, or ask the person.", event=event)
     if not needs:
         return None
     what = "; ".join(f"`{n.what}`" for n in needs)
     if not hook.agent:
         return _deny(
             f"LoopX: {what} needs {_scopes(needs)}, and this hook has no agent identity (LOOPX_AGENT is not set in the hook command), "
-            "so LoopX cannot check its authority. Denied. Re-run `loopx init --for " + hook.runtime + " --agent ID` to set it."
+            "so LoopX cannot check its authority. Denied. Re-run `loopx init --for " + hook.runtime + " --agent ID` to set it.",
+            event=event,
         )
     try:
-        return authorize(hook, target, needs)
+        out = authorize(hook, target, needs)
+    except DeadlinePassed:
+        raise
     except Exception as exc:
         hook.note(f"cannot check the board: {type(exc).__name__}: {exc}")
         return _deny(
             f"LoopX could not read the board ({type(exc).__name__}: {exc}). {what} needs {_scopes(needs)}, so it is denied until "
-            "the board can be checked (`loopx where` shows which board this project uses)."
+            "the board can be checked (`loopx where` shows which board this project uses).",
+            event=event,
         )
+    if out is not None and event != "PreToolUse":
+        out["hookSpecificOutput"]["hookEventName"] = event
+    return out
+
+
+def pre_skill_shell_command(hook: Hook):
+    """Claude Code's ``PreSkillShellCommand``: a skill's shell command, with
+    ``tool_name`` Bash or PowerShell and ``tool_input.command`` (the SDK's
+    ``sdk.d.ts``, PreSkillShellCommandHookInput). The same check as a tool
+    call; the answer names this event (a deny keeps the command from running)."""
+    return pre_tool_use(hook)
 
 
 def _scopes(needs) -> str:
     return ", ".join(f"`{n.scope}`" for n in needs)
+
+
+def _why(needs) -> str:
+    """What LoopX could not see, for the opaque scopes (said once)."""
+    whys = [n.why for n in needs if n.why]
+    return (" (" + "; ".join(dict.fromkeys(whys)) + ")") if whys else ""
 
 
 def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
@@ -267,19 +383,15 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
         allowed: dict = {}
         pending: dict = {}
         questions: dict = {}
+        card = None
         try:
             with store.read():
-                caps = agent_row(agent).capabilities
-                card = (
-                    Card.select()
-                    .where((Card.lease_holder == agent) & Card.status.in_(HELD))
-                    .order_by(Card.priority, Card.id)
-                )
-                rows = sorted(card, key=lambda c: (HELD.index(c.status), c.priority, c.id))
-                card = rows[0] if rows else None
+                agent_row(agent)
+                rules = authority.Authority.of(store)
                 now = clock.now()
+                card = choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)), now)
                 for need in needs:
-                    by = authority.allowed(need.scope, caps, agent, card.id if card else None, card.lease_token if card else None, now)
+                    by = rules.allowed(need.scope, agent, card.id if card else None, card.lease_token if card else None, now)
                     if by is not None:
                         allowed[need.scope] = by
             if card is None:
@@ -292,6 +404,8 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
                 if need.scope in allowed:
                     continue
                 question = f"{agent} wants to run `{need.what}` on {key} ({card.title[:80]}): it needs `{need.scope}`"
+                if need.why:
+                    question += f" because {need.why}"
                 gate, _, created = gates.ask(store, card.id, agent, {"question": question[:1900], "scope": need.scope})
                 if gate.status == "approved":
                     allowed[need.scope] = f"gate:{gate.key}"
@@ -300,7 +414,8 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
                     if created:
                         questions[need.scope] = question
         except LoopxError as err:
-            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
+            on = f" on {ids.fmt(ids.CARD, card.id)}" if card is not None else ""
+            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
         return _answer(hook, needs, card.id, allowed, pending, questions)
     finally:
         store.close()
@@ -322,7 +437,8 @@ def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict
             if need.scope in pending:
                 gate = f"G-{pending[need.scope]}"
                 state = "opened" if need.scope in new else "still pending"
-                parts.append(f"`{need.what}` needs `{need.scope}`: gate {gate} is {state}")
+                because = f" ({need.why})" if need.why else ""
+                parts.append(f"`{need.what}` needs `{need.scope}`{because}: gate {gate} is {state}")
         first = f"G-{next(iter(pending.values()))}"
         reason = (
             f"LoopX denied this call: agent {hook.agent} may not use {', '.join(f'`{s}`' for s in pending)} on {key} without a human's approval. "
@@ -474,28 +590,45 @@ def stop(hook: Hook):
         store.close()
 
 
+MAX_TRANSCRIPT = 512 * 1024 * 1024  # a transcript file larger than this is not read
 TRANSCRIPT_WAIT = 3.0  # seconds a Stop hook waits for the turn's last message to reach the transcript
 
 
 def _read_transcript(hook: Hook):
-    """The transcript, once it holds the turn's last message. Claude Code writes it
-    asynchronously: at Stop the final model call is often not there yet (2.1.197),
-    and a one-shot ``claude -p`` has no later Stop to charge it. The payload's
-    ``last_assistant_message`` says what to wait for; after TRANSCRIPT_WAIT the
-    hook charges what is there (a later Stop of the session charges the rest)."""
+    """The runtime's transcript, when it is a regular file of a sane size
+    (``/dev/zero``, a FIFO or a device would never end), once it holds the turn's
+    last message. Claude Code writes it asynchronously: at Stop the final model
+    call is often not there yet (2.1.197), and a one-shot ``claude -p`` has no
+    later Stop to charge it. The payload's ``last_assistant_message`` says what
+    to wait for; after TRANSCRIPT_WAIT the hook charges what is there (a later
+    Stop of the session charges the rest)."""
+    import stat
+
     from . import transcript
 
     path = hook.get("transcript_path")
     if not isinstance(path, str) or not path:
         return None
+    path = os.path.expanduser(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        hook.note(f"cannot read the transcript {path}: {exc.strerror}")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        hook.note(f"the transcript {path} is not a regular file; usage not charged")
+        return None
+    if st.st_size > MAX_TRANSCRIPT:
+        hook.note(f"the transcript {path} is larger than {MAX_TRANSCRIPT >> 20} MB; usage not charged")
+        return None
     expected = hook.get("last_assistant_message") if hook.runtime == "claude-code" else None
     expected = expected.strip() if isinstance(expected, str) else None
     try:
-        turn = transcript.read(hook.runtime, os.path.expanduser(path))
+        turn = transcript.read(hook.runtime, path)
         deadline = time.monotonic() + TRANSCRIPT_WAIT
         while expected and turn.last_text != expected and time.monotonic() < deadline:
             time.sleep(0.05)
-            turn = transcript.read(hook.runtime, os.path.expanduser(path))
+            turn = transcript.read(hook.runtime, path)
         return turn
     except OSError as exc:
         hook.note(f"cannot read the transcript {path}: {exc.strerror}")
@@ -505,11 +638,11 @@ def _read_transcript(hook: Hook):
 
 
 def _held(agent: str, statuses=HELD):
+    """The agent's card (``holding``'s rule), among those in ``statuses``."""
+    from ..clock import now
     from ..models import Card
 
-    rows = list(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)))
-    rows.sort(key=lambda c: (HELD.index(c.status), c.priority, c.id))
-    return rows[0] if rows else None
+    return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now())
 
 
 def _turn_id(runtime: str, session: str, marker: str) -> str:
@@ -646,4 +779,4 @@ def _evidence_gate(hook: Hook, store, turn):
     return {"decision": "block", "reason": reason}
 
 
-HANDLERS = {"session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop}
+HANDLERS = {"session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop, "pre-skill-shell-command": pre_skill_shell_command}

@@ -1,34 +1,186 @@
 """``loopx mcp``: the agent-turn operators as MCP tools over stdio.
 
-Built on the official MCP Python SDK (``mcp`` 2.x: ``mcp.server.mcpserver.MCPServer``,
-the class 1.x called ``FastMCP``; tools are registered with ``add_tool`` and
-served with ``run("stdio")``; a ``ToolError`` raised by a tool comes back as a
-result with ``isError: true`` and the message as its text — see
-``mcp/server/mcpserver/server.py`` and ``exceptions.py`` in
-github.com/modelcontextprotocol/python-sdk).
+The Model Context Protocol's stdio transport is JSON-RPC 2.0, one message per
+line (specification, "Transports" and "Lifecycle"; the shapes below follow the
+``mcp_types`` package of the official Python SDK: ``InitializeResult``,
+``Tool``, ``ToolAnnotations``, ``CallToolResult``). This module speaks it with
+the standard library alone: importing the SDK costs about a second on the
+machines LoopX runs on, and a runtime (Codex) may send its first model request
+before a slow server has answered ``initialize``. The kernel (peewee, the
+pydantic input models) is imported on the first tool call, not at start.
 
 Seven tools, short descriptions, small schemas (context is precious): next,
-claim, writeback, gate_ask, gate_status, handoff, context. There is no tool that
-answers a gate: only a person does that, from the board or a terminal. The
-agent identity comes from ``LOOPX_AGENT``; every call goes through the same
-operators and validation as the CLI, and a refusal comes back as a tool error
-carrying LoopX's message and hint.
+claim, writeback, gate_ask, gate_status, handoff, context. Every parameter
+says its format. There is no tool that answers a gate: only a person does
+that, from the board or a terminal. The agent identity comes from
+``LOOPX_AGENT``; every call goes through the same operators and validation as
+the CLI, and a refusal comes back as a tool error (``isError: true``) carrying
+LoopX's message and hint, so the model can correct itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 
+from .. import __version__
+
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # the initialize handshake's, newest first
 INSTRUCTIONS = (
     "LoopX board tools. Each turn: `next` (resume or claim work), `context` (the card's continuation), "
     "do the work, then `writeback` (what the turn did). Ask a human with `gate_ask`; poll `gate_status`. "
     "Only a person answers gates."
 )
 
+CARD = {"type": "string", "description": "A card id like LX-12."}
+_TEXT = {"type": "string"}
+_LIST = {"type": "array", "items": {"type": "string"}}
 
-class Board:
-    """The board, opened lazily (a tool error, not a crash, when it is missing)."""
+
+def _tool(name: str, title: str, description: str, properties: dict, required: tuple = (), *, read_only: bool = False, destructive: bool = False, idempotent: bool = False) -> dict:
+    annotations = {"title": title, "readOnlyHint": read_only, "openWorldHint": False}
+    if not read_only:
+        annotations.update(destructiveHint=destructive, idempotentHint=idempotent)
+    return {
+        "name": name,
+        "title": title,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False},
+        "annotations": annotations,
+    }
+
+
+TOOLS = [
+    _tool("next", "What to do this turn",
+          "What to do this turn: resume your card, accept a handoff, wait, or (claim=true) take the best ready card.",
+          {"claim": {"type": "boolean", "default": False, "description": "Take the best ready card (priority, then age) if you hold none."}}),
+    _tool("claim", "Claim a card", "Claim a ready card (LX-n).", {"card": CARD}, ("card",), idempotent=True),
+    _tool("writeback", "Record this turn",
+          "Record what this turn did on your card: summary, artifact paths, next action, todos, usage.",
+          {
+              "card": {"type": "string", "description": "Your card, like LX-12."},
+              "summary": {"type": "string", "description": "What this turn did (required; at most 4,000 characters)."},
+              "artifacts": {**_LIST, "description": "Files this turn made or changed, relative to the project; each is hashed."},
+              "next": {**_TEXT, "description": "The next action for whoever continues the card."},
+              "todos_added": {**_LIST, "description": "New todo items, one string each."},
+              "todos_done": {"type": "array", "items": {"type": "integer"}, "description": "Numbers of the card's todos this turn finished, as `context` lists them."},
+              "tokens": {"type": "integer", "minimum": 0, "description": "Tokens this turn used, charged to the card's budget."},
+              "usd": {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."},
+              "turn_id": {**_TEXT, "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result."},
+              "release": {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."},
+          },
+          ("card", "summary")),
+    _tool("gate_ask", "Ask a person",
+          "Ask a human (returns at once; poll gate_status). With a scope a grant may approve it at once.",
+          {
+              "card": {"type": "string", "description": "Your card, like LX-12."},
+              "question": {"type": "string", "description": "What a person should decide, in a sentence."},
+              "scope": {**_TEXT, "description": "The permission it is about, like git:push or deploy:prod (lowercase words joined by colons)."},
+              "options": {**_LIST, "description": "Answers to choose from, when not just approve or reject."},
+          },
+          ("card", "question"), idempotent=True),
+    _tool("gate_status", "A gate's answer", "A gate's status and answer (G-n).",
+          {"gate": {"type": "string", "description": "A gate id like G-7, from gate_ask or a hook's denial."}}, ("gate",), read_only=True),
+    _tool("handoff", "Hand the card over", "Hand your card to another agent with a summary, done and pending lists.",
+          {
+              "card": {"type": "string", "description": "Your card, like LX-12."},
+              "to": {"type": "string", "description": "The agent id that takes it over."},
+              "summary": {"type": "string", "description": "Where the work stands, for the next agent."},
+              "done": {**_LIST, "description": "What is finished."},
+              "pending": {**_LIST, "description": "What remains."},
+          },
+          ("card", "to", "summary"), destructive=True),
+    _tool("context", "A card's continuation",
+          "The card's continuation packet as Markdown: objective, next action, todos, last evidence, gates.", {"card": CARD}, ("card",), read_only=True),
+]
+_BY_NAME = {t["name"]: t for t in TOOLS}
+_KINDS = {"string": "a text", "boolean": "true or false", "integer": "a whole number", "number": "a number", "array": "a list", "object": "an object"}
+_JSON_TYPES = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "array": list, "object": dict}
+
+
+class ToolFailed(Exception):
+    """A refusal the model should read (a tool result with isError)."""
+
+
+# -- the protocol ------------------------------------------------------------------------------
+
+def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
+    """Answer JSON-RPC messages from stdin until it closes."""
+    reader = stdin if stdin is not None else sys.stdin.buffer
+    writer = stdout if stdout is not None else sys.stdout.buffer
+    tools = Tools(db_flag)
+    try:
+        while True:
+            line = reader.readline()
+            if not line:
+                return 0
+            if not line.strip():
+                continue
+            reply = handle_line(line, tools)
+            if reply is not None:
+                writer.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace") + b"\n")
+                writer.flush()
+    except (KeyboardInterrupt, BrokenPipeError):
+        return 0
+    finally:
+        tools.close()
+
+
+def handle_line(line: bytes, tools: "Tools"):
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error(None, -32700, "Parse error: a message must be one JSON object per line")
+    if isinstance(message, list):  # a batch (protocol 2025-03-26)
+        replies = [r for r in (handle(m, tools) for m in message) if r is not None]
+        return replies or None
+    return handle(message, tools)
+
+
+def handle(message, tools: "Tools"):
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+        if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+            return None  # a reply to a request we never send
+        return _error(message.get("id") if isinstance(message, dict) else None, -32600, "Invalid request")
+    method = message["method"]
+    if "id" not in message:
+        return None  # a notification (initialized, cancelled …): nothing to answer
+    msg_id = message["id"]
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        return _result(msg_id, {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "loopx", "title": "LoopX", "version": __version__},
+            "instructions": INSTRUCTIONS,
+        })
+    if method == "ping":
+        return _result(msg_id, {})
+    if method == "tools/list":
+        return _result(msg_id, {"tools": TOOLS})
+    if method == "tools/call":
+        name = params.get("name")
+        arguments = params.get("arguments")
+        text, failed = tools.call(name, arguments if arguments is not None else {})
+        return _result(msg_id, {"content": [{"type": "text", "text": text}], "isError": failed})
+    return _error(msg_id, -32601, f"Method not found: {method}")
+
+
+def _result(msg_id, result: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+
+def _error(msg_id, code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+# -- the tools ---------------------------------------------------------------------------------
+
+class Tools:
+    """The seven tools over one board, opened on the first call."""
 
     def __init__(self, db_flag: str | None):
         self.db_flag = db_flag
@@ -54,6 +206,113 @@ class Board:
             self._store.close()
             self._store = None
 
+    def call(self, name, arguments) -> tuple[str, bool]:
+        """(text, is_error) for one tool call; never raises."""
+        import contextlib
+
+        tool = _BY_NAME.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return f"[unknown_tool] no tool {str(name)[:60]!r}; the tools are {', '.join(_BY_NAME)} (only a person answers gates)", True
+        try:
+            args = check_arguments(tool, arguments)
+            with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol: nothing else may reach it
+                return getattr(self, "_" + name)(**args), False
+        except ToolFailed as exc:
+            return str(exc), True
+        except Exception as exc:
+            from ..errors import LoopxError
+
+            if isinstance(exc, LoopxError):
+                text = f"[{exc.code}] {exc.message}"
+                if exc.hint:
+                    text += f"\nhint: {exc.hint}"
+                if exc.data:
+                    text += "\n" + _json(exc.data)
+                return text, True
+            sys.stderr.write(f"loopx mcp: {name}: {type(exc).__name__}: {exc}\n")
+            return f"[internal] {type(exc).__name__}: {exc}", True
+
+    def _next(self, claim: bool = False) -> str:
+        from ..claims import next_turn
+        from ..inputs import validate
+
+        data = validate("next", {"agent": _agent(), "claim": claim})
+        return _json(next_turn(self.store, data["agent"], claim=data["claim"]).to_json())
+
+    def _claim(self, card: str) -> str:
+        from ..claims import claim
+
+        return _json(claim(self.store, _card(card), _agent()).to_json())
+
+    def _writeback(self, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0, turn_id: str = "", release: bool = False) -> str:
+        from ..inputs import validate
+        from ..writeback import writeback
+
+        data = validate("evidence", _drop_none({
+            "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
+            "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_id or None, "release": release,
+        }))
+        evidence, card_view, created = writeback(self.store, _card(card), _agent(), data, source="mcp")
+        return _json({"evidence": evidence.to_json(), "card": card_view.to_json(), "created": created})
+
+    def _gate_ask(self, card: str, question: str, scope: str = "", options=()) -> str:
+        from ..gates import ask
+        from ..inputs import validate
+
+        data = validate("gate_ask", _drop_none({"question": question, "scope": scope or None, "options": list(options)}))
+        gate, card_view, _ = ask(self.store, _card(card), _agent(), data)
+        return _json({"gate": gate.to_json(), "card": card_view.to_json()})
+
+    def _gate_status(self, gate: str) -> str:
+        from .. import ids
+        from ..errors import InvalidInput
+        from ..gates import status
+
+        try:
+            gid = ids.parse(ids.GATE, gate)
+        except ValueError as exc:
+            raise InvalidInput(str(exc), "gates look like G-7") from None
+        return _json({"gate": status(self.store, gid).to_json()})
+
+    def _handoff(self, card: str, to: str, summary: str, done=(), pending=()) -> str:
+        from ..handoffs import handoff
+        from ..inputs import validate
+
+        data = validate("handoff", {"to": to, "summary": summary, "done": list(done), "pending": list(pending)})
+        packet, card_view = handoff(self.store, _card(card), _agent(), data)
+        return _json({"handoff": packet.to_json(), "card": card_view.to_json()})
+
+    def _context(self, card: str) -> str:
+        from ..context import build, to_markdown
+
+        return to_markdown(build(self.store, _card(card)))
+
+
+def check_arguments(tool: dict, arguments) -> dict:
+    """The arguments as the schema says, or ToolFailed naming what is wrong."""
+    if not isinstance(arguments, dict):
+        raise ToolFailed("[invalid_input] arguments must be a JSON object")
+    schema = tool["inputSchema"]
+    props = schema["properties"]
+    unknown = [k for k in arguments if k not in props]
+    if unknown:
+        raise ToolFailed(f"[invalid_input] {tool['name']} takes no argument {unknown[0]!r}; it takes {', '.join(props)}")
+    for key in schema["required"]:
+        if key not in arguments:
+            raise ToolFailed(f"[invalid_input] {tool['name']} needs `{key}`: {props[key]['description']}")
+    for key, value in arguments.items():
+        spec = props[key]
+        if not _is(value, spec["type"]) or (spec["type"] == "array" and not all(_is(v, spec["items"]["type"]) for v in value)):
+            kind = _KINDS[spec["type"]] if spec["type"] != "array" else f"a list of {_KINDS[spec['items']['type']].split(' ', 1)[-1]}s"
+            raise ToolFailed(f"[invalid_input] `{key}` must be {kind}: {spec['description']}")
+    return arguments
+
+
+def _is(value, kind: str) -> bool:
+    if isinstance(value, bool) and kind in ("integer", "number"):
+        return False
+    return isinstance(value, _JSON_TYPES[kind])
+
 
 def _agent() -> str:
     from ..errors import UsageError
@@ -78,134 +337,5 @@ def _json(data: dict) -> str:
     return json.dumps(data, separators=(",", ":"), default=str)
 
 
-def build_server(db_flag: str | None = None):
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    from .. import __version__
-    from ..errors import LoopxError
-    from ..inputs import validate
-
-    board = Board(db_flag)
-    server = MCPServer("loopx", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-
-    def call(fn):
-        """Run an operator; a LoopX refusal becomes a tool error with message and hint."""
-        try:
-            return fn()
-        except LoopxError as err:
-            text = f"[{err.code}] {err.message}"
-            if err.hint:
-                text += f"\nhint: {err.hint}"
-            if err.data:
-                text += "\n" + _json(err.data)
-            raise ToolError(text) from None
-
-    def drop_none(data: dict) -> dict:
-        return {k: v for k, v in data.items() if v is not None}
-
-    async def next(claim: bool = False) -> str:
-        """What to do this turn: resume your card, accept a handoff, wait, or (claim=true) take the best ready card."""
-        from ..claims import next_turn
-
-        def run():
-            data = validate("next", {"agent": _agent(), "claim": claim})
-            return _json(next_turn(board.store, data["agent"], claim=data["claim"]).to_json())
-
-        return call(run)
-
-    async def claim(card: str) -> str:
-        """Claim a ready card (LX-n)."""
-        from ..claims import claim as claim_card
-
-        return call(lambda: _json(claim_card(board.store, _card(card), _agent()).to_json()))
-
-    async def writeback(
-        card: str,
-        summary: str,
-        artifacts: list[str] = [],  # noqa: B006 - pydantic copies defaults; plain types keep the schema small
-        next: str = "",
-        todos_added: list[str] = [],  # noqa: B006
-        todos_done: list[int] = [],  # noqa: B006
-        tokens: int = 0,
-        usd: float = 0.0,
-        turn_id: str = "",
-        release: bool = False,
-    ) -> str:
-        """Record what this turn did on your card: summary, artifact paths, next action, todos, usage."""
-        from ..writeback import writeback as write
-
-        def run():
-            data = validate("evidence", drop_none({
-                "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
-                "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_id or None, "release": release,
-            }))
-            evidence, card_view, created = write(board.store, _card(card), _agent(), data, source="mcp")
-            return _json({"evidence": evidence.to_json(), "card": card_view.to_json(), "created": created})
-
-        return call(run)
-
-    async def gate_ask(card: str, question: str, scope: str = "", options: list[str] = []) -> str:  # noqa: B006
-        """Ask a human (returns at once; poll gate_status). With a scope a grant may approve it at once."""
-        from ..gates import ask
-
-        def run():
-            data = validate("gate_ask", drop_none({"question": question, "scope": scope or None, "options": list(options)}))
-            gate, card_view, _ = ask(board.store, _card(card), _agent(), data)
-            return _json({"gate": gate.to_json(), "card": card_view.to_json()})
-
-        return call(run)
-
-    async def gate_status(gate: str) -> str:
-        """A gate's status and answer (G-n)."""
-        from .. import ids
-        from ..errors import InvalidInput
-        from ..gates import status
-
-        def run():
-            try:
-                gid = ids.parse(ids.GATE, gate)
-            except ValueError as exc:
-                raise InvalidInput(str(exc), "gates look like G-7") from None
-            return _json({"gate": status(board.store, gid).to_json()})
-
-        return call(run)
-
-    async def handoff(card: str, to: str, summary: str, done: list[str] = [], pending: list[str] = []) -> str:  # noqa: B006
-        """Hand your card to another agent with a summary, done and pending lists."""
-        from ..handoffs import handoff as hand
-
-        def run():
-            data = validate("handoff", {"to": to, "summary": summary, "done": list(done), "pending": list(pending)})
-            h, card_view = hand(board.store, _card(card), _agent(), data)
-            return _json({"handoff": h.to_json(), "card": card_view.to_json()})
-
-        return call(run)
-
-    async def context(card: str) -> str:
-        """The card's continuation packet as Markdown: objective, next action, todos, last evidence, gates."""
-        from ..context import build, to_markdown
-
-        return call(lambda: to_markdown(build(board.store, _card(card))))
-
-    for fn in (next, claim, writeback, gate_ask, gate_status, handoff, context):
-        server.add_tool(fn, name=fn.__name__, description=fn.__doc__, structured_output=False)
-    server._loopx_board = board  # closed by serve()
-    return server
-
-
-def serve(db_flag: str | None = None) -> int:
-    try:
-        server = build_server(db_flag)
-    except ImportError as exc:
-        import sys
-
-        sys.stderr.write(f"loopx mcp: the MCP SDK is not installed ({exc}); pip install 'mcp>=1.9'\n")
-        return 1
-    try:
-        server.run("stdio")
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._loopx_board.close()
-    return 0
+def _drop_none(data: dict) -> dict:
+    return {k: v for k, v in data.items() if v is not None}

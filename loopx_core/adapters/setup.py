@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
-EVENT_NAMES = ("session-start", "pre-tool-use", "stop")
+EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
 
 
 from .setup_claude import SettingsError
@@ -237,6 +237,7 @@ def init_runtime(
     root: Path | None = None,
     location=None,
     sandbox: bool = True,
+    person=None,
 ) -> SetupResult:
     """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
     only for a dry run on a board that does not exist yet (``location`` says where)."""
@@ -298,7 +299,7 @@ def init_runtime(
     elif runtime == "codex":
         from . import setup_codex
 
-        commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES}
+        commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES[:3]}  # skills' shell commands are Claude Code's alone
         tail = setup_codex.block(data["id"], exe, commands, db, key_dir if sandbox else None, root)
         project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, tail, sandbox))
         if not project.problem:
@@ -324,7 +325,7 @@ def init_runtime(
     else:
         action = "unchanged"
     if not dry_run and action != "unchanged":
-        add_agent(store, {**data, "can": caps}, _human())
+        add_agent(store, {**data, "can": caps}, person)  # a person's signed decision (agents.add_agent refuses anything else)
 
     if not dry_run:
         for change in files:
@@ -332,8 +333,3 @@ def init_runtime(
                 _write(change.path, change.after)
     return SetupResult(runtime, data["id"], caps, action, files, notes, dry_run)
 
-
-def _human() -> str:
-    from ..actors import human_actor
-
-    return human_actor()

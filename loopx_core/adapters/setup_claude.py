@@ -6,9 +6,10 @@ type ``Settings`` (``hooks``, ``env``, ``permissions``, ``sandbox``,
 ``enabledMcpjsonServers``) and the hook command entry (``onFailure``), and tried
 against the real binaries 2.1.197 and 2.1.335 (``tests/e2e``).
 
-- ``.claude/settings.json`` (shared, committed): the three hooks, each
-  ``<absolute loopx> hook claude-code <event>`` — no agent id in it. PreToolUse
-  carries ``"onFailure": "block"``: a hook that cannot start, times out or
+- ``.claude/settings.json`` (shared, committed): the hooks (SessionStart,
+  PreToolUse, Stop, PreSkillShellCommand), each ``<absolute loopx> hook
+  claude-code <event>`` — no agent id in it. PreToolUse and PreSkillShellCommand
+  carry ``"onFailure": "block"``: a hook that cannot start, times out or
   prints bad JSON then blocks the tool call (2.1.335; 2.1.197 ignores the key
   and fails open, so the hook itself must never fail). ``sandbox`` runs every
   Bash command under the OS sandbox (bubblewrap on Linux):
@@ -38,7 +39,13 @@ from __future__ import annotations
 
 import json
 
-EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60))
+EVENTS = (
+    ("SessionStart", "session-start", None, 30),
+    ("PreToolUse", "pre-tool-use", "*", 30),
+    ("Stop", "stop", None, 60),
+    ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30),  # skills' `!` shell commands (2.1.335)
+)
+GUARDS = ("PreToolUse", "PreSkillShellCommand")  # events that guard an action: a failed hook blocks it
 
 # Paths relative to the project root (Claude Code resolves project settings'
 # sandbox paths against it; permission rules starting with "/" likewise).
@@ -126,7 +133,7 @@ def merge_settings(before: str | None, commands: dict[str, str], key_dir: str, s
 
 def _handler(command: str, timeout: int, event: str) -> dict:
     handler = {"type": "command", "command": command, "timeout": timeout}
-    if event == "PreToolUse":
+    if event in GUARDS:
         handler["onFailure"] = "block"  # fail closed where the runtime supports it (ignored on Stop)
     return handler
 

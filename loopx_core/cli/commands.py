@@ -12,7 +12,6 @@ from typing import Callable
 from .. import clock, errors, ids
 from ..errors import Forbidden, InvalidInput, NotFound, UsageError
 from . import render
-from ..actors import human_actor
 
 
 class Outcome:
@@ -28,6 +27,7 @@ class Context:
     def __init__(self, args):
         self.args = args
         self._store = None
+        self._person = None
 
     @property
     def location(self):
@@ -44,7 +44,7 @@ class Context:
             from ..store import Store
 
             location = self.location
-            self._store = Store.open(location, create=location.source == "user")
+            self._store = Store.open(location)  # only `loopx init` creates a board
         return self._store
 
     def close(self) -> None:
@@ -59,18 +59,26 @@ class Context:
             raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
         return agent_id(agent)
 
-    def caller(self) -> str:
-        """``agent:<id>`` when an agent identity is present, else ``human:<name>``."""
+    def caller(self, what: str):
+        """``agent:<id>`` when an agent identity is present, else the person (their key)."""
         agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
-        return f"agent:{agent_id(agent)}" if agent else human_actor()
+        return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
-    def require_person(self, what: str, *, terminal: bool) -> str:
-        """Human-only operations: refused with an agent identity, or without a terminal when ``terminal``."""
+    def refuse_agent(self, what: str) -> None:
         if os.environ.get("LOOPX_AGENT") or getattr(self.args, "agent", None):
-            raise Forbidden(f"an agent cannot {what}", "a person does this from the board or a terminal (unset LOOPX_AGENT)")
-        if terminal and not sys.stdin.isatty():
-            raise Forbidden(f"{what} needs a person at a terminal", "answer from the board (`loopx`), or run this command in an interactive terminal")
-        return human_actor()
+            raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
+
+    def person(self, what: str):
+        """The person running this: refused for an agent identity, else proved by
+        their key (unlocked here) being one of the board's people. A terminal,
+        LOOPX_HUMAN or a missing LOOPX_AGENT alone proves nothing (SECURITY.md)."""
+        self.refuse_agent(what)
+        if self._person is None:
+            from ..keys import unlock
+            from ..people import member
+
+            self._person = member(self.store, unlock())
+        return self._person
 
 
 
@@ -115,10 +123,15 @@ def cmd_init(ctx: Context) -> Outcome:
     from ..discovery import init_target
 
     args = ctx.args
+    if os.environ.get("LOOPX_AGENT"):  # (init's own --agent names the agent to register)
+        raise Forbidden("an agent cannot create or set up a board", "only a person does this, in their own terminal with their key", code="person_only")
     objective = None
     if args.objective is not None:
         objective = validate("text", {"text": args.objective})["text"]
     location = init_target(getattr(args, "db", None))
+    if clock.frozen_by_env() and not args.test_board and not location.exists:
+        raise UsageError("LOOPX_NOW is set, but only a test board lets it move the clock", "unset LOOPX_NOW, or make a board for tests and demos: `loopx init --test-board`", code="clock_refused")
+    key_note = ""
     if args.dry_run:  # nothing is created or changed, the board included
         from ..store import Store
 
@@ -128,8 +141,14 @@ def cmd_init(ctx: Context) -> Outcome:
         if objective is not None:
             text += f"\nwould set the objective to {objective!r}"
     else:
-        store, created = init_board(location, objective, ctx.caller())
+        from .trust_commands import person_for_init
+
+        person, key_note = person_for_init(args)
+        store, created = init_board(location, objective, person, test_board=args.test_board)
+        ctx._person = person.named(store.trust().people[person.fingerprint].name)
         text = f"{'created' if created else 'using'} board {location.describe()}"
+        if key_note:
+            text += "\n" + key_note
     ctx._store = store
     data = {"board": {"path": location.describe(), "url": location.url, "created": created}}
     if args.dry_run:
@@ -138,19 +157,23 @@ def cmd_init(ctx: Context) -> Outcome:
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox)
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox, person=ctx._person)
         data["setup"] = result.to_json()
         text += "\n" + result.text
     elif args.dry_run:
         text += "\ndry run: nothing was written; run it again without --dry-run"
     else:
-        text += "\nnext: register an agent (`loopx agent add claude-1 --can git:push`) and add a card (`loopx card add \"TITLE\"`)"
+        text += "\nnext: register an agent (`loopx agent add claude-1`) and add a card (`loopx card add \"TITLE\"`)"
     return Outcome(data, 0, text)
 
 
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    if loc.source == "none":
+        from ..discovery import NO_BOARD
+
+        return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
     why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     return Outcome(data, 0, text)
@@ -190,7 +213,7 @@ def cmd_migrate(ctx: Context) -> Outcome:
         raise UsageError(str(exc), "pass a SQLite path or a postgresql:// URL") from None
     if target_loc.url == source.location.url:
         raise UsageError("--to is the board being copied", "name a different, empty board")
-    target = Store.open(target_loc, create=True)
+    target = Store.open(target_loc, create=True, frozen_ok=True)
     result = migrate(source, target)
     lines = [f"copied {source.location.describe()} → {target_loc.describe()} (verified: counts and sha256 match)"]
     lines += [f"  {name:<10} {info['rows']:>7} rows  {info['sha256'][:12]}" for name, info in result["tables"].items()]
@@ -204,8 +227,9 @@ def cmd_agent_add(ctx: Context) -> Outcome:
     from ..agents import add_agent
 
     a = ctx.args
+    ctx.refuse_agent("register agents or change their scopes")
     data = validate("agent", _drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "window": a.window}))
-    agent, changed = add_agent(ctx.store, data, ctx.caller())
+    agent, changed = add_agent(ctx.store, data, ctx.person("register agents or change their scopes"))
     verb = "registered" if changed else "unchanged:"
     caps = ", ".join(agent.capabilities) or "no scopes"
     return Outcome({"agent": agent.to_json()}, 0, f"{verb} agent {agent.id} ({caps})\nnext: `LOOPX_AGENT={agent.id} loopx next --claim`")
@@ -237,9 +261,10 @@ def cmd_card_add(ctx: Context) -> Outcome:
         "title": a.title, "body": a.body, "needs": a.needs, "after": a.after, "priority": a.priority, "owner": a.owner,
         "next": a.next, "verify": a.verify, "max_turns": a.max_turns, "max_tokens": a.max_tokens, "max_usd": a.max_usd, "backlog": a.backlog,
     }))
+    caller = ctx.caller("add cards")
 
     def run():
-        return {"card": add_card(ctx.store, data, ctx.caller()).to_json()}, 0
+        return {"card": add_card(ctx.store, data, caller).to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "card_add", data, run)
     card = result["card"]
@@ -265,10 +290,10 @@ def cmd_card_show(ctx: Context) -> Outcome:
     return Outcome({"card": card}, 0, render.card_block(card))
 
 
-def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str], object], verb: str, terminal: bool = False) -> Outcome:
+def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:
     from ..idempotence import once
 
-    actor = ctx.require_person(verb, terminal=terminal)
+    actor = ctx.person(verb)
 
     def run():
         return {"card": fn(actor).to_json()}, 0
@@ -308,7 +333,7 @@ def cmd_card_budget(ctx: Context) -> Outcome:
 
     cid = card_id(ctx.args.card)
     data = validate("budget", _drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}))
-    return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "raise a budget", terminal=True)
+    return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "change a budget")
 
 
 def _price_line(model: str, price: dict) -> str:
@@ -321,7 +346,7 @@ def cmd_price_set(ctx: Context) -> Outcome:
 
     a = ctx.args
     data = validate("price", _drop_none({"model": a.model, "input": a.input, "output": a.output, "cache_read": a.cache_read, "cache_write": a.cache_write}))
-    actor = ctx.require_person("set prices", terminal=False)
+    actor = ctx.person("set prices")
     price = set_price(ctx.store, data.pop("model"), data, actor)
     return Outcome({"model": a.model, "price": price}, 0, _price_line(a.model, price))
 
@@ -337,7 +362,7 @@ def cmd_price_list(ctx: Context) -> Outcome:
 def cmd_price_remove(ctx: Context) -> Outcome:
     from ..prices import remove_price
 
-    actor = ctx.require_person("remove prices", terminal=False)
+    actor = ctx.person("remove prices")
     if not remove_price(ctx.store, ctx.args.model, actor):
         raise NotFound(f"no price for {ctx.args.model[:128]!r}", "`loopx price list` shows the prices")
     return Outcome({"model": ctx.args.model, "removed": True}, 0, f"removed the price of {ctx.args.model}")
@@ -351,7 +376,8 @@ def cmd_log(ctx: Context) -> Outcome:
     lines = [render.card_block(data["card"]), ""]
     for e in data["evidence"]:
         arts = "".join(f"\n      {a['path']} {'(missing)' if a.get('missing') else str(a['size']) + ' B ' + a['sha256'][:12]}" for a in e["artifacts"])
-        lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{e['source']}] {e['summary']}{arts}")
+        how = e["source"] + (", unverified" if e["unverified"] else "")
+        lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{how}] {e['summary']}{arts}")
     for o in data["observed"]:
         lines.append(f"  observed {o['created_at']} {o['agent']} {o['path']} {o['size']} B")
     if not data["evidence"]:
@@ -411,6 +437,14 @@ def _next_text(r: dict) -> str:
             return f"paused: token window spent; it reopens at {r['wake_at']}"
         return f"paused: {card['id']} ({r['reason']}) — a human must raise its budget; stop for now"
     wake = f"; a monitored card is due at {r['wake_at']}" if r["wake_at"] else ""
+    g = r["gate"]
+    if g and g["status"] in ("rejected", "expired"):
+        note = f": {g['note']}" if g["note"] else ""
+        then = "no ready card to take either" if r["reason"].endswith("no ready card") else "take other work with `loopx next --claim`"
+        return (
+            f"idle: {g['id']} on {card['id']} was {g['status']} by {g['answered_by']}{note}\n"
+            f"→ do not do it; {card['id']} is blocked until a person moves it; {then}{wake}"
+        )
     return f"idle: {r['reason']}{wake}"
 
 
@@ -605,9 +639,10 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     from ..idempotence import once
 
     a = ctx.args
-    actor = ctx.require_person("answer a gate", terminal=True)
+    ctx.refuse_agent("answer a gate")
     gid = gate_id(a.gate)
     data = validate("gate_answer", _drop_none({"decision": a.decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_}))
+    actor = ctx.person("answer a gate")
 
     def run():
         gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"))
@@ -650,7 +685,8 @@ def cmd_accept(ctx: Context) -> Outcome:
     def fn(agent, cid):
         h, card = accept(ctx.store, cid, agent, ctx.args.digest)
         cj = card.to_json()
-        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ `loopx context {cj['id']}`"
+        then = f"it is paused ({cj['paused_reason']}): stop here; a human must raise its budget" if cj["status"] == "paused" else f"`loopx context {cj['id']}`"
+        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ {then}"
 
     return _agent_card_op(ctx, "accept", {"digest": ctx.args.digest}, fn)
 
@@ -674,7 +710,12 @@ def cmd_done(ctx: Context) -> Outcome:
         card, evidence = done(ctx.store, cid, agent, data["summary"], ctx.args.lease_token, data.get("verify_timeout"))
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
-        return {"card": cj, "evidence": evidence.to_json()}, 0, f"done {cj['id']}{verified}\n→ `loopx next --claim` for the next card"
+        text = f"done {cj['id']}{verified}"
+        still_open = [t for t in cj["todos"] if not t["done"]]
+        if still_open:
+            text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5])
+            text += "\n  (close them with `writeback --todo-done ID` next time, or add follow-up cards)"
+        return {"card": cj, "evidence": evidence.to_json()}, 0, text + "\n→ `loopx next --claim` for the next card"
 
     return _agent_card_op(ctx, "done", {"summary": data["summary"]}, fn, atomic=False)
 
@@ -686,6 +727,12 @@ def cmd_context(ctx: Context) -> Outcome:
     if ctx.args.format == "json":
         return Outcome({"context": built}, 0, json.dumps(built, indent=2))
     return Outcome({"context": built, "markdown": to_markdown(built)}, 0, to_markdown(built))
+
+
+def _trust_cmd(name: str, ctx: Context) -> Outcome:
+    from . import trust_commands
+
+    return getattr(trust_commands, "cmd_" + name)(ctx)
 
 
 HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
@@ -707,6 +754,16 @@ HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("price", "set"): cmd_price_set,
     ("price", "list"): cmd_price_list,
     ("price", "remove"): cmd_price_remove,
+    ("key", "init"): lambda ctx: _trust_cmd("key_init", ctx),
+    ("key", "show"): lambda ctx: _trust_cmd("key_show", ctx),
+    ("key", "passphrase"): lambda ctx: _trust_cmd("key_passphrase", ctx),
+    ("key", "trust"): lambda ctx: _trust_cmd("key_trust", ctx),
+    ("person", "add"): lambda ctx: _trust_cmd("person_add", ctx),
+    ("person", "list"): lambda ctx: _trust_cmd("person_list", ctx),
+    ("person", "revoke"): lambda ctx: _trust_cmd("person_revoke", ctx),
+    ("verify", None): lambda ctx: _trust_cmd("verify", ctx),
+    ("policy", "show"): lambda ctx: _trust_cmd("policy_show", ctx),
+    ("policy", "sign"): lambda ctx: _trust_cmd("policy_sign", ctx),
     ("log", None): cmd_log,
     ("events", None): cmd_events,
     ("next", None): cmd_next,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-EPILOG = "Exit codes: 0 ok · 1 internal · 2 usage · 3 invalid input · 4 not found · 5 conflict · 6 waiting for a human · 7 rejected · 8 paused · 9 nothing to do · 10 forbidden"
+EPILOG = "Exit codes: 0 ok · 1 internal · 2 usage · 3 invalid input · 4 not found · 5 conflict · 6 waiting for a human · 7 rejected · 8 paused · 9 nothing to do · 10 forbidden · 11 history altered"
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -24,7 +24,21 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):  # noqa: D401 - argparse API
         from ..errors import UsageError
 
-        raise UsageError(message, f"see `{self.prog} --help`")
+        raise UsageError(message, _did_you_mean(message) or f"see `{self.prog} --help`")
+
+
+def _did_you_mean(message: str) -> str | None:
+    """For a mistyped verb: the closest real one (only on this error path)."""
+    import re
+
+    found = re.search(r"invalid choice: '?([^'\s]*)'? \(choose from (.*)\)", message)
+    if not found:
+        return None
+    import difflib
+
+    choices = [c.strip().strip("'\"") for c in found.group(2).split(",")]
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.5)
+    return f"did you mean {close[0]!r}?" if close else None
 
 
 def count(text: str) -> int:
@@ -97,6 +111,8 @@ def _verb_init(p):
     p.add_argument("--can", action="append", default=[], metavar="SCOPE", help="with --for: a capability of that agent")
     p.add_argument("--no-sandbox", dest="sandbox", action="store_false", help="with --for: leave the runtime's OS sandbox off (the agent's shell may then write the board)")
     p.add_argument("--dry-run", action="store_true", help="show what would change (board, agent, files) and write nothing")
+    p.add_argument("--test-board", action="store_true", help="a board for tests and demos: LOOPX_NOW may freeze its clock")
+    p.add_argument("--name", metavar="NAME", help="your name on the board, if this makes your key (default: $LOOPX_HUMAN or your login)")
 
 
 def _verb_where(p):
@@ -122,7 +138,7 @@ def _verb_mcp(p):
 
 def _verb_hook(p):
     p.add_argument("runtime", choices=["claude-code", "codex"])
-    p.add_argument("event", choices=["session-start", "pre-tool-use", "stop"])
+    p.add_argument("event", choices=["session-start", "pre-tool-use", "stop", "pre-skill-shell-command"])
 
 
 def _verb_agent(agent):
@@ -178,6 +194,40 @@ def _verb_card(card):
     p.add_argument("--add-tokens", type=int, metavar="N")
     p.add_argument("--add-usd", type=float, metavar="X")
     p.add_argument("--op-id", metavar="ID")
+
+
+def _verb_key(key):
+    ksub = key.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    p = cmd("init", "make your human key (asks a passphrase in a terminal)", ksub)
+    p.add_argument("--name", metavar="NAME", help="your name on boards (default: $LOOPX_HUMAN or your login)")
+    p.add_argument("--no-passphrase", action="store_true", help="store it unsealed: only safe where agents run in their sandbox")
+    p.add_argument("--force", action="store_true", help="replace an existing key")
+    cmd("show", "your key's fingerprint and public half (give it to a person who adds you to a board)", ksub)
+    p = cmd("passphrase", "change your key's passphrase", ksub)
+    p.add_argument("--none", action="store_true", help="remove the passphrase")
+    p = cmd("trust", "pin this board's root key on this machine (a second machine or a team board)", ksub)
+    p.add_argument("fingerprint", metavar="FINGERPRINT", help="the root fingerprint a person on the board read to you")
+
+
+def _verb_person(person):
+    psub = person.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    p = cmd("add", "add a person to this board (their decisions count once signed with their key)", psub)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("public_key", metavar="PUBLIC_KEY", help="what `loopx key show` prints on their machine")
+    cmd("list", "the board's people and whether this machine trusts them", psub)
+    p = cmd("revoke", "revoke a person's key (its later signatures count for nothing)", psub)
+    p.add_argument("fingerprint", metavar="FINGERPRINT")
+
+
+def _verb_policy(policy):
+    psub = policy.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    cmd("show", "the hook policy (.loopx/policy.json) and whether a person signed it", psub)
+    cmd("sign", "sign the hook policy as it is now: its allow/outside_ok entries then apply", psub)
+
+
+def _verb_verify(p):
+    p.add_argument("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one")
+    p.add_argument("--root", metavar="FINGERPRINT", help="with --file: the root key you expect")
 
 
 def _verb_migrate(p):
@@ -259,7 +309,7 @@ def _verb_gate(gate):
     p = cmd("list", "list gates", gsub)
     p.add_argument("--pending", action="store_true")
     p.add_argument("--card", metavar="CARD")
-    p = cmd("answer", "answer a gate — a person in a terminal only", gsub)
+    p = cmd("answer", "answer a gate — a person with their key only", gsub)
     p.add_argument("gate", metavar="GATE")
     p.add_argument("decision", choices=["approve", "reject"])
     p.add_argument("--note", metavar="T")
@@ -318,6 +368,10 @@ VERBS = {
     "agent": ("register and list agents", _verb_agent),
     "card": ("add, list, show, move, assign and budget cards", _verb_card),
     "price": ("token prices per model, for charging the usage hooks measure", _verb_price),
+    "key": ("your human key: make it, show it, change its passphrase, pin a board", _verb_key),
+    "person": ("the people whose signed decisions this board honours", _verb_person),
+    "policy": ("the hook policy: show it, or sign it so its loosening entries apply", _verb_policy),
+    "verify": ("check the event log's hash chain and every person's signature (exit 11 if altered)", _verb_verify),
     "log": ("a card with its evidence and observed artifacts", _verb_log),
     "events": ("the event log", _verb_events),
     "export": ("the whole board as one JSON document", _verb_export),

@@ -10,12 +10,23 @@ from pathlib import Path
 from ..discovery import BoardLocation, parse_target
 from .scenario import AGENTS, CARDS, OBJECTIVE
 
-ACTOR = "human:demo"
+PERSON_NAME = "you"
+KEY_FILE = "demo-person.key.json"  # the demo's throwaway key: unsealed, in the demo folder
 
 
-def build_demo_board(folder: Path) -> BoardLocation:
+def demo_person(folder: Path):
+    """The person of a demo board: a throwaway key kept next to it (so `--keep` reopens as them)."""
+    from .. import keys
+
+    path = Path(folder) / ".loopx" / KEY_FILE
+    found = keys.read(path) or keys.create(path, PERSON_NAME, None)
+    return found.unlock()
+
+
+def build_demo_board(folder: Path):
     """A board in ``folder/.loopx/board.db`` with the scenario's agents and
-    cards (left as it is when ``folder`` already holds the demo board)."""
+    cards (left as it is when ``folder`` already holds the demo board).
+    Returns (location, the demo's person)."""
     from ..agents import add_agent
     from ..board import init_board
     from ..cards import add_card
@@ -24,16 +35,17 @@ def build_demo_board(folder: Path) -> BoardLocation:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     location = parse_target(str(folder / ".loopx" / "board.db"), "flag")
-    store, created = init_board(location, OBJECTIVE if not location.exists else None, ACTOR)
+    person = demo_person(folder)
+    store, created = init_board(location, OBJECTIVE if not location.exists else None, person, pin=False)
     try:
         if created:
             for spec in AGENTS:
-                add_agent(store, validate("agent", {"id": spec.id, "runtime": spec.runtime, "can": list(spec.can)}), ACTOR)
+                add_agent(store, validate("agent", {"id": spec.id, "runtime": spec.runtime, "can": list(spec.can)}), person)
             for spec in CARDS:
-                add_card(store, validate("card", {"title": spec.title, **spec.data}), ACTOR)
+                add_card(store, validate("card", {"title": spec.title, **spec.data}), person)
     finally:
         store.close()
-    return location
+    return location, person
 
 
 class DemoAgents:

@@ -22,7 +22,10 @@ from ..inputs import validate
 from ..writeback import writeback
 
 T0 = 1767603600.0  # 2026-01-05 09:00:00 UTC
-HUMAN = "human:seed"
+# The seeded board's person: a fixed, public key — the board is a picture, not a real board.
+PERSON_NAME = "seed"
+PERSON_SEED = b"loopx-seeded-board-v1"
+KEY_FILE = "seed-person.key.json"
 
 
 class Seeded(NamedTuple):
@@ -30,6 +33,19 @@ class Seeded(NamedTuple):
     root: Path
     now: float  # "now" for the screens: a little after the last write
     gate: int  # the pending gate's id
+    person: object  # the board's person (keys.Person): what the board decides as in tests
+
+
+def seed_person():
+    from ..keys import ephemeral
+
+    return ephemeral(PERSON_NAME, PERSON_SEED)
+
+
+def save(path: Path, person) -> None:
+    from ..keys import save as save_key
+
+    save_key(path, person)
 
 
 class _Clock:
@@ -60,7 +76,9 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
     tick = _Clock(T0)
     clock.set_clock(tick)
     location = parse_target(str(root / ".loopx" / "board.db"), "flag")
-    store, _ = init_board(location, "Ship the login page", HUMAN)
+    HUMAN = seed_person()
+    save(root / ".loopx" / KEY_FILE, HUMAN)  # so another process can act as the seeded board's person
+    store, _ = init_board(location, "Ship the login page", HUMAN, test_board=True, pin=False)
     try:
         for spec in (("claude-1", "claude-code", ["git:push"]), ("codex-1", "codex", []), ("cursor-1", "cursor", []), ("shell-1", "shell", [])):
             add_agent(store, validate("agent", {"id": spec[0], "runtime": spec[1], "can": spec[2]}), HUMAN)
@@ -136,4 +154,4 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
         store.close()
         if not keep_clock:
             clock.set_clock(None)
-    return Seeded(location, root, now, gate_id)
+    return Seeded(location, root, now, gate_id, HUMAN)

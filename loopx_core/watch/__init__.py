@@ -67,6 +67,13 @@ Rules:
   the line ingests it). A document that is valid JSON but invalid, or refused
   by the operator, is reported at once. Write atomically (temp + rename)
   anyway.
+- Identity: a document (or JSONL line) in an agent's watch folder must name
+  that agent — one of them when several agents' folders hold it — else it is
+  refused (``agent_mismatch``). One in the inbox is recorded as unverified
+  (``Evidence.unverified``), with a turn id of its own (``inbox-`` + a hash of
+  its content), and may not release a card. A document or stream whose real
+  path (symlinks resolved) is outside the project and outside the folder it
+  was found in is refused unread; an observed file likewise is ignored.
 - Idempotence: the turn id is ``turn_id``, else ``file-`` + a hash of the
   validated content; the same content twice (another file, a restart, a second
   watcher) is a no-op (two identical turns without a ``turn_id`` count once).
@@ -82,7 +89,8 @@ Rules:
   project, or absolute outside it; size; sha256) and an ``artifact_observed``
   event, once it has been quiet for ``observe_delay`` (0.3 s), and only when its
   content differs from the last observation of that path on that card.
-  Catch-up scans observe only files modified since the lease began. Ignored:
+  Catch-up scans observe only files modified since the lease began. The path
+  recorded is where the bytes really are (symlinks resolved). Ignored:
   ``.git`` and other VCS folders, caches (``__pycache__``, ``node_modules``,
   ``.pytest_cache``, ``.mypy_cache``, ``.venv``, …), editor temp files
   (``*.swp``, ``*~``, ``.#*``, ``#*#``, ``4913``, …), in-flight temp files

@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import clock, events, ids
-from ..artifacts import sha256_file
-from ..errors import InvalidInput, LoopxError
+from ..artifacts import hash_within, inside, real
+from ..errors import Forbidden, InvalidInput, LoopxError
+from ..holding import HELD, choose
 from ..models import Agent, Card, Event, IngestSeen, IngestStream, Observed
 from ..orm import peewee as pw
-from .rules import display
+from .rules import Origin, display
 
 MAX_DOC = 4 << 20  # a document larger than this is refused, not read
 MAX_LINE = 4 << 20  # likewise one JSONL line
@@ -42,7 +43,6 @@ LINES_PER_TXN = 200  # ... and at most this many lines per write transaction
 TAIL = 64  # bytes before a stream's offset that must not change (else: rewritten)
 HEAD = 4096  # ... and the first bytes of a stream likewise
 MTIME_SLACK = 0.05  # file mtimes come from a coarse kernel clock, a few ms behind time.time()
-HELD = ("active", "waiting", "monitoring", "paused")
 _CARD_HINT = re.compile(rb'"card"\s*:\s*"?\s*(?:[Ll][Xx]-)?(\d{1,12})')
 
 
@@ -112,6 +112,7 @@ class Ingestor:
         self.store = store
         self.settle = settle
         self.project_root = Path(os.path.normpath(store.project_root()))
+        self.real_root = real(self.project_root)  # the project as it really is (it may be reached through a symlink)
         self._seen: set[str] = set()  # IngestSeen keys known to this process
         self._done_sig: dict[str, tuple] = {}  # doc path -> signature fully handled
         self._pending_sig: dict[str, tuple] = {}  # doc/stream path -> signature that looked unfinished
@@ -209,10 +210,31 @@ class Ingestor:
         return st if statmod.S_ISREG(st.st_mode) else None
 
     # -- *.loopx.json ---------------------------------------------------------------
-    def doc(self, path: str, *, final: bool = False) -> tuple[list[Result], bool]:
-        """Ingest one evidence document. Returns (results, pending): pending when
-        it does not parse yet and may still be being written (retry on the next
-        change; ``final=True`` once it stayed unchanged for the settle period)."""
+    def _within(self, origin: Origin) -> list[str]:
+        """Where a file found through ``origin`` may really be: the project, or the folder it was found in."""
+        return [self.real_root, *(real(f) for f in origin.folders)]
+
+    def _escapes(self, path: str, show: str, origin: Origin, sig: tuple) -> list[Result] | None:
+        """A document or stream that is a symlink (or sits in a symlinked folder)
+        leading out of the project and out of the folder it was found in is
+        refused, never read; None when it does not escape."""
+        where = real(path)
+        if any(inside(where, r) for r in self._within(origin)):
+            return None
+        whose = "the inbox" if origin.inbox else "the watch folder of " + ", ".join(origin.agents)
+        err = InvalidInput(
+            f"{show} leads outside the project and {whose} (a symlink); it is not read",
+            "write evidence documents as real files in the watch folder (or link only to files inside the project)",
+            code="outside_folder",
+        )
+        self._done_sig[path] = sig
+        return self._refuse_alone(path, show, None, None, err, _hash("doc-escapes", path, sig))
+
+    def doc(self, path: str, *, origin: Origin, final: bool = False) -> tuple[list[Result], bool]:
+        """Ingest one evidence document found through ``origin`` (the folders
+        that hold it). Returns (results, pending): pending when it does not
+        parse yet and may still be being written (retry on the next change;
+        ``final=True`` once it stayed unchanged for the settle period)."""
         st = self._regular_file(path)
         if st is None:
             return [], False
@@ -222,6 +244,9 @@ class Ingestor:
         if final and self._pending_sig.get(path) != sig:
             final = False  # it changed since it looked unfinished: start over
         show = self.show(path)
+        escaped = self._escapes(path, show, origin, sig)
+        if escaped is not None:
+            return escaped, False
         if st.st_size > MAX_DOC:
             err = InvalidInput(f"document is {st.st_size} bytes, more than {MAX_DOC >> 20} MB", "an evidence document is one small JSON object")
             out = self._refuse_alone(path, show, None, None, err, _hash("doc-refused", path, sig))
@@ -256,12 +281,12 @@ class Ingestor:
             self._done_sig[path] = sig
             return self._refuse_alone(path, show, line, _card_hint(raw), err, refused_key), False
         self._pending_sig.pop(path, None)
-        out = self._run(lambda: self._apply(obj, raw, path, show, None, refused_key))
+        out = self._run(lambda: self._apply(obj, raw, path, show, None, refused_key, origin))
         self._done_sig[path] = sig
         return out, False
 
     # -- *.loopx.jsonl ----------------------------------------------------------------
-    def stream(self, path: str, *, final: bool = False) -> tuple[list[Result], bool]:
+    def stream(self, path: str, *, origin: Origin, final: bool = False) -> tuple[list[Result], bool]:
         """Ingest the complete lines a stream gained since its stored offset.
         Returns (results, pending): pending when an unterminated last line is left
         (``final=True`` once it stayed unchanged: ingested if it is a whole JSON
@@ -275,10 +300,14 @@ class Ingestor:
         if not final and self._stream_sig.get(path) == sig:
             return [], path in self._pending_sig
         show = self.show(path)
+        escaped = self._escapes(path, show, origin, sig)
+        if escaped is not None:
+            self._stream_sig[path] = sig
+            return escaped, False
         out: list[Result] = []
         while True:
             try:
-                results, more, leftover = self._run(lambda: self._stream_step(path, show, final))
+                results, more, leftover = self._run(lambda: self._stream_step(path, show, final, origin))
             except FileNotFoundError:
                 self.forget(path)
                 return out, False
@@ -292,7 +321,7 @@ class Ingestor:
             self._pending_sig.pop(path, None)
         return out, leftover
 
-    def _stream_step(self, path: str, show: str, final: bool) -> tuple[list[Result], bool, bool]:
+    def _stream_step(self, path: str, show: str, final: bool, origin: Origin) -> tuple[list[Result], bool, bool]:
         """One transaction: read from the stored offset, apply up to
         ``LINES_PER_TXN`` lines, store the new offset. Returns (results, more, leftover)."""
         out: list[Result] = []
@@ -373,7 +402,7 @@ class Ingestor:
                 if not line_bytes.strip():
                     continue
                 applied += 1
-                out.extend(self._line(line_bytes, path, show, lines, st.st_ino))
+                out.extend(self._line(line_bytes, path, show, lines, st.st_ino, origin))
             new_offset = offset + consumed
             head, tail = _fingerprint(handle, new_offset) if new_offset else (None, None)
         more = new_offset < st.st_size and not leftover and consumed > 0
@@ -386,7 +415,7 @@ class Ingestor:
             IngestStream.update(updated_at=now, **values).where(IngestStream.path == path).execute()
         return out, more, leftover
 
-    def _line(self, line: bytes, path: str, show: str, lineno: int, inode: int) -> list[Result]:
+    def _line(self, line: bytes, path: str, show: str, lineno: int, inode: int, origin: Origin) -> list[Result]:
         refused_key = _hash("line-refused", path, inode, lineno, line)
         if refused_key in self._seen:
             return []
@@ -397,10 +426,10 @@ class Ingestor:
         except json.JSONDecodeError as exc:
             err = InvalidInput(f"not valid JSON: {exc.msg} at column {exc.colno}", "one evidence document (a JSON object) per line")
             return self._refuse(path, show, lineno, _card_hint(line), err, refused_key)
-        return self._apply(obj, line, path, show, lineno, refused_key)
+        return self._apply(obj, line, path, show, lineno, refused_key, origin)
 
     # -- applying one document (inside the caller's transaction) -----------------------
-    def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str) -> list[Result]:
+    def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin) -> list[Result]:
         from ..inputs import validate
         from ..writeback import writeback
 
@@ -412,8 +441,15 @@ class Ingestor:
         except InvalidInput as err:
             return self._refuse(path, show, line, _card_hint(raw), err, refused_key)
         card, agent = doc.pop("card"), doc.pop("agent")
+        refusal = identity_refusal(show, agent, origin, doc)
+        if refusal is not None:
+            return self._refuse(path, show, line, card, refusal, refused_key, agent=agent)
         content = _hash("doc", _canonical({"card": card, "agent": agent, **doc}))
-        if not doc.get("turn_id"):
+        if origin.inbox:
+            # Its writer is not verified: it gets a turn id of its own, so it can
+            # never pre-empt (or replay as) a turn of the agent it names.
+            doc["turn_id"] = "inbox-" + content[:24]
+        elif not doc.get("turn_id"):
             doc["turn_id"] = "file-" + content[:24]
         if content in self._seen:
             return []  # this exact content was handled before (here or by another watcher)
@@ -422,7 +458,7 @@ class Ingestor:
             return []
         extra = {"file": show, "line": line} if line else {"file": show}
         try:
-            evidence, _, created = writeback(self.store, card, agent, doc, source="file", base=self.project_root, extra=extra)
+            evidence, _, created = writeback(self.store, card, agent, doc, source="file", base=self.project_root, extra=extra, unverified=origin.inbox)
         except LoopxError as err:
             return self._refuse(path, show, line, card, err, refused_key, agent=agent)
         self._record(content, "ingested", show, line, card)
@@ -465,8 +501,7 @@ class Ingestor:
     # -- observed artifacts ---------------------------------------------------------------
     def held_card(self, agent: str) -> Card | None:
         """The card ``loopx next`` would resume for ``agent``, if it holds one."""
-        order = pw.Case(Card.status, (("active", 0), ("waiting", 1)), 2)
-        return Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)).order_by(order, Card.priority, Card.id).first()
+        return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)), clock.now())
 
     @staticmethod
     def lease_start(card: Card) -> float:
@@ -490,10 +525,17 @@ class Ingestor:
         with self.store.read():
             return read()
 
-    def observe(self, path: str, agents: list[str], *, scan: bool = False) -> list[Result]:
-        """Record ``path`` as an observed artifact on the card each agent holds,
-        if it was modified since that agent's lease began (``scan``: found by a
-        catch-up scan rather than a change event; the rule is the same)."""
+    def observe(self, path: str, origin: Origin, *, scan: bool = False) -> list[Result]:
+        """Record ``path`` as an observed artifact on the card held by each agent
+        whose watch folder holds it, if it was modified since that agent's lease
+        began (``scan``: found by a catch-up scan rather than a change event; the
+        rule is the same). A file that really is elsewhere — a symlink out of the
+        project and out of the folder — is ignored, never hashed."""
+        agents = origin.agents
+        where = real(path)
+        within = self._within(origin)
+        if not any(inside(where, r) for r in within):
+            return []
         try:
             st = os.stat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -514,16 +556,14 @@ class Ingestor:
                 held[agent] = entry[0]
         if not held:
             return []
-        try:
-            size, sha = self._hashes.get(sig) or sha256_file(path)
-        except (FileNotFoundError, IsADirectoryError):
+        found = self._hashes.get(sig) or hash_within(where, within)
+        if found is None:  # gone, unreadable, or swapped for a link out meanwhile
             return []
-        except OSError:
-            return []
+        size, sha = found
         if len(self._hashes) > 4096:
             self._hashes.clear()
         self._hashes[sig] = (size, sha)
-        show = self.show(path)
+        show = display(where, Path(self.real_root))  # where the bytes are
         out: list[Result] = []
         for agent, card_id in held.items():
             result = self.store.run(lambda: self._observe_one(agent, card_id, path, show, size, sha))
@@ -548,6 +588,29 @@ class Ingestor:
         """(agent, folder) for every registered agent's watch folders."""
         with self.store.read():
             return [(a.id, w) for a in Agent.select(Agent.id, Agent.watch).order_by(Agent.id) for w in (a.watch or [])]
+
+
+def identity_refusal(show: str, agent: str, origin: Origin, doc: dict) -> LoopxError | None:
+    """Who may have written a document (DESIGN §7). In an agent's watch folder:
+    that agent (if the folders of several agents hold it, one of them), else it
+    is refused. In the board's inbox, anyone could have: it is recorded as
+    unverified, and may not release a card (that is the holder's operator)."""
+    if origin.inbox:
+        if doc.get("release"):
+            return Forbidden(
+                f"{show} is in the inbox, where the writer is not verified, and asks to release the card",
+                f"release it as the agent: `loopx release CARD` (or drop \"release\" from the document)",
+                code="unverified_release",
+            )
+        return None
+    if agent in origin.agents:
+        return None
+    owners = " or ".join(origin.agents) or "no agent"
+    return Forbidden(
+        f"{show} is in the watch folder of {owners} ({', '.join(origin.folders)}) but names agent {agent}",
+        f"an agent writes evidence only for itself: name {owners} in the document, or let {agent} write it in its own --watch folder",
+        code="agent_mismatch",
+    )
 
 
 def _fingerprint(handle, offset: int) -> tuple[str, str]:

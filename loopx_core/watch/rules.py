@@ -77,6 +77,14 @@ class Root(NamedTuple):
         return tuple(p for p in path[len(prefix):].split(os.sep) if p)
 
 
+class Origin(NamedTuple):
+    """Where a file was found: who could have written it (DESIGN §7)."""
+
+    agents: tuple[str, ...]  # the agents whose watch folders hold it
+    inbox: bool  # the board's inbox holds it (anyone may write there)
+    folders: tuple[str, ...]  # those folders, as followed
+
+
 class Rules:
     """Decides, for an absolute path, what it is to the watcher."""
 
@@ -96,6 +104,11 @@ class Rules:
             if parts is not None and not ignored_rel(parts):
                 out.append(root)
         return out
+
+    def origin(self, path: str) -> Origin:
+        owners = self.owners(path)
+        agents = tuple(sorted({r.agent for r in owners if r.agent is not None}))
+        return Origin(agents, any(r.agent is None for r in owners), tuple(r.path for r in owners))
 
     def wanted(self, path: str) -> bool:
         """Cheap filter for raw change hints (files and folders alike)."""

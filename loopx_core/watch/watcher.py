@@ -324,13 +324,14 @@ class _Engine:
             if what is None:
                 continue
             kind, agents = what
+            origin = self.rules.origin(path)
             try:
                 if kind == "doc":
-                    out, pending = ing.doc(path)
+                    out, pending = ing.doc(path, origin=origin)
                 elif kind == "stream":
-                    out, pending = ing.stream(path)
+                    out, pending = ing.stream(path, origin=origin)
                 elif scan:
-                    out, pending = ing.observe(path, agents, scan=True), False
+                    out, pending = ing.observe(path, origin, scan=True), False
                 else:
                     later.append((path, kind, tuple(agents)))
                     continue
@@ -348,13 +349,14 @@ class _Engine:
         results: list[Result] = []
         again: list[tuple[str, str, tuple]] = []
         for path, kind, agents in items:
+            origin = self.rules.origin(path)  # the followed folders may have changed meanwhile
             try:
                 if kind == "doc":
-                    out, pending = ing.doc(path, final=True)
+                    out, pending = ing.doc(path, origin=origin, final=True)
                 elif kind == "stream":
-                    out, pending = ing.stream(path, final=True)
+                    out, pending = ing.stream(path, origin=origin, final=True)
                 else:
-                    out, pending = ing.observe(path, list(agents)), False
+                    out, pending = ing.observe(path, origin), False
             except Exception as exc:
                 results.append(Result("notice", path, ing.show(path), message=f"could not ingest {ing.show(path)} ({type(exc).__name__}: {exc}); retrying"))
                 again.append((path, kind, agents))

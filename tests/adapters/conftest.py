@@ -87,11 +87,11 @@ class Hooks:
 
     def answer(self, gate: str, decision: str = "approve", remember: str | None = None) -> None:
         """A human answers (the operator, as the TUI would call it)."""
-        from loopx_core import gates, ids
+        from loopx_core import gates, ids, keys
 
         store = self.board.store()
         try:
-            gates.answer(store, ids.parse(ids.GATE, gate), decision, "human:tester", remember=remember)
+            gates.answer(store, ids.parse(ids.GATE, gate), decision, keys.unlock(), remember=remember)
         finally:
             store.close()
 

@@ -6,7 +6,7 @@ import pytest
 
 from loopx_core import authority, clock, migrations
 from loopx_core.adapters import fastcheck
-from loopx_core.models import Agent, Card
+from loopx_core.models import Card
 
 SCOPES = ["git:push", "deploy:prod", "deploy:staging", "publish:npm", "fs:write-outside"]
 
@@ -15,12 +15,9 @@ def kernel_view(board, agent: str, now: float) -> dict:
     store = board.store()
     try:
         with store.read():
-            caps = Agent.get_by_id(agent).capabilities
             card = Card.select().where((Card.lease_holder == agent) & Card.status.in_(fastcheck.HELD)).first()
-            return {
-                s: authority.allowed(s, caps, agent, card.id if card else None, card.lease_token if card else None, now)
-                for s in SCOPES
-            }
+            rules = authority.Authority.of(store)
+            return {s: rules.allowed(s, agent, card.id if card else None, card.lease_token if card else None, now) for s in SCOPES}
     finally:
         store.close()
 

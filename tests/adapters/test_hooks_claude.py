@@ -59,17 +59,18 @@ def test_safe_calls_are_decided_without_the_board(hooks, working, tmp_path):
     assert "cannot check the board" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_malformed_and_empty_stdin(hooks, working):
+def test_malformed_and_empty_stdin_fail_closed(hooks, working):
+    """A tool call the hook cannot read is denied, with the reason, never a traceback."""
     empty = hooks.spawn("claude-code", "pre-tool-use", None, raw="")
-    assert (empty.code, empty.stdout) == (0, "") and "stdin is empty" in empty.stderr
+    assert empty.code == 0 and "stdin is empty" in deny_reason(empty) and "stdin is empty" in empty.stderr
     garbled = hooks.spawn("claude-code", "pre-tool-use", None, raw='{"tool_name": "Bash", "tool_input": {"command": "git push origin ma')
     assert garbled.code == 0 and "not a JSON object" in deny_reason(garbled)
     harmless = hooks.spawn("claude-code", "pre-tool-use", None, raw='{"tool_name": "Read", "tool_input": {"file_pa')
-    assert (harmless.code, harmless.stdout) == (0, "")
+    assert harmless.code == 0 and "could not read this tool call" in deny_reason(harmless)
     not_object = hooks.run("claude-code", "pre-tool-use", None, raw="[1, 2, 3]")
-    assert (not_object.code, not_object.stdout) == (0, "") and "not a JSON object" in not_object.stderr
+    assert not_object.code == 0 and "not a JSON object" in deny_reason(not_object)
     no_tool = hooks.run("claude-code", "pre-tool-use", {"hook_event_name": "PreToolUse"})
-    assert (no_tool.code, no_tool.stdout) == (0, "")
+    assert no_tool.code == 0 and "no tool_name" in deny_reason(no_tool)
     for res in (empty, garbled, harmless, not_object, no_tool):
         assert "Traceback" not in res.stderr
 
@@ -110,14 +111,28 @@ def test_identity_problems_deny_only_dangerous_calls(hooks, working):
 
 
 def test_board_rules_from_the_policy_file(hooks, working):
+    """`rules` tighten and always apply; `allow` loosens, so an unsigned file's
+    `allow` is ignored (and says so on stderr)."""
     folder = working.root / ".loopx"
     folder.mkdir(exist_ok=True)
     (folder / "policy.json").write_text(json.dumps({"rules": [{"command": r"^make release\b", "scope": "publish:release"}], "allow": ["^git push origin agent/"]}))
     assert "`publish:release`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("make release", working)))
-    assert hooks.run("claude-code", "pre-tool-use", bash("git push origin agent/fix", working)).stdout == ""
+    res = hooks.run("claude-code", "pre-tool-use", bash("git push origin agent/fix", working))
+    assert "`git:push`" in deny_reason(res)
+    assert "were ignored" in res.stderr and "loopx policy sign" in res.stderr
     (folder / "policy.json").write_text("{oops")
     res = hooks.run("claude-code", "pre-tool-use", bash("ls", working))
     assert res.stdout == "" and "not valid JSON" in res.stderr
+
+
+def test_an_agent_written_allow_everything_policy_allows_nothing(hooks, working):
+    """The attack from #12: writing {"allow": [".*"]} into .loopx/policy.json
+    (outside the hook's sight) must not open every door."""
+    (working.root / ".loopx").mkdir(exist_ok=True)  # a PostgreSQL board has no board.db here, but may have a policy
+    (working.root / ".loopx" / "policy.json").write_text(json.dumps({"allow": [".*"], "outside_ok": ["/"]}))
+    assert "`git:push`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push origin main", working)))
+    assert "`fs:delete-outside`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("rm -rf /tmp/elsewhere", working)))
+    assert "`fs:write-outside`" in deny_reason(hooks.run("claude-code", "pre-tool-use", write("/etc/loopx-test.conf", working)))
 
 
 # -- SessionStart -----------------------------------------------------------------------
@@ -325,3 +340,4 @@ def test_prices_are_set_by_people_with_clear_refusals(team):
     assert team.cli("price", "remove", "gpt-4").code == 4
     team.ok("price", "remove", "gpt-5")
     assert [e["kind"] for e in team.ok("events")["events"]][-2:] == ["price_set", "price_removed"]
+    assert all(e["signed"] for e in team.ok("events")["events"][-2:])

@@ -80,3 +80,75 @@ async def test_without_an_agent_identity(team):
     async with session(team, None) as client:
         err, text = await call(client, "next")
         assert err and "no agent identity" in text and "LOOPX_AGENT" in text
+
+
+READ_ONLY = {"gate_status", "context"}
+
+
+async def test_every_parameter_is_described_and_read_only_tools_say_so(team):
+    """What an agent's model sees in tools/list: a description for every
+    parameter (card and scope formats, turn_id, release, todos_done …) and the
+    MCP annotations (readOnlyHint etc.) the SDK's ToolAnnotations define."""
+    async with session(team, "a2") as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    for name, tool in listed.items():
+        props = tool.input_schema["properties"]
+        for param, spec in props.items():
+            assert spec.get("description"), (name, param)
+        assert tool.input_schema.get("additionalProperties") is False
+        notes = tool.annotations
+        assert notes is not None and notes.open_world_hint is False, name
+        assert notes.read_only_hint is (name in READ_ONLY), name
+        if name not in READ_ONLY:
+            assert notes.destructive_hint is (name == "handoff"), name
+    writeback = listed["writeback"].input_schema["properties"]
+    assert "LX-12" in writeback["card"]["description"]
+    assert "retry" in writeback["turn_id"]["description"]
+    assert "ready" in writeback["release"]["description"]
+    assert "todos" in writeback["todos_done"]["description"] and writeback["todos_done"]["items"]["type"] == "integer"
+    assert "git:push" in listed["gate_ask"].input_schema["properties"]["scope"]["description"]
+    assert "G-7" in listed["gate_status"].input_schema["properties"]["gate"]["description"]
+
+
+async def test_bad_arguments_come_back_as_tool_errors_naming_the_parameter(team):
+    team.ok("card", "add", "First card")
+    async with session(team, "a2") as client:
+        await call(client, "next", claim=True)
+        err, text = await call(client, "writeback", card="LX-1", summary="x", tokens="many")
+        assert err and "`tokens` must be a whole number" in text
+        err, text = await call(client, "writeback", card="LX-1")
+        assert err and "needs `summary`" in text
+        err, text = await call(client, "claim", card="LX-1", force=True)
+        assert err and "no argument 'force'" in text
+        err, text = await call(client, "writeback", card="LX-1", summary="x", todos_done=[True])
+        assert err and "a list of whole numbers" in text
+    assert team.ok("log", "LX-1")["evidence"] == []  # nothing was recorded
+
+
+def test_the_protocol_itself_without_the_sdk(team):
+    """Malformed lines, unknown methods, notifications, ping and a batch, on a
+    real `loopx mcp` process: every request gets exactly one answer."""
+    import subprocess
+
+    lines = [
+        b"not json\n",
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
+        b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n',
+        b'{"jsonrpc":"2.0","id":3,"method":"resources/list"}\n',
+        b'[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}]\n',
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"gate_answer","arguments":{"gate":"G-1"}}}\n',
+        b"[" * 5000 + b"\n",
+    ]
+    env = {**os.environ, "LOOPX_DB": team.url, "LOOPX_AGENT": "a2", "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-m", "loopx_core", "mcp"], input=b"".join(lines), capture_output=True, env=env, cwd=team.root, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert replies[0]["error"]["code"] == -32700 and replies[0]["id"] is None
+    assert replies[1]["result"]["protocolVersion"] == "2025-11-25" and replies[1]["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert replies[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert replies[3]["error"]["code"] == -32601
+    assert replies[4] == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
+    assert replies[5]["result"]["isError"] is True and "only a person answers gates" in replies[5]["result"]["content"][0]["text"]
+    assert replies[6]["error"]["code"] == -32700
+    assert len(replies) == 7

@@ -12,7 +12,8 @@ ROOT = "/srv/project"
 
 
 def scopes(command: str, cwd: str = ROOT, pol: policy.Policy = policy.DEFAULT) -> list[str]:
-    return [n.scope for n in policy.classify("Bash", {"command": command}, cwd, ROOT, pol)]
+    """The scopes a Bash command needs; "refused" for what no scope allows."""
+    return [n.scope or "refused" for n in policy.classify("Bash", {"command": command}, cwd, ROOT, pol)]
 
 
 @pytest.mark.parametrize(
@@ -46,14 +47,14 @@ def scopes(command: str, cwd: str = ROOT, pol: policy.Policy = policy.DEFAULT) -
         ("gh release create v1.2.0 dist/*", ["publish:github"]),
         ("gh pr create --fill", []),
         ("rm -rf build node_modules", []),
-        ("rm -rf /", ["fs:delete-outside"]),
+        ("rm -rf /", ["refused"]),  # it holds the person's LoopX folder
         ("rm -rf ~/.cache/x", ["fs:delete-outside"]),
         ("rm -rf ../other-project", ["fs:delete-outside"]),
         ("rm -rf /tmp/scratch/*", ["fs:delete-outside"]),
         ("rm -rf $TARGET", ["fs:delete-outside"]),
         ("cd /tmp && rm -rf work", ["fs:delete-outside"]),
         ("rm /tmp/one-file.log", []),
-        ("rm -rf .", ["fs:delete-outside"]),
+        ("rm -rf .", ["refused"]),  # it holds the board
         ("echo done > /etc/motd", ["fs:write-outside"]),
         ("pytest -q > out.txt 2>&1", []),
         ("make 2>/dev/null", []),
@@ -81,7 +82,8 @@ def test_file_tools():
 
     assert need("Write", "/srv/project/src/a.py") == []
     assert need("Edit", "/etc/hosts") == ["fs:write-outside"]
-    assert need("MultiEdit", "/srv/project/../elsewhere/a.py") == ["fs:write-outside"]
+    assert need("Edit", "/srv/project/../elsewhere/a.py") == ["fs:write-outside"]
+    assert need("MultiEdit", "/etc/hosts") == []  # not a tool of Claude Code 2.1 (sdk-tools.d.ts)
     assert need("Write", "notes/a.md") == []  # relative to the cwd
     assert [n.scope for n in policy.classify("NotebookEdit", {"notebook_path": "/tmp/a.ipynb"}, ROOT, ROOT)] == ["fs:write-outside"]
     assert policy.classify("Read", {"file_path": "/etc/passwd"}, ROOT, ROOT) == []
@@ -106,7 +108,7 @@ def test_symlinked_folder_pointing_outside(tmp_path):
     assert [n.scope for n in found] == ["fs:write-outside"]
 
 
-def test_board_rules(tmp_path):
+def _board_policy(tmp_path):
     (tmp_path / ".loopx").mkdir()
     (tmp_path / ".loopx" / "policy.json").write_text(json.dumps({
         "rules": [
@@ -119,8 +121,16 @@ def test_board_rules(tmp_path):
         "allow": [r"^git push origin agent/"],
         "outside_ok": ["/tmp"],
     }))
+
+
+def test_board_rules(tmp_path):
+    """`rules` only add scopes and always apply; an unsigned file's `allow` and
+    `outside_ok` would loosen the rules, so they are ignored, with a note."""
+    _board_policy(tmp_path)
     pol = policy.load(str(tmp_path))
-    assert len(pol.rules) == 3 and len(pol.problems) == 2
+    assert len(pol.rules) == 3 and pol.allow == () and pol.outside_ok == ()
+    assert [p for p in pol.problems if "were ignored" in p and "loopx policy sign" in p]
+    assert len(pol.problems) == 3
     root = str(tmp_path)
 
     def need(tool, tool_input):
@@ -128,14 +138,31 @@ def test_board_rules(tmp_path):
 
     assert need("Bash", {"command": "make release VERSION=2"}) == ["publish:release"]
     assert need("Bash", {"command": "make test"}) == []
+    assert need("Bash", {"command": "git push origin agent/fix-1"}) == ["git:push"]
+    assert need("Bash", {"command": "rm -rf /tmp/scratch"}) == ["fs:delete-outside"]
+    assert need("Write", {"file_path": "/tmp/x.txt"}) == ["fs:write-outside"]
+    assert need("mcp__github__create_release", {"tag": "v1"}) == ["publish:github"]
+    assert need("mcp__db__query", {"sql": "select 1"}) == []
+    assert need("mcp__db__query", {"sql": "DROP TABLE users"}) == ["db:drop"]
+
+
+def test_a_signed_policy_file_may_loosen(tmp_path, monkeypatch):
+    """Once a person's signature can be verified (`loosening_allowed`), `allow`
+    and `outside_ok` apply again — but never to LoopX's own ground."""
+    _board_policy(tmp_path)
+    monkeypatch.setattr(policy, "loosening_allowed", lambda path, doc: True)
+    pol = policy.load(str(tmp_path))
+    root = str(tmp_path)
+
+    def need(tool, tool_input):
+        return [n.scope or "refused" for n in policy.classify(tool, tool_input, root, root, pol)]
+
     assert need("Bash", {"command": "git push origin agent/fix-1"}) == []
     assert need("Bash", {"command": "git push origin main"}) == ["git:push"]
     assert need("Bash", {"command": "rm -rf /tmp/scratch"}) == []
     assert need("Write", {"file_path": "/tmp/x.txt"}) == []
     assert need("Write", {"file_path": "/var/x.txt"}) == ["fs:write-outside"]
-    assert need("mcp__github__create_release", {"tag": "v1"}) == ["publish:github"]
-    assert need("mcp__db__query", {"sql": "select 1"}) == []
-    assert need("mcp__db__query", {"sql": "DROP TABLE users"}) == ["db:drop"]
+    assert need("Bash", {"command": "git push origin agent/x; sqlite3 .loopx/board.db 'delete from gate'"}) == ["refused"]
 
 
 def test_a_broken_policy_file_keeps_the_builtin_rules(tmp_path):
@@ -144,8 +171,3 @@ def test_a_broken_policy_file_keeps_the_builtin_rules(tmp_path):
     pol = policy.load(str(tmp_path))
     assert pol.problems and "not valid JSON" in pol.problems[0]
     assert [n.scope for n in policy.classify("Bash", {"command": "git push"}, str(tmp_path), str(tmp_path), pol)] == ["git:push"]
-
-
-def test_raw_text_scan_for_garbled_payloads():
-    assert [n.scope for n in policy.raw_needs('{"tool_name": "Bash", "tool_input": {"command": "git push orig')] == ["git:push"]
-    assert policy.raw_needs('{"tool_name": "Read", "tool_input": {"file_path": "/a') == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 
+from ..conftest import NO_KEY
+
 
 def refused(board, code, *argv, **kw):
     before = board.snapshot()
@@ -61,7 +63,7 @@ def test_missing_scope_opens_a_permission_gate_at_claim(team):
     assert res.data["gate"]["scope"] == "deploy:prod" and res.data["gate"]["kind"] == "permission"
 
 
-def test_gate_approved_by_a_person_in_a_terminal_only(team):
+def test_gate_approved_by_a_person_with_their_key_only(team):
     team.ok("card", "add", "one")
     team.ok("claim", "LX-1", agent="a2")
     ask = team.cli("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", agent="a2")
@@ -69,7 +71,7 @@ def test_gate_approved_by_a_person_in_a_terminal_only(team):
     again = team.cli("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", agent="a2")
     assert again.data["gate"]["id"] == ask.data["gate"]["id"]  # a retry reuses the pending gate
     refused(team, 10, "gate", "answer", "G-1", "approve", agent="a2", tty=True)
-    refused(team, 10, "gate", "answer", "G-1", "approve", tty=False)
+    refused(team, 10, "gate", "answer", "G-1", "approve", tty=True, env=NO_KEY)
     ans = team.ok("gate", "answer", "G-1", "approve", "--remember", "agent", tty=True)
     assert ans["gate"]["answered_by"] == "human:tester" and ans["card"]["status"] == "active"
     refused(team, 5, "gate", "answer", "G-1", "reject", tty=True)
@@ -126,7 +128,7 @@ def test_budget_pauses_and_a_person_raises_it(team):
     assert team.cli("next", agent="a1").code == 8
     refused(team, 8, "writeback", "LX-1", "--summary", "more", agent="a1")
     refused(team, 10, "card", "budget", "LX-1", "--add-turns", "2", agent="a1", tty=True)
-    refused(team, 10, "card", "budget", "LX-1", "--add-turns", "2", tty=False)
+    refused(team, 10, "card", "budget", "LX-1", "--add-turns", "2", tty=True, env=NO_KEY)
     raised = team.ok("card", "budget", "LX-1", "--add-turns", "2", tty=True)
     assert raised["card"]["status"] == "active" and raised["card"]["quota"]["turns"]["limit"] == 3
 

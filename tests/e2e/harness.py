@@ -76,13 +76,14 @@ class Project:
         return Result(proc.returncode, data, proc.stdout, proc.stderr)
 
     def init(self, runtime: str, agent: str, *, can=(), sandbox: bool = True) -> dict:
-        """README's agent set-up, verbatim."""
+        """README's agent set-up, verbatim, typed by the person at a terminal (it makes
+        their key, sealed with a passphrase, at ~/.config/loopx/key.json)."""
         args = ["init", "--objective", "e2e board", "--for", runtime, "--agent", agent]
         for scope in can:
             args += ["--can", scope]
         if not sandbox:
             args.append("--no-sandbox")
-        return self.loopx(*args).data
+        return as_person(self, *args).data
 
     def git(self, *args) -> str:
         env = dict(self.env(), GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e2e@localhost", GIT_COMMITTER_NAME="e2e", GIT_COMMITTER_EMAIL="e2e@localhost")
@@ -106,7 +107,7 @@ class Project:
         return bool(out.strip())
 
     def card(self, title: str, *extra) -> str:
-        return self.loopx("card", "add", title, *extra).data["card"]["id"]
+        return as_person(self, "card", "add", title, *extra).data["card"]["id"]
 
     def show(self, card: str) -> dict:
         return self.loopx("card", "show", card).data["card"]
@@ -122,26 +123,67 @@ class Project:
 
 
 
+PASSPHRASE = "e2e correct horse battery staple"
+PROMPTS = (b"assphrase", b"Again: ")  # what loopx asks on the terminal when it needs the person's passphrase
+
+
 def as_person(project: Project, *args) -> Result:
-    """A human-only verb, run the way a person runs it: at a terminal, no agent identity."""
-    command = " ".join(_quote(a) for a in [str(LOOPX), "--json", *map(str, args)])
-    proc = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=project.root, env=project.env(), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    lines = [line for line in proc.stdout.replace("\r", "").splitlines() if line.startswith("{")]
-    data = json.loads(lines[-1]) if lines else {}
-    if proc.returncode != 0:
-        raise AssertionError(f"as a person: loopx {' '.join(map(str, args))} exited {proc.returncode}: {proc.stdout}{proc.stderr}")
-    return Result(proc.returncode, data, proc.stdout, proc.stderr)
+    """A person's command, run the way a person runs it: at their terminal (a pty that
+    is the process's controlling terminal), no agent identity, typing their passphrase
+    each time LoopX asks for it."""
+    argv = [str(LOOPX), "--json", *map(str, args)]
+    code, out = _at_terminal(argv, project.env(TERM="dumb"), project.root)
+    lines = [line for line in out.replace("\r", "").splitlines() if line.startswith("{")]
+    if code != 0:
+        raise AssertionError(f"as a person: loopx {' '.join(map(str, args))} exited {code}: {out}")
+    return Result(code, json.loads(lines[-1]) if lines else {}, out, "")
 
 
 def answer_as_person(project: Project, gate: str, decision: str = "approve") -> dict:
-    """A person answers a gate. THE one place (the human key of #11 goes here)."""
+    """A person answers a gate. THE one place a person's decision is made in this suite."""
     return as_person(project, "gate", "answer", gate, decision).data["gate"]
 
 
-def _quote(text: str) -> str:
-    import shlex
+def _at_terminal(argv: list, env: dict, cwd: Path, timeout: float = 60.0) -> tuple[int, str]:
+    """(exit code, output) of ``argv`` on a pty, with PASSPHRASE typed at each prompt."""
+    import pty
+    import select
+    import time
 
-    return shlex.quote(text)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the pty is its controlling terminal
+        try:
+            os.chdir(cwd)
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    out, answered = b"", 0
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if not select.select([fd], [], [], 0.2)[0]:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+            if sum(out.count(p) for p in PROMPTS) > answered:  # a new prompt: type the passphrase
+                answered += 1
+                try:
+                    os.write(fd, (PASSPHRASE + "\n").encode())
+                except OSError:  # it ended meanwhile
+                    break
+        else:
+            os.kill(pid, 9)
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
 
 
 # -- sessions -------------------------------------------------------------------------------------

@@ -163,7 +163,7 @@ def test_the_agent_id_is_not_in_the_shared_settings(project, model, runtime):
     shared = (project.root / ".claude" / "settings.json").read_text()
     assert agent not in shared and "LOOPX_AGENT" not in shared
     assert str(LOOPX) in shared  # the absolute path of the installed loopx
-    project.loopx("agent", "add", "runner-2")
+    as_person(project, "agent", "add", "runner-2")
     from .harness import run_claude
 
     run_claude(project, model, [Say("Hello.")], binary=runtime.name, args=("--settings", '{"env": {"LOOPX_AGENT": "runner-2"}}'))

@@ -37,11 +37,14 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     return Clock(monkeypatch)
 
 
-def refused(board, code: int, *argv, **kw) -> dict:
+def refused(board, code: int, *argv, as_person: bool = False, **kw) -> dict:
     """Run a command that must be refused with ``code``: the documented error
-    JSON, nothing on stdout but that object, no traceback, and the board unchanged."""
+    JSON, nothing on stdout but that object, no traceback, and the board unchanged.
+    ``as_person``: run it as a person's action (``tests.conftest.person``)."""
+    from tests.conftest import person
+
     before = board.snapshot()
-    res = board.cli(*argv, **kw)
+    res = person(board, *argv, **kw) if as_person else board.cli(*argv, **kw)
     assert res.code == code, (argv, res)
     assert set(res.data) == {"error"}, res.data
     err = res.data["error"]
@@ -122,9 +125,13 @@ def _kernel_pg(pg_server):
 @pytest.fixture
 def pg_url(_kernel_pg):
     """Overrides tests/conftest.py's ``pg_url`` for this folder: same URL shape, an emptied schema."""
+    return empty_schema(*_kernel_pg)
+
+
+def empty_schema(schema: str, url: str) -> str:
+    """Empty every table of ``schema`` and restart its sequences; returns ``url``."""
     import psycopg
 
-    schema, url = _kernel_pg
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET lock_timeout = '20s'")
         tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))]

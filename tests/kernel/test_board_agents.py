@@ -17,7 +17,7 @@ def test_init_creates_once_and_records_the_objective(board):
     changed = board.ok("init", "--objective", "ship v2")
     assert changed["board"]["created"] is False
     assert board.snapshot()["board"]["settings"]["objective"] == "ship v2"
-    assert kinds(board)[0] == "board_created" and kinds(board)[-1] == "board_updated"
+    assert kinds(board)[:2] == ["person_added", "board_created"] and kinds(board)[-1] == "board_updated"
 
 
 def test_init_refuses_an_unreadable_objective(board):

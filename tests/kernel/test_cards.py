@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ..conftest import NO_KEY
 from .conftest import card, held, kinds, refused, worked
 
 CARD_KEYS = {"id", "title", "status", "owner", "needs", "priority", "next", "todos", "quota", "lease", "version", "paused_reason"}
@@ -216,12 +217,12 @@ def test_unassign_takes_the_card_back(team):
 
 # -- budget -------------------------------------------------------------------
 
-def test_budget_is_for_a_person_at_a_terminal(team):
+def test_budget_is_for_a_person_with_their_key(team):
     team.ok("card", "add", "one", "--max-turns", "1")
     err = refused(team, 10, "card", "budget", "LX-1", "--add-turns", "2", agent="a1", tty=True)
     assert "agent" in err["message"]
-    err = refused(team, 10, "card", "budget", "LX-1", "--add-turns", "2", tty=False)
-    assert "terminal" in err["message"]
+    err = refused(team, 10, "card", "budget", "LX-1", "--add-turns", "2", tty=True, env=NO_KEY)
+    assert "key" in err["message"] and "loopx key init" in err["hint"]
     refused(team, 3, "card", "budget", "LX-1", tty=True)  # nothing to add
     refused(team, 3, "card", "budget", "LX-1", "--add-turns", "0", tty=True)
     refused(team, 4, "card", "budget", "LX-4", "--add-turns", "1", tty=True)

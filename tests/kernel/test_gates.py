@@ -3,6 +3,7 @@ grants, deadlines that fail closed, and who may answer."""
 
 from __future__ import annotations
 
+from ..conftest import NO_KEY
 from .conftest import card, held, kinds, refused, worked
 
 GATE_KEYS = {"id", "card", "agent", "question", "scope", "options", "status", "answer", "answered_by"}
@@ -166,15 +167,16 @@ def test_a_grant_also_covers_permission_gates_at_claim(team):
     assert res.code == 0 and res.data["action"] == "work"
 
 
-def test_only_a_person_at_a_terminal_answers(team):
+def test_only_a_person_with_their_key_answers(team):
     team.ok("card", "add", "one")
     held(team, "LX-1", "a2")
     ask(team, "a2", "--scope", "git:push")
     err = refused(team, 10, "gate", "answer", "G-1", "approve", agent="a2", tty=True)
     assert "agent" in err["message"]
     refused(team, 10, "gate", "answer", "G-1", "approve", agent="a1", tty=True)  # even another agent
-    err = refused(team, 10, "gate", "answer", "G-1", "approve", tty=False)
-    assert "terminal" in err["message"]
+    err = refused(team, 10, "gate", "answer", "G-1", "approve", tty=True, env=NO_KEY)  # a terminal proves nothing
+    assert "key" in err["message"]
+    refused(team, 10, "gate", "answer", "G-1", "approve", tty=True, env={**NO_KEY, "LOOPX_HUMAN": "tester"})  # nor a name
     refused(team, 2, "gate", "answer", "G-1", "approve", "--agent", "a1", tty=True)  # no such flag: no way in
 
 

@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 
 from loopx_core import clock  # noqa: E402
 
-HUMAN = "human:tester"
+HUMAN = "human:seed"  # the seeded board's person (loopx_core.demo.seed)
 
 
 @pytest.fixture(scope="session")
@@ -50,15 +50,42 @@ def seeded(seed_template, tmp_path: Path):
     clock.set_clock(None)
 
 
+def board_app_class():
+    """LoopxApp whose ``run_test`` hands over the pilot once the board is on
+    screen (it is opened and read in a worker): tests start from the board."""
+    import asyncio
+    from contextlib import asynccontextmanager
+
+    from loopx_tui.app import LoopxApp
+
+    class BoardApp(LoopxApp):
+        @asynccontextmanager
+        async def run_test(self, *args, **kwargs):
+            async with super().run_test(*args, **kwargs) as pilot:
+                await asyncio.wait_for(self.loaded.wait(), 60)  # (an app that failed to start raises here)
+                await pilot.pause()
+                yield pilot
+
+    return BoardApp
+
+
+async def settled(pilot) -> None:
+    """For snapshots (``snap_compare`` runs the app itself): the board is on
+    screen and the start-up toast is gone."""
+    await pilot.app.loaded.wait()
+    await pilot.pause()
+    pilot.app.clear_notifications()
+
+
 @pytest.fixture
 def make_app(seeded):
     """``make_app(**kw)``: a LoopxApp on the seeded board, workers off by default."""
-    from loopx_tui.app import LoopxApp
+    BoardApp = board_app_class()
 
-    def make(**kw):
+    def make(location=None, **kw):
         kw.setdefault("background", False)
-        kw.setdefault("human", HUMAN)
-        return LoopxApp(seeded.location, **kw)
+        kw.setdefault("person", seeded.person)
+        return BoardApp(location or seeded.location, **kw)
 
     return make
 
@@ -75,7 +102,10 @@ def export(location) -> dict:
 
 def loopx(location, *args: str, agent: str | None = None) -> subprocess.CompletedProcess:
     """The real CLI in another process: an agent (or person) elsewhere."""
-    env = dict(os.environ, LOOPX_DB=str(location.path), LOOPX_HUMAN="elsewhere")
+    from loopx_core.demo.seed import KEY_FILE
+
+    # A person elsewhere is the seeded board's person, in another process (their key file).
+    env = dict(os.environ, LOOPX_DB=str(location.path), LOOPX_KEY=str(location.path.parent / KEY_FILE))
     env.pop("LOOPX_AGENT", None)
     env["LOOPX_NOW"] = repr(clock.now())  # the other process agrees on the (frozen) time
     if agent:
@@ -84,11 +114,13 @@ def loopx(location, *args: str, agent: str | None = None) -> subprocess.Complete
 
 
 async def feed(app) -> None:
-    """What the change poller does, once, synchronously: read the delta since
-    the app's seq and post it. For tests that keep the workers off."""
-    from loopx_core.board import board_delta
+    """What the change poller does, once: read the delta since the app's seq
+    (off the UI thread, as the poller does) and post it. For tests that keep
+    the workers off."""
+    import asyncio
+
     from loopx_tui.messages import BoardChanged
 
-    delta = board_delta(app.store, app.model.seq)
+    delta = await asyncio.to_thread(app.reader.delta, app.model.seq)
     if delta.events:
         app.post_message(BoardChanged(delta))

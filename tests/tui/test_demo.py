@@ -18,7 +18,7 @@ from loopx_core.store import Store
 
 def test_the_demo_story_shows_every_mechanism(tmp_path):
     root = tmp_path / "demo"
-    location = build_demo_board(root)
+    location, person = build_demo_board(root)
     store = Store.open(location)
     try:
         agents = [SimulatedAgent(store, spec.id, root, log=lambda _: None) for spec in AGENTS]
@@ -30,10 +30,10 @@ def test_the_demo_story_shows_every_mechanism(tmp_path):
                 except LoopxError:
                     pass
             for gate in gates.list_gates(store, pending=True):  # the person at the board presses y
-                gates.answer(store, gate.id, "approve", "human:newcomer")
+                gates.answer(store, gate.id, "approve", person)
             for card in cards.list_cards(store, status="paused"):  # ... and + on a paused card
                 paused.add(card.paused_reason)
-                cards.budget_card(store, card.id, {"add_turns": 3}, "human:newcomer")
+                cards.budget_card(store, card.id, {"add_turns": 3}, person)
             if all(c.status in ("done", "backlog") for c in cards.list_cards(store)):
                 break
         board = export(store)
@@ -55,7 +55,7 @@ def test_the_demo_story_shows_every_mechanism(tmp_path):
 
 
 def test_build_demo_board_twice_keeps_the_board(tmp_path):
-    location = build_demo_board(tmp_path / "demo")
+    location, _ = build_demo_board(tmp_path / "demo")
     build_demo_board(tmp_path / "demo")
     store = Store.open(location)
     try:
@@ -67,7 +67,7 @@ def test_build_demo_board_twice_keeps_the_board(tmp_path):
 @pytest.mark.slow
 def test_the_agents_run_as_separate_processes(tmp_path):
     root = tmp_path / "demo"
-    location = build_demo_board(root)
+    location, _ = build_demo_board(root)
     agents = DemoAgents(location, root, pace=0.05, turns=12, delay=0.05)
     agents.start()
     try:

@@ -26,24 +26,31 @@ SCRIPT = textwrap.dedent(
     from loopx_core.board import init_board
     from loopx_core.cards import add_card
     from loopx_core.discovery import parse_target
+    from loopx_core.keys import ephemeral
 
     here = styles_dir()
     assert "site-packages" in str(here) and here.parent == Path(loopx_tui.__file__).parent, here
     location = parse_target(sys.argv[1], "flag")
-    store, _ = init_board(location, "wheel check", "human:ci")
-    add_card(store, {"title": "from the wheel"}, "human:ci")
+    me = ephemeral("ci")
+    store, _ = init_board(location, "wheel check", me, pin=False)
+    add_card(store, {"title": "from the wheel"}, me)
     store.close()
 
     async def main():
-        app = LoopxApp(location, background=False, human="human:ci")
+        app = LoopxApp(location, background=False, person=me)
         async with app.run_test(size=(80, 24)) as pilot:
+            await asyncio.wait_for(app.loaded.wait(), 60)
             await pilot.pause()
             widget = app.board_screen.board.card_widget(1)
             assert widget.card.title == "from the wheel" and "from the" in widget.render().plain
-            # A style from styles/card.tcss is applied: cards are 5 rows tall.
-            assert widget.outer_size.height == 5 and widget.styles.border_top[0] == "round", (widget.outer_size, widget.styles.border_top)
+            # A style from styles/card.tcss is applied: cards are 5 rows tall, the selected one heavy.
+            assert widget.outer_size.height == 5 and widget.styles.border_top[0] == "heavy", (widget.outer_size, widget.styles.border_top)
             await pilot.press("v")
-            await pilot.press("q")
+            await pilot.press("t")  # the timeline: textual-plotext came with the wheel
+            await app.reads_idle()
+            await pilot.pause()
+            assert type(app.screen).__name__ == "TimelineScreen" and app.screen.loads == 1
+            await pilot.press("escape", "q")
         print("OK", here)
 
     asyncio.run(main())

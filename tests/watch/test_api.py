@@ -36,12 +36,12 @@ async def test_cancelling_the_task_stops_it_cleanly(project):
 
 
 async def test_results_carry_what_the_tui_shows(project, watcher):
-    write_atomic(project.root / "out" / "bad.loopx.json", doc("s", card="LX-1", agent="a2"))
+    write_atomic(project.root / ".loopx" / "inbox" / "bad.loopx.json", doc("s", card="LX-1", agent="a2"))
     write_atomic(project.root / "out" / "ok.loopx.json", doc("fine"))
     await until(lambda: watcher.kinds("refused") and watcher.kinds("ingested"), what="both results")
     bad, ok = watcher.kinds("refused")[0], watcher.kinds("ingested")[0]
     assert bad.to_json()["card"] == "LX-1" and bad.code == "not_holder" and bad.agent == "a2"
-    assert bad.text().startswith("refused out/bad.loopx.json [LX-1]: LX-1 is not leased to a2")
+    assert bad.text().startswith("refused .loopx/inbox/bad.loopx.json [LX-1]: LX-1 is not leased to a2")
     assert ok.to_json() == {"kind": "ingested", "file": "out/ok.loopx.json", "line": None, "card": "LX-1", "agent": "w1", "evidence": "E-1"}
     assert ok.text() == "ingested E-1 on LX-1 from out/ok.loopx.json (w1)"
 

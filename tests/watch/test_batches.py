@@ -8,8 +8,14 @@ import pytest
 
 from loopx_core.watch import ingest
 from loopx_core.watch.ingest import Ingestor
+from loopx_core.watch.rules import Origin
 
 from .conftest import Watcher, doc, events, evidence, until, write_atomic
+
+
+def in_out(project) -> Origin:
+    """Found in w1's watch folder ``out/``."""
+    return Origin(("w1",), False, (str(project.root / "out"),))
 
 
 def _burst(folder, n: int, prefix: str = "turn") -> list[str]:
@@ -22,18 +28,19 @@ def test_a_batch_that_does_not_commit_leaves_the_board_and_the_watchers_memory_a
     try:
         ing = Ingestor(store)
         ing.load()
+        origin = in_out(project)
 
         def then_fail():
             for path in paths:
-                ing.doc(path)
+                ing.doc(path, origin=origin)
             raise OSError("disk full")  # as a failing COMMIT would
 
         with pytest.raises(OSError):
             ing.batch(then_fail)
         assert evidence(store) == []
         # Nothing is remembered as handled: the same files ingest now, once each.
-        assert [ing.doc(p)[0][0].kind for p in paths] == ["ingested"] * 5
-        assert [ing.doc(p)[0] for p in paths] == [[]] * 5
+        assert [ing.doc(p, origin=origin)[0][0].kind for p in paths] == ["ingested"] * 5
+        assert [ing.doc(p, origin=origin)[0] for p in paths] == [[]] * 5
         assert [e.summary for e in evidence(store)] == [f"turn {i}" for i in range(5)]
     finally:
         store.close()
@@ -46,7 +53,8 @@ def test_a_duplicate_inside_one_batch_is_seen_before_the_commit(project):
     store = project.store()
     try:
         ing = Ingestor(store)
-        results = ing.batch(lambda: [ing.doc(first)[0], ing.doc(copy)[0]])
+        origin = in_out(project)
+        results = ing.batch(lambda: [ing.doc(first, origin=origin)[0], ing.doc(copy, origin=origin)[0]])
         assert [[r.kind for r in rs] for rs in results] == [["ingested"], []]
         assert len(evidence(store)) == 1
     finally:

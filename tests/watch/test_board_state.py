@@ -7,24 +7,21 @@ import json
 import sqlite3
 
 
+from ..conftest import downgrade_sqlite
 from .conftest import doc, events, evidence, write_atomic
 
 
 def test_a_v1_board_opens_and_gains_the_watch_tables(project):
     from loopx_core import migrations
 
-    assert migrations.SCHEMA_VERSION == 2
-    con = sqlite3.connect(project.db)
-    con.executescript("DROP TABLE ingest_seen; DROP TABLE ingest_stream; UPDATE setting SET value='1' WHERE key='schema_version';")
-    con.commit()
-    con.close()
+    downgrade_sqlite(project.db, 1)
     write_atomic(project.root / "out" / "t.loopx.json", doc("after the upgrade"))
     res = project.spawn("watch", "--once")
     assert res.returncode == 0, res.stderr
     assert "ingested E-1 on LX-1" in res.stdout
     con = sqlite3.connect(project.db)
     try:
-        assert con.execute("SELECT value FROM setting WHERE key='schema_version'").fetchone() == ("2",)
+        assert con.execute("SELECT value FROM setting WHERE key='schema_version'").fetchone() == (str(migrations.SCHEMA_VERSION),)
         assert con.execute("SELECT count(*) FROM ingest_seen").fetchone() == (1,)
         assert con.execute("SELECT count(*) FROM card").fetchone() == (1,)  # nothing else touched
     finally:

@@ -22,13 +22,14 @@ def backlog(folder, n: int, start: int = 0):
 
 def test_once_catches_up_prints_a_line_per_document_and_exits(project):
     backlog(project.root / "out", 60)
-    (project.root / "out" / "bad.loopx.json").write_text(json.dumps(doc("s", agent="ghost")))
+    (project.root / ".loopx" / "inbox").mkdir(exist_ok=True)
+    (project.root / ".loopx" / "inbox" / "bad.loopx.json").write_text(json.dumps(doc("s", agent="ghost")))
     res = project.spawn("watch", "--once")
     assert res.returncode == 0, res.stderr
     out = res.stdout.splitlines()
     assert len([l for l in out if l.startswith("ingested E-")]) == 60
     refused = [l for l in out if l.startswith("refused")]
-    assert refused == ["refused out/bad.loopx.json [LX-1]: unknown agent 'ghost'"]
+    assert refused == ["refused .loopx/inbox/bad.loopx.json [LX-1]: unknown agent 'ghost'"]
     assert any(l.startswith("  → register it first") for l in out)
     # Not a terminal: plain progress lines, no carriage returns.
     assert "catching up on 61 files" in res.stderr and "caught up on 61 files" in res.stderr

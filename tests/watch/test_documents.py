@@ -85,8 +85,9 @@ async def test_refusals_are_the_cli_refusals(project):
     try:
         out = project.root / "out"
         write_atomic(out / "card.loopx.json", doc("s", card="LX-99"))
-        write_atomic(out / "agent.loopx.json", doc("s", agent="ghost"))
-        write_atomic(out / "holder.loopx.json", doc("s", agent="a2"))
+        inbox = project.root / ".loopx" / "inbox"  # a document naming another agent than the folder's is refused before (test_identity.py)
+        write_atomic(inbox / "agent.loopx.json", doc("s", agent="ghost"))
+        write_atomic(inbox / "holder.loopx.json", doc("s", agent="a2"))
         write_atomic(out / "outside.loopx.json", doc("s", artifacts=["/etc/hostname"]))
         errs = await until(lambda: len(events(w.store, "ingest_error")) >= 4 and events(w.store, "ingest_error"), what="four refusals")
         by_file = {e.data["file"].split("/")[-1].split(".")[0]: e for e in errs}

@@ -1,0 +1,522 @@
+"""What a shell command needs before it may run: the hooks' command checker.
+
+Input: the text a shell tool will run (POSIX shell, or PowerShell), read by
+``shellwords`` / ``pwshwords`` into simple commands. Output: ``Need`` s — a
+scope the agent must hold (or a human must grant through a gate), or, with
+``scope=None``, a refusal no scope can lift (LoopX's own ground, a person's
+command, a command too large to check).
+
+The rule for what it cannot resolve: **a command word it cannot know needs
+authority.** Decided per construct (DESIGN §10 "Shell commands the hook
+cannot read"):
+
+- looked through, then checked as the command they run: ``env``/``sudo``/
+  ``doas``/``nice``/``nohup``/``timeout``/``stdbuf``/``setsid``/``command``/
+  ``builtin``/``exec``/``time``/``npx``… wrappers (an option LoopX does not
+  know makes it check both readings), ``sh -c CODE`` / ``bash -c CODE`` with
+  literal code, ``eval`` of literal words, here-documents and here-strings fed
+  to a shell, ``source``/``.`` and shell scripts run by name or by a shell (read
+  from the file: regular files up to 256 KB), ``find -exec``, ``watch``,
+  ``script -c``, ``su -c``, ``ssh HOST CMD``, ``alias`` definitions, git
+  aliases (from git's config files), PowerShell's ``&``, ``Invoke-Expression``/
+  ``iex`` of a literal string, ``Start-Process``, ``cmd /c``, ``pwsh -Command``
+  and ``-EncodedCommand``;
+- ``shell:opaque`` — LoopX cannot tell what will run: a command word built from
+  ``$var``, ``${…}``, ``$(…)`` or backquotes; ``eval`` or ``sh -c`` of such
+  words; a shell or interpreter reading its program from a pipe or a file
+  redirect (``… | sh``); ``xargs`` or ``parallel`` feeding a shell, an
+  interpreter or a command LoopX has rules for; interpreter code (``python
+  -c``, ``node -e``, ``perl -e``, ``ruby -e``, ``php -r``, ``awk``'s
+  ``system()``, ``sed``'s ``e``, scripts given to an interpreter) that starts
+  programs or builds code at run time (``subprocess``, ``os.system``,
+  ``child_process``, ``eval``, ``__import__``…); environment variables that
+  make programs run other code (``BASH_ENV``, ``LD_PRELOAD``, ``NODE_OPTIONS``,
+  ``GIT_SSH_COMMAND``, ``PAGER``…); ``git -c`` settings that name a command;
+  PowerShell's .NET process and script-block calls;
+- ``shell:interactive`` — a shell, interpreter or editor left waiting for
+  input (``bash``, ``python``, ``node``, ``sqlite3``, ``vim`` with no program).
+  Codex's ``write_stdin`` types into such a session with no PreToolUse check
+  (it has no hook: ``codex-rs/core/src/tools/handlers/unified_exec/
+  write_stdin.rs``), and the hook cannot see whether ``exec_command`` asked
+  for a terminal, so any such start needs the scope.
+
+Not followed (the runtime's sandbox is the wall for these): programs the
+agent wrote and runs by a name found on ``$PATH``, compiled binaries, code
+that other programs load (Makefiles, ``package.json`` scripts, git hooks, test
+files, modules a script imports), and values only the running shell knows.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import namedtuple
+from importlib import import_module
+
+from . import builtin_rules, shellwords
+from .shellwords import Word
+
+# collections.namedtuple, not typing.NamedTuple: importing typing costs a few
+# milliseconds this path does not need.
+Need = namedtuple("Need", "scope what why", defaults=("",))  # scope None: refused, never grantable
+
+OPAQUE = "shell:opaque"
+INTERACTIVE = "shell:interactive"
+MAX_DEPTH = 8  # shells inside shells (sh -c "sh -c …"), aliases, scripts sourcing scripts
+MAX_FILES = 16  # scripts and config files read in one check
+MAX_FILE = 256 * 1024
+MAX_PATHS = 2000  # distinct paths followed through symbolic links in one check
+MAX_BRANCHES = 16  # readings tried for wrappers with options LoopX does not know
+
+_DEV_OK = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/", "/proc/self/fd/")
+_KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "{", "}", "!", "time", "coproc", "]]"))
+_NOT_COMMANDS = frozenset(("for", "select", "case", "in", "let"))  # their words are data, checked as paths
+_TESTS = frozenset(("[[", "test", "["))  # look at files, never open them
+_PURE = frozenset(("echo", "printf", "true", "false", ":", "test", "[", "[[", "type", "which", "hash", "help", "write-output", "write-host"))
+_IDENTITY = frozenset(("LOOPX_AGENT", "LOOPX_HUMAN", "LOOPX_NOW"))
+# Setting one of these makes the next program run code LoopX does not see.
+_INJECTING = (
+    r"(?:BASH_ENV|ENV|PROMPT_COMMAND|PS4|LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|PYTHONSTARTUP|NODE_OPTIONS|PERL5OPT|RUBYOPT"
+    r"|GIT_SSH(?:_COMMAND)?|GIT_(?:PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|EXEC_PATH|PROXY_COMMAND|TEMPLATE_DIR|CONFIG\w*|EXTERNAL_DIFF)"
+    r"|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|SUDO_ASKPASS)"
+)
+_PYTHON = r"(?:python|pypy)(?:\d+(?:\.\d+)?)?[mtw]?"
+_ASSIGN = r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?="
+
+# Which module reads which command (imported on first use: the safe path —
+# `ls`, `pytest` — pays for none of them). Names, not behaviour: the modules
+# hold the rules.
+SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh", "rbash"))
+POWERSHELLS = frozenset(("pwsh", "powershell", "pwsh-preview"))
+INTERPRETERS = frozenset(("node", "nodejs", "perl", "ruby", "php", "lua", "luajit", "osascript", "Rscript", "julia", "elixir", "tclsh", "guile", "racket", "sbcl", "groovy", "deno", "bun"))
+EDITORS = frozenset(("vi", "vim", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "ed", "ex", "less", "more", "most", "man", "ftp", "sftp", "telnet", "irb", "ipython", "bpython", "ptpython", "jshell", "ghci", "R", "gdb", "lldb", "pdb", "mysql", "mariadb", "redis-cli", "mongo", "mongosh"))
+WRAPPERS = frozenset((
+    "sudo", "doas", "env", "nice", "ionice", "timeout", "stdbuf", "nohup", "time", "command", "builtin", "exec", "setsid",
+    "chronic", "unbuffer", "caffeinate", "eatmydata", "fakeroot", "proxychains", "proxychains4", "torsocks", "flock",
+    "chroot", "taskset", "chrt", "nsenter", "unshare", "xvfb-run", "dbus-launch", "catchsegv", "strace", "ltrace",
+    "valgrind", "firejail", "systemd-run", "npx", "pnpx", "bunx", "uvx", "dotenv", "sg", "doppler",
+))
+RUNNERS = frozenset(("poetry", "uv", "pdm", "hatch", "pipenv", "conda", "mamba", "micromamba", "bundle", "rbenv", "pyenv", "mise", "rtx", "asdf", "npm", "pnpm", "yarn", "pipx", "direnv", "cargo", "rye", "pixi"))
+_ROUTES = {
+    **{n: "interpreters:shell" for n in SHELLS},
+    **{n: "interpreters:powershell" for n in POWERSHELLS},
+    **{n: "interpreters:interpreter" for n in INTERPRETERS},
+    **{n: "interpreters:editor" for n in EDITORS},
+    **{n: "interpreters:awk" for n in ("awk", "gawk", "mawk", "nawk")},
+    "sed": "interpreters:sed", "gsed": "interpreters:sed", "cmd": "interpreters:cmd_exe", "cmd.exe": "interpreters:cmd_exe",
+    "eval": "interpreters:eval_words", "source": "interpreters:source", ".": "interpreters:source",
+    "alias": "interpreters:alias", "trap": "interpreters:trap",
+    **{n: "interpreters:export" for n in ("export", "declare", "typeset", "local", "readonly")},
+    **{n: "wrappers:wrapper" for n in WRAPPERS},
+    **{n: "wrappers:runner" for n in RUNNERS},
+    "sudo": "wrappers:sudo", "doas": "wrappers:sudo", "command": "wrappers:command_builtin", "builtin": "wrappers:command_builtin",
+    "xargs": "wrappers:xargs", "parallel": "wrappers:parallel", "find": "wrappers:find", "watch": "wrappers:watch",
+    "ssh": "wrappers:ssh", "su": "wrappers:su", "runuser": "wrappers:su", "script": "wrappers:script_cmd", "busybox": "wrappers:busybox",
+    "loopx": "guarded:loopx",
+    **{n: "guarded:terminal" for n in ("tmux", "screen", "xdotool", "ydotool", "wtype", "xte", "write", "wall", "reptyr", "ttyecho")},
+    "apply_patch": "guarded:apply_patch", "applypatch": "guarded:apply_patch",
+    **{n: "guarded:sqlite" for n in ("sqlite3", "sqlite", "litecli")},
+    **{n: "guarded:postgres" for n in ("psql", "pgcli", "pg_dump", "pg_dumpall", "pg_restore", "dropdb", "createdb", "vacuumdb", "reindexdb", "clusterdb", "pg_amcheck")},
+    "cd": "commands:cd", "pushd": "commands:cd", "popd": "commands:cd",
+}
+# PowerShell's own commands (lower case), and the aliases it ships for them.
+_PS_ROUTES = {
+    "invoke-expression": "pwsh_commands:invoke_expression", "start-process": "pwsh_commands:start_process",
+    "invoke-command": "pwsh_commands:invoke_command", "remove-item": "pwsh_commands:remove_item",
+    "set-alias": "pwsh_commands:set_alias", "new-alias": "pwsh_commands:set_alias", ".": "pwsh_commands:dot_source",
+    "invoke-item": "pwsh_commands:invoke_item", "set-location": "commands:cd", "push-location": "commands:cd", "pop-location": "commands:cd",
+    **{n: "pwsh_commands:writes" for n in ("set-content", "add-content", "out-file", "new-item", "copy-item", "move-item", "rename-item", "clear-content", "tee-object", "export-csv", "export-clixml", "set-itemproperty", "new-itemproperty")},
+}
+PS_ALIASES = {"iex": "invoke-expression", "saps": "start-process", "start": "start-process", "icm": "invoke-command",
+              "ii": "invoke-item", "rm": "remove-item", "ri": "remove-item", "del": "remove-item", "erase": "remove-item",
+              "rd": "remove-item", "rmdir": "remove-item", "sal": "set-alias", "nal": "new-alias", "sl": "set-location",
+              "cd": "set-location", "chdir": "set-location", "pushd": "push-location", "popd": "pop-location",
+              "sc": "set-content", "ac": "add-content", "ni": "new-item", "cp": "copy-item", "copy": "copy-item",
+              "cpi": "copy-item", "mv": "move-item", "move": "move-item", "mi": "move-item", "rni": "rename-item", "ren": "rename-item"}
+SAME = object()  # a handler's answer: the working folder did not change
+
+
+class Ctx(namedtuple("Ctx", "stdin piped from_file powershell")):
+    """How a command gets its input: here-document/here-string bodies (text,
+    literal), a pipe, a file redirect; and the language it was written in."""
+
+
+NO_INPUT = Ctx((), False, False, False)
+
+
+def clip(text: str, n: int = 200) -> str:
+    text = text.replace("\n", " ⏎ ")
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def handler(base: str, powershell: bool):
+    """The function that reads command ``base``, or None for a plain command."""
+    route = (_PS_ROUTES.get(base) if powershell else None) or _ROUTES.get(base)
+    if route is None and base.startswith(("python", "pypy")) and _matches(_PYTHON, base):
+        route = "interpreters:python"
+    if route is None:
+        return None
+    module, name = route.split(":")
+    if module == "commands":
+        return globals()[name]
+    return getattr(import_module(f".{module}", __package__), name)
+
+
+class Checker:
+    """Checks one tool call's shell text. ``rules``: the board's compiled
+    ``command`` rules; ``allow``: regexes that exempt a simple command from the
+    built-in rules (only from a signed policy file); ``outside_ok``: folders
+    that count as inside the project; ``agent``: the hook's agent (``--agent``
+    and ``LOOPX_AGENT`` naming another are refused)."""
+
+    def __init__(self, root: str, ground, *, rules=(), allow=(), outside_ok=(), agent: str | None = None):
+        self.root = root
+        self.ground = ground
+        self.rules = rules
+        self.allow = allow
+        self.outside_ok = outside_ok
+        self.agent = agent
+        self.found: list[Need] = []
+        self.aliases: dict[str, str] = {}
+        self.files_read = 0
+        self.paths_followed: set = set()
+        self.branches = 0
+        self._seen: set = set()
+        self._commands: dict = {}
+        self._real_dirs: dict = {}
+
+    def need(self, scope: str | None, what: str, why: str = "") -> None:
+        key = (scope, why if scope is None else "")
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.found.append(Need(scope, clip(what), why))
+
+    def opaque(self, what: str, why: str) -> None:
+        self.need(OPAQUE, what, why)
+
+    def forbid(self, what: str, why: str) -> None:
+        self.need(None, what, why)
+
+    def shell(self, text: str, cwd: str | None, *, powershell: bool = False, depth: int = 0) -> str | None:
+        """Check ``text`` as a shell would run it from ``cwd``; returns the
+        folder it ends in (``cd``), None when unknown."""
+        if depth > MAX_DEPTH:
+            self.opaque(text, f"it nests shells, scripts or aliases more than {MAX_DEPTH} deep")
+            return cwd
+        if powershell:
+            from . import pwshwords
+
+            script = pwshwords.parse(text)
+        else:
+            script = shellwords.parse(text)
+        if script.limits:
+            self.forbid(text, f"it is too large for LoopX to check ({script.limits[0]}); split it into smaller commands or a script file")
+        if powershell:
+            from .pwsh_commands import opaque_calls
+
+            opaque_calls(self, text)
+        for word in script.loose:
+            self.ground_word(word, cwd)
+        for command in script.commands:
+            cwd = self.command(command, cwd, depth, powershell)
+        return cwd
+
+    def run_text(self, base: str, words: list, cwd: str | None, depth: int, *, powershell: bool = False) -> None:
+        """Shell text a command runs, given as words (``sh -c CODE``, ``eval …``,
+        ``watch CMD``, ``ssh HOST CMD``): read as a script one level deeper, or,
+        when any of it is only known at run time, ``shell:opaque``."""
+        what = f"{base} " + " ".join(w.text for w in words)
+        if any(w.dynamic for w in words):
+            self.opaque(what, f"the command `{base}` runs is only known when the shell runs it")
+        elif words:
+            self.shell(" ".join(w.text for w in words), cwd, depth=depth + 1, powershell=powershell)
+
+    # -- one simple command --------------------------------------------------------------------
+    def command(self, cmd, cwd: str | None, depth: int, powershell: bool) -> str | None:
+        # The same simple command from the same folder needs the same: check it once.
+        key = (tuple((w.text, w.dynamic, w.glob, w.braces) for w in cmd.words), tuple((o, w.text, w.dynamic) for o, w in cmd.redirects), tuple(cmd.stdin), cmd.piped, cwd, powershell, depth)
+        if key in self._commands:
+            return self._commands[key]
+        after = self._command(cmd, cwd, depth, powershell)
+        self._commands[key] = after
+        return after
+
+    def _command(self, cmd, cwd: str | None, depth: int, powershell: bool) -> str | None:
+        from_file = False
+        for op, word in cmd.redirects:
+            self.redirect(op, word, cwd)
+            if op in ("<", "<>"):
+                from_file = True
+        words = cmd.words
+        i = 0
+        if not powershell:
+            while i < len(words):
+                w = words[i]
+                if not w.quoted and not w.dynamic and w.text in _KEYWORDS:
+                    i += 1
+                    continue
+                if not w.quoted and w.text == "function":
+                    i += 2  # function NAME { …: the body's commands follow
+                    continue
+                if not w.quoted and w.text in _NOT_COMMANDS:
+                    for rest in words[i + 1 :]:
+                        self.ground_word(rest, cwd)
+                    return cwd
+                if not w.quoted and w.text in _TESTS:
+                    return cwd
+                if "=" in w.text and not w.text.startswith("=") and _matches(_ASSIGN + ".*", w.text):
+                    self.assignment(w, cwd)
+                    i += 1
+                    continue
+                break
+        argv = words[i:]
+        if not argv:
+            return cwd
+        return self.argv(argv, Ctx(tuple(cmd.stdin), cmd.piped, from_file, powershell), cwd, depth)
+
+    def argv(self, words: list, ctx: Ctx, cwd: str | None, depth: int) -> str | None:
+        """Check the command ``words`` run (the first is its name)."""
+        head = words[0]
+        if head.braces and not head.dynamic:
+            expanded = shellwords.expand_braces(head.text) if len(head.text) <= 256 else None
+            if expanded is None:
+                self.opaque(head.text, "its command name is a brace expansion too large to read")
+                return cwd
+            if expanded != [head.text]:
+                words = [Word(t) for t in expanded if t] + list(words[1:])
+                if not words:
+                    return cwd
+                head = words[0]
+        text = " ".join(w.text for w in words)
+        if head.dynamic:
+            for w in words:
+                self.ground_word(w, cwd)
+            self.opaque(text, f"its command word `{clip(head.text, 60)}` is only known when the shell runs it")
+            return cwd
+        if head.glob:
+            self.opaque(text, f"its command name `{clip(head.text, 60)}` is a pattern")
+            return cwd
+        name = head.text
+        base = _base(name, ctx.powershell)
+        if base in self.aliases:
+            alias = self.aliases.pop(base)  # an alias does not expand inside itself
+            try:
+                import shlex
+
+                return self.shell(alias + " " + " ".join(shlex.quote(w.text) for w in words[1:]), cwd, depth=depth + 1, powershell=ctx.powershell)
+            finally:
+                self.aliases[base] = alias
+        args = list(words[1:])
+        self.ground_word(head, cwd)
+        if base not in _PURE:
+            for w in args:
+                self.ground_word(w, cwd)
+        if ctx.powershell:
+            base = PS_ALIASES.get(base, base)
+        read = handler(base, ctx.powershell)
+        if read is not None:
+            out = read(self, base, head, args, ctx, cwd, depth)
+            return cwd if out is SAME else out
+        if "/" in name or (ctx.powershell and "\\" in name):
+            from .interpreters import run_file
+
+            run_file(self, name, args, ctx, cwd, depth)
+        self.plain(base, head, args, cwd)
+        return cwd
+
+    def plain(self, base: str, head: Word, args: list, cwd: str | None) -> None:
+        strs = [w.text for w in args]
+        text = " ".join([head.text, *strs])
+        for rule in self.rules:
+            if rule.command is not None and rule.command.search(text):
+                self.need(rule.scope, text)
+        if base == "git":
+            from .guarded import git_rules
+
+            git_rules(self, text, strs, cwd)
+        if any(p.search(text) for p in self.allow):
+            return
+        if base in builtin_rules.RULED and base != "rm":
+            sub = next((w for w in args if not w.text.startswith("-")), None)
+            if sub is not None and sub.dynamic:
+                self.opaque(text, f"what `{base}` does depends on `{clip(sub.text, 40)}`, only known when the shell runs")
+                return
+        scope = builtin_rules.builtin_scope(base, strs)
+        if scope:
+            self.need(scope, text)
+        if base == "rm" and builtin_rules.recursive(strs):
+            self.deletes(text, [w for w in args if not w.text.startswith("-") or w.text == "-"], cwd)
+
+    def deletes(self, text: str, targets: list, cwd: str | None) -> None:
+        """A recursive delete of ``targets``: never LoopX's ground or a folder
+        holding it; outside the project only with ``fs:delete-outside``."""
+        for w in targets:
+            why = None if w.dynamic else self.ground.holds(w.text, cwd)
+            if why:
+                self.forbid(text, f"it deletes a folder holding LoopX's ground: {why}")
+                return
+        for w in targets:
+            if not self.inside(None if w.dynamic else w.text, cwd, strict=True):
+                self.need("fs:delete-outside", text)
+                return
+
+    def ground_word(self, word: Word, cwd: str | None) -> None:
+        """Refuse a word that names LoopX's ground (by its text, or through a symbolic link)."""
+        text = word.text
+        if not text:
+            return
+        ground = self.ground
+        why = None
+        if word.braces:
+            why = self._ground_braces(text)
+        elif ground.may_name(text):
+            why = ground.text(text)
+        if why is None and cwd is not None and not word.dynamic and not os.path.isabs(text) and "\n" not in text and (".." in text or ground.cwd_inside(cwd)):
+            why = ground.path(text, cwd)  # relative to a folder inside the ground
+        if why is None and not word.dynamic and "\n" not in text and len(text) < 4096 and not text.startswith("-"):
+            why = self._follow(text, cwd)
+        if why:
+            self.forbid(text, why)
+
+    def _ground_braces(self, text: str) -> str | None:
+        expanded = shellwords.expand_braces(text) if len(text) <= 256 else None
+        for piece in expanded or [text.replace("{", "").replace("}", "").replace(",", "")]:
+            why = self.ground.text(piece)
+            if why:
+                return why
+        return None
+
+    def _follow(self, text: str, cwd: str | None) -> str | None:
+        key = (text, cwd)
+        if key in self.paths_followed:
+            return None
+        if len(self.paths_followed) >= MAX_PATHS:
+            self.opaque(text, f"it names more than {MAX_PATHS:,} paths; LoopX follows that many at most")
+            return None
+        self.paths_followed.add(key)
+        try:
+            return self.ground.resolved(text, cwd)
+        except (OSError, ValueError):
+            return None
+
+    def redirect(self, op: str, word: Word, cwd: str | None) -> None:
+        if op in ("<<", "<<-", "<<<"):
+            return  # a here-document's delimiter, a here-string's text: not files
+        if op in (">&", "<&") and (word.text.isdigit() or word.text == "-"):
+            return
+        self.ground_word(word, cwd)
+        if op == "<":
+            return
+        target = word.text
+        if not word.dynamic and (target.startswith(_DEV_OK) or target == "-"):
+            return
+        if not self.inside(None if word.dynamic else target, cwd, strict=False):
+            self.need("fs:write-outside", f"> {target}")
+
+    def assignment(self, word: Word, cwd: str | None) -> None:
+        name, _, value = word.text.partition("=")
+        name = name.rstrip("+").split("[", 1)[0]
+        if value:
+            self.ground_word(Word(value, word.dynamic), cwd)
+        if name in _IDENTITY and (name != "LOOPX_AGENT" or value != self.agent):
+            self.forbid(word.text, f"it sets {name}, which says who or when LoopX records an act")
+        elif _matches(_INJECTING, name):
+            self.opaque(word.text, f"setting {name} makes programs run code LoopX cannot see")
+
+    def inside(self, path: str | None, cwd: str | None, *, strict: bool) -> bool:
+        """Is ``path`` inside the project? Unknown paths are not (fail closed).
+        ``strict``: the project folder itself does not count (deleting it)."""
+        resolved = self.resolve(path, cwd) if path is not None else None
+        if resolved is None:
+            return False
+        for base in (self.root, *self.outside_ok):
+            if not base:
+                continue
+            if resolved.startswith(base.rstrip(os.sep) + os.sep):
+                return True
+            if resolved == base and not (strict and base == self.root):
+                return True
+        return False
+
+    def resolve(self, path: str, cwd: str | None) -> str | None:
+        return _resolve(path, cwd, self._real_dirs)
+
+    def read_file(self, path: str, cwd: str | None) -> str | None:
+        """The text of a script the command runs, or None (missing, not a
+        regular file, larger than MAX_FILE, or too many files already)."""
+        if self.files_read >= MAX_FILES:
+            return None
+        full = path if os.path.isabs(path) else (os.path.join(cwd, path) if cwd else None)
+        if full is None:
+            return None
+        self.files_read += 1
+        try:
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE:
+                return None
+            data = os.read(fd, MAX_FILE + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(data) > MAX_FILE:
+            return None
+        return data.decode("utf-8", "replace")
+
+
+def cd(checker: Checker, base, head, args, ctx, cwd, depth):
+    """``cd``/``pushd``/``popd`` (and PowerShell's Set-Location): the folder that follows."""
+    words = [w for w in args if not w.text.startswith("-") or (w.text == "-" and not ctx.powershell)]
+    if base in ("popd", "pop-location"):
+        return None
+    if not words:
+        return os.path.expanduser("~")
+    target = words[0]
+    if target.dynamic or target.text == "-":
+        return None
+    return checker.resolve(target.text, cwd)
+
+
+def _base(name: str, powershell: bool) -> str:
+    base = name.rsplit("/", 1)[-1]
+    if powershell:
+        base = base.rsplit("\\", 1)[-1].lower()
+        if base.endswith(".exe"):
+            base = base[:-4]
+    return base
+
+
+def _resolve(word: str, cwd: str | None, real_dirs: dict | None = None) -> str | None:
+    """A literal path as an absolute one, its folder resolved through symbolic
+    links; None when it cannot be known (relative to an unknown folder)."""
+    if not word:
+        return None
+    if word[1:3] in (":\\", ":/") or word.startswith("\\\\"):  # C:\x, \\server\share: a Windows path, never under a POSIX project
+        return os.path.normpath(word) if os.sep == "\\" else word
+    cut = min((word.find(c) for c in "*?[" if c in word), default=-1)
+    if cut != -1:  # a glob: what it matches lies in the folder before it
+        word = word[:cut]
+        word = (word[: word.rfind("/") + 1] if "/" in word else "") + "*"
+    if not os.path.isabs(word):
+        if cwd is None:
+            return None
+        word = os.path.join(cwd, word)
+    word = os.path.normpath(word)
+    head, tail = os.path.split(word)
+    real = real_dirs.get(head) if real_dirs is not None else None
+    if real is None:
+        real = os.path.realpath(head)
+        if real_dirs is not None and len(real_dirs) < 4096:
+            real_dirs[head] = real
+    return os.path.join(real, tail) if tail else real
+
+
+def _matches(pattern: str, text: str) -> bool:
+    import re
+
+    return re.fullmatch(pattern, text) is not None

@@ -1,0 +1,254 @@
+"""LoopX's own ground: what no agent may read or write, whatever scopes it holds.
+
+- the board: the ``.loopx`` folder (``board.db`` and its WAL files, the
+  ``policy.json``), wherever a path names one, except its ``inbox`` folder
+  where agents may drop evidence documents (DESIGN §7); the board file itself
+  when ``LOOPX_DB`` puts it elsewhere;
+- the runtimes' settings, which hold LoopX's hooks and MCP entry:
+  ``.claude/settings*.json``, ``~/.claude.json``, ``.codex/`` (the project's
+  and ``$CODEX_HOME`` or ``~/.codex``), ``.mcp.json``;
+- the person's LoopX configuration folder (``platformdirs.user_config_dir
+  ("loopx")``), where the human key lives;
+- other terminals: ``/dev/pts/N``, ``/dev/ttyN``, ``/dev/console``,
+  ``/proc/PID/fd/N``.
+
+A path counts when its text names one of these (after quote removal, ``~``,
+``..``, brace expansion; a glob counts when it could match one) or when it
+resolves to one through symbolic links that exist now. Values the shell only
+computes when it runs (``$x``, ``$(…)``) are not known here: the runtime's
+sandbox is the wall for those (``loopx init`` turns it on). Standard library
+only: the PreToolUse hook imports it cold.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from fnmatch import fnmatchcase
+
+from .shellwords import Lazy
+
+BOARD = "it reads or writes LoopX's board (the .loopx folder); only LoopX itself may touch it"
+SETTINGS_CLAUDE = "it touches Claude Code's settings, which hold LoopX's hooks"
+SETTINGS_CODEX = "it touches Codex's configuration, which holds LoopX's hooks"
+SETTINGS_MCP = "it touches the project's MCP server list, which holds LoopX's server"
+HUMAN_CONFIG = "it reaches the person's LoopX configuration folder, where the human key lives"
+TERMINAL = "it reaches another terminal, where a person may be answering LoopX's gates"
+
+# Any of these in a word's text means the word may name LoopX's ground: only
+# such words are looked at closely (a cheap filter run on every word).
+_NAMES = re.compile(r"\.loopx|\.claude|\.codex|\.mcp\.json|loopx|/dev/(?:pts|tty.|console|vcs)|/proc/")
+_CANDIDATE = Lazy(r"[^\s'\"(),;=\[\]<>|&`]+")  # path-shaped pieces of a longer text (code, options)
+_TERMINAL = Lazy(r"^/dev/(?:pts(?:/|$)|tty[^/]|console$|vcs)|^/proc/(?!self/|thread-self/)[^/]*/fd(?:/|$)")
+_GLOB = Lazy(r"[*?\[]")
+
+
+def user_config_dir() -> str:
+    """``platformdirs.user_config_dir("loopx")`` without importing platformdirs
+    on Linux (it costs the hook milliseconds on every call); a test holds the
+    two equal."""
+    if sys.platform.startswith("linux") or sys.platform.startswith("freebsd"):
+        base = os.environ.get("XDG_CONFIG_HOME", "")
+        if not base.strip():
+            base = os.path.expanduser("~/.config")
+        return os.path.join(base, "loopx")
+    import platformdirs  # macOS, Windows: rare for these agents, exact is worth the import
+
+    return platformdirs.user_config_dir("loopx")
+
+
+class Ground:
+    """The ground of one hook call: the project, the board it uses, this user."""
+
+    def __init__(self, root: str, board_file: str | None = None, board_url: str | None = None):
+        self.root = root
+        self.board_url = board_url
+        home = os.path.expanduser("~")
+        codex_home = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+        # Places named by absolute path (the rest is found by name, anywhere).
+        self._places: list[tuple[str, str, bool]] = [  # (path, why, a folder: everything under it too)
+            (user_config_dir(), HUMAN_CONFIG, True),
+            (codex_home, SETTINGS_CODEX, True),
+        ]
+        if board_file:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                self._places.append((board_file + suffix, BOARD, False))
+        # Found by name anywhere; listed here too so that deleting a folder that
+        # holds them (``rm -rf .``, ``rm -rf ~``) counts.
+        self._holds = [
+            (os.path.join(root, ".loopx"), BOARD),
+            (os.path.join(root, ".codex"), SETTINGS_CODEX),
+            (os.path.join(root, ".mcp.json"), SETTINGS_MCP),
+            (os.path.join(root, ".claude", "settings.json"), SETTINGS_CLAUDE),
+            (os.path.join(home, ".claude", "settings.json"), SETTINGS_CLAUDE),
+            (os.path.join(home, ".claude.json"), SETTINGS_CLAUDE),
+        ]
+        self._places = [(os.path.normpath(p), why, folder) for p, why, folder in self._places]
+        self._real_places: list[tuple[str, str, bool]] | None = None
+        self._real_dirs: dict[str, str] = {}
+        self._cwd_inside: dict[str, bool] = {}
+        # A word that matches none of this may still reach the ground through
+        # a symbolic link (``resolved``), but not by its text.
+        names = sorted({os.path.basename(p) for p, _, _ in self._places if os.path.basename(p)} | {os.path.basename(os.path.dirname(p)) for p, _, folder in self._places if not folder})
+        self._filter = re.compile(_NAMES.pattern + "".join("|" + re.escape(n) for n in names if n))
+
+    # -- by name -----------------------------------------------------------------------------
+    def may_name(self, text: str) -> bool:
+        """Could ``text`` name LoopX's ground by its text? (A cheap filter.)"""
+        return self._filter.search(text) is not None
+
+    def cwd_inside(self, cwd: str) -> bool:
+        """Is the folder ``cwd`` itself inside LoopX's ground (every relative path is)?"""
+        inside = self._cwd_inside.get(cwd)
+        if inside is None:
+            inside = self.path(os.path.join(cwd, "x"), None) is not None
+            self._cwd_inside[cwd] = inside
+        return inside
+
+    def text(self, text: str) -> str | None:
+        """Why ``text`` (a word, or code holding paths) names LoopX's ground, or None."""
+        if not self._filter.search(text):
+            return None
+        if "\n" not in text and " " not in text:
+            why = self.path(text, None)
+            if why:
+                return why
+        for m in _CANDIDATE.finditer(text):
+            piece = m.group()
+            if piece != text and self._filter.search(piece):
+                why = self.path(piece, None)
+                if why:
+                    return why
+        return None
+
+    def path(self, path: str, cwd: str | None) -> str | None:
+        """Why ``path`` (as the shell or a tool would read it from ``cwd``) is
+        LoopX's ground, by its text alone; None when it is not."""
+        if not path:
+            return None
+        norm = os.path.normpath(os.path.join(cwd, path)) if cwd and not os.path.isabs(path) else os.path.normpath(path)
+        why = _by_name(norm)
+        if why:
+            return why
+        return self._under_place(norm)
+
+    def _under_place(self, norm: str) -> str | None:
+        for place, why, folder in self._places:
+            if norm == place or (folder and norm.startswith(place.rstrip(os.sep) + os.sep)):
+                return why
+            if _GLOB.search(norm) and _glob_reaches(norm, place, folder):
+                return why
+        return None
+
+    def holds(self, path: str, cwd: str | None) -> str | None:
+        """Why deleting or moving ``path`` as a whole (``rm -r``) would take
+        LoopX's ground with it: it is the ground, or a folder above it."""
+        why = self.path(path, cwd)
+        if why:
+            return why
+        if cwd is None and not os.path.isabs(path):
+            return None
+        norm = os.path.normpath(os.path.join(cwd, path)) if cwd and not os.path.isabs(path) else os.path.normpath(path)
+        real = os.path.realpath(norm) if not _GLOB.search(norm) else norm
+        for place, why in [(p, w) for p, w, _ in self._places] + self._holds:
+            for candidate in {norm, real}:
+                if _is_above(candidate, place):
+                    return why
+        return None
+
+    # -- through symbolic links --------------------------------------------------------------
+    def resolved(self, path: str, cwd: str | None) -> str | None:
+        """Why ``path`` reaches LoopX's ground once symbolic links are followed."""
+        if not path or "\x00" in path or len(path) > 4096 or "*" in path or "?" in path or "[" in path:
+            return None
+        if not os.path.isabs(path):
+            if cwd is None:
+                return None
+            path = os.path.join(cwd, path)
+        head, tail = os.path.split(os.path.normpath(path))
+        real_head = self._real_dirs.get(head)
+        if real_head is None:
+            if len(self._real_dirs) > 4096:
+                self._real_dirs.clear()
+            real_head = os.path.realpath(head)
+            self._real_dirs[head] = real_head
+        full = os.path.join(real_head, tail) if tail else real_head
+        if tail and os.path.islink(full):
+            full = os.path.realpath(full)
+        why = _by_name(full)
+        if why:
+            return why
+        for place, why, folder in self._places_real():
+            if full == place or (folder and full.startswith(place.rstrip(os.sep) + os.sep)):
+                return why
+        return None
+
+    def _places_real(self) -> list:
+        if self._real_places is None:
+            self._real_places = [(os.path.realpath(p), why, folder) for p, why, folder in self._places]
+        return self._real_places
+
+
+def _is_above(path: str, place: str) -> bool:
+    """Is ``path`` (maybe a glob) ``place`` or a folder above it?"""
+    if path == place or place.startswith(path.rstrip(os.sep) + os.sep):
+        return True
+    if not _GLOB.search(path):
+        return False
+    pat, target = path.split(os.sep), place.split(os.sep)
+    return len(pat) <= len(target) and all(_component_matches(p, t) for p, t in zip(pat, target))
+
+
+def _by_name(norm: str) -> str | None:
+    """The rules that hold for a path anywhere: its components name the ground."""
+    if _TERMINAL.search(norm):
+        return TERMINAL
+    parts = norm.split(os.sep)
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        if not part:
+            continue
+        globbed = _GLOB.search(part) is not None
+        if _is(part, ".loopx", globbed):
+            if i < last and parts[i + 1] == "inbox":
+                continue  # agents drop evidence documents there (DESIGN §7)
+            return BOARD
+        if _is(part, ".codex", globbed):
+            return SETTINGS_CODEX
+        if i == last:
+            if _is(part, ".mcp.json", globbed):
+                return SETTINGS_MCP
+            if _is(part, ".claude.json", globbed):
+                return SETTINGS_CLAUDE
+        if i == last - 1 and _is(part, ".claude", globbed):
+            name = parts[i + 1]
+            if fnmatchcase(name, "settings*.json") or (_GLOB.search(name) and (fnmatchcase("settings.json", name) or fnmatchcase("settings.local.json", name))):
+                return SETTINGS_CLAUDE
+        if part == ".config" and i < last and _is(parts[i + 1], "loopx", _GLOB.search(parts[i + 1]) is not None):
+            return HUMAN_CONFIG
+    return None
+
+
+def _is(part: str, name: str, globbed: bool) -> bool:
+    if part == name:
+        return True
+    # a glob matches a dotfile only when its own first character is a literal dot
+    return globbed and part.startswith(".") and fnmatchcase(name, part)
+
+
+def _glob_reaches(pattern: str, place: str, folder: bool) -> bool:
+    """Could the glob ``pattern`` (a normalised absolute path) match ``place``
+    or, for a folder, something under it?"""
+    pat, target = pattern.split(os.sep), place.split(os.sep)
+    if len(pat) < len(target) or (len(pat) > len(target) and not folder):
+        return False
+    return all(_component_matches(p, t) for p, t in zip(pat, target))
+
+
+def _component_matches(pattern: str, name: str) -> bool:
+    if pattern == name:
+        return True
+    if not _GLOB.search(pattern):
+        return False
+    return fnmatchcase(name, pattern) and (not name.startswith(".") or pattern.startswith("."))

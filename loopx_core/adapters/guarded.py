@@ -1,0 +1,233 @@
+"""Commands that reach LoopX itself, other terminals, or settings that make
+programs run commands: the hooks' readers for ``loopx`` (a person's verbs and
+screen), ``tmux``/``screen``/``xdotool``/``write`` (other terminals), SQLite
+and PostgreSQL clients (the board's database), git (``-c`` settings, aliases,
+``git clean``), and Codex's ``apply_patch`` run through the shell. Part of the
+command checker (``commands``); imported only when needed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..human_verbs import is_human_verb
+from . import builtin_rules
+from .commands import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
+from .ground import TERMINAL
+from .shellwords import Lazy
+
+_GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
+_TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info", "start-server", "start"))
+_UNKNOWN = object()
+
+
+def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
+    i = builtin_rules.git_subcommand_index(args)
+    for j, a in enumerate(args[: i if i is not None else len(args)]):
+        if a == "-c" and j + 1 < len(args):
+            key = args[j + 1].split("=", 1)[0]
+            if _GIT_COMMAND_KEYS.match(key):
+                checker.opaque(text, f"`git -c {clip(key, 40)}=…` makes git run a command LoopX cannot see")
+        elif a.startswith("--config-env"):
+            checker.opaque(text, "`git --config-env` sets git settings LoopX cannot see")
+    if i is None:
+        return
+    sub = args[i]
+    rest = args[i + 1 :]
+    if sub == "clean" and not any(a in ("-n", "--dry-run") for a in rest) and any(a.startswith("-") and not a.startswith("--") and ("d" in a or "x" in a or "X" in a) for a in rest):
+        checker.forbid(text, "`git clean` with -d or -x deletes untracked folders, LoopX's board folder (.loopx) among them")
+    elif sub == "config" and any(_GIT_COMMAND_KEYS.match(a) for a in rest if not a.startswith("-")):
+        checker.opaque(text, "it sets a git setting that makes git run a command LoopX cannot see")
+    elif sub not in builtin_rules.GIT_COMMANDS:
+        alias = git_alias(sub, cwd, checker)
+        if alias is _UNKNOWN:
+            checker.opaque(text, f"`git {clip(sub, 40)}` may be an alias in git's configuration that LoopX cannot read")
+        elif alias is not None:
+            expansion = alias[1:] if alias.startswith("!") else "git " + alias
+            import shlex
+
+            checker.shell(expansion + " " + " ".join(shlex.quote(a) for a in rest), cwd, depth=MAX_DEPTH - 1)
+
+
+def loopx(checker, base, head, args, ctx, cwd, depth):
+    loopx_verb(checker, [w.text for w in args], "loopx " + " ".join(w.text for w in args), args)
+    return SAME
+
+
+def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
+    verb, sub, agent = _loopx_verb(argv)
+    if any(w.dynamic for w in words[:4]):
+        checker.opaque(text, "which loopx command it runs is only known when the shell runs")
+        return
+    if verb is None or verb == "board":
+        checker.forbid(text, "the LoopX board is a person's screen: its keys answer gates")
+    elif is_human_verb(verb, sub):
+        checker.forbid(text, f"`loopx {verb}{' ' + sub if sub else ''}` is a person's command: agents ask with `loopx gate ask` and wait")
+    elif verb == "init":
+        checker.forbid(text, "`loopx init` rewrites the runtimes' settings and LoopX's hooks: a person runs it")
+    elif agent is not None and checker.agent and agent != checker.agent:
+        checker.forbid(text, f"`--agent {agent}` speaks for another agent; you are {checker.agent}")
+
+
+def terminal(checker, base, head, args, ctx, cwd, depth):
+    words = [w.text for w in args]
+    if base == "tmux":
+        sub = next((a for a in words if not a.startswith("-")), None)
+        if "-V" in words or sub in _TMUX_READ or (sub in ("display-message", "display") and "-p" in words):
+            return SAME
+    elif base == "screen":
+        if not any(a in ("-X", "-x", "-r", "-R", "-D", "-d", "-p") or a.startswith(("-X", "-x", "-r", "-R")) for a in words):
+            if any(a in ("-ls", "-list", "-v", "--version", "-h", "--help") for a in words):
+                return SAME
+    checker.forbid(f"{base} {' '.join(words)}", TERMINAL)
+    return SAME
+
+
+def apply_patch(checker, base, head, args, ctx, cwd, depth):
+    for body, _ in ctx.stdin:
+        for need in patch_needs(body, cwd, checker):
+            checker.need(need.scope, need.what, need.why)
+    for w in args:
+        if "*** Begin Patch" in w.text:
+            for need in patch_needs(w.text, cwd, checker):
+                checker.need(need.scope, need.what, need.why)
+    return SAME
+
+
+def sqlite(checker, base, head, args, ctx, cwd, depth):
+    operands = [w for w in args if not w.text.startswith("-")]
+    for w in args:
+        if w.text.startswith(".") and re.match(r"\.(?:shell|system|load|output|once|import|read|excel)\b", w.text):
+            checker.opaque(f"{base} {w.text}", "its dot-command runs programs or reads or writes files LoopX cannot see")
+        if w.text == "-cmd":
+            checker.opaque(f"{base} -cmd", "its -cmd option runs commands before the SQL")
+    if len(operands) < 2 and not ctx.stdin and not ctx.piped and not ctx.from_file:
+        checker.need(INTERACTIVE, base, f"`{base}` without SQL waits for input (its dot-commands can run programs)")
+    elif ctx.stdin or ctx.piped or ctx.from_file:
+        for body, _ in ctx.stdin:
+            if re.search(r"(?m)^\s*\.(?:shell|system|load|output|once|import|read)\b", body):
+                checker.opaque(base, "its input runs dot-commands that start programs or touch files")
+            why = checker.ground.text(body)
+            if why:
+                checker.forbid(base, why)
+        if ctx.piped or ctx.from_file:
+            checker.opaque(base, f"`{base}` runs SQL and dot-commands read from its input, which LoopX cannot see")
+    return SAME
+
+
+def postgres(checker, base, head, args, ctx, cwd, depth):
+    url = checker.ground.board_url
+    if url:
+        text = " ".join(w.text for w in args)
+        name = _pg_database(url)
+        named = [w.text for w in args]
+        if url in text or (name and (name in named or any(a.endswith("=" + name) or a.endswith("/" + name) or f"dbname={name}" in a for a in named))):
+            checker.forbid(f"{base} {text}", "it opens LoopX's board database")
+    if base in ("psql", "pgcli") and not any(w.text in ("-c", "--command", "-f", "--file") or w.text.startswith(("-c", "--command=")) for w in args) and not ctx.stdin and not ctx.piped and not ctx.from_file:
+        checker.need(INTERACTIVE, base, f"`{base}` without -c waits for input (its \\! runs programs)")
+    return SAME
+
+
+def _loopx_verb(argv: list[str]) -> tuple[str | None, str | None, str | None]:
+    """(verb, subcommand, --agent value) of a loopx command line."""
+    verb = sub = agent = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--agent"):
+            if "=" in a:
+                agent = a.split("=", 1)[1]
+            elif i + 1 < len(argv):
+                agent = argv[i + 1]
+                i += 1
+        elif a in ("--db", "--d") and verb is None:
+            i += 1
+        elif a.startswith("-"):
+            if a in ("-h", "--help", "--version", "--v", "--ve", "--ver", "--vers", "--versi", "--versio") and verb is None:
+                return "help", None, None
+        elif verb is None:
+            verb = a
+        elif sub is None:
+            sub = a
+        i += 1
+    return verb, sub, agent
+
+
+def _pg_database(url: str) -> str | None:
+    rest = url.split("://", 1)[-1]
+    path = rest.split("/", 1)[1] if "/" in rest else ""
+    name = path.split("?", 1)[0]
+    return name or None
+
+
+def git_alias(sub: str, cwd: str | None, checker):
+    """``git SUB``'s alias value from git's config files, None when SUB is no
+    alias, ``_UNKNOWN`` when a config file LoopX cannot follow might define it."""
+    files = []
+    here = cwd
+    while here:
+        dot = os.path.join(here, ".git")
+        if os.path.isdir(dot):
+            files.append(os.path.join(dot, "config"))
+            break
+        if os.path.isfile(dot):
+            text = checker.read_file(dot, None) or ""
+            if text.startswith("gitdir:"):
+                gitdir = text[7:].strip()
+                gitdir = gitdir if os.path.isabs(gitdir) else os.path.join(here, gitdir)
+                files.append(os.path.join(gitdir, "config"))
+                common = checker.read_file(os.path.join(gitdir, "commondir"), None)
+                if common:
+                    base = common.strip()
+                    files.append(os.path.join(gitdir if not os.path.isabs(base) else "", base, "config"))
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files += [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config"), "/etc/gitconfig"]
+    for path in files:
+        if not os.path.exists(path):
+            continue
+        text = checker.read_file(path, None)
+        if text is None:
+            return _UNKNOWN
+        section = None
+        for raw in text.splitlines():
+            line = raw.strip()
+            if line.startswith("["):
+                section = line.strip("[]").strip().lower()
+                if section.startswith(("include", "includeif")):
+                    return _UNKNOWN
+                continue
+            if section == "alias" and "=" in line:
+                key, value = line.split("=", 1)
+                if key.strip().lower() == sub.lower():
+                    return value.strip().strip('"')
+    return None
+
+
+def patch_needs(patch: str, cwd: str | None, checker) -> list[Need]:
+    """Codex ``apply_patch``: the files its ``*** Add/Update/Delete File:`` and
+    ``*** Move to:`` headers name."""
+    found: list[Need] = []
+    seen: set = set()
+    for line in patch.splitlines():
+        if not line.startswith("*** ") or line in seen:
+            continue
+        seen.add(line)
+        for prefix, scope in (("*** Add File: ", "fs:write-outside"), ("*** Update File: ", "fs:write-outside"), ("*** Move to: ", "fs:write-outside"), ("*** Delete File: ", "fs:delete-outside")):
+            if line.startswith(prefix):
+                path = line[len(prefix) :].strip()
+                if not path:
+                    continue
+                what = f"apply_patch {line[4:].strip()}"
+                why = checker.ground.path(path, cwd) or checker._follow(path, cwd)
+                if why:
+                    found.append(Need(None, clip(what), why))
+                elif not checker.inside(path, cwd, strict=scope == "fs:delete-outside"):
+                    found.append(Need(scope, clip(what), ""))
+    return found

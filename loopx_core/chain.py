@@ -1,0 +1,45 @@
+"""The event log's hash chain (SECURITY.md "The log").
+
+Every event row carries ``prev`` (the hash of the event before it, or the
+board's genesis hash for the first one) and ``hash`` — a sha256 over ``prev``
+and every stored field of the row, in one canonical encoding. Change, insert,
+drop or reorder a row and every hash after it stops matching; a person's
+signature covers an event's hash, so it also pins everything before it.
+
+Standard library only: the hook, the CLI and ``loopx verify`` all import it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+VERSION = 1
+SIG_PREFIX = b"loopx-event-v1:"  # what a signature covers: this, then the event's hash
+
+
+def genesis(board_uid: str) -> str:
+    """The ``prev`` of a board's first event: binds the chain to one board."""
+    return hashlib.sha256(f"loopx-genesis-v{VERSION}:{board_uid}".encode()).hexdigest()
+
+
+def event_hash(prev: str | None, seq: int, at: float, actor: str, card: int | None, kind: str, data_text: str, op_id: str | None, key: str | None) -> str:
+    """``data_text`` is the data column exactly as stored (canonical JSON text).
+    Every text field is length-prefixed and ``None`` is ``N``, so no two rows
+    encode alike; numbers are written as Python writes them (``repr`` of a float
+    round-trips exactly, on SQLite and PostgreSQL alike)."""
+    op = "N" if op_id is None else f"{len(op_id)}:{op_id}"
+    payload = (
+        f"loopx-event-v{VERSION}|{'N' if prev is None else len(prev)}:{prev}|{int(seq)}|{float(at)!r}|{len(actor)}:{actor}|"
+        f"{'N' if card is None else int(card)}|{len(kind)}:{kind}|{len(data_text)}:{data_text}|{op}|{'N' if key is None else len(key)}:{key}"
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def signed_message(digest: str) -> bytes:
+    return SIG_PREFIX + digest.encode("ascii")
+
+
+def data_text(data: dict) -> str:
+    """The canonical text of an event's data (what ``models.JSONText`` stores)."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,227 @@
+"""The verbs of keys, people and verification (SECURITY.md): ``key``,
+``person``, ``verify``, and the key step of ``init``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import keys
+from ..errors import ALTERED, Forbidden, InvalidInput, NotFound, UsageError
+from .commands import Context, Outcome
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def _new_passphrase() -> str | None:
+    """Ask twice on the terminal; empty means none."""
+    first = keys.ask_terminal("New passphrase for your LoopX key (empty: none — then only an agent sandbox protects it): ")
+    if not first:
+        return None
+    if keys.ask_terminal("Again: ") != first:
+        raise UsageError("the two passphrases differ", "run the command again")
+    return first
+
+
+def _unsealed_warning(found: keys.KeyFile) -> str:
+    return (
+        f"your key {found.fingerprint} has NO passphrase: any program running as you — agents included — can sign as you "
+        "unless the runtime's sandbox keeps them out of " + str(found.path.parent) + " (`loopx init --for claude-code|codex` turns it on). "
+        "Seal it: `loopx key passphrase`."
+    )
+
+
+def person_for_init(args) -> tuple[keys.Person, str]:
+    """The person running ``init``: their key, made now if they have none."""
+    found = keys.read()
+    note = ""
+    if found is None:
+        passphrase = _new_passphrase() if _interactive() else None
+        found = keys.create(keys.key_path(), getattr(args, "name", None) or keys.default_name(), passphrase)
+        note = f"made your LoopX key {found.fingerprint} ({found.name}) at {found.path}"
+        if not found.sealed:
+            note += "\n" + _unsealed_warning(found)
+    return keys.unlock(found.path), note
+
+
+def cmd_key_init(ctx: Context) -> Outcome:
+    ctx.refuse_agent("make a person's key")
+    a = ctx.args
+    name = a.name or keys.default_name()
+    from ..limits import AGENT_ID
+
+    if not AGENT_ID.fullmatch(name):
+        raise UsageError(f"not a usable name: {name[:64]!r}", "letters, digits and ._- (at most 64), e.g. alice")
+    passphrase = None if a.no_passphrase else (_new_passphrase() if _interactive() else None)
+    if not a.no_passphrase and not _interactive():
+        raise UsageError("making a key with a passphrase needs a terminal", "run it in a terminal, or pass --no-passphrase (only safe where agents run in their sandbox)")
+    found = keys.create(keys.key_path(), name, passphrase, force=a.force)
+    text = f"made your LoopX key {found.fingerprint} ({found.name}) at {found.path}"
+    if not found.sealed:
+        text += "\n" + _unsealed_warning(found)
+    text += "\nnext: `loopx init` in your project makes a board with you as its first person; on an existing board a person adds you with `loopx person add`"
+    return Outcome({"key": _key_json(found)}, 0, text)
+
+
+def _key_json(found: keys.KeyFile) -> dict:
+    return {"fingerprint": found.fingerprint, "name": found.name, "public_key": keys.b64(found.public_raw), "path": str(found.path), "sealed": found.sealed}
+
+
+def cmd_key_show(ctx: Context) -> Outcome:
+    found = keys.read()
+    if found is None:
+        raise Forbidden(f"no LoopX key at {keys.key_path()}", "make one with `loopx key init`")
+    data = _key_json(found)
+    text = (
+        f"{found.name}  {found.fingerprint}  {'sealed with a passphrase' if found.sealed else 'NO passphrase'}\n"
+        f"public key: {data['public_key']}\n"
+        f"→ a person on a board adds you with: loopx person add {found.name} {data['public_key']}"
+    )
+    return Outcome({"key": data}, 0, text)
+
+
+def cmd_key_passphrase(ctx: Context) -> Outcome:
+    ctx.refuse_agent("change a person's key")
+    found = keys.read()
+    if found is None:
+        raise Forbidden(f"no LoopX key at {keys.key_path()}", "make one with `loopx key init`")
+    person = keys.unlock(found.path)
+    if ctx.args.none:
+        passphrase = None
+    elif not _interactive():
+        raise UsageError("setting a passphrase needs a terminal", "run it in a terminal")
+    else:
+        passphrase = _new_passphrase()
+    found = keys.reseal(found, person, passphrase)
+    text = "passphrase set" if found.sealed else "passphrase removed\n" + _unsealed_warning(found)
+    return Outcome({"key": _key_json(found)}, 0, text)
+
+
+def cmd_key_trust(ctx: Context) -> Outcome:
+    """Pin this board's root on this machine, after checking it is the one a person read out."""
+    from .. import trust
+
+    store = ctx.store
+    t = store.trust()
+    want = ctx.args.fingerprint.strip()
+    if t.root is None:
+        raise Forbidden("this board has no trusted root person", "; ".join(t.problems) or "it was made by an older LoopX: a person runs `loopx init` on it")
+    if t.root.fingerprint != want:
+        raise Forbidden(f"this board's root key is {t.root.fingerprint}, not {want}", "do not trust it: ask the person who made the board to read you its fingerprint (`loopx person list`)")
+    trust.pin(store.board_uid(), t.root, store.location.describe())
+    store.forget_trust()
+    return Outcome({"pinned": {"board": store.board_uid(), "root": want}}, 0, f"pinned {want} ({t.root.name}) as this board's root on this machine")
+
+
+def cmd_person_add(ctx: Context) -> Outcome:
+    from ..people import add_person
+
+    a = ctx.args
+    from ..limits import AGENT_ID
+
+    if not AGENT_ID.fullmatch(a.name):
+        raise UsageError(f"not a usable name: {a.name[:64]!r}", "letters, digits and ._- (at most 64), e.g. bob")
+    added = add_person(ctx.store, ctx.person("add people to a board"), a.name, a.public_key)
+    return Outcome({"person": added}, 0, f"added {added['name']} ({added['fingerprint']}): their signed decisions now count on this board\n→ on their machine: `loopx key trust {ctx.store.trust().root.fingerprint}` pins this board")
+
+
+def cmd_person_list(ctx: Context) -> Outcome:
+    from ..people import list_people
+
+    found = list_people(ctx.store)
+    lines = [
+        f"{p['fingerprint']}  {p['name']:<16} {'root ' if p['root'] else ''}{'revoked' if p['revoked'] else ('trusted' if p['trusted'] else 'NOT trusted')}"
+        for p in found
+    ]
+    problems = ctx.store.trust().problems
+    return Outcome({"people": found, "problems": problems}, 0, "\n".join(lines + [f"! {p}" for p in problems]) or "no people: this board predates signing — a person runs `loopx init` on it")
+
+
+def cmd_person_revoke(ctx: Context) -> Outcome:
+    from ..people import revoke_person
+
+    out = revoke_person(ctx.store, ctx.person("revoke people"), ctx.args.fingerprint.strip())
+    return Outcome({"person": out}, 0, f"revoked {out['name']} ({out['fingerprint']}): signatures made with it from now on count for nothing")
+
+
+def cmd_verify(ctx: Context) -> Outcome:
+    from .. import verify
+
+    if ctx.args.file:
+        report = verify.verify_export(_read_export(ctx.args.file), root=ctx.args.root)
+    else:
+        report = verify.verify_store(ctx.store)
+        verify.save_anchor(ctx.store, report)
+    data = {"verify": report.to_json()}
+    if report.ok:
+        text = f"ok: {report.events} events chained, {report.signed} signed by the board's people, every decision matches its signature"
+        text += "".join(f"\nnote: {n}" for n in report.notes)
+        return Outcome(data, 0, text)
+    first = report.first
+    lines = [f"ALTERED: {first.where} {first.what}"] + [f"  also: {p.where} {p.what}" for p in report.problems if p is not first][:20]
+    lines.append("→ decisions that do not verify are not honoured; compare with a backup or an export (`loopx verify --file`), and tell the people on the board")
+    return Outcome(data, ALTERED, "\n".join(lines))
+
+
+def _policy_file(ctx: Context):
+    """The policy file of this board's project, parsed (refused when broken)."""
+    import os
+
+    from ..adapters import policy
+
+    path = os.path.join(str(ctx.store.project_root()), ".loopx", policy.POLICY_FILE)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.loads(fh.read(policy.MAX_POLICY + 1))
+    except FileNotFoundError:
+        return path, None, None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}", "fix the file (it must be one JSON object)") from None
+    parsed = policy.parse(doc, path, signed=True)  # (what it would be once signed: its own problems only)
+    return path, doc, parsed
+
+
+def cmd_policy_show(ctx: Context) -> Outcome:
+    from ..adapters import policy
+
+    path, doc, parsed = _policy_file(ctx)
+    if doc is None:
+        return Outcome({"policy": None, "path": path}, 0, f"no policy file at {path}: only the built-in rules apply")
+    signed = ctx.store.signed_setting("policy") == policy.digest(doc)
+    loosens = bool(doc.get("allow") or doc.get("outside_ok")) if isinstance(doc, dict) else False
+    text = json.dumps(doc, indent=2) + "\n"
+    if signed:
+        text += "signed by a person: all of it applies"
+    elif loosens:
+        text += "NOT signed: its `rules` apply, its `allow`/`outside_ok` entries are ignored → a person runs `loopx policy sign`"
+    else:
+        text += "not signed (it only adds scopes, so all of it applies)"
+    text += "".join(f"\n! {p}" for p in parsed.problems)
+    return Outcome({"policy": doc, "path": path, "signed": signed, "problems": list(parsed.problems)}, 0, text)
+
+
+def cmd_policy_sign(ctx: Context) -> Outcome:
+    from ..adapters import policy
+
+    person = ctx.person("sign the hook policy")
+    path, doc, parsed = _policy_file(ctx)
+    if doc is None:
+        raise NotFound(f"no policy file at {path}", "write one first (DESIGN §10 \"The hook's policy file\")")
+    if parsed.problems:
+        raise InvalidInput("the policy file has problems: " + "; ".join(parsed.problems), "fix them, then sign it")
+    value = policy.digest(doc)
+    ctx.store.run(lambda: ctx.store.put_signed_setting("policy", value, person, policy=doc))
+    return Outcome({"policy": doc, "path": path, "signed": True, "digest": value}, 0, f"signed {path} ({value[:12]}): its allow/outside_ok entries now apply; any later edit is unsigned again")
+
+
+def _read_export(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the export {path!r}: {exc}", "pass a file written by `loopx export`") from None
+    if not isinstance(doc, dict) or "chain" not in doc:
+        raise UsageError(f"{path!r} is not a LoopX export with its chain", "export it again with this LoopX (`loopx export > board.json`)")
+    return doc

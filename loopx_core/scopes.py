@@ -1,0 +1,16 @@
+"""How a granted scope covers a needed one (DESIGN §5 "Authority").
+
+Standard library only: ``authority`` (the kernel) and ``adapters.fastcheck``
+(the PreToolUse hook's cold reader) both import this one definition.
+"""
+
+from __future__ import annotations
+
+
+def covers(granted: str, needed: str) -> bool:
+    """``deploy:*`` covers ``deploy:prod`` (and ``deploy``); ``*`` covers everything."""
+    if granted == needed or granted == "*":
+        return True
+    if granted.endswith(":*"):
+        return needed.startswith(granted[:-1]) or needed == granted[:-2]
+    return False

@@ -1,0 +1,147 @@
+"""A person proves who they are with their key — never with a terminal, a name
+or a missing LOOPX_AGENT (SECURITY.md). Real processes on a real pty: a sealed
+key answers once its passphrase is typed; the same command from a pipe, with a
+wrong passphrase, with an agent identity, or without the key is refused and
+changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from loopx_core import keys
+
+from ..conftest import NO_KEY
+from .conftest import held
+
+ANSWER = [sys.executable, "-m", "loopx_core", "gate", "answer", "G-1", "approve", "--note", "looks fine"]
+PASSPHRASE = "correct horse battery staple"
+
+
+def run_in_pty(argv, env, cwd, typed: bytes = b"", timeout=60.0):
+    """Run ``argv`` on a pty (pty.fork: it is the child's controlling terminal,
+    so /dev/tty is the pty); type ``typed`` once it asks for a passphrase.
+    Returns (exit code, everything it printed)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.chdir(cwd)
+            os.execvpe(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    out = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child exited and closed the slave
+                break
+            if not chunk:
+                break
+            out += chunk
+            if typed and b"Passphrase" in out:
+                os.write(fd, typed)
+                typed = b""
+        else:
+            os.kill(pid, 9)
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+@pytest.fixture
+def asked(team, tmp_path):
+    """A pending git:push gate, and a second person, alice, whose key is sealed
+    with a passphrase and who is one of the board's people."""
+    team.ok("card", "add", "push the release")
+    held(team, "LX-1", "a2")
+    assert team.cli("gate", "ask", "LX-1", "--question", "may I push?", "--scope", "git:push", agent="a2").code == 6
+    alice = keys.create(tmp_path / "alice.json", "alice", PASSPHRASE)
+    team.ok("person", "add", "alice", keys.b64(alice.public_raw))
+    env = {k: v for k, v in os.environ.items() if k != "LOOPX_AGENT"}
+    env.update(LOOPX_DB=team.url, LOOPX_KEY=str(alice.path), TERM="dumb")
+    return team, env
+
+
+def test_a_person_types_their_passphrase_and_the_answer_is_signed(asked):
+    team, env = asked
+    code, out = run_in_pty(ANSWER, env, team.root, typed=(PASSPHRASE + "\n").encode())
+    assert code == 0, out
+    assert "Passphrase for LoopX key" in out and PASSPHRASE not in out  # asked, not echoed
+    assert "G-1 approved by human:alice" in out and "LX-1 is now active" in out
+    gate = team.ok("gate", "status", "G-1")["gate"]
+    assert gate["status"] == "approved" and gate["answered_by"] == "human:alice" and gate["note"] == "looks fine"
+    ev = [e for e in team.ok("events")["events"] if e["kind"] == "gate_answered"][-1]
+    assert ev["actor"] == "human:alice" and ev["signed"] is True
+    assert team.cli("verify").code == 0
+
+
+def test_a_wrong_passphrase_is_refused(asked):
+    team, env = asked
+    before = team.snapshot()
+    code, out = run_in_pty(ANSWER, env, team.root, typed=b"guess\n")
+    assert code == 10 and "wrong passphrase" in out, out
+    assert team.snapshot() == before
+
+
+def test_a_sealed_key_from_a_pipe_is_refused(asked):
+    """No terminal to ask the passphrase on: refused (the pipe cannot type it)."""
+    team, env = asked
+    before = team.snapshot()
+    piped = subprocess.run(ANSWER, env=env, cwd=team.root, input=PASSPHRASE + "\n", capture_output=True, text=True, timeout=60, start_new_session=True)
+    assert piped.returncode == 10, piped
+    assert "terminal" in piped.stderr and "Traceback" not in piped.stderr
+    as_json = subprocess.run([*ANSWER, "--json"], env=env, cwd=team.root, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, start_new_session=True)
+    assert as_json.returncode == 10 and json.loads(as_json.stdout)["error"]["code"] == "forbidden"
+    assert team.snapshot() == before
+
+
+def test_an_agent_identity_is_refused_even_with_the_key_on_a_terminal(asked):
+    team, env = asked
+    before = team.snapshot()
+    code, out = run_in_pty(ANSWER, dict(env, LOOPX_AGENT="a2"), team.root, typed=(PASSPHRASE + "\n").encode())
+    assert code == 10, out
+    assert "an agent cannot" in out and "Passphrase" not in out  # refused before asking
+    assert team.snapshot() == before
+    assert team.cli("gate", "status", "G-1").code == 6
+
+
+def test_a_terminal_and_a_name_without_the_key_prove_nothing(asked):
+    """The attack of the authority issue: `env -u LOOPX_AGENT script -qc 'loopx
+    gate answer G-1 approve' /dev/null`, with LOOPX_HUMAN naming the person."""
+    team, env = asked
+    before = team.snapshot()
+    code, out = run_in_pty(ANSWER, dict(env, LOOPX_HUMAN="alice", **NO_KEY), team.root)
+    assert code == 10 and "no LoopX key" in out, out
+    assert team.snapshot() == before
+
+
+def test_raising_a_budget_needs_the_key_too(team):
+    team.ok("card", "add", "one", "--max-turns", "1")
+    held(team, "LX-1", "a1")
+    assert team.ok("writeback", "LX-1", "--summary", "s", agent="a1")["card"]["status"] == "paused"
+    env = {k: v for k, v in os.environ.items() if k != "LOOPX_AGENT"}
+    env.update(LOOPX_DB=team.url)
+    argv = [sys.executable, "-m", "loopx_core", "card", "budget", "LX-1", "--add-turns", "2"]
+    before = team.snapshot()
+    code, out = run_in_pty(argv, dict(env, **NO_KEY), team.root)
+    assert code == 10 and team.snapshot() == before, out
+    code, out = run_in_pty(argv, env, team.root)  # the tester's own (unsealed) key
+    assert code == 0, out
+    c = team.ok("card", "show", "LX-1")["card"]
+    assert c["status"] == "active" and c["quota"]["turns"]["limit"] == 3

@@ -1,0 +1,84 @@
+"""The board decides only as a person: started with LOOPX_AGENT (an agent that
+runs `loopx` under `script`, or types into it), or without the person's key, it
+opens read-only and every key that would decide is refused (Pilot, the launch
+path's own wiring)."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopx_core import gates
+from loopx_core.demo.seed import KEY_FILE
+from loopx_core.store import Store
+
+from ..tui.conftest import seed_template, seeded  # noqa: F401  (the seeded board fixtures)
+
+
+@pytest.fixture
+def launched(seeded, monkeypatch):
+    """``board_app``: what `loopx` runs, minus the terminal."""
+    from loopx_tui.launch import board_app
+
+    opened = []
+
+    def make():
+        store = Store.open(seeded.location)
+        opened.append(store)
+        app = board_app(seeded.location, store, ask=lambda prompt: pytest.fail("asked a passphrase"))
+        app.background = False
+        return app
+
+    monkeypatch.setenv("LOOPX_KEY", str(seeded.root / ".loopx" / KEY_FILE))
+    yield make
+    for store in opened:
+        store.close()
+
+
+async def on_screen(app, pilot) -> None:
+    """The board reads the store only in workers: wait for what they bring."""
+    await app.loaded.wait()
+    await app.reads_idle()
+    await pilot.pause()
+
+
+def status(seeded, gate: int) -> str:
+    store = Store.open(seeded.location)
+    try:
+        return gates.status(store, gate).status
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("why", ["agent", "no key"])
+async def test_a_board_that_cannot_prove_a_person_decides_nothing(launched, seeded, monkeypatch, why):
+    if why == "agent":
+        monkeypatch.setenv("LOOPX_AGENT", "claude-1")
+    else:
+        monkeypatch.setenv("LOOPX_KEY", str(seeded.root / "no-key.json"))
+    app = launched()
+    assert app.person is None and app.read_only
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        await pilot.press("g")
+        await on_screen(app, pilot)  # the gate's brief is read in a worker; keys typed before it shows are dropped
+        await pilot.press("y")
+        await app.ops_idle()
+        await pilot.pause()
+        await pilot.press("escape", "A")
+        await app.ops_idle()
+        await pilot.pause()
+        assert any("read-only" in message for _, message in app.notices), app.notices
+    assert status(seeded, seeded.gate) == "pending"
+
+
+async def test_the_person_decides_with_one_key(launched, seeded):
+    app = launched()
+    assert app.person is not None and app.person.actor == "human:seed"
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        await pilot.press("g")
+        await on_screen(app, pilot)
+        await pilot.press("y")
+        await app.ops_idle()
+        await pilot.pause()
+    assert status(seeded, seeded.gate) == "approved"

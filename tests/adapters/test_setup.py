@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from loopx_core.adapters import setup_codex
+from loopx_core.adapters.setup import key_folder
 
 CLAUDE_SETTINGS = """{
     "permissions": {
@@ -36,17 +37,6 @@ args = ["-y", "docs-mcp"]  # documentation lookups
 # the end of my file
 """
 AGENTS_MD = "# Agents\n\nRun `make test` before you finish.\n"
-
-
-@pytest.fixture(autouse=True)
-def _a_home_of_its_own(tmp_path, monkeypatch):
-    """init --for codex writes the person's own Codex config: never the real one."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    return home
 
 
 def files(root, *names) -> dict:
@@ -82,8 +72,9 @@ def test_claude_code_merges_and_is_idempotent(board):
     sandbox = settings["sandbox"]
     assert sandbox["enabled"] is True and sandbox["failIfUnavailable"] is True and sandbox["allowUnsandboxedCommands"] is False
     assert ".loopx" in sandbox["filesystem"]["denyWrite"] and ".claude/settings.json" in sandbox["filesystem"]["denyWrite"]
-    assert sandbox["filesystem"]["denyRead"] == ["~/.config/loopx"]
-    assert "Edit(/.loopx/**)" in settings["permissions"]["deny"] and "Read(~/.config/loopx/**)" in settings["permissions"]["deny"]
+    key_dir = key_folder()  # the person's LoopX folder (this test's XDG_CONFIG_HOME/loopx)
+    assert sandbox["filesystem"]["denyRead"] == [key_dir]
+    assert "Edit(/.loopx/**)" in settings["permissions"]["deny"] and f"Read({key_dir}/**)" in settings["permissions"]["deny"]
     assert (board.root / ".claude" / "settings.json").read_text().startswith('{\n    "permissions"')  # the file's own indentation
     md = (board.root / "CLAUDE.md").read_text()
     assert md.startswith(CLAUDE_MD) and md.count("<!-- loopx:begin -->") == 1 and "agent `cc1`" in md and "MCP tools" in md
@@ -150,8 +141,8 @@ def test_a_broken_settings_file_is_left_alone(board):
     assert board.cli("agent", "show", "cc1").code == 4
 
 
-def test_codex_keeps_comments_and_is_idempotent(board, _a_home_of_its_own):
-    user_config = _a_home_of_its_own / ".codex" / "config.toml"
+def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
+    user_config = a_home_of_its_own / ".codex" / "config.toml"
     user_config.parent.mkdir()
     user_config.write_text('# mine\nmodel = "o4"\n')
     (board.root / ".codex").mkdir()
@@ -168,7 +159,7 @@ def test_codex_keeps_comments_and_is_idempotent(board, _a_home_of_its_own):
     assert Path(server["command"]).is_absolute() and server["args"][-1] == "mcp" and server["env"]["LOOPX_AGENT"] == "cx1"
     assert server["required"] is True and server["default_tools_approval_mode"] == "approve"
     profile = config["permissions"]["loopx"]
-    assert profile["extends"] == ":workspace" and profile["filesystem"]["~/.config/loopx"] == "deny"
+    assert profile["extends"] == ":workspace" and profile["filesystem"][key_folder()] == "deny"
     # the board's folder read-only inside the writable project (a PostgreSQL board has none there)
     assert profile["filesystem"][":workspace_roots"] == ({".loopx": "read"} if board.backend == "sqlite" else {})
     for event, name in (("SessionStart", "session-start"), ("PreToolUse", "pre-tool-use"), ("Stop", "stop")):
@@ -244,3 +235,9 @@ def test_agent_id_asked_at_a_terminal_or_defaulted(board, monkeypatch):
     monkeypatch.setattr("getpass.getuser", lambda: "Dana Smith")
     res = board.ok("init", "--for", "codex")["setup"]
     assert res["agent"]["id"] == "codex-Dana-Smith"
+
+
+def test_the_key_folder_is_spelled_from_home(monkeypatch):
+    """Where most people's key lives (platformdirs' user config dir), as the runtimes' settings take it."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert key_folder() == "~/.config/loopx"

@@ -100,13 +100,26 @@ def require_window(agent: Agent, now: float | None = None) -> None:
 BUDGET_DECISIONS = ("card_added", "budget_raised")
 
 
-def enforce_signed(store, card: Card) -> None:
-    """Hold ``card`` to the budget a person signed (SECURITY.md): limits edited
-    in the database are put back to the signed ones; a budget whose signed
-    decision is missing or altered pauses the card until a person sets it again."""
+def enforce_signed(store, card: Card, *, strict: bool = False) -> None:
+    """Hold ``card`` to the budget a person decided (SECURITY.md): limits edited
+    in the database are put back to the decided ones; a budget whose decision
+    is missing or altered pauses the card until a person sets it again.
+
+    On an agent's own per-turn path (``strict=False``) the decision is checked
+    by its content and hash — what an edit of the card row cannot fake — not by
+    its signature, so the turn pays no signature check (SECURITY.md: a decision
+    rewritten together with its hash is caught by ``loopx verify``, the board's
+    check on open and the person's runner, which pass ``strict=True``)."""
     if card.budget_seq is None:
         return  # an agent's own card: its limits are its own
-    row = store.trust().decision_row(store.query, card.budget_seq, BUDGET_DECISIONS)
+    if strict:
+        row = store.trust().decision_row(store.query, card.budget_seq, BUDGET_DECISIONS)
+    else:
+        from .trust import event_row
+
+        row = event_row(store.query, card.budget_seq)
+        if row is not None and (row.kind not in BUDGET_DECISIONS or not row.actor.startswith("human:") or row.computed_hash() != row.hash):
+            row = None
     data = row.payload() if row is not None and row.card == card.id else None
     if data is None or "max_turns" not in data:
         if card.paused_reason != "budget_unverified":

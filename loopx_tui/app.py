@@ -40,7 +40,7 @@ from loopx_core.values import Artifact, CardView
 from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import GateQueue
-from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, DialogClosed, DialogReady, OpenArtifact, OpenCard, PollFailed
+from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PollFailed
 from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import OWNER, BoardModel
@@ -91,6 +91,7 @@ class LoopxApp(App[int]):
         self.gates = GateQueue(self)
         self.alert = alert or GateAlert(self)
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
+        self.history = None  # loopx_core.verify.Report, once the board checked its history
         # What tests (and the curious) can look at.
         self.notices: list[tuple[str, str]] = []
         self._held: list[tuple[str, str, str, float | None]] = []  # notices kept while a gate is on screen
@@ -152,6 +153,27 @@ class LoopxApp(App[int]):
         if snap.pending_gates:
             n = len(snap.pending_gates)
             self.notice(f"{n} gate{'s' if n != 1 else ''} waiting for you — press g to answer", title="Needs you", severity="warning", timeout=8)
+        self.run_worker(self._check_history, thread=True, group="reads", name="verify history", exit_on_error=False)
+
+    def _check_history(self) -> None:
+        """The board checks its history as it opens (SECURITY.md): a red banner if altered."""
+        try:
+            report = self.reader.verify()
+        except Exception as exc:  # a check that cannot run is said, never silent
+            self.post_message(PollFailed(f"cannot verify the history: {type(exc).__name__}: {exc}"))
+            return
+        self.post_message(HistoryChecked(report))
+
+    def on_history_checked(self, message: HistoryChecked) -> None:
+        report = message.report
+        self.history = report
+        if report.ok or self.board_screen is None:
+            return
+        first = report.first
+        self.board_screen.show_banner(
+            f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
+        )
+        self.notice(f"{len(report.problems)} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
 
     def board_ready(self) -> None:
         """The board screen is on screen: start following the board."""

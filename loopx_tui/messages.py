@@ -55,6 +55,13 @@ class OpenArtifact(Message):
 
 
 @dataclass
+class HistoryChecked(Message):
+    """``loopx verify`` ran on the board as it opened (``loopx_core.verify.Report``)."""
+
+    report: object
+
+
+@dataclass
 class BoardLoaded(Message):
     """The board was opened and read (in a worker): the first picture."""
 

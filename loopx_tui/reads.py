@@ -51,6 +51,18 @@ class BoardReader:
         with self.store.thread_connection():
             return terminal_safe_value(fn())
 
+    def verify(self):
+        """``loopx verify``'s report on this board (its chain, signatures and
+        decisions); a clean one becomes this machine's anchor."""
+        from loopx_core import verify
+
+        def check():
+            report = verify.verify_store(self.store)
+            verify.save_anchor(self.store, report)
+            return report
+
+        return self._read("verifying the history", check)
+
     def snapshot(self) -> board.BoardSnapshot:
         return self._read("reading the board", lambda: board.board_snapshot(self.store, reap=False))
 

@@ -80,7 +80,8 @@ class BoardScreen(Screen):
 
     def refresh_header(self) -> None:
         for header in self.query(BoardHeader):
-            header.show(self.model, demo=self.demo, refusal=self.app.actions.refusal if self.app.actions else None)
+            actions = self.app.actions
+            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None)
 
     def show_banner(self, text: str | None) -> None:
         """A line under the header that cannot be missed (None hides it)."""

@@ -141,7 +141,7 @@ class BoardHeader(Static):
         super().__init__("", **kw)
         self.note = ""
 
-    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None) -> None:
+    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None) -> None:
         counts = model.counts()
         text = Text()
         text.append(" LoopX ", style="bold reverse")
@@ -149,6 +149,8 @@ class BoardHeader(Static):
             text.append(" demo ", style="bold")
         if refusal:
             text.append(f" {refusal} ", style="bold reverse")
+        elif person:
+            text.append(f" as {person} ", style="dim")  # the key unlocked for this session signs what you decide
         if model.objective:
             text.append(f" {model.objective} ", style="bold")
         n = len(model.cards)

@@ -82,3 +82,27 @@ async def test_the_person_decides_with_one_key(launched, seeded):
         await app.ops_idle()
         await pilot.pause()
     assert status(seeded, seeded.gate) == "approved"
+
+
+async def test_the_board_says_in_red_when_the_history_was_altered(launched, seeded):
+    """An agent edits the board's file behind LoopX's back (an approval, an
+    event): the board checks its history as it opens and says so in red."""
+    import sqlite3
+
+    app = launched()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        assert app.history is not None and app.history.ok
+        assert not app.board_screen.query_one("#board-banner").display
+    con = sqlite3.connect(seeded.location.path)
+    con.execute("UPDATE event SET data = '{}' WHERE kind = 'claimed'")
+    con.commit()
+    con.close()
+    app = launched()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        banner = app.board_screen.query_one("#board-banner")
+        assert not app.history.ok and banner.display
+        text = str(banner.render())
+        assert "HISTORY ALTERED" in text and "was altered after it was written" in text
+        assert "as seed" in str(app.board_screen.query_one("#board-header").render())

@@ -6,7 +6,6 @@ import json
 import tomllib
 from pathlib import Path
 
-
 from loopx_core.adapters import setup_codex
 from loopx_core.adapters.setup import key_folder
 

@@ -22,7 +22,9 @@ Formats.
   {"hookEventName": "PreToolUse", "permissionDecision": "allow"|"deny"|"ask",
   "permissionDecisionReason": …}}`` (deny: the reason is shown to Claude; exit
   0 with empty stdout lets the call proceed through the normal permission
-  flow); Stop ``{"decision": "block", "reason": …}`` (the reason is Claude's
+  flow); Stop ``{"hookSpecificOutput": {"hookEventName": "Stop",
+  "additionalContext": …}}`` (``{"decision": "block", "reason"}`` also continues
+  the turn but is shown as "Stop hook error occurred"; the text is Claude's
   next instruction; ``stop_hook_active`` is true when Claude is already
   continuing because of a stop hook — we never block then, so it cannot loop).
   SessionStart hooks may append ``export`` lines to ``$CLAUDE_ENV_FILE`` to set
@@ -589,11 +591,17 @@ def stop(hook: Hook):
 
 
 MAX_TRANSCRIPT = 512 * 1024 * 1024  # a transcript file larger than this is not read
+TRANSCRIPT_WAIT = 3.0  # seconds a Stop hook waits for the turn's last message to reach the transcript
 
 
 def _read_transcript(hook: Hook):
     """The runtime's transcript, when it is a regular file of a sane size
-    (``/dev/zero``, a FIFO or a device would never end)."""
+    (``/dev/zero``, a FIFO or a device would never end), once it holds the turn's
+    last message. Claude Code writes it asynchronously: at Stop the final model
+    call is often not there yet (2.1.197), and a one-shot ``claude -p`` has no
+    later Stop to charge it. The payload's ``last_assistant_message`` says what
+    to wait for; after TRANSCRIPT_WAIT the hook charges what is there (a later
+    Stop of the session charges the rest)."""
     import stat
 
     from . import transcript
@@ -613,8 +621,15 @@ def _read_transcript(hook: Hook):
     if st.st_size > MAX_TRANSCRIPT:
         hook.note(f"the transcript {path} is larger than {MAX_TRANSCRIPT >> 20} MB; usage not charged")
         return None
+    expected = hook.get("last_assistant_message") if hook.runtime == "claude-code" else None
+    expected = expected.strip() if isinstance(expected, str) else None
     try:
-        return transcript.read(hook.runtime, path)
+        turn = transcript.read(hook.runtime, path)
+        deadline = time.monotonic() + TRANSCRIPT_WAIT
+        while expected and turn.last_text != expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+            turn = transcript.read(hook.runtime, path)
+        return turn
     except OSError as exc:
         hook.note(f"cannot read the transcript {path}: {exc.strerror}")
     except Exception as exc:
@@ -752,9 +767,15 @@ def _evidence_gate(hook: Hook, store, turn):
     reason = (
         f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did:\n"
         f"  loopx writeback {key} --agent {agent} --summary \"<what this turn did>\" [--artifact PATH]… [--next \"<the next step>\"]\n"
+        f"(or the `writeback` tool of the loopx MCP server, with card {key} — the only way when your shell runs in a sandbox).\n"
         f"If the card is finished, write back first, then `loopx done {key} --agent {agent} --summary \"…\"`. "
         "If you are blocked, say so in the summary."
     )
+    if hook.runtime == "claude-code":
+        # Claude Code (2.1.197 and 2.1.335 alike) continues the turn with this as
+        # the model's next input; ``decision: block`` does too, but is shown to the
+        # person as "Stop hook error occurred". The next Stop has stop_hook_active.
+        return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
     return {"decision": "block", "reason": reason}
 
 

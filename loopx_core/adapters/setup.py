@@ -1,24 +1,14 @@
 """``loopx init --for claude-code|codex``: register the agent and write the
 runtime's configuration, merged into what the project already has.
 
-- Claude Code: ``.claude/settings.json`` gets ``hooks.SessionStart``,
-  ``hooks.PreToolUse`` (matcher ``*``) and ``hooks.Stop`` entries running
-  ``LOOPX_AGENT=<id> loopx hook claude-code <event>`` (structure: event →
-  matcher groups → ``{"type": "command", "command", "timeout"}``; Claude Code
-  settings docs, https://code.claude.com/docs/en/hooks "Configuration"). Other
-  keys and the user's own hooks are kept; our entry is found again by its
-  command and replaced in place. CLAUDE.md gets a delimited section.
-- Codex: ``.codex/config.toml`` (the project layer; Codex reads it in trusted
-  projects) gets ``[mcp_servers.loopx]`` (``command``, ``args``, ``env``:
-  Codex ``docs/config.md`` "MCP servers") and the same three hooks as
-  ``[[hooks.<Event>]]`` matcher groups with ``[[hooks.<Event>.hooks]]``
-  handlers (``codex-rs/config/src/hook_config.rs``: ``HooksToml`` flattens the
-  PascalCase events into ``[hooks]``; a handler is ``type = "command"``,
-  ``command``, ``timeout`` in seconds). The file is edited as text — one block
-  between ``# loopx:begin`` and ``# loopx:end`` — so the user's comments and
-  layout survive; the result is parsed with ``tomllib`` before it is written.
-  AGENTS.md (read by Codex before work, https://agents.md) gets a delimited
-  section.
+What each runtime gets, and why each setting, is in ``setup_claude`` and
+``setup_codex``. Every hook command and MCP entry names the *absolute* path of
+the installed ``loopx`` (a runtime's PATH may not have it; a hook that cannot
+start fails open on older runtimes). Unless ``sandbox=False``, the runtime's
+own OS sandbox is turned on so the agent's shell cannot write the board, read
+the person's LoopX folder or change the runtimes' settings; the agent's LoopX
+calls then go through the hooks and the ``loopx`` MCP server, which the
+runtime runs outside its sandbox.
 
 Markdown sections sit between ``<!-- loopx:begin -->`` and
 ``<!-- loopx:end -->`` and are replaced in place. Running init twice changes
@@ -28,24 +18,21 @@ nothing; ``dry_run`` returns unified diffs and writes nothing.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import shlex
 import shutil
 import sys
-import tomllib
 from pathlib import Path
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
-TOML_BEGIN = "# loopx:begin — managed by `loopx init --for codex`; this block is rewritten on every init"
-TOML_END = "# loopx:end"
-EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60), ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30))
-CODEX_EVENTS = EVENTS[:3]  # PreSkillShellCommand (skills' shell commands) is Claude Code's alone
+EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
 
 
-class SetupError(Exception):
-    pass
+from .setup_claude import SettingsError
+from .setup_codex import ConfigError
+
+SetupError = (SettingsError, ConfigError)
 
 
 class FileChange:
@@ -136,72 +123,18 @@ def _ask(prompt: str, default: str) -> str:
 
 # -- file merging ---------------------------------------------------------------------
 
-def hook_command(runtime: str, event: str, agent: str, exe: str, db: str | None) -> str:
-    env = f"LOOPX_AGENT={shlex.quote(agent)}"
+def hook_command(runtime: str, event: str, agent: str | None, exe: str, db: str | None) -> str:
+    """The hook's command line. Claude Code's carries no agent id (it comes from
+    the session's env, see setup_claude); Codex has no per-checkout settings file,
+    so its commands name the agent."""
+    env = f"LOOPX_AGENT={shlex.quote(agent)} " if agent else ""
     if db:
-        env += f" LOOPX_DB={shlex.quote(db)}"
-    return f"{env} {exe} hook {runtime} {event}"
+        env += f"LOOPX_DB={shlex.quote(db)} "
+    return f"{env}{exe} hook {runtime} {event}"
 
 
 def _marker(runtime: str, event: str) -> re.Pattern:
     return re.compile(rf"\bhook\s+{re.escape(runtime)}\s+{re.escape(event)}\b")
-
-
-def merge_claude_settings(before: str | None, commands: dict[str, str]) -> str | None:
-    """New text of .claude/settings.json, or None when it already holds exactly this."""
-    data = {}
-    if before is not None and before.strip():
-        try:
-            data = json.loads(before)
-        except ValueError as exc:
-            raise SetupError(f"is not valid JSON ({exc}); fix it and run init again") from None
-    if not isinstance(data, dict):
-        raise SetupError("is not a JSON object")
-    original = json.loads(json.dumps(data))
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise SetupError('"hooks" is not an object')
-    for event, name, matcher, timeout in EVENTS:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise SetupError(f'"hooks.{event}" is not a list')
-        marker = _marker("claude-code", name)
-        found = False
-        emptied = []
-        for group in groups:
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(handlers, list):
-                continue
-            for handler in list(handlers):
-                if isinstance(handler, dict) and isinstance(handler.get("command"), str) and marker.search(handler["command"]):
-                    if found:
-                        handlers.remove(handler)  # a duplicate of ours: keep one
-                        if not handlers:
-                            emptied.append(group)
-                        continue
-                    handler["type"] = "command"
-                    handler["command"] = commands[name]
-                    handler.setdefault("timeout", timeout)
-                    found = True
-        hooks[event] = [g for g in groups if not any(g is e for e in emptied)]
-        if not found:
-            group = {"hooks": [{"type": "command", "command": commands[name], "timeout": timeout}]}
-            if matcher is not None:
-                group = {"matcher": matcher, **group}
-            hooks[event].append(group)
-    if before is not None and data == original:
-        return None
-    return json.dumps(data, indent=_indent(before), ensure_ascii=False) + "\n"
-
-
-def _indent(text: str | None):
-    """The file's own indentation (2 spaces for a new file)."""
-    for line in (text or "").splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and stripped != line:
-            lead = line[: len(line) - len(stripped)]
-            return "\t" if lead.startswith("\t") else len(lead)
-    return 2
 
 
 def merge_markdown(before: str | None, body: str) -> str:
@@ -219,66 +152,36 @@ def merge_markdown(before: str | None, body: str) -> str:
     return text.rstrip("\n") + "\n\n" + block
 
 
-def _toml_str(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a TOML basic string
+def key_folder() -> str:
+    """The person's LoopX folder (the human key lives there): platformdirs' user
+    config dir, spelled with ``~`` when it is under the home folder."""
+    from platformdirs import user_config_dir
 
-
-def codex_block(agent: str, exe: list[str], commands: dict[str, str], db: str | None) -> str:
-    env = {"LOOPX_AGENT": agent, **({"LOOPX_DB": db} if db else {})}
-    lines = [
-        TOML_BEGIN,
-        "[mcp_servers.loopx]",
-        f"command = {_toml_str(exe[0])}",
-        "args = [" + ", ".join(_toml_str(a) for a in [*exe[1:], "mcp"]) + "]",
-        "env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in env.items()) + " }",
-    ]
-    for event, name, _matcher, timeout in CODEX_EVENTS:
-        lines += [
-            "",
-            f"[[hooks.{event}]]",
-            f"[[hooks.{event}.hooks]]",
-            'type = "command"',
-            f"command = {_toml_str(commands[name])}",
-            f"timeout = {timeout}",
-        ]
-    lines.append(TOML_END)
-    return "\n".join(lines) + "\n"
-
-
-def merge_codex_config(before: str | None, block: str) -> str:
-    text = before or ""
-    if text.strip():
-        try:
-            tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SetupError(f"is not valid TOML ({exc}); fix it and run init again") from None
-    start = text.find(TOML_BEGIN[: len("# loopx:begin")])
-    end = text.find(TOML_END + "\n", start + 1) if start != -1 else -1
-    if end == -1 and start != -1 and text.endswith(TOML_END):
-        end = len(text) - len(TOML_END)
-    if start != -1 and end != -1:
-        after = text[:start] + block + text[end + len(TOML_END) + 1 :]
-    elif not text:
-        after = block
-    else:
-        after = text.rstrip("\n") + "\n\n" + block
+    path = Path(user_config_dir("loopx"))
     try:
-        parsed = tomllib.loads(after)
-    except tomllib.TOMLDecodeError as exc:
-        raise SetupError(f"would not be valid TOML with LoopX's entries ({exc}): is [mcp_servers.loopx] or a loopx hook already defined outside the loopx block?") from None
-    if "loopx" not in parsed.get("mcp_servers", {}):
-        raise SetupError("the loopx MCP server entry did not land in [mcp_servers]")
-    return after
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
 
 
 # -- the sections -------------------------------------------------------------------------
 
-def _section(runtime: str, agent: str) -> str:
-    tools = (
-        "The `loopx` MCP server offers the same turn as tools (next, claim, writeback, gate_ask, gate_status, handoff, context)."
-        if runtime == "codex"
-        else "The hooks in `.claude/settings.json` enforce it."
-    )
+def _section(runtime: str, agent: str, sandbox: bool) -> str:
+    if sandbox:
+        return f"""## LoopX (agent `{agent}`)
+
+This project's work is tracked on a LoopX board. Work in turns, and keep the board true, with the
+`loopx` MCP tools (your shell runs in a sandbox that cannot write the board, `.loopx/`):
+
+1. Start of a turn: `next` (`claim: true` takes the best ready card), then `context` for the card's
+   continuation: objective, next action, todos, last evidence.
+2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
+   writing or deleting outside the project) expect a check: a denial names a gate a human must
+   answer — wait with `gate_status`, never work around it.
+3. End of a turn: `writeback` with a summary of what the turn did (and `next`, `artifacts`).
+4. Handing over: `handoff`.
+
+Only a person answers gates. This text is advice; the hooks and the sandbox are enforcement."""
     return f"""## LoopX (agent `{agent}`)
 
 This project's work is tracked on a LoopX board. Work in turns, and keep the board true:
@@ -292,7 +195,7 @@ This project's work is tracked on a LoopX board. Work in turns, and keep the boa
    When the card is finished: `loopx done LX-n --agent {agent} --summary "…"`.
 4. Handing over: `loopx handoff LX-n --agent {agent} --to OTHER --summary "…"`.
 
-Only a person answers gates. {tools} This text is advice; the hooks are enforcement."""
+Only a person answers gates. The `loopx` MCP server offers the same turn as tools. This text is advice; the hooks are enforcement."""
 
 
 # -- init ----------------------------------------------------------------------------
@@ -312,10 +215,16 @@ def _write(path: Path, text: str) -> None:
 
 
 def _executable() -> list[str]:
-    """How the runtime should call us: the console script when it is on PATH."""
-    if shutil.which("loopx"):
-        return ["loopx"]
-    return [sys.executable, "-m", "loopx_core"]
+    """How the runtime should call us, by absolute path: the console script of this
+    installation (beside the interpreter), else the one on PATH, else this
+    interpreter with ``-m loopx_core``."""
+    beside = Path(sys.executable).parent / "loopx"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside.absolute())]
+    found = shutil.which("loopx")
+    if found:
+        return [str(Path(found).absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "loopx_core"]
 
 
 def init_runtime(
@@ -327,6 +236,7 @@ def init_runtime(
     dry_run: bool = False,
     root: Path | None = None,
     location=None,
+    sandbox: bool = True,
     person=None,
 ) -> SetupResult:
     """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
@@ -356,35 +266,50 @@ def init_runtime(
         data["can"] = existing_caps  # keep what it may do unless told otherwise
     caps = sorted(set(data["can"]))
     location = store.location if store is not None else location
-    root = root or location.project_root or Path.cwd()
+    root = (root or location.project_root or Path.cwd()).absolute()
     db = location.url if location.source in ("flag", "env") else None
     exe = _executable()
     exe_text = " ".join(shlex.quote(e) for e in exe)
-    commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for _, name, _, _ in EVENTS}
+    key_dir = key_folder()
     files: list[FileChange] = []
     notes: list[str] = []
 
-    def plan(path: Path, make) -> None:
+    def plan(path: Path, make) -> FileChange:
         before = _read(path)
         try:
             after = make(before)
         except SetupError as exc:
-            files.append(FileChange(path, root, before, None, str(exc)))
-            return
-        files.append(FileChange(path, root, before, after))
+            change = FileChange(path, root, before, None, str(exc))
+        else:
+            change = FileChange(path, root, before, after)
+        files.append(change)
+        return change
 
     if runtime == "claude-code":
-        plan(root / ".claude" / "settings.json", lambda before: merge_claude_settings(before, commands))
-        plan(root / "CLAUDE.md", lambda before: merge_markdown(before, _section(runtime, data["id"])))
+        from . import setup_claude
+
+        commands = {name: hook_command(runtime, name, None, exe_text, db) for name in EVENT_NAMES}
+        plan(root / ".claude" / "settings.json", lambda before: setup_claude.merge_settings(before, commands, key_dir, sandbox, lambda n: _marker(runtime, n)))
+        plan(root / ".claude" / "settings.local.json", lambda before: setup_claude.merge_local(before, data["id"]))
+        plan(root / ".mcp.json", lambda before: setup_claude.merge_mcp_json(before, exe, db))
+        plan(root / "CLAUDE.md", lambda before: merge_markdown(before, _section(runtime, data["id"], sandbox)))
         notes.append("Claude Code reads hooks when a session starts: restart it, or review them under /hooks")
+        if sandbox:
+            notes.append("the sandbox needs bubblewrap and socat on Linux (Debian: apt-get install bubblewrap socat); without them Claude Code refuses to start (failIfUnavailable) — or run init with --no-sandbox")
     elif runtime == "codex":
-        plan(root / ".codex" / "config.toml", lambda before: merge_codex_config(before, codex_block(data["id"], exe, commands, db)))
-        plan(root / "AGENTS.md", lambda before: merge_markdown(before, _section(runtime, data["id"])))
-        notes.append("Codex reads .codex/config.toml only in a trusted project, and runs new hooks only once you trust them (it asks at the next start)")
+        from . import setup_codex
+
+        commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES[:3]}  # skills' shell commands are Claude Code's alone
+        tail = setup_codex.block(data["id"], exe, commands, db, key_dir if sandbox else None, root)
+        project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, tail, sandbox))
+        if not project.problem:
+            written = project.after if project.after is not None else project.before
+            trust = setup_codex.trusted_hooks(written, root / ".codex" / "config.toml", commands)
+            plan(setup_codex.codex_home() / "config.toml", lambda before: setup_codex.merge_user(before, root, trust))
+        plan(root / "AGENTS.md", lambda before: merge_markdown(before, _section(runtime, data["id"], sandbox)))
+        notes.append(f"{setup_codex.codex_home() / 'config.toml'} now trusts this project and LoopX's hooks in it (codex exec skips untrusted hooks)")
     else:  # pragma: no cover - the parser only offers the two
         raise InvalidInput(f"unknown runtime {runtime!r}", "use --for claude-code or --for codex")
-    if exe[0] != "loopx":
-        notes.append(f"`loopx` is not on PATH, so the hooks call {exe_text}")
     conflicts = [f for f in files if f.problem]
     if conflicts:
         raise Conflict(

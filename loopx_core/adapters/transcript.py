@@ -3,8 +3,10 @@
 Claude Code (``transcript_path`` of every hook payload: a JSONL file, one entry a
 line). A user prompt is ``{"type": "user", "message": {"role": "user",
 "content": <str | blocks>}, "uuid", "timestamp", …}``; tool results come back as
-``user`` entries whose content is only ``tool_result`` blocks, and hook feedback
-as ``isMeta`` entries — neither starts a turn. Model calls are
+``user`` entries whose content is only ``tool_result`` blocks, hook feedback
+as ``isMeta`` entries, and (2.1.197 and 2.1.335 alike) a background task's
+notice as a ``user`` entry with ``origin.kind: "task-notification"`` and
+content ``<task-notification>…`` — none of them starts a turn. Model calls are
 ``{"type": "assistant", "requestId", "message": {"id", "usage":
 {"input_tokens", "output_tokens", "cache_creation_input_tokens",
 "cache_read_input_tokens"}}, "uuid", …}``. Claude Code writes one line per
@@ -18,8 +20,10 @@ duplicate-usage rule from ccusage/ccusage#888 and Owloops/claude-powerline#108.
 
 Codex (``transcript_path``: the rollout JSONL under ``~/.codex/sessions``, may be
 null). Lines are ``{"timestamp", "type", "payload"}``; a user prompt is an
-``event_msg`` with ``payload.type == "user_message"`` (or a ``response_item``
-message with role ``user``), and every model call reports an ``event_msg`` of
+``event_msg`` with ``payload.type == "user_message"`` before 0.171, and from
+0.171 on an ``event_msg`` ``item_completed`` whose ``item.type`` is
+``"UserMessage"`` (``response_item`` messages with role ``user`` also carry
+AGENTS.md and hook feedback, so they are not prompts); every model call reports an ``event_msg`` of
 ``payload.type == "token_count"`` with ``info.last_token_usage``
 (``input_tokens`` — cached included —, ``cached_input_tokens``,
 ``output_tokens``, ``reasoning_output_tokens``). Source: ``codex-rs/rollout``
@@ -51,6 +55,7 @@ class Turn(NamedTuple):
     prompt_index: int | None  # its position among the entries
     markers: list[str]  # a stable id per entry (uuid, else line number), in order
     calls: list[tuple[int, Call]]  # (entry position, call) for every usage record
+    last_text: str | None = None  # the text of the last assistant message (Claude Code)
 
 
 def parse_time(text) -> float | None:
@@ -91,12 +96,15 @@ def _int(usage: dict, key: str) -> int:
 def _is_prompt_claude(entry: dict) -> bool:
     if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isSidechain"):
         return False
+    origin = entry.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") not in (None, "user", "human"):
+        return False  # a background task's notice (2.1.x: kind "task-notification"), not a person
     message = entry.get("message")
     if not isinstance(message, dict):
         return False
     content = message.get("content")
     if isinstance(content, str):
-        return bool(content.strip())
+        return bool(content.strip()) and not content.lstrip().startswith("<task-notification>")
     if isinstance(content, list):
         kinds = {block.get("type") for block in content if isinstance(block, dict)}
         return "tool_result" not in kinds and bool(kinds & {"text", "image"})
@@ -108,7 +116,7 @@ def read_claude(path: str) -> Turn:
     markers: list[str] = []
     calls: list[tuple[int, Call]] = []
     best: dict[str, tuple[int, Call]] = {}
-    prompt_index = started = None
+    prompt_index = started = last_text = None
     for i, entry in enumerate(entries):
         markers.append(str(entry.get("uuid") or f"line:{i}"))
         if _is_prompt_claude(entry):
@@ -117,6 +125,9 @@ def read_claude(path: str) -> Turn:
         if entry.get("type") != "assistant":
             continue
         message = entry.get("message")
+        text = _text(message)
+        if text:
+            last_text = text
         usage = message.get("usage") if isinstance(message, dict) else None
         if not isinstance(usage, dict):
             continue
@@ -136,16 +147,28 @@ def read_claude(path: str) -> Turn:
         if earlier is None or (call.tokens_out, call.tokens_in) > (earlier[1].tokens_out, earlier[1].tokens_in):
             best[identity] = (earlier[0] if earlier else i, call)
     calls = sorted(best.values(), key=lambda pc: pc[0])
-    return Turn(started, prompt_index, markers, calls)
+    return Turn(started, prompt_index, markers, calls, last_text)
+
+
+def _text(message) -> str | None:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content.strip() or None
+    if isinstance(content, list):
+        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        return text.strip() or None
+    return None
 
 
 def _is_prompt_codex(entry: dict) -> bool:
     payload = entry.get("payload")
-    if not isinstance(payload, dict):
+    if not isinstance(payload, dict) or entry.get("type") != "event_msg":
         return False
-    if entry.get("type") == "event_msg":
-        return payload.get("type") == "user_message"
-    return False
+    if payload.get("type") == "user_message":  # before 0.171
+        return True
+    item = payload.get("item")
+    # 0.171: the prompt is an item_completed UserMessage (a Stop hook's feedback is a HookPrompt)
+    return payload.get("type") == "item_completed" and isinstance(item, dict) and item.get("type") == "UserMessage"
 
 
 def read_codex(path: str) -> Turn:

@@ -157,7 +157,7 @@ def cmd_init(ctx: Context) -> Outcome:
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, person=ctx._person)
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox, person=ctx._person)
         data["setup"] = result.to_json()
         text += "\n" + result.text
     elif args.dry_run:

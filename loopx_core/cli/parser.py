@@ -109,6 +109,7 @@ def _verb_init(p):
     p.add_argument("--for", dest="runtime", choices=["claude-code", "codex"], help="also set up this runtime's hooks")
     p.add_argument("--agent", metavar="ID", help="with --for: the agent id to register")
     p.add_argument("--can", action="append", default=[], metavar="SCOPE", help="with --for: a capability of that agent")
+    p.add_argument("--no-sandbox", dest="sandbox", action="store_false", help="with --for: leave the runtime's OS sandbox off (the agent's shell may then write the board)")
     p.add_argument("--dry-run", action="store_true", help="show what would change (board, agent, files) and write nothing")
     p.add_argument("--test-board", action="store_true", help="a board for tests and demos: LOOPX_NOW may freeze its clock")
     p.add_argument("--name", metavar="NAME", help="your name on the board, if this makes your key (default: $LOOPX_HUMAN or your login)")

@@ -138,3 +138,14 @@ def deny_reason(result: HookResult) -> str:
     assert out["hookEventName"] == "PreToolUse"
     assert out["permissionDecision"] == "deny", out
     return out["permissionDecisionReason"]
+
+
+@pytest.fixture(autouse=True)
+def a_home_of_its_own(tmp_path, monkeypatch):
+    """``init --for codex`` writes the person's own Codex config ($CODEX_HOME, else
+    ~/.codex): never the real one."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    return home

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import tomllib
+from pathlib import Path
+
+from loopx_core.adapters import setup_codex
+from loopx_core.adapters.setup import key_folder
 
 CLAUDE_SETTINGS = """{
     "permissions": {
@@ -44,35 +48,58 @@ def test_claude_code_merges_and_is_idempotent(board):
     res = board.ok("init", "--for", "claude-code", "--agent", "cc1", "--can", "git:push")
     setup = res["setup"]
     assert setup["agent"] == {"id": "cc1", "capabilities": ["git:push"], "action": "registered"}
-    assert [(f["path"], f["action"]) for f in setup["files"]] == [(".claude/settings.json", "update"), ("CLAUDE.md", "update")]
+    assert [(f["path"], f["action"]) for f in setup["files"]] == [
+        (".claude/settings.json", "update"), (".claude/settings.local.json", "create"), (".mcp.json", "create"), ("CLAUDE.md", "update"),
+    ]
     settings = json.loads((board.root / ".claude" / "settings.json").read_text())
-    assert settings["permissions"] == {"allow": ["Bash(npm test:*)"]}
+    assert settings["permissions"]["allow"] == ["Bash(npm test:*)"]
     assert settings["hooks"]["PostToolUse"] == [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}]
     pre = settings["hooks"]["PreToolUse"]
     assert pre[0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/check-bash.sh"}]}
-    assert pre[1]["matcher"] == "*" and pre[1]["hooks"][0]["command"].startswith("LOOPX_AGENT=cc1 ")
-    assert pre[1]["hooks"][0]["command"].endswith(" hook claude-code pre-tool-use")
-    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith("hook claude-code session-start")
-    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook claude-code stop")
+    ours = pre[1]["hooks"][0]
+    assert pre[1]["matcher"] == "*" and ours["onFailure"] == "block"  # fail closed where the runtime supports it
+    exe = ours["command"].split(" hook ")[0].split()[-1]  # (the test board is named by LOOPX_DB, so that comes first)
+    assert Path(exe).is_absolute() and Path(exe).exists()  # the runtime's PATH may not hold loopx
+    assert ours["command"].endswith(f"{exe} hook claude-code pre-tool-use")
+    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith(f"{exe} hook claude-code session-start")
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"].endswith(f"{exe} hook claude-code stop")
+    assert "cc1" not in (board.root / ".claude" / "settings.json").read_text()  # no agent id in the shared file
+    assert json.loads((board.root / ".claude" / "settings.local.json").read_text()) == {"env": {"LOOPX_AGENT": "cc1"}}
+    assert json.loads((board.root / ".mcp.json").read_text())["mcpServers"]["loopx"]["command"] == exe
+    assert settings["enabledMcpjsonServers"] == ["loopx"]
+    sandbox = settings["sandbox"]
+    assert sandbox["enabled"] is True and sandbox["failIfUnavailable"] is True and sandbox["allowUnsandboxedCommands"] is False
+    assert ".loopx" in sandbox["filesystem"]["denyWrite"] and ".claude/settings.json" in sandbox["filesystem"]["denyWrite"]
+    key_dir = key_folder()  # the person's LoopX folder (this test's XDG_CONFIG_HOME/loopx)
+    assert sandbox["filesystem"]["denyRead"] == [key_dir]
+    assert "Edit(/.loopx/**)" in settings["permissions"]["deny"] and f"Read({key_dir}/**)" in settings["permissions"]["deny"]
     assert (board.root / ".claude" / "settings.json").read_text().startswith('{\n    "permissions"')  # the file's own indentation
     md = (board.root / "CLAUDE.md").read_text()
-    assert md.startswith(CLAUDE_MD) and md.count("<!-- loopx:begin -->") == 1 and "loopx writeback LX-n --agent cc1" in md
+    assert md.startswith(CLAUDE_MD) and md.count("<!-- loopx:begin -->") == 1 and "agent `cc1`" in md and "MCP tools" in md
     agent = board.ok("agent", "show", "cc1")["agent"]
     assert agent["runtime"] == "claude-code" and agent["capabilities"] == ["git:push"]
 
-    before = files(board.root, ".claude/settings.json", "CLAUDE.md")
+    names = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", "CLAUDE.md")
+    before = files(board.root, *names)
     again = board.ok("init", "--for", "claude-code", "--agent", "cc1")["setup"]
     assert again["changed"] is False and {f["action"] for f in again["files"]} == {"unchanged"}
     assert again["agent"]["action"] == "unchanged" and again["agent"]["capabilities"] == ["git:push"]  # kept without --can
-    assert files(board.root, ".claude/settings.json", "CLAUDE.md") == before
+    assert files(board.root, *names) == before
 
-    # another agent id replaces our entries in place: no duplicates
+    # another agent id changes only this checkout's local settings and the section: no duplicates
     board.ok("init", "--for", "claude-code", "--agent", "cc2")
-    settings = json.loads((board.root / ".claude" / "settings.json").read_text())
-    commands = [h["command"] for g in settings["hooks"]["PreToolUse"] for h in g["hooks"]]
-    assert commands[0] == "./scripts/check-bash.sh" and len(commands) == 2 and commands[1].startswith("LOOPX_AGENT=cc2 ")
+    assert files(board.root, ".claude/settings.json")[".claude/settings.json"] == before[".claude/settings.json"]
+    assert json.loads((board.root / ".claude" / "settings.local.json").read_text()) == {"env": {"LOOPX_AGENT": "cc2"}}
     md = (board.root / "CLAUDE.md").read_text()
-    assert md.count("<!-- loopx:begin -->") == 1 and "--agent cc2" in md and "--agent cc1" not in md
+    assert md.count("<!-- loopx:begin -->") == 1 and "agent `cc2`" in md and "agent `cc1`" not in md
+
+
+def test_claude_code_without_the_sandbox(board):
+    board.ok("init", "--for", "claude-code", "--agent", "cc1", "--no-sandbox")
+    settings = json.loads((board.root / ".claude" / "settings.json").read_text())
+    assert "sandbox" not in settings
+    assert "Edit(/.loopx/**)" in settings["permissions"]["deny"]  # the file tools' limits hold without the sandbox too
+    assert "loopx writeback LX-n --agent cc1" in (board.root / "CLAUDE.md").read_text()  # the shell route, then
 
 
 def test_dry_run_writes_nothing(board):
@@ -112,33 +139,78 @@ def test_a_broken_settings_file_is_left_alone(board):
     assert board.cli("agent", "show", "cc1").code == 4
 
 
-def test_codex_keeps_comments_and_is_idempotent(board):
+def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
+    user_config = a_home_of_its_own / ".codex" / "config.toml"
+    user_config.parent.mkdir()
+    user_config.write_text('# mine\nmodel = "o4"\n')
     (board.root / ".codex").mkdir()
     (board.root / ".codex" / "config.toml").write_text(CODEX_CONFIG)
     (board.root / "AGENTS.md").write_text(AGENTS_MD)
     setup = board.ok("init", "--for", "codex", "--agent", "cx1", "--can", "git:push")["setup"]
-    assert [(f["path"], f["action"]) for f in setup["files"]] == [(".codex/config.toml", "update"), ("AGENTS.md", "update")]
+    assert [(f["path"], f["action"]) for f in setup["files"]] == [(".codex/config.toml", "update"), (str(user_config), "update"), ("AGENTS.md", "update")]
     text = (board.root / ".codex" / "config.toml").read_text()
-    assert text.startswith(CODEX_CONFIG.rstrip("\n"))  # every line and comment of the user's kept as it was
+    assert CODEX_CONFIG.rstrip("\n") in text  # every line and comment of the user's kept as it was
+    assert text.startswith(setup_codex.TOP_BEGIN + '\ndefault_permissions = "loopx"\n')  # a top-level key, before every table
     config = tomllib.loads(text)
     assert config["model"] == "gpt-5.1-codex" and config["mcp_servers"]["docs"]["command"] == "npx"
     server = config["mcp_servers"]["loopx"]
-    assert server["args"][-1] == "mcp" and server["env"]["LOOPX_AGENT"] == "cx1"
+    assert Path(server["command"]).is_absolute() and server["args"][-1] == "mcp" and server["env"]["LOOPX_AGENT"] == "cx1"
+    assert server["required"] is True and server["default_tools_approval_mode"] == "approve"
+    profile = config["permissions"]["loopx"]
+    assert profile["extends"] == ":workspace" and profile["filesystem"][key_folder()] == "deny"
+    # the board's folder read-only inside the writable project (a PostgreSQL board has none there)
+    assert profile["filesystem"][":workspace_roots"] == ({".loopx": "read"} if board.backend == "sqlite" else {})
     for event, name in (("SessionStart", "session-start"), ("PreToolUse", "pre-tool-use"), ("Stop", "stop")):
         handler = config["hooks"][event][0]["hooks"][0]
-        assert handler["type"] == "command" and handler["command"].endswith(f"hook codex {name}") and handler["timeout"] > 0
+        assert handler["type"] == "command" and handler["timeout"] > 0
+        assert handler["command"].startswith("LOOPX_AGENT=cx1 ") and handler["command"].endswith(f"{server['command']} hook codex {name}")
     md = (board.root / "AGENTS.md").read_text()
     assert md.startswith(AGENTS_MD) and "<!-- loopx:end -->" in md
+    # the person's own config: this project trusted, each LoopX hook trusted by the hash Codex computes
+    user = tomllib.loads(user_config.read_text())
+    assert user["model"] == "o4" and user_config.read_text().startswith('# mine\nmodel = "o4"\n')
+    assert user["projects"][str(board.root)] == {"trust_level": "trusted"}
+    project_file = board.root / ".codex" / "config.toml"
+    states = user["hooks"]["state"]
+    assert set(states) == {f"{project_file}:session_start:0:0", f"{project_file}:pre_tool_use:0:0", f"{project_file}:stop:0:0"}
+    pre = config["hooks"]["PreToolUse"][0]
+    assert states[f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash("PreToolUse", "*", pre["hooks"][0])
 
-    before = files(board.root, ".codex/config.toml", "AGENTS.md")
+    names = (".codex/config.toml", "AGENTS.md")
+    before = files(board.root, *names)
+    user_before = user_config.read_text()
     assert board.ok("init", "--for", "codex", "--agent", "cx1")["setup"]["changed"] is False
-    assert files(board.root, ".codex/config.toml", "AGENTS.md") == before
-    # an edited block is replaced in place, what follows it kept
+    assert files(board.root, *names) == before and user_config.read_text() == user_before
+    # an edited block is replaced in place, what follows it kept; the trust follows the new commands
     (board.root / ".codex" / "config.toml").write_text(text + '\n[profiles.fast]\nmodel = "gpt-5-mini"\n')
     board.ok("init", "--for", "codex", "--agent", "cx2")
     text = (board.root / ".codex" / "config.toml").read_text()
-    assert text.count("# loopx:begin") == 1 and 'LOOPX_AGENT = "cx2"' in text and text.endswith('[profiles.fast]\nmodel = "gpt-5-mini"\n')
-    assert tomllib.loads(text)["profiles"]["fast"]["model"] == "gpt-5-mini"
+    assert text.count("# loopx:begin —") == 1 and text.count("# loopx:begin-top") == 1 and 'LOOPX_AGENT = "cx2"' in text
+    assert text.endswith('[profiles.fast]\nmodel = "gpt-5-mini"\n') and tomllib.loads(text)["profiles"]["fast"]["model"] == "gpt-5-mini"
+    user = tomllib.loads(user_config.read_text())
+    new_pre = tomllib.loads(text)["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert user["hooks"]["state"][f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash("PreToolUse", "*", new_pre)
+    assert user_config.read_text().count("# loopx:begin") == 1
+
+
+def test_codex_hook_hash_is_codexs():
+    """The hash Codex 0.171 trusted for a PreToolUse handler in the e2e probe (an
+    untrusted or wrongly hashed hook never runs under `codex exec`)."""
+    handler = {"type": "command", "command": "/tmp/x/hp/dump.sh pre", "timeout": 30}
+    assert setup_codex.hook_hash("PreToolUse", "*", handler) == "sha256:ad6d9540c13ddcfb4749219bd848fb936cb1e9ebe010697b13c58b9ed3faab3f"
+    assert setup_codex.hook_hash("PreToolUse", "*", handler) == setup_codex.hook_hash("PreToolUse", "*", dict(handler, **{"async": False}))
+    assert setup_codex.hook_hash("PreToolUse", "*", handler) != setup_codex.hook_hash("PreToolUse", None, handler)
+    assert setup_codex.hook_hash("Stop", None, handler).startswith("sha256:")
+
+
+def test_codex_refuses_a_sandbox_mode_of_the_persons(board):
+    (board.root / ".codex").mkdir()
+    (board.root / ".codex" / "config.toml").write_text('sandbox_mode = "danger-full-access"\n')
+    res = board.cli("init", "--for", "codex", "--agent", "cx1")
+    assert res.code == 5 and "sandbox_mode" in res.data["error"]["message"] and "--no-sandbox" in res.data["error"]["message"]
+    assert (board.root / ".codex" / "config.toml").read_text() == 'sandbox_mode = "danger-full-access"\n'
+    assert board.ok("init", "--for", "codex", "--agent", "cx1", "--no-sandbox")["setup"]["changed"] is True
+    assert "permissions" not in tomllib.loads((board.root / ".codex" / "config.toml").read_text())
 
 
 def test_codex_dry_run_and_conflicts(board):
@@ -161,3 +233,9 @@ def test_agent_id_asked_at_a_terminal_or_defaulted(board, monkeypatch):
     monkeypatch.setattr("getpass.getuser", lambda: "Dana Smith")
     res = board.ok("init", "--for", "codex")["setup"]
     assert res["agent"]["id"] == "codex-Dana-Smith"
+
+
+def test_the_key_folder_is_spelled_from_home(monkeypatch):
+    """Where most people's key lives (platformdirs' user config dir), as the runtimes' settings take it."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert key_folder() == "~/.config/loopx"

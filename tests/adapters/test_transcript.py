@@ -30,3 +30,45 @@ def test_codex_rollout():
     assert turn.started_at == transcript.parse_time("2026-03-11T02:40:00.000Z")
     calls, _ = transcript.uncharged(turn, None)
     assert [(c.tokens_in, c.tokens_out) for c in calls] == [(9500, 60), (9800, 40)]
+
+
+# -- transcripts the real binaries wrote (tests/e2e/make_transcripts.py) ----------------------
+
+REAL = FIXTURES / "real"
+
+
+def _entries(name: str) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in (REAL / name).read_text().splitlines()]
+
+
+def test_claude_background_task_notices_are_not_prompts():
+    for name in ("claude-2.1.197.jsonl", "claude-2.1.335.jsonl"):
+        entries = _entries(name)
+        notices = [i for i, e in enumerate(entries) if (e.get("origin") or {}).get("kind") == "task-notification"]
+        assert notices, name  # the binary wrote one after the turn
+        turn = transcript.read_claude(str(REAL / name))
+        prompt = entries[turn.prompt_index]
+        assert prompt["message"]["content"] == "Do the next step of your card.", name
+        assert turn.prompt_index < notices[0]
+        # every model call of the session counts once, the ones after the notice included
+        calls, _ = transcript.uncharged(turn, None)
+        answered = {e["message"]["id"] for e in entries if e.get("type") == "assistant" and e["message"].get("usage")}
+        assert len(calls) == len(answered) >= 5, name  # next, bash, writeback, "Turn done.", "Saw the background notice."…
+
+
+def test_codex_0171_rollout_prompt_and_calls():
+    entries = _entries("codex-0.171.0.jsonl")
+    assert not any(e["type"] == "event_msg" and e["payload"].get("type") == "user_message" for e in entries)
+    turn = transcript.read_codex(str(REAL / "codex-0.171.0.jsonl"))
+    prompt = entries[turn.prompt_index]["payload"]
+    assert prompt["type"] == "item_completed" and prompt["item"]["type"] == "UserMessage"
+    # the prompt comes after the instructions and the session-start context, before any model call
+    assert all(pos > turn.prompt_index for pos, _ in turn.calls)
+    calls, _ = transcript.uncharged(turn, None)
+    counts = [e for e in entries if e["type"] == "event_msg" and e["payload"].get("type") == "token_count" and e["payload"].get("info")]
+    assert len(calls) == len(counts) and all(c.tokens_in == 100 and c.tokens_out == 20 for c in calls)
+    # a Stop hook's feedback (a HookPrompt item) does not start a new turn
+    hook_prompts = [i for i, e in enumerate(entries) if e["type"] == "event_msg" and (e["payload"].get("item") or {}).get("type") == "HookPrompt"]
+    assert all(i > turn.prompt_index for i in hook_prompts)

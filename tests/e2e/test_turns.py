@@ -1,0 +1,214 @@
+"""A turn, the way a person sets it up (README's agent set-up) and a real runtime
+runs it: Claude Code 2.1.197, the Claude Code 2.1.335 inside the Agent SDK, and
+Codex 0.171, each driven by the scripted model on 127.0.0.1, each calling the
+real ``loopx`` hooks and MCP server (which are not on the runtime's PATH)."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+import pytest
+
+from .harness import ALL, LOOPX, answer_as_person, as_person
+from .model_server import Call, Say, Usage
+
+TOOLS = ("next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context")
+AGENT = {"claude-code": "cc1", "claude-sdk": "cc2", "codex": "cx1"}
+
+
+@pytest.fixture(params=ALL, ids=repr)
+def runtime(request):
+    return request.param
+
+
+def started(project, runtime, *, sandbox=True, can=()):
+    agent = AGENT[runtime.name]
+    project.init(runtime.setup, agent, can=can, sandbox=sandbox)
+    card = project.card("Fix the date parser", "--next", "make the parser test pass")
+    return agent, card
+
+
+def test_a_normal_turn(project, model, runtime):
+    """SessionStart context in, the model claims through MCP, works in its (sandboxed)
+    shell, writes back through MCP, and Stop lets the turn end."""
+    agent, card = started(project, runtime)
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        runtime.shell("echo 'def parse(): ...' > parser.py"),
+        runtime.tool("writeback", card=card, summary="Fixed the date parser", artifacts=["parser.py"], next="add a test for leap years"),
+        Say("Done: the parser is fixed."),
+    ])
+    assert session.code == 0
+    first = model.agent_requests()[0]
+    assert f"you are agent `{agent}`" in first.text()  # SessionStart context reached the model
+    assert all(f"{tool}" in " ".join(first.tool_names()) + first.text() for tool in TOOLS)
+    assert len(model.agent_requests()) == 4 and model.steps_left == 0  # Stop did not send it back
+    assert not any("wrote no evidence" in r.text() for r in model.agent_requests())
+    written = [e for e in project.evidence(card) if e["source"] == "mcp"]
+    assert [e["summary"] for e in written] == ["Fixed the date parser"]
+    artifact = written[0]["artifacts"][0]
+    assert artifact["path"] == "parser.py" and artifact["sha256"] == hashlib.sha256((project.root / "parser.py").read_bytes()).hexdigest()
+    assert project.show(card)["next"] == "add a test for leap years"
+
+
+def test_a_turn_written_back_through_the_shell(project, model, runtime):
+    """Without the sandbox (``init --no-sandbox``) the agent's own ``loopx writeback`` works."""
+    agent, card = started(project, runtime, sandbox=False)
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        # by its full path: Codex runs `bash -lc`, whose login profile resets PATH
+        runtime.shell(f"{LOOPX} writeback {card} --agent {agent} --summary 'Wrote back from the shell'"),
+        Say("Done."),
+    ], no_sandbox=True)
+    assert session.code == 0
+    assert [e["summary"] for e in project.evidence(card) if e["source"] == "cli"] == ["Wrote back from the shell"]
+    assert len(model.agent_requests()) == 3
+
+
+def test_a_denied_tool_opens_a_gate(project, model, runtime):
+    agent, card = started(project, runtime)
+    project.with_remote()
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        runtime.shell("git push origin main"),
+        Say("Waiting for a person."),
+    ])
+    assert session.code == 0
+    reason = model.agent_requests()[2].last_tool_result()
+    assert "G-1" in reason and "git:push" in reason and "loopx gate status G-1" in reason
+    gate = project.gate("G-1")
+    assert gate["status"] == "pending" and gate["scope"] == "git:push" and gate["card"] == card and gate["agent"] == agent
+    assert not project.pushed()
+
+
+def test_a_gate_answered_by_a_person(project, model, runtime):
+    """The model is denied, a person approves on the board, the same call then runs."""
+    agent, card = started(project, runtime)
+    project.with_remote()
+
+    def person_approves(request):
+        assert "G-1" in request.last_tool_result()
+        assert answer_as_person(project, "G-1")["status"] == "approved"
+        return runtime.shell("git push origin main")
+
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        runtime.shell("git push origin main"),
+        person_approves,
+        runtime.tool("writeback", card=card, summary="Pushed the fix"),
+        Say("Pushed."),
+    ])
+    assert session.code == 0 and not model.problems
+    assert project.pushed()
+    gate = project.gate("G-1")
+    assert gate["status"] == "approved" and gate["answered_by"].startswith("human")
+    assert len(project.gates()) == 1  # the retry did not open a second gate
+
+
+def test_a_stop_without_evidence_is_sent_back_once(project, model, runtime):
+    agent, card = started(project, runtime)
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        Say("All done."),  # no writeback: Stop sends the model back
+        runtime.tool("writeback", card=card, summary="Recorded the turn after the reminder"),
+        Say("Recorded."),
+    ])
+    assert session.code == 0
+    reminder = model.agent_requests()[2]
+    assert f"this turn wrote no evidence on {card}" in reminder.text()
+    assert len(model.agent_requests()) == 4 and model.steps_left == 0  # the second Stop let it end
+    assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == ["Recorded the turn after the reminder"]
+    if runtime.setup == "claude-code":
+        # additionalContext continues cleanly; decision:block would show "Stop hook error occurred"
+        assert "Stop hook additional context" in reminder.text() and "Stop hook error" not in session.stdout
+        assert "blocking error" not in reminder.text()
+
+
+def test_usage_is_charged_as_the_model_reported_it(project, model, runtime):
+    agent, card = started(project, runtime)
+    model_name = "gpt-5.1-codex" if runtime.name == "codex" else "claude"
+    as_person(project, "price", "set", model_name, "--input", "3", "--output", "15", "--cache-read", "0.3", "--cache-write", "3.75")
+    steps = [
+        runtime.tool("next", claim=True),
+        runtime.tool("writeback", card=card, summary="Measured turn"),
+        Say("Done."),
+    ]
+    usages = [Usage(input=1200, output=80, cache_read=4000, cache_write=300), Usage(input=900, output=40, cache_read=5000, cache_write=0), Usage(input=700, output=25, cache_read=5100, cache_write=0)]
+    for step, usage in zip(steps, usages):
+        step.usage = usage
+    session = runtime.run(project, model, steps)
+    assert session.code == 0
+    reported = model.usage_reported
+    assert len(reported) >= 3  # (more when Claude Code 2.1.197 made the model wait for the MCP server)
+    if runtime.name == "codex":
+        # OpenAI counts cached input inside input_tokens; the scripted server reports cache_read as cached input
+        tokens = sum(u.input + u.cache_read + u.output for u in reported)
+        usd = sum(u.input * 3 + u.cache_read * 0.3 + u.output * 15 for u in reported) / 1e6
+    else:
+        tokens = sum(u.input + u.cache_write + u.cache_read + u.output for u in reported)
+        usd = sum(u.input * 3 + u.cache_write * 3.75 + u.cache_read * 0.3 + u.output * 15 for u in reported) / 1e6
+    quota = project.show(card)["quota"]
+    assert quota["tokens"]["used"] == tokens
+    assert quota["usd"]["used"] == pytest.approx(usd, abs=1e-6)
+    charges = [e for e in project.evidence(card) if e["source"] == "hook"]
+    assert sum(e["usage"]["tokens"] for e in charges) == tokens
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.setup == "claude-code"], ids=repr)
+def test_the_agent_id_is_not_in_the_shared_settings(project, model, runtime):
+    """The hooks in .claude/settings.json name no agent: the id comes from the checkout's
+    settings.local.json, and a runner can pick another with --settings."""
+    agent, card = started(project, runtime)
+    shared = (project.root / ".claude" / "settings.json").read_text()
+    assert agent not in shared and "LOOPX_AGENT" not in shared
+    assert str(LOOPX) in shared  # the absolute path of the installed loopx
+    as_person(project, "agent", "add", "runner-2")
+    from .harness import run_claude
+
+    run_claude(project, model, [Say("Hello.")], binary=runtime.name, args=("--settings", '{"env": {"LOOPX_AGENT": "runner-2"}}'))
+    assert "you are agent `runner-2`" in model.agent_requests()[0].text()
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.setup == "claude-code"], ids=repr)
+def test_a_background_task_notice_is_not_a_new_prompt(project, model, runtime):
+    """Claude Code reports a finished background command as a ``user`` transcript entry
+    (origin.kind task-notification). The turn wrote back before it: its Stop must not
+    send the model back as if a person had asked for something new."""
+    agent, card = started(project, runtime)
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        Call("Bash", {"command": "sleep 0.3; echo finished", "description": "background work", "run_in_background": True}),
+        runtime.tool("writeback", card=card, summary="Started the background work"),
+        Say("Turn done."),
+        Say("Saw the background notice."),
+    ])
+    assert session.code == 0
+    texts = [r.text() for r in model.agent_requests()]
+    assert any("task-notification" in t for t in texts)  # the notice did arrive
+    assert len(texts) == 5 and model.steps_left == 0
+    assert not any("wrote no evidence" in t for t in texts)
+
+
+def test_a_hook_that_cannot_run_blocks_the_tool(project, model):
+    """``onFailure: "block"`` (Claude Code 2.1.335): when the PreToolUse hook cannot even
+    start — loopx uninstalled, the path in the settings gone — the tool call is blocked,
+    not run. (2.1.197 ignores the key: there the hook itself must never fail.)"""
+    import json
+
+    from .harness import run_claude
+
+    agent, card = started(project, ALL[1])
+    settings_path = project.root / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    handler = settings["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert handler["onFailure"] == "block"
+    handler["command"] = handler["command"].replace(str(LOOPX), str(project.root / "uninstalled" / "loopx"))
+    settings_path.write_text(json.dumps(settings))
+    session = run_claude(project, model, [
+        Call("Bash", {"command": "touch ran.txt", "description": "a harmless command"}),
+        Say("Done."),
+    ], binary="claude-sdk")
+    assert session.code == 0
+    assert not (project.root / "ran.txt").exists()
+    assert "ran.txt" in model.agent_requests()[1].text() and model.agent_requests()[1].last_tool_result()

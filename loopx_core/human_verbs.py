@@ -14,6 +14,7 @@ HUMAN_VERBS = frozenset({
     ("gate", "answer"),
     ("agent", "add"),
     ("card", "budget"),
+    ("card", "window"),
     ("card", "move"),
     ("card", "assign"),
     ("card", "unassign"),

@@ -133,8 +133,10 @@ def _verb_agent(agent):
     p.add_argument("--runtime", metavar="R", help="claude-code, codex, shell, …")
     p.add_argument("--can", action="append", default=[], metavar="SCOPE", help="a capability (scope) it holds, e.g. git:push")
     p.add_argument("--watch", action="append", default=[], metavar="DIR", help="an output folder to take evidence from")
-    p.add_argument("--tokens", type=int, metavar="N", help="token window size, e.g. 2000000")
-    p.add_argument("--window", metavar="DUR", help="token window length, e.g. 5h")
+    p.add_argument("--tokens", type=int, metavar="N", help="tokens per window, e.g. 2000000")
+    p.add_argument("--usd", type=float, metavar="X", help="dollars per window, e.g. 20")
+    p.add_argument("--turns", type=int, metavar="N", help="turns per window")
+    p.add_argument("--window", metavar="DUR", help="the rolling window's length, e.g. 5h or 1d")
     cmd("list", "list agents", asub)
     p = cmd("show", "show one agent", asub)
     p.add_argument("id", metavar="ID")
@@ -178,6 +180,14 @@ def _verb_card(card):
     p.add_argument("--add-turns", type=int, metavar="N")
     p.add_argument("--add-tokens", type=int, metavar="N")
     p.add_argument("--add-usd", type=float, metavar="X")
+    p.add_argument("--op-id", metavar="ID")
+    p = cmd("window", "give a card a rolling window: so much per so long (a person only); a spent one pauses the card until it refills", csub)
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("--every", metavar="DUR", help="the window's length, e.g. 5h or 1d")
+    p.add_argument("--tokens", type=int, metavar="N", help="tokens per window")
+    p.add_argument("--usd", type=float, metavar="X", help="dollars per window")
+    p.add_argument("--turns", type=int, metavar="N", help="turns per window")
+    p.add_argument("--clear", action="store_true", help="remove the card's window")
     p.add_argument("--op-id", metavar="ID")
 
 
@@ -351,7 +361,7 @@ VERBS = {
     "mcp": ("serve the MCP tools over stdio (agent id from LOOPX_AGENT)", _verb_mcp),
     "hook": ("what runtime hooks call (reads the runtime's hook JSON on stdin)", _verb_hook),
     "agent": ("register and list agents", _verb_agent),
-    "card": ("add, list, show, move, assign and budget cards", _verb_card),
+    "card": ("add, list, show, move, assign, budget and window cards", _verb_card),
     "price": ("token prices per model, for charging the usage hooks measure", _verb_price),
     "key": ("your human key: make it, show it, change its passphrase, pin a board", _verb_key),
     "person": ("the people whose signed decisions this board honours", _verb_person),

@@ -737,6 +737,12 @@ def _trust_cmd(name: str, ctx: Context) -> Outcome:
     return getattr(trust_commands, "cmd_" + name)(ctx)
 
 
+def _runner_cmd(name: str, ctx: Context) -> Outcome:
+    from . import runner_commands
+
+    return getattr(runner_commands, "cmd_" + name)(ctx)
+
+
 HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("init", None): cmd_init,
     ("where", None): cmd_where,
@@ -765,6 +771,11 @@ HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("person", "list"): lambda ctx: _trust_cmd("person_list", ctx),
     ("person", "revoke"): lambda ctx: _trust_cmd("person_revoke", ctx),
     ("verify", None): lambda ctx: _trust_cmd("verify", ctx),
+    ("run", None): lambda ctx: _runner_cmd("run", ctx),
+    ("runner", "list"): lambda ctx: _runner_cmd("list", ctx),
+    ("runner", "pause"): lambda ctx: _runner_cmd("control", ctx),
+    ("runner", "resume"): lambda ctx: _runner_cmd("control", ctx),
+    ("runner", "stop"): lambda ctx: _runner_cmd("control", ctx),
     ("policy", "show"): lambda ctx: _trust_cmd("policy_show", ctx),
     ("policy", "sign"): lambda ctx: _trust_cmd("policy_sign", ctx),
     ("log", None): cmd_log,

@@ -346,6 +346,26 @@ def _verb_done(p):
     p.add_argument("--verify-timeout", metavar="DUR")
 
 
+def _verb_run(p):
+    # (--agent names the agent to drive, not the caller: an agent identity is refused.)
+    p.add_argument("--agent", dest="drive", required=True, metavar="ID", help="the agent this runner drives (registered with `loopx agent add`)")
+    p.add_argument("--runtime", required=True, choices=["claude-code", "codex", "shell"], help="what runs each turn")
+    p.add_argument("--turn-limit", default="30m", metavar="DUR", help="a turn running longer is stopped (default 30m)")
+    p.add_argument("--lease", metavar="DUR", help="lease length of the cards it claims (default: the board's, 30m)")
+    p.add_argument("--grace", default="30s", metavar="DUR", help="on SIGTERM or a person's stop, how long the turn in flight may take to finish (default 30s)")
+    p.add_argument("--turns", type=count, default=0, metavar="N", help="stop after N turns (default: run until stopped)")
+    p.add_argument("--bin", metavar="PATH", help="the runtime's executable (default: claude / codex on PATH)")
+    p.add_argument("rest", nargs=argparse.REMAINDER, metavar="-- ARG", help="shell: the command to run each turn; claude-code/codex: extra arguments for it")
+
+
+def _verb_runner(runner):
+    rsub = runner.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    cmd("list", "every agent's runner: what it is doing, and a person's control of it", rsub)
+    for name, what in (("pause", "no new turn starts (the one in flight ends normally)"), ("resume", "lift a pause or a stop"), ("stop", "the runner ends its turn, releases its card and exits")):
+        p = cmd(name, f"{name} an agent's runner — a person only: {what}", rsub)
+        p.add_argument("target", metavar="AGENT")  # (not "agent": that would read as the caller's identity)
+
+
 def _verb_context(p):
     p.add_argument("card", metavar="CARD")
     p.add_argument("--format", choices=["md", "json"], default="md")
@@ -381,4 +401,6 @@ VERBS = {
     "release": ("give a card back to the ready column", _verb_release),
     "done": ("finish a card (needs evidence, no pending gate, a passing verify)", _verb_done),
     "context": ("the continuation packet for the start of a turn", _verb_context),
+    "run": ("drive one agent's turns for as long as it runs: sleeps, wakes and resumes (a person starts it)", _verb_run),
+    "runner": ("the agents' runners: list them; a person pauses, resumes or stops one", _verb_runner),
 }

@@ -242,7 +242,7 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
             out.append(Problem(seq, f"card LX-{card}", "its window points at an older decision than the latest one (rolled back)"))
     for agent, control, seq in query("SELECT agent, control, control_seq FROM runner", ()):
         newest = _latest(query, RUNNER_CONTROLS, lambda d, agent=agent: d.get("agent") == agent)
-        if seq is None and newest is None:
+        if seq is None and newest is None and control is None:
             continue  # no person ever controlled this agent's runner
         data = decided(seq, RUNNER_CONTROLS)
         if data is None or data.get("agent") != agent or data.get("control") != (control or "resume"):

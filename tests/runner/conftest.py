@@ -47,12 +47,14 @@ class Watch:
         self.store.close()
 
     # -- runners -----------------------------------------------------------------------
-    def run(self, agent: str, *args: str, runtime: str = "shell", command=None, env: dict | None = None) -> subprocess.Popen:
-        """``loopx run --agent AGENT …`` as the person starts it (their environment)."""
+    def run(self, agent: str, *args: str, runtime: str = "shell", rest=None, env: dict | None = None) -> subprocess.Popen:
+        """``loopx run --agent AGENT --runtime RUNTIME ARGS… -- REST…`` as the person
+        starts it (their environment). ``rest``: the shell command (default: the
+        scripted agent turn), or a runtime's extra arguments."""
         full = dict(os.environ, LOOPX_DB=self.board.url, **(env or {}))
         full.pop("LOOPX_AGENT", None)
-        command = [sys.executable, str(TURN)] if command is None else command
-        argv = [sys.executable, "-m", "loopx_core", "run", "--agent", agent, "--runtime", runtime, *args, "--", *command]
+        rest = ([sys.executable, str(TURN)] if runtime == "shell" else []) if rest is None else rest
+        argv = [sys.executable, "-m", "loopx_core", "run", "--agent", agent, "--runtime", runtime, *args, "--", *rest]
         log = self.logs / f"{agent}-{len(self.procs)}.log"
         with open(log, "wb") as fh:
             proc = subprocess.Popen(argv, cwd=self.board.root, env=full, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -38,6 +38,8 @@ except OSError:
     config = {}
 with open(".fake-args.json", "w") as fh:  # what the runner asked for (a test reads it)
     json.dump(sys.argv[2:], fh)
+with open(".fake.pid", "w") as fh:
+    fh.write(str(os.getpid()))
 session = str(uuid.uuid4())
 home = Path(os.environ["HOME"])
 loopx = [sys.executable, "-m", "loopx_core"]
@@ -57,8 +59,6 @@ def writeback():
 
 
 def hang():
-    with open(".fake.pid", "w") as fh:
-        fh.write(str(os.getpid()))
     time.sleep(600)
 
 

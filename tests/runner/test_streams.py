@@ -8,7 +8,6 @@ it first. The binaries here replay streams captured from the real ones
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -146,4 +145,4 @@ def test_a_codex_turn_that_would_spend_the_budget_is_stopped_from_its_rollout(te
     assert finished["outcome"] == "stopped" and "tokens would be spent" in finished["reason"]
     assert charges(watch) == [CODEX_TOKENS[0]]
     assert team.ok("card", "show", "LX-1")["card"]["paused_reason"] == "budget"
-    assert os.path.exists(team.root / ".fake.pid")
+    assert not alive(int((team.root / ".fake.pid").read_text()))

@@ -130,24 +130,39 @@ def _live(row: Runner | None, now: float) -> bool:
 
 # -- a person's control ---------------------------------------------------------------
 
-def control_of(store, agent: str) -> Control:
-    """The control a person signed, newest first. An altered or unsigned newest
-    control event pauses the runner (fail closed) and says why."""
+def controls(store, agents) -> dict[str, Control]:
+    """The control a person signed for each of ``agents``: the newest control
+    event naming it. An altered or unsigned newest one pauses the runner (fail
+    closed) and says why; an altered one whose agent cannot be read counts as
+    the newest for every agent not decided yet."""
+    out: dict[str, Control] = {}
+    wanted = set(agents)
     marks = ",".join("?" * len(RUNNER_CONTROLS))
     for (seq,) in store.query(f"SELECT seq FROM event WHERE kind IN ({marks}) ORDER BY seq DESC", RUNNER_CONTROLS):
+        if not wanted - set(out):
+            break
         row = trust.event_row(store.query, seq)
         try:
             data = row.payload()
         except ValueError:
             data = {}
-        if data.get("agent") != agent and row.computed_hash() == row.hash:
-            continue  # another agent's (its hash says the name is the one written)
+        intact = row.computed_hash() == row.hash
+        named = data.get("agent") if isinstance(data, dict) else None
+        if intact and (named not in wanted or named in out):
+            continue  # another agent's, or older than one already decided
         why = store.trust().check(row)
-        if why is None and data.get("agent") == agent and data.get("control") == CONTROL_OF_KIND.get(row.kind):
-            what = data["control"]
-            return Control("run" if what == "resume" else what, row.actor, seq)
-        return Control("pause", None, seq, f"the newest control of this runner ({row.kind}, event {seq}) is not a valid signed decision: {why or 'its data does not match its kind'}")
-    return Control("run")
+        for agent in ([named] if intact else sorted(wanted - set(out))):
+            if why is None and data.get("control") == CONTROL_OF_KIND.get(row.kind):
+                what = data["control"]
+                out[agent] = Control("run" if what == "resume" else what, row.actor, seq)
+            else:
+                out[agent] = Control("pause", None, seq, f"the newest control of this runner ({row.kind}, event {seq}) is not a valid signed decision: {why or 'its data does not match its kind'}")
+    return {agent: out.get(agent, Control("run")) for agent in wanted}
+
+
+def control_of(store, agent: str) -> Control:
+    """What a person decided for ``agent``'s runner (``controls``)."""
+    return controls(store, [agent])[agent]
 
 
 def control(store, agent: str, what: str, person) -> RunnerView:
@@ -307,7 +322,8 @@ def exited(store, agent: str, runner_id: str, why: str, **data) -> None:
 def list_runners(store) -> list[RunnerView]:
     with store.read():
         rows = list(Runner.select().order_by(Runner.agent))
-        return [view(row, control_of(store, row.agent)) for row in rows]
+        decided = controls(store, [row.agent for row in rows])
+        return [view(row, decided[row.agent]) for row in rows]
 
 
 def get_runner(store, agent: str) -> RunnerView | None:

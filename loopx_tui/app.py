@@ -101,6 +101,7 @@ class LoopxApp(App[int]):
             return
         self.project_root = snap.project_root
         self.model.load(snap.cards, snap.agents, snap.pending_gates, snap.seq, snap.objective)
+        self.model.runners = {r.agent: r for r in snap.runners}
         self.board_screen = BoardScreen()
         self.push_screen(self.board_screen)
         if self.intro:
@@ -160,6 +161,8 @@ class LoopxApp(App[int]):
         if delta.pending_gates is not None:
             new, gone = self.model.set_pending(delta.pending_gates)
             self.gates_changed(new, gone)
+        if delta.runners is not None:
+            self.runners_changed(delta.runners)
         for event in delta.events:
             if event.kind == "paused":
                 key = ids.fmt(ids.CARD, event.card)
@@ -408,6 +411,24 @@ class LoopxApp(App[int]):
                 self.run_op("add card", lambda: card_ops.add_card(self.store, data, self.decider()), done)
 
         self.push_screen(AddCardModal(self.model.agents, blink=self.background), chosen)
+
+    # -- runners (DESIGN §10 "Runners") ------------------------------------------------------
+    def runners_changed(self, runners) -> None:
+        self.model.runners = {r.agent: r for r in runners}
+        if self.board_screen is not None and self.board_screen.is_attached:
+            for board in self.board_screen.query(BoardView):
+                board.show_runners()
+            self.board_screen.refresh_header()
+
+    def control_runner(self, agent: str, what: str) -> Worker:
+        """``p``/``u``/``s``: a person pauses, resumes or stops an agent's runner (signed)."""
+        from loopx_core import runners
+
+        def done(view):
+            then = {"pause": "no new turn starts", "resume": "it goes on (a stopped runner: start `loopx run` again)", "stop": "it ends its turn, releases its card and exits"}[what]
+            self.notice(f"{agent}'s runner: {what} — {then}")
+
+        return self.run_op(f"{what} {agent}'s runner", lambda: runners.control(self.store, agent, what, self.decider()), done)
 
     # -- drilling in -----------------------------------------------------------------------
     def open_card(self, card_id: int) -> None:

@@ -33,6 +33,9 @@ class BoardScreen(Screen):
         Binding("n", "new_card", "New", tooltip="add a card (a form, validated like `loopx card add`)"),
         Binding("a", "reassign", "Assign", tooltip="reassign the selected card to an agent (handoff packet) or unassign it"),
         Binding("plus", "raise_budget", "+Budget", show=False, tooltip="raise the selected card's budget (resumes a paused card)"),
+        Binding("p", "runner('pause')", "Pause runner", show=False, tooltip="pause the runner of the selected card's agent (owner view: the column's agent): no new turn starts"),
+        Binding("u", "runner('resume')", "Resume runner", show=False, tooltip="resume that agent's runner (lifts a pause or a stop)"),
+        Binding("s", "runner('stop')", "Stop runner", show=False, tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
         Binding("r", "move('ready')", "To ready", show=False, tooltip="move the selected card to ready"),
         Binding("b", "move('backlog')", "To backlog", show=False, tooltip="move the selected card to the backlog"),
         Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card"),
@@ -55,7 +58,7 @@ class BoardScreen(Screen):
 
     def compose(self) -> ComposeResult:
         model = self.app.model
-        yield BoardHeader(id="board-header")
+        yield BoardHeader(now=self.app.now, id="board-header")
         yield BoardView(model, self.app.now, id="board", classes="-owner" if model.mode == OWNER else "")
         # Disabled while hidden, so focus never lands in it by accident.
         yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
@@ -245,6 +248,23 @@ class BoardScreen(Screen):
             self.app.notify("Select a card first, then press +", severity="warning")
             return
         self.app.raise_budget(card.id)
+
+    def focused_agent(self) -> str | None:
+        """The agent whose runner ``p``/``u``/``s`` act on: the selected card's
+        owner, or in owner view the selected column's agent."""
+        card = self.selected_card()
+        if self.app.model.mode == OWNER and isinstance(self.focused, CardWidget):
+            column = self.board.column_of_widget(self.focused)
+            if column is not None and column.key in self.app.model.agents:
+                return column.key
+        return card.owner if card is not None else None
+
+    def action_runner(self, what: str) -> None:
+        agent = self.focused_agent()
+        if agent is None:
+            self.app.notify(f"Select a card of the agent whose runner to {what} (arrows), then press the key again", severity="warning")
+            return
+        self.app.control_runner(agent, what)
 
     def action_move(self, to: str) -> None:
         card = self.selected_card()

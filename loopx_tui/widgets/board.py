@@ -10,6 +10,9 @@ from textual import events
 from textual.containers import HorizontalScroll
 from textual.widgets import Static
 
+from loopx_core import clock
+
+from ..runners import runner_text, summary
 from ..state import OWNER, BoardModel
 from .card import CardWidget
 from .column import BoardColumn
@@ -31,7 +34,14 @@ class BoardView(HorizontalScroll, can_focus=False):
     def _make_columns(self) -> list[BoardColumn]:
         grouped = self.model.grouped()
         self.columns = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
+        self.show_runners()
         return list(self.columns.values())
+
+    def show_runners(self) -> None:
+        """Owner view: each agent's runner under its column's name."""
+        now = self._now()
+        for key, column in self.columns.items():
+            column.set_subtitle(runner_text(self.model.runners.get(key), now) if self.model.mode == OWNER else "")
 
     def compose(self) -> ComposeResult:
         yield from self._make_columns()
@@ -89,15 +99,18 @@ class BoardView(HorizontalScroll, can_focus=False):
     def tick(self) -> None:
         for column in self.columns.values():
             column.tick()
+        if self.model.runners:
+            self.show_runners()
 
 
 class BoardHeader(Static):
     """Objective, counts, gates waiting, view mode and filter — no clock, so
     a snapshot never changes with the time of day."""
 
-    def __init__(self, **kw):
+    def __init__(self, now=None, **kw):
         super().__init__("", **kw)
         self.note = ""
+        self._now = now or clock.now
 
     def show(self, model: BoardModel, demo: bool = False) -> None:
         counts = model.counts()
@@ -114,6 +127,9 @@ class BoardHeader(Static):
             text.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
         if needs:
             text.append(f"  {needs} need you", style="yellow")
+        running = summary(model.runners.values(), self._now()) if model.runners else ""
+        if running:
+            text.append(f"  {running}", style="cyan")
         text.append(f"  view:{model.mode}", style="dim")
         if model.query.active:
             text.append(f"  filter: {model.query.text}", style="bold cyan")

@@ -29,13 +29,13 @@ TAIL_BYTES = 16 * 1024
 LINE_MAX = 4 * 1024 * 1024  # a longer line is cut (a runtime's event is far smaller)
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGKILL when the runner dies (Linux only)."""
+def die_with_parent(sig=signal.SIGKILL) -> None:
+    """In a child, before exec: receive ``sig`` when its parent dies (Linux only)."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
 
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(sig))  # PR_SET_PDEATHSIG
         except Exception:  # no prctl here: the pipe closing still ends most runtimes
             pass
 
@@ -56,7 +56,7 @@ class TurnProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         self._readers = [
             threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True, name="turn stdout"),

@@ -530,6 +530,10 @@ def _describe_next(store, agent: str, result) -> str:
         elif result.action == "wait":
             gate = result.gate.key if result.gate else "G-…"
             lead = f"{key} waits for a human to answer {gate}: check it with `loopx gate status {gate}`; do not work around it."
+        elif result.action == "paused" and result.wake_at is not None:
+            from ..clock import iso
+
+            lead = f"{key} is paused ({result.reason}): its window is spent; it resumes by itself at {iso(result.wake_at)}. Stop here."
         elif result.action == "paused":
             lead = f"{key} is paused ({result.reason}): a human must raise its budget. Stop here."
         else:
@@ -538,7 +542,7 @@ def _describe_next(store, agent: str, result) -> str:
     if result.action == "paused":
         from ..clock import iso
 
-        return f"{head}\n\nYour token window is spent; it reopens at {iso(result.wake_at)}. Do not start new work."
+        return f"{head}\n\nYour window is spent; it reopens at {iso(result.wake_at)}. Do not start new work."
     if result.wake_at is not None:
         from ..clock import iso
 

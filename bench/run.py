@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -22,25 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import person_env
+from common import floor_argv, person_env
 
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
 _script = Path(sys.executable).with_name("loopx")
 if _script.exists():
     LOOPX = [str(_script)]  # what agents actually run: the console script
-
-
-def compiled_env() -> dict:
-    """An installed LoopX runs from .pyc files (pip compiles them). Do the same
-    here, and let Python read them even where PYTHONDONTWRITEBYTECODE is set,
-    so the figures are what an agent on a real install pays."""
-    import compileall
-
-    compileall.compile_dir(str(HERE.parent / "loopx_core"), quiet=1)
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
 
 
 def timed(argv, env, cwd) -> tuple[float, int]:
@@ -67,14 +54,7 @@ def per_turn(runs: int, db: str | None) -> dict:
         env = setup_board(folder, db, 0)
         subprocess.run(LOOPX + ["card", "add", "bench card"], env=env, cwd=folder, check=True, capture_output=True)
         subprocess.run(LOOPX + ["next", "--agent", "solo", "--claim"], env=env, cwd=folder, check=True, capture_output=True)
-        floor_db = folder / "floor.db"
-        import sqlite3
-
-        con = sqlite3.connect(floor_db)
-        con.execute("create table t (x integer)")
-        con.commit()
-        con.close()
-        floor = [sys.executable, "-c", f"import sqlite3\nc=sqlite3.connect({str(floor_db)!r})\nc.execute('insert into t values (1)')\nc.commit()"]
+        floor = floor_argv(folder)
         times: dict[str, list[float]] = {"floor": [], "next": [], "writeback": []}
         errors = 0
         for i in range(runs + 2):

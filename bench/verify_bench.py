@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import person_env
+from common import floor_argv, person_env
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -59,14 +59,7 @@ def main() -> int:
         per_event = build(folder, args.events)
         env = person_env(folder)
         env["LOOPX_DB"] = str(folder / ".loopx" / "board.db")
-        floor_db = folder / "floor.db"
-        import sqlite3
-
-        con = sqlite3.connect(floor_db)
-        con.execute("create table t (x integer)")
-        con.commit()
-        con.close()
-        floor = [sys.executable, "-c", f"import sqlite3\nc=sqlite3.connect({str(floor_db)!r})\nc.execute('insert into t values (1)')\nc.commit()"]
+        floor = floor_argv(folder)
         verify = [sys.executable, "-m", "loopx_core", "verify"]
         times = {"floor": [], "verify": []}
         for i in range(args.runs + 1):

@@ -20,6 +20,8 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     people. Returns (store, created)."""
     store = Store.open(location, create=True, frozen_ok=test_board)
     created = store.created
+    if created and location.source == "init":
+        ignore_board_folder(location)
     store.run(lambda: None if people.has_people(store) else people.add_root(store, person))
     me = people.member(store, person)
     if objective is not None or created or (test_board and store.signed_setting("test_clock") != "on"):
@@ -38,6 +40,19 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     if pin:  # (not for throwaway seeded and demo boards)
         people.pin_root(store)
     return store, created
+
+
+def ignore_board_folder(location: BoardLocation) -> None:
+    """``.loopx/`` holds the board's database and inbox, never source: a
+    ``.gitignore`` inside it keeps it out of git without touching the project's own."""
+    if location.path is None or location.path.parent.name != ".loopx":
+        return
+    ignore = location.path.parent / ".gitignore"
+    if not ignore.exists():
+        try:
+            ignore.write_text("# Written by `loopx init`: the board's database and inbox stay out of git.\n*\n")
+        except OSError:
+            pass  # a read-only folder: the board still works
 
 
 def board_cards(store: Store) -> list[CardView]:
@@ -94,9 +109,10 @@ def _runners(store: Store) -> tuple:
     return tuple(list_runners(store))
 
 
-def board_snapshot(store: Store) -> BoardSnapshot:
-    """The whole board in one read transaction: cards, agents, pending gates and the seq."""
-    if reaper.has_due():
+def board_snapshot(store: Store, *, reap: bool = True) -> BoardSnapshot:
+    """The whole board in one read transaction: cards, agents, pending gates and the seq.
+    ``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    if reap and reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
         seq = store.max_seq()

@@ -249,8 +249,10 @@ def show_card(store, card_id: int) -> CardView:
         return card_view(card_row(card_id))
 
 
-def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500) -> CardDetail:
-    _reap_if_due(store)
+def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
+    """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    if reap:
+        _reap_if_due(store)
     with store.read():
         card = card_row(card_id)
         evidence = Evidence.select().where(Evidence.card == card_id).order_by(Evidence.id.desc()).limit(evidence_limit)

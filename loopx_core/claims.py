@@ -130,9 +130,25 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
                 return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
         monitoring = [c.monitor_due for c in held if c.status == "monitoring" and c.monitor_due]
         reason = "no ready card" if claim else "nothing held; add --claim to take the best ready card"
-        return NextResult("idle", wake_at=min(monitoring) if monitoring else None, reason=reason)
+        wake_at = min(monitoring) if monitoring else None
+        refused = _last_refusal(agent)
+        if refused is not None:  # say why the agent holds nothing: its last ask was refused
+            card, gate = refused
+            return NextResult("idle", card=card_view(card), gate=gate_view(gate), wake_at=wake_at, reason=f"{ids.fmt(ids.GATE, gate.id)} {gate.status}; {reason}")
+        return NextResult("idle", wake_at=wake_at, reason=reason)
 
     return store.run(body)
+
+
+def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
+    """The agent's latest rejected (or expired) gate, while its card is still blocked by it."""
+    gate = Gate.select().where((Gate.agent == agent) & Gate.status.in_(("rejected", "expired"))).order_by(Gate.answered_at.desc(), Gate.id.desc()).first()
+    if gate is None:
+        return None
+    card = Card.get_or_none(Card.id == gate.card_id)
+    if card is None or card.status != "blocked" or ids.fmt(ids.GATE, gate.id) not in (card.blocked_reason or ""):
+        return None
+    return card, gate
 
 
 def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:

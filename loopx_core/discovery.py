@@ -1,6 +1,8 @@
 """Which board a command talks to (DESIGN §3): ``--db``, then ``LOOPX_DB``, then
 the nearest ``.loopx/board.db`` upwards from the current folder, then the user's
-board in the platform data dir."""
+board in the platform data dir if one was made there. Commands never create a
+board by finding none: only ``loopx init`` creates one, so a command run in
+the wrong folder says so instead of quietly using a hidden board."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ BOARD_FILE = "board.db"
 class BoardLocation(NamedTuple):
     url: str  # sqlite:///abs/path or postgresql://…
     backend: str  # "sqlite" | "postgresql"
-    source: str  # "flag" | "env" | "nearest" | "user" | "init"
+    source: str  # "flag" | "env" | "nearest" | "user" | "init" | "none" (nothing found: where init would create one)
     path: Path | None = None  # the SQLite file, when there is one
 
     @property
@@ -85,7 +87,14 @@ def discover(flag: str | None = None, env: dict | None = None, cwd: Path | None 
     nearest = find_nearest(cwd)
     if nearest is not None:
         return parse_target(str(nearest), "nearest")
-    return parse_target(str(user_board()), "user")
+    user = user_board()
+    if user.exists():
+        return parse_target(str(user), "user")
+    return parse_target(str((cwd or Path.cwd()) / BOARD_DIR / BOARD_FILE), "none")
+
+
+NO_BOARD = "no LoopX board here (none in this folder or its parents, and no --db or LOOPX_DB)"
+NO_BOARD_HINT = "create one in your project folder with `loopx init`, or point at one with --db PATH / LOOPX_DB"
 
 
 def init_target(flag: str | None, env: dict | None = None, cwd: Path | None = None) -> BoardLocation:

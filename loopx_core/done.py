@@ -96,6 +96,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             return card_view(card), evidence_view(row), False
         card.status = "done"
         card.done_at = now
+        card.assignee = agent  # a done card keeps who finished it as its owner
         clear_lease(card)
         touch(card, now)
         events.emit(f"agent:{agent}", "done", card.id, summary=summary[:200], verify=bool(result))

@@ -61,7 +61,8 @@ def ask(store, card_id: int, agent: str, data: dict, lease_token: int | None = N
             if by is not None:
                 by = f"capability:{agent}" if by == "capability" else by
                 return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
-        gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), "question", now)
+        kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
+        gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now)
         return gate_view(gate), card_view(card), created
 
     return store.run(body)

@@ -249,14 +249,37 @@ def require_window(agent: Agent, now: float | None = None) -> None:
 BUDGET_DECISIONS = ("card_added", "budget_raised")
 
 
-def enforce_signed(store, card: Card) -> None:
-    """Hold ``card`` to the budget a person signed (SECURITY.md): limits edited
-    in the database are put back to the signed ones; a budget whose signed
-    decision is missing or altered pauses the card until a person sets it again."""
+def decided(store, seq: int | None, kinds: tuple[str, ...], card_id: int, strict: bool) -> dict | None:
+    """The data of a person's decision about ``card_id`` (event ``seq``, one of
+    ``kinds``), or None when it is missing or altered. ``strict``: its signature
+    is checked (the person's processes); else its content and hash only (an
+    agent's per-turn path: an edit of the card row cannot fake those)."""
+    if seq is None:
+        return None
+    if strict:
+        row = store.trust().decision_row(store.query, seq, kinds)
+    else:
+        from .trust import event_row
+
+        row = event_row(store.query, seq)
+        if row is not None and (row.kind not in kinds or not row.actor.startswith("human:") or row.computed_hash() != row.hash):
+            row = None
+    return row.payload() if row is not None and row.card == card_id else None
+
+
+def enforce_signed(store, card: Card, *, strict: bool = False) -> None:
+    """Hold ``card`` to the budget a person decided (SECURITY.md): limits edited
+    in the database are put back to the decided ones; a budget whose decision
+    is missing or altered pauses the card until a person sets it again.
+
+    On an agent's own per-turn path (``strict=False``) the decision is checked
+    by its content and hash — what an edit of the card row cannot fake — not by
+    its signature, so the turn pays no signature check (SECURITY.md: a decision
+    rewritten together with its hash is caught by ``loopx verify``, the board's
+    check on open and the person's runner, which pass ``strict=True``)."""
     if card.budget_seq is None:
         return  # an agent's own card: its limits are its own
-    row = store.trust().decision_row(store.query, card.budget_seq, BUDGET_DECISIONS)
-    data = row.payload() if row is not None and row.card == card.id else None
+    data = decided(store, card.budget_seq, BUDGET_DECISIONS, card.id, strict)
     if data is None or "max_turns" not in data:
         if card.paused_reason != "budget_unverified":
             pause(card, "budget_unverified")
@@ -264,19 +287,35 @@ def enforce_signed(store, card: Card) -> None:
     card.max_turns, card.max_tokens, card.max_usd = data["max_turns"], data["max_tokens"], data["max_usd"]
 
 
-
-
-def enforce_signed_window(store, card: Card) -> None:
+def enforce_signed_window(store, card: Card, *, strict: bool = False) -> None:
     """The same for a card's window: fields edited in the database are put back
-    to the ones a person signed; a window whose signed decision is missing or
+    to the ones a person decided; a window whose decision is missing or
     altered pauses the card (``window_unverified``) until a person sets it again."""
     if card.window_seq is None:
         return  # no window was ever set by a person
-    row = store.trust().decision_row(store.query, card.window_seq, WINDOW_KINDS)
-    data = row.payload() if row is not None and row.card == card.id else None
+    data = decided(store, card.window_seq, WINDOW_KINDS, card.id, strict)
     if data is None or any(f not in data for f in WINDOW_FIELDS):
         if card.paused_reason != "window_unverified":
             pause(card, "window_unverified")
         return
     for field in WINDOW_FIELDS:
         setattr(card, field, data[field])
+
+
+def check_signed(store, card_id: int):
+    """The strict check a person's process runs before it starts a turn (the
+    runner): the card's budget and window against the signatures of the
+    decisions that set them. Returns the card; paused when one does not verify."""
+    from .reaper import load_card
+    from .rows import touch
+
+    def body():
+        card = load_card(card_id)
+        before = (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS))
+        enforce_signed(store, card, strict=True)
+        enforce_signed_window(store, card, strict=True)
+        if (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS)) != before:
+            touch(card, clock.now())
+        return card_view(card)
+
+    return store.run(body)

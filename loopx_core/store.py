@@ -60,6 +60,10 @@ class Store:
             assert location.path is not None
             if not location.path.exists():
                 if not create:
+                    if location.source == "none":
+                        from .discovery import NO_BOARD, NO_BOARD_HINT
+
+                        raise BoardError(NO_BOARD, NO_BOARD_HINT)
                     raise BoardError(
                         f"no board at {location.path}",
                         "create one with `loopx init` in your project folder (or pass --db PATH)",

@@ -39,7 +39,10 @@ def writeback(
     """Record a turn. Returns (evidence, card, created); a retried ``turn_id``
     with the same payload returns the first evidence with ``created=False``.
     ``unverified``: nothing proves ``agent`` wrote it (a document in the
-    board's inbox); it is recorded and shown as such."""
+    board's inbox). It is recorded — what it claims kept on the evidence row —
+    and shown as such, but it steers nothing: the card's todos, next action,
+    quota, no-progress count and lease stay as they were, so one agent cannot
+    move or spend another's card by writing in its name (SECURITY.md)."""
     fingerprint = payload_hash({k: v for k, v in data.items() if k != "release"})
     files = artifacts.describe(data.get("artifacts") or [], store.project_root(), base)
 
@@ -67,7 +70,7 @@ def writeback(
         quota.enforce_signed_window(store, card)
         todos = [dict(t) for t in card.todos or []]
         known = {t["id"]: t for t in todos}
-        for ref in data.get("todos_done") or []:
+        for ref in [] if unverified else data.get("todos_done") or []:
             if ref not in known:
                 open_ids = ", ".join(str(t["id"]) for t in todos if not t["done"]) or "none"
                 raise InvalidInput(
@@ -75,7 +78,7 @@ def writeback(
                     f"see them with `loopx context {ids.fmt(ids.CARD, card_id)}`",
                 )
             known[ref]["done"] = True
-        for text in data.get("todos_added") or []:
+        for text in [] if unverified else data.get("todos_added") or []:
             card.todo_seq += 1
             todos.append({"id": card.todo_seq, "text": text, "done": False})
         tokens_in, tokens_out = data.get("tokens_in") or 0, data.get("tokens_out") or 0
@@ -102,17 +105,19 @@ def writeback(
             created_at=now,
             unverified=unverified,
         ))
-        card.todos = todos
-        if new_next:
-            card.next_action = new_next
         card.evidence_count += 1
         if unverified:
             card.unverified_evidence += 1
-        card.stalls = 0 if progressed else card.stalls + 1
-        card.progress_mark = False
-        quota.charge(card, tokens, usd)
-        if card.status == "active":
-            leases.renew(card, now)
+            progressed = False
+        else:
+            card.todos = todos
+            if new_next:
+                card.next_action = new_next
+            card.stalls = 0 if progressed else card.stalls + 1
+            card.progress_mark = False
+            quota.charge(card, tokens, usd)
+            if card.status == "active":
+                leases.renew(card, now)
         events.emit(
             f"agent:{agent}",
             "evidence_added",
@@ -126,7 +131,8 @@ def writeback(
             progress=progressed,
             **({"unverified": True} if unverified else {}),
         )
-        quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
+        if not unverified:
+            quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
         if data.get("release") and card.status == "active":
             release_card(card, f"agent:{agent}", now)
         touch(card, now)

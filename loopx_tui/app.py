@@ -1,38 +1,49 @@
-"""The LoopX board app.
+"""The LoopX board app: wiring.
 
-The app holds the board as plain values (``state.BoardModel``), keeps it
-current from the change poller (``workers.ChangePoller``), and turns keys and
-drags into loopx_core operator calls, each in a thread worker with its own
-connection. Widgets render values; they never query the store.
+The app opens the board in a worker, holds it as plain values
+(``state.BoardModel``), keeps it current from the change poller
+(``workers.ChangePoller``) and tells the open screens what changed
+(``BoardUpdated``). It owns three services the screens are handed:
 
-``background=False`` switches every background worker off (the change poller,
-the lease clock tick and, later, the file watcher): tests and snapshots then
-drive changes themselves and see the same pixels on every run.
+- ``reader`` (``reads.BoardReader``): every store read, in worker threads only;
+- ``actions`` (``actions.HumanActions``): every human action, one place;
+- ``gates`` (``gate_queue.GateQueue``): the gate dialogs, one at a time,
+  announced by ``alert`` (``alert.GateAlert``).
+
+No store work happens on the UI thread: a slow writer elsewhere never
+freezes the screen.
+
+``background=False`` switches every background worker off (the change
+poller, the lease reaper, the file watcher, the clock tick): tests and
+snapshots then drive changes themselves and see the same pixels every run.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Callable, Iterable
 
-from textual.app import App, SystemCommand
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import Worker, get_current_worker
+from textual.widgets import Static
+from textual.worker import get_current_worker
 
-from loopx_core import cards as card_ops
-from loopx_core import clock, gates as gate_ops, ids
-from loopx_core.board import board_snapshot, gate_brief
+from loopx_core import clock, ids
 from loopx_core.discovery import BoardLocation
 from loopx_core.errors import LoopxError
 from loopx_core.store import Store
-from loopx_core.values import Artifact, CardView, GateView
+from loopx_core.values import Artifact, CardView
 
-from .messages import BoardChanged, OpenArtifact, OpenCard, PollFailed
+from .actions import HumanActions
+from .alert import GateAlert
+from .gate_queue import GateQueue
+from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PollFailed
 from .paths import css_paths
+from .reads import BoardReader, open_store
 from .state import OWNER, BoardModel
-from .widgets.board import BoardView
-
-
 
 
 class LoopxApp(App[int]):
@@ -52,10 +63,13 @@ class LoopxApp(App[int]):
         demo: bool = False,
         poll_interval: float = 0.05,
         intro: str | None = None,
+        alert: GateAlert | None = None,
     ):
         super().__init__()
-        self.location = location if location is not None else (store.location if store is not None else None)
-        self.store = store
+        self.location = location if location is not None or store is None else store.location
+        self.store: Store | None = store  # opened already (the launcher unlocks the key with it), or opened here in a worker
+        self.reader: BoardReader | None = None
+        self.actions: HumanActions | None = None
         self.background = background
         self.now: Callable[[], float] = now or clock.now
         # The person whose key signs what they decide here (a keys.Person), or
@@ -73,84 +87,149 @@ class LoopxApp(App[int]):
         self.board_error: LoopxError | None = None
         self.board_screen = None
         self.poller = None
-        self._background_started = False
-        # Gates: the queue of gates to pop, the ones left for later, the one on screen.
-        self.gate_queue: list[int] = []
-        self.deferred: set[int] = set()
-        self.gate_screen = None
+        self.reaper = None
+        self.gates = GateQueue(self)
+        self.alert = alert or GateAlert(self)
+        self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
+        self.history = None  # loopx_core.verify.Report, once the board checked its history
         # What tests (and the curious) can look at.
-        self.bells = 0
         self.notices: list[tuple[str, str]] = []
+        self._held: list[tuple[str, str, str, float | None]] = []  # notices kept while a gate is on screen
         self.applied = 0  # board changes applied from the poller
 
+    @property
+    def bells(self) -> int:
+        return self.alert.bells
+
+    @property
+    def human(self) -> str:
+        """Who decisions here are recorded as (for display)."""
+        return self.person.actor if self.person is not None else "nobody (read-only)"
+
     # -- start and stop ----------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        where = self.location.describe() if self.location is not None else "no board given"
+        yield Static(Text.assemble((" LoopX ", "bold reverse"), f"  opening {where}…"), id="opening")
+
     def on_mount(self) -> None:
-        from .screens.board import BoardScreen
+        if self.location is None and self.store is None:
+            self.post_message(BoardFailed(LoopxError("no board given", "pass --db PATH or run `loopx init`")))
+            return
+        self.run_worker(self._open_board, thread=True, group="reads", name="open board", exit_on_error=False)
+
+    def _open_board(self) -> None:
+        try:
+            store = self.store if self.store is not None else open_store(self.location)
+            snapshot = BoardReader(store, self.now).snapshot()
+        except LoopxError as err:
+            self.post_message(BoardFailed(err))
+            return
+        except Exception as exc:  # not a board at all, a broken file: said on screen
+            self.post_message(BoardFailed(LoopxError(f"cannot open {self.location.describe()}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
+            return
+        self.post_message(BoardLoaded(store, snapshot))
+
+    def on_board_failed(self, message: BoardFailed) -> None:
         from .screens.no_board import NoBoardScreen
 
-        try:
-            if self.store is None:
-                if self.location is None:
-                    raise LoopxError("no board given", "pass --db PATH or run `loopx init`")
-                self.store = Store.open(self.location, create=self.location.source == "user")
-            snap = board_snapshot(self.store)
-        except LoopxError as err:
-            self.board_error = err
-            self.exit_code = err.exit_code
-            self.push_screen(NoBoardScreen(err, self.location))
-            return
+        self.board_error = message.error
+        self.exit_code = message.error.exit_code
+        self.push_screen(NoBoardScreen(message.error, self.location))
+        self.loaded.set()
+
+    def on_board_loaded(self, message: BoardLoaded) -> None:
+        from .screens.board import BoardScreen
+
+        snap = message.snapshot
+        self.store = message.store
+        self.reader = BoardReader(self.store, self.now)
+        self.actions = HumanActions(self, self.store, self.person, self.read_only)
         self.project_root = snap.project_root
         self.model.load(snap.cards, snap.agents, snap.pending_gates, snap.seq, snap.objective)
         self.model.runners = {r.agent: r for r in snap.runners}
-        self.board_screen = BoardScreen()
+        self.board_screen = BoardScreen(self.model, self.now, demo=self.demo)
         self.push_screen(self.board_screen)
         if self.intro:
-            self.notify(self.intro, title="LoopX demo" if self.demo else "LoopX", timeout=12)
+            self.notice(self.intro, title="LoopX demo" if self.demo else "LoopX", timeout=12)
         if snap.pending_gates:
             n = len(snap.pending_gates)
-            self.notify(f"{n} gate{'s' if n != 1 else ''} waiting for you — press g to answer", title="Needs you", severity="warning", timeout=8)
+            self.notice(f"{n} gate{'s' if n != 1 else ''} waiting for you — press g to answer", title="Needs you", severity="warning", timeout=8)
+        self.run_worker(self._check_history, thread=True, group="reads", name="verify history", exit_on_error=False)
+
+    def _check_history(self) -> None:
+        """The board checks its history as it opens (SECURITY.md): a red banner if altered."""
+        try:
+            report = self.reader.verify()
+        except Exception as exc:  # a check that cannot run is said, never silent
+            self.post_message(PollFailed(f"cannot verify the history: {type(exc).__name__}: {exc}"))
+            return
+        self.post_message(HistoryChecked(report))
+
+    def on_history_checked(self, message: HistoryChecked) -> None:
+        report = message.report
+        self.history = report
+        if report.ok or self.board_screen is None:
+            return
+        first = report.first
+        self.board_screen.show_banner(
+            f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
+        )
+        self.notice(f"{len(report.problems)} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
 
     def board_ready(self) -> None:
         """The board screen is on screen: start following the board."""
-        if self.background and self.poller is None and not self._background_started:
-            self._background_started = True
+        self.loaded.set()
+        if self.background and self.poller is None:
             self.start_background()
 
     def start_background(self) -> None:
         """The workers that follow the board. Off when ``background`` is False."""
-        self.run_worker(self._poll, thread=True, group="background", name="change poller", exclusive=True, exit_on_error=False)
-        self.set_interval(1.0, self._tick, name="lease clock")
+        from .workers import ChangePoller, LeaseReaper
+
+        self.poller = ChangePoller(self.reader, self.model.seq, self.post_message, interval=self.poll_interval, cancelled=lambda: not self.is_running)
+        self.reaper = LeaseReaper(self.store, cancelled=lambda: not self.is_running, reaped=self.poller.wake.set)
+        self.run_worker(self._follow(self.poller), thread=True, group="background", name="change poller", exit_on_error=False)
+        self.run_worker(self._follow(self.reaper), thread=True, group="background", name="lease reaper", exit_on_error=False)
+        self.set_interval(1.0, self.tick, name="clock")
         # The file watcher (DESIGN §7): the same engine as `loopx watch`, so both
         # may run at once — ingestion is idempotent.
         self.run_worker(self._watch_files, group="watcher", name="file watcher", exclusive=True, exit_on_error=False)
+
+    @staticmethod
+    def _follow(loop) -> Callable[[], None]:
+        def run() -> None:
+            worker = get_current_worker()
+            cancelled = loop.cancelled
+            loop.cancelled = lambda: worker.is_cancelled or cancelled()
+            loop.run()
+
+        return run
 
     async def _watch_files(self) -> None:
         from loopx_core.watch import watch_board
 
         await watch_board(self.store)
 
-    def _poll(self) -> None:
-        from .workers import ChangePoller
-
-        worker = get_current_worker()
-        self.poller = ChangePoller(self.store, self.model.seq, self.post_message, interval=self.poll_interval, cancelled=lambda: worker.is_cancelled or not self.is_running)
-        self.poller.run()
-
-    def _tick(self) -> None:
-        if self.board_screen is not None and self.board_screen.is_attached:
-            for board in self.board_screen.query(BoardView):
-                board.tick()
+    def tick(self) -> None:
+        """Once a second: what depends on the clock (lease time left, "asked 2m ago")."""
+        for screen in self.screen_stack:
+            tick = getattr(screen, "tick", None)
+            if tick is not None and screen.is_attached:
+                tick()
 
     def action_quit(self) -> None:
         self.exit(self.exit_code)
 
     def on_unmount(self) -> None:
+        # Wake the loops so their threads see the app stopping and end at once.
         if self.poller is not None:
             self.poller.wake.set()
+        if self.reaper is not None:
+            self.reaper.stop.set()
 
     # -- following the board -------------------------------------------------------
     def on_board_changed(self, message: BoardChanged) -> None:
-        if not self.is_running or not self.screen_stack:
+        if not self.is_running or not self.screen_stack or self.board_screen is None:
             return  # shutting down: the board is in the store, nothing to draw
         delta = message.delta
         self.model.seq = max(self.model.seq, delta.seq)
@@ -160,7 +239,9 @@ class LoopxApp(App[int]):
         self.apply_cards(delta.cards, rebuild=rebuild)
         if delta.pending_gates is not None:
             new, gone = self.model.set_pending(delta.pending_gates)
-            self.gates_changed(new, gone)
+            self.gates.changed(new, gone)
+            if new or gone:
+                self.board_screen.refresh_header()
         if delta.runners is not None:
             self.runners_changed(delta.runners)
         for event in delta.events:
@@ -171,12 +252,18 @@ class LoopxApp(App[int]):
                 self.notice(f"{key} paused ({why}): {hint}", severity="warning")
             elif event.kind == "ingest_error":
                 self.notice(f"ingest error: {event.data.get('file', '')} {event.data.get('reason', '')}", severity="error")
-        touched = {e.card for e in delta.events if e.card is not None}
+        touched = frozenset(e.card for e in delta.events if e.card is not None)
         for screen in self.screen_stack:
-            reload = getattr(screen, "board_changed", None)
-            if reload is not None:
-                reload(touched)
+            if screen is not self.board_screen:
+                screen.post_message(BoardUpdated(touched))
         self.applied += 1
+
+    def runners_changed(self, runners) -> None:
+        """Each agent's runner, as the last runner event left it (DESIGN §10 "Runners")."""
+        self.model.runners = {r.agent: r for r in runners}
+        if self.board_screen is not None and self.board_screen.is_attached:
+            self.board_screen.board.show_runners()
+            self.board_screen.refresh_header()
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self.notice(f"cannot read the board: {message.error}", severity="error")
@@ -189,138 +276,39 @@ class LoopxApp(App[int]):
             self.board_screen.apply(changed, old, rebuild=rebuild)
         return changed
 
+    # -- telling the person -----------------------------------------------------------
     def notice(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None) -> None:
-        """``notify`` that also remembers the message (tests read ``notices``)."""
+        """``notify`` that also remembers the message (tests read ``notices``).
+        While a gate is on screen, notices wait until it is answered: nothing
+        covers the question (at 80×24 a toast would)."""
         self.notices.append((severity, message))
         del self.notices[:-200]  # a day in a tmux pane must not grow without bound
-        self.notify(message, title=title, severity=severity, timeout=timeout if timeout is not None else (8 if severity == "error" else 4))
-
-    # -- gates -------------------------------------------------------------------------
-    def gates_changed(self, new: list[GateView], gone: list[int]) -> None:
-        for gid in gone:
-            self.deferred.discard(gid)
-            if gid in self.gate_queue:
-                self.gate_queue.remove(gid)
-            if self.gate_screen is not None and self.gate_screen.gate_id == gid:
-                self.gate_screen.gone()
-        fresh = [g for g in new if g.id not in self.deferred and g.id not in self.gate_queue]
-        if fresh:
-            self.gate_queue.extend(g.id for g in fresh)
-            self.ring()
-            self.maybe_show_gate()
-        if (new or gone) and self.board_screen is not None:
-            self.board_screen.refresh_header()
-
-    def ring(self) -> None:
-        self.bells += 1
-        self.bell()
-
-    def answer_all_gates(self) -> None:
-        """``g``: walk through every pending gate, the deferred ones too."""
-        self.deferred.clear()
-        pending = sorted(self.model.pending)
-        if not pending:
-            self.notice("No gates are waiting for you")
+        timeout = timeout if timeout is not None else (8 if severity == "error" else 4)
+        if self.gates.on_screen:
+            self._held.append((message, title, severity, timeout))
+            del self._held[:-5]
             return
-        self.gate_queue = pending
-        self.maybe_show_gate()
+        self.notify(message, title=title, severity=severity, timeout=timeout)
 
-    def maybe_show_gate(self) -> None:
-        """Show the next queued gate, unless one (or another dialog) is up."""
-        from textual.screen import ModalScreen
+    def release_notices(self) -> None:
+        held, self._held = self._held, []
+        for message, title, severity, timeout in held:
+            self.notify(message, title=title, severity=severity, timeout=timeout)
 
-        from .modals.gate import GateModal
+    def refuse(self, message: str, hint: str = "") -> None:
+        self.notice(message + (f"\n→ {hint}" if hint else ""), title="Refused", severity="error")
 
-        if self.gate_screen is not None or self.store is None or not self.is_running or not self.screen_stack:
-            return
-        if isinstance(self.screen, ModalScreen):
-            return  # shown when that dialog closes
-        while self.gate_queue:
-            gid = self.gate_queue.pop(0)
-            if gid not in self.model.pending or gid in self.deferred:
-                continue
-            brief = gate_brief(self.store, gid)
-            if brief is None or brief.gate.status != "pending":
-                self.model.pending.pop(gid, None)
-                continue
-            self.gate_screen = GateModal(brief, self.now, blink=self.background)
-            self.push_screen(self.gate_screen, callback=self._gate_answered)
-            return
-
-    def _gate_answered(self, result) -> None:
-        screen, self.gate_screen = self.gate_screen, None
-        gid = screen.gate_id if screen is not None else None
-        if result is None or gid is None:
-            return
-        key = ids.fmt(ids.GATE, gid)
-        if result.decision == "later":
-            self.deferred.add(gid)
-            self.notice(f"{key} left for later in Needs you — g answers it")
-        elif result.decision == "gone":
-            self.notice(f"{key} was answered elsewhere")
-        else:
-            self.answer_gate(gid, result.decision, result.note, result.remember)
-        self.call_later(self.maybe_show_gate)
-
-    @property
-    def human(self) -> str:
-        """Who decisions here are recorded as (for display)."""
-        return self.person.actor if self.person is not None else "nobody (read-only)"
-
-    def decider(self):
-        """The person for a decision, or a refusal saying why this board cannot decide."""
-        if self.person is None:
-            from loopx_core.errors import Forbidden
-
-            raise Forbidden(f"this board is read-only: {self.read_only}", "open the board as yourself, with your key (`loopx key init` makes one)", code="read_only")
-        return self.person
-
-    def answer_gate(self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None) -> Worker:
-        key = ids.fmt(ids.GATE, gate_id)
-
-        def run():
-            return gate_ops.answer(self.store, gate_id, decision, self.decider(), note=note or None, remember=remember)
-
-        def done(result):
-            gate, card = result
-            self.model.pending.pop(gate.id, None)
-            extra = f", remembered for this {remember}" if remember else ""
-            self.notice(f"{key} {gate.status} by you{extra}; {card.key} is {card.status}")
-            if self.board_screen is not None:
-                self.board_screen.refresh_header()
-
-        return self.run_op(f"answer {key}", run, done)
-
-    def dialog_closed(self) -> None:
-        """Every LoopX dialog calls this when it closes: a queued gate may pop now."""
-        self.call_later(self.maybe_show_gate)
-
-    # -- operators -----------------------------------------------------------------------
-    def run_op(self, what: str, fn: Callable[[], object], done: Callable[[object], None] | None = None) -> Worker:
-        """Run an operator in a thread worker with its own connection; apply the
-        cards it returns at once (the poller confirms them), report refusals."""
-
-        def job():
-            try:
-                with self.store.thread_connection():
-                    result = fn()
-            except LoopxError as err:
-                self.call_from_thread(self.refuse, err.message, err.hint)
-                return None
-            except Exception as exc:  # an operator bug must not take the board down
-                self.call_from_thread(self.refuse, f"{what} failed: {type(exc).__name__}: {exc}", "")
-                return None
-            self.call_from_thread(self._op_done, result, done)
-            return result
-
-        return self.run_worker(job, thread=True, group="ops", name=what, exit_on_error=False)
-
-    def _op_done(self, result, done) -> None:
-        # Operators return a value or a plain tuple of values (CardView is itself a NamedTuple).
+    def action_done(self, result, done) -> None:
+        """An operator the person ran returned: apply the cards it returned at
+        once (the poller confirms them), then say what happened."""
         values = (result,) if isinstance(result, CardView) or not isinstance(result, tuple) else result
         self.apply_cards(v for v in values if isinstance(v, CardView))
+        for gate in (v for v in values if type(v).__name__ == "GateView"):
+            self.model.pending.pop(gate.id, None)
         if done is not None:
             done(result)
+        if self.board_screen is not None:
+            self.board_screen.refresh_header()
         if self.poller is not None:
             self.poller.wake.set()
 
@@ -332,8 +320,55 @@ class LoopxApp(App[int]):
                 return
             await self.workers.wait_for_complete(ops)
 
-    def refuse(self, message: str, hint: str = "") -> None:
-        self.notice(message + (f"\n→ {hint}" if hint else ""), title="Refused", severity="error")
+    async def reads_idle(self) -> None:
+        """Wait for every read in flight (tests use this)."""
+        while True:
+            reads = [w for w in self.workers if w.group == "reads" and not w.is_finished]
+            if not reads:
+                return
+            await self.workers.wait_for_complete(reads)
+
+    # -- dialogs that lead to a human action ------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        """Keys typed before a dialog has a focused field wait for it (see modals/base.py)."""
+        from .modals.base import LoopxModal
+
+        if isinstance(event, events.Key) and self.screen_stack:
+            screen = self.screen
+            if isinstance(screen, LoopxModal) and not screen.ready:
+                if screen.TYPE_AHEAD:
+                    screen.early_keys.append(event)
+                return
+        await super().on_event(event)
+
+    async def on_dialog_ready(self, message: DialogReady) -> None:
+        from textual.widgets import Input
+
+        dialog = message.dialog
+        dialog.ready = True
+        early, dialog.early_keys = dialog.early_keys, []
+        # Typing and moving between fields are applied here and now, in order
+        # (forwarded as events, a Tab would move focus only after the letters
+        # behind it had already gone to the old field). Any other key goes
+        # through the normal path, and so does everything after it.
+        while early:
+            key, field = early[0], dialog.focused
+            if self.screen is not dialog:
+                return  # it closed: the rest was typed for what came next
+            if key.key in ("tab", "shift+tab"):
+                dialog.focus_next() if key.key == "tab" else dialog.focus_previous()
+            elif isinstance(field, Input) and key.is_printable and key.character:
+                field.insert_text_at_cursor(key.character)
+            elif isinstance(field, Input) and key.key == "backspace":
+                field.action_delete_left()
+            else:
+                break
+            early.pop(0)
+        for key in early:
+            await super().on_event(events.Key(key.key, key.character))
+
+    def on_dialog_closed(self, message: DialogClosed) -> None:
+        self.call_later(self.gates.show_next)
 
     def drop_card(self, card_id: int, column: str) -> None:
         """What a drop on ``column`` (or shift+arrow) means, through the operator."""
@@ -348,24 +383,23 @@ class LoopxApp(App[int]):
         if drop.op == "move":
             self.move_card(card_id, drop.arg)
         else:
-            self.assign_card(card_id, drop.arg)
+            self.actions.assign(card_id, drop.arg)
 
-    def move_card(self, card_id: int, to: str) -> Worker:
-        def done(card: CardView):
-            self.notice(f"{card.key} moved to {card.status}")
+    def move_card(self, card_id: int, to: str) -> None:
+        """A person's move; cancelling asks first (it cannot be undone)."""
+        card = self.model.cards.get(card_id)
+        if card is None or self.actions is None:
+            return
+        if to != "cancelled":
+            self.actions.move(card_id, to)
+            return
+        from .modals.confirm import ConfirmModal
 
-        return self.run_op(f"move {ids.fmt(ids.CARD, card_id)}", lambda: card_ops.move_card(self.store, card_id, to, self.decider()), done)
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.actions.move(card_id, "cancelled")
 
-    def assign_card(self, card_id: int, to: str | None) -> Worker:
-        def done(card: CardView):
-            if to is None:
-                self.notice(f"{card.key} unassigned; it is {card.status}")
-            elif card.status == "handoff":
-                self.notice(f"{card.key} handed to {to} with a handoff packet; the old lease is revoked")
-            else:
-                self.notice(f"{card.key} assigned to {to}")
-
-        return self.run_op(f"assign {ids.fmt(ids.CARD, card_id)}", lambda: card_ops.assign_card(self.store, card_id, to, self.decider()), done)
+        self.push_screen(ConfirmModal(f"Cancel {card.key}?", card.title, "y cancel it", "n keep it"), answered)
 
     def reassign(self, card_id: int) -> None:
         from .modals.pick import PickModal
@@ -378,7 +412,7 @@ class LoopxApp(App[int]):
 
         def picked(choice: str | None) -> None:
             if choice is not None:
-                self.assign_card(card_id, None if choice == UNASSIGNED else choice)
+                self.actions.assign(card_id, None if choice == UNASSIGNED else choice)
 
         self.push_screen(PickModal(f"Reassign {card.key} to…", choices, current=card.owner or UNASSIGNED), picked)
 
@@ -391,10 +425,7 @@ class LoopxApp(App[int]):
 
         def chosen(data: dict | None) -> None:
             if data:
-                def done(view: CardView):
-                    self.notice(f"{view.key} budget raised; it is {view.status}")
-
-                self.run_op(f"budget {card.key}", lambda: card_ops.budget_card(self.store, card_id, data, self.decider()), done)
+                self.actions.raise_budget(card_id, data)
 
         self.push_screen(BudgetModal(card, blink=self.background), chosen)
 
@@ -403,41 +434,23 @@ class LoopxApp(App[int]):
 
         def chosen(data: dict | None) -> None:
             if data:
-                def done(view: CardView):
-                    self.notice(f"{view.key} added ({view.status})")
+                def focus(view: CardView) -> None:
                     if self.board_screen is not None:
                         self.board_screen.call_after_refresh(self.board_screen.focus_card_widget, view.id)
 
-                self.run_op("add card", lambda: card_ops.add_card(self.store, data, self.decider()), done)
+                self.actions.add_card(data, then=focus)
 
         self.push_screen(AddCardModal(self.model.agents, blink=self.background), chosen)
-
-    # -- runners (DESIGN §10 "Runners") ------------------------------------------------------
-    def runners_changed(self, runners) -> None:
-        self.model.runners = {r.agent: r for r in runners}
-        if self.board_screen is not None and self.board_screen.is_attached:
-            for board in self.board_screen.query(BoardView):
-                board.show_runners()
-            self.board_screen.refresh_header()
-
-    def control_runner(self, agent: str, what: str) -> Worker:
-        """``p``/``u``/``s``: a person pauses, resumes or stops an agent's runner (signed)."""
-        from loopx_core import runners
-
-        def done(view):
-            then = {"pause": "no new turn starts", "resume": "it goes on (a stopped runner: start `loopx run` again)", "stop": "it ends its turn, releases its card and exits"}[what]
-            self.notice(f"{agent}'s runner: {what} — {then}")
-
-        return self.run_op(f"{what} {agent}'s runner", lambda: runners.control(self.store, agent, what, self.decider()), done)
 
     # -- drilling in -----------------------------------------------------------------------
     def open_card(self, card_id: int) -> None:
         from .screens.card import CardScreen
 
-        if card_id in self.model.cards:
-            self.push_screen(CardScreen(card_id))
+        if card_id in self.model.cards and self.reader is not None:
+            self.push_screen(CardScreen(self.model.cards[card_id], self.reader, self.now))
 
     def on_open_card(self, message: OpenCard) -> None:
+        message.stop()
         self.open_card(message.card_id)
 
     def on_open_artifact(self, message: OpenArtifact) -> None:
@@ -450,6 +463,13 @@ class LoopxApp(App[int]):
             open_in_pager(self, artifact, self.project_root)
         else:
             self.push_screen(ArtifactScreen(card_id, artifact, self.project_root))
+
+    def open_timeline(self, card_id: int | None = None) -> None:
+        from .screens.timeline import TimelineScreen
+
+        if self.reader is not None:
+            title = self.model.cards[card_id].title if card_id in self.model.cards else self.model.objective
+            self.push_screen(TimelineScreen(self.reader, card_id, title))
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -464,15 +484,29 @@ class LoopxApp(App[int]):
             yield SystemCommand("Board: toggle view", "Columns by status, or one column per agent", board.action_toggle_view)
             yield SystemCommand("Board: filter cards", "By words, @agent or status:…", board.action_filter)
             yield SystemCommand("Board: add a card", "A new card (validated like `loopx card add`)", self.new_card)
-            yield SystemCommand("Gates: answer waiting gates", "One at a time: y approve, n reject, A remember", self.answer_all_gates)
+            yield SystemCommand("Board: timeline", "Turns, gate waits, pauses and burn of the whole board", self.open_timeline)
+            yield SystemCommand("Gates: answer waiting gates", "One at a time: y approve, n reject, A remember", self.gates.show_all)
             card = board.selected_card()
             if card is not None:
                 yield SystemCommand(f"Card: open {card.key}", card.title, lambda: self.open_card(card.id))
+                yield SystemCommand(f"Card: timeline of {card.key}", "Its turns, gate waits, pauses and burn", lambda: self.open_timeline(card.id))
                 yield SystemCommand(f"Card: reassign {card.key}", "Hand it to another agent (a handoff packet is built)", lambda: self.reassign(card.id))
                 yield SystemCommand(f"Card: raise budget of {card.key}", "Add turns, tokens or dollars", lambda: self.raise_budget(card.id))
                 yield SystemCommand(f"Card: move {card.key} to ready", "A person's move (backlog / ready / cancelled)", lambda: self.move_card(card.id, "ready"))
             if self.location is not None:
                 where = self.location.describe()
                 yield SystemCommand("Board: where is this board?", where, lambda: self.notice(f"Board: {where}"))
+        alert = self.alert
+        yield SystemCommand(f"Notifications: bell {'off' if alert.bell else 'on'}", "Ring the terminal bell when a gate arrives", self._toggle_bell)
+        if alert.desktop_available:
+            yield SystemCommand(f"Notifications: desktop {'off' if alert.desktop else 'on'}", "A desktop notification for a gate while you look elsewhere", self._toggle_desktop)
         yield SystemCommand("Help: every key", "What each key does, per screen", self.action_help)
         yield from super().get_system_commands(screen)
+
+    def _toggle_bell(self) -> None:
+        self.alert.bell = not self.alert.bell
+        self.notice(f"Bell for new gates {'on' if self.alert.bell else 'off'}")
+
+    def _toggle_desktop(self) -> None:
+        self.alert.desktop = not self.alert.desktop
+        self.notice(f"Desktop notifications for new gates {'on' if self.alert.desktop else 'off'}")

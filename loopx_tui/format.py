@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from loopx_core.clock import human_delta
@@ -105,7 +106,10 @@ def ago(ts: float | None, now: float) -> str:
 
 
 def ellipsize(text: str, width: int) -> str:
+    """One line of at most ``width`` terminal cells (wide characters count two)."""
     text = " ".join(text.split())
+    if cell_len(text) <= width:
+        return text
     if width <= 1:
-        return text[:width]
-    return text if len(text) <= width else text[: width - 1] + "…"
+        return set_cell_size(text, max(0, width))
+    return set_cell_size(text, width - 1).rstrip() + "…"

@@ -14,18 +14,20 @@ from loopx_core.discovery import BoardLocation
 
 def run_board(location: BoardLocation) -> int:
     """The live board on ``location`` until the person quits. No board (or
-    one that cannot be opened): the reason and how to create one, exit 4."""
+    one that cannot be opened): the "No LoopX board here" screen says how to
+    create one, and the exit code is 4. The board is read in a worker, so
+    the screen is up at once."""
     from loopx_core.errors import LoopxError
     from loopx_core.store import Store
 
-    try:
-        # The user's own board (the last fallback of discovery) is created, as the CLI does.
-        store = Store.open(location, create=location.source == "user")
-    except LoopxError as err:
-        sys.stderr.write(f"loopx: {err.message}\n  → {err.hint or 'create one with `loopx init`'}\n")
-        return err.exit_code
+    from .app import LoopxApp
 
-    app = board_app(location, store)
+    try:
+        store = Store.open(location)  # never creates one: `loopx init` does
+    except LoopxError:
+        app = LoopxApp(location)  # it says why, on its "No LoopX board here" screen
+    else:
+        app = board_app(location, store)
     code = app.run()
     _close(app)
     return int(code if isinstance(code, int) else app.exit_code)

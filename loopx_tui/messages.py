@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from loopx_core.board import BoardDelta
-from loopx_core.values import Artifact
+from loopx_core.board import BoardDelta, BoardSnapshot
+from loopx_core.errors import LoopxError
+from loopx_core.values import Artifact, CardDetail
 
 
 @dataclass
@@ -51,3 +52,52 @@ class OpenArtifact(Message):
     card_id: int
     artifact: Artifact
     pager: bool = False
+
+
+@dataclass
+class HistoryChecked(Message):
+    """``loopx verify`` ran on the board as it opened (``loopx_core.verify.Report``)."""
+
+    report: object
+
+
+@dataclass
+class BoardLoaded(Message):
+    """The board was opened and read (in a worker): the first picture."""
+
+    store: object  # loopx_core.store.Store
+    snapshot: BoardSnapshot
+
+
+@dataclass
+class BoardFailed(Message):
+    """The board could not be opened."""
+
+    error: LoopxError
+
+
+@dataclass
+class BoardUpdated(Message):
+    """Sent to every open screen after the app applied a board change: the
+    cards the change touched (a screen showing one of them reloads it)."""
+
+    touched: frozenset[int]
+
+
+@dataclass
+class CardLoaded(Message):
+    """A card's detail, read in a worker for the card screen."""
+
+    detail: CardDetail
+
+
+@dataclass
+class DialogClosed(Message):
+    """A LoopX dialog closed: a queued gate may pop now."""
+
+
+@dataclass
+class DialogReady(Message):
+    """A dialog's first field has focus: keys typed ahead can be delivered."""
+
+    dialog: object

@@ -20,6 +20,8 @@ STYLE_FILES = (
     "artifact.tcss",
     "help.tcss",
     "no_board.tcss",
+    "confirm.tcss",
+    "timeline.tcss",
 )
 
 

@@ -8,13 +8,19 @@ from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
 from loopx_core.columns import COLUMN_OF, STATUS_COLUMNS
+
+# What ``status:`` / ``is:`` accepts: a status, or a column of the status view.
+KNOWN_STATUSES = tuple(COLUMN_OF) + tuple(key for key, _, _ in STATUS_COLUMNS if key not in COLUMN_OF)
 from loopx_core.values import AgentView, CardView, GateView
 
 STATUS, OWNER = "status", "owner"
 UNASSIGNED = "@unassigned"
 
-# How many cards a column mounts; the rest is counted ("+N more") and reachable by filtering.
-COLUMN_LIMIT = 40
+# How many cards a column mounts at first: a screenful (a card is 5 rows).
+# Going down past the last one (keys or the mouse wheel) mounts the next
+# screenful; the rest is counted ("+N more") and reachable by filtering.
+COLUMN_LIMIT = 12
+COLUMN_STEP = 12
 
 # Within a column, the cards that need attention come first.
 _STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled"))}
@@ -41,26 +47,31 @@ class Query:
     words: tuple[str, ...] = ()
     owners: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # what the filter could not use, said on screen (never a silent empty board)
 
     @classmethod
     def parse(cls, text: str) -> "Query":
-        words, owners, statuses = [], [], []
+        words, owners, statuses, errors = [], [], [], []
         for token in text.lower().split():
             if token.startswith("@") and len(token) > 1:
                 owners.append(token[1:])
             elif token.startswith("owner:") and len(token) > 6:
                 owners.append(token[6:])
             elif token.startswith(("status:", "is:")):
-                value = token.split(":", 1)[1]
-                if value:
-                    statuses.append(value.replace("needs-you", "needs_you").replace("needsyou", "needs_you"))
+                value = token.split(":", 1)[1].replace("needs-you", "needs_you").replace("needsyou", "needs_you")
+                if not value:
+                    continue
+                if any(s.startswith(value) for s in KNOWN_STATUSES):
+                    statuses.append(value)
+                else:
+                    errors.append(f"no status {value!r} (one of: {', '.join(KNOWN_STATUSES)})")
             else:
                 words.append(token)
-        return cls(text=text.strip(), words=tuple(words), owners=tuple(owners), statuses=tuple(statuses))
+        return cls(text=text.strip(), words=tuple(words), owners=tuple(owners), statuses=tuple(statuses), errors=tuple(errors))
 
     @property
     def active(self) -> bool:
-        return bool(self.words or self.owners or self.statuses)
+        return bool(self.words or self.owners or self.statuses or self.errors)
 
     def matches(self, card: CardView) -> bool:
         if self.owners:

@@ -31,19 +31,23 @@ SHOTS = (
     ("gate.svg", (120, 36), ("g",), None),
     ("card.svg", (120, 36), (), 1),
     ("small.svg", (80, 24), (), None),
+    ("timeline.svg", (120, 36), ("t",), None),
 )
 
 
 async def shoot(location, name: str, size: tuple[int, int], keys, card) -> Path:
     app = LoopxApp(location, background=False, person=PERSON)
     async with app.run_test(size=size) as pilot:
+        await app.loaded.wait()
         await pilot.pause()
         app.clear_notifications()
         if card is not None:
             app.open_card(card)
+            await app.reads_idle()
             await pilot.pause()
         if keys:
             await pilot.press(*keys)
+        await app.reads_idle()
         await pilot.pause()
         app.save_screenshot(name, str(HERE))
     return HERE / name

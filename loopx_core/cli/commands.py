@@ -44,7 +44,7 @@ class Context:
             from ..store import Store
 
             location = self.location
-            self._store = Store.open(location, create=location.source == "user")
+            self._store = Store.open(location)  # only `loopx init` creates a board
         return self._store
 
     def close(self) -> None:
@@ -170,6 +170,10 @@ def cmd_init(ctx: Context) -> Outcome:
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    if loc.source == "none":
+        from ..discovery import NO_BOARD
+
+        return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
     why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     return Outcome(data, 0, text)
@@ -450,6 +454,14 @@ def _next_text(r: dict) -> str:
             return f"paused: {card['id']} ({r['reason']}) — its window refills at {r['wake_at']} and it resumes by itself; stop for now"
         return f"paused: {card['id']} ({r['reason']}) — a human must raise its budget; stop for now"
     wake = f"; a monitored card is due at {r['wake_at']}" if r["wake_at"] else ""
+    g = r["gate"]
+    if g and g["status"] in ("rejected", "expired"):
+        note = f": {g['note']}" if g["note"] else ""
+        then = "no ready card to take either" if r["reason"].endswith("no ready card") else "take other work with `loopx next --claim`"
+        return (
+            f"idle: {g['id']} on {card['id']} was {g['status']} by {g['answered_by']}{note}\n"
+            f"→ do not do it; {card['id']} is blocked until a person moves it; {then}{wake}"
+        )
     return f"idle: {r['reason']}{wake}"
 
 
@@ -717,7 +729,12 @@ def cmd_done(ctx: Context) -> Outcome:
         card, evidence = done(ctx.store, cid, agent, data["summary"], ctx.args.lease_token, data.get("verify_timeout"))
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
-        return {"card": cj, "evidence": evidence.to_json()}, 0, f"done {cj['id']}{verified}\n→ `loopx next --claim` for the next card"
+        text = f"done {cj['id']}{verified}"
+        still_open = [t for t in cj["todos"] if not t["done"]]
+        if still_open:
+            text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5])
+            text += "\n  (close them with `writeback --todo-done ID` next time, or add follow-up cards)"
+        return {"card": cj, "evidence": evidence.to_json()}, 0, text + "\n→ `loopx next --claim` for the next card"
 
     return _agent_card_op(ctx, "done", {"summary": data["summary"]}, fn, atomic=False)
 

@@ -11,17 +11,21 @@ def _emit(outcome, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(outcome.data, separators=(",", ":"), default=str) + "\n")
     elif outcome.text:
-        sys.stdout.write(outcome.text + "\n")
+        from .render import for_terminal
+
+        sys.stdout.write(for_terminal(outcome.text) + "\n")
 
 
 def _emit_error(err, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(err.to_json(), default=str) + "\n")
     else:
+        from .render import for_terminal
+
         msg = f"loopx: {err.message}"
         if err.hint:
             msg += f"\n  → {err.hint}"
-        sys.stderr.write(msg + "\n")
+        sys.stderr.write(for_terminal(msg) + "\n")
 
 
 def _surface(args) -> int | None:

@@ -24,7 +24,21 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):  # noqa: D401 - argparse API
         from ..errors import UsageError
 
-        raise UsageError(message, f"see `{self.prog} --help`")
+        raise UsageError(message, _did_you_mean(message) or f"see `{self.prog} --help`")
+
+
+def _did_you_mean(message: str) -> str | None:
+    """For a mistyped verb: the closest real one (only on this error path)."""
+    import re
+
+    found = re.search(r"invalid choice: '?([^'\s]*)'? \(choose from (.*)\)", message)
+    if not found:
+        return None
+    import difflib
+
+    choices = [c.strip().strip("'\"") for c in found.group(2).split(",")]
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.5)
+    return f"did you mean {close[0]!r}?" if close else None
 
 
 def count(text: str) -> int:

@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from .. import clock
 from ..columns import STATUS_COLUMNS
+from ..text import terminal_safe
+
+
+def for_terminal(text: str) -> str:
+    """The last step before text output reaches a terminal: whatever an agent
+    wrote inside it can neither drive the terminal nor fake lines around it."""
+    return terminal_safe(text, multiline=True)
+
+
+def one_line(text) -> str:
+    """An agent's one-line field (a title, a question, a note) for text output."""
+    return terminal_safe(text) if text else ""
 
 
 def quota_line(q: dict) -> str:
@@ -28,7 +40,7 @@ def lease_text(lease: dict | None) -> str:
 
 
 def card_line(card: dict) -> str:
-    bits = [f"{card['id']:<7} {card['title'][:60]}", f"[{card['status']}]"]
+    bits = [f"{card['id']:<7} {one_line(card['title'])[:60]}", f"[{card['status']}]"]
     if card["owner"]:
         bits.append(f"@{card['owner']}")
     if card.get("pending_gate"):
@@ -36,7 +48,7 @@ def card_line(card: dict) -> str:
     if card.get("paused_reason"):
         bits.append(f"paused: {card['paused_reason']}")
     if card.get("blocked_reason"):
-        bits.append(card["blocked_reason"])
+        bits.append(one_line(card["blocked_reason"]))
     q = quota_line(card["quota"])
     if q:
         bits.append(q)
@@ -44,7 +56,7 @@ def card_line(card: dict) -> str:
 
 
 def card_block(card: dict) -> str:
-    lines = [f"{card['id']}: {card['title']}", f"  status {card['status']}" + (f" · owner {card['owner']}" if card["owner"] else "")]
+    lines = [f"{card['id']}: {one_line(card['title'])}", f"  status {card['status']}" + (f" · owner {card['owner']}" if card["owner"] else "")]
     if card["lease"]:
         lines.append("  " + lease_text(card["lease"]))
     if card["needs"]:
@@ -55,15 +67,15 @@ def card_block(card: dict) -> str:
     if q:
         lines.append("  quota " + q)
     if card["next"]:
-        lines.append(f"  next: {card['next']}")
+        lines.append(f"  next: {one_line(card['next'])}")
     open_todos = [t for t in card["todos"] if not t["done"]]
     for t in open_todos[:10]:
-        lines.append(f"  [ ] {t['id']}. {t['text']}")
+        lines.append(f"  [ ] {t['id']}. {one_line(t['text'])}")
     if card.get("pending_gate"):
         lines.append(f"  pending gate {card['pending_gate']}")
     for key in ("paused_reason", "blocked_reason"):
         if card.get(key):
-            lines.append(f"  {key.split('_')[0]}: {card[key]}")
+            lines.append(f"  {key.split('_')[0]}: {one_line(card[key])}")
     unverified = card.get("unverified_evidence") or 0
     shown = f" ({unverified} unverified: from the inbox, writer not proven)" if unverified else ""
     lines.append(f"  evidence {card['evidence_count']}{shown} · version {card['version']}")
@@ -88,4 +100,5 @@ def board_text(cards: list[dict], where: str) -> str:
 def gate_line(g: dict) -> str:
     scope = f" [{g['scope']}]" if g["scope"] else ""
     who = f" by {g['answered_by']}" if g["answered_by"] else ""
-    return f"{g['id']} {g['status']}{who} — {g['card']} {g['agent']}{scope}: {g['question']}"
+    note = f"\n  note: {one_line(g['note'])}" if g.get("note") else ""
+    return f"{g['id']} {g['status']}{who} — {g['card']} {g['agent']}{scope}: {one_line(g['question'])}{note}"

@@ -4,7 +4,9 @@
 What it guarantees (DESIGN §10 "Runners"):
 
 - it never starts a turn that ``next`` refused, nor while a person's pause or
-  stop stands (``runners.control_of``: only a signed control counts);
+  stop stands (``runners.control_of``: only a signed control counts), nor on
+  a card whose budget or window does not verify by signature
+  (``quota.check_signed``, the strict check of a person's process);
 - a turn is bounded: its time limit, the card's budget and windows (from the
   runtime's live usage), a lease it lost, a rejected gate — each stops the
   whole process group; the lease is renewed while it runs;
@@ -169,7 +171,11 @@ class Runner:
                 self._sleep(seq, clock.now() + 30)
                 continue
             if res.action == "work":
-                outcome = self._turn(res.card)
+                card = quota.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
+                if card.status != "active":
+                    self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
+                    continue  # `next` now says why
+                outcome = self._turn(card)
                 why = self._why_stop()
                 if why:  # it came during the turn: the event says whether the turn finished or was abandoned
                     return why, "abandoned" if outcome == "abandoned" else "finished"

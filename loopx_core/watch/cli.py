@@ -76,7 +76,7 @@ def run_watch(db_flag: str | None, *, once: bool = False) -> int:
             location = discover(db_flag)
         except ValueError as exc:
             raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
-        store = Store.open(location, create=location.source == "user")
+        store = Store.open(location, create=False)
     except LoopxError as err:
         sys.stderr.write(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""))
         return err.exit_code

@@ -54,6 +54,18 @@ def card_data(values: dict[str, str], backlog: bool = False) -> dict:
     return validate("card", raw)
 
 
+class BacklogBox(Checkbox):
+    """A checkbox whose box is empty when unchecked (Textual's shows a dim X
+    either way, which reads as "checked")."""
+
+    BUTTON_INNER = " "
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "X" if self.value else " "
+        super().watch_value()
+        self.refresh()
+
+
 class AddCardModal(LoopxModal):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", show=True),
@@ -73,14 +85,14 @@ class AddCardModal(LoopxModal):
                     yield Label(label, classes="form-label")
                     suggester = SuggestFromList(self.agents, case_sensitive=False) if key == "owner" and self.agents else None
                     yield Input(placeholder=hint, id=f"f-{key}", compact=True, suggester=suggester)
-            yield Checkbox("park it in the backlog", id="f-backlog", compact=True)
+            yield BacklogBox("park it in the backlog", id="f-backlog", compact=True)
             yield Static("", id="add-error", classes="form-error")
-            yield Static("Enter add · Tab next field · Esc cancel", classes="dialog-keys")
+            yield Static("Enter add · Tab next field · Space ticks the box · Esc cancel", classes="dialog-keys")
 
     def on_mount(self) -> None:
         for box in self.query(Input):
             box.cursor_blink = self._blink
-        self.query_one("#f-title", Input).focus()
+        self.set_focus(self.query_one("#f-title", Input))  # now, not later: keys typed ahead go here
 
     def values(self) -> dict[str, str]:
         return {key: self.query_one(f"#f-{key}", Input).value for key, _, _ in FIELDS}

@@ -1,14 +1,39 @@
-"""What every LoopX dialog shares."""
+"""What every LoopX dialog shares.
+
+Keys typed fast after the key that opens a dialog reach the app before the
+dialog has a focused field. The app holds them (``LoopxApp.on_event``) until
+the dialog says it is ready (``DialogReady``, sent once its first field has
+focus), then delivers them in order: "n, the title, Tab, the scopes" lands
+in the right fields however fast it is typed. A dialog that must not take
+keys typed before it appeared (the gate dialog: a ``y`` meant for something
+else must never approve a gate) sets ``TYPE_AHEAD = False``: they are dropped.
+"""
 
 from __future__ import annotations
 
+from textual import events
 from textual.screen import ModalScreen
+
+from ..messages import DialogClosed, DialogReady
 
 
 class LoopxModal(ModalScreen):
     """A dialog; when it closes, a gate that arrived meanwhile may pop."""
 
+    TYPE_AHEAD = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ready = False
+        self.early_keys: list[events.Key] = []
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._ready)
+
+    def _ready(self) -> None:
+        if self.is_attached:
+            self.app.post_message(DialogReady(self))
+
     def on_unmount(self) -> None:
-        closed = getattr(self.app, "dialog_closed", None)
-        if closed is not None:
-            closed()
+        if self.app.is_running:
+            self.app.post_message(DialogClosed())

@@ -57,7 +57,7 @@ class BudgetModal(LoopxModal):
     def on_mount(self) -> None:
         for box in self.query(Input):
             box.cursor_blink = self._blink
-        self.query_one("#add_turns", Input).focus()
+        self.set_focus(self.query_one("#add_turns", Input))
 
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:

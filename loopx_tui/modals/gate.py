@@ -34,6 +34,7 @@ class GateAnswer:
 
 class GateModal(LoopxModal):
     AUTO_FOCUS = None  # keys go to the dialog, not to the (hidden) note box
+    TYPE_AHEAD = False  # a key typed before the gate appeared never answers it
 
     BINDINGS = [
         Binding("y", "approve", "Approve", tooltip="approve the gate; the card goes back to active"),
@@ -64,6 +65,13 @@ class GateModal(LoopxModal):
             yield Input(placeholder="why? (optional) — Enter rejects, Esc goes back", id="gate-note", max_length=2000, compact=True, disabled=True)
             yield OptionList(*[Option(f"[{key}] {label}", id=value) for value, label, key in REMEMBER], id="gate-remember", disabled=True)
             yield Static(self._keys(), id="gate-keys")
+
+    def tick(self) -> None:
+        """The clock moved: "asked 2m ago" and the deadline's countdown follow it."""
+        if not self.query("#gate-facts"):
+            return
+        self.query_one("#gate-dialog").border_subtitle = f"asked {ago(self.brief.gate.created_at, self._now())}"
+        self.query_one("#gate-facts", Static).update(self._facts())
 
     def on_mount(self) -> None:
         if not self.query("#gate-note"):

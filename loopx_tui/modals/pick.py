@@ -34,7 +34,7 @@ class PickModal(LoopxModal):
             if value != self.current:
                 options.highlighted = index
                 break
-        options.focus()
+        self.set_focus(options)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from loopx_core.text import terminal_safe
 from loopx_core.values import Artifact
 
 from ..format import short_sha, size
@@ -62,7 +63,8 @@ def read_artifact(artifact: Artifact, root: str | None) -> FileView:
     truncated = path.stat().st_size > len(head)
     if b"\x00" in head[:8192]:
         return FileView(path, None, f"binary file, {size(path.stat().st_size)}", matches, truncated)
-    return FileView(path, head.decode("utf-8", "replace"), "", matches, truncated)
+    # A file an agent wrote: shown, never played to the terminal.
+    return FileView(path, terminal_safe(head.decode("utf-8", "replace"), multiline=True), "", matches, truncated)
 
 
 def open_in_pager(app, artifact: Artifact, root: str | None) -> None:
@@ -123,17 +125,18 @@ class ArtifactScreen(Screen):
     @work(thread=True, exclusive=True, group="artifact")
     def read_file(self) -> None:
         view = read_artifact(self.artifact, self.root)
-        self.app.call_from_thread(self.show_file, view)
+        # Guessing the language loads Pygments' lexers: here, not on the UI thread.
+        lexer = Syntax.guess_lexer(self.artifact.path, view.text) if view.text is not None else None
+        self.app.call_from_thread(self.show_file, view, lexer)
 
-    def show_file(self, view: FileView) -> None:
+    def show_file(self, view: FileView, lexer: str | None = None) -> None:
         if not self.is_attached:  # closed while the file was being read
             return
         self.view = view
         self.query_one("#artifact-header", Static).update(self._header())
         body = self.query_one("#artifact-text", Static)
         if view.text is not None:
-            lexer = Syntax.guess_lexer(self.artifact.path, view.text)
-            body.update(Syntax(view.text, lexer, line_numbers=True, word_wrap=False, theme="ansi_dark"))
+            body.update(Syntax(view.text, lexer or "text", line_numbers=True, word_wrap=False, theme="ansi_dark"))
         else:
             body.update(Text(view.note or "nothing to show", style="dim"))
 

@@ -11,8 +11,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from ..messages import CardDropped, DragHover, OpenCard
-from ..state import OWNER, STATUS, Query
-from ..widgets.board import BoardHeader, BoardView
+from ..runners import summary
+from ..state import OWNER, STATUS, BoardModel, Query
+from ..widgets.board import BoardBanner, BoardHeader, BoardView
 from ..widgets.card import CardWidget
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ class BoardScreen(Screen):
 
     BINDINGS = [
         Binding("enter", "open_card", "Open", tooltip="open the selected card: evidence, gates, handoffs, events, burn"),
+        Binding("t", "timeline", "Timeline", tooltip="the whole board's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
         Binding("v", "toggle_view", "View", tooltip="columns by status ⇄ one column per agent (plus Unassigned)"),
         Binding("slash", "filter", "Filter", tooltip="filter by words, @agent or status:… (Esc clears)"),
         Binding("g", "answer_gates", "Gates", tooltip="answer the waiting gates one by one (the deferred ones too)"),
@@ -38,13 +40,15 @@ class BoardScreen(Screen):
         Binding("s", "runner('stop')", "Stop runner", show=False, tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
         Binding("r", "move('ready')", "To ready", show=False, tooltip="move the selected card to ready"),
         Binding("b", "move('backlog')", "To backlog", show=False, tooltip="move the selected card to the backlog"),
-        Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card"),
+        Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card (asks first: y cancels, n keeps it)"),
         Binding("shift+right,greater_than_sign", "shift(1)", "Move right", show=False, tooltip="move the card one column right — what a drag there does"),
         Binding("shift+left,less_than_sign", "shift(-1)", "Move left", show=False, tooltip="move the card one column left — what a drag there does"),
         Binding("up,k", "nav(0,-1)", "Up", show=False, tooltip="select the card above"),
         Binding("down,j", "nav(0,1)", "Down", show=False, tooltip="select the card below"),
         Binding("left,h", "nav(-1,0)", "Left", show=False, tooltip="select a card in the column to the left"),
         Binding("right,l", "nav(1,0)", "Right", show=False, tooltip="select a card in the column to the right"),
+        Binding("tab", "nav(1,0)", "Next column", show=False, tooltip="select a card in the next column (focus stays on the cards)"),
+        Binding("shift+tab", "nav(-1,0)", "Previous column", show=False, tooltip="select a card in the previous column"),
         Binding("escape", "escape", "Cancel", show=False, tooltip="cancel a drag, or clear the filter"),
         Binding("question_mark", "help", "Help", tooltip="this list of keys"),
         Binding("q", "app.quit", "Quit", tooltip="quit (agents keep working; the board is in the store)"),
@@ -52,14 +56,18 @@ class BoardScreen(Screen):
 
     app: "LoopxApp"
 
-    def __init__(self, **kw):
+    def __init__(self, model: BoardModel, now, *, demo: bool = False, **kw):
         super().__init__(**kw)
+        self.model = model
+        self.now = now
+        self.demo = demo
         self.focus_card: int | None = None
 
     def compose(self) -> ComposeResult:
-        model = self.app.model
-        yield BoardHeader(now=self.app.now, id="board-header")
-        yield BoardView(model, self.app.now, id="board", classes="-owner" if model.mode == OWNER else "")
+        model = self.model
+        yield BoardHeader(id="board-header")
+        yield BoardBanner(id="board-banner")
+        yield BoardView(model, self.now, id="board")
         # Disabled while hidden, so focus never lands in it by accident.
         yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
         yield Footer(compact=True)
@@ -76,7 +84,16 @@ class BoardScreen(Screen):
 
     def refresh_header(self) -> None:
         for header in self.query(BoardHeader):
-            header.show(self.app.model, demo=self.app.demo)
+            actions = self.app.actions
+            running = summary(self.model.runners.values(), self.now()) if self.model.runners else ""
+            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running)
+
+    def show_banner(self, text: str | None) -> None:
+        """A line under the header that cannot be missed (None hides it)."""
+        self.query_one(BoardBanner).say(text)
+
+    def tick(self) -> None:
+        self.board.tick()
 
     def _focus_first(self) -> None:
         if isinstance(self.focused, CardWidget):
@@ -92,7 +109,7 @@ class BoardScreen(Screen):
         """Re-sync only the columns the changed cards left or entered."""
         if not self.is_mounted or not self.query(BoardView):
             return  # composing now (from the model as it is), or closing: nothing to catch up
-        model = self.app.model
+        model = self.model
         focused = self.focused.card.id if isinstance(self.focused, CardWidget) else None
         moved_focus = False
         if rebuild:
@@ -130,13 +147,13 @@ class BoardScreen(Screen):
 
     def selected_card(self):
         if isinstance(self.focused, CardWidget):
-            return self.app.model.cards.get(self.focused.card.id)
+            return self.model.cards.get(self.focused.card.id)
         return None
 
     # -- drag and drop -------------------------------------------------------------
     @on(DragHover)
     def _drag_hover(self, message: DragHover) -> None:
-        model = self.app.model
+        model = self.model
         card = model.cards.get(message.card_id)
         header = self.query_one(BoardHeader)
         if card is None or message.column is None:
@@ -167,21 +184,20 @@ class BoardScreen(Screen):
         self.refresh_header()
         self.app.drop_card(message.card_id, message.column)
 
-    @on(OpenCard)
-    def _open(self, message: OpenCard) -> None:
-        self.app.open_card(message.card_id)
-
     # -- actions -----------------------------------------------------------------------
     def action_open_card(self) -> None:
         card = self.selected_card()
         if card is not None:
-            self.app.open_card(card.id)
+            self.post_message(OpenCard(card.id))
+
+    def action_timeline(self) -> None:
+        self.app.open_timeline(None)
 
     def action_toggle_view(self) -> None:
-        model = self.app.model
+        model = self.model
         model.mode = OWNER if model.mode == STATUS else STATUS
         focused = self.focus_card
-        self.board.rebuild()
+        self.board.switch()
         self.refresh_header()
         if focused is not None:
             self.call_after_refresh(self.focus_card_widget, focused)
@@ -191,12 +207,12 @@ class BoardScreen(Screen):
         box.disabled = False
         box.display = True
         box.cursor_blink = self.app.background
-        box.value = self.app.model.query.text
+        box.value = self.model.query.text
         box.focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.app.model.query = Query.parse(event.value)
+        self.model.query = Query.parse(event.value)
         self.board.sync()
         self.refresh_header()
 
@@ -213,9 +229,9 @@ class BoardScreen(Screen):
     def clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
         self._hide_filter()
-        if self.app.model.query.active:
+        if self.model.query.active:
             box.value = ""
-            self.app.model.query = Query()
+            self.model.query = Query()
             self.board.sync()
             self.refresh_header()
         self._focus_first()
@@ -226,11 +242,11 @@ class BoardScreen(Screen):
                 if widget.dragging:
                     widget.cancel_drag()
                     return
-        if self.query_one("#filter", Input).display or self.app.model.query.active:
+        if self.query_one("#filter", Input).display or self.model.query.active:
             self.clear_filter()
 
     def action_answer_gates(self) -> None:
-        self.app.answer_all_gates()
+        self.app.gates.show_all()
 
     def action_new_card(self) -> None:
         self.app.new_card()
@@ -250,13 +266,13 @@ class BoardScreen(Screen):
         self.app.raise_budget(card.id)
 
     def focused_agent(self) -> str | None:
-        """The agent whose runner ``p``/``u``/``s`` act on: the selected card's
-        owner, or in owner view the selected column's agent."""
-        card = self.selected_card()
-        if self.app.model.mode == OWNER and isinstance(self.focused, CardWidget):
+        """The agent whose runner ``p``/``u``/``s`` act on: in owner view the
+        selected card's column, else the selected card's owner."""
+        if self.model.mode == OWNER and isinstance(self.focused, CardWidget):
             column = self.board.column_of_widget(self.focused)
-            if column is not None and column.key in self.app.model.agents:
+            if column is not None and column.key in self.model.agents:
                 return column.key
+        card = self.selected_card()
         return card.owner if card is not None else None
 
     def action_runner(self, what: str) -> None:
@@ -264,7 +280,7 @@ class BoardScreen(Screen):
         if agent is None:
             self.app.notify(f"Select a card of the agent whose runner to {what} (arrows), then press the key again", severity="warning")
             return
-        self.app.control_runner(agent, what)
+        self.app.actions.control_runner(agent, what)
 
     def action_move(self, to: str) -> None:
         card = self.selected_card()
@@ -276,7 +292,7 @@ class BoardScreen(Screen):
         card = self.selected_card()
         if card is None:
             return
-        target = self.app.model.neighbour(self.app.model.column_of(card), step)
+        target = self.model.neighbour(self.model.column_of(card), step)
         if target is not None:
             self.app.drop_card(card.id, target)
 
@@ -293,6 +309,9 @@ class BoardScreen(Screen):
         ids = column.card_ids()
         row = ids.index(current.card.id) if current.card.id in ids else 0
         if dy:
+            if row + dy >= len(ids) and column.show_more():
+                self.call_after_refresh(self.action_nav, dx, dy)  # the next screenful is mounting
+                return
             row = max(0, min(len(ids) - 1, row + dy))
             column.widgets[ids[row]].focus()
             return

@@ -8,18 +8,19 @@ import json
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Sparkline, Static, TabbedContent, TabPane
 
-from loopx_core import cards as card_ops
 from loopx_core import ids
 from loopx_core.errors import LoopxError
 from loopx_core.values import CardDetail, CardView
 
 from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, tokens
+from ..messages import BoardUpdated, CardLoaded
 from ..widgets.evidence_log import EvidenceLog
 
 if TYPE_CHECKING:
@@ -150,12 +151,16 @@ def events_text(detail: CardDetail) -> Text:
 
 
 class CardScreen(Screen):
+    """Opens at once with the card as the board knows it; the detail (evidence,
+    gates, handoffs, events) is read in a thread worker and filled in."""
+
     BINDINGS = [
         Binding("escape,q", "back", "Back", tooltip="back to the board"),
-        Binding("1", "tab('evidence')", "Evidence", show=False, tooltip="the evidence timeline (Enter on ▸ opens an artifact)"),
+        Binding("1", "tab('evidence')", "Evidence", show=False, tooltip="the evidence timeline (↑↓ go from artifact to artifact, Enter opens one)"),
         Binding("2", "tab('gates')", "Gates", show=False, tooltip="gates with their answers"),
         Binding("3", "tab('handoffs')", "Handoffs", show=False, tooltip="handoff packets"),
         Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
+        Binding("t", "timeline", "Timeline", tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
         Binding("g", "gate", "Answer gate", tooltip="answer this card's pending gate"),
         Binding("plus", "budget", "+Budget", tooltip="raise this card's budget"),
         Binding("a", "reassign", "Assign", tooltip="reassign this card"),
@@ -164,19 +169,23 @@ class CardScreen(Screen):
 
     app: "LoopxApp"
 
-    def __init__(self, card_id: int):
+    def __init__(self, card: CardView, reader, now):
         super().__init__()
-        self.card_id = card_id
+        self.card = card
+        self.card_id = card.id
+        self.reader = reader
+        self.now = now
         self.detail: CardDetail | None = None
+        self.loads = 0  # details applied (tests wait on this)
 
     def compose(self) -> ComposeResult:
-        yield Static(id="card-header")
+        yield Static(header_text(self.card, self.now()), id="card-header")
         with Horizontal(id="card-burn"):
-            yield Static("burn", id="card-burn-label")
+            yield Static(Text("reading the card…", style="dim"), id="card-burn-label")
             yield Sparkline([], id="card-sparkline")
         with TabbedContent(id="card-tabs", initial="evidence"):
             with TabPane("Evidence", id="evidence"):
-                yield EvidenceLog(self.card_id, self.app.now, id="evidence-log")
+                yield EvidenceLog(self.card_id, self.now, id="evidence-log")
             with TabPane("Gates", id="gates"):
                 yield VerticalScroll(Static(id="card-gates"))
             with TabPane("Handoffs", id="handoffs"):
@@ -186,18 +195,35 @@ class CardScreen(Screen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.load()
+        self.query_one("#card-sparkline").display = False
         self.query_one(EvidenceLog).focus()
+        self.load()
 
     def load(self) -> None:
+        self.run_worker(self._read, thread=True, group="reads", name=f"card {self.card.key}", exclusive=True, exit_on_error=False)
+
+    def _read(self) -> None:
         try:
-            detail = card_ops.card_detail(self.app.store, self.card_id)
+            detail = self.reader.card_detail(self.card_id)
         except LoopxError as err:
-            self.app.notice(err.message, severity="error")
-            self.app.pop_screen()
+            self.app.call_from_thread(self._failed, err.message)
+            return
+        self.post_message(CardLoaded(detail))
+
+    def _failed(self, message: str) -> None:
+        if self.is_attached:
+            self.app.notice(message, severity="error")
+            if self.app.screen is self:
+                self.app.pop_screen()
+
+    @on(CardLoaded)
+    def _loaded(self, message: CardLoaded) -> None:
+        detail = message.detail
+        if not self.is_attached or detail.card.id != self.card_id:
             return
         self.detail = detail
-        now = self.app.now()
+        self.card = detail.card
+        now = self.now()
         self.query_one("#card-header", Static).update(header_text(detail.card, now))
         burn = [float(e.tokens) for e in detail.evidence]
         spark = self.query_one(Sparkline)
@@ -218,10 +244,16 @@ class CardScreen(Screen):
         for pane, count in (("evidence", len(detail.evidence)), ("gates", len(detail.gates)), ("handoffs", len(detail.handoffs)), ("events", len(detail.events))):
             tab = tabs.get_tab(pane)
             tab.label = f"{pane.capitalize()} {count}"
+        self.loads += 1
 
-    def board_changed(self, touched: set[int]) -> None:
-        if self.card_id in touched and self.is_attached:
+    @on(BoardUpdated)
+    def _board_updated(self, message: BoardUpdated) -> None:
+        if self.card_id in message.touched and self.is_attached:
             self.load()
+
+    def tick(self) -> None:
+        card = self.detail.card if self.detail is not None else self.card
+        self.query_one("#card-header", Static).update(header_text(card, self.now()))
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -229,14 +261,15 @@ class CardScreen(Screen):
     def action_tab(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
 
+    def action_timeline(self) -> None:
+        self.app.open_timeline(self.card_id)
+
     def action_gate(self) -> None:
-        card = self.app.model.cards.get(self.card_id)
-        if card is None or card.pending_gate is None:
+        card = self.app.model.cards.get(self.card_id, self.card)
+        if card.pending_gate is None:
             self.app.notice(f"{ids.fmt(ids.CARD, self.card_id)} has no gate waiting")
             return
-        self.app.deferred.discard(card.pending_gate)
-        self.app.gate_queue.insert(0, card.pending_gate)
-        self.app.maybe_show_gate()
+        self.app.gates.show_first(card.pending_gate)
 
     def action_budget(self) -> None:
         self.app.raise_budget(self.card_id)

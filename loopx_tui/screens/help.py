@@ -49,6 +49,8 @@ def help_renderables(app) -> list:
     from .artifact import ArtifactScreen
     from .board import BoardScreen
     from .card import CardScreen
+    from .timeline import TimelineScreen
+    from ..modals.confirm import ConfirmModal
     from ..modals.gate import GateModal
     from ..widgets.evidence_log import EvidenceLog
 
@@ -56,8 +58,10 @@ def help_renderables(app) -> list:
     for title, bindings in (
         ("Board", BoardScreen.BINDINGS),
         ("Gate dialog", GateModal.BINDINGS),
-        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS + [Binding("enter", "", "open the highlighted artifact (▸) in the viewer")]),
+        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS),
         ("Artifact viewer", ArtifactScreen.BINDINGS),
+        ("Timeline", TimelineScreen.BINDINGS),
+        ("Cancelling a card", ConfirmModal.BINDINGS),
     ):
         out.append(Text(f"\n{title}", style="bold underline"))
         out.append(_section(app, bindings))
@@ -65,7 +69,7 @@ def help_renderables(app) -> list:
     out.append(_pairs(MOUSE))
     out.append(Text("\nFilter ( / )", style="bold underline"))
     out.append(_pairs(FILTER))
-    out.append(Text("\nctrl+p opens the command palette. Gates you answer are recorded as " + getattr(app, "human", "human:you") + ".", style="dim"))
+    out.append(Text("\nctrl+p opens the command palette (bell and desktop notifications for new gates are switched there, or with LOOPX_BELL=0 / LOOPX_DESKTOP_NOTIFY=0). Gates you answer are recorded as " + getattr(app, "human", "human:you") + ".", style="dim"))
     return out
 
 

@@ -7,12 +7,10 @@ from typing import Callable, Iterable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual import events
-from textual.containers import HorizontalScroll
+from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
 
-from loopx_core import clock
-
-from ..runners import runner_text, summary
+from ..runners import runner_text
 from ..state import OWNER, BoardModel
 from .card import CardWidget
 from .column import BoardColumn
@@ -21,36 +19,19 @@ from .column import BoardColumn
 MIN_COLUMN = 16  # cells; below this the board scrolls sideways (many agents in owner view)
 
 
-class BoardView(HorizontalScroll, can_focus=False):
-    """Owns one ``BoardColumn`` per column of the model's current mode. Columns
-    share the width; with more columns than fit, the board scrolls sideways."""
+class ModeColumns(HorizontalScroll, can_focus=False, inherit_bindings=False):
+    """The columns of one view mode, side by side. They share the width; with
+    more columns than fit, they scroll sideways."""
 
-    def __init__(self, model: BoardModel, now: Callable[[], float], **kw):
-        super().__init__(**kw)
-        self.model = model
-        self._now = now
-        self.columns: dict[str, BoardColumn] = {}
-
-    def _make_columns(self) -> list[BoardColumn]:
-        grouped = self.model.grouped()
-        self.columns = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
-        self.show_runners()
-        return list(self.columns.values())
-
-    def show_runners(self) -> None:
-        """Owner view: each agent's runner under its column's name."""
-        now = self._now()
-        for key, column in self.columns.items():
-            column.set_subtitle(runner_text(self.model.runners.get(key), now) if self.model.mode == OWNER else "")
-
-    def compose(self) -> ComposeResult:
-        yield from self._make_columns()
-        self._size_columns(self.size.width)
+    def __init__(self, mode: str, columns: dict[str, BoardColumn]):
+        super().__init__(*columns.values(), classes="mode-columns")
+        self.mode = mode
+        self.columns = columns
 
     def on_resize(self, event: events.Resize) -> None:
-        self._size_columns(event.size.width)
+        self.size_columns(event.size.width)
 
-    def _size_columns(self, width: int) -> None:
+    def size_columns(self, width: int) -> None:
         columns = list(self.columns.values())
         if not columns or width <= 0:
             return
@@ -59,12 +40,71 @@ class BoardView(HorizontalScroll, can_focus=False):
         for i, column in enumerate(columns):
             column.styles.width = each + (1 if i < spare else 0)
 
+
+class BoardView(Container, can_focus=False):
+    """One ``ModeColumns`` per view mode, built the first time it is shown and
+    kept: switching modes hides one container and shows the other (one style
+    change, no remount), after bringing the shown one up to date if the board
+    changed while it was hidden."""
+
+    def __init__(self, model: BoardModel, now: Callable[[], float], **kw):
+        super().__init__(**kw)
+        self.model = model
+        self._now = now
+        self.views: dict[str, ModeColumns] = {}
+        self._stale: set[str] = set()  # modes whose hidden columns missed changes
+
+    @property
+    def columns(self) -> dict[str, BoardColumn]:
+        view = self.views.get(self.model.mode)
+        return view.columns if view is not None else {}
+
+    def _make_view(self) -> ModeColumns:
+        grouped = self.model.grouped()
+        columns = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
+        view = ModeColumns(self.model.mode, columns)
+        self.views[self.model.mode] = view
+        self._stale.discard(self.model.mode)
+        self.show_runners()
+        return view
+
+    def show_runners(self) -> None:
+        """Owner view: each agent's runner next to its column's name."""
+        view = self.views.get(OWNER)
+        if view is not None:
+            now = self._now()
+            for key, column in view.columns.items():
+                column.set_subtitle(runner_text(self.model.runners.get(key), now))
+
+    def compose(self) -> ComposeResult:
+        yield self._make_view()
+
+    def switch(self) -> None:
+        """Show the columns of the model's (new) mode, building them the first time."""
+        mode = self.model.mode
+        current = self.views.get(mode)
+        if current is not None and [c.key for c in self.model.columns()] != list(current.columns):
+            current.remove()  # the set of agents changed while it was hidden
+            del self.views[mode]
+            current = None
+        for other, view in self.views.items():
+            if other != mode:
+                view.display = False
+        if current is None:
+            self.mount(self._make_view())
+        else:
+            current.display = True
+            if mode in self._stale:
+                self._stale.discard(mode)
+                self.sync()
+
     def rebuild(self) -> None:
-        """New columns (the view mode or the set of agents changed)."""
-        self.set_class(self.model.mode == OWNER, "-owner")
+        """New columns for the current mode (the set of agents changed); the
+        other mode's are dropped and built again when next shown."""
         self.remove_children()
-        self.mount_all(self._make_columns())
-        self._size_columns(self.size.width)
+        self.views.clear()
+        self._stale.clear()
+        self.mount(self._make_view())
 
     def sync(self, keys: Iterable[str] | None = None) -> bool:
         """Re-sync the given columns (all when None). Returns False when a
@@ -74,6 +114,7 @@ class BoardView(HorizontalScroll, can_focus=False):
             return False
         for key in keys:
             self.columns[key].sync(self.model.column_cards(key))
+        self._stale.update(m for m in self.views if m != self.model.mode)
         return True
 
     def column(self, key: str) -> BoardColumn | None:
@@ -105,34 +146,51 @@ class BoardView(HorizontalScroll, can_focus=False):
 
 class BoardHeader(Static):
     """Objective, counts, gates waiting, view mode and filter — no clock, so
-    a snapshot never changes with the time of day."""
+    a snapshot never changes with the time of day. ``refusal`` says when the
+    person's actions are refused (a read-only or locked board)."""
 
-    def __init__(self, now=None, **kw):
+    def __init__(self, **kw):
         super().__init__("", **kw)
         self.note = ""
-        self._now = now or clock.now
 
-    def show(self, model: BoardModel, demo: bool = False) -> None:
+    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: str = "") -> None:
         counts = model.counts()
         text = Text()
         text.append(" LoopX ", style="bold reverse")
         if demo:
             text.append(" demo ", style="bold")
+        if refusal:
+            text.append(f" {refusal} ", style="bold reverse")
+        elif person:
+            text.append(f" as {person} ", style="dim")  # the key unlocked for this session signs what you decide
         if model.objective:
             text.append(f" {model.objective} ", style="bold")
-        text.append(f" {len(model.cards)} cards", style="dim")
+        n = len(model.cards)
+        text.append(f" {n} card{'' if n == 1 else 's'}", style="dim")
         needs = counts.get("needs_you", 0)
         gates = len(model.pending)
         if gates:
             text.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
         if needs:
             text.append(f"  {needs} need you", style="yellow")
-        running = summary(model.runners.values(), self._now()) if model.runners else ""
-        if running:
-            text.append(f"  {running}", style="cyan")
+        if runners:
+            text.append(f"  {runners}", style="cyan")
         text.append(f"  view:{model.mode}", style="dim")
         if model.query.active:
             text.append(f"  filter: {model.query.text}", style="bold cyan")
+            for error in model.query.errors:
+                text.append(f"  ✗ {error}", style="bold red")
         if self.note:
             text.append(f"  {self.note}", style="bold reverse")
         self.update(text)
+
+
+class BoardBanner(Static):
+    """One line under the header that cannot be missed (hidden when empty)."""
+
+    def on_mount(self) -> None:
+        self.display = False
+
+    def say(self, text: str | None) -> None:
+        self.update(Text(f" {text} ", style="bold") if text else "")
+        self.display = bool(text)

@@ -72,6 +72,8 @@ class CardWidget(Widget, can_focus=True):
         width = max(4, self.content_size.width or 14)
         title = Text(ellipsize(card.title, width), style="bold")
         owner = card.owner or "—"
+        if card.status == "done" and card.owner:
+            owner = f"✓ by {card.owner}"  # who finished it
         left = lease_left(card, self._now())
         room = width - len(left) - 1 if left else width
         line2 = Text(ellipsize(owner, max(1, room)), style="" if card.owner else "dim")

@@ -17,12 +17,22 @@ from textual.widgets import Static
 
 from loopx_core.values import CardView
 
-from ..state import COLUMN_LIMIT
+from ..state import COLUMN_LIMIT, COLUMN_STEP
 from .card import CardWidget
 
 
 def css_id(key: str) -> str:
     return "col-" + re.sub(r"[^A-Za-z0-9_-]", "_", key.lstrip("@"))
+
+
+class ColumnBody(VerticalScroll, can_focus=False, inherit_bindings=False):
+    """The cards; scrolled to its end, it asks the column for more. No keys of
+    its own: ↑↓ move the selection (the board screen), which scrolls it."""
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new > old and new >= self.max_scroll_y - 1 and isinstance(self.parent, BoardColumn):
+            self.parent.show_more()
 
 
 class BoardColumn(Vertical):
@@ -37,13 +47,14 @@ class BoardColumn(Vertical):
         self.subtitle = ""  # owner view: what the agent's runner is doing
         shown = list(cards)[:limit]
         self.widgets: dict[int, CardWidget] = {c.id: CardWidget(c, now) for c in shown}
+        self.cards: list[CardView] = list(cards)  # every card of the column, shown or not
         self._order: list[int] = [c.id for c in shown]
         self._ready = False
         self._pending: list[CardView] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._header_text(), classes="column-header")
-        yield VerticalScroll(*self.widgets.values(), classes="column-body", can_focus=False)
+        yield ColumnBody(*self.widgets.values(), classes="column-body")
         yield Static(self._more_text(), classes="column-more")
 
     def on_mount(self) -> None:
@@ -55,7 +66,7 @@ class BoardColumn(Vertical):
 
     def _more_text(self) -> Text | str:
         hidden = self.total - len(self._order)
-        return Text(f"+{hidden} more · / to filter", style="dim") if hidden > 0 else ""
+        return Text(f"+{hidden} more · ↓ shows them, / filters", style="dim") if hidden > 0 else ""
 
     def _finish(self) -> None:
         self.query_one(".column-header", Static).update(self._header_text())
@@ -66,7 +77,7 @@ class BoardColumn(Vertical):
 
     @property
     def body(self) -> VerticalScroll:
-        return self.query_one(".column-body", VerticalScroll)
+        return self.query_one(".column-body", ColumnBody)
 
     def _header_text(self) -> Text:
         text = Text.assemble((self.title, "bold"), (f" {self.total}", "dim"))
@@ -90,10 +101,19 @@ class BoardColumn(Vertical):
             if self._ready:
                 self.query_one(".column-header", Static).update(self._header_text())
 
+    def show_more(self) -> bool:
+        """Mount the next screenful of cards (False: every card is shown)."""
+        if not self._ready or len(self._order) >= self.total:
+            return False
+        self.limit = len(self._order) + COLUMN_STEP
+        self.sync(self.cards)
+        return True
+
     def sync(self, cards: list[CardView]) -> None:
         if not self._ready:
             self._pending = list(cards)
             return
+        self.cards = list(cards)
         self.total = len(cards)
         shown = cards[: self.limit]
         want = {c.id for c in shown}

@@ -8,7 +8,9 @@ from typing import Callable, Iterable
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import ListItem, ListView, Static
+from rich.padding import Padding
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
 
 from loopx_core.values import Artifact, EvidenceView, ObservedView
 
@@ -52,32 +54,18 @@ def artifact_text(art: Artifact) -> Text:
     return Text.assemble("    ▸ ", (art.path, "bold underline"), (f"  {size(art.size)}  sha256 {short_sha(art.sha256)}", "dim"))
 
 
-class EvidenceItem(ListItem):
-    def __init__(self, evidence: EvidenceView, now: float):
-        super().__init__(Static(evidence_text(evidence, now)), classes="evidence-entry")
-        self.evidence = evidence
+class EvidenceLog(OptionList):
+    """Entries oldest first, artifacts (▸) under each: one widget drawing only
+    the lines on screen, so a card with many turns opens at once. Entries are
+    not stops: ↑/↓ go from artifact to artifact; Enter opens one in the
+    viewer, ``p`` in ``$PAGER``. New evidence is appended."""
 
-
-class ArtifactItem(ListItem):
-    def __init__(self, card_id: int, artifact: Artifact):
-        super().__init__(Static(artifact_text(artifact)), classes="artifact-row" + (" -missing" if artifact.missing else ""))
-        self.card_id = card_id
-        self.artifact = artifact
-
-
-class ObservedItem(ListItem):
-    def __init__(self, card_id: int, observed: ObservedView, now: float):
-        art = Artifact(observed.path, observed.size, observed.sha256, observed.size is None)
-        text = Text.assemble(("  observed ", "dim"), (observed.path, "bold"), (f"  {size(observed.size)}  sha256 {short_sha(observed.sha256)}  {observed.agent}  {ago(observed.created_at, now)}", "dim"))
-        super().__init__(Static(text), classes="artifact-row observed-row")
-        self.card_id = card_id
-        self.artifact = art
-
-
-class EvidenceLog(ListView):
-    """Entries oldest first; new evidence is appended, never re-rendered."""
-
-    BINDINGS = [Binding("p", "pager", "In $PAGER", tooltip="open the highlighted artifact in $PAGER")]
+    BINDINGS = [
+        Binding("down", "cursor_down", "Next artifact", tooltip="the next artifact (▸) in the timeline"),
+        Binding("up", "cursor_up", "Previous artifact", tooltip="the previous artifact"),
+        Binding("enter", "select", "Open artifact", tooltip="open the highlighted artifact (▸) in the viewer"),
+        Binding("p", "pager", "In $PAGER", tooltip="open the highlighted artifact in $PAGER"),
+    ]
 
     def __init__(self, card_id: int, now: Callable[[], float], **kw):
         super().__init__(**kw)
@@ -85,40 +73,55 @@ class EvidenceLog(ListView):
         self._now = now
         self.shown: set[int] = set()
         self.observed_shown: set[int] = set()
-        self._placeholder: ListItem | None = None
+        self.entries: list[EvidenceView] = []  # in the order shown
+        self.artifacts: dict[str, Artifact] = {}  # option id -> artifact
+        self._placeholder = False
 
     def add(self, evidence: Iterable[EvidenceView], observed: Iterable[ObservedView] = ()) -> None:
         now = self._now()
-        items: list[ListItem] = []
+        options: list[Option] = []
         for ev in evidence:
             if ev.id in self.shown:
                 continue
             self.shown.add(ev.id)
-            items.append(EvidenceItem(ev, now))
-            items.extend(ArtifactItem(self.card_id, art) for art in ev.artifacts)
+            self.entries.append(ev)
+            options.append(Option(Padding(evidence_text(ev, now), (1, 0, 0, 0)), id=f"E-{ev.id}", disabled=True))
+            for i, art in enumerate(ev.artifacts):
+                key = f"E-{ev.id}/{i}"
+                self.artifacts[key] = art
+                options.append(Option(artifact_text(art), id=key))
         for obs in observed:
             if obs.id in self.observed_shown:
                 continue
             self.observed_shown.add(obs.id)
-            items.append(ObservedItem(self.card_id, obs, now))
-        if items:
-            if self._placeholder is not None:
-                self._placeholder.remove()
-                self._placeholder = None
-            self.extend(items)
-        elif not self.shown and not self.observed_shown and self._placeholder is None:
-            self._placeholder = ListItem(Static(Text("No evidence yet: each writeback an agent makes shows here.", style="dim")), classes="evidence-entry", disabled=True)
-            self.append(self._placeholder)
+            key = f"O-{obs.id}"
+            self.artifacts[key] = Artifact(obs.path, obs.size, obs.sha256, obs.size is None)
+            text = Text.assemble(("  observed ", "dim"), (obs.path, "bold"), (f"  {size(obs.size)}  sha256 {short_sha(obs.sha256)}  {obs.agent}  {ago(obs.created_at, now)}", "dim"))
+            options.append(Option(text, id=key))
+        if options:
+            if self._placeholder:
+                self.clear_options()
+                self._placeholder = False
+            self.add_options(options)
+        elif not self.shown and not self.observed_shown and not self._placeholder:
+            self._placeholder = True
+            self.add_option(Option(Text("No evidence yet: each writeback an agent makes shows here.", style="dim"), disabled=True))
 
-    def on_list_view_selected(self, event: ListView.Selected) -> None:
-        item = event.item
-        if isinstance(item, (ArtifactItem, ObservedItem)):
+    @property
+    def highlighted_artifact(self) -> Artifact | None:
+        if self.highlighted is None:
+            return None
+        return self.artifacts.get(self.get_option_at_index(self.highlighted).id or "")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        art = self.artifacts.get(event.option.id or "")
+        if art is not None:
             event.stop()
-            self.post_message(OpenArtifact(item.card_id, item.artifact))
+            self.post_message(OpenArtifact(self.card_id, art))
 
     def action_pager(self) -> None:
-        item = self.highlighted_child
-        if isinstance(item, (ArtifactItem, ObservedItem)):
-            self.post_message(OpenArtifact(item.card_id, item.artifact, pager=True))
+        art = self.highlighted_artifact
+        if art is not None:
+            self.post_message(OpenArtifact(self.card_id, art, pager=True))
         else:
             self.app.notify("Highlight an artifact (▸) first", severity="warning")

@@ -109,3 +109,26 @@ def test_a_pause_written_in_the_database_pauses_nothing(team, watch):
     assert team.cli("verify").code == 11  # the row names a control no signed decision made
     watch.signal(proc)
     assert watch.ended(proc) == 0
+
+
+def test_a_budget_rewritten_with_its_hash_starts_no_turn(team, watch):
+    """The thorough attacker rewrites the person's budget event with a
+    recomputed hash (which passes the cheap per-turn check) and the card row:
+    the runner's strict check before each turn catches the signature."""
+    from loopx_core import chain
+    from tests.security.conftest import sql_rows
+
+    person_ok(team, "card", "add", "small", "--max-turns", "2", "--next", "step 1")
+    seq, at, actor, card, kind, data, op_id, key = sql_rows(team, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 1")[0]
+    doc = json.loads(data)
+    doc["max_turns"] = 500
+    text = chain.data_text(doc)
+    prev = sql_rows(team, f"SELECT prev FROM event WHERE seq = {seq}")[0][0]
+    sql(team, f"UPDATE event SET data = '{text}', hash = '{chain.event_hash(prev, seq, at, actor, card, kind, text, op_id, key)}' WHERE seq = {seq}")
+    sql(team, "UPDATE card SET max_turns = 500 WHERE id = 1")
+    proc = watch.run("a1")
+    watch.until("the card is held back", lambda: watch.card().paused_reason == "budget_unverified")
+    watch.until("the runner sleeps on it", lambda: (r := watch.runner("a1")) and r.state == "asleep" and "budget_unverified" in (r.detail or ""))
+    assert watch.turns_started("a1") == 0
+    watch.signal(proc)
+    assert watch.ended(proc) == 0

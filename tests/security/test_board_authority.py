@@ -34,6 +34,13 @@ def launched(seeded, monkeypatch):
         store.close()
 
 
+async def on_screen(app, pilot) -> None:
+    """The board reads the store only in workers: wait for what they bring."""
+    await app.loaded.wait()
+    await app.reads_idle()
+    await pilot.pause()
+
+
 def status(seeded, gate: int) -> str:
     store = Store.open(seeded.location)
     try:
@@ -51,7 +58,9 @@ async def test_a_board_that_cannot_prove_a_person_decides_nothing(launched, seed
     app = launched()
     assert app.person is None and app.read_only
     async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
         await pilot.press("g")
+        await on_screen(app, pilot)  # the gate's brief is read in a worker; keys typed before it shows are dropped
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()
@@ -66,8 +75,34 @@ async def test_the_person_decides_with_one_key(launched, seeded):
     app = launched()
     assert app.person is not None and app.person.actor == "human:seed"
     async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
         await pilot.press("g")
+        await on_screen(app, pilot)
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()
     assert status(seeded, seeded.gate) == "approved"
+
+
+async def test_the_board_says_in_red_when_the_history_was_altered(launched, seeded):
+    """An agent edits the board's file behind LoopX's back (an approval, an
+    event): the board checks its history as it opens and says so in red."""
+    import sqlite3
+
+    app = launched()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        assert app.history is not None and app.history.ok
+        assert not app.board_screen.query_one("#board-banner").display
+    con = sqlite3.connect(seeded.location.path)
+    con.execute("UPDATE event SET data = '{}' WHERE kind = 'claimed'")
+    con.commit()
+    con.close()
+    app = launched()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        banner = app.board_screen.query_one("#board-banner")
+        assert not app.history.ok and banner.display
+        text = str(banner.render())
+        assert "HISTORY ALTERED" in text and "was altered after it was written" in text
+        assert "as seed" in str(app.board_screen.query_one("#board-header").render())

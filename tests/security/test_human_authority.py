@@ -247,3 +247,34 @@ def test_a_time_already_in_the_log_cannot_break_reads(asked):
     for argv in (("export",), ("events",), ("log", "LX-1"), ("card", "list")):
         assert asked.cli(*argv).code == 0, argv
     assert "invalid-time" in json.dumps([e for e in asked.ok("events")["events"] if e["kind"] == "claimed"])
+
+
+def test_a_budget_decision_rewritten_with_its_hash_is_caught_by_the_signature_checks(asked, tmp_path):
+    """The thorough attacker: rewrite the person's budget event (its data and a
+    recomputed hash) and the card row. The agent's own writeback checks content
+    and hash only (no signature on the per-turn path), so the signature checks
+    must catch it: `loopx verify`, and the strict check the person's processes use."""
+    from loopx_core import chain, quota
+    from loopx_core.models import Card
+
+    asked.ok("card", "add", "small", "--max-turns", "2")
+    seq, at, actor, card, kind, data, op_id, key = sql_rows(asked, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 2")[0]
+    doc = json.loads(data)
+    doc["max_turns"] = 500
+    text = chain.data_text(doc)
+    prev = sql_rows(asked, f"SELECT prev FROM event WHERE seq = {seq}")[0][0]
+    digest = chain.event_hash(prev, seq, at, actor, card, kind, text, op_id, key)
+    sql(asked, f"UPDATE event SET data = '{text}', hash = '{digest}' WHERE seq = {seq}")
+    sql(asked, "UPDATE card SET max_turns = 500 WHERE id = 2")
+    report = asked.cli("verify")
+    assert report.code == 11 and any(p["seq"] == seq for p in report.data["verify"]["problems"])
+    store = asked.store()
+    try:
+        def strict():
+            row = Card.get_by_id(2)
+            quota.enforce_signed(store, row, strict=True)
+            return row.status, row.paused_reason, row.max_turns
+
+        assert store.run(strict) == ("paused", "budget_unverified", 500)
+    finally:
+        store.close()

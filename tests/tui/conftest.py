@@ -50,15 +50,42 @@ def seeded(seed_template, tmp_path: Path):
     clock.set_clock(None)
 
 
+def board_app_class():
+    """LoopxApp whose ``run_test`` hands over the pilot once the board is on
+    screen (it is opened and read in a worker): tests start from the board."""
+    import asyncio
+    from contextlib import asynccontextmanager
+
+    from loopx_tui.app import LoopxApp
+
+    class BoardApp(LoopxApp):
+        @asynccontextmanager
+        async def run_test(self, *args, **kwargs):
+            async with super().run_test(*args, **kwargs) as pilot:
+                await asyncio.wait_for(self.loaded.wait(), 60)  # (an app that failed to start raises here)
+                await pilot.pause()
+                yield pilot
+
+    return BoardApp
+
+
+async def settled(pilot) -> None:
+    """For snapshots (``snap_compare`` runs the app itself): the board is on
+    screen and the start-up toast is gone."""
+    await pilot.app.loaded.wait()
+    await pilot.pause()
+    pilot.app.clear_notifications()
+
+
 @pytest.fixture
 def make_app(seeded):
     """``make_app(**kw)``: a LoopxApp on the seeded board, workers off by default."""
-    from loopx_tui.app import LoopxApp
+    BoardApp = board_app_class()
 
-    def make(**kw):
+    def make(location=None, **kw):
         kw.setdefault("background", False)
         kw.setdefault("person", seeded.person)
-        return LoopxApp(seeded.location, **kw)
+        return BoardApp(location or seeded.location, **kw)
 
     return make
 
@@ -87,11 +114,13 @@ def loopx(location, *args: str, agent: str | None = None) -> subprocess.Complete
 
 
 async def feed(app) -> None:
-    """What the change poller does, once, synchronously: read the delta since
-    the app's seq and post it. For tests that keep the workers off."""
-    from loopx_core.board import board_delta
+    """What the change poller does, once: read the delta since the app's seq
+    (off the UI thread, as the poller does) and post it. For tests that keep
+    the workers off."""
+    import asyncio
+
     from loopx_tui.messages import BoardChanged
 
-    delta = board_delta(app.store, app.model.seq)
+    delta = await asyncio.to_thread(app.reader.delta, app.model.seq)
     if delta.events:
         app.post_message(BoardChanged(delta))

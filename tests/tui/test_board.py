@@ -13,14 +13,14 @@ import pytest
 
 from loopx_core import cards as card_ops
 from loopx_core.discovery import parse_target
-from loopx_tui.app import LoopxApp
 from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.budget import BudgetModal
 from loopx_tui.screens.help import HelpScreen
 from loopx_tui.screens.no_board import NoBoardScreen
 from loopx_tui.widgets.card import CardWidget
 
-from .conftest import HUMAN, loopx
+from .conftest import HUMAN, board_app_class, loopx
+from .test_daily_driver import laid_out
 
 
 def visible(app) -> dict[str, list[int]]:
@@ -137,9 +137,13 @@ async def test_plus_raises_a_paused_cards_budget(make_app, seeded):
 
 
 async def test_help_lists_every_key(make_app):
+    from loopx_tui.modals.confirm import ConfirmModal
     from loopx_tui.modals.gate import GateModal
+    from loopx_tui.screens.artifact import ArtifactScreen
     from loopx_tui.screens.board import BoardScreen
     from loopx_tui.screens.card import CardScreen
+    from loopx_tui.screens.timeline import TimelineScreen
+    from loopx_tui.widgets.evidence_log import EvidenceLog
 
     app = make_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -153,7 +157,7 @@ async def test_help_lists_every_key(make_app):
         for part in help_renderables(app):
             console.print(part)
         text = console.export_text()
-        for screen in (BoardScreen, GateModal, CardScreen):
+        for screen in (BoardScreen, GateModal, CardScreen, EvidenceLog, ArtifactScreen, TimelineScreen, ConfirmModal):
             for binding in screen.BINDINGS:
                 assert (binding.tooltip or binding.description) in text
         await pilot.press("escape")
@@ -177,6 +181,7 @@ async def test_a_card_added_by_another_process_shows_up_live_without_a_reload(ma
         assert proc.returncode == 0, proc.stderr
         assert await wait_until(pilot, lambda: 12 in board.column("ready").widgets)
         widget = board.card_widget(12)
+        await laid_out(pilot, widget)  # what is on screen is drawn after the layout, not before it
         assert "From another process" in widget.render().plain
         # Only the new card was mounted; the others are the very same widgets.
         assert all(board.card_widget(cid) is w for cid, w in before.items())
@@ -195,7 +200,7 @@ async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):
     async with app.run_test(size=(120, 36)) as pilot:
         proc = loopx(seeded.location, "gate", "ask", "LX-6", "--question", "Use GitHub?", "--scope", "oauth:github", agent="claude-1")
         assert proc.returncode == 6, proc.stdout + proc.stderr
-        assert await wait_until(pilot, lambda: isinstance(app.screen, GateModal))
+        assert await wait_until(pilot, lambda: isinstance(app.screen, GateModal) and app.screen.ready)  # on screen, so keys answer it
         assert app.bells == 1
         await pilot.press("y")
         await app.ops_idle()
@@ -239,7 +244,7 @@ async def test_an_empty_board(tmp_path):
     location = parse_target(str(tmp_path / ".loopx" / "board.db"), "flag")
     me = ephemeral("tester")
     init_board(location, None, me, pin=False)[0].close()
-    app = LoopxApp(location, background=False, person=me)
+    app = board_app_class()(location, background=False, person=me)
     async with app.run_test(size=(80, 24)) as pilot:
         for key in ("enter", "a", "plus", "g", "r", "shift+right", "down", "left", "v", "slash", "escape", "v"):
             await pilot.press(key)
@@ -250,7 +255,7 @@ async def test_an_empty_board(tmp_path):
 
 async def test_a_missing_board_says_how_to_create_one(tmp_path):
     location = parse_target(str(tmp_path / "nowhere" / "board.db"), "flag")
-    app = LoopxApp(location, background=False)
+    app = board_app_class()(location, background=False)
     async with app.run_test(size=(80, 24)) as pilot:
         assert isinstance(app.screen, NoBoardScreen)
         text = str(app.screen.query_one("#no-board").render())

@@ -5,7 +5,11 @@ from __future__ import annotations
 from loopx_core.writeback import writeback
 from loopx_tui.screens.artifact import ArtifactScreen, read_artifact
 from loopx_tui.screens.card import CardScreen
-from loopx_tui.widgets.evidence_log import ArtifactItem, EvidenceItem, EvidenceLog
+from loopx_tui.widgets.evidence_log import EvidenceLog
+
+
+def first_artifact(log) -> int:
+    return next(i for i in range(log.option_count) if not log.get_option_at_index(i).disabled)
 
 from .conftest import feed
 
@@ -24,9 +28,11 @@ async def test_enter_opens_the_card_with_every_facet(make_app, seeded):
         header = static_text(screen, "#card-header")
         for part in ("LX-1", "Write the login form", "done", "owner claude-1", "turns 3/8", "tokens 16k", "$0.09"):
             assert part in header
+        await app.reads_idle()
+        await pilot.pause()
         log = screen.query_one(EvidenceLog)
-        assert len(log.query(EvidenceItem)) == 4
-        paths = [item.artifact.path for item in log.query(ArtifactItem)]
+        assert len(log.entries) == 4
+        paths = [art.path for key, art in log.artifacts.items() if key.startswith("E-")]
         assert paths == ["src/login.html", "src/login.css", "src/login.js"]
         assert screen.query_one("#card-sparkline").data == [5400.0, 4100.0, 6200.0, 0.0]
         assert "card_added" in static_text(screen, "#card-events") and "done" in static_text(screen, "#card-events")
@@ -54,15 +60,17 @@ async def test_the_card_screen_follows_new_evidence(make_app, seeded):
     async with app.run_test(size=(100, 30)) as pilot:
         app.open_card(6)
         await pilot.pause()
+        await app.reads_idle()
+        await pilot.pause()
         log = app.screen.query_one(EvidenceLog)
-        first = list(log.query(EvidenceItem))
-        assert len(first) == 1
+        first = log.get_option_at_index(0)
+        assert len(log.entries) == 1
         (seeded.root / "notes" / "more.md").write_text("more\n")
         writeback(app.store, 6, "claude-1", {"summary": "Wrote more notes", "artifacts": ["notes/more.md"], "tokens": 900}, base=seeded.root)
         await feed(app)
+        await app.reads_idle()
         await pilot.pause()
-        items = list(log.query(EvidenceItem))
-        assert len(items) == 2 and items[0] is first[0]  # appended, not re-rendered
+        assert len(log.entries) == 2 and log.get_option_at_index(0) is first  # appended, not re-rendered
         assert app.screen.query_one("#card-sparkline").data == [3600.0, 900.0]
 
 
@@ -71,9 +79,11 @@ async def test_an_artifact_opens_in_the_viewer_checked_against_its_hash(make_app
     async with app.run_test(size=(100, 30)) as pilot:
         app.open_card(1)
         await pilot.pause()
+        await app.reads_idle()
+        await pilot.pause()
         log = app.screen.query_one(EvidenceLog)
         log.focus()
-        log.index = [i for i, item in enumerate(log.children) if isinstance(item, ArtifactItem)][0]
+        log.highlighted = first_artifact(log)
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()

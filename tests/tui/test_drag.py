@@ -61,9 +61,17 @@ async def test_drag_to_unassigned_unassigns(make_app, seeded):
 
 
 async def test_drag_in_status_view_runs_the_column_move(make_app, seeded):
+    from loopx_tui.modals.confirm import ConfirmModal
+
     app = make_app()
     async with app.run_test(size=(110, 32)) as pilot:
-        await drag(pilot, 9, "done")  # the backlog card, onto Done: cancelled
+        await drag(pilot, 9, "done")  # the backlog card, onto Done: cancelled — after asking
+        assert isinstance(app.screen, ConfirmModal) and "LX-9" in app.screen.question
+        await pilot.press("n")  # kept
+        await app.ops_idle()
+        assert not isinstance(app.screen, ConfirmModal) and card_ops.show_card(app.store, 9).status == "backlog"
+        await drag(pilot, 9, "done")
+        await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()
         assert card_ops.show_card(app.store, 9).status == "cancelled"
@@ -146,6 +154,10 @@ async def test_every_move_has_a_key(make_app, seeded):
         await pilot.pause()
         assert app.board_screen.focus_card_widget(9)
         await pilot.press("x")
+        await pilot.press("escape")  # the question, left: nothing happens
+        await app.ops_idle()
+        assert card_ops.show_card(app.store, 9).status == "ready"
+        await pilot.press("x", "y")
         await app.ops_idle()
         assert card_ops.show_card(app.store, 9).status == "cancelled"
         await pilot.pause()

@@ -63,7 +63,7 @@ async def test_escape_leaves_it_for_later_and_g_brings_it_back(make_app, seeded)
         await pilot.press("g", "escape")
         await pilot.pause()
         assert not isinstance(app.screen, GateModal)
-        assert seeded.gate in app.deferred
+        assert seeded.gate in app.gates.deferred
         assert gate_row(app, seeded.gate).status == "pending"
         card = app.model.cards[gate_row(app, seeded.gate).card]
         assert app.model.column_of(card) == "needs_you"
@@ -102,7 +102,7 @@ async def test_gates_come_one_at_a_time_in_order(make_app, seeded):
         g2, _, _ = gates.ask(app.store, 6, "claude-1", {"question": "second?", "scope": "oauth:google"})
         await feed(app)
         await pilot.pause()
-        assert app.screen.gate_id == g1.id and app.gate_queue == [g2.id]
+        assert app.screen.gate_id == g1.id and app.gates.queue == [g2.id]
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()
@@ -124,7 +124,7 @@ async def test_a_gate_answered_elsewhere_leaves_the_queue(make_app, seeded):
         await feed(app)
         await pilot.pause()
         assert not isinstance(app.screen, GateModal)
-        assert seeded.gate not in app.model.pending and seeded.gate not in app.gate_queue
+        assert seeded.gate not in app.model.pending and seeded.gate not in app.gates.queue
         assert any("answered elsewhere" in msg for _, msg in app.notices)
         assert gate_row(app, seeded.gate).answered_by == "human:seed"
 
@@ -136,11 +136,11 @@ async def test_a_queued_gate_answered_elsewhere_never_shows(make_app, seeded):
         g2, _, _ = gates.ask(app.store, 6, "claude-1", {"question": "next?", "scope": "oauth:github"})
         await feed(app)
         await pilot.pause()
-        assert app.gate_queue == [g2.id]
+        assert app.gates.queue == [g2.id]
         gates.answer(app.store, g2.id, "reject", seeded.person)
         await feed(app)
         await pilot.pause()
-        assert app.gate_queue == []
+        assert app.gates.queue == []
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()

@@ -9,23 +9,50 @@ from loopx_tui import launch
 from loopx_tui.app import LoopxApp
 
 
-def test_run_board_without_a_board_says_how_to_create_one(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(LoopxApp, "run", lambda self, *a, **k: (_ for _ in ()).throw(AssertionError("no TUI without a board")))
-    code = launch.run_board(parse_target(str(tmp_path / "missing" / "board.db"), "flag"))
+def _run_headless(seen: dict, keys=("q",)):
+    """``App.run`` replaced by a headless run: the app starts, the test looks, keys quit it."""
+
+    def fake_run(self, *a, **k):
+        import asyncio
+
+        async def go():
+            async with self.run_test(size=(80, 24)) as pilot:
+                await asyncio.wait_for(self.loaded.wait(), 60)
+                await pilot.pause()
+                seen["screen"] = type(self.screen).__name__
+                seen["store"] = self.store
+                seen["text"] = str(self.screen.query_one("#no-board").render()) if seen["screen"] == "NoBoardScreen" else ""
+                await pilot.press(*keys)
+            return self.return_value
+
+        return asyncio.run(go())
+
+    return fake_run
+
+
+def test_run_board_without_a_board_shows_how_to_create_one(tmp_path, monkeypatch):
+    """Not a hidden board, not a line on stderr: the "No LoopX board here" screen, then exit 4."""
+    seen: dict = {}
+    monkeypatch.setattr(LoopxApp, "run", _run_headless(seen))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("LOOPX_DB", raising=False)
+    from loopx_core.discovery import discover
+
+    location = discover()
+    assert location.source == "none"
+    code = launch.run_board(location)
     assert code == 4
-    err = capsys.readouterr().err
-    assert "no board at" in err and "loopx init" in err
+    assert seen["screen"] == "NoBoardScreen" and seen["store"] is None
+    assert "No LoopX board here" in seen["text"] and "loopx init" in seen["text"]
+    assert not (tmp_path / ".loopx").exists() and not (tmp_path / "data").exists()
 
 
 def test_run_board_opens_the_app_on_the_board(seeded, monkeypatch):
-    seen = {}
-
-    def fake_run(self, *a, **k):
-        seen["store"] = self.store
-        return 0
-
-    monkeypatch.setattr(LoopxApp, "run", fake_run)
+    seen: dict = {}
+    monkeypatch.setattr(LoopxApp, "run", _run_headless(seen))
     assert launch.run_board(seeded.location) == 0
+    assert seen["screen"] == "BoardScreen"
     assert seen["store"].location.path == seeded.location.path
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from loopx_core import runners
 from loopx_core.store import Store
 
-from .conftest import export, feed
+from .conftest import export, feed, settled
 
 DEAD_PID = 2**22 + 4242
 
@@ -27,20 +27,17 @@ def with_runners(seeded) -> None:
         store.close()
 
 
-async def _settle(pilot) -> None:
-    await pilot.pause()
-    pilot.app.clear_notifications()
-
-
 def test_owner_view_with_runners(seeded, make_app, snap_compare):
     with_runners(seeded)
-    assert snap_compare(make_app(), press=["v"], terminal_size=(120, 36), run_before=_settle)
+    assert snap_compare(make_app(), press=["v"], terminal_size=(120, 36), run_before=settled)
 
 
 async def test_the_owner_view_says_what_each_runner_does(seeded, make_app):
     with_runners(seeded)
     app = make_app()
     async with app.run_test(size=(160, 40)) as pilot:
+        await app.loaded.wait()
+        await pilot.pause()
         await pilot.press("v")
         await pilot.pause()
         columns = app.board_screen.board.columns
@@ -59,6 +56,8 @@ async def test_p_u_and_s_decide_for_the_focused_agents_runner(seeded, make_app):
     with_runners(seeded)
     app = make_app()
     async with app.run_test(size=(160, 40)) as pilot:
+        await app.loaded.wait()
+        await pilot.pause()
         await pilot.press("v")
         await pilot.pause()
         screen = app.board_screen
@@ -82,6 +81,8 @@ async def test_a_read_only_board_decides_nothing_for_a_runner(seeded, make_app):
     before = export(seeded.location)
     app = make_app(person=None, read_only="opened without a key")
     async with app.run_test(size=(160, 40)) as pilot:
+        await app.loaded.wait()
+        await pilot.pause()
         await pilot.press("v")
         await pilot.pause()
         app.board_screen.focus_card_widget(app.board_screen.board.columns["claude-1"].card_ids()[0])

@@ -5,9 +5,7 @@ deliberate change, and look at the diff report before accepting it."""
 from __future__ import annotations
 
 
-async def _settle(pilot) -> None:
-    await pilot.pause()
-    pilot.app.clear_notifications()  # the start-up toast ("1 gate waiting") is not part of the picture
+from .conftest import settled as _settle
 
 
 def test_status_view(make_app, snap_compare):
@@ -19,13 +17,21 @@ def test_owner_view(make_app, snap_compare):
 
 
 def test_gate_modal(make_app, snap_compare):
-    assert snap_compare(make_app(), press=["g"], terminal_size=(120, 36), run_before=_settle)
+    async def gate(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=gate)
 
 
 def test_card_detail(make_app, snap_compare):
     async def open_card(pilot):
         await _settle(pilot)
         pilot.app.open_card(1)
+        await pilot.pause()
+        await pilot.app.reads_idle()
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=(120, 36), run_before=open_card)
@@ -39,17 +45,72 @@ def test_small_terminal(make_app, snap_compare):
 def test_artifact_viewer(make_app, snap_compare):
     """An artifact opened from a card's evidence, read in its thread and
     checked against the recorded sha256."""
-    from loopx_tui.widgets.evidence_log import ArtifactItem, EvidenceLog
+    from loopx_tui.widgets.evidence_log import EvidenceLog
+
+    from .test_card_screen import first_artifact
 
     async def open_artifact(pilot):
         await _settle(pilot)
         pilot.app.open_card(1)
         await pilot.pause()
+        await pilot.app.reads_idle()
+        await pilot.pause()
         log = pilot.app.screen.query_one(EvidenceLog)
         log.focus()
-        log.index = [i for i, item in enumerate(log.children) if isinstance(item, ArtifactItem)][0]
+        log.highlighted = first_artifact(log)
         await pilot.press("enter")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=open_artifact)
+
+
+def test_board_timeline(make_app, snap_compare):
+    """``t``: the whole board's trajectory — figures, lanes, burn per hour."""
+
+    async def open_timeline(pilot):
+        await _settle(pilot)
+        await pilot.press("t")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=open_timeline)
+
+
+def test_card_timeline(make_app, snap_compare):
+    async def open_timeline(pilot):
+        await _settle(pilot)
+        pilot.app.open_card(1)
+        await pilot.app.reads_idle()
+        await pilot.press("t")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=open_timeline)
+
+
+def test_cancel_asks_first(make_app, snap_compare):
+    async def cancel(pilot):
+        await _settle(pilot)
+        pilot.app.board_screen.focus_card_widget(9)
+        await pilot.press("x")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=cancel)
+
+
+def test_gate_modal_small_terminal(make_app, snap_compare):
+    """At 80×24 the question is not covered: notices wait until it is answered."""
+
+    async def gate(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        pilot.app.notice("LX-7 moved to ready")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=gate)
+
+
+def test_add_card_form(make_app, snap_compare):
+    assert snap_compare(make_app(), press=["n", *"Ship it"], terminal_size=(100, 30), run_before=_settle)

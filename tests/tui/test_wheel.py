@@ -39,13 +39,18 @@ SCRIPT = textwrap.dedent(
     async def main():
         app = LoopxApp(location, background=False, person=me)
         async with app.run_test(size=(80, 24)) as pilot:
+            await asyncio.wait_for(app.loaded.wait(), 60)
             await pilot.pause()
             widget = app.board_screen.board.card_widget(1)
             assert widget.card.title == "from the wheel" and "from the" in widget.render().plain
-            # A style from styles/card.tcss is applied: cards are 5 rows tall.
-            assert widget.outer_size.height == 5 and widget.styles.border_top[0] == "round", (widget.outer_size, widget.styles.border_top)
+            # A style from styles/card.tcss is applied: cards are 5 rows tall, the selected one heavy.
+            assert widget.outer_size.height == 5 and widget.styles.border_top[0] == "heavy", (widget.outer_size, widget.styles.border_top)
             await pilot.press("v")
-            await pilot.press("q")
+            await pilot.press("t")  # the timeline: textual-plotext came with the wheel
+            await app.reads_idle()
+            await pilot.pause()
+            assert type(app.screen).__name__ == "TimelineScreen" and app.screen.loads == 1
+            await pilot.press("escape", "q")
         print("OK", here)
 
     asyncio.run(main())

@@ -1,0 +1,115 @@
+"""Every human action the board performs goes through ``HumanActions``.
+
+Answering a gate (and remembering the answer), raising a budget, moving or
+cancelling a card, assigning or unassigning it, adding a card, pausing,
+resuming or stopping an agent's runner: each public
+method names the action and hands ``_perform`` a function of the person
+deciding (a ``keys.Person`` whose key signs the decision). ``_perform`` is
+the one place that (a) refuses when the board is read-only (no unlocked key,
+or started with ``LOOPX_AGENT``), (b) runs the operator in a thread worker
+with its own connection, and (c) reports the result or the refusal.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from loopx_core import cards as card_ops
+from loopx_core import gates as gate_ops
+from loopx_core import ids
+from loopx_core.errors import LoopxError
+from loopx_core.text import terminal_safe_value
+from loopx_core.values import CardView
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from loopx_core.store import Store
+
+    from .app import LoopxApp
+
+
+class HumanActions:
+    def __init__(self, app: "LoopxApp", store: "Store", person, read_only: str | None = None):
+        self.app = app
+        self.store = store
+        self.person = person  # keys.Person, or None (read-only)
+        # Why human actions are refused (None: they are allowed); the header shows it.
+        self.refusal: str | None = read_only if person is None else None
+        if person is None and self.refusal is None:
+            self.refusal = "no unlocked key: decisions are refused"
+
+    # -- the one place -----------------------------------------------------------
+    def _perform(self, what: str, operator: Callable[[str], object], done: Callable[[object], None] | None = None) -> "Worker | None":
+        if self.refusal is not None:
+            self.app.refuse(f"{what}: this board is read-only: {self.refusal}", "open the board as yourself, with your key (`loopx key init` makes one)")
+            return None
+        actor = self.person
+
+        def job():
+            try:
+                with self.store.thread_connection():
+                    result = terminal_safe_value(operator(actor))
+            except LoopxError as err:
+                self.app.call_from_thread(self.app.refuse, terminal_safe_value(err.message), terminal_safe_value(err.hint or ""))
+                return None
+            except Exception as exc:  # an operator bug must not take the board down
+                self.app.call_from_thread(self.app.refuse, f"{what} failed: {type(exc).__name__}: {exc}", "")
+                return None
+            self.app.call_from_thread(self.app.action_done, result, done)
+            return result
+
+        return self.app.run_worker(job, thread=True, group="ops", name=what, exit_on_error=False)
+
+    # -- the actions -------------------------------------------------------------
+    def answer_gate(self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None) -> "Worker | None":
+        key = ids.fmt(ids.GATE, gate_id)
+
+        def done(result):
+            gate, card = result
+            extra = f", remembered for this {remember}" if remember else ""
+            self.app.notice(f"{key} {gate.status} by you{extra}; {card.key} is {card.status}")
+
+        return self._perform(f"answer {key}", lambda actor: gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember), done)
+
+    def move(self, card_id: int, to: str) -> "Worker | None":
+        def done(card: CardView):
+            self.app.notice(f"{card.key} moved to {card.status}")
+
+        return self._perform(f"move {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.move_card(self.store, card_id, to, actor), done)
+
+    def assign(self, card_id: int, to: str | None) -> "Worker | None":
+        def done(card: CardView):
+            if to is None:
+                self.app.notice(f"{card.key} unassigned; it is {card.status}")
+            elif card.status == "handoff":
+                self.app.notice(f"{card.key} handed to {to} with a handoff packet; the old lease is revoked")
+            else:
+                self.app.notice(f"{card.key} assigned to {to}")
+
+        return self._perform(f"assign {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.assign_card(self.store, card_id, to, actor), done)
+
+    def raise_budget(self, card_id: int, data: dict) -> "Worker | None":
+        def done(card: CardView):
+            self.app.notice(f"{card.key} budget raised; it is {card.status}")
+
+        return self._perform(f"budget {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.budget_card(self.store, card_id, data, actor), done)
+
+    def add_card(self, data: dict, then: Callable[[CardView], None] | None = None) -> "Worker | None":
+        def done(card: CardView):
+            self.app.notice(f"{card.key} added ({card.status})")
+            if then is not None:
+                then(card)
+
+        return self._perform("add card", lambda actor: card_ops.add_card(self.store, data, actor), done)
+
+    def control_runner(self, agent: str, what: str) -> "Worker | None":
+        """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""
+        from loopx_core import runners
+
+        then = {"pause": "no new turn starts", "resume": "it goes on (a stopped runner: start `loopx run` again)", "stop": "it ends its turn, releases its card and exits"}[what]
+
+        def done(_view):
+            self.app.notice(f"{agent}'s runner: {what} — {then}")
+
+        return self._perform(f"{what} {agent}'s runner", lambda actor: runners.control(self.store, agent, what, actor), done)

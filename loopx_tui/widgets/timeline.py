@@ -1,0 +1,106 @@
+"""The trajectory plots, drawn with textual-plotext (Textualize's Plotext
+widget; only the timeline screen imports this module, so no other path pays
+for Plotext).
+
+``TrajectoryPlot``: one lane per kind of time on a shared axis of hours since
+the loop began — turns (●, more marks where turns were dense), an agent
+working, waiting for a person on a gate, paused, handoffs. ``BurnPlot``:
+tokens per hour as bars, dollars per hour as a line on the right axis.
+Both cut the data into as many slices as the plot is wide (``trajectory.
+buckets``), so a card with 5,000 events draws as fast as one with five."""
+
+from __future__ import annotations
+
+from textual_plotext import PlotextPlot
+
+from loopx_core.trajectory import HOUR, Trajectory, buckets, burn
+
+LANES = (("handoff", "magenta"), ("paused", "red"), ("gate wait", "yellow"), ("working", "green"), ("turns", "cyan"))
+LANE = {name: i + 1 for i, (name, _) in enumerate(LANES)}
+COLOUR = dict(LANES)
+
+
+def time_ticks(plt, total_hours: float, count: int = 6) -> None:
+    """x ticks at round-looking points, labelled as durations ("45m", "6h", "3d")."""
+    from loopx_core.clock import human_delta
+
+    total = max(total_hours, 1e-6)
+    positions = [total * i / (count - 1) for i in range(count)]
+    plt.xticks(positions, ["0"] + [human_delta(p * HOUR) for p in positions[1:]])
+
+
+def _axis_hours(start: float, width: float, n: int) -> list[float]:
+    """The middle of each slice, in hours since the start."""
+    return [((i + 0.5) * width) / HOUR for i in range(n)]
+
+
+class TrajectoryPlot(PlotextPlot):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.trajectory: Trajectory | None = None
+
+    def show(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory
+        self.draw()
+
+    def on_resize(self) -> None:
+        self.draw()
+
+    def draw(self) -> None:
+        t = self.trajectory
+        plt = self.plt
+        plt.clear_figure()
+        plt.title("Trajectory")
+        if t is None:
+            self.refresh()
+            return
+        n = max(8, self.size.width - 14)
+        b = buckets(t, n)
+        xs = _axis_hours(b.start, b.width, n)
+        lanes = {
+            "turns": [x for x, count in zip(xs, b.turns) if count],
+            "working": [x for x, on in zip(xs, b.working) if on],
+            "gate wait": [x for x, on in zip(xs, b.waiting) if on],
+            "paused": [x for x, on in zip(xs, b.paused) if on],
+            "handoff": [x for x, count in zip(xs, b.handoffs) if count],
+        }
+        for name, points in lanes.items():
+            if points:
+                marker = "●" if name in ("turns", "handoff") else "━"
+                plt.scatter(points, [LANE[name]] * len(points), marker=marker, color=COLOUR[name])
+        plt.yticks([LANE[name] for name, _ in LANES], [name for name, _ in LANES])
+        plt.ylim(0.5, len(LANES) + 0.5)
+        plt.xlim(0, max(b.width * n / HOUR, 1e-3))
+        time_ticks(plt, b.width * n / HOUR)
+        plt.xlabel("time since the start")
+        self.refresh()
+
+
+class BurnPlot(PlotextPlot):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.trajectory: Trajectory | None = None
+
+    def show(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory
+        self.draw()
+
+    def on_resize(self) -> None:
+        self.draw()
+
+    def draw(self) -> None:
+        t = self.trajectory
+        plt = self.plt
+        plt.clear_figure()
+        if t is None:
+            plt.title("Burn")
+            self.refresh()
+            return
+        per = burn(t, max_bars=max(4, (self.size.width - 16) // 2))
+        plt.title(f"Tokens (bars) and dollars (line, right) per {per.per}")
+        plt.bar(per.hours, per.tokens, color="cyan", width=0.8 * per.step / HOUR)
+        if any(per.usd):
+            plt.plot(per.hours, per.usd, yside="right", color="yellow", marker="braille")
+        time_ticks(plt, per.hours[-1] + per.step / HOUR if per.hours else 1.0)
+        plt.xlabel("time since the start")
+        self.refresh()

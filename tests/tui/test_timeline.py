@@ -1,0 +1,88 @@
+"""The trajectory at a glance: the figures a person asks about a long loop
+(pure, from rows), and the timeline screens on the seeded board."""
+
+from __future__ import annotations
+
+from loopx_core.trajectory import DAY, HOUR, buckets, build, burn, figures
+from loopx_tui.screens.card import CardScreen
+from loopx_tui.screens.timeline import TimelineScreen
+
+
+def a_card_story():
+    """One card: claimed at 100 s, asks a gate at 200 s answered by a person at
+    800 s, paused by its budget at 1,000 s until a person raises it at 4,600 s,
+    done at 5,000 s; turns at 150, 900 and 4,800 s; handed over once."""
+    cards = [(1, 0.0, 5000.0, "done")]
+    turns = [(150.0, 1, "a1", 1000, 0.01, "cli"), (900.0, 1, "a1", 2000, 0.02, "cli"), (950.0, 1, "a1", 500, 0.0, "hook"), (4800.0, 1, "a1", 3000, 0.03, "cli")]
+    gates = [(1, 1, "approved", 200.0, 800.0, "human:ada"), (2, 1, "approved", 300.0, 300.0, "capability:a1")]
+    events = [
+        (0.0, 1, "card_added", "human:ada", {}),
+        (100.0, 1, "claimed", "agent:a1", {}),
+        (200.0, 1, "gate_asked", "agent:a1", {}),
+        (800.0, 1, "gate_answered", "human:ada", {"answer": "approved"}),
+        (1000.0, 1, "paused", "system", {"reason": "budget"}),
+        (2000.0, 1, "handoff_created", "human:ada", {"to": "a2"}),
+        (4600.0, 1, "budget_raised", "human:ada", {"resumed": "active"}),
+        (5000.0, 1, "done", "agent:a1", {}),
+    ]
+    return build(1, 9999.0, cards, turns, gates, events)
+
+
+def test_the_figures_of_one_card():
+    f = figures(a_card_story())
+    assert f.lifecycle_hours * HOUR == 5000  # created → done, not → now
+    assert round(f.agent_hours * HOUR) == 100 + 200 + 400  # 100–200, 800–1000, 4600–5000
+    assert round(f.gate_wait_hours * HOUR) == 600  # the auto-approved gate kept nobody waiting
+    assert round(f.paused_hours * HOUR) == 3600
+    assert f.median_answer_seconds == 600 and f.gates_answered == 1
+    assert f.turns == 3  # the hook's usage charge is not a turn…
+    assert f.tokens == 6500 and f.usd == 0.06  # …but its tokens were burned
+    assert f.turns_per_day is None  # under a day: no rate to extrapolate
+
+
+def test_turns_per_day_over_a_long_loop_and_the_burn_scale():
+    turns = [(i * HOUR, 1, "a1", 100, 0.0, "cli") for i in range(96)]  # one turn an hour for four days
+    t = build(1, 4 * DAY, [(1, 0.0, None, "active")], turns, [], [(0.0, 1, "claimed", "agent:a1", {})])
+    f = figures(t)
+    assert round(f.turns_per_day) == 24 and round(f.agent_hours) == 96
+    per = burn(t, max_bars=120)
+    assert per.per == "hour" and sum(per.tokens) == 9600
+    per = burn(t, max_bars=30)
+    assert per.per == "6 hours" and per.tokens[0] == 600
+
+
+def test_buckets_mark_each_lane():
+    b = buckets(a_card_story(), 50)  # 100 s each
+    assert sum(b.turns) == 3 and b.turns[1] == 1
+    assert b.waiting[2] and b.waiting[7] and not b.waiting[9]
+    assert b.paused[10] and b.paused[45] and not b.paused[47]
+    assert sum(b.handoffs) == 1 and b.handoffs[20] == 1
+    assert b.working[1] and not b.working[5] and b.working[48]
+
+
+async def test_t_shows_the_whole_boards_timeline(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("t")
+        await app.reads_idle()
+        await pilot.pause()
+        assert isinstance(app.screen, TimelineScreen) and app.screen.card_id is None and app.screen.loads == 1
+        text = str(app.screen.query_one("#timeline-figures").render())
+        assert "turns 13" in text and "median time to answer a gate 3m" in text and "summed over cards" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, TimelineScreen)
+
+
+async def test_t_on_a_card_shows_its_timeline(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.open_card(1)
+        await app.reads_idle()
+        await pilot.press("t")
+        await app.reads_idle()
+        await pilot.pause()
+        assert isinstance(app.screen, TimelineScreen) and app.screen.card_id == 1
+        text = str(app.screen.query_one("#timeline-figures").render())
+        assert "lifecycle 10m" in text and "turns 4" in text and "16k tok" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, CardScreen)

@@ -45,9 +45,9 @@ def cmd_run(ctx: Context) -> Outcome:
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
 
     def log(line: str) -> None:
-        from ..adapters.hooks import _printable
+        from ..text import terminal_safe
 
-        out.write(_printable(line) + "\n")
+        out.write(terminal_safe(line) + "\n")
         out.flush()
 
     runner = Runner(store, options, log)
@@ -60,6 +60,9 @@ def cmd_run(ctx: Context) -> Outcome:
 
 
 def _line(r: dict) -> str:
+    from .render import one_line
+
+    r = dict(r, detail=one_line(r["detail"]), control=dict(r["control"], problem=one_line(r["control"]["problem"])))
     what = r["state"]
     if r["state"] == "running":
         what = f"running turn {r['turn']} on {r['card']} since {r['since']}"

@@ -25,7 +25,6 @@ What it guarantees (DESIGN §10 "Runners"):
 from __future__ import annotations
 
 import os
-import re
 import signal
 import threading
 import time
@@ -37,6 +36,7 @@ from ..adapters import charge
 from ..decisions import RUNNER_CONTROLS
 from ..errors import Conflict, LoopxError, Paused
 from ..models import Agent, Card
+from ..text import terminal_safe
 from ..writeback import writeback
 from . import runtimes
 from .process import TurnProcess
@@ -63,14 +63,10 @@ class Options(NamedTuple):
     cwd: str | None = None
 
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-
-
 def clean(text: str, limit: int = TAIL_KEPT) -> str:
-    """An agent's output made safe to store and show: escape sequences and
-    control characters removed (newlines and tabs kept), the end kept."""
-    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return text[-limit:].strip()
+    """An agent's output made safe to store and show (``text.terminal_safe``:
+    escape sequences and control characters removed, newlines kept), its end kept."""
+    return terminal_safe(text[-4 * limit:], multiline=True)[-limit:].strip()
 
 
 class Runner:

@@ -25,6 +25,8 @@ import time
 packet = sys.stdin.read()
 if os.environ.get("LOOPX_CONTEXT") != packet:
     sys.exit(99)
+if "LOOPX_KEY" in os.environ or "LOOPX_HUMAN" in os.environ:
+    sys.exit(98)  # the person's key never reaches an agent's turn
 card, agent, turn_id = os.environ["LOOPX_CARD"], os.environ["LOOPX_AGENT"], os.environ["LOOPX_TURN_ID"]
 found = re.search(r"## Next action\n+step (\d+)", packet)
 step = int(found.group(1)) if found else 1

@@ -27,6 +27,14 @@ def with_runners(seeded) -> None:
         store.close()
 
 
+async def owner_view(pilot) -> None:
+    """The board on screen, in owner view."""
+    await pilot.app.loaded.wait()
+    await pilot.pause()
+    await pilot.press("v")
+    await pilot.pause()
+
+
 def test_owner_view_with_runners(seeded, make_app, snap_compare):
     with_runners(seeded)
     assert snap_compare(make_app(), press=["v"], terminal_size=(120, 36), run_before=settled)
@@ -36,10 +44,7 @@ async def test_the_owner_view_says_what_each_runner_does(seeded, make_app):
     with_runners(seeded)
     app = make_app()
     async with app.run_test(size=(160, 40)) as pilot:
-        await app.loaded.wait()
-        await pilot.pause()
-        await pilot.press("v")
-        await pilot.pause()
+        await owner_view(pilot)
         columns = app.board_screen.board.columns
         assert columns["claude-1"].subtitle == "▶ LX-1 #3 0s"
         assert columns["codex-1"].subtitle == "⚑ wait G-1"
@@ -56,10 +61,7 @@ async def test_p_u_and_s_decide_for_the_focused_agents_runner(seeded, make_app):
     with_runners(seeded)
     app = make_app()
     async with app.run_test(size=(160, 40)) as pilot:
-        await app.loaded.wait()
-        await pilot.pause()
-        await pilot.press("v")
-        await pilot.pause()
+        await owner_view(pilot)
         screen = app.board_screen
         card = screen.board.columns["claude-1"].card_ids()[0]
         assert screen.focus_card_widget(card)
@@ -81,10 +83,7 @@ async def test_a_read_only_board_decides_nothing_for_a_runner(seeded, make_app):
     before = export(seeded.location)
     app = make_app(person=None, read_only="opened without a key")
     async with app.run_test(size=(160, 40)) as pilot:
-        await app.loaded.wait()
-        await pilot.pause()
-        await pilot.press("v")
-        await pilot.pause()
+        await owner_view(pilot)
         app.board_screen.focus_card_widget(app.board_screen.board.columns["claude-1"].card_ids()[0])
         await pilot.press("s")
         await app.ops_idle()

@@ -245,5 +245,16 @@ def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:
         f"`loopx writeback {card_key} --turn-id {turn_id} --summary \"…\" [--artifact PATH]… [--next \"…\"]` "
         f"before you stop (a turn that writes no evidence is recorded as failed). "
         f"If you need a person's approval, ask with `loopx gate ask {card_key} --question \"…\"` and stop; "
-        f"if the card is finished, write back and then `loopx done {card_key} --summary \"…\"`.\n\n{packet}"
+        f"if the card is finished, write back and then `loopx done {card_key} --summary \"…\"`."
+        f"{_where_loopx()}\n\n{packet}"
     )
+
+
+def _where_loopx() -> str:
+    """Where ``loopx`` is, for a runtime whose shell resets PATH (Codex runs
+    commands in a login shell: ``bash -lc``)."""
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("loopx")
+    return f" (`loopx` is {script} if it is not on your PATH.)" if script.exists() else ""

@@ -56,6 +56,7 @@ def test_a_claude_turn_runs_headless_with_the_packet_and_its_usage_is_charged_on
     args = json.loads((team.root / ".fake-args.json").read_text())
     assert args[0] == "-p" and args[2:] == ["--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"]
     assert "write the form" in args[1] and "# LX-1: with claude" in args[1] and "agent `a1`" in args[1]  # the continuation packet
+    assert f"`loopx` is {Path(sys.executable).with_name('loopx')}" in args[1]  # for a shell that resets PATH (Codex's)
     assert charges(watch) == [sum(CLAUDE_TOKENS)]
     measured = [e for e in watch.evidence() if e["source"] == "hook"]
     assert len(measured) == 1 and "loopx run" in measured[0]["summary"] and measured[0]["extra"]["calls"] == 2

@@ -1,4 +1,4 @@
-"""Registering agents and their token windows."""
+"""Registering agents and their windows (the window rule itself is quota.py's)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
     event (authority.py). Returns the agent and whether anything changed."""
     if not hasattr(person, "sign"):
         raise Forbidden("only a person can register agents or change their scopes", "a person runs `loopx agent add` with their key")
-    if (data.get("tokens") is None) != (data.get("window") is None):
-        raise InvalidInput("--tokens and --window go together", "e.g. `--tokens 2000000 --window 5h`")
+    limited = any(data.get(k) is not None for k in ("tokens", "usd", "turns"))
+    if limited != (data.get("window") is not None):
+        raise InvalidInput("a window is a length and at least one limit: --window DUR with --tokens N, --usd X and/or --turns N", "e.g. `--tokens 2000000 --window 5h` or `--usd 20 --window 1d`")
     watch = [os.path.abspath(os.path.expanduser(w)) for w in data.get("watch") or []]
     fields = {
         "runtime": data.get("runtime"),
@@ -28,6 +29,9 @@ def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
         "token_limit": data.get("tokens"),
         "window_seconds": data.get("window"),
     }
+    for key, field in (("usd", "window_usd"), ("turns", "window_turns")):
+        if data.get(key) is not None:  # (only when given: an older agent's signed event has no such key)
+            fields[field] = data[key]
 
     def body():
         now = clock.now()
@@ -37,10 +41,13 @@ def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
             row.decided_seq = events.emit(person, "agent_added", None, agent=row.id, **fields)
             row.save()
             return agent_view(row), True
-        if all(getattr(row, k) == v for k, v in fields.items()) and row.decided_seq is not None:
+        if all(getattr(row, k) == v for k, v in fields.items()) and all(getattr(row, f) is None for f in ("window_usd", "window_turns") if f not in fields) and row.decided_seq is not None:
             return agent_view(row), False
         for key, value in fields.items():
             setattr(row, key, value)
+        for field in ("window_usd", "window_turns"):
+            if field not in fields:
+                setattr(row, field, None)
         row.decided_seq = events.emit(person, "agent_updated", None, agent=row.id, **fields)
         row.save()
         return agent_view(row), True
@@ -56,29 +63,6 @@ def list_agents(store) -> list[AgentView]:
 def get_agent(store, agent_id: str) -> AgentView:
     with store.read():
         return agent_view(agent_row(agent_id))
-
-
-def window_state(agent: Agent, now: float) -> tuple[int, float | None]:
-    """Tokens spent in the agent's rolling window, and when it reopens if spent."""
-    if not agent.token_limit or not agent.window_seconds:
-        return 0, None
-    start = now - agent.window_seconds
-    rows = list(
-        Evidence.select(Evidence.created_at, Evidence.tokens)
-        .where((Evidence.agent == agent.id) & (Evidence.created_at > start) & (Evidence.tokens > 0))
-        .order_by(Evidence.created_at)
-        .tuples()
-    )
-    used = sum(t for _, t in rows)
-    if used < agent.token_limit:
-        return used, None
-    # The window reopens once enough of the oldest spending has aged out.
-    remaining = used
-    for at, tokens in rows:
-        remaining -= tokens
-        if remaining < agent.token_limit:
-            return used, at + agent.window_seconds
-    return used, now + agent.window_seconds  # pragma: no cover - loop always returns
 
 
 def total_tokens(agent_id: str) -> int:

@@ -100,6 +100,13 @@ class BoardSnapshot(NamedTuple):
     pending_gates: tuple[GateView, ...]
     objective: str
     project_root: str | None
+    runners: tuple = ()  # runners.RunnerView, one per agent that has had a runner (v4)
+
+
+def _runners(store: Store) -> tuple:
+    from .runners import list_runners
+
+    return tuple(list_runners(store))
 
 
 def board_snapshot(store: Store, *, reap: bool = True) -> BoardSnapshot:
@@ -113,6 +120,7 @@ def board_snapshot(store: Store, *, reap: bool = True) -> BoardSnapshot:
         agents = [agent_view(a) for a in Agent.select().order_by(Agent.id)]
         gates = [gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id)]
         settings = {s.key: s.value for s in Setting.select().where(Setting.key.in_(("objective", "project_root")))}
+        found = _runners(store)
     return BoardSnapshot(
         seq=seq,
         cards=tuple(cards),
@@ -120,6 +128,7 @@ def board_snapshot(store: Store, *, reap: bool = True) -> BoardSnapshot:
         pending_gates=tuple(gates),
         objective=settings.get("objective", ""),
         project_root=settings.get("project_root"),
+        runners=found,
     )
 
 
@@ -132,10 +141,12 @@ class BoardDelta(NamedTuple):
     cards: tuple[CardView, ...]
     agents: tuple[AgentView, ...] | None
     pending_gates: tuple[GateView, ...] | None
+    runners: tuple | None = None  # every runner, when an event says one changed
 
 
 GATE_EVENTS = frozenset({"gate_asked", "gate_answered", "gate_withdrawn", "gate_expired", "card_moved", "card_unassigned", "handoff_created", "released", "lease_expired"})
 AGENT_EVENTS = frozenset({"agent_added", "agent_updated"})
+RUNNER_EVENTS = frozenset({"runner_started", "runner_state", "turn_started", "turn_finished", "runner_exited", "runner_paused", "runner_resumed", "runner_stopped"})
 
 
 def board_delta(store: Store, seq: int) -> BoardDelta:
@@ -152,7 +163,8 @@ def board_delta(store: Store, seq: int) -> BoardDelta:
         gates = None
         if kinds & GATE_EVENTS:
             gates = tuple(gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id))
-    return BoardDelta(new[-1].seq, tuple(new), tuple(cards), agents, gates)
+        found = _runners(store) if kinds & RUNNER_EVENTS else None
+    return BoardDelta(new[-1].seq, tuple(new), tuple(cards), agents, gates, found)
 
 
 class GateBrief(NamedTuple):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import clock, events, ids, leases, quota, reaper
+from . import clock, events, ids, quota, reaper
 from .errors import Conflict, Forbidden, InvalidInput, NotFound
 from .handoffs import open_handoff
 from .models import Card, Dependency, Evidence, Gate, Handoff, Observed
@@ -164,19 +164,6 @@ def _last_summary(card_id: int) -> str | None:
     return row.summary if row else None
 
 
-def _resume_status(card: Card, now: float) -> str:
-    """Where a paused card goes once its budget allows: ``waiting`` while a gate
-    is pending, ``active`` for its holder, else back to ``ready``."""
-    if card.lease_holder is None:
-        card.status = "ready"
-    elif Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
-        card.status, card.lease_expires = "waiting", None  # a lease does not run out while a human decides
-    else:
-        card.status = "active"
-        leases.renew(card, now)
-    return card.status
-
-
 def budget_card(store, card_id: int, data: dict, actor) -> CardView:
     """A person raises a card's budget (``actor``: a ``keys.Person``); the signed
     event carries the resulting limits, which the kernel holds the card to."""
@@ -194,15 +181,46 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
             card.max_tokens = (card.max_tokens if card.max_tokens is not None else card.used_tokens) + data["add_tokens"]
         if data.get("add_usd"):
             card.max_usd = round((card.max_usd if card.max_usd is not None else card.used_usd) + data["add_usd"], 6)
-        resumed = None
-        if card.status == "paused" and not over_budget(card):
-            resumed, card.paused_reason, card.stalls = _resume_status(card, now), None, 0
+        resumed = quota.settle(card, now) if card.status == "paused" else None
         touch(card, now)
         card.budget_seq = events.emit(
             actor, "budget_raised", card.id,
             add_turns=data.get("add_turns"), add_tokens=data.get("add_tokens"), add_usd=data.get("add_usd"), resumed=resumed,
             max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd,
         )
+        card.save()
+        return card_view(card)
+
+    return store.run(body)
+
+
+def window_card(store, card_id: int, data: dict, actor) -> CardView:
+    """A person gives a card a rolling window (``data``: ``every`` seconds and at
+    least one of ``tokens``, ``usd``, ``turns``; or ``clear``). The signed event
+    carries the resulting window, which the kernel holds the card to
+    (``quota.enforce_signed_window``). A card paused by its window is settled
+    at once: resumed when the new window has room, or paused until it refills."""
+    if not hasattr(actor, "sign"):
+        raise Forbidden("only a person can set a card's window", "a person runs `loopx card window` with their key")
+    if data.get("clear"):
+        window = dict.fromkeys(quota.WINDOW_FIELDS)
+    else:
+        if not data.get("every") or not any(data.get(k) is not None for k in ("tokens", "usd", "turns")):
+            raise InvalidInput("a window is a length and at least one limit", "e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)")
+        window = {"window_seconds": data["every"], "window_tokens": data.get("tokens"), "window_usd": data.get("usd"), "window_turns": data.get("turns")}
+
+    def body():
+        now = clock.now()
+        card = load_card(card_id)
+        for field, value in window.items():
+            setattr(card, field, value)
+        resumed = None
+        if card.status == "paused" and card.paused_reason in ("window", "window_unverified"):
+            resumed = quota.settle(card, now)
+        elif card.status in quota.PAUSES_ON_CHARGE:
+            quota.hold(card)  # a window already spent pauses the card now
+        touch(card, now)
+        card.window_seq = events.emit(actor, "window_set", card.id, resumed=resumed, **window)
         card.save()
         return card_view(card)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 from . import authority, clock, events, holding, ids, leases, quota, reaper
-from .agents import window_state
 from .errors import Conflict, Forbidden
 from .gates import open_gate
 from .handoffs import latest_handoff
@@ -41,7 +40,7 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
 def _taken(card: Card, gate: Gate | None, reason: str) -> NextResult:
     view = card_view(card)
     if card.status == "paused":
-        return NextResult("paused", card=view, reason=card.paused_reason, claimed=True)
+        return NextResult("paused", card=view, reason=card.paused_reason, wake_at=card.wake_at, claimed=True)
     if gate is not None:
         return NextResult("wait", card=view, gate=gate_view(gate), reason="permission needed", claimed=True)
     return NextResult("work", card=view, reason=reason, claimed=True)
@@ -68,7 +67,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
                 why = f"{key} is {card.status}"
             hint = f"pick another card: `loopx next --agent {agent} --claim`"
             if card.status == "paused":
-                why, hint = f"{key} is paused ({card.paused_reason})", f"{quota.budget_hint(card.id)}; meanwhile {hint}"
+                why, hint = f"{key} is paused ({card.paused_reason})", f"{quota.paused_hint(card)}; meanwhile {hint}"
             raise Conflict(why, hint, code="not_ready", data={"card": card_view(card).to_json()})
         if card.assignee and card.assignee != agent:
             raise Forbidden(f"{key} is assigned to {card.assignee}", f"a human can reassign it: `loopx card assign {key} --to {agent}`")
@@ -91,7 +90,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
     def body():
         now = clock.now()
         agent_obj = agent_row(agent)
-        _, wake_at = window_state(agent_obj, now)
+        _, wake_at = quota.agent_window_state(agent_obj, now)
         if wake_at is not None:
             return NextResult("paused", wake_at=wake_at, reason="token_window")
         reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
@@ -110,12 +109,12 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             held_back = quota.hold(card)
             touch(card, now)
             if held_back:
-                return NextResult("paused", card=card_view(card), reason=card.paused_reason)
+                return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
             return NextResult("work", card=card_view(card), reason="monitor_due")
         if rank == holding.WAITING:
             return _resume(card, "waiting")
         if rank == holding.PAUSED:
-            return NextResult("paused", card=card_view(card), reason=card.paused_reason)
+            return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
         offered = locked(Card.select().where((Card.status == "handoff") & (Card.handoff_to == agent)).order_by(Card.priority, Card.id)).first()
         if offered is not None:
             row = latest_handoff(offered.id)

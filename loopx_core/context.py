@@ -35,13 +35,15 @@ def build(store: Store, card_id: int) -> dict:
         "lease": card.lease.to_json() if card.lease else None,
         "quota": card.quota.to_json(),
         "paused_reason": card.paused_reason,
+        "wake_at": clock.iso(card.wake_at),
+        "window": card.window.to_json() if card.window else None,
         "blocked_reason": card.blocked_reason,
         "next": card.next_action,
         "todos": [t.to_json() for t in open_todos[:TODOS_SHOWN]],
         "todos_more": max(0, len(open_todos) - TODOS_SHOWN),
         "todos_done": sum(1 for t in card.todos if t.done),
         "evidence": [
-            {"summary": _clip(e.summary, 400), "agent": e.agent, "at": clock.iso(e.created_at), "artifacts": [a.path for a in e.artifacts][:8], **({"unverified": True} if e.unverified else {})}
+            {"summary": _clip(e.summary, 400), "agent": e.agent, "at": clock.iso(e.created_at), "artifacts": [a.path for a in e.artifacts][:8], **({"unverified": True} if e.unverified else {}), **({"failed": True} if e.source == "runner" else {})}
             for e in reported
         ],
         "gates": [
@@ -92,6 +94,8 @@ def to_markdown(ctx: dict) -> str:
         for e in ctx["evidence"]:
             arts = f" — artifacts: {', '.join(e['artifacts'])}" if e["artifacts"] else ""
             who = f"{e['agent']} (unverified: from the inbox)" if e.get("unverified") else e["agent"]
+            if e.get("failed"):
+                who += " (a failed turn, recorded by the runner)"
             lines.append(f"- {e['at']} {who}: {e['summary']}{arts}")
     if ctx["gates"]:
         lines += ["", "## Gates"]
@@ -117,6 +121,8 @@ def _turn_hint(ctx: dict) -> str:
     if status == "waiting":
         pending = [g["id"] for g in ctx["gates"] if g["status"] == "pending"]
         return f"wait for the human: `loopx gate status {pending[0] if pending else 'G-…'}`"
+    if status == "paused" and ctx.get("wake_at"):
+        return f"paused — its window is spent until {ctx['wake_at']}; it resumes by itself; stop here"
     if status == "paused":
         return "paused — a human must raise the budget; stop here"
     if status == "blocked":

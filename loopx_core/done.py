@@ -14,7 +14,7 @@ from .models import Card, Dependency, Evidence, Gate
 from .reaper import clear_lease, load_card
 from .rows import agent_row, card_view, evidence_view, touch
 from .values import CardView, EvidenceView
-from .writeback import payload_hash
+from .writeback import NOT_REPORTS, payload_hash
 
 OUTPUT_TAIL = 4000
 
@@ -22,8 +22,8 @@ OUTPUT_TAIL = 4000
 def _precheck(card: Card, agent: str, lease_token: int | None) -> None:
     key = ids.fmt(ids.CARD, card.id)
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
-    # Usage the Stop hook measured (source "hook") is not a writeback.
-    if not Evidence.select().where((Evidence.card == card.id) & (Evidence.source != "hook")).exists():
+    # Usage the Stop hook measured (source "hook") and a failed turn the runner recorded are not a writeback.
+    if not Evidence.select().where((Evidence.card == card.id) & Evidence.source.not_in(NOT_REPORTS)).exists():
         raise Conflict(f"{key} has no evidence yet", f"write what this turn did first: `loopx writeback {key} --summary …`", code="no_evidence")
     gate = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).first()
     if gate is not None:

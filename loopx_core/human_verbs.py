@@ -14,6 +14,7 @@ HUMAN_VERBS = frozenset({
     ("gate", "answer"),
     ("agent", "add"),
     ("card", "budget"),
+    ("card", "window"),
     ("card", "move"),
     ("card", "assign"),
     ("card", "unassign"),
@@ -25,6 +26,10 @@ HUMAN_VERBS = frozenset({
     ("key", "passphrase"),
     ("key", "trust"),
     ("policy", "sign"),
+    ("runner", "pause"),
+    ("runner", "resume"),
+    ("runner", "stop"),
+    ("run", None),  # a runner is the person's process: an agent's turn never starts one
 })
 
 

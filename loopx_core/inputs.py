@@ -22,6 +22,7 @@ HINTS = {
     "agent": "see `loopx agent add --help`",
     "card": "see `loopx card add --help`",
     "budget": "give at least one of --add-turns, --add-tokens, --add-usd",
+    "window": "e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)",
     "gate_ask": "see `loopx gate ask --help`",
     "gate_answer": "see `loopx gate answer --help`",
     "handoff": "see `loopx handoff --help`",

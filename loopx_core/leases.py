@@ -67,9 +67,7 @@ def require_holder(card: Card, agent: str, token: int | None = None, statuses: t
         )
     if card.status not in statuses:
         if card.status == "paused":
-            raise Paused(
-                f"{key} is paused ({card.paused_reason})",
-                f"a human must raise its budget: `loopx card budget {key} --add-turns N` (or `+` in the board)",
-                data=state,
-            )
+            from .quota import paused_hint  # (quota imports the reaper, which this module imports)
+
+            raise Paused(f"{key} is paused ({card.paused_reason})", paused_hint(card), data=state)
         raise Conflict(f"{key} is {card.status}, not {' or '.join(statuses)}", "`loopx next` says what to do now", code="wrong_status", data=state)

@@ -13,7 +13,7 @@ from .store import Store
 BATCH = 500
 # The watcher's state travels too: without it a watcher on the copy would read
 # every stream from the start and report every refused file a second time.
-COPIED = models.TABLES + models.WATCH_TABLES
+COPIED = models.TABLES + models.WATCH_TABLES + models.RUNNER_TABLES
 
 
 def _rows(model) -> list[dict]:

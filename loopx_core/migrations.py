@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Column types that differ between the two backends.
 TYPES = {
@@ -68,6 +68,18 @@ ALTER TABLE "evidence" ADD COLUMN "unverified" {BOOL} NOT NULL DEFAULT FALSE
 ALTER TABLE "card" ADD COLUMN "unverified_evidence" INTEGER NOT NULL DEFAULT 0
 """
 
+V4 = """
+CREATE TABLE IF NOT EXISTS "runner" ("agent" VARCHAR(64) NOT NULL PRIMARY KEY, "runner_id" VARCHAR(64), "runtime" VARCHAR(32), "pid" INTEGER, "host" VARCHAR(255), "state" VARCHAR(16) NOT NULL, "card" INTEGER, "turn" INTEGER NOT NULL, "turn_id" VARCHAR(128), "gate" INTEGER, "wake_at" {REAL}, "detail" TEXT, "since" {REAL} NOT NULL, "heartbeat" {REAL}, "seen_seq" {BIGINT}, "started_at" {REAL}, "control" VARCHAR(16), "control_seq" INTEGER)
+ALTER TABLE "card" ADD COLUMN "window_seconds" {REAL}
+ALTER TABLE "card" ADD COLUMN "window_tokens" {BIGINT}
+ALTER TABLE "card" ADD COLUMN "window_usd" {REAL}
+ALTER TABLE "card" ADD COLUMN "window_turns" INTEGER
+ALTER TABLE "card" ADD COLUMN "window_seq" INTEGER
+ALTER TABLE "card" ADD COLUMN "wake_at" {REAL}
+ALTER TABLE "agent" ADD COLUMN "window_usd" {REAL}
+ALTER TABLE "agent" ADD COLUMN "window_turns" INTEGER
+"""
+
 
 _ADD_COLUMN = re.compile(r'ALTER TABLE "(\w+)" ADD COLUMN "(\w+)"')
 
@@ -118,5 +130,13 @@ def _v3(db) -> None:
         db.execute_sql(f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("signed_from", str(last + 1)))
 
 
+def _v4(db) -> None:
+    """Runners and quota windows (DESIGN §10): one row per agent's runner (which
+    process drives it, what it is doing, a person's signed control), a card's
+    rolling window (and when a spent one refills), an agent's window in
+    dollars and turns as well as tokens."""
+    _run(db, V4)
+
+
 # (version reached, step). Append new steps; never edit a released one.
-STEPS = [(1, _v1), (2, _v2), (3, _v3)]
+STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4)]

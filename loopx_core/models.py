@@ -42,6 +42,8 @@ class Agent(Base):
     window_seconds = pw.DoubleField(null=True)
     created_at = pw.DoubleField()
     decided_seq = pw.IntegerField(null=True)  # v3: the signed event that set its scopes
+    window_usd = pw.DoubleField(null=True)  # v4: its rolling window in dollars (with window_seconds)
+    window_turns = pw.IntegerField(null=True)  # v4: … and in turns
 
 
 class Card(Base):
@@ -81,6 +83,13 @@ class Card(Base):
     updated_at = pw.DoubleField()
     done_at = pw.DoubleField(null=True)
     budget_seq = pw.IntegerField(null=True)  # v3: the signed event that set its limits (a person's)
+    # v4: a rolling quota window a person gave the card (quota.py), and when a spent one refills.
+    window_seconds = pw.DoubleField(null=True)
+    window_tokens = pw.BigIntegerField(null=True)
+    window_usd = pw.DoubleField(null=True)
+    window_turns = pw.IntegerField(null=True)
+    window_seq = pw.IntegerField(null=True)  # the signed event that set the window
+    wake_at = pw.DoubleField(null=True)  # paused by its window: it resumes by itself at this time
 
 
 class Dependency(Base):
@@ -205,6 +214,29 @@ class Person(Base):
     revoked_seq = pw.IntegerField(null=True)
 
 
+class Runner(Base):
+    """v4: the runner (``loopx run``) driving one agent, and a person's control of it (runners.py)."""
+
+    agent = pw.CharField(primary_key=True, max_length=64)
+    runner_id = pw.CharField(max_length=64, null=True)  # the live runner process's own id (fencing)
+    runtime = pw.CharField(max_length=32, null=True)
+    pid = pw.IntegerField(null=True)
+    host = pw.CharField(max_length=255, null=True)
+    state = pw.CharField(max_length=16)  # running | asleep | waiting | paused | stopped
+    card = pw.IntegerField(null=True)
+    turn = pw.IntegerField(default=0)  # turns this agent's runners have started
+    turn_id = pw.CharField(max_length=128, null=True)
+    gate = pw.IntegerField(null=True)
+    wake_at = pw.DoubleField(null=True)
+    detail = pw.TextField(null=True)
+    since = pw.DoubleField()  # when the current state began
+    heartbeat = pw.DoubleField(null=True)  # liveness (no event: not a change of state)
+    seen_seq = pw.BigIntegerField(null=True)  # the last event the runner had looked at when it last decided
+    started_at = pw.DoubleField(null=True)
+    control = pw.CharField(max_length=16, null=True)  # pause | stop | None, as a person signed it (shown only)
+    control_seq = pw.IntegerField(null=True)  # the signed event of that control
+
+
 TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person]
 
 
@@ -238,3 +270,7 @@ class IngestSeen(Base):
 
 
 WATCH_TABLES = [IngestStream, IngestSeen]
+
+# v4: runners (not in ``TABLES``: a process's state, but copied by ``loopx migrate``
+# so a person's controls travel with the events that signed them).
+RUNNER_TABLES = [Runner]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from . import clock, events, hotsql, ids, quota
 from .errors import Conflict
 from .models import Card, Gate, Handoff
+from .orm import peewee as pw
 from .rows import card_row, card_view, touch
 
 SYSTEM = "system"
@@ -78,6 +79,11 @@ def reap_card(card: Card, now: float | None = None) -> Card:
         events.emit(SYSTEM, "lease_expired", card.id, holder=holder, token=token)
         quota.hold(card)
         touch(card, now)
+    if card.status == "paused" and card.paused_reason == "window" and card.wake_at is not None and card.wake_at <= now:
+        status = quota.settle(card, now)  # its window refilled: it goes back to work by itself
+        if status is not None:
+            events.emit(SYSTEM, "resumed", card.id, reason="window", status=status)
+        touch(card, now)
     return card
 
 
@@ -93,6 +99,10 @@ def reap_due(now: float | None = None, agent: str | None = None) -> None:
     if agent is not None:
         stale = stale.where(Card.lease_holder == agent)
     card_ids = {c.id for c in stale}
+    refilled = Card.select(Card.id).where((Card.status == "paused") & (Card.paused_reason == "window") & (Card.wake_at <= now))
+    if agent is not None:
+        refilled = refilled.where(Card.lease_holder == agent)
+    card_ids.update(c.id for c in refilled)
     overdue = Gate.select(Gate.card).where((Gate.status == "pending") & (Gate.deadline <= now))
     if agent is not None:
         overdue = overdue.where(Gate.agent == agent)
@@ -107,4 +117,18 @@ def has_due(now: float | None = None) -> bool:
     return (
         Card.select(Card.id).where((Card.status == "active") & (Card.lease_expires <= now)).exists()
         or Gate.select(Gate.id).where((Gate.status == "pending") & (Gate.deadline <= now)).exists()
+        or Card.select(Card.id).where((Card.status == "paused") & (Card.paused_reason == "window") & (Card.wake_at <= now)).exists()
     )
+
+
+def next_due() -> float | None:
+    """The next time the board changes by the clock alone — a lease running out,
+    a gate's deadline, a spent window refilling — or None. A sleeping runner
+    wakes then: none of these writes an event until someone reads the card."""
+    times = [
+        Card.select(pw.fn.MIN(Card.lease_expires)).where(Card.status == "active").scalar(),
+        Gate.select(pw.fn.MIN(Gate.deadline)).where(Gate.status == "pending").scalar(),
+        Card.select(pw.fn.MIN(Card.wake_at)).where((Card.status == "paused") & (Card.paused_reason == "window")).scalar(),
+    ]
+    found = [t for t in times if t is not None]
+    return min(found) if found else None

@@ -6,7 +6,7 @@ from . import hotsql, ids
 from .errors import NotFound
 from .holding import HELD
 from .models import Agent, Card, Dependency, Evidence, Gate, Handoff, Observed, database
-from .values import AgentView, Artifact, CardView, EvidenceView, GateView, HandoffView, Lease, Limit, ObservedView, Quota, Todo
+from .values import AgentView, Artifact, CardView, EvidenceView, GateView, HandoffView, Lease, Limit, ObservedView, Quota, Todo, Window
 
 
 def locked(query):
@@ -103,6 +103,8 @@ def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None
         updated_at=row.updated_at,
         done_at=row.done_at,
         unverified_evidence=row.unverified_evidence or 0,
+        window=Window(row.window_seconds, row.window_tokens, row.window_usd, row.window_turns) if row.window_seconds else None,
+        wake_at=row.wake_at if row.status == "paused" else None,
     )
 
 
@@ -188,4 +190,6 @@ def agent_view(row: Agent) -> AgentView:
         token_limit=row.token_limit,
         window_seconds=row.window_seconds,
         created_at=row.created_at,
+        window_usd=row.window_usd,
+        window_turns=row.window_turns,
     )

@@ -125,7 +125,19 @@ class AgentInput(Input):
     can: list[Scope] = Field(default_factory=list, max_length=limits.LIST_MAX)
     watch: list[Path] = Field(default_factory=list, max_length=limits.LIST_MAX)
     tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
+    usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
+    turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
     window: Duration | None = None
+
+
+class WindowInput(Input):
+    """``loopx card window``: so much per so long (or ``clear``)."""
+
+    every: Duration | None = None
+    tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
+    usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
+    turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
+    clear: bool = False
 
 
 class CardInput(Input):
@@ -207,6 +219,7 @@ MODELS = {
     "agent": AgentInput,
     "card": CardInput,
     "budget": BudgetInput,
+    "window": WindowInput,
     "gate_ask": GateAskInput,
     "gate_answer": GateAnswerInput,
     "handoff": HandoffInput,

@@ -52,6 +52,18 @@ class Quota(NamedTuple):
         return {"turns": self.turns.to_json(), "tokens": self.tokens.to_json(), "usd": self.usd.to_json()}
 
 
+class Window(NamedTuple):
+    """A rolling quota window (quota.py): limits (None: not limited) over the last ``seconds``."""
+
+    seconds: float
+    tokens: int | None = None
+    usd: float | None = None
+    turns: int | None = None
+
+    def to_json(self) -> dict:
+        return {"seconds": self.seconds, "tokens": self.tokens, "usd": self.usd, "turns": self.turns}
+
+
 class Todo(NamedTuple):
     id: int
     text: str
@@ -87,6 +99,8 @@ class CardView(NamedTuple):
     updated_at: float = 0.0
     done_at: float | None = None
     unverified_evidence: int = 0  # evidence with no verifiable writer (inbox documents)
+    window: Window | None = None  # a person's rolling window on this card (v4)
+    wake_at: float | None = None  # paused by its window: when it resumes by itself
 
     @property
     def key(self) -> str:
@@ -123,6 +137,8 @@ class CardView(NamedTuple):
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
             "done_at": iso(self.done_at),
+            "window": self.window.to_json() if self.window else None,
+            "wake_at": iso(self.wake_at),
         }
 
 
@@ -281,8 +297,17 @@ class AgentView(NamedTuple):
     token_limit: int | None
     window_seconds: float | None
     created_at: float
+    window_usd: float | None = None
+    window_turns: int | None = None
+
+    @property
+    def window(self) -> Window | None:
+        if not self.window_seconds or (self.token_limit is None and self.window_usd is None and self.window_turns is None):
+            return None
+        return Window(self.window_seconds, self.token_limit, self.window_usd, self.window_turns)
 
     def to_json(self) -> dict:
+        window = self.window
         return {
             "id": self.id,
             "runtime": self.runtime,
@@ -291,6 +316,7 @@ class AgentView(NamedTuple):
             "token_window": None
             if self.token_limit is None
             else {"tokens": self.token_limit, "seconds": self.window_seconds},
+            "window": window.to_json() if window else None,
             "created_at": iso(self.created_at),
         }
 

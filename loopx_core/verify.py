@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from . import chain, trust
 from .authority import Authority
+from .decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
 from .trust import SETTING_EVENTS
 from .trust import EVENT_COLUMNS, EventRow
 
@@ -77,10 +78,11 @@ RAW = {
     "event": EVENT_COLUMNS,
     "person": "fingerprint, name, public_key, added_seq, revoked_seq",
     "setting": "key, value, decided_seq",
-    "agent": "id, capabilities, watch, token_limit, window_seconds, decided_seq",
+    "agent": "id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns",
     "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token",
     "grant": "id, scope, agent, card, expires_at, decided_seq",
-    "card": "id, max_turns, max_tokens, max_usd, budget_seq",
+    "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq",
+    "runner": "agent, control, control_seq",
 }
 
 
@@ -211,9 +213,12 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
         data = decided(seq, ("grant_created",))
         if data is None or [data.get("grant"), data.get("scope"), data.get("agent"), data.get("card"), data.get("expires_at")] != [gid, scope, agent, card, expires]:
             out.append(Problem(seq, f"grant {gid}", f"({scope}) has no signed decision that matches it"))
-    for agent, caps, watch, limit, window, seq in query("SELECT id, capabilities, watch, token_limit, window_seconds, decided_seq FROM agent", ()):
+    for agent, caps, watch, limit, window, seq, usd, turns in query("SELECT id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns FROM agent", ()):
         data = decided(seq, AGENT_KINDS)
-        if data is None or data.get("agent") != agent or data.get("capabilities") != json.loads(caps) or data.get("watch") != json.loads(watch) or data.get("token_limit") != limit or data.get("window_seconds") != window:
+        if (
+            data is None or data.get("agent") != agent or data.get("capabilities") != json.loads(caps) or data.get("watch") != json.loads(watch)
+            or [data.get("token_limit"), data.get("window_seconds"), data.get("window_usd"), data.get("window_turns")] != [limit, window, usd, turns]
+        ):
             out.append(Problem(seq, f"agent {agent}", "its registration or scopes have no signed decision that matches them"))
         elif _latest(query, AGENT_KINDS, lambda d: d.get("agent") == agent) != seq:
             out.append(Problem(seq, f"agent {agent}", "points at an older decision than the latest one (rolled back)"))
@@ -226,6 +231,24 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
             out.append(Problem(seq, f"card LX-{card}", "its budget has no signed decision that matches it"))
         elif newest != seq:
             out.append(Problem(seq, f"card LX-{card}", "its budget points at an older decision than the latest one (rolled back)"))
+    for card, *window, seq in query("SELECT id, window_seconds, window_tokens, window_usd, window_turns, window_seq FROM card", ()):
+        newest = _latest(query, WINDOW_KINDS, lambda d: True, card=card)
+        if seq is None and newest is None:
+            continue  # no person ever gave it a window
+        data = decided(seq, WINDOW_KINDS)
+        if data is None or [data.get(f) for f in WINDOW_FIELDS] != window:
+            out.append(Problem(seq, f"card LX-{card}", "its window has no signed decision that matches it"))
+        elif newest != seq:
+            out.append(Problem(seq, f"card LX-{card}", "its window points at an older decision than the latest one (rolled back)"))
+    for agent, control, seq in query("SELECT agent, control, control_seq FROM runner", ()):
+        newest = _latest(query, RUNNER_CONTROLS, lambda d, agent=agent: d.get("agent") == agent)
+        if seq is None and newest is None and control is None:
+            continue  # no person ever controlled this agent's runner
+        data = decided(seq, RUNNER_CONTROLS)
+        if data is None or data.get("agent") != agent or data.get("control") != (control or "resume"):
+            out.append(Problem(seq, f"runner {agent}", "its control has no signed decision that matches it"))
+        elif newest != seq:
+            out.append(Problem(seq, f"runner {agent}", "its control points at an older decision than the latest one (rolled back)"))
     for key, value, seq in query("SELECT key, value, decided_seq FROM setting", ()):
         if key not in SIGNED_SETTINGS:
             continue

@@ -14,7 +14,10 @@ from .reaper import load_card
 from .rows import agent_row, card_view, evidence_view, touch
 from .values import CardView, EvidenceView
 
-SOURCES = ("cli", "file", "hook", "mcp", "verify")
+SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
+# Evidence that is not an agent's report of its work: usage measured from a
+# transcript (``hook``) and a turn the runner recorded as failed (``runner``).
+NOT_REPORTS = ("hook", "runner")
 
 
 def payload_hash(data: dict) -> str:
@@ -64,6 +67,7 @@ def writeback(
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
         quota.require_window(agent_obj, now)  # a turn started past the agent's token window is not charged
         quota.enforce_signed(store, card)
+        quota.enforce_signed_window(store, card)
         todos = [dict(t) for t in card.todos or []]
         known = {t["id"]: t for t in todos}
         for ref in [] if unverified else data.get("todos_done") or []:

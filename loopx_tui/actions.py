@@ -1,7 +1,8 @@
 """Every human action the board performs goes through ``HumanActions``.
 
 Answering a gate (and remembering the answer), raising a budget, moving or
-cancelling a card, assigning or unassigning it, adding a card: each public
+cancelling a card, assigning or unassigning it, adding a card, pausing,
+resuming or stopping an agent's runner: each public
 method names the action and hands ``_perform`` a function of the person
 deciding (a ``keys.Person`` whose key signs the decision). ``_perform`` is
 the one place that (a) refuses when the board is read-only (no unlocked key,
@@ -101,3 +102,14 @@ class HumanActions:
                 then(card)
 
         return self._perform("add card", lambda actor: card_ops.add_card(self.store, data, actor), done)
+
+    def control_runner(self, agent: str, what: str) -> "Worker | None":
+        """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""
+        from loopx_core import runners
+
+        then = {"pause": "no new turn starts", "resume": "it goes on (a stopped runner: start `loopx run` again)", "stop": "it ends its turn, releases its card and exits"}[what]
+
+        def done(_view):
+            self.app.notice(f"{agent}'s runner: {what} — {then}")
+
+        return self._perform(f"{what} {agent}'s runner", lambda actor: runners.control(self.store, agent, what, actor), done)

@@ -146,6 +146,7 @@ class LoopxApp(App[int]):
         self.actions = HumanActions(self, self.store, self.person, self.read_only)
         self.project_root = snap.project_root
         self.model.load(snap.cards, snap.agents, snap.pending_gates, snap.seq, snap.objective)
+        self.model.runners = {r.agent: r for r in snap.runners}
         self.board_screen = BoardScreen(self.model, self.now, demo=self.demo)
         self.push_screen(self.board_screen)
         if self.intro:
@@ -241,6 +242,8 @@ class LoopxApp(App[int]):
             self.gates.changed(new, gone)
             if new or gone:
                 self.board_screen.refresh_header()
+        if delta.runners is not None:
+            self.runners_changed(delta.runners)
         for event in delta.events:
             if event.kind == "paused":
                 key = ids.fmt(ids.CARD, event.card)
@@ -254,6 +257,13 @@ class LoopxApp(App[int]):
             if screen is not self.board_screen:
                 screen.post_message(BoardUpdated(touched))
         self.applied += 1
+
+    def runners_changed(self, runners) -> None:
+        """Each agent's runner, as the last runner event left it (DESIGN §10 "Runners")."""
+        self.model.runners = {r.agent: r for r in runners}
+        if self.board_screen is not None and self.board_screen.is_attached:
+            self.board_screen.board.show_runners()
+            self.board_screen.refresh_header()
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self.notice(f"cannot read the board: {message.error}", severity="error")

@@ -56,14 +56,14 @@ def _ask_once(prompt: str) -> str:
 
 
 DEMO_INTRO = (
-    "Simulated agents are working on this throwaway board. Gates pop up as they ask: "
-    "y approve · n reject · A remember · Esc later. Drag cards, v for owners, ? for every key."
+    "Real runners (loopx run) drive simulated agents on this throwaway board. Gates pop up as they ask: "
+    "y approve · n reject · A remember · Esc later. v shows each runner; p/u/s pause, resume, stop one; ? for every key."
 )
 
 
 def run_demo(keep: str | None = None) -> int:
-    """A throwaway board with simulated agents at work (separate processes,
-    through the real operators), and the live board on it."""
+    """A throwaway board with real runners driving simulated agents (separate
+    processes, through the real operators), and the live board on it."""
     from loopx_core.demo import DemoAgents, build_demo_board
 
     from .app import LoopxApp

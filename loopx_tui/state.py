@@ -114,6 +114,7 @@ class BoardModel:
     query: Query = field(default_factory=Query)
     objective: str = ""
     seq: int = 0
+    runners: dict = field(default_factory=dict)  # agent -> loopx_core.runners.RunnerView
 
     # -- loading and applying -------------------------------------------------
     def load(self, cards: Iterable[CardView], agents: Iterable[AgentView], pending: Iterable[GateView], seq: int, objective: str = "") -> None:

@@ -102,6 +102,12 @@ def downgrade_sqlite(path: Path, version: int) -> None:
 
     con = sqlite3.connect(path)
     try:
+        if version < 4:
+            con.executescript(
+                "DROP TABLE runner;"
+                + "".join(f"ALTER TABLE card DROP COLUMN {c};" for c in ("window_seconds", "window_tokens", "window_usd", "window_turns", "window_seq", "wake_at"))
+                + "ALTER TABLE agent DROP COLUMN window_usd; ALTER TABLE agent DROP COLUMN window_turns;"
+            )
         if version < 3:
             con.executescript(
                 'DROP TABLE person; DELETE FROM setting WHERE key IN (\'board_uid\', \'signed_from\');'

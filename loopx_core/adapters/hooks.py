@@ -532,6 +532,10 @@ def _describe_next(store, agent: str, result) -> str:
         elif result.action == "wait":
             gate = result.gate.key if result.gate else "G-…"
             lead = f"{key} waits for a human to answer {gate}: check it with `loopx gate status {gate}`; do not work around it."
+        elif result.action == "paused" and result.wake_at is not None:
+            from ..clock import iso
+
+            lead = f"{key} is paused ({result.reason}): its window is spent; it resumes by itself at {iso(result.wake_at)}. Stop here."
         elif result.action == "paused":
             lead = f"{key} is paused ({result.reason}): a human must raise its budget. Stop here."
         else:
@@ -540,7 +544,7 @@ def _describe_next(store, agent: str, result) -> str:
     if result.action == "paused":
         from ..clock import iso
 
-        return f"{head}\n\nYour token window is spent; it reopens at {iso(result.wake_at)}. Do not start new work."
+        return f"{head}\n\nYour window is spent; it reopens at {iso(result.wake_at)}. Do not start new work."
     if result.wake_at is not None:
         from ..clock import iso
 
@@ -645,31 +649,18 @@ def _held(agent: str, statuses=HELD):
     return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now())
 
 
-def _turn_id(runtime: str, session: str, marker: str) -> str:
-    prefix = "cc" if runtime == "claude-code" else "cx"
-    turn_id = f"{prefix}:{session}:{marker}"
-    if len(turn_id) > 128 or not turn_id[0].isalnum():
-        import hashlib
-
-        turn_id = f"{prefix}:" + hashlib.sha256(f"{session}:{marker}".encode()).hexdigest()[:48]
-    return turn_id
-
-
 def _charge(hook: Hook, store, turn) -> None:
     """Charge the model calls since the previous charge of this session (or since
-    the turn's prompt). Claude Code writes the transcript asynchronously, so the
-    last call of a turn may not be there yet at Stop: it is charged by the next
-    Stop instead, never twice (the boundary is the last entry already charged)."""
+    the turn's prompt) to the agent's card: ``charge.charge_transcript``, the
+    code ``loopx run`` charges a turn's transcript with too, so the two never
+    charge a call twice."""
     if turn is None or not turn.calls:
         return
     from ..models import Evidence
-    from . import charge, transcript
+    from . import charge
 
     agent = hook.agent
-    session = str(hook.get("session_id") or "unknown")
-    path = os.path.expanduser(hook.get("transcript_path"))
     with store.read():
-        through = charge.previous_through(agent, session, path)
         card = _held(agent)
         card_id = card.id if card else None
         if card_id is None and turn.started_at is not None:
@@ -680,47 +671,9 @@ def _charge(hook: Hook, store, turn) -> None:
                 .first()
             )
             card_id = last.card_id if last else None
-    calls, marker = transcript.uncharged(turn, through)
-    if not calls or marker is None:
-        return
-    if card_id is None:
-        hook.note(f"{len(calls)} model call(s) not charged: agent {agent} holds no card")
-        return
-    tokens_in = sum(c.tokens_in for c in calls)
-    tokens_out = sum(c.tokens_out for c in calls)
-    usage: dict = {}
-    for c in calls:
-        for k, v in c.detail.items():
-            usage[k] = usage.get(k, 0) + v
-    usd, unpriced = _price(store, calls)
-    extra = {"session": session, "transcript": path, "through": marker, "calls": len(calls), "runtime": hook.runtime, "usage": usage}
-    if unpriced:
-        extra["unpriced"] = unpriced
-        hook.note(
-            f"no price for {', '.join(unpriced)}: its usage is charged $0 — "
-            f"`loopx price set {unpriced[0]} --input $ --output $` (dollars per million tokens)"
-        )
-    summary = f"usage: {tokens_in + tokens_out:,} tokens ({tokens_in:,} in, {tokens_out:,} out) over {len(calls)} model call(s), measured by the {hook.runtime} stop hook"
-    if usd:
-        summary += f", ${usd:.4f}"
-    charge.charge_usage(store, card_id, agent, _turn_id(hook.runtime, session, marker), tokens_in, tokens_out, usd, extra, summary)
-
-
-def _price(store, calls) -> tuple[float, list[str]]:
-    """Dollars for ``calls`` at the board's prices, and the models without one."""
-    from .. import prices
-
-    table = prices.load(store)
-    usd, unpriced = 0.0, []
-    for call in calls:
-        price = prices.lookup(table, call.model)
-        if price is None:
-            name = call.model or "an unnamed model"
-            if name not in unpriced:
-                unpriced.append(name)
-            continue
-        usd += prices.cost(price, call.parts)
-    return round(usd, 6), unpriced
+    session = str(hook.get("session_id") or "unknown")
+    path = os.path.expanduser(hook.get("transcript_path"))
+    charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=f"the {hook.runtime} stop hook")
 
 
 def _turn_start(hook: Hook, turn) -> float | None:

@@ -134,15 +134,7 @@ def read_claude(path: str) -> Turn:
         identity = f"{message.get('id') or ''}:{entry.get('requestId') or ''}"
         if identity == ":":
             identity = markers[-1]
-        detail = {k: _int(usage, k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
-        parts = {
-            "input": detail["input_tokens"],
-            "cache_write": detail["cache_creation_input_tokens"],
-            "cache_read": detail["cache_read_input_tokens"],
-            "output": detail["output_tokens"],
-        }
-        model = message.get("model") if isinstance(message.get("model"), str) else None
-        call = Call(identity, parts["input"] + parts["cache_write"] + parts["cache_read"], detail["output_tokens"], detail, model, parts)
+        call = claude_call(message, usage, identity)
         earlier = best.get(identity)
         if earlier is None or (call.tokens_out, call.tokens_in) > (earlier[1].tokens_out, earlier[1].tokens_in):
             best[identity] = (earlier[0] if earlier else i, call)
@@ -192,12 +184,31 @@ def read_codex(path: str) -> Turn:
         usage = info.get("last_token_usage") if isinstance(info, dict) else None
         if not isinstance(usage, dict):
             continue
-        detail = {k: _int(usage, k) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")}
-        # OpenAI counts cached input inside input_tokens, and reasoning inside output_tokens.
-        cached = min(detail["cached_input_tokens"], detail["input_tokens"])
-        parts = {"input": detail["input_tokens"] - cached, "cache_read": cached, "output": detail["output_tokens"]}
-        calls.append((i, Call(f"line:{i}", detail["input_tokens"], detail["output_tokens"], detail, model, parts)))
+        calls.append((i, codex_call(usage, model, f"line:{i}")))
     return Turn(started, prompt_index, markers, calls)
+
+
+def claude_call(message: dict, usage: dict, identity: str) -> Call:
+    """One Claude Code model call from its Messages-API ``usage`` (a transcript
+    entry's, or a ``stream-json`` assistant event's: the same message shape)."""
+    detail = {k: _int(usage, k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
+    parts = {
+        "input": detail["input_tokens"],
+        "cache_write": detail["cache_creation_input_tokens"],
+        "cache_read": detail["cache_read_input_tokens"],
+        "output": detail["output_tokens"],
+    }
+    model = message.get("model") if isinstance(message.get("model"), str) else None
+    return Call(identity, parts["input"] + parts["cache_write"] + parts["cache_read"], detail["output_tokens"], detail, model, parts)
+
+
+def codex_call(usage: dict, model: str | None, identity: str) -> Call:
+    """One Codex model call from a ``token_count`` event's ``last_token_usage``."""
+    detail = {k: _int(usage, k) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")}
+    # OpenAI counts cached input inside input_tokens, and reasoning inside output_tokens.
+    cached = min(detail["cached_input_tokens"], detail["input_tokens"])
+    parts = {"input": detail["input_tokens"] - cached, "cache_read": cached, "output": detail["output_tokens"]}
+    return Call(identity, detail["input_tokens"], detail["output_tokens"], detail, model, parts)
 
 
 READERS = {"claude-code": read_claude, "codex": read_codex}

@@ -228,7 +228,7 @@ def cmd_agent_add(ctx: Context) -> Outcome:
 
     a = ctx.args
     ctx.refuse_agent("register agents or change their scopes")
-    data = validate("agent", _drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "window": a.window}))
+    data = validate("agent", _drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "usd": a.usd, "turns": a.turns, "window": a.window}))
     agent, changed = add_agent(ctx.store, data, ctx.person("register agents or change their scopes"))
     verb = "registered" if changed else "unchanged:"
     caps = ", ".join(agent.capabilities) or "no scopes"
@@ -336,6 +336,21 @@ def cmd_card_budget(ctx: Context) -> Outcome:
     return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "change a budget")
 
 
+def cmd_card_window(ctx: Context) -> Outcome:
+    from ..cards import window_card
+
+    cid = card_id(ctx.args.card)
+    a = ctx.args
+    data = validate("window", _drop_none({"every": a.every, "tokens": a.tokens, "usd": a.usd, "turns": a.turns, "clear": a.clear or None}))
+    out = _person_card_op(ctx, "card_window", {"card": cid, **data}, lambda actor: window_card(ctx.store, cid, data, actor), "set a card's window")
+    card = out.data["card"]
+    if card["window"] is None:
+        out.text += "\nno window"
+    elif card["status"] == "paused" and card["wake_at"]:
+        out.text += f"\nits window is spent: it resumes by itself at {card['wake_at']}"
+    return out
+
+
 def _price_line(model: str, price: dict) -> str:
     rest = "".join(f" · {k.replace('_', ' ')} ${price[k]:g}" for k in ("cache_read", "cache_write") if k in price)
     return f"{model}: input ${price['input']:g} · output ${price['output']:g}{rest} per million tokens"
@@ -433,8 +448,10 @@ def _next_text(r: dict) -> str:
     if action == "accept":
         return f"accept: {card['id']} was handed to you\n→ `loopx context {card['id']}`, then `loopx accept {card['id']}`"
     if action == "paused":
+        if card is None:
+            return f"paused: your window is spent; it reopens at {r['wake_at']}"
         if r["wake_at"]:
-            return f"paused: token window spent; it reopens at {r['wake_at']}"
+            return f"paused: {card['id']} ({r['reason']}) — its window refills at {r['wake_at']} and it resumes by itself; stop for now"
         return f"paused: {card['id']} ({r['reason']}) — a human must raise its budget; stop for now"
     wake = f"; a monitored card is due at {r['wake_at']}" if r["wake_at"] else ""
     g = r["gate"]
@@ -566,7 +583,9 @@ def cmd_writeback(ctx: Context) -> Outcome:
         missing = [x["path"] for x in ev["artifacts"] if x.get("missing")]
         if missing:
             text += f" (missing: {', '.join(missing)})"
-        if cj["status"] == "paused":
+        if cj["status"] == "paused" and cj["wake_at"]:
+            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
+        elif cj["status"] == "paused":
             text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
         elif cj["status"] == "ready":
             text += f"\nreleased {cj['id']}"
@@ -735,6 +754,12 @@ def _trust_cmd(name: str, ctx: Context) -> Outcome:
     return getattr(trust_commands, "cmd_" + name)(ctx)
 
 
+def _runner_cmd(name: str, ctx: Context) -> Outcome:
+    from . import runner_commands
+
+    return getattr(runner_commands, "cmd_" + name)(ctx)
+
+
 HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("init", None): cmd_init,
     ("where", None): cmd_where,
@@ -751,6 +776,7 @@ HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("card", "assign"): cmd_card_assign,
     ("card", "unassign"): cmd_card_unassign,
     ("card", "budget"): cmd_card_budget,
+    ("card", "window"): cmd_card_window,
     ("price", "set"): cmd_price_set,
     ("price", "list"): cmd_price_list,
     ("price", "remove"): cmd_price_remove,
@@ -762,6 +788,11 @@ HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
     ("person", "list"): lambda ctx: _trust_cmd("person_list", ctx),
     ("person", "revoke"): lambda ctx: _trust_cmd("person_revoke", ctx),
     ("verify", None): lambda ctx: _trust_cmd("verify", ctx),
+    ("run", None): lambda ctx: _runner_cmd("run", ctx),
+    ("runner", "list"): lambda ctx: _runner_cmd("list", ctx),
+    ("runner", "pause"): lambda ctx: _runner_cmd("control", ctx),
+    ("runner", "resume"): lambda ctx: _runner_cmd("control", ctx),
+    ("runner", "stop"): lambda ctx: _runner_cmd("control", ctx),
     ("policy", "show"): lambda ctx: _trust_cmd("policy_show", ctx),
     ("policy", "sign"): lambda ctx: _trust_cmd("policy_sign", ctx),
     ("log", None): cmd_log,

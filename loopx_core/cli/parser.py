@@ -148,8 +148,10 @@ def _verb_agent(agent):
     p.add_argument("--runtime", metavar="R", help="claude-code, codex, shell, …")
     p.add_argument("--can", action="append", default=[], metavar="SCOPE", help="a capability (scope) it holds, e.g. git:push")
     p.add_argument("--watch", action="append", default=[], metavar="DIR", help="an output folder to take evidence from")
-    p.add_argument("--tokens", type=int, metavar="N", help="token window size, e.g. 2000000")
-    p.add_argument("--window", metavar="DUR", help="token window length, e.g. 5h")
+    p.add_argument("--tokens", type=int, metavar="N", help="tokens per window, e.g. 2000000")
+    p.add_argument("--usd", type=float, metavar="X", help="dollars per window, e.g. 20")
+    p.add_argument("--turns", type=int, metavar="N", help="turns per window")
+    p.add_argument("--window", metavar="DUR", help="the rolling window's length, e.g. 5h or 1d")
     cmd("list", "list agents", asub)
     p = cmd("show", "show one agent", asub)
     p.add_argument("id", metavar="ID")
@@ -193,6 +195,14 @@ def _verb_card(card):
     p.add_argument("--add-turns", type=int, metavar="N")
     p.add_argument("--add-tokens", type=int, metavar="N")
     p.add_argument("--add-usd", type=float, metavar="X")
+    p.add_argument("--op-id", metavar="ID")
+    p = cmd("window", "give a card a rolling window: so much per so long (a person only); a spent one pauses the card until it refills", csub)
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("--every", metavar="DUR", help="the window's length, e.g. 5h or 1d")
+    p.add_argument("--tokens", type=int, metavar="N", help="tokens per window")
+    p.add_argument("--usd", type=float, metavar="X", help="dollars per window")
+    p.add_argument("--turns", type=int, metavar="N", help="turns per window")
+    p.add_argument("--clear", action="store_true", help="remove the card's window")
     p.add_argument("--op-id", metavar="ID")
 
 
@@ -351,6 +361,26 @@ def _verb_done(p):
     p.add_argument("--verify-timeout", metavar="DUR")
 
 
+def _verb_run(p):
+    # (--agent names the agent to drive, not the caller: an agent identity is refused.)
+    p.add_argument("--agent", dest="drive", required=True, metavar="ID", help="the agent this runner drives (registered with `loopx agent add`)")
+    p.add_argument("--runtime", required=True, choices=["claude-code", "codex", "shell"], help="what runs each turn")
+    p.add_argument("--turn-limit", default="30m", metavar="DUR", help="a turn running longer is stopped (default 30m)")
+    p.add_argument("--lease", metavar="DUR", help="lease length of the cards it claims (default: the board's, 30m)")
+    p.add_argument("--grace", default="30s", metavar="DUR", help="on SIGTERM or a person's stop, how long the turn in flight may take to finish (default 30s)")
+    p.add_argument("--turns", type=count, default=0, metavar="N", help="stop after N turns (default: run until stopped)")
+    p.add_argument("--bin", metavar="PATH", help="the runtime's executable (default: claude / codex on PATH)")
+    p.add_argument("rest", nargs=argparse.REMAINDER, metavar="-- ARG", help="shell: the command to run each turn; claude-code/codex: extra arguments for it")
+
+
+def _verb_runner(runner):
+    rsub = runner.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
+    cmd("list", "every agent's runner: what it is doing, and a person's control of it", rsub)
+    for name, what in (("pause", "no new turn starts (the one in flight ends normally)"), ("resume", "lift a pause or a stop"), ("stop", "the runner ends its turn, releases its card and exits")):
+        p = cmd(name, f"{name} an agent's runner — a person only: {what}", rsub)
+        p.add_argument("target", metavar="AGENT")  # (not "agent": that would read as the caller's identity)
+
+
 def _verb_context(p):
     p.add_argument("card", metavar="CARD")
     p.add_argument("--format", choices=["md", "json"], default="md")
@@ -366,7 +396,7 @@ VERBS = {
     "mcp": ("serve the MCP tools over stdio (agent id from LOOPX_AGENT)", _verb_mcp),
     "hook": ("what runtime hooks call (reads the runtime's hook JSON on stdin)", _verb_hook),
     "agent": ("register and list agents", _verb_agent),
-    "card": ("add, list, show, move, assign and budget cards", _verb_card),
+    "card": ("add, list, show, move, assign, budget and window cards", _verb_card),
     "price": ("token prices per model, for charging the usage hooks measure", _verb_price),
     "key": ("your human key: make it, show it, change its passphrase, pin a board", _verb_key),
     "person": ("the people whose signed decisions this board honours", _verb_person),
@@ -386,4 +416,6 @@ VERBS = {
     "release": ("give a card back to the ready column", _verb_release),
     "done": ("finish a card (needs evidence, no pending gate, a passing verify)", _verb_done),
     "context": ("the continuation packet for the start of a turn", _verb_context),
+    "run": ("drive one agent's turns for as long as it runs: sleeps, wakes and resumes (a person starts it)", _verb_run),
+    "runner": ("the agents' runners: list them; a person pauses, resumes or stops one", _verb_runner),
 }

@@ -1,9 +1,10 @@
 """``loopx demo``: a throwaway board and simulated agents at work.
 
-The agents are separate processes (``python -m loopx_core.demo.agent``) that
-go through the real operators — next, claim, writeback with real artifact
-files, gate ask, handoff, accept, done — exactly as a runtime would. Nothing
-here touches the UI, and nothing here imports Textual."""
+Real runners (``loopx run``) drive the agents; each turn is a stand-in
+runtime (``python -m loopx_core.demo.agent``) that goes through the real
+operators — writeback with real artifact files, gate ask, handoff, done —
+exactly as a runtime would. Nothing here touches the UI, and nothing here
+imports Textual."""
 
 from __future__ import annotations
 

@@ -1,24 +1,28 @@
-"""One simulated agent: the turn loop a runtime runs, through the real
-operators. ``python -m loopx_core.demo.agent --db PATH --agent ID --root DIR``.
+"""The demo's stand-in for an agent runtime: one turn of a simulated agent,
+through the real operators. Real runners drive it (``loopx run --runtime
+shell -- python -m loopx_core.demo.agent``): it gets the continuation packet
+and LOOPX_AGENT / LOOPX_CARD / LOOPX_DB like any shell runtime, takes a moment
+(``LOOPX_DEMO_PACE`` seconds, jittered) as a real turn would, then does the
+next step of the card's plan (scenario.py) and writes back.
 
-Each turn: ``next --claim``; then, by what it says, work one step of the
-card's plan (scenario.py), accept a handoff, or wait. Refusals (a paused
-card, a revoked lease, a rejected gate) are logged and the loop goes on."""
+Which step: the plan's step after the ones this agent already wrote back on
+this card — the board is the only memory, as for a real agent across turns.
+A refusal (a paused card, a revoked lease) ends the turn without evidence: the
+runner records it as a failed turn."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
-import signal
 import sys
 import time
 from pathlib import Path
 
-from .. import claims, done as done_ops, gates, handoffs
+from .. import done as done_ops, gates, handoffs
 from ..discovery import parse_target
 from ..errors import LoopxError
 from ..inputs import validate
+from ..models import Evidence
 from ..store import Store
 from ..values import CardView
 from ..writeback import writeback
@@ -31,10 +35,12 @@ class SimulatedAgent:
         self.agent = agent
         self.root = root
         self.log = log
-        self.pointers: dict[int, int] = {}  # card -> the next step of its plan
 
     def turn(self) -> str:
-        """One turn; returns what ``next`` answered."""
+        """A whole turn as a loop without a runner runs it: ``next --claim``, then
+        one step (the demo's story test drives the agents this way, in-process)."""
+        from .. import claims
+
         res = claims.next_turn(self.store, self.agent, claim=True)
         if res.action == "work" and res.card is not None:
             self.work(res.card)
@@ -43,12 +49,14 @@ class SimulatedAgent:
             self.log(f"accepted {handoff.key} for {card.key} (digest {handoff.digest[:12]})")
         return res.action
 
-    def work(self, card: CardView) -> None:
+    def step_of(self, card: CardView) -> Step:
         plan = plan_for(card.title, self.agent)
-        index = self.pointers.get(card.id, 0)
-        step = plan[min(index, len(plan) - 1)]
-        self.run_step(card, step)  # a refusal raises: the step is tried again next turn
-        self.pointers[card.id] = index + 1
+        with self.store.read():
+            written = Evidence.select().where((Evidence.card == card.id) & (Evidence.agent == self.agent) & (Evidence.source == "cli")).count()
+        return plan[min(written, len(plan) - 1)]
+
+    def work(self, card: CardView) -> None:
+        self.run_step(card, self.step_of(card))  # a refusal raises: the step is tried again next turn
 
     def _files(self, card: CardView, step: Step) -> list[str]:
         paths = []
@@ -62,28 +70,32 @@ class SimulatedAgent:
             paths.append(rel)
         return paths
 
-    def run_step(self, card: CardView, step: Step) -> None:
+    def _writeback(self, card: CardView, step: Step, summary: str, turn_id: str | None) -> None:
+        todo_ids = [t.id for t in card.open_todos][: step.done_todos]
+        data = validate(
+            "evidence",
+            {
+                "summary": summary,
+                "artifacts": self._files(card, step),
+                "next": step.next,
+                "todos_added": list(step.todos_added),
+                "todos_done": todo_ids,
+                "tokens": step.tokens,
+                "usd": step.usd,
+                "turn_id": turn_id or f"{self.agent}-{card.key}-{card.quota.turns.used + 1}",
+            },
+        )
+        _, after, _ = writeback(self.store, card.id, self.agent, data, base=self.root)
+        self.log(f"writeback {card.key}: {summary} -> {after.status}{' (' + after.paused_reason + ')' if after.paused_reason else ''}")
+
+    def run_step(self, card: CardView, step: Step, turn_id: str | None = None) -> None:
         if step.kind in ("write", "stall"):
-            todo_ids = [t.id for t in card.open_todos][: step.done_todos]
-            data = validate(
-                "evidence",
-                {
-                    "summary": step.summary,
-                    "artifacts": self._files(card, step),
-                    "next": step.next,
-                    "todos_added": list(step.todos_added),
-                    "todos_done": todo_ids,
-                    "tokens": step.tokens,
-                    "usd": step.usd,
-                    "turn_id": f"{self.agent}-{card.key}-{card.quota.turns.used + 1}",
-                },
-            )
-            ev, after, _ = writeback(self.store, card.id, self.agent, data, base=self.root)
-            self.log(f"writeback {card.key}: {step.summary} -> {after.status}{' (' + after.paused_reason + ')' if after.paused_reason else ''}")
+            self._writeback(card, step, step.summary, turn_id)
         elif step.kind == "ask":
             data = validate("gate_ask", {"question": step.question, "options": list(step.options)})
             gate, after, _ = gates.ask(self.store, card.id, self.agent, data)
             self.log(f"asked {gate.key} on {card.key}: {step.question}")
+            self._writeback(card, step, f"Asked the person ({gate.key}): {step.question}", turn_id)
         elif step.kind == "handoff":
             done = [t.text for t in card.todos if t.done]
             pending = [t.text for t in card.todos if not t.done]
@@ -94,42 +106,23 @@ class SimulatedAgent:
             self.log(f"done {card.key}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="loopx-demo-agent")
-    parser.add_argument("--db", required=True)
-    parser.add_argument("--agent", required=True)
-    parser.add_argument("--root", required=True)
-    parser.add_argument("--pace", type=float, default=2.5, help="seconds between turns (jittered)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds before the first turn")
-    parser.add_argument("--turns", type=int, default=0, help="stop after this many turns (0: run until stopped)")
-    args = parser.parse_args(argv)
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    parent = os.getppid()
-    rnd = random.Random(args.seed)
-
-    def log(msg: str) -> None:
-        print(f"{time.strftime('%H:%M:%S')} {args.agent}: {msg}", flush=True)
-
-    store = Store.open(parse_target(args.db, "flag"))
-    agent = SimulatedAgent(store, args.agent, Path(args.root), log)
-    time.sleep(args.delay)
-    turns = 0
+def main() -> int:
+    """One turn, as the `shell` runtime of ``loopx run`` (environment from the runner)."""
+    sys.stdin.read()  # the continuation packet: the plan and the board say the rest
+    agent, key = os.environ["LOOPX_AGENT"], os.environ["LOOPX_CARD"]
+    pace = float(os.environ.get("LOOPX_DEMO_PACE", "2.5"))
+    time.sleep(pace * random.uniform(0.6, 1.4))  # a turn takes a while: watch it run on the board
+    store = Store.open(parse_target(os.environ["LOOPX_DB"], "env"))
     try:
-        while args.turns == 0 or turns < args.turns:
-            if os.getppid() != parent:
-                break  # the board closed without stopping us
-            try:
-                action = agent.turn()
-            except LoopxError as err:
-                log(f"refused: {err.message}")
-                action = "refused"
-            turns += 1
-            wait = args.pace * rnd.uniform(0.7, 1.3)
-            if action in ("idle", "paused", "wait"):
-                wait = min(wait, 1.5)  # check back soon: a human may have answered
-            time.sleep(wait)
+        from .. import ids
+        from ..cards import show_card
+
+        card = show_card(store, ids.parse(ids.CARD, key))
+        simulated = SimulatedAgent(store, agent, store.project_root(), log=lambda text: print(f"{agent}: {text}", flush=True))
+        simulated.run_step(card, simulated.step_of(card), os.environ.get("LOOPX_TURN_ID"))
+    except LoopxError as err:
+        print(f"{agent}: refused: {err.message}", flush=True)
+        return 1
     finally:
         store.close()
     return 0

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from ..discovery import BoardLocation, parse_target
-from .scenario import AGENTS, CARDS, OBJECTIVE
+from .scenario import AGENTS, CARDS, OBJECTIVE, WINDOWS
 
 PERSON_NAME = "you"
 KEY_FILE = "demo-person.key.json"  # the demo's throwaway key: unsealed, in the demo folder
@@ -23,10 +24,11 @@ def demo_person(folder: Path):
     return found.unlock()
 
 
-def build_demo_board(folder: Path):
+def build_demo_board(folder: Path, *, windows: bool = True):
     """A board in ``folder/.loopx/board.db`` with the scenario's agents and
-    cards (left as it is when ``folder`` already holds the demo board).
-    Returns (location, the demo's person)."""
+    cards (left as it is when ``folder`` already holds the demo board), and
+    with ``windows`` the scenario's quota windows (a card that sleeps until its
+    window refills, then resumes by itself). Returns (location, the demo's person)."""
     from ..agents import add_agent
     from ..board import init_board
     from ..cards import add_card
@@ -43,45 +45,57 @@ def build_demo_board(folder: Path):
                 add_agent(store, validate("agent", {"id": spec.id, "runtime": spec.runtime, "can": list(spec.can)}), person)
             for spec in CARDS:
                 add_card(store, validate("card", {"title": spec.title, **spec.data}), person)
+            if windows:
+                from ..cards import window_card
+
+                for title, window in WINDOWS.items():
+                    card_id = next(i for i, spec in enumerate(CARDS, 1) if spec.title == title)
+                    window_card(store, card_id, validate("window", window), person)
     finally:
         store.close()
     return location, person
 
 
 class DemoAgents:
-    """The simulated agents, one process each, logging to ``.loopx/demo-<id>.log``."""
+    """Real runners (``loopx run``), one per agent, driving the demo's stand-in
+    runtime (``python -m loopx_core.demo.agent`` as the `shell` runtime): the
+    board shows them run turns, sleep, wait for the person and resume. Each
+    logs to ``.loopx/demo-<id>.log``; ``stop`` sends them SIGTERM (they give
+    their cards back), and they end with the demo even if it dies."""
 
-    def __init__(self, location: BoardLocation, folder: Path, pace: float | None = None, turns: int = 0, delay: float = 0.6):
+    def __init__(self, location: BoardLocation, folder: Path, pace: float | None = None, turns: int = 0, grace: float = 2.0):
         self.location = location
         self.folder = Path(folder)
         self.pace = pace if pace is not None else float(os.environ.get("LOOPX_DEMO_PACE", "2.5"))
         self.turns = turns  # 0: until stopped
-        self.delay = delay
+        self.grace = grace
         self.procs: list[subprocess.Popen] = []
 
     def start(self) -> None:
+        from ..runner.process import die_with_parent
+
         logs = self.folder / ".loopx"
         logs.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ)
+        env = dict(os.environ, LOOPX_DB=str(self.location.path), LOOPX_DEMO_PACE=str(self.pace))
         env.pop("LOOPX_AGENT", None)
         env.pop("LOOPX_NOW", None)
-        for i, spec in enumerate(AGENTS):
+        for spec in AGENTS:
             log = open(logs / f"demo-{spec.id}.log", "ab")
             cmd = [
-                sys.executable, "-m", "loopx_core.demo.agent",
-                "--db", str(self.location.path), "--agent", spec.id, "--root", str(self.folder),
-                "--pace", str(self.pace), "--seed", str(i), "--delay", str(self.delay * (1 + i)), "--turns", str(self.turns),
+                sys.executable, "-m", "loopx_core", "run", "--agent", spec.id, "--runtime", "shell",
+                "--turn-limit", "2m", "--grace", f"{self.grace}s", "--turns", str(self.turns),
+                "--", sys.executable, "-m", "loopx_core.demo.agent",
             ]
-            self.procs.append(subprocess.Popen(cmd, cwd=self.folder, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log))
+            self.procs.append(subprocess.Popen(cmd, cwd=self.folder, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=lambda: die_with_parent(signal.SIGTERM)))
             log.close()
 
     def stop(self) -> None:
         for proc in self.procs:
             if proc.poll() is None:
-                proc.terminate()
+                proc.terminate()  # a runner's SIGTERM: finish or abandon the turn, give the card back
         for proc in self.procs:
             try:
-                proc.wait(timeout=3)
+                proc.wait(timeout=self.grace + 10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=3)

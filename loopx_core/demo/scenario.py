@@ -47,6 +47,11 @@ CARDS = (
 )
 
 
+# A person's quota windows (`loopx card window`): this card runs two turns, then
+# sleeps until its window refills and resumes by itself — no one presses anything.
+WINDOWS = {"Write the README section": {"every": "45s", "turns": 2}}
+
+
 class Step(NamedTuple):
     kind: str  # write | stall | ask | handoff | done
     summary: str = ""

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from ..messages import CardDropped, DragHover, OpenCard
+from ..runners import summary
 from ..state import OWNER, STATUS, BoardModel, Query
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
 from ..widgets.card import CardWidget
@@ -34,6 +35,9 @@ class BoardScreen(Screen):
         Binding("n", "new_card", "New", tooltip="add a card (a form, validated like `loopx card add`)"),
         Binding("a", "reassign", "Assign", tooltip="reassign the selected card to an agent (handoff packet) or unassign it"),
         Binding("plus", "raise_budget", "+Budget", show=False, tooltip="raise the selected card's budget (resumes a paused card)"),
+        Binding("p", "runner('pause')", "Pause runner", show=False, tooltip="pause the runner of the selected card's agent (owner view: the column's agent): no new turn starts"),
+        Binding("u", "runner('resume')", "Resume runner", show=False, tooltip="resume that agent's runner (lifts a pause or a stop)"),
+        Binding("s", "runner('stop')", "Stop runner", show=False, tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
         Binding("r", "move('ready')", "To ready", show=False, tooltip="move the selected card to ready"),
         Binding("b", "move('backlog')", "To backlog", show=False, tooltip="move the selected card to the backlog"),
         Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card (asks first: y cancels, n keeps it)"),
@@ -81,7 +85,8 @@ class BoardScreen(Screen):
     def refresh_header(self) -> None:
         for header in self.query(BoardHeader):
             actions = self.app.actions
-            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None)
+            running = summary(self.model.runners.values(), self.now()) if self.model.runners else ""
+            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running)
 
     def show_banner(self, text: str | None) -> None:
         """A line under the header that cannot be missed (None hides it)."""
@@ -259,6 +264,23 @@ class BoardScreen(Screen):
             self.app.notify("Select a card first, then press +", severity="warning")
             return
         self.app.raise_budget(card.id)
+
+    def focused_agent(self) -> str | None:
+        """The agent whose runner ``p``/``u``/``s`` act on: in owner view the
+        selected card's column, else the selected card's owner."""
+        if self.model.mode == OWNER and isinstance(self.focused, CardWidget):
+            column = self.board.column_of_widget(self.focused)
+            if column is not None and column.key in self.model.agents:
+                return column.key
+        card = self.selected_card()
+        return card.owner if card is not None else None
+
+    def action_runner(self, what: str) -> None:
+        agent = self.focused_agent()
+        if agent is None:
+            self.app.notify(f"Select a card of the agent whose runner to {what} (arrows), then press the key again", severity="warning")
+            return
+        self.app.actions.control_runner(agent, what)
 
     def action_move(self, to: str) -> None:
         card = self.selected_card()

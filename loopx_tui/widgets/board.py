@@ -10,6 +10,7 @@ from textual import events
 from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
 
+from ..runners import runner_text
 from ..state import OWNER, BoardModel
 from .card import CardWidget
 from .column import BoardColumn
@@ -64,7 +65,16 @@ class BoardView(Container, can_focus=False):
         view = ModeColumns(self.model.mode, columns)
         self.views[self.model.mode] = view
         self._stale.discard(self.model.mode)
+        self.show_runners()
         return view
+
+    def show_runners(self) -> None:
+        """Owner view: each agent's runner next to its column's name."""
+        view = self.views.get(OWNER)
+        if view is not None:
+            now = self._now()
+            for key, column in view.columns.items():
+                column.set_subtitle(runner_text(self.model.runners.get(key), now))
 
     def compose(self) -> ComposeResult:
         yield self._make_view()
@@ -130,6 +140,8 @@ class BoardView(Container, can_focus=False):
     def tick(self) -> None:
         for column in self.columns.values():
             column.tick()
+        if self.model.runners:
+            self.show_runners()
 
 
 class BoardHeader(Static):
@@ -141,7 +153,7 @@ class BoardHeader(Static):
         super().__init__("", **kw)
         self.note = ""
 
-    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None) -> None:
+    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: str = "") -> None:
         counts = model.counts()
         text = Text()
         text.append(" LoopX ", style="bold reverse")
@@ -161,6 +173,8 @@ class BoardHeader(Static):
             text.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
         if needs:
             text.append(f"  {needs} need you", style="yellow")
+        if runners:
+            text.append(f"  {runners}", style="cyan")
         text.append(f"  view:{model.mode}", style="dim")
         if model.query.active:
             text.append(f"  filter: {model.query.text}", style="bold cyan")

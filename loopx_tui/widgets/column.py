@@ -44,6 +44,7 @@ class BoardColumn(Vertical):
         self.limit = limit
         self.total = len(cards)
         self.hint = ""
+        self.subtitle = ""  # owner view: what the agent's runner is doing
         shown = list(cards)[:limit]
         self.widgets: dict[int, CardWidget] = {c.id: CardWidget(c, now) for c in shown}
         self.cards: list[CardView] = list(cards)  # every card of the column, shown or not
@@ -80,6 +81,8 @@ class BoardColumn(Vertical):
 
     def _header_text(self) -> Text:
         text = Text.assemble((self.title, "bold"), (f" {self.total}", "dim"))
+        if self.subtitle:
+            text.append(f" {self.subtitle}", style="italic")
         if self.hint:
             text.append(f" {self.hint}", style="reverse")
         return text
@@ -89,6 +92,12 @@ class BoardColumn(Vertical):
         if hint != self.hint:
             self.hint = hint
             self.set_class(bool(hint), "-drop-target")
+            if self._ready:
+                self.query_one(".column-header", Static).update(self._header_text())
+
+    def set_subtitle(self, subtitle: str) -> None:
+        if subtitle != self.subtitle:
+            self.subtitle = subtitle
             if self._ready:
                 self.query_one(".column-header", Static).update(self._header_text())
 

@@ -65,6 +65,11 @@ ARGV = {
     ("key", "passphrase"): ["key", "passphrase", "--none"],
     ("key", "trust"): ["key", "trust", "0" * 16],
     ("policy", "sign"): ["policy", "sign"],
+    ("card", "window"): ["card", "window", "LX-1", "--every", "1h", "--turns", "99"],
+    ("runner", "pause"): ["runner", "pause", "a1"],
+    ("runner", "resume"): ["runner", "resume", "a2"],
+    ("runner", "stop"): ["runner", "stop", "a1"],
+    ("run", None): ["run", "--agent", "a2", "--runtime", "shell", "--", "true"],
 }
 
 
@@ -72,7 +77,7 @@ def test_every_human_verb_has_an_attack_here():
     assert set(ARGV) == set(HUMAN_VERBS)
 
 
-@pytest.mark.parametrize("verb", sorted(ARGV), ids=" ".join)
+@pytest.mark.parametrize("verb", sorted(ARGV), ids=lambda v: " ".join(w for w in v if w))
 def test_an_agent_is_refused_every_human_verb(asked, verb):
     before = asked.snapshot()
     res = asked.cli(*ARGV[verb], agent="a2", env={"LOOPX_KEY": str(asked.root / "missing.json")})

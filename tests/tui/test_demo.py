@@ -1,5 +1,5 @@
-"""``loopx demo``: the simulated agents go through the real operators and,
-within a short run, show every mechanism the board has."""
+"""``loopx demo``: real runners drive simulated agents through the real
+operators and, within a short run, show every mechanism the board has."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from loopx_core.store import Store
 
 def test_the_demo_story_shows_every_mechanism(tmp_path):
     root = tmp_path / "demo"
-    location, person = build_demo_board(root)
+    location, person = build_demo_board(root, windows=False)  # (its clock does not move: no window would refill)
     store = Store.open(location)
     try:
         agents = [SimulatedAgent(store, spec.id, root, log=lambda _: None) for spec in AGENTS]
@@ -65,24 +65,32 @@ def test_build_demo_board_twice_keeps_the_board(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_agents_run_as_separate_processes(tmp_path):
+def test_real_runners_drive_the_demo_agents_and_stop_cleanly(tmp_path):
     root = tmp_path / "demo"
     location, _ = build_demo_board(root)
-    agents = DemoAgents(location, root, pace=0.05, turns=12, delay=0.05)
+    agents = DemoAgents(location, root, pace=0.05)
     agents.start()
+    store = Store.open(location)
     try:
-        deadline = time.monotonic() + 60
-        while any(p.poll() is None for p in agents.procs) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert all(p.returncode == 0 for p in agents.procs)
+        deadline = time.monotonic() + 120
+        while True:  # until the board shows the loop moving: work by most agents, a person asked
+            board = export(store)
+            writers = {e["agent"] for e in board["evidence"]}
+            if len(writers) >= 4 and any(g["status"] == "pending" for g in board["gates"]):
+                break
+            assert time.monotonic() < deadline, (writers, [p.poll() for p in agents.procs])
+            assert all(p.poll() is None for p in agents.procs), [p.returncode for p in agents.procs]
+            time.sleep(0.2)
     finally:
         agents.stop()
-    store = Store.open(location)
     try:
         board = export(store)
     finally:
         store.close()
-    writers = {e["agent"] for e in board["evidence"]}
-    assert len(writers) >= 4
-    assert any(g["status"] == "pending" for g in board["gates"])  # waiting for the person at the board
+    started = {e["data"]["agent"] for e in board["events"] if e["kind"] == "runner_started"}
+    exited = [e for e in board["events"] if e["kind"] == "runner_exited"]
+    assert started == {spec.id for spec in AGENTS} and len(exited) == len(AGENTS)
+    assert all(e["data"]["why"] == "SIGTERM received" for e in exited)
+    assert not [c for c in board["cards"] if c["status"] == "active"]  # every runner gave its card back
+    assert {e["kind"] for e in board["events"]} >= {"turn_started", "turn_finished", "runner_state"}
     assert (root / ".loopx" / "demo-claude-1.log").read_text().strip()

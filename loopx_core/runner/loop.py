@@ -1,0 +1,465 @@
+"""The runner: ``next`` before every turn, one bounded turn when it says
+*work*, sleep until the board changes otherwise — for as long as it lives.
+
+What it guarantees (DESIGN §10 "Runners"):
+
+- it never starts a turn that ``next`` refused, nor while a person's pause or
+  stop stands (``runners.control_of``: only a signed control counts), nor on
+  a card whose budget or window does not verify by signature
+  (``quota.check_signed``, the strict check of a person's process);
+- a turn is bounded: its time limit, the card's budget and windows (from the
+  runtime's live usage), a lease it lost, a rejected gate — each stops the
+  whole process group; the lease is renewed while it runs;
+- after a turn: a turn that wrote no evidence is recorded as a failed turn
+  (a writeback with source ``runner`` and the sanitised tail of its output,
+  which counts towards the no-progress pause); the usage measured from the
+  transcript is charged exactly once (``charge.charge_transcript``, shared
+  with the Stop hook);
+- SIGTERM (or a person's stop) lets the turn in flight finish within the
+  grace time, else abandons it (the event says which), releases the agent's
+  active card and records that the runner stopped. A SIGKILLed runner's turn
+  dies with it (``process``); its card's lease runs out and another runner
+  takes it; a restarted runner resumes from the card's continuation.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import uuid
+from typing import NamedTuple
+
+from .. import claims, clock, context, events, handoffs, ids, quota, reaper, runners, turns
+from ..adapters import charge
+from ..decisions import RUNNER_CONTROLS
+from ..errors import Conflict, LoopxError, Paused
+from ..models import Agent, Card
+from ..text import terminal_safe
+from ..writeback import writeback
+from . import runtimes
+from .process import TurnProcess
+from .waker import Waker
+
+MAX_IDLE = 300.0  # an idle runner looks at the board at least this often, change or not
+TAIL_KEPT = 2000  # characters of a failed turn's output kept in its record
+# Events that never change what `next` answers another agent (a wake on them is ignored).
+NOISE = frozenset({
+    "heartbeat", "evidence_added", "usage_charged", "turn_ended", "session_started", "artifact_observed",
+    "ingest_error", "verify_failed", "runner_state", "turn_started", "turn_finished", "runner_started", "runner_exited",
+})
+
+
+class Options(NamedTuple):
+    agent: str
+    runtime: str
+    command: list[str]  # shell: the command; claude-code/codex: extra arguments
+    lease: float | None = None  # lease length for the claims it makes (default: the board's)
+    turn_limit: float = 1800.0
+    grace: float = 30.0  # on SIGTERM or a person's stop: how long the turn in flight may take to finish
+    turns: int = 0  # stop after this many turns (0: run until stopped)
+    binary: str | None = None  # the runtime's executable (default: claude / codex on PATH)
+    cwd: str | None = None
+
+
+def clean(text: str, limit: int = TAIL_KEPT) -> str:
+    """An agent's output made safe to store and show (``text.terminal_safe``:
+    escape sequences and control characters removed, newlines kept), its end kept."""
+    return terminal_safe(text[-4 * limit:], multiline=True)[-limit:].strip()
+
+
+class Runner:
+    def __init__(self, store, options: Options, log=print):
+        self.store = store
+        self.opts = options
+        self.agent = options.agent
+        self.log_line = log
+        self.runner_id = uuid.uuid4().hex[:12]
+        self.runtime = runtimes.make(options.runtime, options.command, options.binary)
+        self.interrupted = threading.Event()
+        self.stopping: str | None = None  # why the runner is stopping (a signal)
+        self.urgent = False  # a second signal: abandon the turn in flight now
+        self.control = runners.Control("run")
+        self.view = None
+        self.seq = 0
+        self.turns_run = 0
+        self.last_beat = 0.0
+        self.waker: Waker | None = None
+
+    # -- logging ---------------------------------------------------------------------------
+    def log(self, text: str) -> None:
+        self.log_line(f"{time.strftime('%H:%M:%S')} {self.agent}: {text}")
+
+    # -- signals -------------------------------------------------------------------------
+    def _on_signal(self, signum, frame) -> None:
+        name = signal.Signals(signum).name
+        if self.stopping is not None:
+            self.urgent = True
+        self.stopping = self.stopping or name
+        self.interrupted.set()
+
+    def _install_signals(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            try:
+                signal.signal(sig, self._on_signal)
+            except (ValueError, OSError):  # not the main thread (an in-process test)
+                pass
+
+    # -- the loop -------------------------------------------------------------------------
+    def run(self) -> int:
+        """Drive the agent until stopped; returns the exit code."""
+        self._install_signals()
+        self.view = runners.start(self.store, self.agent, self.runner_id, self.runtime.name, os.getpid(), runners.host_name())
+        self.control = self.view.control
+        self.waker = Waker(self.store, self.interrupted)
+        self.log(f"runner {self.runner_id} started ({self.runtime.name}, pid {os.getpid()})")
+        why, turn = "stopped", None
+        try:
+            why, turn = self._loop()
+        except Conflict as err:
+            if err.code != "runner_replaced":
+                why = f"internal error: {err.message}"
+                raise
+            self.log(err.message)  # another runner drives the agent now: its cards are its own
+            why = None
+            return 5
+        except BaseException as exc:
+            why = f"internal error: {type(exc).__name__}: {exc}"
+            raise
+        finally:
+            if why is not None:
+                self._finish(why, turn)
+        return 0
+
+    def _finish(self, why: str, turn: str | None) -> None:
+        released = self._release_active()
+        try:
+            runners.exited(self.store, self.agent, self.runner_id, why, turn=turn, released=released)
+        except LoopxError as err:
+            self.log(f"could not record the stop: {err.message}")
+        self.log(f"stopped ({why})" + (f"; released {', '.join(released)}" if released else ""))
+
+    def _why_stop(self) -> str | None:
+        if self.stopping:
+            return f"{self.stopping} received"
+        if self.control.control == "stop":
+            return f"stopped by {self.control.by}"
+        return None
+
+    def _loop(self) -> tuple[str, str | None]:
+        """Returns why the runner stops, and how the turn in flight then ended (if one was)."""
+        while True:
+            why = self._why_stop()
+            if why:
+                return why, None
+            if self.opts.turns and self.turns_run >= self.opts.turns:
+                return f"ran {self.turns_run} turn(s) as asked", None
+            seq = self._max_seq()
+            if self.control.control == "pause":
+                self._state("paused", detail=self.control.problem or f"paused by {self.control.by}")
+                self._sleep(seq, None)
+                continue
+            try:
+                res = claims.next_turn(self.store, self.agent, claim=True, lease_seconds=self.opts.lease)
+            except LoopxError as err:
+                self._state("asleep", detail=f"next refused: {err.message}"[:500])
+                self._sleep(seq, clock.now() + 30)
+                continue
+            if res.action == "work":
+                card = quota.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
+                if card.status != "active":
+                    self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
+                    continue  # `next` now says why
+                outcome = self._turn(card)
+                why = self._why_stop()
+                if why:  # it came during the turn: the event says whether the turn finished or was abandoned
+                    return why, "abandoned" if outcome == "abandoned" else "finished"
+            elif res.action == "accept":
+                try:
+                    handoff, card = handoffs.accept(self.store, res.card.id, self.agent)
+                    self.log(f"accepted {handoff.key} for {card.key}")
+                except LoopxError as err:
+                    self._state("asleep", card=res.card.id, detail=f"cannot accept: {err.message}"[:500])
+                    self._sleep(seq, clock.now() + 30)
+            elif res.action == "wait":
+                gate = res.gate.id if res.gate else None
+                self._state("waiting", card=res.card.id if res.card else None, gate=gate, detail=f"waiting for a person on {ids.fmt(ids.GATE, gate)}")
+                self._sleep(seq, None)
+            elif res.action == "paused":
+                if res.card is not None:
+                    what = f"{res.card.key} paused ({res.reason})" + (", resumes by itself" if res.wake_at else "")
+                else:
+                    what = "the agent's window is spent"
+                self._state("asleep", card=res.card.id if res.card else None, wake_at=res.wake_at, detail=what)
+                self._sleep(seq, res.wake_at)
+            else:
+                self._state("asleep", wake_at=res.wake_at, detail=res.reason)
+                self._sleep(seq, res.wake_at)
+
+    # -- bookkeeping on the board ------------------------------------------------------------
+    def _max_seq(self) -> int:
+        with self.store.read():
+            return self.store.max_seq()
+
+    def _state(self, state: str, **fields) -> None:
+        before = self.view
+        self.view = runners.set_state(self.store, self.agent, self.runner_id, state, **fields)
+        if before is None or (before.state, before.detail, before.card) != (state, fields.get("detail"), fields.get("card")):
+            self.log(f"{state}" + (f": {fields['detail']}" if fields.get("detail") else ""))
+
+    def _beat(self, seen: int | None = None) -> None:
+        if not runners.beat(self.store, self.agent, self.runner_id, seen if seen is not None else self.seq):
+            raise Conflict(f"{self.agent}'s runner {self.runner_id} was replaced by another runner", "", code="runner_replaced")
+        self.last_beat = time.monotonic()
+
+    def _news(self) -> list:
+        """Events after the last one seen (and the control, when a person's decision is among them)."""
+        with self.store.read():
+            new = events.since(self.seq)
+        if new:
+            self.seq = new[-1].seq
+        if any(e.kind in RUNNER_CONTROLS for e in new):
+            self.control = runners.control_of(self.store, self.agent)
+        return new
+
+    def _relevant(self, new) -> bool:
+        me = runners.actor(self.agent)
+        return any(e.actor != me and e.kind not in NOISE for e in new)
+
+    def _sleep(self, seq: int, until: float | None) -> None:
+        """Until the board changes in a way that may change ``next``'s answer, or
+        ``until``, or the clock alone changes the board (a lease or a window)."""
+        self.seq = max(self.seq, seq)
+        self._beat(seq)  # "looked at the board up to seq, and decided"
+        with self.store.read():
+            due = reaper.next_due()
+        now = clock.now()
+        wake = now + MAX_IDLE
+        for t in (until, due):
+            if t is not None:
+                wake = min(wake, max(t, now + 0.2))
+        control = self.control
+        while not self.stopping:
+            left = wake - clock.now()
+            if left <= 0:
+                return
+            changed = self.waker.wait(min(left, runners.HEARTBEAT))
+            if time.monotonic() - self.last_beat >= runners.HEARTBEAT:
+                self._beat()
+            if changed:
+                new = self._news()
+                if self.control != control or self._relevant(new):
+                    return
+
+    # -- one turn ------------------------------------------------------------------------------
+    def _env(self, card, turn_id: str, packet: str) -> dict:
+        env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
+        location = self.store.location
+        env.update(
+            LOOPX_AGENT=self.agent,
+            LOOPX_DB=str(location.path) if location.path is not None else location.url,
+            LOOPX_CARD=card.key,
+            LOOPX_TURN_ID=turn_id,
+            LOOPX_TURN=str(self.view.turn),
+            LOOPX_LEASE_TOKEN=str(card.lease.token if card.lease else ""),
+            LOOPX_RUNNER=self.runner_id,
+        )
+        if self.runtime.name == "shell":
+            env["LOOPX_CONTEXT"] = packet
+        return env
+
+    def _turn(self, card) -> str:
+        """One bounded turn on ``card`` (active, leased to the agent). Returns its outcome."""
+        token = card.lease.token if card.lease else None
+        turn_id = f"{self.agent}.t{self.view.turn + 1}.{uuid.uuid4().hex[:8]}"
+        packet = context.to_markdown(context.build(self.store, card.id))
+        since = turns.marks(self.store)
+        self._state("running", card=card.id, turn_id=turn_id, detail=f"turn {self.view.turn + 1} on {card.key}", new_turn=True)
+        self.turns_run += 1
+        env = self._env(card, turn_id, packet)
+        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id))
+        cwd = self.opts.cwd or str(self.store.project_root())
+        usage = self.runtime.live()
+        try:
+            proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
+        except OSError as exc:
+            return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot start {argv[0] if argv else 'the command'}: {exc.strerror or exc}", "", 0.0)
+        outcome, reason = self._watch(proc, card, token, usage, env)
+        code = proc.finish()
+        for line in proc.next_lines(0):
+            usage.feed(line)
+        usage.poll(env)
+        return self._after(card, token, turn_id, since, code, usage, outcome, reason, proc.tail(), proc.seconds, env)
+
+    def _watch(self, proc: TurnProcess, card, token, usage, env) -> tuple[str, str | None]:
+        """Follow the running turn until it ends or must be stopped: (outcome, reason)."""
+        lease = card.lease.expires_at - clock.now() if card.lease and card.lease.expires_at else 1800.0
+        renew_every = max(0.5, min(lease / 3, 60.0))
+        next_renew = time.monotonic() + renew_every
+        deadline = time.monotonic() + self.opts.turn_limit
+        room = self._room(card.id)
+        grace_until = None
+        renewing = True
+        while proc.running:
+            for line in proc.next_lines(0.2):
+                usage.feed(line)
+            usage.poll(env)
+            now = time.monotonic()
+            if now - self.last_beat >= runners.HEARTBEAT:
+                self._beat()
+                if self.waker.wait(0):
+                    self._news()  # a person's stop arrives here too
+            stopping = self.stopping or (f"stopped by {self.control.by}" if self.control.control == "stop" else None)
+            if stopping:
+                if grace_until is None:
+                    grace_until = now + (0 if self.urgent else self.opts.grace)
+                    self.log(f"{stopping}: the turn may finish within {self.opts.grace:g} s")
+                if self.urgent or now >= grace_until:
+                    proc.stop()
+                    return "abandoned", f"{stopping}; the turn did not finish within {self.opts.grace:g} s"
+            if now >= deadline:
+                proc.stop()
+                return "stopped", f"turn time limit ({clock.human_delta(self.opts.turn_limit)}) reached"
+            over = self._over(room, usage)
+            if over:
+                proc.stop()
+                return "stopped", over
+            if renewing and now >= next_renew:
+                next_renew = now + renew_every
+                verdict = self._renew(card, token)
+                if verdict == "keep":
+                    renewing = False
+                elif verdict:
+                    proc.stop()
+                    return "stopped", verdict
+        return "finished", None
+
+    def _room(self, card_id: int) -> tuple[float | None, float | None]:
+        """Tokens and dollars the card may still spend (its budget, its window,
+        the agent's window): None where nothing limits it."""
+        now = clock.now()
+        with self.store.read():
+            card = Card.get_by_id(card_id)
+            agent = Agent.get_by_id(self.agent)
+            tokens, usd = [], []
+            if card.max_tokens is not None:
+                tokens.append(card.max_tokens - card.used_tokens)
+            if card.max_usd is not None:
+                usd.append(card.max_usd - card.used_usd)
+            for window, (used, _) in ((quota.card_window(card), quota.card_window_state(card, now)), (quota.agent_window(agent), quota.agent_window_state(agent, now))):
+                if window is not None and window.tokens is not None:
+                    tokens.append(window.tokens - used["tokens"])
+                if window is not None and window.usd is not None:
+                    usd.append(window.usd - used["usd"])
+        return (min(tokens) if tokens else None, min(usd) if usd else None)
+
+    def _over(self, room, usage) -> str | None:
+        tokens_left, usd_left = room
+        if tokens_left is not None and usage.tokens >= tokens_left:
+            return f"the card's tokens would be spent mid-turn ({usage.tokens:,} used, {max(0, tokens_left):,} were left)"
+        if usd_left is not None and usage.calls:
+            usd, _ = charge.price_calls(self.store, usage.calls)
+            if usd >= usd_left - 1e-9:
+                return f"the card's dollars would be spent mid-turn (${usd:.4f} used, ${max(0.0, usd_left):.4f} were left)"
+        return None
+
+    def _renew(self, card, token) -> str | None:
+        """Renew the lease; "keep" to stop renewing and let the turn end (the agent
+        finished or handed off its card), a reason to stop the turn, None when renewed."""
+        try:
+            claims.heartbeat(self.store, card.id, self.agent, token)
+            return None
+        except Paused as err:
+            return f"the card was paused mid-turn: {err.message}"
+        except LoopxError as err:
+            with self.store.read():
+                row = Card.get_by_id(card.id)
+            if row.status in ("done", "handoff", "monitoring") or (row.status == "ready" and row.lease_holder is None and err.code != "gate_blocked"):
+                return "keep"
+            return f"the turn lost its card: {err.message}"
+
+    def _after(self, card, token, turn_id, since, code, usage, outcome, reason, tail, seconds, env=None) -> str:
+        wrote = turns.wrote_since(self.store, self.agent, since)
+        if usage.error and not reason:
+            reason = usage.error
+        recorded = None
+        if not wrote:
+            recorded = self._record_failed(card, token, turn_id, code, outcome, reason, tail, usage)
+            if outcome == "finished":
+                outcome = "failed"
+        charged = None
+        if self.runtime.measured:
+            charged = self._charge(card, usage, env or {}, turn_id)
+        runners.turn_finished(
+            self.store, self.agent, self.runner_id, card.id,
+            outcome=outcome, reason=reason, exit_code=code, evidence=wrote, recorded=recorded,
+            seconds=round(seconds, 1), tokens=usage.tokens, charged=charged,
+        )
+        self.log(f"turn on {card.key} {outcome}" + (f": {reason}" if reason else "") + ("" if wrote else " (no evidence: recorded as a failed turn)"))
+        return outcome
+
+    def _record_failed(self, card, token, turn_id, code, outcome, reason, tail, usage) -> str | None:
+        """A turn that wrote no evidence: a writeback of its own (source
+        ``runner``), so the card says what happened and the no-progress count
+        goes up. Refused when the card is no longer the agent's to write to."""
+        from ..inputs import validate
+
+        text = clean(tail)
+        said = clean(usage.said or "", 300) if usage.said else ""
+        why = reason or (f"the runtime exited {code}" if code else "the runtime ended")
+        last = said or (text.splitlines()[-1] if text else "")
+        summary = f"Turn wrote no evidence ({why})." + (f" Last output: {last[:300]}" if last else "")
+        data = validate("evidence", {"summary": summary[:3900], "turn_id": f"{turn_id}.failed"})
+        extra = {"failed_turn": True, "turn_id": turn_id, "outcome": outcome, "reason": reason, "exit_code": code, "runtime": self.runtime.name, "tail": text}
+        try:
+            evidence, _, _ = writeback(self.store, card.id, self.agent, data, source="runner", lease_token=token, extra=extra)
+            return ids.fmt(ids.EVIDENCE, evidence.id)
+        except LoopxError as err:
+            self.log(f"could not record the failed turn on {card.key}: {err.message}")
+            return None
+
+    def _charge(self, card, usage, env, turn_id) -> str | None:
+        """The turn's measured usage, charged exactly once: from the transcript
+        through the Stop hook's code (calls it charged already are skipped), or —
+        without a transcript — from the runtime's own totals."""
+        from ..adapters import transcript
+
+        path = usage.transcript_path(env)
+        try:
+            if path is not None:
+                turn = transcript.read(self.runtime.name, path)
+                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=f"loopx run ({self.runtime.name})")
+                return ids.fmt(ids.EVIDENCE, evidence.id) if evidence else None
+            if usage.calls or usage.final:
+                self.log(f"no transcript found for session {usage.session}: charging the runtime's own totals")
+                tokens_in = sum(c.tokens_in for c in usage.calls)
+                tokens_out = sum(c.tokens_out for c in usage.calls)
+                usd, _ = charge.price_calls(self.store, usage.calls)
+                extra = {"session": usage.session, "runtime": self.runtime.name, "from": "stream", "calls": len(usage.calls)}
+                evidence, _, created = charge.charge_usage(
+                    self.store, card.id, self.agent, f"run:{turn_id}", tokens_in, tokens_out, usd, extra,
+                    f"usage: {tokens_in + tokens_out:,} tokens over {len(usage.calls)} model call(s), from the {self.runtime.name} stream (no transcript found)",
+                )
+                return ids.fmt(ids.EVIDENCE, evidence.id) if created else None
+        except (LoopxError, OSError, ValueError) as err:
+            self.log(f"usage not charged: {getattr(err, 'message', err)}")
+        return None
+
+    # -- stopping ----------------------------------------------------------------------------
+    def _release_active(self) -> list[str]:
+        """Give back the agent's active cards (a card waiting on a person, sleeping
+        or paused keeps its holder: releasing would withdraw a pending gate)."""
+        released = []
+        try:
+            with self.store.read():
+                held = [(c.id, c.lease_token) for c in Card.select().where((Card.lease_holder == self.agent) & (Card.status == "active"))]
+            for card_id, token in held:
+                try:
+                    claims.release(self.store, card_id, self.agent, token)
+                    released.append(ids.fmt(ids.CARD, card_id))
+                except LoopxError as err:
+                    self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}")
+        except Exception as exc:  # stopping anyway: say so, never hang
+            self.log(f"could not release the agent's cards: {type(exc).__name__}: {exc}")
+        return released

@@ -1,0 +1,260 @@
+"""The runtimes a runner drives: how one bounded turn is started, what its
+output says about usage, and where its transcript is.
+
+- **claude-code**: ``claude -p PROMPT --output-format stream-json --verbose``.
+  The stream is one JSON object a line (the Agent SDK's ``SDKMessage``, its
+  ``sdk.d.ts``): ``system``/``init`` carries ``session_id``; every
+  ``assistant`` message carries its Messages-API ``usage`` (streamed: input
+  and cache tokens in full, output as far as it got, the same ``message.id``
+  repeated per content block); ``result`` ends the turn with the totals,
+  ``total_cost_usd``, ``is_error`` and the final text. The transcript is
+  ``<config>/projects/<folder>/<session_id>.jsonl`` (``CLAUDE_CONFIG_DIR``,
+  default ``~/.claude``).
+- **codex**: ``codex exec --json PROMPT``. The stream (``codex-rs/exec``'s
+  ``exec_events``): ``thread.started`` with ``thread_id``, item events, and
+  ``turn.completed`` with the turn's total ``usage`` only at its end. The
+  usage of each model call is in the rollout — ``<CODEX_HOME>/sessions/
+  YYYY/MM/DD/rollout-…-<thread_id>.jsonl``, ``event_msg`` ``token_count`` —
+  which the runner follows while the turn runs.
+- **shell**: any command. It gets the continuation packet on stdin and in
+  ``LOOPX_CONTEXT``; it reports its own usage in its writebacks.
+
+The prompt of the first two is the continuation packet (``loopx context``)
+with who the agent is and the turn's id.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+from ..adapters import transcript
+
+NAMES = ("claude-code", "codex", "shell")
+
+
+class LiveUsage:
+    """What a turn has used so far, as its runtime reports it."""
+
+    def __init__(self):
+        self.best: dict[str, transcript.Call] = {}  # a model call by its identity, its largest report
+        self.session: str | None = None
+        self.final: dict | None = None  # the runtime's own totals at the end, when it gives them
+        self.said: str | None = None  # the last thing the runtime said (for a failed turn's record)
+        self.error: str | None = None
+
+    def add(self, call: transcript.Call) -> None:
+        earlier = self.best.get(call.identity)
+        if earlier is None or (call.tokens_out, call.tokens_in) > (earlier.tokens_out, earlier.tokens_in):
+            self.best[call.identity] = call
+
+    @property
+    def calls(self) -> list[transcript.Call]:
+        return list(self.best.values())
+
+    @property
+    def tokens(self) -> int:
+        live = sum(c.tokens_in + c.tokens_out for c in self.best.values())
+        return max(live, self.final.get("tokens", 0)) if self.final else live
+
+    def feed(self, line: bytes) -> None:
+        """One stdout line of the runtime."""
+
+    def poll(self, env: dict) -> None:
+        """Look at what the runtime writes elsewhere (Codex's rollout)."""
+
+    def transcript_path(self, env: dict) -> str | None:
+        return None
+
+
+def _event(line: bytes) -> dict | None:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class ClaudeUsage(LiveUsage):
+    def feed(self, line: bytes) -> None:
+        event = _event(line)
+        if event is None:
+            return
+        kind = event.get("type")
+        if isinstance(event.get("session_id"), str):
+            self.session = event["session_id"]
+        if kind == "assistant":
+            message = event.get("message")
+            usage = message.get("usage") if isinstance(message, dict) else None
+            if isinstance(usage, dict):
+                identity = f"{message.get('id') or ''}:{event.get('request_id') or ''}"
+                self.add(transcript.claude_call(message, usage, identity if identity != ":" else str(event.get("uuid"))))
+            text = _claude_text(message)
+            if text:
+                self.said = text
+        elif kind == "result":
+            usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            total = sum(v for k, v in usage.items() if k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens") and type(v) is int)
+            self.final = {"tokens": total, "usd": event.get("total_cost_usd"), "subtype": event.get("subtype"), "is_error": event.get("is_error")}
+            if isinstance(event.get("result"), str) and event["result"].strip():
+                self.said = event["result"]
+            if event.get("is_error") or event.get("subtype") != "success":
+                self.error = f"claude ended with {event.get('subtype')}" + (f": {event.get('result')}" if isinstance(event.get("result"), str) else "")
+
+    def transcript_path(self, env: dict) -> str | None:
+        if not self.session:
+            return None
+        base = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+        found = sorted(glob.glob(os.path.join(glob.escape(base), "projects", "*", glob.escape(self.session) + ".jsonl")))
+        return found[0] if found else None
+
+
+def _claude_text(message) -> str | None:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        return text.strip() or None
+    return content.strip() or None if isinstance(content, str) else None
+
+
+class CodexUsage(LiveUsage):
+    def __init__(self):
+        super().__init__()
+        self._rollout: str | None = None
+        self._offset = 0
+        self._line = 0
+        self._model: str | None = None
+
+    def feed(self, line: bytes) -> None:
+        event = _event(line)
+        if event is None:
+            return
+        kind = event.get("type")
+        if kind == "thread.started" and isinstance(event.get("thread_id"), str):
+            self.session = event["thread_id"]
+        elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+            usage = event["usage"]
+            self.final = {"tokens": sum(v for k, v in usage.items() if k in ("input_tokens", "output_tokens") and type(v) is int)}
+        elif kind in ("turn.failed", "error"):
+            detail = event.get("error") if isinstance(event.get("error"), dict) else event
+            self.error = f"codex: {detail.get('message') or kind}"
+        elif kind == "item.completed" and isinstance(event.get("item"), dict):
+            item = event["item"]
+            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                self.said = item["text"]
+
+    def transcript_path(self, env: dict) -> str | None:
+        if not self.session:
+            return None
+        if self._rollout is None:
+            home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+            found = sorted(glob.glob(os.path.join(glob.escape(home), "sessions", "**", f"rollout-*-{glob.escape(self.session)}.jsonl"), recursive=True))
+            self._rollout = found[0] if found else None
+        return self._rollout
+
+    def poll(self, env: dict) -> None:
+        """Follow the rollout: every model call reports a ``token_count`` there as it ends."""
+        path = self.transcript_path(env)
+        if path is None:
+            return
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(self._offset)
+                data = fh.read(8 * 1024 * 1024)
+        except OSError:
+            return
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        self._offset += end + 1
+        for raw in data[: end + 1].split(b"\n"):
+            if not raw.strip():
+                continue
+            self._line += 1
+            entry = _event(raw)
+            payload = entry.get("payload") if entry else None
+            if not isinstance(payload, dict):
+                continue
+            if entry.get("type") == "turn_context" and isinstance(payload.get("model"), str):
+                self._model = payload["model"]
+            elif entry.get("type") == "event_msg" and payload.get("type") == "token_count":
+                info = payload.get("info")
+                usage = info.get("last_token_usage") if isinstance(info, dict) else None
+                if isinstance(usage, dict):
+                    self.add(transcript.codex_call(usage, self._model, f"line:{self._line - 1}"))
+
+
+class Runtime:
+    """How to start one turn of a runtime."""
+
+    name = "shell"
+    measured = False  # its usage is measured from a transcript after the turn
+    usage_class = LiveUsage
+
+    def __init__(self, extra: list[str], binary: str | None = None):
+        self.extra = list(extra)
+        self.binary = binary
+
+    def argv(self, prompt: str) -> list[str]:
+        return list(self.extra)
+
+    def stdin(self, packet: str) -> str | None:
+        return packet
+
+    def live(self) -> LiveUsage:
+        return self.usage_class()
+
+
+class ClaudeCode(Runtime):
+    name = "claude-code"
+    measured = True
+    usage_class = ClaudeUsage
+
+    def argv(self, prompt: str) -> list[str]:
+        return [self.binary or "claude", "-p", prompt, "--output-format", "stream-json", "--verbose", *self.extra]
+
+    def stdin(self, packet: str) -> str | None:
+        return None
+
+
+class Codex(Runtime):
+    name = "codex"
+    measured = True
+    usage_class = CodexUsage
+
+    def argv(self, prompt: str) -> list[str]:
+        return [self.binary or "codex", "exec", "--json", *self.extra, prompt]
+
+    def stdin(self, packet: str) -> str | None:
+        return None
+
+
+RUNTIMES = {"claude-code": ClaudeCode, "codex": Codex, "shell": Runtime}
+
+
+def make(name: str, extra: list[str], binary: str | None = None) -> Runtime:
+    return RUNTIMES[name](extra, binary)
+
+
+def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:
+    """What a headless runtime is asked: its continuation packet, who it is, this turn's id."""
+    return (
+        f"You are agent `{agent}`, working through LoopX on {card_key}. This is one bounded turn: "
+        f"do the next action below, then record what you did with "
+        f"`loopx writeback {card_key} --turn-id {turn_id} --summary \"…\" [--artifact PATH]… [--next \"…\"]` "
+        f"before you stop (a turn that writes no evidence is recorded as failed). "
+        f"If you need a person's approval, ask with `loopx gate ask {card_key} --question \"…\"` and stop; "
+        f"if the card is finished, write back and then `loopx done {card_key} --summary \"…\"`."
+        f"{_where_loopx()}\n\n{packet}"
+    )
+
+
+def _where_loopx() -> str:
+    """Where ``loopx`` is, for a runtime whose shell resets PATH (Codex runs
+    commands in a login shell: ``bash -lc``)."""
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("loopx")
+    return f" (`loopx` is {script} if it is not on your PATH.)" if script.exists() else ""

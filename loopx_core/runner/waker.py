@@ -1,0 +1,52 @@
+"""Sleeping until the board changes — a cheap change probe with back-off, not
+busy polling (PITFALLS "Change detection across processes").
+
+SQLite: ``PRAGMA data_version`` on the runner's own connection (a few µs; it
+changes whenever another connection commits, never for our own commits).
+PostgreSQL: the newest event's ``seq`` (``Store.change_token``). The probe
+runs every ``FAST`` seconds right after a change and backs off to ``SLOW``
+while the board is quiet, so an idle runner costs a fraction of a percent of a
+core and still notices a change within ``SLOW`` seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+FAST = 0.05
+SLOW = 0.4
+BACK_OFF = 1.5
+
+
+class Waker:
+    def __init__(self, store, interrupted: threading.Event, fast: float = FAST, slow: float = SLOW):
+        self.store = store
+        self.interrupted = interrupted  # set by a signal handler: stop waiting at once
+        self.fast, self.slow = fast, slow
+        self.interval = fast
+        self.token = self._probe()
+
+    def _probe(self):
+        return self.store.change_token()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for a change by another process; True when one came."""
+        end = time.monotonic() + max(0.0, seconds)
+        while True:
+            if self.interrupted.is_set():
+                return False
+            token = self._probe()
+            if token != self.token:
+                self.token = token
+                self.interval = self.fast
+                return True
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            self.interrupted.wait(min(self.interval, left))
+            self.interval = min(self.slow, self.interval * BACK_OFF)
+
+    def reset(self) -> None:
+        """After our own writes: take the current token as seen."""
+        self.token = self._probe()

@@ -1,0 +1,75 @@
+"""A scripted agent turn for the runner tests: the `shell` runtime's command.
+
+It reads the continuation packet from stdin (and checks LOOPX_CONTEXT says the
+same), finds "step N" in its next action, and does what the project's
+``.plan.json`` says for that step (default: work) through the real CLI:
+
+- ``work``: write ``out/step-N.txt``, write back "did step N" with it as an
+  artifact and "step N+1" as the next action, under this turn's id;
+- ``gate``: ask a person "may I go on after step N?", then write back;
+- ``slow:S``: wait S seconds, then work;
+- ``hang``: write its pid to ``.hang-<agent>.pid`` and sleep (until killed);
+- ``silent``: print a message with escape sequences and exit 3, writing nothing;
+- ``spend:T``: work, reporting T tokens.
+
+``.plan.json``: {"steps": {"N": action}, "agents": {"AGENT": {"N": action}}}.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+packet = sys.stdin.read()
+if os.environ.get("LOOPX_CONTEXT") != packet:
+    sys.exit(99)
+if "LOOPX_KEY" in os.environ or "LOOPX_HUMAN" in os.environ:
+    sys.exit(98)  # the person's key never reaches an agent's turn
+card, agent, turn_id = os.environ["LOOPX_CARD"], os.environ["LOOPX_AGENT"], os.environ["LOOPX_TURN_ID"]
+found = re.search(r"## Next action\n+step (\d+)", packet)
+step = int(found.group(1)) if found else 1
+try:
+    with open(".plan.json") as fh:
+        plan = json.load(fh)
+except OSError:
+    plan = {}
+action = plan.get("agents", {}).get(agent, {}).get(str(step)) or plan.get("steps", {}).get(str(step)) or "work"
+loopx = [sys.executable, "-m", "loopx_core"]
+
+
+def writeback(summary, *extra):
+    subprocess.run(loopx + ["writeback", card, "--summary", summary, "--next", f"step {step + 1}", "--turn-id", turn_id, *extra], check=True, stdout=subprocess.DEVNULL)
+
+
+def work(*extra):
+    os.makedirs("out", exist_ok=True)
+    path = f"out/step-{step}.txt"
+    with open(path + ".tmp", "w") as fh:
+        fh.write(f"{agent} did step {step} of {card}\n")
+    os.replace(path + ".tmp", path)
+    writeback(f"did step {step}", "--artifact", path, *extra)
+
+
+if action == "work":
+    work()
+elif action == "gate":
+    code = subprocess.run(loopx + ["gate", "ask", card, "--question", f"may I go on after step {step}?"], stdout=subprocess.DEVNULL).returncode
+    assert code == 6, code
+    writeback(f"asked about step {step}")
+elif action.startswith("slow:"):
+    time.sleep(float(action[5:]))
+    work()
+elif action == "hang":
+    with open(f".hang-{agent}.pid", "w") as fh:
+        fh.write(str(os.getpid()))
+    time.sleep(600)
+elif action == "silent":
+    print("\x1b[31mboom\x1b[0m: the agent crashed \x07 on step", step, flush=True)
+    print("Traceback: something \x1b]0;title\x07 went wrong", file=sys.stderr, flush=True)
+    sys.exit(3)
+elif action.startswith("spend:"):
+    work("--tokens", action[6:])
+else:
+    sys.exit(f"unknown action {action!r}")

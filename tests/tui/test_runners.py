@@ -1,0 +1,91 @@
+"""Each agent's runner on the board: the owner view says under every agent's
+name what its runner does, the header sums them up, and p / u / s pause,
+resume and stop the focused agent's runner — a person's signed decision,
+through the app's one path for decisions (a read-only board refuses)."""
+
+from __future__ import annotations
+
+from loopx_core import runners
+from loopx_core.store import Store
+
+from .conftest import export, feed, settled
+
+DEAD_PID = 2**22 + 4242
+
+
+def with_runners(seeded) -> None:
+    """claude-1 running turn 3 on LX-1, codex-1 waiting on G-1, shell-1 asleep for 10 minutes."""
+    store = Store.open(seeded.location)
+    try:
+        for agent, runtime in (("claude-1", "claude-code"), ("codex-1", "codex"), ("shell-1", "shell")):
+            runners.start(store, agent, f"r-{agent}", runtime, DEAD_PID, "elsewhere")
+        for _ in range(3):
+            runners.set_state(store, "claude-1", "r-claude-1", "running", card=1, turn_id="t", new_turn=True)
+        runners.set_state(store, "codex-1", "r-codex-1", "waiting", card=2, gate=1)
+        runners.set_state(store, "shell-1", "r-shell-1", "asleep", wake_at=seeded.now + 600, detail="no ready card")
+    finally:
+        store.close()
+
+
+async def owner_view(pilot) -> None:
+    """The board on screen, in owner view."""
+    await pilot.app.loaded.wait()
+    await pilot.pause()
+    await pilot.press("v")
+    await pilot.pause()
+
+
+def test_owner_view_with_runners(seeded, make_app, snap_compare):
+    with_runners(seeded)
+    assert snap_compare(make_app(), press=["v"], terminal_size=(120, 36), run_before=settled)
+
+
+async def test_the_owner_view_says_what_each_runner_does(seeded, make_app):
+    with_runners(seeded)
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await owner_view(pilot)
+        columns = app.board_screen.board.columns
+        assert columns["claude-1"].subtitle == "▶ LX-1 #3 0s"
+        assert columns["codex-1"].subtitle == "⚑ wait G-1"
+        assert columns["shell-1"].subtitle == "☾ sleep 10m"
+        assert columns["cursor-1"].subtitle == ""  # no runner
+        header = str(app.board_screen.query_one("#board-header").render())
+        assert "runners: 1 running · 1 waiting · 1 asleep" in header
+        await pilot.press("v")  # status view: no column is an agent's
+        await pilot.pause()
+        assert all(c.subtitle == "" for c in app.board_screen.board.columns.values())
+
+
+async def test_p_u_and_s_decide_for_the_focused_agents_runner(seeded, make_app):
+    with_runners(seeded)
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await owner_view(pilot)
+        screen = app.board_screen
+        card = screen.board.columns["claude-1"].card_ids()[0]
+        assert screen.focus_card_widget(card)
+        await pilot.pause()
+        for key in ("p", "u", "s"):
+            await pilot.press(key)
+            await app.ops_idle()
+        await feed(app)
+        await pilot.pause()
+        assert screen.board.columns["claude-1"].subtitle.endswith(" stopping")
+    decided = [e for e in export(seeded.location)["events"] if e["kind"].startswith("runner_") and e["actor"].startswith("human:")]
+    assert [(e["kind"], e["data"]["agent"], e["signed"]) for e in decided] == [
+        ("runner_paused", "claude-1", True), ("runner_resumed", "claude-1", True), ("runner_stopped", "claude-1", True),
+    ]
+
+
+async def test_a_read_only_board_decides_nothing_for_a_runner(seeded, make_app):
+    with_runners(seeded)
+    before = export(seeded.location)
+    app = make_app(person=None, read_only="opened without a key")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await owner_view(pilot)
+        app.board_screen.focus_card_widget(app.board_screen.board.columns["claude-1"].card_ids()[0])
+        await pilot.press("s")
+        await app.ops_idle()
+        assert any("read-only" in message for _, message in app.notices)
+    assert export(seeded.location) == before

@@ -1,7 +1,8 @@
 """The runtimes a runner drives: how one bounded turn is started, what its
 output says about usage, and where its transcript is.
 
-- **claude-code**: ``claude -p PROMPT --output-format stream-json --verbose``.
+- **claude-code**: ``claude -p PROMPT --allowedTools mcp__loopx --settings
+  '{"env": {"LOOPX_AGENT": AGENT}}' --output-format stream-json --verbose``.
   The stream is one JSON object a line (the Agent SDK's ``SDKMessage``, its
   ``sdk.d.ts``): ``system``/``init`` carries ``session_id``; every
   ``assistant`` message carries its Messages-API ``usage`` (streamed: input
@@ -192,9 +193,10 @@ class Runtime:
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
 
-    def __init__(self, extra: list[str], binary: str | None = None):
+    def __init__(self, extra: list[str], binary: str | None = None, agent: str = ""):
         self.extra = list(extra)
         self.binary = binary
+        self.agent = agent
 
     def argv(self, prompt: str) -> list[str]:
         return list(self.extra)
@@ -212,7 +214,16 @@ class ClaudeCode(Runtime):
     usage_class = ClaudeUsage
 
     def argv(self, prompt: str) -> list[str]:
-        return [self.binary or "claude", "-p", prompt, "--output-format", "stream-json", "--verbose", *self.extra]
+        # ``--settings``: the agent this runner drives, whatever the checkout's
+        # .claude/settings.local.json names (flag settings win over local ones).
+        # ``--allowedTools mcp__loopx``: `claude -p` denies a tool that needs a
+        # permission nobody is there to give, and the loopx MCP tools are how a
+        # sandboxed agent writes back (the operators behind them check authority).
+        settings = json.dumps({"env": {"LOOPX_AGENT": self.agent}}) if self.agent else None
+        return [
+            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx", *(["--settings", settings] if settings else []),
+            "--output-format", "stream-json", "--verbose", *self.extra,
+        ]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -233,8 +244,8 @@ class Codex(Runtime):
 RUNTIMES = {"claude-code": ClaudeCode, "codex": Codex, "shell": Runtime}
 
 
-def make(name: str, extra: list[str], binary: str | None = None) -> Runtime:
-    return RUNTIMES[name](extra, binary)
+def make(name: str, extra: list[str], binary: str | None = None, agent: str = "") -> Runtime:
+    return RUNTIMES[name](extra, binary, agent)
 
 
 def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:

@@ -54,10 +54,13 @@ class Watch:
         full = dict(os.environ, LOOPX_DB=self.board.url, **(env or {}))
         full.pop("LOOPX_AGENT", None)
         rest = ([sys.executable, str(TURN)] if runtime == "shell" else []) if rest is None else rest
-        argv = [sys.executable, "-m", "loopx_core", "run", "--agent", agent, "--runtime", runtime, *args, "--", *rest]
+        return self.start(agent, [sys.executable, "-m", "loopx_core", "run", "--agent", agent, "--runtime", runtime, *args, "--", *rest], full)
+
+    def start(self, agent: str, argv: list, env: dict) -> subprocess.Popen:
+        """Start a runner process (``argv``) in the project folder, its output kept in a log."""
         log = self.logs / f"{agent}-{len(self.procs)}.log"
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(argv, cwd=self.board.root, env=full, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(argv, cwd=self.board.root, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.procs.append((proc, log))
         return proc
 

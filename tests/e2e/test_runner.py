@@ -27,7 +27,7 @@ from tests.conftest import Board
 from tests.runner.conftest import Watch, alive
 
 from . import runtimes
-from .harness import LOOPX, answer_as_person, as_person, claude_env
+from .harness import CODEX_MODEL, LOOPX, RUNTIME_PATH, answer_as_person, as_person, claude_env
 from .model_server import Call, Say
 
 pytestmark = pytest.mark.slow
@@ -127,6 +127,15 @@ class Runners(Watch):
         argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary(CLAUDE)), *args, "--", "--permission-mode", "acceptEdits"]
         return self.start(agent, argv, claude_env(self.project, self.model))
 
+    def codex(self, agent: str, *args: str) -> subprocess.Popen:
+        provider = (
+            '{name="scripted", base_url="' + self.model.url + '/v1", wire_api="responses", env_key="LOOPX_E2E_MODEL_KEY", '
+            "request_max_retries=0, stream_max_retries=0}"
+        )
+        extra = ["--sandbox", "workspace-write", "-c", f'model="{CODEX_MODEL}"', "-c", 'model_provider="scripted"', "-c", f"model_providers.scripted={provider}"]
+        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")), *args, "--", *extra]
+        return self.start(agent, argv, self.project.env(PATH=RUNTIME_PATH, LOOPX_E2E_MODEL_KEY="not-a-key"))
+
     def explain(self) -> str:
         return super().explain() + "\n--- model server\n" + self.model.log()
 
@@ -167,6 +176,7 @@ def agent(model):
 
 @pytest.fixture
 def runners(project, model, monkeypatch, tmp_path):
+    """Runners on a project set up for Claude Code and ``AGENT`` (README's ``init``)."""
     project.init("claude-code", AGENT)
     w = Runners(project, model, monkeypatch, tmp_path)
     project.sessions.append(_Report(w))
@@ -198,12 +208,12 @@ def children(pid: int) -> list[int]:
 
 
 def test_twenty_turns_each_session_from_the_last_packet_and_a_gate_a_person_answers(project, model, agent, runners):
-    """One runner, 21 separate Claude Code sessions of one card: each starts from the
+    """One runner, 20 separate Claude Code sessions of one card: each starts from the
     packet the one before left (its next action and todos); at step 10 the agent asks
     a person, the runner waits, the person answers with their key, the loop goes on."""
     card = project.card("a long job", "--next", "step 1")
     agent.plan = {10: "gate"}
-    proc = runners.claude(AGENT, "--turns", "21")
+    proc = runners.claude(AGENT, "--turns", "20")
     row = runners.state(AGENT, "waiting", gate=1)
     assert row.card == 1 and runners.turns_started(AGENT) == 10
     assert answer_as_person(project, "G-1")["status"] == "approved"
@@ -211,7 +221,7 @@ def test_twenty_turns_each_session_from_the_last_packet_and_a_gate_a_person_answ
     assert not model.problems
 
     # Each session began from the packet the last one left.
-    assert [s.step for s in agent.sessions] == list(range(1, 22))
+    assert [s.step for s in agent.sessions] == list(range(1, 21))
     for before, after in zip(agent.sessions, agent.sessions[1:]):
         assert f"after step {before.step}: check it" in after.prompt  # the todo it added
         assert f"after step {before.step - 1}: check it" not in after.prompt  # the todo it closed
@@ -220,18 +230,18 @@ def test_twenty_turns_each_session_from_the_last_packet_and_a_gate_a_person_answ
     assert [e["data"]["turn_id"] for e in started] == [s.turn_id for s in agent.sessions]  # one session per turn, in order
 
     written = [e for e in project.evidence(card) if e["source"] == "mcp"]
-    assert [e["summary"] for e in written] == [f"did step {n}" for n in range(1, 10)] + ["asked about step 10"] + [f"did step {n}" for n in range(11, 22)]
+    assert [e["summary"] for e in written] == [f"did step {n}" for n in range(1, 10)] + ["asked about step 10"] + [f"did step {n}" for n in range(11, 21)]
     assert [e["turn_id"] for e in written] == [s.turn_id for s in agent.sessions]  # each under its turn's id, none lost, none doubled
     shown = project.show(card)
-    assert shown["next"] == "step 22" and shown["status"] == "ready" and shown["lease"] is None
-    assert [t["text"] for t in shown["todos"] if not t["done"]] == ["after step 21: check it"]
-    assert shown["quota"]["turns"]["used"] == 21
+    assert shown["next"] == "step 21" and shown["status"] == "ready" and shown["lease"] is None
+    assert [t["text"] for t in shown["todos"] if not t["done"]] == ["after step 20: check it"]
+    assert shown["quota"]["turns"]["used"] == 20
     assert shown["quota"]["tokens"]["used"] == model_tokens(model)  # every model call charged exactly once
 
     answered = kinds(events, "gate_answered")
     assert len(answered) == 1 and answered[0]["actor"].startswith("human:") and answered[0]["signed"]
     assert started[9]["seq"] < answered[0]["seq"] < started[10]["seq"]  # turn 11 only once the person had answered
-    assert [e["data"]["outcome"] for e in kinds(events, "turn_finished")] == ["finished"] * 21
+    assert [e["data"]["outcome"] for e in kinds(events, "turn_finished")] == ["finished"] * 20
     exited = kinds(events, "runner_exited")
     assert len(exited) == 1 and exited[0]["data"]["released"] == [card]
     assert project.loopx("verify").data["verify"]["ok"]
@@ -310,3 +320,27 @@ def test_sigterm_lets_the_turn_finish_then_releases_the_card(project, model, age
     assert shown["status"] == "ready" and shown["lease"] is None and shown["next"] == "step 3"
     assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == ["did step 1", "did step 2"]
     assert runners.runner(AGENT).state == "stopped" and runners.turns_started() == 2
+
+
+def test_a_codex_runner_drives_turns_each_from_the_last_packet(project, model, agent, tmp_path, monkeypatch):
+    """The same loop on Codex 0.171 (``codex exec --json``): three sessions, each from
+    the packet the last one left, usage charged once from its rollout."""
+    project.init("codex", "cx1")
+    runners = Runners(project, model, monkeypatch, tmp_path)
+    project.sessions.append(_Report(runners))
+    try:
+        card = project.card("with codex", "--next", "step 1")
+        proc = runners.codex("cx1", "--turns", "3")
+        assert runners.ended(proc, 300) == 0
+    finally:
+        runners.close()
+    assert not model.problems
+    assert [s.step for s in agent.sessions] == [1, 2, 3]
+    assert "after step 2: check it" in agent.sessions[2].prompt
+    data, events = board_log(project)
+    assert [e["data"]["turn_id"] for e in kinds(events, "turn_started")] == [s.turn_id for s in agent.sessions]
+    assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == ["did step 1", "did step 2", "did step 3"]
+    assert [e["data"]["outcome"] for e in kinds(events, "turn_finished")] == ["finished"] * 3
+    shown = project.show(card)
+    assert shown["next"] == "step 4" and shown["quota"]["turns"]["used"] == 3
+    assert shown["quota"]["tokens"]["used"] == model_tokens(model)  # OpenAI counts cached input inside input (none here)

@@ -141,6 +141,21 @@ class CardView(NamedTuple):
             "wake_at": iso(self.wake_at),
         }
 
+    def to_row(self) -> dict:
+        """The card as one row of a list: flat, a few hundred bytes (``--full``: ``to_json``)."""
+        return {
+            "id": self.key,
+            "title": self.title,
+            "status": self.status,
+            "owner": self.owner,
+            "priority": self.priority,
+            "pending_gate": ids.fmt(ids.GATE, self.pending_gate),
+            "paused_reason": self.paused_reason,
+            "blocked_reason": self.blocked_reason,
+            "version": self.version,
+            "updated_at": iso(self.updated_at),
+        }
+
 
 class GateView(NamedTuple):
     id: int

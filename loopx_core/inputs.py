@@ -242,12 +242,12 @@ FAST = {
 }
 
 
-def page_limit(limit: int | None, default: int | None = None) -> int:
+def page_limit(limit: int | None, default: int | None = None, low: int = 1) -> int:
     """A list's page size (``--limit``, the MCP ``limit``): the default when absent, refused outside 1..PAGE_MAX."""
     if limit is None:
         return default or limits.PAGE_DEFAULT
-    if not 1 <= limit <= limits.PAGE_MAX:
-        raise InvalidInput(f"--limit {limit}: a page holds 1 to {limits.PAGE_MAX} rows", f"e.g. --limit {limits.PAGE_DEFAULT}; the next page starts where the JSON's next_after (events: next_since) points")
+    if not low <= limit <= limits.PAGE_MAX:
+        raise InvalidInput(f"--limit {limit}: a page holds {low} to {limits.PAGE_MAX} rows", f"e.g. --limit {limits.PAGE_DEFAULT}; the next page starts where the JSON's next_after (events: next_since) points")
     return limit
 
 

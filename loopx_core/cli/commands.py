@@ -112,10 +112,10 @@ def validate(kind: str, data: dict) -> dict:
     return run(kind, data)
 
 
-def page_limit(limit: int | None, default: int | None = None) -> int:
+def page_limit(limit: int | None, default: int | None = None, low: int = 1) -> int:
     from ..inputs import page_limit as run
 
-    return run(limit, default)
+    return run(limit, default, low)
 
 
 def _drop_none(data: dict) -> dict:
@@ -445,10 +445,10 @@ def cmd_events(ctx: Context) -> Outcome | None:
     if not ctx.args.follow:
         from ..limits import PAGE_MAX
 
-        limit = page_limit(ctx.args.limit, PAGE_MAX)
+        limit = page_limit(ctx.args.limit, PAGE_MAX, low=0)  # --limit 0: no events (DESIGN §10)
         with store.read():
             found = [e.to_json() for e in events.since(seq, card=card, limit=limit + 1)]
-        cursor = str(found[limit - 1]["seq"]) if len(found) > limit else None
+        cursor = str(found[limit - 1]["seq"]) if len(found) > limit and limit else None
         found = found[:limit]
         text = "\n".join(f"{e['seq']:>6} {e['at']} {e['actor']:<20} {e['card'] or '':<7} {e['kind']}" for e in found) or "no events"
         text += more_text(["events", *_filters(ctx.args, "card", "limit")], "--since", cursor)

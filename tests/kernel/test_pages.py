@@ -75,7 +75,7 @@ def test_text_output_says_how_to_get_the_next_page(team):
 
 def test_bad_pages_are_refused_and_change_nothing(team):
     _add(team, 1)
-    for argv in (("card", "list", "--limit", "0"), ("card", "list", "--limit", "1001"), ("gate", "list", "--limit", "0"), ("agent", "list", "--limit", "5000"), ("events", "--limit", "0")):
+    for argv in (("card", "list", "--limit", "0"), ("card", "list", "--limit", "1001"), ("gate", "list", "--limit", "0"), ("agent", "list", "--limit", "5000"), ("events", "--limit", "1001")):
         refused(team, 3, *argv)
     refused(team, 3, "card", "list", "--after", "G-1")
     refused(team, 3, "gate", "list", "--after", "LX-1")

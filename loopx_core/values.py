@@ -73,6 +73,11 @@ class Todo(NamedTuple):
         return {"id": self.id, "text": self.text, "done": self.done}
 
 
+def shown_reasons(status: str, paused_reason: str | None, blocked_reason: str | None) -> tuple[str | None, str | None]:
+    """A card's reasons as views show them: each only while the card is in that status."""
+    return (paused_reason if status == "paused" else None), (blocked_reason if status == "blocked" else None)
+
+
 class CardView(NamedTuple):
     id: int
     title: str

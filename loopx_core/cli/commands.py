@@ -301,16 +301,25 @@ def cmd_card_add(ctx: Context) -> Outcome:
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
-    from ..cards import card_page
-
     from ..columns import COLUMN_OF
 
     status, owner = ctx.args.status, ctx.args.owner
     if status is not None and status not in COLUMN_OF:
         raise InvalidInput(f"no status {status[:40]!r}", "one of: " + ", ".join(COLUMN_OF))
+    owner = agent_id(owner) if owner is not None else None
     limit = page_limit(ctx.args.limit)
     after = card_id(ctx.args.after) if ctx.args.after is not None else 0
-    views, last = card_page(ctx.store, status, agent_id(owner) if owner is not None else None, limit=limit, after=after)
+    if getattr(ctx.args, "json", False) and not ctx.args.full and ctx._store is None:
+        location = ctx.location
+        if location.backend == "sqlite":  # an agent's list between turns: no peewee (plainread.py)
+            from ..plainread import card_page as plain_page
+
+            found = plain_page(location.path, status, owner, limit=limit, after=after)
+            if found is not None:
+                return Outcome({"cards": found[0], "next_after": ids.fmt(ids.CARD, found[1])}, 0, "")
+    from ..cards import card_page
+
+    views, last = card_page(ctx.store, status, owner, limit=limit, after=after)
     cursor = ids.fmt(ids.CARD, last)
     full = [c.to_json() for c in views]
     cards = full if ctx.args.full else [c.to_row() for c in views]

@@ -117,3 +117,74 @@ def test_events_page_with_next_since(team):
     assert [e["seq"] for e in team.ok("events", "--since", str(page["next_since"]))["events"]] == seqs[2:]
     text = team.cli("events", "--limit", "2", json_out=False).out
     assert text.strip().splitlines()[-1] == f"more: `loopx events --limit 2 --since {seqs[1]}` for the next page"
+
+
+# -- the peewee-free reader answers what the kernel answers ---------------------------------
+
+def _board_in_every_state(team, clock):
+    """Cards ready, active, waiting on a gate, handed off, paused, blocked, done, with owners."""
+    _add(team, 9)
+    team.ok("agent", "add", "a3")
+    team.ok("claim", "LX-1", agent="a1")                                        # active, a1
+    team.ok("claim", "LX-2", agent="a2")
+    assert team.cli("gate", "ask", "LX-2", "--question", "deploy?", "--scope", "deploy:prod", agent="a2").code == 6  # waiting, G-1
+    team.ok("claim", "LX-3", agent="a3")
+    team.ok("handoff", "LX-3", "--to", "a2", "--summary", "yours", agent="a3")  # handoff to a2
+    team.ok("card", "add", "budgeted", "--max-turns", "1")                      # LX-10
+    team.ok("claim", "LX-10", agent="a3")
+    team.ok("writeback", "LX-10", "--summary", "one turn", agent="a3")          # paused: budget
+    from tests.conftest import person
+
+    person(team, "card", "assign", "LX-5", "--to", "a1")                        # ready, assigned
+    person(team, "card", "move", "LX-6", "--to", "backlog")
+    person(team, "gate", "answer", "G-1", "reject", "--note", "no")            # LX-2 blocked
+    team.ok("writeback", "LX-1", "--summary", "work", agent="a1")
+    team.ok("done", "LX-1", "--summary", "ok", agent="a1")
+    team.ok("claim", "LX-4", agent="a1")                                        # active, a1
+    statuses = {c["status"] for c in team.ok("card", "list", "--full")["cards"]}
+    assert statuses == {"ready", "active", "handoff", "paused", "blocked", "done", "backlog"}, statuses
+
+
+def test_the_plain_sqlite_reader_answers_exactly_what_the_kernel_answers(team, clock, monkeypatch):
+    if team.backend != "sqlite":
+        return  # PostgreSQL boards always take the kernel's path
+    from loopx_core import cards, plainread
+
+    _board_in_every_state(team, clock)
+    queries = [(s, o, lim, after) for s in (None, "ready", "active", "paused", "blocked", "handoff", "done", "backlog")
+               for o in (None, "a1", "a2", "a3") for lim, after in ((50, 0), (2, 0), (2, 3), (1, 9))]
+    monkeypatch.delenv("LOOPX_NOW")  # the reader leaves a frozen clock to the kernel; the board's times are ahead of the real one
+    assert plainread.card_page(team.db, None, None, limit=50, after=0) is not None
+    store = team.store()
+    try:
+        for status, owner, limit, after in queries:
+            views, last = cards.card_page(store, status, owner, limit=limit, after=after)
+            kernel = ([v.to_row() for v in views], last)
+            assert plainread.card_page(team.db, status, owner, limit=limit, after=after) == kernel, (status, owner, limit, after)
+    finally:
+        store.close()
+    # And through the CLI, where --json takes the plain reader: the same answer as --full's kernel path, cut to rows.
+    for status in (None, "paused", "blocked", "handoff"):
+        argv = ["card", "list", "--limit", "4"] + (["--status", status] if status else [])
+        rows = team.ok(*argv)
+        full = team.ok(*argv, "--full")
+        assert [r["id"] for r in rows["cards"]] == [c["id"] for c in full["cards"]] and rows["next_after"] == full["next_after"]
+        assert all(r == {k: c[k] for k in r} for r, c in zip(rows["cards"], full["cards"]))
+
+
+def test_the_plain_reader_leaves_due_reaps_and_frozen_clocks_to_the_kernel(team, clock, monkeypatch):
+    if team.backend != "sqlite":
+        return
+    from loopx_core import plainread
+
+    _add(team, 2)
+    team.ok("claim", "LX-1", agent="a1")
+    assert plainread.card_page(team.db, None, None, limit=5, after=0) is None  # LOOPX_NOW is set (the fixture's clock)
+    clock.advance(3600)  # the lease has run out: a read reaps it first
+    before = len(team.ok("events")["events"])
+    assert [c["status"] for c in team.ok("card", "list")["cards"]] == ["ready", "ready"]
+    assert "lease_expired" in [e["kind"] for e in team.ok("events")["events"][before:]]
+    monkeypatch.delenv("LOOPX_NOW")
+    assert plainread.card_page(team.root / "nowhere.db", None, None, limit=5, after=0) is None
+    (team.root / "not-a-board.db").write_text("hello")
+    assert plainread.card_page(team.root / "not-a-board.db", None, None, limit=5, after=0) is None

@@ -79,19 +79,14 @@ def forged(store, gate: Gate) -> str | None:
     """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
     if gate.status != "approved":
         return None
-    rules = authority.Authority.of(store)
-    if rules.approval_holds(gate.id, gate.card_id, gate.agent, gate.scope, gate.answered_by, gate.answer_seq, gate.lease_token, clock.now()):
-        return None
-    return f"recorded as approved by {gate.answered_by or 'nobody'}, but no valid signed decision of a person says so"
+    return authority.forged_approval(authority.Authority.of(store), gate, clock.now())
 
 
 def checked_view(store, gate: Gate) -> GateView:
     """The gate as its people decided it: an approval no signature backs reads as pending."""
     why = forged(store, gate)
     view = gate_view(gate)
-    if why is None:
-        return view
-    return view._replace(status="pending", answer=None, answered_by=None, answered_at=None, forged=why)
+    return view if why is None else view.unbacked(why)
 
 
 def status(store, gate_id: int) -> GateView:

@@ -690,9 +690,16 @@ def cmd_gate_ask(ctx: Context) -> Outcome:
 
 
 def cmd_gate_status(ctx: Context) -> Outcome:
-    from ..gates import status
+    gid = gate_id(ctx.args.gate)
+    g = None
+    if ctx._store is None and ctx.location.backend == "sqlite":  # an agent polling its gate: no peewee (plainread.py)
+        from ..plainread import gate_status as plain_status
 
-    g = status(ctx.store, gate_id(ctx.args.gate)).to_json()
+        g = plain_status(ctx.location.path, gid)
+    if g is None:
+        from ..gates import status
+
+        g = status(ctx.store, gid).to_json()
     return Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
 
 

@@ -14,7 +14,7 @@ PROBE = (
     "import sys\n"
     "from loopx_core.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
-    "heavy = ('pydantic', 'loopx_core.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui')\n"
+    "heavy = ('pydantic', 'loopx_core.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee')\n"
     "sys.stderr.write('\\nLOADED ' + ' '.join([str(code)] + [m for m in heavy if m in sys.modules]))\n"
 )
 
@@ -46,9 +46,20 @@ def _run(board, agent: str, argv: list[str]) -> tuple[int, list[str]]:
 def test_no_per_turn_verb_imports_pydantic(team):
     for agent, argv in CYCLE:
         code, loaded = _run(team, agent, argv)
-        assert code == 0 and loaded == [], (argv, code, loaded)
+        assert code == 0 and loaded in ([], ["peewee"]), (argv, code, loaded)
     assert team.ok("card", "show", "LX-1")["card"]["status"] == "done"
     assert team.cli("verify").code == 0  # the chain the cold verbs wrote holds
+
+
+def test_polling_a_gate_and_listing_cards_read_sqlite_without_peewee(team):
+    """The reads an agent repeats between turns (plainread.py); a PostgreSQL board takes the kernel's path."""
+    team.ok("card", "add", "one")
+    team.ok("claim", "LX-1", agent="a1")
+    assert team.cli("gate", "ask", "LX-1", "--question", "deploy?", "--scope", "deploy:prod", agent="a1").code == 6
+    expect = [] if team.backend == "sqlite" else ["peewee"]
+    assert _run(team, "a1", ["gate", "status", "G-1"]) == (6, expect)
+    assert _run(team, "a1", ["card", "list", "--status", "waiting"]) == (0, expect)
+    assert _run(team, "a1", ["card", "list", "--full"])[1] == ["peewee"]  # whole cards: the kernel
 
 
 def test_bad_input_still_gets_pydantics_message(team):

@@ -24,9 +24,9 @@ from contextlib import contextmanager
 
 from . import clock
 from .holding import DUE_SQL, owner_of
-from .migrations import SCHEMA_VERSION
 from .values import CardView, GateView, Quota, shown_reasons
 
+SCHEMA_VERSION = 4  # loopx_core.migrations.SCHEMA_VERSION (importing migrations costs uuid; a test keeps them equal)
 _COLUMNS = "id, title, status, lease_holder, handoff_to, assignee, priority, version, paused_reason, blocked_reason, updated_at"
 _NO_QUOTA = Quota(None, None, None)
 

@@ -172,6 +172,12 @@ def test_the_plain_sqlite_reader_answers_exactly_what_the_kernel_answers(team, c
         assert all(r == {k: c[k] for k in r} for r, c in zip(rows["cards"], full["cards"]))
 
 
+def test_the_plain_reader_knows_the_kernels_schema():
+    from loopx_core import migrations, plainread
+
+    assert plainread.SCHEMA_VERSION == migrations.SCHEMA_VERSION
+
+
 def test_the_plain_reader_leaves_due_reaps_and_frozen_clocks_to_the_kernel(team, clock, monkeypatch):
     if team.backend != "sqlite":
         return

@@ -1,11 +1,12 @@
 """Kernel benchmark: what an agent pays per turn, and a concurrent drain.
 
 Prints, for this machine:
-- the cold-process median of every verb an agent calls per turn (card add, claim,
-  next, heartbeat, writeback, context, gate ask, gate status, release, handoff,
-  accept, done), as a ratio to a bare python process that opens SQLite, inserts
-  a row and commits (the floor), sampled before every call so machine noise hits
-  both alike. Target: ≤ 3×. (The hooks: hook_bench.py; lists: list_bench.py.)
+- the cold-process median of every verb an agent calls per turn (card add,
+  claim, next, heartbeat, writeback, context, gate ask, gate status, card list
+  --json, release, handoff, accept, done), as a ratio to a bare python process
+  that opens SQLite, inserts a row and commits (the floor), sampled before every
+  call so machine noise hits both alike. Target: <= 3x. (The hooks:
+  hook_bench.py; lists at 100 -> 50,000 cards: list_bench.py.)
 - 8 concurrent agent processes draining 24 cards: wall time, throughput, errors.
 
 Usage: python bench/run.py [--runs N] [--agents 8] [--cards 24] [--db URL]
@@ -61,6 +62,7 @@ CYCLE = [
     ("context", "solo", ["context", "{card}"], {0}),
     ("gate ask", "solo", ["gate", "ask", "{card}", "--question", "push {i}?", "--scope", "git:push"], {0}),
     ("gate status", "solo", ["gate", "status", "G-{gate}"], {0}),
+    ("card list", "solo", ["--json", "card", "list", "--status", "ready"], {0}),
     ("release", "solo", ["release", "{card}"], {0}),
     ("claim", "solo", ["claim", "{card}"], {0}),
     ("handoff", "solo", ["handoff", "{card}", "--to", "solo2", "--summary", "over to you {i}"], {0}),
@@ -132,8 +134,11 @@ def drain(agents: int, cards: int, db: str | None) -> dict:
         ]
         results = [json.loads(p.communicate()[0]) for p in procs]
         wall = time.perf_counter() - start
-        out = subprocess.run(LOOPX + ["--json", "events"], env=env, cwd=folder, capture_output=True, text=True, check=True)
-        events = json.loads(out.stdout)["events"]
+        events, since = [], 0
+        while since is not None:  # a page at a time (next_since)
+            out = json.loads(subprocess.run(LOOPX + ["--json", "events", "--since", str(since)], env=env, cwd=folder, capture_output=True, text=True, check=True).stdout)
+            events += out["events"]
+            since = out["next_since"]
         done_events = [e["card"] for e in events if e["kind"] == "done"]
         return {
             "agents": agents,
@@ -164,7 +169,7 @@ def main() -> int:
     print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
     if args.kernel_only:
         return 0
-    for name in ("pg_bench.py", "hook_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py", "runner_bench.py"):
+    for name in ("pg_bench.py", "hook_bench.py", "list_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py", "runner_bench.py"):
         path = HERE / name
         if path.exists():
             print(f"\n== {name} ==", flush=True)

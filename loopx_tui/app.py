@@ -87,6 +87,7 @@ class LoopxApp(App[int]):
         self.exit_code = 0
         self.board_error: LoopxError | None = None
         self.board_screen = None
+        self.card_screen = None  # screens.card.CardScreen, once a card was opened (kept for the next)
         self.poller = None
         self.reaper = None
         self.gates = GateQueue(self)
@@ -516,12 +517,10 @@ class LoopxApp(App[int]):
     # -- drilling in -----------------------------------------------------------------------
     def open_card(self, card_id: int) -> None:
         """The card's screen (a card not in hand is read first, in a worker)."""
-        from .screens.card import CardScreen
-
         if self.reader is None:
             return
         if card_id in self.model.cards:
-            self.push_screen(CardScreen(self.model.cards[card_id], self.reader, self.now))
+            self.show_card(self.model.cards[card_id])
             return
         reader = self.reader
 
@@ -531,9 +530,24 @@ class LoopxApp(App[int]):
             except LoopxError as err:
                 self.call_from_thread(self.refuse, err.message, err.hint)
                 return
-            self.call_from_thread(lambda: self.push_screen(CardScreen(card, reader, self.now)))
+            self.call_from_thread(self.show_card, card)
 
         self.run_worker(read, thread=True, group="reads", name="read a card", exit_on_error=False)
+
+    def show_card(self, card: CardView) -> None:
+        """The card screen, built once and kept (installed): the next card is shown in it."""
+        from .screens.card import CardScreen
+
+        screen = self.card_screen
+        if screen is None:
+            self.card_screen = CardScreen(card, self.reader, self.now)
+            self.install_screen(self.card_screen, name="card")
+            self.push_screen("card")
+        elif screen not in self.screen_stack:
+            screen.show(card)
+            self.push_screen("card")
+        else:
+            self.push_screen(CardScreen(card, self.reader, self.now))  # (opened from within a card's own screens)
 
     def on_open_card(self, message: OpenCard) -> None:
         message.stop()

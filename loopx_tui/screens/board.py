@@ -8,12 +8,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from ..messages import CardDropped, DragHover, OpenCard
 from ..runners import summary
 from ..state import OWNER, STATUS, BoardModel, Query
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
+from ..widgets.footer import StableFooter
 from ..widgets.card import CardWidget
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class BoardScreen(Screen):
         yield BoardView(model, self.now, id="board")
         # Disabled while hidden, so focus never lands in it by accident.
         yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
-        yield Footer(compact=True)
+        yield StableFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False

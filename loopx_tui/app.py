@@ -176,8 +176,8 @@ class LoopxApp(App[int]):
     def on_history_checked(self, message: HistoryChecked) -> None:
         report = message.report
         self.history = report
-        if report.ok or self.board_screen is None:
-            return
+        if report.ok or self.board_screen is None or not self.board_screen.is_attached or not self.is_running:
+            return  # (or the board is closing)
         first = report.first
         self.board_screen.show_banner(
             f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"

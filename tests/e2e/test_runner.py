@@ -327,7 +327,8 @@ def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refi
     assert summaries(project, card) == ["did step 1", "did step 2"]
     events = runners.events()
     paused = [e for e in events if e["kind"] == "paused"]
-    assert [e["data"]["reason"] for e in paused] == ["window"] and paused[0]["data"]["wake_at"]
+    assert [e["data"]["reason"] for e in paused] == ["window", "window"]  # after each turn: one per 12 s
+    assert paused[0]["data"]["wake_at"]
     asleep = [e for e in events if e["kind"] == "runner_state" and e["data"].get("state") == "asleep" and e["seq"] > paused[0]["seq"]]
     assert asleep and asleep[0]["data"]["wake_at"] == paused[0]["data"]["wake_at"]  # it slept until the refill
     resumed = [e for e in events if e["kind"] == "resumed"]

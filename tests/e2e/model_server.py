@@ -128,7 +128,6 @@ class ScriptedModel:
         self.requests: list[Request] = []
         self.problems: list[str] = []
         self.usage_reported: list[Usage] = []
-        self.max_requests = MAX_REQUESTS  # a test driving many sessions through one server raises it
         self._steps: list[Step] = []
         self._next = 0
         self._answered: dict = {}  # step → the reply it gave (callables resolved)
@@ -188,8 +187,8 @@ class ScriptedModel:
     def _reply(self, request_body: dict, path: str, wire: str):
         with self._lock:
             agent_loop = bool(request_body.get("tools"))
-            if len(self.requests) >= self.max_requests:
-                self.problems.append(f"more than {self.max_requests} model calls: the session was cut short")
+            if len(self.requests) >= MAX_REQUESTS:
+                self.problems.append(f"more than {MAX_REQUESTS} model calls: the session was cut short")
                 agent_loop = False
             request = Request(path, request_body, wire, None)
             step = Say("LoopX e2e")

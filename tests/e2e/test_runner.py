@@ -1,14 +1,14 @@
-"""``loopx run`` driving the real Claude Code binary (and Codex), turn after
-turn, against the scripted model on 127.0.0.1.
+"""``loopx run`` driving the real Claude Code binary against the scripted model.
 
-Real runner processes (the installed ``loopx run``, started the way README
-says, as the person, with the runtime's binary given by ``--bin``); each turn
-a separate ``claude -p`` session whose "model" is ``Agent`` below: it reads the
-prompt the runner gave (the card's continuation packet), does the step its next
-action names through the real ``loopx`` MCP server, and writes the following
-step back — so the board is the loop's only memory. A person answers gates
-with their signed key (``answer_as_person``). The tests wait on the board
-(``Watch.until``, a deadline) and assert on its final state and event log.
+Real runner processes (``loopx run --agent … --runtime claude-code --bin …``)
+start real ``claude -p`` sessions; the runtime reaches the scripted model on
+127.0.0.1 through the environment the runner passes on (the runner's own,
+without the person's key). The "model" is a ``Brain``: it reads each session's
+packet (the prompt the runner built) and does what the card's next action
+says, so what carries over between sessions is only what the board kept.
+
+Assertions are on the board's final state and the event log (``loopx --json``),
+never on log text; waits poll the board with a deadline.
 """
 
 from __future__ import annotations
@@ -18,326 +18,354 @@ import re
 import signal
 import subprocess
 import threading
-from dataclasses import dataclass, field
 
 import pytest
 
-from tests.conftest import Board
-from tests.runner.conftest import Watch, alive
+from . import model_server, runtimes
+from ..runner.conftest import Watch
+from .harness import LOOPX, Project, answer_as_person, as_person, claude_env, codex_env, codex_model_args
+from .model_server import Call, Say, Usage
 
-from . import runtimes
-from .harness import LOOPX, answer_as_person, as_person, claude_env, codex_env, codex_model_args
-from .model_server import Call, Say
+pytestmark = [pytest.mark.slow]
 
-pytestmark = pytest.mark.slow
-
-AGENT = "cc1"
-CLAUDE = "claude-sdk"  # Claude Code 2.1.335 (waits for its MCP servers before the first request)
-
-
-@dataclass
-class SessionSeen:
-    turn_id: str
-    step: int
-    prompt: str
-    calls: int = 0
+DEADLINE = 120.0  # seconds for one awaited state of the board (a shared, loaded machine)
+NEXT = re.compile(r"## Next action\\n(.*?)\\n")
+TODO = re.compile(r"- \[ \] (\d+)\. (.*?)\\n")
+STEP = re.compile(r"do step (\d+)")
 
 
-@dataclass
-class Agent:
-    """The scripted model as an agent: each session does the step its prompt's
-    next action names. ``plan``: step → ``work`` (default) | ``gate`` (ask a
-    person, then write back) | ``hang`` (the first session at that step gets no answer
-    from the model until ``release``, then works)."""
+# -- the model's side -----------------------------------------------------------------------------
 
-    plan: dict = field(default_factory=dict)
-    sessions: list = field(default_factory=list)
-    hung: threading.Event = field(default_factory=threading.Event)
-    release: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+class Brain:
+    """The scripted model across sessions: at a session's first request it reads
+    the packet, does the step the next action names, closes the open todos, adds
+    one, and writes back the step after; then it ends the turn. ``special``
+    overrides what it does in a given step (``step → function(request, n)``)."""
+
+    def __init__(self, card: str):
+        self.card = card
+        self.firsts: list[str] = []  # each session's first request, as the binary sent it
+        self.special: dict = {}  # step → what the session does first instead of writing back
+        self.follow_up: dict = {}  # tool → what comes after a call of it (its result in the request)
+        self.last: Call | None = None
 
     def __call__(self, request):
-        prompt = runner_prompt(request)
-        turn_id = re.search(r"--turn-id (\S+)", prompt).group(1)
-        card = re.search(r"working through LoopX on (LX-\d+)", prompt).group(1)
-        step = int(re.search(r"## Next action\n+step (\d+)", prompt).group(1))
-        with self.lock:
-            seen = next((s for s in self.sessions if s.turn_id == turn_id), None)
-            if seen is None:
-                seen = SessionSeen(turn_id, step, prompt)
-                self.sessions.append(seen)
-            stage, seen.calls = seen.calls, seen.calls + 1
-        action = self.plan.get(step, "work")
-        todo = re.search(r"- \[ \] (\d+)\. after step", prompt)
-        done = [int(todo.group(1))] if todo else []
+        reply = self._reply(request)
+        self.last = reply if isinstance(reply, Call) else None
+        return reply
 
-        def writeback(summary):
-            return Call("mcp__loopx__writeback", {
-                "card": card, "summary": summary, "turn_id": turn_id, "next": f"step {step + 1}",
-                "todos_added": [f"after step {step}: check it"], "todos_done": done,
-            })
+    def _reply(self, request):
+        text = request.text()
+        if request.last_tool_result() is None:  # a session starts: its prompt is the packet
+            self.firsts.append(text)
+            n = self.step_of(text)
+            if n in self.special:
+                return self.special[n](request, n)
+            return self.writeback(n)
+        if self.last is not None and self.last.tool in self.follow_up:
+            return self.follow_up[self.last.tool](request)
+        return Say("Turn done.")
 
-        if action == "hang" and stage == 0 and not self.hung.is_set():
-            self.hung.set()
-            self.release.wait(120)
-            return writeback(f"did step {step}")  # (a killed runtime never receives it)
-        if action == "gate":
-            if stage == 0:
-                return Call("mcp__loopx__gate_ask", {"card": card, "question": f"may I go on after step {step}?"})
-            if stage == 1:
-                return writeback(f"asked about step {step}")
-            return Say("Waiting for a person.")
-        if stage == 0:
-            return writeback(f"did step {step}")
-        return Say(f"Step {step} done.")
+    @staticmethod
+    def step_of(text: str) -> int:
+        found = NEXT.search(text)
+        step = STEP.search(found.group(1)) if found else None
+        return int(step.group(1)) if step else 0
+
+    def writeback(self, n: int, summary: str = "", next: str = "") -> Call:
+        """What session ``len(firsts)`` writes back: closes the todos its packet showed, adds its own."""
+        open_todos = [int(i) for i, _ in TODO.findall(self.firsts[-1])]
+        return Call("mcp__loopx__writeback", dict(
+            card=self.card, summary=summary or f"did step {n}", next=next or f"do step {n + 1}",
+            todos_added=[f"todo of session {len(self.firsts)}"], todos_done=open_todos,
+        ))
 
 
-def runner_prompt(request) -> str:
-    """The prompt ``loopx run`` gave this session (the user message that holds it)."""
-    for text in _texts(request.body.get("messages") or request.body.get("input") or []):
-        if "working through LoopX on" in text:
-            return text
-    raise AssertionError("no runner prompt in the request")
+def scripted(model, brain: Brain, steps: int = 400) -> None:
+    """Every agent-loop request answered by ``brain`` (side calls are not steps)."""
+    model.script([brain] * steps)
 
 
-def _texts(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for key in ("content", "text"):
-            if key in value:
-                yield from _texts(value[key])
-
+# -- the person's side ------------------------------------------------------------------------------
 
 class Runners(Watch):
-    """tests/runner's ``Watch`` on the e2e project: a runner is the installed
-    ``loopx run`` in the person's environment plus what the runtime needs to
-    reach the scripted model (its URL; a PATH without loopx), started with the
-    arguments README gives."""
+    """``loopx run`` processes started as the person starts them, and the board read back
+    (waiting with the runner suite's ``Watch.until`` / ``Watch.ended``)."""
 
-    def __init__(self, project, model, monkeypatch, tmp_path):
-        super().__init__(Board(project.root, monkeypatch), tmp_path)
-        self.project, self.model = project, model
+    def __init__(self, project: Project, model, tmp_path):
+        self.project = project
+        self.model = model
+        self.procs: list[tuple[subprocess.Popen, object]] = []
+        self.logs = tmp_path / "runner-logs"
+        self.logs.mkdir(exist_ok=True)
 
-    def claude(self, agent: str, *args: str) -> subprocess.Popen:
-        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary(CLAUDE)), *args, "--", "--permission-mode", "acceptEdits"]
-        return self.start(agent, argv, claude_env(self.project, self.model))
+    def start(self, agent: str, *args: str, binary: str = "claude-code", mode: str = "bypassPermissions") -> subprocess.Popen:
+        """``mode``: Claude Code's permission mode (README's runner command says ``acceptEdits``)."""
+        env = claude_env(self.project, self.model)  # what the runtime needs reaches it through the runner
+        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary(binary)),
+                "--turn-limit", "90s", *args, "--", "--permission-mode", mode]
+        return self.spawn(agent, argv, env, self.project.root)
 
     def codex(self, agent: str, *args: str) -> subprocess.Popen:
-        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")), *args, "--", "--sandbox", "workspace-write", *codex_model_args(self.model)]
-        return self.start(agent, argv, codex_env(self.project))
+        """README's Codex runner command, with the scripted model as its model provider."""
+        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
+                "--turn-limit", "90s", *args, "--", "--sandbox", "workspace-write", *codex_model_args(self.model)]
+        return self.spawn(agent, argv, codex_env(self.project), self.project.root)
+
+    def close(self) -> None:
+        for proc, _ in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
 
     def explain(self) -> str:
-        return super().explain() + "\n--- model server\n" + self.model.log()
+        runners = "\n".join(f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-6000:]}" for proc, log in self.procs)
+        return f"{runners}\n--- model server\n{self.model.log()[-6000:]}"
 
-    def state(self, agent: str, state: str, **fields):
-        """Wait until ``agent``'s runner row is in ``state`` (and has ``fields``); the row."""
+    # -- the board, as ``loopx --json`` shows it ------------------------------------------------------
+    def events(self, kind: str | None = None) -> list[dict]:
+        found = self.project.loopx("export").data["events"]  # the whole log (`events` pages by 1,000 at most)
+        return [e for e in found if kind is None or e["kind"] == kind]
 
-        def check():
-            row = self.runner(agent)
-            return row if row is not None and row.state == state and all(getattr(row, k) == v for k, v in fields.items()) else None
-
-        return self.until(f"{agent}'s runner is {state} {fields or ''}", check)
-
-    def awaited(self, what: str, event: threading.Event) -> None:
-        """Wait for a thread event of the scripted model (a session reached a step)."""
-        self.until(what, event.is_set)
-
-
-class _Report:
-    """What a failing test shows (tests/e2e/conftest.py prints the project's sessions)."""
-
-    runtime = "loopx run"
-
-    def __init__(self, watch):
-        self.watch = watch
-
-    def explain(self) -> str:
-        return self.watch.explain()
+    def runner(self, agent: str) -> dict | None:
+        return next((r for r in self.project.loopx("runner", "list").data["runners"] if r["agent"] == agent), None)
 
 
 @pytest.fixture
-def agent(model):
-    a = Agent()
-    model.max_requests = 2000  # many sessions through one server
-    model.script([a] * 1000)
-    yield a
-    a.release.set()
+def runners(project, model, tmp_path, monkeypatch):
+    monkeypatch.setattr(model_server, "MAX_REQUESTS", 400)  # a runner's many sessions share one server
+    r = Runners(project, model, tmp_path)
+    yield r
+    r.close()
 
 
-@pytest.fixture
-def runners(project, model, monkeypatch, tmp_path):
-    """Runners on a project set up for Claude Code and ``AGENT`` (README's ``init``)."""
-    project.init("claude-code", AGENT)
-    w = Runners(project, model, monkeypatch, tmp_path)
-    project.sessions.append(_Report(w))
-    yield w
-    w.close()
+def summaries(project: Project, card: str, source: str = "mcp") -> list[str]:
+    return [e["summary"] for e in project.evidence(card) if e["source"] == source]
 
 
-def board_log(project) -> list[dict]:
-    """The board's event log, as ``loopx export`` gives it."""
-    return project.loopx("export").data["events"]
+def set_up(project: Project, agent: str = "cc1") -> str:
+    project.init("claude-code", agent)
+    return project.card("Count to twenty", "--next", "do step 1")
 
 
-def kinds(events, kind: str, actor: str | None = None) -> list[dict]:
-    return [e for e in events if e["kind"] == kind and (actor is None or e["actor"] == actor)]
-
-
-def model_tokens(model) -> int:
-    """The tokens the scripted model said its answers used."""
-    return sum(u.input + u.output + u.cache_read + u.cache_write for u in model.usage_reported)
-
-
-def children(pid: int) -> list[int]:
+def sessions_alive(model) -> list[int]:
+    """Processes of this test's runtime sessions that can reach the model or the board:
+    Claude Code and the ``loopx`` hooks and MCP server it started (their environment
+    points at this test's model server). Not the sandbox's ``socat`` bridge: it is a
+    child of Claude Code that outlives a SIGKILLed runner's turn (PITFALLS), and can
+    only forward to Claude Code's own proxy, which died with it."""
+    mark = f"ANTHROPIC_BASE_URL={model.url}\0".encode()
     found = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as fh:
-            found += [int(c) for c in fh.read().split()]
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                ours = mark in fh.read() + b"\0"
+            with open(f"/proc/{entry}/stat") as fh:
+                name, rest = fh.read().split("(", 1)[1].rsplit(")", 1)
+        except OSError:
+            continue
+        if ours and rest.split()[0] != "Z" and name != "socat":
+            found.append(int(entry))
     return found
 
 
-def test_twenty_turns_each_session_from_the_last_packet_and_a_gate_a_person_answers(project, model, agent, runners):
-    """One runner, 20 separate Claude Code sessions of one card: each starts from the
-    packet the one before left (its next action and todos); at step 10 the agent asks
-    a person, the runner waits, the person answers with their key, the loop goes on."""
-    card = project.card("a long job", "--next", "step 1")
-    agent.plan = {10: "gate"}
-    proc = runners.claude(AGENT, "--turns", "20")
-    row = runners.state(AGENT, "waiting", gate=1)
-    assert row.card == 1 and runners.turns_started(AGENT) == 10
-    assert answer_as_person(project, "G-1")["status"] == "approved"
-    assert runners.ended(proc, 600) == 0
-    assert not model.problems
+def charged_as_reported(project: Project, model, card: str, left_out: int = 0) -> None:
+    """Every model call of the card's sessions charged once: the card's tokens are
+    what the scripted model reported (minus ``left_out``: calls no session saw)."""
+    reported = sum(u.input + u.cache_write + u.cache_read + u.output for u in model.usage_reported) - left_out
+    charges = [e for e in project.evidence(card) if e["source"] == "hook"]
+    assert project.show(card)["quota"]["tokens"]["used"] == reported
+    assert sum(e["usage"]["tokens"] for e in charges) == reported
 
-    # Each session began from the packet the last one left.
-    assert [s.step for s in agent.sessions] == list(range(1, 21))
-    for before, after in zip(agent.sessions, agent.sessions[1:]):
-        assert f"after step {before.step}: check it" in after.prompt  # the todo it added
-        assert f"after step {before.step - 1}: check it" not in after.prompt  # the todo it closed
-    events = board_log(project)
-    started = kinds(events, "turn_started", f"runner:{AGENT}")
-    assert [e["data"]["turn_id"] for e in started] == [s.turn_id for s in agent.sessions]  # one session per turn, in order
 
-    written = [e for e in project.evidence(card) if e["source"] == "mcp"]
-    assert [e["summary"] for e in written] == [f"did step {n}" for n in range(1, 10)] + ["asked about step 10"] + [f"did step {n}" for n in range(11, 21)]
-    assert [e["turn_id"] for e in written] == [s.turn_id for s in agent.sessions]  # each under its turn's id, none lost, none doubled
+# -- 1 + 2. many sessions of one card, each from the packet the last one left; a gate mid-way --------
+
+def test_a_runner_drives_twenty_sessions_from_packet_to_packet_through_a_gate_a_person_answers(project, model, runners):
+    card = set_up(project)
+    project.with_remote()
+    brain = Brain(card)
+    asked = threading.Event()
+
+    def push(request, n):  # step 8 needs a push: the hook turns it into a gate
+        return Call("Bash", {"command": "git push origin main", "description": "publish"})
+
+    def after_push(request):
+        result = request.last_tool_result() or ""
+        n = Brain.step_of(brain.firsts[-1])
+        if "G-1" in result:  # denied: say so on the card, and try again next session
+            asked.set()
+            return brain.writeback(n, summary=f"asked a person to push at step {n}", next=f"do step {n}")
+        return brain.writeback(n)
+
+    brain.special[8] = push
+    brain.follow_up = {"Bash": after_push}
+    scripted(model, brain)
+    proc = runners.start("cc1", "--turns", "20")
+    row = runners.until("the runner waits on the gate", lambda: (r := runners.runner("cc1")) and r["state"] == "waiting" and r)
+    assert row["gate"] == "G-1" and row["card"] == card
+    assert not project.pushed()
+    waited = runners.events("turn_started")
+    answer_as_person(project, "G-1")
+    assert runners.ended(proc, timeout=600) == 0, runners.explain()
+    assert not model.problems, runners.explain()
+
+    # the board: twenty steps done, one asked, one push, nothing doubled
+    expected = [f"did step {n}" for n in range(1, 8)] + ["asked a person to push at step 8"] + [f"did step {n}" for n in range(8, 20)]
+    assert summaries(project, card) == expected
+    assert project.pushed()
+    gate = project.gate("G-1")
+    assert gate["status"] == "approved" and gate["answered_by"].startswith("human") and gate["scope"] == "git:push"
+    assert len(project.gates()) == 1
     shown = project.show(card)
-    assert shown["next"] == "step 21" and shown["status"] == "ready" and shown["lease"] is None
-    assert [t["text"] for t in shown["todos"] if not t["done"]] == ["after step 20: check it"]
-    assert shown["quota"]["turns"]["used"] == 20
-    assert shown["quota"]["tokens"]["used"] == model_tokens(model)  # every model call charged exactly once
+    assert shown["next"] == "do step 20" and shown["status"] == "ready" and shown["lease"] is None
+    assert len([t for t in shown["todos"] if not t["done"]]) == 1
 
-    answered = kinds(events, "gate_answered")
-    assert len(answered) == 1 and answered[0]["actor"].startswith("human:") and answered[0]["signed"]
-    assert started[9]["seq"] < answered[0]["seq"] < started[10]["seq"]  # turn 11 only once the person had answered
-    assert [e["data"]["outcome"] for e in kinds(events, "turn_finished")] == ["finished"] * 20
-    exited = kinds(events, "runner_exited")
-    assert len(exited) == 1 and exited[0]["data"]["released"] == [card]
-    assert project.loopx("verify").data["verify"]["ok"]
+    # each session started from the packet the last one left
+    assert len(brain.firsts) == 20
+    assert [Brain.step_of(first) for first in brain.firsts] == list(range(1, 9)) + list(range(8, 20))
+    for session, first in enumerate(brain.firsts[1:], start=2):
+        assert "- [ ] " in first and f"todo of session {session - 1}\\n" in first  # the todo the last session added
+        assert f"todo of session {session - 2}\\n" not in first  # and the one it closed
 
-
-def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refill(project, model, agent, runners):
-    """One turn per 10 s (long enough that a loaded machine still finishes a turn
-    within it): the turn's writeback spends the window, the card pauses until the
-    refill, the runner sleeps until then and the next turn starts by itself."""
-    card = project.card("rationed", "--next", "step 1")
-    as_person(project, "card", "window", card, "--every", "10s", "--turns", "1")
-    proc = runners.claude(AGENT, "--turns", "2")
-    assert runners.ended(proc, 300) == 0
-    assert not model.problems
-
-    events = board_log(project)
-    paused = kinds(events, "paused")
-    assert [e["data"]["reason"] for e in paused] == ["window", "window"]  # after each turn
-    wake_at = paused[0]["data"]["wake_at"]
-    first, second = kinds(events, "turn_started")
-    asleep = [e for e in kinds(events, "runner_state", f"runner:{AGENT}") if e["data"]["state"] == "asleep" and first["seq"] < e["seq"] < second["seq"]]
-    assert [e["data"]["wake_at"] for e in asleep] == [wake_at]  # it slept until the refill, once
-    resumed = kinds(events, "resumed")
-    assert resumed[0]["actor"] == "system" and resumed[0]["data"]["reason"] == "window"  # by itself, no person
-    assert asleep[0]["seq"] < resumed[0]["seq"] < second["seq"] and second["at"] >= wake_at
-    assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == ["did step 1", "did step 2"]
-    assert [e["data"]["outcome"] for e in kinds(events, "turn_finished")] == ["finished"] * 2
-    shown = project.show(card)
-    assert shown["quota"]["turns"]["used"] == 2 and shown["quota"]["tokens"]["used"] == model_tokens(model)
+    # the event log: one claim held across the sessions; no turn while the person had not answered
+    events = runners.events()
+    started = [e for e in events if e["kind"] == "turn_started"]
+    finished = [e for e in events if e["kind"] == "turn_finished"]
+    assert [e["data"]["turn"] for e in started] == list(range(1, 21))
+    assert [e["data"]["outcome"] for e in finished] == ["finished"] * 20 and all(e["data"]["evidence"] for e in finished)
+    assert [e["data"]["agent"] for e in events if e["kind"] == "claimed"] == ["cc1"]
+    answered = next(e for e in events if e["kind"] == "gate_answered")
+    assert len(waited) == 8 and all(e["seq"] > answered["seq"] for e in started[8:])
+    exited = [e for e in events if e["kind"] == "runner_exited"]
+    assert len(exited) == 1 and "20 turn" in exited[0]["data"]["why"] and exited[0]["data"]["released"] == [card]
+    charged_as_reported(project, model, card)
 
 
-def test_a_sigkilled_runners_card_is_taken_over_after_its_lease_nothing_lost_or_doubled(project, model, agent, runners):
-    as_person(project, "agent", "add", "cc2")
-    card = project.card("job", "--next", "step 1")
-    agent.plan = {2: "hang"}  # the first session of step 2 waits on the model, mid-turn
-    doomed = runners.claude(AGENT, "--lease", "3s")
-    runners.awaited("turn 2 is in the middle of a model call", agent.hung)
-    turn = children(doomed.pid)
-    assert len(turn) == 1 and alive(turn[0])  # the runtime, its own process group
+# -- 4. a runner SIGKILLed mid-turn; another agent's runner takes the card over after the lease --------
+
+def test_a_sigkilled_runners_card_is_taken_over_after_its_lease_nothing_lost_or_doubled(project, model, runners):
+    card = set_up(project)
+    as_person(project, "agent", "add", "cc9")
+    brain = Brain(card)
+    hanging, release = threading.Event(), threading.Event()
+    unseen = Usage(input=1, output=1)  # the reply nobody received: never charged
+
+    def hang(request, n):  # cc1's second session waits on the model … and its runner is killed
+        del brain.special[2]
+        hanging.set()
+        release.wait(DEADLINE)
+        return Say("(too late)", usage=unseen)
+
+    brain.special[2] = hang
+    scripted(model, brain)
+    doomed = runners.start("cc1", "--lease", "3s")
+    runners.until("cc1's second turn is in flight", hanging.is_set)
     doomed.expected_exit = True
-    doomed.send_signal(signal.SIGKILL)
+    doomed.kill()
     runners.ended(doomed)
-    runners.until("the turn died with its runner", lambda: not alive(turn[0]))
-    charged_before = model_tokens(model)
-    heir = runners.claude("cc2", "--lease", "3s", "--turns", "2")
-    assert runners.ended(heir, 300) == 0
+    runners.until("the session died with its runner", lambda: not sessions_alive(model))
+    release.set()
+    heir = runners.start("cc9", "--lease", "3s", "--turns", "2")
+    assert runners.ended(heir) == 0
 
-    events = board_log(project)
-    written = [(e["agent"], e["summary"]) for e in project.evidence(card) if e["source"] == "mcp"]
-    assert written == [(AGENT, "did step 1"), ("cc2", "did step 2"), ("cc2", "did step 3")]
-    expired = kinds(events, "lease_expired")
-    assert [(e["data"]["holder"], e["data"]["token"]) for e in expired] == [(AGENT, 1)]
-    assert [(e["data"]["agent"], e["data"]["token"]) for e in kinds(events, "claimed")] == [(AGENT, 1), ("cc2", 2)]
-    first_of_heir = kinds(events, "turn_started", "runner:cc2")[0]
-    assert first_of_heir["seq"] > expired[0]["seq"]  # only once the lease had run out
+    written = [(e["agent"], e["summary"]) for e in project.evidence(card) if e["source"] in ("mcp", "runner")]
+    assert written == [("cc1", "did step 1"), ("cc9", "did step 2"), ("cc9", "did step 3")]
+    events = runners.events()
+    expired = [e for e in events if e["kind"] == "lease_expired"]
+    assert [(e["data"]["holder"], e["data"]["token"]) for e in expired] == [("cc1", 1)]
+    assert [(e["data"]["agent"], e["data"]["token"]) for e in events if e["kind"] == "claimed"] == [("cc1", 1), ("cc9", 2)]
+    heirs = [e for e in events if e["kind"] == "turn_started" and e["actor"] == "runner:cc9"]
+    assert len(heirs) == 2 and heirs[0]["seq"] > expired[0]["seq"]  # only once the lease had run out
+    assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == ["finished"] * 3  # the killed turn: no record
     shown = project.show(card)
-    assert shown["quota"]["turns"]["used"] == 3  # the killed turn wrote nothing and was charged nothing
-    assert shown["quota"]["tokens"]["used"] == model_tokens(model) > charged_before
-    assert shown["next"] == "step 4" and shown["status"] == "ready"
+    assert shown["next"] == "do step 4" and shown["lease"] is None and shown["quota"]["turns"]["used"] == 3
+    assert Brain.step_of(brain.firsts[2]) == 2 and "todo of session 1\\n" in brain.firsts[2]  # the heir started where cc1 left it
+    charged_as_reported(project, model, card, left_out=unseen.input + unseen.output)
 
 
-def test_sigterm_lets_the_turn_finish_then_releases_the_card(project, model, agent, runners):
-    card = project.card("job", "--next", "step 1")
-    agent.plan = {2: "hang"}
-    proc = runners.claude(AGENT, "--grace", "60s")
-    runners.awaited("turn 2 is in the middle of a model call", agent.hung)
+# -- 5. SIGTERM: the turn in flight finishes, the card is released ------------------------------------
+
+def test_sigterm_lets_the_turn_in_flight_finish_then_releases_the_card(project, model, runners):
+    card = set_up(project, "cc1")
+    brain = Brain(card)
+    in_flight, go_on = threading.Event(), threading.Event()
+
+    def slow(request, n):  # the second session is mid-turn when the runner gets SIGTERM
+        del brain.special[2]
+        in_flight.set()
+        go_on.wait(DEADLINE)
+        return brain.writeback(n)
+
+    brain.special[2] = slow
+    scripted(model, brain)
+    proc = runners.start("cc1", "--grace", "60s", binary="claude-sdk", mode="acceptEdits")  # README's command
+    runners.until("the second turn is in flight", in_flight.is_set)
     proc.send_signal(signal.SIGTERM)
-    row = runners.until("the runner says it is stopping", lambda: (r := runners.runner(AGENT)) and "SIGTERM" in (r.detail or "") and r)
-    assert row.state == "running" and row.card == 1
-    agent.release.set()  # the model answers: the turn writes back and ends
-    assert runners.ended(proc, 120) == 0
+    row = runners.until("the runner's row says it is stopping", lambda: (r := runners.runner("cc1")) and "SIGTERM" in (r["detail"] or "") and r)
+    assert row["state"] == "running" and row["card"] == card  # the turn goes on meanwhile
+    go_on.set()
+    assert runners.ended(proc) == 0
+    assert not sessions_alive(model)
 
-    events = board_log(project)
-    exited = kinds(events, "runner_exited")
-    assert len(exited) == 1 and exited[0]["data"]["why"] == "SIGTERM received"
-    assert exited[0]["data"]["turn"] == "finished" and exited[0]["data"]["released"] == [card]
-    assert [e["data"]["outcome"] for e in kinds(events, "turn_finished")] == ["finished", "finished"]
-    assert kinds(events, "released")[-1]["card"] == card
+    assert summaries(project, card) == ["did step 1", "did step 2"]
+    events = runners.events()
+    assert len([e for e in events if e["kind"] == "turn_started"]) == 2  # no turn after the signal
+    assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == ["finished", "finished"]
+    exited = [e["data"] for e in events if e["kind"] == "runner_exited"]
+    assert len(exited) == 1 and exited[0]["why"] == "SIGTERM received" and exited[0]["turn"] == "finished" and exited[0]["released"] == [card]
+    released = [e for e in events if e["kind"] == "released"]
+    assert len(released) == 1 and released[0]["seq"] < next(e["seq"] for e in events if e["kind"] == "runner_exited")
     shown = project.show(card)
-    assert shown["status"] == "ready" and shown["lease"] is None and shown["next"] == "step 3"
-    assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == ["did step 1", "did step 2"]
-    assert runners.runner(AGENT).state == "stopped" and runners.turns_started() == 2
+    assert shown["status"] == "ready" and shown["lease"] is None and shown["next"] == "do step 3"
+    assert runners.runner("cc1")["state"] == "stopped"
+    charged_as_reported(project, model, card)
 
 
-def test_a_codex_runner_drives_turns_each_from_the_last_packet(project, model, agent, tmp_path, monkeypatch):
-    """The same loop on Codex 0.171 (``codex exec --json``): three sessions, each from
-    the packet the last one left, usage charged once from its rollout."""
+# -- 3. a spent window pauses the card; the runner resumes it after the refill --------------------------
+
+def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refill(project, model, runners):
+    card = set_up(project)
+    as_person(project, "card", "window", card, "--every", "12s", "--turns", "1")  # longer than one session
+    brain = Brain(card)
+    scripted(model, brain)
+    proc = runners.start("cc1", "--turns", "2", mode="acceptEdits")  # README's command
+    assert runners.ended(proc) == 0
+
+    assert summaries(project, card) == ["did step 1", "did step 2"]
+    events = runners.events()
+    paused = [e for e in events if e["kind"] == "paused"]
+    assert [e["data"]["reason"] for e in paused] == ["window", "window"]  # after each turn: one per 12 s
+    assert paused[0]["data"]["wake_at"]
+    asleep = [e for e in events if e["kind"] == "runner_state" and e["data"].get("state") == "asleep" and e["seq"] > paused[0]["seq"]]
+    assert asleep and asleep[0]["data"]["wake_at"] == paused[0]["data"]["wake_at"]  # it slept until the refill
+    resumed = [e for e in events if e["kind"] == "resumed"]
+    assert [(e["actor"], e["data"]["reason"]) for e in resumed] == [("system", "window")]
+    second = [e for e in events if e["kind"] == "turn_started"][1]
+    assert second["seq"] > resumed[0]["seq"] and second["at"] >= paused[0]["data"]["wake_at"]
+    assert Brain.step_of(brain.firsts[1]) == 2
+
+
+# -- the same loop on Codex ------------------------------------------------------------------------
+
+def test_a_codex_runner_drives_sessions_from_packet_to_packet(project, model, runners):
+    """Codex 0.171 (``codex exec --json``), README's runner command: three sessions, each
+    from the packet the last one left, every model call charged once."""
     project.init("codex", "cx1")
-    runners = Runners(project, model, monkeypatch, tmp_path)
-    project.sessions.append(_Report(runners))
-    try:
-        card = project.card("with codex", "--next", "step 1")
-        proc = runners.codex("cx1", "--turns", "3")
-        assert runners.ended(proc, 300) == 0
-    finally:
-        runners.close()
-    assert not model.problems
-    assert [s.step for s in agent.sessions] == [1, 2, 3]
-    assert "after step 2: check it" in agent.sessions[2].prompt
-    events = board_log(project)
-    assert [e["data"]["turn_id"] for e in kinds(events, "turn_started")] == [s.turn_id for s in agent.sessions]
-    assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == ["did step 1", "did step 2", "did step 3"]
-    assert [e["data"]["outcome"] for e in kinds(events, "turn_finished")] == ["finished"] * 3
+    card = project.card("Count to three", "--next", "do step 1")
+    brain = Brain(card)
+    scripted(model, brain)
+    proc = runners.codex("cx1", "--turns", "3")
+    assert runners.ended(proc) == 0
+    assert not model.problems, runners.explain()
+
+    assert summaries(project, card) == ["did step 1", "did step 2", "did step 3"]
+    assert [Brain.step_of(first) for first in brain.firsts] == [1, 2, 3]
+    assert "todo of session 2\\n" in brain.firsts[2] and "todo of session 1\\n" not in brain.firsts[2]
+    events = runners.events()
+    assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == ["finished"] * 3
     shown = project.show(card)
-    assert shown["next"] == "step 4" and shown["quota"]["turns"]["used"] == 3
-    assert shown["quota"]["tokens"]["used"] == model_tokens(model)  # OpenAI counts cached input inside input (none here)
+    assert shown["next"] == "do step 4" and shown["quota"]["turns"]["used"] == 3
+    # OpenAI counts cached input inside input_tokens (none here)
+    assert shown["quota"]["tokens"]["used"] == sum(u.input + u.cache_read + u.output for u in model.usage_reported)

@@ -23,7 +23,7 @@ import pytest
 
 from . import model_server, runtimes
 from ..runner.conftest import Watch
-from .harness import LOOPX, Project, answer_as_person, as_person, claude_env
+from .harness import LOOPX, Project, answer_as_person, as_person, claude_env, codex_args, codex_env
 from .model_server import Call, Say, Usage
 
 pytestmark = [pytest.mark.slow]
@@ -100,9 +100,14 @@ class Runners(Watch):
         self.logs.mkdir(exist_ok=True)
 
     def start(self, agent: str, *args: str, binary: str = "claude-code") -> subprocess.Popen:
-        env = claude_env(self.project, self.model)  # what the runtime needs reaches it through the runner
-        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary(binary)),
-                "--turn-limit", "90s", *args, "--", "--permission-mode", "bypassPermissions"]
+        """``binary``: claude-code (2.1.197), claude-sdk (2.1.335) or codex. What the
+        runtime needs to reach the scripted model reaches it through the runner."""
+        if binary == "codex":
+            env, runtime, extra = codex_env(self.project), "codex", codex_args(self.model)
+        else:
+            env, runtime, extra = claude_env(self.project, self.model), "claude-code", ["--permission-mode", "bypassPermissions"]
+        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", runtime, "--bin", str(runtimes.binary(binary)),
+                "--turn-limit", "90s", *args, "--", *extra]
         return self.spawn(agent, argv, env, self.project.root)
 
     def close(self) -> None:
@@ -136,8 +141,8 @@ def summaries(project: Project, card: str, source: str = "mcp") -> list[str]:
     return [e["summary"] for e in project.evidence(card) if e["source"] == source]
 
 
-def set_up(project: Project, agent: str = "cc1") -> str:
-    project.init("claude-code", agent)
+def set_up(project: Project, agent: str = "cc1", runtime: str = "claude-code") -> str:
+    project.init(runtime, agent)
     return project.card("Count to twenty", "--next", "do step 1")
 
 
@@ -336,3 +341,37 @@ def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refi
     second = [e for e in events if e["kind"] == "turn_started"][1]
     assert second["seq"] > resumed[0]["seq"] and second["at"] >= paused[0]["data"]["wake_at"]
     assert Brain.step_of(brain.firsts[1]) == 2
+
+
+# -- Codex: the same loop, from packet to packet ------------------------------------------------------
+
+def test_a_codex_runner_carries_the_card_from_session_to_session(project, model, runners):
+    card = set_up(project, "cx1", runtime="codex")
+    brain = Brain(card)
+    scripted(model, brain)
+    proc = runners.start("cx1", "--turns", "3", binary="codex")
+    assert runners.ended(proc) == 0
+    assert not model.problems, runners.explain()
+    assert summaries(project, card) == ["did step 1", "did step 2", "did step 3"]
+    assert [Brain.step_of(first) for first in brain.firsts] == [1, 2, 3]
+    assert "todo of session 2\\n" in brain.firsts[2] and "todo of session 1\\n" not in brain.firsts[2]
+    events = runners.events()
+    assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == ["finished"] * 3
+    assert [e["data"]["agent"] for e in events if e["kind"] == "claimed"] == ["cx1"]
+    shown = project.show(card)
+    assert shown["next"] == "do step 4" and shown["lease"] is None
+    charged_as_reported(project, model, card)
+
+
+def test_a_codex_runner_for_another_agent_than_the_checkouts_is_refused(project, model, runners):
+    """Codex's hooks and MCP server name init's agent in .codex/config.toml: a runner
+    for another agent there would act as init's agent. Refused, the board unchanged."""
+    set_up(project, "cx1", runtime="codex")
+    as_person(project, "agent", "add", "cx2")
+    before = runners.events()
+    proc = runners.start("cx2", binary="codex")
+    proc.expected_exit = True
+    assert runners.ended(proc) == 2
+    assert runners.events() == before and runners.runner("cx2") is None
+    assert "set up for agent cx1" in runners.explain()
+

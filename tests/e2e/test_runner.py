@@ -122,7 +122,11 @@ class Runners(Watch):
 
     # -- the board, as ``loopx --json`` shows it ------------------------------------------------------
     def events(self, kind: str | None = None) -> list[dict]:
-        found = self.project.loopx("events", "--limit", "100000").data["events"]
+        found, since = [], 0
+        while since is not None:  # page by page (`next_since` is null on the last)
+            page = self.project.loopx("events", "--since", since, "--limit", "1000").data
+            found += page["events"]
+            since = page["next_since"]
         return [e for e in found if kind is None or e["kind"] == kind]
 
     def runner(self, agent: str) -> dict | None:

@@ -42,6 +42,11 @@ def cmd_run(ctx: Context) -> Outcome:
     store = ctx.store
     with store.read():
         agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
+    from ..runner import runtimes
+
+    problem = runtimes.make(a.runtime, command, a.bin, agent).identity_problem(store.project_root())
+    if problem:
+        raise UsageError(problem, f"run it in a checkout set up for it: `loopx init --for {a.runtime} --agent {agent}` there")
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
 
     def log(line: str) -> None:

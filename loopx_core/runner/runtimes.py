@@ -31,6 +31,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
+from pathlib import Path
 
 from ..adapters import transcript
 
@@ -209,6 +211,10 @@ class Runtime:
     def live(self) -> LiveUsage:
         return self.usage_class()
 
+    def identity_problem(self, root) -> str | None:
+        """Why this runtime, started in ``root``, would not act as the runner's agent."""
+        return None
+
 
 class ClaudeCode(Runtime):
     name = "claude-code"
@@ -245,6 +251,21 @@ class Codex(Runtime):
         return None
 
 
+    def identity_problem(self, root) -> str | None:
+        """Codex has no per-checkout settings: ``init --for codex`` names the agent in
+        the hook commands and the MCP server's env of ``.codex/config.toml`` (trusted
+        by hash, so not overridable per run). Driving another agent there would make
+        its hooks and tools act as that one."""
+        try:
+            text = (Path(root) / ".codex" / "config.toml").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        named = sorted(set(re.findall(r'LOOPX_AGENT\s*=\s*"([^"]*)"', text)) | set(re.findall(r"LOOPX_AGENT=([A-Za-z0-9_.-]+)", text)))
+        if named and named != [self.agent]:
+            return f"this checkout's .codex/config.toml is set up for agent {', '.join(named)}, not {self.agent}: its hooks and MCP server would act as {named[0]}"
+        return None
+
+
 RUNTIMES = {"claude-code": ClaudeCode, "codex": Codex, "shell": Runtime}
 
 
@@ -269,7 +290,6 @@ def _where_loopx() -> str:
     """Where ``loopx`` is, for a runtime whose shell resets PATH (Codex runs
     commands in a login shell: ``bash -lc``)."""
     import sys
-    from pathlib import Path
 
     script = Path(sys.executable).with_name("loopx")
     return f" (`loopx` is {script} if it is not on your PATH.)" if script.exists() else ""

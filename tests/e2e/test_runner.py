@@ -369,3 +369,17 @@ def test_a_codex_runner_drives_sessions_from_packet_to_packet(project, model, ru
     assert shown["next"] == "do step 4" and shown["quota"]["turns"]["used"] == 3
     # OpenAI counts cached input inside input_tokens (none here)
     assert shown["quota"]["tokens"]["used"] == sum(u.input + u.cache_read + u.output for u in model.usage_reported)
+
+
+def test_a_codex_runner_for_another_agent_than_the_checkouts_is_refused(project, model, runners):
+    """Codex's hooks and MCP server name init's agent in .codex/config.toml: a runner
+    for another agent there would act as init's agent. Refused, the board unchanged."""
+    project.init("codex", "cx1")
+    project.card("Count to three", "--next", "do step 1")
+    as_person(project, "agent", "add", "cx2")
+    before = runners.events()
+    proc = runners.codex("cx2")
+    proc.expected_exit = True
+    assert runners.ended(proc) == 2
+    assert runners.events() == before and runners.runner("cx2") is None
+    assert "set up for agent cx1" in runners.explain()

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
-from loopx_core.columns import COLUMN_OF, STATUS_COLUMNS
+from loopx_core.rules.columns import COLUMN_OF, STATUS_COLUMNS
 
 # What ``status:`` / ``is:`` accepts: a status, or a column of the status view.
 KNOWN_STATUSES = tuple(COLUMN_OF) + tuple(key for key, _, _ in STATUS_COLUMNS if key not in COLUMN_OF)
-from loopx_core.values import AgentView, CardView, GateView
+from loopx_core.shapes.values import AgentView, CardView, GateView
 
 STATUS, OWNER = "status", "owner"
 UNASSIGNED = "@unassigned"
@@ -114,7 +114,7 @@ class BoardModel:
     query: Query = field(default_factory=Query)
     objective: str = ""
     seq: int = 0
-    runners: dict = field(default_factory=dict)  # agent -> loopx_core.runners.RunnerView
+    runners: dict = field(default_factory=dict)  # agent -> loopx_core.ops.runners.RunnerView
 
     # -- loading and applying -------------------------------------------------
     def load(self, cards: Iterable[CardView], agents: Iterable[AgentView], pending: Iterable[GateView], seq: int, objective: str = "") -> None:

@@ -83,8 +83,8 @@ class Board:
         return subprocess.run([sys.executable, "-m", "loopx_core", *map(str, argv)], cwd=self.root, env=full, capture_output=True, text=True, timeout=timeout, **kw)
 
     def store(self):
-        from loopx_core.discovery import parse_target
-        from loopx_core.store import Store
+        from loopx_core.store.discovery import parse_target
+        from loopx_core.store.backends import Store
 
         return Store.open(parse_target(self.url, "flag"))
 
@@ -204,7 +204,7 @@ def board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request
 
 @pytest.fixture(scope="session")
 def person_key(tmp_path_factory) -> Path:
-    from loopx_core import keys
+    from loopx_core.authority import keys
 
     path = tmp_path_factory.mktemp("person") / "key.json"
     keys.create(path, "tester", None)
@@ -221,7 +221,7 @@ def _person_env(person_key: Path, tmp_path_factory, monkeypatch: pytest.MonkeyPa
 @pytest.fixture
 def tester(person_key: Path):
     """The tester as a ``keys.Person`` (for calling human operators in-process)."""
-    from loopx_core import keys
+    from loopx_core.authority import keys
 
     return keys.unlock(person_key)
 
@@ -236,7 +236,7 @@ def team(board: Board) -> Board:
 
 @pytest.fixture(autouse=True)
 def _reset_clock():
-    from loopx_core import clock
+    from loopx_core.rules import clock
 
     yield
     clock.set_clock(None)

@@ -23,11 +23,13 @@ whichever of the two saw it first.
 
 from __future__ import annotations
 
-from .. import clock, events, ids, quota
-from ..models import Evidence
-from ..reaper import load_card
-from ..rows import agent_row, card_view, evidence_view, touch
-from ..writeback import payload_hash
+from ..rules import clock, ids
+from ..store import events
+from ..ops import quota
+from ..store.models import Evidence
+from ..ops.reaper import load_card
+from ..store.rows import agent_row, card_view, evidence_view, touch
+from ..ops.writeback import payload_hash
 
 SOURCE = "hook"
 
@@ -101,7 +103,7 @@ def turn_id_for(runtime: str, session: str, marker: str) -> str:
 
 def price_calls(store, calls) -> tuple[float, list[str]]:
     """Dollars for ``calls`` at the board's prices, and the models without one."""
-    from .. import prices
+    from ..rules import prices
 
     table = prices.load(store)
     usd, unpriced = 0.0, []

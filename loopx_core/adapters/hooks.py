@@ -56,7 +56,7 @@ import os
 import sys
 import time
 
-from ..holding import HELD, choose
+from ..rules.holding import HELD, choose
 
 RUNTIMES = ("claude-code", "codex")
 EVENTS = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
@@ -204,7 +204,7 @@ def _now() -> float:
         try:
             return float(raw)
         except ValueError:
-            from ..clock import now
+            from ..rules.clock import now
 
             return now()
     return time.time()
@@ -259,8 +259,8 @@ def project_root(target: tuple[str, str | None], cwd: str) -> str:
 def open_store(hook: Hook):
     from pathlib import Path
 
-    from ..discovery import discover
-    from ..store import Store
+    from ..store.discovery import discover
+    from ..store.backends import Store
 
     location = discover(hook.db_flag, cwd=Path(hook.cwd))
     return Store.open(location)
@@ -372,10 +372,12 @@ def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
 
 def _through_kernel(hook: Hook, needs) -> dict | None:
     """Open (or reuse) the gates through the kernel's operators."""
-    from .. import authority, clock, gates, ids
-    from ..errors import LoopxError
-    from ..models import Card
-    from ..rows import agent_row
+    from ..authority import authority
+    from ..rules import clock, ids
+    from ..ops import gates
+    from ..shapes.errors import LoopxError
+    from ..store.models import Card
+    from ..store.rows import agent_row
 
     agent = hook.agent
     store = open_store(hook)
@@ -489,7 +491,7 @@ def _session_context(hook: Hook) -> str:
     agent = hook.agent
     if not agent:
         return "LoopX: this session has no agent identity (LOOPX_AGENT is not set in the hook command), so LoopX cannot tell which card is yours. Ask the human to run `loopx init --for " + hook.runtime + " --agent ID`."
-    from ..errors import LoopxError
+    from ..shapes.errors import LoopxError
 
     try:
         store = open_store(hook)
@@ -499,7 +501,7 @@ def _session_context(hook: Hook) -> str:
         hook.note(f"cannot open the board: {type(exc).__name__}: {exc}")
         return f"LoopX could not open its board ({type(exc).__name__}). Run `loopx next --agent {agent}` yourself before starting work."
     try:
-        from ..claims import next_turn
+        from ..ops.claims import next_turn
 
         try:
             result = next_turn(store, agent, claim=False)
@@ -523,7 +525,7 @@ HEAD = (
 def _describe_next(store, agent: str, result) -> str:
     head = HEAD.format(agent=agent)
     if result.card is not None and result.action in ("work", "wait", "accept", "paused"):
-        from ..context import build, to_markdown
+        from ..ops.context import build, to_markdown
 
         md = to_markdown(build(store, result.card.id))
         key = result.card.key
@@ -533,7 +535,7 @@ def _describe_next(store, agent: str, result) -> str:
             gate = result.gate.key if result.gate else "G-…"
             lead = f"{key} waits for a human to answer {gate}: check it with `loopx gate status {gate}`; do not work around it."
         elif result.action == "paused" and result.wake_at is not None:
-            from ..clock import iso
+            from ..rules.clock import iso
 
             lead = f"{key} is paused ({result.reason}): its window is spent; it resumes by itself at {iso(result.wake_at)}. Stop here."
         elif result.action == "paused":
@@ -542,18 +544,18 @@ def _describe_next(store, agent: str, result) -> str:
             lead = f"Work on {key}. When the turn is done: `loopx writeback {key} --agent {agent} --summary \"…\"`."
         return f"{head}\n\n{lead}\n\n{md}"
     if result.action == "paused":
-        from ..clock import iso
+        from ..rules.clock import iso
 
         return f"{head}\n\nYour window is spent; it reopens at {iso(result.wake_at)}. Do not start new work."
     if result.wake_at is not None:
-        from ..clock import iso
+        from ..rules.clock import iso
 
         return f"{head}\n\nYour monitored card is not due until {iso(result.wake_at)}; `loopx next --agent {agent}` returns it then. Until then, `loopx next --agent {agent} --claim` takes other ready work."
     return f"{head}\n\nYou hold no card. Take the best ready one with `loopx next --agent {agent} --claim` (exit 9: nothing to do)."
 
 
 def _emit(store, agent: str, kind: str, card_id, **data) -> None:
-    from .. import events
+    from ..store import events
 
     try:
         store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data))
@@ -572,7 +574,7 @@ def stop(hook: Hook):
         # Without the payload there is no stop_hook_active to respect: blocking could loop.
         hook.note("the turn may end unchecked")
         return None
-    from ..errors import LoopxError
+    from ..shapes.errors import LoopxError
 
     try:
         store = open_store(hook)
@@ -643,8 +645,8 @@ def _read_transcript(hook: Hook):
 
 def _held(agent: str, statuses=HELD):
     """The agent's card (``holding``'s rule), among those in ``statuses``."""
-    from ..clock import now
-    from ..models import Card
+    from ..rules.clock import now
+    from ..store.models import Card
 
     return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now())
 
@@ -656,7 +658,7 @@ def _charge(hook: Hook, store, turn) -> None:
     charge a call twice."""
     if turn is None or not turn.calls:
         return
-    from ..models import Evidence
+    from ..store.models import Evidence
     from . import charge
 
     agent = hook.agent
@@ -681,7 +683,7 @@ def _turn_start(hook: Hook, turn) -> float | None:
     this session's previous turn or its start (events this hook wrote); else None."""
     if turn is not None and turn.started_at is not None:
         return turn.started_at
-    from ..models import Event
+    from ..store.models import Event
 
     session = hook.get("session_id")
     rows = (
@@ -697,8 +699,8 @@ def _turn_start(hook: Hook, turn) -> float | None:
 
 
 def _evidence_gate(hook: Hook, store, turn):
-    from .. import ids
-    from ..models import Evidence, Handoff
+    from ..rules import ids
+    from ..store.models import Evidence, Handoff
     from . import charge
 
     agent = hook.agent

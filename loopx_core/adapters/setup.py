@@ -241,10 +241,10 @@ def init_runtime(
 ) -> SetupResult:
     """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
     only for a dry run on a board that does not exist yet (``location`` says where)."""
-    from ..agents import add_agent
-    from ..errors import Conflict, InvalidInput
-    from ..inputs import validate
-    from ..models import Agent
+    from ..ops.agents import add_agent
+    from ..shapes.errors import Conflict, InvalidInput
+    from ..shapes.inputs import validate
+    from ..store.models import Agent
 
     can = list(can or [])
     if agent is None and sys.stdin.isatty():

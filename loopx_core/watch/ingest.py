@@ -28,12 +28,13 @@ import stat as statmod
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import clock, events, ids
-from ..artifacts import hash_within, inside, real
-from ..errors import Forbidden, InvalidInput, LoopxError
-from ..holding import HELD, choose
-from ..models import Agent, Card, Event, IngestSeen, IngestStream, Observed
-from ..orm import peewee as pw
+from ..rules import clock, ids
+from ..store import events
+from ..rules.artifacts import hash_within, inside, real
+from ..shapes.errors import Forbidden, InvalidInput, LoopxError
+from ..rules.holding import HELD, choose
+from ..store.models import Agent, Card, Event, IngestSeen, IngestStream, Observed
+from ..store.orm import peewee as pw
 from .rules import Origin, display
 
 MAX_DOC = 4 << 20  # a document larger than this is refused, not read
@@ -430,8 +431,8 @@ class Ingestor:
 
     # -- applying one document (inside the caller's transaction) -----------------------
     def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin) -> list[Result]:
-        from ..inputs import validate
-        from ..writeback import writeback
+        from ..shapes.inputs import validate
+        from ..ops.writeback import writeback
 
         if not isinstance(obj, dict):
             err = InvalidInput("an evidence document must be a JSON object", "e.g. {\"card\": \"LX-3\", \"agent\": \"claude-1\", \"summary\": \"…\"}")

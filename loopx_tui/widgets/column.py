@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from loopx_core.values import CardView
+from loopx_core.shapes.values import CardView
 
 from ..state import COLUMN_LIMIT, COLUMN_STEP
 from .card import CardWidget

@@ -285,7 +285,7 @@ def test_the_pre_tool_use_path_stays_lean(hooks, working):
         "sys.stdin = io.StringIO(sys.argv[1])\n"
         "from loopx_core.cli.main import main\n"
         "main(['hook', 'claude-code', 'pre-tool-use'])\n"
-        "heavy = ('peewee', 'pydantic', 'mcp', 'textual', 'watchfiles', 'platformdirs', 'loopx_core.store', 'typing')\n"
+        "heavy = ('peewee', 'pydantic', 'mcp', 'textual', 'watchfiles', 'platformdirs', 'loopx_core.store.backends', 'typing')\n"
         "sys.stderr.write(json.dumps([m for m in heavy if m in sys.modules]))\n"
     )
     env = {**__import__("os").environ, "LOOPX_DB": working.url, "LOOPX_AGENT": "a2"}

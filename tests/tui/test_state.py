@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopx_core.values import CardView, Limit, Quota
+from loopx_core.shapes.values import CardView, Limit, Quota
 from loopx_tui.state import OWNER, UNASSIGNED, BoardModel, Query
 
 
@@ -12,7 +12,7 @@ def card(id: int, status: str = "ready", owner: str | None = None, title: str = 
 
 
 def model(*cards: CardView, agents=("a1", "a2")) -> BoardModel:
-    from loopx_core.values import AgentView
+    from loopx_core.shapes.values import AgentView
 
     m = BoardModel()
     m.load(cards, [AgentView(a, None, (), (), None, None, 0) for a in agents], [], 0)

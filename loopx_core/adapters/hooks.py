@@ -56,7 +56,7 @@ import os
 import sys
 import time
 
-from ..rules.holding import HELD, choose
+from ..rules.holding import HELD
 
 RUNTIMES = ("claude-code", "codex")
 EVENTS = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
@@ -372,12 +372,9 @@ def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
 
 def _through_kernel(hook: Hook, needs) -> dict | None:
     """Open (or reuse) the gates through the kernel's operators."""
-    from ..authority import authority
-    from ..rules import clock, ids
     from ..ops import gates
+    from ..rules import ids
     from ..shapes.errors import LoopxError
-    from ..store.models import Card
-    from ..store.rows import agent_row
 
     agent = hook.agent
     store = open_store(hook)
@@ -387,34 +384,29 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
         questions: dict = {}
         card = None
         try:
-            with store.read():
-                agent_row(agent)
-                rules = authority.Authority.of(store)
-                now = clock.now()
-                card = choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)), now)
-                for need in needs:
-                    by = rules.allowed(need.scope, agent, card.id if card else None, card.lease_token if card else None, now)
-                    if by is not None:
-                        allowed[need.scope] = by
+            card, allowed = gates.scopes_allowed(store, agent, [n.scope for n in needs])
             if card is None:
                 missing = [n for n in needs if n.scope not in allowed]
                 if missing:
                     return _no_card(hook, needs, allowed)
                 return _answer(hook, needs, None, allowed, {}, {})
             key = ids.fmt(ids.CARD, card.id)
+            asked: dict = {}  # scope -> question: one gate per scope, all in one transaction
             for need in needs:
-                if need.scope in allowed:
+                if need.scope in allowed or need.scope in asked:
                     continue
                 question = f"{agent} wants to run `{need.what}` on {key} ({card.title[:80]}): it needs `{need.scope}`"
                 if need.why:
                     question += f" because {need.why}"
-                gate, _, created = gates.ask(store, card.id, agent, {"question": question[:1900], "scope": need.scope})
+                asked[need.scope] = question
+            opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
+            for (scope, question), (gate, _, created) in zip(asked.items(), opened):
                 if gate.status == "approved":
-                    allowed[need.scope] = f"gate:{gate.key}"
+                    allowed[scope] = f"gate:{gate.key}"
                 else:
-                    pending[need.scope] = gate.id
+                    pending[scope] = gate.id
                     if created:
-                        questions[need.scope] = question
+                        questions[scope] = question
         except LoopxError as err:
             on = f" on {ids.fmt(ids.CARD, card.id)}" if card is not None else ""
             return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
@@ -645,10 +637,10 @@ def _read_transcript(hook: Hook):
 
 def _held(agent: str, statuses=HELD):
     """The agent's card (``holding``'s rule), among those in ``statuses``."""
+    from ..ops.leases import held_card
     from ..rules.clock import now
-    from ..store.models import Card
 
-    return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now())
+    return held_card(agent, now(), statuses)
 
 
 def _charge(hook: Hook, store, turn) -> None:
@@ -658,66 +650,27 @@ def _charge(hook: Hook, store, turn) -> None:
     charge a call twice."""
     if turn is None or not turn.calls:
         return
-    from ..store.models import Evidence
+    from ..ops.turns import charged_card
     from . import charge
 
     agent = hook.agent
-    with store.read():
-        card = _held(agent)
-        card_id = card.id if card else None
-        if card_id is None and turn.started_at is not None:
-            last = (
-                Evidence.select(Evidence.card)
-                .where((Evidence.agent == agent) & (Evidence.source != charge.SOURCE) & (Evidence.created_at >= turn.started_at))
-                .order_by(Evidence.id.desc())
-                .first()
-            )
-            card_id = last.card_id if last else None
+    card_id = charged_card(store, agent, turn.started_at)
     session = str(hook.get("session_id") or "unknown")
     path = os.path.expanduser(hook.get("transcript_path"))
     charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=f"the {hook.runtime} stop hook")
 
 
-def _turn_start(hook: Hook, turn) -> float | None:
-    """When this turn began: the last user prompt in the transcript; else the end of
-    this session's previous turn or its start (events this hook wrote); else None."""
-    if turn is not None and turn.started_at is not None:
-        return turn.started_at
-    from ..store.models import Event
-
-    session = hook.get("session_id")
-    rows = (
-        Event.select(Event.at, Event.data)
-        .where((Event.actor == f"agent:{hook.agent}") & Event.kind.in_(("turn_ended", "session_started")))
-        .order_by(Event.seq.desc())
-        .limit(50)
-    )
-    for row in rows:
-        if (row.data or {}).get("session") == session:
-            return row.at
-    return None
-
-
 def _evidence_gate(hook: Hook, store, turn):
+    from ..ops.turns import stop_check
     from ..rules import ids
-    from ..store.models import Evidence, Handoff
-    from . import charge
 
     agent = hook.agent
-    with store.read():
-        card = _held(agent, ("active", "waiting"))
-        if card is None:
-            return None  # nothing this agent could write back to
-        since = _turn_start(hook, turn)
-        query = Evidence.select(Evidence.id).where((Evidence.agent == agent) & (Evidence.source != charge.SOURCE))
-        if since is not None:
-            wrote = query.where(Evidence.created_at >= since).exists()
-            wrote = wrote or Handoff.select(Handoff.id).where((Handoff.from_agent == agent) & (Handoff.created_at >= since)).exists()
-        else:
-            wrote = query.where(Evidence.card == card.id).exists()
-        key, title = ids.fmt(ids.CARD, card.id), card.title
+    check = stop_check(store, agent, hook.get("session_id"), turn.started_at if turn is not None else None)
+    if check is None:
+        return None  # nothing this agent could write back to
+    key, title, wrote = ids.fmt(ids.CARD, check.card), check.title, check.wrote
     if wrote:
-        _emit(store, agent, "turn_ended", card.id, session=hook.get("session_id"), runtime=hook.runtime)
+        _emit(store, agent, "turn_ended", check.card, session=hook.get("session_id"), runtime=hook.runtime)
         return None
     reason = (
         f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did:\n"

@@ -61,6 +61,12 @@ def list_agents(store) -> list[AgentView]:
         return [agent_view(r) for r in Agent.select().order_by(Agent.id)]
 
 
+def find_agent(store, agent_id: str) -> AgentView | None:
+    with store.read():
+        row = Agent.get_or_none(Agent.id == agent_id)
+        return agent_view(row) if row is not None else None
+
+
 def get_agent(store, agent_id: str) -> AgentView:
     with store.read():
         return agent_view(agent_row(agent_id))

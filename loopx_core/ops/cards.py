@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..rules import clock, ids
+from ..rules import clock, holding, ids
 from ..store import events
 from . import quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -24,7 +24,6 @@ from ..store.rows import (
 from ..shapes.values import CardDetail, CardView
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
-LEASED = ("active", "waiting", "monitoring", "paused")
 
 
 def _person_only(actor, what: str) -> None:
@@ -142,7 +141,7 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
             agent_row(to)
         if card.status in ("done", "cancelled"):
             raise _refuse(card, to or "unassigned", f"it is {card.status}")
-        holder = card.lease_holder if card.status in LEASED else (card.handoff_to if card.status == "handoff" else None)
+        holder = card.lease_holder if card.status in holding.HELD else (card.handoff_to if card.status == "handoff" else None)
         if holder is not None and holder == to:
             raise Conflict(f"{key} is already with {to}", "", code="no_change", data={"card": card_view(card).to_json()})
         if holder is None and card.assignee == to:

@@ -50,25 +50,47 @@ def _auto_approve(card: Card, agent: str, question: str, scope: str, by: str, no
     return gate
 
 
+def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -> tuple[GateView, CardView, bool]:
+    now = clock.now()
+    agent_row(agent)
+    card = load_card(card_id)
+    leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+    scope = data.get("scope")
+    if scope:
+        by = authority.Authority.of(store).allowed(scope, agent, card.id, card.lease_token, now)
+        if by is not None:
+            by = f"capability:{agent}" if by == "capability" else by
+            return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
+    kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
+    gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now)
+    return gate_view(gate), card_view(card), created
+
+
 def ask(store, card_id: int, agent: str, data: dict, lease_token: int | None = None) -> tuple[GateView, CardView, bool]:
     """Returns (gate, card, created)."""
+    return store.run(lambda: _ask(store, card_id, agent, data, lease_token))
 
-    def body():
-        now = clock.now()
+
+def ask_all(store, card_id: int, agent: str, asks: list[dict]) -> list[tuple[GateView, CardView, bool]]:
+    """Several gates on one card in one transaction — the PreToolUse hook asks
+    one per scope a call needs: all are opened, or none."""
+    return store.run(lambda: [_ask(store, card_id, agent, data, None) for data in asks])
+
+
+def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str, str]]:
+    """The agent's card (``holding``'s rule) and which of ``scopes`` it may use
+    on it now, each with what allows it (a capability, a grant, an approved gate)."""
+    with store.read():
         agent_row(agent)
-        card = load_card(card_id)
-        leases.require_holder(card, agent, lease_token, ("active", "waiting"))
-        scope = data.get("scope")
-        if scope:
-            by = authority.Authority.of(store).allowed(scope, agent, card.id, card.lease_token, now)
+        rules = authority.Authority.of(store)
+        now = clock.now()
+        card = leases.held_card(agent, now)
+        allowed = {}
+        for scope in scopes:
+            by = rules.allowed(scope, agent, card.id if card else None, card.lease_token if card else None, now)
             if by is not None:
-                by = f"capability:{agent}" if by == "capability" else by
-                return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
-        kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
-        gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now)
-        return gate_view(gate), card_view(card), created
-
-    return store.run(body)
+                allowed[scope] = by
+        return (card_view(card) if card is not None else None), allowed
 
 
 def gate_row(gate_id: int) -> Gate:

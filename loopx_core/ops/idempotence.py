@@ -37,11 +37,8 @@ def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tup
             earlier = replay()
             if earlier is not None:
                 return earlier
-            events.set_op_id(op_id)
-            try:
+            with events.stamping(op_id):
                 result, code = run()
-            finally:
-                events.set_op_id(None)
             record(result, code)
             return result, code
 

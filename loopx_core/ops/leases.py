@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..rules import clock, ids
+from ..rules import clock, holding, ids
 from ..shapes.errors import Conflict, Paused
 from ..store.models import Card
 from .reaper import gate_blocked
@@ -12,6 +12,13 @@ from ..store.backends import DEFAULT_SETTINGS
 
 def default_lease_seconds(store) -> float:
     return float(store.setting("default_lease", DEFAULT_SETTINGS["default_lease"]))
+
+
+def held_card(agent: str, now: float, statuses: tuple[str, ...] = holding.HELD) -> Card | None:
+    """The agent's card among those it holds in ``statuses`` (``holding``'s rule),
+    inside the caller's transaction: what the hooks gate and charge and the
+    watcher observes on."""
+    return holding.choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now)
 
 
 def grant(card: Card, agent: str, seconds: float, now: float) -> None:

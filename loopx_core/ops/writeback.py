@@ -26,6 +26,37 @@ def payload_hash(data: dict) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def add_evidence(
+    card,
+    agent: str,
+    *,
+    now: float,
+    summary: str,
+    source: str,
+    payload_hash: str,
+    turn_id: str | None = None,
+    artifacts: list | None = None,
+    next_action: str | None = None,
+    todos_added: list | None = None,
+    todos_done: list | None = None,
+    tokens_in: int = 0,
+    tokens_out: int = 0,
+    tokens: int | None = None,
+    usd: float = 0.0,
+    extra: dict | None = None,
+    unverified: bool = False,
+) -> Evidence:
+    """Insert one evidence row on ``card`` — a writeback, or usage the hook or
+    the runner measured (``charge.charge_usage``) — and return it. What the
+    row does to the card (quota, todos, stalls) is the caller's."""
+    return hotsql.insert_row(Evidence(
+        card=card.id, agent=agent, turn_id=turn_id, summary=summary, artifacts=artifacts or [], next_action=next_action,
+        todos_added=todos_added or [], todos_done=todos_done or [], tokens_in=tokens_in, tokens_out=tokens_out,
+        tokens=tokens_in + tokens_out if tokens is None else tokens, usd=usd, source=source, extra=extra,
+        payload_hash=payload_hash, created_at=now, unverified=unverified,
+    ))
+
+
 def writeback(
     store,
     card_id: int,
@@ -88,9 +119,9 @@ def writeback(
         usd = data.get("usd") or 0.0
         new_next = data.get("next")
         progressed = bool(files or data.get("todos_added") or data.get("todos_done") or card.progress_mark or (new_next and new_next != card.next_action))
-        row = hotsql.insert_row(Evidence(
-            card=card.id,
-            agent=agent,
+        row = add_evidence(
+            card,
+            agent,
             turn_id=turn_id,
             summary=data["summary"],
             artifacts=files,
@@ -104,9 +135,9 @@ def writeback(
             source=source,
             extra=extra,
             payload_hash=fingerprint,
-            created_at=now,
+            now=now,
             unverified=unverified,
-        ))
+        )
         card.evidence_count += 1
         if unverified:
             card.unverified_evidence += 1

@@ -35,6 +35,7 @@ from ..ops import claims, context, handoffs, quota, reaper, runners, turns
 from ..rules import clock, ids
 from ..store import events
 from ..adapters import charge
+from ..ops.charge import charge_usage
 from ..rules.decisions import RUNNER_CONTROLS
 from ..shapes.errors import Conflict, LoopxError, Paused
 from ..store.models import Agent, Card
@@ -439,7 +440,7 @@ class Runner:
                 tokens_out = sum(c.tokens_out for c in usage.calls)
                 usd, _ = charge.price_calls(self.store, usage.calls)
                 extra = {"session": usage.session, "runtime": self.runtime.name, "from": "stream", "calls": len(usage.calls)}
-                evidence, _, created = charge.charge_usage(
+                evidence, _, created = charge_usage(
                     self.store, card.id, self.agent, f"run:{turn_id}", tokens_in, tokens_out, usd, extra,
                     f"usage: {tokens_in + tokens_out:,} tokens over {len(usage.calls)} model call(s), from the {self.runtime.name} stream (no transcript found)",
                 )

@@ -8,21 +8,30 @@ way to write a person's decision without their key.
 
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
+
 from ..authority import chain
 from ..rules import clock
 from ..shapes.errors import Forbidden, UsageError
 from .models import Event, database
 from ..shapes.values import EventView
 
-# The --op-id of the operation being run, stamped on its first event.
-_op_id: str | None = None
+# The --op-id of the operation being run in this context (thread, task),
+# stamped on its first event.
+_op_id: ContextVar[str | None] = ContextVar("loopx_op_id", default=None)
 
 _SQL: dict[type, tuple[str, str]] = {}
 
 
-def set_op_id(op_id: str | None) -> None:
-    global _op_id
-    _op_id = op_id
+@contextlib.contextmanager
+def stamping(op_id: str):
+    """Stamp ``op_id`` on the first event emitted inside the block."""
+    token = _op_id.set(op_id)
+    try:
+        yield
+    finally:
+        _op_id.reset(token)
 
 
 def _statements(db) -> tuple[str, str]:
@@ -40,7 +49,6 @@ def _statements(db) -> tuple[str, str]:
 def emit(actor, kind: str, card: int | None = None, /, **data) -> int:
     """Append one event (inside the caller's write transaction); returns its seq.
     ``actor`` is an actor string, or a ``keys.Person`` whose key signs the event."""
-    global _op_id
     signer = actor if hasattr(actor, "sign") else None
     name = signer.actor if signer is not None else actor
     if signer is None and name.startswith("human:"):
@@ -48,7 +56,9 @@ def emit(actor, kind: str, card: int | None = None, /, **data) -> int:
     at = clock.now()
     if not clock.in_range(at):
         raise UsageError(f"the clock says {at!r}, which is not a time LoopX can record", "fix the system clock (or LOOPX_NOW on a test board)", code="bad_time")
-    op_id, _op_id = _op_id, None
+    op_id = _op_id.get()
+    if op_id is not None:
+        _op_id.set(None)
     db = database.obj
     head_sql, insert_sql = _statements(db)
     head = db.execute_sql(head_sql).fetchall()

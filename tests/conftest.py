@@ -9,6 +9,7 @@ A test that only makes sense for one backend checks ``board.backend``."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -17,7 +18,7 @@ import sys
 import uuid
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
@@ -151,13 +152,44 @@ def _probe(url: str) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _worker_database(url: str, worker: str, run: str):
+    """A database of this pytest-xdist worker's own for the run (the URL's
+    database name plus worker and run ids), dropped afterwards. Schemas already
+    keep tests apart; a database per worker also keeps apart what schemas share:
+    the board's advisory write lock (loopx_core/store/pg.py) is per database, so
+    without this the workers would queue behind each other's writes. The run id
+    keeps two runs on one machine (two worktrees) apart. A server that refuses
+    CREATE DATABASE keeps the shared one."""
+    import psycopg
+
+    parts = urlsplit(url)
+    name = f"{parts.path.lstrip('/') or 'postgres'}_{worker}_{run}"[:63]
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error:
+        yield url
+        return
+    try:
+        yield urlunsplit(parts._replace(path="/" + name))
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture(scope="session")
-def pg_server() -> str:
+def pg_server():
     url = server_url()
     why = _probe(url)
     if why:
         pytest.skip(SKIP_HINT.format(url=url, why=why))
-    return url
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        yield url
+        return
+    with _worker_database(url, worker, os.environ.get("PYTEST_XDIST_TESTRUNUID", uuid.uuid4().hex)[:8]) as own:
+        yield own
 
 
 @pytest.fixture

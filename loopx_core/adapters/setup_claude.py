@@ -121,6 +121,10 @@ def merge_settings(before: str | None, commands: dict[str, str], key_dir: str, s
     if not isinstance(deny, list):
         raise SettingsError('"permissions.deny" is not a list')
     deny += [rule for rule in deny_rules(key_dir) if rule not in deny]
+    # Claude Code before 2.1.335 runs a skill's or slash command's `!` shell
+    # command with no hook at all: off unless the person turned it on here
+    # (with 2.1.335's PreSkillShellCommand hook guarding them, they may).
+    data.setdefault("disableSkillShellExecution", True)
     enabled = data.setdefault("enabledMcpjsonServers", [])
     if not isinstance(enabled, list):
         raise SettingsError('"enabledMcpjsonServers" is not a list')

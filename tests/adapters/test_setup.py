@@ -67,6 +67,7 @@ def test_claude_code_merges_and_is_idempotent(board):
     assert json.loads((board.root / ".claude" / "settings.local.json").read_text()) == {"env": {"LOOPX_AGENT": "cc1"}}
     assert json.loads((board.root / ".mcp.json").read_text())["mcpServers"]["loopx"]["command"] == exe
     assert settings["enabledMcpjsonServers"] == ["loopx"]
+    assert settings["disableSkillShellExecution"] is True  # 2.1.197 runs skills' `!` commands with no hook
     sandbox = settings["sandbox"]
     assert sandbox["enabled"] is True and sandbox["failIfUnavailable"] is True and sandbox["allowUnsandboxedCommands"] is False
     assert ".loopx" in sandbox["filesystem"]["denyWrite"] and ".claude/settings.json" in sandbox["filesystem"]["denyWrite"]
@@ -92,6 +93,14 @@ def test_claude_code_merges_and_is_idempotent(board):
     assert json.loads((board.root / ".claude" / "settings.local.json").read_text()) == {"env": {"LOOPX_AGENT": "cc2"}}
     md = (board.root / "CLAUDE.md").read_text()
     assert md.count("<!-- loopx:begin -->") == 1 and "agent `cc2`" in md and "agent `cc1`" not in md
+
+
+def test_a_persons_choice_on_skill_shell_commands_is_kept(board):
+    (board.root / ".claude").mkdir()
+    (board.root / ".claude" / "settings.json").write_text('{"disableSkillShellExecution": false}')
+    board.ok("init", "--for", "claude-code", "--agent", "cc1")
+    settings = json.loads((board.root / ".claude" / "settings.json").read_text())
+    assert settings["disableSkillShellExecution"] is False and "PreSkillShellCommand" in settings["hooks"]
 
 
 def test_claude_code_without_the_sandbox(board):

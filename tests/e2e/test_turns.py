@@ -212,3 +212,32 @@ def test_a_hook_that_cannot_run_blocks_the_tool(project, model):
     assert session.code == 0
     assert not (project.root / "ran.txt").exists()
     assert "ran.txt" in model.agent_requests()[1].text() and model.agent_requests()[1].last_tool_result()
+
+
+def test_a_skill_shell_command_a_person_turned_on_passes_the_hook(project, model):
+    """``init`` turns skills' `!` shell commands off (2.1.197 runs them with no hook).
+    A person on 2.1.335 may turn them back on: then its PreSkillShellCommand hook
+    guards them like any shell command — a push asks a gate and does not run."""
+    import json
+
+    from .harness import run_claude
+
+    agent, card = started(project, ALL[1])
+    project.with_remote()
+    settings_path = project.root / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    assert settings["disableSkillShellExecution"] is True  # init's default
+    settings["disableSkillShellExecution"] = False  # the person's choice, in a file agents cannot edit
+    settings_path.write_text(json.dumps(settings))
+    skill = project.root / ".claude" / "skills" / "release" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: release\ndescription: Release helper\n---\nStatus: !`git push origin HEAD:refs/heads/skilled`\n")
+    session = run_claude(project, model, [
+        Call("mcp__loopx__next", {"claim": True}),
+        Call("Skill", {"skill": "release"}),
+        Say("Done."),
+    ], binary="claude-sdk")
+    assert session.code == 0
+    assert not project.pushed()
+    gates = project.gates()
+    assert [(g["scope"], g["status"], g["agent"]) for g in gates] == [("git:push", "pending", agent)]

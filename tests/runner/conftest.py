@@ -10,13 +10,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from loopx_core.store import events as event_log
 from loopx_core.store.models import Card, Runner
+from tests.polling import until
 
 HERE = Path(__file__).resolve().parent
 TURN = HERE / "agent_turn.py"
@@ -55,9 +55,13 @@ class Watch:
         full.pop("LOOPX_AGENT", None)
         rest = ([sys.executable, str(TURN)] if runtime == "shell" else []) if rest is None else rest
         argv = [sys.executable, "-m", "loopx_core", "run", "--agent", agent, "--runtime", runtime, *args, "--", *rest]
+        return self.spawn(agent, argv, full, self.board.root)
+
+    def spawn(self, agent: str, argv: list, env: dict, cwd) -> subprocess.Popen:
+        """A runner process, its output kept in a log shown when a test fails."""
         log = self.logs / f"{agent}-{len(self.procs)}.log"
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(argv, cwd=self.board.root, env=full, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.procs.append((proc, log))
         return proc
 
@@ -95,18 +99,15 @@ class Watch:
         return self.board.ok("log", card)["evidence"]
 
     def until(self, what: str, predicate, timeout: float = DEADLINE):
-        """Wait for ``predicate()`` to be truthy (its value is returned), polling the board."""
-        end = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > end:
-                pytest.fail(f"timed out after {timeout} s waiting for: {what}\n{self.explain()}")
-            for proc, _ in self.procs:  # a runner that died unexpectedly fails the test at once
-                if proc.poll() not in (None, 0, -9, -15) and not getattr(proc, "expected_exit", False):
-                    pytest.fail(f"a runner exited {proc.returncode} while waiting for: {what}\n{self.explain()}")
-            time.sleep(0.05)
+        """Wait for ``predicate()`` to be truthy (its value is returned), polling the
+        board; a runner that died unexpectedly fails the test at once."""
+        return until(predicate, what=what, timeout=timeout, interval=0.05, explain=self.explain, abort=self._runner_died)
+
+    def _runner_died(self) -> str | None:
+        for proc, _ in self.procs:
+            if proc.poll() not in (None, 0, -9, -15) and not getattr(proc, "expected_exit", False):
+                return f"a runner exited {proc.returncode}"
+        return None
 
     def turns_started(self, agent: str | None = None) -> int:
         return len([e for e in self.events("turn_started") if agent is None or e.actor == f"runner:{agent}"])

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from loopx_core.watch.watcher import WatchConfig
+from tests.polling import until, until_async
 
 FAST = WatchConfig(settle=0.4, observe_delay=0.1, recheck=0.1, debounce_ms=200, step_ms=30)
 
@@ -93,29 +94,6 @@ def observed(store) -> list:
         return list(Observed.select().order_by(Observed.id))
 
 
-async def until(check, timeout: float = 15.0, what: str = "condition"):
-    """Poll ``check()`` until it returns something truthy (then return it)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value {value!r}")
-        await asyncio.sleep(0.02)
-
-
-def until_sync(check, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value {value!r}")
-        time.sleep(0.02)
-
-
 # -- an in-process watcher -----------------------------------------------------------
 
 class Watcher:
@@ -141,7 +119,7 @@ class Watcher:
             watch_board(self.store, stop_event=self.stop_event, on_result=self.results.append, on_progress=lambda d, t: self.progress.append((d, t)), config=self.config)
         )
         # Started once the initial notice ("following N folders") is out.
-        await until(lambda: self.task.done() or any(r.kind == "notice" and r.message.startswith("following") for r in self.results), what="the watcher to start")
+        await until_async(lambda: self.task.done() or any(r.kind == "notice" and r.message.startswith("following") for r in self.results), what="the watcher to start")
         if self.task.done():
             self.task.result()
         return self
@@ -196,7 +174,7 @@ class Proc:
             sink.append(line.rstrip("\n"))
 
     def wait_started(self, timeout: float = 30.0):
-        until_sync(lambda: any("following" in l for l in self.err) or self.proc.poll() is not None, timeout, "loopx watch to start")
+        until(lambda: any("following" in l for l in self.err) or self.proc.poll() is not None, timeout=timeout, what="loopx watch to start")
         assert self.proc.poll() is None, (self.out, self.err)
         return self
 

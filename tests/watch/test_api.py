@@ -7,7 +7,9 @@ import threading
 
 import pytest
 
-from .conftest import FAST, doc, evidence, until, write_atomic
+from tests.polling import until_async
+
+from .conftest import FAST, doc, evidence, write_atomic
 
 
 async def test_cancelling_the_task_stops_it_cleanly(project):
@@ -17,9 +19,9 @@ async def test_cancelling_the_task_stops_it_cleanly(project):
     try:
         results = []
         task = asyncio.create_task(watch_board(store, on_result=results.append, config=FAST))
-        await until(lambda: any(r.message.startswith("following") for r in results), what="the start")
+        await until_async(lambda: any(r.message.startswith("following") for r in results), what="the start")
         write_atomic(project.root / "out" / "t.loopx.json", doc("before the cancel"))
-        await until(lambda: evidence(store), what="the document")
+        await until_async(lambda: evidence(store), what="the document")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 5)
@@ -27,7 +29,7 @@ async def test_cancelling_the_task_stops_it_cleanly(project):
         stop = threading.Event()
         task = asyncio.create_task(watch_board(store, stop_event=stop, config=FAST))
         write_atomic(project.root / "out" / "t2.loopx.json", doc("after the cancel", next="n"))
-        await until(lambda: len(evidence(store)) == 2, what="the second document")
+        await until_async(lambda: len(evidence(store)) == 2, what="the second document")
         stop.set()
         stats = await asyncio.wait_for(task, 5)
         assert stats.ingested == 1 and str(project.root / "out") in stats.folders
@@ -38,7 +40,7 @@ async def test_cancelling_the_task_stops_it_cleanly(project):
 async def test_results_carry_what_the_tui_shows(project, watcher):
     write_atomic(project.root / ".loopx" / "inbox" / "bad.loopx.json", doc("s", card="LX-1", agent="a2"))
     write_atomic(project.root / "out" / "ok.loopx.json", doc("fine"))
-    await until(lambda: watcher.kinds("refused") and watcher.kinds("ingested"), what="both results")
+    await until_async(lambda: watcher.kinds("refused") and watcher.kinds("ingested"), what="both results")
     bad, ok = watcher.kinds("refused")[0], watcher.kinds("ingested")[0]
     assert bad.to_json()["card"] == "LX-1" and bad.code == "not_holder" and bad.agent == "a2"
     assert bad.text().startswith("refused .loopx/inbox/bad.loopx.json [LX-1]: LX-1 is not leased to a2")

@@ -10,7 +10,9 @@ from loopx_core.watch import ingest
 from loopx_core.watch.ingest import Ingestor
 from loopx_core.watch.rules import Origin
 
-from .conftest import Watcher, doc, events, evidence, until, write_atomic
+from tests.polling import until_async
+
+from .conftest import Watcher, doc, events, evidence, write_atomic
 
 
 def in_out(project) -> Origin:
@@ -76,9 +78,9 @@ async def test_one_document_failing_inside_a_batch_does_not_hold_back_the_others
     w = await Watcher(project).start()
     try:
         _burst(project.root / "out", 5)
-        await until(lambda: len(evidence(w.store)) == 5, what="all five, the failed one on its retry")
+        await until_async(lambda: len(evidence(w.store)) == 5, what="all five, the failed one on its retry")
         assert sorted(e.summary for e in evidence(w.store)) == [f"turn {i}" for i in range(5)]
-        await until(lambda: any("could not ingest out/turn-002.loopx.json" in r.message for r in w.kinds("notice")), what="the notice")
+        await until_async(lambda: any("could not ingest out/turn-002.loopx.json" in r.message for r in w.kinds("notice")), what="the notice")
         assert not events(w.store, "ingest_error")
         # The failed document's savepoint was rolled back with it.
         with w.store.read():

@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from .conftest import doc, events, evidence, until_sync, write_atomic
+from tests.polling import until
+
+from .conftest import doc, events, evidence, write_atomic
 
 
 def backlog(folder, n: int, start: int = 0):
@@ -109,11 +111,11 @@ def test_two_watchers_at_once_never_double_ingest(project, procs):
     (out / "report.md").write_text("# done\n")
     store = project.store()
     try:
-        until_sync(lambda: len(evidence(store)) >= 400, 90, "400 pieces of evidence")
-        until_sync(lambda: events(store, "ingest_error") and events(store, "artifact_observed"), 30, "the refusal and the artifact")
+        until(lambda: len(evidence(store)) >= 400, timeout=90, what="400 pieces of evidence")
+        until(lambda: events(store, "ingest_error") and events(store, "artifact_observed"), timeout=30, what="the refusal and the artifact")
         # A sentinel written last, taken by one of them, means both are past the burst.
         write_atomic(out / "sentinel.loopx.json", doc("sentinel", next="end"))
-        until_sync(lambda: any(e.summary == "sentinel" for e in evidence(store)), 30, "the sentinel")
+        until(lambda: any(e.summary == "sentinel" for e in evidence(store)), timeout=30, what="the sentinel")
         assert first.interrupt() == 0 and second.interrupt() == 0
         rows = evidence(store)
         assert len(rows) == 401 and len({e.summary for e in rows}) == 401

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from loopx_core.values import CardView
+from loopx_core.shapes.values import CardView
 
 from ..messages import ColumnWanted
 from ..state import COLUMN_LIMIT, COLUMN_STEP, ON_DEMAND

@@ -7,7 +7,7 @@ Prints the cold-process median of `loopx hook claude-code pre-tool-use` for
 - the same dangerous call once a human approved the gate (allowed),
 each as a ratio to the floor: a bare python process that opens the SQLite board
 and runs one query. Runs are interleaved so machine noise hits all alike.
-Target: the allow path (a safe call) <= 2x the floor.
+Target: the allow path (a safe call) <= 1.5x the floor (#16), the others <= 2x.
 
 Usage: python bench/hook_bench.py [--runs N]
 """
@@ -109,7 +109,7 @@ def main() -> int:
         print(f"floor (python + sqlite open + one query): {pending['floor']:.1f} ms median of {args.runs}")
         for name, ms in pending.items():
             if name != "floor":
-                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= 2x)")
+                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= {'1.5' if name == 'safe' else '2'}x)")
         for name, ms in approved.items():
             if name != "floor":
                 print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2x)")

@@ -1,9 +1,12 @@
 """Kernel benchmark: what an agent pays per turn, and a concurrent drain.
 
 Prints, for this machine:
-- the cold-process median of `loopx next` and `loopx writeback`, as a ratio to a
-  bare python process that opens SQLite, inserts a row and commits (the floor);
-  runs are interleaved so machine noise hits all three alike. Target: ≤ 4×.
+- the cold-process median of every verb an agent calls per turn (card add,
+  claim, next, heartbeat, writeback, context, gate ask, gate status, card list
+  --json, release, handoff, accept, done), as a ratio to a bare python process
+  that opens SQLite, inserts a row and commits (the floor), sampled before every
+  call so machine noise hits both alike. Target: <= 3x. (The hooks:
+  hook_bench.py; lists at 100 -> 50,000 cards: list_bench.py.)
 - 8 concurrent agent processes draining 24 cards: wall time, throughput, errors.
 
 Usage: python bench/run.py [--runs N] [--agents 8] [--cards 24] [--db URL]
@@ -48,36 +51,50 @@ def setup_board(folder: Path, db: str | None, cards: int) -> dict:
     return env
 
 
+# One agent turn cycle, every per-turn verb once (the hooks: hook_bench.py).
+# LX-{card} is the card the cycle adds; solo holds it, hands it to solo2 who finishes it.
+CYCLE = [
+    ("card add", "solo", ["card", "add", "bench card {i}"], {0}),
+    ("claim", "solo", ["claim", "{card}"], {0}),
+    ("next", "solo", ["next"], {0}),
+    ("heartbeat", "solo", ["heartbeat", "{card}"], {0}),
+    ("writeback", "solo", ["writeback", "{card}", "--summary", "turn {i}", "--next", "step {i}", "--tokens", "100"], {0}),
+    ("context", "solo", ["context", "{card}"], {0}),
+    ("gate ask", "solo", ["gate", "ask", "{card}", "--question", "push {i}?", "--scope", "git:push"], {0}),
+    ("gate status", "solo", ["gate", "status", "G-{gate}"], {0}),
+    ("card list", "solo", ["--json", "card", "list", "--status", "ready"], {0}),
+    ("release", "solo", ["release", "{card}"], {0}),
+    ("claim", "solo", ["claim", "{card}"], {0}),
+    ("handoff", "solo", ["handoff", "{card}", "--to", "solo2", "--summary", "over to you {i}"], {0}),
+    ("accept", "solo2", ["accept", "{card}"], {0}),
+    ("done", "solo2", ["done", "{card}", "--summary", "done {i}"], {0}),
+]
+VERBS = list(dict.fromkeys(name for name, *_ in CYCLE))
+
+
 def per_turn(runs: int, db: str | None) -> dict:
+    """Median ms of each per-turn verb and of the floor, sampled interleaved:
+    the floor runs before every verb, so noise on this shared machine hits both."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         env = setup_board(folder, db, 0)
-        subprocess.run(LOOPX + ["card", "add", "bench card"], env=env, cwd=folder, check=True, capture_output=True)
-        subprocess.run(LOOPX + ["next", "--agent", "solo", "--claim"], env=env, cwd=folder, check=True, capture_output=True)
+        subprocess.run(LOOPX + ["agent", "add", "solo", "--can", "git:push"], env=env, cwd=folder, check=True, capture_output=True)
+        subprocess.run(LOOPX + ["agent", "add", "solo2"], env=env, cwd=folder, check=True, capture_output=True)
         floor = floor_argv(folder)
-        times: dict[str, list[float]] = {"floor": [], "next": [], "writeback": []}
-        errors = 0
+        times: dict[str, list[float]] = {"floor": [], **{v: [] for v in VERBS}}
+        failures: list[str] = []
         for i in range(runs + 2):
-            samples = {
-                "floor": timed(floor, env, folder),
-                "next": timed(LOOPX + ["next", "--agent", "solo"], env, folder),
-                "writeback": timed(LOOPX + ["writeback", "LX-1", "--agent", "solo", "--summary", f"turn {i}", "--next", f"step {i}", "--tokens", "100"], env, folder),
-            }
-            if i < 2:
-                continue  # warm the page cache and .pyc files first
-            for name, (ms, code) in samples.items():
-                times[name].append(ms)
-                errors += code != 0
+            for name, agent, argv, codes in CYCLE:
+                fms, _ = timed(floor, env, folder)
+                args = [a.format(i=i, card=f"LX-{i + 1}", gate=i + 1) for a in argv]
+                ms, code = timed(LOOPX + args, dict(env, LOOPX_AGENT=agent), folder)
+                if code not in codes:
+                    failures.append(f"{name} exit {code}")
+                if i >= 2:  # the first rounds warm the page cache and .pyc files
+                    times["floor"].append(fms)
+                    times[name].append(ms)
         med = {k: statistics.median(v) for k, v in times.items()}
-        return {
-            "runs": runs,
-            "floor_ms": round(med["floor"], 1),
-            "next_ms": round(med["next"], 1),
-            "writeback_ms": round(med["writeback"], 1),
-            "next_ratio": round(med["next"] / med["floor"], 2),
-            "writeback_ratio": round(med["writeback"] / med["floor"], 2),
-            "errors": errors,
-        }
+        return {"runs": runs, "floor_ms": med["floor"], "verbs": {v: (med[v], med[v] / med["floor"]) for v in VERBS}, "failures": failures}
 
 
 AGENT_LOOP = r"""
@@ -117,8 +134,11 @@ def drain(agents: int, cards: int, db: str | None) -> dict:
         ]
         results = [json.loads(p.communicate()[0]) for p in procs]
         wall = time.perf_counter() - start
-        out = subprocess.run(LOOPX + ["--json", "events"], env=env, cwd=folder, capture_output=True, text=True, check=True)
-        events = json.loads(out.stdout)["events"]
+        events, since = [], 0
+        while since is not None:  # a page at a time (next_since)
+            out = json.loads(subprocess.run(LOOPX + ["--json", "events", "--since", str(since)], env=env, cwd=folder, capture_output=True, text=True, check=True).stdout)
+            events += out["events"]
+            since = out["next_since"]
         done_events = [e["card"] for e in events if e["kind"] == "done"]
         return {
             "agents": agents,
@@ -141,15 +161,15 @@ def main() -> int:
     backend = "postgresql" if args.db else "sqlite"
     print(f"== kernel ({backend}) ==")
     turn = per_turn(args.runs, args.db)
-    print(f"floor (python + sqlite insert/commit): {turn['floor_ms']} ms median of {turn['runs']}")
-    print(f"loopx next:      {turn['next_ms']} ms  = {turn['next_ratio']}x floor (target <= 4x)")
-    print(f"loopx writeback: {turn['writeback_ms']} ms  = {turn['writeback_ratio']}x floor (target <= 4x)")
-    print(f"errors: {turn['errors']}")
+    print(f"floor (python + sqlite insert/commit): {turn['floor_ms']:.1f} ms median of {turn['runs'] * len(CYCLE)}, sampled before every call")
+    for verb, (ms, ratio) in turn["verbs"].items():
+        print(f"loopx {verb:<12} {ms:6.1f} ms = {ratio:4.2f}x floor (target <= 3x)")
+    print(f"errors: {len(turn['failures'])}" + (f" ({', '.join(sorted(set(turn['failures'])))})" if turn["failures"] else ""))
     d = drain(args.agents, args.cards, args.db)
     print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
     if args.kernel_only:
         return 0
-    for name in ("pg_bench.py", "hook_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py", "runner_bench.py"):
+    for name in ("pg_bench.py", "hook_bench.py", "list_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py", "runner_bench.py"):
         path = HERE / name
         if path.exists():
             print(f"\n== {name} ==", flush=True)

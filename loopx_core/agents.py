@@ -60,6 +60,14 @@ def list_agents(store) -> list[AgentView]:
         return [agent_view(r) for r in Agent.select().order_by(Agent.id)]
 
 
+def agent_page(store, *, limit: int, after: str = "") -> tuple[list[AgentView], str | None]:
+    """Up to ``limit`` agents with ids after ``after`` (id order), and the id to pass as ``after`` next."""
+    with store.read():
+        rows = list(Agent.select().where(Agent.id > after).order_by(Agent.id).limit(limit + 1))
+        more = len(rows) > limit
+        return [agent_view(r) for r in rows[:limit]], (rows[limit - 1].id if more else None)
+
+
 def get_agent(store, agent_id: str) -> AgentView:
     with store.read():
         return agent_view(agent_row(agent_id))

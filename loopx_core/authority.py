@@ -124,3 +124,13 @@ class Authority:
                 return f"gate:G-{gate}"
         return None
 
+
+def forged_approval(rules: Authority, gate, now: float) -> str | None:
+    """Why ``gate``'s recorded approval is not real (None: it is, or it is not
+    approved). ``gate``: a row with the gate table's columns (the kernel's model
+    or the plain reader's tuple)."""
+    if gate.status != "approved":
+        return None
+    if rules.approval_holds(gate.id, gate.card_id, gate.agent, gate.scope, gate.answered_by, gate.answer_seq, gate.lease_token, now):
+        return None
+    return f"recorded as approved by {gate.answered_by or 'nobody'}, but no valid signed decision of a person says so"

@@ -7,6 +7,7 @@ from typing import NamedTuple
 from . import clock, events, people, reaper
 from .discovery import BoardLocation
 from .models import Agent, Card, Evidence, Gate, Handoff, Observed, Setting
+from .board_pages import CardFilter, Page, Tally, board_page, tally
 from .rows import agent_view, card_views, evidence_view, gate_view, handoff_view, observed_view
 from .store import Store
 from .verify import export_chain
@@ -91,11 +92,13 @@ def export(store: Store) -> dict:
 
 
 class BoardSnapshot(NamedTuple):
-    """Everything the board screen needs on open, read in one snapshot, and the
-    last event seq it reflects (the TUI follows the board from there)."""
+    """What the board screen needs on open, read in one snapshot: the counts
+    of every card and the first page of the columns asked for (never the whole
+    history), agents, pending gates, and the last event seq it reflects (the
+    TUI follows the board from there)."""
 
     seq: int
-    cards: tuple[CardView, ...]
+    page: Page
     agents: tuple[AgentView, ...]
     pending_gates: tuple[GateView, ...]
     objective: str
@@ -109,21 +112,21 @@ def _runners(store: Store) -> tuple:
     return tuple(list_runners(store))
 
 
-def board_snapshot(store: Store, *, reap: bool = True) -> BoardSnapshot:
-    """The whole board in one read transaction: cards, agents, pending gates and the seq.
+def board_snapshot(store: Store, mode: str, limits: dict, card_filter: CardFilter = CardFilter(), *, reap: bool = True) -> BoardSnapshot:
+    """The board as it opens, in one read transaction: ``board_pages.board_page``
+    for the columns in ``limits``, agents, pending gates and the seq.
     ``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
     if reap and reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
-        seq = store.max_seq()
-        cards = card_views(list(Card.select().order_by(Card.priority, Card.id)))
+        page = board_page(store, mode, limits, card_filter)
         agents = [agent_view(a) for a in Agent.select().order_by(Agent.id)]
         gates = [gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id)]
         settings = {s.key: s.value for s in Setting.select().where(Setting.key.in_(("objective", "project_root")))}
         found = _runners(store)
     return BoardSnapshot(
-        seq=seq,
-        cards=tuple(cards),
+        seq=page.seq,
+        page=page,
         agents=tuple(agents),
         pending_gates=tuple(gates),
         objective=settings.get("objective", ""),
@@ -142,16 +145,22 @@ class BoardDelta(NamedTuple):
     agents: tuple[AgentView, ...] | None
     pending_gates: tuple[GateView, ...] | None
     runners: tuple | None = None  # every runner, when an event says one changed
+    tally: Tally | None = None  # the counts of every card, when a card changed
+    shown: Tally | None = None  # the counts passing ``card_filter`` (when one was given)
 
 
 GATE_EVENTS = frozenset({"gate_asked", "gate_answered", "gate_withdrawn", "gate_expired", "card_moved", "card_unassigned", "handoff_created", "released", "lease_expired"})
 AGENT_EVENTS = frozenset({"agent_added", "agent_updated"})
+# Events that never add a card nor change its status or owner: no recount.
+COUNT_KEEPING_EVENTS = frozenset({"evidence_added", "heartbeat", "artifact_observed", "usage_charged", "turn_started", "turn_finished"})
 RUNNER_EVENTS = frozenset({"runner_started", "runner_state", "turn_started", "turn_finished", "runner_exited", "runner_paused", "runner_resumed", "runner_stopped"})
 
 
-def board_delta(store: Store, seq: int) -> BoardDelta:
+def board_delta(store: Store, seq: int, card_filter: CardFilter = CardFilter()) -> BoardDelta:
     """Like ``changed_since`` (one read transaction), plus agents and pending
-    gates when the new events can have changed them. Cheap when nothing did."""
+    gates when the new events can have changed them, and the cards' counts
+    when a card changed (the board holds only the cards on screen: the counts
+    of the rest come from here). Cheap when nothing did."""
     with store.read():
         new = events.since(seq)
         if not new:
@@ -164,7 +173,11 @@ def board_delta(store: Store, seq: int) -> BoardDelta:
         if kinds & GATE_EVENTS:
             gates = tuple(gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id))
         found = _runners(store) if kinds & RUNNER_EVENTS else None
-    return BoardDelta(new[-1].seq, tuple(new), tuple(cards), agents, gates, found)
+        counts = shown = None
+        if touched and not kinds <= COUNT_KEEPING_EVENTS:
+            counts = tally()
+            shown = tally(card_filter) if card_filter else None
+    return BoardDelta(new[-1].seq, tuple(new), tuple(cards), agents, gates, found, counts, shown)
 
 
 class GateBrief(NamedTuple):

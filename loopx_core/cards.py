@@ -232,15 +232,32 @@ def _reap_if_due(store) -> None:
         store.run(reaper.reap_due)
 
 
+def _cards_matching(status: str | None, owner: str | None):
+    query = Card.select()
+    if status:
+        query = query.where(Card.status == status)
+    if owner:
+        query = query.where((Card.lease_holder == owner) | (Card.assignee == owner) | (Card.handoff_to == owner))
+    return query.order_by(Card.id)
+
+
 def list_cards(store, status: str | None = None, owner: str | None = None) -> list[CardView]:
+    """Every matching card (the board and in-process callers; the CLI and MCP page with ``card_page``)."""
     _reap_if_due(store)
     with store.read():
-        query = Card.select()
-        if status:
-            query = query.where(Card.status == status)
-        if owner:
-            query = query.where((Card.lease_holder == owner) | (Card.assignee == owner) | (Card.handoff_to == owner))
-        return card_views(list(query.order_by(Card.id)))
+        return card_views(list(_cards_matching(status, owner)))
+
+
+def card_page(store, status: str | None = None, owner: str | None = None, *, limit: int, after: int = 0) -> tuple[list[CardView], int | None]:
+    """Up to ``limit`` matching cards with ids above ``after``, in id order, and
+    the id to pass as ``after`` for the next page (None: this is the last).
+    A keyset cursor: a page costs the same at 100 cards and at 50,000."""
+    _reap_if_due(store)
+    with store.read():
+        rows = list(_cards_matching(status, owner).where(Card.id > after).limit(limit + 1))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return card_views(rows), (rows[-1].id if more else None)
 
 
 def show_card(store, card_id: int) -> CardView:

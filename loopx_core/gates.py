@@ -79,19 +79,14 @@ def forged(store, gate: Gate) -> str | None:
     """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
     if gate.status != "approved":
         return None
-    rules = authority.Authority.of(store)
-    if rules.approval_holds(gate.id, gate.card_id, gate.agent, gate.scope, gate.answered_by, gate.answer_seq, gate.lease_token, clock.now()):
-        return None
-    return f"recorded as approved by {gate.answered_by or 'nobody'}, but no valid signed decision of a person says so"
+    return authority.forged_approval(authority.Authority.of(store), gate, clock.now())
 
 
 def checked_view(store, gate: Gate) -> GateView:
     """The gate as its people decided it: an approval no signature backs reads as pending."""
     why = forged(store, gate)
     view = gate_view(gate)
-    if why is None:
-        return view
-    return view._replace(status="pending", answer=None, answered_by=None, answered_at=None, forged=why)
+    return view if why is None else view.unbacked(why)
 
 
 def status(store, gate_id: int) -> GateView:
@@ -106,17 +101,35 @@ def status(store, gate_id: int) -> GateView:
         return checked_view(store, gate_row(gate_id))
 
 
+def _gates_matching(pending: bool, card_id: int | None):
+    query = Gate.select()
+    if pending:
+        query = query.where(Gate.status.in_(("pending", "approved")))
+    if card_id is not None:
+        query = query.where(Gate.card == card_id)
+    return query.order_by(Gate.id)
+
+
 def list_gates(store, pending: bool = False, card_id: int | None = None) -> list[GateView]:
     if reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
-        query = Gate.select()
-        if pending:
-            query = query.where(Gate.status.in_(("pending", "approved")))
-        if card_id is not None:
-            query = query.where(Gate.card == card_id)
-        views = [checked_view(store, g) for g in query.order_by(Gate.id)]
+        views = [checked_view(store, g) for g in _gates_matching(pending, card_id)]
         return [v for v in views if v.status == "pending"] if pending else views
+
+
+def gate_page(store, pending: bool = False, card_id: int | None = None, *, limit: int, after: int = 0) -> tuple[list[GateView], int | None]:
+    """Up to ``limit`` gates with ids above ``after`` and the id to pass as
+    ``after`` next (None: the last page). With ``pending`` a page may hold fewer
+    than ``limit`` (an approved gate whose signature fails is checked out here)."""
+    if reaper.has_due():
+        store.run(reaper.reap_due)
+    with store.read():
+        rows = list(_gates_matching(pending, card_id).where(Gate.id > after).limit(limit + 1))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        views = [checked_view(store, g) for g in rows]
+        return ([v for v in views if v.status == "pending"] if pending else views), (rows[-1].id if more else None)
 
 
 def answer(store, gate_id: int, decision: str, person, note: str | None = None, remember: str | None = None, for_seconds: float | None = None) -> tuple[GateView, CardView]:

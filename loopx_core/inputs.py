@@ -1,17 +1,18 @@
 """The single entry point for validating input: ``validate(kind, data)``.
 
 The pydantic models in ``schemas.py`` are the definition. Importing pydantic
-costs ~90 ms, more than the rest of a cold ``next``/``writeback`` together, so
-for those two a pre-check accepts the plain, obviously valid shapes agents send
-every turn and returns exactly what pydantic would (a property test holds the
-two together). Anything the pre-check is not sure about goes to pydantic, which
+and building the models costs 90–370 ms, more than the rest of a cold per-turn
+verb, so for the inputs agents send every turn (next, evidence, card, done,
+gate_ask, handoff, monitor, text) a pre-check accepts the plain, obviously valid
+shapes and returns exactly what pydantic would (a property test holds the two
+together, tests/kernel/test_properties.py). Anything the pre-check is not sure about goes to pydantic, which
 also writes every error message."""
 
 from __future__ import annotations
 
 import math
 
-from . import limits
+from . import ids, limits
 from .durations import parse_duration
 from .errors import InvalidInput
 
@@ -104,7 +105,150 @@ def _fast_evidence(data: dict) -> dict | None:
     return out
 
 
-FAST = {"next": _fast_next, "evidence": _fast_evidence}
+class _Unsure(Exception):
+    """The pre-check cannot vouch for a value: pydantic decides (and words the error)."""
+
+
+def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True):
+    def check(value):
+        if type(value) is not str or limits.text_problem(value, max_len=max_len, allow_empty=allow_empty, multiline=multiline):
+            raise _Unsure
+        return value if multiline else value.strip()
+
+    return check
+
+
+def _pattern(regex, max_len: int = 128):
+    def check(value):
+        if type(value) is not str or len(value) > max_len or not regex.fullmatch(value):
+            raise _Unsure
+        return value
+
+    return check
+
+
+def _whole(low: int, high: int):
+    def check(value):
+        if type(value) is not int or not low <= value <= high:
+            raise _Unsure
+        return value
+
+    return check
+
+
+def _money(value):
+    """A positive, finite amount up to USD_MAX (``gt=0``: zero is pydantic's to refuse)."""
+    if type(value) is int and 0 < value <= limits.USD_MAX:
+        return float(value)
+    if type(value) is float and math.isfinite(value) and 0 < value <= limits.USD_MAX:
+        return value
+    raise _Unsure
+
+
+def _duration(value):
+    if type(value) is not str:
+        raise _Unsure
+    try:
+        return parse_duration(value)
+    except ValueError:
+        raise _Unsure from None
+
+
+def _card_ref(value):
+    if type(value) is not str:
+        raise _Unsure
+    try:
+        return ids.parse(ids.CARD, value)
+    except ValueError:
+        raise _Unsure from None
+
+
+def _flag(value):
+    if type(value) is not bool:
+        raise _Unsure
+    return value
+
+
+def _list_of(check, max_items: int):
+    def checks(value):
+        if type(value) is not list or len(value) > max_items:
+            raise _Unsure
+        return [check(v) for v in value]
+
+    return checks
+
+
+_REQUIRED = object()
+
+
+def _fields(spec: dict):
+    """A pre-check for one pydantic model: ``spec`` maps each field, in the
+    model's order, to (check, default or _REQUIRED) — the same limits table."""
+
+    def fast(data: dict) -> dict | None:
+        if type(data) is not dict or set(data) - spec.keys():
+            return None
+        out = {}
+        try:
+            for name, (check, default) in spec.items():
+                if name in data and not (data[name] is None and default is None):
+                    out[name] = check(data[name])
+                elif default is _REQUIRED:
+                    return None
+                else:
+                    out[name] = list(default) if type(default) is list else default
+        except _Unsure:
+            return None
+        return out
+
+    return fast
+
+
+_todos = _list_of(_text(limits.TODO_MAX, multiline=False), limits.LIST_MAX)
+
+FAST = {
+    "next": _fast_next,
+    "evidence": _fast_evidence,
+    "card": _fields({
+        "title": (_text(limits.TITLE_MAX, multiline=False), _REQUIRED),
+        "body": (_text(limits.BODY_MAX, allow_empty=True), ""),
+        "needs": (_list_of(_pattern(limits.SCOPE, limits.SCOPE_MAX), limits.LIST_MAX), []),
+        "after": (_list_of(_card_ref, limits.LIST_MAX), []),
+        "priority": (_whole(limits.PRIORITY_MIN, limits.PRIORITY_MAX), 2),
+        "owner": (_pattern(limits.AGENT_ID), None),
+        "next": (_text(limits.NEXT_MAX), None),
+        "verify": (_text(limits.VERIFY_MAX), None),
+        "max_turns": (_whole(1, limits.TURNS_MAX), None),
+        "max_tokens": (_whole(1, limits.TOKENS_MAX), None),
+        "max_usd": (_money, None),
+        "backlog": (_flag, False),
+    }),
+    "done": _fields({"summary": (_text(limits.SUMMARY_MAX), _REQUIRED), "verify_timeout": (_duration, None)}),
+    "gate_ask": _fields({
+        "question": (_text(limits.QUESTION_MAX), _REQUIRED),
+        "scope": (_pattern(limits.SCOPE, limits.SCOPE_MAX), None),
+        "options": (_list_of(_text(limits.OPTION_MAX, multiline=False), limits.OPTIONS_MAX), []),
+        "deadline": (_duration, None),
+        "wait": (_duration, None),
+    }),
+    "handoff": _fields({
+        "to": (_pattern(limits.AGENT_ID), _REQUIRED),
+        "summary": (_text(limits.SUMMARY_MAX), _REQUIRED),
+        "done": (_todos, []),
+        "pending": (_todos, []),
+    }),
+    "monitor": _fields({"every": (_duration, _REQUIRED)}),
+    "text": _fields({"text": (_text(limits.BODY_MAX, allow_empty=True), _REQUIRED)}),
+}
+
+
+def page_limit(limit: int | None, default: int | None = None, low: int = 1) -> int:
+    """A list's page size (``--limit``, the MCP ``limit``): the default when absent, refused outside 1..PAGE_MAX."""
+    if limit is None:
+        return default or limits.PAGE_DEFAULT
+    if not low <= limit <= limits.PAGE_MAX:
+        raise InvalidInput(f"--limit {limit}: a page holds {low} to {limits.PAGE_MAX} rows", f"e.g. --limit {limits.PAGE_DEFAULT}; the next page starts where the JSON's next_after (events: next_since) points")
+    return limit
 
 
 def _describe(exc) -> str:

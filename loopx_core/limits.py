@@ -30,6 +30,8 @@ USD_MAX = 1_000_000.0
 RATE_MAX = 100_000.0  # dollars per million tokens
 MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 TURNS_MAX = 1_000_000
+PAGE_DEFAULT = 50  # rows a list returns unless --limit says otherwise (DESIGN §6)
+PAGE_MAX = 1_000
 
 
 def text_problem(value: str, *, max_len: int, allow_empty: bool = False, multiline: bool = True) -> str | None:

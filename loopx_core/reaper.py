@@ -3,7 +3,8 @@ its expired lease and fails its overdue gates (closed: expiry is a rejection).""
 
 from __future__ import annotations
 
-from . import clock, events, hotsql, ids, quota
+from . import clock, events, hotsql, ids, models, quota
+from .holding import DUE_SQL
 from .errors import Conflict
 from .models import Card, Gate, Handoff
 from .orm import peewee as pw
@@ -112,13 +113,12 @@ def reap_due(now: float | None = None, agent: str | None = None) -> None:
 
 
 def has_due(now: float | None = None) -> bool:
-    """A cheap read-only probe, so read commands only take the write lock when needed."""
+    """A cheap read-only probe, so read commands only take the write lock when
+    needed. The same SQL (``holding.DUE_SQL``) tells the peewee-free list reader
+    to leave the read to the kernel."""
     now = clock.now() if now is None else now
-    return (
-        Card.select(Card.id).where((Card.status == "active") & (Card.lease_expires <= now)).exists()
-        or Gate.select(Gate.id).where((Gate.status == "pending") & (Gate.deadline <= now)).exists()
-        or Card.select(Card.id).where((Card.status == "paused") & (Card.paused_reason == "window") & (Card.wake_at <= now)).exists()
-    )
+    db = models.database.obj
+    return bool(db.execute_sql(DUE_SQL.replace("?", db.param), (now, now, now)).fetchall())
 
 
 def next_due() -> float | None:

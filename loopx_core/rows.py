@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from . import hotsql, ids
 from .errors import NotFound
-from .holding import HELD
+from .holding import HELD, owner_of
 from .models import Agent, Card, Dependency, Evidence, Gate, Handoff, Observed, database
-from .values import AgentView, Artifact, CardView, EvidenceView, GateView, HandoffView, Lease, Limit, ObservedView, Quota, Todo, Window
+from .values import AgentView, Artifact, CardView, EvidenceView, GateView, HandoffView, Lease, Limit, ObservedView, Quota, Todo, Window, shown_reasons
 
 
 def locked(query):
@@ -72,7 +72,8 @@ def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None
     lease = None
     if row.lease_holder and row.status in HELD:
         lease = Lease(holder=row.lease_holder, token=row.lease_token, expires_at=row.lease_expires)
-    owner = row.lease_holder if lease else (row.handoff_to if row.status == "handoff" else row.assignee)
+    owner = owner_of(row.status, row.lease_holder, row.handoff_to, row.assignee)
+    paused_reason, blocked_reason = shown_reasons(row.status, row.paused_reason, row.blocked_reason)
     return CardView(
         id=row.id,
         title=row.title,
@@ -90,8 +91,8 @@ def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None
         ),
         lease=lease,
         version=row.version,
-        paused_reason=row.paused_reason if row.status == "paused" else None,
-        blocked_reason=row.blocked_reason if row.status == "blocked" else None,
+        paused_reason=paused_reason,
+        blocked_reason=blocked_reason,
         after=tuple(sorted(deps)),
         evidence_count=row.evidence_count,
         pending_gate=pending_gate,

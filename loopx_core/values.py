@@ -73,6 +73,11 @@ class Todo(NamedTuple):
         return {"id": self.id, "text": self.text, "done": self.done}
 
 
+def shown_reasons(status: str, paused_reason: str | None, blocked_reason: str | None) -> tuple[str | None, str | None]:
+    """A card's reasons as views show them: each only while the card is in that status."""
+    return (paused_reason if status == "paused" else None), (blocked_reason if status == "blocked" else None)
+
+
 class CardView(NamedTuple):
     id: int
     title: str
@@ -141,6 +146,21 @@ class CardView(NamedTuple):
             "wake_at": iso(self.wake_at),
         }
 
+    def to_row(self) -> dict:
+        """The card as one row of a list: flat, a few hundred bytes (``--full``: ``to_json``)."""
+        return {
+            "id": self.key,
+            "title": self.title,
+            "status": self.status,
+            "owner": self.owner,
+            "priority": self.priority,
+            "pending_gate": ids.fmt(ids.GATE, self.pending_gate),
+            "paused_reason": self.paused_reason,
+            "blocked_reason": self.blocked_reason,
+            "version": self.version,
+            "updated_at": iso(self.updated_at),
+        }
+
 
 class GateView(NamedTuple):
     id: int
@@ -162,6 +182,10 @@ class GateView(NamedTuple):
     @property
     def key(self) -> str:
         return ids.fmt(ids.GATE, self.id)
+
+    def unbacked(self, why: str) -> "GateView":
+        """The gate as its people decided it when no signature backs its approval: pending."""
+        return self._replace(status="pending", answer=None, answered_by=None, answered_at=None, forged=why)
 
     def to_json(self) -> dict:
         out = {

@@ -21,6 +21,7 @@ snapshots then drive changes themselves and see the same pixels every run.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Callable, Iterable
 
 from rich.text import Text
@@ -40,10 +41,10 @@ from loopx_core.values import Artifact, CardView
 from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import GateQueue
-from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PollFailed
+from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PageRead, PollFailed
 from .paths import css_paths
 from .reads import BoardReader, open_store
-from .state import OWNER, BoardModel
+from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
 
 
 class LoopxApp(App[int]):
@@ -86,11 +87,13 @@ class LoopxApp(App[int]):
         self.exit_code = 0
         self.board_error: LoopxError | None = None
         self.board_screen = None
+        self.card_screen = None  # screens.card.CardScreen, once a card was opened (kept for the next)
         self.poller = None
         self.reaper = None
         self.gates = GateQueue(self)
         self.alert = alert or GateAlert(self)
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
+        self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
         self.history = None  # loopx_core.verify.Report, once the board checked its history
         # What tests (and the curious) can look at.
         self.notices: list[tuple[str, str]] = []
@@ -120,7 +123,7 @@ class LoopxApp(App[int]):
     def _open_board(self) -> None:
         try:
             store = self.store if self.store is not None else open_store(self.location)
-            snapshot = BoardReader(store, self.now).snapshot()
+            snapshot = BoardReader(store, self.now).snapshot(STATUS, self.first_pages(STATUS))
         except LoopxError as err:
             self.post_message(BoardFailed(err))
             return
@@ -145,7 +148,7 @@ class LoopxApp(App[int]):
         self.reader = BoardReader(self.store, self.now)
         self.actions = HumanActions(self, self.store, self.person, self.read_only)
         self.project_root = snap.project_root
-        self.model.load(snap.cards, snap.agents, snap.pending_gates, snap.seq, snap.objective)
+        self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n})
         self.model.runners = {r.agent: r for r in snap.runners}
         self.board_screen = BoardScreen(self.model, self.now, demo=self.demo)
         self.push_screen(self.board_screen)
@@ -157,10 +160,15 @@ class LoopxApp(App[int]):
         self.run_worker(self._check_history, thread=True, group="reads", name="verify history", exit_on_error=False)
 
     def _check_history(self) -> None:
-        """The board checks its history as it opens (SECURITY.md): a red banner if altered."""
+        """The board checks its history as it opens (SECURITY.md): a red banner
+        if altered — once the board is painted (it takes CPU that grows with
+        the history: the first paint does not wait for it)."""
+        self.painted.wait(10)
         try:
             report = self.reader.verify()
         except Exception as exc:  # a check that cannot run is said, never silent
+            if not self.is_running:
+                return  # (stopped as the board closed)
             self.post_message(PollFailed(f"cannot verify the history: {type(exc).__name__}: {exc}"))
             return
         self.post_message(HistoryChecked(report))
@@ -168,8 +176,8 @@ class LoopxApp(App[int]):
     def on_history_checked(self, message: HistoryChecked) -> None:
         report = message.report
         self.history = report
-        if report.ok or self.board_screen is None:
-            return
+        if report.ok or self.board_screen is None or not self.board_screen.is_attached or not self.is_running:
+            return  # (or the board is closing)
         first = report.first
         self.board_screen.show_banner(
             f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
@@ -177,10 +185,68 @@ class LoopxApp(App[int]):
         self.notice(f"{len(report.problems)} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
 
     def board_ready(self) -> None:
-        """The board screen is on screen: start following the board."""
+        """The board screen is on screen: start following the board, and read
+        the other view's first cards so that ``v`` finds them in hand."""
         self.loaded.set()
         if self.background and self.poller is None:
             self.start_background()
+        self.call_after_refresh(self.painted.set)
+        self.call_after_refresh(self.read_pages, OWNER)
+
+    # -- reading the board a screenful at a time ------------------------------------------
+    def first_pages(self, mode: str) -> dict[str | None, int]:
+        """How many cards to read first, per column of ``mode``, in the kernel's
+        keys (an owner view's Unassigned is None): a page, none for history
+        until the person asks for it (d, or a filter searching it)."""
+        if mode == STATUS:
+            wanted = lambda key: key not in ON_DEMAND or key in self.model.asked or bool(self.model.query.card_filter)  # noqa: E731
+            return {col.key: (PAGE if wanted(col.key) else 0) for col in self.model._columns(STATUS)}
+        counts = self.model.tally.by_column(OWNER) if not self.model.query.card_filter else (self.model.shown or self.model.tally).by_column(OWNER)
+        return {(None if col.key == UNASSIGNED else col.key): (PAGE if counts.get(None if col.key == UNASSIGNED else col.key) else 0) for col in self.model._columns(OWNER)}
+
+    def read_pages(self, mode: str) -> None:
+        """Read (in a worker) the counts and the first cards of ``mode``'s columns, for the filter as it is now."""
+        if self.reader is None:
+            return
+        reader, limits, query = self.reader, self.first_pages(mode), self.model.query
+        card_filter = query.card_filter
+
+        def read() -> None:
+            page = reader.page(mode, limits, card_filter)
+            self.post_message(PageRead(mode, limits, query.text, page))
+
+        self.run_worker(read, thread=True, group="reads", name=f"read {mode} pages", exit_on_error=False)
+
+    def on_page_read(self, message: PageRead) -> None:
+        if message.query != self.model.query.text or self.board_screen is None:
+            return  # read for a filter since changed: a newer read follows
+        limits = {(UNASSIGNED if key is None else key): n for key, n in message.limits.items()}
+        self.model.forget_pages(message.mode)
+        self.model.add_page(message.page, message.mode, {k: n for k, n in limits.items() if n or message.mode == OWNER})
+        self.board_screen.pages_read(message.mode)
+
+    def on_column_wanted(self, message: ColumnWanted) -> None:
+        self.read_column(message.key)
+
+    def read_column(self, key: str) -> None:
+        """Read (in a worker) the next page of one column of the current view."""
+        if self.reader is None:
+            return
+        mode, reader, query = self.model.mode, self.reader, self.model.query
+        offset, card_filter = self.model.next_offset(key), query.card_filter
+        kernel_key = None if mode == OWNER and key == UNASSIGNED else key
+
+        def read() -> None:
+            cards = reader.more(mode, kernel_key, offset, PAGE, card_filter)
+            self.post_message(ColumnRead(mode, key, offset, PAGE, query.text, cards))
+
+        self.run_worker(read, thread=True, group="reads", name=f"read {key}", exit_on_error=False)
+
+    def on_column_read(self, message: ColumnRead) -> None:
+        if message.query != self.model.query.text or self.board_screen is None:
+            return
+        self.model.add_more(message.mode, message.key, message.offset, message.limit, message.cards)
+        self.board_screen.column_read(message.mode, message.key)
 
     def start_background(self) -> None:
         """The workers that follow the board. Off when ``background`` is False."""
@@ -221,6 +287,9 @@ class LoopxApp(App[int]):
         self.exit(self.exit_code)
 
     def on_unmount(self) -> None:
+        self.painted.set()  # (a history check still waiting for it ends)
+        if self.reader is not None:
+            self.reader.stop()
         # Wake the loops so their threads see the app stopping and end at once.
         if self.poller is not None:
             self.poller.wake.set()
@@ -236,7 +305,8 @@ class LoopxApp(App[int]):
         rebuild = False
         if delta.agents is not None and self.model.set_agents(delta.agents) and self.model.mode == OWNER:
             rebuild = True
-        self.apply_cards(delta.cards, rebuild=rebuild)
+        counts = None if delta.tally is None else (delta.tally, delta.shown if self.model.query.card_filter else None)
+        self.apply_cards(delta.cards, rebuild=rebuild, counts=counts)
         if delta.pending_gates is not None:
             new, gone = self.model.set_pending(delta.pending_gates)
             self.gates.changed(new, gone)
@@ -268,12 +338,14 @@ class LoopxApp(App[int]):
     def on_poll_failed(self, message: PollFailed) -> None:
         self.notice(f"cannot read the board: {message.error}", severity="error")
 
-    def apply_cards(self, cards: Iterable[CardView], rebuild: bool = False) -> set[int]:
+    def apply_cards(self, cards: Iterable[CardView], rebuild: bool = False, counts=None) -> set[int]:
+        """Newer views of cards; ``counts``: the store's (tally, shown) read with them."""
         cards = list(cards)
         old = {c.id: self.model.column_of(self.model.cards[c.id]) for c in cards if c.id in self.model.cards}
         changed = self.model.apply_cards(cards)
-        if self.board_screen is not None and (changed or rebuild):
-            self.board_screen.apply(changed, old, rebuild=rebuild)
+        recount = counts is not None and self.model.set_tally(*counts)
+        if self.board_screen is not None and (changed or rebuild or recount):
+            self.board_screen.apply(changed, old, rebuild=rebuild, recount=recount)
         return changed
 
     # -- telling the person -----------------------------------------------------------
@@ -444,10 +516,38 @@ class LoopxApp(App[int]):
 
     # -- drilling in -----------------------------------------------------------------------
     def open_card(self, card_id: int) -> None:
+        """The card's screen (a card not in hand is read first, in a worker)."""
+        if self.reader is None:
+            return
+        if card_id in self.model.cards:
+            self.show_card(self.model.cards[card_id])
+            return
+        reader = self.reader
+
+        def read() -> None:
+            try:
+                card = reader.card(card_id)
+            except LoopxError as err:
+                self.call_from_thread(self.refuse, err.message, err.hint)
+                return
+            self.call_from_thread(self.show_card, card)
+
+        self.run_worker(read, thread=True, group="reads", name="read a card", exit_on_error=False)
+
+    def show_card(self, card: CardView) -> None:
+        """The card screen, built once and kept (installed): the next card is shown in it."""
         from .screens.card import CardScreen
 
-        if card_id in self.model.cards and self.reader is not None:
-            self.push_screen(CardScreen(self.model.cards[card_id], self.reader, self.now))
+        screen = self.card_screen
+        if screen is None:
+            self.card_screen = CardScreen(card, self.reader, self.now)
+            self.install_screen(self.card_screen, name="card")
+            self.push_screen("card")
+        elif screen not in self.screen_stack:
+            screen.show(card)
+            self.push_screen("card")
+        else:
+            self.push_screen(CardScreen(card, self.reader, self.now))  # (opened from within a card's own screens)
 
     def on_open_card(self, message: OpenCard) -> None:
         message.stop()

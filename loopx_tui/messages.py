@@ -70,6 +70,35 @@ class BoardLoaded(Message):
 
 
 @dataclass
+class PageRead(Message):
+    """Counts and the first cards of some columns of a view (``limits``: column -> how many asked)."""
+
+    mode: str
+    limits: dict
+    query: str  # the filter it was read for (a newer filter drops it)
+    page: object  # loopx_core.board_pages.Page
+
+
+@dataclass
+class ColumnRead(Message):
+    """The next cards of one column."""
+
+    mode: str
+    key: str
+    offset: int
+    limit: int
+    query: str
+    cards: tuple
+
+
+@dataclass
+class ColumnWanted(Message):
+    """A column was scrolled or stepped past its last card in hand: read on."""
+
+    key: str
+
+
+@dataclass
 class BoardFailed(Message):
     """The board could not be opened."""
 

@@ -12,14 +12,17 @@ from __future__ import annotations
 import threading
 from typing import Callable, TypeVar
 
-from loopx_core import board, cards, trajectory
+from loopx_core import board, board_pages, cards, trajectory
 from loopx_core.discovery import BoardLocation
 from loopx_core.store import Store
 from loopx_core.text import terminal_safe_value
 
 T = TypeVar("T")
 
-EVIDENCE_SHOWN = 100  # the latest entries on the card screen; `loopx log` has them all
+EVIDENCE_SHOWN = 100
+# Up to this many events the history is checked in this process (milliseconds);
+# a longer one in a `loopx verify` process of its own (see ``verify``).
+VERIFY_HERE = 5000  # the latest entries on the card screen; `loopx log` has them all
 
 
 class UIThreadRead(RuntimeError):
@@ -45,6 +48,14 @@ class BoardReader:
     def __init__(self, store: Store, now: Callable[[], float]):
         self.store = store
         self.now = now
+        # The board's filter, set on the UI thread: the poller counts what passes it.
+        self.card_filter = board_pages.CardFilter()
+        self.children: list = []  # processes working for a read (ended when the board closes)
+
+    def stop(self) -> None:
+        """The board is closing: end the processes still working for it."""
+        for proc in list(self.children):
+            proc.kill()
 
     def _read(self, what: str, fn: Callable[[], T]) -> T:
         off_ui_thread(what)
@@ -53,21 +64,62 @@ class BoardReader:
 
     def verify(self):
         """``loopx verify``'s report on this board (its chain, signatures and
-        decisions); a clean one becomes this machine's anchor."""
+        decisions); a clean one becomes this machine's anchor.
+
+        A long history is checked by ``loopx verify`` in a process of its own:
+        the check takes time and memory that grow with the history (every
+        event is read and hashed), and in this process it would hold the GIL
+        against the screen and keep its memory after. The worker only waits."""
+        import json
+        import os
+        import subprocess
+        import sys
+
         from loopx_core import verify
 
-        def check():
-            report = verify.verify_store(self.store)
-            verify.save_anchor(self.store, report)
-            return report
+        off_ui_thread("verifying the history")
+        with self.store.thread_connection():
+            events = self.store.max_seq()
+        if events <= VERIFY_HERE:
+            def check():
+                report = verify.verify_store(self.store)
+                verify.save_anchor(self.store, report)
+                return report
 
-        return self._read("verifying the history", check)
+            return self._read("verifying the history", check)
+        env = dict(os.environ, LOOPX_DB=self.store.location.url)  # (a URL's password stays out of the process list)
+        env.pop("LOOPX_AGENT", None)
+        proc = subprocess.Popen([sys.executable, "-m", "loopx_core", "verify", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+        self.children.append(proc)
+        try:
+            out, err = proc.communicate()
+        finally:
+            self.children.remove(proc)
+        try:
+            doc = json.loads(out)["verify"]
+        except (ValueError, KeyError, TypeError):
+            raise RuntimeError((err or out).strip()[-300:] or f"`loopx verify` exited {proc.returncode}") from None
+        problems = [verify.Problem(p["seq"], p["where"], p["what"]) for p in doc["problems"]]
+        return terminal_safe_value(verify.Report(doc["events"], doc["signed"], doc["head"], problems, list(doc["notes"])))
 
-    def snapshot(self) -> board.BoardSnapshot:
-        return self._read("reading the board", lambda: board.board_snapshot(self.store, reap=False))
+    def snapshot(self, mode: str, limits: dict) -> board.BoardSnapshot:
+        """The board as it opens: counts and the first page of the columns in ``limits``."""
+        return self._read("reading the board", lambda: board.board_snapshot(self.store, mode, limits, reap=False))
+
+    def page(self, mode: str, limits: dict, card_filter: board_pages.CardFilter) -> board_pages.Page:
+        """Counts and the first cards of some columns (a view shown the first time, a new filter)."""
+        return self._read("reading columns", lambda: board_pages.board_page(self.store, mode, limits, card_filter))
+
+    def more(self, mode: str, key: str | None, offset: int, limit: int, card_filter: board_pages.CardFilter) -> tuple:
+        """The next cards of one column."""
+        return self._read("reading a column", lambda: board_pages.more_of_column(self.store, mode, key, offset, limit, card_filter))
+
+    def card(self, card_id: int):
+        """One card (to open a card that is not on the board's pages)."""
+        return self._read("reading a card", lambda: board_pages.read_card(self.store, card_id))
 
     def delta(self, seq: int) -> board.BoardDelta:
-        return self._read("reading changes", lambda: board.board_delta(self.store, seq))
+        return self._read("reading changes", lambda: board.board_delta(self.store, seq, self.card_filter))
 
     def card_detail(self, card_id: int):
         return self._read("reading a card", lambda: cards.card_detail(self.store, card_id, reap=False, evidence_limit=EVIDENCE_SHOWN))

@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
+from loopx_core.board_pages import CardFilter, Page, Tally
 from loopx_core.columns import COLUMN_OF, STATUS_COLUMNS
+from loopx_core.values import AgentView, CardView, GateView
 
 # What ``status:`` / ``is:`` accepts: a status, or a column of the status view.
 KNOWN_STATUSES = tuple(COLUMN_OF) + tuple(key for key, _, _ in STATUS_COLUMNS if key not in COLUMN_OF)
-from loopx_core.values import AgentView, CardView, GateView
 
 STATUS, OWNER = "status", "owner"
 UNASSIGNED = "@unassigned"
@@ -21,6 +22,11 @@ UNASSIGNED = "@unassigned"
 # screenful; the rest is counted ("+N more") and reachable by filtering.
 COLUMN_LIMIT = 12
 COLUMN_STEP = 12
+# How many cards of a column are read from the store at a time: what is
+# mounted plus a screenful of margin, so ↓ usually finds the next ones in hand.
+PAGE = COLUMN_LIMIT + COLUMN_STEP
+# Columns of history: counted on open, their cards read when asked for.
+ON_DEMAND = frozenset({"done"})
 
 # Within a column, the cards that need attention come first.
 _STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled"))}
@@ -73,20 +79,13 @@ class Query:
     def active(self) -> bool:
         return bool(self.words or self.owners or self.statuses or self.errors)
 
+    @property
+    def card_filter(self) -> CardFilter:
+        """The kernel's filter (the store applies the same rule to what it counts and reads)."""
+        return CardFilter(self.words, self.owners, self.statuses)
+
     def matches(self, card: CardView) -> bool:
-        if self.owners:
-            owner = (card.owner or "unassigned").lower()
-            if not any(o == owner or (o in ("none", "unassigned", "-") and card.owner is None) or owner.startswith(o) for o in self.owners):
-                return False
-        if self.statuses:
-            column = COLUMN_OF.get(card.status, "")
-            if not any(s == card.status or s == column or card.status.startswith(s) for s in self.statuses):
-                return False
-        if self.words:
-            hay = " ".join((card.key.lower(), card.title.lower(), (card.owner or "").lower(), card.status, " ".join(card.needs).lower(), (card.next_action or "").lower()))
-            if not all(w in hay for w in self.words):
-                return False
-        return True
+        return self.card_filter.matches(card)
 
 
 def _status_sort(column: str):
@@ -105,8 +104,21 @@ def _owner_sort(c: CardView):
     return (rank, recency, c.priority, c.id)
 
 
+COMPLETE = ("complete",)  # a column's frontier once every card of it is in hand
+
+
+def _sort_key(mode: str, column: str):
+    return _status_sort(column) if mode == STATUS else _owner_sort
+
+
 @dataclass
 class BoardModel:
+    """The part of the board in hand: the cards read so far (the first pages
+    of the columns, and every card a change touched), the counts of all cards,
+    and for each column how far down it has been read (its frontier). A
+    column shows the cards in hand up to its frontier, so it is always the
+    true start of the column; its count comes from the store."""
+
     cards: dict[int, CardView] = field(default_factory=dict)
     agents: list[str] = field(default_factory=list)
     pending: dict[int, GateView] = field(default_factory=dict)  # gate id -> gate
@@ -115,18 +127,94 @@ class BoardModel:
     objective: str = ""
     seq: int = 0
     runners: dict = field(default_factory=dict)  # agent -> loopx_core.runners.RunnerView
+    tally: Tally = field(default_factory=lambda: Tally(()))  # every card, by (status, owner)
+    shown: Tally | None = None  # the cards passing the filter (None: no filter, ``tally``)
+    read: dict[tuple[str, str], int] = field(default_factory=dict)  # (mode, column) -> cards read from the store
+    frontier: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (mode, column) -> sort key of the last one read
+    paged: dict[str, str] = field(default_factory=dict)  # mode -> the filter its columns were read for
+    live: set[int] = field(default_factory=set)  # cards that changed while the board was open
+    asked: set[str] = field(default_factory=set)  # columns of history (``ON_DEMAND``) the person asked for: read with the rest from then on
 
     # -- loading and applying -------------------------------------------------
     def load(self, cards: Iterable[CardView], agents: Iterable[AgentView], pending: Iterable[GateView], seq: int, objective: str = "") -> None:
+        """Every card of the board at once (small boards, tests): every column complete."""
         self.cards = {c.id: c for c in cards}
         self.agents = sorted(a.id for a in agents)
         self.pending = {g.id: g for g in pending}
         self.seq = seq
         self.objective = objective
+        rows: dict[tuple[str, str | None], int] = {}
+        for card in self.cards.values():
+            rows[(card.status, card.owner)] = rows.get((card.status, card.owner), 0) + 1
+        self.tally = Tally(tuple((st, ow, n) for (st, ow), n in rows.items()))
+        self.shown = None
+        self.read.clear()
+        self.frontier = {(mode, col.key): COMPLETE for mode in (STATUS, OWNER) for col in self._columns(mode)}
+        self.paged = {STATUS: self.query.text, OWNER: self.query.text}
 
-    def apply_cards(self, cards: Iterable[CardView]) -> set[int]:
+    def start(self, page: Page, agents: Iterable[AgentView], pending: Iterable[GateView], objective: str, mode: str, limits: dict[str, int]) -> None:
+        """The board as it opens: counts, and the first page of some columns."""
+        self.cards = {}
+        self.agents = sorted(a.id for a in agents)
+        self.pending = {g.id: g for g in pending}
+        self.objective = objective
+        self.read.clear()
+        self.frontier.clear()
+        self.paged.clear()
+        self.add_page(page, mode, limits)
+
+    def add_page(self, page: Page, mode: str, limits: dict[str, int]) -> None:
+        """The first ``limits[key]`` cards of some columns (and fresh counts)."""
+        self.seq = max(self.seq, page.seq)
+        self.set_tally(page.tally, page.shown if self.query.card_filter else None)
+        self.apply_cards(page.cards, live=False)
+        self.paged[mode] = self.query.text
+        by_column: dict[str, list[CardView]] = {key: [] for key in limits}
+        for card in page.cards:
+            key = self._column_of(mode, card)
+            if key in by_column:
+                by_column[key].append(card)
+        for key, cards in by_column.items():
+            self._advance(mode, key, cards, limits[key], offset=0)
+            if mode == STATUS and key in ON_DEMAND and limits[key]:
+                self.asked.add(key)  # (a filter searched it)
+
+    def add_more(self, mode: str, key: str, offset: int, limit: int, cards: Iterable[CardView]) -> None:
+        """Cards ``offset``… of a column, read because the person went down it."""
+        cards = list(cards)
+        if mode == STATUS and key in ON_DEMAND:
+            self.asked.add(key)
+        self.apply_cards(cards, live=False)
+        self._advance(mode, key, cards, limit, offset)
+
+    def _advance(self, mode: str, key: str, cards: list[CardView], limit: int, offset: int) -> None:
+        self.read[(mode, key)] = offset + len(cards)
+        if len(cards) < limit or limit == 0:  # (0: nothing to read, the column is empty)
+            self.frontier[(mode, key)] = COMPLETE
+        elif cards:
+            self.frontier[(mode, key)] = _sort_key(mode, key)(cards[-1])
+
+    def forget_pages(self, mode: str) -> None:
+        """The filter changed: the cards read are kept, but where each column
+        of ``mode`` starts and ends must be read again."""
+        for key in [k for k in self.frontier if k[0] == mode]:
+            del self.frontier[key]
+            self.read.pop(key, None)
+
+    def needs_pages(self, mode: str) -> bool:
+        """True when ``mode``'s columns were never read, or read for another filter."""
+        return self.paged.get(mode) != self.query.text
+
+    def set_tally(self, tally: Tally, shown: Tally | None = None) -> bool:
+        changed = tally != self.tally or shown != self.shown
+        self.tally, self.shown = tally, shown
+        return changed
+
+    def apply_cards(self, cards: Iterable[CardView], live: bool = True) -> set[int]:
         """Take newer views of cards; returns the ids that changed. An older
-        view (a late poll after our own write) never replaces a newer one."""
+        view (a late poll after our own write) never replaces a newer one.
+        A card in hand that changed column moves its count at once (the
+        store's counts follow with the change poller's next read)."""
         changed: set[int] = set()
         for card in cards:
             old = self.cards.get(card.id)
@@ -135,7 +223,24 @@ class BoardModel:
             if old != card:
                 self.cards[card.id] = card
                 changed.add(card.id)
+                if live:
+                    self.live.add(card.id)
+                if old is not None and (old.status, old.owner) != (card.status, card.owner):
+                    self._recount(old, card)
         return changed
+
+    def _recount(self, old: CardView, new: CardView) -> None:
+        def moved(tally: Tally, passes) -> Tally:
+            rows = {(st, ow): n for st, ow, n in tally.rows}
+            if passes(old):
+                rows[(old.status, old.owner)] = max(0, rows.get((old.status, old.owner), 0) - 1)
+            if passes(new):
+                rows[(new.status, new.owner)] = rows.get((new.status, new.owner), 0) + 1
+            return Tally(tuple((st, ow, n) for (st, ow), n in rows.items() if n))
+
+        self.tally = moved(self.tally, lambda c: True)
+        if self.shown is not None:
+            self.shown = moved(self.shown, self.query.matches)
 
     def set_agents(self, agents: Iterable[AgentView]) -> bool:
         ids = sorted(a.id for a in agents)
@@ -154,13 +259,20 @@ class BoardModel:
 
     # -- columns ---------------------------------------------------------------
     def columns(self) -> list[Column]:
-        if self.mode == STATUS:
+        return self._columns(self.mode)
+
+    def _columns(self, mode: str) -> list[Column]:
+        if mode == STATUS:
             return [Column(key, title) for key, title, _ in STATUS_COLUMNS]
-        owners = set(self.agents) | {c.owner for c in self.cards.values() if c.owner}
+        owners = set(self.agents) | {c.owner for c in self.cards.values() if c.owner} | {o for _, o, n in self.tally.rows if o and n}
         return [Column(a, a) for a in sorted(owners)] + [Column(UNASSIGNED, "Unassigned")]
 
     def column_of(self, card: CardView) -> str:
-        if self.mode == STATUS:
+        return self._column_of(self.mode, card)
+
+    @staticmethod
+    def _column_of(mode: str, card: CardView) -> str:
+        if mode == STATUS:
             return COLUMN_OF.get(card.status, "ready")
         return card.owner or UNASSIGNED
 
@@ -170,21 +282,36 @@ class BoardModel:
                 return col.title
         return key
 
+    def column_total(self, key: str) -> int:
+        """How many cards the column holds in the store (passing the filter)."""
+        counts = (self.shown or self.tally).by_column(self.mode)
+        return counts.get(None if key == UNASSIGNED and self.mode == OWNER else key, 0)
+
     def column_cards(self, key: str) -> list[CardView]:
-        """Every card of the column that passes the filter, in display order."""
+        """The cards of the column in hand that pass the filter, in display
+        order, up to how far the column has been read (a column not read yet,
+        Done before it is asked for, shows the cards that moved into it while
+        the board was open)."""
+        frontier = self.frontier.get((self.mode, key))
+        sort = _sort_key(self.mode, key)
         cards = [c for c in self.cards.values() if self.column_of(c) == key and self.query.matches(c)]
-        cards.sort(key=_status_sort(key) if self.mode == STATUS else _owner_sort)
+        if frontier is None:
+            cards = [c for c in cards if c.id in self.live]
+        elif frontier is not COMPLETE:
+            cards = [c for c in cards if sort(c) <= frontier]
+        cards.sort(key=sort)
         return cards
 
+    def unread(self, key: str) -> bool:
+        """True while the column has cards not read from the store yet."""
+        return self.frontier.get((self.mode, key)) is not COMPLETE
+
+    def next_offset(self, key: str) -> int:
+        return self.read.get((self.mode, key), 0)
+
     def grouped(self) -> dict[str, list[CardView]]:
-        """All columns at once (one pass over the cards)."""
-        out: dict[str, list[CardView]] = {col.key: [] for col in self.columns()}
-        for card in self.cards.values():
-            if self.query.matches(card):
-                out.setdefault(self.column_of(card), []).append(card)
-        for key, cards in out.items():
-            cards.sort(key=_status_sort(key) if self.mode == STATUS else _owner_sort)
-        return out
+        """All columns at once."""
+        return {col.key: self.column_cards(col.key) for col in self.columns()}
 
     # -- what a drop means -------------------------------------------------------
     def drop(self, card: CardView, target: str) -> Drop:
@@ -215,8 +342,8 @@ class BoardModel:
 
     # -- header figures ----------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for card in self.cards.values():
-            key = COLUMN_OF.get(card.status, "ready")
-            out[key] = out.get(key, 0) + 1
-        return out
+        """Cards per status column, of the whole board."""
+        return self.tally.by_column(STATUS)
+
+    def total(self) -> int:
+        return self.tally.total()

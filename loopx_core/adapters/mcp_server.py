@@ -9,8 +9,9 @@ machines LoopX runs on, and a runtime (Codex) may send its first model request
 before a slow server has answered ``initialize``. The kernel (peewee, the
 pydantic input models) is imported on the first tool call, not at start.
 
-Seven tools, short descriptions, small schemas (context is precious): next,
-claim, writeback, gate_ask, gate_status, handoff, context. Every parameter
+Eight tools, short descriptions, small schemas (context is precious): next,
+claim, writeback, gate_ask, gate_status, handoff, context, cards (a page of
+short rows, like ``loopx card list``). Every parameter
 says its format. There is no tool that answers a gate: only a person does
 that, from the board or a terminal. The agent identity comes from
 ``LOOPX_AGENT``; every call goes through the same operators and validation as
@@ -93,6 +94,14 @@ TOOLS = [
           ("card", "to", "summary"), destructive=True),
     _tool("context", "A card's continuation",
           "The card's continuation packet as Markdown: objective, next action, todos, last evidence, gates.", {"card": CARD}, ("card",), read_only=True),
+    _tool("cards", "List cards",
+          "Cards a page at a time, in id order, one short row each. Pass next_after back as after for the next page.",
+          {
+              "status": {**_TEXT, "description": "Only cards in this status: backlog, ready, active, waiting, monitoring, paused, blocked, handoff, done or cancelled."},
+              "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "At most this many cards (1-1000)."},
+              "after": {**_TEXT, "description": "The card id after which this page starts: the previous page's next_after."},
+          },
+          read_only=True),
 ]
 _BY_NAME = {t["name"]: t for t in TOOLS}
 _KINDS = {"string": "a text", "boolean": "true or false", "integer": "a whole number", "number": "a number", "array": "a list", "object": "an object"}
@@ -180,7 +189,7 @@ def _error(msg_id, code: int, message: str) -> dict:
 # -- the tools ---------------------------------------------------------------------------------
 
 class Tools:
-    """The seven tools over one board, opened on the first call."""
+    """The eight tools over one board, opened on the first call."""
 
     def __init__(self, db_flag: str | None):
         self.db_flag = db_flag
@@ -281,6 +290,18 @@ class Tools:
         data = validate("handoff", {"to": to, "summary": summary, "done": list(done), "pending": list(pending)})
         packet, card_view = handoff(self.store, _card(card), _agent(), data)
         return _json({"handoff": packet.to_json(), "card": card_view.to_json()})
+
+    def _cards(self, status: str = "", limit: int | None = None, after: str = "") -> str:
+        from .. import ids
+        from ..cards import card_page
+        from ..columns import COLUMN_OF
+        from ..errors import InvalidInput
+        from ..inputs import page_limit
+
+        if status and status not in COLUMN_OF:
+            raise InvalidInput(f"no status {status[:40]!r}", "one of: " + ", ".join(COLUMN_OF))
+        views, last = card_page(self.store, status or None, limit=page_limit(limit), after=_card(after) if after else 0)
+        return _json({"cards": [c.to_row() for c in views], "next_after": ids.fmt(ids.CARD, last)})
 
     def _context(self, card: str) -> str:
         from ..context import build, to_markdown

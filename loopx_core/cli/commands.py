@@ -112,8 +112,34 @@ def validate(kind: str, data: dict) -> dict:
     return run(kind, data)
 
 
+def page_limit(limit: int | None, default: int | None = None, low: int = 1) -> int:
+    from ..inputs import page_limit as run
+
+    return run(limit, default, low)
+
+
 def _drop_none(data: dict) -> dict:
     return {k: v for k, v in data.items() if v is not None}
+
+
+def more_text(words: list[str], flag: str, cursor: str | None) -> str:
+    """The line after a page that is not the last: the command for the next one."""
+    if cursor is None:
+        return ""
+    import shlex
+
+    return "\nmore: `loopx " + " ".join(shlex.quote(w) for w in [*words, flag, cursor]) + "` for the next page"
+
+
+def _filters(args, *names: str) -> list[str]:
+    words = []
+    for name in names:
+        value = getattr(args, name)
+        if value is True:
+            words.append(f"--{name}")
+        elif value not in (None, False):
+            words += [f"--{name}", str(value)]
+    return words
 
 
 # -- board ------------------------------------------------------------------
@@ -236,11 +262,14 @@ def cmd_agent_add(ctx: Context) -> Outcome:
 
 
 def cmd_agent_list(ctx: Context) -> Outcome:
-    from ..agents import list_agents
+    from ..agents import agent_page
 
-    agents = [a.to_json() for a in list_agents(ctx.store)]
+    after = agent_id(ctx.args.after) if ctx.args.after is not None else ""
+    views, cursor = agent_page(ctx.store, limit=page_limit(ctx.args.limit), after=after)
+    agents = [a.to_json() for a in views]
     lines = [f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-'}" for a in agents]
-    return Outcome({"agents": agents}, 0, "\n".join(lines) or "no agents yet → `loopx agent add ID --can SCOPE`")
+    text = "\n".join(lines) or "no agents yet → `loopx agent add ID --can SCOPE`"
+    return Outcome({"agents": agents, "next_after": cursor}, 0, text + more_text(["agent", "list", *_filters(ctx.args, "limit")], "--after", cursor))
 
 
 def cmd_agent_show(ctx: Context) -> Outcome:
@@ -272,15 +301,31 @@ def cmd_card_add(ctx: Context) -> Outcome:
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
-    from ..cards import list_cards
-
     from ..columns import COLUMN_OF
 
     status, owner = ctx.args.status, ctx.args.owner
     if status is not None and status not in COLUMN_OF:
         raise InvalidInput(f"no status {status[:40]!r}", "one of: " + ", ".join(COLUMN_OF))
-    cards = [c.to_json() for c in list_cards(ctx.store, status, agent_id(owner) if owner is not None else None)]
-    return Outcome({"cards": cards}, 0, "\n".join(render.card_line(c) for c in cards) or "no cards match")
+    owner = agent_id(owner) if owner is not None else None
+    limit = page_limit(ctx.args.limit)
+    after = card_id(ctx.args.after) if ctx.args.after is not None else 0
+    if getattr(ctx.args, "json", False) and not ctx.args.full and ctx._store is None:
+        location = ctx.location
+        if location.backend == "sqlite":  # an agent's list between turns: no peewee (plainread.py)
+            from ..plainread import card_page as plain_page
+
+            found = plain_page(location.path, status, owner, limit=limit, after=after)
+            if found is not None:
+                return Outcome({"cards": found[0], "next_after": ids.fmt(ids.CARD, found[1])}, 0, "")
+    from ..cards import card_page
+
+    views, last = card_page(ctx.store, status, owner, limit=limit, after=after)
+    cursor = ids.fmt(ids.CARD, last)
+    full = [c.to_json() for c in views]
+    cards = full if ctx.args.full else [c.to_row() for c in views]
+    text = "\n".join(render.card_line(c) for c in full) or "no cards match"
+    text += more_text(["card", "list", *_filters(ctx.args, "status", "owner", "limit", "full")], "--after", cursor)
+    return Outcome({"cards": cards, "next_after": cursor}, 0, text)
 
 
 def cmd_card_show(ctx: Context) -> Outcome:
@@ -407,10 +452,16 @@ def cmd_events(ctx: Context) -> Outcome | None:
     card = card_id(ctx.args.card) if ctx.args.card else None
     seq = ctx.args.since
     if not ctx.args.follow:
+        from ..limits import PAGE_MAX
+
+        limit = page_limit(ctx.args.limit, PAGE_MAX, low=0)  # --limit 0: no events (DESIGN §10)
         with store.read():
-            found = [e.to_json() for e in events.since(seq, card=card, limit=ctx.args.limit)]
-        text = "\n".join(f"{e['seq']:>6} {e['at']} {e['actor']:<20} {e['card'] or '':<7} {e['kind']}" for e in found)
-        return Outcome({"events": found}, 0, text or "no events")
+            found = [e.to_json() for e in events.since(seq, card=card, limit=limit + 1)]
+        cursor = str(found[limit - 1]["seq"]) if len(found) > limit and limit else None
+        found = found[:limit]
+        text = "\n".join(f"{e['seq']:>6} {e['at']} {e['actor']:<20} {e['card'] or '':<7} {e['kind']}" for e in found) or "no events"
+        text += more_text(["events", *_filters(ctx.args, "card", "limit")], "--since", cursor)
+        return Outcome({"events": found, "next_since": int(cursor) if cursor else None}, 0, text)
     token = None
     try:
         while True:
@@ -639,18 +690,30 @@ def cmd_gate_ask(ctx: Context) -> Outcome:
 
 
 def cmd_gate_status(ctx: Context) -> Outcome:
-    from ..gates import status
+    gid = gate_id(ctx.args.gate)
+    g = None
+    if ctx._store is None and ctx.location.backend == "sqlite":  # an agent polling its gate: no peewee (plainread.py)
+        from ..plainread import gate_status as plain_status
 
-    g = status(ctx.store, gate_id(ctx.args.gate)).to_json()
+        g = plain_status(ctx.location.path, gid)
+    if g is None:
+        from ..gates import status
+
+        g = status(ctx.store, gid).to_json()
     return Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
 
 
 def cmd_gate_list(ctx: Context) -> Outcome:
-    from ..gates import list_gates
+    from ..gates import gate_page
 
     cid = card_id(ctx.args.card) if ctx.args.card else None
-    gates = [g.to_json() for g in list_gates(ctx.store, ctx.args.pending, cid)]
-    return Outcome({"gates": gates}, 0, "\n".join(render.gate_line(g) for g in gates) or "no gates")
+    after = gate_id(ctx.args.after) if ctx.args.after is not None else 0
+    views, last = gate_page(ctx.store, ctx.args.pending, cid, limit=page_limit(ctx.args.limit), after=after)
+    gates = [g.to_json() for g in views]
+    cursor = ids.fmt(ids.GATE, last)
+    text = "\n".join(render.gate_line(g) for g in gates) or "no gates"
+    text += more_text(["gate", "list", *_filters(ctx.args, "pending", "card", "limit")], "--after", cursor)
+    return Outcome({"gates": gates, "next_after": cursor}, 0, text)
 
 
 def cmd_gate_answer(ctx: Context) -> Outcome:

@@ -58,6 +58,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH|URL", help="board to use (default: LOOPX_DB, nearest .loopx/, user board)")
 
 
+def _page(p: argparse.ArgumentParser, cursor: str, example: str) -> None:
+    """A list's page: --limit rows (default and ceiling: limits.PAGE_DEFAULT/PAGE_MAX) after a cursor."""
+    p.add_argument("--limit", type=count, metavar="N", help="at most N rows (default 50, at most 1000)")
+    p.add_argument("--after", metavar=cursor, help=f"the page after {cursor} (the JSON's next_after), e.g. {example}")
+
+
 def _agent(p: argparse.ArgumentParser, lease_token: bool = True) -> None:
     p.add_argument("--agent", metavar="ID", help="agent identity (default: $LOOPX_AGENT)")
     p.add_argument("--op-id", metavar="ID", help="idempotency key: a retry with the same id returns the first result")
@@ -152,7 +158,8 @@ def _verb_agent(agent):
     p.add_argument("--usd", type=float, metavar="X", help="dollars per window, e.g. 20")
     p.add_argument("--turns", type=int, metavar="N", help="turns per window")
     p.add_argument("--window", metavar="DUR", help="the rolling window's length, e.g. 5h or 1d")
-    cmd("list", "list agents", asub)
+    p = cmd("list", "list agents", asub)
+    _page(p, "ID", "claude-1")
     p = cmd("show", "show one agent", asub)
     p.add_argument("id", metavar="ID")
 
@@ -173,9 +180,11 @@ def _verb_card(card):
     p.add_argument("--max-usd", type=float, metavar="X")
     p.add_argument("--backlog", action="store_true", help="park it in the backlog")
     p.add_argument("--op-id", metavar="ID", help="idempotency key")
-    p = cmd("list", "list cards", csub)
+    p = cmd("list", "list cards, a page at a time (id order)", csub)
     p.add_argument("--status", metavar="S")
     p.add_argument("--owner", metavar="A")
+    _page(p, "CARD", "LX-50")
+    p.add_argument("--full", action="store_true", help="each card's whole record (todos, quota, lease …), as `card show` prints it")
     p = cmd("show", "show one card", csub)
     p.add_argument("card", metavar="CARD")
     p = cmd("move", "a person's move: to backlog, ready or cancelled", csub)
@@ -265,7 +274,7 @@ def _verb_events(p):
     p.add_argument("--since", type=count, default=0, metavar="SEQ")
     p.add_argument("--card", metavar="CARD")
     p.add_argument("--follow", action="store_true", help="keep streaming, one JSON object per line")
-    p.add_argument("--limit", type=count, metavar="N")
+    p.add_argument("--limit", type=count, metavar="N", help="at most N events (default 1000); page on with --since NEXT_SINCE")
 
 
 def _verb_export(p):
@@ -316,9 +325,10 @@ def _verb_gate(gate):
     p.add_argument("--wait", nargs="?", const="30m", metavar="DUR", help="block until answered (default 30m): exit 0 approved, 7 rejected, 6 still waiting")
     p = cmd("status", "a gate's status (exit 0 approved, 6 pending, 7 rejected)", gsub)
     p.add_argument("gate", metavar="GATE")
-    p = cmd("list", "list gates", gsub)
+    p = cmd("list", "list gates, a page at a time (id order)", gsub)
     p.add_argument("--pending", action="store_true")
     p.add_argument("--card", metavar="CARD")
+    _page(p, "GATE", "G-50")
     p = cmd("answer", "answer a gate — a person with their key only", gsub)
     p.add_argument("gate", metavar="GATE")
     p.add_argument("decision", choices=["approve", "reject"])

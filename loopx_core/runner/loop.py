@@ -76,7 +76,7 @@ class Runner:
         self.agent = options.agent
         self.log_line = log
         self.runner_id = uuid.uuid4().hex[:12]
-        self.runtime = runtimes.make(options.runtime, options.command, options.binary)
+        self.runtime = runtimes.make(options.runtime, options.command, options.binary, options.agent)
         self.interrupted = threading.Event()
         self.stopping: str | None = None  # why the runner is stopping (a signal)
         self.urgent = False  # a second signal: abandon the turn in flight now

@@ -1,7 +1,9 @@
 """The runtimes a runner drives: how one bounded turn is started, what its
 output says about usage, and where its transcript is.
 
-- **claude-code**: ``claude -p PROMPT --output-format stream-json --verbose``.
+- **claude-code**: ``claude -p PROMPT --output-format stream-json --verbose
+  --settings '{"env": {"LOOPX_AGENT": AGENT}}'`` (the agent's identity for its
+  hooks and MCP server, over the one the checkout's local settings name).
   The stream is one JSON object a line (the Agent SDK's ``SDKMessage``, its
   ``sdk.d.ts``): ``system``/``init`` carries ``session_id``; every
   ``assistant`` message carries its Messages-API ``usage`` (streamed: input
@@ -192,9 +194,10 @@ class Runtime:
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
 
-    def __init__(self, extra: list[str], binary: str | None = None):
+    def __init__(self, extra: list[str], binary: str | None = None, agent: str = ""):
         self.extra = list(extra)
         self.binary = binary
+        self.agent = agent
 
     def argv(self, prompt: str) -> list[str]:
         return list(self.extra)
@@ -212,7 +215,12 @@ class ClaudeCode(Runtime):
     usage_class = ClaudeUsage
 
     def argv(self, prompt: str) -> list[str]:
-        return [self.binary or "claude", "-p", prompt, "--output-format", "stream-json", "--verbose", *self.extra]
+        # The checkout's .claude/settings.local.json names the agent `init` set up, and
+        # settings' env wins over the process's: without the flag settings (which win over
+        # local settings) the hooks and the MCP server of another agent's runner would act
+        # as that agent.
+        identity = json.dumps({"env": {"LOOPX_AGENT": self.agent}})
+        return [self.binary or "claude", "-p", prompt, "--output-format", "stream-json", "--verbose", "--settings", identity, *self.extra]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -233,8 +241,8 @@ class Codex(Runtime):
 RUNTIMES = {"claude-code": ClaudeCode, "codex": Codex, "shell": Runtime}
 
 
-def make(name: str, extra: list[str], binary: str | None = None) -> Runtime:
-    return RUNTIMES[name](extra, binary)
+def make(name: str, extra: list[str], binary: str | None = None, agent: str = "") -> Runtime:
+    return RUNTIMES[name](extra, binary, agent)
 
 
 def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:

@@ -17,12 +17,13 @@ from textual import work
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from loopx_core.text import terminal_safe
 from loopx_core.values import Artifact
 
 from ..format import short_sha, size
+from ..widgets.footer import StableFooter
 
 MAX_BYTES = 512 * 1024  # shown; the rest is one key away in $PAGER
 
@@ -116,7 +117,7 @@ class ArtifactScreen(Screen):
         yield Static(self._header(), id="artifact-header")
         with VerticalScroll(id="artifact-body"):
             yield Static(Text("…", style="dim"), id="artifact-text")
-        yield Footer(compact=True)
+        yield StableFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#artifact-body").focus()

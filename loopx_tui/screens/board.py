@@ -8,12 +8,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from ..messages import CardDropped, DragHover, OpenCard
 from ..runners import summary
 from ..state import OWNER, STATUS, BoardModel, Query
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
+from ..widgets.footer import StableFooter
 from ..widgets.card import CardWidget
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class BoardScreen(Screen):
         Binding("enter", "open_card", "Open", tooltip="open the selected card: evidence, gates, handoffs, events, burn"),
         Binding("t", "timeline", "Timeline", tooltip="the whole board's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
         Binding("v", "toggle_view", "View", tooltip="columns by status ⇄ one column per agent (plus Unassigned)"),
+        Binding("d", "show_done", "Done", show=False, tooltip="show the done and cancelled cards (counted on open, read when asked for); ↓ past a column's last card reads on"),
         Binding("slash", "filter", "Filter", tooltip="filter by words, @agent or status:… (Esc clears)"),
         Binding("g", "answer_gates", "Gates", tooltip="answer the waiting gates one by one (the deferred ones too)"),
         Binding("n", "new_card", "New", tooltip="add a card (a form, validated like `loopx card add`)"),
@@ -62,6 +64,7 @@ class BoardScreen(Screen):
         self.now = now
         self.demo = demo
         self.focus_card: int | None = None
+        self.focus_after: tuple[str, int] | None = None  # (column, row): focus it once the column's next cards are read
 
     def compose(self) -> ComposeResult:
         model = self.model
@@ -70,7 +73,7 @@ class BoardScreen(Screen):
         yield BoardView(model, self.now, id="board")
         # Disabled while hidden, so focus never lands in it by accident.
         yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
-        yield Footer(compact=True)
+        yield StableFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
@@ -105,8 +108,9 @@ class BoardScreen(Screen):
                 return
 
     # -- applying changes ------------------------------------------------------
-    def apply(self, changed: Iterable[int], old_columns: dict[int, str], rebuild: bool = False) -> None:
-        """Re-sync only the columns the changed cards left or entered."""
+    def apply(self, changed: Iterable[int], old_columns: dict[int, str], rebuild: bool = False, recount: bool = False) -> None:
+        """Re-sync only the columns the changed cards left or entered (every
+        column when the counts changed: ``recount``)."""
         if not self.is_mounted or not self.query(BoardView):
             return  # composing now (from the model as it is), or closing: nothing to catch up
         model = self.model
@@ -115,6 +119,11 @@ class BoardScreen(Screen):
         if rebuild:
             self.board.rebuild()
             moved_focus = focused is not None
+        elif recount:
+            moved_focus = any(old_columns.get(cid) not in (None, model.column_of(model.cards[cid])) for cid in changed if cid == focused)
+            if not self.board.sync():
+                self.board.rebuild()
+                moved_focus = focused is not None
         else:
             affected: set[str] = set()
             for cid in changed:
@@ -133,6 +142,34 @@ class BoardScreen(Screen):
         self.refresh_header()
         if moved_focus and focused is not None:
             self.call_after_refresh(self.focus_card_widget, focused)
+
+    def pages_read(self, mode: str) -> None:
+        """The first cards of ``mode``'s columns arrived (a view's first
+        showing, a new filter, or read ahead for ``v``)."""
+        if not self.is_mounted or not self.query(BoardView):
+            return
+        if mode == self.model.mode:
+            if not self.board.sync():
+                self.board.rebuild()
+            self.refresh_header()
+            if self.focused is None:
+                self._focus_first()
+        else:
+            self.board.stale(mode)
+
+    def column_read(self, mode: str, key: str) -> None:
+        """More cards of one column arrived."""
+        if mode != self.model.mode or not self.is_mounted or not self.query(BoardView):
+            return
+        column = self.board.column(key)
+        if column is None:
+            return
+        self.board.sync([key])
+        if self.focus_after is not None and self.focus_after[0] == key:
+            row, self.focus_after = self.focus_after[1], None
+            ids = column.card_ids()
+            if ids:
+                self.call_after_refresh(self.focus_card_widget, ids[min(row, len(ids) - 1)])
 
     def focus_card_widget(self, card_id: int) -> bool:
         widget = self.board.card_widget(card_id)
@@ -197,6 +234,8 @@ class BoardScreen(Screen):
         model = self.model
         model.mode = OWNER if model.mode == STATUS else STATUS
         focused = self.focus_card
+        if model.needs_pages(model.mode):
+            self.app.read_pages(model.mode)  # (read ahead after the first paint, this is rare)
         self.board.switch()
         self.refresh_header()
         if focused is not None:
@@ -212,9 +251,19 @@ class BoardScreen(Screen):
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.model.query = Query.parse(event.value)
+        self.set_query(Query.parse(event.value))
+
+    def set_query(self, query: Query) -> None:
+        """Filter the cards in hand at once; the store's counts and first
+        cards for the filter follow (a worker)."""
+        if query.text == self.model.query.text:
+            return
+        self.model.query = query
+        self.app.reader.card_filter = query.card_filter
+        self.model.shown = None if not query.card_filter else self.model.shown
         self.board.sync()
         self.refresh_header()
+        self.app.read_pages(self.model.mode)
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
@@ -231,9 +280,7 @@ class BoardScreen(Screen):
         self._hide_filter()
         if self.model.query.active:
             box.value = ""
-            self.model.query = Query()
-            self.board.sync()
-            self.refresh_header()
+            self.set_query(Query())
         self._focus_first()
 
     def action_escape(self) -> None:
@@ -244,6 +291,20 @@ class BoardScreen(Screen):
                     return
         if self.query_one("#filter", Input).display or self.model.query.active:
             self.clear_filter()
+
+    def action_show_done(self) -> None:
+        """Done and cancelled cards are counted on open and read when asked for."""
+        if self.model.mode != STATUS:
+            self.app.notice("In the owner view each agent's done cards come last in its column: ↓ past the last card reads on")
+            return
+        column = self.board.column("done")
+        if column is None:
+            return
+        if column.card_ids():
+            column.widgets[column.card_ids()[0]].focus()
+        elif column.total:
+            self.focus_after = ("done", 0)
+            column.show_more()
 
     def action_answer_gates(self) -> None:
         self.app.gates.show_all()
@@ -309,9 +370,13 @@ class BoardScreen(Screen):
         ids = column.card_ids()
         row = ids.index(current.card.id) if current.card.id in ids else 0
         if dy:
-            if row + dy >= len(ids) and column.show_more():
-                self.call_after_refresh(self.action_nav, dx, dy)  # the next screenful is mounting
-                return
+            if row + dy >= len(ids):
+                if column.show_more():
+                    self.call_after_refresh(self.action_nav, dx, dy)  # the next screenful is mounting
+                    return
+                if column.asked:
+                    self.focus_after = (column.key, row + 1)  # being read: go there when it arrives
+                    return
             row = max(0, min(len(ids) - 1, row + dy))
             column.widgets[ids[row]].focus()
             return
@@ -324,6 +389,10 @@ class BoardScreen(Screen):
             target_ids = target.card_ids()
             if target_ids:
                 target.widgets[target_ids[min(row, len(target_ids) - 1)]].focus()
+                return
+            if target.total and target.unread:  # (Done, before it was asked for): read it, then go there
+                self.focus_after = (target.key, 0)
+                target.show_more()
                 return
 
     def action_help(self) -> None:

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Sparkline, Static, TabbedContent, TabPane
+from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 
 from loopx_core import ids
 from loopx_core.errors import LoopxError
@@ -22,6 +22,7 @@ from loopx_core.values import CardDetail, CardView
 from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, tokens
 from ..messages import BoardUpdated, CardLoaded
 from ..widgets.evidence_log import EvidenceLog
+from ..widgets.footer import StableFooter
 
 if TYPE_CHECKING:
     from ..app import LoopxApp
@@ -152,7 +153,10 @@ def events_text(detail: CardDetail) -> Text:
 
 class CardScreen(Screen):
     """Opens at once with the card as the board knows it; the detail (evidence,
-    gates, handoffs, events) is read in a thread worker and filled in."""
+    gates, handoffs, events) is read in a thread worker and filled in.
+
+    The app keeps one and shows the next card in it (``show``): building the
+    screen's widgets and their styles was most of what opening a card cost."""
 
     BINDINGS = [
         Binding("escape,q", "back", "Back", tooltip="back to the board"),
@@ -192,11 +196,31 @@ class CardScreen(Screen):
                 yield VerticalScroll(Static(id="card-handoffs"))
             with TabPane("Events", id="events"):
                 yield VerticalScroll(Static(id="card-events"))
-        yield Footer(compact=True)
+        yield StableFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#card-sparkline").display = False
         self.query_one(EvidenceLog).focus()
+        self.load()
+
+    def show(self, card: CardView) -> None:
+        """Show another card in this screen (it is not on screen): as if new."""
+        self.card = card
+        self.card_id = card.id
+        self.detail = None
+        self.loads = 0
+        self.query_one("#card-header", Static).update(header_text(card, self.now()))
+        self.query_one("#card-sparkline").display = False
+        self.query_one("#card-burn-label", Static).update(Text("reading the card…", style="dim"))
+        for pane in ("gates", "handoffs", "events"):
+            self.query_one(f"#card-{pane}", Static).update("")
+        tabs = self.query_one(TabbedContent)
+        for pane in ("evidence", "gates", "handoffs", "events"):
+            tabs.get_tab(pane).label = pane.capitalize()
+        tabs.active = "evidence"
+        log = self.query_one(EvidenceLog)
+        log.reset(card.id)
+        log.focus()
         self.load()
 
     def load(self) -> None:

@@ -11,7 +11,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from loopx_core import ids
 from loopx_core.clock import human_delta
@@ -19,6 +19,7 @@ from loopx_core.trajectory import Figures, Trajectory, figures
 
 from ..format import tokens
 from ..messages import BoardUpdated
+from ..widgets.footer import StableFooter
 
 RELOAD_EVERY = 5.0  # seconds: the whole board's timeline follows changes at most this often
 
@@ -77,7 +78,7 @@ class TimelineScreen(Screen):
         yield Static(Text(" reading the timeline…", style="dim"), id="timeline-figures")
         yield TrajectoryPlot(id="timeline-trajectory")
         yield BurnPlot(id="timeline-burn")
-        yield Footer(compact=True)
+        yield StableFooter(compact=True)
 
     def on_mount(self) -> None:
         self.action_reload()

@@ -60,8 +60,8 @@ class BoardView(Container, can_focus=False):
         return view.columns if view is not None else {}
 
     def _make_view(self) -> ModeColumns:
-        grouped = self.model.grouped()
-        columns = {col.key: BoardColumn(col.key, col.title, self._now, grouped.get(col.key, [])) for col in self.model.columns()}
+        model = self.model
+        columns = {col.key: BoardColumn(col.key, col.title, self._now, model.column_cards(col.key), total=model.column_total(col.key), unread=model.unread(col.key)) for col in model.columns()}
         view = ModeColumns(self.model.mode, columns)
         self.views[self.model.mode] = view
         self._stale.discard(self.model.mode)
@@ -98,6 +98,11 @@ class BoardView(Container, can_focus=False):
                 self._stale.discard(mode)
                 self.sync()
 
+    def stale(self, mode: str) -> None:
+        """``mode``'s columns (hidden now) are brought up to date when next shown."""
+        if mode in self.views:
+            self._stale.add(mode)
+
     def rebuild(self) -> None:
         """New columns for the current mode (the set of agents changed); the
         other mode's are dropped and built again when next shown."""
@@ -112,8 +117,9 @@ class BoardView(Container, can_focus=False):
         keys = list(self.columns) if keys is None else list(keys)
         if any(k not in self.columns for k in keys):
             return False
+        model = self.model
         for key in keys:
-            self.columns[key].sync(self.model.column_cards(key))
+            self.columns[key].sync(model.column_cards(key), model.column_total(key), model.unread(key))
         self._stale.update(m for m in self.views if m != self.model.mode)
         return True
 
@@ -165,7 +171,7 @@ class BoardHeader(Static):
             text.append(f" as {person} ", style="dim")  # the key unlocked for this session signs what you decide
         if model.objective:
             text.append(f" {model.objective} ", style="bold")
-        n = len(model.cards)
+        n = model.total()
         text.append(f" {n} card{'' if n == 1 else 's'}", style="dim")
         needs = counts.get("needs_you", 0)
         gates = len(model.pending)

@@ -1,5 +1,9 @@
 """A board column: a header with the count, the cards, and "+N more".
 
+The count is the store's (the board holds only the first cards of each
+column); going down past the last card in hand asks the app to read on
+(``ColumnWanted``). A column of history (Done) starts with its count only.
+
 ``sync`` brings the column to a new list of cards by diffing against the
 widgets it has: unchanged cards are left alone, changed ones re-render in
 place, new ones are mounted at their position, gone ones removed. A column
@@ -17,7 +21,8 @@ from textual.widgets import Static
 
 from loopx_core.values import CardView
 
-from ..state import COLUMN_LIMIT, COLUMN_STEP
+from ..messages import ColumnWanted
+from ..state import COLUMN_LIMIT, COLUMN_STEP, ON_DEMAND
 from .card import CardWidget
 
 
@@ -35,14 +40,25 @@ class ColumnBody(VerticalScroll, can_focus=False, inherit_bindings=False):
             self.parent.show_more()
 
 
+class MoreLine(Static):
+    """"+N more": a click reads on, like ↓ past the last card (or d in Done)."""
+
+    def on_click(self, event) -> None:
+        event.stop()
+        if isinstance(self.parent, BoardColumn):
+            self.parent.show_more()
+
+
 class BoardColumn(Vertical):
-    def __init__(self, key: str, title: str, now: Callable[[], float], cards: list[CardView] = (), limit: int = COLUMN_LIMIT):
+    def __init__(self, key: str, title: str, now: Callable[[], float], cards: list[CardView] = (), limit: int = COLUMN_LIMIT, total: int | None = None, unread: bool = False):
         super().__init__(id=css_id(key), classes=f"board-column -col-{css_id(key)[4:]}")
         self.key = key
         self.title = title
         self._now = now
         self.limit = limit
-        self.total = len(cards)
+        self.total = len(cards) if total is None else total  # in the store (the filter's), not only in hand
+        self.unread = unread  # cards of it not read from the store yet
+        self.asked = False  # a read of the next cards is under way
         self.hint = ""
         self.subtitle = ""  # owner view: what the agent's runner is doing
         shown = list(cards)[:limit]
@@ -50,27 +66,31 @@ class BoardColumn(Vertical):
         self.cards: list[CardView] = list(cards)  # every card of the column, shown or not
         self._order: list[int] = [c.id for c in shown]
         self._ready = False
-        self._pending: list[CardView] | None = None
+        self._pending: tuple | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._header_text(), classes="column-header")
         yield ColumnBody(*self.widgets.values(), classes="column-body")
-        yield Static(self._more_text(), classes="column-more")
+        yield MoreLine(self._more_text(), classes="column-more")
 
     def on_mount(self) -> None:
         self._ready = True
         self._finish()
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            self.sync(pending)
+            self.sync(*pending)
 
     def _more_text(self) -> Text | str:
         hidden = self.total - len(self._order)
-        return Text(f"+{hidden} more · ↓ shows them, / filters", style="dim") if hidden > 0 else ""
+        if hidden <= 0:
+            return ""
+        if not self._order and self.key in ON_DEMAND:
+            return Text(f"d/click shows {hidden:,}", style="dim")  # (the header says they are done: "Done 2")
+        return Text(f"+{hidden:,} more · ↓/click", style="dim")
 
     def _finish(self) -> None:
         self.query_one(".column-header", Static).update(self._header_text())
-        more = self.query_one(".column-more", Static)
+        more = self.query_one(".column-more", MoreLine)
         more.update(self._more_text())
         more.display = self.total > len(self._order)
         self.set_class(self.total == 0, "-empty")
@@ -102,19 +122,30 @@ class BoardColumn(Vertical):
                 self.query_one(".column-header", Static).update(self._header_text())
 
     def show_more(self) -> bool:
-        """Mount the next screenful of cards (False: every card is shown)."""
+        """Mount the next screenful of cards in hand, or ask for the next ones
+        to be read (False: every card is shown)."""
         if not self._ready or len(self._order) >= self.total:
             return False
-        self.limit = len(self._order) + COLUMN_STEP
-        self.sync(self.cards)
-        return True
+        if len(self._order) < len(self.cards):
+            self.limit = len(self._order) + COLUMN_STEP
+            self.sync(self.cards, self.total, self.unread)
+            return True
+        if self.unread and not self.asked:
+            self.asked = True
+            self.limit = max(self.limit, len(self._order) + COLUMN_STEP)
+            self.post_message(ColumnWanted(self.key))
+        return False
 
-    def sync(self, cards: list[CardView]) -> None:
+    def sync(self, cards: list[CardView], total: int | None = None, unread: bool = False) -> None:
         if not self._ready:
-            self._pending = list(cards)
+            self._pending = (list(cards), total, unread)
             return
+        grew = len(cards) > len(self.cards)
         self.cards = list(cards)
-        self.total = len(cards)
+        self.total = len(cards) if total is None else max(total, len(cards))
+        self.unread = unread
+        if grew or not unread:
+            self.asked = False
         shown = cards[: self.limit]
         want = {c.id for c in shown}
         for cid in [c for c in self.widgets if c not in want]:

@@ -77,6 +77,16 @@ class EvidenceLog(OptionList):
         self.artifacts: dict[str, Artifact] = {}  # option id -> artifact
         self._placeholder = False
 
+    def reset(self, card_id: int) -> None:
+        """Empty, for another card."""
+        self.card_id = card_id
+        self.shown.clear()
+        self.observed_shown.clear()
+        self.entries.clear()
+        self.artifacts.clear()
+        self._placeholder = False
+        self.clear_options()
+
     def add(self, evidence: Iterable[EvidenceView], observed: Iterable[ObservedView] = ()) -> None:
         now = self._now()
         options: list[Option] = []

@@ -34,7 +34,31 @@ def _axis_hours(start: float, width: float, n: int) -> list[float]:
     return [((i + 0.5) * width) / HOUR for i in range(n)]
 
 
-class TrajectoryPlot(PlotextPlot):
+class DrawnOnce(PlotextPlot):
+    """A Plotext plot built once per drawing and size: Textual renders a
+    widget again on every repaint of its region, and a Plotext build of a
+    long trajectory was most of what opening the timeline cost."""
+
+    _drawn = 0  # bumped by every ``draw``
+    _cached: tuple | None = None  # (key, what render returned)
+
+    def redrawn(self) -> None:
+        """The figure changed (``draw``): build it again at the next repaint."""
+        self._drawn += 1
+        self.refresh()
+
+    def render(self):
+        if getattr(self, "trajectory", None) is None:
+            from rich.text import Text
+
+            return Text("reading…", style="dim")  # (an empty figure is a full Plotext build too)
+        key = (self._drawn, self.size, self.app.theme)
+        if self._cached is None or self._cached[0] != key:
+            self._cached = (key, super().render())
+        return self._cached[1]
+
+
+class TrajectoryPlot(DrawnOnce):
     def __init__(self, **kw):
         super().__init__(**kw)
         self.trajectory: Trajectory | None = None
@@ -52,7 +76,7 @@ class TrajectoryPlot(PlotextPlot):
         plt.clear_figure()
         plt.title("Trajectory")
         if t is None:
-            self.refresh()
+            self.redrawn()
             return
         n = max(8, self.size.width - 14)
         b = buckets(t, n)
@@ -73,10 +97,10 @@ class TrajectoryPlot(PlotextPlot):
         plt.xlim(0, max(b.width * n / HOUR, 1e-3))
         time_ticks(plt, b.width * n / HOUR)
         plt.xlabel("time since the start")
-        self.refresh()
+        self.redrawn()
 
 
-class BurnPlot(PlotextPlot):
+class BurnPlot(DrawnOnce):
     def __init__(self, **kw):
         super().__init__(**kw)
         self.trajectory: Trajectory | None = None
@@ -94,7 +118,7 @@ class BurnPlot(PlotextPlot):
         plt.clear_figure()
         if t is None:
             plt.title("Burn")
-            self.refresh()
+            self.redrawn()
             return
         per = burn(t, max_bars=max(4, (self.size.width - 16) // 2))
         plt.title(f"Tokens (bars) and dollars (line, right) per {per.per}")
@@ -103,4 +127,4 @@ class BurnPlot(PlotextPlot):
             plt.plot(per.hours, per.usd, yside="right", color="yellow", marker="braille")
         time_ticks(plt, per.hours[-1] + per.step / HOUR if per.hours else 1.0)
         plt.xlabel("time since the start")
-        self.refresh()
+        self.redrawn()

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-TOOLS = {"next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context"}
+TOOLS = {"next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context", "cards"}
 
 
 @asynccontextmanager
@@ -82,7 +82,7 @@ async def test_without_an_agent_identity(team):
         assert err and "no agent identity" in text and "LOOPX_AGENT" in text
 
 
-READ_ONLY = {"gate_status", "context"}
+READ_ONLY = {"gate_status", "context", "cards"}
 
 
 async def test_every_parameter_is_described_and_read_only_tools_say_so(team):
@@ -123,6 +123,26 @@ async def test_bad_arguments_come_back_as_tool_errors_naming_the_parameter(team)
         err, text = await call(client, "writeback", card="LX-1", summary="x", todos_done=[True])
         assert err and "a list of whole numbers" in text
     assert team.ok("log", "LX-1")["evidence"] == []  # nothing was recorded
+
+
+async def test_the_cards_tool_pages_like_card_list(team):
+    for i in range(5):
+        team.ok("card", "add", f"card {i}")
+    team.ok("claim", "LX-2", agent="a1")
+    async with session(team, "a2") as client:
+        err, text = await call(client, "cards", limit=2)
+        page = json.loads(text)
+        assert not err and page == team.ok("card", "list", "--limit", "2")  # the CLI's rows and cursor
+        assert [c["id"] for c in page["cards"]] == ["LX-1", "LX-2"] and page["next_after"] == "LX-2"
+        err, text = await call(client, "cards", status="ready", after=page["next_after"])
+        assert not err and json.loads(text) == {"cards": team.ok("card", "list", "--status", "ready", "--after", "LX-2")["cards"], "next_after": None}
+        assert [c["id"] for c in json.loads(text)["cards"]] == ["LX-3", "LX-4", "LX-5"]
+        err, text = await call(client, "cards")
+        assert not err and len(json.loads(text)["cards"]) == 5 and "todos" not in text
+        err, text = await call(client, "cards", limit=0)
+        assert err and text.startswith("[invalid_input]") and "1 to 1000" in text
+        err, text = await call(client, "cards", status="doing")
+        assert err and "one of: ready" in text
 
 
 def test_the_protocol_itself_without_the_sdk(team):

@@ -26,7 +26,7 @@ from . import runtimes
 from .model_server import Call, ScriptedModel
 
 LOOPX = Path(sys.executable).parent / "loopx"  # the installed console script of this venv
-HOMES = runtimes.REPO / ".cache" / "e2e-homes"
+HOMES = (runtimes.REPO / ".cache").resolve() / "e2e-homes"  # resolved: bwrap cannot mount a denied path under a symlink (PITFALLS)
 RUNTIME_PATH = "/usr/bin:/bin"  # what the runtime sees: no loopx on it
 TIMEOUT = 120  # one session, at most (each takes a few seconds)
 CODEX_MODEL = "gpt-5.1-codex"

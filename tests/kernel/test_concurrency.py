@@ -88,7 +88,7 @@ def test_eight_agent_processes_drain_the_board_each_card_done_once(board):
         assert mine == ["claimed", "done"] * (len(mine) // 2), (agent, mine)
     worked_by = {e["data"]["agent"] for e in evs if e["kind"] == "claimed"}
     assert len(worked_by) > 1  # the work really was shared
-    cards = board.ok("card", "list")["cards"]
+    cards = board.ok("card", "list", "--full")["cards"]
     assert [c["status"] for c in cards] == ["done"] * CARDS
     assert all(c["evidence_count"] == 2 and c["lease"] is None for c in cards)
     seqs = [e["seq"] for e in evs]

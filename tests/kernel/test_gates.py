@@ -231,3 +231,47 @@ def test_gate_ask_wait_returns_when_answered_or_times_out(team):
     worked(team, "LX-1", "a2")  # a writeback while waiting is allowed
     team.ok("gate", "answer", "G-1", "approve", tty=True)
     assert team.cli("gate", "status", "G-1").code == 0
+
+
+def test_the_plain_sqlite_gate_status_answers_exactly_what_the_kernel_answers(team, monkeypatch):
+    """`gate status` on a SQLite board reads with sqlite3 alone (plainread.py):
+    pending, approved by a capability, by a person's signed answer, rejected,
+    and an approval written into the database (it reads as pending, forged)."""
+    if team.backend != "sqlite":
+        return  # PostgreSQL boards always take the kernel's path
+    import sqlite3
+
+    from loopx_core import gates, plainread
+
+    from ..conftest import person
+
+    for i in range(4):
+        team.ok("card", "add", f"card {i}")
+    held(team, "LX-1", "a1")
+    team.ok("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", agent="a1")                   # G-1 approved: capability
+    held(team, "LX-2", "a2")
+    assert team.cli("gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", "--option", "yes", agent="a2").code == 6  # G-2
+    person(team, "gate", "answer", "G-2", "approve", "--note", "fine")                                           # G-2 approved: signed
+    team.ok("agent", "add", "a3")
+    held(team, "LX-3", "a3")
+    assert team.cli("gate", "ask", "LX-3", "--question", "deploy?", "--scope", "deploy:prod", agent="a3").code == 6   # G-3
+    person(team, "gate", "answer", "G-3", "reject", "--note", "no")                                              # G-3 rejected
+    team.ok("agent", "add", "a4")
+    held(team, "LX-4", "a4")
+    assert team.cli("gate", "ask", "LX-4", "--question", "wait?", agent="a4").code == 6                          # G-4 pending
+    assert team.cli("gate", "ask", "LX-4", "--question", "and this?", "--scope", "deploy:prod", agent="a4").code == 6  # G-5 pending
+    with sqlite3.connect(team.db) as con:  # the attack: an approval written into the database
+        con.execute("UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester' WHERE id = 5")
+    monkeypatch.delenv("LOOPX_NOW")  # the reader leaves a frozen clock to the kernel; the board's times are ahead of the real one
+    store = team.store()
+    try:
+        for gid in range(1, 6):
+            plain = plainread.gate_status(team.db, gid)
+            assert plain is not None and plain == gates.status(store, gid).to_json(), gid
+            res = team.cli("gate", "status", f"G-{gid}")  # the CLI, on the plain path now
+            assert res.data["gate"] == plain and res.code == {"approved": 0, "pending": 6}.get(plain["status"], 7), gid
+    finally:
+        store.close()
+    assert plainread.gate_status(team.db, 5)["status"] == "pending" and "no valid signed decision" in plainread.gate_status(team.db, 5)["forged"]
+    assert [plainread.gate_status(team.db, g)["status"] for g in (1, 2, 3, 4)] == ["approved", "approved", "rejected", "pending"]
+    assert plainread.gate_status(team.db, 99) is None and team.cli("gate", "status", "G-99").code == 4

@@ -310,6 +310,57 @@ def _outcome(kind, data, fast):
         return "invalid", None
 
 
+# The other per-turn inputs: values near every limit, of every JSON type, plus what argparse hands over.
+edge_value = st.one_of(
+    fast_value,
+    st.sampled_from(["", " ", "x" * 100, "x" * 101, "x" * 200, "x" * 201, "x" * 2000, "x" * 2001, "LX-1", "lx-2", "LX-0", "G-1", "7", "git:push", "Git:push", "deploy:*", "a1", "a" * 65, "30m", "0s", "367d", "1.5h"]),
+    st.sampled_from([0.0, 1e-9, 1e6, 1e6 + 1, float("inf"), float("nan"), 4, 5, -1, 10**6 + 1, 10**12 + 1]),
+    st.lists(st.sampled_from(["LX-1", "2", "lx-3", "LX-0", "G-1", 3, 0, True, "git:push", "Bad Scope", "x" * 101, "ok"]), max_size=4),
+)
+FIELDS = {
+    "card": ["title", "body", "needs", "after", "priority", "owner", "next", "verify", "max_turns", "max_tokens", "max_usd", "backlog"],
+    "done": ["summary", "verify_timeout"],
+    "gate_ask": ["question", "scope", "options", "deadline", "wait"],
+    "handoff": ["to", "summary", "done", "pending"],
+    "monitor": ["every"],
+    "text": ["text"],
+}
+REQUIRED = {"card": "title", "done": "summary", "gate_ask": "question", "handoff": "summary", "monitor": "every", "text": "text"}
+
+
+def _fast_case(kind):
+    keys = FIELDS[kind] + ["colour"]
+    optional = {k: st.one_of(edge_value, st.none()) for k in keys if k != REQUIRED[kind]}
+    required = {REQUIRED[kind]: st.one_of(edge_value, text, st.sampled_from(["ok", " padded ", "multi\nline", "\x00", "\udcff", "30m"]))}
+    return st.tuples(st.just(kind), st.fixed_dictionaries(required, optional=optional))
+
+
+@settings(max_examples=1500, deadline=None, database=None)
+@given(case=st.one_of(*(_fast_case(kind) for kind in FIELDS)))
+def test_the_fast_precheck_of_every_per_turn_input_returns_exactly_what_pydantic_returns(case):
+    kind, data = case
+    quick = inputs.FAST[kind](dict(data))
+    slow = _outcome(kind, data, fast=False)
+    if quick is not None:
+        assert slow == ("ok", json.dumps(quick, sort_keys=True)), (data, quick, slow)
+        assert list(quick) == FIELDS[kind]  # the model's field order: payload digests and JSON read the same
+    assert _outcome(kind, data, fast=True) == slow
+
+
+def test_the_fast_precheck_accepts_what_the_cli_sends_every_turn():
+    """Not a fall-back to pydantic for the plain inputs: the cold path must stay cold."""
+    plain = {
+        "card": {"title": "fix it", "needs": ["git:push"], "after": ["LX-1"], "priority": 1, "max_usd": 2.5},
+        "done": {"summary": "finished", "verify_timeout": "5m"},
+        "gate_ask": {"question": "push?", "scope": "git:push", "options": ["yes", "no"], "deadline": "1h", "wait": "30m"},
+        "handoff": {"to": "a2", "summary": "over to you", "done": ["a"], "pending": ["b"]},
+        "monitor": {"every": "10m"},
+        "text": {"text": ""},
+    }
+    for kind, data in plain.items():
+        assert inputs.FAST[kind](data) == inputs.validate(kind, data, fast=False), kind
+
+
 @settings(max_examples=400, deadline=None, database=None)
 @given(case=st.one_of(st.tuples(st.just("evidence"), fast_evidence | fast_evidence_any), st.tuples(st.just("next"), fast_next)))
 def test_the_fast_precheck_returns_exactly_what_pydantic_returns(case):

@@ -111,12 +111,12 @@ class Machine(RuleBasedStateMachine):
         """Replay the new events and refresh the cards. The clock only moves in
         ``time_passes``: there the card list (a read that reaps what fell due)
         comes first; after any other step, the cards changed only if events came."""
-        cards = self.board.ok("card", "list")["cards"] if time_moved else None
+        cards = self.board.ok("card", "list", "--full", "--limit", "1000")["cards"] if time_moved else None
         new = self.board.ok("events", "--since", str(self.seq))["events"]
         if refused:
             assert not new, self.explain(f"a refusal wrote {new}")
         if new and cards is None:
-            cards = self.board.ok("card", "list")["cards"]
+            cards = self.board.ok("card", "list", "--full", "--limit", "1000")["cards"]
         if not human:
             assert not human_decisions(new), self.explain(f"an agent-side step produced a human decision: {human_decisions(new)}")
         for event in new:

@@ -55,9 +55,13 @@ class Watch:
         full.pop("LOOPX_AGENT", None)
         rest = ([sys.executable, str(TURN)] if runtime == "shell" else []) if rest is None else rest
         argv = [sys.executable, "-m", "loopx_core", "run", "--agent", agent, "--runtime", runtime, *args, "--", *rest]
+        return self.spawn(agent, argv, full, self.board.root)
+
+    def spawn(self, agent: str, argv: list, env: dict, cwd) -> subprocess.Popen:
+        """A runner process, its output kept in a log shown when a test fails."""
         log = self.logs / f"{agent}-{len(self.procs)}.log"
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(argv, cwd=self.board.root, env=full, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.procs.append((proc, log))
         return proc
 

@@ -63,6 +63,7 @@ def board_app_class():
         async def run_test(self, *args, **kwargs):
             async with super().run_test(*args, **kwargs) as pilot:
                 await asyncio.wait_for(self.loaded.wait(), 60)  # (an app that failed to start raises here)
+                await self.reads_idle()  # the other view's first cards, the history check
                 await pilot.pause()
                 yield pilot
 
@@ -73,8 +74,16 @@ async def settled(pilot) -> None:
     """For snapshots (``snap_compare`` runs the app itself): the board is on
     screen and the start-up toast is gone."""
     await pilot.app.loaded.wait()
+    await pilot.app.reads_idle()
     await pilot.pause()
     pilot.app.clear_notifications()
+
+
+async def show_done(app, pilot) -> None:
+    """Done and cancelled cards are counted on open and read when asked for (d)."""
+    await pilot.press("d")
+    await app.reads_idle()
+    await pilot.pause()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from loopx_tui.widgets.evidence_log import EvidenceLog
 def first_artifact(log) -> int:
     return next(i for i in range(log.option_count) if not log.get_option_at_index(i).disabled)
 
-from .conftest import feed
+from .conftest import feed, show_done
 
 
 def static_text(screen, selector: str) -> str:
@@ -21,6 +21,7 @@ def static_text(screen, selector: str) -> str:
 async def test_enter_opens_the_card_with_every_facet(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
+        await show_done(app, pilot)
         assert app.board_screen.focus_card_widget(1)
         await pilot.press("enter")
         assert isinstance(app.screen, CardScreen) and app.screen.card_id == 1

@@ -22,7 +22,7 @@ from loopx_tui.screens.board import BoardScreen
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.widgets.card import CardWidget
 
-from .conftest import feed, loopx
+from .conftest import feed, loopx, show_done
 
 HOSTILE = "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil \u200bzw \U0001F469\u200d\U0001F4BB \u3164x" + "q" + "\u0301" * 12
 
@@ -102,6 +102,7 @@ async def test_a_click_opens_the_card_once(make_app, seeded):
 
 async def _selected_is_distinct(app, pilot) -> None:
     board = app.board_screen.board
+    await show_done(app, pilot)
     for card_id in (7, 9, 1, 3):  # ready, backlog, done, waiting (the orange one)
         assert app.board_screen.focus_card_widget(card_id)
         await pilot.pause()
@@ -288,6 +289,7 @@ async def test_a_done_card_shows_who_finished_it(make_app, seeded):
     assert loopx(seeded.location, "done", "LX-7", "--summary", "shipped", agent="codex-1").returncode == 0
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
+        await show_done(app, pilot)
         widget = app.board_screen.board.card_widget(7)
         await laid_out(pilot, widget)
         assert "by codex-1" in widget.render().plain

@@ -8,7 +8,7 @@ from loopx_core.models import Handoff
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.state import UNASSIGNED
 
-from .conftest import HUMAN, export
+from .conftest import HUMAN, export, show_done
 
 
 def board(app):
@@ -84,6 +84,7 @@ async def test_an_illegal_drag_is_refused_with_the_reason_and_changes_nothing(ma
     before = export(seeded.location)
     app = make_app()
     async with app.run_test(size=(110, 32)) as pilot:
+        await show_done(app, pilot)
         await drag(pilot, 1, "ready")  # LX-1 is done: the operator refuses
         await app.ops_idle()
         await pilot.pause()

@@ -62,3 +62,68 @@ def test_an_older_view_never_replaces_a_newer_one():
     assert m.apply_cards([card(1, version=4, title="old")]) == set()
     assert m.cards[1].title == "new"
     assert m.apply_cards([card(1, version=6, title="newer")]) == {1}
+
+
+# -- the board in hand: first pages, counts, history on demand ---------------------------
+
+def started(*cards: CardView, limits=None, agents=("a1",)):
+    """A model as the board opens: the counts of ``cards`` and, per column in
+    ``limits``, its first cards (the store's order is the model's own)."""
+    from loopx_core.board_pages import Page, Tally
+    from loopx_core.values import AgentView
+
+    whole = model(*cards, agents=agents)
+    limits = limits or {"ready": 2, "active": 2, "needs_you": 2, "blocked": 2}
+    first = [c for key, n in limits.items() for c in whole.column_cards(key)[:n]]
+    rows: dict = {}
+    for c in cards:
+        rows[(c.status, c.owner)] = rows.get((c.status, c.owner), 0) + 1
+    tally = Tally(tuple((s, o, n) for (s, o), n in rows.items()))
+    m = BoardModel()
+    m.start(Page(1, tally, tally, tuple(first)), [AgentView(a, None, (), (), None, None, 0) for a in agents], [], "", "status", limits)
+    return m, whole
+
+
+def test_a_column_shows_its_first_cards_and_counts_the_rest():
+    m, whole = started(*(card(i, priority=i % 3) for i in range(1, 8)))
+    assert m.column_total("ready") == 7 and m.unread("ready")
+    assert [c.id for c in m.column_cards("ready")] == [c.id for c in whole.column_cards("ready")][:2]
+    assert m.next_offset("ready") == 2
+    rest = whole.column_cards("ready")[2:]
+    m.add_more("status", "ready", 2, 2, rest[:2])
+    m.add_more("status", "ready", 4, 2, rest[2:4])
+    assert m.unread("ready")
+    m.add_more("status", "ready", 6, 2, rest[4:])  # fewer than asked: the end
+    assert not m.unread("ready") and m.column_cards("ready") == whole.column_cards("ready")
+
+
+def test_a_card_that_sorts_past_the_read_part_is_counted_not_shown():
+    m, _ = started(*(card(i) for i in range(1, 6)))
+    m.apply_cards([card(9, priority=4)])  # a new card, last in Ready: not read that far
+    assert 9 not in [c.id for c in m.column_cards("ready")]
+    m.apply_cards([card(8, priority=0)])  # first in Ready: shown at once
+    assert [c.id for c in m.column_cards("ready")][0] == 8
+
+
+def test_done_is_counted_and_shows_only_what_moved_there_until_asked_for():
+    m, whole = started(card(1), card(2), card(3, "done", done_at=5.0, updated_at=5.0), card(4, "cancelled", updated_at=6.0))
+    assert m.column_total("done") == 2 and m.column_cards("done") == [] and m.unread("done")
+    assert m.counts()["done"] == 2 and m.total() == 4
+    m.apply_cards([card(1, "cancelled", version=2, updated_at=9.0)])  # cancelled on this screen
+    assert [c.id for c in m.column_cards("done")] == [1]
+    assert m.column_total("done") == 3 and m.column_total("ready") == 1  # moved its count at once
+    m.add_more("status", "done", 0, 24, [m.cards[1]] + whole.column_cards("done"))
+    assert [c.id for c in m.column_cards("done")] == [3, 1, 4] and not m.unread("done")
+    assert "done" in m.asked  # read with the rest from now on (a new filter, a new view)
+
+
+def test_a_page_read_for_a_filter_counts_what_passes_it():
+    from loopx_core.board_pages import Page, Tally
+
+    m, whole = started(card(1, title="login"), card(2), card(3, title="login too"))
+    m.query = Query.parse("login")
+    shown = Tally((("ready", None, 2),))
+    m.forget_pages("status")
+    m.add_page(Page(2, m.tally, shown, (whole.cards[1], whole.cards[3])), "status", {"ready": 24})
+    assert m.column_total("ready") == 2 and [c.id for c in m.column_cards("ready")] == [1, 3]
+    assert m.total() == 3  # the header still counts the board

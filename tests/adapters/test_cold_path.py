@@ -1,0 +1,71 @@
+"""The per-turn verbs stay cold: a whole agent turn cycle, each verb in a fresh
+process as an agent runs it, and none of them imports pydantic (the cold-path
+pre-checks in loopx_core/inputs.py accept what agents send) or the board, the
+MCP SDK or the watcher. Bad input still reaches pydantic for its message."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+PROBE = (
+    "import sys\n"
+    "from loopx_core.cli.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "heavy = ('pydantic', 'loopx_core.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee')\n"
+    "sys.stderr.write('\\nLOADED ' + ' '.join([str(code)] + [m for m in heavy if m in sys.modules]))\n"
+)
+
+CYCLE = [
+    ("a1", ["card", "add", "from an agent", "--needs", "git:push", "--priority", "1", "--max-usd", "3"]),
+    ("a1", ["claim", "LX-1", "--lease", "20m"]),
+    ("a1", ["next"]),
+    ("a1", ["heartbeat", "LX-1"]),
+    ("a1", ["writeback", "LX-1", "--summary", "did a thing", "--next", "more", "--tokens", "100"]),
+    ("a1", ["context", "LX-1"]),
+    ("a1", ["gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", "--option", "yes"]),
+    ("a1", ["gate", "status", "G-1"]),
+    ("a1", ["monitor", "LX-1", "--every", "10m"]),
+    ("a1", ["release", "LX-1"]),
+    ("a1", ["claim", "LX-1"]),
+    ("a1", ["handoff", "LX-1", "--to", "a2", "--summary", "over to you", "--done", "half", "--pending", "rest"]),
+    ("a2", ["accept", "LX-1"]),
+    ("a2", ["done", "LX-1", "--summary", "finished", "--verify-timeout", "5m"]),
+]
+
+
+def _run(board, agent: str, argv: list[str]) -> tuple[int, list[str]]:
+    env = {**os.environ, "LOOPX_DB": board.url, "LOOPX_AGENT": agent, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, "--json", *argv], cwd=board.root, env=env, capture_output=True, text=True, timeout=60)
+    code, *loaded = proc.stderr.rsplit("LOADED ", 1)[-1].split()
+    return int(code), loaded
+
+
+def test_no_per_turn_verb_imports_pydantic(team):
+    for agent, argv in CYCLE:
+        code, loaded = _run(team, agent, argv)
+        assert code == 0 and loaded in ([], ["peewee"]), (argv, code, loaded)
+    assert team.ok("card", "show", "LX-1")["card"]["status"] == "done"
+    assert team.cli("verify").code == 0  # the chain the cold verbs wrote holds
+
+
+def test_polling_a_gate_and_listing_cards_read_sqlite_without_peewee(team):
+    """The reads an agent repeats between turns (plainread.py); a PostgreSQL board takes the kernel's path."""
+    team.ok("card", "add", "one")
+    team.ok("claim", "LX-1", agent="a1")
+    assert team.cli("gate", "ask", "LX-1", "--question", "deploy?", "--scope", "deploy:prod", agent="a1").code == 6
+    expect = [] if team.backend == "sqlite" else ["peewee"]
+    assert _run(team, "a1", ["gate", "status", "G-1"]) == (6, expect)
+    assert _run(team, "a1", ["card", "list", "--status", "waiting"]) == (0, expect)
+    assert _run(team, "a1", ["card", "list", "--full"])[1] == ["peewee"]  # whole cards: the kernel
+
+
+def test_bad_input_still_gets_pydantics_message(team):
+    team.ok("card", "add", "one")
+    code, loaded = _run(team, "a1", ["card", "add", "x", "--priority", "9"])
+    assert code == 3 and "pydantic" in loaded
+    res = team.cli("card", "add", "x", "--priority", "9")
+    assert res.code == 3 and "priority" in res.data["error"]["message"]
+    assert json.dumps(res.data)  # the documented error object

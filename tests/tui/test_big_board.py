@@ -1,0 +1,198 @@
+"""The board reads what is on screen: a column knows its count without
+holding its cards, reaches the rest when the person goes down it, shows done
+cards when asked for, and follows a change without reading the board again."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopx_core import board_pages
+from loopx_core.board import init_board
+from loopx_core.cards import add_card, list_cards, move_card
+from loopx_core.discovery import parse_target
+from loopx_core.keys import ephemeral
+from loopx_tui.state import COLUMN_LIMIT, PAGE
+
+from .conftest import board_app_class, feed, settled, show_done
+
+READY, DONE = 70, 30  # more than a page (PAGE) in each
+
+
+@pytest.fixture(scope="module")
+def big_template(tmp_path_factory):
+    """A board with more cards in Ready and in Done than one read brings."""
+    from loopx_core import clock
+
+    root = tmp_path_factory.mktemp("big") / "project"
+    location = parse_target(str(root / ".loopx" / "board.db"), "flag")
+    me = ephemeral("tester")
+    clock.freeze(1_800_000_000.0)
+    try:
+        store, _ = init_board(location, "a long board", me, pin=False, test_board=True)
+        for i in range(READY + DONE):
+            add_card(store, {"title": f"card {i + 1}", "priority": 2}, me)
+        for card_id in range(READY + 1, READY + DONE + 1):
+            move_card(store, card_id, "cancelled", me)
+        store.close()
+    finally:
+        clock.set_clock(None)
+    return root, me
+
+
+@pytest.fixture
+def big(big_template, tmp_path):
+    import shutil
+
+    from loopx_core import clock
+
+    root = tmp_path / "project"
+    shutil.copytree(big_template[0], root)
+    clock.freeze(1_800_000_000.0)
+    yield parse_target(str(root / ".loopx" / "board.db"), "flag"), big_template[1]
+    clock.set_clock(None)
+
+
+async def elsewhere(location, change) -> None:
+    """``change(store)`` through another connection, as another process's write is."""
+    import asyncio
+
+    from loopx_core.store import Store
+
+    def run():
+        store = Store.open(location)
+        try:
+            change(store)
+        finally:
+            store.close()
+
+    await asyncio.to_thread(run)
+
+
+def app_on(location, person, **kw):
+    kw.setdefault("background", False)
+    return board_app_class()(location, person=person, **kw)
+
+
+class Reads:
+    """Counts the board's reads of whole columns (first pages, the next cards)."""
+
+    def __init__(self, monkeypatch):
+        self.pages = 0
+        self.columns: list[tuple] = []
+        page, more = board_pages.board_page, board_pages.more_of_column
+
+        def counted_page(*a, **kw):
+            self.pages += 1
+            return page(*a, **kw)
+
+        def counted_more(store, mode, key, offset, limit, *rest):
+            self.columns.append((mode, key, offset))
+            return more(store, mode, key, offset, limit, *rest)
+
+        monkeypatch.setattr(board_pages, "board_page", counted_page)
+        monkeypatch.setattr(board_pages, "more_of_column", counted_more)
+        from loopx_core import board as kernel_board
+
+        monkeypatch.setattr(kernel_board, "board_page", counted_page)
+
+
+async def test_a_column_longer_than_a_read_shows_its_true_count_and_reaches_the_rest(big, monkeypatch):
+    location, me = big
+    reads = Reads(monkeypatch)
+    app = app_on(location, me)
+    async with app.run_test(size=(100, 40)) as pilot:
+        ready = app.board_screen.board.column("ready")
+        assert ready.total == READY and "Ready 70" in str(ready.query_one(".column-header").render())
+        in_hand = [c for c in app.model.cards.values() if c.status == "ready"]
+        assert len(in_hand) == PAGE < READY  # only the first page was read
+        assert len(ready.widgets) == COLUMN_LIMIT
+        assert f"+{READY - COLUMN_LIMIT} more" in str(ready.query_one(".column-more").render())
+        assert app.board_screen.focus_card_widget(ready.card_ids()[0])
+        for _ in range(READY - 1):
+            await pilot.press("down")
+            await app.reads_idle()
+        await pilot.pause()
+        assert app.focused.card.id == READY  # the last card of the column, reached by ↓ alone
+        assert ready.card_ids() == list(range(1, READY + 1))  # in order, none skipped, none twice
+        assert [offset for mode, key, offset in reads.columns if key == "ready"] == [PAGE, 2 * PAGE]  # read on as the person went down
+        assert not ready.query_one(".column-more").display
+
+
+async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monkeypatch):
+    location, me = big
+    reads = Reads(monkeypatch)
+    app = app_on(location, me)
+    async with app.run_test(size=(100, 40)) as pilot:
+        done = app.board_screen.board.column("done")
+        assert done.total == DONE and not done.widgets
+        assert "d/click shows 30" in str(done.query_one(".column-more").render())
+        assert not any(c.status == "cancelled" for c in app.model.cards.values())  # none read (the owner view's first pages included)
+        assert not any(key == "done" for _, key, _ in reads.columns)
+        await show_done(app, pilot)
+        assert len(done.widgets) == COLUMN_LIMIT and app.focused is done.widgets[done.card_ids()[0]]
+        assert [key for _, key, _ in reads.columns] == ["done"]
+    app = app_on(location, me)  # → from the columns before it gets there too
+    async with app.run_test(size=(100, 40)) as pilot:
+        ready = app.board_screen.board.column("ready")
+        assert app.board_screen.focus_card_widget(ready.card_ids()[0])
+        await pilot.press("right", "right", "right", "right")  # Active, Needs you and Blocked are empty: Done
+        await app.reads_idle()
+        await pilot.pause()
+        assert app.focused.card.id in app.board_screen.board.column("done").widgets
+
+
+async def test_a_click_on_the_column_footer_reads_on(big):
+    location, me = big
+    app = app_on(location, me)
+    async with app.run_test(size=(100, 40)) as pilot:
+        done = app.board_screen.board.column("done")
+        await pilot.click(done.query_one(".column-more"))
+        await app.reads_idle()
+        await pilot.pause()
+        assert len(done.widgets) == COLUMN_LIMIT
+
+
+async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, monkeypatch):
+    location, me = big
+    reads = Reads(monkeypatch)
+    app = app_on(location, me)
+    async with app.run_test(size=(100, 40)) as pilot:
+        pages = reads.pages
+        await elsewhere(location, lambda store: add_card(store, {"title": "from elsewhere", "priority": 0}, me))
+        await feed(app)
+        await pilot.pause()
+        ready = app.board_screen.board.column("ready")
+        assert ready.card_ids()[0] == READY + DONE + 1  # priority 0: first in Ready
+        assert ready.total == READY + 1 and "101 cards" in str(app.board_screen.query_one("#board-header").render())
+        await elsewhere(location, lambda store: move_card(store, 2, "cancelled", me))  # a card in hand
+        await elsewhere(location, lambda store: move_card(store, 60, "cancelled", me))  # one not read yet
+        await feed(app)
+        await pilot.pause()
+        assert ready.total == READY - 1 and app.board_screen.board.column("done").total == DONE + 2
+        assert 2 not in ready.widgets
+        assert reads.pages == pages and reads.columns == []  # counts came with the change: no column read again
+        truth = {c.id: c for c in list_cards(app.store)}
+        assert all(card == truth[cid] for cid, card in app.model.cards.items())
+
+
+async def test_the_filter_counts_and_reads_from_the_store(big):
+    location, me = big
+    app = app_on(location, me)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("slash", *"card 6")  # "6" in the key: LX-6, LX-16 … LX-56, LX-60 … LX-69 ready; LX-76, 86, 96 cancelled
+        await app.reads_idle()
+        await pilot.pause()
+        ready = app.board_screen.board.column("ready")
+        wanted = [6, 16, 26, 36, 46, 56] + list(range(60, 70))
+        assert ready.total == len(wanted) and ready.card_ids() == wanted[:COLUMN_LIMIT]
+        done = app.board_screen.board.column("done")
+        assert done.total == 3 and done.card_ids() == [76, 86, 96]  # a filter searches the history too (cancelled at one instant: by id)
+        await pilot.press("escape")
+        await app.reads_idle()
+        await pilot.pause()
+        assert ready.total == READY
+
+
+def test_a_long_column_says_how_to_reach_the_rest(big, snap_compare):
+    location, me = big
+    assert snap_compare(app_on(location, me), terminal_size=(100, 30), run_before=settled)

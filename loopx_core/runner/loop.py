@@ -314,7 +314,8 @@ class Runner:
             if stopping:
                 if grace_until is None:
                     grace_until = now + (0 if self.urgent else self.opts.grace)
-                    self.log(f"{stopping}: the turn may finish within {self.opts.grace:g} s")
+                    # On the board at once: a person sees the runner is stopping, and when.
+                    self._state("running", card=card.id, turn_id=self.view.turn_id, detail=f"{stopping}: the turn may finish within {self.opts.grace:g} s")
                 if self.urgent or now >= grace_until:
                     proc.stop()
                     return "abandoned", f"{stopping}; the turn did not finish within {self.opts.grace:g} s"

@@ -1,9 +1,10 @@
 """The runtimes a runner drives: how one bounded turn is started, what its
 output says about usage, and where its transcript is.
 
-- **claude-code**: ``claude -p PROMPT --output-format stream-json --verbose
-  --settings '{"env": {"LOOPX_AGENT": AGENT}}'`` (the agent's identity for its
-  hooks and MCP server, over the one the checkout's local settings name).
+- **claude-code**: ``claude -p PROMPT --allowedTools mcp__loopx
+  --output-format stream-json --verbose --settings '{"env": {"LOOPX_AGENT":
+  AGENT}}'`` (the loopx MCP tools usable headless; the agent's identity for
+  its hooks and MCP server, over the one the checkout's local settings name).
   The stream is one JSON object a line (the Agent SDK's ``SDKMessage``, its
   ``sdk.d.ts``): ``system``/``init`` carries ``session_id``; every
   ``assistant`` message carries its Messages-API ``usage`` (streamed: input
@@ -215,12 +216,18 @@ class ClaudeCode(Runtime):
     usage_class = ClaudeUsage
 
     def argv(self, prompt: str) -> list[str]:
-        # The checkout's .claude/settings.local.json names the agent `init` set up, and
-        # settings' env wins over the process's: without the flag settings (which win over
-        # local settings) the hooks and the MCP server of another agent's runner would act
-        # as that agent.
+        # ``--allowedTools mcp__loopx``: `claude -p` denies a tool that needs a
+        # permission nobody is there to give, and the loopx MCP tools are how a
+        # sandboxed agent writes back (the operators behind them check authority).
+        # ``--settings``: the checkout's .claude/settings.local.json names the agent
+        # `init` set up, and settings' env wins over the process's: without the flag
+        # settings (which win over local settings) the hooks and the MCP server of
+        # another agent's runner would act as that agent.
         identity = json.dumps({"env": {"LOOPX_AGENT": self.agent}})
-        return [self.binary or "claude", "-p", prompt, "--output-format", "stream-json", "--verbose", "--settings", identity, *self.extra]
+        return [
+            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
+            "--output-format", "stream-json", "--verbose", "--settings", identity, *self.extra,
+        ]
 
     def stdin(self, packet: str) -> str | None:
         return None

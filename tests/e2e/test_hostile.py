@@ -29,7 +29,6 @@ import json
 import os
 import shlex
 import subprocess
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,9 +36,10 @@ from typing import Callable
 
 import pytest
 
+from tests.polling import until
+
 from .harness import ALL, LOOPX, Project, Runtime
 from .model_server import Call, Say, ScriptedModel
-
 
 
 @dataclass
@@ -196,10 +196,7 @@ def _pane_caught_up(t: Target) -> None:
     """Anything typed into the person's pane before now has run once this returns."""
     done = t.project.root / "markers" / "pane-caught-up"
     _tmux("-L", t.tmux, "send-keys", "-t", "person", f"touch {done.name}", "Enter")
-    deadline = time.monotonic() + 20
-    while not done.exists():  # the pane's shell runs typed lines in order
-        assert time.monotonic() < deadline, "the person's tmux pane never ran the probe line"
-        time.sleep(0.05)
+    until(done.exists, what="the person's tmux pane to run the probe line (it runs typed lines in order)", interval=0.05)
 
 
 def run_barrage(tmp_path_factory, runtime: Runtime, mode: str) -> dict:

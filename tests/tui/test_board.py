@@ -7,7 +7,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -19,6 +18,8 @@ from loopx_tui.screens.help import HelpScreen
 from loopx_tui.screens.no_board import NoBoardScreen
 from loopx_tui.widgets.card import CardWidget
 
+from tests.polling import until_async
+
 from .conftest import HUMAN, board_app_class, loopx
 from .test_daily_driver import laid_out
 
@@ -27,14 +28,9 @@ def visible(app) -> dict[str, list[int]]:
     return {key: col.card_ids() for key, col in app.board_screen.board.columns.items()}
 
 
-async def wait_until(pilot, check, timeout: float = 10.0) -> bool:
+async def wait_until(pilot, check, timeout: float = 30.0, what: str = "the board to catch up") -> bool:
     """Let the app run until ``check()`` holds (the poller works in real time)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        await pilot.pause(0.05)
-    return check()
+    return bool(await until_async(check, what=what, timeout=timeout, pause=lambda: pilot.pause(0.05)))
 
 
 async def test_columns_by_status_then_by_owner(make_app, seeded):

@@ -3,7 +3,6 @@ operators and, within a short run, show every mechanism the board has."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ from loopx_core.demo.agent import SimulatedAgent
 from loopx_core.demo.scenario import AGENTS, CARDS
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.store.backends import Store
+from tests.polling import until
 
 
 def test_the_demo_story_shows_every_mechanism(tmp_path):
@@ -72,15 +72,16 @@ def test_real_runners_drive_the_demo_agents_and_stop_cleanly(tmp_path):
     agents.start()
     store = Store.open(location)
     try:
-        deadline = time.monotonic() + 120
-        while True:  # until the board shows the loop moving: work by most agents, a person asked
+        def moving():  # the board shows the loop moving: work by most agents, a person asked
             board = export(store)
             writers = {e["agent"] for e in board["evidence"]}
-            if len(writers) >= 4 and any(g["status"] == "pending" for g in board["gates"]):
-                break
-            assert time.monotonic() < deadline, (writers, [p.poll() for p in agents.procs])
-            assert all(p.poll() is None for p in agents.procs), [p.returncode for p in agents.procs]
-            time.sleep(0.2)
+            return (writers, len(writers) >= 4 and any(g["status"] == "pending" for g in board["gates"]))
+
+        def died():
+            codes = [p.poll() for p in agents.procs]
+            return f"a demo agent exited ({codes})" if any(c is not None for c in codes) else None
+
+        until(lambda: moving()[1], what="work by four agents and a pending gate", timeout=120, interval=0.2, abort=died, explain=lambda: f"writers so far: {moving()[0]}")
     finally:
         agents.stop()
     try:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 
 from loopx_core.store.discovery import parse_target
 from loopx_tui import launch
 from loopx_tui.app import LoopxApp
+from tests.polling import until_async
 
 
 def _run_headless(seen: dict, keys=("q",)):
@@ -75,9 +75,8 @@ def test_run_demo_starts_agents_and_cleans_up(tmp_path, monkeypatch):
     def fake_run(self, *a, **k):
         async def go():
             async with self.run_test(size=(100, 30)) as pilot:
-                deadline = time.monotonic() + 30
-                while time.monotonic() < deadline and not any(c.evidence_count for c in self.model.cards.values()):
-                    await pilot.pause(0.1)  # the agents' writes arrive through the change poller
+                # the agents' writes arrive through the change poller
+                await until_async(lambda: any(c.evidence_count for c in self.model.cards.values()), what="the demo agents' first evidence", pause=lambda: pilot.pause(0.1))
                 started["evidence"] = sum(c.evidence_count for c in self.model.cards.values())
                 started["demo"] = self.demo
 

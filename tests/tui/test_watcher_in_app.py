@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
+
+from tests.polling import until_async
 
 
 async def test_an_evidence_file_in_the_inbox_reaches_the_card_on_screen(make_app, seeded):
@@ -20,7 +21,5 @@ async def test_an_evidence_file_in_the_inbox_reaches_the_card_on_screen(make_app
         tmp = inbox / "turn.tmp"
         tmp.write_text(json.dumps(doc))
         tmp.rename(inbox / "turn.loopx.json")  # an atomic write, as agents should
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and app.model.cards[card.id].evidence_count == before:
-            await pilot.pause(0.05)
+        await until_async(lambda: app.model.cards[card.id].evidence_count != before, what="the document's evidence on the board", pause=lambda: pilot.pause(0.05))
         assert app.model.cards[card.id].evidence_count == before + 1

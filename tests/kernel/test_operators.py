@@ -6,15 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from ..conftest import NO_KEY
-
-
-def refused(board, code, *argv, **kw):
-    before = board.snapshot()
-    res = board.cli(*argv, **kw)
-    assert res.code == code, res
-    assert "error" in res.data and res.data["error"]["message"]
-    assert board.snapshot() == before
-    return res.data["error"]
+from .conftest import refused
 
 
 def test_unknown_agent_and_card_name_the_command_that_creates_them(team):

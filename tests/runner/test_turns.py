@@ -6,7 +6,7 @@ the `shell` runtime with a plain script (agent_turn.py)."""
 
 from __future__ import annotations
 
-from loopx_core import clock
+from loopx_core.rules import clock
 from tests.conftest import person_ok
 
 from .conftest import plan

@@ -59,10 +59,10 @@ class Bench:
         self.loopx(["agent", "add", "a1"])
         self.loopx(["agent", "add", "other"])
         (folder / "turn.py").write_text(TURN)
-        from loopx_core.discovery import parse_target
-        from loopx_core.keys import unlock
-        from loopx_core.people import member
-        from loopx_core.store import Store
+        from loopx_core.store.discovery import parse_target
+        from loopx_core.authority.keys import unlock
+        from loopx_core.authority.people import member
+        from loopx_core.store.backends import Store
 
         os.environ.update({k: v for k, v in self.env.items() if k.startswith(("LOOPX_", "XDG_"))})
         self.store = Store.open(parse_target(self.env["LOOPX_DB"], "env"))
@@ -78,7 +78,7 @@ class Bench:
         )
 
     def runner_state(self) -> tuple[str | None, str | None]:
-        from loopx_core.models import Runner
+        from loopx_core.store.models import Runner
 
         with self.store.read():
             row = Runner.get_or_none(Runner.agent == "a1")
@@ -93,7 +93,7 @@ class Bench:
         return value
 
     def turn_after(self, seq: int):
-        from loopx_core import events
+        from loopx_core.store import events
 
         with self.store.read():
             return next((e for e in events.since(seq) if e.kind == "turn_started"), None)
@@ -109,7 +109,7 @@ def idle_cost(bench: Bench, seconds: float, busy: bool) -> float:
         bench.wait("the runner asleep", lambda: bench.runner_state()[0] == "asleep" and bench.runner_state()[1] != "starting")
         time.sleep(1.0)
         if busy:  # another agent writes to the board every second (its own card, heartbeats)
-            from loopx_core import claims, cards
+            from loopx_core.ops import claims, cards
 
             card = cards.add_card(bench.store, {"title": "the other agent's", "owner": "other"}, "agent:other")
             claims.claim(bench.store, card.id, "other")
@@ -127,8 +127,8 @@ def idle_cost(bench: Bench, seconds: float, busy: bool) -> float:
 
 
 def gate_latency(bench: Bench, samples: int) -> list[float]:
-    from loopx_core import cards, gates
-    from loopx_core.models import Gate
+    from loopx_core.ops import cards, gates
+    from loopx_core.store.models import Gate
 
     cards.add_card(bench.store, {"title": "asks every turn", "owner": "a1"}, bench.person)
     proc = bench.runner("gate")
@@ -151,8 +151,8 @@ def gate_latency(bench: Bench, samples: int) -> list[float]:
 
 
 def ready_latency(bench: Bench, samples: int) -> list[float]:
-    from loopx_core import cards
-    from loopx_core.models import Card
+    from loopx_core.ops import cards
+    from loopx_core.store.models import Card
 
     with bench.store.read():  # the gate bench's card is left waiting: take it away
         left = [c.id for c in Card.select().where((Card.assignee == "a1") & Card.status.not_in(("done", "cancelled")))]
@@ -177,7 +177,7 @@ def ready_latency(bench: Bench, samples: int) -> list[float]:
 
 
 def _done(bench: Bench, i: int) -> bool:
-    from loopx_core.models import Card
+    from loopx_core.store.models import Card
 
     with bench.store.read():
         return Card.select().where((Card.title == f"ready {i}") & (Card.status == "done")).exists()

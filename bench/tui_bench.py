@@ -46,16 +46,16 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from loopx_core.keys import ephemeral  # noqa: E402
+from loopx_core.authority.keys import ephemeral  # noqa: E402
 
 BENCH = ephemeral("bench")  # the bench board's person (an in-memory key)
 
 WRITER = textwrap.dedent(
     """
     import random, sys, time
-    from loopx_core.discovery import parse_target
-    from loopx_core.store import Store
-    from loopx_core.writeback import writeback
+    from loopx_core.store.discovery import parse_target
+    from loopx_core.store.backends import Store
+    from loopx_core.ops.writeback import writeback
     db, card, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     rnd = random.Random(seed)
     store = Store.open(parse_target(db, "flag"))
@@ -72,9 +72,9 @@ WRITER = textwrap.dedent(
 NEW_CARDS = textwrap.dedent(
     """
     import random, sys, time
-    from loopx_core.cards import add_card
-    from loopx_core.discovery import parse_target
-    from loopx_core.store import Store
+    from loopx_core.ops.cards import add_card
+    from loopx_core.store.discovery import parse_target
+    from loopx_core.store.backends import Store
     db, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     rnd = random.Random(seed)
     store = Store.open(parse_target(db, "flag"))
@@ -95,10 +95,10 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 def make_small_board(folder: Path):
-    from loopx_core import cards, claims
-    from loopx_core.agents import add_agent
-    from loopx_core.board import init_board
-    from loopx_core.discovery import parse_target
+    from loopx_core.ops import cards, claims
+    from loopx_core.ops.agents import add_agent
+    from loopx_core.ops.board import init_board
+    from loopx_core.store.discovery import parse_target
 
     location = parse_target(str(folder / ".loopx" / "board.db"), "flag")
     store, _ = init_board(location, "latency bench", BENCH, pin=False)
@@ -117,11 +117,11 @@ def evidence_for(n_cards: int) -> int:
 def make_big_board(folder: Path, n_cards: int = 2000, n_evidence: int = 50_000):
     """Rows written in bulk (the operators would take minutes for 50k turns);
     the shapes are the operators' own."""
-    from loopx_core import clock
-    from loopx_core.agents import add_agent
-    from loopx_core.board import init_board
-    from loopx_core.discovery import parse_target
-    from loopx_core.models import Card, Event, Evidence
+    from loopx_core.rules import clock
+    from loopx_core.ops.agents import add_agent
+    from loopx_core.ops.board import init_board
+    from loopx_core.store.discovery import parse_target
+    from loopx_core.store.models import Card, Event, Evidence
 
     location = parse_target(str(folder / ".loopx" / "board.db"), "flag")
     store, _ = init_board(location, "big board", BENCH, pin=False)
@@ -174,10 +174,10 @@ def make_big_board(folder: Path, n_cards: int = 2000, n_evidence: int = 50_000):
 def add_long_card(location, n_events: int = 5000) -> int:
     """One more card with a long history: 5,000 events (turns, gates asked and
     answered, pauses and budget raises, a handoff) over ten days."""
-    from loopx_core import clock
-    from loopx_core.discovery import parse_target
-    from loopx_core.models import Card, Event, Evidence, Gate
-    from loopx_core.store import Store
+    from loopx_core.rules import clock
+    from loopx_core.store.discovery import parse_target
+    from loopx_core.store.models import Card, Event, Evidence, Gate
+    from loopx_core.store.backends import Store
 
     store = Store.open(parse_target(str(location.path), "flag"))
     now = clock.now()
@@ -218,7 +218,7 @@ KEYS = textwrap.dedent(
     """
     import asyncio, json, statistics, subprocess, sys, time
     sys.path.insert(0, sys.argv[2])
-    from loopx_core.discovery import parse_target
+    from loopx_core.store.discovery import parse_target
     from loopx_tui.app import LoopxApp
 
     db, long_card, lock_script = sys.argv[1], int(sys.argv[3]), sys.argv[4]
@@ -464,7 +464,7 @@ PAINT = textwrap.dedent(
     T_PROCESS = time.perf_counter()
     import asyncio, json, os, sys
     sys.path.insert(0, sys.argv[2])
-    from loopx_core.discovery import parse_target
+    from loopx_core.store.discovery import parse_target
     from loopx_tui.app import LoopxApp
     from loopx_tui.screens.board import BoardScreen
 

@@ -108,9 +108,9 @@ def land(folder: Path, name: str, text: str) -> float:
 def operator_floor(folder: Path, n: int = 200) -> float:
     """The writeback operator alone, in-process: the cost every document pays."""
     sys.path.insert(0, str(HERE.parent))
-    from loopx_core.discovery import parse_target
-    from loopx_core.store import Store
-    from loopx_core.writeback import writeback
+    from loopx_core.store.discovery import parse_target
+    from loopx_core.store.backends import Store
+    from loopx_core.ops.writeback import writeback
 
     folder.mkdir()
     env, db = setup(folder)

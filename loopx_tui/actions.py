@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from loopx_core import cards as card_ops
-from loopx_core import gates as gate_ops
-from loopx_core import ids
-from loopx_core.errors import LoopxError
-from loopx_core.text import terminal_safe_value
-from loopx_core.values import CardView
+from loopx_core.ops import cards as card_ops
+from loopx_core.ops import gates as gate_ops
+from loopx_core.rules import ids
+from loopx_core.shapes.errors import LoopxError
+from loopx_core.rules.text import terminal_safe_value
+from loopx_core.shapes.values import CardView
 
 if TYPE_CHECKING:
     from textual.worker import Worker
 
-    from loopx_core.store import Store
+    from loopx_core.store.backends import Store
 
     from .app import LoopxApp
 
@@ -105,7 +105,7 @@ class HumanActions:
 
     def control_runner(self, agent: str, what: str) -> "Worker | None":
         """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""
-        from loopx_core import runners
+        from loopx_core.ops import runners
 
         then = {"pause": "no new turn starts", "resume": "it goes on (a stopped runner: start `loopx run` again)", "stop": "it ends its turn, releases its card and exits"}[what]
 

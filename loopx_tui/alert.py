@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from loopx_core.values import CardView, GateView
+from loopx_core.shapes.values import CardView, GateView
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -32,11 +32,11 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from loopx_core import clock, ids
-from loopx_core.discovery import BoardLocation
-from loopx_core.errors import LoopxError
-from loopx_core.store import Store
-from loopx_core.values import Artifact, CardView
+from loopx_core.rules import clock, ids
+from loopx_core.store.discovery import BoardLocation
+from loopx_core.shapes.errors import LoopxError
+from loopx_core.store.backends import Store
+from loopx_core.shapes.values import Artifact, CardView
 
 from .actions import HumanActions
 from .alert import GateAlert
@@ -94,7 +94,7 @@ class LoopxApp(App[int]):
         self.alert = alert or GateAlert(self)
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
         self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
-        self.history = None  # loopx_core.verify.Report, once the board checked its history
+        self.history = None  # loopx_core.authority.verify.Report, once the board checked its history
         # What tests (and the curious) can look at.
         self.notices: list[tuple[str, str]] = []
         self._held: list[tuple[str, str, str, float | None]] = []  # notices kept while a gate is on screen

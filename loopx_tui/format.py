@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
-from loopx_core.clock import human_delta
-from loopx_core.values import CardView, Limit, Quota
+from loopx_core.rules.clock import human_delta
+from loopx_core.shapes.values import CardView, Limit, Quota
 
 FULL, EMPTY = "█", "░"
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Iterable
 
 from textual.screen import ModalScreen
 
-from loopx_core import ids
-from loopx_core.values import GateView
+from loopx_core.rules import ids
+from loopx_core.shapes.values import GateView
 
 if TYPE_CHECKING:
     from .app import LoopxApp

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loopx_core.discovery import BoardLocation
+from loopx_core.store.discovery import BoardLocation
 
 
 def run_board(location: BoardLocation) -> int:
@@ -17,8 +17,8 @@ def run_board(location: BoardLocation) -> int:
     one that cannot be opened): the "No LoopX board here" screen says how to
     create one, and the exit code is 4. The board is read in a worker, so
     the screen is up at once."""
-    from loopx_core.errors import LoopxError
-    from loopx_core.store import Store
+    from loopx_core.shapes.errors import LoopxError
+    from loopx_core.store.backends import Store
 
     from .app import LoopxApp
 
@@ -36,7 +36,7 @@ def run_board(location: BoardLocation) -> int:
 def board_app(location: BoardLocation, store, ask=None):
     """The board as the person running it: their key unlocked once (asked here,
     before the screen opens), or read-only, saying why (SECURITY.md)."""
-    from loopx_core.people import session_person
+    from loopx_core.authority.people import session_person
 
     from .app import LoopxApp
 
@@ -46,8 +46,8 @@ def board_app(location: BoardLocation, store, ask=None):
 
 def _ask_once(prompt: str) -> str:
     """The board's one unlock per session: asked before it opens; Enter opens it read-only."""
-    from loopx_core.errors import Forbidden
-    from loopx_core.keys import ask_terminal
+    from loopx_core.shapes.errors import Forbidden
+    from loopx_core.authority.keys import ask_terminal
 
     answer = ask_terminal(prompt.rstrip(": ") + " (Enter: open read-only): ")
     if not answer:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from loopx_core.board import BoardDelta, BoardSnapshot
-from loopx_core.errors import LoopxError
-from loopx_core.values import Artifact, CardDetail
+from loopx_core.ops.board import BoardDelta, BoardSnapshot
+from loopx_core.shapes.errors import LoopxError
+from loopx_core.shapes.values import Artifact, CardDetail
 
 
 @dataclass
@@ -56,7 +56,7 @@ class OpenArtifact(Message):
 
 @dataclass
 class HistoryChecked(Message):
-    """``loopx verify`` ran on the board as it opened (``loopx_core.verify.Report``)."""
+    """``loopx verify`` ran on the board as it opened (``loopx_core.authority.verify.Report``)."""
 
     report: object
 
@@ -65,7 +65,7 @@ class HistoryChecked(Message):
 class BoardLoaded(Message):
     """The board was opened and read (in a worker): the first picture."""
 
-    store: object  # loopx_core.store.Store
+    store: object  # loopx_core.store.backends.Store
     snapshot: BoardSnapshot
 
 
@@ -76,7 +76,7 @@ class PageRead(Message):
     mode: str
     limits: dict
     query: str  # the filter it was read for (a newer filter drops it)
-    page: object  # loopx_core.board_pages.Page
+    page: object  # loopx_core.ops.board_pages.Page
 
 
 @dataclass

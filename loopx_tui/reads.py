@@ -3,7 +3,7 @@
 Each call takes the thread's own connection, reads through loopx_core's API
 (never the ORM), never writes (reaping has its own worker), and returns plain
 frozen values with agents' text made safe for the terminal
-(``loopx_core.text``): everything the screens draw has passed through here.
+(``loopx_core.rules.text``): everything the screens draw has passed through here.
 Calling one on the UI thread raises — a slow writer must never freeze the
 screen."""
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from typing import Callable, TypeVar
 
-from loopx_core import board, board_pages, cards, trajectory
-from loopx_core.discovery import BoardLocation
-from loopx_core.store import Store
-from loopx_core.text import terminal_safe_value
+from loopx_core.ops import board, board_pages, cards, trajectory
+from loopx_core.store.discovery import BoardLocation
+from loopx_core.store.backends import Store
+from loopx_core.rules.text import terminal_safe_value
 
 T = TypeVar("T")
 
@@ -76,7 +76,7 @@ class BoardReader:
         import subprocess
         import sys
 
-        from loopx_core import verify
+        from loopx_core.authority import verify
 
         off_ui_thread("verifying the history")
         with self.store.thread_connection():

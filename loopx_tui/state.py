@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
-from loopx_core.board_pages import CardFilter, Page, Tally
-from loopx_core.columns import COLUMN_OF, STATUS_COLUMNS
-from loopx_core.values import AgentView, CardView, GateView
+from loopx_core.ops.board_pages import CardFilter, Page, Tally
+from loopx_core.rules.columns import COLUMN_OF, STATUS_COLUMNS
+from loopx_core.shapes.values import AgentView, CardView, GateView
 
 # What ``status:`` / ``is:`` accepts: a status, or a column of the status view.
 KNOWN_STATUSES = tuple(COLUMN_OF) + tuple(key for key, _, _ in STATUS_COLUMNS if key not in COLUMN_OF)
@@ -126,7 +126,7 @@ class BoardModel:
     query: Query = field(default_factory=Query)
     objective: str = ""
     seq: int = 0
-    runners: dict = field(default_factory=dict)  # agent -> loopx_core.runners.RunnerView
+    runners: dict = field(default_factory=dict)  # agent -> loopx_core.ops.runners.RunnerView
     tally: Tally = field(default_factory=lambda: Tally(()))  # every card, by (status, owner)
     shown: Tally | None = None  # the cards passing the filter (None: no filter, ``tally``)
     read: dict[tuple[str, str], int] = field(default_factory=dict)  # (mode, column) -> cards read from the store

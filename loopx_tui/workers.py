@@ -19,8 +19,8 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from loopx_core import reaper
-from loopx_core.store import Store
+from loopx_core.ops import reaper
+from loopx_core.store.backends import Store
 
 from .messages import BoardChanged, PollFailed
 from .reads import BoardReader

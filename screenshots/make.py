@@ -18,7 +18,7 @@ os.environ.pop("NO_COLOR", None)
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from loopx_core import clock  # noqa: E402
+from loopx_core.rules import clock  # noqa: E402
 from loopx_core.demo.seed import seed_board, seed_person  # noqa: E402
 from loopx_tui.app import LoopxApp  # noqa: E402
 

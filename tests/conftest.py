@@ -84,8 +84,8 @@ class Board:
         return subprocess.run([sys.executable, "-m", "loopx_core", *map(str, argv)], cwd=self.root, env=full, capture_output=True, text=True, timeout=timeout, **kw)
 
     def store(self):
-        from loopx_core.discovery import parse_target
-        from loopx_core.store import Store
+        from loopx_core.store.discovery import parse_target
+        from loopx_core.store.backends import Store
 
         return Store.open(parse_target(self.url, "flag"))
 
@@ -157,7 +157,7 @@ def _worker_database(url: str, worker: str, run: str):
     """A database of this pytest-xdist worker's own for the run (the URL's
     database name plus worker and run ids), dropped afterwards. Schemas already
     keep tests apart; a database per worker also keeps apart what schemas share:
-    the board's advisory write lock (loopx_core/pg.py) is per database, so
+    the board's advisory write lock (loopx_core/store/pg.py) is per database, so
     without this the workers would queue behind each other's writes. The run id
     keeps two runs on one machine (two worktrees) apart. A server that refuses
     CREATE DATABASE keeps the shared one."""
@@ -236,7 +236,7 @@ def board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request
 
 @pytest.fixture(scope="session")
 def person_key(tmp_path_factory) -> Path:
-    from loopx_core import keys
+    from loopx_core.authority import keys
 
     path = tmp_path_factory.mktemp("person") / "key.json"
     keys.create(path, "tester", None)
@@ -253,7 +253,7 @@ def _person_env(person_key: Path, tmp_path_factory, monkeypatch: pytest.MonkeyPa
 @pytest.fixture
 def tester(person_key: Path):
     """The tester as a ``keys.Person`` (for calling human operators in-process)."""
-    from loopx_core import keys
+    from loopx_core.authority import keys
 
     return keys.unlock(person_key)
 
@@ -268,7 +268,7 @@ def team(board: Board) -> Board:
 
 @pytest.fixture(autouse=True)
 def _reset_clock():
-    from loopx_core import clock
+    from loopx_core.rules import clock
 
     yield
     clock.set_clock(None)

@@ -1,90 +1,12 @@
-"""Charging a turn's measured token usage to a card (the Stop hook's operator).
-
-Why not ``writeback(source="hook")``: a writeback is the agent's account of a
-turn. It counts a turn against ``max_turns`` and a writeback without progress
-counts towards the no-progress pause. The hook measures the turn *in addition*
-to the agent's own writeback, so charging through writeback would count every
-turn twice and push cards into ``no_progress``. This operator records the
-measurement as an evidence row with source ``hook`` (DESIGN §5 lists it as an
-evidence source) holding tokens in/out and the raw usage, so the same quota rules
-apply — the card's token and dollar limits (``quota.pause_if_spent``: at a
-limit a card that can still run goes ``paused``, reason ``budget``) and the agent's token window (``window_state``
-sums evidence tokens) — but it does not count a turn, touches neither the stall
-counter nor the continuation, and does not satisfy ``done``'s "at least one
-writeback" (``done._precheck`` ignores hook rows).
-
-Idempotent on ``turn_id`` (derived from the session and the last transcript entry
-the charge covers): a retried Stop hook charges nothing twice. ``loopx run``
-charges a turn's transcript through the same ``charge_transcript`` after the
-runtime exits: the calls the Stop hook already charged are behind the
-boundary it recorded, so each model call is charged exactly once, by
-whichever of the two saw it first.
+"""Charging a turn's transcript: the model calls no earlier charge of the
+session covered, priced at the board's prices, through the ``charge_usage``
+operator (``ops/charge.py``). The Stop hook and ``loopx run`` both charge
+through ``charge_transcript``, so each model call is charged exactly once.
 """
 
 from __future__ import annotations
 
-from .. import clock, events, ids, quota
-from ..models import Evidence
-from ..reaper import load_card
-from ..rows import agent_row, card_view, evidence_view, touch
-from ..writeback import payload_hash
-
-SOURCE = "hook"
-
-
-def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, tokens_out: int, usd: float, extra: dict, summary: str):
-    """Returns (evidence, card, created)."""
-    data = {"turn_id": turn_id, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd, "extra": extra}
-    fingerprint = payload_hash(data)
-
-    def body():
-        now = clock.now()
-        agent_row(agent)
-        first = Evidence.get_or_none((Evidence.card == card_id) & (Evidence.turn_id == turn_id))
-        if first is not None:
-            return evidence_view(first), card_view(load_card(card_id)), False
-        card = load_card(card_id)
-        tokens = tokens_in + tokens_out
-        row = Evidence.create(
-            card=card.id,
-            agent=agent,
-            turn_id=turn_id,
-            summary=summary,
-            artifacts=[],
-            next_action=None,
-            todos_added=[],
-            todos_done=[],
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            tokens=tokens,
-            usd=usd,
-            source=SOURCE,
-            extra=extra,
-            payload_hash=fingerprint,
-            created_at=now,
-        )
-        quota.charge(card, tokens, usd, turn=False)
-        events.emit(f"agent:{agent}", "usage_charged", card.id, evidence=ids.fmt(ids.EVIDENCE, row.id), tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out, usd=usd, source=SOURCE)
-        quota.pause_if_spent(card)
-        touch(card, now)
-        return evidence_view(row), card_view(card), True
-
-    return store.run(body)
-
-
-def previous_through(agent: str, session: str, transcript: str) -> str | None:
-    """The last transcript entry an earlier charge of this session covered."""
-    rows = (
-        Evidence.select(Evidence.extra)
-        .where((Evidence.agent == agent) & (Evidence.source == SOURCE))
-        .order_by(Evidence.id.desc())
-        .limit(50)
-    )
-    for row in rows:
-        extra = row.extra or {}
-        if extra.get("session") == session and extra.get("transcript") == transcript:
-            return extra.get("through")
-    return None
+from ..ops import charge
 
 
 def turn_id_for(runtime: str, session: str, marker: str) -> str:
@@ -101,7 +23,7 @@ def turn_id_for(runtime: str, session: str, marker: str) -> str:
 
 def price_calls(store, calls) -> tuple[float, list[str]]:
     """Dollars for ``calls`` at the board's prices, and the models without one."""
-    from .. import prices
+    from ..rules import prices
 
     table = prices.load(store)
     usd, unpriced = 0.0, []
@@ -125,8 +47,7 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
 
     if turn is None or not turn.calls:
         return None
-    with store.read():
-        through = previous_through(agent, session, path)
+    through = charge.previous_through(store, agent, session, path)
     calls, marker = transcript.uncharged(turn, through)
     if not calls or marker is None:
         return None
@@ -150,5 +71,5 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
     summary = f"usage: {tokens_in + tokens_out:,} tokens ({tokens_in:,} in, {tokens_out:,} out) over {len(calls)} model call(s), measured by {by}"
     if usd:
         summary += f", ${usd:.4f}"
-    evidence, _, created = charge_usage(store, card_id, agent, turn_id_for(runtime, session, marker), tokens_in, tokens_out, usd, extra, summary)
+    evidence, _, created = charge.charge_usage(store, card_id, agent, turn_id_for(runtime, session, marker), tokens_in, tokens_out, usd, extra, summary)
     return evidence if created else None

@@ -17,10 +17,10 @@ import os
 import sqlite3
 from collections import namedtuple
 
-from .. import authority, trust
-from ..holding import HELD, choose
+from ..authority import authority, trust
+from ..rules.holding import HELD, choose
 
-SCHEMA_VERSION = 4  # loopx_core.migrations.SCHEMA_VERSION (a test keeps them equal)
+SCHEMA_VERSION = 4  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
 
 
 Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..human_verbs import is_human_verb
+from ..rules.human_verbs import is_human_verb
 from . import builtin_rules
 from .commands import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 from .ground import TERMINAL

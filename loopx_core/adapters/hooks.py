@@ -56,7 +56,7 @@ import os
 import sys
 import time
 
-from ..holding import HELD, choose
+from ..rules.holding import HELD
 
 RUNTIMES = ("claude-code", "codex")
 EVENTS = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
@@ -204,7 +204,7 @@ def _now() -> float:
         try:
             return float(raw)
         except ValueError:
-            from ..clock import now
+            from ..rules.clock import now
 
             return now()
     return time.time()
@@ -259,8 +259,8 @@ def project_root(target: tuple[str, str | None], cwd: str) -> str:
 def open_store(hook: Hook):
     from pathlib import Path
 
-    from ..discovery import discover
-    from ..store import Store
+    from ..store.discovery import discover
+    from ..store.backends import Store
 
     location = discover(hook.db_flag, cwd=Path(hook.cwd))
     return Store.open(location)
@@ -372,10 +372,9 @@ def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
 
 def _through_kernel(hook: Hook, needs) -> dict | None:
     """Open (or reuse) the gates through the kernel's operators."""
-    from .. import authority, clock, gates, ids
-    from ..errors import LoopxError
-    from ..models import Card
-    from ..rows import agent_row
+    from ..ops import gates
+    from ..rules import ids
+    from ..shapes.errors import LoopxError
 
     agent = hook.agent
     store = open_store(hook)
@@ -385,34 +384,29 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
         questions: dict = {}
         card = None
         try:
-            with store.read():
-                agent_row(agent)
-                rules = authority.Authority.of(store)
-                now = clock.now()
-                card = choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)), now)
-                for need in needs:
-                    by = rules.allowed(need.scope, agent, card.id if card else None, card.lease_token if card else None, now)
-                    if by is not None:
-                        allowed[need.scope] = by
+            card, allowed = gates.scopes_allowed(store, agent, [n.scope for n in needs])
             if card is None:
                 missing = [n for n in needs if n.scope not in allowed]
                 if missing:
                     return _no_card(hook, needs, allowed)
                 return _answer(hook, needs, None, allowed, {}, {})
             key = ids.fmt(ids.CARD, card.id)
+            asked: dict = {}  # scope -> question: one gate per scope, all in one transaction
             for need in needs:
-                if need.scope in allowed:
+                if need.scope in allowed or need.scope in asked:
                     continue
                 question = f"{agent} wants to run `{need.what}` on {key} ({card.title[:80]}): it needs `{need.scope}`"
                 if need.why:
                     question += f" because {need.why}"
-                gate, _, created = gates.ask(store, card.id, agent, {"question": question[:1900], "scope": need.scope})
+                asked[need.scope] = question
+            opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
+            for (scope, question), (gate, _, created) in zip(asked.items(), opened):
                 if gate.status == "approved":
-                    allowed[need.scope] = f"gate:{gate.key}"
+                    allowed[scope] = f"gate:{gate.key}"
                 else:
-                    pending[need.scope] = gate.id
+                    pending[scope] = gate.id
                     if created:
-                        questions[need.scope] = question
+                        questions[scope] = question
         except LoopxError as err:
             on = f" on {ids.fmt(ids.CARD, card.id)}" if card is not None else ""
             return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
@@ -489,7 +483,7 @@ def _session_context(hook: Hook) -> str:
     agent = hook.agent
     if not agent:
         return "LoopX: this session has no agent identity (LOOPX_AGENT is not set in the hook command), so LoopX cannot tell which card is yours. Ask the human to run `loopx init --for " + hook.runtime + " --agent ID`."
-    from ..errors import LoopxError
+    from ..shapes.errors import LoopxError
 
     try:
         store = open_store(hook)
@@ -499,7 +493,7 @@ def _session_context(hook: Hook) -> str:
         hook.note(f"cannot open the board: {type(exc).__name__}: {exc}")
         return f"LoopX could not open its board ({type(exc).__name__}). Run `loopx next --agent {agent}` yourself before starting work."
     try:
-        from ..claims import next_turn
+        from ..ops.claims import next_turn
 
         try:
             result = next_turn(store, agent, claim=False)
@@ -523,7 +517,7 @@ HEAD = (
 def _describe_next(store, agent: str, result) -> str:
     head = HEAD.format(agent=agent)
     if result.card is not None and result.action in ("work", "wait", "accept", "paused"):
-        from ..context import build, to_markdown
+        from ..ops.context import build, to_markdown
 
         md = to_markdown(build(store, result.card.id))
         key = result.card.key
@@ -533,7 +527,7 @@ def _describe_next(store, agent: str, result) -> str:
             gate = result.gate.key if result.gate else "G-…"
             lead = f"{key} waits for a human to answer {gate}: check it with `loopx gate status {gate}`; do not work around it."
         elif result.action == "paused" and result.wake_at is not None:
-            from ..clock import iso
+            from ..rules.clock import iso
 
             lead = f"{key} is paused ({result.reason}): its window is spent; it resumes by itself at {iso(result.wake_at)}. Stop here."
         elif result.action == "paused":
@@ -542,18 +536,18 @@ def _describe_next(store, agent: str, result) -> str:
             lead = f"Work on {key}. When the turn is done: `loopx writeback {key} --agent {agent} --summary \"…\"`."
         return f"{head}\n\n{lead}\n\n{md}"
     if result.action == "paused":
-        from ..clock import iso
+        from ..rules.clock import iso
 
         return f"{head}\n\nYour window is spent; it reopens at {iso(result.wake_at)}. Do not start new work."
     if result.wake_at is not None:
-        from ..clock import iso
+        from ..rules.clock import iso
 
         return f"{head}\n\nYour monitored card is not due until {iso(result.wake_at)}; `loopx next --agent {agent}` returns it then. Until then, `loopx next --agent {agent} --claim` takes other ready work."
     return f"{head}\n\nYou hold no card. Take the best ready one with `loopx next --agent {agent} --claim` (exit 9: nothing to do)."
 
 
 def _emit(store, agent: str, kind: str, card_id, **data) -> None:
-    from .. import events
+    from ..store import events
 
     try:
         store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data))
@@ -572,7 +566,7 @@ def stop(hook: Hook):
         # Without the payload there is no stop_hook_active to respect: blocking could loop.
         hook.note("the turn may end unchecked")
         return None
-    from ..errors import LoopxError
+    from ..shapes.errors import LoopxError
 
     try:
         store = open_store(hook)
@@ -643,10 +637,10 @@ def _read_transcript(hook: Hook):
 
 def _held(agent: str, statuses=HELD):
     """The agent's card (``holding``'s rule), among those in ``statuses``."""
-    from ..clock import now
-    from ..models import Card
+    from ..ops.leases import held_card
+    from ..rules.clock import now
 
-    return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now())
+    return held_card(agent, now(), statuses)
 
 
 def _charge(hook: Hook, store, turn) -> None:
@@ -656,66 +650,27 @@ def _charge(hook: Hook, store, turn) -> None:
     charge a call twice."""
     if turn is None or not turn.calls:
         return
-    from ..models import Evidence
+    from ..ops.turns import charged_card
     from . import charge
 
     agent = hook.agent
-    with store.read():
-        card = _held(agent)
-        card_id = card.id if card else None
-        if card_id is None and turn.started_at is not None:
-            last = (
-                Evidence.select(Evidence.card)
-                .where((Evidence.agent == agent) & (Evidence.source != charge.SOURCE) & (Evidence.created_at >= turn.started_at))
-                .order_by(Evidence.id.desc())
-                .first()
-            )
-            card_id = last.card_id if last else None
+    card_id = charged_card(store, agent, turn.started_at)
     session = str(hook.get("session_id") or "unknown")
     path = os.path.expanduser(hook.get("transcript_path"))
     charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=f"the {hook.runtime} stop hook")
 
 
-def _turn_start(hook: Hook, turn) -> float | None:
-    """When this turn began: the last user prompt in the transcript; else the end of
-    this session's previous turn or its start (events this hook wrote); else None."""
-    if turn is not None and turn.started_at is not None:
-        return turn.started_at
-    from ..models import Event
-
-    session = hook.get("session_id")
-    rows = (
-        Event.select(Event.at, Event.data)
-        .where((Event.actor == f"agent:{hook.agent}") & Event.kind.in_(("turn_ended", "session_started")))
-        .order_by(Event.seq.desc())
-        .limit(50)
-    )
-    for row in rows:
-        if (row.data or {}).get("session") == session:
-            return row.at
-    return None
-
-
 def _evidence_gate(hook: Hook, store, turn):
-    from .. import ids
-    from ..models import Evidence, Handoff
-    from . import charge
+    from ..ops.turns import stop_check
+    from ..rules import ids
 
     agent = hook.agent
-    with store.read():
-        card = _held(agent, ("active", "waiting"))
-        if card is None:
-            return None  # nothing this agent could write back to
-        since = _turn_start(hook, turn)
-        query = Evidence.select(Evidence.id).where((Evidence.agent == agent) & (Evidence.source != charge.SOURCE))
-        if since is not None:
-            wrote = query.where(Evidence.created_at >= since).exists()
-            wrote = wrote or Handoff.select(Handoff.id).where((Handoff.from_agent == agent) & (Handoff.created_at >= since)).exists()
-        else:
-            wrote = query.where(Evidence.card == card.id).exists()
-        key, title = ids.fmt(ids.CARD, card.id), card.title
+    check = stop_check(store, agent, hook.get("session_id"), turn.started_at if turn is not None else None)
+    if check is None:
+        return None  # nothing this agent could write back to
+    key, title, wrote = ids.fmt(ids.CARD, check.card), check.title, check.wrote
     if wrote:
-        _emit(store, agent, "turn_ended", card.id, session=hook.get("session_id"), runtime=hook.runtime)
+        _emit(store, agent, "turn_ended", check.card, session=hook.get("session_id"), runtime=hook.runtime)
         return None
     reason = (
         f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did:\n"

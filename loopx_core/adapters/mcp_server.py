@@ -198,13 +198,13 @@ class Tools:
     @property
     def store(self):
         if self._store is None:
-            from ..discovery import discover
-            from ..store import Store
+            from ..store.discovery import discover
+            from ..store.backends import Store
 
             try:
                 location = discover(self.db_flag)
             except ValueError as exc:
-                from ..errors import UsageError
+                from ..shapes.errors import UsageError
 
                 raise UsageError(str(exc), "set LOOPX_DB to a board path or URL") from None
             self._store = Store.open(location)
@@ -229,7 +229,7 @@ class Tools:
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
-            from ..errors import LoopxError
+            from ..shapes.errors import LoopxError
 
             if isinstance(exc, LoopxError):
                 text = f"[{exc.code}] {exc.message}"
@@ -242,20 +242,20 @@ class Tools:
             return f"[internal] {type(exc).__name__}: {exc}", True
 
     def _next(self, claim: bool = False) -> str:
-        from ..claims import next_turn
-        from ..inputs import validate
+        from ..ops.claims import next_turn
+        from ..shapes.inputs import validate
 
         data = validate("next", {"agent": _agent(), "claim": claim})
         return _json(next_turn(self.store, data["agent"], claim=data["claim"]).to_json())
 
     def _claim(self, card: str) -> str:
-        from ..claims import claim
+        from ..ops.claims import claim
 
         return _json(claim(self.store, _card(card), _agent()).to_json())
 
     def _writeback(self, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0, turn_id: str = "", release: bool = False) -> str:
-        from ..inputs import validate
-        from ..writeback import writeback
+        from ..shapes.inputs import validate
+        from ..ops.writeback import writeback
 
         data = validate("evidence", _drop_none({
             "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
@@ -265,17 +265,17 @@ class Tools:
         return _json({"evidence": evidence.to_json(), "card": card_view.to_json(), "created": created})
 
     def _gate_ask(self, card: str, question: str, scope: str = "", options=()) -> str:
-        from ..gates import ask
-        from ..inputs import validate
+        from ..ops.gates import ask
+        from ..shapes.inputs import validate
 
         data = validate("gate_ask", _drop_none({"question": question, "scope": scope or None, "options": list(options)}))
         gate, card_view, _ = ask(self.store, _card(card), _agent(), data)
         return _json({"gate": gate.to_json(), "card": card_view.to_json()})
 
     def _gate_status(self, gate: str) -> str:
-        from .. import ids
-        from ..errors import InvalidInput
-        from ..gates import status
+        from ..rules import ids
+        from ..shapes.errors import InvalidInput
+        from ..ops.gates import status
 
         try:
             gid = ids.parse(ids.GATE, gate)
@@ -284,19 +284,19 @@ class Tools:
         return _json({"gate": status(self.store, gid).to_json()})
 
     def _handoff(self, card: str, to: str, summary: str, done=(), pending=()) -> str:
-        from ..handoffs import handoff
-        from ..inputs import validate
+        from ..ops.handoffs import handoff
+        from ..shapes.inputs import validate
 
         data = validate("handoff", {"to": to, "summary": summary, "done": list(done), "pending": list(pending)})
         packet, card_view = handoff(self.store, _card(card), _agent(), data)
         return _json({"handoff": packet.to_json(), "card": card_view.to_json()})
 
     def _cards(self, status: str = "", limit: int | None = None, after: str = "") -> str:
-        from .. import ids
-        from ..cards import card_page
-        from ..columns import COLUMN_OF
-        from ..errors import InvalidInput
-        from ..inputs import page_limit
+        from ..rules import ids
+        from ..ops.cards import card_page
+        from ..rules.columns import COLUMN_OF
+        from ..shapes.errors import InvalidInput
+        from ..shapes.inputs import page_limit
 
         if status and status not in COLUMN_OF:
             raise InvalidInput(f"no status {status[:40]!r}", "one of: " + ", ".join(COLUMN_OF))
@@ -304,7 +304,7 @@ class Tools:
         return _json({"cards": [c.to_row() for c in views], "next_after": ids.fmt(ids.CARD, last)})
 
     def _context(self, card: str) -> str:
-        from ..context import build, to_markdown
+        from ..ops.context import build, to_markdown
 
         return to_markdown(build(self.store, _card(card)))
 
@@ -336,7 +336,7 @@ def _is(value, kind: str) -> bool:
 
 
 def _agent() -> str:
-    from ..errors import UsageError
+    from ..shapes.errors import UsageError
 
     agent = os.environ.get("LOOPX_AGENT")
     if not agent:
@@ -345,8 +345,8 @@ def _agent() -> str:
 
 
 def _card(text: str) -> int:
-    from .. import ids
-    from ..errors import InvalidInput
+    from ..rules import ids
+    from ..shapes.errors import InvalidInput
 
     try:
         return ids.parse(ids.CARD, text)

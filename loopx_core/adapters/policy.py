@@ -108,7 +108,7 @@ def digest(doc: dict) -> str:
     """What a person signs of a policy file: its parsed content, canonically."""
     import hashlib
 
-    from ..chain import data_text
+    from ..authority.chain import data_text
 
     return hashlib.sha256(data_text(doc).encode("utf-8")).hexdigest()
 
@@ -132,15 +132,15 @@ def signed_policy(board_dir: str) -> str | None:
     if os.path.exists(board) and not os.environ.get("LOOPX_DB", "").startswith(("postgresql://", "postgres://")):
         import sqlite3
 
-        from .. import trust
+        from ..authority import trust
 
         con = sqlite3.connect(f"file:{board}?mode=ro", uri=True, timeout=10)
         try:
             return trust.signed_setting(lambda sql, params=(): con.execute(sql, params).fetchall(), "policy")
         finally:
             con.close()
-    from ..discovery import discover
-    from ..store import Store
+    from ..store.discovery import discover
+    from ..store.backends import Store
 
     store = Store.open(discover())
     try:
@@ -151,7 +151,7 @@ def signed_policy(board_dir: str) -> str | None:
 
 def parse(doc, where: str = "policy", *, signed=None) -> Policy:
     """``signed``: whether a person signed ``doc`` (None: ask the board)."""
-    from .. import limits
+    from ..rules import limits
 
     problems: list[str] = []
     if not isinstance(doc, dict):

@@ -241,10 +241,9 @@ def init_runtime(
 ) -> SetupResult:
     """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
     only for a dry run on a board that does not exist yet (``location`` says where)."""
-    from ..agents import add_agent
-    from ..errors import Conflict, InvalidInput
-    from ..inputs import validate
-    from ..models import Agent
+    from ..ops.agents import add_agent, find_agent
+    from ..shapes.errors import Conflict, InvalidInput
+    from ..shapes.inputs import validate
 
     can = list(can or [])
     if agent is None and sys.stdin.isatty():
@@ -256,12 +255,11 @@ def init_runtime(
     data = validate("agent", {"id": agent, "runtime": runtime, "can": can})
     existing, existing_caps, existing_runtime = None, [], None
     if store is not None:
-        with store.read():
-            existing = Agent.get_or_none(Agent.id == data["id"])
-            existing_caps = list(existing.capabilities or []) if existing else []
-            existing_runtime = existing.runtime if existing else None
-            if existing is not None:  # keep its watch folders and token window
-                data.update(watch=list(existing.watch or []), tokens=existing.token_limit, window=existing.window_seconds)
+        existing = find_agent(store, data["id"])
+        existing_caps = list(existing.capabilities) if existing else []
+        existing_runtime = existing.runtime if existing else None
+        if existing is not None:  # keep its watch folders and token window
+            data.update(watch=list(existing.watch), tokens=existing.token_limit, window=existing.window_seconds)
     if existing is not None and not can:
         data["can"] = existing_caps  # keep what it may do unless told otherwise
     caps = sorted(set(data["can"]))

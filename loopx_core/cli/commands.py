@@ -9,8 +9,9 @@ import sys
 import time
 from typing import Callable
 
-from .. import clock, errors, ids
-from ..errors import Forbidden, InvalidInput, NotFound, UsageError
+from ..rules import clock, ids
+from ..shapes import errors
+from ..shapes.errors import Forbidden, InvalidInput, NotFound, UsageError
 from . import render
 
 
@@ -31,7 +32,7 @@ class Context:
 
     @property
     def location(self):
-        from ..discovery import discover
+        from ..store.discovery import discover
 
         try:
             return discover(getattr(self.args, "db", None))
@@ -41,7 +42,7 @@ class Context:
     @property
     def store(self):
         if self._store is None:
-            from ..store import Store
+            from ..store.backends import Store
 
             location = self.location
             self._store = Store.open(location)  # only `loopx init` creates a board
@@ -74,8 +75,8 @@ class Context:
         LOOPX_HUMAN or a missing LOOPX_AGENT alone proves nothing (SECURITY.md)."""
         self.refuse_agent(what)
         if self._person is None:
-            from ..keys import unlock
-            from ..people import member
+            from ..authority.keys import unlock
+            from ..authority.people import member
 
             self._person = member(self.store, unlock())
         return self._person
@@ -85,7 +86,7 @@ class Context:
 
 def agent_id(text: str) -> str:
     """A well-formed agent id (a malformed one can never be registered: invalid input, not "unknown")."""
-    from ..limits import AGENT_ID
+    from ..rules.limits import AGENT_ID
 
     if not AGENT_ID.fullmatch(text):
         raise InvalidInput(f"not a valid agent id: {text[:80]!r}", "agent ids are letters, digits and ._- (at most 64), e.g. claude-1")
@@ -107,13 +108,13 @@ def gate_id(text: str) -> int:
 
 
 def validate(kind: str, data: dict) -> dict:
-    from ..inputs import validate as run
+    from ..shapes.inputs import validate as run
 
     return run(kind, data)
 
 
 def page_limit(limit: int | None, default: int | None = None, low: int = 1) -> int:
-    from ..inputs import page_limit as run
+    from ..shapes.inputs import page_limit as run
 
     return run(limit, default, low)
 
@@ -145,8 +146,8 @@ def _filters(args, *names: str) -> list[str]:
 # -- board ------------------------------------------------------------------
 
 def cmd_init(ctx: Context) -> Outcome:
-    from ..board import init_board
-    from ..discovery import init_target
+    from ..ops.board import init_board
+    from ..store.discovery import init_target
 
     args = ctx.args
     if os.environ.get("LOOPX_AGENT"):  # (init's own --agent names the agent to register)
@@ -159,7 +160,7 @@ def cmd_init(ctx: Context) -> Outcome:
         raise UsageError("LOOPX_NOW is set, but only a test board lets it move the clock", "unset LOOPX_NOW, or make a board for tests and demos: `loopx init --test-board`", code="clock_refused")
     key_note = ""
     if args.dry_run:  # nothing is created or changed, the board included
-        from ..store import Store
+        from ..store.backends import Store
 
         store = Store.open(location) if location.exists else None
         created = False
@@ -197,7 +198,7 @@ def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
     if loc.source == "none":
-        from ..discovery import NO_BOARD
+        from ..store.discovery import NO_BOARD
 
         return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
     why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
@@ -214,23 +215,23 @@ def cmd_board(ctx: Context) -> Outcome | None:
         if run_board is not None:
             code = run_board(ctx.location)
             return Outcome({}, code or 0, "") if code else None
-    from ..board import board_cards
+    from ..ops.board import board_cards
 
     cards = [c.to_json() for c in board_cards(ctx.store)]
     return Outcome({"cards": cards}, 0, render.board_text(cards, ctx.store.location.describe()))
 
 
 def cmd_export(ctx: Context) -> Outcome:
-    from ..board import export
+    from ..ops.board import export
 
     data = export(ctx.store)
     return Outcome(data, 0, json.dumps(data, indent=2))
 
 
 def cmd_migrate(ctx: Context) -> Outcome:
-    from ..discovery import parse_target
-    from ..migrate import migrate
-    from ..store import Store
+    from ..store.discovery import parse_target
+    from ..store.migrate import migrate
+    from ..store.backends import Store
 
     source = ctx.store
     try:
@@ -250,7 +251,7 @@ def cmd_migrate(ctx: Context) -> Outcome:
 # -- agents -----------------------------------------------------------------
 
 def cmd_agent_add(ctx: Context) -> Outcome:
-    from ..agents import add_agent
+    from ..ops.agents import add_agent
 
     a = ctx.args
     ctx.refuse_agent("register agents or change their scopes")
@@ -262,7 +263,7 @@ def cmd_agent_add(ctx: Context) -> Outcome:
 
 
 def cmd_agent_list(ctx: Context) -> Outcome:
-    from ..agents import agent_page
+    from ..ops.agents import agent_page
 
     after = agent_id(ctx.args.after) if ctx.args.after is not None else ""
     views, cursor = agent_page(ctx.store, limit=page_limit(ctx.args.limit), after=after)
@@ -273,7 +274,7 @@ def cmd_agent_list(ctx: Context) -> Outcome:
 
 
 def cmd_agent_show(ctx: Context) -> Outcome:
-    from ..agents import get_agent
+    from ..ops.agents import get_agent
 
     agent = get_agent(ctx.store, agent_id(ctx.args.id)).to_json()
     return Outcome({"agent": agent}, 0, json.dumps(agent, indent=2))
@@ -282,8 +283,8 @@ def cmd_agent_show(ctx: Context) -> Outcome:
 # -- cards ------------------------------------------------------------------
 
 def cmd_card_add(ctx: Context) -> Outcome:
-    from ..cards import add_card
-    from ..idempotence import once
+    from ..ops.cards import add_card
+    from ..ops.idempotence import once
 
     a = ctx.args
     data = validate("card", _drop_none({
@@ -301,7 +302,7 @@ def cmd_card_add(ctx: Context) -> Outcome:
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
-    from ..columns import COLUMN_OF
+    from ..rules.columns import COLUMN_OF
 
     status, owner = ctx.args.status, ctx.args.owner
     if status is not None and status not in COLUMN_OF:
@@ -312,12 +313,12 @@ def cmd_card_list(ctx: Context) -> Outcome:
     if getattr(ctx.args, "json", False) and not ctx.args.full and ctx._store is None:
         location = ctx.location
         if location.backend == "sqlite":  # an agent's list between turns: no peewee (plainread.py)
-            from ..plainread import card_page as plain_page
+            from ..store.plainread import card_page as plain_page
 
             found = plain_page(location.path, status, owner, limit=limit, after=after)
             if found is not None:
                 return Outcome({"cards": found[0], "next_after": ids.fmt(ids.CARD, found[1])}, 0, "")
-    from ..cards import card_page
+    from ..ops.cards import card_page
 
     views, last = card_page(ctx.store, status, owner, limit=limit, after=after)
     cursor = ids.fmt(ids.CARD, last)
@@ -329,14 +330,14 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 
 def cmd_card_show(ctx: Context) -> Outcome:
-    from ..cards import show_card
+    from ..ops.cards import show_card
 
     card = show_card(ctx.store, card_id(ctx.args.card)).to_json()
     return Outcome({"card": card}, 0, render.card_block(card))
 
 
 def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:
-    from ..idempotence import once
+    from ..ops.idempotence import once
 
     actor = ctx.person(verb)
 
@@ -348,14 +349,14 @@ def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object],
 
 
 def cmd_card_move(ctx: Context) -> Outcome:
-    from ..cards import move_card
+    from ..ops.cards import move_card
 
     cid = card_id(ctx.args.card)
     return _person_card_op(ctx, "card_move", {"card": cid, "to": ctx.args.to}, lambda actor: move_card(ctx.store, cid, ctx.args.to, actor), "move cards")
 
 
 def cmd_card_assign(ctx: Context) -> Outcome:
-    from ..cards import assign_card
+    from ..ops.cards import assign_card
 
     cid = card_id(ctx.args.card)
     to = validate("next", {"agent": ctx.args.to})["agent"]
@@ -367,14 +368,14 @@ def cmd_card_assign(ctx: Context) -> Outcome:
 
 
 def cmd_card_unassign(ctx: Context) -> Outcome:
-    from ..cards import assign_card
+    from ..ops.cards import assign_card
 
     cid = card_id(ctx.args.card)
     return _person_card_op(ctx, "card_unassign", {"card": cid}, lambda actor: assign_card(ctx.store, cid, None, actor), "unassign cards")
 
 
 def cmd_card_budget(ctx: Context) -> Outcome:
-    from ..cards import budget_card
+    from ..ops.cards import budget_card
 
     cid = card_id(ctx.args.card)
     data = validate("budget", _drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}))
@@ -382,7 +383,7 @@ def cmd_card_budget(ctx: Context) -> Outcome:
 
 
 def cmd_card_window(ctx: Context) -> Outcome:
-    from ..cards import window_card
+    from ..ops.cards import window_card
 
     cid = card_id(ctx.args.card)
     a = ctx.args
@@ -402,7 +403,7 @@ def _price_line(model: str, price: dict) -> str:
 
 
 def cmd_price_set(ctx: Context) -> Outcome:
-    from ..prices import set_price
+    from ..rules.prices import set_price
 
     a = ctx.args
     data = validate("price", _drop_none({"model": a.model, "input": a.input, "output": a.output, "cache_read": a.cache_read, "cache_write": a.cache_write}))
@@ -412,7 +413,7 @@ def cmd_price_set(ctx: Context) -> Outcome:
 
 
 def cmd_price_list(ctx: Context) -> Outcome:
-    from ..prices import load
+    from ..rules.prices import load
 
     table = load(ctx.store)
     text = "\n".join(_price_line(m, table[m]) for m in sorted(table))
@@ -420,7 +421,7 @@ def cmd_price_list(ctx: Context) -> Outcome:
 
 
 def cmd_price_remove(ctx: Context) -> Outcome:
-    from ..prices import remove_price
+    from ..rules.prices import remove_price
 
     actor = ctx.person("remove prices")
     if not remove_price(ctx.store, ctx.args.model, actor):
@@ -429,7 +430,7 @@ def cmd_price_remove(ctx: Context) -> Outcome:
 
 
 def cmd_log(ctx: Context) -> Outcome:
-    from ..cards import card_detail
+    from ..ops.cards import card_detail
 
     d = card_detail(ctx.store, card_id(ctx.args.card), event_limit=0, evidence_limit=10**9)
     data = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
@@ -446,13 +447,13 @@ def cmd_log(ctx: Context) -> Outcome:
 
 
 def cmd_events(ctx: Context) -> Outcome | None:
-    from .. import events
+    from ..store import events
 
     store = ctx.store
     card = card_id(ctx.args.card) if ctx.args.card else None
     seq = ctx.args.since
     if not ctx.args.follow:
-        from ..limits import PAGE_MAX
+        from ..rules.limits import PAGE_MAX
 
         limit = page_limit(ctx.args.limit, PAGE_MAX, low=0)  # --limit 0: no events (DESIGN §10)
         with store.read():
@@ -517,8 +518,8 @@ def _next_text(r: dict) -> str:
 
 
 def cmd_next(ctx: Context) -> Outcome:
-    from ..claims import next_turn
-    from ..idempotence import once
+    from ..ops.claims import next_turn
+    from ..ops.idempotence import once
 
     data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease, "claim": ctx.args.claim})
 
@@ -531,8 +532,8 @@ def cmd_next(ctx: Context) -> Outcome:
 
 
 def cmd_claim(ctx: Context) -> Outcome:
-    from ..claims import claim
-    from ..idempotence import once
+    from ..ops.claims import claim
+    from ..ops.idempotence import once
 
     data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease})
     cid = card_id(ctx.args.card)
@@ -546,7 +547,7 @@ def cmd_claim(ctx: Context) -> Outcome:
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
-    from ..idempotence import once
+    from ..ops.idempotence import once
 
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
@@ -562,7 +563,7 @@ def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int]
 
 
 def cmd_heartbeat(ctx: Context) -> Outcome:
-    from ..claims import heartbeat
+    from ..ops.claims import heartbeat
 
     def fn(agent, cid):
         card = heartbeat(ctx.store, cid, agent, ctx.args.lease_token).to_json()
@@ -619,7 +620,7 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
 
 
 def cmd_writeback(ctx: Context) -> Outcome:
-    from ..writeback import writeback
+    from ..ops.writeback import writeback
 
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
@@ -653,7 +654,7 @@ def _gate_code(g: dict) -> int:
 
 
 def _wait_for(store, gid: int, seconds: float) -> dict:
-    from ..gates import status
+    from ..ops.gates import status
 
     deadline = time.monotonic() + seconds
     gate = status(store, gid).to_json()
@@ -664,8 +665,8 @@ def _wait_for(store, gid: int, seconds: float) -> dict:
 
 
 def cmd_gate_ask(ctx: Context) -> Outcome:
-    from ..durations import parse_duration
-    from ..gates import ask
+    from ..rules.durations import parse_duration
+    from ..ops.gates import ask
 
     a = ctx.args
     data = validate("gate_ask", _drop_none({"question": a.question, "scope": a.scope, "options": a.option, "deadline": a.deadline, "wait": a.wait}))
@@ -693,18 +694,18 @@ def cmd_gate_status(ctx: Context) -> Outcome:
     gid = gate_id(ctx.args.gate)
     g = None
     if ctx._store is None and ctx.location.backend == "sqlite":  # an agent polling its gate: no peewee (plainread.py)
-        from ..plainread import gate_status as plain_status
+        from ..store.plainread import gate_status as plain_status
 
         g = plain_status(ctx.location.path, gid)
     if g is None:
-        from ..gates import status
+        from ..ops.gates import status
 
         g = status(ctx.store, gid).to_json()
     return Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
 
 
 def cmd_gate_list(ctx: Context) -> Outcome:
-    from ..gates import gate_page
+    from ..ops.gates import gate_page
 
     cid = card_id(ctx.args.card) if ctx.args.card else None
     after = gate_id(ctx.args.after) if ctx.args.after is not None else 0
@@ -717,8 +718,8 @@ def cmd_gate_list(ctx: Context) -> Outcome:
 
 
 def cmd_gate_answer(ctx: Context) -> Outcome:
-    from ..gates import answer
-    from ..idempotence import once
+    from ..ops.gates import answer
+    from ..ops.idempotence import once
 
     a = ctx.args
     ctx.refuse_agent("answer a gate")
@@ -736,7 +737,7 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
 
 
 def cmd_monitor(ctx: Context) -> Outcome:
-    from ..claims import monitor
+    from ..ops.claims import monitor
 
     every = validate("monitor", {"every": ctx.args.every})["every"]
 
@@ -748,7 +749,7 @@ def cmd_monitor(ctx: Context) -> Outcome:
 
 
 def cmd_handoff(ctx: Context) -> Outcome:
-    from ..handoffs import handoff
+    from ..ops.handoffs import handoff
 
     a = ctx.args
     data = validate("handoff", {"to": a.to, "summary": a.summary, "done": a.done, "pending": a.pending})
@@ -762,7 +763,7 @@ def cmd_handoff(ctx: Context) -> Outcome:
 
 
 def cmd_accept(ctx: Context) -> Outcome:
-    from ..handoffs import accept
+    from ..ops.handoffs import accept
 
     def fn(agent, cid):
         h, card = accept(ctx.store, cid, agent, ctx.args.digest)
@@ -774,7 +775,7 @@ def cmd_accept(ctx: Context) -> Outcome:
 
 
 def cmd_release(ctx: Context) -> Outcome:
-    from ..claims import release
+    from ..ops.claims import release
 
     def fn(agent, cid):
         card = release(ctx.store, cid, agent, ctx.args.lease_token).to_json()
@@ -784,7 +785,7 @@ def cmd_release(ctx: Context) -> Outcome:
 
 
 def cmd_done(ctx: Context) -> Outcome:
-    from ..done import done
+    from ..ops.done import done
 
     data = validate("done", _drop_none({"summary": ctx.args.summary, "verify_timeout": ctx.args.verify_timeout}))
 
@@ -803,7 +804,7 @@ def cmd_done(ctx: Context) -> Outcome:
 
 
 def cmd_context(ctx: Context) -> Outcome:
-    from ..context import build, to_markdown
+    from ..ops.context import build, to_markdown
 
     built = build(ctx.store, card_id(ctx.args.card))
     if ctx.args.format == "json":

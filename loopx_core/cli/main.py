@@ -32,7 +32,7 @@ def _surface(args) -> int | None:
     """The long-running surfaces, each in its own module so agent verbs never import them."""
     if args.command == "demo":
         if args.script or not (sys.stdout.isatty() and sys.stdin.isatty()):
-            from ..demo_script import run_script
+            from ..demo.script import run_script
 
             return run_script(keep=args.keep)
         from loopx_tui.launch import run_demo
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         if code is not None:
             return code
     as_json = "--json" in argv
-    from ..errors import INTERNAL, LoopxError
+    from ..shapes.errors import INTERNAL, LoopxError
 
     try:
         from .parser import build
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         sub = getattr(args, "subcommand", None)
         handler = HANDLERS[(args.command, sub)]
         ctx = Context(args)
-        from ..human_verbs import is_human_verb
+        from ..rules.human_verbs import is_human_verb
 
         if is_human_verb(args.command, sub):  # one list: the hook refuses the same verbs to agents
             ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")

@@ -22,7 +22,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):  # noqa: D401 - argparse API
-        from ..errors import UsageError
+        from ..shapes.errors import UsageError
 
         raise UsageError(message, _did_you_mean(message) or f"see `{self.prog} --help`")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import clock
-from ..columns import STATUS_COLUMNS
-from ..text import terminal_safe
+from ..rules import clock
+from ..rules.columns import STATUS_COLUMNS
+from ..rules.text import terminal_safe
 
 
 def for_terminal(text: str) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from .. import clock
-from ..errors import InvalidInput, UsageError
+from ..rules import clock
+from ..shapes.errors import InvalidInput, UsageError
 from .commands import Context, Outcome, agent_id
 
 
 def _duration(text: str, flag: str) -> float:
-    from ..durations import parse_duration
+    from ..rules.durations import parse_duration
 
     try:
         return parse_duration(text)
@@ -19,7 +19,7 @@ def _duration(text: str, flag: str) -> float:
 
 
 def cmd_run(ctx: Context) -> Outcome:
-    from ..rows import agent_row
+    from ..store.rows import agent_row
     from ..runner.loop import Options, Runner
 
     a = ctx.args
@@ -42,17 +42,22 @@ def cmd_run(ctx: Context) -> Outcome:
     store = ctx.store
     with store.read():
         agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
+    from ..runner import runtimes
+
+    problem = runtimes.make(a.runtime, command, a.bin, agent).identity_problem(store.project_root())
+    if problem:
+        raise UsageError(problem, f"run it in a checkout set up for it: `loopx init --for {a.runtime} --agent {agent}` there")
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
 
     def log(line: str) -> None:
-        from ..text import terminal_safe
+        from ..rules.text import terminal_safe
 
         out.write(terminal_safe(line) + "\n")
         out.flush()
 
     runner = Runner(store, options, log)
     code = runner.run()
-    from ..runners import get_runner
+    from ..ops.runners import get_runner
 
     view = get_runner(store, agent)
     data = {"runner": view.to_json() if view else None}
@@ -82,7 +87,7 @@ def _line(r: dict) -> str:
 
 
 def cmd_list(ctx: Context) -> Outcome:
-    from ..runners import list_runners
+    from ..ops.runners import list_runners
 
     now = clock.now()
     found = [r.to_json(now) for r in list_runners(ctx.store)]
@@ -91,7 +96,7 @@ def cmd_list(ctx: Context) -> Outcome:
 
 
 def cmd_control(ctx: Context) -> Outcome:
-    from ..runners import control
+    from ..ops.runners import control
 
     what = ctx.args.subcommand
     agent = agent_id(ctx.args.target)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import keys
-from ..errors import ALTERED, Forbidden, InvalidInput, NotFound, UsageError
+from ..authority import keys
+from ..shapes.errors import ALTERED, Forbidden, InvalidInput, NotFound, UsageError
 from .commands import Context, Outcome
 
 
@@ -50,7 +50,7 @@ def cmd_key_init(ctx: Context) -> Outcome:
     ctx.refuse_agent("make a person's key")
     a = ctx.args
     name = a.name or keys.default_name()
-    from ..limits import AGENT_ID
+    from ..rules.limits import AGENT_ID
 
     if not AGENT_ID.fullmatch(name):
         raise UsageError(f"not a usable name: {name[:64]!r}", "letters, digits and ._- (at most 64), e.g. alice")
@@ -101,7 +101,7 @@ def cmd_key_passphrase(ctx: Context) -> Outcome:
 
 def cmd_key_trust(ctx: Context) -> Outcome:
     """Pin this board's root on this machine, after checking it is the one a person read out."""
-    from .. import trust
+    from ..authority import trust
 
     store = ctx.store
     t = store.trust()
@@ -116,10 +116,10 @@ def cmd_key_trust(ctx: Context) -> Outcome:
 
 
 def cmd_person_add(ctx: Context) -> Outcome:
-    from ..people import add_person
+    from ..authority.people import add_person
 
     a = ctx.args
-    from ..limits import AGENT_ID
+    from ..rules.limits import AGENT_ID
 
     if not AGENT_ID.fullmatch(a.name):
         raise UsageError(f"not a usable name: {a.name[:64]!r}", "letters, digits and ._- (at most 64), e.g. bob")
@@ -128,7 +128,7 @@ def cmd_person_add(ctx: Context) -> Outcome:
 
 
 def cmd_person_list(ctx: Context) -> Outcome:
-    from ..people import list_people
+    from ..authority.people import list_people
 
     found = list_people(ctx.store)
     lines = [
@@ -140,14 +140,14 @@ def cmd_person_list(ctx: Context) -> Outcome:
 
 
 def cmd_person_revoke(ctx: Context) -> Outcome:
-    from ..people import revoke_person
+    from ..authority.people import revoke_person
 
     out = revoke_person(ctx.store, ctx.person("revoke people"), ctx.args.fingerprint.strip())
     return Outcome({"person": out}, 0, f"revoked {out['name']} ({out['fingerprint']}): signatures made with it from now on count for nothing")
 
 
 def cmd_verify(ctx: Context) -> Outcome:
-    from .. import verify
+    from ..authority import verify
 
     if ctx.args.file:
         report = verify.verify_export(_read_export(ctx.args.file), root=ctx.args.root)

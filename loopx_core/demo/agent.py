@@ -18,14 +18,14 @@ import sys
 import time
 from pathlib import Path
 
-from .. import done as done_ops, gates, handoffs
-from ..discovery import parse_target
-from ..errors import LoopxError
-from ..inputs import validate
-from ..models import Evidence
-from ..store import Store
-from ..values import CardView
-from ..writeback import writeback
+from ..ops import done as done_ops, gates, handoffs
+from ..store.discovery import parse_target
+from ..shapes.errors import LoopxError
+from ..shapes.inputs import validate
+from ..store.models import Evidence
+from ..store.backends import Store
+from ..shapes.values import CardView
+from ..ops.writeback import writeback
 from .scenario import Step, plan_for
 
 
@@ -39,7 +39,7 @@ class SimulatedAgent:
     def turn(self) -> str:
         """A whole turn as a loop without a runner runs it: ``next --claim``, then
         one step (the demo's story test drives the agents this way, in-process)."""
-        from .. import claims
+        from ..ops import claims
 
         res = claims.next_turn(self.store, self.agent, claim=True)
         if res.action == "work" and res.card is not None:
@@ -114,8 +114,8 @@ def main() -> int:
     time.sleep(pace * random.uniform(0.6, 1.4))  # a turn takes a while: watch it run on the board
     store = Store.open(parse_target(os.environ["LOOPX_DB"], "env"))
     try:
-        from .. import ids
-        from ..cards import show_card
+        from ..rules import ids
+        from ..ops.cards import show_card
 
         card = show_card(store, ids.parse(ids.CARD, key))
         simulated = SimulatedAgent(store, agent, store.project_root(), log=lambda text: print(f"{agent}: {text}", flush=True))

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..discovery import BoardLocation, parse_target
+from ..store.discovery import BoardLocation, parse_target
 from .scenario import AGENTS, CARDS, OBJECTIVE, WINDOWS
 
 PERSON_NAME = "you"
@@ -17,7 +17,7 @@ KEY_FILE = "demo-person.key.json"  # the demo's throwaway key: unsealed, in the 
 
 def demo_person(folder: Path):
     """The person of a demo board: a throwaway key kept next to it (so `--keep` reopens as them)."""
-    from .. import keys
+    from ..authority import keys
 
     path = Path(folder) / ".loopx" / KEY_FILE
     found = keys.read(path) or keys.create(path, PERSON_NAME, None)
@@ -29,10 +29,10 @@ def build_demo_board(folder: Path, *, windows: bool = True):
     cards (left as it is when ``folder`` already holds the demo board), and
     with ``windows`` the scenario's quota windows (a card that sleeps until its
     window refills, then resumes by itself). Returns (location, the demo's person)."""
-    from ..agents import add_agent
-    from ..board import init_board
-    from ..cards import add_card
-    from ..inputs import validate
+    from ..ops.agents import add_agent
+    from ..ops.board import init_board
+    from ..ops.cards import add_card
+    from ..shapes.inputs import validate
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -46,7 +46,7 @@ def build_demo_board(folder: Path, *, windows: bool = True):
             for spec in CARDS:
                 add_card(store, validate("card", {"title": spec.title, **spec.data}), person)
             if windows:
-                from ..cards import window_card
+                from ..ops.cards import window_card
 
                 for title, window in WINDOWS.items():
                     card_id = next(i for i, spec in enumerate(CARDS, 1) if spec.title == title)

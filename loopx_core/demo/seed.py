@@ -13,13 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import cards, claims, clock, gates, handoffs
-from .. import done as done_ops
-from ..agents import add_agent
-from ..board import init_board
-from ..discovery import BoardLocation, parse_target
-from ..inputs import validate
-from ..writeback import writeback
+from ..ops import cards, claims, gates, handoffs
+from ..rules import clock
+from ..ops import done as done_ops
+from ..ops.agents import add_agent
+from ..ops.board import init_board
+from ..store.discovery import BoardLocation, parse_target
+from ..shapes.inputs import validate
+from ..ops.writeback import writeback
 
 T0 = 1767603600.0  # 2026-01-05 09:00:00 UTC
 # The seeded board's person: a fixed, public key — the board is a picture, not a real board.
@@ -37,13 +38,13 @@ class Seeded(NamedTuple):
 
 
 def seed_person():
-    from ..keys import ephemeral
+    from ..authority.keys import ephemeral
 
     return ephemeral(PERSON_NAME, PERSON_SEED)
 
 
 def save(path: Path, person) -> None:
-    from ..keys import save as save_key
+    from ..authority.keys import save as save_key
 
     save_key(path, person)
 

@@ -31,13 +31,16 @@ import time
 import uuid
 from typing import NamedTuple
 
-from .. import claims, clock, context, events, handoffs, ids, quota, reaper, runners, turns
+from ..ops import claims, context, handoffs, quota, reaper, runners, turns
+from ..rules import clock, ids
+from ..store import events
 from ..adapters import charge
-from ..decisions import RUNNER_CONTROLS
-from ..errors import Conflict, LoopxError, Paused
-from ..models import Agent, Card
-from ..text import terminal_safe
-from ..writeback import writeback
+from ..ops.charge import charge_usage
+from ..rules.decisions import RUNNER_CONTROLS
+from ..shapes.errors import Conflict, LoopxError, Paused
+from ..store.models import Agent, Card
+from ..rules.text import terminal_safe
+from ..ops.writeback import writeback
 from . import runtimes
 from .process import TurnProcess
 from .waker import Waker
@@ -314,7 +317,8 @@ class Runner:
             if stopping:
                 if grace_until is None:
                     grace_until = now + (0 if self.urgent else self.opts.grace)
-                    self.log(f"{stopping}: the turn may finish within {self.opts.grace:g} s")
+                    # On the board at once: a person sees the runner is stopping, and when.
+                    self._state("running", card=card.id, turn_id=self.view.turn_id, detail=f"{stopping}: the turn may finish within {self.opts.grace:g} s")
                 if self.urgent or now >= grace_until:
                     proc.stop()
                     return "abandoned", f"{stopping}; the turn did not finish within {self.opts.grace:g} s"
@@ -403,7 +407,7 @@ class Runner:
         """A turn that wrote no evidence: a writeback of its own (source
         ``runner``), so the card says what happened and the no-progress count
         goes up. Refused when the card is no longer the agent's to write to."""
-        from ..inputs import validate
+        from ..shapes.inputs import validate
 
         text = clean(tail)
         said = clean(usage.said or "", 300) if usage.said else ""
@@ -437,7 +441,7 @@ class Runner:
                 tokens_out = sum(c.tokens_out for c in usage.calls)
                 usd, _ = charge.price_calls(self.store, usage.calls)
                 extra = {"session": usage.session, "runtime": self.runtime.name, "from": "stream", "calls": len(usage.calls)}
-                evidence, _, created = charge.charge_usage(
+                evidence, _, created = charge_usage(
                     self.store, card.id, self.agent, f"run:{turn_id}", tokens_in, tokens_out, usd, extra,
                     f"usage: {tokens_in + tokens_out:,} tokens over {len(usage.calls)} model call(s), from the {self.runtime.name} stream (no transcript found)",
                 )

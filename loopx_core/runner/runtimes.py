@@ -1,9 +1,10 @@
 """The runtimes a runner drives: how one bounded turn is started, what its
 output says about usage, and where its transcript is.
 
-- **claude-code**: ``claude -p PROMPT --output-format stream-json --verbose
-  --settings '{"env": {"LOOPX_AGENT": AGENT}}'`` (the agent's identity for its
-  hooks and MCP server, over the one the checkout's local settings name).
+- **claude-code**: ``claude -p PROMPT --allowedTools mcp__loopx
+  --output-format stream-json --verbose --settings '{"env": {"LOOPX_AGENT":
+  AGENT}}'`` (the loopx MCP tools usable headless; the agent's identity for
+  its hooks and MCP server, over the one the checkout's local settings name).
   The stream is one JSON object a line (the Agent SDK's ``SDKMessage``, its
   ``sdk.d.ts``): ``system``/``init`` carries ``session_id``; every
   ``assistant`` message carries its Messages-API ``usage`` (streamed: input
@@ -30,6 +31,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
+from pathlib import Path
 
 from ..adapters import transcript
 
@@ -208,6 +211,10 @@ class Runtime:
     def live(self) -> LiveUsage:
         return self.usage_class()
 
+    def identity_problem(self, root) -> str | None:
+        """Why this runtime, started in ``root``, would not act as the runner's agent."""
+        return None
+
 
 class ClaudeCode(Runtime):
     name = "claude-code"
@@ -215,12 +222,18 @@ class ClaudeCode(Runtime):
     usage_class = ClaudeUsage
 
     def argv(self, prompt: str) -> list[str]:
-        # The checkout's .claude/settings.local.json names the agent `init` set up, and
-        # settings' env wins over the process's: without the flag settings (which win over
-        # local settings) the hooks and the MCP server of another agent's runner would act
-        # as that agent.
+        # ``--allowedTools mcp__loopx``: `claude -p` denies a tool that needs a
+        # permission nobody is there to give, and the loopx MCP tools are how a
+        # sandboxed agent writes back (the operators behind them check authority).
+        # ``--settings``: the checkout's .claude/settings.local.json names the agent
+        # `init` set up, and settings' env wins over the process's: without the flag
+        # settings (which win over local settings) the hooks and the MCP server of
+        # another agent's runner would act as that agent.
         identity = json.dumps({"env": {"LOOPX_AGENT": self.agent}})
-        return [self.binary or "claude", "-p", prompt, "--output-format", "stream-json", "--verbose", "--settings", identity, *self.extra]
+        return [
+            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
+            "--output-format", "stream-json", "--verbose", "--settings", identity, *self.extra,
+        ]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -235,6 +248,21 @@ class Codex(Runtime):
         return [self.binary or "codex", "exec", "--json", *self.extra, prompt]
 
     def stdin(self, packet: str) -> str | None:
+        return None
+
+
+    def identity_problem(self, root) -> str | None:
+        """Codex has no per-checkout settings: ``init --for codex`` names the agent in
+        the hook commands and the MCP server's env of ``.codex/config.toml`` (trusted
+        by hash, so not overridable per run). Driving another agent there would make
+        its hooks and tools act as that one."""
+        try:
+            text = (Path(root) / ".codex" / "config.toml").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        named = sorted(set(re.findall(r'LOOPX_AGENT\s*=\s*"([^"]*)"', text)) | set(re.findall(r"LOOPX_AGENT=([A-Za-z0-9_.-]+)", text)))
+        if named and named != [self.agent]:
+            return f"this checkout's .codex/config.toml is set up for agent {', '.join(named)}, not {self.agent}: its hooks and MCP server would act as {named[0]}"
         return None
 
 
@@ -262,7 +290,6 @@ def _where_loopx() -> str:
     """Where ``loopx`` is, for a runtime whose shell resets PATH (Codex runs
     commands in a login shell: ``bash -lc``)."""
     import sys
-    from pathlib import Path
 
     script = Path(sys.executable).with_name("loopx")
     return f" (`loopx` is {script} if it is not on your PATH.)" if script.exists() else ""

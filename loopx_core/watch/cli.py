@@ -10,7 +10,7 @@ import signal
 import sys
 import time
 
-from ..errors import LoopxError, UsageError
+from ..shapes.errors import LoopxError, UsageError
 
 PROGRESS_FROM = 50  # a catch-up over at least this many files shows progress
 
@@ -67,8 +67,8 @@ class _Printer:
 
 
 def run_watch(db_flag: str | None, *, once: bool = False) -> int:
-    from ..discovery import discover
-    from ..store import Store
+    from ..store.discovery import discover
+    from ..store.backends import Store
     from .watcher import watch_board
 
     try:

@@ -28,12 +28,11 @@ import stat as statmod
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import clock, events, ids
-from ..artifacts import hash_within, inside, real
-from ..errors import Forbidden, InvalidInput, LoopxError
-from ..holding import HELD, choose
-from ..models import Agent, Card, Event, IngestSeen, IngestStream, Observed
-from ..orm import peewee as pw
+from ..rules import clock, ids
+from ..store import events
+from ..rules.artifacts import hash_within, inside, real
+from ..shapes.errors import Forbidden, InvalidInput, LoopxError
+from ..ops import leases, observed
 from .rules import Origin, display
 
 MAX_DOC = 4 << 20  # a document larger than this is refused, not read
@@ -184,7 +183,7 @@ class Ingestor:
     def load(self) -> int:
         """Preload the keys of what was handled before (a restart skips it cheaply)."""
         with self.store.read():
-            self._seen = {k for (k,) in IngestSeen.select(IngestSeen.key).tuples()}
+            self._seen = observed.seen_keys()
         return len(self._seen)
 
     def show(self, path: str) -> str:
@@ -326,7 +325,7 @@ class Ingestor:
         ``LINES_PER_TXN`` lines, store the new offset. Returns (results, more, leftover)."""
         out: list[Result] = []
         now = clock.now()
-        row = IngestStream.get_or_none(IngestStream.path == path)
+        row = observed.stream_mark(path)
         with open(path, "rb") as handle:
             st = os.fstat(handle.fileno())
             offset, lines = (row.offset, row.lines) if row else (0, 0)
@@ -406,13 +405,7 @@ class Ingestor:
             new_offset = offset + consumed
             head, tail = _fingerprint(handle, new_offset) if new_offset else (None, None)
         more = new_offset < st.st_size and not leftover and consumed > 0
-        values = {"inode": st.st_ino, "offset": new_offset, "lines": lines, "head": head, "tail": tail}
-        if row is None:
-            IngestStream.insert(path=path, updated_at=now, **values).on_conflict(
-                conflict_target=[IngestStream.path], update=dict(values, updated_at=now)
-            ).execute()
-        elif any(getattr(row, k) != v for k, v in values.items()):
-            IngestStream.update(updated_at=now, **values).where(IngestStream.path == path).execute()
+        observed.save_stream_mark(path, observed.StreamMark(st.st_ino, new_offset, lines, head, tail), row, now)
         return out, more, leftover
 
     def _line(self, line: bytes, path: str, show: str, lineno: int, inode: int, origin: Origin) -> list[Result]:
@@ -430,8 +423,8 @@ class Ingestor:
 
     # -- applying one document (inside the caller's transaction) -----------------------
     def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin) -> list[Result]:
-        from ..inputs import validate
-        from ..writeback import writeback
+        from ..shapes.inputs import validate
+        from ..ops.writeback import writeback
 
         if not isinstance(obj, dict):
             err = InvalidInput("an evidence document must be a JSON object", "e.g. {\"card\": \"LX-3\", \"agent\": \"claude-1\", \"summary\": \"…\"}")
@@ -484,7 +477,7 @@ class Ingestor:
         if key in self._seen or self._known(key):
             self._uncommitted.append(key)
             return []
-        if card is not None and not Card.select(Card.id).where(Card.id == card).exists():
+        if card is not None and not observed.card_exists(card):
             card = None
         data = {"file": show, "line": line, "reason": err.message, "hint": err.hint, "code": err.code}
         if agent:
@@ -499,23 +492,9 @@ class Ingestor:
         return self._run(lambda: self._refuse(path, show, line, card, err, key))
 
     # -- observed artifacts ---------------------------------------------------------------
-    def held_card(self, agent: str) -> Card | None:
+    def held_card(self, agent: str):
         """The card ``loopx next`` would resume for ``agent``, if it holds one."""
-        return choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(HELD)), clock.now())
-
-    @staticmethod
-    def lease_start(card: Card) -> float:
-        row = (
-            Event.select(Event.at)
-            .where((Event.card == card.id) & Event.kind.in_(("claimed", "handoff_accepted")))
-            .order_by(Event.seq.desc())
-            .first()
-        )
-        return row.at if row else 0.0
-
-    def _holding(self, agent: str) -> tuple[int, float] | None:
-        card = self.held_card(agent)
-        return (card.id, self.lease_start(card)) if card is not None else None
+        return leases.held_card(agent, clock.now())
 
     def _lookup(self, read):
         """A read: in a batch, inside a savepoint (on PostgreSQL an error outside
@@ -550,7 +529,7 @@ class Ingestor:
         held = {}
         for agent in todo:
             if agent not in self._held:
-                self._held[agent] = self._lookup(lambda: self._holding(agent))
+                self._held[agent] = self._lookup(lambda: observed.holding_since(agent))
             entry = self._held[agent]
             if entry is not None and st.st_mtime >= entry[1] - MTIME_SLACK:  # changed while it held the card
                 held[agent] = entry[0]
@@ -573,21 +552,14 @@ class Ingestor:
         return out
 
     def _observe_one(self, agent: str, card_id: int, path: str, show: str, size: int, sha: str) -> Result | None:
-        card = Card.get_or_none(Card.id == card_id)
-        if card is None or card.lease_holder != agent or card.status not in HELD:
+        if not observed.record_observed(agent, card_id, show, size, sha):
             return None
-        last = Observed.select().where((Observed.card == card_id) & (Observed.path == show)).order_by(Observed.id.desc()).first()
-        if last is not None and last.size == size and last.sha256 == sha:
-            return None
-        row = Observed.create(card=card_id, agent=agent, path=show, size=size, sha256=sha, created_at=clock.now())
-        events.emit("system", "artifact_observed", card_id, agent=agent, path=show, size=size, sha256=sha, observed=row.id)
         return Result("observed", path, show, None, card_id, agent, None, f"{size} B")
 
     # -- the board's agents ------------------------------------------------------------------
     def agent_folders(self) -> list[tuple[str, str]]:
         """(agent, folder) for every registered agent's watch folders."""
-        with self.store.read():
-            return [(a.id, w) for a in Agent.select(Agent.id, Agent.watch).order_by(Agent.id) for w in (a.watch or [])]
+        return observed.agent_folders(self.store)
 
 
 def identity_refusal(show: str, agent: str, origin: Origin, doc: dict) -> LoopxError | None:

@@ -121,13 +121,14 @@ class _Engine:
 
     # -- setup (worker thread) ----------------------------------------------------------
     def _setup(self) -> None:
-        from ..store import Store
+        from ..store.backends import Store
 
         if self.store is None:
             self.store, self.owned = Store.open(self.board), True
         # Load pydantic (documents are validated with it) and the writeback
         # operator now, so the first burst of documents does not pay for it.
-        from .. import schemas, writeback  # noqa: F401
+        from ..shapes import schemas
+        from ..ops import writeback  # noqa: F401
 
         self.ingestor = Ingestor(self.store, settle=self.cfg.settle)
         self.ingestor.load()
@@ -539,7 +540,7 @@ async def watch_board(
 ) -> WatchStats:
     """Follow ``board`` until ``stop_event`` is set or the task is cancelled
     (``once``: catch up, then return). See the package docstring."""
-    from ..discovery import BoardLocation, discover
+    from ..store.discovery import BoardLocation, discover
 
     if isinstance(board, str):
         board = discover(board)

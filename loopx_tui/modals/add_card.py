@@ -1,5 +1,5 @@
 """``n``: add a card. The form's text is validated exactly like ``loopx card
-add`` (``loopx_core.inputs.validate("card", …)``); errors show under the form."""
+add`` (``loopx_core.shapes.inputs.validate("card", …)``); errors show under the form."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.suggester import SuggestFromList
 from textual.widgets import Checkbox, Input, Label, Static
 
-from loopx_core.errors import LoopxError
-from loopx_core.inputs import validate
+from loopx_core.shapes.errors import LoopxError
+from loopx_core.shapes.inputs import validate
 
 from .base import LoopxModal
 

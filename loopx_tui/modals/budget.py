@@ -9,9 +9,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static
 
-from loopx_core.errors import LoopxError
-from loopx_core.inputs import validate
-from loopx_core.values import CardView
+from loopx_core.shapes.errors import LoopxError
+from loopx_core.shapes.inputs import validate
+from loopx_core.shapes.values import CardView
 
 from ..format import limit_text
 from .base import LoopxModal

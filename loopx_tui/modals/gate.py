@@ -17,7 +17,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from loopx_core.board import GateBrief
+from loopx_core.ops.board import GateBrief
 
 from ..format import ago, ellipsize, short_sha, size
 from .base import LoopxModal

@@ -19,8 +19,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from loopx_core.text import terminal_safe
-from loopx_core.values import Artifact
+from loopx_core.rules.text import terminal_safe
+from loopx_core.shapes.values import Artifact
 
 from ..format import short_sha, size
 from ..widgets.footer import StableFooter

@@ -15,9 +15,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 
-from loopx_core import ids
-from loopx_core.errors import LoopxError
-from loopx_core.values import CardDetail, CardView
+from loopx_core.rules import ids
+from loopx_core.shapes.errors import LoopxError
+from loopx_core.shapes.values import CardDetail, CardView
 
 from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, tokens
 from ..messages import BoardUpdated, CardLoaded

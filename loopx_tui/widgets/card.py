@@ -11,7 +11,7 @@ from textual.errors import NoWidget
 from textual.geometry import Offset
 from textual.widget import Widget
 
-from loopx_core.values import CardView
+from loopx_core.shapes.values import CardView
 
 from ..format import ellipsize, lease_left, quota_face
 from ..messages import CardDropped, DragHover, OpenCard

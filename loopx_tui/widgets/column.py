@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 
-from loopx_core.values import CardView
+from loopx_core.shapes.values import CardView
 
 from ..messages import ColumnWanted
 from ..state import COLUMN_LIMIT, COLUMN_STEP, ON_DEMAND

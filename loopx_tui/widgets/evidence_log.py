@@ -12,7 +12,7 @@ from rich.padding import Padding
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from loopx_core.values import Artifact, EvidenceView, ObservedView
+from loopx_core.shapes.values import Artifact, EvidenceView, ObservedView
 
 from ..format import ago, clock_time, short_sha, size, tokens
 from ..messages import OpenArtifact

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
-from loopx_core.trajectory import HOUR, Trajectory, buckets, burn
+from loopx_core.ops.trajectory import HOUR, Trajectory, buckets, burn
 
 LANES = (("handoff", "magenta"), ("paused", "red"), ("gate wait", "yellow"), ("working", "green"), ("turns", "cyan"))
 LANE = {name: i + 1 for i, (name, _) in enumerate(LANES)}
@@ -22,7 +22,7 @@ COLOUR = dict(LANES)
 
 def time_ticks(plt, total_hours: float, count: int = 6) -> None:
     """x ticks at round-looking points, labelled as durations ("45m", "6h", "3d")."""
-    from loopx_core.clock import human_delta
+    from loopx_core.rules.clock import human_delta
 
     total = max(total_hours, 1e-6)
     positions = [total * i / (count - 1) for i in range(count)]

@@ -87,7 +87,9 @@ class Hooks:
 
     def answer(self, gate: str, decision: str = "approve", remember: str | None = None) -> None:
         """A human answers (the operator, as the TUI would call it)."""
-        from loopx_core import gates, ids, keys
+        from loopx_core.ops import gates
+        from loopx_core.rules import ids
+        from loopx_core.authority import keys
 
         store = self.board.store()
         try:

@@ -12,7 +12,7 @@ import pytest
 
 from loopx_core.adapters import policy
 from loopx_core.adapters.ground import Ground, user_config_dir
-from loopx_core.human_verbs import HUMAN_VERBS
+from loopx_core.rules.human_verbs import HUMAN_VERBS
 
 GUARDED = {"git:push", "shell:opaque", "shell:interactive"}  # any of these: not without authority
 

@@ -1,13 +1,13 @@
 """One rule for "the agent's card": `loopx next`, the PreToolUse hook's gate,
 the Stop hook's charge, the hook's sqlite3 reader and the watcher all pick the
-same card when an agent holds several (loopx_core/holding.py)."""
+same card when an agent holds several (loopx_core/rules/holding.py)."""
 
 from __future__ import annotations
 
 import os
 import re
 
-from loopx_core import clock, holding
+from loopx_core.rules import clock, holding
 from loopx_core.adapters import fastcheck
 from loopx_core.adapters.hooks import _held
 from loopx_core.watch.ingest import Ingestor

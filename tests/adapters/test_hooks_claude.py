@@ -285,10 +285,10 @@ def test_the_pre_tool_use_path_stays_lean(hooks, working):
         "sys.stdin = io.StringIO(sys.argv[1])\n"
         "from loopx_core.cli.main import main\n"
         "main(['hook', 'claude-code', 'pre-tool-use'])\n"
-        "heavy = ('peewee', 'pydantic', 'mcp', 'textual', 'watchfiles', 'platformdirs', 'loopx_core.store', 'typing', 'psycopg')\n"
+        "heavy = ('peewee', 'pydantic', 'mcp', 'textual', 'watchfiles', 'platformdirs', 'loopx_core.store.backends', 'typing', 'psycopg')\n"
         "sys.stderr.write(json.dumps([m for m in heavy if m in sys.modules]))\n"
     )
-    kernel = ("peewee", "loopx_core.store", "typing", "psycopg") if working.backend == "postgresql" else ()
+    kernel = ("peewee", "loopx_core.store.backends", "typing", "psycopg") if working.backend == "postgresql" else ()
     env = {**__import__("os").environ, "LOOPX_DB": working.url, "LOOPX_AGENT": "a2"}
     for command in ("ls -la", "git push"):
         proc = subprocess.run([sys.executable, "-c", probe, json.dumps(bash(command, working))], cwd=working.root, env=env, capture_output=True, text=True, timeout=60)

@@ -1,6 +1,6 @@
 """The per-turn verbs stay cold: a whole agent turn cycle, each verb in a fresh
 process as an agent runs it, and none of them imports pydantic (the cold-path
-pre-checks in loopx_core/inputs.py accept what agents send) or the board, the
+pre-checks in loopx_core/shapes/inputs.py accept what agents send) or the board, the
 MCP SDK or the watcher. Bad input still reaches pydantic for its message."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ PROBE = (
     "import sys\n"
     "from loopx_core.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
-    "heavy = ('pydantic', 'loopx_core.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee')\n"
+    "heavy = ('pydantic', 'loopx_core.shapes.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee')\n"
     "sys.stderr.write('\\nLOADED ' + ' '.join([str(code)] + [m for m in heavy if m in sys.modules]))\n"
 )
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopx_core import inputs
+from loopx_core.shapes import inputs
 
 texts = st.one_of(
     st.text(max_size=40),

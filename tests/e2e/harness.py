@@ -237,16 +237,21 @@ def run_codex(project: Project, model: ScriptedModel, steps, *, prompt: str = "D
     """One ``codex exec --json`` session. The model provider is given on the command line
     so the person's ~/.codex/config.toml holds only what ``loopx init`` wrote."""
     model.script(steps)
+    cmd = [str(runtimes.binary("codex")), "exec", "--json", "--skip-git-repo-check", *codex_model_args(model), *args, prompt]
+    return _session(project, model, "codex", cmd, codex_env(project, path))
+
+
+def codex_model_args(model: ScriptedModel) -> list[str]:
+    """Codex's arguments that make the scripted model its model provider."""
     provider = (
         '{name="scripted", base_url="' + model.url + '/v1", wire_api="responses", env_key="LOOPX_E2E_MODEL_KEY", '
         "request_max_retries=0, stream_max_retries=0}"
     )
-    cmd = [
-        str(runtimes.binary("codex")), "exec", "--json", "--skip-git-repo-check",
-        "-c", f'model="{CODEX_MODEL}"', "-c", 'model_provider="scripted"', "-c", f"model_providers.scripted={provider}",
-        *args, prompt,
-    ]
-    return _session(project, model, "codex", cmd, project.env(PATH=path, LOOPX_E2E_MODEL_KEY="not-a-key"))
+    return ["-c", f'model="{CODEX_MODEL}"', "-c", 'model_provider="scripted"', "-c", f"model_providers.scripted={provider}"]
+
+
+def codex_env(project: Project, path: str = RUNTIME_PATH) -> dict:
+    return project.env(PATH=path, LOOPX_E2E_MODEL_KEY="not-a-key")
 
 
 # -- one runtime, as a test sees it -------------------------------------------------------------

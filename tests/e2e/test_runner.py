@@ -23,7 +23,7 @@ import pytest
 
 from . import model_server, runtimes
 from ..runner.conftest import Watch
-from .harness import LOOPX, Project, answer_as_person, as_person, claude_env
+from .harness import LOOPX, Project, answer_as_person, as_person, claude_env, codex_env, codex_model_args
 from .model_server import Call, Say, Usage
 
 pytestmark = [pytest.mark.slow]
@@ -99,11 +99,18 @@ class Runners(Watch):
         self.logs = tmp_path / "runner-logs"
         self.logs.mkdir(exist_ok=True)
 
-    def start(self, agent: str, *args: str, binary: str = "claude-code") -> subprocess.Popen:
+    def start(self, agent: str, *args: str, binary: str = "claude-code", mode: str = "bypassPermissions") -> subprocess.Popen:
+        """``mode``: Claude Code's permission mode (README's runner command says ``acceptEdits``)."""
         env = claude_env(self.project, self.model)  # what the runtime needs reaches it through the runner
         argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary(binary)),
-                "--turn-limit", "90s", *args, "--", "--permission-mode", "bypassPermissions"]
+                "--turn-limit", "90s", *args, "--", "--permission-mode", mode]
         return self.spawn(agent, argv, env, self.project.root)
+
+    def codex(self, agent: str, *args: str) -> subprocess.Popen:
+        """README's Codex runner command, with the scripted model as its model provider."""
+        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
+                "--turn-limit", "90s", *args, "--", "--sandbox", "workspace-write", *codex_model_args(self.model)]
+        return self.spawn(agent, argv, codex_env(self.project), self.project.root)
 
     def close(self) -> None:
         for proc, _ in self.procs:
@@ -117,7 +124,7 @@ class Runners(Watch):
 
     # -- the board, as ``loopx --json`` shows it ------------------------------------------------------
     def events(self, kind: str | None = None) -> list[dict]:
-        found = self.project.loopx("events", "--limit", "100000").data["events"]
+        found = self.project.loopx("export").data["events"]  # the whole log (`events` pages by 1,000 at most)
         return [e for e in found if kind is None or e["kind"] == kind]
 
     def runner(self, agent: str) -> dict | None:
@@ -293,9 +300,11 @@ def test_sigterm_lets_the_turn_in_flight_finish_then_releases_the_card(project, 
 
     brain.special[2] = slow
     scripted(model, brain)
-    proc = runners.start("cc1", "--grace", "60s", binary="claude-sdk")
+    proc = runners.start("cc1", "--grace", "60s", binary="claude-sdk", mode="acceptEdits")  # README's command
     runners.until("the second turn is in flight", in_flight.is_set)
     proc.send_signal(signal.SIGTERM)
+    row = runners.until("the runner's row says it is stopping", lambda: (r := runners.runner("cc1")) and "SIGTERM" in (r["detail"] or "") and r)
+    assert row["state"] == "running" and row["card"] == card  # the turn goes on meanwhile
     go_on.set()
     assert runners.ended(proc) == 0
     assert not sessions_alive(model)
@@ -321,7 +330,7 @@ def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refi
     as_person(project, "card", "window", card, "--every", "12s", "--turns", "1")  # longer than one session
     brain = Brain(card)
     scripted(model, brain)
-    proc = runners.start("cc1", "--turns", "2")
+    proc = runners.start("cc1", "--turns", "2", mode="acceptEdits")  # README's command
     assert runners.ended(proc) == 0
 
     assert summaries(project, card) == ["did step 1", "did step 2"]
@@ -336,3 +345,41 @@ def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refi
     second = [e for e in events if e["kind"] == "turn_started"][1]
     assert second["seq"] > resumed[0]["seq"] and second["at"] >= paused[0]["data"]["wake_at"]
     assert Brain.step_of(brain.firsts[1]) == 2
+
+
+# -- the same loop on Codex ------------------------------------------------------------------------
+
+def test_a_codex_runner_drives_sessions_from_packet_to_packet(project, model, runners):
+    """Codex 0.171 (``codex exec --json``), README's runner command: three sessions, each
+    from the packet the last one left, every model call charged once."""
+    project.init("codex", "cx1")
+    card = project.card("Count to three", "--next", "do step 1")
+    brain = Brain(card)
+    scripted(model, brain)
+    proc = runners.codex("cx1", "--turns", "3")
+    assert runners.ended(proc) == 0
+    assert not model.problems, runners.explain()
+
+    assert summaries(project, card) == ["did step 1", "did step 2", "did step 3"]
+    assert [Brain.step_of(first) for first in brain.firsts] == [1, 2, 3]
+    assert "todo of session 2\\n" in brain.firsts[2] and "todo of session 1\\n" not in brain.firsts[2]
+    events = runners.events()
+    assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == ["finished"] * 3
+    shown = project.show(card)
+    assert shown["next"] == "do step 4" and shown["quota"]["turns"]["used"] == 3
+    # OpenAI counts cached input inside input_tokens (none here)
+    assert shown["quota"]["tokens"]["used"] == sum(u.input + u.cache_read + u.output for u in model.usage_reported)
+
+
+def test_a_codex_runner_for_another_agent_than_the_checkouts_is_refused(project, model, runners):
+    """Codex's hooks and MCP server name init's agent in .codex/config.toml: a runner
+    for another agent there would act as init's agent. Refused, the board unchanged."""
+    project.init("codex", "cx1")
+    project.card("Count to three", "--next", "do step 1")
+    as_person(project, "agent", "add", "cx2")
+    before = runners.events()
+    proc = runners.codex("cx2")
+    proc.expected_exit = True
+    assert runners.ended(proc) == 2
+    assert runners.events() == before and runners.runner("cx2") is None
+    assert "set up for agent cx1" in runners.explain()

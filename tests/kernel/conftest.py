@@ -11,7 +11,7 @@ T0 = 1_800_000_000.0  # 2027-01-15T08:00:00Z: far from the real clock on purpose
 
 class Clock:
     """Freezes "now" for in-process calls and for every spawned process
-    (``LOOPX_NOW`` is read by loopx_core/clock.py on each call)."""
+    (``LOOPX_NOW`` is read by loopx_core/rules/clock.py on each call)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch):
         self._mp = monkeypatch

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from loopx_core import board, board_pages
-from loopx_core.board_pages import CardFilter
-from loopx_core.cards import list_cards
+from loopx_core.ops import board, board_pages
+from loopx_core.ops.board_pages import CardFilter
+from loopx_core.ops.cards import list_cards
 from loopx_tui.state import OWNER, STATUS, UNASSIGNED, BoardModel, Query
 
 from .conftest import held, last_seq, worked

@@ -117,7 +117,7 @@ def test_a_person_cannot_move_an_exhausted_card_to_ready_from_any_status(team):
 
 
 def test_a_hook_charge_that_crosses_a_limit_pauses_a_waiting_or_released_card(team):
-    from loopx_core.adapters.charge import charge_usage
+    from loopx_core.ops.charge import charge_usage
 
     team.ok("card", "add", "waits", "--max-tokens", "1000")
     team.ok("card", "add", "released", "--max-tokens", "1000")

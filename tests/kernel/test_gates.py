@@ -241,7 +241,8 @@ def test_the_plain_sqlite_gate_status_answers_exactly_what_the_kernel_answers(te
         return  # PostgreSQL boards always take the kernel's path
     import sqlite3
 
-    from loopx_core import gates, plainread
+    from loopx_core.ops import gates
+    from loopx_core.store import plainread
 
     from ..conftest import person
 

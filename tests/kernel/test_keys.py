@@ -9,8 +9,8 @@ import stat
 
 import pytest
 
-from loopx_core import chain, keys
-from loopx_core.errors import Forbidden, InvalidInput
+from loopx_core.authority import chain, keys
+from loopx_core.shapes.errors import Forbidden, InvalidInput
 
 
 def test_a_sealed_key_keeps_its_secret_and_needs_its_passphrase(tmp_path):

@@ -148,7 +148,8 @@ def _board_in_every_state(team, clock):
 def test_the_plain_sqlite_reader_answers_exactly_what_the_kernel_answers(team, clock, monkeypatch):
     if team.backend != "sqlite":
         return  # PostgreSQL boards always take the kernel's path
-    from loopx_core import cards, plainread
+    from loopx_core.ops import cards
+    from loopx_core.store import plainread
 
     _board_in_every_state(team, clock)
     queries = [(s, o, lim, after) for s in (None, "ready", "active", "paused", "blocked", "handoff", "done", "backlog")
@@ -173,7 +174,7 @@ def test_the_plain_sqlite_reader_answers_exactly_what_the_kernel_answers(team, c
 
 
 def test_the_plain_reader_knows_the_kernels_schema():
-    from loopx_core import migrations, plainread
+    from loopx_core.store import migrations, plainread
 
     assert plainread.SCHEMA_VERSION == migrations.SCHEMA_VERSION
 
@@ -181,7 +182,7 @@ def test_the_plain_reader_knows_the_kernels_schema():
 def test_the_plain_reader_leaves_due_reaps_and_frozen_clocks_to_the_kernel(team, clock, monkeypatch):
     if team.backend != "sqlite":
         return
-    from loopx_core import plainread
+    from loopx_core.store import plainread
 
     _add(team, 2)
     team.ok("claim", "LX-1", agent="a1")

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from loopx_core import keys
+from loopx_core.authority import keys
 
 from ..conftest import NO_KEY
 from .conftest import held

@@ -1,7 +1,7 @@
 """Property tests over the CLI's inputs: whatever an agent (or a fuzzer) sends,
 the answer is a documented refusal or a success — never an internal error or a
 traceback — and a refusal for bad input (exit 2 or 3) leaves the board as it was.
-Also: the cold-path pre-check in loopx_core/inputs.py agrees with pydantic."""
+Also: the cold-path pre-check in loopx_core/shapes/inputs.py agrees with pydantic."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopx_core import inputs
-from loopx_core.errors import InvalidInput
+from loopx_core.shapes import inputs
+from loopx_core.shapes.errors import InvalidInput
 
 from .conftest import card
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from loopx_core import runners
-from loopx_core.errors import Conflict, Forbidden
+from loopx_core.ops import runners
+from loopx_core.shapes.errors import Conflict, Forbidden
 from tests.conftest import person, person_ok
 
 DEAD_PID = 2**22 + 12345  # above Linux's pid_max: no such process

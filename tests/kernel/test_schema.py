@@ -26,7 +26,7 @@ def _sql(board, *statements) -> None:
 
 
 def test_a_v2_board_gains_the_evidence_identity_columns(team):
-    from loopx_core import migrations
+    from loopx_core.store import migrations
 
     team.ok("card", "add", "one")
     held(team, "LX-1", "a1")

@@ -264,7 +264,7 @@ class Machine(RuleBasedStateMachine):
 
 
 def _epoch(iso: str) -> float:
-    from loopx_core.clock import parse_iso
+    from loopx_core.rules.clock import parse_iso
 
     return parse_iso(iso)
 

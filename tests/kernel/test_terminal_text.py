@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from loopx_core.text import terminal_safe
+from loopx_core.rules.text import terminal_safe
 
 from .conftest import held, loopx
 

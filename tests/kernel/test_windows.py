@@ -113,7 +113,7 @@ def test_only_a_person_sets_a_window_and_an_edited_one_is_put_back(team, clock):
     held(team, "LX-1", "a1")
     store = team.store()
     try:
-        from loopx_core.models import Card
+        from loopx_core.store.models import Card
 
         store.run(lambda: Card.update(window_turns=100, window_seconds=None).where(Card.id == 1).execute())
     finally:

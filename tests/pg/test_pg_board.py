@@ -63,8 +63,8 @@ def test_init_creates_the_schema_and_the_turn_cycle_works(pg_url, tmp_path):
 
 
 def test_change_detection_follows_the_event_sequence(pg_url, tmp_path):
-    from loopx_core.discovery import parse_target
-    from loopx_core.store import Store
+    from loopx_core.store.discovery import parse_target
+    from loopx_core.store.backends import Store
 
     ok(pg_url, "init", cwd=tmp_path)
     store = Store.open(parse_target(pg_url, "flag"))
@@ -72,7 +72,7 @@ def test_change_detection_follows_the_event_sequence(pg_url, tmp_path):
         before = store.change_token()
         ok(pg_url, "card", "add", "from another process", cwd=tmp_path)
         assert store.change_token() > before
-        from loopx_core.board import changed_since
+        from loopx_core.ops.board import changed_since
 
         events, cards = changed_since(store, before)
         assert [e.kind for e in events] == ["card_added"]

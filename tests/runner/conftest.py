@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from loopx_core import events as event_log
-from loopx_core.models import Card, Runner
+from loopx_core.store import events as event_log
+from loopx_core.store.models import Card, Runner
 from tests.polling import until
 
 HERE = Path(__file__).resolve().parent

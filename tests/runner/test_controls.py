@@ -115,7 +115,7 @@ def test_a_budget_rewritten_with_its_hash_starts_no_turn(team, watch):
     """The thorough attacker rewrites the person's budget event with a
     recomputed hash (which passes the cheap per-turn check) and the card row:
     the runner's strict check before each turn catches the signature."""
-    from loopx_core import chain
+    from loopx_core.authority import chain
     from tests.security.conftest import sql_rows
 
     person_ok(team, "card", "add", "small", "--max-turns", "2", "--next", "step 1")

@@ -55,7 +55,10 @@ def test_a_claude_turn_runs_headless_with_the_packet_and_its_usage_is_charged_on
     assert watch.ended(proc) == 0
     args = json.loads((team.root / ".fake-args.json").read_text())
     identity = json.dumps({"env": {"LOOPX_AGENT": "a1"}})  # over the agent the checkout's local settings name
-    assert args[0] == "-p" and args[2:] == ["--output-format", "stream-json", "--verbose", "--settings", identity, "--permission-mode", "acceptEdits"]
+    assert args[0] == "-p" and args[2:] == [
+        "--allowedTools", "mcp__loopx",  # headless Claude Code would deny the loopx tools (README's acceptEdits command wrote nothing)
+        "--output-format", "stream-json", "--verbose", "--settings", identity, "--permission-mode", "acceptEdits",
+    ]
     assert "write the form" in args[1] and "# LX-1: with claude" in args[1] and "agent `a1`" in args[1]  # the continuation packet
     assert f"`loopx` is {Path(sys.executable).with_name('loopx')}" in args[1]  # for a shell that resets PATH (Codex's)
     assert charges(watch) == [sum(CLAUDE_TOKENS)]

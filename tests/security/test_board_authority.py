@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from loopx_core import gates
+from loopx_core.ops import gates
 from loopx_core.demo.seed import KEY_FILE
-from loopx_core.store import Store
+from loopx_core.store.backends import Store
 
 from ..tui.conftest import seed_template, seeded  # noqa: F401  (the seeded board fixtures)
 

@@ -62,7 +62,7 @@ def test_an_agents_own_key_is_not_a_persons(asked, tmp_path):
 
 
 def test_a_sealed_key_the_agent_can_read_is_useless_without_its_passphrase(asked, tmp_path):
-    from loopx_core import keys
+    from loopx_core.authority import keys
 
     sealed = keys.create(tmp_path / "alice.json", "alice", "a long passphrase")
     asked.ok("person", "add", "alice", keys.b64(sealed.public_raw))
@@ -189,7 +189,7 @@ def test_a_deleted_event_and_a_truncated_log_are_found(asked):
 def test_a_person_swapped_in_the_database_is_not_trusted(asked, tmp_path, monkeypatch):
     """Replacing the board's root key with the agent's own: the pinned root no longer
     matches, so nothing on the board is trusted (fail closed) and verify says so."""
-    from loopx_core import keys
+    from loopx_core.authority import keys
 
     mine = keys.create(tmp_path / "mine.json", "tester", None)
     sql(asked, f"UPDATE person SET public_key = '{keys.b64(mine.public_raw)}', fingerprint = '{mine.fingerprint}'")
@@ -254,8 +254,9 @@ def test_a_budget_decision_rewritten_with_its_hash_is_caught_by_the_signature_ch
     recomputed hash) and the card row. The agent's own writeback checks content
     and hash only (no signature on the per-turn path), so the signature checks
     must catch it: `loopx verify`, and the strict check the person's processes use."""
-    from loopx_core import chain, quota
-    from loopx_core.models import Card
+    from loopx_core.authority import chain
+    from loopx_core.ops import quota
+    from loopx_core.store.models import Card
 
     asked.ok("card", "add", "small", "--max-turns", "2")
     seq, at, actor, card, kind, data, op_id, key = sql_rows(asked, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 2")[0]

@@ -16,7 +16,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from loopx_core import clock  # noqa: E402
+from loopx_core.rules import clock  # noqa: E402
 
 HUMAN = "human:seed"  # the seeded board's person (loopx_core.demo.seed)
 
@@ -35,12 +35,12 @@ def seeded(seed_template, tmp_path: Path):
     """A fresh copy of the fixed seeded board, clock frozen at its "now"."""
     import shutil
 
-    from loopx_core.discovery import parse_target
+    from loopx_core.store.discovery import parse_target
 
     root = tmp_path / "project"
     shutil.copytree(seed_template.root, root)
     board = seed_template._replace(root=root, location=parse_target(str(root / ".loopx" / "board.db"), "flag"))
-    from loopx_core.store import Store
+    from loopx_core.store.backends import Store
 
     store = Store.open(board.location)  # the copy's project folder is its own
     store.run(lambda: store.put_setting("project_root", str(root)))

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from loopx_core import board_pages
-from loopx_core.board import init_board
-from loopx_core.cards import add_card, list_cards, move_card
-from loopx_core.discovery import parse_target
-from loopx_core.keys import ephemeral
+from loopx_core.ops import board_pages
+from loopx_core.ops.board import init_board
+from loopx_core.ops.cards import add_card, list_cards, move_card
+from loopx_core.store.discovery import parse_target
+from loopx_core.authority.keys import ephemeral
 from loopx_tui.state import COLUMN_LIMIT, PAGE, UNASSIGNED
 
 from .conftest import board_app_class, feed, settled, show_done
@@ -21,7 +21,7 @@ READY, DONE = 70, 30  # more than a page (PAGE) in each
 @pytest.fixture(scope="module")
 def big_template(tmp_path_factory):
     """A board with more cards in Ready and in Done than one read brings."""
-    from loopx_core import clock
+    from loopx_core.rules import clock
 
     root = tmp_path_factory.mktemp("big") / "project"
     location = parse_target(str(root / ".loopx" / "board.db"), "flag")
@@ -43,7 +43,7 @@ def big_template(tmp_path_factory):
 def big(big_template, tmp_path):
     import shutil
 
-    from loopx_core import clock
+    from loopx_core.rules import clock
 
     root = tmp_path / "project"
     shutil.copytree(big_template[0], root)
@@ -56,7 +56,7 @@ async def elsewhere(location, change) -> None:
     """``change(store)`` through another connection, as another process's write is."""
     import asyncio
 
-    from loopx_core.store import Store
+    from loopx_core.store.backends import Store
 
     def run():
         store = Store.open(location)
@@ -91,7 +91,7 @@ class Reads:
 
         monkeypatch.setattr(board_pages, "board_page", counted_page)
         monkeypatch.setattr(board_pages, "more_of_column", counted_more)
-        from loopx_core import board as kernel_board
+        from loopx_core.ops import board as kernel_board
 
         monkeypatch.setattr(kernel_board, "board_page", counted_page)
 

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from loopx_core import cards as card_ops
-from loopx_core.discovery import parse_target
+from loopx_core.ops import cards as card_ops
+from loopx_core.store.discovery import parse_target
 from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.budget import BudgetModal
 from loopx_tui.screens.help import HelpScreen
@@ -209,9 +209,9 @@ async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):
 
 WRITER = r'''
 import sys, time
-from loopx_core.discovery import parse_target
-from loopx_core.store import Store
-from loopx_core import cards
+from loopx_core.store.discovery import parse_target
+from loopx_core.store.backends import Store
+from loopx_core.ops import cards
 store = Store.open(parse_target(sys.argv[1], "flag"))
 for i in range(int(sys.argv[3])):
     cards.add_card(store, {"title": f"{sys.argv[2]} card {i}", "priority": i % 5}, "agent:" + sys.argv[2])
@@ -237,9 +237,9 @@ async def test_eight_agents_writing_at_once(make_app, seeded):
 
 
 async def test_an_empty_board(tmp_path):
-    from loopx_core.board import init_board
+    from loopx_core.ops.board import init_board
 
-    from loopx_core.keys import ephemeral
+    from loopx_core.authority.keys import ephemeral
 
     location = parse_target(str(tmp_path / ".loopx" / "board.db"), "flag")
     me = ephemeral("tester")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopx_core.writeback import writeback
+from loopx_core.ops.writeback import writeback
 from loopx_tui.screens.artifact import ArtifactScreen, read_artifact
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.widgets.evidence_log import EvidenceLog
@@ -101,7 +101,7 @@ async def test_a_slow_artifact_does_not_freeze_the_viewer(make_app, seeded, monk
     """Reading and hashing happen in a thread: the screen answers keys meanwhile."""
     import threading
 
-    from loopx_core.values import Artifact
+    from loopx_core.shapes.values import Artifact
     from loopx_tui.screens import artifact as artifact_screen
 
     release, real = threading.Event(), artifact_screen.read_artifact
@@ -132,7 +132,7 @@ async def test_a_slow_artifact_does_not_freeze_the_viewer(make_app, seeded, monk
 
 
 def test_an_edited_or_escaping_artifact_is_flagged(seeded):
-    from loopx_core.values import Artifact
+    from loopx_core.shapes.values import Artifact
 
     view = read_artifact(Artifact("src/login.css", 57, "0" * 64), str(seeded.root))
     assert view.matches is False and view.text.startswith("#login")

@@ -12,10 +12,10 @@ import threading
 from rich.cells import cell_len
 from textual import events
 
-from loopx_core import cards as card_ops
-from loopx_core import gates
-from loopx_core.store import Store
-from loopx_core.text import terminal_safe
+from loopx_core.ops import cards as card_ops
+from loopx_core.ops import gates
+from loopx_core.store.backends import Store
+from loopx_core.rules.text import terminal_safe
 from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.gate import GateModal
 from loopx_tui.screens.board import BoardScreen
@@ -134,7 +134,7 @@ async def test_the_gate_dialog_counts_time(make_app, seeded):
     now = [seeded.now]
     app = make_app(now=lambda: now[0])
     async with app.run_test(size=(120, 36)) as pilot:
-        from loopx_core import clock
+        from loopx_core.rules import clock
 
         clock.set_clock(lambda: now[0])
         gate, _, _ = await asyncio.to_thread(gates.ask, app.store, 6, "claude-1", {"question": "Merge now?", "scope": "git:merge", "deadline": 600})
@@ -183,11 +183,11 @@ async def test_a_key_typed_before_a_gate_appears_never_answers_it(make_app, seed
 # -- defect 8: words on the board ----------------------------------------------------------------
 
 async def test_a_board_with_one_card_says_one_card_and_a_scoped_gate_is_a_permission(make_app, seeded, tmp_path):
-    from loopx_core.board import init_board
-    from loopx_core.cards import add_card
-    from loopx_core.discovery import parse_target
+    from loopx_core.ops.board import init_board
+    from loopx_core.ops.cards import add_card
+    from loopx_core.store.discovery import parse_target
 
-    from loopx_core.keys import ephemeral
+    from loopx_core.authority.keys import ephemeral
 
     location = parse_target(str(tmp_path / "one" / ".loopx" / "board.db"), "flag")
     me = ephemeral("tester")
@@ -420,12 +420,12 @@ async def test_keys_answer_while_another_process_holds_the_write_lock(make_app, 
 
 async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_app, tmp_path):
     """Only what fits is mounted (a big board opens fast); ↓ past the last card mounts the next screenful."""
-    from loopx_core.board import init_board
-    from loopx_core.cards import add_card
-    from loopx_core.discovery import parse_target
+    from loopx_core.ops.board import init_board
+    from loopx_core.ops.cards import add_card
+    from loopx_core.store.discovery import parse_target
     from loopx_tui.state import COLUMN_LIMIT
 
-    from loopx_core.keys import ephemeral
+    from loopx_core.authority.keys import ephemeral
 
     location = parse_target(str(tmp_path / "long" / ".loopx" / "board.db"), "flag")
     me = ephemeral("tester")

@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from loopx_core import cards, gates
-from loopx_core.board import export
+from loopx_core.ops import cards, gates
+from loopx_core.ops.board import export
 from loopx_core.demo import DemoAgents, build_demo_board
 from loopx_core.demo.agent import SimulatedAgent
 from loopx_core.demo.scenario import AGENTS, CARDS
-from loopx_core.errors import LoopxError
-from loopx_core.store import Store
+from loopx_core.shapes.errors import LoopxError
+from loopx_core.store.backends import Store
 
 
 def test_the_demo_story_shows_every_mechanism(tmp_path):

@@ -3,8 +3,8 @@ the matching operator, and an illegal one is refused and changes nothing."""
 
 from __future__ import annotations
 
-from loopx_core import cards as card_ops
-from loopx_core.models import Handoff
+from loopx_core.ops import cards as card_ops
+from loopx_core.store.models import Handoff
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.state import UNASSIGNED
 

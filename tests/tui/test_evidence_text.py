@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopx_core.values import EvidenceView
+from loopx_core.shapes.values import EvidenceView
 from loopx_tui.widgets.evidence_log import evidence_text
 
 T = 1_800_000_000.0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from loopx_core import gates
-from loopx_core.models import Grant
+from loopx_core.ops import gates
+from loopx_core.store.models import Grant
 from loopx_tui.modals.gate import GateModal
 
 from .conftest import HUMAN, feed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from loopx_core.discovery import parse_target
+from loopx_core.store.discovery import parse_target
 from loopx_tui import launch
 from loopx_tui.app import LoopxApp
 
@@ -37,7 +37,7 @@ def test_run_board_without_a_board_shows_how_to_create_one(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.delenv("LOOPX_DB", raising=False)
-    from loopx_core.discovery import discover
+    from loopx_core.store.discovery import discover
 
     location = discover()
     assert location.source == "none"
@@ -95,10 +95,10 @@ def test_run_demo_starts_agents_and_cleans_up(tmp_path, monkeypatch):
 def test_the_board_decides_as_the_person_whose_key_unlocks(seeded, monkeypatch):
     """The board's one unlock: the person's key, one of the board's people; an
     agent identity, no key, or a key the board does not know opens it read-only."""
-    from loopx_core import keys
+    from loopx_core.authority import keys
     from loopx_core.demo.seed import KEY_FILE
-    from loopx_core.people import session_person
-    from loopx_core.store import Store
+    from loopx_core.authority.people import session_person
+    from loopx_core.store.backends import Store
 
     store = Store.open(seeded.location)
     try:
@@ -124,7 +124,7 @@ def test_the_board_decides_as_the_person_whose_key_unlocks(seeded, monkeypatch):
 def test_an_artifact_opens_in_the_pager(seeded, monkeypatch):
     import contextlib
 
-    from loopx_core.values import Artifact
+    from loopx_core.shapes.values import Artifact
     from loopx_tui.screens import artifact as viewer
 
     calls = []

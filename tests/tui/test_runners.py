@@ -5,8 +5,8 @@ through the app's one path for decisions (a read-only board refuses)."""
 
 from __future__ import annotations
 
-from loopx_core import runners
-from loopx_core.store import Store
+from loopx_core.ops import runners
+from loopx_core.store.backends import Store
 
 from .conftest import export, feed, settled
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopx_core.values import CardView, Limit, Quota
+from loopx_core.shapes.values import CardView, Limit, Quota
 from loopx_tui.state import OWNER, UNASSIGNED, BoardModel, Query
 
 
@@ -12,7 +12,7 @@ def card(id: int, status: str = "ready", owner: str | None = None, title: str = 
 
 
 def model(*cards: CardView, agents=("a1", "a2")) -> BoardModel:
-    from loopx_core.values import AgentView
+    from loopx_core.shapes.values import AgentView
 
     m = BoardModel()
     m.load(cards, [AgentView(a, None, (), (), None, None, 0) for a in agents], [], 0)
@@ -69,8 +69,8 @@ def test_an_older_view_never_replaces_a_newer_one():
 def started(*cards: CardView, limits=None, agents=("a1",)):
     """A model as the board opens: the counts of ``cards`` and, per column in
     ``limits``, its first cards (the store's order is the model's own)."""
-    from loopx_core.board_pages import Page, Tally
-    from loopx_core.values import AgentView
+    from loopx_core.ops.board_pages import Page, Tally
+    from loopx_core.shapes.values import AgentView
 
     whole = model(*cards, agents=agents)
     limits = limits or {"ready": 2, "active": 2, "needs_you": 2, "blocked": 2}
@@ -118,7 +118,7 @@ def test_done_is_counted_and_shows_only_what_moved_there_until_asked_for():
 
 
 def test_a_page_read_for_a_filter_counts_what_passes_it():
-    from loopx_core.board_pages import Page, Tally
+    from loopx_core.ops.board_pages import Page, Tally
 
     m, whole = started(card(1, title="login"), card(2), card(3, title="login too"))
     m.query = Query.parse("login")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from loopx_core.trajectory import DAY, HOUR, buckets, build, burn, figures
+from loopx_core.ops.trajectory import DAY, HOUR, buckets, build, burn, figures
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.screens.timeline import TimelineScreen
 

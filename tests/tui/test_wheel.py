@@ -23,10 +23,10 @@ SCRIPT = textwrap.dedent(
     import loopx_tui
     from loopx_tui.paths import styles_dir
     from loopx_tui.app import LoopxApp
-    from loopx_core.board import init_board
-    from loopx_core.cards import add_card
-    from loopx_core.discovery import parse_target
-    from loopx_core.keys import ephemeral
+    from loopx_core.ops.board import init_board
+    from loopx_core.ops.cards import add_card
+    from loopx_core.store.discovery import parse_target
+    from loopx_core.authority.keys import ephemeral
 
     here = styles_dir()
     assert "site-packages" in str(here) and here.parent == Path(loopx_tui.__file__).parent, here

@@ -71,7 +71,7 @@ def lines(*docs) -> str:
 # -- reading the board -------------------------------------------------------------
 
 def evidence(store, card: int | None = None) -> list:
-    from loopx_core.models import Evidence
+    from loopx_core.store.models import Evidence
 
     with store.read():
         query = Evidence.select().order_by(Evidence.id)
@@ -81,14 +81,14 @@ def evidence(store, card: int | None = None) -> list:
 
 
 def events(store, kind: str) -> list:
-    from loopx_core.models import Event
+    from loopx_core.store.models import Event
 
     with store.read():
         return list(Event.select().where(Event.kind == kind).order_by(Event.seq))
 
 
 def observed(store) -> list:
-    from loopx_core.models import Observed
+    from loopx_core.store.models import Observed
 
     with store.read():
         return list(Observed.select().order_by(Observed.id))

@@ -50,7 +50,7 @@ async def test_results_carry_what_the_tui_shows(project, watcher):
 
 async def test_a_board_given_by_location_or_db_string_is_opened_and_closed_by_the_watcher(project):
     """The API takes what `--db` takes, not only an open Store."""
-    from loopx_core.discovery import parse_target
+    from loopx_core.store.discovery import parse_target
     from loopx_core.watch import WatchConfig, watch_board
 
     db = str(project.root / ".loopx" / "board.db")

@@ -12,7 +12,7 @@ from .conftest import doc, events, evidence, write_atomic
 
 
 def test_a_v1_board_opens_and_gains_the_watch_tables(project):
-    from loopx_core import migrations
+    from loopx_core.store import migrations
 
     downgrade_sqlite(project.db, 1)
     write_atomic(project.root / "out" / "t.loopx.json", doc("after the upgrade"))

@@ -121,7 +121,7 @@ def test_two_watchers_at_once_never_double_ingest(project, procs):
         assert len(rows) == 401 and len({e.summary for e in rows}) == 401
         assert len(events(store, "ingest_error")) == 1
         assert len(events(store, "artifact_observed")) == 1
-        from loopx_core.models import Observed
+        from loopx_core.store.models import Observed
 
         with store.read():
             assert Observed.select().count() == 1

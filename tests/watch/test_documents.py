@@ -156,7 +156,7 @@ async def test_a_burst_of_500_documents(project, watcher):
     rows = evidence(watcher.store)
     assert len(rows) == 500 and len({e.summary for e in rows}) == 500
     assert not events(watcher.store, "ingest_error")
-    from loopx_core.models import Card
+    from loopx_core.store.models import Card
 
     with watcher.store.read():
         card = Card.get_by_id(1)

@@ -11,7 +11,7 @@ from .conftest import Watcher, append, doc, events, evidence, lines, write_atomi
 
 
 def stream_row(store, path):
-    from loopx_core.models import IngestStream
+    from loopx_core.store.models import IngestStream
 
     with store.read():
         return IngestStream.get_or_none(IngestStream.path == str(path))

@@ -1,0 +1,254 @@
+"""A person's signing key (SECURITY.md "The human key").
+
+An Ed25519 key pair in one JSON file, by default ``<user config dir>/loopx/key.json``
+(``LOOPX_KEY`` names another file). The private half is sealed with a
+passphrase (scrypt → AES-256-GCM) unless the person chose none. Agents run as
+the same OS user, so the file alone is not a boundary: the passphrase is, or the
+runtime's sandbox that denies reading this folder (``loopx init --for …``).
+
+``cryptography`` is imported only when a key is made, opened or used.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from ..shapes.errors import Forbidden, InvalidInput, UsageError
+
+FORMAT = 1
+SCRYPT = {"n": 1 << 15, "r": 8, "p": 1}  # ~0.1 s and 32 MiB per unlock: slow to guess, quick to type
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def unb64(text: str) -> bytes:
+    return base64.b64decode(text.encode("ascii"), validate=True)
+
+
+def fingerprint(public_raw: bytes) -> str:
+    """A short, stable name of a public key (what events record as ``key``)."""
+    return hashlib.sha256(public_raw).hexdigest()[:16]
+
+
+def config_dir() -> Path:
+    """The person's LoopX folder (key, pinned board roots, anchors) — platformdirs'
+    user config folder, worked out here because this runs on the per-turn path:
+    ``$XDG_CONFIG_HOME/loopx`` (default ``~/.config/loopx``); on macOS
+    ``~/Library/Application Support/loopx``. Runtimes' sandboxes deny it to agents."""
+    import sys
+
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "loopx"
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "loopx"
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".config") / "loopx"
+
+
+def key_path() -> Path:
+    raw = os.environ.get("LOOPX_KEY")
+    return Path(raw).expanduser() if raw else config_dir() / "key.json"
+
+
+class Person:
+    """A person who proved it: their name on the board and an unlocked key.
+    Passed to operators where an actor string would be; only a Person can
+    write an event whose actor is ``human:…`` (``events.emit`` signs it)."""
+
+    __slots__ = ("name", "fingerprint", "public_raw", "_private")
+
+    def __init__(self, name: str, private_key, public_raw: bytes):
+        self.name = name
+        self._private = private_key
+        self.public_raw = public_raw
+        self.fingerprint = fingerprint(public_raw)
+
+    @property
+    def actor(self) -> str:
+        return f"human:{self.name}"
+
+    def named(self, name: str) -> "Person":
+        """The same key under the name the board knows it by."""
+        return Person(name, self._private, self.public_raw)
+
+    def sign(self, message: bytes) -> str:
+        return b64(self._private.sign(message))
+
+    def __str__(self) -> str:  # reads like the actor string it replaces
+        return self.actor
+
+    def __repr__(self) -> str:
+        return f"Person({self.name!r}, {self.fingerprint})"
+
+
+class KeyFile:
+    """What the key file says without unlocking it."""
+
+    def __init__(self, path: Path, doc: dict):
+        self.path, self.doc = path, doc
+        self.name: str = doc["name"]
+        self.public_raw = unb64(doc["public"])
+        self.fingerprint = fingerprint(self.public_raw)
+        self.sealed = "sealed" in doc["secret"]
+
+    def unlock(self, passphrase: str | None = None) -> Person:
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        secret = self.doc["secret"]
+        if self.sealed:
+            if passphrase is None:
+                raise Forbidden(f"your key {self.path} is locked with a passphrase", "run this in a terminal so LoopX can ask for it")
+            try:
+                seed = _open_seal(secret, passphrase)
+            except InvalidTag:
+                raise Forbidden("wrong passphrase for your LoopX key", "try again; `loopx key passphrase` changes it") from None
+        else:
+            seed = unb64(secret["plain"])
+        private = Ed25519PrivateKey.from_private_bytes(seed)
+        if _public_raw(private) != self.public_raw:
+            raise InvalidInput(f"{self.path} is damaged: its private and public halves differ", "make a new key with `loopx key init --force`")
+        return Person(self.name, private, self.public_raw)
+
+
+def read(path: Path | None = None) -> KeyFile | None:
+    """The key file, or None when there is none."""
+    path = path or key_path()
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(doc, dict) or doc.get("loopx_key") != FORMAT:
+            raise ValueError("not a LoopX key file")
+        return KeyFile(path, doc)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"cannot read your LoopX key {path}: {exc}", "fix LOOPX_KEY, or make a new key with `loopx key init --force`") from None
+
+
+def unlock(path: Path | None = None, *, ask=None) -> Person:
+    """Load and unlock the person's key. ``ask(prompt)`` reads a passphrase
+    (default: the controlling terminal, never stdin)."""
+    found = read(path)
+    if found is None:
+        where = path or key_path()
+        raise Forbidden(f"no LoopX key at {where}: only a person with a key can do this", "make yours with `loopx key init` (it asks for a passphrase)")
+    if not found.sealed:
+        return found.unlock()
+    return found.unlock((ask or ask_terminal)(f"Passphrase for LoopX key {found.fingerprint} ({found.name}): "))
+
+
+def ask_terminal(prompt: str) -> str:
+    """Read a passphrase from the controlling terminal (``/dev/tty``), echo off."""
+    import getpass
+
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))  # getpass would fall back to stdin without one
+    except OSError:
+        raise Forbidden("your LoopX key is locked with a passphrase and there is no terminal to ask for it", "run this command in a terminal (or answer in the board)") from None
+    try:
+        return getpass.getpass(prompt)
+    except EOFError:  # the terminal closed before a line came (input typed ahead is flushed)
+        raise Forbidden("no passphrase was typed", "type it at the prompt") from None
+
+
+def create(path: Path, name: str, passphrase: str | None, *, force: bool = False) -> KeyFile:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    if path.exists() and not force:
+        raise UsageError(f"a LoopX key already exists at {path}", "keep it (`loopx key show`), or replace it with `--force` (boards trusting the old one must add the new one)")
+    private = Ed25519PrivateKey.generate()
+    return save(path, Person(name, private, _public_raw(private)), passphrase)
+
+
+def reseal(found: KeyFile, person: Person, passphrase: str | None) -> KeyFile:
+    """Write the same key under a new passphrase (or none)."""
+    return save(found.path, person, passphrase)
+
+
+def save(path: Path, person: Person, passphrase: str | None = None) -> KeyFile:
+    """Write ``person``'s key to ``path`` (sealed when given a passphrase)."""
+    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+
+    seed = person._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    doc = {"loopx_key": FORMAT, "name": person.name, "public": b64(person.public_raw), "secret": _seal(seed, passphrase) if passphrase else {"plain": b64(seed)}}
+    write(path, doc)
+    return KeyFile(path, doc)
+
+
+def write(path: Path, doc: dict) -> None:
+    """Atomically, readable by its owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _public_raw(private) -> bytes:
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    return private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def _derive(passphrase: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    return hashlib.scrypt(passphrase.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=128 * n * r * 2, dklen=32)
+
+
+def _seal(seed: bytes, passphrase: str) -> dict:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    salt, nonce = os.urandom(16), os.urandom(12)
+    box = AESGCM(_derive(passphrase, salt, **SCRYPT)).encrypt(nonce, seed, b"loopx-key-v1")
+    return {"kdf": "scrypt", **SCRYPT, "salt": b64(salt), "nonce": b64(nonce), "sealed": b64(box)}
+
+
+def _open_seal(secret: dict, passphrase: str) -> bytes:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    key = _derive(passphrase, unb64(secret["salt"]), int(secret["n"]), int(secret["r"]), int(secret["p"]))
+    return AESGCM(key).decrypt(unb64(secret["nonce"]), unb64(secret["sealed"]), b"loopx-key-v1")
+
+
+def verify_signature(public_raw: bytes, signature_b64: str, message: bytes) -> bool:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        Ed25519PublicKey.from_public_bytes(public_raw).verify(unb64(signature_b64), message)
+        return True
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+
+
+def ephemeral(name: str, seed: bytes | None = None) -> Person:
+    """A key that lives in memory only: the person of a seeded or demo board
+    (``seed`` makes it reproducible; such a key protects nothing and must never
+    sign for a real board)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    private = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed).digest()) if seed is not None else Ed25519PrivateKey.generate()
+    return Person(name, private, _public_raw(private))
+
+
+def default_name() -> str:
+    """The name a new key gets: ``LOOPX_HUMAN`` (display only: it grants nothing), else the login name."""
+    import re
+
+    name = os.environ.get("LOOPX_HUMAN")
+    if not name:
+        try:
+            import getpass
+
+            name = getpass.getuser()
+        except Exception:  # no passwd entry in some containers
+            name = "person"
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", name)[:64].strip("-")
+    return name or "person"

@@ -1,0 +1,307 @@
+"""``loopx verify``: is this board's history what its writers wrote?
+
+Checks, in one read snapshot:
+
+1. the hash chain — every event's ``prev`` is the hash of the one before (the
+   first one's is the board's genesis), every ``hash`` matches the row, no seq
+   is missing;
+2. signatures — every event by a person (``human:…``) is signed by one of the
+   board's trusted people and verifies; no other event claims a signature;
+3. authority — every row a decision lives in (approved gates, grants, agents'
+   scopes, card budgets, a person's settings) points at the latest signed event
+   that decided it and says what that event says;
+4. this machine's anchor — the last head this machine verified is still in the
+   chain (a rewrite or a rollback of the whole file shows here).
+
+Events written before the board was upgraded to signing (v3) are reported as
+unsigned history, not as an alteration. Exit code 11 when anything fails.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from . import chain, trust
+from .authority import Authority
+from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
+from .trust import SETTING_EVENTS
+from .trust import EVENT_COLUMNS, EventRow
+
+ANCHOR_FILE = "anchors.json"
+PERSON_KINDS = ("person_added", "person_revoked")
+AGENT_KINDS = ("agent_added", "agent_updated")
+BUDGET_KINDS = ("card_added", "budget_raised")
+SIGNED_SETTINGS = ("prices", "test_clock", "policy")
+
+
+class Problem(NamedTuple):
+    seq: int | None  # the event it is about (None: a row of another table)
+    where: str  # "event 12", "gate G-3", "agent claude-1", …
+    what: str
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, "where": self.where, "what": self.what}
+
+
+class Report(NamedTuple):
+    events: int
+    signed: int
+    head: str | None
+    problems: list[Problem]
+    notes: list[str]  # not failures: unsigned history from before signing, …
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def first(self) -> Problem | None:
+        with_seq = [p for p in self.problems if p.seq is not None]
+        return min(with_seq, key=lambda p: p.seq) if with_seq else (self.problems[0] if self.problems else None)
+
+    def to_json(self) -> dict:
+        first = self.first
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "signed": self.signed,
+            "head": self.head,
+            "first_bad": first.to_json() if first else None,
+            "problems": [p.to_json() for p in self.problems],
+            "notes": self.notes,
+        }
+
+
+# The raw columns an export carries so a copy can be verified anywhere.
+RAW = {
+    "event": EVENT_COLUMNS,
+    "person": "fingerprint, name, public_key, added_seq, revoked_seq",
+    "setting": "key, value, decided_seq",
+    "agent": "id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns",
+    "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token",
+    "grant": "id, scope, agent, card, expires_at, decided_seq",
+    "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq",
+    "runner": "agent, control, control_seq",
+}
+
+
+def verify_store(store, *, anchor: bool = True) -> Report:
+    with store.read():
+        report = verify_rows(store.query, store.board_uid(), store.trust())
+    if anchor and report.ok:
+        report = _check_anchor(store, report)
+    return report
+
+
+def export_chain(store) -> dict:
+    """What ``export`` adds so ``loopx verify --file`` can check a copy elsewhere."""
+    tables = {}
+    for table, columns in RAW.items():
+        name = '"grant"' if table == "grant" else table
+        tables[table] = {"columns": [c.strip() for c in columns.split(",")], "rows": [list(r) for r in store.query(f"SELECT {columns} FROM {name}")]}
+    return {"board_uid": store.board_uid(), "tables": tables}
+
+
+def verify_export(doc: dict, root: str | None = None) -> Report:
+    """Verify an exported board: its chain, signatures and decisions, against
+    ``root`` (the fingerprint you expect) or this machine's pin for that board."""
+    import sqlite3
+
+    part = doc["chain"]
+    con = sqlite3.connect(":memory:")
+    for table, spec in part["tables"].items():
+        name = '"grant"' if table == "grant" else table
+        cols = ", ".join(f'"{c}"' for c in spec["columns"])
+        con.execute(f"CREATE TABLE {name} ({cols})")
+        marks = ", ".join("?" * len(spec["columns"]))
+        con.executemany(f"INSERT INTO {name} ({cols}) VALUES ({marks})", [tuple(r) for r in spec["rows"]])
+
+    def query(sql, params=()):
+        return con.execute(sql, params).fetchall()
+
+    people = trust.load(query, part["board_uid"])
+    report = verify_rows(query, part["board_uid"], people)
+    if root is not None and (people.root is None or people.root.fingerprint != root):
+        found = people.root.fingerprint if people.root else "none"
+        return report._replace(problems=[Problem(None, "people", f"the export's root key is {found}, not the {root} you expect")] + report.problems)
+    if root is None and not people.pinned:
+        report.notes.append("this machine has not pinned this board's root: pass --root FINGERPRINT to check it is the one you expect")
+    return report
+
+
+def verify_rows(query, board_uid: str, people: trust.Trust | None = None) -> Report:
+    people = people or trust.load(query, board_uid)
+    problems: list[Problem] = [Problem(None, "people", p) for p in people.problems]
+    notes: list[str] = []
+    settings = dict(query("SELECT key, value FROM setting", ()))
+    signed_from = int(settings.get("signed_from") or 0)
+    expected_prev = chain.genesis(board_uid)
+    expected_seq = 1
+    count = signed = 0
+    head = None
+    legacy_unsigned = 0
+    last_seq = 0
+    batch = 5000
+    while True:
+        rows = query(f"SELECT {EVENT_COLUMNS} FROM event WHERE seq > ? ORDER BY seq LIMIT {batch}", (last_seq,))
+        if not rows:
+            break
+        for raw in rows:
+            row = EventRow(*raw)
+            last_seq = row.seq
+            count += 1
+            where = f"event {row.seq}"
+            if row.seq != expected_seq:
+                problems.append(Problem(row.seq, where, f"events {expected_seq}…{row.seq - 1} are missing"))
+            if row.prev != expected_prev:
+                problems.append(Problem(row.seq, where, "does not follow the event before it (its prev hash differs: a row before it was changed, removed or inserted)"))
+            if row.hash != row.computed_hash():
+                problems.append(Problem(row.seq, where, f"was altered after it was written ({row.kind} by {row.actor})"))
+            if row.key or row.sig:
+                signed += 1
+                why = people.check(row)
+                if why:
+                    problems.append(Problem(row.seq, where, why))
+            elif row.actor.startswith("human:"):
+                if signed_from and row.seq < signed_from:
+                    legacy_unsigned += 1
+                else:
+                    problems.append(Problem(row.seq, where, f"claims to be a person's decision ({row.kind} by {row.actor}) but is not signed"))
+            expected_prev = row.hash or ""
+            expected_seq = row.seq + 1
+            head = row.hash
+    if legacy_unsigned:
+        notes.append(f"{legacy_unsigned} event(s) by people before seq {signed_from} predate signing (this board was made by an older LoopX); they are chained but not signed")
+    for problem in _authority(query, people, settings):
+        if signed_from and problem.seq is None and "no signed decision" in problem.what:
+            notes.append(f"{problem.where} is from before signing and is not honoured until a person confirms it")
+        else:
+            problems.append(problem)
+    return Report(count, signed, head, problems, notes)
+
+
+def _latest(query, kinds: tuple[str, ...], match, card: int | None = None) -> int | None:
+    """The seq of the newest event by a person of ``kinds`` (on ``card``) whose data satisfies ``match``."""
+    marks = ",".join("?" * len(kinds))
+    sql = f"SELECT seq, data FROM event WHERE kind IN ({marks}) AND actor LIKE 'human:%'"
+    params: tuple = kinds
+    if card is not None:
+        sql, params = sql + " AND card = ?", kinds + (card,)
+    for seq, data in query(sql + " ORDER BY seq DESC", params):
+        if match(json.loads(data)):
+            return seq
+    return None
+
+
+def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
+    out: list[Problem] = []
+
+    def decided(seq, kinds):
+        return people.decision(query, seq, kinds)
+
+    for gid, status, answered_by, answer_seq, scope, card in query('SELECT id, status, answered_by, answer_seq, scope, card_id FROM gate WHERE answered_by LIKE ?', ("human:%",)):
+        data = decided(answer_seq, ("gate_answered",))
+        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope:
+            out.append(Problem(answer_seq, f"gate G-{gid}", f"says {status} by {answered_by}, but no signed answer says so"))
+    rules = Authority(query, people)
+    for gid, card, agent, scope, by, seq, token in query("SELECT id, card_id, agent, scope, answered_by, answer_seq, lease_token FROM gate WHERE status = 'approved' AND (answered_by IS NULL OR answered_by NOT LIKE ?)", ("human:%",)):
+        if not rules.approval_holds(gid, card, agent, scope, by, seq, token, 0.0):
+            out.append(Problem(None, f"gate G-{gid}", f"says approved by {by or 'nobody'}, which no signed scope or grant backs"))
+    for row in query('SELECT id, scope, agent, card, expires_at, decided_seq FROM "grant"', ()):
+        gid, scope, agent, card, expires, seq = row
+        data = decided(seq, ("grant_created",))
+        if data is None or [data.get("grant"), data.get("scope"), data.get("agent"), data.get("card"), data.get("expires_at")] != [gid, scope, agent, card, expires]:
+            out.append(Problem(seq, f"grant {gid}", f"({scope}) has no signed decision that matches it"))
+    for agent, caps, watch, limit, window, seq, usd, turns in query("SELECT id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns FROM agent", ()):
+        data = decided(seq, AGENT_KINDS)
+        if (
+            data is None or data.get("agent") != agent or data.get("capabilities") != json.loads(caps) or data.get("watch") != json.loads(watch)
+            or [data.get("token_limit"), data.get("window_seconds"), data.get("window_usd"), data.get("window_turns")] != [limit, window, usd, turns]
+        ):
+            out.append(Problem(seq, f"agent {agent}", "its registration or scopes have no signed decision that matches them"))
+        elif _latest(query, AGENT_KINDS, lambda d: d.get("agent") == agent) != seq:
+            out.append(Problem(seq, f"agent {agent}", "points at an older decision than the latest one (rolled back)"))
+    for card, mt, mtok, musd, seq in query("SELECT id, max_turns, max_tokens, max_usd, budget_seq FROM card", ()):
+        newest = _latest(query, BUDGET_KINDS, lambda d: "max_turns" in d, card=card)
+        if seq is None and newest is None:
+            continue  # an agent's own card: its limits are its own
+        data = decided(seq, BUDGET_KINDS)
+        if data is None or [data.get("max_turns"), data.get("max_tokens"), data.get("max_usd")] != [mt, mtok, musd]:
+            out.append(Problem(seq, f"card LX-{card}", "its budget has no signed decision that matches it"))
+        elif newest != seq:
+            out.append(Problem(seq, f"card LX-{card}", "its budget points at an older decision than the latest one (rolled back)"))
+    for card, *window, seq in query("SELECT id, window_seconds, window_tokens, window_usd, window_turns, window_seq FROM card", ()):
+        newest = _latest(query, WINDOW_KINDS, lambda d: True, card=card)
+        if seq is None and newest is None:
+            continue  # no person ever gave it a window
+        data = decided(seq, WINDOW_KINDS)
+        if data is None or [data.get(f) for f in WINDOW_FIELDS] != window:
+            out.append(Problem(seq, f"card LX-{card}", "its window has no signed decision that matches it"))
+        elif newest != seq:
+            out.append(Problem(seq, f"card LX-{card}", "its window points at an older decision than the latest one (rolled back)"))
+    for agent, control, seq in query("SELECT agent, control, control_seq FROM runner", ()):
+        newest = _latest(query, RUNNER_CONTROLS, lambda d, agent=agent: d.get("agent") == agent)
+        if seq is None and newest is None and control is None:
+            continue  # no person ever controlled this agent's runner
+        data = decided(seq, RUNNER_CONTROLS)
+        if data is None or data.get("agent") != agent or data.get("control") != (control or "resume"):
+            out.append(Problem(seq, f"runner {agent}", "its control has no signed decision that matches it"))
+        elif newest != seq:
+            out.append(Problem(seq, f"runner {agent}", "its control points at an older decision than the latest one (rolled back)"))
+    for key, value, seq in query("SELECT key, value, decided_seq FROM setting", ()):
+        if key not in SIGNED_SETTINGS:
+            continue
+        data = decided(seq, SETTING_EVENTS)
+        if data is None or data.get("key") != key or data.get("value") != value:
+            out.append(Problem(seq, f"setting {key}", "has no signed decision that matches it"))
+    return out
+
+
+# -- this machine's anchor ----------------------------------------------------------
+
+def _anchor_path():
+    from .keys import config_dir
+
+    return config_dir() / ANCHOR_FILE
+
+
+def read_anchor(board_uid: str) -> dict | None:
+    try:
+        with open(_anchor_path(), encoding="utf-8") as fh:
+            return json.load(fh).get(board_uid)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _check_anchor(store, report: Report) -> Report:
+    seen = read_anchor(store.board_uid())
+    if not seen:
+        return report
+    rows = store.query("SELECT hash FROM event WHERE seq = ?", (seen["seq"],))
+    if not rows:
+        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "is gone: this machine verified the board up to it before (the history was truncated or the file rolled back)")])
+    if rows[0][0] != seen["hash"]:
+        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "differs from what this machine verified before (the history was rewritten)")])
+    return report
+
+
+def save_anchor(store, report: Report) -> None:
+    """Remember the verified head on this machine (the person's config folder)."""
+    if not report.ok or report.head is None:
+        return
+    from .keys import write
+
+    path = _anchor_path()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        doc = {}
+    doc[store.board_uid()] = {"seq": report.events and _head_seq(store), "hash": report.head}
+    write(path, doc)
+
+
+def _head_seq(store) -> int:
+    rows = store.query("SELECT max(seq) FROM event")
+    return int(rows[0][0] or 0)

@@ -1,0 +1,294 @@
+"""A person's operators on cards: add, move, assign, budget — and the board reads."""
+
+from __future__ import annotations
+
+from ..rules import clock, holding, ids
+from ..store import events
+from . import quota, reaper
+from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
+from .handoffs import open_handoff
+from ..store.models import Card, Dependency, Evidence, Gate, Handoff, Observed
+from .quota import over_budget
+from .reaper import clear_lease, load_card, withdraw_pending
+from ..store.rows import (
+    agent_row,
+    card_row,
+    card_view,
+    card_views,
+    evidence_view,
+    gate_view,
+    handoff_view,
+    observed_view,
+    touch,
+)
+from ..shapes.values import CardDetail, CardView
+
+HUMAN_MOVES = ("backlog", "ready", "cancelled")
+
+
+def _person_only(actor, what: str) -> None:
+    if not hasattr(actor, "sign"):
+        raise Forbidden(f"only a person can {what}", "a person does this from the board or their own terminal with their key", code="person_only")
+
+
+def open_deps(card_id: int) -> list[int]:
+    return [
+        d.after_id
+        for d in Dependency.select(Dependency.after).join(Card, on=(Dependency.after == Card.id)).where((Dependency.card == card_id) & (Card.status != "done"))
+    ]
+
+
+def add_card(store, data: dict, actor) -> CardView:
+    """``actor``: an agent's actor string, or a person (``keys.Person``), whose
+    signed ``card_added`` then also fixes the card's budget (quota.enforce_signed)."""
+
+    def body():
+        now = clock.now()
+        for dep in data.get("after") or []:
+            if Card.get_or_none(Card.id == dep) is None:
+                raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
+        if data.get("owner"):
+            agent_row(data["owner"])
+        pending = [d for d in data.get("after") or [] if Card.get_by_id(d).status != "done"]
+        status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
+        card = Card.create(
+            title=data["title"],
+            body=data.get("body") or "",
+            status=status,
+            assignee=data.get("owner"),
+            needs=sorted(set(data.get("needs") or [])),
+            priority=data.get("priority", 2),
+            next_action=data.get("next"),
+            verify=data.get("verify"),
+            max_turns=data.get("max_turns"),
+            max_tokens=data.get("max_tokens"),
+            max_usd=data.get("max_usd"),
+            blocked_reason=("waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in pending)) if pending else None,
+            created_at=now,
+            updated_at=now,
+        )
+        for dep in sorted(set(data.get("after") or [])):
+            Dependency.create(card=card.id, after=dep)
+        seq = events.emit(
+            actor, "card_added", card.id,
+            title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
+            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd,
+        )
+        if hasattr(actor, "sign"):
+            card.budget_seq = seq
+            card.save()
+        return card_view(card)
+
+    return store.run(body)
+
+
+def _refuse(card: Card, to: str, why: str, hint: str = "") -> Conflict:
+    return Conflict(f"cannot move {ids.fmt(ids.CARD, card.id)} from {card.status} to {to}: {why}", hint, code="illegal_move", data={"card": card_view(card).to_json()})
+
+
+def move_card(store, card_id: int, to: str, actor) -> CardView:
+    """A person's move to backlog, ready or cancelled (``actor``: a ``keys.Person``,
+    whose key signs it); every other status is reached only through the agents' operators."""
+    _person_only(actor, "move cards")
+    if to not in HUMAN_MOVES:
+        raise InvalidInput(f"cannot move a card to {to!r} by hand", f"use one of: {', '.join(HUMAN_MOVES)}")
+
+    def body():
+        now = clock.now()
+        card = load_card(card_id)
+        key = ids.fmt(ids.CARD, card_id)
+        frm = card.status
+        if frm == to:
+            raise _refuse(card, to, f"it is already {to}")
+        if frm == "done":
+            raise _refuse(card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`")
+        if to in ("ready", "backlog") and frm in ("waiting", "handoff"):
+            hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
+            raise _refuse(card, to, f"it is {frm}", hint)
+        if to == "backlog" and frm in ("active", "monitoring"):
+            raise _refuse(card, to, f"{card.lease_holder} is working on it", f"move it to ready to take it back, or cancel it")
+        if to == "ready":
+            blocking = open_deps(card.id)
+            if blocking:
+                raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
+            if over_budget(card):  # whatever it was: an exhausted card is never made claimable
+                raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
+        revoked = card.lease_holder
+        withdraw_pending(card, now, f"moved to {to} by {actor}")
+        clear_lease(card)
+        card.status = to
+        card.paused_reason = card.blocked_reason = card.handoff_to = None
+        card.monitor_due = None
+        card.stalls = 0
+        touch(card, now)
+        events.emit(actor, "card_moved", card.id, **{"from": frm, "to": to, "revoked": revoked})
+        return card_view(card)
+
+    return store.run(body)
+
+
+def assign_card(store, card_id: int, to: str | None, actor, summary: str | None = None) -> CardView:
+    """A person gives a card to an agent (``actor``: a ``keys.Person``). A card
+    someone holds is reassigned with a handoff packet built from its state; the
+    old lease is revoked. ``to=None`` unassigns."""
+    _person_only(actor, "reassign cards")
+
+    def body():
+        now = clock.now()
+        card = load_card(card_id)
+        key = ids.fmt(ids.CARD, card_id)
+        if to is not None:
+            agent_row(to)
+        if card.status in ("done", "cancelled"):
+            raise _refuse(card, to or "unassigned", f"it is {card.status}")
+        holder = card.lease_holder if card.status in holding.HELD else (card.handoff_to if card.status == "handoff" else None)
+        if holder is not None and holder == to:
+            raise Conflict(f"{key} is already with {to}", "", code="no_change", data={"card": card_view(card).to_json()})
+        if holder is None and card.assignee == to:
+            raise Conflict(f"{key} is already {'unassigned' if to is None else 'assigned to ' + to}", "", code="no_change", data={"card": card_view(card).to_json()})
+        if holder is not None and to is not None:
+            text = summary or f"Reassigned by {actor} from {holder} to {to}." + (f" Last: {_last_summary(card.id)}" if _last_summary(card.id) else "")
+            open_handoff(card, holder, to, text, [], [], actor, now)
+            card.assignee = to
+            card.save()
+        elif holder is not None:  # taken away from its holder, back to the pool
+            withdraw_pending(card, now, f"unassigned by {actor}")
+            clear_lease(card)
+            card.status = "ready" if not open_deps(card.id) else "blocked"
+            card.assignee = card.handoff_to = card.paused_reason = None
+            events.emit(actor, "card_unassigned", card.id, revoked=holder)
+            if card.status == "ready":
+                quota.hold(card)  # an exhausted card goes back to the pool paused
+            touch(card, now)
+        else:
+            previous = card.assignee
+            card.assignee = to
+            touch(card, now)
+            events.emit(actor, "card_assigned", card.id, to=to, previous=previous)
+        return card_view(card)
+
+    return store.run(body)
+
+
+def _last_summary(card_id: int) -> str | None:
+    row = Evidence.select(Evidence.summary).where(Evidence.card == card_id).order_by(Evidence.id.desc()).first()
+    return row.summary if row else None
+
+
+def budget_card(store, card_id: int, data: dict, actor) -> CardView:
+    """A person raises a card's budget (``actor``: a ``keys.Person``); the signed
+    event carries the resulting limits, which the kernel holds the card to."""
+    if not hasattr(actor, "sign"):
+        raise Forbidden("only a person can change a budget", "a person runs `loopx card budget` with their key, or presses + on the board")
+    if not any(data.get(k) for k in ("add_turns", "add_tokens", "add_usd")):
+        raise InvalidInput("nothing to add", "give at least one of --add-turns N, --add-tokens N, --add-usd X")
+
+    def body():
+        now = clock.now()
+        card = load_card(card_id)
+        if data.get("add_turns"):
+            card.max_turns = (card.max_turns if card.max_turns is not None else card.used_turns) + data["add_turns"]
+        if data.get("add_tokens"):
+            card.max_tokens = (card.max_tokens if card.max_tokens is not None else card.used_tokens) + data["add_tokens"]
+        if data.get("add_usd"):
+            card.max_usd = round((card.max_usd if card.max_usd is not None else card.used_usd) + data["add_usd"], 6)
+        resumed = quota.settle(card, now) if card.status == "paused" else None
+        touch(card, now)
+        card.budget_seq = events.emit(
+            actor, "budget_raised", card.id,
+            add_turns=data.get("add_turns"), add_tokens=data.get("add_tokens"), add_usd=data.get("add_usd"), resumed=resumed,
+            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd,
+        )
+        card.save()
+        return card_view(card)
+
+    return store.run(body)
+
+
+def window_card(store, card_id: int, data: dict, actor) -> CardView:
+    """A person gives a card a rolling window (``data``: ``every`` seconds and at
+    least one of ``tokens``, ``usd``, ``turns``; or ``clear``). The signed event
+    carries the resulting window, which the kernel holds the card to
+    (``quota.enforce_signed_window``). A card paused by its window is settled
+    at once: resumed when the new window has room, or paused until it refills."""
+    if not hasattr(actor, "sign"):
+        raise Forbidden("only a person can set a card's window", "a person runs `loopx card window` with their key")
+    if data.get("clear"):
+        window = dict.fromkeys(quota.WINDOW_FIELDS)
+    else:
+        if not data.get("every") or not any(data.get(k) is not None for k in ("tokens", "usd", "turns")):
+            raise InvalidInput("a window is a length and at least one limit", "e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)")
+        window = {"window_seconds": data["every"], "window_tokens": data.get("tokens"), "window_usd": data.get("usd"), "window_turns": data.get("turns")}
+
+    def body():
+        now = clock.now()
+        card = load_card(card_id)
+        for field, value in window.items():
+            setattr(card, field, value)
+        resumed = None
+        if card.status == "paused" and card.paused_reason in ("window", "window_unverified"):
+            resumed = quota.settle(card, now)
+        elif card.status in quota.PAUSES_ON_CHARGE:
+            quota.hold(card)  # a window already spent pauses the card now
+        touch(card, now)
+        card.window_seq = events.emit(actor, "window_set", card.id, resumed=resumed, **window)
+        card.save()
+        return card_view(card)
+
+    return store.run(body)
+
+
+def _reap_if_due(store) -> None:
+    if reaper.has_due():
+        store.run(reaper.reap_due)
+
+
+def _cards_matching(status: str | None, owner: str | None):
+    query = Card.select()
+    if status:
+        query = query.where(Card.status == status)
+    if owner:
+        query = query.where((Card.lease_holder == owner) | (Card.assignee == owner) | (Card.handoff_to == owner))
+    return query.order_by(Card.id)
+
+
+def list_cards(store, status: str | None = None, owner: str | None = None) -> list[CardView]:
+    """Every matching card (the board and in-process callers; the CLI and MCP page with ``card_page``)."""
+    _reap_if_due(store)
+    with store.read():
+        return card_views(list(_cards_matching(status, owner)))
+
+
+def card_page(store, status: str | None = None, owner: str | None = None, *, limit: int, after: int = 0) -> tuple[list[CardView], int | None]:
+    """Up to ``limit`` matching cards with ids above ``after``, in id order, and
+    the id to pass as ``after`` for the next page (None: this is the last).
+    A keyset cursor: a page costs the same at 100 cards and at 50,000."""
+    _reap_if_due(store)
+    with store.read():
+        rows = list(_cards_matching(status, owner).where(Card.id > after).limit(limit + 1))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return card_views(rows), (rows[-1].id if more else None)
+
+
+def show_card(store, card_id: int) -> CardView:
+    _reap_if_due(store)
+    with store.read():
+        return card_view(card_row(card_id))
+
+
+def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
+    """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    if reap:
+        _reap_if_due(store)
+    with store.read():
+        card = card_row(card_id)
+        evidence = Evidence.select().where(Evidence.card == card_id).order_by(Evidence.id.desc()).limit(evidence_limit)
+        return CardDetail(
+            card=card_view(card),
+            evidence=tuple(reversed([evidence_view(e) for e in evidence])),
+            observed=tuple(observed_view(o) for o in Observed.select().where(Observed.card == card_id).order_by(Observed.id)),
+            gates=tuple(gate_view(g) for g in Gate.select().where(Gate.card == card_id).order_by(Gate.id)),
+            handoffs=tuple(handoff_view(h) for h in Handoff.select().where(Handoff.card == card_id).order_by(Handoff.id)),
+            events=tuple(events.latest(card_id, event_limit)),
+        )

@@ -1,0 +1,76 @@
+"""Charging a turn's measured token usage to a card (the Stop hook's operator).
+
+Why not ``writeback(source="hook")``: a writeback is the agent's account of a
+turn. It counts a turn against ``max_turns`` and a writeback without progress
+counts towards the no-progress pause. The hook measures the turn *in addition*
+to the agent's own writeback, so charging through writeback would count every
+turn twice and push cards into ``no_progress``. This operator records the
+measurement as an evidence row with source ``hook`` (DESIGN §5 lists it as an
+evidence source) holding tokens in/out and the raw usage, so the same quota rules
+apply — the card's token and dollar limits (``quota.pause_if_spent``: at a
+limit a card that can still run goes ``paused``, reason ``budget``) and the agent's token window (``window_state``
+sums evidence tokens) — but it does not count a turn, touches neither the stall
+counter nor the continuation, and does not satisfy ``done``'s "at least one
+writeback" (``done._precheck`` ignores hook rows).
+
+Idempotent on ``turn_id`` (derived from the session and the last transcript entry
+the charge covers): a retried Stop hook charges nothing twice. ``loopx run``
+charges a turn's transcript through the same ``charge_transcript`` after the
+runtime exits: the calls the Stop hook already charged are behind the
+boundary it recorded, so each model call is charged exactly once, by
+whichever of the two saw it first.
+"""
+
+from __future__ import annotations
+
+from ..rules import clock, ids
+from ..store import events
+from ..store.models import Evidence
+from ..store.rows import agent_row, card_view, evidence_view, touch
+from . import quota
+from .reaper import load_card
+from .writeback import add_evidence, payload_hash
+
+SOURCE = "hook"
+
+
+def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, tokens_out: int, usd: float, extra: dict, summary: str):
+    """Returns (evidence, card, created)."""
+    data = {"turn_id": turn_id, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd, "extra": extra}
+    fingerprint = payload_hash(data)
+
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        first = Evidence.get_or_none((Evidence.card == card_id) & (Evidence.turn_id == turn_id))
+        if first is not None:
+            return evidence_view(first), card_view(load_card(card_id)), False
+        card = load_card(card_id)
+        tokens = tokens_in + tokens_out
+        row = add_evidence(
+            card, agent, now=now, turn_id=turn_id, summary=summary, tokens_in=tokens_in, tokens_out=tokens_out,
+            usd=usd, source=SOURCE, extra=extra, payload_hash=fingerprint,
+        )
+        quota.charge(card, tokens, usd, turn=False)
+        events.emit(f"agent:{agent}", "usage_charged", card.id, evidence=ids.fmt(ids.EVIDENCE, row.id), tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out, usd=usd, source=SOURCE)
+        quota.pause_if_spent(card)
+        touch(card, now)
+        return evidence_view(row), card_view(card), True
+
+    return store.run(body)
+
+
+def previous_through(store, agent: str, session: str, transcript: str) -> str | None:
+    """The last transcript entry an earlier charge of this session covered."""
+    with store.read():
+        rows = (
+            Evidence.select(Evidence.extra)
+            .where((Evidence.agent == agent) & (Evidence.source == SOURCE))
+            .order_by(Evidence.id.desc())
+            .limit(50)
+        )
+        for row in rows:
+            extra = row.extra or {}
+            if extra.get("session") == session and extra.get("transcript") == transcript:
+                return extra.get("through")
+    return None

@@ -1,0 +1,209 @@
+"""Claiming work: claim, next (the pre-turn check), heartbeat, release, monitor."""
+
+from __future__ import annotations
+
+import os
+
+from ..authority import authority
+from ..rules import clock, holding, ids
+from ..store import events
+from . import leases, quota, reaper
+from ..shapes.errors import Conflict, Forbidden
+from .gates import open_gate
+from .handoffs import latest_handoff
+from ..store.models import Agent, Card, Gate
+from .reaper import clear_lease, load_card, withdraw_pending
+from ..store.rows import agent_row, card_view, gate_view, handoff_view, locked, touch
+from ..shapes.values import CardView, NextResult
+
+
+def host_name() -> str:
+    """Where the agent runs: agents on a shared team board come from many machines."""
+    return os.environ.get("LOOPX_HOST") or os.uname().nodename
+
+
+def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:
+    """Lease ``card`` to ``agent``; open a permission gate for each needed scope it lacks."""
+    leases.grant(card, agent.id, seconds or leases.default_lease_seconds(store), now)
+    card.status = "active"
+    card.stalls = 0
+    touch(card, now)
+    events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
+    first_gate = None
+    rules = authority.Authority.of(store) if card.needs else None
+    for scope in card.needs or []:
+        if rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
+            gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
+            first_gate = first_gate or gate
+    if quota.hold(card):  # an exhausted card is claimed paused: its holder's `next` says so
+        touch(card, now)
+    return first_gate
+
+
+def _taken(card: Card, gate: Gate | None, reason: str) -> NextResult:
+    view = card_view(card)
+    if card.status == "paused":
+        return NextResult("paused", card=view, reason=card.paused_reason, wake_at=card.wake_at, claimed=True)
+    if gate is not None:
+        return NextResult("wait", card=view, gate=gate_view(gate), reason="permission needed", claimed=True)
+    return NextResult("work", card=view, reason=reason, claimed=True)
+
+
+def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -> NextResult:
+    def body():
+        now = clock.now()
+        agent_obj = agent_row(agent)
+        quota.require_window(agent_obj, now)
+        card = load_card(card_id)
+        key = ids.fmt(ids.CARD, card_id)
+        if card.lease_holder == agent and card.status in ("active", "waiting"):
+            return _resume(card, "already yours")
+        if card.status != "ready":
+            blocked = reaper.gate_blocked(card)
+            if blocked is not None:
+                raise blocked
+            if card.lease_holder:
+                why = f"{key} is {card.status}, {leases.describe_holder(card)}"
+            elif card.status == "blocked":
+                why = f"{key} is blocked ({card.blocked_reason})"
+            else:
+                why = f"{key} is {card.status}"
+            hint = f"pick another card: `loopx next --agent {agent} --claim`"
+            if card.status == "paused":
+                why, hint = f"{key} is paused ({card.paused_reason})", f"{quota.paused_hint(card)}; meanwhile {hint}"
+            raise Conflict(why, hint, code="not_ready", data={"card": card_view(card).to_json()})
+        if card.assignee and card.assignee != agent:
+            raise Forbidden(f"{key} is assigned to {card.assignee}", f"a human can reassign it: `loopx card assign {key} --to {agent}`")
+        return _taken(card, _take(store, card, agent_obj, lease_seconds, now), None)
+
+    return store.run(body)
+
+
+def _resume(card: Card, reason: str) -> NextResult:
+    view = card_view(card)
+    if card.status == "waiting":
+        gate = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).order_by(Gate.id).first()
+        return NextResult("wait", card=view, gate=gate_view(gate) if gate else None, reason="waiting for a human")
+    return NextResult("work", card=view, reason=reason)
+
+
+def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | None = None) -> NextResult:
+    """What ``agent`` should do this turn (DESIGN §5 "next")."""
+
+    def body():
+        now = clock.now()
+        agent_obj = agent_row(agent)
+        _, wake_at = quota.agent_window_state(agent_obj, now)
+        if wake_at is not None:
+            return NextResult("paused", wake_at=wake_at, reason="token_window")
+        reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
+        held = list(locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(holding.HELD))))
+        card = holding.choose(held, now)  # work the agent can do now comes before work that waits on someone
+        rank = holding.rank(card.status, card.monitor_due, now) if card is not None else holding.NOT_HELD
+        if rank == holding.ACTIVE:
+            leases.renew(card, now)
+            touch(card, now)
+            return NextResult("work", card=card_view(card), reason="resume")
+        if rank == holding.DUE:
+            card.status = "active"
+            card.monitor_due = None
+            leases.renew(card, now)
+            events.emit("system", "monitor_due", card.id, agent=agent)
+            held_back = quota.hold(card)
+            touch(card, now)
+            if held_back:
+                return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
+            return NextResult("work", card=card_view(card), reason="monitor_due")
+        if rank == holding.WAITING:
+            return _resume(card, "waiting")
+        if rank == holding.PAUSED:
+            return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
+        offered = locked(Card.select().where((Card.status == "handoff") & (Card.handoff_to == agent)).order_by(Card.priority, Card.id)).first()
+        if offered is not None:
+            row = latest_handoff(offered.id)
+            return NextResult("accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting")
+        if claim:
+            candidate = locked(
+                Card.select()
+                .where((Card.status == "ready") & (Card.assignee.is_null() | (Card.assignee == agent)))
+                .order_by(Card.priority, Card.created_at, Card.id)
+            ).first()
+            if candidate is not None:
+                candidate = reaper.reap_card(candidate, now)
+                return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
+        monitoring = [c.monitor_due for c in held if c.status == "monitoring" and c.monitor_due]
+        reason = "no ready card" if claim else "nothing held; add --claim to take the best ready card"
+        wake_at = min(monitoring) if monitoring else None
+        refused = _last_refusal(agent)
+        if refused is not None:  # say why the agent holds nothing: its last ask was refused
+            card, gate = refused
+            return NextResult("idle", card=card_view(card), gate=gate_view(gate), wake_at=wake_at, reason=f"{ids.fmt(ids.GATE, gate.id)} {gate.status}; {reason}")
+        return NextResult("idle", wake_at=wake_at, reason=reason)
+
+    return store.run(body)
+
+
+def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
+    """The agent's latest rejected (or expired) gate, while its card is still blocked by it."""
+    gate = Gate.select().where((Gate.agent == agent) & Gate.status.in_(("rejected", "expired"))).order_by(Gate.answered_at.desc(), Gate.id.desc()).first()
+    if gate is None:
+        return None
+    card = Card.get_or_none(Card.id == gate.card_id)
+    if card is None or card.status != "blocked" or ids.fmt(ids.GATE, gate.id) not in (card.blocked_reason or ""):
+        return None
+    return card, gate
+
+
+def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "waiting", "monitoring"))
+        if card.status == "active":
+            leases.renew(card, now)
+        touch(card, now)
+        events.emit(f"agent:{agent}", "heartbeat", card.id, token=card.lease_token, expires_at=clock.iso(card.lease_expires))
+        return card_view(card)
+
+    return store.run(body)
+
+
+def release_card(card: Card, actor: str, now: float) -> None:
+    withdraw_pending(card, now, f"released by {actor}")
+    token = card.lease_token
+    clear_lease(card)
+    card.status = "ready"
+    card.monitor_due = None
+    events.emit(actor, "released", card.id, token=token)
+    quota.hold(card)
+    touch(card, now)
+
+
+def release(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "waiting", "monitoring"))
+        release_card(card, f"agent:{agent}", now)
+        return card_view(card)
+
+    return store.run(body)
+
+
+def monitor(store, card_id: int, agent: str, every: float, lease_token: int | None = None) -> CardView:
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "monitoring"))
+        card.status = "monitoring"
+        card.monitor_every = every
+        card.monitor_due = now + every
+        card.lease_expires = None  # kept while it sleeps; `next` wakes it when due
+        touch(card, now)
+        events.emit(f"agent:{agent}", "monitoring", card.id, every=every, next_due=clock.iso(card.monitor_due))
+        return card_view(card)
+
+    return store.run(body)

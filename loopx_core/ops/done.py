@@ -1,0 +1,123 @@
+"""Done: evidence required, no pending gate, and the card's verify command passes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+from ..rules import clock, ids
+from ..store import events
+from . import leases
+from .cards import open_deps
+from ..shapes.errors import Conflict
+from ..store.models import Card, Dependency, Evidence, Gate
+from .reaper import clear_lease, load_card
+from ..store.rows import agent_row, card_view, evidence_view, touch
+from ..shapes.values import CardView, EvidenceView
+from .writeback import NOT_REPORTS, payload_hash
+
+OUTPUT_TAIL = 4000
+
+
+def _precheck(card: Card, agent: str, lease_token: int | None) -> None:
+    key = ids.fmt(ids.CARD, card.id)
+    leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+    # Usage the Stop hook measured (source "hook") and a failed turn the runner recorded are not a writeback.
+    if not Evidence.select().where((Evidence.card == card.id) & Evidence.source.not_in(NOT_REPORTS)).exists():
+        raise Conflict(f"{key} has no evidence yet", f"write what this turn did first: `loopx writeback {key} --summary …`", code="no_evidence")
+    gate = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).first()
+    if gate is not None:
+        raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}", "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the verify command and everything it started (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def run_verify(command: str, cwd: str, timeout: float, env_extra: dict) -> dict:
+    started = time.monotonic()
+    env = dict(os.environ, **env_extra)
+    # A session of its own, so a timeout kills the command's children too (a shell's
+    # `pytest -n 4` or `sleep &` would otherwise outlive the timeout, still running).
+    proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        code, timed_out = proc.returncode, False
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        output, _ = proc.communicate()
+        code, timed_out = None, True
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    text = output.decode("utf-8", "replace") if isinstance(output, bytes) else (output or "")
+    return {
+        "command": command,
+        "exit_code": code,
+        "passed": code == 0 and not timed_out,
+        "timed_out": timed_out,
+        "seconds": round(time.monotonic() - started, 3),
+        "output": text[-OUTPUT_TAIL:],
+    }
+
+
+def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None) -> tuple[CardView, EvidenceView]:
+    def precheck():
+        agent_row(agent)
+        card = load_card(card_id)
+        _precheck(card, agent, lease_token)
+        return card.lease_token, card.verify
+
+    token, command = store.run(precheck)
+    result = None
+    if command:
+        # Outside any transaction: a slow test suite must not hold the board's write lock.
+        timeout = verify_timeout or float(store.setting("verify_timeout", "600"))
+        result = run_verify(command, str(store.project_root()), timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent})
+
+    def finish():
+        now = clock.now()
+        card = load_card(card_id)
+        _precheck(card, agent, token)
+        passed = result is None or result["passed"]
+        row = Evidence.create(
+            card=card.id, agent=agent, summary=summary, artifacts=[], source="verify" if result else "cli",
+            extra={"verify": result} if result else {"done": True}, payload_hash=payload_hash({"done": summary}), created_at=now,
+        )
+        card.evidence_count += 1
+        if not passed:
+            touch(card, now)
+            events.emit(f"agent:{agent}", "verify_failed", card.id, command=result["command"], exit_code=result["exit_code"], timed_out=result["timed_out"])
+            return card_view(card), evidence_view(row), False
+        card.status = "done"
+        card.done_at = now
+        card.assignee = agent  # a done card keeps who finished it as its owner
+        clear_lease(card)
+        touch(card, now)
+        events.emit(f"agent:{agent}", "done", card.id, summary=summary[:200], verify=bool(result))
+        for dep in Dependency.select().where(Dependency.after == card.id):
+            waiting = Card.get_by_id(dep.card_id)
+            if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
+                waiting.status, waiting.blocked_reason = "ready", None
+                touch(waiting, now)
+                events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
+        return card_view(card), evidence_view(row), True
+
+    card, evidence, passed = store.run(finish)
+    if not passed:
+        what = "timed out" if result["timed_out"] else f"exited {result['exit_code']}"
+        tail = result["output"].strip().splitlines()[-5:]
+        raise Conflict(
+            f"verify `{result['command']}` {what}; {ids.fmt(ids.CARD, card_id)} stays active",
+            "fix it and run `loopx done` again. Last output:\n" + "\n".join(tail),
+            code="verify_failed",
+            data={"card": card.to_json(), "evidence": evidence.to_json()},
+        )
+    return card, evidence

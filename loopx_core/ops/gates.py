@@ -1,0 +1,219 @@
+"""Human gates: an agent asks, only a human answers (DESIGN §5)."""
+
+from __future__ import annotations
+
+from ..authority import authority
+from ..rules import clock, ids
+from ..store import events
+from . import leases, quota, reaper
+from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
+from ..store.models import Card, Gate, Grant
+from .reaper import load_card
+from ..store.rows import agent_row, card_view, gate_view, locked, touch
+from ..shapes.values import CardView, GateView
+
+
+def open_gate(card: Card, agent: str, question: str, scope: str | None, options: list[str], deadline: float | None, kind: str, now: float) -> tuple[Gate, bool]:
+    """The pending gate for this question (reused on a retry) or a new one.
+    Returns (gate, created). The card goes ``waiting`` while any gate is pending."""
+    same = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending"))
+    same = same.where(Gate.scope == scope) if scope else same.where(Gate.scope.is_null() & (Gate.question == question))
+    existing = same.first()
+    if existing is not None:
+        return existing, False
+    gate = Gate.create(
+        card=card.id,
+        agent=agent,
+        kind=kind,
+        question=question,
+        scope=scope,
+        options=options,
+        status="pending",
+        deadline=(now + deadline) if deadline else None,
+        lease_token=card.lease_token,
+        created_at=now,
+    )
+    card.status = "waiting"
+    card.lease_expires = None  # a lease does not run out while a human decides
+    card.progress_mark = True
+    touch(card, now)
+    events.emit(f"agent:{agent}", "gate_asked", card.id, gate=ids.fmt(ids.GATE, gate.id), question=question, scope=scope, kind=kind)
+    return gate, True
+
+
+def _auto_approve(card: Card, agent: str, question: str, scope: str, by: str, now: float) -> Gate:
+    gate = Gate.create(
+        card=card.id, agent=agent, kind="permission", question=question, scope=scope, options=[], status="approved",
+        answer="approved", answered_by=by, lease_token=card.lease_token, created_at=now, answered_at=now,
+    )
+    events.emit(by, "gate_answered", card.id, gate=ids.fmt(ids.GATE, gate.id), answer="approved", scope=scope, by=by)
+    return gate
+
+
+def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -> tuple[GateView, CardView, bool]:
+    now = clock.now()
+    agent_row(agent)
+    card = load_card(card_id)
+    leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+    scope = data.get("scope")
+    if scope:
+        by = authority.Authority.of(store).allowed(scope, agent, card.id, card.lease_token, now)
+        if by is not None:
+            by = f"capability:{agent}" if by == "capability" else by
+            return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
+    kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
+    gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now)
+    return gate_view(gate), card_view(card), created
+
+
+def ask(store, card_id: int, agent: str, data: dict, lease_token: int | None = None) -> tuple[GateView, CardView, bool]:
+    """Returns (gate, card, created)."""
+    return store.run(lambda: _ask(store, card_id, agent, data, lease_token))
+
+
+def ask_all(store, card_id: int, agent: str, asks: list[dict]) -> list[tuple[GateView, CardView, bool]]:
+    """Several gates on one card in one transaction — the PreToolUse hook asks
+    one per scope a call needs: all are opened, or none."""
+    return store.run(lambda: [_ask(store, card_id, agent, data, None) for data in asks])
+
+
+def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str, str]]:
+    """The agent's card (``holding``'s rule) and which of ``scopes`` it may use
+    on it now, each with what allows it (a capability, a grant, an approved gate)."""
+    with store.read():
+        agent_row(agent)
+        rules = authority.Authority.of(store)
+        now = clock.now()
+        card = leases.held_card(agent, now)
+        allowed = {}
+        for scope in scopes:
+            by = rules.allowed(scope, agent, card.id if card else None, card.lease_token if card else None, now)
+            if by is not None:
+                allowed[scope] = by
+        return (card_view(card) if card is not None else None), allowed
+
+
+def gate_row(gate_id: int) -> Gate:
+    row = locked(Gate.select().where(Gate.id == gate_id)).first()
+    if row is None:
+        raise NotFound(f"no gate {ids.fmt(ids.GATE, gate_id)}", "`loopx gate list --pending` shows the open gates", code="unknown_gate")
+    return row
+
+
+def forged(store, gate: Gate) -> str | None:
+    """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
+    if gate.status != "approved":
+        return None
+    return authority.forged_approval(authority.Authority.of(store), gate, clock.now())
+
+
+def checked_view(store, gate: Gate) -> GateView:
+    """The gate as its people decided it: an approval no signature backs reads as pending."""
+    why = forged(store, gate)
+    view = gate_view(gate)
+    return view if why is None else view.unbacked(why)
+
+
+def status(store, gate_id: int) -> GateView:
+    def body():
+        gate = gate_row(gate_id)
+        reaper.reap_card(gate.card)  # fail an overdue gate closed before reporting it
+        return checked_view(store, Gate.get_by_id(gate_id))
+
+    if reaper.has_due():
+        return store.run(body)
+    with store.read():
+        return checked_view(store, gate_row(gate_id))
+
+
+def _gates_matching(pending: bool, card_id: int | None):
+    query = Gate.select()
+    if pending:
+        query = query.where(Gate.status.in_(("pending", "approved")))
+    if card_id is not None:
+        query = query.where(Gate.card == card_id)
+    return query.order_by(Gate.id)
+
+
+def list_gates(store, pending: bool = False, card_id: int | None = None) -> list[GateView]:
+    if reaper.has_due():
+        store.run(reaper.reap_due)
+    with store.read():
+        views = [checked_view(store, g) for g in _gates_matching(pending, card_id)]
+        return [v for v in views if v.status == "pending"] if pending else views
+
+
+def gate_page(store, pending: bool = False, card_id: int | None = None, *, limit: int, after: int = 0) -> tuple[list[GateView], int | None]:
+    """Up to ``limit`` gates with ids above ``after`` and the id to pass as
+    ``after`` next (None: the last page). With ``pending`` a page may hold fewer
+    than ``limit`` (an approved gate whose signature fails is checked out here)."""
+    if reaper.has_due():
+        store.run(reaper.reap_due)
+    with store.read():
+        rows = list(_gates_matching(pending, card_id).where(Gate.id > after).limit(limit + 1))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        views = [checked_view(store, g) for g in rows]
+        return ([v for v in views if v.status == "pending"] if pending else views), (rows[-1].id if more else None)
+
+
+def answer(store, gate_id: int, decision: str, person, note: str | None = None, remember: str | None = None, for_seconds: float | None = None) -> tuple[GateView, CardView]:
+    """Record a person's answer, signed with their key (``person``: a
+    ``keys.Person``). Anything else is refused here as well as in the CLI."""
+    if not hasattr(person, "sign"):
+        raise Forbidden("only a person can answer a gate", "answer it in the board (y/n) or with `loopx gate answer` in your own terminal")
+    actor = person.actor
+
+    def body():
+        now = clock.now()
+        gate = gate_row(gate_id)
+        card = reaper.reap_card(gate.card)
+        gate = Gate.get_by_id(gate_id)
+        key = ids.fmt(ids.GATE, gate_id)
+        if gate.status != "pending" and forged(store, gate) is None:
+            raise Conflict(
+                f"{key} is already {gate.status}" + (f" (by {gate.answered_by})" if gate.answered_by else ""),
+                "nothing to do; `loopx gate list --pending` shows what is open",
+                code="already_answered",
+                data={"gate": gate_view(gate).to_json()},
+            )
+        if remember and not gate.scope:
+            raise InvalidInput(f"{key} has no scope to remember", "answer without --remember, or ask gates with --scope")
+        gate.status = "approved" if decision == "approve" else "rejected"
+        gate.answer = gate.status
+        gate.note = note
+        gate.answered_by = actor
+        gate.answered_at = now
+        grant_id = None
+        if decision == "approve" and remember:
+            grant = Grant.create(
+                scope=gate.scope,
+                agent=gate.agent if remember == "agent" else None,
+                card=card.id if remember == "card" else None,
+                expires_at=(now + for_seconds) if for_seconds else None,
+                created_by=actor,
+                gate=gate.id,
+                created_at=now,
+            )
+            grant_id = grant.id
+            grant.decided_seq = events.emit(
+                person, "grant_created", card.id,
+                grant=grant.id, scope=grant.scope, agent=grant.agent, card=grant.card, expires_at=grant.expires_at, remember=remember, gate=key,
+            )
+            grant.save()
+        # What the person signs: this gate, its card (the event's), agent, scope and lease.
+        gate.answer_seq = events.emit(
+            person, "gate_answered", card.id,
+            gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id,
+        )
+        gate.save()
+        if decision == "reject":
+            reaper.block_on_gate(card, gate, now)  # whatever the card's status: one rule
+        elif card.status == "waiting" and not Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
+            card.status = "active"
+            leases.renew(card, now)
+            quota.hold(card)  # an exhausted card is not put back to work
+            touch(card, now)
+        return gate_view(gate), card_view(card)
+
+    return store.run(body)

@@ -1,0 +1,118 @@
+"""Structured, verifiable handoffs: an immutable packet with a digest (DESIGN §5)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ..rules import clock, ids
+from ..store import events
+from . import leases, quota, reaper
+from ..shapes.errors import Conflict, Forbidden, InvalidInput
+from ..store.models import Card, Evidence, Gate, Handoff
+from .reaper import clear_lease, load_card
+from ..store.rows import agent_row, card_view, handoff_view, touch
+from ..shapes.values import CardView, HandoffView
+
+
+def canonical(packet: dict) -> str:
+    return json.dumps(packet, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _last_artifacts(card_id: int, limit: int = 10) -> list[dict]:
+    out: list[dict] = []
+    for ev in Evidence.select(Evidence.artifacts).where(Evidence.card == card_id).order_by(Evidence.id.desc()).limit(20):
+        for art in ev.artifacts or []:
+            if len(out) < limit and art["path"] not in {a["path"] for a in out}:
+                out.append(art)
+    return out
+
+
+def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str, done: list[str], pending: list[str], actor: str, now: float) -> Handoff:
+    """Build the packet from the card's own state plus what the giver says, and
+    put the card in ``handoff`` to the receiver with the giver's lease revoked."""
+    todos = card.todos or []
+    gates = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).order_by(Gate.id)
+    packet = {
+        "card": ids.fmt(ids.CARD, card.id),
+        "title": card.title,
+        "from": from_agent,
+        "to": to_agent,
+        "summary": summary,
+        "done": done or [t["text"] for t in todos if t["done"]],
+        "pending": pending or [t["text"] for t in todos if not t["done"]],
+        "needs": list(card.needs or []),
+        "open_gates": [{"id": ids.fmt(ids.GATE, g.id), "question": g.question, "scope": g.scope} for g in gates],
+        "last_artifacts": _last_artifacts(card.id),
+        "next": card.next_action,
+        "created_at": clock.iso(now),
+    }
+    text = canonical(packet)
+    row = Handoff.create(card=card.id, from_agent=from_agent, to_agent=to_agent, packet=text, digest=digest_of(text), created_by=actor, created_at=now)
+    previous = card.lease_holder
+    card.status = "handoff"
+    card.handoff_to = to_agent
+    clear_lease(card)
+    touch(card, now)
+    events.emit(actor, "handoff_created", card.id, handoff=ids.fmt(ids.HANDOFF, row.id), to=to_agent, revoked=previous, digest=row.digest)
+    return row
+
+
+def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None = None) -> tuple[HandoffView, CardView]:
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        agent_row(data["to"])
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+        if data["to"] == agent:
+            raise InvalidInput("cannot hand a card to yourself", "name another registered agent with --to")
+        row = open_handoff(card, agent, data["to"], data["summary"], data.get("done") or [], data.get("pending") or [], f"agent:{agent}", now)
+        return handoff_view(row), card_view(card)
+
+    return store.run(body)
+
+
+def latest_handoff(card_id: int) -> Handoff | None:
+    return Handoff.select().where(Handoff.card == card_id).order_by(Handoff.id.desc()).first()
+
+
+def accept(store, card_id: int, agent: str, digest: str | None = None, lease_seconds: float | None = None) -> tuple[HandoffView, CardView]:
+    def body():
+        now = clock.now()
+        agent_obj = agent_row(agent)
+        card = load_card(card_id)
+        key = ids.fmt(ids.CARD, card_id)
+        if card.status != "handoff":
+            blocked = reaper.gate_blocked(card)
+            if blocked is not None:
+                raise blocked
+            raise Conflict(f"{key} has no handoff waiting (it is {card.status})", "`loopx next --agent ID` says what to do", data={"card": card_view(card).to_json()})
+        if card.handoff_to != agent:
+            raise Forbidden(f"the handoff of {key} is for {card.handoff_to}, not {agent}", "only the receiver can accept it")
+        row = latest_handoff(card_id)
+        if digest_of(row.packet) != row.digest:
+            raise Conflict(f"handoff {ids.fmt(ids.HANDOFF, row.id)} does not match its digest", "the packet was altered; ask a human to reassign the card")
+        if digest is not None and digest != row.digest:
+            raise Conflict(f"digest mismatch for {ids.fmt(ids.HANDOFF, row.id)}", f"the packet's digest is {row.digest}; re-read it with `loopx context {key}`")
+        quota.require_window(agent_obj, now)
+        row.accepted_at, row.accepted_digest = now, row.digest
+        row.save()
+        leases.grant(card, agent, lease_seconds or leases.default_lease_seconds(store), now)
+        card.assignee = agent
+        card.handoff_to = None
+        card.stalls = 0
+        pending = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists()
+        card.status = "waiting" if pending else "active"
+        if pending:
+            card.lease_expires = None
+        events.emit(f"agent:{agent}", "handoff_accepted", card.id, handoff=ids.fmt(ids.HANDOFF, row.id), digest=row.digest, token=card.lease_token)
+        quota.hold(card)  # an exhausted card is accepted paused: the receiver's `next` says so
+        touch(card, now)
+        return handoff_view(row), card_view(card)
+
+    return store.run(body)

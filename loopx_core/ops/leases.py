@@ -1,0 +1,80 @@
+"""Leases with fencing tokens (DESIGN §4): who may write to a card right now."""
+
+from __future__ import annotations
+
+from ..rules import clock, holding, ids
+from ..shapes.errors import Conflict, Paused
+from ..store.models import Card
+from .reaper import gate_blocked
+from ..store.rows import card_view
+from ..store.backends import DEFAULT_SETTINGS
+
+
+def default_lease_seconds(store) -> float:
+    return float(store.setting("default_lease", DEFAULT_SETTINGS["default_lease"]))
+
+
+def held_card(agent: str, now: float, statuses: tuple[str, ...] = holding.HELD) -> Card | None:
+    """The agent's card among those it holds in ``statuses`` (``holding``'s rule),
+    inside the caller's transaction: what the hooks gate and charge and the
+    watcher observes on."""
+    return holding.choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now)
+
+
+def grant(card: Card, agent: str, seconds: float, now: float) -> None:
+    card.fence += 1
+    card.lease_holder = agent
+    card.lease_token = card.fence
+    card.lease_seconds = seconds
+    card.lease_expires = now + seconds
+
+
+def renew(card: Card, now: float) -> None:
+    card.lease_expires = now + (card.lease_seconds or 1800)
+
+
+def describe_holder(card: Card) -> str:
+    if card.lease_holder is None:
+        return "no one holds it"
+    if card.lease_expires is None:
+        return f"held by {card.lease_holder} (lease {card.lease_token}, not expiring while {card.status})"
+    return f"held by {card.lease_holder} until {clock.iso(card.lease_expires)} (lease {card.lease_token})"
+
+
+def require_holder(card: Card, agent: str, token: int | None = None, statuses: tuple[str, ...] = ("active",)) -> None:
+    """Refuse a write from anyone but the live lease holder (zombies included)."""
+    key = ids.fmt(ids.CARD, card.id)
+    if card.lease_holder == agent and (token is None or token == card.lease_token) and card.status in statuses:
+        return  # the common case: no refusal, so no need to describe the card
+    blocked = gate_blocked(card)
+    if blocked is not None:
+        raise blocked
+    state = {"card": card_view(card).to_json()}
+    if card.lease_holder != agent:
+        if card.lease_holder is None:
+            if card.status == "handoff" and card.handoff_to == agent:
+                hint = f"accept the handoff first: `loopx accept {key}`"
+            elif card.status == "ready":
+                hint = f"claim it first: `loopx claim {key}` (or `loopx next --claim`)"
+            else:
+                hint = "`loopx next --claim` finds you work"
+            raise Conflict(f"{key} is {card.status} and not leased to {agent}", hint, code="not_holder", data=state)
+        raise Conflict(
+            f"{key} is not leased to {agent}: {describe_holder(card)}",
+            "your lease expired or was revoked; run `loopx next --agent ID` to see what to do",
+            code="not_holder",
+            data=state,
+        )
+    if token is not None and token != card.lease_token:
+        raise Conflict(
+            f"stale lease token {token} for {key}: the live lease is {card.lease_token}",
+            "a newer lease replaced yours; run `loopx next` before writing again",
+            code="stale_lease",
+            data=state,
+        )
+    if card.status not in statuses:
+        if card.status == "paused":
+            from .quota import paused_hint  # (quota imports the reaper, which this module imports)
+
+            raise Paused(f"{key} is paused ({card.paused_reason})", paused_hint(card), data=state)
+        raise Conflict(f"{key} is {card.status}, not {' or '.join(statuses)}", "`loopx next` says what to do now", code="wrong_status", data=state)

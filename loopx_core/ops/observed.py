@@ -1,0 +1,82 @@
+"""What the watcher writes and reads on the board (``watch/ingest.py`` calls
+these inside its own transactions): observed artifacts on the card an agent
+holds, where each stream was read up to, and the keys of what was handled."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..rules import clock, holding
+from ..store import events
+from ..store.models import Agent, Card, Event, IngestSeen, IngestStream, Observed
+from . import leases
+
+
+class StreamMark(NamedTuple):
+    """How far a JSONL stream was read, and what its bytes were there."""
+
+    inode: int | None
+    offset: int
+    lines: int
+    head: str | None
+    tail: str | None
+
+
+def seen_keys() -> set[str]:
+    return {k for (k,) in IngestSeen.select(IngestSeen.key).tuples()}
+
+
+def stream_mark(path: str) -> StreamMark | None:
+    row = IngestStream.get_or_none(IngestStream.path == path)
+    return StreamMark(row.inode, row.offset, row.lines, row.head, row.tail) if row is not None else None
+
+
+def save_stream_mark(path: str, mark: StreamMark, before: StreamMark | None, now: float) -> None:
+    values = mark._asdict()
+    if before is None:
+        IngestStream.insert(path=path, updated_at=now, **values).on_conflict(
+            conflict_target=[IngestStream.path], update=dict(values, updated_at=now)
+        ).execute()
+    elif mark != before:
+        IngestStream.update(updated_at=now, **values).where(IngestStream.path == path).execute()
+
+
+def card_exists(card_id: int) -> bool:
+    return Card.select(Card.id).where(Card.id == card_id).exists()
+
+
+def lease_start(card_id: int) -> float:
+    """When the card's holder took it (its claim or accepted handoff)."""
+    row = (
+        Event.select(Event.at)
+        .where((Event.card == card_id) & Event.kind.in_(("claimed", "handoff_accepted")))
+        .order_by(Event.seq.desc())
+        .first()
+    )
+    return row.at if row else 0.0
+
+
+def holding_since(agent: str) -> tuple[int, float] | None:
+    """The agent's card (``holding``'s rule) and when its lease began."""
+    card = leases.held_card(agent, clock.now())
+    return (card.id, lease_start(card.id)) if card is not None else None
+
+
+def record_observed(agent: str, card_id: int, show: str, size: int, sha: str) -> bool:
+    """Record that ``show`` changed on ``agent``'s card; False when the agent no
+    longer holds it or the file is as last recorded."""
+    card = Card.get_or_none(Card.id == card_id)
+    if card is None or card.lease_holder != agent or card.status not in holding.HELD:
+        return False
+    last = Observed.select().where((Observed.card == card_id) & (Observed.path == show)).order_by(Observed.id.desc()).first()
+    if last is not None and last.size == size and last.sha256 == sha:
+        return False
+    row = Observed.create(card=card_id, agent=agent, path=show, size=size, sha256=sha, created_at=clock.now())
+    events.emit("system", "artifact_observed", card_id, agent=agent, path=show, size=size, sha256=sha, observed=row.id)
+    return True
+
+
+def agent_folders(store) -> list[tuple[str, str]]:
+    """(agent, folder) for every registered agent's watch folders."""
+    with store.read():
+        return [(a.id, w) for a in Agent.select(Agent.id, Agent.watch).order_by(Agent.id) for w in (a.watch or [])]

@@ -1,0 +1,219 @@
+"""A long loop at a glance: when each turn happened, how long each gate waited
+for a person, when budgets paused the work, when cards changed hands, and what
+it cost per hour — for one card or the whole board.
+
+``read_trajectory`` is one read transaction that returns plain values;
+``figures`` and ``buckets`` are pure functions over them (the board's timeline
+screen plots them; nothing here knows about terminals)."""
+
+from __future__ import annotations
+
+import statistics
+from typing import NamedTuple
+
+from ..store.models import Card, Event, Evidence, Gate
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+# Events that start or end an agent's working time on a card.
+_WORK_STARTS = frozenset({"claimed", "handoff_accepted", "monitor_due"})
+_WORK_ENDS = frozenset({"gate_asked", "paused", "released", "lease_expired", "done", "handoff_created", "card_moved", "card_unassigned", "monitoring", "gate_expired"})
+_PAUSE_ENDS = frozenset({"budget_raised", "card_moved", "card_unassigned", "done", "released", "lease_expired"})
+SPAN_KINDS = _WORK_STARTS | _WORK_ENDS | _PAUSE_ENDS | {"gate_answered", "card_added"}
+
+
+class Turn(NamedTuple):
+    at: float
+    card: int
+    agent: str
+    tokens: int
+    usd: float
+    usage_only: bool  # a usage charge measured by a hook, not a turn the agent reported
+
+
+class Span(NamedTuple):
+    start: float
+    end: float | None  # None: still open ("now")
+    card: int
+    label: str  # the gate's key and status, the pause's reason, the agent working
+
+
+class Mark(NamedTuple):
+    at: float
+    card: int
+    label: str
+
+
+class Trajectory(NamedTuple):
+    card: int | None  # None: the whole board
+    start: float
+    now: float
+    end: float | None  # when the card was done (None: still going; always None for the board)
+    turns: tuple[Turn, ...]
+    gates: tuple[Span, ...]  # asked → answered (or now)
+    pauses: tuple[Span, ...]  # paused → resumed (or now)
+    work: tuple[Span, ...]  # an agent held the card and was not waiting
+    handoffs: tuple[Mark, ...]
+    human_answers: tuple[float, ...]  # seconds from ask to a person's answer, per answered gate
+
+
+class Figures(NamedTuple):
+    lifecycle_hours: float
+    agent_hours: float
+    gate_wait_hours: float
+    paused_hours: float
+    median_answer_seconds: float | None
+    gates_answered: int
+    turns: int
+    turns_per_day: float | None  # None until the loop is a day old
+    tokens: int
+    usd: float
+
+
+def read_trajectory(store, card_id: int | None, now: float) -> Trajectory:
+    """One read transaction: the rows a timeline needs (``card_id=None``: the board)."""
+    with store.read():
+        cards = Card.select(Card.id, Card.created_at, Card.done_at, Card.status)
+        evidence = Evidence.select(Evidence.created_at, Evidence.card, Evidence.agent, Evidence.tokens, Evidence.usd, Evidence.source)
+        gates = Gate.select(Gate.id, Gate.card, Gate.status, Gate.created_at, Gate.answered_at, Gate.answered_by)
+        events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(Event.kind.in_(sorted(SPAN_KINDS)))
+        if card_id is not None:
+            cards = cards.where(Card.id == card_id)
+            evidence = evidence.where(Evidence.card == card_id)
+            gates = gates.where(Gate.card == card_id)
+            events = events.where(Event.card == card_id)
+        card_rows = list(cards.tuples())
+        turn_rows = list(evidence.order_by(Evidence.created_at, Evidence.id).tuples())
+        gate_rows = list(gates.order_by(Gate.id).tuples())
+        event_rows = list(events.order_by(Event.seq).tuples())
+    return build(card_id, now, card_rows, turn_rows, gate_rows, event_rows)
+
+
+def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajectory:
+    """The trajectory from plain rows (tuples in the column order read above)."""
+    turns = tuple(Turn(at, card, agent, int(tokens or 0), float(usd or 0.0), source == "hook") for at, card, agent, tokens, usd, source in turn_rows)
+    gates, answers = [], []
+    for gid, card, status, asked, answered, by in gate_rows:
+        if answered is not None and answered <= asked:
+            continue  # approved at once by a capability or a grant: nobody waited
+        gates.append(Span(asked, answered, card, f"G-{gid} {status}"))
+        if answered is not None and (by or "").startswith("human:"):
+            answers.append(answered - asked)
+    work, pauses, handoffs = [], [], []
+    working: dict[int, tuple[float, str]] = {}
+    paused: dict[int, tuple[float, str]] = {}
+    for at, card, kind, actor, data in event_rows:
+        data = data or {}
+        if kind in _WORK_ENDS and card in working:
+            start, who = working.pop(card)
+            work.append(Span(start, at, card, who))
+        if kind in _PAUSE_ENDS and card in paused and (kind != "budget_raised" or data.get("resumed")):
+            start, why = paused.pop(card)
+            pauses.append(Span(start, at, card, why))
+        if kind in _WORK_STARTS or (kind == "gate_answered" and data.get("answer") == "approved") or (kind == "budget_raised" and data.get("resumed") == "active"):
+            working.setdefault(card, (at, actor.split(":", 1)[-1]))
+        if kind == "paused":
+            paused.setdefault(card, (at, str(data.get("reason") or "paused")))
+        elif kind == "handoff_created":
+            handoffs.append(Mark(at, card, f"→ {data.get('to', '?')}"))
+    work += [Span(start, None, card, who) for card, (start, who) in working.items()]
+    pauses += [Span(start, None, card, why) for card, (start, why) in paused.items()]
+    starts = [row[1] for row in card_rows if row[1]] + [t.at for t in turns] + [row[0] for row in event_rows]
+    start = min(starts) if starts else now
+    end = None
+    if card_id is not None and card_rows and card_rows[0][3] in ("done", "cancelled"):
+        end = card_rows[0][2] or max([start] + [t.at for t in turns] + [row[0] for row in event_rows])
+    return Trajectory(card_id, start, now, end, turns, tuple(gates), tuple(sorted(pauses)), tuple(sorted(work)), tuple(handoffs), tuple(answers))
+
+
+def _hours(spans, until: float) -> float:
+    return sum(max(0.0, min(s.end if s.end is not None else until, until) - s.start) for s in spans) / HOUR
+
+
+def figures(t: Trajectory) -> Figures:
+    until = t.end if t.end is not None else t.now
+    lifecycle = max(0.0, until - t.start)
+    reported = [x for x in t.turns if not x.usage_only]
+    return Figures(
+        lifecycle_hours=lifecycle / HOUR,
+        agent_hours=_hours(t.work, until),
+        gate_wait_hours=_hours(t.gates, until),
+        paused_hours=_hours(t.pauses, until),
+        median_answer_seconds=statistics.median(t.human_answers) if t.human_answers else None,
+        gates_answered=len(t.human_answers),
+        turns=len(reported),
+        turns_per_day=len(reported) / (lifecycle / DAY) if lifecycle >= DAY else None,
+        tokens=sum(x.tokens for x in t.turns),
+        usd=round(sum(x.usd for x in t.turns), 6),
+    )
+
+
+class Buckets(NamedTuple):
+    """The trajectory cut into ``n`` equal slices of time, for plotting at any size."""
+
+    start: float
+    width: float  # seconds per bucket
+    turns: tuple[int, ...]
+    waiting: tuple[bool, ...]  # a gate was pending during the slice
+    paused: tuple[bool, ...]
+    working: tuple[bool, ...]
+    handoffs: tuple[int, ...]
+
+
+def buckets(t: Trajectory, n: int) -> Buckets:
+    n = max(1, n)
+    until = t.end if t.end is not None else t.now
+    width = max(1.0, (until - t.start) / n)
+
+    def index(at: float) -> int:
+        return min(n - 1, max(0, int((at - t.start) // width)))
+
+    def covered(spans) -> tuple[bool, ...]:
+        out = [False] * n
+        for s in spans:
+            first, last = index(s.start), index(s.end if s.end is not None else until)
+            for i in range(first, last + 1):
+                out[i] = True
+        return tuple(out)
+
+    turns = [0] * n
+    for x in t.turns:
+        if not x.usage_only:
+            turns[index(x.at)] += 1
+    handoffs = [0] * n
+    for m in t.handoffs:
+        handoffs[index(m.at)] += 1
+    return Buckets(t.start, width, tuple(turns), covered(t.gates), covered(t.pauses), covered(t.work), tuple(handoffs))
+
+
+class Burn(NamedTuple):
+    step: float  # seconds per bar: a minute for a short loop … a day for a long one
+    hours: tuple[float, ...]  # each bar's start, in hours since the loop began
+    tokens: tuple[int, ...]
+    usd: tuple[float, ...]
+
+    @property
+    def per(self) -> str:
+        for seconds, name in ((60, "minute"), (HOUR, "hour"), (DAY, "day")):
+            if self.step == seconds:
+                return name
+        return f"{self.step / 60:g} minutes" if self.step < HOUR else f"{self.step / HOUR:g} hours"
+
+
+STEPS = (60, 300, 600, 1800, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY)
+
+
+def burn(t: Trajectory, max_bars: int = 120) -> Burn:
+    """Tokens and dollars per hour of the loop — per minute when it is short,
+    per few hours or days when it is long: never more than ``max_bars`` bars."""
+    until = t.end if t.end is not None else t.now
+    span = max(1.0, until - t.start)
+    step = next((s for s in STEPS if span / s <= max(1, max_bars)), STEPS[-1])
+    bars = max(1, int(span // step) + 1)
+    tokens, usd = [0] * bars, [0.0] * bars
+    for x in t.turns:
+        b = min(bars - 1, max(0, int((x.at - t.start) // step)))
+        tokens[b] += x.tokens
+        usd[b] += x.usd
+    return Burn(float(step), tuple(b * step / HOUR for b in range(bars)), tuple(tokens), tuple(round(u, 6) for u in usd))

@@ -1,0 +1,174 @@
+"""Writeback: one evidence row per turn, quota charged, continuation updated."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ..rules import artifacts, clock, ids
+from ..store import events, hotsql
+from . import leases, quota
+from .claims import release_card
+from ..shapes.errors import Conflict, InvalidInput
+from ..store.models import Evidence
+from .reaper import load_card
+from ..store.rows import agent_row, card_view, evidence_view, touch
+from ..shapes.values import CardView, EvidenceView
+
+SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
+# Evidence that is not an agent's report of its work: usage measured from a
+# transcript (``hook``) and a turn the runner recorded as failed (``runner``).
+NOT_REPORTS = ("hook", "runner")
+
+
+def payload_hash(data: dict) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def add_evidence(
+    card,
+    agent: str,
+    *,
+    now: float,
+    summary: str,
+    source: str,
+    payload_hash: str,
+    turn_id: str | None = None,
+    artifacts: list | None = None,
+    next_action: str | None = None,
+    todos_added: list | None = None,
+    todos_done: list | None = None,
+    tokens_in: int = 0,
+    tokens_out: int = 0,
+    tokens: int | None = None,
+    usd: float = 0.0,
+    extra: dict | None = None,
+    unverified: bool = False,
+) -> Evidence:
+    """Insert one evidence row on ``card`` — a writeback, or usage the hook or
+    the runner measured (``charge.charge_usage``) — and return it. What the
+    row does to the card (quota, todos, stalls) is the caller's."""
+    return hotsql.insert_row(Evidence(
+        card=card.id, agent=agent, turn_id=turn_id, summary=summary, artifacts=artifacts or [], next_action=next_action,
+        todos_added=todos_added or [], todos_done=todos_done or [], tokens_in=tokens_in, tokens_out=tokens_out,
+        tokens=tokens_in + tokens_out if tokens is None else tokens, usd=usd, source=source, extra=extra,
+        payload_hash=payload_hash, created_at=now, unverified=unverified,
+    ))
+
+
+def writeback(
+    store,
+    card_id: int,
+    agent: str,
+    data: dict,
+    *,
+    source: str = "cli",
+    lease_token: int | None = None,
+    base: Path | None = None,
+    extra: dict | None = None,
+    unverified: bool = False,
+) -> tuple[EvidenceView, CardView, bool]:
+    """Record a turn. Returns (evidence, card, created); a retried ``turn_id``
+    with the same payload returns the first evidence with ``created=False``.
+    ``unverified``: nothing proves ``agent`` wrote it (a document in the
+    board's inbox). It is recorded — what it claims kept on the evidence row —
+    and shown as such, but it steers nothing: the card's todos, next action,
+    quota, no-progress count and lease stay as they were, so one agent cannot
+    move or spend another's card by writing in its name (SECURITY.md)."""
+    fingerprint = payload_hash({k: v for k, v in data.items() if k != "release"})
+    files = artifacts.describe(data.get("artifacts") or [], store.project_root(), base)
+
+    def body():
+        now = clock.now()
+        agent_obj = agent_row(agent)
+        turn_id = data.get("turn_id")
+        if turn_id:
+            first = hotsql.select_one(
+                Evidence, "by_turn", lambda: Evidence.select().where((Evidence.card == 0) & (Evidence.turn_id == "")), card_id, turn_id
+            )
+            if first is not None:
+                if first.payload_hash != fingerprint or first.agent != agent:
+                    raise Conflict(
+                        f"turn {turn_id} of {ids.fmt(ids.CARD, card_id)} was already written with a different payload",
+                        "use a new --turn-id for a new turn; resend the same payload to retry",
+                        code="turn_conflict",
+                        data={"evidence": evidence_view(first).to_json()},
+                    )
+                return evidence_view(first), card_view(load_card(card_id)), False
+        card = load_card(card_id)
+        leases.require_holder(card, agent, lease_token, ("active", "waiting"))
+        quota.require_window(agent_obj, now)  # a turn started past the agent's token window is not charged
+        quota.enforce_signed(store, card)
+        quota.enforce_signed_window(store, card)
+        todos = [dict(t) for t in card.todos or []]
+        known = {t["id"]: t for t in todos}
+        for ref in [] if unverified else data.get("todos_done") or []:
+            if ref not in known:
+                open_ids = ", ".join(str(t["id"]) for t in todos if not t["done"]) or "none"
+                raise InvalidInput(
+                    f"{ids.fmt(ids.CARD, card_id)} has no todo {ref} (open todos: {open_ids})",
+                    f"see them with `loopx context {ids.fmt(ids.CARD, card_id)}`",
+                )
+            known[ref]["done"] = True
+        for text in [] if unverified else data.get("todos_added") or []:
+            card.todo_seq += 1
+            todos.append({"id": card.todo_seq, "text": text, "done": False})
+        tokens_in, tokens_out = data.get("tokens_in") or 0, data.get("tokens_out") or 0
+        tokens = data.get("tokens") if data.get("tokens") is not None else tokens_in + tokens_out
+        usd = data.get("usd") or 0.0
+        new_next = data.get("next")
+        progressed = bool(files or data.get("todos_added") or data.get("todos_done") or card.progress_mark or (new_next and new_next != card.next_action))
+        row = add_evidence(
+            card,
+            agent,
+            turn_id=turn_id,
+            summary=data["summary"],
+            artifacts=files,
+            next_action=new_next,
+            todos_added=list(data.get("todos_added") or []),
+            todos_done=list(data.get("todos_done") or []),
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            tokens=tokens,
+            usd=usd,
+            source=source,
+            extra=extra,
+            payload_hash=fingerprint,
+            now=now,
+            unverified=unverified,
+        )
+        card.evidence_count += 1
+        if unverified:
+            card.unverified_evidence += 1
+            progressed = False
+        else:
+            card.todos = todos
+            if new_next:
+                card.next_action = new_next
+            card.stalls = 0 if progressed else card.stalls + 1
+            card.progress_mark = False
+            quota.charge(card, tokens, usd)
+            if card.status == "active":
+                leases.renew(card, now)
+        events.emit(
+            f"agent:{agent}",
+            "evidence_added",
+            card.id,
+            evidence=ids.fmt(ids.EVIDENCE, row.id),
+            summary=data["summary"][:200],
+            artifacts=len(files),
+            tokens=tokens,
+            usd=usd,
+            source=source,
+            progress=progressed,
+            **({"unverified": True} if unverified else {}),
+        )
+        if not unverified:
+            quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
+        if data.get("release") and card.status == "active":
+            release_card(card, f"agent:{agent}", now)
+        touch(card, now)
+        return evidence_view(row), card_view(card), True
+
+    return store.run(body)

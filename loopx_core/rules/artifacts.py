@@ -1,0 +1,119 @@
+"""Hashing artifacts. Done before the write transaction opens, so the lock is
+held for the insert only, never for file I/O.
+
+A path is judged by where its bytes really are: symlinks, ``..`` and symlinked
+folders are resolved before the "inside the project?" check, so a link to
+``/etc/shadow`` is refused exactly like ``/etc/shadow`` itself. The project
+root is resolved the same way (it may itself be reached through a symlink,
+as ``/tmp`` is ``/private/tmp`` on macOS). The file is then opened without
+following a final symlink and, where the OS can say which file an open
+descriptor is (Linux: ``/proc/self/fd``), checked again before a byte is
+read: a folder swapped for a symlink in between is never hashed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as statmod
+from pathlib import Path
+
+from ..shapes.errors import InvalidInput
+
+CHUNK = 1 << 20
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks us
+
+
+def real(path: str | os.PathLike) -> str:
+    """Where ``path`` really is: symlinks and ``..`` resolved (missing tails kept as written)."""
+    return os.path.realpath(path)
+
+
+def inside(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (both already real)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def sha256_fd(fd: int) -> tuple[int, str]:
+    digest = hashlib.sha256()
+    size = 0
+    while chunk := os.read(fd, CHUNK):
+        digest.update(chunk)
+        size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def sha256_file(path: str | os.PathLike) -> tuple[int, str]:
+    with open(path, "rb") as handle:
+        return sha256_fd(handle.fileno())
+
+
+def _opened_path(fd: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc (macOS, BSD): the realpath check before the open stands alone
+        return None
+
+
+def hash_within(path: str, roots: list[str]) -> tuple[int, str] | None:
+    """Size and sha256 of the regular file at ``path`` (already real) if it is
+    inside one of ``roots`` (already real) when opened; None when it is not,
+    is missing, unreadable or not a regular file. Never follows a final symlink."""
+    if not any(inside(path, r) for r in roots):
+        return None
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not statmod.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        opened = _opened_path(fd)
+        if opened is not None and not any(inside(opened, r) for r in roots):
+            return None  # a folder on the way was swapped for a symlink after we resolved it
+        return sha256_fd(fd)
+    except OSError:  # unreadable (permissions, a name too long): as good as missing
+        return None
+    finally:
+        os.close(fd)
+
+
+def outside_error(raw: str, root: str | os.PathLike) -> InvalidInput:
+    return InvalidInput(
+        f"artifact {raw!r} is outside the project ({root})",
+        "evidence may only point at files inside the project (symlinks are followed); copy the file in or drop it",
+        code="artifact_outside_project",
+    )
+
+
+def relative_to_project(raw: str, root: Path, base: Path | None = None) -> str:
+    """The project-relative form of where ``raw`` really is; refuses a path
+    (or a symlink, or a path through a symlinked folder) outside the project."""
+    path = Path(os.path.expanduser(raw))
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    try:
+        resolved, real_root = real(path), real(root)
+    except (OSError, ValueError):
+        raise outside_error(raw, root) from None
+    if not inside(resolved, real_root):
+        raise outside_error(raw, root)
+    return Path(os.path.relpath(resolved, real_root)).as_posix()
+
+
+def describe(raw_paths: list[str], root: Path, base: Path | None = None) -> list[dict]:
+    out: list[dict] = []
+    seen: set[str] = set()
+    real_root = real(root)
+    for raw in raw_paths:
+        rel = relative_to_project(raw, root, base)
+        if rel in seen:
+            continue
+        seen.add(rel)
+        found = hash_within(os.path.join(real_root, rel), [real_root])
+        if found is not None:
+            size, sha = found
+            out.append({"path": rel, "size": size, "sha256": sha})
+        else:
+            # Recorded, not dropped: a missing artifact is itself evidence.
+            out.append({"path": rel, "size": None, "sha256": None, "missing": True})
+    return out

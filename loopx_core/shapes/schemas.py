@@ -1,0 +1,229 @@
+"""Pydantic models of every input LoopX accepts — CLI flags, ``--input`` JSON
+documents, evidence files and MCP tool calls all validate here."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from ..rules import ids, limits
+from ..rules.durations import parse_duration
+
+
+def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True):
+    def check(value: str) -> str:
+        problem = limits.text_problem(value, max_len=max_len, allow_empty=allow_empty, multiline=multiline)
+        if problem:
+            raise ValueError(problem)
+        return value.strip() if not multiline else value
+
+    return Annotated[str, AfterValidator(check)]
+
+
+def _pattern(regex, what: str, example: str, max_len: int = 128):
+    def check(value: str) -> str:
+        if len(value) > max_len or not regex.fullmatch(value):
+            raise ValueError(f"not a valid {what}: {value[:80]!r} (e.g. {example})")
+        return value
+
+    return Annotated[str, AfterValidator(check)]
+
+
+def _id_of(prefix: str):
+    def parse(value):
+        if isinstance(value, bool):
+            raise ValueError(f"expected a {prefix}- id")
+        try:
+            return ids.parse(prefix, value)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+
+    return Annotated[int, BeforeValidator(parse)]
+
+
+def _duration(value):
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 30m")
+    if isinstance(value, int) and not 0 < value <= 366 * 86400:  # before float(): a huge int overflows
+        raise ValueError("duration must be between 1s and a year")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value) or value <= 0 or value > 366 * 86400:
+            raise ValueError("duration must be between 1s and a year")
+        return float(value)
+    return parse_duration(str(value))
+
+
+def _todo_ref(value):
+    if isinstance(value, bool):
+        raise ValueError("expected a todo number such as 3")
+    if isinstance(value, str):
+        value = value.strip().lstrip("#").removeprefix("T").removeprefix("t")
+        if not value.isdigit():
+            raise ValueError("expected a todo number such as 3 (see `loopx context CARD`)")
+        value = int(value)
+    return value
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+AgentId = _pattern(limits.AGENT_ID, "agent id", "claude-1")
+Scope = _pattern(limits.SCOPE, "scope", "git:push", limits.SCOPE_MAX)
+TokenId = _pattern(limits.TOKEN_ID, "id", "turn-42")
+Runtime = _pattern(limits.RUNTIME, "runtime", "claude-code")
+CardRef = _id_of(ids.CARD)
+GateRef = _id_of(ids.GATE)
+Duration = Annotated[float, BeforeValidator(_duration)]
+TodoRef = Annotated[int, BeforeValidator(_todo_ref), Field(ge=1, le=10**9)]
+Tokens = Annotated[int, Field(ge=0, le=limits.TOKENS_MAX, strict=False)]
+Usd = Annotated[float, Field(ge=0, le=limits.USD_MAX), AfterValidator(_finite)]
+Path = _text(limits.PATH_MAX, multiline=False)
+Todo = _text(limits.TODO_MAX, multiline=False)
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+class EvidenceInput(Input):
+    """A writeback: flags of ``loopx writeback`` or its ``--input`` document."""
+
+    summary: _text(limits.SUMMARY_MAX)
+    artifacts: list[Path] = Field(default_factory=list, max_length=limits.ARTIFACTS_MAX)
+    next: _text(limits.NEXT_MAX) | None = None
+    todos_added: list[Todo] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    todos_done: list[TodoRef] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    tokens: Tokens | None = None
+    tokens_in: Tokens | None = None
+    tokens_out: Tokens | None = None
+    usd: Usd | None = None
+    turn_id: TokenId | None = None
+    release: bool = False
+
+
+class EvidenceDocument(EvidenceInput):
+    """A ``*.loopx.json`` file or one ``*.loopx.jsonl`` line (DESIGN §7)."""
+
+    card: CardRef
+    agent: AgentId
+
+
+class NextInput(Input):
+    agent: AgentId
+    lease: Duration | None = None
+    claim: bool = False
+
+
+class AgentInput(Input):
+    id: AgentId
+    runtime: Runtime | None = None
+    can: list[Scope] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    watch: list[Path] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
+    usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
+    turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
+    window: Duration | None = None
+
+
+class WindowInput(Input):
+    """``loopx card window``: so much per so long (or ``clear``)."""
+
+    every: Duration | None = None
+    tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
+    usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
+    turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
+    clear: bool = False
+
+
+class CardInput(Input):
+    title: _text(limits.TITLE_MAX, multiline=False)
+    body: _text(limits.BODY_MAX, allow_empty=True) = ""
+    needs: list[Scope] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    after: list[CardRef] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    priority: Annotated[int, Field(ge=limits.PRIORITY_MIN, le=limits.PRIORITY_MAX)] = 2
+    owner: AgentId | None = None
+    next: _text(limits.NEXT_MAX) | None = None
+    verify: _text(limits.VERIFY_MAX) | None = None
+    max_turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
+    max_tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
+    max_usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
+    backlog: bool = False
+
+
+class BudgetInput(Input):
+    add_turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
+    add_tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
+    add_usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
+
+
+class GateAskInput(Input):
+    question: _text(limits.QUESTION_MAX)
+    scope: Scope | None = None
+    options: list[_text(limits.OPTION_MAX, multiline=False)] = Field(default_factory=list, max_length=limits.OPTIONS_MAX)
+    deadline: Duration | None = None
+    wait: Duration | None = None
+
+
+class GateAnswerInput(Input):
+    decision: Literal["approve", "reject"]
+    note: _text(limits.NOTE_MAX) | None = None
+    remember: Literal["card", "agent", "board"] | None = None
+    for_seconds: Duration | None = None
+
+
+class HandoffInput(Input):
+    to: AgentId
+    summary: _text(limits.SUMMARY_MAX)
+    done: list[Todo] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    pending: list[Todo] = Field(default_factory=list, max_length=limits.LIST_MAX)
+
+
+class DoneInput(Input):
+    summary: _text(limits.SUMMARY_MAX)
+    verify_timeout: Duration | None = None
+
+
+class MonitorInput(Input):
+    every: Duration
+
+
+Rate = Annotated[float, Field(ge=0, le=limits.RATE_MAX), AfterValidator(_finite)]
+
+
+class PriceInput(Input):
+    """``loopx price set``: dollars per million tokens."""
+
+    model: _pattern(limits.MODEL, "model name", "claude-sonnet-4-6", 128)
+    input: Rate
+    output: Rate
+    cache_read: Rate | None = None
+    cache_write: Rate | None = None
+
+
+class TextInput(Input):
+    """A single free-text argument (e.g. ``--objective``, ``--summary`` of a reassign)."""
+
+    text: _text(limits.BODY_MAX, allow_empty=True)
+
+
+MODELS = {
+    "price": PriceInput,
+    "evidence": EvidenceInput,
+    "document": EvidenceDocument,
+    "next": NextInput,
+    "agent": AgentInput,
+    "card": CardInput,
+    "budget": BudgetInput,
+    "window": WindowInput,
+    "gate_ask": GateAskInput,
+    "gate_answer": GateAnswerInput,
+    "handoff": HandoffInput,
+    "done": DoneInput,
+    "monitor": MonitorInput,
+    "text": TextInput,
+}

@@ -1,0 +1,95 @@
+"""The event log: every change appends one row in the same transaction.
+
+Rows are hash-chained (``chain.py``); an event whose actor is a person
+(``human:…``) is signed with that person's key — ``emit`` takes a
+``keys.Person`` for those and refuses a bare ``human:`` string, so there is no
+way to write a person's decision without their key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from contextvars import ContextVar
+
+from ..authority import chain
+from ..rules import clock
+from ..shapes.errors import Forbidden, UsageError
+from .models import Event, database
+from ..shapes.values import EventView
+
+# The --op-id of the operation being run in this context (thread, task),
+# stamped on its first event.
+_op_id: ContextVar[str | None] = ContextVar("loopx_op_id", default=None)
+
+_SQL: dict[type, tuple[str, str]] = {}
+
+
+@contextlib.contextmanager
+def stamping(op_id: str):
+    """Stamp ``op_id`` on the first event emitted inside the block."""
+    token = _op_id.set(op_id)
+    try:
+        yield
+    finally:
+        _op_id.reset(token)
+
+
+def _statements(db) -> tuple[str, str]:
+    found = _SQL.get(type(db))
+    if found is None:
+        p = db.param
+        cols = '"seq", "at", "actor", "card", "kind", "data", "op_id", "prev", "hash", "key", "sig"'
+        found = _SQL[type(db)] = (
+            'SELECT "seq", "hash" FROM "event" ORDER BY "seq" DESC LIMIT 1',
+            f'INSERT INTO "event" ({cols}) VALUES ({", ".join([p] * 11)})',
+        )
+    return found
+
+
+def emit(actor, kind: str, card: int | None = None, /, **data) -> int:
+    """Append one event (inside the caller's write transaction); returns its seq.
+    ``actor`` is an actor string, or a ``keys.Person`` whose key signs the event."""
+    signer = actor if hasattr(actor, "sign") else None
+    name = signer.actor if signer is not None else actor
+    if signer is None and name.startswith("human:"):
+        raise Forbidden("a person's decision must be signed with their key", "unlock your key: run this as the person, not as an agent")
+    at = clock.now()
+    if not clock.in_range(at):
+        raise UsageError(f"the clock says {at!r}, which is not a time LoopX can record", "fix the system clock (or LOOPX_NOW on a test board)", code="bad_time")
+    op_id = _op_id.get()
+    if op_id is not None:
+        _op_id.set(None)
+    db = database.obj
+    head_sql, insert_sql = _statements(db)
+    head = db.execute_sql(head_sql).fetchall()
+    if head:
+        seq, prev = head[0][0] + 1, head[0][1]
+    else:
+        from .models import Setting
+
+        seq, prev = 1, chain.genesis(Setting.get_by_id("board_uid").value)
+    text = chain.data_text(data)
+    key = signer.fingerprint if signer is not None else None
+    digest = chain.event_hash(prev, seq, at, name, card, kind, text, op_id, key)
+    sig = signer.sign(chain.signed_message(digest)) if signer is not None else None
+    db.execute_sql(insert_sql, (seq, at, name, card, kind, text, op_id, prev, digest, key, sig))
+    return seq
+
+
+def view(row: Event) -> EventView:
+    return EventView(seq=row.seq, at=row.at, actor=row.actor, card=row.card, kind=row.kind, data=row.data or {}, op_id=row.op_id, signed=row.sig is not None)
+
+
+def since(seq: int = 0, *, card: int | None = None, limit: int | None = None) -> list[EventView]:
+    query = Event.select().where(Event.seq > seq)
+    if card is not None:
+        query = query.where(Event.card == card)
+    query = query.order_by(Event.seq)
+    if limit is not None:
+        query = query.limit(limit)
+    return [view(row) for row in query]
+
+
+def latest(card: int, limit: int) -> list[EventView]:
+    rows = list(Event.select().where(Event.card == card).order_by(Event.seq.desc()).limit(limit))
+    return [view(row) for row in reversed(rows)]

@@ -1,0 +1,276 @@
+"""Peewee models of a board (DESIGN §3). Rows never leave loopx_core: operators
+turn them into the frozen values of ``values.py``."""
+
+from __future__ import annotations
+
+import json
+
+from ..authority.chain import data_text
+from .orm import peewee as pw
+
+database = pw.DatabaseProxy()
+
+
+class JSONText(pw.TextField):
+    """JSON in a TEXT column: identical on SQLite and PostgreSQL."""
+
+    def db_value(self, value):
+        return None if value is None else data_text(value)
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class Base(pw.Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class Setting(Base):
+    key = pw.CharField(primary_key=True, max_length=64)
+    value = pw.TextField()
+    decided_seq = pw.IntegerField(null=True)  # v3: the signed event that set a person's setting
+
+
+class Agent(Base):
+    id = pw.CharField(primary_key=True, max_length=64)
+    runtime = pw.CharField(max_length=32, null=True)
+    capabilities = JSONText(default=list)
+    watch = JSONText(default=list)
+    token_limit = pw.BigIntegerField(null=True)
+    window_seconds = pw.DoubleField(null=True)
+    created_at = pw.DoubleField()
+    decided_seq = pw.IntegerField(null=True)  # v3: the signed event that set its scopes
+    window_usd = pw.DoubleField(null=True)  # v4: its rolling window in dollars (with window_seconds)
+    window_turns = pw.IntegerField(null=True)  # v4: … and in turns
+
+
+class Card(Base):
+    id = pw.AutoField()
+    title = pw.TextField()
+    body = pw.TextField(default="")
+    status = pw.CharField(max_length=16, index=True)
+    assignee = pw.CharField(max_length=64, null=True, index=True)
+    needs = JSONText(default=list)
+    priority = pw.IntegerField(default=2)
+    next_action = pw.TextField(null=True)
+    todos = JSONText(default=list)  # [{"id": 1, "text": "...", "done": false}]
+    todo_seq = pw.IntegerField(default=0)
+    verify = pw.TextField(null=True)
+    max_turns = pw.IntegerField(null=True)
+    max_tokens = pw.BigIntegerField(null=True)
+    max_usd = pw.DoubleField(null=True)
+    used_turns = pw.IntegerField(default=0)
+    used_tokens = pw.BigIntegerField(default=0)
+    used_usd = pw.DoubleField(default=0.0)
+    lease_holder = pw.CharField(max_length=64, null=True, index=True)
+    lease_token = pw.IntegerField(null=True)
+    lease_expires = pw.DoubleField(null=True)
+    fence = pw.IntegerField(default=0)  # the last lease token issued on this card
+    lease_seconds = pw.DoubleField(null=True)
+    version = pw.IntegerField(default=1)
+    paused_reason = pw.CharField(max_length=32, null=True)
+    blocked_reason = pw.TextField(null=True)
+    stalls = pw.IntegerField(default=0)  # writebacks in a row without progress
+    progress_mark = pw.BooleanField(default=False)  # a gate was asked since the last writeback
+    evidence_count = pw.IntegerField(default=0)
+    unverified_evidence = pw.IntegerField(default=0)  # schema v3: evidence whose writer is not verified (the inbox)
+    monitor_every = pw.DoubleField(null=True)
+    monitor_due = pw.DoubleField(null=True)
+    handoff_to = pw.CharField(max_length=64, null=True)
+    created_at = pw.DoubleField()
+    updated_at = pw.DoubleField()
+    done_at = pw.DoubleField(null=True)
+    budget_seq = pw.IntegerField(null=True)  # v3: the signed event that set its limits (a person's)
+    # v4: a rolling quota window a person gave the card (quota.py), and when a spent one refills.
+    window_seconds = pw.DoubleField(null=True)
+    window_tokens = pw.BigIntegerField(null=True)
+    window_usd = pw.DoubleField(null=True)
+    window_turns = pw.IntegerField(null=True)
+    window_seq = pw.IntegerField(null=True)  # the signed event that set the window
+    wake_at = pw.DoubleField(null=True)  # paused by its window: it resumes by itself at this time
+
+
+class Dependency(Base):
+    card = pw.ForeignKeyField(Card, backref="deps", on_delete="CASCADE")
+    after = pw.ForeignKeyField(Card, backref="dependents", on_delete="CASCADE")
+
+    class Meta:
+        primary_key = pw.CompositeKey("card", "after")
+
+
+class Gate(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="gates", on_delete="CASCADE")
+    agent = pw.CharField(max_length=64)
+    kind = pw.CharField(max_length=16, default="question")  # question | permission
+    question = pw.TextField()
+    scope = pw.CharField(max_length=128, null=True)
+    options = JSONText(default=list)
+    status = pw.CharField(max_length=16, index=True)  # pending | approved | rejected | expired
+    answer = pw.TextField(null=True)
+    note = pw.TextField(null=True)
+    answered_by = pw.CharField(max_length=128, null=True)
+    deadline = pw.DoubleField(null=True)
+    lease_token = pw.IntegerField(null=True)
+    created_at = pw.DoubleField()
+    answered_at = pw.DoubleField(null=True)
+    answer_seq = pw.IntegerField(null=True)  # v3: the signed event that answered it (a person's)
+
+
+class Grant(Base):
+    id = pw.AutoField()
+    scope = pw.CharField(max_length=128)
+    agent = pw.CharField(max_length=64, null=True)  # None: any agent
+    card = pw.IntegerField(null=True)  # None: any card
+    expires_at = pw.DoubleField(null=True)
+    created_by = pw.CharField(max_length=128)
+    gate = pw.IntegerField(null=True)
+    created_at = pw.DoubleField()
+    decided_seq = pw.IntegerField(null=True)  # v3: the signed event that created it
+
+
+class Evidence(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="evidence", on_delete="CASCADE")
+    agent = pw.CharField(max_length=64)
+    turn_id = pw.CharField(max_length=128, null=True)
+    summary = pw.TextField()
+    artifacts = JSONText(default=list)
+    next_action = pw.TextField(null=True)
+    todos_added = JSONText(default=list)
+    todos_done = JSONText(default=list)
+    tokens_in = pw.BigIntegerField(default=0)
+    tokens_out = pw.BigIntegerField(default=0)
+    tokens = pw.BigIntegerField(default=0)
+    usd = pw.DoubleField(default=0.0)
+    source = pw.CharField(max_length=16)
+    extra = JSONText(null=True)  # e.g. the verify command's result
+    unverified = pw.BooleanField(default=False)  # schema v3: no verifiable writer (a document in the inbox)
+    payload_hash = pw.CharField(max_length=64)
+    created_at = pw.DoubleField()
+
+    class Meta:
+        indexes = ((("card", "turn_id"), True), (("agent", "created_at"), False))
+
+
+class Handoff(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="handoffs", on_delete="CASCADE")
+    from_agent = pw.CharField(max_length=64, null=True)
+    to_agent = pw.CharField(max_length=64)
+    packet = pw.TextField()  # canonical JSON: the digest is over exactly these bytes
+    digest = pw.CharField(max_length=64)
+    created_by = pw.CharField(max_length=128)
+    created_at = pw.DoubleField()
+    accepted_at = pw.DoubleField(null=True)
+    accepted_digest = pw.CharField(max_length=64, null=True)
+
+
+class Observed(Base):
+    id = pw.AutoField()
+    card = pw.ForeignKeyField(Card, backref="observed", on_delete="CASCADE")
+    agent = pw.CharField(max_length=64)
+    path = pw.TextField()
+    size = pw.BigIntegerField(null=True)
+    sha256 = pw.CharField(max_length=64, null=True)
+    created_at = pw.DoubleField()
+
+
+class Operation(Base):
+    """A remembered ``--op-id``: the same id with the same payload replays ``result``."""
+
+    op_id = pw.CharField(primary_key=True, max_length=128)
+    op = pw.CharField(max_length=32)
+    payload_hash = pw.CharField(max_length=64)
+    result = JSONText()
+    exit_code = pw.IntegerField(default=0)
+    created_at = pw.DoubleField()
+
+
+class Event(Base):
+    seq = pw.AutoField()
+    at = pw.DoubleField()
+    actor = pw.CharField(max_length=128)
+    card = pw.IntegerField(null=True, index=True)
+    kind = pw.CharField(max_length=32)
+    data = JSONText(default=dict)
+    op_id = pw.CharField(max_length=128, null=True, unique=True)
+    # v3, the hash chain (chain.py): every row links to the one before it.
+    prev = pw.CharField(max_length=64, null=True)
+    hash = pw.CharField(max_length=64, null=True)
+    key = pw.CharField(max_length=64, null=True)  # a person's key fingerprint, on signed events
+    sig = pw.TextField(null=True)  # their Ed25519 signature over chain.signed_message(hash)
+
+
+class Person(Base):
+    """v3: a person whose signed decisions the board honours (trust.py)."""
+
+    fingerprint = pw.CharField(primary_key=True, max_length=64)
+    name = pw.CharField(max_length=64)
+    public_key = pw.CharField(max_length=64)  # base64 of the raw Ed25519 public key
+    added_seq = pw.IntegerField()  # the signed event that added this person
+    revoked_seq = pw.IntegerField(null=True)
+
+
+class Runner(Base):
+    """v4: the runner (``loopx run``) driving one agent, and a person's control of it (runners.py)."""
+
+    agent = pw.CharField(primary_key=True, max_length=64)
+    runner_id = pw.CharField(max_length=64, null=True)  # the live runner process's own id (fencing)
+    runtime = pw.CharField(max_length=32, null=True)
+    pid = pw.IntegerField(null=True)
+    host = pw.CharField(max_length=255, null=True)
+    state = pw.CharField(max_length=16)  # running | asleep | waiting | paused | stopped
+    card = pw.IntegerField(null=True)
+    turn = pw.IntegerField(default=0)  # turns this agent's runners have started
+    turn_id = pw.CharField(max_length=128, null=True)
+    gate = pw.IntegerField(null=True)
+    wake_at = pw.DoubleField(null=True)
+    detail = pw.TextField(null=True)
+    since = pw.DoubleField()  # when the current state began
+    heartbeat = pw.DoubleField(null=True)  # liveness (no event: not a change of state)
+    seen_seq = pw.BigIntegerField(null=True)  # the last event the runner had looked at when it last decided
+    started_at = pw.DoubleField(null=True)
+    control = pw.CharField(max_length=16, null=True)  # pause | stop | None, as a person signed it (shown only)
+    control_seq = pw.IntegerField(null=True)  # the signed event of that control
+
+
+TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person]
+
+
+# -- schema v2: the file watcher's own state (DESIGN §7) -----------------------
+# Not part of ``TABLES`` (the board's own data, e.g. for ``export``);
+# ``loopx migrate`` copies them as well, so a watcher on the copy resumes.
+
+
+class IngestStream(Base):
+    """How far a ``*.loopx.jsonl`` stream has been read, so a restart resumes exactly."""
+
+    path = pw.TextField(primary_key=True)  # absolute path of the stream
+    inode = pw.BigIntegerField(null=True)  # a new inode means the file was replaced
+    offset = pw.BigIntegerField(default=0)  # bytes consumed (always at a line end)
+    lines = pw.IntegerField(default=0)  # lines consumed, to number the next one
+    head = pw.CharField(max_length=64, null=True)  # sha256 of the first bytes (up to 4 KiB) consumed
+    tail = pw.CharField(max_length=64, null=True)  # sha256 of the last bytes before offset
+    updated_at = pw.DoubleField()
+
+
+class IngestSeen(Base):
+    """A document or line already handled: ingested (keyed by its content) or
+    refused (keyed by file, line and content, so one refusal is reported once)."""
+
+    key = pw.CharField(primary_key=True, max_length=64)
+    outcome = pw.CharField(max_length=16)  # ingested | refused
+    path = pw.TextField()
+    line = pw.IntegerField(null=True)
+    card = pw.IntegerField(null=True)
+    created_at = pw.DoubleField()
+
+
+WATCH_TABLES = [IngestStream, IngestSeen]
+
+# v4: runners (not in ``TABLES``: a process's state, but copied by ``loopx migrate``
+# so a person's controls travel with the events that signed them).
+RUNNER_TABLES = [Runner]

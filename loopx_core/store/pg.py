@@ -1,0 +1,78 @@
+"""The PostgreSQL backend: a shared team board (DESIGN §3).
+
+Only PostgreSQL boards import this module and the psycopg (v3) driver.
+Guarantees match SQLite's: every write transaction first takes one
+transaction-scoped advisory lock, so writers are serialised exactly as SQLite's
+BEGIN IMMEDIATE serialises them. That keeps the event sequence gap-free *in
+commit order* — a reader that has seen ``seq`` N never later finds a smaller
+one committing behind it, which "events since the last seen seq" relies on.
+Card rows are additionally locked (FOR UPDATE) as operators read them.
+"""
+
+from __future__ import annotations
+
+from ..shapes.errors import BoardError
+from .orm import enable_psycopg, peewee as pw
+
+# Any fixed 64-bit key: "LoopX" in ASCII.
+WRITE_LOCK_KEY = 0x4C6F6F7058
+
+
+def normalise(url: str) -> str:
+    return "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
+
+
+class LoopxPostgres(pw.PostgresqlDatabase):
+    """PostgreSQL with table lookups in the connection's current schema (not
+    always ``public``), so a board can live in its own schema via search_path."""
+
+    def get_tables(self, schema=None):
+        if schema is None:
+            schema = self.execute_sql("SELECT current_schema()").fetchone()[0]
+        return super().get_tables(schema)
+
+    def table_exists(self, table_name, schema=None):
+        return table_name in self.get_tables(schema)
+
+    def get_columns(self, table, schema=None):
+        if schema is None:
+            schema = self.execute_sql("SELECT current_schema()").fetchone()[0]
+        return super().get_columns(table, schema)
+
+
+def open_postgres(location) -> pw.Database:
+    try:
+        enable_psycopg()
+    except ImportError:
+        raise BoardError(
+            "PostgreSQL boards need the psycopg driver",
+            "install it: pip install 'loopx[postgres]' (psycopg 3)",
+            code="no_driver",
+        ) from None
+    db = LoopxPostgres(normalise(location.url), prefer_psycopg3=True)
+    try:
+        db.connect()
+    except pw.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BoardError(
+            f"cannot reach the PostgreSQL board: {first}",
+            "check the URL (postgresql://user@host:5432/db), that the server runs and that it accepts this user",
+            code="board_unreachable",
+        ) from None
+    return db
+
+
+def take_write_lock(db: pw.Database) -> None:
+    db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+
+
+def reset_sequences(db: pw.Database, models) -> None:
+    """After rows were copied in with explicit ids, move each serial past them."""
+    for model in models:
+        pk = model._meta.primary_key
+        if isinstance(pk, pw.AutoField):
+            table = model._meta.table_name
+            db.execute_sql(
+                f"SELECT setval(pg_get_serial_sequence('\"{table}\"', '{pk.column_name}'), "
+                f"COALESCE((SELECT MAX(\"{pk.column_name}\") FROM \"{table}\"), 0) + 1, false)"
+            )

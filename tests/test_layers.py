@@ -1,0 +1,63 @@
+"""The layers of docs/ARCHITECTURE.md hold, checked by a maintained tool:
+import-linter's contracts in pyproject.toml ([tool.importlinter]) — the kernel
+never imports the board or an adapter, adapters and the watcher never import
+the models or the ORM, the rules are standard library only, the hook's cold
+path imports no pydantic, Textual or SQL builder. And a cold process that
+imports the hook's cold path really loads none of them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())", "--no-cache"]
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    """lint-imports over the packages under ``root`` (first on the path)."""
+    return subprocess.run([*LINT, str(REPO / "pyproject.toml")], cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=300)
+
+
+def test_the_import_contracts_hold():
+    res = lint(REPO)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "0 broken" in res.stdout and " kept" in res.stdout
+
+
+def test_a_broken_layer_fails_the_contracts(tmp_path):
+    """The contracts catch the shortcuts they exist for: an adapter reading the
+    models, and the cold path importing pydantic."""
+    for pkg in ("loopx_core", "loopx_tui"):
+        shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    fastcheck = tmp_path / "loopx_core" / "adapters" / "fastcheck.py"
+    fastcheck.write_text(fastcheck.read_text() + "\nfrom ..shapes import schemas  # noqa\n")
+    hooks = tmp_path / "loopx_core" / "adapters" / "hooks.py"
+    hooks.write_text(hooks.read_text() + "\nfrom ..store.models import Card  # noqa\n")
+    res = lint(tmp_path)
+    assert res.returncode != 0
+    assert "loopx_core.adapters.hooks -> loopx_core.store.models" in res.stdout, res.stdout
+    assert "loopx_core.adapters.fastcheck -> loopx_core.shapes.schemas" in res.stdout, res.stdout
+
+
+HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")
+
+
+def test_the_cold_path_loads_nothing_heavy():
+    """A fresh process importing the hook's entry, its sqlite3 reader and every
+    rule module loads no pydantic, Textual, SQL builder, store or operator."""
+    rules = sorted(p.stem for p in (REPO / "loopx_core" / "rules").glob("*.py") if p.stem != "__init__")
+    modules = ["loopx_core.adapters.hook_entry", "loopx_core.adapters.fastcheck", *(f"loopx_core.rules.{r}" for r in rules)]
+    probe = (
+        "import importlib, json, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in {HEAVY!r}))))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == [], res.stdout
+    assert len(rules) >= 10  # the probe really imported the rules

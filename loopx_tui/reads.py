@@ -50,6 +50,7 @@ class BoardReader:
         self.now = now
         # The board's filter, set on the UI thread: the poller counts what passes it.
         self.card_filter = board_pages.CardFilter()
+        self.by_owner = False  # True in the owner view: changes are counted by owner too
         self.children: list = []  # processes working for a read (ended when the board closes)
 
     def stop(self) -> None:
@@ -119,7 +120,7 @@ class BoardReader:
         return self._read("reading a card", lambda: board_pages.read_card(self.store, card_id))
 
     def delta(self, seq: int) -> board.BoardDelta:
-        return self._read("reading changes", lambda: board.board_delta(self.store, seq, self.card_filter))
+        return self._read("reading changes", lambda: board.board_delta(self.store, seq, self.card_filter, self.by_owner))
 
     def card_detail(self, card_id: int):
         return self._read("reading a card", lambda: cards.card_detail(self.store, card_id, reap=False, evidence_limit=EVIDENCE_SHOWN))

@@ -133,6 +133,7 @@ class BoardModel:
     frontier: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (mode, column) -> sort key of the last one read
     paged: dict[str, str] = field(default_factory=dict)  # mode -> the filter its columns were read for
     live: set[int] = field(default_factory=set)  # cards that changed while the board was open
+    owners_seen: set[str] = field(default_factory=set)  # owners counted before counts by status only came
     asked: set[str] = field(default_factory=set)  # columns of history (``ON_DEMAND``) the person asked for: read with the rest from then on
 
     # -- loading and applying -------------------------------------------------
@@ -206,6 +207,12 @@ class BoardModel:
         return self.paged.get(mode) != self.query.text
 
     def set_tally(self, tally: Tally, shown: Tally | None = None) -> bool:
+        """New counts. Counts by status only keep the owners' from before
+        for the owner view's columns, and its pages are read again when next shown."""
+        if not tally.by_owner:
+            self.paged.pop(OWNER, None)
+            owners = {o for _, o, n in self.tally.rows if o and n}
+            self.owners_seen |= owners
         changed = tally != self.tally or shown != self.shown
         self.tally, self.shown = tally, shown
         return changed
@@ -232,11 +239,12 @@ class BoardModel:
     def _recount(self, old: CardView, new: CardView) -> None:
         def moved(tally: Tally, passes) -> Tally:
             rows = {(st, ow): n for st, ow, n in tally.rows}
+            was, now = (old.status, old.owner if tally.by_owner else None), (new.status, new.owner if tally.by_owner else None)
             if passes(old):
-                rows[(old.status, old.owner)] = max(0, rows.get((old.status, old.owner), 0) - 1)
+                rows[was] = max(0, rows.get(was, 0) - 1)
             if passes(new):
-                rows[(new.status, new.owner)] = rows.get((new.status, new.owner), 0) + 1
-            return Tally(tuple((st, ow, n) for (st, ow), n in rows.items() if n))
+                rows[now] = rows.get(now, 0) + 1
+            return Tally(tuple((st, ow, n) for (st, ow), n in rows.items() if n), tally.by_owner)
 
         self.tally = moved(self.tally, lambda c: True)
         if self.shown is not None:
@@ -265,6 +273,8 @@ class BoardModel:
         if mode == STATUS:
             return [Column(key, title) for key, title, _ in STATUS_COLUMNS]
         owners = set(self.agents) | {c.owner for c in self.cards.values() if c.owner} | {o for _, o, n in self.tally.rows if o and n}
+        if not self.tally.by_owner:
+            owners |= self.owners_seen
         return [Column(a, a) for a in sorted(owners)] + [Column(UNASSIGNED, "Unassigned")]
 
     def column_of(self, card: CardView) -> str:

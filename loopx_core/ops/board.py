@@ -166,11 +166,12 @@ COUNT_KEEPING_EVENTS = frozenset({"evidence_added", "heartbeat", "artifact_obser
 RUNNER_EVENTS = frozenset({"runner_started", "runner_state", "turn_started", "turn_finished", "runner_exited", "runner_paused", "runner_resumed", "runner_stopped"})
 
 
-def board_delta(store: Store, seq: int, card_filter: CardFilter = CardFilter()) -> BoardDelta:
+def board_delta(store: Store, seq: int, card_filter: CardFilter = CardFilter(), by_owner: bool = True) -> BoardDelta:
     """Like ``changed_since`` (one read transaction), plus agents and pending
     gates when the new events can have changed them, and the cards' counts
     when a card changed (the board holds only the cards on screen: the counts
-    of the rest come from here). Cheap when nothing did."""
+    of the rest come from here; ``by_owner`` False: by status only, the cheap
+    count). Cheap when nothing did."""
     with store.read():
         new = events.since(seq)
         if not new:
@@ -185,8 +186,8 @@ def board_delta(store: Store, seq: int, card_filter: CardFilter = CardFilter()) 
         found = _runners(store) if kinds & RUNNER_EVENTS else None
         counts = shown = None
         if touched and not kinds <= COUNT_KEEPING_EVENTS:
-            counts = tally()
-            shown = tally(card_filter) if card_filter else None
+            counts = tally(by_owner=by_owner)
+            shown = tally(card_filter, by_owner) if card_filter else None
     return BoardDelta(new[-1].seq, tuple(new), tuple(cards), agents, gates, found, counts, shown)
 
 

@@ -233,13 +233,18 @@ class BoardScreen(Screen):
     def action_toggle_view(self) -> None:
         model = self.model
         model.mode = OWNER if model.mode == STATUS else STATUS
+        self.app.reader.by_owner = model.mode == OWNER  # (the status view's changes are counted by status only: cheaper)
         focused = self.focus_card
         if model.needs_pages(model.mode):
             self.app.read_pages(model.mode)  # (read ahead after the first paint, this is rare)
+        built = model.mode in self.board.views
         self.board.switch()
         self.refresh_header()
         if focused is not None:
-            self.call_after_refresh(self.focus_card_widget, focused)
+            if built:
+                self.focus_card_widget(focused)  # (kept columns: in the same frame as the switch)
+            else:
+                self.call_after_refresh(self.focus_card_widget, focused)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

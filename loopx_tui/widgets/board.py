@@ -14,6 +14,7 @@ from ..runners import runner_text
 from ..state import OWNER, BoardModel
 from .card import CardWidget
 from .column import BoardColumn
+from .line import Line
 
 
 MIN_COLUMN = 16  # cells; below this the board scrolls sideways (many agents in owner view)
@@ -31,10 +32,13 @@ class ModeColumns(HorizontalScroll, can_focus=False, inherit_bindings=False):
     def on_resize(self, event: events.Resize) -> None:
         self.size_columns(event.size.width)
 
+    _sized: tuple[int, int] | None = None  # (width, columns) the columns were sized for
+
     def size_columns(self, width: int) -> None:
         columns = list(self.columns.values())
-        if not columns or width <= 0:
-            return
+        if not columns or width <= 0 or self._sized == (width, len(columns)):
+            return  # (shown again at the same size: setting a width lays the screen out again)
+        self._sized = (width, len(columns))
         each = max(MIN_COLUMN, width // len(columns))
         spare = max(0, width - each * len(columns)) if each * len(columns) <= width else 0
         for i, column in enumerate(columns):
@@ -150,7 +154,7 @@ class BoardView(Container, can_focus=False):
             self.show_runners()
 
 
-class BoardHeader(Static):
+class BoardHeader(Line):
     """Objective, counts, gates waiting, view mode and filter — no clock, so
     a snapshot never changes with the time of day. ``refusal`` says when the
     person's actions are refused (a read-only or locked board)."""

@@ -17,13 +17,13 @@ from typing import Callable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Static
 
 from loopx_core.shapes.values import CardView
 
 from ..messages import ColumnWanted
 from ..state import COLUMN_LIMIT, COLUMN_STEP, ON_DEMAND
 from .card import CardWidget
+from .line import Line
 
 
 def css_id(key: str) -> str:
@@ -40,7 +40,7 @@ class ColumnBody(VerticalScroll, can_focus=False, inherit_bindings=False):
             self.parent.show_more()
 
 
-class MoreLine(Static):
+class MoreLine(Line):
     """"+N more": a click reads on, like ↓ past the last card (or d in Done)."""
 
     def on_click(self, event) -> None:
@@ -69,7 +69,7 @@ class BoardColumn(Vertical):
         self._pending: tuple | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(self._header_text(), classes="column-header")
+        yield Line(self._header_text(), classes="column-header")
         yield ColumnBody(*self.widgets.values(), classes="column-body")
         yield MoreLine(self._more_text(), classes="column-more")
 
@@ -89,7 +89,7 @@ class BoardColumn(Vertical):
         return Text(f"+{hidden:,} more · ↓/click", style="dim")
 
     def _finish(self) -> None:
-        self.query_one(".column-header", Static).update(self._header_text())
+        self.query_one(".column-header", Line).update(self._header_text())
         more = self.query_one(".column-more", MoreLine)
         more.update(self._more_text())
         more.display = self.total > len(self._order)
@@ -113,13 +113,13 @@ class BoardColumn(Vertical):
             self.hint = hint
             self.set_class(bool(hint), "-drop-target")
             if self._ready:
-                self.query_one(".column-header", Static).update(self._header_text())
+                self.query_one(".column-header", Line).update(self._header_text())
 
     def set_subtitle(self, subtitle: str) -> None:
         if subtitle != self.subtitle:
             self.subtitle = subtitle
             if self._ready:
-                self.query_one(".column-header", Static).update(self._header_text())
+                self.query_one(".column-header", Line).update(self._header_text())
 
     def show_more(self) -> bool:
         """Mount the next screenful of cards in hand, or ask for the next ones

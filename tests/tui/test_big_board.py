@@ -11,7 +11,7 @@ from loopx_core.ops.board import init_board
 from loopx_core.ops.cards import add_card, list_cards, move_card
 from loopx_core.store.discovery import parse_target
 from loopx_core.authority.keys import ephemeral
-from loopx_tui.state import COLUMN_LIMIT, PAGE
+from loopx_tui.state import COLUMN_LIMIT, PAGE, UNASSIGNED
 
 from .conftest import board_app_class, feed, settled, show_done
 
@@ -173,6 +173,10 @@ async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, m
         assert reads.pages == pages and reads.columns == []  # counts came with the change: no column read again
         truth = {c.id: c for c in list_cards(app.store)}
         assert all(card == truth[cid] for cid, card in app.model.cards.items())
+        await pilot.press("v")  # counted by status only meanwhile: the owner view reads its counts again
+        await app.reads_idle()
+        await pilot.pause()
+        assert app.board_screen.board.column(UNASSIGNED).total == len(truth) == READY + DONE + 1
 
 
 async def test_the_filter_counts_and_reads_from_the_store(big):

@@ -26,7 +26,20 @@ from . import runtimes
 from .model_server import Call, ScriptedModel
 
 LOOPX = Path(sys.executable).parent / "loopx"  # the installed console script of this venv
-HOMES = (runtimes.REPO / ".cache").resolve() / "e2e-homes"  # resolved: bwrap cannot mount a denied path under a symlink (PITFALLS)
+
+
+def _homes() -> Path:
+    """Where each test's HOME lives: resolved (bwrap cannot mount a denied path under
+    a symlink, PITFALLS), and never under /tmp, which Codex's sandbox replaces with
+    an empty one — hiding the `codex-linux-sandbox` helper Codex keeps in CODEX_HOME
+    ("bwrap: execvp codex-linux-sandbox: No such file or directory")."""
+    base = (runtimes.REPO / ".cache").resolve()
+    if base == Path("/tmp") or Path("/tmp") in base.parents:
+        base = Path.home().resolve() / ".cache" / "loopx-e2e"
+    return base / "e2e-homes"
+
+
+HOMES = _homes()
 RUNTIME_PATH = "/usr/bin:/bin"  # what the runtime sees: no loopx on it
 TIMEOUT = 120  # one session, at most (each takes a few seconds)
 CODEX_MODEL = "gpt-5.1-codex"

@@ -9,10 +9,11 @@ machines LoopX runs on, and a runtime (Codex) may send its first model request
 before a slow server has answered ``initialize``. The kernel (peewee, the
 pydantic input models) is imported on the first tool call, not at start.
 
-Eight tools, short descriptions, small schemas (context is precious): next,
-claim, writeback, gate_ask, gate_status, handoff, context, cards (a page of
-short rows, like ``loopx card list``). Every parameter
-says its format. There is no tool that answers a gate: only a person does
+Eight tools, short descriptions, small schemas (context is precious): cards (a
+page of short rows, like ``loopx card list``), next, claim, writeback, gate_ask,
+gate_status, handoff, context — each declared with its verb in
+``shapes/verbs.py`` (``tool=Tool(...)``), answered by the ``tool_*`` function
+it names below. Every parameter says its format. There is no tool that answers a gate: only a person does
 that, from the board or a terminal. The agent identity comes from
 ``LOOPX_AGENT``; every call goes through the same operators and validation as
 the CLI, and a refusal comes back as a tool error (``isError: true``) carrying
@@ -34,76 +35,32 @@ INSTRUCTIONS = (
     "Only a person answers gates."
 )
 
-CARD = {"type": "string", "description": "A card id like LX-12."}
-_TEXT = {"type": "string"}
-_LIST = {"type": "array", "items": {"type": "string"}}
 
-
-def _tool(name: str, title: str, description: str, properties: dict, required: tuple = (), *, read_only: bool = False, destructive: bool = False, idempotent: bool = False) -> dict:
-    annotations = {"title": title, "readOnlyHint": read_only, "openWorldHint": False}
-    if not read_only:
-        annotations.update(destructiveHint=destructive, idempotentHint=idempotent)
+def _tool(tool) -> dict:
+    """A declared tool (shapes/verbs.py) as ``tools/list`` shows it."""
+    annotations = {"title": tool.title, "readOnlyHint": tool.read_only, "openWorldHint": False}
+    if not tool.read_only:
+        annotations.update(destructiveHint=tool.destructive, idempotentHint=tool.idempotent)
     return {
-        "name": name,
-        "title": title,
-        "description": description,
-        "inputSchema": {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False},
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": {"type": "object", "properties": tool.properties, "required": list(tool.required), "additionalProperties": False},
         "annotations": annotations,
     }
 
 
-TOOLS = [
-    _tool("next", "What to do this turn",
-          "What to do this turn: resume your card, accept a handoff, wait, or (claim=true) take the best ready card.",
-          {"claim": {"type": "boolean", "default": False, "description": "Take the best ready card (priority, then age) if you hold none."}}),
-    _tool("claim", "Claim a card", "Claim a ready card (LX-n).", {"card": CARD}, ("card",), idempotent=True),
-    _tool("writeback", "Record this turn",
-          "Record what this turn did on your card: summary, artifact paths, next action, todos, usage.",
-          {
-              "card": {"type": "string", "description": "Your card, like LX-12."},
-              "summary": {"type": "string", "description": "What this turn did (required; at most 4,000 characters)."},
-              "artifacts": {**_LIST, "description": "Files this turn made or changed, relative to the project; each is hashed."},
-              "next": {**_TEXT, "description": "The next action for whoever continues the card."},
-              "todos_added": {**_LIST, "description": "New todo items, one string each."},
-              "todos_done": {"type": "array", "items": {"type": "integer"}, "description": "Numbers of the card's todos this turn finished, as `context` lists them."},
-              "tokens": {"type": "integer", "minimum": 0, "description": "Tokens this turn used, charged to the card's budget."},
-              "usd": {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."},
-              "turn_id": {**_TEXT, "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result."},
-              "release": {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."},
-          },
-          ("card", "summary")),
-    _tool("gate_ask", "Ask a person",
-          "Ask a human (returns at once; poll gate_status). With a scope a grant may approve it at once.",
-          {
-              "card": {"type": "string", "description": "Your card, like LX-12."},
-              "question": {"type": "string", "description": "What a person should decide, in a sentence."},
-              "scope": {**_TEXT, "description": "The permission it is about, like git:push or deploy:prod (lowercase words joined by colons)."},
-              "options": {**_LIST, "description": "Answers to choose from, when not just approve or reject."},
-          },
-          ("card", "question"), idempotent=True),
-    _tool("gate_status", "A gate's answer", "A gate's status and answer (G-n).",
-          {"gate": {"type": "string", "description": "A gate id like G-7, from gate_ask or a hook's denial."}}, ("gate",), read_only=True),
-    _tool("handoff", "Hand the card over", "Hand your card to another agent with a summary, done and pending lists.",
-          {
-              "card": {"type": "string", "description": "Your card, like LX-12."},
-              "to": {"type": "string", "description": "The agent id that takes it over."},
-              "summary": {"type": "string", "description": "Where the work stands, for the next agent."},
-              "done": {**_LIST, "description": "What is finished."},
-              "pending": {**_LIST, "description": "What remains."},
-          },
-          ("card", "to", "summary"), destructive=True),
-    _tool("context", "A card's continuation",
-          "The card's continuation packet as Markdown: objective, next action, todos, last evidence, gates.", {"card": CARD}, ("card",), read_only=True),
-    _tool("cards", "List cards",
-          "Cards a page at a time, in id order, one short row each. Pass next_after back as after for the next page.",
-          {
-              "status": {**_TEXT, "description": "Only cards in this status: backlog, ready, active, waiting, monitoring, paused, blocked, handoff, done or cancelled."},
-              "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "At most this many cards (1-1000)."},
-              "after": {**_TEXT, "description": "The card id after which this page starts: the previous page's next_after."},
-          },
-          read_only=True),
-]
+def _declared() -> dict:
+    """The verbs that are MCP tools, by tool name (each declared once, in shapes/verbs.py)."""
+    from ..shapes import verbs
+
+    return {v.tool.name: v.tool for v in verbs.VERBS.values() if v.tool is not None}
+
+
+_DECLARED = _declared()
+TOOLS = [_tool(t) for t in _DECLARED.values()]
 _BY_NAME = {t["name"]: t for t in TOOLS}
+
 _KINDS = {"string": "a text", "boolean": "true or false", "integer": "a whole number", "number": "a number", "array": "a list", "object": "an object"}
 _JSON_TYPES = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "array": list, "object": dict}
 
@@ -224,8 +181,11 @@ class Tools:
             return f"[unknown_tool] no tool {str(name)[:60]!r}; the tools are {', '.join(_BY_NAME)} (only a person answers gates)", True
         try:
             args = check_arguments(tool, arguments)
+            from ..shapes.verbs import resolve
+
+            answer = resolve(_DECLARED[name].call)
             with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol: nothing else may reach it
-                return getattr(self, "_" + name)(**args), False
+                return answer(self, **args), False
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
@@ -241,72 +201,83 @@ class Tools:
             sys.stderr.write(f"loopx mcp: {name}: {type(exc).__name__}: {exc}\n")
             return f"[internal] {type(exc).__name__}: {exc}", True
 
-    def _next(self, claim: bool = False) -> str:
-        from ..ops.claims import next_turn
-        from ..shapes.inputs import validate
 
-        data = validate("next", {"agent": _agent(), "claim": claim})
-        return _json(next_turn(self.store, data["agent"], claim=data["claim"]).to_json())
+# -- the tools' answers (each named by its verb's declaration: ``call(tools, **arguments)``) --
 
-    def _claim(self, card: str) -> str:
-        from ..ops.claims import claim
 
-        return _json(claim(self.store, _card(card), _agent()).to_json())
+def tool_next(tools, claim: bool = False) -> str:
+    from ..ops.claims import next_turn
+    from ..shapes.inputs import validate
 
-    def _writeback(self, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0, turn_id: str = "", release: bool = False) -> str:
-        from ..shapes.inputs import validate
-        from ..ops.writeback import writeback
+    data = validate("next", {"agent": _agent(), "claim": claim})
+    return _json(next_turn(tools.store, data["agent"], claim=data["claim"]).to_json())
 
-        data = validate("evidence", _drop_none({
-            "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
-            "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_id or None, "release": release,
-        }))
-        evidence, card_view, created = writeback(self.store, _card(card), _agent(), data, source="mcp")
-        return _json({"evidence": evidence.to_json(), "card": card_view.to_json(), "created": created})
 
-    def _gate_ask(self, card: str, question: str, scope: str = "", options=()) -> str:
-        from ..ops.gates import ask
-        from ..shapes.inputs import validate
+def tool_claim(tools, card: str) -> str:
+    from ..ops.claims import claim
 
-        data = validate("gate_ask", _drop_none({"question": question, "scope": scope or None, "options": list(options)}))
-        gate, card_view, _ = ask(self.store, _card(card), _agent(), data)
-        return _json({"gate": gate.to_json(), "card": card_view.to_json()})
+    return _json(claim(tools.store, _card(card), _agent()).to_json())
 
-    def _gate_status(self, gate: str) -> str:
-        from ..rules import ids
-        from ..shapes.errors import InvalidInput
-        from ..ops.gates import status
 
-        try:
-            gid = ids.parse(ids.GATE, gate)
-        except ValueError as exc:
-            raise InvalidInput(str(exc), "gates look like G-7") from None
-        return _json({"gate": status(self.store, gid).to_json()})
+def tool_writeback(tools, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0, turn_id: str = "", release: bool = False) -> str:
+    from ..shapes.inputs import validate
+    from ..ops.writeback import writeback
 
-    def _handoff(self, card: str, to: str, summary: str, done=(), pending=()) -> str:
-        from ..ops.handoffs import handoff
-        from ..shapes.inputs import validate
+    data = validate("evidence", _drop_none({
+        "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
+        "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_id or None, "release": release,
+    }))
+    evidence, card_view, created = writeback(tools.store, _card(card), _agent(), data, source="mcp")
+    return _json({"evidence": evidence.to_json(), "card": card_view.to_json(), "created": created})
 
-        data = validate("handoff", {"to": to, "summary": summary, "done": list(done), "pending": list(pending)})
-        packet, card_view = handoff(self.store, _card(card), _agent(), data)
-        return _json({"handoff": packet.to_json(), "card": card_view.to_json()})
 
-    def _cards(self, status: str = "", limit: int | None = None, after: str = "") -> str:
-        from ..rules import ids
-        from ..ops.cards import card_page
-        from ..rules.columns import COLUMN_OF
-        from ..shapes.errors import InvalidInput
-        from ..shapes.inputs import page_limit
+def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) -> str:
+    from ..ops.gates import ask
+    from ..shapes.inputs import validate
 
-        if status and status not in COLUMN_OF:
-            raise InvalidInput(f"no status {status[:40]!r}", "one of: " + ", ".join(COLUMN_OF))
-        views, last = card_page(self.store, status or None, limit=page_limit(limit), after=_card(after) if after else 0)
-        return _json({"cards": [c.to_row() for c in views], "next_after": ids.fmt(ids.CARD, last)})
+    data = validate("gate_ask", _drop_none({"question": question, "scope": scope or None, "options": list(options)}))
+    gate, card_view, _ = ask(tools.store, _card(card), _agent(), data)
+    return _json({"gate": gate.to_json(), "card": card_view.to_json()})
 
-    def _context(self, card: str) -> str:
-        from ..ops.context import build, to_markdown
 
-        return to_markdown(build(self.store, _card(card)))
+def tool_gate_status(tools, gate: str) -> str:
+    from ..rules import ids
+    from ..shapes.errors import InvalidInput
+    from ..ops.gates import status
+
+    try:
+        gid = ids.parse(ids.GATE, gate)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), "gates look like G-7") from None
+    return _json({"gate": status(tools.store, gid).to_json()})
+
+
+def tool_handoff(tools, card: str, to: str, summary: str, done=(), pending=()) -> str:
+    from ..ops.handoffs import handoff
+    from ..shapes.inputs import validate
+
+    data = validate("handoff", {"to": to, "summary": summary, "done": list(done), "pending": list(pending)})
+    packet, card_view = handoff(tools.store, _card(card), _agent(), data)
+    return _json({"handoff": packet.to_json(), "card": card_view.to_json()})
+
+
+def tool_cards(tools, status: str = "", limit: int | None = None, after: str = "") -> str:
+    from ..rules import ids
+    from ..ops.cards import card_page
+    from ..rules.columns import COLUMN_OF
+    from ..shapes.errors import InvalidInput
+    from ..shapes.inputs import page_limit
+
+    if status and status not in COLUMN_OF:
+        raise InvalidInput(f"no status {status[:40]!r}", "one of: " + ", ".join(COLUMN_OF))
+    views, last = card_page(tools.store, status or None, limit=page_limit(limit), after=_card(after) if after else 0)
+    return _json({"cards": [c.to_row() for c in views], "next_after": ids.fmt(ids.CARD, last)})
+
+
+def tool_context(tools, card: str) -> str:
+    from ..ops.context import build, to_markdown
+
+    return to_markdown(build(tools.store, _card(card)))
 
 
 def check_arguments(tool: dict, arguments) -> dict:

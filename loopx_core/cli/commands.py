@@ -1,4 +1,5 @@
-"""One handler per verb. A handler returns an ``Outcome``: the JSON object it
+"""One handler per verb (each verb is declared once, with its handler's name,
+in ``shapes/verbs.py``). A handler returns an ``Outcome``: the JSON object it
 prints with ``--json``, the exit code, and the short human text otherwise."""
 
 from __future__ import annotations
@@ -810,69 +811,3 @@ def cmd_context(ctx: Context) -> Outcome:
     if ctx.args.format == "json":
         return Outcome({"context": built}, 0, json.dumps(built, indent=2))
     return Outcome({"context": built, "markdown": to_markdown(built)}, 0, to_markdown(built))
-
-
-def _trust_cmd(name: str, ctx: Context) -> Outcome:
-    from . import trust_commands
-
-    return getattr(trust_commands, "cmd_" + name)(ctx)
-
-
-def _runner_cmd(name: str, ctx: Context) -> Outcome:
-    from . import runner_commands
-
-    return getattr(runner_commands, "cmd_" + name)(ctx)
-
-
-HANDLERS: dict[tuple[str, str | None], Callable[[Context], Outcome | None]] = {
-    ("init", None): cmd_init,
-    ("where", None): cmd_where,
-    ("board", None): cmd_board,
-    ("export", None): cmd_export,
-    ("migrate", None): cmd_migrate,
-    ("agent", "add"): cmd_agent_add,
-    ("agent", "list"): cmd_agent_list,
-    ("agent", "show"): cmd_agent_show,
-    ("card", "add"): cmd_card_add,
-    ("card", "list"): cmd_card_list,
-    ("card", "show"): cmd_card_show,
-    ("card", "move"): cmd_card_move,
-    ("card", "assign"): cmd_card_assign,
-    ("card", "unassign"): cmd_card_unassign,
-    ("card", "budget"): cmd_card_budget,
-    ("card", "window"): cmd_card_window,
-    ("price", "set"): cmd_price_set,
-    ("price", "list"): cmd_price_list,
-    ("price", "remove"): cmd_price_remove,
-    ("key", "init"): lambda ctx: _trust_cmd("key_init", ctx),
-    ("key", "show"): lambda ctx: _trust_cmd("key_show", ctx),
-    ("key", "passphrase"): lambda ctx: _trust_cmd("key_passphrase", ctx),
-    ("key", "trust"): lambda ctx: _trust_cmd("key_trust", ctx),
-    ("person", "add"): lambda ctx: _trust_cmd("person_add", ctx),
-    ("person", "list"): lambda ctx: _trust_cmd("person_list", ctx),
-    ("person", "revoke"): lambda ctx: _trust_cmd("person_revoke", ctx),
-    ("verify", None): lambda ctx: _trust_cmd("verify", ctx),
-    ("run", None): lambda ctx: _runner_cmd("run", ctx),
-    ("runner", "list"): lambda ctx: _runner_cmd("list", ctx),
-    ("runner", "pause"): lambda ctx: _runner_cmd("control", ctx),
-    ("runner", "resume"): lambda ctx: _runner_cmd("control", ctx),
-    ("runner", "stop"): lambda ctx: _runner_cmd("control", ctx),
-    ("policy", "show"): lambda ctx: _trust_cmd("policy_show", ctx),
-    ("policy", "sign"): lambda ctx: _trust_cmd("policy_sign", ctx),
-    ("log", None): cmd_log,
-    ("events", None): cmd_events,
-    ("next", None): cmd_next,
-    ("claim", None): cmd_claim,
-    ("heartbeat", None): cmd_heartbeat,
-    ("writeback", None): cmd_writeback,
-    ("gate", "ask"): cmd_gate_ask,
-    ("gate", "status"): cmd_gate_status,
-    ("gate", "list"): cmd_gate_list,
-    ("gate", "answer"): cmd_gate_answer,
-    ("monitor", None): cmd_monitor,
-    ("handoff", None): cmd_handoff,
-    ("accept", None): cmd_accept,
-    ("release", None): cmd_release,
-    ("done", None): cmd_done,
-    ("context", None): cmd_context,
-}

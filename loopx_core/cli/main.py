@@ -28,31 +28,6 @@ def _emit_error(err, as_json: bool) -> None:
         sys.stderr.write(for_terminal(msg) + "\n")
 
 
-def _surface(args) -> int | None:
-    """The long-running surfaces, each in its own module so agent verbs never import them."""
-    if args.command == "demo":
-        if args.script or not (sys.stdout.isatty() and sys.stdin.isatty()):
-            from ..demo.script import run_script
-
-            return run_script(keep=args.keep)
-        from loopx_tui.launch import run_demo
-
-        return run_demo(keep=args.keep)
-    if args.command == "watch":
-        from ..watch.cli import run_watch
-
-        return run_watch(getattr(args, "db", None), once=args.once)
-    if args.command == "mcp":
-        from ..adapters.mcp_server import serve
-
-        return serve(getattr(args, "db", None))
-    if args.command == "hook":
-        from ..adapters.hooks import run_hook
-
-        return run_hook(args.runtime, args.event, getattr(args, "db", None))
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "hook" in argv[:4]:  # runtimes call this before every tool: skip the parser
@@ -76,22 +51,21 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command is None:
             args.command, args.text = "board", False
-        code = _surface(args)
-        if code is not None:
-            return code
-        from .commands import HANDLERS, Context
+        from ..shapes import verbs
 
         sub = getattr(args, "subcommand", None)
-        handler = HANDLERS[(args.command, sub)]
-        ctx = Context(args)
-        from ..rules.human_verbs import is_human_verb
+        spec = verbs.VERBS[(args.command, sub)]  # every verb is declared once, there
+        from .commands import Context
 
-        if is_human_verb(args.command, sub):  # one list: the hook refuses the same verbs to agents
+        ctx = Context(args)
+        if spec.human:  # one list: the hook refuses the same verbs to agents (rules/human_verbs.py)
             ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")
         try:
-            outcome = handler(ctx)
+            outcome = verbs.resolve(spec.handler)(ctx)
         finally:
             ctx.close()
+        if isinstance(outcome, int):  # a long-running surface's exit code
+            return outcome
         if outcome is None:
             return 0
         _emit(outcome, as_json)

@@ -14,23 +14,11 @@ import math
 
 from ..rules import ids, limits
 from ..rules.durations import parse_duration
+from . import verbs
 from .errors import InvalidInput
 
-HINTS = {
-    "evidence": "see `loopx writeback --help`",
-    "document": "an evidence document needs card, agent and summary (DESIGN §7)",
-    "next": "see `loopx next --help`",
-    "agent": "see `loopx agent add --help`",
-    "card": "see `loopx card add --help`",
-    "budget": "give at least one of --add-turns, --add-tokens, --add-usd",
-    "window": "e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)",
-    "gate_ask": "see `loopx gate ask --help`",
-    "gate_answer": "see `loopx gate answer --help`",
-    "handoff": "see `loopx handoff --help`",
-    "done": "see `loopx done --help`",
-    "monitor": "see `loopx monitor --help`",
-    "price": "dollars per million tokens, e.g. `loopx price set claude-sonnet-4 --input 3 --output 15`",
-}
+# What a refusal of each shape says: declared with the verb that owns the shape (shapes/verbs.py).
+HINTS = {verb.shape: verbs.hint_of(verb) for verb in verbs.VERBS.values() if verb.shape}
 
 
 def _text_ok(value, max_len: int, multiline: bool = True) -> bool:

@@ -1,10 +1,11 @@
-"""Pydantic models of every input LoopX accepts — CLI flags, ``--input`` JSON
+"""Pydantic models of every input LoopX accepts (each a ``kind``: the shape a verb
+declares in shapes/verbs.py) — CLI flags, ``--input`` JSON
 documents, evidence files and MCP tool calls all validate here."""
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -93,6 +94,8 @@ class Input(BaseModel):
 class EvidenceInput(Input):
     """A writeback: flags of ``loopx writeback`` or its ``--input`` document."""
 
+    kind: ClassVar[str] = "evidence"
+
     summary: _text(limits.SUMMARY_MAX)
     artifacts: list[Path] = Field(default_factory=list, max_length=limits.ARTIFACTS_MAX)
     next: _text(limits.NEXT_MAX) | None = None
@@ -109,17 +112,21 @@ class EvidenceInput(Input):
 class EvidenceDocument(EvidenceInput):
     """A ``*.loopx.json`` file or one ``*.loopx.jsonl`` line (DESIGN §7)."""
 
+    kind: ClassVar[str] = "document"
+
     card: CardRef
     agent: AgentId
 
 
 class NextInput(Input):
+    kind: ClassVar[str] = "next"
     agent: AgentId
     lease: Duration | None = None
     claim: bool = False
 
 
 class AgentInput(Input):
+    kind: ClassVar[str] = "agent"
     id: AgentId
     runtime: Runtime | None = None
     can: list[Scope] = Field(default_factory=list, max_length=limits.LIST_MAX)
@@ -133,6 +140,8 @@ class AgentInput(Input):
 class WindowInput(Input):
     """``loopx card window``: so much per so long (or ``clear``)."""
 
+    kind: ClassVar[str] = "window"
+
     every: Duration | None = None
     tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
     usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
@@ -141,6 +150,7 @@ class WindowInput(Input):
 
 
 class CardInput(Input):
+    kind: ClassVar[str] = "card"
     title: _text(limits.TITLE_MAX, multiline=False)
     body: _text(limits.BODY_MAX, allow_empty=True) = ""
     needs: list[Scope] = Field(default_factory=list, max_length=limits.LIST_MAX)
@@ -156,12 +166,14 @@ class CardInput(Input):
 
 
 class BudgetInput(Input):
+    kind: ClassVar[str] = "budget"
     add_turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
     add_tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
     add_usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
 
 
 class GateAskInput(Input):
+    kind: ClassVar[str] = "gate_ask"
     question: _text(limits.QUESTION_MAX)
     scope: Scope | None = None
     options: list[_text(limits.OPTION_MAX, multiline=False)] = Field(default_factory=list, max_length=limits.OPTIONS_MAX)
@@ -170,6 +182,7 @@ class GateAskInput(Input):
 
 
 class GateAnswerInput(Input):
+    kind: ClassVar[str] = "gate_answer"
     decision: Literal["approve", "reject"]
     note: _text(limits.NOTE_MAX) | None = None
     remember: Literal["card", "agent", "board"] | None = None
@@ -177,6 +190,7 @@ class GateAnswerInput(Input):
 
 
 class HandoffInput(Input):
+    kind: ClassVar[str] = "handoff"
     to: AgentId
     summary: _text(limits.SUMMARY_MAX)
     done: list[Todo] = Field(default_factory=list, max_length=limits.LIST_MAX)
@@ -184,11 +198,13 @@ class HandoffInput(Input):
 
 
 class DoneInput(Input):
+    kind: ClassVar[str] = "done"
     summary: _text(limits.SUMMARY_MAX)
     verify_timeout: Duration | None = None
 
 
 class MonitorInput(Input):
+    kind: ClassVar[str] = "monitor"
     every: Duration
 
 
@@ -197,6 +213,8 @@ Rate = Annotated[float, Field(ge=0, le=limits.RATE_MAX), AfterValidator(_finite)
 
 class PriceInput(Input):
     """``loopx price set``: dollars per million tokens."""
+
+    kind: ClassVar[str] = "price"
 
     model: _pattern(limits.MODEL, "model name", "claude-sonnet-4-6", 128)
     input: Rate
@@ -208,22 +226,18 @@ class PriceInput(Input):
 class TextInput(Input):
     """A single free-text argument (e.g. ``--objective``, ``--summary`` of a reassign)."""
 
+    kind: ClassVar[str] = "text"
+
     text: _text(limits.BODY_MAX, allow_empty=True)
 
 
-MODELS = {
-    "price": PriceInput,
-    "evidence": EvidenceInput,
-    "document": EvidenceDocument,
-    "next": NextInput,
-    "agent": AgentInput,
-    "card": CardInput,
-    "budget": BudgetInput,
-    "window": WindowInput,
-    "gate_ask": GateAskInput,
-    "gate_answer": GateAnswerInput,
-    "handoff": HandoffInput,
-    "done": DoneInput,
-    "monitor": MonitorInput,
-    "text": TextInput,
-}
+def _models(base) -> dict:
+    """Every input model by its ``kind`` (the shape a verb declares in shapes/verbs.py)."""
+    found = {}
+    for model in base.__subclasses__():
+        found[model.kind] = model
+        found.update(_models(model))
+    return found
+
+
+MODELS = _models(Input)

@@ -1,0 +1,36 @@
+"""The long-running surfaces (``loopx demo``, ``watch``, ``mcp``, ``hook``), each
+in its own module so the agent verbs never import them. Each handler returns
+the process's exit code."""
+
+from __future__ import annotations
+
+import sys
+
+
+def demo(ctx) -> int:
+    args = ctx.args
+    if args.script or not (sys.stdout.isatty() and sys.stdin.isatty()):
+        from ..demo.script import run_script
+
+        return run_script(keep=args.keep)
+    from loopx_tui.launch import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+def watch(ctx) -> int:
+    from ..watch.cli import run_watch
+
+    return run_watch(getattr(ctx.args, "db", None), once=ctx.args.once)
+
+
+def mcp(ctx) -> int:
+    from ..adapters.mcp_server import serve
+
+    return serve(getattr(ctx.args, "db", None))
+
+
+def hook(ctx) -> int:
+    from ..adapters.hooks import run_hook
+
+    return run_hook(ctx.args.runtime, ctx.args.event, getattr(ctx.args, "db", None))

@@ -1,0 +1,441 @@
+"""Every verb of ``loopx``, declared once: its help and arguments, its handler,
+the input shape its flags validate as (and the hint a refusal prints), its MCP
+tool if agents get one, and whether only a person may run it.
+
+Everything else is derived from this table: the argument parser
+(``cli/parser.py``), the dispatch (``cli/main.py``), the MCP server's tools
+(``adapters/mcp_server.py``), the hints of ``shapes/inputs.py`` and the
+human-only verbs (``rules/human_verbs.py``, which the PreToolUse hook reads
+cold). So this module is plain data and the standard library only: handlers
+and tool functions are named ``"module:function"`` and imported when a verb
+runs, never when the parser is built (tests/adapters/test_verbs.py).
+
+Adding a verb: one ``Verb(...)`` below (a verb with subcommands also needs its
+``Group``), its handler ``handler(ctx) -> Outcome | None | int``, and — when it
+validates a new shape — a pydantic model with that ``kind`` in
+``shapes/schemas.py`` (plus a cold pre-check in ``shapes/inputs.py`` if agents
+send it every turn).
+"""
+
+from __future__ import annotations
+
+
+
+# (Plain classes, not NamedTuples: building typing.NamedTuple classes costs more
+# than the rest of this table, and the parser of every cold call reads it.)
+
+def arg(*names: str, **options) -> tuple:
+    """One argparse argument as plain data, ``(names, options)``: ``type`` is
+    named ("int", "float", "count" — a whole number >= 0), never a function."""
+    return names, options
+
+
+class Tool:
+    """An MCP tool (``loopx mcp``): its JSON schema, and ``call``, the function
+    ``call(tools, **arguments) -> str`` that answers it."""
+
+    __slots__ = ("name", "title", "description", "properties", "call", "required", "read_only", "destructive", "idempotent")
+
+    def __init__(self, name: str, title: str, description: str, properties: dict, call: str, required: tuple = (), *,
+                 read_only: bool = False, destructive: bool = False, idempotent: bool = False):
+        self.name, self.title, self.description, self.properties, self.call = name, title, description, properties, call
+        self.required, self.read_only, self.destructive, self.idempotent = required, read_only, destructive, idempotent
+
+
+class Verb:
+    """A command: ``loopx VERB`` or ``loopx VERB SUB``."""
+
+    __slots__ = ("verb", "sub", "help", "args", "handler", "shape", "hint", "tool", "human")
+
+    def __init__(self, verb: str, sub: str | None, help: str, args: tuple, handler: str, *,
+                 shape: str | None = None, hint: str | None = None, tool: Tool | None = None, human: bool = False):
+        self.verb, self.sub, self.help, self.args = verb, sub, help, args
+        self.handler = handler  # "module:function", function(ctx) -> Outcome | None | int (an exit code)
+        self.shape = shape  # the input kind its flags validate as (a model of that kind in shapes/schemas.py)
+        self.hint = hint  # what a refusal of that shape says; default: see `loopx VERB SUB --help`
+        self.tool = tool  # its MCP tool, if agents get one
+        self.human = human  # only a person may run it: the CLI and the PreToolUse hook refuse it to agents
+
+    def __repr__(self) -> str:
+        return f"Verb({self.verb!r}, {self.sub!r})"
+
+
+class Group:
+    """A verb with subcommands (``loopx card …``): its help; its subcommands are the Verbs named after it."""
+
+    __slots__ = ("verb", "help")
+
+    def __init__(self, verb: str, help: str):
+        self.verb, self.help = verb, help
+
+
+# -- argument groups many verbs share -------------------------------------------------------
+
+def _agent(lease_token: bool = True) -> tuple:
+    found = (
+        arg("--agent", metavar="ID", help="agent identity (default: $LOOPX_AGENT)"),
+        arg("--op-id", metavar="ID", help="idempotency key: a retry with the same id returns the first result"),
+    )
+    if lease_token:
+        found += (arg("--lease-token", type="int", metavar="N", help="fencing token of your lease; a stale one is refused"),)
+    return found
+
+
+def _page(cursor: str, example: str) -> tuple:
+    """A list's page: --limit rows (default and ceiling: limits.PAGE_DEFAULT/PAGE_MAX) after a cursor."""
+    return (
+        arg("--limit", type="count", metavar="N", help="at most N rows (default 50, at most 1000)"),
+        arg("--after", metavar=cursor, help=f"the page after {cursor} (the JSON's next_after), e.g. {example}"),
+    )
+
+
+_CARD = (arg("card", metavar="CARD"),)
+_OP_ID = arg("--op-id", metavar="ID")
+
+# -- MCP schema fragments ------------------------------------------------------------------------
+
+_TOOL_CARD = {"type": "string", "description": "A card id like LX-12."}
+_YOUR_CARD = {"type": "string", "description": "Your card, like LX-12."}
+_TEXT = {"type": "string"}
+_LIST = {"type": "array", "items": {"type": "string"}}
+
+_CMD = "loopx_core.cli.commands:"
+_TRUST = "loopx_core.cli.trust_commands:"
+_RUNNER = "loopx_core.cli.runner_commands:"
+_SURFACE = "loopx_core.cli.surfaces:"
+_MCP = "loopx_core.adapters.mcp_server:"
+
+_RUNNER_CONTROLS = (
+    ("pause", "no new turn starts (the one in flight ends normally)"),
+    ("resume", "lift a pause or a stop"),
+    ("stop", "the runner ends its turn, releases its card and exits"),
+)
+
+DECLARED: tuple = (
+    Verb("migrate", None, "copy this board (events included) into another board, verified by counts and checksums",
+         (arg("--to", required=True, metavar="PATH|URL", help="an empty board to copy into: a SQLite path or postgresql://…"),),
+         _CMD + "cmd_migrate"),
+    Verb("init", None, "create a board in ./.loopx/ (or at --db) and optionally set up a runtime", (
+        arg("--objective", metavar="T", help="what this board is for"),
+        arg("--for", dest="runtime", choices=["claude-code", "codex"], help="also set up this runtime's hooks"),
+        arg("--agent", metavar="ID", help="with --for: the agent id to register"),
+        arg("--can", action="append", default=[], metavar="SCOPE", help="with --for: a capability of that agent"),
+        arg("--no-sandbox", dest="sandbox", action="store_false", help="with --for: leave the runtime's OS sandbox off (the agent's shell may then write the board)"),
+        arg("--dry-run", action="store_true", help="show what would change (board, agent, files) and write nothing"),
+        arg("--test-board", action="store_true", help="a board for tests and demos: LOOPX_NOW may freeze its clock"),
+        arg("--name", metavar="NAME", help="your name on the board, if this makes your key (default: $LOOPX_HUMAN or your login)"),
+    ), _CMD + "cmd_init"),
+    Verb("where", None, "print which board this folder uses and why", (), _CMD + "cmd_where"),
+    Verb("board", None, "open the live board (text when not in a terminal)",
+         (arg("--text", action="store_true", help="print the board as text instead of opening the TUI"),), _CMD + "cmd_board"),
+    Verb("demo", None, "open the board on a throwaway demo with simulated agents at work", (
+        arg("--script", action="store_true", help="no TUI: run a scripted agent turn cycle and print what happened"),
+        arg("--keep", metavar="DIR", help="keep the demo board in DIR"),
+    ), _SURFACE + "demo"),
+    Verb("watch", None, "ingest evidence files from agents' watch folders (headless)",
+         (arg("--once", action="store_true", help="catch up on existing files, then exit"),), _SURFACE + "watch",
+         shape="document", hint="an evidence document needs card, agent and summary (DESIGN §7)"),
+    Verb("mcp", None, "serve the MCP tools over stdio (agent id from LOOPX_AGENT)", (), _SURFACE + "mcp"),
+    Verb("hook", None, "what runtime hooks call (reads the runtime's hook JSON on stdin)", (
+        arg("runtime", choices=["claude-code", "codex"]),
+        arg("event", choices=["session-start", "pre-tool-use", "stop", "pre-skill-shell-command"]),
+    ), _SURFACE + "hook"),
+
+    Group("agent", "register and list agents"),
+    Verb("agent", "add", "register an agent (or update it)", (
+        arg("id", metavar="ID"),
+        arg("--runtime", metavar="R", help="claude-code, codex, shell, …"),
+        arg("--can", action="append", default=[], metavar="SCOPE", help="a capability (scope) it holds, e.g. git:push"),
+        arg("--watch", action="append", default=[], metavar="DIR", help="an output folder to take evidence from"),
+        arg("--tokens", type="int", metavar="N", help="tokens per window, e.g. 2000000"),
+        arg("--usd", type="float", metavar="X", help="dollars per window, e.g. 20"),
+        arg("--turns", type="int", metavar="N", help="turns per window"),
+        arg("--window", metavar="DUR", help="the rolling window's length, e.g. 5h or 1d"),
+    ), _CMD + "cmd_agent_add", shape="agent", human=True),
+    Verb("agent", "list", "list agents", _page("ID", "claude-1"), _CMD + "cmd_agent_list"),
+    Verb("agent", "show", "show one agent", (arg("id", metavar="ID"),), _CMD + "cmd_agent_show"),
+
+    Group("card", "add, list, show, move, assign, budget and window cards"),
+    Verb("card", "add", "add a card (ready; blocked while an --after card is open; --backlog to park it)", (
+        arg("title", metavar="TITLE"),
+        arg("--body", metavar="T", help="the objective in detail"),
+        arg("--needs", action="append", default=[], metavar="SCOPE", help="a scope the work needs, e.g. deploy:prod"),
+        arg("--after", action="append", default=[], metavar="CARD", help="a card that must be done first"),
+        arg("--priority", type="int", default=2, metavar="0-4", help="0 is most urgent (default 2)"),
+        arg("--owner", metavar="A", help="only this agent may claim it"),
+        arg("--next", metavar="T", help="the first next action"),
+        arg("--verify", metavar="CMD", help="a command that must pass before done (run in the project folder)"),
+        arg("--max-turns", type="int", metavar="N"),
+        arg("--max-tokens", type="int", metavar="N"),
+        arg("--max-usd", type="float", metavar="X"),
+        arg("--backlog", action="store_true", help="park it in the backlog"),
+        arg("--op-id", metavar="ID", help="idempotency key"),
+    ), _CMD + "cmd_card_add", shape="card"),
+    Verb("card", "list", "list cards, a page at a time (id order)", (
+        arg("--status", metavar="S"),
+        arg("--owner", metavar="A"),
+        *_page("CARD", "LX-50"),
+        arg("--full", action="store_true", help="each card's whole record (todos, quota, lease …), as `card show` prints it"),
+    ), _CMD + "cmd_card_list",
+        tool=Tool("cards", "List cards",
+                  "Cards a page at a time, in id order, one short row each. Pass next_after back as after for the next page.",
+                  {
+                      "status": {**_TEXT, "description": "Only cards in this status: backlog, ready, active, waiting, monitoring, paused, blocked, handoff, done or cancelled."},
+                      "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "At most this many cards (1-1000)."},
+                      "after": {**_TEXT, "description": "The card id after which this page starts: the previous page's next_after."},
+                  },
+                  _MCP + "tool_cards", read_only=True)),
+    Verb("card", "show", "show one card", _CARD, _CMD + "cmd_card_show"),
+    Verb("card", "move", "a person's move: to backlog, ready or cancelled", (
+        *_CARD,
+        arg("--to", required=True, choices=["backlog", "ready", "cancelled"]),
+        _OP_ID,
+    ), _CMD + "cmd_card_move", human=True),
+    Verb("card", "assign", "give a card to an agent (a held card is reassigned with a handoff packet)", (
+        *_CARD,
+        arg("--to", required=True, metavar="A"),
+        arg("--summary", metavar="T", help="what the receiver should know"),
+        _OP_ID,
+    ), _CMD + "cmd_card_assign", human=True),
+    Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CMD + "cmd_card_unassign", human=True),
+    Verb("card", "budget", "raise a card's budget (a person only; resumes a paused card)", (
+        *_CARD,
+        arg("--add-turns", type="int", metavar="N"),
+        arg("--add-tokens", type="int", metavar="N"),
+        arg("--add-usd", type="float", metavar="X"),
+        _OP_ID,
+    ), _CMD + "cmd_card_budget", shape="budget", hint="give at least one of --add-turns, --add-tokens, --add-usd", human=True),
+    Verb("card", "window", "give a card a rolling window: so much per so long (a person only); a spent one pauses the card until it refills", (
+        *_CARD,
+        arg("--every", metavar="DUR", help="the window's length, e.g. 5h or 1d"),
+        arg("--tokens", type="int", metavar="N", help="tokens per window"),
+        arg("--usd", type="float", metavar="X", help="dollars per window"),
+        arg("--turns", type="int", metavar="N", help="turns per window"),
+        arg("--clear", action="store_true", help="remove the card's window"),
+        _OP_ID,
+    ), _CMD + "cmd_card_window", shape="window",
+        hint="e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)", human=True),
+
+    Group("price", "token prices per model, for charging the usage hooks measure"),
+    Verb("price", "set", "price a model's tokens (dollars per million), so hook-measured usage is charged in dollars", (
+        arg("model", metavar="MODEL", help="a model name, or a prefix of names (claude-sonnet-4 prices claude-sonnet-4-6)"),
+        arg("--input", type="float", required=True, metavar="$", help="per million input tokens"),
+        arg("--output", type="float", required=True, metavar="$", help="per million output tokens"),
+        arg("--cache-read", type="float", metavar="$", help="per million cached input tokens read (default: the input price)"),
+        arg("--cache-write", type="float", metavar="$", help="per million input tokens written to the cache (default: the input price)"),
+    ), _CMD + "cmd_price_set", shape="price", hint="dollars per million tokens, e.g. `loopx price set claude-sonnet-4 --input 3 --output 15`", human=True),
+    Verb("price", "list", "the board's token prices", (), _CMD + "cmd_price_list"),
+    Verb("price", "remove", "remove a model's price", (arg("model", metavar="MODEL"),), _CMD + "cmd_price_remove", human=True),
+
+    Group("key", "your human key: make it, show it, change its passphrase, pin a board"),
+    Verb("key", "init", "make your human key (asks a passphrase in a terminal)", (
+        arg("--name", metavar="NAME", help="your name on boards (default: $LOOPX_HUMAN or your login)"),
+        arg("--no-passphrase", action="store_true", help="store it unsealed: only safe where agents run in their sandbox"),
+        arg("--force", action="store_true", help="replace an existing key"),
+    ), _TRUST + "cmd_key_init", human=True),
+    Verb("key", "show", "your key's fingerprint and public half (give it to a person who adds you to a board)", (), _TRUST + "cmd_key_show"),
+    Verb("key", "passphrase", "change your key's passphrase",
+         (arg("--none", action="store_true", help="remove the passphrase"),), _TRUST + "cmd_key_passphrase", human=True),
+    Verb("key", "trust", "pin this board's root key on this machine (a second machine or a team board)",
+         (arg("fingerprint", metavar="FINGERPRINT", help="the root fingerprint a person on the board read to you"),), _TRUST + "cmd_key_trust", human=True),
+
+    Group("person", "the people whose signed decisions this board honours"),
+    Verb("person", "add", "add a person to this board (their decisions count once signed with their key)", (
+        arg("name", metavar="NAME"),
+        arg("public_key", metavar="PUBLIC_KEY", help="what `loopx key show` prints on their machine"),
+    ), _TRUST + "cmd_person_add", human=True),
+    Verb("person", "list", "the board's people and whether this machine trusts them", (), _TRUST + "cmd_person_list"),
+    Verb("person", "revoke", "revoke a person's key (its later signatures count for nothing)",
+         (arg("fingerprint", metavar="FINGERPRINT"),), _TRUST + "cmd_person_revoke", human=True),
+
+    Group("policy", "the hook policy: show it, or sign it so its loosening entries apply"),
+    Verb("policy", "show", "the hook policy (.loopx/policy.json) and whether a person signed it", (), _TRUST + "cmd_policy_show"),
+    Verb("policy", "sign", "sign the hook policy as it is now: its allow/outside_ok entries then apply", (), _TRUST + "cmd_policy_sign", human=True),
+
+    Verb("verify", None, "check the event log's hash chain and every person's signature (exit 11 if altered)", (
+        arg("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one"),
+        arg("--root", metavar="FINGERPRINT", help="with --file: the root key you expect"),
+    ), _TRUST + "cmd_verify"),
+    Verb("log", None, "a card with its evidence and observed artifacts", _CARD, _CMD + "cmd_log"),
+    Verb("events", None, "the event log", (
+        arg("--since", type="count", default=0, metavar="SEQ"),
+        arg("--card", metavar="CARD"),
+        arg("--follow", action="store_true", help="keep streaming, one JSON object per line"),
+        arg("--limit", type="count", metavar="N", help="at most N events (default 1000); page on with --since NEXT_SINCE"),
+    ), _CMD + "cmd_events"),
+    Verb("export", None, "the whole board as one JSON document", (), _CMD + "cmd_export"),
+
+    Verb("next", None, "the pre-turn check: work, wait, accept, paused or idle", (
+        *_agent(lease_token=False),
+        arg("--claim", action="store_true", help="claim the best ready card when holding none"),
+        arg("--lease", metavar="DUR", help="lease length for a claim (default 30m)"),
+    ), _CMD + "cmd_next", shape="next",
+        tool=Tool("next", "What to do this turn",
+                  "What to do this turn: resume your card, accept a handoff, wait, or (claim=true) take the best ready card.",
+                  {"claim": {"type": "boolean", "default": False, "description": "Take the best ready card (priority, then age) if you hold none."}},
+                  _MCP + "tool_next")),
+    Verb("claim", None, "claim a ready card", (
+        *_CARD,
+        *_agent(lease_token=False),
+        arg("--lease", metavar="DUR", help="lease length (default 30m)"),
+    ), _CMD + "cmd_claim",  # (validates as `next`'s shape)
+        tool=Tool("claim", "Claim a card", "Claim a ready card (LX-n).", {"card": _TOOL_CARD}, _MCP + "tool_claim", ("card",), idempotent=True)),
+    Verb("heartbeat", None, "renew your lease", (*_CARD, *_agent()), _CMD + "cmd_heartbeat"),
+    Verb("writeback", None, "record what this turn did (evidence), charge its usage, update the continuation", (
+        *_CARD,
+        *_agent(),
+        arg("--summary", metavar="S", help="what the turn did (required unless --input)"),
+        arg("--artifact", action="append", default=[], metavar="PATH", help="a file the turn produced"),
+        arg("--next", metavar="T", help="the next action"),
+        arg("--todo-add", action="append", default=[], metavar="T", help="a new todo"),
+        arg("--todo-done", action="append", default=[], metavar="ID", help="a todo finished (its number)"),
+        arg("--tokens", type="int", metavar="N", help="tokens this turn used"),
+        arg("--usd", type="float", metavar="X", help="dollars this turn cost"),
+        arg("--turn-id", metavar="ID", help="idempotency key for this turn"),
+        arg("--release", action="store_true", help="release the card after writing"),
+        arg("--input", metavar="FILE|-", help="read an evidence JSON document instead of flags"),
+    ), _CMD + "cmd_writeback", shape="evidence",
+        tool=Tool("writeback", "Record this turn",
+                  "Record what this turn did on your card: summary, artifact paths, next action, todos, usage.",
+                  {
+                      "card": _YOUR_CARD,
+                      "summary": {"type": "string", "description": "What this turn did (required; at most 4,000 characters)."},
+                      "artifacts": {**_LIST, "description": "Files this turn made or changed, relative to the project; each is hashed."},
+                      "next": {**_TEXT, "description": "The next action for whoever continues the card."},
+                      "todos_added": {**_LIST, "description": "New todo items, one string each."},
+                      "todos_done": {"type": "array", "items": {"type": "integer"}, "description": "Numbers of the card's todos this turn finished, as `context` lists them."},
+                      "tokens": {"type": "integer", "minimum": 0, "description": "Tokens this turn used, charged to the card's budget."},
+                      "usd": {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."},
+                      "turn_id": {**_TEXT, "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result."},
+                      "release": {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."},
+                  },
+                  _MCP + "tool_writeback", ("card", "summary"))),
+
+    Group("gate", "ask, check and answer human gates"),
+    Verb("gate", "ask", "ask a human (exit 6 while pending, 0 if a grant approves at once)", (
+        *_CARD,
+        *_agent(),
+        arg("--question", required=True, metavar="Q"),
+        arg("--scope", metavar="S", help="the permission asked for, e.g. git:push"),
+        arg("--option", action="append", default=[], metavar="O"),
+        arg("--deadline", metavar="DUR", help="unanswered by then counts as rejected"),
+        arg("--wait", nargs="?", const="30m", metavar="DUR", help="block until answered (default 30m): exit 0 approved, 7 rejected, 6 still waiting"),
+    ), _CMD + "cmd_gate_ask", shape="gate_ask",
+        tool=Tool("gate_ask", "Ask a person",
+                  "Ask a human (returns at once; poll gate_status). With a scope a grant may approve it at once.",
+                  {
+                      "card": _YOUR_CARD,
+                      "question": {"type": "string", "description": "What a person should decide, in a sentence."},
+                      "scope": {**_TEXT, "description": "The permission it is about, like git:push or deploy:prod (lowercase words joined by colons)."},
+                      "options": {**_LIST, "description": "Answers to choose from, when not just approve or reject."},
+                  },
+                  _MCP + "tool_gate_ask", ("card", "question"), idempotent=True)),
+    Verb("gate", "status", "a gate's status (exit 0 approved, 6 pending, 7 rejected)", (arg("gate", metavar="GATE"),), _CMD + "cmd_gate_status",
+         tool=Tool("gate_status", "A gate's answer", "A gate's status and answer (G-n).",
+                   {"gate": {"type": "string", "description": "A gate id like G-7, from gate_ask or a hook's denial."}},
+                   _MCP + "tool_gate_status", ("gate",), read_only=True)),
+    Verb("gate", "list", "list gates, a page at a time (id order)", (
+        arg("--pending", action="store_true"),
+        arg("--card", metavar="CARD"),
+        *_page("GATE", "G-50"),
+    ), _CMD + "cmd_gate_list"),
+    Verb("gate", "answer", "answer a gate — a person with their key only", (
+        arg("gate", metavar="GATE"),
+        arg("decision", choices=["approve", "reject"]),
+        arg("--note", metavar="T"),
+        arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
+        arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
+        _OP_ID,
+    ), _CMD + "cmd_gate_answer", shape="gate_answer", human=True),  # (no MCP tool: only a person answers a gate)
+
+    Verb("monitor", None, "sleep on a card; `next` returns it when due",
+         (*_CARD, *_agent(), arg("--every", required=True, metavar="DUR")), _CMD + "cmd_monitor", shape="monitor"),
+    Verb("handoff", None, "hand a card to another agent with a verifiable packet", (
+        *_CARD,
+        *_agent(),
+        arg("--to", required=True, metavar="B"),
+        arg("--summary", required=True, metavar="S"),
+        arg("--done", action="append", default=[], metavar="T"),
+        arg("--pending", action="append", default=[], metavar="T"),
+    ), _CMD + "cmd_handoff", shape="handoff",
+        tool=Tool("handoff", "Hand the card over", "Hand your card to another agent with a summary, done and pending lists.",
+                  {
+                      "card": _YOUR_CARD,
+                      "to": {"type": "string", "description": "The agent id that takes it over."},
+                      "summary": {"type": "string", "description": "Where the work stands, for the next agent."},
+                      "done": {**_LIST, "description": "What is finished."},
+                      "pending": {**_LIST, "description": "What remains."},
+                  },
+                  _MCP + "tool_handoff", ("card", "to", "summary"), destructive=True)),
+    Verb("accept", None, "accept a handoff addressed to you", (
+        *_CARD,
+        *_agent(lease_token=False),
+        arg("--digest", metavar="SHA", help="refuse unless the packet has this digest"),
+    ), _CMD + "cmd_accept"),
+    Verb("release", None, "give a card back to the ready column", (*_CARD, *_agent()), _CMD + "cmd_release"),
+    Verb("done", None, "finish a card (needs evidence, no pending gate, a passing verify)", (
+        *_CARD,
+        *_agent(),
+        arg("--summary", required=True, metavar="S"),
+        arg("--verify-timeout", metavar="DUR"),
+    ), _CMD + "cmd_done", shape="done"),
+    Verb("context", None, "the continuation packet for the start of a turn",
+         (*_CARD, arg("--format", choices=["md", "json"], default="md")), _CMD + "cmd_context",
+         tool=Tool("context", "A card's continuation",
+                   "The card's continuation packet as Markdown: objective, next action, todos, last evidence, gates.",
+                   {"card": _TOOL_CARD}, _MCP + "tool_context", ("card",), read_only=True)),
+    Verb("run", None, "drive one agent's turns for as long as it runs: sleeps, wakes and resumes (a person starts it)", (
+        # (--agent names the agent to drive, not the caller: an agent identity is refused.)
+        arg("--agent", dest="drive", required=True, metavar="ID", help="the agent this runner drives (registered with `loopx agent add`)"),
+        arg("--runtime", required=True, choices=["claude-code", "codex", "shell"], help="what runs each turn"),
+        arg("--turn-limit", default="30m", metavar="DUR", help="a turn running longer is stopped (default 30m)"),
+        arg("--lease", metavar="DUR", help="lease length of the cards it claims (default: the board's, 30m)"),
+        arg("--grace", default="30s", metavar="DUR", help="on SIGTERM or a person's stop, how long the turn in flight may take to finish (default 30s)"),
+        arg("--turns", type="count", default=0, metavar="N", help="stop after N turns (default: run until stopped)"),
+        arg("--bin", metavar="PATH", help="the runtime's executable (default: claude / codex on PATH)"),
+        arg("rest", nargs="...", metavar="-- ARG", help="shell: the command to run each turn; claude-code/codex: extra arguments for it"),
+    ), _RUNNER + "cmd_run", human=True),  # a runner is the person's process: an agent's turn never starts one
+
+    Group("runner", "the agents' runners: list them; a person pauses, resumes or stops one"),
+    Verb("runner", "list", "every agent's runner: what it is doing, and a person's control of it", (), _RUNNER + "cmd_list"),
+    *(Verb("runner", name, f"{name} an agent's runner — a person only: {what}",
+           (arg("target", metavar="AGENT"),),  # (not "agent": that would read as the caller's identity)
+           _RUNNER + "cmd_control", human=True)
+      for name, what in _RUNNER_CONTROLS),
+)
+
+
+def _index(declared) -> tuple[dict, dict, dict]:
+    verbs: dict = {}
+    groups: dict = {}
+    top: dict = {}  # every top-level word, in declaration order: the help text lists them so
+    for item in declared:
+        top.setdefault(item.verb, None)
+        if isinstance(item, Group):
+            groups[item.verb] = item.help
+        else:
+            verbs[(item.verb, item.sub)] = item
+    return verbs, groups, top
+
+
+VERBS, GROUPS, TOP = _index(DECLARED)
+
+
+def redeclare() -> None:
+    """Rebuild the indexes after ``DECLARED`` changed (tests add a verb this way)."""
+    global VERBS, GROUPS, TOP
+    VERBS, GROUPS, TOP = _index(DECLARED)
+
+
+def resolve(ref: str):
+    """The function named ``"module:function"`` (imported now, not when the table is built)."""
+    import importlib
+
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def hint_of(verb: Verb) -> str:
+    if verb.hint is not None:
+        return verb.hint
+    return f"see `loopx {verb.verb}{' ' + verb.sub if verb.sub else ''} --help`"

@@ -30,18 +30,25 @@ def test_the_import_contracts_hold():
 
 
 def test_a_broken_layer_fails_the_contracts(tmp_path):
-    """The contracts catch the shortcuts they exist for: an adapter reading the
-    models, and the cold path importing pydantic."""
+    """The contracts catch the shortcuts they exist for: an adapter or the runner
+    reading the models, the watcher writing events itself, and the cold path
+    importing pydantic."""
     for pkg in ("loopx_core", "loopx_tui"):
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     fastcheck = tmp_path / "loopx_core" / "adapters" / "fastcheck.py"
     fastcheck.write_text(fastcheck.read_text() + "\nfrom ..shapes import schemas  # noqa\n")
     hooks = tmp_path / "loopx_core" / "adapters" / "hooks.py"
     hooks.write_text(hooks.read_text() + "\nfrom ..store.models import Card  # noqa\n")
+    loop = tmp_path / "loopx_core" / "runner" / "loop.py"
+    loop.write_text(loop.read_text() + "\nfrom ..store.models import Agent  # noqa\n")
+    ingest = tmp_path / "loopx_core" / "watch" / "ingest.py"
+    ingest.write_text(ingest.read_text() + "\nfrom ..store import events  # noqa\n")
     res = lint(tmp_path)
     assert res.returncode != 0
     assert "loopx_core.adapters.hooks -> loopx_core.store.models" in res.stdout, res.stdout
     assert "loopx_core.adapters.fastcheck -> loopx_core.shapes.schemas" in res.stdout, res.stdout
+    assert "loopx_core.runner.loop -> loopx_core.store.models" in res.stdout, res.stdout  # the runner calls operators too
+    assert "loopx_core.watch.ingest -> loopx_core.store.events" in res.stdout, res.stdout  # events are written by operators
 
 
 HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")

@@ -547,10 +547,10 @@ def _describe_next(store, agent: str, result) -> str:
 
 
 def _emit(store, agent: str, kind: str, card_id, **data) -> None:
-    from ..store import events
+    from ..ops.turns import note
 
     try:
-        store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data))
+        note(store, agent, kind, card_id, **data)
     except Exception:  # bookkeeping only: never worth failing the hook
         pass
 

@@ -80,3 +80,25 @@ def agent_folders(store) -> list[tuple[str, str]]:
     """(agent, folder) for every registered agent's watch folders."""
     with store.read():
         return [(a.id, w) for a in Agent.select(Agent.id, Agent.watch).order_by(Agent.id) for w in (a.watch or [])]
+
+
+def is_seen(store, key: str) -> bool:
+    """Was this key (a document's content, a refusal) handled before, here or by another watcher?"""
+    p = store.db.param
+    return store.db.execute_sql(f"SELECT 1 FROM ingest_seen WHERE key = {p}", (key,)).fetchone() is not None
+
+
+def mark_seen(store, key: str, outcome: str, path: str, line: int | None, card: int | None) -> None:
+    """Record a handled key. Plain SQL on this hot path (one per document): peewee's
+    query building costs more than the statement. ON CONFLICT DO NOTHING: SQLite and PostgreSQL alike."""
+    p = store.db.param
+    store.db.execute_sql(
+        f"INSERT INTO ingest_seen (key, outcome, path, line, card, created_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}) ON CONFLICT DO NOTHING",
+        (key, outcome, path, line, card, clock.now()),
+    )
+
+
+def ingest_error(card: int | None, **data) -> None:
+    """A document the watcher refused, on the board once (an ``ingest_error`` event)."""
+    events.emit("system", "ingest_error", card, **data)
+

@@ -33,12 +33,10 @@ from typing import NamedTuple
 
 from ..ops import claims, context, handoffs, quota, reaper, runners, turns
 from ..rules import clock, ids
-from ..store import events
 from ..adapters import charge
 from ..ops.charge import charge_usage
 from ..rules.decisions import RUNNER_CONTROLS
 from ..shapes.errors import Conflict, LoopxError, Paused
-from ..store.models import Agent, Card
 from ..rules.text import terminal_safe
 from ..ops.writeback import writeback
 from . import runtimes
@@ -218,8 +216,7 @@ class Runner:
 
     def _news(self) -> list:
         """Events after the last one seen (and the control, when a person's decision is among them)."""
-        with self.store.read():
-            new = events.since(self.seq)
+        new = turns.events_after(self.store, self.seq)
         if new:
             self.seq = new[-1].seq
         if any(e.kind in RUNNER_CONTROLS for e in new):
@@ -342,21 +339,7 @@ class Runner:
     def _room(self, card_id: int) -> tuple[float | None, float | None]:
         """Tokens and dollars the card may still spend (its budget, its window,
         the agent's window): None where nothing limits it."""
-        now = clock.now()
-        with self.store.read():
-            card = Card.get_by_id(card_id)
-            agent = Agent.get_by_id(self.agent)
-            tokens, usd = [], []
-            if card.max_tokens is not None:
-                tokens.append(card.max_tokens - card.used_tokens)
-            if card.max_usd is not None:
-                usd.append(card.max_usd - card.used_usd)
-            for window, (used, _) in ((quota.card_window(card), quota.card_window_state(card, now)), (quota.agent_window(agent), quota.agent_window_state(agent, now))):
-                if window is not None and window.tokens is not None:
-                    tokens.append(window.tokens - used["tokens"])
-                if window is not None and window.usd is not None:
-                    usd.append(window.usd - used["usd"])
-        return (min(tokens) if tokens else None, min(usd) if usd else None)
+        return turns.room(self.store, card_id, self.agent)
 
     def _over(self, room, usage) -> str | None:
         tokens_left, usd_left = room
@@ -377,9 +360,8 @@ class Runner:
         except Paused as err:
             return f"the card was paused mid-turn: {err.message}"
         except LoopxError as err:
-            with self.store.read():
-                row = Card.get_by_id(card.id)
-            if row.status in ("done", "handoff", "monitoring") or (row.status == "ready" and row.lease_holder is None and err.code != "gate_blocked"):
+            status, holder = turns.card_state(self.store, card.id)
+            if status in ("done", "handoff", "monitoring") or (status == "ready" and holder is None and err.code != "gate_blocked"):
                 return "keep"
             return f"the turn lost its card: {err.message}"
 
@@ -456,9 +438,7 @@ class Runner:
         or paused keeps its holder: releasing would withdraw a pending gate)."""
         released = []
         try:
-            with self.store.read():
-                held = [(c.id, c.lease_token) for c in Card.select().where((Card.lease_holder == self.agent) & (Card.status == "active"))]
-            for card_id, token in held:
+            for card_id, token in turns.active_cards(self.store, self.agent):
                 try:
                     claims.release(self.store, card_id, self.agent, token)
                     released.append(ids.fmt(ids.CARD, card_id))

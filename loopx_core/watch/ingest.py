@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..rules import clock, ids
-from ..store import events
 from ..rules.artifacts import hash_within, inside, real
 from ..shapes.errors import Forbidden, InvalidInput, LoopxError
 from ..ops import leases, observed
@@ -459,18 +458,11 @@ class Ingestor:
         return [Result(kind, path, show, line, card, agent, evidence.id)]
 
     def _record(self, key: str, outcome: str, show: str, line: int | None, card: int | None) -> None:
-        # Plain SQL on this hot path (one per document): peewee's query building
-        # costs more than the statement. ON CONFLICT DO NOTHING: SQLite and PostgreSQL alike.
-        p = self.store.db.param
-        self.store.db.execute_sql(
-            f"INSERT INTO ingest_seen (key, outcome, path, line, card, created_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}) ON CONFLICT DO NOTHING",
-            (key, outcome, show, line, card, clock.now()),
-        )
+        observed.mark_seen(self.store, key, outcome, show, line, card)
         self._uncommitted.append(key)
 
     def _known(self, key: str) -> bool:
-        p = self.store.db.param
-        return self.store.db.execute_sql(f"SELECT 1 FROM ingest_seen WHERE key = {p}", (key,)).fetchone() is not None
+        return observed.is_seen(self.store, key)
 
     def _refuse(self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str, agent: str | None = None) -> list[Result]:
         """Inside a transaction: report ``err`` once (an ``ingest_error`` event)."""
@@ -482,7 +474,7 @@ class Ingestor:
         data = {"file": show, "line": line, "reason": err.message, "hint": err.hint, "code": err.code}
         if agent:
             data["agent"] = agent
-        events.emit("system", "ingest_error", card, **data)
+        observed.ingest_error(card, **data)
         self._record(key, "refused", show, line, card)
         return [Result("refused", path, show, line, card, agent, None, err.message, err.hint, err.code)]
 

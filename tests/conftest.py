@@ -152,6 +152,60 @@ def _probe(url: str) -> str | None:
     return None
 
 
+def _host_tag() -> str:
+    """This machine (hostname and kernel boot): a process id means something only here."""
+    import hashlib
+    import socket
+
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            boot = fh.read().strip()
+    except OSError:
+        boot = ""
+    return hashlib.sha256(f"{socket.gethostname()}|{boot}".encode()).hexdigest()[:6]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def worker_database_name(base: str, worker: str, run: str, host: str, pid: int) -> str:
+    return f"{base}_{worker}_{run}_{host}_{pid}"
+
+
+def stale_databases(names, base: str, host: str, alive=_alive) -> list[str]:
+    """The worker databases a killed run left behind: made on this machine
+    (``host``) by a process that is gone. Another machine's or a live run's
+    database is never among them (its pid is alive, or its host differs)."""
+    import re
+
+    pattern = re.compile(re.escape(f"{base}_") + r"gw\d+_[0-9a-f]{1,8}_" + re.escape(host) + r"_(\d+)")
+    stale = []
+    for name in names:
+        found = pattern.fullmatch(name)
+        if found and not alive(int(found.group(1))):
+            stale.append(name)
+    return stale
+
+
+def _sweep(conn, base: str, host: str) -> None:
+    """Drop the stale worker databases of killed runs (best effort: another worker may drop them first)."""
+    import psycopg
+
+    names = [row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (base.replace("_", r"\_") + r"\_gw%",))]
+    for name in stale_databases(names, base, host):
+        try:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        except psycopg.Error:
+            pass
+
+
 @contextlib.contextmanager
 def _worker_database(url: str, worker: str, run: str):
     """A database of this pytest-xdist worker's own for the run (the URL's
@@ -159,14 +213,20 @@ def _worker_database(url: str, worker: str, run: str):
     keep tests apart; a database per worker also keeps apart what schemas share:
     the board's advisory write lock (loopx_core/store/pg.py) is per database, so
     without this the workers would queue behind each other's writes. The run id
-    keeps two runs on one machine (two worktrees) apart. A server that refuses
-    CREATE DATABASE keeps the shared one."""
+    keeps two runs on one machine (two worktrees) apart. The name also carries
+    this machine's tag and the worker's pid: a run that was killed cannot drop
+    its databases, so each new run drops those whose process is gone
+    (``stale_databases``). A server that refuses CREATE DATABASE keeps the shared one."""
     import psycopg
 
     parts = urlsplit(url)
-    name = f"{parts.path.lstrip('/') or 'postgres'}_{worker}_{run}"[:63]
+    base, host = parts.path.lstrip("/") or "postgres", _host_tag()
+    name = worker_database_name(base, worker, run, host, os.getpid())
+    if len(name) > 63:  # PostgreSQL's limit: a long base name is not swept
+        name = f"{base}_{worker}_{run}"[:63]
     try:
         with psycopg.connect(url, autocommit=True) as conn:
+            _sweep(conn, base, host)
             conn.execute(f'CREATE DATABASE "{name}"')
     except psycopg.Error:
         yield url

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
+import threading
 
 import pytest
 
@@ -164,13 +164,20 @@ def test_a_failing_verify_keeps_the_card_active_and_its_output(team):
 
 
 def test_a_verify_that_runs_too_long_times_out(team):
-    # It starts a grandchild that outlives the shell unless the whole group is killed.
-    team.ok("card", "add", "one", "--verify", "sleep 30 & echo $! > sleeper.pid; wait")
+    # It starts a grandchild that never ends by itself and outlives the shell
+    # unless the whole group is killed: `done` returns only if the timeout killed it.
+    team.ok("card", "add", "one", "--verify", "sleep 100000 & echo $! > sleeper.pid; wait")
     held(team, "LX-1", "a1")
     worked(team, "LX-1", "a1")
-    started = time.monotonic()
-    res = team.cli("done", "LX-1", "--summary", "done?", "--verify-timeout", "0.5s", agent="a1")
-    assert time.monotonic() - started < 10
+    answer = []
+    call = threading.Thread(target=lambda: answer.append(team.cli("done", "LX-1", "--summary", "done?", "--verify-timeout", "0.5s", agent="a1")), daemon=True)
+    call.start()
+    try:
+        until(lambda: answer, what="`done` to return once its verify timed out (did it wait for the verify's child?)")
+    finally:
+        if not answer and (team.root / "sleeper.pid").exists():
+            os.kill(int((team.root / "sleeper.pid").read_text()), 9)  # let the stuck call end
+    res = answer[0]
     assert res.code == 5 and "timed out" in res.data["error"]["message"]
     v = res.data["error"]["evidence"]["extra"]["verify"]
     assert v["timed_out"] is True and v["passed"] is False

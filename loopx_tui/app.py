@@ -164,6 +164,8 @@ class LoopxApp(App[int]):
         if altered — once the board is painted (it takes CPU that grows with
         the history: the first paint does not wait for it)."""
         self.painted.wait(10)
+        from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
+
         try:
             report = self.reader.verify()
         except Exception as exc:  # a check that cannot run is said, never silent

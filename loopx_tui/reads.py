@@ -10,6 +10,7 @@ screen."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, TypeVar
 
 from loopx_core.ops import board, board_pages, cards, trajectory
@@ -23,6 +24,12 @@ EVIDENCE_SHOWN = 100
 # Up to this many events the history is checked in this process (milliseconds);
 # a longer one in a `loopx verify` process of its own (see ``verify``).
 VERIFY_HERE = 5000  # the latest entries on the card screen; `loopx log` has them all
+
+
+# Reads started at once from the UI thread (``card_detail_ahead``): a Textual
+# worker's thread starts only once the UI thread yields, after it has drawn
+# the screen the read is for; this one reads while the screen is drawn.
+_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="loopx-read-ahead")
 
 
 class UIThreadRead(RuntimeError):
@@ -124,6 +131,10 @@ class BoardReader:
 
     def card_detail(self, card_id: int):
         return self._read("reading a card", lambda: cards.card_detail(self.store, card_id, reap=False, evidence_limit=EVIDENCE_SHOWN))
+
+    def card_detail_ahead(self, card_id: int) -> Future:
+        """``card_detail`` started now in a thread of its own (the caller's worker waits for it)."""
+        return _AHEAD.submit(self.card_detail, card_id)
 
     def gate_brief(self, gate_id: int) -> board.GateBrief | None:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))

@@ -8,8 +8,11 @@ screen plots them; nothing here knows about terminals)."""
 
 from __future__ import annotations
 
+import json
 import statistics
 from typing import NamedTuple
+
+import peewee as pw
 
 from ..store.models import Card, Event, Evidence, Gate
 
@@ -20,6 +23,7 @@ DAY = 24 * HOUR
 _WORK_STARTS = frozenset({"claimed", "handoff_accepted", "monitor_due"})
 _WORK_ENDS = frozenset({"gate_asked", "paused", "released", "lease_expired", "done", "handoff_created", "card_moved", "card_unassigned", "monitoring", "gate_expired"})
 _PAUSE_ENDS = frozenset({"budget_raised", "card_moved", "card_unassigned", "done", "released", "lease_expired"})
+_DATA_KINDS = frozenset({"gate_answered", "budget_raised", "paused", "handoff_created"})  # whose data the spans read
 SPAN_KINDS = _WORK_STARTS | _WORK_ENDS | _PAUSE_ENDS | {"gate_answered", "card_added"}
 
 
@@ -30,6 +34,7 @@ class Turn(NamedTuple):
     tokens: int
     usd: float
     usage_only: bool  # a usage charge measured by a hook, not a turn the agent reported
+    count: int = 1  # turns in this entry: a whole board's are read summed per slice of time (``at`` its first)
 
 
 class Span(NamedTuple):
@@ -71,28 +76,58 @@ class Figures(NamedTuple):
     usd: float
 
 
+# A whole board with more evidence entries than this is read as sums per slice
+# of time (a slice is 1/SLICES of the board's span): a plot is never wider.
+SUM_OVER = 5000
+SLICES = 2000
+
+
+def _rows(store, query) -> list[tuple]:
+    """The rows as the driver returns them (no per-row field conversion)."""
+    return list(store.db.execute(query).fetchall())
+
+
 def read_trajectory(store, card_id: int | None, now: float) -> Trajectory:
     """One read transaction: the rows a timeline needs (``card_id=None``: the board)."""
     with store.read():
-        cards = Card.select(Card.id, Card.created_at, Card.done_at, Card.status)
         evidence = Evidence.select(Evidence.created_at, Evidence.card, Evidence.agent, Evidence.tokens, Evidence.usd, Evidence.source)
         gates = Gate.select(Gate.id, Gate.card, Gate.status, Gate.created_at, Gate.answered_at, Gate.answered_by)
-        events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(Event.kind.in_(sorted(SPAN_KINDS)))
         if card_id is not None:
-            cards = cards.where(Card.id == card_id)
-            evidence = evidence.where(Evidence.card == card_id)
+            card_rows = _rows(store, Card.select(Card.id, Card.created_at, Card.done_at, Card.status).where(Card.id == card_id))
+            turn_rows = _rows(store, evidence.where(Evidence.card == card_id).order_by(Evidence.created_at, Evidence.id))
             gates = gates.where(Gate.card == card_id)
-            events = events.where(Event.card == card_id)
-        card_rows = list(cards.tuples())
-        turn_rows = list(evidence.order_by(Evidence.created_at, Evidence.id).tuples())
-        gate_rows = list(gates.order_by(Gate.id).tuples())
-        event_rows = list(events.order_by(Event.seq).tuples())
+            events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(Event.card == card_id, Event.kind.in_(sorted(SPAN_KINDS)))
+        else:
+            # The board: when it began (not every card), its turns summed per
+            # slice of time when there are many, and no "card_added" events
+            # (the cards' first time says when the board began).
+            card_rows = [(None, *_rows(store, Card.select(pw.fn.MIN(Card.created_at)))[0], None, None)]
+            count, first, last = _rows(store, Evidence.select(pw.fn.COUNT(Evidence.id), pw.fn.MIN(Evidence.created_at), pw.fn.MAX(Evidence.created_at)))[0]
+            if count > SUM_OVER:
+                width = max(1.0, (last - first) / SLICES)
+                hook = Evidence.source == "hook"
+                key = pw.Cast((Evidence.created_at - first) / width, "INTEGER")
+                # (grouped by position: PostgreSQL will not match expressions with parameters)
+                summed = Evidence.select(pw.fn.MIN(Evidence.created_at), pw.fn.SUM(Evidence.tokens), pw.fn.SUM(Evidence.usd), hook, pw.fn.COUNT(Evidence.id), key).group_by(pw.SQL("4"), pw.SQL("6")).order_by(pw.SQL("1"))
+                turn_rows = [(at, None, "", tokens, usd, "hook" if by_hook else "", n) for at, tokens, usd, by_hook, n, _ in _rows(store, summed)]
+            else:
+                turn_rows = _rows(store, evidence.order_by(Evidence.created_at, Evidence.id))
+            events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(Event.kind.in_(sorted(SPAN_KINDS - {"card_added"})))
+        gate_rows = _rows(store, gates.order_by(Gate.id))
+        event_rows = _rows(store, events.order_by(Event.seq))
     return build(card_id, now, card_rows, turn_rows, gate_rows, event_rows)
+
+
+def _data(data) -> dict:
+    """An event's data: a dict, or JSON text as SQLite returns it."""
+    if isinstance(data, str):
+        return json.loads(data) if data else {}
+    return data or {}
 
 
 def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajectory:
     """The trajectory from plain rows (tuples in the column order read above)."""
-    turns = tuple(Turn(at, card, agent, int(tokens or 0), float(usd or 0.0), source == "hook") for at, card, agent, tokens, usd, source in turn_rows)
+    turns = tuple(Turn(at, card, agent, int(tokens or 0), float(usd or 0.0), source == "hook", *n) for at, card, agent, tokens, usd, source, *n in turn_rows)
     gates, answers = [], []
     for gid, card, status, asked, answered, by in gate_rows:
         if answered is not None and answered <= asked:
@@ -104,7 +139,7 @@ def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajecto
     working: dict[int, tuple[float, str]] = {}
     paused: dict[int, tuple[float, str]] = {}
     for at, card, kind, actor, data in event_rows:
-        data = data or {}
+        data = _data(data) if kind in _DATA_KINDS else {}
         if kind in _WORK_ENDS and card in working:
             start, who = working.pop(card)
             work.append(Span(start, at, card, who))
@@ -142,8 +177,8 @@ def figures(t: Trajectory) -> Figures:
         paused_hours=_hours(t.pauses, until),
         median_answer_seconds=statistics.median(t.human_answers) if t.human_answers else None,
         gates_answered=len(t.human_answers),
-        turns=len(reported),
-        turns_per_day=len(reported) / (lifecycle / DAY) if lifecycle >= DAY else None,
+        turns=sum(x.count for x in reported),
+        turns_per_day=sum(x.count for x in reported) / (lifecycle / DAY) if lifecycle >= DAY else None,
         tokens=sum(x.tokens for x in t.turns),
         usd=round(sum(x.usd for x in t.turns), 6),
     )
@@ -180,7 +215,7 @@ def buckets(t: Trajectory, n: int) -> Buckets:
     turns = [0] * n
     for x in t.turns:
         if not x.usage_only:
-            turns[index(x.at)] += 1
+            turns[index(x.at)] += x.count
     handoffs = [0] * n
     for m in t.handoffs:
         handoffs[index(m.at)] += 1

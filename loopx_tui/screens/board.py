@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
-from ..messages import CardDropped, DragHover, OpenCard
+from ..messages import CardDropped, DragHover
 from ..runners import summary
 from ..state import OWNER, STATUS, BoardModel, Query
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
@@ -225,7 +225,7 @@ class BoardScreen(Screen):
     def action_open_card(self) -> None:
         card = self.selected_card()
         if card is not None:
-            self.post_message(OpenCard(card.id))
+            self.app.open_card(card.id)  # (at once: a message would wait a turn of the loop)
 
     def action_timeline(self) -> None:
         self.app.open_timeline(None)

@@ -224,11 +224,12 @@ class CardScreen(Screen):
         self.load()
 
     def load(self) -> None:
-        self.run_worker(self._read, thread=True, group="reads", name=f"card {self.card.key}", exclusive=True, exit_on_error=False)
+        ahead = self.reader.card_detail_ahead(self.card_id)  # reading while the screen is drawn
+        self.run_worker(lambda: self._read(ahead), thread=True, group="reads", name=f"card {self.card.key}", exclusive=True, exit_on_error=False)
 
-    def _read(self) -> None:
+    def _read(self, ahead) -> None:
         try:
-            detail = self.reader.card_detail(self.card_id)
+            detail = ahead.result()
         except LoopxError as err:
             self.app.call_from_thread(self._failed, err.message)
             return

@@ -88,18 +88,24 @@ class TimelineScreen(Screen):
         self.run_worker(self._read, thread=True, group="reads", name="timeline", exclusive=True, exit_on_error=False)
 
     def _read(self) -> None:
-        trajectory = self.reader.trajectory(self.card_id)
-        self.app.call_from_thread(self._show, trajectory)
+        """Read, work out the figures and build both plots here, in the worker:
+        the UI thread only puts the texts on screen."""
+        from ..widgets.timeline import BurnPlot, TrajectoryPlot
 
-    def _show(self, trajectory: Trajectory) -> None:
+        trajectory = self.reader.trajectory(self.card_id)
+        text = figures_text(figures(trajectory), board=self.card_id is None)
+        built = [plot.prebuild(trajectory) for plot in (self.query_one(TrajectoryPlot), self.query_one(BurnPlot))]
+        self.app.call_from_thread(self._show, trajectory, text, built)
+
+    def _show(self, trajectory: Trajectory, text: Text, built: list) -> None:
         from ..widgets.timeline import BurnPlot, TrajectoryPlot
 
         if not self.is_attached:
             return
         self.trajectory = trajectory
-        self.query_one("#timeline-figures", Static).update(figures_text(figures(trajectory), board=self.card_id is None))
-        self.query_one(TrajectoryPlot).show(trajectory)
-        self.query_one(BurnPlot).show(trajectory)
+        self.query_one("#timeline-figures", Static).update(text)
+        self.query_one(TrajectoryPlot).show(trajectory, built[0])
+        self.query_one(BurnPlot).show(trajectory, built[1])
         self.loads += 1
 
     @on(BoardUpdated)

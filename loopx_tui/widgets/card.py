@@ -42,13 +42,15 @@ class CardWidget(Widget, can_focus=True):
     ALLOW_SELECT = False
 
     def __init__(self, card: CardView, now: Callable[[], float], **kw):
-        super().__init__(**kw)
+        # The classes given at construction: added one by one, each would restyle the widget.
+        classes = [kw.pop("classes", ""), STATUS_CLASSES.get(card.status, ""), "-gate" if card.pending_gate is not None else ""]
+        super().__init__(classes=" ".join(c for c in classes if c), **kw)
         self.card = card
         self._now = now
         self._press: Offset | None = None
         self._dragging = False
         self._suppress_click = False
-        self._apply_classes(None)
+        self._titles()
 
     # -- rendering ---------------------------------------------------------
     def set_card(self, card: CardView) -> None:
@@ -64,6 +66,9 @@ class CardWidget(Widget, can_focus=True):
             self.remove_class(STATUS_CLASSES.get(old.status, ""))
         self.add_class(STATUS_CLASSES.get(self.card.status, ""))
         self.set_class(self.card.pending_gate is not None, "-gate")
+        self._titles()
+
+    def _titles(self) -> None:
         self.border_title = self.card.key + ("" if self.card.priority == 2 else f" P{self.card.priority}")
         self.border_subtitle = badge(self.card)
 

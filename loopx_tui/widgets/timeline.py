@@ -11,7 +11,9 @@ buckets``), so a card with 5,000 events draws as fast as one with five."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual_plotext import PlotextPlot
+from textual_plotext.plotext_plot import Plot
 
 from loopx_core.ops.trajectory import HOUR, Trajectory, buckets, burn
 
@@ -35,50 +37,66 @@ def _axis_hours(start: float, width: float, n: int) -> list[float]:
 
 
 class DrawnOnce(PlotextPlot):
-    """A Plotext plot built once per drawing and size: Textual renders a
-    widget again on every repaint of its region, and a Plotext build of a
-    long trajectory was most of what opening the timeline cost."""
+    """A Plotext plot built once per trajectory, size and theme: Textual
+    renders a widget again on every repaint of its region, and a Plotext
+    build of a long trajectory was most of what opening the timeline cost.
 
-    _drawn = 0  # bumped by every ``draw``
-    _cached: tuple | None = None  # (key, what render returned)
+    ``build`` draws into a Plot of its own and touches no widget state, so the
+    timeline's worker builds the figure next to its read (``prebuild``) and the
+    UI thread only shows the text; a resize or a new theme builds again here."""
 
-    def redrawn(self) -> None:
-        """The figure changed (``draw``): build it again at the next repaint."""
-        self._drawn += 1
-        self.refresh()
+    _cached: tuple | None = None  # (key, the text)
 
-    def render(self):
-        if getattr(self, "trajectory", None) is None:
-            from rich.text import Text
-
-            return Text("reading…", style="dim")  # (an empty figure is a full Plotext build too)
-        key = (self._drawn, self.size, self.app.theme)
-        if self._cached is None or self._cached[0] != key:
-            self._cached = (key, super().render())
-        return self._cached[1]
-
-
-class TrajectoryPlot(DrawnOnce):
     def __init__(self, **kw):
         super().__init__(**kw)
         self.trajectory: Trajectory | None = None
 
-    def show(self, trajectory: Trajectory) -> None:
+    def figure(self, plt, t: Trajectory | None, width: int) -> None:
+        raise NotImplementedError
+
+    def _key(self, t: Trajectory | None, size) -> tuple:
+        return (id(t), size.width, size.height, self._get_plotext_theme_name(self.app.theme))
+
+    def build(self, t: Trajectory | None, width: int, height: int, theme: str) -> Text:
+        plt = Plot()
+        self.figure(plt, t, width)
+        plt.plotsize(width, height)
+        plt._set_size(width, height)
+        plt.theme(theme)
+        return Text.from_ansi(plt.build())
+
+    def prebuild(self, t: Trajectory) -> tuple | None:
+        """In a worker: the figure of ``t`` at the plot's size now (None before the first layout)."""
+        size = self.size
+        if size.width <= 0 or size.height <= 0:
+            return None
+        key = self._key(t, size)
+        return (key, self.build(t, size.width, size.height, key[3]))
+
+    def show(self, trajectory: Trajectory, built: tuple | None = None) -> None:
         self.trajectory = trajectory
-        self.draw()
+        if built is not None:
+            self._cached = built
+        self.refresh()
 
     def on_resize(self) -> None:
-        self.draw()
+        self.refresh()
 
-    def draw(self) -> None:
-        t = self.trajectory
-        plt = self.plt
-        plt.clear_figure()
+    def render(self):
+        if self.trajectory is None:
+            return Text("reading…", style="dim")  # (an empty figure is a full Plotext build too)
+        key = self._key(self.trajectory, self.size)
+        if self._cached is None or self._cached[0] != key:
+            self._cached = (key, self.build(self.trajectory, self.size.width, self.size.height, key[3]))
+        return self._cached[1]
+
+
+class TrajectoryPlot(DrawnOnce):
+    def figure(self, plt, t: Trajectory | None, width: int) -> None:
         plt.title("Trajectory")
         if t is None:
-            self.redrawn()
             return
-        n = max(8, self.size.width - 14)
+        n = max(8, width - 14)
         b = buckets(t, n)
         xs = _axis_hours(b.start, b.width, n)
         lanes = {
@@ -97,34 +115,17 @@ class TrajectoryPlot(DrawnOnce):
         plt.xlim(0, max(b.width * n / HOUR, 1e-3))
         time_ticks(plt, b.width * n / HOUR)
         plt.xlabel("time since the start")
-        self.redrawn()
 
 
 class BurnPlot(DrawnOnce):
-    def __init__(self, **kw):
-        super().__init__(**kw)
-        self.trajectory: Trajectory | None = None
-
-    def show(self, trajectory: Trajectory) -> None:
-        self.trajectory = trajectory
-        self.draw()
-
-    def on_resize(self) -> None:
-        self.draw()
-
-    def draw(self) -> None:
-        t = self.trajectory
-        plt = self.plt
-        plt.clear_figure()
+    def figure(self, plt, t: Trajectory | None, width: int) -> None:
         if t is None:
             plt.title("Burn")
-            self.redrawn()
             return
-        per = burn(t, max_bars=max(4, (self.size.width - 16) // 2))
+        per = burn(t, max_bars=max(4, (width - 16) // 2))
         plt.title(f"Tokens (bars) and dollars (line, right) per {per.per}")
         plt.bar(per.hours, per.tokens, color="cyan", width=0.8 * per.step / HOUR)
         if any(per.usd):
             plt.plot(per.hours, per.usd, yside="right", color="yellow", marker="braille")
         time_ticks(plt, per.hours[-1] + per.step / HOUR if per.hours else 1.0)
         plt.xlabel("time since the start")
-        self.redrawn()

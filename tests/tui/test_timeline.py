@@ -86,3 +86,29 @@ async def test_t_on_a_card_shows_its_timeline(make_app):
         assert "lifecycle 10m" in text and "turns 4" in text and "16k tok" in text
         await pilot.press("escape")
         assert isinstance(app.screen, CardScreen)
+
+
+def test_a_big_boards_timeline_is_read_summed_per_slice_with_the_same_figures(board, monkeypatch):
+    """Over ``SUM_OVER`` evidence entries the whole board's turns are read as
+    sums per slice of time (not one row each): the figures a person reads and
+    the plotted turns are the same as row by row, on both backends."""
+    from loopx_core.ops import trajectory
+    from loopx_core.ops.writeback import writeback
+
+    board.ok("agent", "add", "a1")
+    for i in range(3):
+        board.ok("card", "add", f"card {i}", "--priority", "1")
+        board.ok("claim", f"LX-{i + 1}", agent="a1")
+    store = board.store()
+    try:
+        with store.thread_connection():
+            for i in range(9):
+                writeback(store, i % 3 + 1, "a1", {"summary": f"turn {i}", "tokens": 100 + i, "usd": 0.01})
+            by_row = trajectory.read_trajectory(store, None, 1e12)
+            monkeypatch.setattr(trajectory, "SUM_OVER", 2)
+            summed = trajectory.read_trajectory(store, None, 1e12)
+    finally:
+        store.close()
+    assert len(by_row.turns) == 9 and len(summed.turns) < 9  # read summed…
+    assert trajectory.figures(summed) == trajectory.figures(by_row)  # …the same figures
+    assert sum(trajectory.buckets(summed, 40).turns) == sum(trajectory.buckets(by_row, 40).turns) == 9

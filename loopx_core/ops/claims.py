@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 
-from ..authority import authority
 from ..rules import clock, holding, ids
 from ..store import events
 from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden
-from .gates import open_gate
+from .gates import _rules, open_gate
 from .handoffs import latest_handoff
 from ..store.records import Agent, Card, Gate
 from .reaper import clear_lease, load_card, withdraw_pending
@@ -30,7 +29,7 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     touch(card, now)
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
-    rules = authority.Authority.of(store) if card.needs else None
+    rules = _rules(store) if card.needs else None
     for scope in card.needs or []:
         if rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
             gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)

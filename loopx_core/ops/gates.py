@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..authority import authority
 from ..rules import clock, ids
 from ..store import events, records
 from . import leases, quota, reaper
@@ -11,6 +10,13 @@ from ..store.records import Card, Gate, Grant
 from .reaper import load_card
 from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from ..shapes.values import CardView, GateView
+
+
+def _rules(store):
+    """Who may do what on this board (imported when a verb needs it: not every per-turn call does)."""
+    from ..authority.authority import Authority
+
+    return Authority.of(store)
 
 
 def open_gate(card: Card, agent: str, question: str, scope: str | None, options: list[str], deadline: float | None, kind: str, now: float) -> tuple[Gate, bool]:
@@ -59,7 +65,7 @@ def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     scope = data.get("scope")
     if scope:
-        by = authority.Authority.of(store).allowed(scope, agent, card.id, card.lease_token, now)
+        by = _rules(store).allowed(scope, agent, card.id, card.lease_token, now)
         if by is not None:
             by = f"capability:{agent}" if by == "capability" else by
             return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
@@ -84,7 +90,7 @@ def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str
     on it now, each with what allows it (a capability, a grant, an approved gate)."""
     with store.read():
         agent_row(agent)
-        rules = authority.Authority.of(store)
+        rules = _rules(store)
         now = clock.now()
         card = leases.held_card(agent, now)
         allowed = {}
@@ -106,7 +112,9 @@ def forged(store, gate: Gate) -> str | None:
     """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
     if gate.status != "approved":
         return None
-    return authority.forged_approval(authority.Authority.of(store), gate, clock.now())
+    from ..authority.authority import forged_approval
+
+    return forged_approval(_rules(store), gate, clock.now())
 
 
 def checked_view(store, gate: Gate) -> GateView:

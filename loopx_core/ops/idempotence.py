@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Callable
 
 from ..rules import clock, limits
 from ..store import events

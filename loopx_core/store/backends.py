@@ -18,17 +18,16 @@ import contextlib
 import os
 import sqlite3
 import sys
-import threading
 import time
+from _thread import _local as thread_local  # threading.local itself, without importing threading (~1 ms cold)
 from pathlib import Path
-from typing import Callable, TypeVar
 
 from ..rules import clock
 from . import migrations, records
 from .discovery import BoardLocation
 from ..shapes.errors import BoardError
 
-T = TypeVar("T")
+# (annotations only: ``T`` is what an operator body returns; typing is not imported on the cold path)
 
 SQLITE_PRAGMAS = (
     ("journal_mode", "wal"),
@@ -90,7 +89,7 @@ class Store:
         self.backend = location.backend
         self._settings: dict[str, str] | None = None
         self._trust = None
-        self._local = threading.local()
+        self._local = thread_local()
         self.created = False  # this open created the board's schema
 
     # -- opening -----------------------------------------------------------

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from ..rules import clock, ids
+from ..rules.digest import sha256_hex
 from ..store import events, records
 from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
@@ -20,7 +20,7 @@ def canonical(packet: dict) -> str:
 
 
 def digest_of(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def _last_artifacts(card_id: int, limit: int = 10) -> list[dict]:

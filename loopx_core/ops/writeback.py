@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from ..rules import artifacts, clock, ids
+from ..rules.digest import sha256_hex
 from ..store import events
 from . import leases, quota
 from .claims import release_card
@@ -23,7 +23,7 @@ NOT_REPORTS = ("hook", "runner")
 
 
 def payload_hash(data: dict) -> str:
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return sha256_hex(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
 
 
 def add_evidence(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import time
 
 from ..rules import clock, ids
@@ -33,8 +31,10 @@ def _precheck(card: Card, agent: str, lease_token: int | None) -> None:
         raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}", "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc) -> None:
     """Kill the verify command and everything it started (it leads its own session)."""
+    import signal
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -42,6 +42,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run_verify(command: str, cwd: str, timeout: float, env_extra: dict) -> dict:
+    import subprocess  # only a card with a verify command pays for it
+
     started = time.monotonic()
     env = dict(os.environ, **env_extra)
     # A session of its own, so a timeout kills the command's children too (a shell's

@@ -343,15 +343,22 @@ class Store:
 
     @contextlib.contextmanager
     def thread_connection(self):
-        """One connection per thread; worker threads wrap jobs in this (closed after)."""
+        """One connection per thread; worker threads wrap jobs in this. The
+        connection is closed after — unless it was open when the block began
+        (a job inside a long-lived loop, such as the board's change poller):
+        closing it there would reopen the loop's connection, whose
+        ``data_version`` (``change_token``) starts again from the same value
+        and so could miss what was committed in between."""
         if self.backend != "sqlite":
             with self.db.connection_context():
                 yield
             return
+        opened_here = getattr(self._local, "conn", None) is None
         try:
             yield
         finally:
-            self.close()
+            if opened_here:
+                self.close()
 
     def change_token(self) -> int:
         """Cheap "did anyone write?" probe: SQLite's data_version changes on

@@ -11,8 +11,9 @@ Standard library only: the hook, the CLI and ``loopx verify`` all import it.
 
 from __future__ import annotations
 
-import hashlib
 import json
+
+from ..rules.digest import sha256_hex
 
 VERSION = 1
 SIG_PREFIX = b"loopx-event-v1:"  # what a signature covers: this, then the event's hash
@@ -20,7 +21,7 @@ SIG_PREFIX = b"loopx-event-v1:"  # what a signature covers: this, then the event
 
 def genesis(board_uid: str) -> str:
     """The ``prev`` of a board's first event: binds the chain to one board."""
-    return hashlib.sha256(f"loopx-genesis-v{VERSION}:{board_uid}".encode()).hexdigest()
+    return sha256_hex(f"loopx-genesis-v{VERSION}:{board_uid}".encode())
 
 
 def event_hash(prev: str | None, seq: int, at: float, actor: str, card: int | None, kind: str, data_text: str, op_id: str | None, key: str | None) -> str:
@@ -33,7 +34,7 @@ def event_hash(prev: str | None, seq: int, at: float, actor: str, card: int | No
         f"loopx-event-v{VERSION}|{'N' if prev is None else len(prev)}:{prev}|{int(seq)}|{float(at)!r}|{len(actor)}:{actor}|"
         f"{'N' if card is None else int(card)}|{len(kind)}:{kind}|{len(data_text)}:{data_text}|{op}|{'N' if key is None else len(key)}:{key}"
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return sha256_hex(payload.encode("utf-8"))
 
 
 def signed_message(digest: str) -> bytes:

@@ -12,11 +12,11 @@ runtime's sandbox that denies reading this folder (``loopx init --for …``).
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 from pathlib import Path
 
+from ..rules.digest import sha256_hex
 from ..shapes.errors import Forbidden, InvalidInput, UsageError
 
 FORMAT = 1
@@ -33,7 +33,7 @@ def unb64(text: str) -> bytes:
 
 def fingerprint(public_raw: bytes) -> str:
     """A short, stable name of a public key (what events record as ``key``)."""
-    return hashlib.sha256(public_raw).hexdigest()[:16]
+    return sha256_hex(public_raw)[:16]
 
 
 def config_dir() -> Path:
@@ -199,6 +199,8 @@ def _public_raw(private) -> bytes:
 
 
 def _derive(passphrase: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    import hashlib
+
     return hashlib.scrypt(passphrase.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=128 * n * r * 2, dklen=32)
 
 
@@ -217,14 +219,30 @@ def _open_seal(secret: dict, passphrase: str) -> bytes:
     return AESGCM(key).decrypt(unb64(secret["nonce"]), unb64(secret["sealed"]), b"loopx-key-v1")
 
 
-def verify_signature(public_raw: bytes, signature_b64: str, message: bytes) -> bool:
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
+def _ed25519_public(public_raw: bytes):
+    """The Ed25519 public key object. Built by the binding the public class
+    itself calls (``Ed25519PublicKey.from_public_bytes`` returns this very
+    object), without importing ``cryptography.hazmat.primitives``, whose
+    modules (typing, serialization, hashes) cost a cold agent process ~8 ms on
+    every gate it asks under a capability; the public class when the binding
+    is laid out otherwise (tests/security/test_signature_paths.py holds both equal)."""
     try:
-        Ed25519PublicKey.from_public_bytes(public_raw).verify(unb64(signature_b64), message)
+        from cryptography.hazmat.bindings._rust import openssl as rust_openssl
+
+        from_bytes = rust_openssl.ed25519.from_public_bytes
+    except (ImportError, AttributeError):
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+        from_bytes = Ed25519PublicKey.from_public_bytes
+    return from_bytes(public_raw)
+
+
+def verify_signature(public_raw: bytes, signature_b64: str, message: bytes) -> bool:
+    """Fail closed: anything but a signature that verifies is False."""
+    try:
+        _ed25519_public(public_raw).verify(unb64(signature_b64), message)
         return True
-    except (InvalidSignature, ValueError, TypeError):
+    except Exception:  # InvalidSignature, a malformed key or signature (ValueError, TypeError, binascii.Error)
         return False
 
 
@@ -233,6 +251,8 @@ def ephemeral(name: str, seed: bytes | None = None) -> Person:
     (``seed`` makes it reproducible; such a key protects nothing and must never
     sign for a real board)."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    import hashlib
 
     private = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed).digest()) if seed is not None else Ed25519PrivateKey.generate()
     return Person(name, private, _public_raw(private))

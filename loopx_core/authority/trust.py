@@ -19,7 +19,7 @@ import json
 import os
 from collections import namedtuple
 
-from . import chain, keys
+from . import chain
 
 EVENT_COLUMNS = "seq, prev, hash, at, actor, card, kind, data, op_id, key, sig"
 PIN_FILE = "trusted.json"
@@ -53,6 +53,8 @@ def event_row(query, seq: int) -> EventRow | None:
 # -- pins ------------------------------------------------------------------------------
 
 def pin_path():
+    from . import keys  # (a person's key files: not every reader needs them)
+
     return keys.config_dir() / PIN_FILE
 
 
@@ -67,6 +69,8 @@ def read_pins() -> dict:
 
 def pin(board_uid: str, person: PersonKey, where: str) -> None:
     """Remember this board's root key on this machine (the person's own config folder)."""
+    from . import keys  # (a person's key files: not every reader needs them)
+
     pins = read_pins()
     pins[board_uid] = {"root": person.fingerprint, "public": keys.b64(person.public_raw), "name": person.name, "board": where}
     keys.write(pin_path(), {"boards": pins})
@@ -86,6 +90,8 @@ class Trust:
 
     def check(self, row: EventRow) -> str | None:
         """Why ``row`` is not a valid signed decision by one of the board's people (None: it is)."""
+        from . import keys  # (a person's key files: not every reader needs them)
+
         if row.hash is None or row.computed_hash() != row.hash:
             return f"event {row.seq} does not match its hash (edited after it was written)"
         if not row.key or not row.sig:
@@ -117,6 +123,8 @@ class Trust:
 
 
 def load(query, board_uid: str) -> Trust:
+    from . import keys  # (a person's key files: not every reader needs them)
+
     rows = query("SELECT fingerprint, name, public_key, added_seq, revoked_seq FROM person ORDER BY added_seq", ())
     candidates = []
     for fp, name, public, added, revoked in rows:
@@ -165,6 +173,8 @@ def load(query, board_uid: str) -> Trust:
 
 
 def _added_by(row: EventRow | None, person: PersonKey, trusted: dict, root: PersonKey | None) -> str | None:
+    from . import keys  # (a person's key files: not every reader needs them)
+
     if row is None or row.kind != "person_added":
         return "the event that added it is missing"
     data = row.payload()

@@ -8,7 +8,6 @@ import json
 import os
 import sys
 import time
-from typing import Callable
 
 from ..rules import clock, ids
 from ..shapes import errors

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..rules import clock, holding, ids
-from ..store import events
+from ..store import events, records
 from . import quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
 from .handoffs import open_handoff
-from ..store.models import Card, Dependency, Evidence, Gate, Handoff, Observed
+from ..store.records import Card, Dependency, Evidence, Gate, Handoff, Observed
 from .quota import over_budget
 from .reaper import clear_lease, load_card, withdraw_pending
 from ..store.rows import (
@@ -33,8 +33,11 @@ def _person_only(actor, what: str) -> None:
 
 def open_deps(card_id: int) -> list[int]:
     return [
-        d.after_id
-        for d in Dependency.select(Dependency.after).join(Card, on=(Dependency.after == Card.id)).where((Dependency.card == card_id) & (Card.status != "done"))
+        after
+        for (after,) in records.rows(
+            """SELECT d."after_id" FROM "dependency" d JOIN "card" c ON d."after_id" = c."id" WHERE d."card_id" = ? AND c."status" != 'done' ORDER BY d."after_id" """,
+            (card_id,),
+        )
     ]
 
 
@@ -45,11 +48,11 @@ def add_card(store, data: dict, actor) -> CardView:
     def body():
         now = clock.now()
         for dep in data.get("after") or []:
-            if Card.get_or_none(Card.id == dep) is None:
+            if Card.get(dep) is None:
                 raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
         if data.get("owner"):
             agent_row(data["owner"])
-        pending = [d for d in data.get("after") or [] if Card.get_by_id(d).status != "done"]
+        pending = [d for d in data.get("after") or [] if Card.get(d).status != "done"]
         status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
         card = Card.create(
             title=data["title"],
@@ -68,7 +71,7 @@ def add_card(store, data: dict, actor) -> CardView:
             updated_at=now,
         )
         for dep in sorted(set(data.get("after") or [])):
-            Dependency.create(card=card.id, after=dep)
+            Dependency.create(card_id=card.id, after_id=dep)
         seq = events.emit(
             actor, "card_added", card.id,
             title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
@@ -171,8 +174,7 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
 
 
 def _last_summary(card_id: int) -> str | None:
-    row = Evidence.select(Evidence.summary).where(Evidence.card == card_id).order_by(Evidence.id.desc()).first()
-    return row.summary if row else None
+    return records.scalar('SELECT "summary" FROM "evidence" WHERE "card_id" = ? ORDER BY "id" DESC LIMIT 1', (card_id,))
 
 
 def budget_card(store, card_id: int, data: dict, actor) -> CardView:
@@ -243,20 +245,26 @@ def _reap_if_due(store) -> None:
         store.run(reaper.reap_due)
 
 
-def _cards_matching(status: str | None, owner: str | None):
-    query = Card.select()
+def _cards_matching(status: str | None, owner: str | None, after: int = 0, limit: int | None = None) -> list:
+    clause, params = 'WHERE "id" > ?', [after]
     if status:
-        query = query.where(Card.status == status)
+        clause += ' AND "status" = ?'
+        params.append(status)
     if owner:
-        query = query.where((Card.lease_holder == owner) | (Card.assignee == owner) | (Card.handoff_to == owner))
-    return query.order_by(Card.id)
+        clause += ' AND ("lease_holder" = ? OR "assignee" = ? OR "handoff_to" = ?)'
+        params += [owner, owner, owner]
+    clause += ' ORDER BY "id"'
+    if limit is not None:
+        clause += " LIMIT ?"
+        params.append(limit)
+    return Card.where(clause, tuple(params))
 
 
 def list_cards(store, status: str | None = None, owner: str | None = None) -> list[CardView]:
     """Every matching card (the board and in-process callers; the CLI and MCP page with ``card_page``)."""
     _reap_if_due(store)
     with store.read():
-        return card_views(list(_cards_matching(status, owner)))
+        return card_views(_cards_matching(status, owner))
 
 
 def card_page(store, status: str | None = None, owner: str | None = None, *, limit: int, after: int = 0) -> tuple[list[CardView], int | None]:
@@ -265,7 +273,7 @@ def card_page(store, status: str | None = None, owner: str | None = None, *, lim
     A keyset cursor: a page costs the same at 100 cards and at 50,000."""
     _reap_if_due(store)
     with store.read():
-        rows = list(_cards_matching(status, owner).where(Card.id > after).limit(limit + 1))
+        rows = _cards_matching(status, owner, after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
         return card_views(rows), (rows[-1].id if more else None)
@@ -283,12 +291,13 @@ def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: 
         _reap_if_due(store)
     with store.read():
         card = card_row(card_id)
-        evidence = Evidence.select().where(Evidence.card == card_id).order_by(Evidence.id.desc()).limit(evidence_limit)
+        evidence = Evidence.where('WHERE "card_id" = ? ORDER BY "id" DESC LIMIT ?', (card_id, evidence_limit))
+        of_card = ('WHERE "card_id" = ? ORDER BY "id"', (card_id,))
         return CardDetail(
             card=card_view(card),
             evidence=tuple(reversed([evidence_view(e) for e in evidence])),
-            observed=tuple(observed_view(o) for o in Observed.select().where(Observed.card == card_id).order_by(Observed.id)),
-            gates=tuple(gate_view(g) for g in Gate.select().where(Gate.card == card_id).order_by(Gate.id)),
-            handoffs=tuple(handoff_view(h) for h in Handoff.select().where(Handoff.card == card_id).order_by(Handoff.id)),
-            events=tuple(events.latest(card_id, event_limit)),
+            observed=tuple(observed_view(o) for o in Observed.where(*of_card)),
+            gates=tuple(gate_view(g) for g in Gate.where(*of_card)),
+            handoffs=tuple(handoff_view(h) for h in Handoff.where(*of_card)),
+            events=tuple(events.latest(card_id, event_limit)) if event_limit else (),
         )

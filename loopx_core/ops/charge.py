@@ -23,9 +23,11 @@ whichever of the two saw it first.
 
 from __future__ import annotations
 
+import json
+
 from ..rules import clock, ids
-from ..store import events
-from ..store.models import Evidence
+from ..store import events, records
+from ..store.records import Evidence
 from ..store.rows import agent_row, card_view, evidence_view, touch
 from . import quota
 from .reaper import load_card
@@ -42,7 +44,7 @@ def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, 
     def body():
         now = clock.now()
         agent_row(agent)
-        first = Evidence.get_or_none((Evidence.card == card_id) & (Evidence.turn_id == turn_id))
+        first = Evidence.first('WHERE "card_id" = ? AND "turn_id" = ?', (card_id, turn_id))
         if first is not None:
             return evidence_view(first), card_view(load_card(card_id)), False
         card = load_card(card_id)
@@ -63,14 +65,9 @@ def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, 
 def previous_through(store, agent: str, session: str, transcript: str) -> str | None:
     """The last transcript entry an earlier charge of this session covered."""
     with store.read():
-        rows = (
-            Evidence.select(Evidence.extra)
-            .where((Evidence.agent == agent) & (Evidence.source == SOURCE))
-            .order_by(Evidence.id.desc())
-            .limit(50)
-        )
-        for row in rows:
-            extra = row.extra or {}
+        rows = records.rows('SELECT "extra" FROM "evidence" WHERE "agent" = ? AND "source" = ? ORDER BY "id" DESC LIMIT 50', (agent, SOURCE))
+        for (text,) in rows:
+            extra = json.loads(text) if text else {}
             if extra.get("session") == session and extra.get("transcript") == transcript:
                 return extra.get("through")
     return None

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import os
 
-from ..authority import authority
 from ..rules import clock, holding, ids
 from ..store import events
 from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden
-from .gates import open_gate
+from .gates import _rules, open_gate
 from .handoffs import latest_handoff
-from ..store.models import Agent, Card, Gate
+from ..store.records import Agent, Card, Gate
 from .reaper import clear_lease, load_card, withdraw_pending
-from ..store.rows import agent_row, card_view, gate_view, handoff_view, locked, touch
+from ..store.rows import agent_row, card_view, gate_view, handoff_view, touch
 from ..shapes.values import CardView, NextResult
 
 
@@ -30,7 +29,7 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     touch(card, now)
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
-    rules = authority.Authority.of(store) if card.needs else None
+    rules = _rules(store) if card.needs else None
     for scope in card.needs or []:
         if rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
             gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
@@ -82,7 +81,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
 def _resume(card: Card, reason: str) -> NextResult:
     view = card_view(card)
     if card.status == "waiting":
-        gate = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).order_by(Gate.id).first()
+        gate = Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
         return NextResult("wait", card=view, gate=gate_view(gate) if gate else None, reason="waiting for a human")
     return NextResult("work", card=view, reason=reason)
 
@@ -97,7 +96,8 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         if wake_at is not None:
             return NextResult("paused", wake_at=wake_at, reason="token_window")
         reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
-        held = list(locked(Card.select().where((Card.lease_holder == agent) & Card.status.in_(holding.HELD))))
+        marks = ", ".join("?" * len(holding.HELD))
+        held = Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *holding.HELD), lock=True)
         card = holding.choose(held, now)  # work the agent can do now comes before work that waits on someone
         rank = holding.rank(card.status, card.monitor_due, now) if card is not None else holding.NOT_HELD
         if rank == holding.ACTIVE:
@@ -118,16 +118,14 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             return _resume(card, "waiting")
         if rank == holding.PAUSED:
             return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
-        offered = locked(Card.select().where((Card.status == "handoff") & (Card.handoff_to == agent)).order_by(Card.priority, Card.id)).first()
+        offered = Card.first("""WHERE "status" = 'handoff' AND "handoff_to" = ? ORDER BY "priority", "id" """, (agent,), lock=True)
         if offered is not None:
             row = latest_handoff(offered.id)
             return NextResult("accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting")
         if claim:
-            candidate = locked(
-                Card.select()
-                .where((Card.status == "ready") & (Card.assignee.is_null() | (Card.assignee == agent)))
-                .order_by(Card.priority, Card.created_at, Card.id)
-            ).first()
+            candidate = Card.first(
+                """WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) ORDER BY "priority", "created_at", "id" """, (agent,), lock=True
+            )
             if candidate is not None:
                 candidate = reaper.reap_card(candidate, now)
                 return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
@@ -145,10 +143,10 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
 
 def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
     """The agent's latest rejected (or expired) gate, while its card is still blocked by it."""
-    gate = Gate.select().where((Gate.agent == agent) & Gate.status.in_(("rejected", "expired"))).order_by(Gate.answered_at.desc(), Gate.id.desc()).first()
+    gate = Gate.first("""WHERE "agent" = ? AND "status" IN ('rejected', 'expired') ORDER BY "answered_at" DESC, "id" DESC""", (agent,))
     if gate is None:
         return None
-    card = Card.get_or_none(Card.id == gate.card_id)
+    card = Card.get(gate.card_id)
     if card is None or card.status != "blocked" or ids.fmt(ids.GATE, gate.id) not in (card.blocked_reason or ""):
         return None
     return card, gate

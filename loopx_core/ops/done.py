@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import time
 
 from ..rules import clock, ids
-from ..store import events
+from ..store import events, records
 from . import leases
 from .cards import open_deps
 from ..shapes.errors import Conflict
-from ..store.models import Card, Dependency, Evidence, Gate
+from ..store.records import Card, Evidence, Gate
 from .reaper import clear_lease, load_card
 from ..store.rows import agent_row, card_view, evidence_view, touch
 from ..shapes.values import CardView, EvidenceView
@@ -25,15 +23,18 @@ def _precheck(card: Card, agent: str, lease_token: int | None) -> None:
     key = ids.fmt(ids.CARD, card.id)
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     # Usage the Stop hook measured (source "hook") and a failed turn the runner recorded are not a writeback.
-    if not Evidence.select().where((Evidence.card == card.id) & Evidence.source.not_in(NOT_REPORTS)).exists():
+    marks = ", ".join("?" * len(NOT_REPORTS))
+    if not records.exists(f'SELECT 1 FROM "evidence" WHERE "card_id" = ? AND "source" NOT IN ({marks})', (card.id, *NOT_REPORTS)):
         raise Conflict(f"{key} has no evidence yet", f"write what this turn did first: `loopx writeback {key} --summary …`", code="no_evidence")
-    gate = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).first()
+    gate = Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
     if gate is not None:
         raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}", "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc) -> None:
     """Kill the verify command and everything it started (it leads its own session)."""
+    import signal
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -41,6 +42,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run_verify(command: str, cwd: str, timeout: float, env_extra: dict) -> dict:
+    import subprocess  # only a card with a verify command pays for it
+
     started = time.monotonic()
     env = dict(os.environ, **env_extra)
     # A session of its own, so a timeout kills the command's children too (a shell's
@@ -88,7 +91,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         _precheck(card, agent, token)
         passed = result is None or result["passed"]
         row = Evidence.create(
-            card=card.id, agent=agent, summary=summary, artifacts=[], source="verify" if result else "cli",
+            card_id=card.id, agent=agent, summary=summary, artifacts=[], source="verify" if result else "cli",
             extra={"verify": result} if result else {"done": True}, payload_hash=payload_hash({"done": summary}), created_at=now,
         )
         card.evidence_count += 1
@@ -102,8 +105,8 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         clear_lease(card)
         touch(card, now)
         events.emit(f"agent:{agent}", "done", card.id, summary=summary[:200], verify=bool(result))
-        for dep in Dependency.select().where(Dependency.after == card.id):
-            waiting = Card.get_by_id(dep.card_id)
+        for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
+            waiting = Card.get(waiting_id, lock=True)
             if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
                 waiting.status, waiting.blocked_reason = "ready", None
                 touch(waiting, now)

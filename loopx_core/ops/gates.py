@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
-from ..authority import authority
 from ..rules import clock, ids
-from ..store import events
+from ..store import events, records
 from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
-from ..store.models import Card, Gate, Grant
+from ..store.records import Card, Gate, Grant
 from .reaper import load_card
-from ..store.rows import agent_row, card_view, gate_view, locked, touch
+from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from ..shapes.values import CardView, GateView
+
+
+def _rules(store):
+    """Who may do what on this board (imported when a verb needs it: not every per-turn call does)."""
+    from ..authority.authority import Authority
+
+    return Authority.of(store)
 
 
 def open_gate(card: Card, agent: str, question: str, scope: str | None, options: list[str], deadline: float | None, kind: str, now: float) -> tuple[Gate, bool]:
     """The pending gate for this question (reused on a retry) or a new one.
     Returns (gate, created). The card goes ``waiting`` while any gate is pending."""
-    same = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending"))
-    same = same.where(Gate.scope == scope) if scope else same.where(Gate.scope.is_null() & (Gate.question == question))
-    existing = same.first()
+    pending = """WHERE "card_id" = ? AND "status" = 'pending' AND """
+    if scope:
+        existing = Gate.first(pending + '"scope" = ? ORDER BY "id"', (card.id, scope))
+    else:
+        existing = Gate.first(pending + '"scope" IS NULL AND "question" = ? ORDER BY "id"', (card.id, question))
     if existing is not None:
         return existing, False
     gate = Gate.create(
-        card=card.id,
+        card_id=card.id,
         agent=agent,
         kind=kind,
         question=question,
@@ -43,7 +51,7 @@ def open_gate(card: Card, agent: str, question: str, scope: str | None, options:
 
 def _auto_approve(card: Card, agent: str, question: str, scope: str, by: str, now: float) -> Gate:
     gate = Gate.create(
-        card=card.id, agent=agent, kind="permission", question=question, scope=scope, options=[], status="approved",
+        card_id=card.id, agent=agent, kind="permission", question=question, scope=scope, options=[], status="approved",
         answer="approved", answered_by=by, lease_token=card.lease_token, created_at=now, answered_at=now,
     )
     events.emit(by, "gate_answered", card.id, gate=ids.fmt(ids.GATE, gate.id), answer="approved", scope=scope, by=by)
@@ -57,7 +65,7 @@ def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     scope = data.get("scope")
     if scope:
-        by = authority.Authority.of(store).allowed(scope, agent, card.id, card.lease_token, now)
+        by = _rules(store).allowed(scope, agent, card.id, card.lease_token, now)
         if by is not None:
             by = f"capability:{agent}" if by == "capability" else by
             return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
@@ -82,7 +90,7 @@ def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str
     on it now, each with what allows it (a capability, a grant, an approved gate)."""
     with store.read():
         agent_row(agent)
-        rules = authority.Authority.of(store)
+        rules = _rules(store)
         now = clock.now()
         card = leases.held_card(agent, now)
         allowed = {}
@@ -94,7 +102,7 @@ def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str
 
 
 def gate_row(gate_id: int) -> Gate:
-    row = locked(Gate.select().where(Gate.id == gate_id)).first()
+    row = Gate.get(gate_id, lock=True)
     if row is None:
         raise NotFound(f"no gate {ids.fmt(ids.GATE, gate_id)}", "`loopx gate list --pending` shows the open gates", code="unknown_gate")
     return row
@@ -104,7 +112,9 @@ def forged(store, gate: Gate) -> str | None:
     """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
     if gate.status != "approved":
         return None
-    return authority.forged_approval(authority.Authority.of(store), gate, clock.now())
+    from ..authority.authority import forged_approval
+
+    return forged_approval(_rules(store), gate, clock.now())
 
 
 def checked_view(store, gate: Gate) -> GateView:
@@ -117,8 +127,8 @@ def checked_view(store, gate: Gate) -> GateView:
 def status(store, gate_id: int) -> GateView:
     def body():
         gate = gate_row(gate_id)
-        reaper.reap_card(gate.card)  # fail an overdue gate closed before reporting it
-        return checked_view(store, Gate.get_by_id(gate_id))
+        reaper.reap_card(card_row(gate.card_id))  # fail an overdue gate closed before reporting it
+        return checked_view(store, Gate.get(gate_id))
 
     if reaper.has_due():
         return store.run(body)
@@ -126,13 +136,18 @@ def status(store, gate_id: int) -> GateView:
         return checked_view(store, gate_row(gate_id))
 
 
-def _gates_matching(pending: bool, card_id: int | None):
-    query = Gate.select()
+def _gates_matching(pending: bool, card_id: int | None, after: int = 0, limit: int | None = None) -> list:
+    clause, params = 'WHERE "id" > ?', [after]
     if pending:
-        query = query.where(Gate.status.in_(("pending", "approved")))
+        clause += """ AND "status" IN ('pending', 'approved')"""
     if card_id is not None:
-        query = query.where(Gate.card == card_id)
-    return query.order_by(Gate.id)
+        clause += ' AND "card_id" = ?'
+        params.append(card_id)
+    clause += ' ORDER BY "id"'
+    if limit is not None:
+        clause += " LIMIT ?"
+        params.append(limit)
+    return Gate.where(clause, tuple(params))
 
 
 def list_gates(store, pending: bool = False, card_id: int | None = None) -> list[GateView]:
@@ -150,7 +165,7 @@ def gate_page(store, pending: bool = False, card_id: int | None = None, *, limit
     if reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
-        rows = list(_gates_matching(pending, card_id).where(Gate.id > after).limit(limit + 1))
+        rows = _gates_matching(pending, card_id, after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
         views = [checked_view(store, g) for g in rows]
@@ -167,8 +182,8 @@ def answer(store, gate_id: int, decision: str, person, note: str | None = None, 
     def body():
         now = clock.now()
         gate = gate_row(gate_id)
-        card = reaper.reap_card(gate.card)
-        gate = Gate.get_by_id(gate_id)
+        card = reaper.reap_card(card_row(gate.card_id))
+        gate = Gate.get(gate_id)
         key = ids.fmt(ids.GATE, gate_id)
         if gate.status != "pending" and forged(store, gate) is None:
             raise Conflict(
@@ -209,7 +224,7 @@ def answer(store, gate_id: int, decision: str, person, note: str | None = None, 
         gate.save()
         if decision == "reject":
             reaper.block_on_gate(card, gate, now)  # whatever the card's status: one rule
-        elif card.status == "waiting" and not Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
+        elif card.status == "waiting" and not records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)):
             card.status = "active"
             leases.renew(card, now)
             quota.hold(card)  # an exhausted card is not put back to work

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from ..rules import clock, ids
-from ..store import events
+from ..rules.digest import sha256_hex
+from ..store import events, records
 from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
-from ..store.models import Card, Evidence, Gate, Handoff
+from ..store.records import Card, Gate, Handoff
 from .reaper import clear_lease, load_card
 from ..store.rows import agent_row, card_view, handoff_view, touch
 from ..shapes.values import CardView, HandoffView
@@ -20,13 +20,13 @@ def canonical(packet: dict) -> str:
 
 
 def digest_of(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def _last_artifacts(card_id: int, limit: int = 10) -> list[dict]:
     out: list[dict] = []
-    for ev in Evidence.select(Evidence.artifacts).where(Evidence.card == card_id).order_by(Evidence.id.desc()).limit(20):
-        for art in ev.artifacts or []:
+    for (text,) in records.rows('SELECT "artifacts" FROM "evidence" WHERE "card_id" = ? ORDER BY "id" DESC LIMIT 20', (card_id,)):
+        for art in json.loads(text) if text else []:
             if len(out) < limit and art["path"] not in {a["path"] for a in out}:
                 out.append(art)
     return out
@@ -36,7 +36,7 @@ def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str
     """Build the packet from the card's own state plus what the giver says, and
     put the card in ``handoff`` to the receiver with the giver's lease revoked."""
     todos = card.todos or []
-    gates = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).order_by(Gate.id)
+    gates = Gate.where("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
     packet = {
         "card": ids.fmt(ids.CARD, card.id),
         "title": card.title,
@@ -52,7 +52,7 @@ def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str
         "created_at": clock.iso(now),
     }
     text = canonical(packet)
-    row = Handoff.create(card=card.id, from_agent=from_agent, to_agent=to_agent, packet=text, digest=digest_of(text), created_by=actor, created_at=now)
+    row = Handoff.create(card_id=card.id, from_agent=from_agent, to_agent=to_agent, packet=text, digest=digest_of(text), created_by=actor, created_at=now)
     previous = card.lease_holder
     card.status = "handoff"
     card.handoff_to = to_agent
@@ -78,7 +78,7 @@ def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None
 
 
 def latest_handoff(card_id: int) -> Handoff | None:
-    return Handoff.select().where(Handoff.card == card_id).order_by(Handoff.id.desc()).first()
+    return Handoff.first('WHERE "card_id" = ? ORDER BY "id" DESC', (card_id,))
 
 
 def accept(store, card_id: int, agent: str, digest: str | None = None, lease_seconds: float | None = None) -> tuple[HandoffView, CardView]:
@@ -106,7 +106,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         card.assignee = agent
         card.handoff_to = None
         card.stalls = 0
-        pending = Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists()
+        pending = records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,))
         card.status = "waiting" if pending else "active"
         if pending:
             card.lease_expires = None

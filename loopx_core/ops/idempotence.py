@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Callable
 
 from ..rules import clock, limits
 from ..store import events
 from ..shapes.errors import Conflict, InvalidInput
-from ..store.models import Operation
+from ..store.records import Operation
 from .writeback import payload_hash
 
 
@@ -22,7 +21,7 @@ def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tup
     fingerprint = payload_hash({"op": op, "payload": json.loads(json.dumps(payload, default=str))})
 
     def replay():
-        row = Operation.get_or_none(Operation.op_id == op_id)
+        row = Operation.get(op_id)
         if row is None:
             return None
         if row.payload_hash != fingerprint:

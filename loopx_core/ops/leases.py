@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..rules import clock, holding, ids
 from ..shapes.errors import Conflict, Paused
-from ..store.models import Card
+from ..store.records import Card
 from .reaper import gate_blocked
 from ..store.rows import card_view
 from ..store.backends import DEFAULT_SETTINGS
@@ -18,7 +18,8 @@ def held_card(agent: str, now: float, statuses: tuple[str, ...] = holding.HELD) 
     """The agent's card among those it holds in ``statuses`` (``holding``'s rule),
     inside the caller's transaction: what the hooks gate and charge and the
     watcher observes on."""
-    return holding.choose(Card.select().where((Card.lease_holder == agent) & Card.status.in_(statuses)), now)
+    marks = ", ".join("?" * len(statuses))
+    return holding.choose(Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses)), now)
 
 
 def grant(card: Card, agent: str, seconds: float, now: float) -> None:

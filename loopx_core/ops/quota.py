@@ -26,11 +26,13 @@ charged (``require_window``): an agent whose window is spent starts no turn
 
 from __future__ import annotations
 
+import json
+
 from ..rules import clock, ids
-from ..store import events
+from ..store import events, records
 from ..rules.decisions import WINDOW_FIELDS, WINDOW_KINDS
 from ..shapes.errors import Paused
-from ..store.models import Agent, Card, Evidence, Gate
+from ..store.records import Agent, Card
 from ..store.rows import card_view
 from ..shapes.values import Window
 
@@ -109,7 +111,7 @@ def resume(card: Card, now: float) -> str:
     card.stalls = 0
     if card.lease_holder is None:
         card.status = "ready"
-    elif Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")).exists():
+    elif records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)):
         card.status, card.lease_expires = "waiting", None  # a lease does not run out while a human decides
     else:
         from .leases import renew  # (leases imports the reaper, which imports this module)
@@ -165,14 +167,16 @@ def charged_turn(source: str, extra) -> bool:
     return source not in ("hook", "verify") and not (isinstance(extra, dict) and extra.get("done"))
 
 
-def _spent_in(window: Window, where, now: float) -> list[tuple[float, dict]]:
-    rows = (
-        Evidence.select(Evidence.created_at, Evidence.tokens, Evidence.usd, Evidence.source, Evidence.extra)
-        .where(where & (Evidence.created_at > now - window.seconds))
-        .order_by(Evidence.created_at, Evidence.id)
-        .tuples()
+def _spent_in(window: Window, column: str, value, now: float) -> list[tuple[float, dict]]:
+    """The charges of the last ``window.seconds`` whose ``column`` (``agent`` or ``card_id``) is ``value``."""
+    rows = records.rows(
+        f'SELECT "created_at", "tokens", "usd", "source", "extra" FROM "evidence" WHERE "{column}" = ? AND "created_at" > ? ORDER BY "created_at", "id"',
+        (value, now - window.seconds),
     )
-    return [(at, {"tokens": tokens or 0, "usd": usd or 0.0, "turns": 1 if charged_turn(source, extra) else 0}) for at, tokens, usd, source, extra in rows]
+    return [
+        (at, {"tokens": tokens or 0, "usd": usd or 0.0, "turns": 1 if charged_turn(source, json.loads(extra) if extra else None) else 0})
+        for at, tokens, usd, source, extra in rows
+    ]
 
 
 def window_state(window: Window | None, rows: list[tuple[float, dict]], now: float) -> tuple[dict, float | None]:
@@ -203,14 +207,14 @@ def agent_window_state(agent: Agent, now: float) -> tuple[dict, float | None]:
     window = agent_window(agent)
     if window is None:
         return {d: 0 for d in DIMENSIONS}, None
-    return window_state(window, _spent_in(window, Evidence.agent == agent.id, now), now)
+    return window_state(window, _spent_in(window, "agent", agent.id, now), now)
 
 
 def card_window_state(card: Card, now: float) -> tuple[dict, float | None]:
     window = card_window(card)
     if window is None:
         return {d: 0 for d in DIMENSIONS}, None
-    return window_state(window, _spent_in(window, Evidence.card == card.id, now), now)
+    return window_state(window, _spent_in(window, "card_id", card.id, now), now)
 
 
 def card_window_wake(card: Card, now: float) -> float | None:

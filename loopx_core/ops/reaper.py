@@ -4,12 +4,11 @@ its expired lease and fails its overdue gates (closed: expiry is a rejection).""
 from __future__ import annotations
 
 from ..rules import clock, ids
-from ..store import events, hotsql, models
+from ..store import events, records
 from . import quota
 from ..rules.holding import DUE_SQL
 from ..shapes.errors import Conflict
-from ..store.models import Card, Gate, Handoff
-from ..store.orm import peewee as pw
+from ..store.records import Card, Gate
 from ..store.rows import card_row, card_view, touch
 
 SYSTEM = "system"
@@ -17,7 +16,7 @@ GATE_BLOCK = "gate "  # how a blocked_reason starts when a gate said no
 
 
 def withdraw_pending(card: Card, now: float, why: str) -> None:
-    for gate in Gate.select().where((Gate.card == card.id) & (Gate.status == "pending")):
+    for gate in Gate.where("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,)):
         gate.status, gate.answered_by, gate.answered_at, gate.note = "withdrawn", SYSTEM, now, why
         gate.save()
         events.emit(SYSTEM, "gate_withdrawn", card.id, gate=ids.fmt(ids.GATE, gate.id), reason=why)
@@ -41,8 +40,8 @@ def block_on_gate(card: Card, gate: Gate, now: float) -> None:
     why = f"{key} expired unanswered" if gate.status == "expired" else f"{key} was rejected"
     withdraw_pending(card, now, why)
     if card.status == "handoff":
-        offer = Handoff.select().where(Handoff.card == card.id).order_by(Handoff.id.desc()).first()
-        events.emit(SYSTEM, "handoff_void", card.id, handoff=ids.fmt(ids.HANDOFF, offer.id) if offer else None, to=card.handoff_to, reason=why)
+        offer = records.scalar('SELECT "id" FROM "handoff" WHERE "card_id" = ? ORDER BY "id" DESC LIMIT 1', (card.id,))
+        events.emit(SYSTEM, "handoff_void", card.id, handoff=ids.fmt(ids.HANDOFF, offer) if offer else None, to=card.handoff_to, reason=why)
     card.status = "blocked"
     what = "expired unanswered" if gate.status == "expired" else "rejected" + (f": {gate.note}" if gate.note else "")
     card.blocked_reason = f"{GATE_BLOCK}{key} {what}"
@@ -66,9 +65,7 @@ def gate_blocked(card: Card) -> Conflict | None:
 
 def reap_card(card: Card, now: float | None = None) -> Card:
     now = clock.now() if now is None else now
-    overdue = hotsql.select_rows(
-        Gate, "overdue", lambda: Gate.select().where((Gate.card == 0) & (Gate.status == "pending") & (Gate.deadline <= 0.0)).order_by(Gate.id), card.id, "pending", now
-    )
+    overdue = Gate.where("""WHERE "card_id" = ? AND "status" = 'pending' AND "deadline" <= ? ORDER BY "id" """, (card.id, now))
     for gate in overdue:
         gate.status, gate.answer, gate.answered_by, gate.answered_at = "expired", "rejected", "system:deadline", now
         gate.save()
@@ -98,18 +95,12 @@ def load_card(card_id: int) -> Card:
 def reap_due(now: float | None = None, agent: str | None = None) -> None:
     """Reap every card with an expired lease or an overdue gate (optionally one agent's)."""
     now = clock.now() if now is None else now
-    stale = Card.select().where((Card.status == "active") & (Card.lease_expires <= now))
-    if agent is not None:
-        stale = stale.where(Card.lease_holder == agent)
-    card_ids = {c.id for c in stale}
-    refilled = Card.select(Card.id).where((Card.status == "paused") & (Card.paused_reason == "window") & (Card.wake_at <= now))
-    if agent is not None:
-        refilled = refilled.where(Card.lease_holder == agent)
-    card_ids.update(c.id for c in refilled)
-    overdue = Gate.select(Gate.card).where((Gate.status == "pending") & (Gate.deadline <= now))
-    if agent is not None:
-        overdue = overdue.where(Gate.agent == agent)
-    card_ids.update(g.card_id for g in overdue)
+    mine, who = ("", ()) if agent is None else (' AND "lease_holder" = ?', (agent,))
+    card_ids = {c for (c,) in records.rows(f"""SELECT "id" FROM "card" WHERE "status" = 'active' AND "lease_expires" <= ?{mine}""", (now, *who))}
+    refilled = f"""SELECT "id" FROM "card" WHERE "status" = 'paused' AND "paused_reason" = 'window' AND "wake_at" <= ?{mine}"""
+    card_ids.update(c for (c,) in records.rows(refilled, (now, *who)))
+    asked = "" if agent is None else ' AND "agent" = ?'
+    card_ids.update(c for (c,) in records.rows(f"""SELECT "card_id" FROM "gate" WHERE "status" = 'pending' AND "deadline" <= ?{asked}""", (now, *who)))
     for card_id in sorted(card_ids):
         reap_card(card_row(card_id), now)
 
@@ -119,8 +110,7 @@ def has_due(now: float | None = None) -> bool:
     needed. The same SQL (``holding.DUE_SQL``) tells the peewee-free list reader
     to leave the read to the kernel."""
     now = clock.now() if now is None else now
-    db = models.database.obj
-    return bool(db.execute_sql(DUE_SQL.replace("?", db.param), (now, now, now)).fetchall())
+    return bool(records.rows(DUE_SQL, (now, now, now)))
 
 
 def next_due() -> float | None:
@@ -128,9 +118,9 @@ def next_due() -> float | None:
     a gate's deadline, a spent window refilling — or None. A sleeping runner
     wakes then: none of these writes an event until someone reads the card."""
     times = [
-        Card.select(pw.fn.MIN(Card.lease_expires)).where(Card.status == "active").scalar(),
-        Gate.select(pw.fn.MIN(Gate.deadline)).where(Gate.status == "pending").scalar(),
-        Card.select(pw.fn.MIN(Card.wake_at)).where((Card.status == "paused") & (Card.paused_reason == "window")).scalar(),
+        records.scalar("""SELECT MIN("lease_expires") FROM "card" WHERE "status" = 'active'"""),
+        records.scalar("""SELECT MIN("deadline") FROM "gate" WHERE "status" = 'pending'"""),
+        records.scalar("""SELECT MIN("wake_at") FROM "card" WHERE "status" = 'paused' AND "paused_reason" = 'window'"""),
     ]
     found = [t for t in times if t is not None]
     return min(found) if found else None

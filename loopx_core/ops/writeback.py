@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from ..rules import artifacts, clock, ids
-from ..store import events, hotsql
+from ..rules.digest import sha256_hex
+from ..store import events
 from . import leases, quota
 from .claims import release_card
 from ..shapes.errors import Conflict, InvalidInput
-from ..store.models import Evidence
+from ..store.records import Evidence
 from .reaper import load_card
 from ..store.rows import agent_row, card_view, evidence_view, touch
 from ..shapes.values import CardView, EvidenceView
@@ -23,7 +23,7 @@ NOT_REPORTS = ("hook", "runner")
 
 
 def payload_hash(data: dict) -> str:
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return sha256_hex(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
 
 
 def add_evidence(
@@ -49,12 +49,12 @@ def add_evidence(
     """Insert one evidence row on ``card`` — a writeback, or usage the hook or
     the runner measured (``charge.charge_usage``) — and return it. What the
     row does to the card (quota, todos, stalls) is the caller's."""
-    return hotsql.insert_row(Evidence(
-        card=card.id, agent=agent, turn_id=turn_id, summary=summary, artifacts=artifacts or [], next_action=next_action,
+    return Evidence.create(
+        card_id=card.id, agent=agent, turn_id=turn_id, summary=summary, artifacts=artifacts or [], next_action=next_action,
         todos_added=todos_added or [], todos_done=todos_done or [], tokens_in=tokens_in, tokens_out=tokens_out,
         tokens=tokens_in + tokens_out if tokens is None else tokens, usd=usd, source=source, extra=extra,
         payload_hash=payload_hash, created_at=now, unverified=unverified,
-    ))
+    )
 
 
 def writeback(
@@ -84,9 +84,7 @@ def writeback(
         agent_obj = agent_row(agent)
         turn_id = data.get("turn_id")
         if turn_id:
-            first = hotsql.select_one(
-                Evidence, "by_turn", lambda: Evidence.select().where((Evidence.card == 0) & (Evidence.turn_id == "")), card_id, turn_id
-            )
+            first = Evidence.first('WHERE "card_id" = ? AND "turn_id" = ?', (card_id, turn_id))
             if first is not None:
                 if first.payload_hash != fingerprint or first.agent != agent:
                     raise Conflict(

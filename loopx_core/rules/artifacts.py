@@ -12,7 +12,6 @@ read: a folder swapped for a symlink in between is never hashed."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat as statmod
 from pathlib import Path
@@ -34,6 +33,8 @@ def inside(path: str, root: str) -> bool:
 
 
 def sha256_fd(fd: int) -> tuple[int, str]:
+    import hashlib  # OpenSSL's, for files (only when there are artifacts to hash)
+
     digest = hashlib.sha256()
     size = 0
     while chunk := os.read(fd, CHUNK):

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
-from datetime import datetime, timezone
-from typing import Callable
 
 _override: Callable[[], float] | None = None
 
@@ -64,12 +63,19 @@ def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
     try:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # datetime.fromtimestamp(ts, timezone.utc) to the second, without importing
+        # datetime on the cold path: the fraction rounds half-even to the microsecond.
+        frac, whole = math.modf(ts)
+        micro = round(frac * 1e6)
+        second = int(whole) + (1 if micro >= 1_000_000 else -1 if micro < 0 else 0)
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
     except (OverflowError, OSError, ValueError):  # a stored time out of range: show it, never fail the read
         return f"invalid-time:{ts!r}"
 
 
 def parse_iso(text: str) -> float:
+    from datetime import datetime, timezone
+
     value = text.strip()
     if value.endswith("Z"):
         value = value[:-1] + "+00:00"

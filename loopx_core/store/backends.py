@@ -1,23 +1,33 @@
 """Opening a board and running transactions on it.
 
 Everything database-specific lives here, so a PostgreSQL board is a second
-backend of this class, not a rewrite of the operators."""
+backend of this class, not a rewrite of the operators.
+
+A SQLite board is a plain ``sqlite3`` connection per thread (WAL, synchronous
+normal, busy_timeout, foreign keys; every write transaction ``BEGIN
+IMMEDIATE``): the per-turn operators run their SQL on it through
+``records.py`` and never import peewee. Peewee (``Store.db``) is built only
+when something needs the models — migrations, the board's heavy reads, export —
+and then runs on the very same connections, so it sees the same transaction.
+A PostgreSQL board is opened through peewee (``pg.py``) as before.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
+import sys
 import time
+from _thread import _local as thread_local  # threading.local itself, without importing threading (~1 ms cold)
 from pathlib import Path
-from typing import Callable, TypeVar
 
 from ..rules import clock
-from . import migrations, models
+from . import migrations, records
 from .discovery import BoardLocation
 from ..shapes.errors import BoardError
-from .orm import peewee as pw
 
-T = TypeVar("T")
+# (annotations only: ``T`` is what an operator body returns; typing is not imported on the cold path)
 
 SQLITE_PRAGMAS = (
     ("journal_mode", "wal"),
@@ -39,17 +49,47 @@ def _is_busy(exc: Exception) -> bool:
     return any(word in text for word in ("locked", "busy", "deadlock", "could not serialize"))
 
 
+def _errors(name: str) -> tuple:
+    """sqlite3's exception class ``name``, and peewee's when peewee is loaded (it wraps the driver's)."""
+    found = [getattr(sqlite3, name)]
+    pw = sys.modules.get("peewee")
+    if pw is not None:
+        found.append(getattr(pw, name))
+    return tuple(found)
+
+
+def _adopting_peewee(store: "Store"):
+    """A peewee database whose connections are the store's own (one per
+    thread): the models run inside the store's transactions."""
+    from .orm import peewee as pw
+
+    class Adopted(pw.SqliteDatabase):
+        def _connect(self):
+            return store.connection()
+
+        def _close(self, conn):
+            store._drop_connection()
+
+        def close(self):
+            closed = super().close()
+            store._drop_connection()
+            return closed
+
+    return Adopted(str(store.location.path), lock_type="IMMEDIATE", timeout=10)
+
+
 class Store:
     """One open board. ``run`` executes an operator body in a single write
     transaction (``BEGIN IMMEDIATE`` on SQLite) and retries it if the database
     was busy, so an operator body must be pure apart from its queries."""
 
-    def __init__(self, location: BoardLocation, db: pw.Database):
+    def __init__(self, location: BoardLocation, db=None):
         self.location = location
-        self.db = db
+        self._db = db  # peewee's database: PostgreSQL's from the start, SQLite's when asked for
         self.backend = location.backend
         self._settings: dict[str, str] | None = None
         self._trust = None
+        self._local = thread_local()
         self.created = False  # this open created the board's schema
 
     # -- opening -----------------------------------------------------------
@@ -57,6 +97,7 @@ class Store:
     def open(cls, location: BoardLocation, *, create: bool = False, frozen_ok: bool = False) -> "Store":
         """``frozen_ok``: the caller is making this a test board (``init --test-board``)
         or copying one (``migrate``), so ``LOOPX_NOW`` is not refused here."""
+        db = None
         if location.backend == "sqlite":
             assert location.path is not None
             if not location.path.exists():
@@ -70,24 +111,72 @@ class Store:
                         "create one with `loopx init` in your project folder (or pass --db PATH)",
                     )
                 location.path.parent.mkdir(parents=True, exist_ok=True)
-            db = pw.SqliteDatabase(str(location.path), pragmas=SQLITE_PRAGMAS, lock_type="IMMEDIATE", timeout=10)
         elif location.backend == "postgresql":
             from .pg import open_postgres  # only PostgreSQL boards pay for the driver
 
             db = open_postgres(location)
         else:  # pragma: no cover - discovery only yields the two above
             raise BoardError(f"unsupported board {location.url}")
-        models.database.initialize(db)
         store = cls(location, db)
+        store._bind_models()
         try:
             store._ensure_schema(create=create)
-        except pw.OperationalError as exc:
-            raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
-        except pw.DatabaseError as exc:
+        except _errors("DatabaseError") as exc:  # (OperationalError is one)
+            store.close()
             raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
         if clock.frozen_by_env() and not frozen_ok:
             store._check_frozen_clock()
         return store
+
+    def _bind_models(self) -> None:
+        """Statements outside a transaction run on the board opened last, and so
+        do the peewee models (one proxy per process) once something imports them."""
+        records.bind_default(self)
+        models = sys.modules.get("loopx_core.store.models")
+        if models is not None:
+            models.database.initialize(self.db)
+
+    @property
+    def db(self):
+        """Peewee's database (imports peewee): for the models, migrations and raw tests."""
+        if self._db is None:
+            self._db = _adopting_peewee(self)
+        return self._db
+
+    # -- connections (SQLite: one per thread) ---------------------------------
+    def connection(self):
+        """This thread's DB-API connection."""
+        if self.backend != "sqlite":
+            return self.db.connection()
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(str(self.location.path), timeout=10, isolation_level=None)
+                for name, value in SQLITE_PRAGMAS:
+                    conn.execute(f"PRAGMA {name} = {value}")
+            except sqlite3.DatabaseError as exc:
+                raise BoardError(f"cannot open board {self.location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+            self._local.conn = conn
+        return conn
+
+    def _drop_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            conn.close()
+
+    def execute(self, sql: str, params=()):
+        """Run one statement (``?`` placeholders on both backends) in this
+        thread's connection; returns the cursor."""
+        if self.backend == "sqlite":
+            return self.connection().execute(sql, params)
+        return self.db.execute_sql(self._sql(sql), params)
+
+    def _in_transaction(self) -> bool:
+        if self.backend == "sqlite":
+            conn = getattr(self._local, "conn", None)
+            return conn is not None and conn.in_transaction
+        return self.db.in_transaction()
 
     def _check_frozen_clock(self) -> None:
         """``LOOPX_NOW`` moves the clock of every lease and deadline, so only a
@@ -102,7 +191,10 @@ class Store:
             )
 
     def _schema_version(self) -> int:
-        if not self.db.table_exists("setting"):
+        if self.backend == "sqlite":
+            if not self.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'setting'"):
+                return 0
+        elif not self.db.table_exists("setting"):
             return 0
         row = self.query("SELECT value FROM setting WHERE key = 'schema_version'")
         return int(row[0][0]) if row else 0
@@ -134,16 +226,14 @@ class Store:
                 if root is not None:
                     rows["project_root"] = str(root)
                 for key, value in rows.items():
-                    models.Setting.insert(key=key, value=value).on_conflict_ignore().execute()
+                    self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO NOTHING', (key, value))
             self.put_setting("schema_version", str(migrations.SCHEMA_VERSION))
 
         self.run(migrate)
 
     def put_setting(self, key: str, value: str) -> None:
         """Upsert a board setting (inside the caller's write transaction)."""
-        models.Setting.insert(key=key, value=value).on_conflict(
-            conflict_target=[models.Setting.key], update={models.Setting.value: value}
-        ).execute()
+        self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"', (key, value))
         self._settings = None
 
     def put_signed_setting(self, key: str, value: str, person, kind: str = "setting_changed", **extra) -> None:
@@ -153,32 +243,33 @@ class Store:
         from . import events
 
         seq = events.emit(person, kind, None, key=key, value=value, **extra)
-        models.Setting.insert(key=key, value=value, decided_seq=seq).on_conflict(
-            conflict_target=[models.Setting.key], update={models.Setting.value: value, models.Setting.decided_seq: seq}
-        ).execute()
+        self.execute(
+            'INSERT INTO "setting" ("key", "value", "decided_seq") VALUES (?, ?, ?) '
+            'ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "decided_seq" = excluded."decided_seq"',
+            (key, value, seq),
+        )
         self._settings = None
 
     def _has_foreign_tables(self) -> bool:
+        if self.backend == "sqlite":
+            return bool(self.query("SELECT 1 FROM sqlite_master WHERE type = 'table'"))
         return bool(self.db.get_tables())
 
     def close(self) -> None:
-        if not self.db.is_closed():
-            self.db.close()
+        """Close this thread's connection."""
+        if self._db is not None and not self._db.is_closed():
+            self._db.close()
+        if self.backend == "sqlite":
+            self._drop_connection()
 
     # -- transactions ------------------------------------------------------
     def run(self, body: Callable[[], T], *, attempts: int = 8) -> T:
-        if self.db.in_transaction():
-            with self.db.atomic():  # a savepoint inside the caller's transaction
-                return body()
+        if self._in_transaction():
+            return self._savepoint(body)  # inside the caller's transaction
         for attempt in range(attempts):
             try:
-                with self.db.atomic():
-                    if self.backend == "postgresql":
-                        from .pg import take_write_lock
-
-                        take_write_lock(self.db)
-                    return body()
-            except pw.OperationalError as exc:
+                return self._transaction(body, write=True)
+            except _errors("OperationalError") as exc:
                 if not _is_busy(exc) or attempt == attempts - 1:
                     raise
                 import random  # only on the rare busy path
@@ -186,40 +277,104 @@ class Store:
                 time.sleep(0.02 * (attempt + 1) + random.random() * 0.03)
         raise AssertionError("unreachable")
 
+    def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
+        token = records.using(self)  # the body's statements run on this store's connection
+        try:
+            if self.backend != "sqlite":
+                with self.db.atomic():
+                    if write:
+                        from .pg import take_write_lock
+
+                        take_write_lock(self.db)
+                    return body()
+            conn = self.connection()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
+            try:
+                result = body()
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+        finally:
+            records.release(token)
+
+    _savepoints = 0
+
+    def _savepoint(self, body: Callable[[], T]) -> T:
+        if self.backend != "sqlite":
+            with self.db.atomic():
+                return body()
+        Store._savepoints += 1
+        name = f"loopx_sp{Store._savepoints}"
+        conn = self.connection()
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            result = body()
+        except BaseException:
+            conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            conn.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        conn.execute(f"RELEASE SAVEPOINT {name}")
+        return result
+
     @contextlib.contextmanager
     def read(self):
         """A consistent read snapshot (no write lock taken)."""
-        if self.db.in_transaction():
+        if self._in_transaction():
             yield
             return
-        if self.backend == "sqlite":
-            with self.db.transaction(lock_type="DEFERRED"):
+        token = records.using(self)
+        try:
+            if self.backend != "sqlite":
+                with self.db.atomic():
+                    yield
+                return
+            conn = self.connection()
+            conn.execute("BEGIN DEFERRED")
+            try:
                 yield
-        else:
-            with self.db.atomic():
-                yield
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        finally:
+            records.release(token)
 
     @contextlib.contextmanager
     def thread_connection(self):
-        """Peewee keeps one connection per thread; worker threads wrap jobs in this."""
-        with self.db.connection_context():
+        """One connection per thread; worker threads wrap jobs in this. The
+        connection is closed after — unless it was open when the block began
+        (a job inside a long-lived loop, such as the board's change poller):
+        closing it there would reopen the loop's connection, whose
+        ``data_version`` (``change_token``) starts again from the same value
+        and so could miss what was committed in between."""
+        if self.backend != "sqlite":
+            with self.db.connection_context():
+                yield
+            return
+        opened_here = getattr(self._local, "conn", None) is None
+        try:
             yield
+        finally:
+            if opened_here:
+                self.close()
 
     def change_token(self) -> int:
         """Cheap "did anyone write?" probe: SQLite's data_version changes on
         every commit by another connection; PostgreSQL uses the event sequence."""
         if self.backend == "sqlite":
-            return int(self.db.execute_sql("PRAGMA data_version").fetchone()[0])
+            return int(self.query("PRAGMA data_version")[0][0])
         return self.max_seq()
 
     def max_seq(self) -> int:
-        value = models.Event.select(pw.fn.MAX(models.Event.seq)).scalar()
+        value = self.query('SELECT MAX("seq") FROM "event"')[0][0]
         return int(value or 0)
 
     # -- settings ----------------------------------------------------------
     def settings(self) -> dict[str, str]:
         if self._settings is None:
-            self._settings = {row.key: row.value for row in models.Setting.select()}
+            self._settings = dict(self.query('SELECT "key", "value" FROM "setting"'))
         return self._settings
 
     def setting(self, key: str, default: str = "") -> str:
@@ -238,7 +393,7 @@ class Store:
 
     def query(self, sql: str, params: tuple = ()) -> list:
         """Rows of a plain SQL read (``?`` placeholders on both backends)."""
-        return self.db.execute_sql(self._sql(sql), params).fetchall()
+        return self.execute(sql, params).fetchall()
 
     def board_uid(self) -> str:
         return self.settings().get("board_uid", "")

@@ -7,18 +7,21 @@ the wrong folder says so instead of quietly using a hidden board."""
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from collections import namedtuple
 from pathlib import Path
 
 BOARD_DIR = ".loopx"
 BOARD_FILE = "board.db"
 
 
-class BoardLocation(NamedTuple):
-    url: str  # sqlite:///abs/path or postgresql://…
-    backend: str  # "sqlite" | "postgresql"
-    source: str  # "flag" | "env" | "nearest" | "user" | "init" | "none" (nothing found: where init would create one)
-    path: Path | None = None  # the SQLite file, when there is one
+class BoardLocation(namedtuple("BoardLocation", "url backend source path", defaults=(None,))):
+    """``url``: sqlite:///abs/path or postgresql://…; ``backend``: "sqlite" |
+    "postgresql"; ``source``: "flag" | "env" | "nearest" | "user" | "init" |
+    "none" (nothing found: where init would create one); ``path``: the SQLite
+    file (a ``Path``), when there is one. (collections' namedtuple, not typing's:
+    the cold path does not import typing.)"""
+
+    __slots__ = ()
 
     @property
     def exists(self) -> bool:

@@ -14,14 +14,16 @@ from contextvars import ContextVar
 from ..authority import chain
 from ..rules import clock
 from ..shapes.errors import Forbidden, UsageError
-from .models import Event, database
+from . import records
+from .records import Event
 from ..shapes.values import EventView
 
 # The --op-id of the operation being run in this context (thread, task),
 # stamped on its first event.
 _op_id: ContextVar[str | None] = ContextVar("loopx_op_id", default=None)
 
-_SQL: dict[type, tuple[str, str]] = {}
+HEAD_SQL = 'SELECT "seq", "hash" FROM "event" ORDER BY "seq" DESC LIMIT 1'
+INSERT_SQL = 'INSERT INTO "event" ("seq", "at", "actor", "card", "kind", "data", "op_id", "prev", "hash", "key", "sig") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
 
 
 @contextlib.contextmanager
@@ -32,18 +34,6 @@ def stamping(op_id: str):
         yield
     finally:
         _op_id.reset(token)
-
-
-def _statements(db) -> tuple[str, str]:
-    found = _SQL.get(type(db))
-    if found is None:
-        p = db.param
-        cols = '"seq", "at", "actor", "card", "kind", "data", "op_id", "prev", "hash", "key", "sig"'
-        found = _SQL[type(db)] = (
-            'SELECT "seq", "hash" FROM "event" ORDER BY "seq" DESC LIMIT 1',
-            f'INSERT INTO "event" ({cols}) VALUES ({", ".join([p] * 11)})',
-        )
-    return found
 
 
 def emit(actor, kind: str, card: int | None = None, /, **data) -> int:
@@ -59,37 +49,35 @@ def emit(actor, kind: str, card: int | None = None, /, **data) -> int:
     op_id = _op_id.get()
     if op_id is not None:
         _op_id.set(None)
-    db = database.obj
-    head_sql, insert_sql = _statements(db)
-    head = db.execute_sql(head_sql).fetchall()
+    head = records.rows(HEAD_SQL)
     if head:
         seq, prev = head[0][0] + 1, head[0][1]
     else:
-        from .models import Setting
-
-        seq, prev = 1, chain.genesis(Setting.get_by_id("board_uid").value)
+        seq, prev = 1, chain.genesis(records.scalar("""SELECT "value" FROM "setting" WHERE "key" = 'board_uid'"""))
     text = chain.data_text(data)
     key = signer.fingerprint if signer is not None else None
     digest = chain.event_hash(prev, seq, at, name, card, kind, text, op_id, key)
     sig = signer.sign(chain.signed_message(digest)) if signer is not None else None
-    db.execute_sql(insert_sql, (seq, at, name, card, kind, text, op_id, prev, digest, key, sig))
+    records.execute(INSERT_SQL, (seq, at, name, card, kind, text, op_id, prev, digest, key, sig))
     return seq
 
 
-def view(row: Event) -> EventView:
+def view(row) -> EventView:
     return EventView(seq=row.seq, at=row.at, actor=row.actor, card=row.card, kind=row.kind, data=row.data or {}, op_id=row.op_id, signed=row.sig is not None)
 
 
 def since(seq: int = 0, *, card: int | None = None, limit: int | None = None) -> list[EventView]:
-    query = Event.select().where(Event.seq > seq)
+    clause, params = 'WHERE "seq" > ?', [seq]
     if card is not None:
-        query = query.where(Event.card == card)
-    query = query.order_by(Event.seq)
+        clause += ' AND "card" = ?'
+        params.append(card)
+    clause += ' ORDER BY "seq"'
     if limit is not None:
-        query = query.limit(limit)
-    return [view(row) for row in query]
+        clause += " LIMIT ?"
+        params.append(limit)
+    return [view(row) for row in Event.where(clause, tuple(params))]
 
 
 def latest(card: int, limit: int) -> list[EventView]:
-    rows = list(Event.select().where(Event.card == card).order_by(Event.seq.desc()).limit(limit))
+    rows = Event.where('WHERE "card" = ? ORDER BY "seq" DESC LIMIT ?', (card, limit))
     return [view(row) for row in reversed(rows)]

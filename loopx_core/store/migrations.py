@@ -10,7 +10,6 @@ and a board made today passes through exactly the steps an old board did
 from __future__ import annotations
 
 import re
-import uuid
 
 SCHEMA_VERSION = 4
 
@@ -114,6 +113,8 @@ def _v3(db) -> None:
 
     _run(db, V3)
     found = db.execute_sql("SELECT value FROM setting WHERE key = 'board_uid'").fetchall()
+    import uuid  # only when a board is made (or upgraded to v3): not on every open
+
     uid = found[0][0] if found else uuid.uuid4().hex
     if not found:
         db.execute_sql(f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("board_uid", uid))

@@ -274,3 +274,15 @@ WATCH_TABLES = [IngestStream, IngestSeen]
 # v4: runners (not in ``TABLES``: a process's state, but copied by ``loopx migrate``
 # so a person's controls travel with the events that signed them).
 RUNNER_TABLES = [Runner]
+
+
+def _bind_opened() -> None:
+    """Models imported after a board was opened run on that board (its
+    connections: ``Store.db``), as they would had they been imported first."""
+    from . import records
+
+    if records._default is not None:
+        database.initialize(records._default.db)
+
+
+_bind_opened()

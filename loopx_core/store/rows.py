@@ -1,12 +1,15 @@
-"""Loading rows inside an operator's transaction and turning them into values."""
+"""Loading rows inside an operator's transaction and turning them into values.
+
+Rows are ``records`` (the standard-library record layer); the views also take
+peewee model rows, which have the same attributes, for the board's heavy reads."""
 
 from __future__ import annotations
 
-from . import hotsql
+from . import records
 from ..rules import ids
 from ..shapes.errors import NotFound
 from ..rules.holding import HELD, owner_of
-from .models import Agent, Card, Dependency, Evidence, Gate, Handoff, Observed, database
+from .records import Agent, Card
 from ..shapes.values import (
     AgentView,
     Artifact,
@@ -24,15 +27,9 @@ from ..shapes.values import (
 )
 
 
-def locked(query):
-    """Row lock where the backend has them; SQLite's BEGIN IMMEDIATE already serialises writers."""
-    if getattr(database.obj, "for_update", False) and type(database.obj).__name__ != "SqliteDatabase":
-        return query.for_update()
-    return query
-
-
 def card_row(card_id: int) -> Card:
-    row = hotsql.select_one(Card, "by_id", lambda: locked(Card.select().where(Card.id == 0)), card_id)
+    """The card, locked for this transaction (where the backend locks rows)."""
+    row = Card.get(card_id, lock=True)
     if row is None:
         raise NotFound(
             f"no card {ids.fmt(ids.CARD, card_id)} on this board",
@@ -43,7 +40,7 @@ def card_row(card_id: int) -> Card:
 
 
 def agent_row(agent_id: str) -> Agent:
-    row = hotsql.select_one(Agent, "by_id", lambda: Agent.select().where(Agent.id == ""), agent_id)
+    row = Agent.get(agent_id)
     if row is None:
         raise NotFound(
             f"unknown agent {agent_id!r}",
@@ -56,34 +53,43 @@ def agent_row(agent_id: str) -> Agent:
 def touch(card: Card, now: float) -> None:
     card.version += 1
     card.updated_at = now
-    hotsql.save_row(card)
+    card.save()
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
 
 
 def deps_of(card_ids: list[int]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     if not card_ids:
         return out
-    for dep in Dependency.select(Dependency.card, Dependency.after).where(Dependency.card.in_(card_ids)).tuples():
-        out.setdefault(dep[0], []).append(dep[1])
+    for card, after in records.rows(f'SELECT "card_id", "after_id" FROM "dependency" WHERE "card_id" IN ({_marks(len(card_ids))})', tuple(card_ids)):
+        out.setdefault(card, []).append(after)
     return out
 
 
 def pending_gates_of(card_ids: list[int] | None = None) -> dict[int, int]:
-    query = Gate.select(Gate.card, Gate.id).where(Gate.status == "pending").order_by(Gate.id)
+    sql = """SELECT "card_id", "id" FROM "gate" WHERE "status" = 'pending'"""
     if card_ids is not None:
-        query = query.where(Gate.card.in_(card_ids))
+        if not card_ids:
+            return {}
+        sql += f' AND "card_id" IN ({_marks(len(card_ids))})'
     out: dict[int, int] = {}
-    for card, gate in query.tuples():
+    for card, gate in records.rows(sql + ' ORDER BY "id"', tuple(card_ids or ())):
         out.setdefault(card, gate)
     return out
 
 
-def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None | bool = False) -> CardView:
+def first_pending_gate(card_id: int) -> int | None:
+    return records.scalar("""SELECT "id" FROM "gate" WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" LIMIT 1""", (card_id,))
+
+
+def card_view(row, deps: list[int] | None = None, pending_gate: int | None | bool = False) -> CardView:
     if deps is None:
-        deps = [d.after_id for d in hotsql.select_rows(Dependency, "of_card", lambda: Dependency.select().where(Dependency.card == 0), row.id)]
+        deps = [after for (after,) in records.rows('SELECT "after_id" FROM "dependency" WHERE "card_id" = ?', (row.id,))]
     if pending_gate is False:
-        first = hotsql.select_one(Gate, "first_pending", lambda: Gate.select(Gate.id).where((Gate.card == 0) & (Gate.status == "pending")).order_by(Gate.id), row.id, "pending")
-        pending_gate = first.id if first is not None else None
+        pending_gate = first_pending_gate(row.id)
     lease = None
     if row.lease_holder and row.status in HELD:
         lease = Lease(holder=row.lease_holder, token=row.lease_token, expires_at=row.lease_expires)
@@ -124,14 +130,14 @@ def card_view(row: Card, deps: list[int] | None = None, pending_gate: int | None
     )
 
 
-def card_views(rows: list[Card]) -> list[CardView]:
+def card_views(rows: list) -> list[CardView]:
     card_ids = [r.id for r in rows]
     deps = deps_of(card_ids)
     gates = pending_gates_of(card_ids if len(card_ids) < 500 else None)
     return [card_view(r, deps.get(r.id, []), gates.get(r.id)) for r in rows]
 
 
-def gate_view(row: Gate) -> GateView:
+def gate_view(row) -> GateView:
     return GateView(
         id=row.id,
         card=row.card_id,
@@ -154,7 +160,7 @@ def artifact_values(raw: list[dict]) -> tuple[Artifact, ...]:
     return tuple(Artifact(path=a["path"], size=a.get("size"), sha256=a.get("sha256"), missing=bool(a.get("missing"))) for a in raw or ())
 
 
-def evidence_view(row: Evidence) -> EvidenceView:
+def evidence_view(row) -> EvidenceView:
     return EvidenceView(
         id=row.id,
         card=row.card_id,
@@ -176,11 +182,11 @@ def evidence_view(row: Evidence) -> EvidenceView:
     )
 
 
-def observed_view(row: Observed) -> ObservedView:
+def observed_view(row) -> ObservedView:
     return ObservedView(id=row.id, card=row.card_id, agent=row.agent, path=row.path, size=row.size, sha256=row.sha256, created_at=row.created_at)
 
 
-def handoff_view(row: Handoff) -> HandoffView:
+def handoff_view(row) -> HandoffView:
     import json
 
     return HandoffView(
@@ -197,7 +203,7 @@ def handoff_view(row: Handoff) -> HandoffView:
     )
 
 
-def agent_view(row: Agent) -> AgentView:
+def agent_view(row) -> AgentView:
     return AgentView(
         id=row.id,
         runtime=row.runtime,

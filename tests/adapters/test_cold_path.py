@@ -1,7 +1,8 @@
 """The per-turn verbs stay cold: a whole agent turn cycle, each verb in a fresh
 process as an agent runs it, and none of them imports pydantic (the cold-path
 pre-checks in loopx_core/shapes/inputs.py accept what agents send) or the board, the
-MCP SDK or the watcher. Bad input still reaches pydantic for its message."""
+MCP SDK or the watcher — nor, on SQLite, peewee or the models (the operators run
+on store/records.py over sqlite3). Bad input still reaches pydantic for its message."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ PROBE = (
     "import sys\n"
     "from loopx_core.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
-    "heavy = ('pydantic', 'loopx_core.shapes.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee')\n"
+    "import os\n"
+    "heavy = ('pydantic', 'loopx_core.shapes.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee', 'loopx_core.store.models')\n"
+    "heavy += tuple(os.environ.get('PROBE_ALSO', '').split())\n"
     "sys.stderr.write('\\nLOADED ' + ' '.join([str(code)] + [m for m in heavy if m in sys.modules]))\n"
 )
 
@@ -36,17 +39,20 @@ CYCLE = [
 ]
 
 
-def _run(board, agent: str, argv: list[str]) -> tuple[int, list[str]]:
-    env = {**os.environ, "LOOPX_DB": board.url, "LOOPX_AGENT": agent, "PYTHONPATH": os.pathsep.join(sys.path)}
+def _run(board, agent: str, argv: list[str], also: tuple[str, ...] = ()) -> tuple[int, list[str]]:
+    """The exit code and which of the heavy modules (and ``also``) the verb loaded."""
+    env = {**os.environ, "LOOPX_DB": board.url, "LOOPX_AGENT": agent, "PYTHONPATH": os.pathsep.join(sys.path), "PROBE_ALSO": " ".join(also)}
     proc = subprocess.run([sys.executable, "-c", PROBE, "--json", *argv], cwd=board.root, env=env, capture_output=True, text=True, timeout=60)
     code, *loaded = proc.stderr.rsplit("LOADED ", 1)[-1].split()
     return int(code), loaded
 
 
-def test_no_per_turn_verb_imports_pydantic(team):
+def test_no_per_turn_verb_imports_pydantic_nor_on_sqlite_peewee(team):
+    """A PostgreSQL board is opened through peewee (store/pg.py); the operators still never import the models."""
+    expect = [] if team.backend == "sqlite" else ["peewee"]
     for agent, argv in CYCLE:
         code, loaded = _run(team, agent, argv)
-        assert code == 0 and loaded in ([], ["peewee"]), (argv, code, loaded)
+        assert code == 0 and loaded == expect, (argv, code, loaded)
     assert team.ok("card", "show", "LX-1")["card"]["status"] == "done"
     assert team.cli("verify").code == 0  # the chain the cold verbs wrote holds
 
@@ -59,7 +65,7 @@ def test_polling_a_gate_and_listing_cards_read_sqlite_without_peewee(team):
     expect = [] if team.backend == "sqlite" else ["peewee"]
     assert _run(team, "a1", ["gate", "status", "G-1"]) == (6, expect)
     assert _run(team, "a1", ["card", "list", "--status", "waiting"]) == (0, expect)
-    assert _run(team, "a1", ["card", "list", "--full"])[1] == ["peewee"]  # whole cards: the kernel
+    assert _run(team, "a1", ["card", "list", "--full"], also=("loopx_core.ops.cards",))[1] == expect + ["loopx_core.ops.cards"]  # whole cards: the kernel
 
 
 def test_bad_input_still_gets_pydantics_message(team):

@@ -129,12 +129,10 @@ class Store:
         return store
 
     def _bind_models(self) -> None:
-        """Statements outside a transaction run on the board opened last, and so
-        do the peewee models (one proxy per process) once something imports them."""
+        """Statements outside a transaction run on the board opened last (the
+        record layer and, through ``models.database``, the peewee models); inside
+        ``run``/``read`` on this store's own."""
         records.bind_default(self)
-        models = sys.modules.get("loopx_core.store.models")
-        if models is not None:
-            models.database.initialize(self.db)
 
     @property
     def db(self):

@@ -8,7 +8,28 @@ import json
 from ..authority.chain import data_text
 from .orm import peewee as pw
 
-database = pw.DatabaseProxy()
+class _BoardDatabase(pw.DatabaseProxy):
+    """Peewee's database for the models: the one of the store whose transaction
+    is running (``Store.run``/``Store.read`` bind it in a context variable,
+    ``records.current()``), else the store opened last — the same rule as the
+    record layer, so two boards open in one process (two threads, or a test
+    with two boards) never mix, and nothing here is set process-wide."""
+
+    __slots__ = ()
+
+    @property
+    def obj(self):
+        from . import records
+
+        store = records.current()
+        return None if store is None else store.db
+
+    def __setattr__(self, attr, value):
+        if attr != "obj":  # (Proxy.__init__ sets obj = None: the store is found per call, above)
+            object.__setattr__(self, attr, value)
+
+
+database = _BoardDatabase()
 
 
 class JSONText(pw.TextField):
@@ -275,14 +296,3 @@ WATCH_TABLES = [IngestStream, IngestSeen]
 # so a person's controls travel with the events that signed them).
 RUNNER_TABLES = [Runner]
 
-
-def _bind_opened() -> None:
-    """Models imported after a board was opened run on that board (its
-    connections: ``Store.db``), as they would had they been imported first."""
-    from . import records
-
-    if records._default is not None:
-        database.initialize(records._default.db)
-
-
-_bind_opened()

@@ -19,8 +19,8 @@ task or worker running it (it cleans up and re-raises ``CancelledError``;
 cancelling takes a few ms). It never raises for a bad file: problems are
 ``Result``s and ``ingest_error`` events. In a Textual app run it in an async
 worker (``run_worker(coro, exclusive=True, exit_on_error=False)``) and pass the
-app's Store: ``models.database`` is one proxy per process, so never open a
-second Store in the same process. Board writes happen in the watcher's own
+app's Store (each store's statements run on its own connections, so other
+stores may be open in the same process). Board writes happen in the watcher's own
 worker thread, with its own connection (``Store.thread_connection`` rules), so
 the event loop is never blocked on the database or on hashing files.
 

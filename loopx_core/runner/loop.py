@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 import uuid
 from typing import NamedTuple
@@ -41,7 +40,7 @@ from ..rules.text import terminal_safe
 from ..ops.writeback import writeback
 from . import runtimes
 from .process import TurnProcess
-from .waker import Waker
+from .waker import Interrupt, Waker
 
 MAX_IDLE = 300.0  # an idle runner looks at the board at least this often, change or not
 TAIL_KEPT = 2000  # characters of a failed turn's output kept in its record
@@ -78,7 +77,7 @@ class Runner:
         self.log_line = log
         self.runner_id = uuid.uuid4().hex[:12]
         self.runtime = runtimes.make(options.runtime, options.command, options.binary, options.agent)
-        self.interrupted = threading.Event()
+        self.interrupted = Interrupt()  # not a threading.Event: see waker.Interrupt
         self.stopping: str | None = None  # why the runner is stopping (a signal)
         self.urgent = False  # a second signal: abandon the turn in flight now
         self.control = runners.Control("run")
@@ -129,8 +128,11 @@ class Runner:
             why = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
-            if why is not None:
-                self._finish(why, turn)
+            try:
+                if why is not None:
+                    self._finish(why, turn)
+            finally:
+                self.interrupted.close()
         return 0
 
     def _finish(self, why: str, turn: str | None) -> None:

@@ -11,7 +11,8 @@ core and still notices a change within ``SLOW`` seconds.
 
 from __future__ import annotations
 
-import threading
+import os
+import select
 import time
 
 FAST = 0.05
@@ -19,8 +20,48 @@ SLOW = 0.4
 BACK_OFF = 1.5
 
 
+class Interrupt:
+    """A stop flag a signal handler may set (PITFALLS "Signals and locks").
+
+    Not a ``threading.Event``: its ``set`` takes the lock its ``wait`` holds
+    around the sleep, and a handler runs in the main thread between two
+    bytecodes — when a SIGTERM lands inside ``Event.wait``'s bookkeeping, the
+    handler's ``set`` waits forever for a lock its own thread holds (a demo
+    runner asleep on a paused card never stopped). Here ``set`` is a flag and
+    one byte written to a pipe, and ``wait`` selects on the pipe: no lock, and
+    a waiter wakes at once."""
+
+    def __init__(self):
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+        try:
+            os.write(self._write, b"!")
+        except (BlockingIOError, OSError):  # the pipe is full: a waiter is due to wake anyway
+            pass
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, seconds: float) -> bool:
+        if not self._set:
+            select.select([self._read], [], [], max(0.0, seconds))
+        return self._set
+
+    def close(self) -> None:
+        for fd in (self._read, self._write):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 class Waker:
-    def __init__(self, store, interrupted: threading.Event, fast: float = FAST, slow: float = SLOW):
+    def __init__(self, store, interrupted: Interrupt, fast: float = FAST, slow: float = SLOW):
         self.store = store
         self.interrupted = interrupted  # set by a signal handler: stop waiting at once
         self.fast, self.slow = fast, slow

@@ -144,6 +144,10 @@ class LoopxApp(App[int]):
         yield Static(Text.assemble((" LoopX ", "bold reverse"), f"  opening {where}…"), id="opening")
 
     def on_mount(self) -> None:
+        # What is alive now (Textual, the kernel, the styles) lives as long as the
+        # app: frozen at once, a full collection does not walk it while the
+        # board's first screen is built (one took ~240 ms there under load).
+        freeze_heap()
         if self.location is None and self.store is None:
             self.post_message(BoardFailed(LoopxError("no board given", "pass --db PATH or run `loopx init`")))
             return

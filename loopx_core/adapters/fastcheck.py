@@ -20,7 +20,7 @@ from collections import namedtuple
 from ..authority import authority, trust
 from ..rules.holding import HELD, choose
 
-SCHEMA_VERSION = 4  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
+SCHEMA_VERSION = 5  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
 
 
 Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")

@@ -15,7 +15,7 @@ import peewee as pw
 
 from ..rules import ids
 from ..rules.columns import COLUMN_OF, STATUS_COLUMNS
-from ..rules.holding import HELD
+from ..rules.holding import HELD, owner_of
 from ..store.models import Card
 from ..store.rows import card_row, card_views
 from ..store.backends import Store
@@ -141,22 +141,27 @@ class Tally(NamedTuple):
 
 
 def tally(card_filter: CardFilter = CardFilter(), by_owner: bool = True) -> Tally:
-    """One GROUP BY over the cards (inside the caller's read). By status only,
-    it is read from the status index alone (the owner is worked out from four
-    columns of every row)."""
+    """One GROUP BY over the cards (inside the caller's read), served by an
+    index alone: by status from the status index; by owner from the index of
+    the four columns the owner is worked out from (schema v5), grouped as
+    stored and folded here by ``owner_of`` — a few ms at 50,000 cards, where
+    working the owner out in SQL read every row."""
     if not by_owner:
-        query = Card.select(Card.status, pw.fn.COUNT(Card.id)).group_by(Card.status)
+        query = Card.select(Card.status, pw.fn.COUNT(pw.SQL("*"))).group_by(Card.status)
         where = card_filter.where()
         if where is not None:
             query = query.where(where)
         return Tally(tuple(sorted((status, None, int(n)) for status, n in query.tuples())), by_owner=False)
-    owner = owner_of_row()
-    query = Card.select(Card.status, owner.alias("owner"), pw.fn.COUNT(Card.id)).group_by(pw.SQL("1"), pw.SQL("2"))  # (by position: PostgreSQL will not match a CASE with parameters)
+    columns = (Card.status, Card.lease_holder, Card.handoff_to, Card.assignee)
+    query = Card.select(*columns, pw.fn.COUNT(pw.SQL("*"))).group_by(*columns)
     where = card_filter.where()
     if where is not None:
         query = query.where(where)
-    rows = [(status, owner_id or None, int(n)) for status, owner_id, n in query.tuples()]
-    return Tally(tuple(sorted(rows, key=lambda r: (r[0], r[1] or ""))))
+    counts: dict[tuple[str, str | None], int] = {}
+    for status, lease_holder, handoff_to, assignee, n in query.tuples():
+        key = (status, owner_of(status, lease_holder, handoff_to, assignee) or None)
+        counts[key] = counts.get(key, 0) + int(n)
+    return Tally(tuple(sorted(((status, owner, n) for (status, owner), n in counts.items()), key=lambda r: (r[0], r[1] or ""))))
 
 
 # -- one column, a page at a time ------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Column types that differ between the two backends.
 TYPES = {
@@ -79,6 +79,10 @@ ALTER TABLE "agent" ADD COLUMN "window_usd" {REAL}
 ALTER TABLE "agent" ADD COLUMN "window_turns" INTEGER
 """
 
+V5 = """
+CREATE INDEX IF NOT EXISTS "card_status_lease_holder_handoff_to_assignee" ON "card" ("status", "lease_holder", "handoff_to", "assignee")
+"""
+
 
 _ADD_COLUMN = re.compile(r'ALTER TABLE "(\w+)" ADD COLUMN "(\w+)"')
 
@@ -139,5 +143,12 @@ def _v4(db) -> None:
     _run(db, V4)
 
 
+def _v5(db) -> None:
+    """The four columns a card's owner is worked out from, with its status, in
+    one index: the board counts its cards by owner from the index alone (a
+    50,000-card board in a few ms, not a read of every row)."""
+    _run(db, V5)
+
+
 # (version reached, step). Append new steps; never edit a released one.
-STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4)]
+STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5)]

@@ -112,6 +112,10 @@ class Card(Base):
     window_seq = pw.IntegerField(null=True)  # the signed event that set the window
     wake_at = pw.DoubleField(null=True)  # paused by its window: it resumes by itself at this time
 
+    class Meta:
+        # v5: the board's count by owner reads this index alone (ops/board_pages.tally), never the rows.
+        indexes = ((("status", "lease_holder", "handoff_to", "assignee"), False),)
+
 
 class Dependency(Base):
     card = pw.ForeignKeyField(Card, backref="deps", on_delete="CASCADE")

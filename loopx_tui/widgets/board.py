@@ -67,6 +67,10 @@ class BoardView(Container, can_focus=False):
         model = self.model
         columns = {col.key: BoardColumn(col.key, col.title, self._now, model.column_cards(col.key), total=model.column_total(col.key), unread=model.unread(col.key)) for col in model.columns()}
         view = ModeColumns(self.model.mode, columns)
+        if self.is_attached and self.app.size.width:
+            # Sized before its first layout (the board is the screen's width): sized
+            # only once shown, it was laid out and drawn twice before the first paint.
+            view.size_columns(self.app.size.width)
         self.views[self.model.mode] = view
         self._stale.discard(self.model.mode)
         self.show_runners()

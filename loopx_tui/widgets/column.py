@@ -26,6 +26,9 @@ from .card import CardWidget
 from .line import Line
 
 
+CARD_ROWS = 5  # a card's height (styles/card.tcss)
+
+
 def css_id(key: str) -> str:
     return "col-" + re.sub(r"[^A-Za-z0-9_-]", "_", key.lstrip("@"))
 
@@ -70,7 +73,7 @@ class BoardColumn(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Line(self._header_text(), classes="column-header")
-        yield ColumnBody(*self.widgets.values(), classes="column-body")
+        yield ColumnBody(*self.widgets.values(), classes="column-body -scrolls" if self._scrolls() else "column-body")
         yield MoreLine(self._more_text(), classes="column-more")
 
     def on_mount(self) -> None:
@@ -94,6 +97,19 @@ class BoardColumn(Vertical):
         more.update(self._more_text())
         more.display = self.total > len(self._order)
         self.set_class(self.total == 0, "-empty")
+        self.body.set_class(self._scrolls(), "-scrolls")
+
+    def _scrolls(self) -> bool:
+        """More cards shown than the screen is tall: the column certainly
+        scrolls, and its scrollbar's cell is kept from the first layout — found
+        only after it, the scrollbar made every card of the column draw again
+        one cell narrower before the first paint. (Where it is unsure, the
+        scrollbar comes as before: no room is kept for a scrollbar that is not there.)"""
+        try:
+            rows = self.app.size.height
+        except Exception:  # (no app running: built outside one)
+            return False
+        return rows > 0 and len(self._order) * CARD_ROWS > rows
 
     @property
     def body(self) -> VerticalScroll:

@@ -41,3 +41,44 @@ def test_a_v2_board_gains_the_evidence_identity_columns(team):
     assert log["evidence"][0]["unverified"] is False and log["card"]["unverified_evidence"] == 0
     assert team.ok("export")["board"]["settings"]["schema_version"] == str(migrations.SCHEMA_VERSION)
     assert worked(team, "LX-1", "a1", "after it")["evidence"]["unverified"] is False
+
+
+OWNER_INDEX = "card_status_lease_holder_handoff_to_assignee"
+
+
+def _indexes(board) -> set[str]:
+    if board.backend == "sqlite":
+        con = sqlite3.connect(board.db)
+        try:
+            return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'card'")}
+        finally:
+            con.close()
+    import psycopg
+
+    with psycopg.connect(board.url, autocommit=True) as con:
+        return {name for (name,) in con.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'card'")}
+
+
+def test_a_v4_board_gains_the_index_that_counts_cards_by_owner(team):
+    """Schema v5: an existing board opens, gains the index, and counts its
+    cards by owner the same as before — on SQLite from the index alone."""
+    from loopx_core.ops import board_pages
+    from loopx_core.store import migrations
+
+    team.ok("card", "add", "one")
+    team.ok("card", "add", "two")
+    held(team, "LX-1", "a1")
+    _sql(team, f'DROP INDEX "{OWNER_INDEX}"', "UPDATE setting SET value = '4' WHERE key = 'schema_version'")
+    assert OWNER_INDEX not in _indexes(team)
+    store = team.store()  # opening the board runs the step
+    try:
+        with store.read():
+            counts = board_pages.tally().by_column(board_pages.OWNER_MODE)
+        assert counts == {"a1": 1, None: 1}
+        if team.backend == "sqlite":
+            plan = store.db.execute_sql("EXPLAIN QUERY PLAN SELECT status, lease_holder, handoff_to, assignee, COUNT(*) FROM card GROUP BY 1, 2, 3, 4").fetchall()
+            assert any(f"COVERING INDEX {OWNER_INDEX}" in str(row) for row in plan), plan
+    finally:
+        store.close()
+    assert OWNER_INDEX in _indexes(team)
+    assert team.ok("export")["board"]["settings"]["schema_version"] == str(migrations.SCHEMA_VERSION) == "5"

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections import namedtuple
-from importlib import import_module
 
 from . import builtin_rules, shellwords
 from .shellwords import Word
@@ -159,7 +159,9 @@ def handler(base: str, powershell: bool):
     module, name = route.split(":")
     if module == "commands":
         return globals()[name]
-    return getattr(import_module(f".{module}", __package__), name)
+    full = f"{__package__}.{module}"
+    __import__(full)  # (not importlib: the hook pays for it before every call)
+    return getattr(sys.modules[full], name)
 
 
 class Checker:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 
-from ..rules.human_verbs import is_human_verb
 from . import builtin_rules
 from .commands import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 from .ground import TERMINAL
@@ -56,6 +55,8 @@ def loopx(checker, base, head, args, ctx, cwd, depth):
 
 
 def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
+    from ..rules.human_verbs import is_human_verb  # (the verbs' declarations: only a loopx command needs them)
+
     verb, sub, agent = _loopx_verb(argv)
     if any(w.dynamic for w in words[:4]):
         checker.opaque(text, "which loopx command it runs is only known when the shell runs")

@@ -164,7 +164,10 @@ def _read(stdin) -> tuple[str, str | None]:
 
 def _arm_deadline(seconds: float):
     """Raise DeadlinePassed in the main thread after ``seconds`` (POSIX); returns the disarm."""
-    import signal
+    try:
+        import _signal as signal  # what ``signal`` wraps in enums, which cost the hook ~0.5 ms
+    except ImportError:  # pragma: no cover - another Python
+        import signal
 
     if not hasattr(signal, "setitimer"):
         return lambda: None

@@ -11,24 +11,29 @@ runtime's sandbox that denies reading this folder (``loopx init --for …``).
 
 from __future__ import annotations
 
-import base64
+import binascii
 import json
 import os
-from pathlib import Path
 
 from ..rules.digest import sha256_hex
-from ..shapes.errors import Forbidden, InvalidInput, UsageError
+
+# The PreToolUse hook reads this module (to check an approval's signature) before
+# every tool call a gate allowed: pathlib, base64 and the kernel's errors cost it
+# milliseconds it never uses, so they are imported where they are (DESIGN §10).
 
 FORMAT = 1
 SCRYPT = {"n": 1 << 15, "r": 8, "p": 1}  # ~0.1 s and 32 MiB per unlock: slow to guess, quick to type
 
 
 def b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode("ascii")
+    """``base64.b64encode(raw)`` as text."""
+    return binascii.b2a_base64(raw, newline=False).decode("ascii")
 
 
 def unb64(text: str) -> bytes:
-    return base64.b64decode(text.encode("ascii"), validate=True)
+    """``base64.b64decode(text, validate=True)``, which is exactly this call
+    (ValueError on anything but strict base64)."""
+    return binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
 
 
 def fingerprint(public_raw: bytes) -> str:
@@ -36,22 +41,32 @@ def fingerprint(public_raw: bytes) -> str:
     return sha256_hex(public_raw)[:16]
 
 
-def config_dir() -> Path:
+def config_dir() -> "Path":
+    """``config_folder()`` as a Path."""
+    from pathlib import Path
+
+    return Path(config_folder())
+
+
+def config_folder() -> str:
     """The person's LoopX folder (key, pinned board roots, anchors) — platformdirs'
     user config folder, worked out here because this runs on the per-turn path:
     ``$XDG_CONFIG_HOME/loopx`` (default ``~/.config/loopx``); on macOS
     ``~/Library/Application Support/loopx``. Runtimes' sandboxes deny it to agents."""
     import sys
 
+    home = os.path.expanduser("~")
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "loopx"
+        return os.path.join(home, "Library", "Application Support", "loopx")
     if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "loopx"
+        return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local"), "loopx")
     base = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".config") / "loopx"
+    return os.path.join(base if os.path.isabs(base) else os.path.join(home, ".config"), "loopx")
 
 
-def key_path() -> Path:
+def key_path() -> "Path":
+    from pathlib import Path
+
     raw = os.environ.get("LOOPX_KEY")
     return Path(raw).expanduser() if raw else config_dir() / "key.json"
 
@@ -99,6 +114,8 @@ class KeyFile:
 
     def unlock(self, passphrase: str | None = None) -> Person:
         from cryptography.exceptions import InvalidTag
+
+        from ..shapes.errors import Forbidden, InvalidInput
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         secret = self.doc["secret"]
@@ -119,6 +136,8 @@ class KeyFile:
 
 def read(path: Path | None = None) -> KeyFile | None:
     """The key file, or None when there is none."""
+    from ..shapes.errors import InvalidInput
+
     path = path or key_path()
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -134,6 +153,8 @@ def read(path: Path | None = None) -> KeyFile | None:
 def unlock(path: Path | None = None, *, ask=None) -> Person:
     """Load and unlock the person's key. ``ask(prompt)`` reads a passphrase
     (default: the controlling terminal, never stdin)."""
+    from ..shapes.errors import Forbidden
+
     found = read(path)
     if found is None:
         where = path or key_path()
@@ -147,6 +168,8 @@ def ask_terminal(prompt: str) -> str:
     """Read a passphrase from the controlling terminal (``/dev/tty``), echo off."""
     import getpass
 
+    from ..shapes.errors import Forbidden
+
     try:
         os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))  # getpass would fall back to stdin without one
     except OSError:
@@ -159,6 +182,8 @@ def ask_terminal(prompt: str) -> str:
 
 def create(path: Path, name: str, passphrase: str | None, *, force: bool = False) -> KeyFile:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from ..shapes.errors import UsageError
 
     if path.exists() and not force:
         raise UsageError(f"a LoopX key already exists at {path}", "keep it (`loopx key show`), or replace it with `--force` (boards trusting the old one must add the new one)")

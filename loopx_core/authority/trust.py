@@ -52,15 +52,22 @@ def event_row(query, seq: int) -> EventRow | None:
 
 # -- pins ------------------------------------------------------------------------------
 
-def pin_path():
+def pin_file() -> str:
+    """Where this machine's pins live (a plain path: the hook reads it without pathlib)."""
     from . import keys  # (a person's key files: not every reader needs them)
 
-    return keys.config_dir() / PIN_FILE
+    return os.path.join(keys.config_folder(), PIN_FILE)
+
+
+def pin_path():
+    from pathlib import Path
+
+    return Path(pin_file())
 
 
 def read_pins() -> dict:
     try:
-        with open(pin_path(), encoding="utf-8") as fh:
+        with open(pin_file(), encoding="utf-8") as fh:
             doc = json.load(fh)
         return doc.get("boards", {}) if isinstance(doc, dict) else {}
     except (OSError, ValueError):

@@ -16,46 +16,53 @@ these operators, never the models or the event log.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import json
+from collections import namedtuple
 
 from ..rules import clock
-from ..store import events
-from ..store.models import Agent, Card, Event, Evidence, Handoff
-from ..store.orm import peewee as pw
+from ..store import events, records
+from ..store.records import Agent, Card
 from . import leases, quota
 from .writeback import NOT_REPORTS
 
+# collections.namedtuple, not typing's: the Stop hook imports this module on every turn end.
 
-class Marks(NamedTuple):
-    """Where the board's evidence and handoffs stood when a turn began."""
-
-    evidence: int
-    handoff: int
+Marks = namedtuple("Marks", "evidence handoff")
+Marks.__doc__ = "Where the board's evidence and handoffs stood when a turn began."
 
 
 def marks(store) -> Marks:
     with store.read():
         return Marks(
-            int(Evidence.select(pw.fn.MAX(Evidence.id)).scalar() or 0),
-            int(Handoff.select(pw.fn.MAX(Handoff.id)).scalar() or 0),
+            int(records.scalar('SELECT MAX("id") FROM "evidence"') or 0),
+            int(records.scalar('SELECT MAX("id") FROM "handoff"') or 0),
         )
 
 
-def _reported(agent: str, evidence_since, handoff_since) -> bool:
-    """THE rule: since the given marks (conditions on the rows), did ``agent``
-    report — its own evidence that is a report (``NOT_REPORTS`` excluded, and
-    no unverified inbox document), or a handoff it made? ``handoff_since``
-    None: handoffs are not looked at."""
-    reports = (Evidence.agent == agent) & Evidence.source.not_in(NOT_REPORTS) & (Evidence.unverified == False)  # noqa: E712
-    if Evidence.select(Evidence.id).where(reports & evidence_since).exists():
+_NOT_REPORTS = ", ".join("?" * len(NOT_REPORTS))
+
+
+def _reported(agent: str, evidence_since: tuple, handoff_since: tuple | None) -> bool:
+    """THE rule: since the given marks (``(condition, params)`` on the rows), did
+    ``agent`` report — its own evidence that is a report (``NOT_REPORTS``
+    excluded, and no unverified inbox document), or a handoff it made?
+    ``handoff_since`` None: handoffs are not looked at."""
+    condition, params = evidence_since
+    if records.exists(
+        f'SELECT "id" FROM "evidence" WHERE "agent" = ? AND "source" NOT IN ({_NOT_REPORTS}) AND "unverified" = ? AND {condition}',
+        (agent, *NOT_REPORTS, False, *params),
+    ):
         return True
-    return handoff_since is not None and Handoff.select(Handoff.id).where((Handoff.from_agent == agent) & handoff_since).exists()
+    if handoff_since is None:
+        return False
+    condition, params = handoff_since
+    return records.exists(f'SELECT "id" FROM "handoff" WHERE "from_agent" = ? AND {condition}', (agent, *params))
 
 
 def wrote_since(store, agent: str, since: Marks) -> bool:
     """The runner's check after a turn: a report since the marks taken before it began."""
     with store.read():
-        return _reported(agent, Evidence.id > since.evidence, Handoff.id > since.handoff)
+        return _reported(agent, ('"id" > ?', (since.evidence,)), ('"id" > ?', (since.handoff,)))
 
 
 def charged_card(store, agent: str, started_at: float | None) -> int | None:
@@ -70,13 +77,11 @@ def charged_card(store, agent: str, started_at: float | None) -> int | None:
             return card.id
         if started_at is None:
             return None
-        last = (
-            Evidence.select(Evidence.card)
-            .where((Evidence.agent == agent) & (Evidence.source != SOURCE) & (Evidence.created_at >= started_at))
-            .order_by(Evidence.id.desc())
-            .first()
+        found = records.rows(
+            'SELECT "card_id" FROM "evidence" WHERE "agent" = ? AND "source" != ? AND "created_at" >= ? ORDER BY "id" DESC LIMIT 1',
+            (agent, SOURCE, started_at),
         )
-        return last.card_id if last else None
+        return found[0][0] if found else None
 
 
 HOOK_NOTES = ("session_started", "turn_ended")
@@ -90,25 +95,19 @@ def note(store, agent: str, kind: str, card_id: int | None, **data) -> None:
     store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data))
 
 
-class StopCheck(NamedTuple):
-    """The Stop hook's question about a turn: on the agent's card, did it report?"""
-
-    card: int
-    title: str
-    wrote: bool
+StopCheck = namedtuple("StopCheck", "card title wrote")
+StopCheck.__doc__ = "The Stop hook's question about a turn: on the agent's card, did it report?"
 
 
 def _session_mark(agent: str, session) -> float | None:
     """The end of this session's previous turn or its start (events the hook wrote)."""
-    rows = (
-        Event.select(Event.at, Event.data)
-        .where((Event.actor == f"agent:{agent}") & Event.kind.in_(("turn_ended", "session_started")))
-        .order_by(Event.seq.desc())
-        .limit(50)
+    found = records.rows(
+        'SELECT "at", "data" FROM "event" WHERE "actor" = ? AND "kind" IN (?, ?) ORDER BY "seq" DESC LIMIT 50',
+        (f"agent:{agent}", *HOOK_NOTES),
     )
-    for row in rows:
-        if (row.data or {}).get("session") == session:
-            return row.at
+    for at, data in found:
+        if (json.loads(data) if data else {}).get("session") == session:
+            return at
     return None
 
 
@@ -123,21 +122,30 @@ def stop_check(store, agent: str, session, started_at: float | None) -> StopChec
             return None
         since = started_at if started_at is not None else _session_mark(agent, session)
         if since is not None:
-            wrote = _reported(agent, Evidence.created_at >= since, Handoff.created_at >= since)
+            wrote = _reported(agent, ('"created_at" >= ?', (since,)), ('"created_at" >= ?', (since,)))
         else:
-            wrote = _reported(agent, Evidence.card == card.id, None)
+            wrote = _reported(agent, ('"card_id" = ?', (card.id,)), None)
         return StopCheck(card.id, card.title, wrote)
 
 
 # -- the runner's reads around a turn (runner/loop.py calls operators, never the models) --
+
+def _card(card_id: int) -> Card:
+    card = Card.get(card_id)
+    if card is None:
+        raise LookupError(f"no card {card_id}")
+    return card
+
 
 def room(store, card_id: int, agent: str) -> tuple[float | None, float | None]:
     """Tokens and dollars the card may still spend this turn (its budget, its
     window, the agent's window): None where nothing limits it."""
     now = clock.now()
     with store.read():
-        card = Card.get_by_id(card_id)
-        agent_row = Agent.get_by_id(agent)
+        card = _card(card_id)
+        agent_row = Agent.get(agent)
+        if agent_row is None:
+            raise LookupError(f"no agent {agent}")
         tokens, usd = [], []
         if card.max_tokens is not None:
             tokens.append(card.max_tokens - card.used_tokens)
@@ -154,14 +162,14 @@ def room(store, card_id: int, agent: str) -> tuple[float | None, float | None]:
 def card_state(store, card_id: int) -> tuple[str, str | None]:
     """A card's status and lease holder, now."""
     with store.read():
-        row = Card.get_by_id(card_id)
+        row = _card(card_id)
         return row.status, row.lease_holder
 
 
 def active_cards(store, agent: str) -> list[tuple[int, int | None]]:
     """The agent's active cards and their lease tokens (what a stopping runner releases)."""
     with store.read():
-        return [(c.id, c.lease_token) for c in Card.select(Card.id, Card.lease_token).where((Card.lease_holder == agent) & (Card.status == "active"))]
+        return [tuple(r) for r in records.rows('SELECT "id", "lease_token" FROM "card" WHERE "lease_holder" = ? AND "status" = ? ORDER BY "id"', (agent, "active"))]
 
 
 def events_after(store, seq: int) -> list:

@@ -75,3 +75,39 @@ def test_bad_input_still_gets_pydantics_message(team):
     res = team.cli("card", "add", "x", "--priority", "9")
     assert res.code == 3 and "priority" in res.data["error"]["message"]
     assert json.dumps(res.data)  # the documented error object
+
+
+STOP_PROBE = (
+    "import sys\n"
+    "from loopx_core.cli.main import main\n"
+    "main(['hook', 'claude-code', 'stop'])\n"
+    "heavy = ('pydantic', 'loopx_core.shapes.schemas', 'peewee', 'loopx_core.store.models', 'mcp', 'textual', 'watchfiles', 'loopx_tui')\n"
+    "sys.stderr.write('\\nLOADED ' + ' '.join([m for m in heavy if m in sys.modules]))\n"
+)
+
+
+def _stop(board, agent: str, transcript) -> tuple[str, list[str]]:
+    """A cold Stop hook process: what it answered, and which heavy modules it loaded."""
+    from .conftest import payload
+
+    data = payload("claude/stop.json", CWD=str(board.root), TRANSCRIPT=str(transcript) if transcript else "/nonexistent/t.jsonl")
+    env = {**os.environ, "LOOPX_DB": board.url, "LOOPX_AGENT": agent, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-c", STOP_PROBE], input=json.dumps(data), cwd=board.root, env=env, capture_output=True, text=True, timeout=60)
+    return proc.stdout, proc.stderr.rsplit("LOADED ", 1)[-1].split()
+
+
+def test_the_stop_hook_checks_and_charges_a_turn_without_peewee_on_sqlite(team, transcript):
+    """Every turn end runs the Stop hook: it charges the transcript's usage and asks
+    "did this turn report?" (ops/turns.py on store/records.py) — on SQLite without
+    peewee or the models, on PostgreSQL with peewee only (its driver's store)."""
+    expect = [] if team.backend == "sqlite" else ["peewee"]
+    team.ok("card", "add", "one")
+    team.ok("claim", "LX-1", agent="a1")
+    out, loaded = _stop(team, "a1", transcript.path)  # charged, but a charge is not a report
+    assert "loopx writeback LX-1 --agent a1" in out and loaded == expect, (out, loaded)
+    assert [e["source"] for e in team.ok("log", "LX-1")["evidence"]] == ["hook"]
+    team.ok("writeback", "LX-1", "--summary", "did it", agent="a1")
+    assert _stop(team, "a1", transcript.path) == ("", expect)
+    out, loaded = _stop(team, "a1", None)  # no transcript: since the session's previous turn (it ended above)
+    assert "loopx writeback LX-1 --agent a1" in out and loaded == expect, (out, loaded)
+    assert team.cli("verify").code == 0

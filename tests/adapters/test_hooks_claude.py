@@ -296,6 +296,13 @@ def test_the_pre_tool_use_path_stays_lean(hooks, working):
         allowed = kernel if command == "git push" else ()
         assert [m for m in loaded if m not in allowed] == [], (command, proc.stderr)
         assert ("deny" in proc.stdout) == (command == "git push")
+    if working.backend == "sqlite":
+        # Once a person approved G-1, the retry checks their signature (cryptography)
+        # and nothing else it does not use: no pathlib, base64, kernel errors or verb table.
+        hooks.answer("G-1")
+        probe = probe.replace("'psycopg')", "'psycopg', 'pathlib', 'base64', 'loopx_core.shapes.errors', 'loopx_core.shapes.verbs')")
+        proc = subprocess.run([sys.executable, "-c", probe, json.dumps(bash("git push", working))], cwd=working.root, env=env, capture_output=True, text=True, timeout=60)
+        assert '"allow"' in proc.stdout and json.loads(proc.stderr.strip().splitlines()[-1]) == [], proc.stderr
 
 
 def test_usage_is_charged_in_dollars_at_the_boards_prices(hooks, working, transcript):

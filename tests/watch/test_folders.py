@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 from tests.polling import until_async
 
@@ -49,6 +50,10 @@ async def test_files_are_observed_only_while_the_agent_holds_a_card(project):
     try:
         out = project.root / "out"
         (out / "while-idle.txt").write_text("idle")
+        # Modified a second before the claim: a claim now takes less than the 50 ms
+        # of slack the rule allows coarse file clocks, so "just before" would count.
+        before = time.time() - 1
+        os.utime(out / "while-idle.txt", (before, before))
         project.spawn("claim", "LX-1", agent="w1")
         # Modified before the claim: a catch-up would skip it; a change after the claim counts.
         (out / "after-claim.txt").write_text("working")

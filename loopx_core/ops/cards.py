@@ -246,18 +246,10 @@ def _reap_if_due(store) -> None:
 
 
 def _cards_matching(status: str | None, owner: str | None, after: int = 0, limit: int | None = None) -> list:
-    clause, params = 'WHERE "id" > ?', [after]
-    if status:
-        clause += ' AND "status" = ?'
-        params.append(status)
+    conditions = [('"status" = ?', (status,))] if status else []
     if owner:
-        clause += ' AND ("lease_holder" = ? OR "assignee" = ? OR "handoff_to" = ?)'
-        params += [owner, owner, owner]
-    clause += ' ORDER BY "id"'
-    if limit is not None:
-        clause += " LIMIT ?"
-        params.append(limit)
-    return Card.where(clause, tuple(params))
+        conditions.append(('("lease_holder" = ? OR "assignee" = ? OR "handoff_to" = ?)', (owner, owner, owner)))
+    return Card.page(after, conditions, limit)
 
 
 def list_cards(store, status: str | None = None, owner: str | None = None) -> list[CardView]:

@@ -137,17 +137,10 @@ def status(store, gate_id: int) -> GateView:
 
 
 def _gates_matching(pending: bool, card_id: int | None, after: int = 0, limit: int | None = None) -> list:
-    clause, params = 'WHERE "id" > ?', [after]
-    if pending:
-        clause += """ AND "status" IN ('pending', 'approved')"""
+    conditions = [("\"status\" IN ('pending', 'approved')", ())] if pending else []
     if card_id is not None:
-        clause += ' AND "card_id" = ?'
-        params.append(card_id)
-    clause += ' ORDER BY "id"'
-    if limit is not None:
-        clause += " LIMIT ?"
-        params.append(limit)
-    return Gate.where(clause, tuple(params))
+        conditions.append(('"card_id" = ?', (card_id,)))
+    return Gate.page(after, conditions, limit)
 
 
 def list_gates(store, pending: bool = False, card_id: int | None = None) -> list[GateView]:

@@ -67,15 +67,8 @@ def view(row) -> EventView:
 
 
 def since(seq: int = 0, *, card: int | None = None, limit: int | None = None) -> list[EventView]:
-    clause, params = 'WHERE "seq" > ?', [seq]
-    if card is not None:
-        clause += ' AND "card" = ?'
-        params.append(card)
-    clause += ' ORDER BY "seq"'
-    if limit is not None:
-        clause += " LIMIT ?"
-        params.append(limit)
-    return [view(row) for row in Event.where(clause, tuple(params))]
+    conditions = [('"card" = ?', (card,))] if card is not None else []
+    return [view(row) for row in Event.page(seq, conditions, limit)]
 
 
 def latest(card: int, limit: int) -> list[EventView]:

@@ -273,6 +273,22 @@ class Record:
         return [cls._loaded(values) for values in store.execute(sql, params).fetchall()]
 
     @classmethod
+    def page(cls, after, conditions=(), limit: int | None = None) -> list:
+        """The keyset page every list reads: rows whose primary key is above
+        ``after``, in key order, meeting every ``(sql, params)`` condition, at
+        most ``limit``."""
+        pk = cls.table.pk
+        clause, params = f'WHERE "{pk}" > ?', [after]
+        for sql, values in conditions:
+            clause += f" AND {sql}"
+            params += values
+        clause += f' ORDER BY "{pk}"'
+        if limit is not None:
+            clause += " LIMIT ?"
+            params.append(limit)
+        return cls.where(clause, tuple(params))
+
+    @classmethod
     def first(cls, clause: str = "", params=(), *, lock: bool = False):
         found = cls.where(clause + " LIMIT 1", params, lock=lock)
         return found[0] if found else None

@@ -14,7 +14,8 @@ def compiled_env() -> dict:
     so the figures are what an agent on a real install pays."""
     import compileall
 
-    compileall.compile_dir(str(HERE.parent / "loopx_core"), quiet=1)
+    for package in ("loopx_core", "loopx_tui"):
+        compileall.compile_dir(str(HERE.parent / package), quiet=1)
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("LOOPX_AGENT", None)

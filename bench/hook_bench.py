@@ -24,22 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import person_env
+from common import compiled_env, person_env
 
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
 _script = Path(sys.executable).with_name("loopx")
 if _script.exists():
     LOOPX = [str(_script)]  # what the hook command runs: the console script
-
-
-def compiled_env() -> dict:
-    import compileall
-
-    compileall.compile_dir(str(HERE.parent / "loopx_core"), quiet=1)
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
 
 
 def payload(folder: Path, command: str) -> bytes:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from hook_bench import LOOPX, compiled_env  # noqa: E402
+from common import compiled_env  # noqa: E402
+from hook_bench import LOOPX  # noqa: E402
 
 SIZE = 990_000
 

@@ -23,7 +23,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from hook_bench import LOOPX, compiled_env  # noqa: E402
+from common import compiled_env  # noqa: E402
+from hook_bench import LOOPX  # noqa: E402
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
 NEXT = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "next", "arguments": {}}}

@@ -55,7 +55,9 @@ from pathlib import Path
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from common import compiled_env  # noqa: E402
 from loopx_core.authority.keys import ephemeral  # noqa: E402
 
 BENCH = ephemeral("bench")  # the bench board's person (an in-memory key)
@@ -380,7 +382,7 @@ WRITE_LOCK = textwrap.dedent(
 
 
 def keystrokes(location, long_card: int) -> dict:
-    proc = subprocess.run([sys.executable, "-c", KEYS, str(location.path), str(REPO), str(long_card), WRITE_LOCK], capture_output=True, text=True, cwd=REPO, env=dict(os.environ, TEXTUAL_ANIMATIONS="none"), timeout=600)
+    proc = subprocess.run([sys.executable, "-c", KEYS, str(location.path), str(REPO), str(long_card), WRITE_LOCK], capture_output=True, text=True, cwd=REPO, env=dict(compiled_env(), TEXTUAL_ANIMATIONS="none"), timeout=600)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -573,7 +575,7 @@ PAINT = textwrap.dedent(
 
 
 def _paint(script: str, *args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=REPO, env=dict(os.environ, TEXTUAL_ANIMATIONS="none"), timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=REPO, env=dict(compiled_env(), TEXTUAL_ANIMATIONS="none"), timeout=120)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -11,7 +11,7 @@ from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
 
 from ..runners import runner_text
-from ..state import OWNER, BoardModel
+from ..state import COLUMN_LIMIT, OWNER, BoardModel, screenful
 from .card import CardWidget
 from .column import BoardColumn
 from .line import Line
@@ -65,7 +65,8 @@ class BoardView(Container, can_focus=False):
 
     def _make_view(self) -> ModeColumns:
         model = self.model
-        columns = {col.key: BoardColumn(col.key, col.title, self._now, model.column_cards(col.key), total=model.column_total(col.key), unread=model.unread(col.key)) for col in model.columns()}
+        limit = screenful(self.app.size.height) if self.is_attached and self.app.size.height else COLUMN_LIMIT
+        columns = {col.key: BoardColumn(col.key, col.title, self._now, model.column_cards(col.key), limit=limit, total=model.column_total(col.key), unread=model.unread(col.key)) for col in model.columns()}
         view = ModeColumns(self.model.mode, columns)
         if self.is_attached and self.app.size.width:
             # Sized before its first layout (the board is the screen's width): sized

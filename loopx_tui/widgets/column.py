@@ -21,12 +21,9 @@ from textual.containers import Vertical, VerticalScroll
 from loopx_core.shapes.values import CardView
 
 from ..messages import ColumnWanted
-from ..state import COLUMN_LIMIT, COLUMN_STEP, ON_DEMAND
+from ..state import BOARD_CHROME, CARD_ROWS, COLUMN_LIMIT, COLUMN_STEP, ON_DEMAND, screenful
 from .card import CardWidget
 from .line import Line
-
-
-CARD_ROWS = 5  # a card's height (styles/card.tcss)
 
 
 def css_id(key: str) -> str:
@@ -41,6 +38,10 @@ class ColumnBody(VerticalScroll, can_focus=False, inherit_bindings=False):
         super().watch_scroll_y(old, new)
         if new > old and new >= self.max_scroll_y - 1 and isinstance(self.parent, BoardColumn):
             self.parent.show_more()
+
+    def on_resize(self) -> None:
+        if isinstance(self.parent, BoardColumn):
+            self.parent.fill()
 
 
 class MoreLine(Line):
@@ -100,16 +101,25 @@ class BoardColumn(Vertical):
         self.body.set_class(self._scrolls(), "-scrolls")
 
     def _scrolls(self) -> bool:
-        """More cards shown than the screen is tall: the column certainly
-        scrolls, and its scrollbar's cell is kept from the first layout — found
-        only after it, the scrollbar made every card of the column draw again
-        one cell narrower before the first paint. (Where it is unsure, the
-        scrollbar comes as before: no room is kept for a scrollbar that is not there.)"""
+        """More cards in the column than fit under its header: it scrolls (now
+        or once they are mounted), and its scrollbar's cell is kept from the
+        first layout — found only after it, the scrollbar made every card of
+        the column draw again one cell narrower before the first paint."""
         try:
             rows = self.app.size.height
         except Exception:  # (no app running: built outside one)
             return False
-        return rows > 0 and len(self._order) * CARD_ROWS > rows
+        return rows > 0 and self.total * CARD_ROWS > rows - BOARD_CHROME
+
+    def fill(self) -> None:
+        """The column grew taller (the terminal did): mount what now fits."""
+        try:
+            fits = screenful(self.app.size.height)
+        except Exception:
+            return
+        if self._ready and self.limit < fits and len(self._order) < min(self.total, len(self.cards)):
+            self.limit = fits
+            self.sync(self.cards, self.total, self.unread)
 
     @property
     def body(self) -> VerticalScroll:

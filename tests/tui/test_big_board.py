@@ -11,9 +11,11 @@ from loopx_core.ops.board import init_board
 from loopx_core.ops.cards import add_card, list_cards, move_card
 from loopx_core.store.discovery import parse_target
 from loopx_core.authority.keys import ephemeral
-from loopx_tui.state import COLUMN_LIMIT, PAGE, UNASSIGNED
+from loopx_tui.state import COLUMN_STEP, PAGE, UNASSIGNED, screenful
 
 from .conftest import board_app_class, feed, settled, show_done
+
+SCREENFUL = screenful(40)  # the cards a column mounts first on the 100×40 screens below (8)
 
 READY, DONE = 70, 30  # more than a page (PAGE) in each
 
@@ -105,8 +107,8 @@ async def test_a_column_longer_than_a_read_shows_its_true_count_and_reaches_the_
         assert ready.total == READY and "Ready 70" in str(ready.query_one(".column-header").render())
         in_hand = [c for c in app.model.cards.values() if c.status == "ready"]
         assert len(in_hand) == PAGE < READY  # only the first page was read
-        assert len(ready.widgets) == COLUMN_LIMIT
-        assert f"+{READY - COLUMN_LIMIT} more" in str(ready.query_one(".column-more").render())
+        assert len(ready.widgets) == SCREENFUL
+        assert f"+{READY - SCREENFUL} more" in str(ready.query_one(".column-more").render())
         assert app.board_screen.focus_card_widget(ready.card_ids()[0])
         for _ in range(READY - 1):
             await pilot.press("down")
@@ -129,7 +131,7 @@ async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monke
         assert not any(c.status == "cancelled" for c in app.model.cards.values())  # none read (the owner view's first pages included)
         assert not any(key == "done" for _, key, _ in reads.columns)
         await show_done(app, pilot)
-        assert len(done.widgets) == COLUMN_LIMIT and app.focused is done.widgets[done.card_ids()[0]]
+        assert len(done.widgets) == COLUMN_STEP and app.focused is done.widgets[done.card_ids()[0]]
         assert [key for _, key, _ in reads.columns] == ["done"]
     app = app_on(location, me)  # → from the columns before it gets there too
     async with app.run_test(size=(100, 40)) as pilot:
@@ -149,7 +151,7 @@ async def test_a_click_on_the_column_footer_reads_on(big):
         await pilot.click(done.query_one(".column-more"))
         await app.reads_idle()
         await pilot.pause()
-        assert len(done.widgets) == COLUMN_LIMIT
+        assert len(done.widgets) == COLUMN_STEP  # read on: the next cards mounted
 
 
 async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, monkeypatch):
@@ -188,7 +190,7 @@ async def test_the_filter_counts_and_reads_from_the_store(big):
         await pilot.pause()
         ready = app.board_screen.board.column("ready")
         wanted = [6, 16, 26, 36, 46, 56] + list(range(60, 70))
-        assert ready.total == len(wanted) and ready.card_ids() == wanted[:COLUMN_LIMIT]
+        assert ready.total == len(wanted) and ready.card_ids() == wanted[:SCREENFUL]
         done = app.board_screen.board.column("done")
         assert done.total == 3 and done.card_ids() == [76, 86, 96]  # a filter searches the history too (cancelled at one instant: by id)
         await pilot.press("escape")

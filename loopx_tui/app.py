@@ -47,6 +47,7 @@ from .reads import BoardReader, open_store
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
 
 
+DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
 _THRESHOLDS: list[tuple[int, int, int]] = []  # the collector's thresholds before the board set its own
 
 
@@ -431,9 +432,9 @@ class LoopxApp(App[int]):
             await self.workers.wait_for_complete(ops)
 
     async def reads_idle(self) -> None:
-        """Wait for every read in flight (tests use this)."""
+        """Wait for every read in flight, and a card being opened (tests use this)."""
         while True:
-            reads = [w for w in self.workers if w.group == "reads" and not w.is_finished]
+            reads = [w for w in self.workers if w.group in ("reads", "open card") and not w.is_finished]
             if not reads:
                 return
             await self.workers.wait_for_complete(reads)
@@ -573,19 +574,34 @@ class LoopxApp(App[int]):
         self.run_worker(read, thread=True, group="reads", name="read a card", exit_on_error=False)
 
     def show_card(self, card: CardView) -> None:
-        """The card screen, built once and kept (installed): the next card is shown in it."""
+        """The card screen, built once and kept (installed): the next card is shown in it.
+
+        Its detail is read first, and the screen drawn once with it when the
+        read is back within ``DETAIL_WAIT`` (a few ms on a quiet board): drawn
+        before, the drawing held the interpreter's lock while the read waited
+        for it between SQLite steps (~50 ms), and the screen was drawn twice.
+        A slower read (a writer holds the lock) does not hold the screen back:
+        it opens and fills in when the read lands."""
+        ahead = self.reader.card_detail_ahead(card.id)
+        self.run_worker(self._show_card(card, ahead), group="open card", name=f"open {card.key}", exclusive=True, exit_on_error=False)
+
+    async def _show_card(self, card: CardView, ahead) -> None:
         from .screens.card import CardScreen
 
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ahead)), DETAIL_WAIT)
+        except Exception:  # (slow, or failed: the screen says so as it would have)
+            pass
         screen = self.card_screen
         if screen is None:
-            self.card_screen = CardScreen(card, self.reader, self.now)
+            self.card_screen = CardScreen(card, self.reader, self.now, ahead)
             self.install_screen(self.card_screen, name="card")
             self.push_screen("card")
         elif screen not in self.screen_stack:
-            screen.show(card)
+            screen.show(card, ahead)
             self.push_screen("card")
         else:
-            self.push_screen(CardScreen(card, self.reader, self.now))  # (opened from within a card's own screens)
+            self.push_screen(CardScreen(card, self.reader, self.now, ahead))  # (opened from within a card's own screens)
 
     def on_open_card(self, message: OpenCard) -> None:
         message.stop()

@@ -5,6 +5,7 @@ quota burn as a sparkline. Kept current while agents write."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -173,12 +174,13 @@ class CardScreen(Screen):
 
     app: "LoopxApp"
 
-    def __init__(self, card: CardView, reader, now):
+    def __init__(self, card: CardView, reader, now, ahead: Future | None = None):
         super().__init__()
         self.card = card
         self.card_id = card.id
         self.reader = reader
         self.now = now
+        self._ahead = ahead  # the detail's read, started by whoever opened the card
         self.detail: CardDetail | None = None
         self.loads = 0  # details applied (tests wait on this)
 
@@ -201,9 +203,10 @@ class CardScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#card-sparkline").display = False
         self.query_one(EvidenceLog).focus()
-        self.load()
+        ahead, self._ahead = self._ahead, None
+        self.load(ahead)
 
-    def show(self, card: CardView) -> None:
+    def show(self, card: CardView, ahead: Future | None = None) -> None:
         """Show another card in this screen (it is not on screen): as if new."""
         self.card = card
         self.card_id = card.id
@@ -221,10 +224,15 @@ class CardScreen(Screen):
         log = self.query_one(EvidenceLog)
         log.reset(card.id)
         log.focus()
-        self.load()
+        self.load(ahead)
 
-    def load(self) -> None:
-        ahead = self.reader.card_detail_ahead(self.card_id)  # reading while the screen is drawn
+    def load(self, ahead: Future | None = None) -> None:
+        """Read the card's detail (or take the read ``ahead`` started) and show it:
+        at once when that read is back already, else when it lands."""
+        ahead = ahead or self.reader.card_detail_ahead(self.card_id)
+        if ahead.done() and ahead.exception() is None:
+            self._apply(ahead.result())
+            return
         self.run_worker(lambda: self._read(ahead), thread=True, group="reads", name=f"card {self.card.key}", exclusive=True, exit_on_error=False)
 
     def _read(self, ahead) -> None:
@@ -243,7 +251,9 @@ class CardScreen(Screen):
 
     @on(CardLoaded)
     def _loaded(self, message: CardLoaded) -> None:
-        detail = message.detail
+        self._apply(message.detail)
+
+    def _apply(self, detail: CardDetail) -> None:
         if not self.is_attached or detail.card.id != self.card_id:
             return
         self.detail = detail

@@ -8,7 +8,6 @@ from typing import Callable, Iterable
 
 from rich.text import Text
 from textual.binding import Binding
-from rich.padding import Padding
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -95,7 +94,9 @@ class EvidenceLog(OptionList):
                 continue
             self.shown.add(ev.id)
             self.entries.append(ev)
-            options.append(Option(Padding(evidence_text(ev, now), (1, 0, 0, 0)), id=f"E-{ev.id}", disabled=True))
+            # A blank line above each entry, as text: Textual draws a Text as its own
+            # content, any other renderable (rich's Padding was) through a console.
+            options.append(Option(Text("\n").append_text(evidence_text(ev, now)), id=f"E-{ev.id}", disabled=True))
             for i, art in enumerate(ev.artifacts):
                 key = f"E-{ev.id}/{i}"
                 self.artifacts[key] = art

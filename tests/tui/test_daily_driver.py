@@ -22,6 +22,8 @@ from loopx_tui.screens.board import BoardScreen
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.widgets.card import CardWidget
 
+from tests.polling import until_async
+
 from .conftest import feed, loopx, show_done
 
 HOSTILE = "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil \u200bzw \U0001F469\u200d\U0001F4BB \u3164x" + "q" + "\u0301" * 12
@@ -416,6 +418,43 @@ async def test_keys_answer_while_another_process_holds_the_write_lock(make_app, 
         await app.ops_idle()
         await pilot.pause()
         assert app.model.cards[9].status == "ready"
+
+
+async def test_a_card_opens_drawn_with_its_detail_and_a_slow_read_does_not_hold_it_back(make_app, seeded, monkeypatch):
+    """Enter on a card: its detail is read first (a few ms) and the screen drawn
+    once, with the evidence — never a "reading…" frame first. A slow read (a
+    busy store) does not hold the screen back: it opens, says it is reading, and
+    fills in when the read lands."""
+    import threading
+
+    from loopx_tui.reads import BoardReader
+
+    app = make_app()
+    shown: list[tuple[int, int]] = []  # (card, details applied) as each card screen came on screen
+    monkeypatch.setattr(CardScreen, "on_screen_resume", lambda self: shown.append((self.card_id, self.loads)), raising=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        for card_id in (6, 9):  # the screen built, then the same screen reused
+            assert app.board_screen.focus_card_widget(card_id)
+            await pilot.press("enter")
+            await app.reads_idle()
+            await pilot.pause()
+            assert isinstance(app.screen, CardScreen) and app.screen.card_id == card_id and app.screen.detail is not None
+            await pilot.press("escape")
+        assert shown == [(6, 1), (9, 1)]
+
+        release = threading.Event()
+        read = BoardReader.card_detail
+        monkeypatch.setattr(BoardReader, "card_detail", lambda self, card_id: release.wait(60) and read(self, card_id))
+        assert app.board_screen.focus_card_widget(6)
+        await pilot.press("enter")
+        await until_async(lambda: isinstance(app.screen, CardScreen), what="the card screen, before its detail", pause=lambda: pilot.pause(0.02))
+        assert app.screen.card_id == 6 and app.screen.loads == 0
+        assert "reading the card" in str(app.screen.query_one("#card-burn-label").render())
+        release.set()
+        await app.reads_idle()
+        await pilot.pause()
+        assert app.screen.loads == 1 and app.screen.detail.card.id == 6
+        assert shown[-1] == (6, 0)
 
 
 async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_app, tmp_path):

@@ -17,7 +17,7 @@ board costs to open — as a curve from 100 to 50,000 cards.
 3. On the 2,000- and 50,000-card boards, keystroke to screen: the key event
    is posted to the app as the terminal driver posts it, and the time ends
    at the first frame handed to the driver that shows the key's effect (the
-   focus moved, the view switched, the card's detail or the timeline drawn).
+   focus moved, the other view's cards drawn, the card's detail or the timeline drawn).
    Each frame is rendered to the terminal's bytes on the way (the headless
    driver skips that; a terminal pays it) and timestamped in ``App._display``.
    ``pilot.press`` is not used to time: it waits for idle in 20 ms sleeps
@@ -325,7 +325,16 @@ KEYS = textwrap.dedent(
             await app.loaded.wait()
             await app.reads_idle()  # the other view's first cards and the history check, done after the first paint
             await pilot.pause()
-            out["view_ms"] = [await frames.key(pilot, "v") for _ in range(6)]
+            def view_drawn(mode):
+                # the other view is on screen with every card of its columns laid out (drawn in that frame)
+                board = app.board_screen.board
+                return lambda: app.model.mode == mode and all(w.region.height for column in board.columns.values() for w in column.widgets.values())
+
+            views = []
+            for _ in range(7):
+                mode = "owner" if app.model.mode == "status" else "status"
+                views.append(await frames.key(pilot, "v", view_drawn(mode)))
+            out["first_view_ms"], out["view_ms"] = views[0], views[1:]
             opens = []
             ready = app.board_screen.board.columns["ready"].card_ids()
             for card_id in [long_card] + ready[:5]:
@@ -392,7 +401,8 @@ def report_keys(k: dict) -> None:
     med = lambda xs: statistics.median(xs)  # noqa: E731
     floor = med(k["floor_ms"])
     print(f"floor: a key on a bare Textual app (one line of text), same process, same load: median {floor:.0f} ms")
-    print(f"switching view (v): median {med(k['view_ms']):.0f} ms ({med(k['view_ms']) / floor:.1f}x the floor), max {max(k['view_ms']):.0f} ms  (target <= 100 ms)")
+    print(f"first switch to the owner view (v: its columns and cards built) until its cards are drawn: {k['first_view_ms']:.0f} ms")
+    print(f"switching view (v) until the other view's cards are drawn: median {med(k['view_ms']):.0f} ms ({med(k['view_ms']) / floor:.1f}x the floor), max {max(k['view_ms']):.0f} ms  (target <= 100 ms)")
     print(f"opening a card not on the board's pages (read first) until its detail is drawn: {k['open_long_ms']:.0f} ms")
     print(f"opening a card until its detail is drawn: median {med(k['open_ms']):.0f} ms ({med(k['open_ms']) / floor:.1f}x the floor), max {max(k['open_ms']):.0f} ms  (target <= 100 ms)")
     print(f"timeline of a card with 5,000 events ({k['timeline_events']:,} turns): {k['timeline_ms']:.0f} ms  (target <= 300 ms)")

@@ -241,6 +241,32 @@ async def test_an_unknown_status_in_the_filter_is_said_not_silently_empty(make_a
         assert sum(col.total for col in app.board_screen.board.columns.values()) == 11  # nothing hidden by it
 
 
+async def test_the_filter_bar_takes_the_footers_row_and_the_columns_keep_their_height(make_app):
+    """Opening and closing the filter never lays the cards out again: the bar
+    shows in the footer's row (its placeholder says Enter keeps, Esc clears), and
+    the footer comes back with the board's keys."""
+    from textual.widgets import Input
+
+    from loopx_tui.widgets.footer import StableFooter
+
+    app = make_app()
+    async with app.run_test(size=(140, 36)) as pilot:
+        screen = app.board_screen
+        footer, bar = screen.query_one(StableFooter), screen.query_one("#filter", Input)
+        heights = {key: column.region.height for key, column in screen.board.columns.items()}
+        keys = [key.key for key in footer.query("FooterKey")]
+        await pilot.press("slash")
+        await pilot.pause()
+        assert bar.display and app.focused is bar and not footer.display
+        assert bar.region.y == 35  # the last row: the footer's
+        assert {key: column.region.height for key, column in screen.board.columns.items()} == heights
+        await pilot.press("escape")
+        await pilot.pause()
+        assert footer.display and not bar.display and isinstance(app.focused, CardWidget)
+        assert [key.key for key in footer.query("FooterKey")] == keys and "slash" in keys
+        assert {key: column.region.height for key, column in screen.board.columns.items()} == heights
+
+
 async def test_the_backlog_box_is_empty_until_ticked(make_app):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:

@@ -23,7 +23,7 @@ from loopx_core.rules.text import terminal_safe
 from loopx_core.shapes.values import Artifact
 
 from ..format import short_sha, size
-from ..widgets.footer import StableFooter
+from ..widgets.footer import KeyBar
 
 MAX_BYTES = 512 * 1024  # shown; the rest is one key away in $PAGER
 
@@ -117,7 +117,7 @@ class ArtifactScreen(Screen):
         yield Static(self._header(), id="artifact-header")
         with VerticalScroll(id="artifact-body"):
             yield Static(Text("…", style="dim"), id="artifact-text")
-        yield StableFooter(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#artifact-body").focus()

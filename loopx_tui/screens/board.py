@@ -14,7 +14,7 @@ from ..messages import CardDropped, DragHover
 from ..runners import summary
 from ..state import OWNER, STATUS, BoardModel, Query
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
-from ..widgets.footer import StableFooter
+from ..widgets.footer import KeyBar
 from ..widgets.card import CardWidget
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class BoardScreen(Screen):
         yield BoardView(model, self.now, id="board")
         # Disabled while hidden, so focus never lands in it by accident.
         yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
-        yield StableFooter(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
@@ -252,7 +252,7 @@ class BoardScreen(Screen):
         # drawn again as it opens and closes (a row taken from them was ~100 ms).
         box = self.query_one("#filter", Input)
         box.disabled = False
-        self.query_one(StableFooter).display = False
+        self.query_one(KeyBar).display = False
         box.display = True
         box.cursor_blink = self.app.background
         box.value = self.model.query.text
@@ -283,7 +283,7 @@ class BoardScreen(Screen):
         box = self.query_one("#filter", Input)
         box.display = False
         box.disabled = True
-        footer = self.query_one(StableFooter)
+        footer = self.query_one(KeyBar)
         footer.display = True
         footer.bindings_changed(self)
 

@@ -23,7 +23,7 @@ from loopx_core.shapes.values import CardDetail, CardView
 from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, tokens
 from ..messages import BoardUpdated, CardLoaded
 from ..widgets.evidence_log import EvidenceLog
-from ..widgets.footer import StableFooter
+from ..widgets.footer import KeyBar
 
 if TYPE_CHECKING:
     from ..app import LoopxApp
@@ -198,7 +198,7 @@ class CardScreen(Screen):
                 yield VerticalScroll(Static(id="card-handoffs"))
             with TabPane("Events", id="events"):
                 yield VerticalScroll(Static(id="card-events"))
-        yield StableFooter(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#card-sparkline").display = False

@@ -19,7 +19,7 @@ from loopx_core.ops.trajectory import Figures, Trajectory, figures
 
 from ..format import tokens
 from ..messages import BoardUpdated
-from ..widgets.footer import StableFooter
+from ..widgets.footer import KeyBar
 
 RELOAD_EVERY = 5.0  # seconds: the whole board's timeline follows changes at most this often
 
@@ -78,7 +78,7 @@ class TimelineScreen(Screen):
         yield Static(Text(" reading the timeline…", style="dim"), id="timeline-figures")
         yield TrajectoryPlot(id="timeline-trajectory")
         yield BurnPlot(id="timeline-burn")
-        yield StableFooter(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.action_reload()

@@ -1,5 +1,11 @@
 """A board column: a header with the count, the cards, and "+N more".
 
+The header and "+N more" are the column's own border title and subtitle
+(a ``panel`` top edge, a blank bottom one): a column is two widgets (itself
+and its scrolling body), not four — each widget is a message pump of its own,
+and mounting and laying one out cost the board ~3 ms (the owner view has a
+column per agent).
+
 The count is the store's (the board holds only the first cards of each
 column); going down past the last card in hand asks the app to read on
 (``ColumnWanted``). A column of history (Done) starts with its count only.
@@ -23,7 +29,6 @@ from loopx_core.shapes.values import CardView
 from ..messages import ColumnWanted
 from ..state import BOARD_CHROME, CARD_ROWS, COLUMN_LIMIT, COLUMN_STEP, ON_DEMAND, screenful
 from .card import CardWidget
-from .line import Line
 
 
 def css_id(key: str) -> str:
@@ -42,15 +47,6 @@ class ColumnBody(VerticalScroll, can_focus=False, inherit_bindings=False):
     def on_resize(self) -> None:
         if isinstance(self.parent, BoardColumn):
             self.parent.fill()
-
-
-class MoreLine(Line):
-    """"+N more": a click reads on, like ↓ past the last card (or d in Done)."""
-
-    def on_click(self, event) -> None:
-        event.stop()
-        if isinstance(self.parent, BoardColumn):
-            self.parent.show_more()
 
 
 class BoardColumn(Vertical):
@@ -73,9 +69,14 @@ class BoardColumn(Vertical):
         self._pending: tuple | None = None
 
     def compose(self) -> ComposeResult:
-        yield Line(self._header_text(), classes="column-header")
+        self._finish_titles()
         yield ColumnBody(*self.widgets.values(), classes="column-body -scrolls" if self._scrolls() else "column-body")
-        yield MoreLine(self._more_text(), classes="column-more")
+
+    def on_click(self, event) -> None:
+        """A click on "+N more" (the bottom edge) reads on, like ↓ past the last card (or d in Done)."""
+        if event.y == self.outer_size.height - 1 and self.border_subtitle:
+            event.stop()
+            self.show_more()
 
     def on_mount(self) -> None:
         self._ready = True
@@ -92,13 +93,26 @@ class BoardColumn(Vertical):
             return Text(f"d/click shows {hidden:,}", style="dim")  # (the header says they are done: "Done 2")
         return Text(f"+{hidden:,} more · ↓/click", style="dim")
 
-    def _finish(self) -> None:
-        self.query_one(".column-header", Line).update(self._header_text())
-        more = self.query_one(".column-more", MoreLine)
-        more.update(self._more_text())
-        more.display = self.total > len(self._order)
+    def _finish_titles(self) -> None:
+        self.border_title = self._header_text()
+        self.border_subtitle = self._more_text()
+        self.set_class(self.total <= len(self._order), "-all-shown")  # (no "+N more" row)
         self.set_class(self.total == 0, "-empty")
+
+    def _finish(self) -> None:
+        self._finish_titles()
         self.body.set_class(self._scrolls(), "-scrolls")
+
+    @property
+    def header(self) -> str:
+        """The header as shown (tests and the curious)."""
+        return self._header_text().plain
+
+    @property
+    def more(self) -> str:
+        """"+N more" as shown, or "" when every card is."""
+        text = self._more_text()
+        return text.plain if isinstance(text, Text) else text
 
     def _scrolls(self) -> bool:
         """More cards in the column than fit under its header: it scrolls (now
@@ -139,13 +153,13 @@ class BoardColumn(Vertical):
             self.hint = hint
             self.set_class(bool(hint), "-drop-target")
             if self._ready:
-                self.query_one(".column-header", Line).update(self._header_text())
+                self.border_title = self._header_text()
 
     def set_subtitle(self, subtitle: str) -> None:
         if subtitle != self.subtitle:
             self.subtitle = subtitle
             if self._ready:
-                self.query_one(".column-header", Line).update(self._header_text())
+                self.border_title = self._header_text()
 
     def show_more(self) -> bool:
         """Mount the next screenful of cards in hand, or ask for the next ones

@@ -1,30 +1,118 @@
-"""Textual's Footer, recomposed only when the keys it shows change.
+"""The screen's keys on the bottom line: one widget, not one per key.
 
-Textual's Footer rebuilds its keys on every change of the screen's bindings,
-and moving the selection from card to card is one (focus moves): on the board
-that rebuild was about half of what ↑↓←→ cost. Here it happens only when the
-keys shown, their labels or whether they are enabled differ, and not while
-it is hidden: whoever shows it again calls ``bindings_changed``."""
+Textual's Footer is a container of a FooterKey widget per key (about a dozen
+on the board). Each widget is a message pump of its own: mounting and laying
+out a screen costs ~3 ms a widget here, so the footer's keys cost the board's
+first paint ~35 ms, and every change of the screen's keys recomposed them
+(moving the selection from card to card is one: focus moves). ``KeyBar``
+draws the same line — each shown key and its description, the disabled ones
+dimmed, the command palette's key on the right — as one widget, and draws it
+again only when the keys shown, their labels or whether they are enabled
+change. A click on a key presses it; hovering one shows its tooltip."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widget import Widget
 
 
 def shown_keys(screen: Screen) -> tuple:
-    return tuple((binding.key, binding.action, binding.description, enabled, tooltip) for (_, binding, enabled, tooltip) in screen.active_bindings.values() if binding.show)
+    """The keys a screen shows now: (binding, enabled, tooltip) per action, first
+    binding wins; the command palette's key (not shown otherwise) last."""
+    seen: dict[str, tuple[Binding, bool, str]] = {}
+    palette = None
+    for key, (_, binding, enabled, tooltip) in screen.active_bindings.items():
+        entry = (binding, enabled, tooltip or binding.tooltip or binding.description)
+        if key == screen.app.COMMAND_PALETTE_BINDING:
+            palette = entry
+        elif binding.show and binding.action not in seen:
+            seen[binding.action] = entry
+    return tuple(seen.values()) + ((palette,) if palette and screen.app.ENABLE_COMMAND_PALETTE else ())
 
 
-class StableFooter(Footer):
-    _shown: tuple | None = None
+class KeyBar(Widget):
+    COMPONENT_CLASSES = {"keybar--key", "keybar--description", "keybar--palette"}
+    ALLOW_SELECT = False
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._shown: tuple = ()
+        self._spans: list[tuple[int, int, Binding, bool, str]] = []  # (start cell, end cell, binding, enabled, tooltip)
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.bindings_changed(self.screen)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen) -> None:
-        if not self.display:
-            return  # hidden (the board's filter bar is in its place): brought up to date when shown
-        if self.is_attached and screen is self.screen and screen.app.app_focus:
-            shown = shown_keys(screen)
-            if shown == self._shown and self._bindings_ready:
-                return
+        """Draw again if the keys shown changed (not while hidden: whoever shows
+        the bar again calls this)."""
+        if not self.display or not self.is_attached or screen is not self.screen:
+            return
+        shown = shown_keys(screen)
+        if shown != self._shown:
             self._shown = shown
-        super().bindings_changed(screen)
+            self.refresh()
+
+    @property
+    def keys(self) -> list[str]:
+        """The keys shown, in order (tests and the curious)."""
+        return [binding.key for binding, _, _ in self._shown if not self._palette(binding)]
+
+    def _palette(self, binding: Binding) -> bool:
+        return binding.key == self.app.COMMAND_PALETTE_BINDING
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("keybar--key", partial=True)
+        description_style = self.get_component_rich_style("keybar--description", partial=True)
+        text = Text(no_wrap=True, overflow="crop")
+        spans: list[tuple[int, int, Binding, bool, str]] = []
+        palette = None
+        for binding, enabled, tooltip in self._shown:
+            if self._palette(binding):
+                palette = (binding, enabled, tooltip)
+                continue
+            start = cell_len(text.plain)
+            item = Text.assemble((self.app.get_key_display(binding), key_style), (binding.description, description_style))
+            if not enabled:
+                item.stylize("dim")
+            text.append_text(item)
+            spans.append((start, cell_len(text.plain), binding, enabled, tooltip))
+            text.append("  ")
+        if palette is not None:
+            binding, enabled, tooltip = palette
+            label = Text.assemble(("▏", self.get_component_rich_style("keybar--palette", partial=True)), (self.app.get_key_display(binding), key_style), (binding.description, description_style), " ")
+            width = self.size.width or 80
+            room = width - label.cell_len
+            text.truncate(max(0, room), pad=True)
+            spans = [s for s in spans if s[1] <= room]
+            spans.append((room + 1, width, binding, enabled, tooltip))
+            text.append_text(label)
+        self._spans = spans
+        return text
+
+    def _span_at(self, x: int):
+        for start, end, binding, enabled, tooltip in self._spans:
+            if start <= x < end:
+                return binding, enabled, tooltip
+        return None
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        found = self._span_at(event.x)
+        self.tooltip = found[2] if found else None
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        found = self._span_at(event.x)
+        if found is None:
+            return
+        binding, enabled, _ = found
+        if enabled:
+            self.app.simulate_key(binding.key.split(",")[0].strip())
+        else:
+            self.app.bell()

@@ -247,14 +247,14 @@ async def test_the_filter_bar_takes_the_footers_row_and_the_columns_keep_their_h
     the footer comes back with the board's keys."""
     from textual.widgets import Input
 
-    from loopx_tui.widgets.footer import StableFooter
+    from loopx_tui.widgets.footer import KeyBar
 
     app = make_app()
     async with app.run_test(size=(140, 36)) as pilot:
         screen = app.board_screen
-        footer, bar = screen.query_one(StableFooter), screen.query_one("#filter", Input)
+        footer, bar = screen.query_one(KeyBar), screen.query_one("#filter", Input)
         heights = {key: column.region.height for key, column in screen.board.columns.items()}
-        keys = [key.key for key in footer.query("FooterKey")]
+        keys = footer.keys
         await pilot.press("slash")
         await pilot.pause()
         assert bar.display and app.focused is bar and not footer.display
@@ -263,8 +263,27 @@ async def test_the_filter_bar_takes_the_footers_row_and_the_columns_keep_their_h
         await pilot.press("escape")
         await pilot.pause()
         assert footer.display and not bar.display and isinstance(app.focused, CardWidget)
-        assert [key.key for key in footer.query("FooterKey")] == keys and "slash" in keys
+        assert footer.keys == keys and "slash" in keys
         assert {key: column.region.height for key, column in screen.board.columns.items()} == heights
+
+
+async def test_the_key_bar_shows_the_screens_keys_and_a_click_presses_one(make_app):
+    from loopx_tui.widgets.footer import KeyBar
+
+    app = make_app()
+    async with app.run_test(size=(140, 36)) as pilot:
+        bar = app.board_screen.query_one(KeyBar)
+        line = str(bar.render())
+        assert bar.keys[:3] == ["enter", "t", "v"] and "View" in line and line.rstrip().endswith("palette")
+        x = line.index("vView")
+        await pilot.hover(bar, offset=(x + 2, 0))
+        assert bar.tooltip and "one column per agent" in bar.tooltip
+        await pilot.click(bar, offset=(x + 1, 0))
+        await pilot.pause()
+        assert app.model.mode == "owner"
+        await pilot.click(bar, offset=(line.index("palette"), 0))
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CommandPalette"
 
 
 async def test_the_backlog_box_is_empty_until_ticked(make_app):
@@ -503,7 +522,7 @@ async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_ap
         ready = app.board_screen.board.column("ready")
         fits = screenful(40)  # 8 cards of 5 rows under the header, the last one in part
         assert len(ready.widgets) == fits and ready.total == 30
-        assert f"+{30 - fits} more" in str(ready.query_one(".column-more").render())
+        assert f"+{30 - fits} more" in ready.more
         assert app.board_screen.focus_card_widget(ready.card_ids()[0])
         for _ in range(fits):
             await pilot.press("down")

@@ -68,15 +68,13 @@ class BoardScreen(Screen):
 
     def compose(self) -> ComposeResult:
         model = self.model
+        # The banner and the filter bar are mounted the first time they are
+        # needed: each widget mounted with the board costs its first paint ~3 ms.
         yield BoardHeader(id="board-header")
-        yield BoardBanner(id="board-banner")
         yield BoardView(model, self.now, id="board")
-        # Disabled while hidden, so focus never lands in it by accident.
-        yield Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True, disabled=True)
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.query_one("#filter", Input).display = False
         self.refresh_header()
         self.call_after_refresh(self._focus_first)
         self.app.board_ready()
@@ -93,7 +91,24 @@ class BoardScreen(Screen):
 
     def show_banner(self, text: str | None) -> None:
         """A line under the header that cannot be missed (None hides it)."""
-        self.query_one(BoardBanner).say(text)
+        banner = next(iter(self.query(BoardBanner)), None)
+        if banner is None:
+            if not text:
+                return
+            banner = BoardBanner(id="board-banner")
+            self.mount(banner, after=self.query_one(BoardHeader))
+        banner.say(text)
+
+    def _filter_box(self, create: bool = False) -> Input | None:
+        """The filter bar (None before / was first pressed, unless ``create``)."""
+        found = self.query("#filter")
+        if found:
+            return found.first(Input)
+        if not create:
+            return None
+        box = Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True)
+        self.mount(box)
+        return box
 
     def tick(self) -> None:
         self.board.tick()
@@ -250,7 +265,7 @@ class BoardScreen(Screen):
         # The bar takes the footer's row (its placeholder says Enter keeps, Esc
         # clears): the columns keep their height, so no card is laid out or
         # drawn again as it opens and closes (a row taken from them was ~100 ms).
-        box = self.query_one("#filter", Input)
+        box = self._filter_box(create=True)
         box.disabled = False
         self.query_one(KeyBar).display = False
         box.display = True
@@ -280,18 +295,20 @@ class BoardScreen(Screen):
         self._focus_first()
 
     def _hide_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.display = False
-        box.disabled = True
+        box = self._filter_box()
+        if box is not None:
+            box.display = False
+            box.disabled = True  # (so focus never lands in it while hidden)
         footer = self.query_one(KeyBar)
         footer.display = True
         footer.bindings_changed(self)
 
     def clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self._filter_box()
         self._hide_filter()
         if self.model.query.active:
-            box.value = ""
+            if box is not None:
+                box.value = ""
             self.set_query(Query())
         self._focus_first()
 
@@ -301,7 +318,8 @@ class BoardScreen(Screen):
                 if widget.dragging:
                     widget.cancel_drag()
                     return
-        if self.query_one("#filter", Input).display or self.model.query.active:
+        box = self._filter_box()
+        if (box is not None and box.display) or self.model.query.active:
             self.clear_filter()
 
     def action_show_done(self) -> None:

@@ -201,10 +201,8 @@ class BoardHeader(Line):
 
 
 class BoardBanner(Static):
-    """One line under the header that cannot be missed (hidden when empty)."""
-
-    def on_mount(self) -> None:
-        self.display = False
+    """One line under the header that cannot be missed (hidden when empty).
+    The board mounts it the first time it has something to say."""
 
     def say(self, text: str | None) -> None:
         self.update(Text(f" {text} ", style="bold") if text else "")

@@ -252,11 +252,12 @@ async def test_the_filter_bar_takes_the_footers_row_and_the_columns_keep_their_h
     app = make_app()
     async with app.run_test(size=(140, 36)) as pilot:
         screen = app.board_screen
-        footer, bar = screen.query_one(KeyBar), screen.query_one("#filter", Input)
+        footer = screen.query_one(KeyBar)
         heights = {key: column.region.height for key, column in screen.board.columns.items()}
         keys = footer.keys
         await pilot.press("slash")
         await pilot.pause()
+        bar = screen.query_one("#filter", Input)
         assert bar.display and app.focused is bar and not footer.display
         assert bar.region.y == 35  # the last row: the footer's
         assert {key: column.region.height for key, column in screen.board.columns.items()} == heights

@@ -72,8 +72,8 @@ class CardFilter(NamedTuple):
 
     def matches(self, card: CardView) -> bool:
         if self.owners:
-            owner = (card.owner or "unassigned").lower()
-            if not any(o == owner or (o in UNASSIGNED_WORDS and card.owner is None) or owner.startswith(o) for o in self.owners):
+            owner = (card.owner or "unassigned").lower()  # (an empty owner is none)
+            if not any(o == owner or (o in UNASSIGNED_WORDS and not card.owner) or owner.startswith(o) for o in self.owners):
                 return False
         if self.statuses:
             column = COLUMN_OF.get(card.status, "")
@@ -94,9 +94,9 @@ class CardFilter(NamedTuple):
         if self.owners:
             any_owner: list[tuple[str, tuple]] = []
             for o in self.owners:
-                any_owner.append((f"SUBSTR(LOWER(COALESCE({owner}, 'unassigned')), 1, ?) = ?", (*owner_params, len(o), o)))
-                if o in UNASSIGNED_WORDS:
-                    any_owner.append((f"{owner} IS NULL", owner_params))
+                any_owner.append((f"SUBSTR(LOWER(COALESCE(NULLIF({owner}, ''), 'unassigned')), 1, ?) = ?", (*owner_params, len(o), o)))
+                if o in UNASSIGNED_WORDS:  # (an empty owner is no owner, as in the unassigned column)
+                    any_owner.append((f"({owner} IS NULL OR {owner} = '')", owner_params * 2))
             conds.append(_any(any_owner))
         if self.statuses:
             any_status = []

@@ -140,6 +140,8 @@ def controls(store, agents) -> dict[str, Control]:
     the newest for every agent not decided yet."""
     out: dict[str, Control] = {}
     wanted = set(agents)
+    if not wanted:
+        return out  # (no runner yet: the board's snapshot skips the scan of the event log)
     marks = ",".join("?" * len(RUNNER_CONTROLS))
     for (seq,) in store.query(f"SELECT seq FROM event WHERE kind IN ({marks}) ORDER BY seq DESC", RUNNER_CONTROLS):
         if not wanted - set(out):

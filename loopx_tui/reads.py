@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, TypeVar
 
-from loopx_core.ops import board, board_pages, cards, trajectory
+from loopx_core.ops import board, board_pages, cards
 from loopx_core.store.discovery import BoardLocation
 from loopx_core.store.backends import Store
 from loopx_core.rules.text import terminal_safe_value
@@ -45,7 +45,7 @@ def open_store(location: BoardLocation) -> Store:
     """Open an existing board (never creates one: that is ``loopx init``)."""
     off_ui_thread("opening the board")
     store = Store.open(location)
-    store.db.close()  # this thread's connection; every read takes its own
+    store.close()  # this thread's connection; every read takes its own
     return store
 
 
@@ -139,7 +139,11 @@ class BoardReader:
     def gate_brief(self, gate_id: int) -> board.GateBrief | None:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))
 
-    def trajectory(self, card_id: int | None) -> trajectory.Trajectory:
+    def trajectory(self, card_id: int | None):
+        """The timeline's figures (``ops.trajectory``, imported here: its SQL is
+        peewee's, and opening the board never needs it)."""
+        from loopx_core.ops import trajectory
+
         # Times and numbers, agent ids (validated when registered) and labels the
         # kernel composes: no agent prose, so the tens of thousands of turns of a
         # long board skip the sanitiser.

@@ -31,8 +31,8 @@ def test_the_import_contracts_hold():
 
 def test_a_broken_layer_fails_the_contracts(tmp_path):
     """The contracts catch the shortcuts they exist for: an adapter or the runner
-    reading the models, the watcher writing events itself, and the cold path
-    importing pydantic."""
+    reading the models, the watcher writing events itself, the cold path
+    importing pydantic, and the board's reads building SQL with the models."""
     for pkg in ("loopx_core", "loopx_tui"):
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     fastcheck = tmp_path / "loopx_core" / "adapters" / "fastcheck.py"
@@ -43,12 +43,15 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     loop.write_text(loop.read_text() + "\nfrom ..store.models import Agent  # noqa\n")
     ingest = tmp_path / "loopx_core" / "watch" / "ingest.py"
     ingest.write_text(ingest.read_text() + "\nfrom ..store import events  # noqa\n")
+    pages = tmp_path / "loopx_core" / "ops" / "board_pages.py"
+    pages.write_text(pages.read_text() + "\nfrom ..store.models import Card as _Card  # noqa\n")
     res = lint(tmp_path)
     assert res.returncode != 0
     assert "loopx_core.adapters.hooks -> loopx_core.store.models" in res.stdout, res.stdout
     assert "loopx_core.adapters.fastcheck -> loopx_core.shapes.schemas" in res.stdout, res.stdout
     assert "loopx_core.runner.loop -> loopx_core.store.models" in res.stdout, res.stdout  # the runner calls operators too
     assert "loopx_core.watch.ingest -> loopx_core.store.events" in res.stdout, res.stdout  # events are written by operators
+    assert "loopx_core.ops.board_pages -> loopx_core.store.models" in res.stdout, res.stdout  # the board's reads are plain SQL
 
 
 HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")

@@ -1,4 +1,9 @@
-"""Board-level operations: init, where, export, the whole-board read."""
+"""Board-level operations: init, where, export, the whole-board read.
+
+The board's reads (``board_snapshot``, ``board_delta``, ``gate_brief``, and
+``board_pages``) run plain SQL on the record layer (``store/records.py``):
+opening and following the board never imports peewee nor the models
+(contract ``board-reads-without-orm``)."""
 
 from __future__ import annotations
 
@@ -6,13 +11,14 @@ from typing import NamedTuple
 
 from ..rules import clock
 from ..store import events
-from ..authority import people
 from . import reaper
 from ..store.discovery import BoardLocation
-from ..store.models import Agent, Card, Evidence, Gate, Handoff, Observed, Setting
+from ..store import records
+from ..store.records import Agent, Card, Evidence, Gate, Handoff, Observed, Setting
 from .board_pages import CardFilter, Page, Tally, board_page, tally
 from ..store.rows import (
     agent_view,
+    card_row,
     card_views,
     evidence_view,
     gate_view,
@@ -20,7 +26,6 @@ from ..store.rows import (
     observed_view,
 )
 from ..store.backends import Store
-from ..authority.verify import export_chain
 from ..shapes.values import AgentView, CardView, EventView, EvidenceView, GateView
 
 
@@ -29,6 +34,8 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     ``keys.Person``: they sign their own entry, and this machine pins their key
     as the board's root). On an existing board ``person`` must be one of its
     people. Returns (store, created)."""
+    from ..authority import people  # (its rows are the models': off the board's read path)
+
     store = Store.open(location, create=True, frozen_ok=test_board)
     created = store.created
     if created and location.source == "init":
@@ -71,7 +78,7 @@ def board_cards(store: Store) -> list[CardView]:
     if reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
-        return card_views(list(Card.select().order_by(Card.priority, Card.id)))
+        return card_views(Card.where('ORDER BY "priority", "id"'))
 
 
 def changed_since(store: Store, seq: int) -> tuple[list[EventView], list[CardView]]:
@@ -79,20 +86,38 @@ def changed_since(store: Store, seq: int) -> tuple[list[EventView], list[CardVie
     with store.read():
         new = events.since(seq)
         touched = sorted({e.card for e in new if e.card is not None})
-        cards = card_views(list(Card.select().where(Card.id.in_(touched)))) if touched else []
+        cards = _cards(touched)
     return new, cards
 
 
+def _cards(card_ids: list[int]) -> list[CardView]:
+    """The views of these cards (in id order), inside the caller's read."""
+    if not card_ids:
+        return []
+    marks = ", ".join("?" * len(card_ids))
+    return card_views(Card.where(f'WHERE "id" IN ({marks}) ORDER BY "id"', tuple(card_ids)))
+
+
+def _agents() -> tuple[AgentView, ...]:
+    return tuple(agent_view(a) for a in Agent.where('ORDER BY "id"'))
+
+
+def _pending_gates() -> tuple[GateView, ...]:
+    return tuple(gate_view(g) for g in Gate.where("WHERE \"status\" = 'pending' ORDER BY \"id\""))
+
+
 def export(store: Store) -> dict:
+    from ..authority.verify import export_chain
+
     with store.read():
         return {
-            "board": {"path": store.location.describe(), "settings": {s.key: s.value for s in Setting.select()}, "exported_at": clock.iso(clock.now())},
-            "agents": [agent_view(a).to_json() for a in Agent.select().order_by(Agent.id)],
-            "cards": [c.to_json() for c in card_views(list(Card.select().order_by(Card.id)))],
-            "gates": [gate_view(g).to_json() for g in Gate.select().order_by(Gate.id)],
-            "evidence": [evidence_view(e).to_json() for e in Evidence.select().order_by(Evidence.id)],
-            "observed": [observed_view(o).to_json() for o in Observed.select().order_by(Observed.id)],
-            "handoffs": [handoff_view(h).to_json() for h in Handoff.select().order_by(Handoff.id)],
+            "board": {"path": store.location.describe(), "settings": {s.key: s.value for s in Setting.where()}, "exported_at": clock.iso(clock.now())},
+            "agents": [a.to_json() for a in _agents()],
+            "cards": [c.to_json() for c in card_views(Card.where('ORDER BY "id"'))],
+            "gates": [gate_view(g).to_json() for g in Gate.where('ORDER BY "id"')],
+            "evidence": [evidence_view(e).to_json() for e in Evidence.where('ORDER BY "id"')],
+            "observed": [observed_view(o).to_json() for o in Observed.where('ORDER BY "id"')],
+            "handoffs": [handoff_view(h).to_json() for h in Handoff.where('ORDER BY "id"')],
             "events": [e.to_json() for e in events.since(0)],
             "chain": export_chain(store),  # raw rows: `loopx verify --file` checks a copy anywhere
         }
@@ -130,15 +155,15 @@ def board_snapshot(store: Store, mode: str, limits: dict, card_filter: CardFilte
         store.run(reaper.reap_due)
     with store.read():
         page = board_page(store, mode, limits, card_filter)
-        agents = [agent_view(a) for a in Agent.select().order_by(Agent.id)]
-        gates = [gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id)]
-        settings = {s.key: s.value for s in Setting.select().where(Setting.key.in_(("objective", "project_root")))}
+        agents = _agents()
+        gates = _pending_gates()
+        settings = dict(records.rows("""SELECT "key", "value" FROM "setting" WHERE "key" IN ('objective', 'project_root')"""))
         found = _runners(store)
     return BoardSnapshot(
         seq=page.seq,
         page=page,
-        agents=tuple(agents),
-        pending_gates=tuple(gates),
+        agents=agents,
+        pending_gates=gates,
         objective=settings.get("objective", ""),
         project_root=settings.get("project_root"),
         runners=found,
@@ -177,12 +202,10 @@ def board_delta(store: Store, seq: int, card_filter: CardFilter = CardFilter(), 
         if not new:
             return BoardDelta(seq, (), (), None, None)
         touched = sorted({e.card for e in new if e.card is not None})
-        cards = card_views(list(Card.select().where(Card.id.in_(touched)))) if touched else []
+        cards = _cards(touched)
         kinds = {e.kind for e in new}
-        agents = tuple(agent_view(a) for a in Agent.select().order_by(Agent.id)) if kinds & AGENT_EVENTS else None
-        gates = None
-        if kinds & GATE_EVENTS:
-            gates = tuple(gate_view(g) for g in Gate.select().where(Gate.status == "pending").order_by(Gate.id))
+        agents = _agents() if kinds & AGENT_EVENTS else None
+        gates = _pending_gates() if kinds & GATE_EVENTS else None
         found = _runners(store) if kinds & RUNNER_EVENTS else None
         counts = shown = None
         if touched and not kinds <= COUNT_KEEPING_EVENTS:
@@ -202,9 +225,9 @@ class GateBrief(NamedTuple):
 def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
     """The gate, its card and the card's latest evidence (None: no such gate)."""
     with store.read():
-        row = Gate.get_or_none(Gate.id == gate_id)
+        row = Gate.get(gate_id)
         if row is None:
             return None
-        card = Card.get_by_id(row.card_id)
-        latest = Evidence.select().where(Evidence.card == card.id).order_by(Evidence.id.desc()).first()
+        card = card_row(row.card_id)
+        latest = Evidence.first('WHERE "card_id" = ? ORDER BY "id" DESC', (card.id,))
         return GateBrief(gate_view(row), card_views([card])[0], evidence_view(latest) if latest else None)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import peewee as pw
-
 from ..rules import ids
 from ..rules.columns import COLUMN_OF, STATUS_COLUMNS
 from ..rules.holding import HELD, owner_of
-from ..store.models import Card
+from ..store import records
+from ..store.records import Card
 from ..store.rows import card_row, card_views
 from ..store.backends import Store
 from ..shapes.values import CardView
@@ -28,16 +27,32 @@ UNASSIGNED_WORDS = ("none", "unassigned", "-")
 STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled"))}
 FINISHED = ("done", "cancelled")
 
-
-def owner_of_row():
-    """The owner a card shows (``rows.card_view``): the lease holder while held,
-    the receiver of a handoff, else the assignee — as SQL."""
-    held = (Card.lease_holder.is_null(False)) & (Card.lease_holder != "") & (Card.status.in_(HELD))
-    return pw.Case(None, ((held, Card.lease_holder), (Card.status == "handoff", Card.handoff_to)), Card.assignee)
+# A condition is ``(sql, params)`` with ``?`` placeholders (plain SQL on the
+# record layer's connection, both backends: DESIGN §10 "the board's reads").
 
 
-def _finished_at():
-    return pw.fn.COALESCE(Card.done_at, Card.updated_at)
+def _in(values) -> tuple[str, tuple]:
+    values = tuple(values)
+    return "(" + ", ".join("?" * len(values)) + ")", values
+
+
+def owner_of_row() -> tuple[str, tuple]:
+    """The owner a card shows (``rows.card_view``, ``holding.owner_of``): the
+    lease holder while held, the receiver of a handoff, else the assignee — as SQL."""
+    held, params = _in(HELD)
+    return (
+        f"""(CASE WHEN "lease_holder" IS NOT NULL AND "lease_holder" != '' AND "status" IN {held} THEN "lease_holder" """
+        """WHEN "status" = 'handoff' THEN "handoff_to" ELSE "assignee" END)""",
+        params,
+    )
+
+
+FINISHED_AT = 'COALESCE("done_at", "updated_at")'
+
+
+def _contains(hay: str) -> str:
+    """SQL: ``hay`` holds the next parameter (as given: no case folding)."""
+    return f"instr({hay}, ?) > 0" if records.current().backend == "sqlite" else f"strpos({hay}, ?) > 0"
 
 
 # -- the filter -------------------------------------------------------------------
@@ -57,8 +72,8 @@ class CardFilter(NamedTuple):
 
     def matches(self, card: CardView) -> bool:
         if self.owners:
-            owner = (card.owner or "unassigned").lower()
-            if not any(o == owner or (o in UNASSIGNED_WORDS and card.owner is None) or owner.startswith(o) for o in self.owners):
+            owner = (card.owner or "unassigned").lower()  # (an empty owner is none)
+            if not any(o == owner or (o in UNASSIGNED_WORDS and not card.owner) or owner.startswith(o) for o in self.owners):
                 return False
         if self.statuses:
             column = COLUMN_OF.get(card.status, "")
@@ -70,51 +85,45 @@ class CardFilter(NamedTuple):
                 return False
         return True
 
-    def where(self):
-        """The same test in SQL (None: no test). Words are matched in the
-        card's text as stored (needs as its JSON text), lower-cased by the
-        database (SQLite folds ASCII only)."""
-        conds = []
-        owner = owner_of_row()
+    def where(self) -> tuple[str, tuple] | None:
+        """The same test in SQL, ``(sql, params)`` (None: no test). Words are
+        matched in the card's text as stored (needs as its JSON text),
+        lower-cased by the database (SQLite folds ASCII only)."""
+        conds: list[tuple[str, tuple]] = []
+        owner, owner_params = owner_of_row()
         if self.owners:
-            shown = pw.fn.LOWER(pw.fn.COALESCE(owner, "unassigned"))
-            any_owner = []
+            any_owner: list[tuple[str, tuple]] = []
             for o in self.owners:
-                any_owner.append(pw.fn.SUBSTR(shown, 1, len(o)) == o)
-                if o in UNASSIGNED_WORDS:
-                    any_owner.append(owner.is_null())
+                any_owner.append((f"SUBSTR(LOWER(COALESCE(NULLIF({owner}, ''), 'unassigned')), 1, ?) = ?", (*owner_params, len(o), o)))
+                if o in UNASSIGNED_WORDS:  # (an empty owner is no owner, as in the unassigned column)
+                    any_owner.append((f"({owner} IS NULL OR {owner} = '')", owner_params * 2))
             conds.append(_any(any_owner))
         if self.statuses:
             any_status = []
             for s in self.statuses:
                 of_column = [st for key, _, sts in STATUS_COLUMNS if key == s for st in sts]
                 prefixed = [st for st in set(COLUMN_OF) | {s} if st.startswith(s)]
-                any_status.append(Card.status.in_(sorted(set(of_column) | set(prefixed))))
+                marks, params = _in(sorted(set(of_column) | set(prefixed)))
+                any_status.append((f'"status" IN {marks}', params))
             conds.append(_any(any_status))
         if self.words:
-            parts = (pw.Cast(Card.id, "TEXT"), Card.title, pw.fn.COALESCE(owner, ""), Card.status, pw.fn.COALESCE(Card.needs, ""), pw.fn.COALESCE(Card.next_action, ""))
-            text = pw.Value(ids.CARD.lower() + "-")
-            for i, part in enumerate(parts):
-                text = text.concat(part) if i == 0 else text.concat(" ").concat(part)
-            hay = pw.fn.LOWER(text)
-            conds.extend(hay.contains(w) for w in self.words)
+            hay = (
+                f"""LOWER(? || CAST("id" AS TEXT) || ' ' || "title" || ' ' || COALESCE({owner}, '') || ' ' || "status" """
+                """|| ' ' || COALESCE("needs", '') || ' ' || COALESCE("next_action", ''))"""
+            )
+            test = _contains(hay)
+            conds.extend((test, (ids.CARD.lower() + "-", *owner_params, w)) for w in self.words)
         return _all(conds)
 
 
-def _any(conds):
-    out = conds[0]
-    for c in conds[1:]:
-        out = out | c
-    return out
+def _any(conds: list[tuple[str, tuple]]) -> tuple[str, tuple]:
+    return "(" + " OR ".join(sql for sql, _ in conds) + ")", tuple(p for _, params in conds for p in params)
 
 
-def _all(conds):
+def _all(conds: list[tuple[str, tuple]]) -> tuple[str, tuple] | None:
     if not conds:
         return None
-    out = conds[0]
-    for c in conds[1:]:
-        out = out & c
-    return out
+    return "(" + " AND ".join(sql for sql, _ in conds) + ")", tuple(p for _, params in conds for p in params)
 
 
 # -- counts ---------------------------------------------------------------------------
@@ -146,19 +155,14 @@ def tally(card_filter: CardFilter = CardFilter(), by_owner: bool = True) -> Tall
     the four columns the owner is worked out from (schema v5), grouped as
     stored and folded here by ``owner_of`` — a few ms at 50,000 cards, where
     working the owner out in SQL read every row."""
+    columns = '"status"' if not by_owner else '"status", "lease_holder", "handoff_to", "assignee"'
+    where, params = card_filter.where() or ("", ())
+    sql = f'SELECT {columns}, COUNT(*) FROM "card"' + (f" WHERE {where}" if where else "") + f" GROUP BY {columns}"
+    found = records.rows(sql, params)
     if not by_owner:
-        query = Card.select(Card.status, pw.fn.COUNT(pw.SQL("*"))).group_by(Card.status)
-        where = card_filter.where()
-        if where is not None:
-            query = query.where(where)
-        return Tally(tuple(sorted((status, None, int(n)) for status, n in query.tuples())), by_owner=False)
-    columns = (Card.status, Card.lease_holder, Card.handoff_to, Card.assignee)
-    query = Card.select(*columns, pw.fn.COUNT(pw.SQL("*"))).group_by(*columns)
-    where = card_filter.where()
-    if where is not None:
-        query = query.where(where)
+        return Tally(tuple(sorted((status, None, int(n)) for status, n in found)), by_owner=False)
     counts: dict[tuple[str, str | None], int] = {}
-    for status, lease_holder, handoff_to, assignee, n in query.tuples():
+    for status, lease_holder, handoff_to, assignee, n in found:
         key = (status, owner_of(status, lease_holder, handoff_to, assignee) or None)
         counts[key] = counts.get(key, 0) + int(n)
     return Tally(tuple(sorted(((status, owner, n) for (status, owner), n in counts.items()), key=lambda r: (r[0], r[1] or ""))))
@@ -167,36 +171,37 @@ def tally(card_filter: CardFilter = CardFilter(), by_owner: bool = True) -> Tall
 # -- one column, a page at a time ------------------------------------------------------
 
 
-def _order(mode: str, key: str | None) -> list:
+def _order(mode: str, key: str | None) -> tuple[str, tuple]:
+    """ORDER BY of a column, in the board's order."""
     if mode == OWNER_MODE:
-        rank = pw.Case(Card.status, tuple(STATUS_RANK.items()), 99)
-        recency = pw.Case(None, ((Card.status.in_(FINISHED), _finished_at() * -1),), 0)
-        return [rank, recency, Card.priority, Card.id]
+        rank = "CASE \"status\" " + " ".join("WHEN ? THEN ?" for _ in STATUS_RANK) + " ELSE 99 END"
+        finished, finished_params = _in(FINISHED)
+        recency = f'CASE WHEN "status" IN {finished} THEN {FINISHED_AT} * -1 ELSE 0 END'
+        return f'{rank}, {recency}, "priority", "id"', (*(v for item in STATUS_RANK.items() for v in item), *finished_params)
     first = {"ready": "ready", "needs_you": "waiting", "done": "done"}.get(key or "")
     if key == "done":
-        return [Card.status != first, _finished_at().desc(), Card.id]
+        return f'"status" != ?, {FINISHED_AT} DESC, "id"', (first,)
     if first:
-        return [Card.status != first, Card.priority, Card.id]
-    return [Card.priority, Card.id]
+        return '"status" != ?, "priority", "id"', (first,)
+    return '"priority", "id"', ()
 
 
-def column_where(mode: str, key: str | None):
+def column_where(mode: str, key: str | None) -> tuple[str, tuple]:
     if mode == OWNER_MODE:
-        owner = owner_of_row()
-        return owner.is_null() | (owner == "") if key is None else owner == key
-    statuses = [st for k, _, sts in STATUS_COLUMNS if k == key for st in sts]
-    return Card.status.in_(statuses)
+        owner, params = owner_of_row()
+        if key is None:
+            return f"({owner} IS NULL OR {owner} = '')", params * 2
+        return f"{owner} = ?", (*params, key)
+    marks, statuses = _in(st for k, _, sts in STATUS_COLUMNS if k == key for st in sts)
+    return (f'"status" IN {marks}', statuses) if statuses else ("1 = 0", ())
 
 
 def column_page(mode: str, key: str | None, offset: int, limit: int, card_filter: CardFilter = CardFilter()) -> list[CardView]:
     """Cards ``offset``…``offset+limit`` of a column, in the board's order
     (inside the caller's read). ``key``: a status column, or an owner (None: unassigned)."""
-    where = column_where(mode, key)
-    extra = card_filter.where()
-    if extra is not None:
-        where = where & extra
-    rows = list(Card.select().where(where).order_by(*_order(mode, key)).offset(offset).limit(limit))
-    return card_views(rows)
+    where, params = _all([c for c in (column_where(mode, key), card_filter.where()) if c is not None])
+    order, order_params = _order(mode, key)
+    return card_views(Card.where(f"WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?", (*params, *order_params, limit, offset)))
 
 
 class Page(NamedTuple):

@@ -24,7 +24,8 @@ from ..store import events
 from ..authority import trust
 from ..rules.decisions import CONTROL_OF_KIND, KIND_OF_CONTROL, RUNNER_CONTROLS
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
-from ..store.models import Runner
+from ..store import records
+from ..store.records import Runner
 from ..store.rows import agent_row
 
 STATES = ("running", "asleep", "waiting", "paused", "stopped")
@@ -139,6 +140,8 @@ def controls(store, agents) -> dict[str, Control]:
     the newest for every agent not decided yet."""
     out: dict[str, Control] = {}
     wanted = set(agents)
+    if not wanted:
+        return out  # (no runner yet: the board's snapshot skips the scan of the event log)
     marks = ",".join("?" * len(RUNNER_CONTROLS))
     for (seq,) in store.query(f"SELECT seq FROM event WHERE kind IN ({marks}) ORDER BY seq DESC", RUNNER_CONTROLS):
         if not wanted - set(out):
@@ -182,14 +185,14 @@ def control(store, agent: str, what: str, person) -> RunnerView:
     def body():
         now = clock.now()
         agent_row(agent)
-        row = Runner.get_or_none(Runner.agent == agent)
+        row = Runner.get(agent)
         new = row is None
         if new:
             row = Runner(agent=agent, state="stopped", since=now, turn=0)
         seq = events.emit(person, KIND_OF_CONTROL[what], None, agent=agent, control=what)
         row.control = None if what == "resume" else what
         row.control_seq = seq
-        row.save(force_insert=new)
+        row.insert() if new else row.save()
         return view(row, Control("run" if what == "resume" else what, person.actor, seq))
 
     return store.run(body)
@@ -211,7 +214,7 @@ def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) 
     def body():
         now = clock.now()
         agent_row(agent)
-        row = Runner.get_or_none(Runner.agent == agent)
+        row = Runner.get(agent)
         previous = None
         if row is not None and row.runner_id != runner_id and _live(row, now):
             raise Conflict(
@@ -230,7 +233,7 @@ def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) 
         row.runner_id, row.runtime, row.pid, row.host = runner_id, runtime, pid, host
         row.state, row.card, row.turn_id, row.gate, row.wake_at, row.detail = "asleep", None, None, None, None, "starting"
         row.since = row.heartbeat = row.started_at = now
-        row.save(force_insert=new)
+        row.insert() if new else row.save()
         events.emit(actor(agent), "runner_started", None, agent=agent, runner=runner_id, runtime=runtime, pid=pid, host=host, took_over=previous)
         return view(row, decided)
 
@@ -238,7 +241,7 @@ def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) 
 
 
 def _mine(agent: str, runner_id: str) -> Runner:
-    row = Runner.get_or_none(Runner.agent == agent)
+    row = Runner.get(agent)
     if row is None or row.runner_id != runner_id:
         raise Conflict(
             f"{agent}'s runner {runner_id} was replaced by another runner",
@@ -299,8 +302,8 @@ def beat(store, agent: str, runner_id: str, seen_seq: int | None = None) -> bool
     event. False when another runner has taken the agent over."""
 
     def body():
-        changed = Runner.update(heartbeat=clock.now(), seen_seq=seen_seq).where((Runner.agent == agent) & (Runner.runner_id == runner_id)).execute()
-        return bool(changed)
+        changed = records.execute('UPDATE "runner" SET "heartbeat" = ?, "seen_seq" = ? WHERE "agent" = ? AND "runner_id" = ?', (clock.now(), seen_seq, agent, runner_id))
+        return changed.rowcount > 0
 
     return store.run(body)
 
@@ -309,7 +312,7 @@ def exited(store, agent: str, runner_id: str, why: str, **data) -> None:
     """The runner process ends (``why``: what ended it)."""
 
     def body():
-        row = Runner.get_or_none(Runner.agent == agent)
+        row = Runner.get(agent)
         if row is None or row.runner_id != runner_id:
             return  # taken over meanwhile: the row is the new runner's
         now = clock.now()
@@ -323,12 +326,12 @@ def exited(store, agent: str, runner_id: str, why: str, **data) -> None:
 
 def list_runners(store) -> list[RunnerView]:
     with store.read():
-        rows = list(Runner.select().order_by(Runner.agent))
+        rows = Runner.where('ORDER BY "agent"')
         decided = controls(store, [row.agent for row in rows])
         return [view(row, decided[row.agent]) for row in rows]
 
 
 def get_runner(store, agent: str) -> RunnerView | None:
     with store.read():
-        row = Runner.get_or_none(Runner.agent == agent)
+        row = Runner.get(agent)
         return view(row, control_of(store, agent)) if row is not None else None

@@ -7,7 +7,7 @@ A SQLite board is a plain ``sqlite3`` connection per thread (WAL, synchronous
 normal, busy_timeout, foreign keys; every write transaction ``BEGIN
 IMMEDIATE``): the per-turn operators run their SQL on it through
 ``records.py`` and never import peewee. Peewee (``Store.db``) is built only
-when something needs the models — migrations, the board's heavy reads, export —
+when something needs the models — migrations, agents, people, the timeline —
 and then runs on the very same connections, so it sees the same transaction.
 A PostgreSQL board is opened through peewee (``pg.py``) as before.
 """

@@ -9,7 +9,8 @@ attribute access and change tracking, and plain SQL run on the transaction's
 DB-API connection (``Store.execute``: ``?`` placeholders, translated for
 psycopg on PostgreSQL). There is one schema: ``tests/store/test_records.py``
 holds these column lists, kinds and defaults equal to the peewee models, which
-stay for migrations, the board's heavy reads, export and ``migrate``.
+stay for migrations, the trajectory, people and ``migrate``; the board's
+reads (ops/board.py, ops/board_pages.py, ops/runners.py) run here too.
 
 Which connection: the store whose transaction is running (``Store.run`` and
 ``Store.read`` bind it for their body, in a context variable, so two boards open
@@ -155,7 +156,15 @@ EVENT = Table("event", "seq", (
     ("sig", TEXT, None),
 ))
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT)
+# v4: the runner driving each agent (ops/runners.py), read by the board's snapshot.
+RUNNER = Table("runner", "agent", (
+    ("agent", TEXT, None), ("runner_id", TEXT, None), ("runtime", TEXT, None), ("pid", INT, None), ("host", TEXT, None),
+    ("state", TEXT, None), ("card", INT, None), ("turn", INT, 0), ("turn_id", TEXT, None), ("gate", INT, None),
+    ("wake_at", FLOAT, None), ("detail", TEXT, None), ("since", FLOAT, None), ("heartbeat", FLOAT, None),
+    ("seen_seq", INT, None), ("started_at", FLOAT, None), ("control", TEXT, None), ("control_seq", INT, None),
+))
+
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -341,3 +350,7 @@ class Operation(Record):
 
 class Event(Record):
     table = EVENT
+
+
+class Runner(Record):
+    table = RUNNER

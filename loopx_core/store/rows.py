@@ -1,7 +1,7 @@
 """Loading rows inside an operator's transaction and turning them into values.
 
 Rows are ``records`` (the standard-library record layer); the views also take
-peewee model rows, which have the same attributes, for the board's heavy reads."""
+peewee model rows, which have the same attributes (agents, the watcher)."""
 
 from __future__ import annotations
 

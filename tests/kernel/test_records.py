@@ -1,6 +1,6 @@
 """One schema: the per-turn path's record layer (store/records.py) names the
 same columns, kinds and defaults as the peewee models (store/models.py) that
-migrations, export and the board's heavy reads use. A column added to one and
+migrations, export and the trajectory use. A column added to one and
 not the other fails here."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from loopx_core.store import models, records
 from loopx_core.store.orm import peewee as pw
 
-MODELS = {m._meta.table_name: m for m in models.TABLES}
+MODELS = {m._meta.table_name: m for m in (*models.TABLES, models.Runner)}
 
 
 def _kind(field) -> str:

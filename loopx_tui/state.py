@@ -35,6 +35,8 @@ def screenful(rows: int) -> int:
     """The cards that fill a column on a screen ``rows`` tall (the last one
     may show in part), at least one and at most COLUMN_LIMIT."""
     return max(1, min(COLUMN_LIMIT, -(-(rows - BOARD_CHROME) // CARD_ROWS)))
+
+
 # Columns of history: counted on open, their cards read when asked for.
 ON_DEMAND = frozenset({"done"})
 

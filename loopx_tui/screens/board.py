@@ -101,11 +101,9 @@ class BoardScreen(Screen):
 
     def _filter_box(self, create: bool = False) -> Input | None:
         """The filter bar (None before / was first pressed, unless ``create``)."""
-        found = self.query("#filter")
-        if found:
-            return found.first(Input)
-        if not create:
-            return None
+        box = next(iter(self.query("#filter").results(Input)), None)
+        if box is not None or not create:
+            return box
         box = Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True)
         self.mount(box)
         return box

@@ -119,18 +119,21 @@ class BoardColumn(Vertical):
         or once they are mounted), and its scrollbar's cell is kept from the
         first layout — found only after it, the scrollbar made every card of
         the column draw again one cell narrower before the first paint."""
-        try:
-            rows = self.app.size.height
-        except Exception:  # (no app running: built outside one)
-            return False
+        rows = self._screen_rows()
         return rows > 0 and self.total * CARD_ROWS > rows - BOARD_CHROME
+
+    def _screen_rows(self) -> int:
+        try:
+            return self.app.size.height
+        except Exception:  # (no app running: built outside one)
+            return 0
 
     def fill(self) -> None:
         """The column grew taller (the terminal did): mount what now fits."""
-        try:
-            fits = screenful(self.app.size.height)
-        except Exception:
+        rows = self._screen_rows()
+        if not rows:
             return
+        fits = screenful(rows)
         if self._ready and self.limit < fits and len(self._order) < min(self.total, len(self.cards)):
             self.limit = fits
             self.sync(self.cards, self.total, self.unread)

@@ -20,18 +20,19 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 
-def shown_keys(screen: Screen) -> tuple:
-    """The keys a screen shows now: (binding, enabled, tooltip) per action, first
-    binding wins; the command palette's key (not shown otherwise) last."""
+def shown_keys(screen: Screen) -> tuple[tuple, tuple | None]:
+    """The keys a screen shows now, ``(binding, enabled, tooltip)`` per action
+    (the first binding wins), and the command palette's key (not shown with
+    the others: on the right) or None."""
     seen: dict[str, tuple[Binding, bool, str]] = {}
     palette = None
     for key, (_, binding, enabled, tooltip) in screen.active_bindings.items():
         entry = (binding, enabled, tooltip or binding.tooltip or binding.description)
         if key == screen.app.COMMAND_PALETTE_BINDING:
-            palette = entry
+            palette = entry if screen.app.ENABLE_COMMAND_PALETTE else None
         elif binding.show and binding.action not in seen:
             seen[binding.action] = entry
-    return tuple(seen.values()) + ((palette,) if palette and screen.app.ENABLE_COMMAND_PALETTE else ())
+    return tuple(seen.values()), palette
 
 
 class KeyBar(Widget):
@@ -40,7 +41,7 @@ class KeyBar(Widget):
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self._shown: tuple = ()
+        self._shown: tuple[tuple, tuple | None] = ((), None)
         self._spans: list[tuple[int, int, Binding, bool, str]] = []  # (start cell, end cell, binding, enabled, tooltip)
 
     def on_mount(self) -> None:
@@ -63,21 +64,15 @@ class KeyBar(Widget):
     @property
     def keys(self) -> list[str]:
         """The keys shown, in order (tests and the curious)."""
-        return [binding.key for binding, _, _ in self._shown if not self._palette(binding)]
-
-    def _palette(self, binding: Binding) -> bool:
-        return binding.key == self.app.COMMAND_PALETTE_BINDING
+        return [binding.key for binding, _, _ in self._shown[0]]
 
     def render(self) -> Text:
         key_style = self.get_component_rich_style("keybar--key", partial=True)
         description_style = self.get_component_rich_style("keybar--description", partial=True)
         text = Text(no_wrap=True, overflow="crop")
         spans: list[tuple[int, int, Binding, bool, str]] = []
-        palette = None
-        for binding, enabled, tooltip in self._shown:
-            if self._palette(binding):
-                palette = (binding, enabled, tooltip)
-                continue
+        keys, palette = self._shown
+        for binding, enabled, tooltip in keys:
             start = cell_len(text.plain)
             item = Text.assemble((self.app.get_key_display(binding), key_style), (binding.description, description_style))
             if not enabled:
@@ -113,6 +108,6 @@ class KeyBar(Widget):
             return
         binding, enabled, _ = found
         if enabled:
-            self.app.simulate_key(binding.key.split(",")[0].strip())
+            self.app.simulate_key(binding.key)  # (one key each: the screen's bindings, split per key)
         else:
             self.app.bell()

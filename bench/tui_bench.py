@@ -265,7 +265,8 @@ KEYS = textwrap.dedent(
 
         def fingerprint(self):
             app = self.app
-            return (id(app.screen), id(app.focused), getattr(getattr(app, "model", None), "mode", None), getattr(app, "flips", None))
+            # (the selected card: the focused column and its cursor)
+            return (id(app.screen), id(app.focused), getattr(app.focused, "cursor", None), getattr(getattr(app, "model", None), "mode", None), getattr(app, "flips", None))
 
         async def key(self, pilot, key, done=None, timeout=60.0):
             await pilot.pause()  # settle (not timed)
@@ -328,7 +329,7 @@ KEYS = textwrap.dedent(
             def view_drawn(mode):
                 # the other view is on screen with every card of its columns laid out (drawn in that frame)
                 board = app.board_screen.board
-                return lambda: app.model.mode == mode and all(w.region.height for column in board.columns.values() for w in column.widgets.values())
+                return lambda: app.model.mode == mode and all(column.body.region.height for column in board.columns.values() if column.cards)
 
             views = []
             for _ in range(8):  # (an even number: the status view again at the end)
@@ -347,7 +348,7 @@ KEYS = textwrap.dedent(
                     out["timeline_events"] = len(app.screen.trajectory.turns)
                     await frames.key(pilot, "escape")
                 else:
-                    app.board_screen.focus_card_widget(card_id)
+                    app.board_screen.select_card(card_id)
                     opens.append(await frames.key(pilot, "enter", shown))
                 await frames.key(pilot, "escape")
             out["open_ms"] = opens
@@ -355,7 +356,7 @@ KEYS = textwrap.dedent(
             await frames.key(pilot, "escape")
             holder = subprocess.Popen([sys.executable, "-c", lock_script, db], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             assert holder.stdout.readline().strip() == "locked"
-            app.board_screen.focus_card_widget(app.board_screen.board.columns["ready"].card_ids()[0])
+            app.board_screen.select_card(app.board_screen.board.columns["ready"].card_ids()[0])
             app.post_message(events.Key("r", "r"))  # a person's action: it waits for the lock in its worker while the keys below are timed
             locked = []
             for key in ("j", "j", "k", "l", "h", "v", "v", "j", "k", "slash", "escape", "question_mark", "escape"):
@@ -577,7 +578,7 @@ PAINT = textwrap.dedent(
             if renderable is not None and hasattr(renderable, "render_segments"):
                 renderable.render_segments(app.console)  # (what a terminal is sent; headless skips it)
                 board = app.board_screen
-                if board is not None and screen is board and any(w.region.height for c in board.board.columns.values() for w in c.widgets.values()):
+                if board is not None and screen is board and any(c.body.region.height for c in board.board.columns.values() if c.cards):
                     marks.setdefault("frame", time.perf_counter())
 
         app._display = timed
@@ -596,7 +597,7 @@ PAINT = textwrap.dedent(
             while "painted" not in marks or "frame" not in marks:
                 await asyncio.sleep(0.005)
             cards = len(app.model.cards)  # the cards read to paint (not the board's)
-            widgets = sum(len(c.widgets) for c in app.board_screen.board.columns.values())
+            widgets = len(app.board_screen.query("*"))  # (the board's, all told)
             await pilot.pause()
             print(json.dumps({"from_process": marks["painted"] - T_PROCESS, "frame": marks["frame"] - T_PROCESS, "from_app": marks["painted"] - t_app, "rss_mb": rss_mb(), "peak_mb": rss_mb("VmHWM"), "cards": cards, "widgets": widgets}))
 

@@ -547,7 +547,7 @@ class LoopxApp(App[int]):
             if data:
                 def focus(view: CardView) -> None:
                     if self.board_screen is not None:
-                        self.board_screen.call_after_refresh(self.board_screen.focus_card_widget, view.id)
+                        self.board_screen.call_after_refresh(self.board_screen.select_card, view.id)
 
                 self.actions.add_card(data, then=focus)
 

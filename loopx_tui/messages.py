@@ -48,6 +48,13 @@ class OpenCard(Message):
 
 
 @dataclass
+class CardSelected(Message):
+    """A column's selection moved to this card (while the column has focus)."""
+
+    card_id: int
+
+
+@dataclass
 class OpenArtifact(Message):
     card_id: int
     artifact: Artifact

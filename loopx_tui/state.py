@@ -17,24 +17,12 @@ KNOWN_STATUSES = tuple(COLUMN_OF) + tuple(key for key, _, _ in STATUS_COLUMNS if
 STATUS, OWNER = "status", "owner"
 UNASSIGNED = "@unassigned"
 
-# How many cards a column mounts at first: what fits the screen's height
-# (``screenful``; a card is 5 rows), at most COLUMN_LIMIT — each card mounted
-# and never seen cost the first paint ~5 ms. Going down past the last one
-# (keys or the mouse wheel) mounts COLUMN_STEP more; the rest is counted
-# ("+N more") and reachable by filtering.
-CARD_ROWS = 5  # a card's height (styles/card.tcss)
+# How many cards of a column are read from the store at a time: more than
+# the tallest screen shows (a card is 5 rows), so ↓ and the wheel usually find
+# the next ones in hand; going past the last one reads the next page, and the
+# rest is counted ("+N more") and reachable by filtering.
+PAGE = 24
 BOARD_CHROME = 4  # rows that are not cards: the board's header and footer, a column's header and "+N more"
-COLUMN_LIMIT = 12
-COLUMN_STEP = 12
-# How many cards of a column are read from the store at a time: what is
-# mounted plus a screenful of margin, so ↓ usually finds the next ones in hand.
-PAGE = COLUMN_LIMIT + COLUMN_STEP
-
-
-def screenful(rows: int) -> int:
-    """The cards that fill a column on a screen ``rows`` tall (the last one
-    may show in part), at least one and at most COLUMN_LIMIT."""
-    return max(1, min(COLUMN_LIMIT, -(-(rows - BOARD_CHROME) // CARD_ROWS)))
 
 
 # Columns of history: counted on open, their cards read when asked for.

@@ -10,12 +10,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
-from ..messages import CardDropped, DragHover
+from ..messages import CardDropped, CardSelected, DragHover
 from ..runners import summary
 from ..state import OWNER, STATUS, BoardModel, Query
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
 from ..widgets.footer import KeyBar
-from ..widgets.card import CardWidget
+from ..widgets.card_list import CardList
 
 if TYPE_CHECKING:
     from ..app import LoopxApp
@@ -25,7 +25,7 @@ DROP_HINTS = {"assign": "⤓ assign", "unassign": "⤓ unassign", "ready": "⤓ 
 
 
 class BoardScreen(Screen):
-    AUTO_FOCUS = "CardWidget"
+    AUTO_FOCUS = "CardList"
 
     BINDINGS = [
         Binding("enter", "open_card", "Open", tooltip="open the selected card: evidence, gates, handoffs, events, burn"),
@@ -112,12 +112,11 @@ class BoardScreen(Screen):
         self.board.tick()
 
     def _focus_first(self) -> None:
-        if isinstance(self.focused, CardWidget):
-            return
+        if isinstance(self.focused, CardList) and self.focused.cards:
+            return  # (an empty column's focus, from a click or AUTO_FOCUS, moves on)
         for column in self.board.columns.values():
-            for cid in column.card_ids():
-                widget = column.widgets[cid]
-                widget.focus(scroll_visible=False)
+            if column.cards:
+                column.body.focus(scroll_visible=False)
                 return
 
     # -- applying changes ------------------------------------------------------
@@ -127,7 +126,8 @@ class BoardScreen(Screen):
         if not self.is_mounted or not self.query(BoardView):
             return  # composing now (from the model as it is), or closing: nothing to catch up
         model = self.model
-        focused = self.focused.card.id if isinstance(self.focused, CardWidget) else None
+        chosen = self.selected_card()
+        focused = chosen.id if chosen is not None else None
         moved_focus = False
         if rebuild:
             self.board.rebuild()
@@ -154,7 +154,7 @@ class BoardScreen(Screen):
                 moved_focus = focused is not None
         self.refresh_header()
         if moved_focus and focused is not None:
-            self.call_after_refresh(self.focus_card_widget, focused)
+            self.call_after_refresh(self.select_card, focused)
 
     def pages_read(self, mode: str) -> None:
         """The first cards of ``mode``'s columns arrived (a view's first
@@ -182,22 +182,31 @@ class BoardScreen(Screen):
             row, self.focus_after = self.focus_after[1], None
             ids = column.card_ids()
             if ids:
-                self.call_after_refresh(self.focus_card_widget, ids[min(row, len(ids) - 1)])
+                self.select_card(ids[min(row, len(ids) - 1)])
 
-    def focus_card_widget(self, card_id: int) -> bool:
-        widget = self.board.card_widget(card_id)
-        if widget is None:
+    def select_card(self, card_id: int) -> bool:
+        """Select the card (and its column), scrolled into view; False when
+        it is not shown (not in hand, or filtered out)."""
+        column = self.board.column_of_card(card_id)
+        if column is None:
             return False
-        widget.focus()
+        column.body.focus(scroll_visible=False)
+        column.body.select(column.body.index_of(card_id))
+        self.focus_card = card_id
         return True
 
     def on_descendant_focus(self, event) -> None:
-        if isinstance(event.widget, CardWidget):
-            self.focus_card = event.widget.card.id
+        if isinstance(event.widget, CardList) and event.widget.selected is not None:
+            self.focus_card = event.widget.selected.id
+
+    @on(CardSelected)
+    def _card_selected(self, message: CardSelected) -> None:
+        self.focus_card = message.card_id
 
     def selected_card(self):
-        if isinstance(self.focused, CardWidget):
-            return self.model.cards.get(self.focused.card.id)
+        """The selected card of the focused column (None: no column has focus)."""
+        if isinstance(self.focused, CardList) and self.focused.selected is not None:
+            return self.model.cards.get(self.focused.selected.id)
         return None
 
     # -- drag and drop -------------------------------------------------------------
@@ -255,9 +264,9 @@ class BoardScreen(Screen):
         self.refresh_header()
         if focused is not None:
             if built:
-                self.focus_card_widget(focused)  # (kept columns: in the same frame as the switch)
+                self.select_card(focused)  # (kept columns: in the same frame as the switch)
             else:
-                self.call_after_refresh(self.focus_card_widget, focused)
+                self.call_after_refresh(self.select_card, focused)
 
     def action_filter(self) -> None:
         # The bar takes the footer's row (its placeholder says Enter keeps, Esc
@@ -312,10 +321,9 @@ class BoardScreen(Screen):
 
     def action_escape(self) -> None:
         for column in self.board.columns.values():
-            for widget in column.widgets.values():
-                if widget.dragging:
-                    widget.cancel_drag()
-                    return
+            if column.body.dragging:
+                column.body.cancel_drag()
+                return
         box = self._filter_box()
         if (box is not None and box.display) or self.model.query.active:
             self.clear_filter()
@@ -329,7 +337,7 @@ class BoardScreen(Screen):
         if column is None:
             return
         if column.card_ids():
-            column.widgets[column.card_ids()[0]].focus()
+            self.select_card(column.card_ids()[0])
         elif column.total:
             self.focus_after = ("done", 0)
             column.show_more()
@@ -357,8 +365,8 @@ class BoardScreen(Screen):
     def focused_agent(self) -> str | None:
         """The agent whose runner ``p``/``u``/``s`` act on: in owner view the
         selected card's column, else the selected card's owner."""
-        if self.model.mode == OWNER and isinstance(self.focused, CardWidget):
-            column = self.board.column_of_widget(self.focused)
+        if self.model.mode == OWNER and isinstance(self.focused, CardList):
+            column = self.board.column_of_list(self.focused)
             if column is not None and column.key in self.model.agents:
                 return column.key
         card = self.selected_card()
@@ -390,23 +398,17 @@ class BoardScreen(Screen):
         keys = list(board.columns)
         if not keys:
             return
-        current = self.focused if isinstance(self.focused, CardWidget) else None
-        column = board.column_of_widget(current) if current is not None else None
-        if column is None:
+        current = self.focused if isinstance(self.focused, CardList) else None
+        column = board.column_of_list(current) if current is not None else None
+        if column is None or not column.cards:
             self._focus_first()
             return
-        ids = column.card_ids()
-        row = ids.index(current.card.id) if current.card.id in ids else 0
+        row = current.cursor
         if dy:
-            if row + dy >= len(ids):
-                if column.show_more():
-                    self.call_after_refresh(self.action_nav, dx, dy)  # the next screenful is mounting
-                    return
-                if column.asked:
-                    self.focus_after = (column.key, row + 1)  # being read: go there when it arrives
-                    return
-            row = max(0, min(len(ids) - 1, row + dy))
-            column.widgets[ids[row]].focus()
+            if row + dy >= len(column.cards) and (column.show_more() or column.asked):
+                self.focus_after = (column.key, row + 1)  # being read: go there when it arrives
+                return
+            current.select(row + dy)
             return
         index = keys.index(column.key)
         while True:
@@ -414,9 +416,11 @@ class BoardScreen(Screen):
             if not 0 <= index < len(keys):
                 return
             target = board.columns[keys[index]]
-            target_ids = target.card_ids()
-            if target_ids:
-                target.widgets[target_ids[min(row, len(target_ids) - 1)]].focus()
+            if target.cards:
+                # The same row on screen, as near as the other column allows.
+                on_screen = max(0, row - current.first_in_view())
+                target.body.focus(scroll_visible=False)
+                target.body.select(min(len(target.cards) - 1, target.body.first_in_view() + on_screen))
                 return
             if target.total and target.unread:  # (Done, before it was asked for): read it, then go there
                 self.focus_after = (target.key, 0)

@@ -11,8 +11,8 @@ from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
 
 from ..runners import runner_text
-from ..state import COLUMN_LIMIT, OWNER, BoardModel, screenful
-from .card import CardWidget
+from ..state import OWNER, BoardModel
+from .card_list import CardList
 from .column import BoardColumn
 from .line import Line
 
@@ -65,8 +65,7 @@ class BoardView(Container, can_focus=False):
 
     def _make_view(self) -> ModeColumns:
         model = self.model
-        limit = screenful(self.app.size.height) if self.is_attached and self.app.size.height else COLUMN_LIMIT
-        columns = {col.key: BoardColumn(col.key, col.title, self._now, model.column_cards(col.key), limit=limit, total=model.column_total(col.key), unread=model.unread(col.key)) for col in model.columns()}
+        columns = {col.key: BoardColumn(col.key, col.title, self._now, model.column_cards(col.key), total=model.column_total(col.key), unread=model.unread(col.key)) for col in model.columns()}
         view = ModeColumns(self.model.mode, columns)
         if self.is_attached and self.app.size.width:
             # Sized before its first layout (the board is the screen's width): sized
@@ -135,16 +134,16 @@ class BoardView(Container, can_focus=False):
     def column(self, key: str) -> BoardColumn | None:
         return self.columns.get(key)
 
-    def card_widget(self, card_id: int) -> CardWidget | None:
+    def column_of_card(self, card_id: int) -> BoardColumn | None:
+        """The shown column that holds the card (None: not in hand, or filtered out)."""
         for column in self.columns.values():
-            widget = column.widgets.get(card_id)
-            if widget is not None:
-                return widget
+            if column.body.index_of(card_id) is not None:
+                return column
         return None
 
-    def column_of_widget(self, widget: CardWidget) -> BoardColumn | None:
+    def column_of_list(self, cards: CardList) -> BoardColumn | None:
         for column in self.columns.values():
-            if column.widgets.get(widget.card.id) is widget:
+            if column.body is cards:
                 return column
         return None
 

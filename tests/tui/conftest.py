@@ -133,3 +133,22 @@ async def feed(app) -> None:
     delta = await asyncio.to_thread(app.reader.delta, app.model.seq)
     if delta.events:
         app.post_message(BoardChanged(delta))
+
+
+def card_spot(app, card_id: int, dx: int = 3, dy: int = 1):
+    """Where to point at a card on the board (for Pilot's mouse): the column's
+    card list that draws it and an offset into that list, ``dy`` rows below
+    the card's top edge as it is scrolled now."""
+    from loopx_tui.widgets.card_face import CARD_ROWS
+
+    column = app.board_screen.board.column_of_card(card_id)
+    assert column is not None, f"card {card_id} is not on the board"
+    body = column.body
+    return body, (dx, body.index_of(card_id) * CARD_ROWS - round(body.scroll_y) + dy)
+
+
+def card_text(app, card_id: int) -> str:
+    """The card's five lines as the board draws them."""
+    column = app.board_screen.board.column_of_card(card_id)
+    assert column is not None, f"card {card_id} is not on the board"
+    return column.body.card_text(card_id)

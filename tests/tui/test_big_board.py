@@ -11,11 +11,11 @@ from loopx_core.ops.board import init_board
 from loopx_core.ops.cards import add_card, list_cards, move_card
 from loopx_core.store.discovery import parse_target
 from loopx_core.authority.keys import ephemeral
-from loopx_tui.state import COLUMN_STEP, PAGE, UNASSIGNED, screenful
+from loopx_tui.state import PAGE, UNASSIGNED
 
 from .conftest import board_app_class, feed, settled, show_done
 
-SCREENFUL = screenful(40)  # the cards a column mounts first on the 100×40 screens below (8)
+SCREENFUL = 8  # the cards on a column's screen at 100×40 (36 rows: 7 and part of an 8th)
 
 READY, DONE = 70, 30  # more than a page (PAGE) in each
 
@@ -107,17 +107,39 @@ async def test_a_column_longer_than_a_read_shows_its_true_count_and_reaches_the_
         assert ready.total == READY and "Ready 70" in ready.header
         in_hand = [c for c in app.model.cards.values() if c.status == "ready"]
         assert len(in_hand) == PAGE < READY  # only the first page was read
-        assert len(ready.widgets) == SCREENFUL
+        assert ready.body.end_of_view() == SCREENFUL
         assert f"+{READY - SCREENFUL} more" in ready.more
-        assert app.board_screen.focus_card_widget(ready.card_ids()[0])
+        assert app.board_screen.select_card(ready.card_ids()[0])
         for _ in range(READY - 1):
             await pilot.press("down")
             await app.reads_idle()
         await pilot.pause()
-        assert app.focused.card.id == READY  # the last card of the column, reached by ↓ alone
+        assert app.focused.selected.id == READY  # the last card of the column, reached by ↓ alone
         assert ready.card_ids() == list(range(1, READY + 1))  # in order, none skipped, none twice
         assert [offset for mode, key, offset in reads.columns if key == "ready"] == [PAGE, 2 * PAGE]  # read on as the person went down
-        assert not ready.more and ready.has_class("-all-shown")
+        assert not ready.more and len(ready.cards) == READY  # nothing below the last card
+
+
+async def test_the_wheel_scrolls_a_column_counts_what_is_below_and_reads_on(big, monkeypatch):
+    from textual.events import MouseScrollDown
+
+    location, me = big
+    reads = Reads(monkeypatch)
+    app = app_on(location, me)
+    async with app.run_test(size=(100, 40)) as pilot:
+        ready = app.board_screen.board.column("ready")
+        assert ready.more.startswith(f"+{READY - SCREENFUL} more")
+        seen = []
+        for _ in range(200):  # (bounded: a wheel notch scrolls a few rows)
+            if reads.columns:
+                break
+            await pilot._post_mouse_events([MouseScrollDown], ready.body, offset=(3, 3))  # the mouse wheel, through the screen
+            await app.reads_idle()
+            seen.append(int(ready.more.split()[0][1:]))
+        assert [key for _, key, _ in reads.columns] == ["ready"]  # the end of the cards in hand read on
+        await pilot.pause()
+        assert len(ready.cards) == 2 * PAGE and ready.body.first_in_view() > 0
+        assert seen == sorted(seen, reverse=True) and seen[-1] < READY - SCREENFUL  # "+N more" counted down as it went
 
 
 async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monkeypatch):
@@ -126,21 +148,21 @@ async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monke
     app = app_on(location, me)
     async with app.run_test(size=(100, 40)) as pilot:
         done = app.board_screen.board.column("done")
-        assert done.total == DONE and not done.widgets
+        assert done.total == DONE and not done.cards
         assert "d/click shows 30" in done.more
         assert not any(c.status == "cancelled" for c in app.model.cards.values())  # none read (the owner view's first pages included)
         assert not any(key == "done" for _, key, _ in reads.columns)
         await show_done(app, pilot)
-        assert len(done.widgets) == COLUMN_STEP and app.focused is done.widgets[done.card_ids()[0]]
+        assert len(done.cards) == PAGE and app.focused is done.body and app.focused.selected.id == done.card_ids()[0]
         assert [key for _, key, _ in reads.columns] == ["done"]
     app = app_on(location, me)  # → from the columns before it gets there too
     async with app.run_test(size=(100, 40)) as pilot:
         ready = app.board_screen.board.column("ready")
-        assert app.board_screen.focus_card_widget(ready.card_ids()[0])
+        assert app.board_screen.select_card(ready.card_ids()[0])
         await pilot.press("right", "right", "right", "right")  # Active, Needs you and Blocked are empty: Done
         await app.reads_idle()
         await pilot.pause()
-        assert app.focused.card.id in app.board_screen.board.column("done").widgets
+        assert app.focused is app.board_screen.board.column("done").body and app.focused.selected is not None
 
 
 async def test_a_click_on_the_column_footer_reads_on(big):
@@ -151,7 +173,8 @@ async def test_a_click_on_the_column_footer_reads_on(big):
         await pilot.click(done, offset=(2, done.outer_size.height - 1))  # "d/click shows 30", the bottom edge
         await app.reads_idle()
         await pilot.pause()
-        assert len(done.widgets) == COLUMN_STEP  # read on: the next cards mounted
+        assert len(done.cards) == PAGE  # read on: the next cards in hand and drawn
+        assert done.body.drawn(done.card_ids()[0]) is not None
 
 
 async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, monkeypatch):
@@ -171,7 +194,7 @@ async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, m
         await feed(app)
         await pilot.pause()
         assert ready.total == READY - 1 and app.board_screen.board.column("done").total == DONE + 2
-        assert 2 not in ready.widgets
+        assert 2 not in ready.card_ids()
         assert reads.pages == pages and reads.columns == []  # counts came with the change: no column read again
         truth = {c.id: c for c in list_cards(app.store)}
         assert all(card == truth[cid] for cid, card in app.model.cards.items())
@@ -190,7 +213,7 @@ async def test_the_filter_counts_and_reads_from_the_store(big):
         await pilot.pause()
         ready = app.board_screen.board.column("ready")
         wanted = [6, 16, 26, 36, 46, 56] + list(range(60, 70))
-        assert ready.total == len(wanted) and ready.card_ids() == wanted[:SCREENFUL]
+        assert ready.total == len(wanted) and ready.card_ids() == wanted
         done = app.board_screen.board.column("done")
         assert done.total == 3 and done.card_ids() == [76, 86, 96]  # a filter searches the history too (cancelled at one instant: by id)
         await pilot.press("escape")

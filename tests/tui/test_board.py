@@ -16,11 +16,10 @@ from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.budget import BudgetModal
 from loopx_tui.screens.help import HelpScreen
 from loopx_tui.screens.no_board import NoBoardScreen
-from loopx_tui.widgets.card import CardWidget
 
 from tests.polling import until_async
 
-from .conftest import HUMAN, board_app_class, loopx
+from .conftest import HUMAN, board_app_class, card_text, loopx
 from .test_daily_driver import laid_out
 
 
@@ -53,16 +52,18 @@ async def test_columns_by_status_then_by_owner(make_app, seeded):
 async def test_a_card_shows_id_title_owner_quota_lease_evidence_and_gate(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(120, 36)):
-        board = app.board_screen.board
-        active = board.card_widget(6)
-        text = active.render().plain
+        top, *inside, bottom = card_text(app, 6).splitlines()
+        text = "\n".join(inside)
         assert "Choose the OAuth" in text and "claude-1" in text and "25m" in text and "≡1" in text
-        assert active.border_title == "LX-6"
-        waiting = board.card_widget(3)
-        assert waiting.border_subtitle == "⚑G-1" and waiting.has_class("-gate")
-        paused = board.card_widget(4)
-        assert "100%" in paused.render().plain and paused.border_subtitle == "‖ budget"
-        assert board.card_widget(5).border_subtitle == "‖ stalled"
+        assert top.startswith("╭─ LX-6 ─") and len(inside) == 3
+        waiting = card_text(app, 3).splitlines()
+        assert waiting[-1].endswith(" ⚑G-1 ─╯")
+        # A waiting card's edge is drawn in the waiting colour (styles/card.tcss).
+        cards = app.board_screen.board.column_of_card(3).body
+        assert next(iter(cards.drawn(3)[0])).style.color == cards.look().edges["waiting"].color
+        paused = card_text(app, 4).splitlines()
+        assert "100%" in paused[3] and paused[-1].endswith(" ‖ budget ─╯")
+        assert card_text(app, 5).splitlines()[-1].endswith(" ‖ stalled ─╯")
 
 
 async def test_filter_by_text_owner_and_status(make_app, seeded):
@@ -104,7 +105,7 @@ async def test_n_adds_a_card_validated_like_the_cli(make_app, seeded):
         assert not isinstance(app.screen, AddCardModal)
         card = card_ops.show_card(app.store, 12)
         assert (card.title, card.needs, card.after, card.priority, card.assignee, card.status) == ("Ship the logout button", ("git:push",), (1,), 1, "codex-1", "ready")
-        assert 12 in app.board_screen.board.column("ready").widgets
+        assert 12 in app.board_screen.board.column("ready").card_ids()
 
 
 async def test_add_card_refuses_a_bad_priority(make_app, seeded):
@@ -121,7 +122,7 @@ async def test_add_card_refuses_a_bad_priority(make_app, seeded):
 async def test_plus_raises_a_paused_cards_budget(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        assert app.board_screen.focus_card_widget(4)
+        assert app.board_screen.select_card(4)
         await pilot.press("plus")
         assert isinstance(app.screen, BudgetModal)
         await pilot.press(*"2", "enter")
@@ -172,21 +173,23 @@ async def test_a_card_added_by_another_process_shows_up_live_without_a_reload(ma
     app = make_app(background=True, poll_interval=0.02)
     async with app.run_test(size=(120, 36)) as pilot:
         board = app.board_screen.board
-        before = {cid: board.card_widget(cid) for cid in (1, 6, 7)}
+        drawn = lambda cid: board.column_of_card(cid).body.drawn(cid)  # noqa: E731
+        before = {cid: drawn(cid) for cid in (6, 7)}
+        assert all(before.values())
         proc = loopx(seeded.location, "card", "add", "From another process")
         assert proc.returncode == 0, proc.stderr
-        assert await wait_until(pilot, lambda: 12 in board.column("ready").widgets)
-        widget = board.card_widget(12)
-        await laid_out(pilot, widget)  # what is on screen is drawn after the layout, not before it
-        assert "From another process" in widget.render().plain
-        # Only the new card was mounted; the others are the very same widgets.
-        assert all(board.card_widget(cid) is w for cid, w in before.items())
+        assert await wait_until(pilot, lambda: 12 in board.column("ready").card_ids())
+        await laid_out(pilot, board.column("ready").body)  # what is on screen is drawn after the layout, not before it
+        assert await wait_until(pilot, lambda: drawn(12) is not None)
+        assert "From another process" in card_text(app, 12)
+        # Only the new card was drawn; the others' lines are the very same.
+        assert all(drawn(cid) is lines for cid, lines in before.items())
         # An agent's write elsewhere moves a card live.
         proc = loopx(seeded.location, "writeback", "LX-6", "--summary", "More notes", "--tokens", "100", agent="claude-1")
         assert proc.returncode == 0, proc.stderr
         assert await wait_until(pilot, lambda: app.model.cards[6].evidence_count == 2)
-        assert "≡2" in board.card_widget(6).render().plain
-        assert board.card_widget(6) is before[6]
+        assert await wait_until(pilot, lambda: "≡2" in "".join(s.text for s in drawn(6) or ()))
+        assert "≡2" in card_text(app, 6) and drawn(7) is before[7]
 
 
 async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):

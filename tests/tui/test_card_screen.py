@@ -22,7 +22,7 @@ async def test_enter_opens_the_card_with_every_facet(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await show_done(app, pilot)
-        assert app.board_screen.focus_card_widget(1)
+        assert app.board_screen.select_card(1)
         await pilot.press("enter")
         assert isinstance(app.screen, CardScreen) and app.screen.card_id == 1
         screen = app.screen

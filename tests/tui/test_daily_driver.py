@@ -20,11 +20,11 @@ from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.gate import GateModal
 from loopx_tui.screens.board import BoardScreen
 from loopx_tui.screens.card import CardScreen
-from loopx_tui.widgets.card import CardWidget
+from loopx_tui.widgets.card_list import CardList
 
 from tests.polling import until_async
 
-from .conftest import feed, loopx, show_done
+from .conftest import card_spot, card_text, feed, loopx, show_done
 
 HOSTILE = "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil \u200bzw \U0001F469\u200d\U0001F4BB \u3164x" + "q" + "\u0301" * 12
 
@@ -56,11 +56,12 @@ async def test_agents_text_is_made_safe_on_every_screen(make_app, seeded):
     async with app.run_test(size=(140, 40)) as pilot:
         card = app.model.cards[12]
         assert card.title == terminal_safe(HOSTILE) and drawable(card.title)
-        widget = app.board_screen.board.card_widget(12)
-        await laid_out(pilot, widget)
-        face = widget.render().plain
+        cards = app.board_screen.board.column_of_card(12).body
+        await laid_out(pilot, cards)
+        face = card_text(app, 12)
         assert all(drawable(line) for line in face.splitlines())
-        assert all(cell_len(line) <= widget.content_size.width for line in face.splitlines())  # the border stays put
+        assert {cell_len(line) for line in face.splitlines()} == {cards.scrollable_content_region.width}  # the border stays put
+        assert all(line[-1] in "│┃╮╯┓┛" for line in face.splitlines())
         await pilot.press("g")  # the seeded gate first; Esc leaves it, and the agent's comes next
         await app.reads_idle()
         await pilot.pause()
@@ -91,7 +92,8 @@ async def test_agents_text_is_made_safe_on_every_screen(make_app, seeded):
 async def test_a_click_opens_the_card_once(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.click(app.board_screen.board.card_widget(6), offset=(4, 1))
+        cards, spot = card_spot(app, 6)
+        await pilot.click(cards, offset=spot)
         await app.reads_idle()
         await pilot.pause()
         assert [type(s).__name__ for s in app.screen_stack].count("CardScreen") == 1
@@ -106,15 +108,15 @@ async def _selected_is_distinct(app, pilot) -> None:
     board = app.board_screen.board
     await show_done(app, pilot)
     for card_id in (7, 9, 1, 3):  # ready, backlog, done, waiting (the orange one)
-        assert app.board_screen.focus_card_widget(card_id)
+        assert app.board_screen.select_card(card_id)
         await pilot.pause()
-        column = board.column_of_widget(board.card_widget(card_id))
-        for other_id, widget in column.widgets.items():
-            kind = widget.styles.border_top[0]
+        column = board.column_of_card(card_id)
+        for other_id in column.card_ids():
+            corner = column.body.card_text(other_id)[0]
             if other_id == card_id:
-                assert kind == "heavy", (card_id, kind)
+                assert corner == "┏", (card_id, corner)  # a heavy edge
             else:
-                assert kind != "heavy", (card_id, other_id, kind)
+                assert corner == "╭", (card_id, other_id, corner)
 
 
 async def test_the_selected_card_stands_out_in_every_column(make_app):
@@ -225,10 +227,11 @@ async def test_tab_keeps_focus_on_a_visible_card(make_app):
         for _ in range(6):
             await pilot.press("tab")
             focused = app.focused
-            assert isinstance(focused, CardWidget)
-            assert app.screen.region.contains_region(focused.region) and focused.region.area > 0
+            assert isinstance(focused, CardList) and focused.selected is not None
+            shown = focused.card_region(focused.selected.id)
+            assert app.screen.region.contains_region(shown) and shown.area > 0
         await pilot.press("shift+tab")
-        assert isinstance(app.focused, CardWidget)
+        assert isinstance(app.focused, CardList)
 
 
 async def test_an_unknown_status_in_the_filter_is_said_not_silently_empty(make_app):
@@ -263,7 +266,7 @@ async def test_the_filter_bar_takes_the_footers_row_and_the_columns_keep_their_h
         assert {key: column.region.height for key, column in screen.board.columns.items()} == heights
         await pilot.press("escape")
         await pilot.pause()
-        assert footer.display and not bar.display and isinstance(app.focused, CardWidget)
+        assert footer.display and not bar.display and isinstance(app.focused, CardList)
         assert footer.keys == keys and "slash" in keys
         assert {key: column.region.height for key, column in screen.board.columns.items()} == heights
 
@@ -341,9 +344,8 @@ async def test_a_done_card_shows_who_finished_it(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await show_done(app, pilot)
-        widget = app.board_screen.board.card_widget(7)
-        await laid_out(pilot, widget)
-        assert "by codex-1" in widget.render().plain
+        await laid_out(pilot, app.board_screen.board.column_of_card(7).body)
+        assert "by codex-1" in card_text(app, 7)
 
 
 # -- gate notifications ----------------------------------------------------------------------------
@@ -417,7 +419,7 @@ async def test_no_store_work_happens_on_the_ui_thread(make_app, seeded, monkeypa
         await app.reads_idle()
         await pilot.press("y")
         await app.ops_idle()
-        assert app.board_screen.focus_card_widget(9)
+        assert app.board_screen.select_card(9)
         await pilot.press("x", "y")
         await app.ops_idle()
         await pilot.pause()
@@ -442,13 +444,13 @@ async def test_keys_answer_while_another_process_holds_the_write_lock(make_app, 
         try:
             assert holder.stdout.readline().strip() == "locked"
             # A person's action waits for the lock in its worker…
-            assert app.board_screen.focus_card_widget(9)
+            assert app.board_screen.select_card(9)
             await pilot.press("r")
             # …while every key still answers: views, a card, its timeline, a gate.
             await pilot.press("v")
             assert app.model.mode == "owner"
             await pilot.press("v")
-            assert app.board_screen.focus_card_widget(6)
+            assert app.board_screen.select_card(6)
             await pilot.press("enter")
             assert isinstance(app.screen, CardScreen) and app.screen.card_id == 6
             await app.reads_idle()  # WAL: reads never wait for the writer
@@ -483,7 +485,7 @@ async def test_a_card_opens_drawn_with_its_detail_and_a_slow_read_does_not_hold_
     monkeypatch.setattr(CardScreen, "on_screen_resume", lambda self: shown.append((self.card_id, self.loads)), raising=False)
     async with app.run_test(size=(120, 36)) as pilot:
         for card_id in (6, 9):  # the screen built, then the same screen reused
-            assert app.board_screen.focus_card_widget(card_id)
+            assert app.board_screen.select_card(card_id)
             await pilot.press("enter")
             await app.reads_idle()
             await pilot.pause()
@@ -494,7 +496,7 @@ async def test_a_card_opens_drawn_with_its_detail_and_a_slow_read_does_not_hold_
         release = threading.Event()
         read = BoardReader.card_detail
         monkeypatch.setattr(BoardReader, "card_detail", lambda self, card_id: release.wait(60) and read(self, card_id))
-        assert app.board_screen.focus_card_widget(6)
+        assert app.board_screen.select_card(6)
         await pilot.press("enter")
         await until_async(lambda: isinstance(app.screen, CardScreen), what="the card screen, before its detail", pause=lambda: pilot.pause(0.02))
         assert app.screen.card_id == 6 and app.screen.loads == 0
@@ -506,12 +508,14 @@ async def test_a_card_opens_drawn_with_its_detail_and_a_slow_read_does_not_hold_
         assert shown[-1] == (6, 0)
 
 
-async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_app, tmp_path):
-    """Only what fits is mounted (a big board opens fast); ↓ past the last card mounts the next screenful."""
+async def test_a_long_column_scrolls_to_the_selection_and_reads_on(make_app, tmp_path):
+    """The cards in hand are a scroll away; "+N more" counts those below the
+    screen; ↓ past the last card in hand reads the next page and goes on."""
     from loopx_core.ops.board import init_board
     from loopx_core.ops.cards import add_card
     from loopx_core.store.discovery import parse_target
-    from loopx_tui.state import screenful
+    from loopx_tui.state import PAGE
+    from loopx_tui.widgets.card_face import CARD_ROWS
 
     from loopx_core.authority.keys import ephemeral
 
@@ -524,18 +528,25 @@ async def test_a_long_column_mounts_a_screenful_and_more_on_the_way_down(make_ap
     app = make_app(location, person=me)
     async with app.run_test(size=(100, 40)) as pilot:
         ready = app.board_screen.board.column("ready")
-        fits = screenful(40)  # 8 cards of 5 rows under the header, the last one in part
-        assert len(ready.widgets) == fits and ready.total == 30
-        assert f"+{30 - fits} more" in ready.more
-        assert app.board_screen.focus_card_widget(ready.card_ids()[0])
-        for _ in range(fits):
+        cards = ready.body
+        assert ready.total == 30 and len(ready.cards) == PAGE < 30
+        fits = cards.end_of_view()  # 36 rows under the header: 7 cards and part of an 8th
+        assert fits == 8 and ready.more.startswith(f"+{30 - fits:,} more")
+        await pilot.resize_terminal(100, 60)  # taller: more cards on screen, fewer below
+        await pilot.pause()
+        assert cards.end_of_view() == 12 and ready.more.startswith("+18 more")
+        await pilot.resize_terminal(100, 40)
+        await pilot.pause()
+        assert app.board_screen.select_card(ready.card_ids()[0])
+        for row in range(1, 30):
             await pilot.press("down")
-        await pilot.pause()
-        assert len(ready.widgets) > fits
-        assert app.focused.card.id == ready.card_ids()[fits]
-        await pilot.resize_terminal(100, 60)  # taller: what now fits is mounted
-        await pilot.pause()
-        assert len(ready.widgets) >= screenful(60) > fits
+            await app.reads_idle()  # (past the 24th card: the next page is read)
+            await pilot.pause()
+            assert cards.cursor == row and cards.selected.title == f"card {row}" or row >= PAGE, (row, cards.cursor)
+        assert len(ready.cards) == 30 and cards.selected.title == "card 29"
+        shown = cards.card_region(cards.selected.id)
+        assert shown.height == CARD_ROWS and cards.region.contains_region(shown)  # scrolled to, whole
+        assert ready.more == ""  # nothing below it
 
 
 async def test_a_read_only_board_refuses_every_human_action_and_says_so(make_app, seeded):
@@ -552,7 +563,7 @@ async def test_a_read_only_board_refuses_every_human_action_and_says_so(make_app
     app = make_app(person=None, read_only="started with LOOPX_AGENT=claude-1: an agent cannot decide")
     async with app.run_test(size=(140, 36)) as pilot:
         assert "an agent cannot decide" in str(app.board_screen.query_one("#board-header").render())
-        assert app.board_screen.focus_card_widget(9)
+        assert app.board_screen.select_card(9)
         await pilot.press("r")
         await pilot.press("g")
         await app.reads_idle()
@@ -564,3 +575,32 @@ async def test_a_read_only_board_refuses_every_human_action_and_says_so(make_app
         assert any("move LX-9" in m and "read-only" in m for m in refusals)
         assert any("answer G-" in m and "read-only" in m for m in refusals)
     assert await asyncio.to_thread(statuses) == before
+
+
+async def test_an_empty_first_column_hands_the_selection_on(make_app, tmp_path):
+    """Ready is empty: the selection starts on the first card there is, and
+    a click on an empty column's space does not strand the keys."""
+    from loopx_core.authority.keys import ephemeral
+    from loopx_core.ops.board import init_board
+    from loopx_core.ops.cards import add_card, move_card
+    from loopx_core.store.discovery import parse_target
+
+    location = parse_target(str(tmp_path / "sparse" / ".loopx" / "board.db"), "flag")
+    me = ephemeral("tester")
+    store, _ = init_board(location, "sparse", me, pin=False)
+    add_card(store, {"title": "dependency"}, me)
+    for title in ("first", "second"):
+        add_card(store, {"title": title, "after": [1]}, me)  # blocked by it
+    move_card(store, 1, "cancelled", me)  # (in Done, not read on open)
+    store.close()
+    app = make_app(location, person=me)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        board = app.board_screen.board
+        assert not board.column("ready").cards
+        assert app.board_screen.selected_card().title == "first"
+        await pilot.click(board.column("ready").body, offset=(3, 10))  # nothing there
+        await pilot.press("down")
+        assert app.board_screen.selected_card().title in ("first", "second")
+        await pilot.press("down")
+        assert app.board_screen.selected_card().title == "second"

@@ -64,7 +64,7 @@ async def test_p_u_and_s_decide_for_the_focused_agents_runner(seeded, make_app):
         await owner_view(pilot)
         screen = app.board_screen
         card = screen.board.columns["claude-1"].card_ids()[0]
-        assert screen.focus_card_widget(card)
+        assert screen.select_card(card)
         await pilot.pause()
         for key in ("p", "u", "s"):
             await pilot.press(key)
@@ -84,7 +84,7 @@ async def test_a_read_only_board_decides_nothing_for_a_runner(seeded, make_app):
     app = make_app(person=None, read_only="opened without a key")
     async with app.run_test(size=(160, 40)) as pilot:
         await owner_view(pilot)
-        app.board_screen.focus_card_widget(app.board_screen.board.columns["claude-1"].card_ids()[0])
+        app.board_screen.select_card(app.board_screen.board.columns["claude-1"].card_ids()[0])
         await pilot.press("s")
         await app.ops_idle()
         assert any("read-only" in message for _, message in app.notices)

@@ -92,7 +92,7 @@ def test_card_timeline(make_app, snap_compare):
 def test_cancel_asks_first(make_app, snap_compare):
     async def cancel(pilot):
         await _settle(pilot)
-        pilot.app.board_screen.focus_card_widget(9)
+        pilot.app.board_screen.select_card(9)
         await pilot.press("x")
         await pilot.pause()
 

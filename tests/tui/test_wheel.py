@@ -41,10 +41,12 @@ SCRIPT = textwrap.dedent(
         async with app.run_test(size=(80, 24)) as pilot:
             await asyncio.wait_for(app.loaded.wait(), 60)
             await pilot.pause()
-            widget = app.board_screen.board.card_widget(1)
-            assert widget.card.title == "from the wheel" and "from the" in widget.render().plain
-            # A style from styles/card.tcss is applied: cards are 5 rows tall, the selected one heavy.
-            assert widget.outer_size.height == 5 and widget.styles.border_top[0] == "heavy", (widget.outer_size, widget.styles.border_top)
+            cards = app.board_screen.board.column_of_card(1).body
+            drawn = cards.card_text(1)
+            assert cards.selected.title == "from the wheel" and "from the" in drawn and drawn.startswith("┏"), drawn  # selected: heavy
+            # The styles in styles/card.tcss are applied: the cards' background and the selected edge's colour.
+            look = cards.look()
+            assert look.face.bgcolor is not None and look.selected.color is not None, look
             await pilot.press("v")
             await pilot.press("t")  # the timeline: textual-plotext came with the wheel
             await app.reads_idle()

@@ -1,0 +1,315 @@
+"""A column's cards, drawn line by line in one widget (Textual's line API).
+
+Each widget is a message pump of its own: mounting and laying one out cost
+the board ~3 ms, so a widget per card made the first paint and the first
+owner view (a column per agent) slow. Here a column's cards are rows of one
+scrolling widget: only the lines on screen are drawn, each card's five lines
+are kept until it (or the width, the selection, the pointer) changes, and
+every card in hand is reachable by scrolling without mounting anything.
+
+The list never reads the store. It selects (``cursor``; drawn with a heavy
+edge while the list has focus), opens a card on a click, and drags one onto
+another column (``DragHover`` while moving, ``CardDropped`` on release)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.style import Style
+from textual import events
+from textual.color import Color
+from textual.errors import NoWidget
+from textual.geometry import Offset, Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from loopx_core.shapes.values import CardView
+
+from ..format import lease_left
+from ..messages import CardDropped, CardSelected, DragHover, OpenCard
+from .card_face import CARD_ROWS, EDGE, Look, draw
+
+DRAG_THRESHOLD = 2  # cells the pointer must travel before a press becomes a drag
+
+
+class CardList(ScrollView, can_focus=True, inherit_bindings=False):
+    """The cards of one column. No keys of its own: the board screen's ↑↓
+    move ``cursor`` (``select``), which scrolls the list."""
+
+    ALLOW_SELECT = False
+
+    COMPONENT_CLASSES = {
+        "card-list--face",
+        "card-list--hover",
+        "card-list--selected",
+        "card-list--dragging",
+        "card-list--muted",
+        "card-list--title",
+        "card-list--edge",
+        *(f"card-list--edge-{kind}" for kind in set(EDGE.values())),
+        "card-list--badge",
+        *(f"card-list--badge-{kind}" for kind in set(EDGE.values())),
+    }
+
+    def __init__(self, cards: list[CardView], now: Callable[[], float], **kw):
+        super().__init__(**kw)
+        self.cards: list[CardView] = list(cards)
+        self.cursor = 0  # the selected card's index (shown while the list has focus)
+        self._now = now
+        self._hover: int | None = None
+        self._press: Offset | None = None
+        self._pressed: int | None = None  # the card under the press
+        self._dragging = False
+        self._suppress_click = False
+        self._clicked: int | None = None  # the card a press-and-release (not a drag) was on
+        self._look: Look | None = None
+        self._drawn: dict[int, tuple[tuple, list[Strip]]] = {}  # card id → (what it was drawn from, its lines)
+
+    # -- what it holds -------------------------------------------------------------
+    @property
+    def selected(self) -> CardView | None:
+        """The selected card (None in an empty column)."""
+        return self.cards[self.cursor] if 0 <= self.cursor < len(self.cards) else None
+
+    def index_of(self, card_id: int) -> int | None:
+        for i, card in enumerate(self.cards):
+            if card.id == card_id:
+                return i
+        return None
+
+    def set_cards(self, cards: list[CardView]) -> None:
+        """The column's new cards: the selection follows its card where it
+        stays in the column, else keeps its row; only changed cards redraw."""
+        if cards == self.cards:
+            return
+        chosen = self.selected
+        self.cards = list(cards)
+        index = self.index_of(chosen.id) if chosen is not None else None
+        self.cursor = index if index is not None else max(0, min(self.cursor, len(self.cards) - 1))
+        keep = {c.id for c in self.cards}
+        for gone in [cid for cid in self._drawn if cid not in keep]:
+            del self._drawn[gone]
+        self._fit_virtual()
+        self.refresh()
+        if self.has_focus and self.selected is not None:
+            self.post_message(CardSelected(self.selected.id))
+
+    def select(self, index: int) -> None:
+        """Select the card at ``index`` and bring it into view."""
+        if not self.cards:
+            return
+        self.cursor = max(0, min(index, len(self.cards) - 1))
+        self.refresh()
+        self.scroll_to_card(self.cursor)
+        self.post_message(CardSelected(self.cards[self.cursor].id))
+
+    def scroll_to_card(self, index: int) -> None:
+        self.scroll_to_region(Region(0, index * CARD_ROWS, max(1, self.size.width), CARD_ROWS), animate=False, force=True)
+
+    def card_region(self, card_id: int) -> Region | None:
+        """Where the card is on screen (None when it is not in this list)."""
+        index = self.index_of(card_id)
+        if index is None:
+            return None
+        region = self.scrollable_content_region
+        top = region.y + index * CARD_ROWS - round(self.scroll_y)
+        return Region(region.x, top, region.width, CARD_ROWS).intersection(region)
+
+    def first_in_view(self) -> int:
+        """The index of the first card on screen (in part or whole)."""
+        return round(self.scroll_y) // CARD_ROWS
+
+    def end_of_view(self) -> int:
+        """One past the last card on screen (in part or whole): the cards on
+        screen or scrolled past."""
+        if not self.size.height:
+            return 0
+        return min(len(self.cards), -(-(round(self.scroll_y) + self.scrollable_content_region.height) // CARD_ROWS))
+
+    def drawn(self, card_id: int) -> list[Strip] | None:
+        """The card's lines as last drawn (None: not drawn since it changed)."""
+        entry = self._drawn.get(card_id)
+        return entry[1] if entry is not None else None
+
+    def card_text(self, card_id: int) -> str:
+        """The card's five lines as drawn (what a person reads)."""
+        index = self.index_of(card_id)
+        if index is None:
+            return ""
+        return "\n".join(strip.text for strip in self._card_lines(index, self._width()))
+
+    # -- drawing -----------------------------------------------------------------
+    def _fit_virtual(self) -> None:
+        self.virtual_size = Size(self._width(), len(self.cards) * CARD_ROWS)
+
+    def _width(self) -> int:
+        return max(6, self.scrollable_content_region.width)
+
+    def on_resize(self) -> None:
+        self._fit_virtual()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._look = None  # (the theme changed: draw again from the new styles)
+        self._drawn.clear()
+
+    def look(self) -> Look:
+        """The card styles from the CSS, colours with an alpha blended here
+        over what they are drawn on (Rich styles have no alpha)."""
+        if self._look is None:
+            under = self.background_colors[1]
+            face = self._part("card-list--face", under)
+            card_bg = Color.from_rich_color(face.bgcolor) if face.bgcolor is not None else under
+            part = lambda name: self._part(name, card_bg)  # noqa: E731
+            kinds = set(EDGE.values())
+            self._look = Look(
+                face=face,
+                hover=part("card-list--hover"),
+                selected=part("card-list--selected"),
+                dragging=part("card-list--dragging"),
+                muted=part("card-list--muted"),
+                title=part("card-list--title"),
+                edges={"": part("card-list--edge"), **{k: part(f"card-list--edge-{k}") for k in kinds}},
+                badges={"": part("card-list--badge"), **{k: part(f"card-list--badge-{k}") for k in kinds}},
+            )
+        return self._look
+
+    def _part(self, name: str, under: Color) -> Style:
+        styles = self.get_component_styles(name)
+        color = (under + styles.color).rich_color if styles.has_rule("color") else None
+        background = (under + styles.background).rich_color if styles.has_rule("background") else None
+        return Style(color=color, bgcolor=background) + styles.text_style
+
+    def _card_lines(self, index: int, width: int) -> list[Strip]:
+        card = self.cards[index]
+        state = (
+            index == self.cursor and self.has_focus,
+            index == self._hover,
+            index == self._pressed and self._dragging,
+        )
+        now = self._now()
+        key = (card, width, state, lease_left(card, now))
+        drawn = self._drawn.get(card.id)
+        if drawn is None or drawn[0] != key:
+            drawn = (key, draw(card, width, now, self.look(), selected=state[0], hover=state[1], dragging=state[2]))
+            self._drawn[card.id] = drawn
+        return drawn[1]
+
+    def render_line(self, y: int) -> Strip:
+        width = self._width()
+        index, row = divmod(y + round(self.scroll_y), CARD_ROWS)
+        if index >= len(self.cards):
+            return Strip.blank(width, self.rich_style)
+        return self._card_lines(index, width)[row]
+
+    def tick(self) -> None:
+        """Draw again the cards whose face shows the clock (lease time left)."""
+        if any(c.lease is not None or c.monitor_due is not None for c in self.cards):
+            self.refresh()
+
+    # -- the pointer: hover, click opens, drag moves ------------------------------------
+    def _index_at(self, y: int) -> int | None:
+        index = (y + round(self.scroll_y)) // CARD_ROWS
+        return index if 0 <= y < self.size.height and 0 <= index < len(self.cards) else None
+
+    def _set_hover(self, index: int | None) -> None:
+        if index != self._hover:
+            self._hover = index
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._set_hover(None)
+
+    @property
+    def dragging(self) -> bool:
+        return self._dragging
+
+    @property
+    def dragged(self) -> CardView | None:
+        """The card being dragged, if any."""
+        if self._dragging and self._pressed is not None and self._pressed < len(self.cards):
+            return self.cards[self._pressed]
+        return None
+
+    def _column_at(self, offset: Offset) -> str | None:
+        from .column import BoardColumn
+
+        try:
+            widget, _ = self.screen.get_widget_at(*offset)
+        except NoWidget:
+            return None
+        for node in widget.ancestors_with_self:
+            if isinstance(node, BoardColumn):
+                return node.key
+        return None
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        if event.button not in (0, 1):
+            return
+        index = self._index_at(event.y)
+        if index is None:
+            return
+        self._press = event.screen_offset
+        self._pressed = index
+        self._dragging = False
+        self._suppress_click = False
+        self.capture_mouse()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        # Pilot's hover sends button 0: follow the press, not the button state.
+        if self._press is None:
+            self._set_hover(self._index_at(event.y))
+            return
+        delta = event.screen_offset - self._press
+        if not self._dragging and max(abs(delta.x), abs(delta.y)) >= DRAG_THRESHOLD:
+            self._dragging = True
+            self.refresh()
+        card = self.dragged
+        if card is not None:
+            self.post_message(DragHover(card.id, self._column_at(event.screen_offset)))
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._press is None:
+            return
+        card = self.dragged
+        target = self._column_at(event.screen_offset) if card is not None else None
+        self._clicked = self._pressed if card is None else None
+        self._end_drag()
+        if card is not None:
+            self._suppress_click = True  # a release on the card itself must not open it
+            if target is not None:
+                self.post_message(CardDropped(card.id, target))
+
+    def on_mouse_release(self, event: events.MouseRelease) -> None:
+        # Capture was taken away (another widget captured the mouse): cancel.
+        if self._press is not None:
+            self._end_drag()
+
+    def cancel_drag(self) -> None:
+        if self._press is not None:
+            self._suppress_click = self._dragging
+            self._end_drag()
+
+    def _end_drag(self) -> None:
+        card = self.dragged
+        self._press = None
+        self._pressed = None
+        self._dragging = False
+        self.release_mouse()
+        if card is not None:
+            self.refresh()
+            self.post_message(DragHover(card.id, None))
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        if self._suppress_click:
+            self._suppress_click = False
+            return
+        # The card pressed, not the one under the release (a press on one card's
+        # bottom edge released a row lower is still a click on it).
+        index, self._clicked = (self._clicked if self._clicked is not None else self._index_at(event.y)), None
+        if index is None or index >= len(self.cards):
+            return
+        self.focus(scroll_visible=False)
+        self.select(index)
+        self.post_message(OpenCard(self.cards[index].id))

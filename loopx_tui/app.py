@@ -185,7 +185,12 @@ class LoopxApp(App[int]):
         self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n})
         self.model.runners = {r.agent: r for r in snap.runners}
         self.board_screen = BoardScreen(self.model, self.now, demo=self.demo)
-        self.push_screen(self.board_screen)
+        # The board is the base of a screen stack of its own, not pushed over
+        # the "opening…" screen: Textual keeps the screen under the top one
+        # "current" whatever covers it, and its repaints redrew the whole board
+        # (a full update per change from an agent, ~40 ms at 160×48).
+        self.add_mode("board", lambda: self.board_screen)
+        self.switch_mode("board")
         if self.intro:
             self.notice(self.intro, title="LoopX demo" if self.demo else "LoopX", timeout=12)
         if snap.pending_gates:

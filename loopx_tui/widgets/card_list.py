@@ -103,8 +103,9 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         self.scroll_to_card(self.cursor)
         self.post_message(CardSelected(self.cards[self.cursor].id))
 
-    def scroll_to_card(self, index: int) -> None:
-        self.scroll_to_region(Region(0, index * CARD_ROWS, max(1, self.size.width), CARD_ROWS), animate=False, force=True)
+    def scroll_to_card(self, index: int, top: bool = False) -> None:
+        """Bring the card into view (``top``: to the top of the column)."""
+        self.scroll_to_region(Region(0, index * CARD_ROWS, max(1, self.size.width), CARD_ROWS), animate=False, force=True, top=top)
 
     def card_region(self, card_id: int) -> Region | None:
         """Where the card is on screen (None when it is not in this list)."""

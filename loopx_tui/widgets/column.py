@@ -71,11 +71,16 @@ class BoardColumn(Vertical):
         yield self.body
 
     def on_click(self, event) -> None:
-        """A click on "+N more" (the bottom edge) reads on, like ↓ past the last card (or d in Done)."""
+        """A click on "+N more" (the bottom edge) shows the next cards: the
+        first one below the screen goes to the top (or, past the cards in
+        hand, they are read, like ↓ past the last card; d in Done)."""
         if event.y == self.outer_size.height - 1 and self.border_subtitle:
             event.stop()
-            if not self.show_more():
-                self.body.scroll_to_card(min(len(self.cards) - 1, self.body.end_of_view()))
+            below = self.body.end_of_view()
+            if below < len(self.cards):
+                self.body.scroll_to_card(below, top=True)
+            else:
+                self.show_more()
 
     def on_mount(self) -> None:
         self._ready = True

@@ -165,7 +165,7 @@ async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monke
         assert app.focused is app.board_screen.board.column("done").body and app.focused.selected is not None
 
 
-async def test_a_click_on_the_column_footer_reads_on(big):
+async def test_a_click_on_the_column_footer_shows_the_next_cards(big):
     location, me = big
     app = app_on(location, me)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -175,6 +175,11 @@ async def test_a_click_on_the_column_footer_reads_on(big):
         await pilot.pause()
         assert len(done.cards) == PAGE  # read on: the next cards in hand and drawn
         assert done.body.drawn(done.card_ids()[0]) is not None
+        ready = app.board_screen.board.column("ready")
+        assert ready.more.startswith(f"+{READY - SCREENFUL} more") and ready.body.first_in_view() == 0
+        await pilot.click(ready, offset=(2, ready.outer_size.height - 1))  # "+62 more · ↓/click"
+        assert ready.body.first_in_view() == SCREENFUL  # the first card below the screen, now at the top
+        assert ready.more.startswith(f"+{READY - 2 * SCREENFUL} more") and len(ready.cards) == PAGE  # scrolled, nothing read
 
 
 async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, monkeypatch):

@@ -204,6 +204,8 @@ class LoopxApp(App[int]):
         the history: the first paint does not wait for it)."""
         self.painted.wait(10)
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
+        from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
+        from .modals import add_card, confirm  # noqa: F401
 
         try:
             report = self.reader.verify()

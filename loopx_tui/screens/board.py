@@ -167,8 +167,10 @@ class BoardScreen(Screen):
             self.refresh_header()
             if self.focused is None:
                 self._focus_first()
-        else:
+        elif mode in self.board.views:
             self.board.stale(mode)
+        else:
+            self.board.prebuild(mode)  # hidden: the first `v` only shows it
 
     def column_read(self, mode: str, key: str) -> None:
         """More cards of one column arrived."""

@@ -1,13 +1,22 @@
-"""``?``: every key, per screen, generated from the screens' own bindings."""
+"""``?``: every key, per screen, generated from the screens' own bindings.
+
+The text is rich tables (a column of keys, one of what they do), laid out
+once per width and kept (``help_lines``): a ``Static`` laid them out three
+times each time the screen opened (its width, its height, its lines)."""
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
 
 from ..modals.base import LoopxModal
 
@@ -73,15 +82,45 @@ def help_renderables(app) -> list:
     return out
 
 
+_LAID_OUT: dict[tuple[int, str], list[Strip]] = {}  # (width, who signs) → the help's lines
+
+
+def help_lines(app, width: int) -> list[Strip]:
+    """The help laid out ``width`` cells wide (kept: the keys never change
+    while the app runs; the person's name is in the last line)."""
+    key = (width, getattr(app, "human", ""))
+    lines = _LAID_OUT.get(key)
+    if lines is None:
+        console = Console(width=width, file=io.StringIO(), color_system="truecolor", force_terminal=True, legacy_windows=False)
+        rendered = console.render_lines(Group(*help_renderables(app)), console.options.update_width(width), pad=False)
+        lines = _LAID_OUT[key] = [Strip(line) for line in rendered]
+    return lines
+
+
+class HelpText(Widget):
+    """The help's lines (``help_lines``), as tall as they are."""
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(help_lines(self.app, width))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        lines = help_lines(self.app, width)
+        return lines[y].extend_cell_length(width) if y < len(lines) else Strip.blank(width)
+
+    @property
+    def text(self) -> str:
+        """The help as shown (tests and the curious)."""
+        return "\n".join(line.text.rstrip() for line in help_lines(self.app, self.content_size.width))
+
+
 class HelpScreen(LoopxModal):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", show=True)]
 
     def compose(self) -> ComposeResult:
-        from rich.console import Group
-
         with VerticalScroll(id="help-dialog", classes="dialog") as box:
             box.border_title = "LoopX keys"
-            yield Static(Group(*help_renderables(self.app)), id="help-text")
+            yield HelpText(id="help-text")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -76,6 +76,21 @@ class BoardView(Container, can_focus=False):
         self.show_runners()
         return view
 
+    def prebuild(self, mode: str) -> None:
+        """Build ``mode``'s columns now, hidden (its first cards were read
+        ahead after the first paint): the first switch to it only shows them,
+        instead of building ~20 widgets while the person waits."""
+        if mode in self.views or not self.is_attached:
+            return
+        shown = self.model.mode
+        self.model.mode = mode  # (the model answers for its current mode; put back below, nothing runs in between)
+        try:
+            view = self._make_view()
+        finally:
+            self.model.mode = shown
+        view.display = False
+        self.mount(view)
+
     def show_runners(self) -> None:
         """Owner view: each agent's runner next to its column's name."""
         view = self.views.get(OWNER)

@@ -302,3 +302,25 @@ async def test_an_agents_change_redraws_what_changed_not_the_whole_board(make_ap
             await pilot.pause()
         assert "≡2" in card_text(app, 6)  # on screen
         assert updates and "full" not in updates, updates
+
+
+async def test_the_owner_view_is_built_ahead_and_kept_up_to_date(make_app, seeded):
+    """Its first cards are read after the first paint and its columns built
+    hidden: the first `v` only shows them — with what changed meanwhile."""
+    from .conftest import feed
+
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.reads_idle()
+        await pilot.pause()
+        board = app.board_screen.board
+        ahead = board.views.get("owner")
+        assert ahead is not None and not ahead.display  # built, hidden
+        proc = loopx(seeded.location, "writeback", "LX-6", "--summary", "More notes", agent="claude-1")
+        assert proc.returncode == 0, proc.stderr
+        await feed(app)
+        await pilot.pause()
+        await pilot.press("v")
+        await pilot.pause()
+        assert board.views["owner"] is ahead and ahead.display  # the same columns, shown
+        assert "≡2" in card_text(app, 6)  # the change made while it was hidden

@@ -165,4 +165,4 @@ def draw(card: CardView, width: int, now: float, look: Look, *, selected: bool =
     for line in content(card, width - 3, now):
         rows.append(_content_row(box[3], width, line, edge, face))
     rows.append(_edge_row(box[4:7], width, badge(card), edge, look.badges.get(kind, look.badges[""]), right=True))
-    return [Strip(row, width).adjust_cell_length(width) for row in rows]
+    return [Strip(row).adjust_cell_length(width) for row in rows]

@@ -64,6 +64,7 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         self._clicked: int | None = None  # the card a press-and-release (not a drag) was on
         self._look: Look | None = None
         self._drawn: dict[int, tuple[tuple, list[Strip]]] = {}  # card id → (what it was drawn from, its lines)
+        self.set_reactive(ScrollView.virtual_size, Size(0, len(self.cards) * CARD_ROWS))
 
     # -- what it holds -------------------------------------------------------------
     @property
@@ -141,13 +142,13 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
 
     # -- drawing -----------------------------------------------------------------
     def _fit_virtual(self) -> None:
-        self.virtual_size = Size(self._width(), len(self.cards) * CARD_ROWS)
+        # As tall as the cards; no width of its own (the column gives it one):
+        # a virtual size that followed the width laid the screen out again
+        # each time a column was first shown or resized.
+        self.virtual_size = Size(0, len(self.cards) * CARD_ROWS)
 
     def _width(self) -> int:
         return max(6, self.scrollable_content_region.width)
-
-    def on_resize(self) -> None:
-        self._fit_virtual()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

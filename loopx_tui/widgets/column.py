@@ -42,7 +42,6 @@ class ColumnCards(CardList):
                 column.show_more()
 
     def on_resize(self) -> None:
-        super().on_resize()
         if isinstance(self.parent, BoardColumn):
             self.parent.scrolled()
 

@@ -5,6 +5,9 @@ with its own connection.
 data_version``, a few microseconds; PostgreSQL ``max(seq)``) every
 ``interval`` seconds and, only when it moved, reads the events after the last
 seen seq with the cards they touched and posts them to the app. It only reads.
+While the board is busy (a change in the last ``BUSY_FOR`` seconds) it probes
+five times as often: agents write in bursts, and the next write of a burst
+reaches the screen ~20 ms sooner, while an idle board costs what it did.
 
 ``LeaseReaper`` is the board's one writer of its own: every few seconds it
 reaps expired leases and overdue gates (a dead agent's card goes back to
@@ -17,6 +20,7 @@ it off and drive changes themselves."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable
 
 from loopx_core.ops import reaper
@@ -24,6 +28,9 @@ from loopx_core.store.backends import Store
 
 from .messages import BoardChanged, PollFailed
 from .reads import BoardReader
+
+
+BUSY_FOR = 2.0  # s after a change during which the poller probes five times as often
 
 
 class ChangePoller:
@@ -48,6 +55,7 @@ class ChangePoller:
         with store.thread_connection():
             token: int | None = None  # None: read the delta now, whatever the token says
             failures = 0
+            busy_until = 0.0
             while not self.cancelled():
                 try:
                     current = store.change_token()
@@ -57,6 +65,7 @@ class ChangePoller:
                         if delta.events:
                             self.seq = delta.seq
                             self.post(BoardChanged(delta))
+                            busy_until = time.monotonic() + BUSY_FOR
                     failures = 0
                 except Exception as exc:  # a poll must never take the app down
                     failures += 1
@@ -66,7 +75,8 @@ class ChangePoller:
                     self.wake.wait(min(2.0, self.interval * (2 ** min(failures, 6))))
                     self.wake.clear()
                     continue
-                if self.wake.wait(self.interval):
+                busy = time.monotonic() < busy_until
+                if self.wake.wait(self.interval / 5 if busy else self.interval):
                     self.wake.clear()
                     token = None  # our own commits do not move our data_version
 

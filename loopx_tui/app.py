@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Callable, Iterable
 
 from rich.text import Text
@@ -41,6 +42,7 @@ from loopx_core.shapes.values import Artifact, CardView
 from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import GateQueue
+from .heap import collect_when_idle, freeze_heap, thaw_heap
 from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PageRead, PollFailed
 from .paths import css_paths
 from .reads import BoardReader, open_store
@@ -48,33 +50,6 @@ from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
 
 
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
-_THRESHOLDS: list[tuple[int, int, int]] = []  # the collector's thresholds before the board set its own
-
-
-def freeze_heap() -> None:
-    """Move every object alive now out of the garbage collector's sight
-    (``gc.freeze``): what the board built to open (Textual, its styles, the
-    widgets, the first pages) lives as long as the app, and a full collection
-    walking it took 150–340 ms on the UI thread — a key pressed then waited
-    for it. Later collections walk only what was made since, and less often
-    (a young generation of 20,000 objects, not 700: Textual makes thousands
-    of short-lived objects a frame). ``thaw_heap`` undoes both as the app ends."""
-    import gc
-
-    gc.freeze()
-    if not _THRESHOLDS:
-        _THRESHOLDS.append(gc.get_threshold())
-        gc.set_threshold(20_000, 10, 10)
-
-
-def thaw_heap() -> None:
-    """The app ended: what it froze can be collected again (another app in
-    this process, a test suite, must not keep it)."""
-    import gc
-
-    gc.unfreeze()
-    if _THRESHOLDS:
-        gc.set_threshold(*_THRESHOLDS.pop())
 
 
 class LoopxApp(App[int]):
@@ -111,6 +86,7 @@ class LoopxApp(App[int]):
             self.read_only = "no unlocked key: decisions are refused"
         self.demo = demo
         self.poll_interval = poll_interval
+        self.last_input = 0.0  # time.monotonic() of the last key, click or wheel
         self.intro = intro
         self.model = BoardModel()
         self.project_root: str | None = None
@@ -149,6 +125,7 @@ class LoopxApp(App[int]):
         # app: frozen at once, a full collection does not walk it while the
         # board's first screen is built (one took ~240 ms there under load).
         freeze_heap()
+        self.set_interval(1.0, self._collect_when_idle, name="idle collector")
         if self.location is None and self.store is None:
             self.post_message(BoardFailed(LoopxError("no board given", "pass --db PATH or run `loopx init`")))
             return
@@ -447,10 +424,15 @@ class LoopxApp(App[int]):
             await self.workers.wait_for_complete(reads)
 
     # -- dialogs that lead to a human action ------------------------------------------
+    def _collect_when_idle(self) -> None:
+        collect_when_idle(time.monotonic() - self.last_input)
+
     async def on_event(self, event: events.Event) -> None:
         """Keys typed before a dialog has a focused field wait for it (see modals/base.py)."""
         from .modals.base import LoopxModal
 
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+            self.last_input = time.monotonic()  # (the older garbage waits for a pause: heap.py)
         if isinstance(event, events.Key) and self.screen_stack:
             screen = self.screen
             if isinstance(screen, LoopxModal) and not screen.ready:

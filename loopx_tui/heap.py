@@ -1,0 +1,57 @@
+"""The board and Python's garbage collector: collections out of a person's way.
+
+What the board built to open (Textual, its styles, the widgets, the first
+pages) lives as long as the app: ``freeze_heap`` moves it out of the
+collector's sight, where a full collection walking it took 150–340 ms on the
+UI thread. What the board makes later is mostly Textual's drawing — strips,
+each with seven small caches — and a collection of the older generations
+walked 160,000 of them: 23–58 ms for the middle one, ~136 ms for a full one,
+landing inside whichever key came next. So the collector runs only its young
+generation by itself (20,000 objects, a few ms), and the app collects the
+older ones once the person has been idle for ``IDLE_AFTER`` seconds
+(``collect_when_idle``, from a one-second timer), or regardless when a long
+burst has put it off ``OVERDUE`` times. ``thaw_heap`` puts everything back
+as the app ends."""
+
+from __future__ import annotations
+
+import gc
+
+YOUNG = 20_000  # new objects between two young collections (Python's default is 700)
+NEVER = 1_000_000  # the older generations' thresholds: not by themselves
+DUE = 10  # young collections before the middle one is due (Python's default)
+OVERDUE = 100  # ... and collected even while the person keeps typing
+IDLE_AFTER = 1.0  # s without a key or a click
+
+_THRESHOLDS: list[tuple[int, int, int]] = []  # the collector's thresholds before the board set its own
+
+
+def freeze_heap() -> None:
+    """Everything alive now out of the collector's sight; from the first
+    call, the older generations wait for ``collect_when_idle``."""
+    gc.freeze()
+    if not _THRESHOLDS:
+        _THRESHOLDS.append(gc.get_threshold())
+        gc.set_threshold(YOUNG, NEVER, NEVER)
+
+
+def thaw_heap() -> None:
+    """The app ended: what it froze can be collected again and the thresholds
+    are Python's (another app in this process, a test suite, must not keep them)."""
+    gc.unfreeze()
+    if _THRESHOLDS:
+        gc.set_threshold(*_THRESHOLDS.pop())
+
+
+def collect_when_idle(idle_for: float) -> int | None:
+    """Collect the middle generation (and the old one, when it is due) if the
+    person has been idle long enough, or if a long burst put it off; returns
+    the generation collected, None when nothing was."""
+    if not _THRESHOLDS:
+        return None  # (the board has not set its thresholds: Python collects as usual)
+    _, middle, old = gc.get_count()
+    if middle < DUE or (idle_for < IDLE_AFTER and middle < OVERDUE):
+        return None
+    generation = 2 if old >= DUE else 1
+    gc.collect(generation)
+    return generation

@@ -1,0 +1,84 @@
+"""The board's garbage collection (loopx_tui/heap.py): inside a burst of keys
+only the young generation is collected (a few ms); the older ones wait for
+the person to pause, or for a burst long enough to make them overdue."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from loopx_tui import heap
+
+
+@pytest.fixture
+def board_thresholds():
+    heap.freeze_heap()
+    yield
+    heap.thaw_heap()
+
+
+def _young_collections(n: int) -> None:
+    """Make the collector run its young generation ``n`` times (cyclic garbage, so it is real work)."""
+    for _ in range(n):
+        start = gc.get_count()[1]
+        while gc.get_count()[1] == start:
+            a: list = []
+            a.append(a)
+
+
+def test_the_board_sets_and_restores_the_thresholds():
+    before = gc.get_threshold()
+    heap.freeze_heap()
+    try:
+        assert gc.get_threshold() == (heap.YOUNG, heap.NEVER, heap.NEVER)
+    finally:
+        heap.thaw_heap()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_the_older_generations_wait_for_a_pause(board_thresholds):
+    gc.collect()
+    _young_collections(heap.DUE)
+    assert gc.get_count()[1] >= heap.DUE  # due, and Python did not collect it by itself
+    assert heap.collect_when_idle(idle_for=0.2) is None  # typing: not now
+    assert gc.get_count()[1] >= heap.DUE
+    assert heap.collect_when_idle(idle_for=heap.IDLE_AFTER) == 1  # a pause: now
+    assert gc.get_count()[1] == 0
+    for _ in range(heap.DUE - 1):
+        _young_collections(heap.DUE)
+        assert heap.collect_when_idle(idle_for=5) == 1
+    _young_collections(heap.DUE)
+    assert heap.collect_when_idle(idle_for=5) == 2  # the old one too, once it is due
+    assert gc.get_count()[2] == 0
+
+
+def test_a_long_burst_does_not_put_it_off_for_ever(board_thresholds):
+    gc.collect()
+    _young_collections(heap.OVERDUE)
+    assert heap.collect_when_idle(idle_for=0.0) == 1
+
+
+async def test_a_burst_of_keys_on_the_board_collects_only_the_young_generation(make_app):
+    collections: list[int] = []
+
+    def seen(phase, info):
+        if phase == "stop":
+            collections.append(info["generation"])
+
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        gc.callbacks.append(seen)
+        try:
+            while collections.count(0) < heap.DUE:  # (long enough for Python's own thresholds to collect the middle one)
+                await pilot.press("v", "v", "j", "l", "k", "h")
+            assert set(collections) == {0}, collections  # only the young generation was collected
+            _young_collections(heap.DUE)  # (however many keys it took: due now)
+            app._collect_when_idle()  # the one-second timer, right after a key: not yet
+            assert gc.get_count()[1] >= heap.DUE and 1 not in collections
+            app.last_input -= heap.IDLE_AFTER  # the person paused
+            app._collect_when_idle()
+            assert 1 in collections and gc.get_count()[1] == 0
+        finally:
+            gc.callbacks.remove(seen)

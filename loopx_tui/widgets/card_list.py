@@ -63,6 +63,7 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         self._suppress_click = False
         self._clicked: int | None = None  # the card a press-and-release (not a drag) was on
         self._look: Look | None = None
+        self._times_shown: tuple[str, ...] = ()  # the time left on the cards' faces at the last tick
         self._drawn: dict[int, tuple[tuple, list[Strip]]] = {}  # card id → (what it was drawn from, its lines)
         self.set_reactive(ScrollView.virtual_size, Size(0, len(self.cards) * CARD_ROWS))
 
@@ -205,8 +206,12 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         return self._card_lines(index, width)[row]
 
     def tick(self) -> None:
-        """Draw again the cards whose face shows the clock (lease time left)."""
-        if any(c.lease is not None or c.monitor_due is not None for c in self.cards):
+        """Draw again when a card's face would show another time left (its
+        lease, its next check): minutes mostly, so not every second."""
+        now = self._now()
+        shown = tuple(lease_left(c, now) for c in self.cards if c.lease is not None or c.monitor_due is not None)
+        if shown != self._times_shown:
+            self._times_shown = shown
             self.refresh()
 
     # -- the pointer: hover, click opens, drag moves ------------------------------------

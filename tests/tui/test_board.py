@@ -324,3 +324,16 @@ async def test_the_owner_view_is_built_ahead_and_kept_up_to_date(make_app, seede
         await pilot.pause()
         assert board.views["owner"] is ahead and ahead.display  # the same columns, shown
         assert "≡2" in card_text(app, 6)  # the change made while it was hidden
+
+
+async def test_a_cards_time_left_counts_down_on_the_board(make_app, seeded):
+    from loopx_core.rules import clock
+
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert "25m" in card_text(app, 6).splitlines()[2]  # LX-6's lease, as the board opened
+        now = clock.now()
+        clock.set_clock(lambda: now + 600)
+        app.tick()  # what the app's clock does every second
+        await pilot.pause()
+        assert "15m" in "".join(s.text for s in app.board_screen.board.column_of_card(6).body.drawn(6))  # drawn on screen again

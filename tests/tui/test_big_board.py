@@ -133,7 +133,8 @@ async def test_the_wheel_scrolls_a_column_counts_what_is_below_and_reads_on(big,
         for _ in range(200):  # (bounded: a wheel notch scrolls a few rows)
             if reads.columns:
                 break
-            await pilot._post_mouse_events([MouseScrollDown], ready.body, offset=(3, 3))  # the mouse wheel, through the screen
+            # The mouse wheel, through the screen as the driver sends it (Pilot has no wheel of its own).
+            await pilot._post_mouse_events([MouseScrollDown], ready.body, offset=(3, 3))
             await app.reads_idle()
             seen.append(int(ready.more.split()[0][1:]))
         assert [key for _, key, _ in reads.columns] == ["ready"]  # the end of the cards in hand read on

@@ -305,6 +305,10 @@ class LoopxApp(App[int]):
             if tick is not None and screen.is_attached:
                 tick()
 
+    def _collect_when_idle(self) -> None:
+        """Once a second (heap.py): the older garbage, if the person paused."""
+        collect_when_idle(time.monotonic() - self.last_input)
+
     def action_quit(self) -> None:
         self.exit(self.exit_code)
 
@@ -424,9 +428,6 @@ class LoopxApp(App[int]):
             await self.workers.wait_for_complete(reads)
 
     # -- dialogs that lead to a human action ------------------------------------------
-    def _collect_when_idle(self) -> None:
-        collect_when_idle(time.monotonic() - self.last_input)
-
     async def on_event(self, event: events.Event) -> None:
         """Keys typed before a dialog has a focused field wait for it (see modals/base.py)."""
         from .modals.base import LoopxModal

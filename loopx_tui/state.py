@@ -22,7 +22,6 @@ UNASSIGNED = "@unassigned"
 # the next ones in hand; going past the last one reads the next page, and the
 # rest is counted ("+N more") and reachable by filtering.
 PAGE = 24
-BOARD_CHROME = 4  # rows that are not cards: the board's header and footer, a column's header and "+N more"
 
 
 # Columns of history: counted on open, their cards read when asked for.

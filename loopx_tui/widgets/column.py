@@ -21,9 +21,12 @@ from textual.containers import Vertical
 from loopx_core.shapes.values import CardView
 
 from ..messages import ColumnWanted
-from ..state import BOARD_CHROME, ON_DEMAND
+from ..state import ON_DEMAND
 from .card_face import CARD_ROWS
 from .card_list import CardList
+
+
+BOARD_CHROME = 4  # rows that are not cards: the board's header and footer, a column's header and "+N more"
 
 
 def css_id(key: str) -> str:
@@ -37,13 +40,13 @@ class ColumnCards(CardList):
         super().watch_scroll_y(old, new)
         column = self.parent
         if isinstance(column, BoardColumn):
-            column.scrolled()
+            column.count_below()
             if new > old and new >= self.max_scroll_y - 1:
                 column.show_more()
 
     def on_resize(self) -> None:
         if isinstance(self.parent, BoardColumn):
-            self.parent.scrolled()
+            self.parent.count_below()
 
 
 class BoardColumn(Vertical):
@@ -96,17 +99,15 @@ class BoardColumn(Vertical):
 
     def _finish(self) -> None:
         self.border_title = self._header_text()
-        self._show_more_text()
+        self.count_below()
         everything = self.total <= len(self.cards) and self.total * CARD_ROWS <= self._room()
         self.set_class(everything, "-all-shown")  # (no "+N more" row)
         self.set_class(self.total == 0, "-empty")
         self.body.set_class(self.total * CARD_ROWS > self._room(), "-scrolls")
 
-    def scrolled(self) -> None:
-        """The list moved or was resized: "+N more" counts what is now below the screen."""
-        self._show_more_text()
-
-    def _show_more_text(self) -> None:
+    def count_below(self) -> None:
+        """"+N more": what is below the screen now (the list moved, was
+        resized, or the cards changed); redrawn only when it says something else."""
         more = self._more_text()
         plain = more.plain if isinstance(more, Text) else more
         if plain != self.more:

@@ -49,6 +49,10 @@ class BoardScreen(Screen):
         Binding("down,j", "nav(0,1)", "Down", show=False, tooltip="select the card below"),
         Binding("left,h", "nav(-1,0)", "Left", show=False, tooltip="select a card in the column to the left"),
         Binding("right,l", "nav(1,0)", "Right", show=False, tooltip="select a card in the column to the right"),
+        Binding("pagedown", "page(1)", "Page down", show=False, tooltip="select the card a screenful below (what a click under a column's scrollbar thumb shows); at the last card, reads on"),
+        Binding("pageup", "page(-1)", "Page up", show=False, tooltip="select the card a screenful above"),
+        Binding("home", "page(-1000000)", "First card", show=False, tooltip="select the column's first card"),
+        Binding("end", "page(1000000)", "Last card", show=False, tooltip="select the column's last card read so far (↓ there reads on)"),
         Binding("tab", "nav(1,0)", "Next column", show=False, tooltip="select a card in the next column (focus stays on the cards)"),
         Binding("shift+tab", "nav(-1,0)", "Previous column", show=False, tooltip="select a card in the previous column"),
         Binding("escape", "escape", "Cancel", show=False, tooltip="cancel a drag, or clear the filter"),
@@ -428,6 +432,19 @@ class BoardScreen(Screen):
                 self.focus_after = (target.key, 0)
                 target.show_more()
                 return
+
+    def action_page(self, pages: int) -> None:
+        """Select the card ``pages`` screenfuls away, within the cards in hand;
+        from the last one, a page down reads on as ↓ does."""
+        current = self.focused if isinstance(self.focused, CardList) else None
+        if current is None or not current.cards:
+            self.action_nav(0, 1 if pages > 0 else -1)
+            return
+        row = max(0, min(len(current.cards) - 1, current.cursor + pages * current.screenful()))
+        if row == current.cursor:
+            self.action_nav(0, 1 if pages > 0 else -1)
+        else:
+            current.select(row)
 
     def action_help(self) -> None:
         self.app.action_help()

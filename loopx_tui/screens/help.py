@@ -24,6 +24,8 @@ MOUSE = (
     ("click a card", "open it"),
     ("drag a card", "move it to that column (status view: ready / cancel; owner view: reassign with a handoff packet)"),
     ("Esc while dragging", "cancel the drag"),
+    ("a column's scrollbar", "drag its thumb to scroll; click above or below it for a page (PgUp / PgDn); the wheel scrolls too"),
+    ("+N more (a column's foot)", "click: the next cards (↓ past the last one)"),
 )
 
 FILTER = (

@@ -6,6 +6,9 @@ owner view (a column per agent) slow. Here a column's cards are rows of one
 scrolling widget: only the lines on screen are drawn, each card's five lines
 are kept until it (or the width, the selection, the pointer) changes, and
 every card in hand is reachable by scrolling without mounting anything.
+Its scrollbar is one cell of its own lines, not Textual's: a scrollbar
+widget per column was a quarter of what switching the view cost (each one
+laid out and drawn again on every switch).
 
 The list never reads the store. It selects (``cursor``; drawn with a heavy
 edge while the list has focus), opens a card on a click, and drags one onto
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.color import Color
@@ -62,6 +66,9 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         self._dragging = False
         self._suppress_click = False
         self._clicked: int | None = None  # the card a press-and-release (not a drag) was on
+        self._on_bar = False  # the last press was on the scrollbar (its click opens nothing)
+        self._grab: int | None = None  # dragging the scrollbar's thumb: the row of the thumb held
+        self._bar: tuple[Segment, Segment, Segment] | None = None  # track, thumb, thumb held
         self._look: Look | None = None
         self._times_shown: tuple[str, ...] = ()  # the time left on the cards' faces at the last tick
         self._drawn: dict[int, tuple[tuple, list[Strip]]] = {}  # card id → (what it was drawn from, its lines)
@@ -116,7 +123,11 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
             return None
         region = self.scrollable_content_region
         top = region.y + index * CARD_ROWS - round(self.scroll_y)
-        return Region(region.x, top, region.width, CARD_ROWS).intersection(region)
+        return Region(region.x, top, self._width(), CARD_ROWS).intersection(region)
+
+    def screenful(self) -> int:
+        """How many whole cards the list shows at once (at least one): a page."""
+        return max(1, self.size.height // CARD_ROWS)
 
     def first_in_view(self) -> int:
         """The index of the first card on screen (in part or whole)."""
@@ -149,11 +160,17 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         self.virtual_size = Size(0, len(self.cards) * CARD_ROWS)
 
     def _width(self) -> int:
-        return max(6, self.scrollable_content_region.width)
+        """The cards' width: the list's, less the scrollbar's cell when it scrolls."""
+        return max(6, self.scrollable_content_region.width - self.scrolls())
+
+    def scrolls(self) -> bool:
+        """More rows of cards than the list is tall: a scrollbar is drawn."""
+        return self.virtual_size.height > self.size.height > 0
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._look = None  # (the theme changed: draw again from the new styles)
+        self._bar = None
         self._drawn.clear()
 
     def look(self) -> Look:
@@ -201,9 +218,59 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
     def render_line(self, y: int) -> Strip:
         width = self._width()
         index, row = divmod(y + round(self.scroll_y), CARD_ROWS)
-        if index >= len(self.cards):
-            return Strip.blank(width, self.rich_style)
-        return self._card_lines(index, width)[row]
+        line = Strip.blank(width, self.rich_style) if index >= len(self.cards) else self._card_lines(index, width)[row]
+        if not self.scrolls():
+            return line
+        return Strip([*line, self._bar_cell(y)], width + 1)
+
+    # -- the scrollbar ----------------------------------------------------------------
+    def thumb(self) -> tuple[int, int]:
+        """The scrollbar's thumb: its first row and its height (whole cells)."""
+        height, rows = self.size.height, self.virtual_size.height
+        if not self.scrolls():
+            return 0, height
+        length = max(1, round(height * height / rows))
+        top = round((height - length) * min(1.0, self.scroll_y / max(1, self.max_scroll_y)))
+        return top, length
+
+    def _bar_cell(self, y: int) -> Segment:
+        if self._bar is None:
+            # The scrollbar colours of the CSS (the theme's), as Textual's scrollbar reads them.
+            styles, (under, _) = self.styles, self.background_colors
+            track = under + styles.scrollbar_background
+            thumb = track + styles.scrollbar_color
+            held = (under + styles.scrollbar_background_active) + styles.scrollbar_color_active
+            self._bar = tuple(Segment(" ", Style(bgcolor=c.rich_color)) for c in (track, thumb, held))
+        top, length = self.thumb()
+        if not top <= y < top + length:
+            return self._bar[0]
+        return self._bar[2] if self._grab is not None else self._bar[1]
+
+    def _bar_at(self, x: int) -> bool:
+        return self.scrolls() and x >= self._width()
+
+    def _bar_down(self, y: int) -> None:
+        """A press on the scrollbar: on the thumb it is held (and dragged);
+        above or below it, the list moves by a screenful of whole cards."""
+        top, length = self.thumb()
+        if top <= y < top + length:
+            self._grab = y - top
+            self.capture_mouse()
+            self.refresh()
+            return
+        page = self.screenful() * CARD_ROWS
+        self.scroll_to(y=self.scroll_y + (page if y >= top + length else -page), animate=False)
+
+    def _bar_drag(self, y: int) -> None:
+        top, length = self.thumb()
+        room = max(1, self.size.height - length)
+        share = max(0.0, min(1.0, (y - self._grab) / room))
+        self.scroll_to(y=round(share * self.max_scroll_y), animate=False)
+
+    def _bar_up(self) -> None:
+        self._grab = None
+        self.release_mouse()
+        self.refresh()
 
     def tick(self) -> None:
         """Draw again when a card's face would show another time left (its
@@ -253,6 +320,10 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
     def on_mouse_down(self, event: events.MouseDown) -> None:
         if event.button not in (0, 1):
             return
+        self._on_bar = self._bar_at(event.x)
+        if self._on_bar:
+            self._bar_down(event.y)
+            return
         index = self._index_at(event.y)
         if index is None:
             return
@@ -264,8 +335,11 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         # Pilot's hover sends button 0: follow the press, not the button state.
+        if self._grab is not None:
+            self._bar_drag(event.y)
+            return
         if self._press is None:
-            self._set_hover(self._index_at(event.y))
+            self._set_hover(None if self._bar_at(event.x) else self._index_at(event.y))
             return
         delta = event.screen_offset - self._press
         if not self._dragging and max(abs(delta.x), abs(delta.y)) >= DRAG_THRESHOLD:
@@ -276,6 +350,9 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
             self.post_message(DragHover(card.id, self._column_at(event.screen_offset)))
 
     def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._grab is not None:
+            self._bar_up()
+            return
         if self._press is None:
             return
         card = self.dragged
@@ -289,6 +366,8 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def on_mouse_release(self, event: events.MouseRelease) -> None:
         # Capture was taken away (another widget captured the mouse): cancel.
+        if self._grab is not None:
+            self._bar_up()
         if self._press is not None:
             self._end_drag()
 
@@ -309,6 +388,9 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
+        if self._on_bar:  # (a press on the scrollbar, released anywhere)
+            self._on_bar = False
+            return
         if self._suppress_click:
             self._suppress_click = False
             return

@@ -103,7 +103,6 @@ class BoardColumn(Vertical):
         everything = self.total <= len(self.cards) and self.total * CARD_ROWS <= self._room()
         self.set_class(everything, "-all-shown")  # (no "+N more" row)
         self.set_class(self.total == 0, "-empty")
-        self.body.set_class(self.total * CARD_ROWS > self._room(), "-scrolls")
 
     def count_below(self) -> None:
         """"+N more": what is below the screen now (the list moved, was
@@ -121,10 +120,7 @@ class BoardColumn(Vertical):
 
     def _room(self) -> int:
         """Rows for cards under the column's header (the screen's height less
-        the board's header and footer and the column's edges), 0 outside an app.
-        More cards than that: the list scrolls, and its scrollbar's cell is kept
-        from the first layout — found only after it, the scrollbar made every
-        card draw again one cell narrower before the first paint."""
+        the board's header and footer and the column's edges), 0 outside an app."""
         try:
             rows = self.app.size.height
         except Exception:  # (no app running: built outside one)

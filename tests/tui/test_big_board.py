@@ -4,6 +4,8 @@ cards when asked for, and follows a change without reading the board again."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 import pytest
 
 from loopx_core.ops import board_pages
@@ -75,6 +77,15 @@ def app_on(location, person, **kw):
     return board_app_class()(location, person=person, **kw)
 
 
+@asynccontextmanager
+async def opened(big, size=(100, 40)):
+    """The big board open in the app: (app, pilot)."""
+    location, me = big
+    app = app_on(location, me)
+    async with app.run_test(size=size) as pilot:
+        yield app, pilot
+
+
 class Reads:
     """Counts the board's reads of whole columns (first pages, the next cards)."""
 
@@ -99,10 +110,8 @@ class Reads:
 
 
 async def test_a_column_longer_than_a_read_shows_its_true_count_and_reaches_the_rest(big, monkeypatch):
-    location, me = big
     reads = Reads(monkeypatch)
-    app = app_on(location, me)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with opened(big) as (app, pilot):
         ready = app.board_screen.board.column("ready")
         assert ready.total == READY and "Ready 70" in ready.header
         in_hand = [c for c in app.model.cards.values() if c.status == "ready"]
@@ -123,10 +132,8 @@ async def test_a_column_longer_than_a_read_shows_its_true_count_and_reaches_the_
 async def test_the_wheel_scrolls_a_column_counts_what_is_below_and_reads_on(big, monkeypatch):
     from textual.events import MouseScrollDown
 
-    location, me = big
     reads = Reads(monkeypatch)
-    app = app_on(location, me)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with opened(big) as (app, pilot):
         ready = app.board_screen.board.column("ready")
         assert ready.more.startswith(f"+{READY - SCREENFUL} more")
         seen = []
@@ -144,10 +151,8 @@ async def test_the_wheel_scrolls_a_column_counts_what_is_below_and_reads_on(big,
 
 
 async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monkeypatch):
-    location, me = big
     reads = Reads(monkeypatch)
-    app = app_on(location, me)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with opened(big) as (app, pilot):
         done = app.board_screen.board.column("done")
         assert done.total == DONE and not done.cards
         assert "d/click shows 30" in done.more
@@ -156,8 +161,7 @@ async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monke
         await show_done(app, pilot)
         assert len(done.cards) == PAGE and app.focused is done.body and app.focused.selected.id == done.card_ids()[0]
         assert [key for _, key, _ in reads.columns] == ["done"]
-    app = app_on(location, me)  # → from the columns before it gets there too
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with opened(big) as (app, pilot):  # → from the columns before it gets there too
         ready = app.board_screen.board.column("ready")
         assert app.board_screen.select_card(ready.card_ids()[0])
         await pilot.press("right", "right", "right", "right")  # Active, Needs you and Blocked are empty: Done
@@ -167,9 +171,7 @@ async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monke
 
 
 async def test_a_click_on_the_column_footer_shows_the_next_cards(big):
-    location, me = big
-    app = app_on(location, me)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with opened(big) as (app, pilot):
         done = app.board_screen.board.column("done")
         await pilot.click(done, offset=(2, done.outer_size.height - 1))  # "d/click shows 30", the bottom edge
         await app.reads_idle()
@@ -183,11 +185,73 @@ async def test_a_click_on_the_column_footer_shows_the_next_cards(big):
         assert ready.more.startswith(f"+{READY - 2 * SCREENFUL} more") and len(ready.cards) == PAGE  # scrolled, nothing read
 
 
+async def test_page_keys_move_the_selection_a_screenful_and_read_on_at_the_end(big, monkeypatch):
+    reads = Reads(monkeypatch)
+    async with opened(big) as (app, pilot):
+        ready = app.board_screen.board.column("ready")
+        assert app.board_screen.select_card(ready.card_ids()[0])
+        await pilot.press("pagedown")
+        assert app.focused.cursor == SCREENFUL - 1 and ready.body.end_of_view() > SCREENFUL - 1  # seven whole cards on screen: the eighth
+        await pilot.press("pageup")
+        assert app.focused.cursor == 0
+        await pilot.press("end")
+        await app.reads_idle()
+        await pilot.pause()
+        assert app.focused.selected.id == PAGE  # the last card in hand, on screen …
+        assert ready.body.first_in_view() <= PAGE - 1 < ready.body.end_of_view()
+        assert [key for _, key, _ in reads.columns] == ["ready"]  # … and, the column scrolled to its end, the next read
+        await pilot.press("pagedown")
+        assert app.focused.selected.id == PAGE + SCREENFUL - 1
+        await pilot.press("end")
+        await app.reads_idle()
+        await pilot.pause()
+        assert app.focused.selected.id == 2 * PAGE and [key for _, key, _ in reads.columns] == ["ready", "ready"]
+        await pilot.press("end", "pagedown")  # every card in hand: the last one stays selected
+        assert app.focused.selected.id == READY and len(ready.cards) == READY
+        await pilot.press("home")
+        assert app.focused.cursor == 0 and ready.body.first_in_view() == 0
+
+
+async def test_the_scrollbar_shows_where_the_column_is_and_moves_it(big, monkeypatch):
+    reads = Reads(monkeypatch)
+    async with opened(big) as (app, pilot):
+        cards = app.board_screen.board.column("ready").body
+        bar_x = cards.size.width - 1  # the list's last cell: its scrollbar
+
+        def bar(y: int):
+            return list(cards.render_line(y))[-1].style.bgcolor  # the colour of the row's last cell
+
+        top, length = cards.thumb()
+        assert top == 0 and 1 <= length < cards.size.height
+        thumb, track = bar(0), bar(cards.size.height - 1)
+        assert thumb != track
+        # drawn at the top, as long as the screen's share of the cards in hand
+        assert [y for y in range(cards.size.height) if bar(y) == thumb] == list(range(length))
+        assert all(len(line) == cards.size.width - 1 for line in cards.card_text(1).splitlines())  # the cards leave the bar its cell
+
+        await pilot.click(cards, offset=(bar_x, cards.size.height - 2))  # the track below the thumb: a page down
+        await pilot.pause()
+        assert cards.first_in_view() == SCREENFUL - 1  # whole cards: the seven wholly shown were paged past
+        assert type(app.screen).__name__ == "BoardScreen"  # a click on the bar opens nothing
+        assert bar(0) == track and cards.thumb()[0] > 0 and bar(cards.thumb()[0]) == thumb  # the thumb went down with the cards
+
+        await pilot.mouse_down(cards, offset=(bar_x, cards.thumb()[0]))  # hold the thumb …
+        await pilot.hover(cards, offset=(bar_x, cards.size.height - 1))  # … and drag it to the bottom
+        await pilot.mouse_up(cards, offset=(bar_x, cards.size.height - 1))
+        await app.reads_idle()
+        await pilot.pause()
+        # at the end of the cards in hand: read on (again when the release comes after the next cards: still at the end)
+        assert {key for _, key, _ in reads.columns} == {"ready"} and len(cards.cards) > PAGE
+        assert type(app.screen).__name__ == "BoardScreen"
+        await pilot.click(cards, offset=(4, 2))  # the press on the bar is over: a click on a card opens it
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CardScreen"
+
+
 async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, monkeypatch):
     location, me = big
     reads = Reads(monkeypatch)
-    app = app_on(location, me)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with opened(big) as (app, pilot):
         pages = reads.pages
         await elsewhere(location, lambda store: add_card(store, {"title": "from elsewhere", "priority": 0}, me))
         await feed(app)
@@ -211,9 +275,7 @@ async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, m
 
 
 async def test_the_filter_counts_and_reads_from_the_store(big):
-    location, me = big
-    app = app_on(location, me)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with opened(big) as (app, pilot):
         await pilot.press("slash", *"card 6")  # "6" in the key: LX-6, LX-16 … LX-56, LX-60 … LX-69 ready; LX-76, 86, 96 cancelled
         await app.reads_idle()
         await pilot.pause()

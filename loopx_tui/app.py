@@ -182,6 +182,8 @@ class LoopxApp(App[int]):
         self.painted.wait(10)
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
         from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
+
+        help.help_lines(self, help.WIDTH)  # (the help laid out: the first `?` only draws it)
         from .modals import add_card, confirm  # noqa: F401
 
         try:

@@ -2,7 +2,10 @@
 
 The text is rich tables (a column of keys, one of what they do), laid out
 once per width and kept (``help_lines``): a ``Static`` laid them out three
-times each time the screen opened (its width, its height, its lines)."""
+times each time the screen opened (its width, its height, its lines). The
+help is ``WIDTH`` columns wide wherever the terminal has room (the dialog fits
+around it), so the app lays it out ahead, after the board's first paint: the
+first ``?`` only draws it."""
 
 from __future__ import annotations
 
@@ -85,6 +88,7 @@ def help_renderables(app) -> list:
 
 
 _LAID_OUT: dict[tuple[int, str], list[Strip]] = {}  # (width, who signs) → the help's lines
+WIDTH = 92  # the help's columns (fewer on a narrow terminal: laid out then for its width)
 
 
 def help_lines(app, width: int) -> list[Strip]:
@@ -100,7 +104,10 @@ def help_lines(app, width: int) -> list[Strip]:
 
 
 class HelpText(Widget):
-    """The help's lines (``help_lines``), as tall as they are."""
+    """The help's lines (``help_lines``), ``WIDTH`` wide and as tall as they are."""
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return WIDTH
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(help_lines(self.app, width))

@@ -159,6 +159,24 @@ async def test_help_lists_every_key(make_app):
         assert not isinstance(app.screen, HelpScreen)
 
 
+async def test_the_help_is_laid_out_ahead_and_the_first_question_mark_only_draws_it(make_app, monkeypatch):
+    from loopx_tui.screens import help
+
+    layouts = []
+    renderables = help.help_renderables
+    monkeypatch.setattr(help, "_LAID_OUT", {})  # (none left by another test in this process)
+    monkeypatch.setattr(help, "help_renderables", lambda app: layouts.append(app) or renderables(app))
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.reads_idle()  # (laid out after the first paint, with the history check)
+        assert len(layouts) == 1
+        await pilot.press("question_mark")
+        await pilot.pause()
+        shown = app.screen.query_one(help.HelpText)
+        assert shown.content_size.width == help.WIDTH and "this list of keys" in shown.text
+        assert len(layouts) == 1  # drawn from what was laid out ahead
+
+
 async def test_command_palette_entries(make_app):
     app = make_app()
     async with app.run_test(size=(100, 30)):

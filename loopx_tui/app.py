@@ -182,8 +182,6 @@ class LoopxApp(App[int]):
         self.painted.wait(10)
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
         from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
-
-        help.help_lines(self, help.WIDTH)  # (the help laid out: the first `?` only draws it)
         from .modals import add_card, confirm  # noqa: F401
 
         try:
@@ -194,6 +192,7 @@ class LoopxApp(App[int]):
             self.post_message(PollFailed(f"cannot verify the history: {type(exc).__name__}: {exc}"))
             return
         self.post_message(HistoryChecked(report))
+        help.help_lines(self, help.WIDTH)  # (the help laid out, after the check: the first `?` only draws it)
 
     def on_history_checked(self, message: HistoryChecked) -> None:
         freeze_heap()  # (the board's opening reads are done)

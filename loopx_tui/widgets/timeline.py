@@ -82,6 +82,12 @@ class DrawnOnce(PlotextPlot):
     def on_resize(self) -> None:
         self.refresh()
 
+    def on_unmount(self) -> None:
+        # PlotextPlot subscribes to the app's theme signal with a lambda that holds
+        # the plot; Textual drops a dead subscriber only when the theme changes, so
+        # every timeline closed kept its two plots, their trajectory and their figure.
+        self.app.theme_changed_signal.unsubscribe(self)
+
     def render(self):
         if self.trajectory is None:
             return Text("reading…", style="dim")  # (an empty figure is a full Plotext build too)

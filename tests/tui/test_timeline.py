@@ -73,6 +73,33 @@ async def test_t_shows_the_whole_boards_timeline(make_app):
         assert not isinstance(app.screen, TimelineScreen)
 
 
+async def test_closed_timelines_let_their_plots_and_trajectories_go(make_app):
+    """A board kept open all day: a `t` closed must not keep its plots (and
+    the trajectory and figure they hold) alive, however many were opened."""
+    import gc
+    import weakref
+
+    from loopx_tui.widgets.timeline import DrawnOnce
+
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        opened = []  # per opening: the screen and its two plots
+        for _ in range(5):
+            await pilot.press("t")
+            await app.reads_idle()
+            await pilot.pause()
+            plots = list(app.screen.query(DrawnOnce))
+            assert len(plots) == 2 and all(plot.trajectory is not None for plot in plots)
+            opened.append([weakref.ref(node) for node in (app.screen, *plots)])
+            del plots
+            await pilot.press("escape")
+            await pilot.pause()
+        gc.collect()
+        # (the last openings may still be referred to by the last read's worker and
+        # the event loop's context; what is kept must not grow with the openings)
+        assert [[ref() for ref in refs] for refs in opened[:-2]] == [[None] * 3] * 3
+
+
 async def test_t_on_a_card_shows_its_timeline(make_app):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:

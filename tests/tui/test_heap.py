@@ -49,6 +49,23 @@ def test_quitting_leaves_no_young_or_middle_garbage_to_collect_on_the_way_out():
     assert gc.get_objects(generation=1) == []
 
 
+def test_a_closed_widgets_styles_cache_is_let_go_when_the_board_collects(board_thresholds):
+    import weakref
+
+    from textual._styles_cache import StylesCache
+    from textual.color import Color
+
+    cache = StylesCache()  # (what every widget has; Textual asks it for its inner and outer colours as it draws)
+    cache.get_inner_outer(Color(1, 2, 3), Color(4, 5, 6))
+    gone = weakref.ref(cache)
+    del cache
+    gc.collect()
+    assert gone() is not None  # the widget closed, Textual's cache still holds it (and its lines)
+    _young_collections(heap.DUE)
+    assert heap.collect_when_idle(idle_for=heap.IDLE_AFTER) is not None
+    assert gone() is None
+
+
 def test_the_older_generations_wait_for_a_pause(board_thresholds):
     gc.collect()
     _young_collections(heap.DUE)

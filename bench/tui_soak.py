@@ -1,0 +1,162 @@
+"""The board left open while agents work: does it grow?
+
+A board of 2,000 cards / 50,000 evidence is opened headless (change poller,
+lease reaper and watcher on, as `loopx board` runs them); another process
+writes as agents do — a turn's evidence on an active card, and one write in
+five a new card (``--cards-every``) — about ten times a second, and the person works in bursts: a key every quarter of a
+second for two seconds (select, switch view, open a card and close it, the
+timeline, the help), then two seconds of reading. Every ten seconds the
+board's memory (RSS), the objects the garbage collector tracks and the changes
+seen so far are printed; at the end, after a full collection, what the board
+still holds, and the growth per 1,000 changes after the first minute (what a
+day of agents would add).
+
+Run: ``.venv/bin/python bench/tui_soak.py [--minutes 3] [--rate 10]``.
+Figures are printed; nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from tui_bench import BENCH, load_average  # noqa: E402
+
+BOARD = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[2])
+    from tui_bench import make_big_board
+    from loopx_core.store.backends import Store
+    from loopx_core.store.models import Card
+    location, _ = make_big_board(Path(sys.argv[1]), 2000, 50_000)
+    store = Store.open(location)
+    store.run(lambda: Card.update(max_turns=None).where(Card.id == 1).execute())  # (the agents' card never runs out of turns)
+    store.close()
+    print(location.path)
+    """
+)
+
+AGENTS = textwrap.dedent(
+    """
+    import random, sys, time
+    from loopx_core.ops.cards import add_card
+    from loopx_core.ops.writeback import writeback
+    from loopx_core.store.backends import Store
+    from loopx_core.store.discovery import parse_target
+    db, seconds, rate, cards_every = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    rnd = random.Random(3)
+    store = Store.open(parse_target(db, "flag"))
+    end, n = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        n += 1
+        if not cards_every or n % cards_every:
+            writeback(store, 1, "bench-agent", {"summary": f"turn {n}", "next": f"step {n + 1}", "tokens": 100})
+        else:
+            add_card(store, {"title": f"soak card {n}", "priority": rnd.randint(0, 4)}, "agent:bench-agent")
+        time.sleep(rnd.uniform(0.5, 1.5) / rate)
+    print(n, flush=True)
+    store.close()
+    """
+)
+
+KEYS = ("j", "j", "k", "v", "l", "h", "v", "enter", "escape", "t", "escape", "question_mark", "escape", "slash", "escape")
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def soak(location, minutes: float, rate: float, cards_every: int) -> list[tuple[float, int, float, int]]:
+    from textual import events
+
+    from loopx_tui.app import LoopxApp
+
+    changes = 0
+
+    class SoakApp(LoopxApp):
+        def on_board_changed(self, message) -> None:
+            nonlocal changes
+            changes += 1
+            super().on_board_changed(message)
+
+    samples: list[tuple[float, int, float, int]] = []  # (seconds, changes, RSS MB, tracked objects)
+
+    async def run() -> None:
+        app = SoakApp(location, background=True, person=BENCH)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await app.loaded.wait()
+            await app.reads_idle()
+            await pilot.pause()
+            agents = subprocess.Popen([sys.executable, "-c", AGENTS, str(location.path), str(minutes * 60), str(rate), str(cards_every)], stdout=subprocess.PIPE, text=True, cwd=REPO)
+            start = time.monotonic()
+            next_sample, pressed, settled = start, 0, None
+            while agents.poll() is None:
+                now = time.monotonic()
+                if settled is None and now - start >= 60:
+                    gc.collect()  # (the baseline: what the board holds after its first minute)
+                    settled = (now - start, changes, rss_mb(), len(gc.get_objects()))
+                    print(f"after the first minute and a full collection: RSS {settled[2]:.1f} MB, {settled[3]:,} tracked objects")
+                if now >= next_sample:
+                    samples.append((now - start, changes, rss_mb(), len(gc.get_objects())))
+                    print(f"{now - start:6.0f} s  {changes:6,} changes  RSS {samples[-1][2]:6.1f} MB  {samples[-1][3]:9,} tracked objects", flush=True)
+                    next_sample += 10
+                key = KEYS[pressed % len(KEYS)]
+                pressed += 1
+                char = {"question_mark": "?", "slash": "/"}.get(key, key if len(key) == 1 else None)
+                app.post_message(events.Key(key, char))
+                await asyncio.sleep(0.25 if pressed % 8 else 2.0)  # (a pause: the board collects its older garbage)
+            await asyncio.sleep(1.0)  # the last writes arrive
+            gc.collect()
+            samples.append((time.monotonic() - start, changes, rss_mb(), len(gc.get_objects())))
+            print(f"at the end, after a full collection: RSS {samples[-1][2]:.1f} MB, {samples[-1][3]:,} tracked objects")
+            print(f"written by the agents: {agents.stdout.read().strip()} · keys pressed: {pressed}")
+            if settled is not None:
+                samples.insert(0, settled)
+
+    asyncio.run(run())
+    return samples
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=3.0)
+    parser.add_argument("--rate", type=float, default=10.0, help="agent writes a second")
+    parser.add_argument("--cards-every", type=int, default=5, help="one write in N adds a card (0: none, only turns' evidence)")
+    args = parser.parse_args()
+    from loopx_core.store.discovery import parse_target
+
+    with tempfile.TemporaryDirectory(prefix="loopx-tui-soak-") as tmp:
+        # Built in a process of its own: the board's process holds only the board.
+        built = subprocess.run([sys.executable, "-c", BOARD, tmp, str(REPO / "bench")], capture_output=True, text=True, cwd=REPO, check=True)
+        location = parse_target(built.stdout.strip().splitlines()[-1], "flag")
+        print(f"LoopX board soak: {args.minutes:g} min, ~{args.rate:g} agent writes/s, a key every 0.25 s (load average {load_average()})")
+        samples = soak(location, args.minutes, args.rate, args.cards_every)
+    first, last = samples[0], samples[-1]  # (both after a full collection when the soak lasted over a minute)
+    per_k = 1000 / max(1, last[1] - first[1])
+    print(
+        f"from the first minute to the end: RSS {first[2]:.1f} -> {last[2]:.1f} MB ({(last[2] - first[2]) * per_k:+.2f} MB per 1,000 changes), "
+        f"tracked objects {first[3]:,} -> {last[3]:,} ({(last[3] - first[3]) * per_k:+,.0f} per 1,000 changes) over {last[1] - first[1]:,} changes"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

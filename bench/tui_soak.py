@@ -147,7 +147,7 @@ def main() -> int:
         # Built in a process of its own: the board's process holds only the board.
         built = subprocess.run([sys.executable, "-c", BOARD, tmp, str(REPO / "bench")], capture_output=True, text=True, cwd=REPO, check=True)
         location = parse_target(built.stdout.strip().splitlines()[-1], "flag")
-        print(f"LoopX board soak: {args.minutes:g} min, ~{args.rate:g} agent writes/s, a key every 0.25 s (load average {load_average()})")
+        print(f"LoopX board soak: {args.minutes:g} min, ~{args.rate:g} agent writes/s, keys in bursts of 8 a quarter of a second apart (load average {load_average()})")
         samples = soak(location, args.minutes, args.rate, args.cards_every)
     first, last = samples[0], samples[-1]  # (both after a full collection when the soak lasted over a minute)
     per_k = 1000 / max(1, last[1] - first[1])

@@ -26,11 +26,10 @@ from pathlib import Path
 
 from common import compiled_env, person_env
 
+from loopx_core.rules.spawn import loopx_argv
+
 HERE = Path(__file__).resolve().parent
-LOOPX = [sys.executable, "-m", "loopx_core"]
-_script = Path(sys.executable).with_name("loopx")
-if _script.exists():
-    LOOPX = [str(_script)]  # what the hook command runs: the console script
+LOOPX = loopx_argv()  # what the hook command `init` writes runs: the interpreter, isolated
 
 
 def payload(folder: Path, command: str) -> bytes:

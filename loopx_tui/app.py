@@ -35,7 +35,7 @@ from textual.worker import get_current_worker
 
 from loopx_core.rules import clock, ids
 from loopx_core.store.discovery import BoardLocation
-from loopx_core.shapes.errors import LoopxError
+from loopx_core.shapes.errors import BoardBusy, LoopxError
 from loopx_core.store.backends import Store
 from loopx_core.shapes.values import Artifact, CardView
 
@@ -43,19 +43,20 @@ from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import GateQueue
 from .heap import collect_when_idle, freeze_heap, thaw_heap
-from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PageRead, PollFailed
+from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, BoardWaiting, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PageRead, PollFailed
 from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
 
 
+OPEN_RETRY = 0.5  # s: how often a board another process holds is tried again
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
 
 
 class LoopxApp(App[int]):
     TITLE = "LoopX"
     CSS_PATH = css_paths()
-    BINDINGS = [Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
+    BINDINGS = [Binding("ctrl+c", "quit", "Quit", show=False, priority=True), Binding("q", "quit", "Quit", show=False)]
 
     def __init__(
         self,
@@ -100,6 +101,7 @@ class LoopxApp(App[int]):
         self.alert = alert or GateAlert(self)
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
         self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
+        self._retry_open = threading.Event()  # set as the app stops: a board waited for is not tried again
         self.history = None  # loopx_core.authority.verify.Report, once the board checked its history
         # What tests (and the curious) can look at.
         self.notices: list[tuple[str, str]] = []
@@ -132,16 +134,30 @@ class LoopxApp(App[int]):
         self.run_worker(self._open_board, thread=True, group="reads", name="open board", exit_on_error=False)
 
     def _open_board(self) -> None:
-        try:
-            store = self.store if self.store is not None else open_store(self.location)
-            snapshot = BoardReader(store, self.now).snapshot(STATUS, self.first_pages(STATUS))
-        except LoopxError as err:
-            self.post_message(BoardFailed(err))
-            return
-        except Exception as exc:  # not a board at all, a broken file: said on screen
-            self.post_message(BoardFailed(LoopxError(f"cannot open {self.location.describe()}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
-            return
+        while True:
+            try:
+                store = self.store if self.store is not None else open_store(self.location)
+                snapshot = BoardReader(store, self.now).snapshot(STATUS, self.first_pages(STATUS))
+                break
+            except BoardBusy as err:  # held by another process: said, and tried again until it lets go
+                self.post_message(BoardWaiting(err))
+                if self._retry_open.wait(OPEN_RETRY) or get_current_worker().is_cancelled:
+                    return
+            except LoopxError as err:
+                self.post_message(BoardFailed(err))
+                return
+            except Exception as exc:  # not a board at all, a broken file: said on screen
+                self.post_message(BoardFailed(LoopxError(f"cannot open {self.location.describe()}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
+                return
         self.post_message(BoardLoaded(store, snapshot))
+
+    def on_board_waiting(self, message: BoardWaiting) -> None:
+        self.board_error = message.error
+        text = Text.assemble((" LoopX ", "bold reverse"), "  waiting for the board\n\n", message.error.message, "\n", (f"→ {message.error.hint}\n\nq quits", "dim"))
+        try:
+            self.query_one("#opening", Static).update(text)
+        except Exception:  # (the opening screen is gone: the app is closing)
+            pass
 
     def on_board_failed(self, message: BoardFailed) -> None:
         from .screens.no_board import NoBoardScreen
@@ -315,6 +331,7 @@ class LoopxApp(App[int]):
 
     def on_unmount(self) -> None:
         self.painted.set()  # (a history check still waiting for it ends)
+        self._retry_open.set()  # (and a board still waited for)
         thaw_heap()
         if self.reader is not None:
             self.reader.stop()

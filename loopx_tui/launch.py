@@ -17,13 +17,15 @@ def run_board(location: BoardLocation) -> int:
     one that cannot be opened): the "No LoopX board here" screen says how to
     create one, and the exit code is 4. The board is read in a worker, so
     the screen is up at once."""
-    from loopx_core.shapes.errors import LoopxError
+    from loopx_core.shapes.errors import BoardBusy, LoopxError
     from loopx_core.store.backends import Store
 
     from .app import LoopxApp
 
     try:
         store = Store.open(location)  # never creates one: `loopx init` does
+    except BoardBusy:  # another process holds it: the board says who and opens once it is let go
+        app = LoopxApp(location, read_only="the board was held by another process when it opened: restart it to unlock your key")
     except LoopxError:
         app = LoopxApp(location)  # it says why, on its "No LoopX board here" screen
     else:

@@ -113,6 +113,14 @@ class BoardFailed(Message):
 
 
 @dataclass
+class BoardWaiting(Message):
+    """Another process holds the board so that it cannot be read: the board
+    says who, keeps answering keys and tries again (``OPEN_RETRY``)."""
+
+    error: LoopxError
+
+
+@dataclass
 class BoardUpdated(Message):
     """Sent to every open screen after the app applied a board change: the
     cards the change touched (a screen showing one of them reloads it)."""

@@ -79,11 +79,10 @@ class BoardReader:
         event is read and hashed), and in this process it would hold the GIL
         against the screen and keep its memory after. The worker only waits."""
         import json
-        import os
         import subprocess
-        import sys
 
         from loopx_core.authority import verify
+        from loopx_core.rules import spawn
 
         off_ui_thread("verifying the history")
         with self.store.thread_connection():
@@ -95,9 +94,9 @@ class BoardReader:
                 return report
 
             return self._read("verifying the history", check)
-        env = dict(os.environ, LOOPX_DB=self.store.location.url)  # (a URL's password stays out of the process list)
+        env = spawn.person_env(LOOPX_DB=self.store.location.url)  # (a URL's password stays out of the process list)
         env.pop("LOOPX_AGENT", None)
-        proc = subprocess.Popen([sys.executable, "-m", "loopx_core", "verify", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(spawn.loopx_argv("verify", "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
         self.children.append(proc)
         try:
             out, err = proc.communicate()

@@ -21,9 +21,10 @@ import difflib
 import os
 import re
 import shlex
-import shutil
 import sys
 from pathlib import Path
+
+from ..rules.spawn import loopx_argv
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
 EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
@@ -215,16 +216,10 @@ def _write(path: Path, text: str) -> None:
 
 
 def _executable() -> list[str]:
-    """How the runtime should call us, by absolute path: the console script of this
-    installation (beside the interpreter), else the one on PATH, else this
-    interpreter with ``-m loopx_core``."""
-    beside = Path(sys.executable).parent / "loopx"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside.absolute())]
-    found = shutil.which("loopx")
-    if found:
-        return [str(Path(found).absolute())]
-    return [str(Path(sys.executable).absolute()), "-m", "loopx_core"]
+    """How the runtime should call us: this installation's interpreter by
+    absolute path, isolated (``rules/spawn``: a runtime starts hooks and the
+    MCP server in the project, which its agent writes)."""
+    return loopx_argv()
 
 
 def init_runtime(

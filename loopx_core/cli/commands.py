@@ -436,7 +436,7 @@ def cmd_log(ctx: Context) -> Outcome:
     data = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
     lines = [render.card_block(data["card"]), ""]
     for e in data["evidence"]:
-        arts = "".join(f"\n      {a['path']} {'(missing)' if a.get('missing') else str(a['size']) + ' B ' + a['sha256'][:12]}" for a in e["artifacts"])
+        arts = "".join(f"\n      {a['path']} {render.artifact_state(a)}" for a in e["artifacts"])
         how = e["source"] + (", unverified" if e["unverified"] else "")
         lines.append(f"  {e['id']} {e['created_at']} {e['agent']} [{how}] {e['summary']}{arts}")
     for o in data["observed"]:

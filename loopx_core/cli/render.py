@@ -102,3 +102,12 @@ def gate_line(g: dict) -> str:
     who = f" by {g['answered_by']}" if g["answered_by"] else ""
     note = f"\n  note: {one_line(g['note'])}" if g.get("note") else ""
     return f"{g['id']} {g['status']}{who} — {g['card']} {g['agent']}{scope}: {one_line(g['question'])}{note}"
+
+
+def artifact_state(a: dict) -> str:
+    """An evidence artifact's size and hash, or why it has none."""
+    if a.get("missing"):
+        return "(missing)"
+    if a.get("sha256") is None:
+        return f"{a['size']} B (too large to hash)"
+    return f"{a['size']} B {a['sha256'][:12]}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
+from ..rules import spawn
 from ..store.discovery import BoardLocation, parse_target
 from .scenario import AGENTS, CARDS, OBJECTIVE, WINDOWS
 
@@ -76,16 +76,16 @@ class DemoAgents:
 
         logs = self.folder / ".loopx"
         logs.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, LOOPX_DB=str(self.location.path), LOOPX_DEMO_PACE=str(self.pace))
+        env = spawn.person_env(LOOPX_DB=str(self.location.path), LOOPX_DEMO_PACE=str(self.pace))
         env.pop("LOOPX_AGENT", None)
         env.pop("LOOPX_NOW", None)
         for spec in AGENTS:
             log = open(logs / f"demo-{spec.id}.log", "ab")
-            cmd = [
-                sys.executable, "-m", "loopx_core", "run", "--agent", spec.id, "--runtime", "shell",
+            cmd = spawn.loopx_argv(
+                "run", "--agent", spec.id, "--runtime", "shell",
                 "--turn-limit", "2m", "--grace", f"{self.grace}s", "--turns", str(self.turns),
-                "--", sys.executable, "-m", "loopx_core.demo.agent",
-            ]
+                "--", *spawn.python_argv("loopx_core.demo.agent"),
+            )
             self.procs.append(subprocess.Popen(cmd, cwd=self.folder, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=lambda: die_with_parent(signal.SIGTERM)))
             log.close()
 

@@ -3,12 +3,12 @@ through the real CLI, printing each command and what it answered."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from ..rules import spawn
 
 STEPS: list[tuple[str, str, dict]] = [
     ("set up a board", "loopx init --objective 'Ship the login page'", {}),
@@ -39,7 +39,7 @@ def run_script(keep: str | None = None) -> int:
     from .runner import KEY_FILE, demo_person
 
     person = demo_person(folder)  # the demo's throwaway key: its person is "you"
-    env = dict(os.environ, LOOPX_DB=str(folder / ".loopx" / "board.db"), LOOPX_KEY=str(folder / ".loopx" / KEY_FILE), XDG_CONFIG_HOME=str(folder / ".config"))
+    env = spawn.person_env(LOOPX_DB=str(folder / ".loopx" / "board.db"), LOOPX_KEY=str(folder / ".loopx" / KEY_FILE), XDG_CONFIG_HOME=str(folder / ".config"))
     env.pop("LOOPX_AGENT", None)
     print(f"LoopX demo — a throwaway board in {folder}\n")
     for title, command, _ in STEPS:
@@ -50,7 +50,7 @@ def run_script(keep: str | None = None) -> int:
             continue
         argv = shlex.split(command)
         print(f"$ {command}")
-        proc = subprocess.run([sys.executable, "-m", "loopx_core", *argv[1:]], cwd=folder, env=env, capture_output=True, text=True)
+        proc = subprocess.run(spawn.loopx_argv(*argv[1:]), cwd=folder, env=env, capture_output=True, text=True)
         output = (proc.stdout + proc.stderr).rstrip()
         if output:
             print("\n".join("  " + line for line in output.splitlines()))

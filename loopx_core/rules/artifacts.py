@@ -19,6 +19,7 @@ from pathlib import Path
 from ..shapes.errors import InvalidInput
 
 CHUNK = 1 << 20
+HASH_MAX = 256 << 20  # a larger file is never read: its size is recorded, not its hash (hashing 20 GiB took minutes)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks us
 
 
@@ -55,10 +56,19 @@ def _opened_path(fd: int) -> str | None:
         return None
 
 
-def hash_within(path: str, roots: list[str]) -> tuple[int, str] | None:
+def too_large(size: int) -> bool:
+    return size > HASH_MAX
+
+
+def too_large_text(size: int) -> str:
+    return f"{size} bytes, more than {HASH_MAX >> 20} MB: not hashed"
+
+
+def hash_within(path: str, roots: list[str]) -> tuple[int, str | None] | None:
     """Size and sha256 of the regular file at ``path`` (already real) if it is
     inside one of ``roots`` (already real) when opened; None when it is not,
-    is missing, unreadable or not a regular file. Never follows a final symlink."""
+    is missing, unreadable or not a regular file. Never follows a final symlink.
+    A file over ``HASH_MAX`` is not read: its size with no sha256."""
     if not any(inside(path, r) for r in roots):
         return None
     try:
@@ -66,11 +76,14 @@ def hash_within(path: str, roots: list[str]) -> tuple[int, str] | None:
     except (OSError, ValueError):
         return None
     try:
-        if not statmod.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not statmod.S_ISREG(st.st_mode):
             return None
         opened = _opened_path(fd)
         if opened is not None and not any(inside(opened, r) for r in roots):
             return None  # a folder on the way was swapped for a symlink after we resolved it
+        if too_large(st.st_size):
+            return st.st_size, None
         return sha256_fd(fd)
     except OSError:  # unreadable (permissions, a name too long): as good as missing
         return None
@@ -113,7 +126,7 @@ def describe(raw_paths: list[str], root: Path, base: Path | None = None) -> list
         found = hash_within(os.path.join(real_root, rel), [real_root])
         if found is not None:
             size, sha = found
-            out.append({"path": rel, "size": size, "sha256": sha})
+            out.append({"path": rel, "size": size, "sha256": sha, **({} if sha else {"too_large": True})})
         else:
             # Recorded, not dropped: a missing artifact is itself evidence.
             out.append({"path": rel, "size": None, "sha256": None, "missing": True})

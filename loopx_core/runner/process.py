@@ -8,6 +8,8 @@ output read line by line without blocking the runner, stopped as a whole.
   SIGKILL too (``PR_SET_PDEATHSIG``), so a zombie turn does not go on writing
   under a lease nobody renews; what it started itself may outlive it, and its
   writes are refused once its lease is gone (DESIGN §4).
+- The runtime is looked up on PATH's absolute entries only: the others
+  resolve against the project, which the agent writes (``rules/spawn``).
 - The output: one thread per stream. Complete stdout lines go to a queue (the
   runtime's JSON events); everything, stdout and stderr, is kept as a bounded
   tail for the record of a failed turn.
@@ -23,6 +25,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from ..rules.spawn import safe_path
 
 KILL_AFTER = 3.0  # seconds between SIGTERM and SIGKILL when a turn is stopped
 TAIL_BYTES = 16 * 1024
@@ -48,6 +52,8 @@ class TurnProcess:
         self._tail_size = 0
         self._lock = threading.Lock()
         self.started = time.monotonic()
+        if "PATH" in env:  # the runtime is looked up on it, from the project: absolute entries only
+            env = dict(env, PATH=safe_path(env["PATH"]))
         self.proc = subprocess.Popen(
             argv,
             cwd=cwd,

@@ -68,6 +68,14 @@ class Forbidden(LoopxError):
     code = "forbidden"
 
 
+class BoardBusy(LoopxError):
+    """Another process holds the board so that it cannot even be read (SQLite's
+    exclusive locking mode): said at once, naming it (``store/holder``)."""
+
+    exit_code = CONFLICT
+    code = "board_busy"
+
+
 class BoardError(LoopxError):
     """The board cannot be opened or is from a newer LoopX."""
 

@@ -239,11 +239,14 @@ class Artifact(NamedTuple):
     size: int | None
     sha256: str | None
     missing: bool = False
+    too_large: bool = False  # over rules.artifacts.HASH_MAX: its size only, never read
 
     def to_json(self) -> dict:
         out = {"path": self.path, "size": self.size, "sha256": self.sha256}
         if self.missing:
             out["missing"] = True
+        if self.too_large:
+            out["too_large"] = True
         return out
 
 

@@ -29,6 +29,7 @@ from ..shapes.errors import BoardError
 
 # (annotations only: ``T`` is what an operator body returns; typing is not imported on the cold path)
 
+HELD_FOR = 1.0  # s: a lock on the whole board file held this long by one process is said, not waited for
 SQLITE_PRAGMAS = (
     ("journal_mode", "wal"),
     ("synchronous", "normal"),
@@ -149,13 +150,53 @@ class Store:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                conn = sqlite3.connect(str(self.location.path), timeout=10, isolation_level=None)
-                for name, value in SQLITE_PRAGMAS:
+                conn = sqlite3.connect(str(self.location.path), timeout=0, isolation_level=None)
+                try:  # without waiting: a board held exclusively is said at once, by whom
+                    conn.execute("PRAGMA journal_mode = wal")
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise
+                    self._refuse_if_held(conn, exc)
+                for name, value in SQLITE_PRAGMAS:  # (busy_timeout among them: a passing lock is waited for)
                     conn.execute(f"PRAGMA {name} = {value}")
             except sqlite3.DatabaseError as exc:
+                if _is_busy(exc):
+                    raise self._busy(exc) from exc
                 raise BoardError(f"cannot open board {self.location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
             self._local.conn = conn
         return conn
+
+    def _busy(self, exc: Exception):
+        """The board could not be had in time: who holds it, as far as the OS says."""
+        from ..shapes.errors import BoardBusy
+        from .holder import holder
+
+        who = holder(self.location.path)
+        return BoardBusy(
+            f"the board {self.location.describe()} is held by {who.text()}, which locked the whole file: LoopX cannot read it ({exc})",
+            "end that process (or wait until it lets go of the board), then retry; LoopX's own processes never lock it so",
+            data={"holder": who.to_json()},
+        )
+
+    def _refuse_if_held(self, conn, exc: Exception) -> None:
+        """A new connection found the board's file locked: raise ``BoardBusy``
+        when the same process still holds it after ``HELD_FOR`` — SQLite itself
+        locks the whole file for a moment (the last connection's checkpoint,
+        a recovery), never for long."""
+        from .holder import exclusive_holders
+
+        before = set(exclusive_holders(self.location.path))
+        if not before:
+            return
+        conn.execute(f"PRAGMA busy_timeout = {int(HELD_FOR * 1000)}")
+        try:
+            conn.execute("PRAGMA journal_mode = wal")
+            return  # let go meanwhile
+        except sqlite3.OperationalError as again:
+            if not _is_busy(again):
+                raise
+        if before & set(exclusive_holders(self.location.path)):
+            raise self._busy(exc) from exc
 
     def _drop_connection(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -268,7 +309,11 @@ class Store:
             try:
                 return self._transaction(body, write=True)
             except _errors("OperationalError") as exc:
-                if not _is_busy(exc) or attempt == attempts - 1:
+                if not _is_busy(exc):
+                    raise
+                if attempt == attempts - 1:
+                    if self.backend == "sqlite":
+                        raise self._busy(exc) from exc
                     raise
                 import random  # only on the rare busy path
 
@@ -330,12 +375,17 @@ class Store:
                     yield
                 return
             conn = self.connection()
-            conn.execute("BEGIN DEFERRED")
             try:
-                yield
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
+                conn.execute("BEGIN DEFERRED")
+                try:
+                    yield
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            except _errors("OperationalError") as exc:
+                if not _is_busy(exc):
+                    raise
+                raise self._busy(exc) from exc  # (a WAL reader waits only for a lock on the whole file)
         finally:
             records.release(token)
 

@@ -157,7 +157,7 @@ def gate_view(row) -> GateView:
 
 
 def artifact_values(raw: list[dict]) -> tuple[Artifact, ...]:
-    return tuple(Artifact(path=a["path"], size=a.get("size"), sha256=a.get("sha256"), missing=bool(a.get("missing"))) for a in raw or ())
+    return tuple(Artifact(path=a["path"], size=a.get("size"), sha256=a.get("sha256"), missing=bool(a.get("missing")), too_large=bool(a.get("too_large"))) for a in raw or ())
 
 
 def evidence_view(row) -> EvidenceView:

@@ -89,7 +89,10 @@ Rules:
   project, or absolute outside it; size; sha256) and an ``artifact_observed``
   event, once it has been quiet for ``observe_delay`` (0.3 s), and only when its
   content differs from the last observation of that path on that card.
-  Catch-up scans observe only files modified since the lease began. The path
+  Catch-up scans observe only files modified since the lease began. A file
+  over ``rules.artifacts.HASH_MAX`` (256 MB) is never read: it is refused
+  with one ``ingest_error`` (code ``artifact_too_large``) per content, looked
+  at again only when it changes, and the rest of the folder flows meanwhile. The path
   recorded is where the bytes really are (symlinks resolved). Ignored:
   ``.git`` and other VCS folders, caches (``__pycache__``, ``node_modules``,
   ``.pytest_cache``, ``.mypy_cache``, ``.venv``, …), editor temp files

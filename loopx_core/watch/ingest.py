@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..rules import clock, ids
-from ..rules.artifacts import hash_within, inside, real
+from ..rules.artifacts import hash_within, inside, real, too_large, too_large_text
 from ..shapes.errors import Forbidden, InvalidInput, LoopxError
 from ..ops import leases, observed
 from .rules import Origin, display
@@ -527,14 +527,21 @@ class Ingestor:
                 held[agent] = entry[0]
         if not held:
             return []
+        show = display(where, Path(self.real_root))  # where the bytes are
+        if too_large(st.st_size):  # refused before a byte is read, once per content (a change looks again)
+            err = InvalidInput(f"{show} is {too_large_text(st.st_size)}, not observed", "an observed file is hashed whole: keep large outputs out of the watch folder", code="artifact_too_large")
+            for agent in held:
+                self._observed_sig[(agent, path)] = sig
+            return self._refuse_alone(path, show, None, next(iter(held.values())), err, _hash("too-large", path, sig))
         found = self._hashes.get(sig) or hash_within(where, within)
         if found is None:  # gone, unreadable, or swapped for a link out meanwhile
             return []
         size, sha = found
+        if sha is None:  # it grew past the limit since the stat: the next change refuses it
+            return []
         if len(self._hashes) > 4096:
             self._hashes.clear()
         self._hashes[sig] = (size, sha)
-        show = display(where, Path(self.real_root))  # where the bytes are
         out: list[Result] = []
         for agent, card_id in held.items():
             result = self.store.run(lambda: self._observe_one(agent, card_id, path, show, size, sha))

@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from loopx_core.rules.artifacts import too_large
 from loopx_core.rules.text import terminal_safe
 from loopx_core.shapes.values import Artifact
 
@@ -53,6 +54,7 @@ def read_artifact(artifact: Artifact, root: str | None) -> FileView:
         return FileView(None, None, "outside the project folder: not opened", None, False)
     if not path.is_file():
         return FileView(path, None, "the file is not there any more" if not artifact.missing else "reported missing by the agent", None, False)
+    whole = not too_large(path.stat().st_size)  # a huge file: its first bytes only, never hashed
     digest = hashlib.sha256()
     head = b""
     with open(path, "rb") as handle:
@@ -60,7 +62,9 @@ def read_artifact(artifact: Artifact, root: str | None) -> FileView:
             digest.update(chunk)
             if len(head) < MAX_BYTES:
                 head += chunk[: MAX_BYTES - len(head)]
-    matches = None if artifact.sha256 is None else digest.hexdigest() == artifact.sha256
+            elif not whole:
+                break
+    matches = None if artifact.sha256 is None or not whole else digest.hexdigest() == artifact.sha256
     truncated = path.stat().st_size > len(head)
     if b"\x00" in head[:8192]:
         return FileView(path, None, f"binary file, {size(path.stat().st_size)}", matches, truncated)

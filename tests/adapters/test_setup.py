@@ -58,14 +58,17 @@ def test_claude_code_merges_and_is_idempotent(board):
     assert pre[0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/check-bash.sh"}]}
     ours = pre[1]["hooks"][0]
     assert pre[1]["matcher"] == "*" and ours["onFailure"] == "block"  # fail closed where the runtime supports it
-    exe = ours["command"].split(" hook ")[0].split()[-1]  # (the test board is named by LOOPX_DB, so that comes first)
-    assert Path(exe).is_absolute() and Path(exe).exists()  # the runtime's PATH may not hold loopx
+    exe = " ".join(ours["command"].split(" hook ")[0].split()[-4:])  # (the test board is named by LOOPX_DB, so that comes first)
+    python = exe.split()[0]
+    assert exe == f"{python} -I -m loopx_core"  # isolated: nothing from the project it runs in is imported (rules/spawn)
+    assert Path(python).is_absolute() and Path(python).exists()  # the runtime's PATH may not hold loopx
     assert ours["command"].endswith(f"{exe} hook claude-code pre-tool-use")
     assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith(f"{exe} hook claude-code session-start")
     assert settings["hooks"]["Stop"][0]["hooks"][0]["command"].endswith(f"{exe} hook claude-code stop")
     assert "cc1" not in (board.root / ".claude" / "settings.json").read_text()  # no agent id in the shared file
     assert json.loads((board.root / ".claude" / "settings.local.json").read_text()) == {"env": {"LOOPX_AGENT": "cc1"}}
-    assert json.loads((board.root / ".mcp.json").read_text())["mcpServers"]["loopx"]["command"] == exe
+    server = json.loads((board.root / ".mcp.json").read_text())["mcpServers"]["loopx"]
+    assert [server["command"], *server["args"]] == [*exe.split(), "mcp"]
     assert settings["enabledMcpjsonServers"] == ["loopx"]
     assert settings["disableSkillShellExecution"] is True  # 2.1.197 runs skills' `!` commands with no hook
     sandbox = settings["sandbox"]
@@ -163,7 +166,7 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     config = tomllib.loads(text)
     assert config["model"] == "gpt-5.1-codex" and config["mcp_servers"]["docs"]["command"] == "npx"
     server = config["mcp_servers"]["loopx"]
-    assert Path(server["command"]).is_absolute() and server["args"][-1] == "mcp" and server["env"]["LOOPX_AGENT"] == "cx1"
+    assert Path(server["command"]).is_absolute() and server["args"] == ["-I", "-m", "loopx_core", "mcp"] and server["env"]["LOOPX_AGENT"] == "cx1"
     assert server["required"] is True and server["default_tools_approval_mode"] == "approve"
     profile = config["permissions"]["loopx"]
     assert profile["extends"] == ":workspace" and profile["filesystem"][key_folder()] == "deny"
@@ -172,7 +175,7 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     for event, name in (("SessionStart", "session-start"), ("PreToolUse", "pre-tool-use"), ("Stop", "stop")):
         handler = config["hooks"][event][0]["hooks"][0]
         assert handler["type"] == "command" and handler["timeout"] > 0
-        assert handler["command"].startswith("LOOPX_AGENT=cx1 ") and handler["command"].endswith(f"{server['command']} hook codex {name}")
+        assert handler["command"].startswith("LOOPX_AGENT=cx1 ") and handler["command"].endswith(f"{server['command']} -I -m loopx_core hook codex {name}")
     md = (board.root / "AGENTS.md").read_text()
     assert md.startswith(AGENTS_MD) and "<!-- loopx:end -->" in md
     # the person's own config: this project trusted, each LoopX hook trusted by the hash Codex computes

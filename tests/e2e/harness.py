@@ -26,6 +26,7 @@ from . import runtimes
 from .model_server import Call, ScriptedModel
 
 LOOPX = Path(sys.executable).parent / "loopx"  # the installed console script of this venv
+PYTHON = Path(sys.executable).absolute()  # the interpreter `init` writes into the runtimes' settings (`-I -m loopx_core`)
 
 
 def _homes() -> Path:

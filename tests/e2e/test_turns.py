@@ -10,7 +10,7 @@ import hashlib
 
 import pytest
 
-from .harness import ALL, LOOPX, answer_as_person, as_person
+from .harness import ALL, LOOPX, PYTHON, answer_as_person, as_person
 from .model_server import Call, Say, Usage
 
 TOOLS = ("next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context")
@@ -162,7 +162,7 @@ def test_the_agent_id_is_not_in_the_shared_settings(project, model, runtime):
     agent, card = started(project, runtime)
     shared = (project.root / ".claude" / "settings.json").read_text()
     assert agent not in shared and "LOOPX_AGENT" not in shared
-    assert str(LOOPX) in shared  # the absolute path of the installed loopx
+    assert f"{PYTHON} -I -m loopx_core hook" in shared  # the installed interpreter by absolute path, isolated
     as_person(project, "agent", "add", "runner-2")
     from .harness import run_claude
 
@@ -203,7 +203,7 @@ def test_a_hook_that_cannot_run_blocks_the_tool(project, model):
     settings = json.loads(settings_path.read_text())
     handler = settings["hooks"]["PreToolUse"][0]["hooks"][0]
     assert handler["onFailure"] == "block"
-    handler["command"] = handler["command"].replace(str(LOOPX), str(project.root / "uninstalled" / "loopx"))
+    handler["command"] = handler["command"].replace(str(PYTHON), str(project.root / "uninstalled" / "python"))
     settings_path.write_text(json.dumps(settings))
     session = run_claude(project, model, [
         Call("Bash", {"command": "touch ran.txt", "description": "a harmless command"}),

@@ -118,6 +118,7 @@ _ROUTES = {
     **{n: "guarded:sqlite" for n in ("sqlite3", "sqlite", "litecli")},
     **{n: "guarded:postgres" for n in ("psql", "pgcli", "pg_dump", "pg_dumpall", "pg_restore", "dropdb", "createdb", "vacuumdb", "reindexdb", "clusterdb", "pg_amcheck")},
     "cd": "commands:cd", "pushd": "commands:cd", "popd": "commands:cd",
+    "shopt": "commands:glob_options", "setopt": "commands:glob_options", "unsetopt": "commands:glob_options",
 }
 # PowerShell's own commands (lower case), and the aliases it ships for them.
 _PS_ROUTES = {
@@ -425,6 +426,8 @@ class Checker:
             self.forbid(word.text, f"it sets {name}, which says who or when LoopX records an act")
         elif _matches(_INJECTING, name):
             self.opaque(word.text, f"setting {name} makes programs run code LoopX cannot see")
+        elif name == "GLOBIGNORE":
+            self.opaque(word.text, "setting GLOBIGNORE lets the shell's patterns match dotfiles (`*` matches `.claude`), which LoopX reads as the shell does by default")
 
     def inside(self, path: str | None, cwd: str | None, *, strict: bool) -> bool:
         """Is ``path`` inside the project? Unknown paths are not (fail closed).
@@ -482,6 +485,20 @@ def cd(checker: Checker, base, head, args, ctx, cwd, depth):
     if target.dynamic or target.text == "-":
         return None
     return checker.resolve(target.text, cwd)
+
+
+# Shell options that change which names a pattern matches (bash's dotglob lets
+# `*` match `.claude`): the ground's patterns assume the defaults.
+_GLOB_OPTIONS = frozenset(("dotglob", "nocaseglob", "extglob", "globasciiranges", "nocasematch"))
+
+
+def glob_options(checker: Checker, base, head, args, ctx, cwd, depth):
+    """``shopt -s dotglob``, zsh's ``setopt``: LoopX reads patterns as the shell
+    does by default, so a line that changes how they match is opaque."""
+    names = [w.text.lower().replace("_", "") for w in args if not w.text.startswith(("-", "+"))]
+    if any(w.dynamic for w in args) or base != "shopt" and names or any(n in _GLOB_OPTIONS for n in names):
+        checker.opaque(" ".join([base, *(w.text for w in args)]), "it changes which files the shell's patterns match, which LoopX reads as the shell does by default")
+    return SAME
 
 
 def _base(name: str, powershell: bool) -> str:

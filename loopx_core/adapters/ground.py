@@ -42,6 +42,7 @@ _NAMES = re.compile(r"\.loopx|\.claude|\.codex|\.mcp\.json|loopx|/dev/(?:pts|tty
 _CANDIDATE = Lazy(r"[^\s'\"(),;=\[\]<>|&`]+")  # path-shaped pieces of a longer text (code, options)
 _TERMINAL = Lazy(r"^/dev/(?:pts(?:/|$)|tty[^/]|console$|vcs)|^/proc/(?!self/|thread-self/)[^/]*/fd(?:/|$)")
 _GLOB = Lazy(r"[*?\[]")
+MAX_MATCHES = 256  # paths a pattern matches that are followed through symbolic links
 
 
 def user_config_dir() -> str:
@@ -91,12 +92,13 @@ class Ground:
         # A word that matches none of this may still reach the ground through
         # a symbolic link (``resolved``), but not by its text.
         names = sorted({os.path.basename(p) for p, _, _ in self._places if os.path.basename(p)} | {os.path.basename(os.path.dirname(p)) for p, _, folder in self._places if not folder})
-        self._filter = re.compile(_NAMES.pattern + "".join("|" + re.escape(n) for n in names if n))
+        self._filter = re.compile(_NAMES.pattern + "".join("|" + re.escape(n) for n in names if n), re.IGNORECASE)
 
     # -- by name -----------------------------------------------------------------------------
     def may_name(self, text: str) -> bool:
-        """Could ``text`` name LoopX's ground by its text? (A cheap filter.)"""
-        return self._filter.search(text) is not None
+        """Could ``text`` name LoopX's ground by its text? (A cheap filter: a
+        glob's characters stand for any name, so a pattern is looked at closely.)"""
+        return self._filter.search(text) is not None or _GLOB.search(text) is not None
 
     def cwd_inside(self, cwd: str) -> bool:
         """Is the folder ``cwd`` itself inside LoopX's ground (every relative path is)?"""
@@ -108,7 +110,7 @@ class Ground:
 
     def text(self, text: str) -> str | None:
         """Why ``text`` (a word, or code holding paths) names LoopX's ground, or None."""
-        if not self._filter.search(text):
+        if not self.may_name(text):
             return None
         if "\n" not in text and " " not in text:
             why = self.path(text, None)
@@ -116,7 +118,7 @@ class Ground:
                 return why
         for m in _CANDIDATE.finditer(text):
             piece = m.group()
-            if piece != text and self._filter.search(piece):
+            if piece != text and self.may_name(piece):
                 why = self.path(piece, None)
                 if why:
                     return why
@@ -159,9 +161,12 @@ class Ground:
 
     # -- through symbolic links --------------------------------------------------------------
     def resolved(self, path: str, cwd: str | None) -> str | None:
-        """Why ``path`` reaches LoopX's ground once symbolic links are followed."""
-        if not path or "\x00" in path or len(path) > 4096 or "*" in path or "?" in path or "[" in path:
+        """Why ``path`` reaches LoopX's ground once symbolic links are followed
+        (a pattern: through what it matches now, as the shell would expand it)."""
+        if not path or "\x00" in path or len(path) > 4096:
             return None
+        if _GLOB.search(path):
+            return self._matched(path, cwd)
         if not os.path.isabs(path):
             if cwd is None:
                 return None
@@ -184,6 +189,26 @@ class Ground:
                 return why
         return None
 
+    def _matched(self, pattern: str, cwd: str | None) -> str | None:
+        """Why a path the glob ``pattern`` matches now reaches LoopX's ground
+        (the first MAX_MATCHES; by its text, ``path`` judged every other name
+        the pattern could match)."""
+        import glob
+
+        if cwd is None and not os.path.isabs(pattern):
+            return None
+        full = pattern if os.path.isabs(pattern) else os.path.join(cwd, pattern)
+        try:
+            for n, match in enumerate(glob.iglob(full)):
+                if n >= MAX_MATCHES:
+                    break
+                why = self.path(match, None) or (self.resolved(match, None) if not _GLOB.search(match) else None)
+                if why:
+                    return why
+        except (OSError, ValueError, RecursionError):
+            return None
+        return None
+
     def _places_real(self) -> list:
         if self._real_places is None:
             self._real_places = [(os.path.realpath(p), why, folder) for p, why, folder in self._places]
@@ -204,14 +229,16 @@ def _by_name(norm: str) -> str | None:
     """The rules that hold for a path anywhere: its components name the ground."""
     if _TERMINAL.search(norm):
         return TERMINAL
-    parts = norm.split(os.sep)
+    # Names are compared without case: a case-insensitive file system (macOS,
+    # Windows) or bash's ``nocaseglob`` finds `.CLAUDE/settings.json` too.
+    parts = norm.lower().split(os.sep)
     last = len(parts) - 1
     for i, part in enumerate(parts):
         if not part:
             continue
         globbed = _GLOB.search(part) is not None
         if _is(part, ".loopx", globbed):
-            if i < last and parts[i + 1] == "inbox":
+            if part == ".loopx" and i < last and parts[i + 1] == "inbox":
                 continue  # agents drop evidence documents there (DESIGN §7)
             return BOARD
         if _is(part, ".codex", globbed):
@@ -233,8 +260,7 @@ def _by_name(norm: str) -> str | None:
 def _is(part: str, name: str, globbed: bool) -> bool:
     if part == name:
         return True
-    # a glob matches a dotfile only when its own first character is a literal dot
-    return globbed and part.startswith(".") and fnmatchcase(name, part)
+    return globbed and _component_matches(part, name)
 
 
 def _glob_reaches(pattern: str, place: str, folder: bool) -> bool:
@@ -247,6 +273,10 @@ def _glob_reaches(pattern: str, place: str, folder: bool) -> bool:
 
 
 def _component_matches(pattern: str, name: str) -> bool:
+    """Could the shell's pattern ``pattern`` match the file name ``name``? A
+    pattern matches a dotfile only when its own first character is a literal
+    dot (``[.]x`` and ``?x`` do not: bash without ``dotglob``, which
+    ``commands`` makes opaque)."""
     if pattern == name:
         return True
     if not _GLOB.search(pattern):

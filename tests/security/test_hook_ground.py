@@ -119,3 +119,56 @@ def test_psql_against_the_board_on_postgresql(tmp_path, monkeypatch, pg_url):
     proc = subprocess.run([sys.executable, "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"], input=json.dumps(call), cwd=root, env=env, capture_output=True, text=True, timeout=60)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "board database" in out["permissionDecisionReason"]
+
+
+# Patterns name LoopX's ground as well as its names do: the shell expands them
+# before the program runs. Each is checked where it really matches (the glob
+# module, with the shell's rule that only a literal dot matches a dotfile).
+GLOBBED = [
+    ("cp evil.json .cl?ude/settings.json", ".claude/settings.json"),
+    ("cp evil.json .c*/s*", ".claude/settings.json"),
+    ("sqlite3 .lo*/board.d? 'update gate set status=1'", ".loopx/board.db"),
+    ("cat .mcp.js?n", ".mcp.json"),
+    ("cp evil.toml .co*/config.toml", ".codex/config.toml"),
+    ("cp evil.toml .[c]odex/config.toml", ".codex/config.toml"),
+    ("cat ~/.config/loop?/key.json", "~/.config/loopx/key.json"),
+    ("cat ~/.config/l*/key.json", "~/.config/loopx/key.json"),
+    ("cp evil.json .CLAUDE/settings.json", None),  # a case-insensitive file system's .claude
+]
+
+
+@pytest.mark.parametrize("command, target", GLOBBED, ids=[c for c, _ in GLOBBED])
+def test_a_pattern_that_matches_the_ground_is_the_ground(hooks, working, command, target):
+    home = os.environ["HOME"]
+    for path in (".claude/settings.json", ".mcp.json", ".codex/config.toml", os.path.join(home, ".config/loopx/key.json")):
+        full = working.root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.touch()
+    if target is not None:  # the attack is real: the shell would hand the program the ground
+        expanded = subprocess.run(["bash", "-c", f"printf '%s\\n' {command.split(' ', 1)[1]}"], cwd=working.root, capture_output=True, text=True, env={**os.environ, "HOME": home}).stdout
+        assert os.path.expanduser(target).replace("~", home) in expanded or target in expanded
+    before = working.snapshot()
+    env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config")}
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command), env=env)
+    assert "never lets an agent do this" in deny_reason(res)
+    assert working.snapshot() == before
+
+
+def test_a_pattern_that_matches_a_link_to_the_ground_is_the_ground(hooks, working):
+    os.symlink(working.root / ".loopx", working.root / "cache")
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="sqlite3 ca*/board.db 'delete from gate'"))
+    assert "only LoopX itself may touch it" in deny_reason(res)
+
+
+@pytest.mark.parametrize("command", ["shopt -s dotglob; cp evil.json */settings.json", "GLOBIGNORE=x; cp evil.json */settings.json", "setopt globdots; cp evil.json */settings.json"])
+def test_a_shell_option_that_widens_patterns_needs_a_gate(hooks, working, command):
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    assert "`shell:opaque`" in deny_reason(res)
+
+
+@pytest.mark.parametrize("command", ["ls src/*.py", "cat *.md", "rm -f build/*.o"])
+def test_patterns_that_cannot_match_the_ground_stay_allowed(hooks, working, command):
+    (working.root / ".claude").mkdir(exist_ok=True)
+    (working.root / ".claude" / "settings.json").touch()
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    assert res.out is None, res

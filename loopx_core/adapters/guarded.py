@@ -17,7 +17,7 @@ from .ground import TERMINAL
 from .shellwords import Lazy
 
 _GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
-_TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info", "start-server", "start"))
+_TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info"))
 _UNKNOWN = object()
 
 
@@ -73,16 +73,26 @@ def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
 
 def terminal(checker, base, head, args, ctx, cwd, depth):
     words = [w.text for w in args]
-    if base == "tmux":
-        sub = next((a for a in words if not a.startswith("-")), None)
-        if "-V" in words or sub in _TMUX_READ or (sub in ("display-message", "display") and "-p" in words):
-            return SAME
+    if base == "tmux" and _tmux_only_reads(args):
+        return SAME
     elif base == "screen":
         if not any(a in ("-X", "-x", "-r", "-R", "-D", "-d", "-p") or a.startswith(("-X", "-x", "-r", "-R")) for a in words):
             if any(a in ("-ls", "-list", "-v", "--version", "-h", "--help") for a in words):
                 return SAME
     checker.forbid(f"{base} {' '.join(words)}", TERMINAL)
     return SAME
+
+
+def _tmux_only_reads(args) -> bool:
+    """A tmux call that only lists: one listing command, no `;` (tmux runs
+    the next command after an argument `;` — `\\;` or `';'` to the shell),
+    no format (`-F`, where `#(…)` runs a program; `display -p` prints one), no
+    configuration file (`-f`, whose commands a new server runs)."""
+    words = [w.text for w in args]
+    if any(w.dynamic or w.glob for w in args) or any(";" in a or "#(" in a or a.startswith(("-F", "-f")) for a in words):
+        return False
+    sub = next((a for a in words if not a.startswith("-")), None)
+    return sub in _TMUX_READ or (sub is None and words == ["-V"])
 
 
 def apply_patch(checker, base, head, args, ctx, cwd, depth):

@@ -172,3 +172,46 @@ def test_patterns_that_cannot_match_the_ground_stay_allowed(hooks, working, comm
     (working.root / ".claude" / "settings.json").touch()
     res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
     assert res.out is None, res
+
+
+TMUX_INPUT = [
+    "tmux ls \\; send-keys -t board g",
+    "tmux lsp ';' send-keys -t board y",
+    "tmux display -p '#(echo y > /dev/null)'",
+    "tmux ls -F '#(touch typed)'",
+    "tmux -f evil.conf ls",
+    "tmux send -t board y",  # tmux takes a unique prefix of a command's name
+]
+
+
+@pytest.mark.parametrize("command", TMUX_INPUT)
+def test_tmux_cannot_type_into_the_persons_board(hooks, working, command):
+    before = working.snapshot()
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    assert "another terminal" in deny_reason(res)
+    assert working.snapshot() == before
+
+
+def test_a_chained_tmux_listing_really_types(tmp_path):
+    """The harm the hook stops: after a listing, `\\;` runs tmux's next command,
+    which types into the pane the person's board runs in."""
+    import shutil
+
+    if not shutil.which("tmux"):
+        pytest.fail("tmux is needed to show the attack (apt-get install tmux)")
+    socket = f"loopx-test-{os.getpid()}"
+    typed = tmp_path / "typed"
+    pane = f"head -n1 > {typed}; tmux -L {socket} wait-for -S typed"  # says when the line arrived
+    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "board", pane], check=True, timeout=30)
+    try:
+        subprocess.run(["bash", "-c", f"tmux -L {socket} ls \\; send-keys -t board y Enter"], check=True, timeout=30, capture_output=True)
+        subprocess.run(["tmux", "-L", socket, "wait-for", "typed"], check=True, timeout=60)
+        assert typed.read_text().strip() == "y"
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=30)
+
+
+@pytest.mark.parametrize("command", ["tmux ls", "tmux list-panes -a", "tmux -V", "tmux has -t board"])
+def test_tmux_listings_stay_allowed(hooks, working, command):
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    assert res.out is None, res

@@ -54,7 +54,7 @@ import sys
 from collections import namedtuple
 
 from . import builtin_rules, shellwords
-from .shellwords import Word
+from .shellwords import Lazy, Word
 
 # collections.namedtuple, not typing.NamedTuple: importing typing costs a few
 # milliseconds this path does not need.
@@ -187,6 +187,7 @@ class Checker:
         self._seen: set = set()
         self._commands: dict = {}
         self._real_dirs: dict = {}
+        self._lines: list[list] = []  # the shell texts being read, outermost first (``shell``)
 
     def need(self, scope: str | None, what: str, why: str = "") -> None:
         key = (scope, why if scope is None else "")
@@ -221,9 +222,33 @@ class Checker:
             opaque_calls(self, text)
         for word in script.loose:
             self.ground_word(word, cwd)
-        for command in script.commands:
-            cwd = self.command(command, cwd, depth, powershell)
+        # (the commands, which one runs now, whether some run at the same time: `&`, `|`)
+        frame = [script.commands, 0, _CONCURRENT.search(text) is not None]
+        self._lines.append(frame)
+        try:
+            for i, command in enumerate(script.commands):
+                frame[1] = i
+                cwd = self.command(command, cwd, depth, powershell)
+        finally:
+            self._lines.pop()
         return cwd
+
+    def vouch(self, what: str, script: str, cwd: str | None) -> bool:
+        """May the script file ``script`` be read now and checked as what will
+        run? Not when it does not exist yet, nor when another command of the
+        same line (or of a line around it) could write it first — the hook
+        would read the old file (or none) and the shell run the new one: then
+        ``shell:opaque``."""
+        if any(_may_write_first(*frame, script) for frame in self._lines):
+            self.opaque(what, f"another command of the same line could write `{clip(script, 60)}` before it runs, so LoopX cannot read what it will run: run the script in a call of its own")
+            return False
+        if any(_makes_activate(c, script) for commands, now, _ in self._lines for c in commands[:now]):
+            return True  # the virtual environment's own script, written just before
+        full = script if os.path.isabs(script) else os.path.join(cwd, script) if cwd else None
+        if full is None or not os.path.exists(full):
+            self.opaque(what, f"`{clip(script, 60)}` does not exist yet, so LoopX cannot read what it will run")
+            return False
+        return True
 
     def run_text(self, base: str, words: list, cwd: str | None, depth: int, *, powershell: bool = False) -> None:
         """Shell text a command runs, given as words (``sh -c CODE``, ``eval …``,
@@ -472,6 +497,49 @@ class Checker:
         if len(data) > MAX_FILE:
             return None
         return data.decode("utf-8", "replace")
+
+
+# Commands that write no file (when their output goes to no file): a script run
+# on the same line as only these is the file the hook reads.
+_LEAVES_FILES = frozenset((
+    "cd", "pushd", "popd", "true", "false", ":", "echo", "printf", "test", "[", "[[", "pwd", "ls", "cat", "head", "tail",
+    "wc", "grep", "rg", "diff", "stat", "file", "basename", "dirname", "realpath", "readlink", "date", "whoami", "id",
+    "uname", "sleep", "wait", "exit", "return", "set", "unset", "export", "type", "which", "hash", "help", "read",
+))
+
+
+_CONCURRENT = Lazy(r"(?<![&>|])&(?![&>])|(?<!\|)\|(?!\|)")  # `&` to the background, `|` a pipe
+
+
+def _may_write_first(commands: list, now: int, concurrent: bool, script: str) -> bool:
+    """Could a command of this line write ``script`` before command ``now`` reads it?"""
+    return any(not _leaves_files(c) and not _makes_activate(c, script) for i, c in enumerate(commands) if i < now or (concurrent and i != now))
+
+
+def _makes_activate(cmd, script: str) -> bool:
+    """``python -m venv DIR`` (``virtualenv DIR``, ``uv venv DIR``) writes
+    ``DIR/bin/activate`` from its own template: sourcing it next runs no text
+    of the agent's."""
+    words = [w.text for w in cmd.words]
+    if cmd.redirects or any(w.dynamic for w in cmd.words) or not script.rstrip("/").split("/")[-2:-1] == ["bin"]:
+        return False
+    if words[:1] and _matches(_PYTHON, words[0].rsplit("/", 1)[-1]) and words[1:3] == ["-m", "venv"]:
+        rest = words[3:]
+    elif words[:1] == ["virtualenv"]:
+        rest = words[1:]
+    elif words[:2] == ["uv", "venv"]:
+        rest = words[2:]
+    else:
+        return False
+    folders = [w for w in rest if not w.startswith("-")] or [".venv"]
+    return any(os.path.normpath(script).startswith(os.path.normpath(f) + "/bin/activate") for f in folders)
+
+
+def _leaves_files(cmd) -> bool:
+    words = [w for w in cmd.words if not (not w.quoted and w.text in _KEYWORDS) and not ("=" in w.text and _matches(_ASSIGN + ".*", w.text))]
+    if any(op not in ("<", "<<", "<<-", "<<<") and not (op in (">&", "<&") and word.text.isdigit()) and word.text != "/dev/null" for op, word in cmd.redirects):
+        return False
+    return not words or (not words[0].dynamic and words[0].text in _LEAVES_FILES)
 
 
 def cd(checker: Checker, base, head, args, ctx, cwd, depth):

@@ -56,6 +56,8 @@ _AWK_RUNS = re.compile(r"\bsystem\s*\(|\|(?!\|)|\bgetline\b|@load|\bextension\s*
 
 def run_file(checker, name: str, args: list, ctx, cwd: str | None, depth: int) -> None:
     """A program run by its path (``./deploy.sh``): read what it is."""
+    if not checker.vouch(name, name, cwd):
+        return
     text = checker.read_file(name, cwd)
     if text is None:
         full = name if os.path.isabs(name) else os.path.join(cwd or "", name)
@@ -136,6 +138,8 @@ def read_script(checker, base, script: Word, cwd) -> str | None:
     does not exist runs nothing."""
     if script.dynamic:
         checker.opaque(f"{base} {script.text}", f"the script `{base}` runs is only known when the shell runs")
+        return None
+    if not checker.vouch(f"{base} {script.text}", script.text, cwd):
         return None
     text = checker.read_file(script.text, cwd)
     if text is None:

@@ -215,3 +215,64 @@ def test_a_chained_tmux_listing_really_types(tmp_path):
 def test_tmux_listings_stay_allowed(hooks, working, command):
     res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
     assert res.out is None, res
+
+
+GIT_TAKES_UNTRACKED = ["git stash -u", "git stash --all", "git stash push --include-untracked -m wip", "git stash -ku", "git stash push -u -- .", "git clean -f", "git clean -fd", "git -C . clean -fx"]
+
+
+def _git(root, *argv):
+    return subprocess.run(["git", *argv], cwd=root, check=True, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def project_repo(working):
+    """The project as `loopx init` leaves it in a git repository: the hooks'
+    settings and the MCP list are untracked files."""
+    _git(working.root, "init", "-q", "-b", "main")
+    (working.root / "README.md").write_text("project\n")
+    _git(working.root, "add", "README.md")
+    _git(working.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    (working.root / ".claude").mkdir(exist_ok=True)
+    (working.root / ".claude" / "settings.json").write_text('{"hooks": {}}')
+    (working.root / ".mcp.json").write_text('{"mcpServers": {}}')
+    return working
+
+
+@pytest.mark.parametrize("command", GIT_TAKES_UNTRACKED)
+def test_git_cannot_take_the_hooks_away(hooks, project_repo, command):
+    before = project_repo.snapshot()
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command))
+    assert "never lets an agent do this" in deny_reason(res) and "untracked" in deny_reason(res)
+    assert project_repo.snapshot() == before
+    assert (project_repo.root / ".claude" / "settings.json").exists()
+
+
+def test_git_stash_u_really_removes_the_hooks(project_repo):
+    """The harm: after `git stash -u` the next session starts with no LoopX hooks."""
+    _git(project_repo.root, "stash", "-u")
+    assert not (project_repo.root / ".claude" / "settings.json").exists() and not (project_repo.root / ".mcp.json").exists()
+
+
+@pytest.mark.parametrize("command", ["git reset --hard evil", "git checkout -f evil", "git checkout evil -- .", "git switch --discard-changes evil", "git restore --source=evil ."])
+def test_git_writing_a_commit_over_untracked_files_needs_a_gate(hooks, project_repo, command):
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command))
+    assert "`shell:opaque`" in deny_reason(res)
+
+
+def test_git_reset_hard_to_a_commit_really_writes_over_the_hooks(project_repo):
+    """The harm: a commit that tracks .mcp.json replaces the untracked one."""
+    root = project_repo.root
+    _git(root, "checkout", "-q", "-b", "evil")
+    (root / ".mcp.json").write_text('{"mcpServers": {"evil": {}}}')
+    _git(root, "add", "-f", ".mcp.json")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "evil")
+    _git(root, "checkout", "-q", "main")
+    (root / ".mcp.json").write_text('{"mcpServers": {}}')
+    _git(root, "reset", "-q", "--hard", "evil")
+    assert "evil" in (root / ".mcp.json").read_text()
+
+
+@pytest.mark.parametrize("command", ["git stash", "git stash pop", "git stash push -u -- src", "git clean -n", "git clean -fd build/", "git reset --hard", "git checkout main -- src/a.py", "git checkout -f"])
+def test_everyday_git_stays_allowed(hooks, project_repo, command):
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command))
+    assert res.out is None, res

@@ -159,6 +159,26 @@ class Ground:
                     return why
         return None
 
+    def searches(self, folder: str, cwd: str | None) -> str | None:
+        """Why searching every file below ``folder`` reaches LoopX's ground
+        outside the project (the person's LoopX folder, Codex's, Claude Code's
+        own settings, a board kept elsewhere); None when it does not. (The
+        project's own ground below it: the search's pattern decides.)"""
+        why = self.path(folder, cwd)
+        if why or (cwd is None and not os.path.isabs(folder)):
+            return why
+        norm = os.path.normpath(os.path.join(cwd, folder)) if cwd and not os.path.isabs(folder) else os.path.normpath(folder)
+        real = os.path.realpath(norm)
+        home = os.path.expanduser("~")
+        personal = [(p, w) for p, w, _ in self._places] + [(os.path.join(home, ".claude", "settings.json"), SETTINGS_CLAUDE), (os.path.join(home, ".claude.json"), SETTINGS_CLAUDE)]
+        inside = os.path.realpath(self.root).rstrip(os.sep) + os.sep
+        for place, why in personal:
+            if os.path.realpath(place).startswith(inside):
+                continue  # the project's own board: below a search of the project, found by the pattern
+            if _is_above(norm, place) or _is_above(real, os.path.realpath(place)):
+                return why
+        return None
+
     # -- through symbolic links --------------------------------------------------------------
     def resolved(self, path: str, cwd: str | None) -> str | None:
         """Why ``path`` reaches LoopX's ground once symbolic links are followed

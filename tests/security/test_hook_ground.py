@@ -276,3 +276,36 @@ def test_git_reset_hard_to_a_commit_really_writes_over_the_hooks(project_repo):
 def test_everyday_git_stays_allowed(hooks, project_repo, command):
     res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command))
     assert res.out is None, res
+
+
+SEARCHES = [  # (fixture, pattern, path — "~" is the agent's home —, Grep's glob)
+    ("claude/pre_tool_use_grep.json", "private", "~", ""),
+    ("claude/pre_tool_use_grep.json", "private", "~/.config", ""),
+    ("claude/pre_tool_use_grep.json", "private", "~/.config/loopx", ""),
+    ("claude/pre_tool_use_grep.json", "approved", "", ".lo*/*"),
+    ("claude/pre_tool_use_grep.json", "hooks", "", ".cl?ude/settings.json"),
+    ("claude/pre_tool_use_glob.json", ".config/l*/*", "~", ""),
+    ("claude/pre_tool_use_glob.json", "**/key.json", "~", ""),
+    ("claude/pre_tool_use_glob.json", ".lo*/*", "", ""),
+]
+
+
+@pytest.mark.parametrize("fixture, pattern, path, glob", SEARCHES, ids=[f"{f.split('_')[-1][:-5]}:{p}:{d}:{g}" for f, p, d, g in SEARCHES])
+def test_search_tools_cannot_reach_loopx_ground(hooks, working, fixture, pattern, path, glob):
+    """Claude Code's Grep and Glob run ripgrep with --hidden over a folder and
+    everything below it: from the agent's home, that is the human key's file."""
+    home = os.environ["HOME"]
+    key = os.path.join(home, ".config", "loopx", "key.json")
+    os.makedirs(os.path.dirname(key), exist_ok=True)
+    with open(key, "w") as fh:
+        fh.write('{"private": "…"}')
+    env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config")}
+    call = payload(fixture, CWD=str(working.root), PATTERN=pattern, PATH=path.replace("~", home), GLOB=glob)
+    res = hooks.spawn("claude-code", "pre-tool-use", call, env=env)
+    assert "never lets an agent do this" in deny_reason(res)
+
+
+@pytest.mark.parametrize("fixture, pattern, glob", [("claude/pre_tool_use_grep.json", "def ", "*.py"), ("claude/pre_tool_use_grep.json", "TODO", ""), ("claude/pre_tool_use_glob.json", "src/**/*.py", "")])
+def test_searching_the_project_stays_allowed(hooks, working, fixture, pattern, glob):
+    res = hooks.spawn("claude-code", "pre-tool-use", payload(fixture, CWD=str(working.root), PATTERN=pattern, PATH=str(working.root), GLOB=glob))
+    assert res.out is None, res

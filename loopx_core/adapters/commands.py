@@ -340,6 +340,8 @@ class Checker:
         if base not in _PURE:
             for w in args:
                 self.ground_word(w, cwd)
+        if base not in _LEAVES_FILES:
+            self.installed_words(base, head, args, cwd)
         if ctx.powershell:
             base = PS_ALIASES.get(base, base)
         read = handler(base, ctx.powershell)
@@ -407,6 +409,21 @@ class Checker:
         if why:
             self.forbid(text, why)
 
+    def installed_words(self, base: str, head: Word, args: list, cwd: str | None) -> None:
+        """A command that may write files, given a path in the installed LoopX
+        (or run from its environment, whose ``pip`` and ``python`` rewrite it):
+        refused, except ``loopx`` itself and ``python -m loopx_core``."""
+        ground = self.ground
+        if ground.installed(head.text, cwd) and base != "loopx" and not (_matches(_PYTHON, base) and any(w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4])):
+            self.forbid(" ".join([head.text, *(w.text for w in args)]), ground.installed(head.text, cwd))
+            return
+        for w in args:
+            if not w.dynamic and not (w.text.startswith("-") and "=" not in w.text):
+                why = ground.installed(w.text.split("=", 1)[1] if "=" in w.text else w.text, cwd)  # `--target=DIR`, dd's `of=FILE`
+                if why:
+                    self.forbid(" ".join([head.text, *(a.text for a in args)]), why)
+                    return
+
     def _ground_braces(self, text: str) -> str | None:
         expanded = shellwords.expand_braces(text) if len(text) <= 256 else None
         for piece in expanded or [text.replace("{", "").replace("}", "").replace(",", "")]:
@@ -435,6 +452,10 @@ class Checker:
             return
         self.ground_word(word, cwd)
         if op == "<":
+            return
+        why = None if word.dynamic else self.ground.installed(word.text, cwd)
+        if why:
+            self.forbid(f"> {word.text}", why)
             return
         target = word.text
         if not word.dynamic and (target.startswith(_DEV_OK) or target == "-"):
@@ -500,11 +521,13 @@ class Checker:
 
 
 # Commands that write no file (when their output goes to no file): a script run
-# on the same line as only these is the file the hook reads.
+# on the same line as only these is the file the hook reads, and these may name
+# the installed LoopX.
 _LEAVES_FILES = frozenset((
     "cd", "pushd", "popd", "true", "false", ":", "echo", "printf", "test", "[", "[[", "pwd", "ls", "cat", "head", "tail",
-    "wc", "grep", "rg", "diff", "stat", "file", "basename", "dirname", "realpath", "readlink", "date", "whoami", "id",
+    "wc", "grep", "rg", "diff", "cmp", "stat", "file", "basename", "dirname", "realpath", "readlink", "date", "whoami", "id",
     "uname", "sleep", "wait", "exit", "return", "set", "unset", "export", "type", "which", "hash", "help", "read",
+    "od", "xxd", "hexdump", "strings", "nl", "du", "tree", "md5sum", "sha1sum", "sha256sum", "loopx",
 ))
 
 

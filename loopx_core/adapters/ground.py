@@ -35,6 +35,7 @@ SETTINGS_CODEX = "it touches Codex's configuration, which holds LoopX's hooks"
 SETTINGS_MCP = "it touches the project's MCP server list, which holds LoopX's server"
 HUMAN_CONFIG = "it reaches the person's LoopX configuration folder, where the human key lives"
 TERMINAL = "it reaches another terminal, where a person may be answering LoopX's gates"
+INSTALLED = "it writes the installed LoopX (its package, the environment it runs in, the `loopx` program): the person's next `loopx` would run the agent's code"
 
 # Any of these in a word's text means the word may name LoopX's ground: only
 # such words are looked at closely (a cheap filter run on every word).
@@ -87,6 +88,7 @@ class Ground:
         ]
         self._places = [(os.path.normpath(p), why, folder) for p, why, folder in self._places]
         self._real_places: list[tuple[str, str, bool]] | None = None
+        self._installed: list[tuple[str, bool]] | None = None
         self._real_dirs: dict[str, str] = {}
         self._cwd_inside: dict[str, bool] = {}
         # A word that matches none of this may still reach the ground through
@@ -162,11 +164,11 @@ class Ground:
     def searches(self, folder: str, cwd: str | None) -> str | None:
         """Why searching every file below ``folder`` reaches LoopX's ground
         outside the project (the person's LoopX folder, Codex's, Claude Code's
-        own settings, a board kept elsewhere); None when it does not. (The
-        project's own ground below it: the search's pattern decides.)"""
-        why = self.path(folder, cwd)
-        if why or (cwd is None and not os.path.isabs(folder)):
-            return why
+        own settings, a board kept elsewhere); None when it does not. (A folder
+        that is the ground: ``path``; the project's own ground below it: the
+        search's pattern decides.)"""
+        if cwd is None and not os.path.isabs(folder):
+            return None
         norm = os.path.normpath(os.path.join(cwd, folder)) if cwd and not os.path.isabs(folder) else os.path.normpath(folder)
         real = os.path.realpath(norm)
         home = os.path.expanduser("~")
@@ -178,6 +180,55 @@ class Ground:
             if _is_above(norm, place) or _is_above(real, os.path.realpath(place)):
                 return why
         return None
+
+    # -- the installed LoopX: no agent writes it ---------------------------------------------
+    def installed(self, path: str, cwd: str | None) -> str | None:
+        """Why writing ``path`` rewrites the LoopX the person runs: its package
+        folder and what holds it (site-packages, or the source of an editable
+        install), the virtual environment it runs in, the ``loopx`` program on
+        ``PATH``. Not when these lie inside the project (LoopX worked on as a
+        project: the agent's edits are the work)."""
+        if not path or "\x00" in path or (cwd is None and not os.path.isabs(path)):
+            return None
+        norm = os.path.normpath(os.path.join(cwd, path)) if cwd and not os.path.isabs(path) else os.path.normpath(path)
+        places = self._installed_places()
+        if _GLOB.search(norm):
+            return INSTALLED if any(_glob_reaches(norm, place, folder) for place, folder in places) else None
+        head, tail = os.path.split(norm)
+        real_head = self._real_dirs.get(head)
+        if real_head is None:
+            real_head = self._real_dirs[head] = os.path.realpath(head)
+        for candidate in {norm, os.path.join(real_head, tail)}:
+            for place, folder in places:
+                if candidate == place or (folder and candidate.startswith(place + os.sep)):
+                    return INSTALLED
+        return None
+
+    def installed_text(self, text: str, cwd: str | None) -> str | None:
+        """``installed`` for the paths in a longer text (interpreter code)."""
+        for m in _CANDIDATE.finditer(text):
+            piece = m.group()
+            if "/" in piece and self.installed(piece, cwd):
+                return INSTALLED
+        return None
+
+    def _installed_places(self) -> list[tuple[str, bool]]:
+        if self._installed is None:
+            package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # loopx_core
+            found = [(os.path.dirname(package), True)]  # site-packages, or an editable install's source
+            if sys.prefix != getattr(sys, "base_prefix", sys.prefix):
+                found.append((sys.prefix, True))  # the virtual environment
+            programs = [os.path.join(os.path.dirname(sys.executable), "loopx"), sys.argv[0] if os.path.basename(sys.argv[0] or "") == "loopx" else ""]
+            programs += [os.path.join(d, "loopx") for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.exists(os.path.join(d, "loopx"))]
+            found += [(p, False) for p in programs if p]
+            root = os.path.realpath(self.root).rstrip(os.sep) + os.sep
+            places: set = set()
+            for place, folder in found:
+                for form in (os.path.normpath(os.path.abspath(place)), os.path.realpath(place)):
+                    if not (form + os.sep).startswith(root) and form != os.sep:
+                        places.add((form.rstrip(os.sep) or os.sep, folder))
+            self._installed = sorted(places)
+        return self._installed
 
     # -- through symbolic links --------------------------------------------------------------
     def resolved(self, path: str, cwd: str | None) -> str | None:

@@ -304,7 +304,7 @@ def patch_needs(patch: str, cwd: str | None, checker) -> list[Need]:
                 if not path:
                     continue
                 what = f"apply_patch {line[4:].strip()}"
-                why = checker.ground.path(path, cwd) or checker._follow(path, cwd)
+                why = checker.ground.path(path, cwd) or checker._follow(path, cwd) or checker.ground.installed(path, cwd)
                 if why:
                     found.append(Need(None, clip(what), why))
                 elif not checker.inside(path, cwd, strict=scope == "fs:delete-outside"):

@@ -81,7 +81,7 @@ def code(checker, language: str | None, code: str, what: str, cwd: str | None) -
     pattern = _CODE_RUNS.get(language) if language else None
     if pattern is None or pattern.search(code):
         checker.opaque(what, "its code can start programs or run code built at run time, which LoopX cannot follow")
-    why = checker.ground.text(code)
+    why = checker.ground.text(code) or checker.ground.installed_text(code, cwd)
     if why:
         checker.forbid(what, why)
     if re.search(r"\bloopx_(?:core|tui)\b", code):

@@ -227,7 +227,10 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
     elif tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool]) or tool_input.get("file_path")
         if isinstance(path, str) and path:
-            if not _ground_path(checker, f"{tool} {path}", path, cwd) and not checker.inside(path, cwd, strict=False):
+            installed = checker.ground.installed(os.path.expanduser(path), cwd)
+            if installed:
+                checker.forbid(f"{tool} {path}", installed)
+            elif not _ground_path(checker, f"{tool} {path}", path, cwd) and not checker.inside(path, cwd, strict=False):
                 checker.need("fs:write-outside", f"{tool} {path}")
     elif tool in PATCH_TOOLS:
         patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")

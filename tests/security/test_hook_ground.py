@@ -309,3 +309,55 @@ def test_search_tools_cannot_reach_loopx_ground(hooks, working, fixture, pattern
 def test_searching_the_project_stays_allowed(hooks, working, fixture, pattern, glob):
     res = hooks.spawn("claude-code", "pre-tool-use", payload(fixture, CWD=str(working.root), PATTERN=pattern, PATH=str(working.root), GLOB=glob))
     assert res.out is None, res
+
+
+def _installed() -> dict:
+    """Where the LoopX the hook runs is installed: its program, its package, the environment."""
+    import sysconfig
+
+    import loopx_core
+
+    return {"program": os.path.join(os.path.dirname(sys.executable), "loopx"), "module": os.path.join(os.path.dirname(loopx_core.__file__), "cli", "parser.py"),
+            "site": sysconfig.get_paths()["purelib"], "bin": os.path.dirname(sys.executable)}
+
+
+REWRITES = [
+    "sed -i 's/main()/evil()/' {program}",
+    "cp evil.py {module}",
+    "tee {program} < evil.sh",
+    "mv evil.sh {program}",
+    "dd if=evil.sh of={program}",
+    "install -m 755 evil.sh {program}",
+    "ln -sf $PWD/evil.sh {program}",
+    "echo 'import evil' > {site}/zz-evil.pth",
+    "cp evil.pth {site}/*.pth",
+    "python3 -c \"open('{module}', 'a').write('import evil')\"",
+    "{bin}/pip install ./evil",
+]
+
+
+@pytest.mark.parametrize("command", REWRITES)
+def test_the_installed_loopx_cannot_be_rewritten(hooks, working, command):
+    """The person's next `loopx` (or the board they unlock with their
+    passphrase) would run the agent's code."""
+    command = command.format(**_installed())
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    assert "the installed LoopX" in deny_reason(res)
+
+
+@pytest.mark.parametrize("tool", ["claude/pre_tool_use_write.json", "claude/pre_tool_use_edit.json"])
+def test_file_tools_cannot_rewrite_the_installed_loopx(hooks, working, tool):
+    res = hooks.spawn("claude-code", "pre-tool-use", payload(tool, CWD=str(working.root), PATH=_installed()["module"]))
+    assert "the installed LoopX" in deny_reason(res)
+
+
+def test_codex_apply_patch_cannot_rewrite_the_installed_loopx(hooks, working):
+    patch = f"*** Begin Patch\n*** Update File: {_installed()['module']}\n@@\n+import evil\n*** End Patch\n"
+    res = hooks.spawn("codex", "pre-tool-use", payload("codex/pre_tool_use_apply_patch.json", CWD=str(working.root), PATCH=patch))
+    assert "the installed LoopX" in deny_reason(res)
+
+
+@pytest.mark.parametrize("command", ["cat {module}", "ls {bin}", "{program} next --agent a2", "{bin}/python -m loopx_core next --agent a2", "diff {module} parser.py"])
+def test_reading_and_running_the_installed_loopx_stays_allowed(hooks, working, command):
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command.format(**_installed())))
+    assert res.out is None, res

@@ -369,8 +369,8 @@ class Checker:
             return
         if base in builtin_rules.RULED and base != "rm":
             sub = next((w for w in args if not w.text.startswith("-")), None)
-            if sub is not None and sub.dynamic:
-                self.opaque(text, f"what `{base}` does depends on `{clip(sub.text, 40)}`, only known when the shell runs")
+            if sub is not None and (sub.dynamic or sub.glob):
+                self.opaque(text, f"what `{base}` does depends on `{clip(sub.text, 40)}`, only known when the shell runs or expands it")
                 return
         scope = builtin_rules.builtin_scope(base, strs)
         if scope:

@@ -126,8 +126,9 @@ def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
     from ..rules.human_verbs import is_human_verb  # (the verbs' declarations: only a loopx command needs them)
 
     verb, sub, agent = _loopx_verb(argv)
-    if any(w.dynamic for w in words[:4]):
-        checker.opaque(text, "which loopx command it runs is only known when the shell runs")
+    who = [w for i, w in enumerate(words) if w.text.startswith("--agent") or (i and words[i - 1].text == "--agent")]
+    if any(w.dynamic or w.glob for w in words[:4] + who):
+        checker.opaque(text, "which loopx command it runs (and for whom) is only known when the shell runs or expands its patterns")
         return
     if verb is None or verb == "board":
         checker.forbid(text, "the LoopX board is a person's screen: its keys answer gates")

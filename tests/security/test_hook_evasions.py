@@ -100,3 +100,14 @@ def test_a_script_nothing_on_the_line_writes_is_read_and_allowed(hooks, working,
     script.chmod(0o755)
     res = hooks.spawn("claude-code", "pre-tool-use", payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"))
     assert res.out is None, res
+
+
+@pytest.mark.parametrize("command", ["loopx gate answ?r G-1 approve", "loopx handoff LX-1 --to a1 --summary x --agent a[1]", "git pu?h origin main"])
+def test_a_pattern_where_a_verb_or_an_identity_goes_needs_a_gate(hooks, working, command):
+    """The shell expands `answ?r` to `answer` when such a file exists: the hook
+    cannot know which verb, subcommand or agent the pattern becomes."""
+    (working.root / "answer").touch()
+    (working.root / "push").touch()
+    (working.root / "a1").touch()
+    res = hooks.spawn("claude-code", "pre-tool-use", payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"))
+    assert "`shell:opaque`" in deny_reason(res)

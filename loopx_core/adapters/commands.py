@@ -16,7 +16,8 @@ cannot read"):
   know makes it check both readings), ``sh -c CODE`` / ``bash -c CODE`` with
   literal code, ``eval`` of literal words, here-documents and here-strings fed
   to a shell, ``source``/``.`` and shell scripts run by name or by a shell (read
-  from the file: regular files up to 256 KB), ``find -exec``, ``watch``,
+  from the file: regular files up to 256 KB — opaque when missing, or when
+  another command of the line could write it first, ``vouch``), ``find -exec``, ``watch``,
   ``script -c``, ``su -c``, ``ssh HOST CMD``, ``alias`` definitions, git
   aliases (from git's config files), PowerShell's ``&``, ``Invoke-Expression``/
   ``iex`` of a literal string, ``Start-Process``, ``cmd /c``, ``pwsh -Command``

@@ -10,11 +10,14 @@
 - the person's LoopX configuration folder (``platformdirs.user_config_dir
   ("loopx")``), where the human key lives;
 - other terminals: ``/dev/pts/N``, ``/dev/ttyN``, ``/dev/console``,
-  ``/proc/PID/fd/N``.
+  ``/proc/PID/fd/N``;
+- for writing only, the installed LoopX (``installed``): its package and the
+  folder holding it, its virtual environment, the ``loopx`` programs on PATH.
 
 A path counts when its text names one of these (after quote removal, ``~``,
-``..``, brace expansion; a glob counts when it could match one) or when it
-resolves to one through symbolic links that exist now. Values the shell only
+``..``, brace expansion; names compared without case; a glob counts when it
+could match one) or when it — or, for a glob, what it matches now — resolves
+to one through symbolic links. Values the shell only
 computes when it runs (``$x``, ``$(…)``) are not known here: the runtime's
 sandbox is the wall for those (``loopx init`` turns it on). Standard library
 only: the PreToolUse hook imports it cold.

@@ -2,7 +2,7 @@
 programs run commands: the hooks' readers for ``loopx`` (a person's verbs and
 screen), ``tmux``/``screen``/``xdotool``/``write`` (other terminals), SQLite
 and PostgreSQL clients (the board's database), git (``-c`` settings, aliases,
-``git clean``), and Codex's ``apply_patch`` run through the shell. Part of the
+what takes untracked files away or writes a commit over them), and Codex's ``apply_patch`` run through the shell. Part of the
 command checker (``commands``); imported only when needed.
 """
 

@@ -415,8 +415,12 @@ class Checker:
         (or run from its environment, whose ``pip`` and ``python`` rewrite it):
         refused, except ``loopx`` itself and ``python -m loopx_core``."""
         ground = self.ground
-        if ground.installed(head.text, cwd) and base != "loopx" and not (_matches(_PYTHON, base) and any(w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4])):
-            self.forbid(" ".join([head.text, *(w.text for w in args)]), ground.installed(head.text, cwd))
+        program = head.text
+        if "/" not in program and (_matches(_PIP, base) or (_matches(_PYTHON, base) and "pip" in (w.text for w in args[:3]))):
+            program = _on_path(program) or program  # the installer the shell finds: LoopX's own when its environment is active
+        why = ground.installed(program, cwd)
+        if why and base != "loopx" and not (_matches(_PYTHON, base) and any(w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4])):
+            self.forbid(" ".join([head.text, *(w.text for w in args)]), why)
             return
         for w in args:
             if not w.dynamic and not (w.text.startswith("-") and "=" not in w.text):
@@ -532,6 +536,18 @@ _LEAVES_FILES = frozenset((
 ))
 
 
+_PIP = r"pip\d*(?:\.\d+)?|easy_install"
+
+
+def _on_path(name: str) -> str | None:
+    """The program ``name`` the shell would run (the first on PATH)."""
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        full = os.path.join(folder, name)
+        if folder and os.path.isfile(full) and os.access(full, os.X_OK):
+            return full
+    return None
+
+
 _CONCURRENT = Lazy(r"(?<![&>|])&(?![&>])|(?<!\|)\|(?!\|)")  # `&` to the background, `|` a pipe
 
 
@@ -545,7 +561,7 @@ def _makes_activate(cmd, script: str) -> bool:
     ``DIR/bin/activate`` from its own template: sourcing it next runs no text
     of the agent's."""
     words = [w.text for w in cmd.words]
-    if cmd.redirects or any(w.dynamic for w in cmd.words) or not script.rstrip("/").split("/")[-2:-1] == ["bin"]:
+    if cmd.redirects or any(w.dynamic for w in cmd.words) or script.split("/")[-2:-1] != ["bin"]:
         return False
     if words[:1] and _matches(_PYTHON, words[0].rsplit("/", 1)[-1]) and words[1:3] == ["-m", "venv"]:
         rest = words[3:]

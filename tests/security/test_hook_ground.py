@@ -361,3 +361,12 @@ def test_codex_apply_patch_cannot_rewrite_the_installed_loopx(hooks, working):
 def test_reading_and_running_the_installed_loopx_stays_allowed(hooks, working, command):
     res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command.format(**_installed())))
     assert res.out is None, res
+
+
+@pytest.mark.parametrize("command", ["pip install ./evil", "python -m pip install --force-reinstall ./evil"])
+def test_loopxs_own_installer_cannot_run_when_its_environment_is_active(hooks, working, command):
+    """The person started the runtime with LoopX's environment active: a bare
+    `pip` is LoopX's, and reinstalls it with the agent's code."""
+    env = {"PATH": _installed()["bin"] + os.pathsep + os.environ.get("PATH", "")}
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command), env=env)
+    assert "the installed LoopX" in deny_reason(res)

@@ -16,7 +16,8 @@ cannot read"):
   know makes it check both readings), ``sh -c CODE`` / ``bash -c CODE`` with
   literal code, ``eval`` of literal words, here-documents and here-strings fed
   to a shell, ``source``/``.`` and shell scripts run by name or by a shell (read
-  from the file: regular files up to 256 KB), ``find -exec``, ``watch``,
+  from the file: regular files up to 256 KB — opaque when missing, or when
+  another command of the line could write it first, ``vouch``), ``find -exec``, ``watch``,
   ``script -c``, ``su -c``, ``ssh HOST CMD``, ``alias`` definitions, git
   aliases (from git's config files), PowerShell's ``&``, ``Invoke-Expression``/
   ``iex`` of a literal string, ``Start-Process``, ``cmd /c``, ``pwsh -Command``
@@ -54,7 +55,7 @@ import sys
 from collections import namedtuple
 
 from . import builtin_rules, shellwords
-from .shellwords import Word
+from .shellwords import Lazy, Word
 
 # collections.namedtuple, not typing.NamedTuple: importing typing costs a few
 # milliseconds this path does not need.
@@ -118,6 +119,7 @@ _ROUTES = {
     **{n: "guarded:sqlite" for n in ("sqlite3", "sqlite", "litecli")},
     **{n: "guarded:postgres" for n in ("psql", "pgcli", "pg_dump", "pg_dumpall", "pg_restore", "dropdb", "createdb", "vacuumdb", "reindexdb", "clusterdb", "pg_amcheck")},
     "cd": "commands:cd", "pushd": "commands:cd", "popd": "commands:cd",
+    "shopt": "commands:glob_options", "setopt": "commands:glob_options", "unsetopt": "commands:glob_options",
 }
 # PowerShell's own commands (lower case), and the aliases it ships for them.
 _PS_ROUTES = {
@@ -186,6 +188,7 @@ class Checker:
         self._seen: set = set()
         self._commands: dict = {}
         self._real_dirs: dict = {}
+        self._lines: list[list] = []  # the shell texts being read, outermost first (``shell``)
 
     def need(self, scope: str | None, what: str, why: str = "") -> None:
         key = (scope, why if scope is None else "")
@@ -220,9 +223,33 @@ class Checker:
             opaque_calls(self, text)
         for word in script.loose:
             self.ground_word(word, cwd)
-        for command in script.commands:
-            cwd = self.command(command, cwd, depth, powershell)
+        # (the commands, which one runs now, whether some run at the same time: `&`, `|`)
+        frame = [script.commands, 0, _CONCURRENT.search(text) is not None]
+        self._lines.append(frame)
+        try:
+            for i, command in enumerate(script.commands):
+                frame[1] = i
+                cwd = self.command(command, cwd, depth, powershell)
+        finally:
+            self._lines.pop()
         return cwd
+
+    def vouch(self, what: str, script: str, cwd: str | None) -> bool:
+        """May the script file ``script`` be read now and checked as what will
+        run? Not when it does not exist yet, nor when another command of the
+        same line (or of a line around it) could write it first — the hook
+        would read the old file (or none) and the shell run the new one: then
+        ``shell:opaque``."""
+        if any(_may_write_first(*frame, script) for frame in self._lines):
+            self.opaque(what, f"another command of the same line could write `{clip(script, 60)}` before it runs, so LoopX cannot read what it will run: run the script in a call of its own")
+            return False
+        if any(_makes_activate(c, script) for commands, now, _ in self._lines for c in commands[:now]):
+            return True  # the virtual environment's own script, written just before
+        full = script if os.path.isabs(script) else os.path.join(cwd, script) if cwd else None
+        if full is None or not os.path.exists(full):
+            self.opaque(what, f"`{clip(script, 60)}` does not exist yet, so LoopX cannot read what it will run")
+            return False
+        return True
 
     def run_text(self, base: str, words: list, cwd: str | None, depth: int, *, powershell: bool = False) -> None:
         """Shell text a command runs, given as words (``sh -c CODE``, ``eval …``,
@@ -314,6 +341,8 @@ class Checker:
         if base not in _PURE:
             for w in args:
                 self.ground_word(w, cwd)
+        if base not in _LEAVES_FILES:
+            self.installed_words(base, head, args, cwd)
         if ctx.powershell:
             base = PS_ALIASES.get(base, base)
         read = handler(base, ctx.powershell)
@@ -341,8 +370,8 @@ class Checker:
             return
         if base in builtin_rules.RULED and base != "rm":
             sub = next((w for w in args if not w.text.startswith("-")), None)
-            if sub is not None and sub.dynamic:
-                self.opaque(text, f"what `{base}` does depends on `{clip(sub.text, 40)}`, only known when the shell runs")
+            if sub is not None and (sub.dynamic or sub.glob):
+                self.opaque(text, f"what `{base}` does depends on `{clip(sub.text, 40)}`, only known when the shell runs or expands it")
                 return
         scope = builtin_rules.builtin_scope(base, strs)
         if scope:
@@ -381,6 +410,25 @@ class Checker:
         if why:
             self.forbid(text, why)
 
+    def installed_words(self, base: str, head: Word, args: list, cwd: str | None) -> None:
+        """A command that may write files, given a path in the installed LoopX
+        (or run from its environment, whose ``pip`` and ``python`` rewrite it):
+        refused, except ``loopx`` itself and ``python -m loopx_core``."""
+        ground = self.ground
+        program = head.text
+        if "/" not in program and (_matches(_PIP, base) or (_matches(_PYTHON, base) and "pip" in (w.text for w in args[:3]))):
+            program = _on_path(program) or program  # the installer the shell finds: LoopX's own when its environment is active
+        why = ground.installed(program, cwd)
+        if why and base != "loopx" and not (_matches(_PYTHON, base) and any(w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4])):
+            self.forbid(" ".join([head.text, *(w.text for w in args)]), why)
+            return
+        for w in args:
+            if not w.dynamic and not (w.text.startswith("-") and "=" not in w.text):
+                why = ground.installed(w.text.split("=", 1)[1] if "=" in w.text else w.text, cwd)  # `--target=DIR`, dd's `of=FILE`
+                if why:
+                    self.forbid(" ".join([head.text, *(a.text for a in args)]), why)
+                    return
+
     def _ground_braces(self, text: str) -> str | None:
         expanded = shellwords.expand_braces(text) if len(text) <= 256 else None
         for piece in expanded or [text.replace("{", "").replace("}", "").replace(",", "")]:
@@ -410,6 +458,10 @@ class Checker:
         self.ground_word(word, cwd)
         if op == "<":
             return
+        why = None if word.dynamic else self.ground.installed(word.text, cwd)
+        if why:
+            self.forbid(f"> {word.text}", why)
+            return
         target = word.text
         if not word.dynamic and (target.startswith(_DEV_OK) or target == "-"):
             return
@@ -425,6 +477,8 @@ class Checker:
             self.forbid(word.text, f"it sets {name}, which says who or when LoopX records an act")
         elif _matches(_INJECTING, name):
             self.opaque(word.text, f"setting {name} makes programs run code LoopX cannot see")
+        elif name == "GLOBIGNORE":
+            self.opaque(word.text, "setting GLOBIGNORE lets the shell's patterns match dotfiles (`*` matches `.claude`), which LoopX reads as the shell does by default")
 
     def inside(self, path: str | None, cwd: str | None, *, strict: bool) -> bool:
         """Is ``path`` inside the project? Unknown paths are not (fail closed).
@@ -471,6 +525,63 @@ class Checker:
         return data.decode("utf-8", "replace")
 
 
+# Commands that write no file (when their output goes to no file): a script run
+# on the same line as only these is the file the hook reads, and these may name
+# the installed LoopX.
+_LEAVES_FILES = frozenset((
+    "cd", "pushd", "popd", "true", "false", ":", "echo", "printf", "test", "[", "[[", "pwd", "ls", "cat", "head", "tail",
+    "wc", "grep", "rg", "diff", "cmp", "stat", "file", "basename", "dirname", "realpath", "readlink", "date", "whoami", "id",
+    "uname", "sleep", "wait", "exit", "return", "set", "unset", "export", "type", "which", "hash", "help", "read",
+    "od", "xxd", "hexdump", "strings", "nl", "du", "tree", "md5sum", "sha1sum", "sha256sum", "loopx",
+))
+
+
+_PIP = r"pip\d*(?:\.\d+)?|easy_install"
+
+
+def _on_path(name: str) -> str | None:
+    """The program ``name`` the shell would run (the first on PATH)."""
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        full = os.path.join(folder, name)
+        if folder and os.path.isfile(full) and os.access(full, os.X_OK):
+            return full
+    return None
+
+
+_CONCURRENT = Lazy(r"(?<![&>|])&(?![&>])|(?<!\|)\|(?!\|)")  # `&` to the background, `|` a pipe
+
+
+def _may_write_first(commands: list, now: int, concurrent: bool, script: str) -> bool:
+    """Could a command of this line write ``script`` before command ``now`` reads it?"""
+    return any(not _leaves_files(c) and not _makes_activate(c, script) for i, c in enumerate(commands) if i < now or (concurrent and i != now))
+
+
+def _makes_activate(cmd, script: str) -> bool:
+    """``python -m venv DIR`` (``virtualenv DIR``, ``uv venv DIR``) writes
+    ``DIR/bin/activate`` from its own template: sourcing it next runs no text
+    of the agent's."""
+    words = [w.text for w in cmd.words]
+    if cmd.redirects or any(w.dynamic for w in cmd.words) or script.split("/")[-2:-1] != ["bin"]:
+        return False
+    if words[:1] and _matches(_PYTHON, words[0].rsplit("/", 1)[-1]) and words[1:3] == ["-m", "venv"]:
+        rest = words[3:]
+    elif words[:1] == ["virtualenv"]:
+        rest = words[1:]
+    elif words[:2] == ["uv", "venv"]:
+        rest = words[2:]
+    else:
+        return False
+    folders = [w for w in rest if not w.startswith("-")] or [".venv"]
+    return any(os.path.normpath(script).startswith(os.path.normpath(f) + "/bin/activate") for f in folders)
+
+
+def _leaves_files(cmd) -> bool:
+    words = [w for w in cmd.words if not (not w.quoted and w.text in _KEYWORDS) and not ("=" in w.text and _matches(_ASSIGN + ".*", w.text))]
+    if any(op not in ("<", "<<", "<<-", "<<<") and not (op in (">&", "<&") and word.text.isdigit()) and word.text != "/dev/null" for op, word in cmd.redirects):
+        return False
+    return not words or (not words[0].dynamic and words[0].text in _LEAVES_FILES)
+
+
 def cd(checker: Checker, base, head, args, ctx, cwd, depth):
     """``cd``/``pushd``/``popd`` (and PowerShell's Set-Location): the folder that follows."""
     words = [w for w in args if not w.text.startswith("-") or (w.text == "-" and not ctx.powershell)]
@@ -482,6 +593,20 @@ def cd(checker: Checker, base, head, args, ctx, cwd, depth):
     if target.dynamic or target.text == "-":
         return None
     return checker.resolve(target.text, cwd)
+
+
+# Shell options that change which names a pattern matches (bash's dotglob lets
+# `*` match `.claude`): the ground's patterns assume the defaults.
+_GLOB_OPTIONS = frozenset(("dotglob", "nocaseglob", "extglob", "globasciiranges", "nocasematch"))
+
+
+def glob_options(checker: Checker, base, head, args, ctx, cwd, depth):
+    """``shopt -s dotglob``, zsh's ``setopt``: LoopX reads patterns as the shell
+    does by default, so a line that changes how they match is opaque."""
+    names = [w.text.lower().replace("_", "") for w in args if not w.text.startswith(("-", "+"))]
+    if any(w.dynamic for w in args) or base != "shopt" and names or any(n in _GLOB_OPTIONS for n in names):
+        checker.opaque(" ".join([base, *(w.text for w in args)]), "it changes which files the shell's patterns match, which LoopX reads as the shell does by default")
+    return SAME
 
 
 def _base(name: str, powershell: bool) -> str:

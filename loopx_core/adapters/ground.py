@@ -10,11 +10,14 @@
 - the person's LoopX configuration folder (``platformdirs.user_config_dir
   ("loopx")``), where the human key lives;
 - other terminals: ``/dev/pts/N``, ``/dev/ttyN``, ``/dev/console``,
-  ``/proc/PID/fd/N``.
+  ``/proc/PID/fd/N``;
+- for writing only, the installed LoopX (``installed``): its package and the
+  folder holding it, its virtual environment, the ``loopx`` programs on PATH.
 
 A path counts when its text names one of these (after quote removal, ``~``,
-``..``, brace expansion; a glob counts when it could match one) or when it
-resolves to one through symbolic links that exist now. Values the shell only
+``..``, brace expansion; names compared without case; a glob counts when it
+could match one) or when it — or, for a glob, what it matches now — resolves
+to one through symbolic links. Values the shell only
 computes when it runs (``$x``, ``$(…)``) are not known here: the runtime's
 sandbox is the wall for those (``loopx init`` turns it on). Standard library
 only: the PreToolUse hook imports it cold.
@@ -35,6 +38,7 @@ SETTINGS_CODEX = "it touches Codex's configuration, which holds LoopX's hooks"
 SETTINGS_MCP = "it touches the project's MCP server list, which holds LoopX's server"
 HUMAN_CONFIG = "it reaches the person's LoopX configuration folder, where the human key lives"
 TERMINAL = "it reaches another terminal, where a person may be answering LoopX's gates"
+INSTALLED = "it writes the installed LoopX (its package, the environment it runs in, the `loopx` program): the person's next `loopx` would run the agent's code"
 
 # Any of these in a word's text means the word may name LoopX's ground: only
 # such words are looked at closely (a cheap filter run on every word).
@@ -42,6 +46,7 @@ _NAMES = re.compile(r"\.loopx|\.claude|\.codex|\.mcp\.json|loopx|/dev/(?:pts|tty
 _CANDIDATE = Lazy(r"[^\s'\"(),;=\[\]<>|&`]+")  # path-shaped pieces of a longer text (code, options)
 _TERMINAL = Lazy(r"^/dev/(?:pts(?:/|$)|tty[^/]|console$|vcs)|^/proc/(?!self/|thread-self/)[^/]*/fd(?:/|$)")
 _GLOB = Lazy(r"[*?\[]")
+MAX_MATCHES = 256  # paths a pattern matches that are followed through symbolic links
 
 
 def user_config_dir() -> str:
@@ -86,17 +91,19 @@ class Ground:
         ]
         self._places = [(os.path.normpath(p), why, folder) for p, why, folder in self._places]
         self._real_places: list[tuple[str, str, bool]] | None = None
+        self._installed: list[tuple[str, bool]] | None = None
         self._real_dirs: dict[str, str] = {}
         self._cwd_inside: dict[str, bool] = {}
         # A word that matches none of this may still reach the ground through
         # a symbolic link (``resolved``), but not by its text.
         names = sorted({os.path.basename(p) for p, _, _ in self._places if os.path.basename(p)} | {os.path.basename(os.path.dirname(p)) for p, _, folder in self._places if not folder})
-        self._filter = re.compile(_NAMES.pattern + "".join("|" + re.escape(n) for n in names if n))
+        self._filter = re.compile(_NAMES.pattern + "".join("|" + re.escape(n) for n in names if n), re.IGNORECASE)
 
     # -- by name -----------------------------------------------------------------------------
     def may_name(self, text: str) -> bool:
-        """Could ``text`` name LoopX's ground by its text? (A cheap filter.)"""
-        return self._filter.search(text) is not None
+        """Could ``text`` name LoopX's ground by its text? (A cheap filter: a
+        glob's characters stand for any name, so a pattern is looked at closely.)"""
+        return self._filter.search(text) is not None or _GLOB.search(text) is not None
 
     def cwd_inside(self, cwd: str) -> bool:
         """Is the folder ``cwd`` itself inside LoopX's ground (every relative path is)?"""
@@ -108,7 +115,7 @@ class Ground:
 
     def text(self, text: str) -> str | None:
         """Why ``text`` (a word, or code holding paths) names LoopX's ground, or None."""
-        if not self._filter.search(text):
+        if not self.may_name(text):
             return None
         if "\n" not in text and " " not in text:
             why = self.path(text, None)
@@ -116,7 +123,7 @@ class Ground:
                 return why
         for m in _CANDIDATE.finditer(text):
             piece = m.group()
-            if piece != text and self._filter.search(piece):
+            if piece != text and self.may_name(piece):
                 why = self.path(piece, None)
                 if why:
                     return why
@@ -157,11 +164,83 @@ class Ground:
                     return why
         return None
 
+    def searches(self, folder: str, cwd: str | None) -> str | None:
+        """Why searching every file below ``folder`` reaches LoopX's ground
+        outside the project (the person's LoopX folder, Codex's, Claude Code's
+        own settings, a board kept elsewhere); None when it does not. (A folder
+        that is the ground: ``path``; the project's own ground below it: the
+        search's pattern decides.)"""
+        if cwd is None and not os.path.isabs(folder):
+            return None
+        norm = os.path.normpath(os.path.join(cwd, folder)) if cwd and not os.path.isabs(folder) else os.path.normpath(folder)
+        real = os.path.realpath(norm)
+        home = os.path.expanduser("~")
+        personal = [(p, w) for p, w, _ in self._places] + [(os.path.join(home, ".claude", "settings.json"), SETTINGS_CLAUDE), (os.path.join(home, ".claude.json"), SETTINGS_CLAUDE)]
+        inside = os.path.realpath(self.root).rstrip(os.sep) + os.sep
+        for place, why in personal:
+            if os.path.realpath(place).startswith(inside):
+                continue  # the project's own board: below a search of the project, found by the pattern
+            if _is_above(norm, place) or _is_above(real, os.path.realpath(place)):
+                return why
+        return None
+
+    # -- the installed LoopX: no agent writes it ---------------------------------------------
+    def installed(self, path: str, cwd: str | None) -> str | None:
+        """Why writing ``path`` rewrites the LoopX the person runs: its package
+        folder and what holds it (site-packages, or the source of an editable
+        install), the virtual environment it runs in, the ``loopx`` program on
+        ``PATH``. Not when these lie inside the project (LoopX worked on as a
+        project: the agent's edits are the work)."""
+        if not path or "\x00" in path or (cwd is None and not os.path.isabs(path)):
+            return None
+        norm = os.path.normpath(os.path.join(cwd, path)) if cwd and not os.path.isabs(path) else os.path.normpath(path)
+        places = self._installed_places()
+        if _GLOB.search(norm):
+            return INSTALLED if any(_glob_reaches(norm, place, folder) for place, folder in places) else None
+        head, tail = os.path.split(norm)
+        real_head = self._real_dirs.get(head)
+        if real_head is None:
+            real_head = self._real_dirs[head] = os.path.realpath(head)
+        for candidate in {norm, os.path.join(real_head, tail)}:
+            for place, folder in places:
+                if candidate == place or (folder and candidate.startswith(place + os.sep)):
+                    return INSTALLED
+        return None
+
+    def installed_text(self, text: str, cwd: str | None) -> str | None:
+        """``installed`` for the paths in a longer text (interpreter code)."""
+        for m in _CANDIDATE.finditer(text):
+            piece = m.group()
+            if "/" in piece and self.installed(piece, cwd):
+                return INSTALLED
+        return None
+
+    def _installed_places(self) -> list[tuple[str, bool]]:
+        if self._installed is None:
+            package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # loopx_core
+            found = [(os.path.dirname(package), True)]  # site-packages, or an editable install's source
+            if sys.prefix != getattr(sys, "base_prefix", sys.prefix):
+                found.append((sys.prefix, True))  # the virtual environment
+            programs = [os.path.join(os.path.dirname(sys.executable), "loopx"), sys.argv[0] if os.path.basename(sys.argv[0] or "") == "loopx" else ""]
+            programs += [os.path.join(d, "loopx") for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.exists(os.path.join(d, "loopx"))]
+            found += [(p, False) for p in programs if p]
+            root = os.path.realpath(self.root).rstrip(os.sep) + os.sep
+            places: set = set()
+            for place, folder in found:
+                for form in (os.path.normpath(os.path.abspath(place)), os.path.realpath(place)):
+                    if not (form + os.sep).startswith(root) and form != os.sep:
+                        places.add((form.rstrip(os.sep) or os.sep, folder))
+            self._installed = sorted(places)
+        return self._installed
+
     # -- through symbolic links --------------------------------------------------------------
     def resolved(self, path: str, cwd: str | None) -> str | None:
-        """Why ``path`` reaches LoopX's ground once symbolic links are followed."""
-        if not path or "\x00" in path or len(path) > 4096 or "*" in path or "?" in path or "[" in path:
+        """Why ``path`` reaches LoopX's ground once symbolic links are followed
+        (a pattern: through what it matches now, as the shell would expand it)."""
+        if not path or "\x00" in path or len(path) > 4096:
             return None
+        if _GLOB.search(path):
+            return self._matched(path, cwd)
         if not os.path.isabs(path):
             if cwd is None:
                 return None
@@ -184,6 +263,26 @@ class Ground:
                 return why
         return None
 
+    def _matched(self, pattern: str, cwd: str | None) -> str | None:
+        """Why a path the glob ``pattern`` matches now reaches LoopX's ground
+        (the first MAX_MATCHES; by its text, ``path`` judged every other name
+        the pattern could match)."""
+        import glob
+
+        if cwd is None and not os.path.isabs(pattern):
+            return None
+        full = pattern if os.path.isabs(pattern) else os.path.join(cwd, pattern)
+        try:
+            for n, match in enumerate(glob.iglob(full)):
+                if n >= MAX_MATCHES:
+                    break
+                why = self.path(match, None) or (self.resolved(match, None) if not _GLOB.search(match) else None)
+                if why:
+                    return why
+        except (OSError, ValueError, RecursionError):
+            return None
+        return None
+
     def _places_real(self) -> list:
         if self._real_places is None:
             self._real_places = [(os.path.realpath(p), why, folder) for p, why, folder in self._places]
@@ -204,14 +303,16 @@ def _by_name(norm: str) -> str | None:
     """The rules that hold for a path anywhere: its components name the ground."""
     if _TERMINAL.search(norm):
         return TERMINAL
-    parts = norm.split(os.sep)
+    # Names are compared without case: a case-insensitive file system (macOS,
+    # Windows) or bash's ``nocaseglob`` finds `.CLAUDE/settings.json` too.
+    parts = norm.lower().split(os.sep)
     last = len(parts) - 1
     for i, part in enumerate(parts):
         if not part:
             continue
         globbed = _GLOB.search(part) is not None
         if _is(part, ".loopx", globbed):
-            if i < last and parts[i + 1] == "inbox":
+            if part == ".loopx" and i < last and parts[i + 1] == "inbox":
                 continue  # agents drop evidence documents there (DESIGN §7)
             return BOARD
         if _is(part, ".codex", globbed):
@@ -233,8 +334,7 @@ def _by_name(norm: str) -> str | None:
 def _is(part: str, name: str, globbed: bool) -> bool:
     if part == name:
         return True
-    # a glob matches a dotfile only when its own first character is a literal dot
-    return globbed and part.startswith(".") and fnmatchcase(name, part)
+    return globbed and _component_matches(part, name)
 
 
 def _glob_reaches(pattern: str, place: str, folder: bool) -> bool:
@@ -247,6 +347,10 @@ def _glob_reaches(pattern: str, place: str, folder: bool) -> bool:
 
 
 def _component_matches(pattern: str, name: str) -> bool:
+    """Could the shell's pattern ``pattern`` match the file name ``name``? A
+    pattern matches a dotfile only when its own first character is a literal
+    dot (``[.]x`` and ``?x`` do not: bash without ``dotglob``, which
+    ``commands`` makes opaque)."""
     if pattern == name:
         return True
     if not _GLOB.search(pattern):

@@ -2,7 +2,7 @@
 programs run commands: the hooks' readers for ``loopx`` (a person's verbs and
 screen), ``tmux``/``screen``/``xdotool``/``write`` (other terminals), SQLite
 and PostgreSQL clients (the board's database), git (``-c`` settings, aliases,
-``git clean``), and Codex's ``apply_patch`` run through the shell. Part of the
+what takes untracked files away or writes a commit over them), and Codex's ``apply_patch`` run through the shell. Part of the
 command checker (``commands``); imported only when needed.
 """
 
@@ -17,7 +17,7 @@ from .ground import TERMINAL
 from .shellwords import Lazy
 
 _GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
-_TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info", "start-server", "start"))
+_TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info"))
 _UNKNOWN = object()
 
 
@@ -34,8 +34,8 @@ def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
         return
     sub = args[i]
     rest = args[i + 1 :]
-    if sub == "clean" and not any(a in ("-n", "--dry-run") for a in rest) and any(a.startswith("-") and not a.startswith("--") and ("d" in a or "x" in a or "X" in a) for a in rest):
-        checker.forbid(text, "`git clean` with -d or -x deletes untracked folders, LoopX's board folder (.loopx) among them")
+    if sub in _GIT_TREE_WRITERS:
+        _git_over_untracked(checker, text, sub, rest, _git_folder(args[:i], cwd))
     elif sub == "config" and any(_GIT_COMMAND_KEYS.match(a) for a in rest if not a.startswith("-")):
         checker.opaque(text, "it sets a git setting that makes git run a command LoopX cannot see")
     elif sub not in builtin_rules.GIT_COMMANDS:
@@ -49,6 +49,74 @@ def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
             checker.shell(expansion + " " + " ".join(shlex.quote(a) for a in rest), cwd, depth=MAX_DEPTH - 1)
 
 
+# git commands that take untracked files away or write a commit's files over
+# them: LoopX's ground is untracked (.claude/settings.json, .mcp.json, .codex/,
+# .loopx/ — `loopx init` writes them, git never had them).
+_GIT_TREE_WRITERS = frozenset(("stash", "clean", "reset", "checkout", "switch", "restore", "read-tree"))
+_UNTRACKED_GONE = "it takes untracked files away — LoopX's hooks (.claude/settings.json, .mcp.json, .codex/) and board (.loopx/) are untracked"
+_OVERWRITTEN = "it writes a commit's files over untracked ones, and LoopX cannot tell whether that commit holds LoopX's hooks settings (.claude/settings.json, .mcp.json, .codex/)"
+
+
+def _git_over_untracked(checker, text: str, sub: str, rest: list[str], cwd: str | None) -> None:
+    """``git stash -u/-a`` and ``git clean`` remove untracked (and ignored) files:
+    refused unless each path given to it holds none of LoopX's ground. ``reset
+    --hard COMMIT``, ``checkout -f COMMIT``, ``checkout COMMIT -- PATH``,
+    ``switch --discard-changes``, ``restore --source``, ``read-tree -u`` write
+    a commit's files over untracked ones (git refuses that otherwise): they need
+    ``shell:opaque``."""
+    flags, words = _git_split(rest, {"-m", "--message", "-e", "--exclude", "-s", "--source", "--pathspec-from-file"})
+    short = "".join(f[1:] for f in flags if not f.startswith("--"))
+    if sub == "stash":
+        action = words[0] if words and words[0] in ("push", "save", "list", "show", "drop", "pop", "apply", "branch", "clear", "create", "store") else None
+        takes = "u" in short or "a" in short or any(f in ("--include-untracked", "--all") for f in flags)
+        paths = [p for p in (words[1:] if action == "push" else [] if action == "save" else words) if p != "--"]
+        if action in (None, "push", "save") and takes and (not paths or any(checker.ground.holds(p, cwd) for p in paths)):
+            checker.forbid(text, _UNTRACKED_GONE)
+    elif sub == "clean":
+        paths = [p for p in words if p != "--"]
+        if "n" not in short and "--dry-run" not in flags and (not paths or any(checker.ground.holds(p, cwd) for p in paths)):
+            checker.forbid(text, _UNTRACKED_GONE)
+    elif sub == "reset":
+        if words and words[0] != "--" and any(f in ("--hard", "--merge", "--keep") for f in flags):
+            checker.opaque(text, _OVERWRITTEN)
+    elif sub in ("checkout", "switch"):
+        forced = "f" in short or any(f in ("--force", "--discard-changes", "--overwrite-ignore") for f in flags)
+        tree, paths = (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words[:1], words[1:])
+        if (forced and tree) or (tree and any(checker.ground.holds(p, cwd) for p in paths)):
+            checker.opaque(text, _OVERWRITTEN)
+    elif sub == "restore":
+        if any(f.startswith(("-s", "--source")) for f in flags) and any(checker.ground.holds(p, cwd) for p in words if p != "--"):
+            checker.opaque(text, _OVERWRITTEN)
+    elif sub == "read-tree" and ("u" in short or "--reset" in flags):
+        checker.opaque(text, _OVERWRITTEN)
+
+
+def _git_split(rest: list[str], with_value: set) -> tuple[list[str], list[str]]:
+    """A git subcommand's options and its other words (``--`` kept among the words)."""
+    flags, words, skip, options = [], [], False, True
+    for a in rest:
+        if skip:
+            skip = False
+            continue
+        if options and a == "--":
+            options = False
+            words.append(a)
+        elif options and a.startswith("-") and a != "-":
+            flags.append(a)
+            skip = a in with_value
+        else:
+            words.append(a)
+    return flags, words
+
+
+def _git_folder(before: list[str], cwd: str | None) -> str | None:
+    """The folder git works in: ``-C DIR`` (each relative to the one before)."""
+    for j, a in enumerate(before):
+        if a == "-C" and j + 1 < len(before):
+            cwd = os.path.join(cwd, before[j + 1]) if cwd else (before[j + 1] if os.path.isabs(before[j + 1]) else None)
+    return cwd
+
+
 def loopx(checker, base, head, args, ctx, cwd, depth):
     loopx_verb(checker, [w.text for w in args], "loopx " + " ".join(w.text for w in args), args)
     return SAME
@@ -58,8 +126,9 @@ def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
     from ..rules.human_verbs import is_human_verb  # (the verbs' declarations: only a loopx command needs them)
 
     verb, sub, agent = _loopx_verb(argv)
-    if any(w.dynamic for w in words[:4]):
-        checker.opaque(text, "which loopx command it runs is only known when the shell runs")
+    who = [w for i, w in enumerate(words) if w.text.startswith("--agent") or (i and words[i - 1].text == "--agent")]
+    if any(w.dynamic or w.glob for w in words[:4] + who):
+        checker.opaque(text, "which loopx command it runs (and for whom) is only known when the shell runs or expands its patterns")
         return
     if verb is None or verb == "board":
         checker.forbid(text, "the LoopX board is a person's screen: its keys answer gates")
@@ -73,16 +142,26 @@ def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
 
 def terminal(checker, base, head, args, ctx, cwd, depth):
     words = [w.text for w in args]
-    if base == "tmux":
-        sub = next((a for a in words if not a.startswith("-")), None)
-        if "-V" in words or sub in _TMUX_READ or (sub in ("display-message", "display") and "-p" in words):
-            return SAME
+    if base == "tmux" and _tmux_only_reads(args):
+        return SAME
     elif base == "screen":
         if not any(a in ("-X", "-x", "-r", "-R", "-D", "-d", "-p") or a.startswith(("-X", "-x", "-r", "-R")) for a in words):
             if any(a in ("-ls", "-list", "-v", "--version", "-h", "--help") for a in words):
                 return SAME
     checker.forbid(f"{base} {' '.join(words)}", TERMINAL)
     return SAME
+
+
+def _tmux_only_reads(args) -> bool:
+    """A tmux call that only lists: one listing command, no `;` (tmux runs
+    the next command after an argument `;` — `\\;` or `';'` to the shell),
+    no format (`-F`, where `#(…)` runs a program; `display -p` prints one), no
+    configuration file (`-f`, whose commands a new server runs)."""
+    words = [w.text for w in args]
+    if any(w.dynamic or w.glob for w in args) or any(";" in a or "#(" in a or a.startswith(("-F", "-f")) for a in words):
+        return False
+    sub = next((a for a in words if not a.startswith("-")), None)
+    return sub in _TMUX_READ or (sub is None and words == ["-V"])
 
 
 def apply_patch(checker, base, head, args, ctx, cwd, depth):
@@ -226,7 +305,7 @@ def patch_needs(patch: str, cwd: str | None, checker) -> list[Need]:
                 if not path:
                     continue
                 what = f"apply_patch {line[4:].strip()}"
-                why = checker.ground.path(path, cwd) or checker._follow(path, cwd)
+                why = checker.ground.path(path, cwd) or checker._follow(path, cwd) or checker.ground.installed(path, cwd)
                 if why:
                     found.append(Need(None, clip(what), why))
                 elif not checker.inside(path, cwd, strict=scope == "fs:delete-outside"):

@@ -375,47 +375,90 @@ def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
 
 def _through_kernel(hook: Hook, needs) -> dict | None:
     """Open (or reuse) the gates through the kernel's operators."""
-    from ..ops import gates
     from ..rules import ids
     from ..shapes.errors import LoopxError
 
-    agent = hook.agent
     store = open_store(hook)
     try:
-        allowed: dict = {}
-        pending: dict = {}
-        questions: dict = {}
         card = None
         try:
-            card, allowed = gates.scopes_allowed(store, agent, [n.scope for n in needs])
-            if card is None:
-                missing = [n for n in needs if n.scope not in allowed]
-                if missing:
-                    return _no_card(hook, needs, allowed)
-                return _answer(hook, needs, None, allowed, {}, {})
-            key = ids.fmt(ids.CARD, card.id)
-            asked: dict = {}  # scope -> question: one gate per scope, all in one transaction
-            for need in needs:
-                if need.scope in allowed or need.scope in asked:
-                    continue
-                question = f"{agent} wants to run `{need.what}` on {key} ({card.title[:80]}): it needs `{need.scope}`"
-                if need.why:
-                    question += f" because {need.why}"
-                asked[need.scope] = question
-            opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
-            for (scope, question), (gate, _, created) in zip(asked.items(), opened):
-                if gate.status == "approved":
-                    allowed[scope] = f"gate:{gate.key}"
-                else:
-                    pending[scope] = gate.id
-                    if created:
-                        questions[scope] = question
+            card, allowed, pending, questions = open_gates(store, hook.agent, needs)
         except LoopxError as err:
-            on = f" on {ids.fmt(ids.CARD, card.id)}" if card is not None else ""
-            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
+            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
+        if card is None:
+            if any(n.scope not in allowed for n in needs):
+                return _no_card(hook, needs, allowed)
+            return _answer(hook, needs, None, allowed, {}, {})
         return _answer(hook, needs, card.id, allowed, pending, questions)
     finally:
         store.close()
+
+
+def open_gates(store, agent: str, needs):
+    """(card, allowed, pending, questions) for the scopes ``needs`` asks of
+    ``agent``: what allows each (a capability, a grant, an approved gate),
+    and for the rest a gate on the agent's card — reused when one is already
+    open, all opened in one transaction. ``card`` None: it holds no card (and
+    nothing was asked)."""
+    from ..ops import gates
+    from ..rules import ids
+
+    card, allowed = gates.scopes_allowed(store, agent, [n.scope for n in needs])
+    pending: dict = {}
+    questions: dict = {}
+    if card is None:
+        return None, allowed, pending, questions
+    key = ids.fmt(ids.CARD, card.id)
+    asked: dict = {}  # scope -> question: one gate per scope, all in one transaction
+    for need in needs:
+        if need.scope in allowed or need.scope in asked:
+            continue
+        question = f"{agent} wants to run `{need.what}` on {key} ({card.title[:80]}): it needs `{need.scope}`"
+        if need.why:
+            question += f" because {need.why}"
+        asked[need.scope] = question
+    opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
+    for (scope, question), (gate, _, created) in zip(asked.items(), opened):
+        if gate.status == "approved":
+            allowed[scope] = f"gate:{gate.key}"
+        else:
+            pending[scope] = gate.id
+            if created:
+                questions[scope] = question
+    return card, allowed, pending, questions
+
+
+def vet_verify(store, agent: str, command: str) -> None:
+    """A card's verify command no person set runs only as the agent's own
+    shell command would (DESIGN §10 "A card's verify command"): the hook's
+    policy over it, from the project folder, with the agent's scopes, grants
+    and gates. Raises Forbidden for LoopX's ground, Conflict with the gate it
+    opened (or found pending) for a scope the agent lacks."""
+    from ..rules import ids
+    from ..shapes.errors import Conflict, Forbidden
+    from . import policy
+    from .ground import Ground
+
+    root = str(store.project_root())
+    target = board_target(None, root)
+    ground = Ground(root, board_file=target[1] if target[0] == "sqlite" else None, board_url=target[1] if target[0] == "postgresql" else None)
+    needs = policy.classify("Bash", {"command": command}, root, root, policy.load(root), ground=ground, agent=agent)
+    refused = [n for n in needs if n.scope is None]
+    if refused:
+        raise Forbidden(
+            f"the card's verify command `{command[:200]}` does what LoopX never lets an agent do: " + "; ".join(f"`{n.what}`: {n.why}" for n in refused[:3]),
+            "a person sets a verify command that must do this (`loopx card add --verify` run by a person)", code="verify_forbidden",
+        )
+    if not needs:
+        return
+    card, allowed, pending, _ = open_gates(store, agent, needs)
+    missing = [n for n in needs if n.scope not in allowed]
+    if missing:
+        gates = ", ".join(f"{ids.fmt(ids.GATE, pending[n.scope])} (`{n.scope}`)" for n in missing if n.scope in pending)
+        raise Conflict(
+            f"the card's verify command `{command[:200]}` needs {_scopes(missing)}, which {agent} does not hold" + (f": gate {gates} asks a human" if gates else ""),
+            "wait for the answer (`loopx gate status G-…`), then run `loopx done` again" if gates else "take the card first", code="verify_gated",
+        )
 
 
 def _no_card(hook: Hook, needs, allowed: dict) -> dict:

@@ -56,6 +56,8 @@ _AWK_RUNS = re.compile(r"\bsystem\s*\(|\|(?!\|)|\bgetline\b|@load|\bextension\s*
 
 def run_file(checker, name: str, args: list, ctx, cwd: str | None, depth: int) -> None:
     """A program run by its path (``./deploy.sh``): read what it is."""
+    if not checker.vouch(name, name, cwd):
+        return
     text = checker.read_file(name, cwd)
     if text is None:
         full = name if os.path.isabs(name) else os.path.join(cwd or "", name)
@@ -79,7 +81,7 @@ def code(checker, language: str | None, code: str, what: str, cwd: str | None) -
     pattern = _CODE_RUNS.get(language) if language else None
     if pattern is None or pattern.search(code):
         checker.opaque(what, "its code can start programs or run code built at run time, which LoopX cannot follow")
-    why = checker.ground.text(code)
+    why = checker.ground.text(code) or checker.ground.installed_text(code, cwd)
     if why:
         checker.forbid(what, why)
     if re.search(r"\bloopx_(?:core|tui)\b", code):
@@ -136,6 +138,8 @@ def read_script(checker, base, script: Word, cwd) -> str | None:
     does not exist runs nothing."""
     if script.dynamic:
         checker.opaque(f"{base} {script.text}", f"the script `{base}` runs is only known when the shell runs")
+        return None
+    if not checker.vouch(f"{base} {script.text}", script.text, cwd):
         return None
     text = checker.read_file(script.text, cwd)
     if text is None:

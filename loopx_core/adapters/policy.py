@@ -67,6 +67,9 @@ POWERSHELL_TOOLS = frozenset({"PowerShell"})
 # FileEditInput, NotebookEditInput; MultiEdit is gone from 2.1's tool list).
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
 PATCH_TOOLS = frozenset({"apply_patch"})
+# Tools that search a folder tree, and their field holding a file pattern
+# (sdk-tools.d.ts: GlobInput.pattern, GrepInput.glob).
+SEARCH_TOOLS = {"Glob": "pattern", "Grep": "glob"}
 # Any tool's input field that names a file or folder (Read, Grep, Glob, Codex's
 # view_image, MCP tools): checked against LoopX's ground.
 PATH_KEYS = ("file_path", "notebook_path", "path", "paths", "directory", "dir", "filename", "workdir", "cwd")
@@ -224,7 +227,10 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
     elif tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool]) or tool_input.get("file_path")
         if isinstance(path, str) and path:
-            if not _ground_path(checker, f"{tool} {path}", path, cwd) and not checker.inside(path, cwd, strict=False):
+            installed = checker.ground.installed(os.path.expanduser(path), cwd)
+            if installed:
+                checker.forbid(f"{tool} {path}", installed)
+            elif not _ground_path(checker, f"{tool} {path}", path, cwd) and not checker.inside(path, cwd, strict=False):
                 checker.need("fs:write-outside", f"{tool} {path}")
     elif tool in PATCH_TOOLS:
         patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
@@ -238,9 +244,8 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
         for path in value if isinstance(value, list) else [value]:
             if isinstance(path, str) and path:
                 _ground_path(checker, f"{tool} {path}", path, cwd)
-    if isinstance(tool_input.get("pattern"), str) and tool == "Glob":
-        base = tool_input.get("path") if isinstance(tool_input.get("path"), str) else cwd
-        _ground_path(checker, f"Glob {tool_input['pattern']}", os.path.join(base or "", tool_input["pattern"]), cwd)
+    if tool in SEARCH_TOOLS:
+        _search(checker, tool, tool_input, cwd)
     for rule in policy.rules:
         if rule.command is not None and (rule.tool is None or rule.tool.fullmatch(tool)):
             continue  # shell-command rules are applied per simple command
@@ -250,6 +255,21 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
             continue
         checker.need(rule.scope, tool)
     return checker.found
+
+
+def _search(checker: Checker, tool: str, tool_input: dict, cwd: str) -> None:
+    """Claude Code's Grep and Glob search a folder and all below it (ripgrep
+    with ``--hidden``: dotfiles too): refused from a folder above the person's
+    LoopX folder or another of LoopX's places outside the project, and when
+    their pattern (Glob's ``pattern``, Grep's ``glob``) names the ground."""
+    base = tool_input.get("path") if isinstance(tool_input.get("path"), str) and tool_input.get("path") else cwd
+    base = os.path.expanduser(base or "")
+    why = checker.ground.searches(base, cwd)
+    if why:
+        checker.forbid(f"{tool} {base}", f"it searches every file below {base}: {why}. Search a narrower folder")
+    pattern = tool_input.get(SEARCH_TOOLS[tool])
+    if isinstance(pattern, str) and pattern:
+        _ground_path(checker, f"{tool} {pattern}", os.path.join(base, os.path.expanduser(pattern)), cwd)
 
 
 def _ground_path(checker: Checker, what: str, path: str, cwd: str | None) -> bool:

@@ -790,7 +790,9 @@ def cmd_done(ctx: Context) -> Outcome:
     data = validate("done", _drop_none({"summary": ctx.args.summary, "verify_timeout": ctx.args.verify_timeout}))
 
     def fn(agent, cid):
-        card, evidence = done(ctx.store, cid, agent, data["summary"], ctx.args.lease_token, data.get("verify_timeout"))
+        from ..adapters.hooks import vet_verify
+
+        card, evidence = done(ctx.store, cid, agent, data["summary"], ctx.args.lease_token, data.get("verify_timeout"), vet=lambda command: vet_verify(ctx.store, agent, command))
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
         text = f"done {cj['id']}{verified}"

@@ -20,6 +20,10 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _Formatter)
+        # No prefix of an option stands for it (argparse's default): `--ag z1`
+        # would be `--agent z1`, which the hook, reading words, cannot know.
+        # Every subparser is made by this class, so the rule holds for all verbs.
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
     def error(self, message):  # noqa: D401 - argparse API

@@ -75,7 +75,7 @@ def add_card(store, data: dict, actor) -> CardView:
         seq = events.emit(
             actor, "card_added", card.id,
             title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
-            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd,
+            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify,
         )
         if hasattr(actor, "sign"):
             card.budget_seq = seq

@@ -9,7 +9,7 @@ from ..rules import clock, ids
 from ..store import events, records
 from . import leases
 from .cards import open_deps
-from ..shapes.errors import Conflict
+from ..shapes.errors import Conflict, Forbidden
 from ..store.records import Card, Evidence, Gate
 from .reaper import clear_lease, load_card
 from ..store.rows import agent_row, card_view, evidence_view, touch
@@ -71,7 +71,20 @@ def run_verify(command: str, cwd: str, timeout: float, env_extra: dict) -> dict:
     }
 
 
-def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None) -> tuple[CardView, EvidenceView]:
+def set_by_a_person(store, card_id: int, command: str) -> bool:
+    """Is ``command`` the verify command a person set on the card — the one
+    their signed ``card_added`` names? (Else an agent set it, or the card row
+    was edited: DESIGN §10 "A card's verify command".)"""
+    rows = store.query("SELECT seq FROM event WHERE card = ? AND kind = ? ORDER BY seq LIMIT 1", (card_id, "card_added"))
+    decided = store.trust().decision(store.query, rows[0][0], ("card_added",)) if rows else None
+    return decided is not None and decided.get("verify") == command
+
+
+def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None, vet=None) -> tuple[CardView, EvidenceView]:
+    """``vet(command)``: checks a verify command no person set as the agent's
+    own shell command (the hook's policy, its scopes and gates); it raises
+    when the command may not run yet. Without it, such a command never runs."""
+
     def precheck():
         agent_row(agent)
         card = load_card(card_id)
@@ -80,6 +93,10 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
 
     token, command = store.run(precheck)
     result = None
+    if command and not set_by_a_person(store, card_id, command):
+        if vet is None:
+            raise Forbidden(f"{ids.fmt(ids.CARD, card_id)}'s verify command was not set by a person, and nothing here can check it", "run `loopx done` from the CLI, which checks it as your own shell command", code="verify_unchecked")
+        vet(command)
     if command:
         # Outside any transaction: a slow test suite must not hold the board's write lock.
         timeout = verify_timeout or float(store.setting("verify_timeout", "600"))

@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 import sys
+
+import pytest
 from pathlib import Path
 
 from loopx_core.adapters import mcp_server
@@ -137,3 +139,64 @@ def test_building_the_whole_parser_imports_no_handler():
     res = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout) == []
+
+
+def _placeholder(action) -> list[str]:
+    """Values that satisfy ``action`` (a positional or a required option)."""
+    value = str(next(iter(action.choices))) if action.choices else ("1" if action.type is not None else "LX-1")
+    if action.nargs in ("*", "?"):
+        return []
+    if isinstance(action.nargs, int):
+        return [value] * action.nargs
+    return [value]
+
+
+def _verb_parsers():
+    """(argv prefix, subparser) for every verb of the table, built as the CLI builds it."""
+    for (verb, sub), _spec in verbs.VERBS.items():
+        argv = [verb] + ([sub] if sub else [])
+        parser = build(argv)
+        for name in argv:
+            action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            parser = action.choices[name]
+        yield argv, parser
+
+
+def test_no_verb_accepts_an_abbreviated_option():
+    """argparse takes a unique prefix of a long option for the option (`--ag z1`
+    for `--agent z1`); the hook reads words and refuses only `--agent`, so
+    every verb of the table must refuse the prefix instead."""
+    from loopx_core.shapes.errors import UsageError
+
+    tried = 0
+    for argv, parser in _verb_parsers():
+        base = []
+        for action in parser._actions:
+            if not action.option_strings:
+                base += _placeholder(action)
+            elif action.required:
+                base += [action.option_strings[0], *_placeholder(action)]
+        longs = {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+        for action in parser._actions:
+            for option in action.option_strings:
+                short = option[:-1]
+                if not option.startswith("--") or len(short) < 3 or short in longs:
+                    continue
+                with pytest.raises(UsageError) as refused:
+                    build(argv).parse_args(argv + [short] + base)
+                assert f"unrecognized arguments: {short}" in refused.value.message, (argv, short, refused.value.message)
+                tried += 1
+    assert tried > 100  # every verb's options, not a few
+
+
+def test_handing_over_another_agents_card_by_an_abbreviated_option_is_refused(team):
+    """The attack: `loopx handoff LX-1 --ag a1 --to z1 --summary …` from a2's shell speaks as
+    a1 (the hook refuses `--agent a1` only). It is a usage error, the board unchanged."""
+    team.ok("agent", "add", "z1")
+    team.ok("card", "add", "a1's work")
+    team.ok("next", "--claim", agent="a1")
+    before = team.snapshot()
+    proc = team.spawn("handoff", "LX-1", "--ag", "a1", "--to", "z1", "--summary", "yours now", agent="a2")
+    assert proc.returncode == 2, proc.stderr
+    assert "unrecognized arguments: --ag" in proc.stderr
+    assert team.snapshot() == before

@@ -25,7 +25,7 @@ from ..messages import ColumnWanted
 from ..state import ON_DEMAND
 from .card_face import CARD_ROWS
 from .card_list import CardList
-from .line import Line
+from .line import FittedLine
 
 
 BOARD_CHROME = 4  # rows that are not cards: the board's header and footer, a column's header and "+N more"
@@ -51,21 +51,11 @@ class ColumnCards(CardList):
             self.parent.count_below()
 
 
-class RunnerLine(Line):
-    """The longest of the runner's texts that fits the column's width."""
+class RunnerLine(FittedLine):
+    """The longest of the runner's texts (``data``, longest first) that fits the column."""
 
-    def __init__(self, **kw):
-        super().__init__("", **kw)
-        self.variants: list[str] = []
-
-    def say(self, variants: list[str]) -> None:
-        if variants != self.variants:
-            self.variants = list(variants)
-            self.refresh()
-
-    def render(self) -> Text:
-        width = self.size.width
-        fits = next((v for v in self.variants if cell_len(v) <= width), self.variants[-1] if self.variants else "")
+    def draw(self, variants: list[str], width: int) -> Text:
+        fits = next((v for v in variants if cell_len(v) <= width), variants[-1] if variants else "")
         return Text(fits, style="italic", no_wrap=True, overflow="ellipsis")
 
 
@@ -182,7 +172,7 @@ class BoardColumn(Vertical):
                 return
             self.runner_line = RunnerLine(classes="column-runner")
             self.mount(self.runner_line, before=self.body)
-        self.runner_line.say(self.runner_variants)
+        self.runner_line.show(self.runner_variants)
         self.runner_line.display = bool(self.subtitle)
 
     def show_more(self) -> bool:

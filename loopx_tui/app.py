@@ -379,6 +379,7 @@ class LoopxApp(App[int]):
         if self.board_screen is not None and self.board_screen.is_attached:
             self.board_screen.board.show_runners()
             self.board_screen.refresh_header()
+            self.board_screen.refresh_bindings()  # p/u/s in the footer follow the runners
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self.notice(f"cannot read the board: {message.error}", severity="error")
@@ -655,6 +656,10 @@ class LoopxApp(App[int]):
                 yield SystemCommand(f"Card: reassign {card.key}", "Hand it to another agent (a handoff packet is built)", lambda: self.reassign(card.id))
                 yield SystemCommand(f"Card: raise budget of {card.key}", "Add turns, tokens or dollars", lambda: self.raise_budget(card.id))
                 yield SystemCommand(f"Card: move {card.key} to ready", "A person's move (backlog / ready / cancelled)", lambda: self.move_card(card.id, "ready"))
+            focused = board.focused_agent()
+            for agent in sorted(self.model.runners, key=lambda a: (a != focused, a)):  # the selected card's agent first
+                for what, title, then in (("pause", "Pause runner", "no new turn starts (p)"), ("resume", "Resume runner", "it goes on (u)"), ("stop", "Stop runner", "it ends its turn, releases its card and exits (s)")):
+                    yield SystemCommand(f"{title} of {agent}", then, lambda agent=agent, what=what: self.actions.control_runner(agent, what))
             if self.location is not None:
                 where = self.location.describe()
                 yield SystemCommand("Board: where is this board?", where, lambda: self.notice(f"Board: {where}"))

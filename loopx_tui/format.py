@@ -5,6 +5,7 @@ so a frozen clock gives the same pixels on every run."""
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 
 from rich.cells import cell_len, set_cell_size
@@ -16,9 +17,18 @@ from loopx_core.shapes.values import CardView, Limit, Quota
 FULL, EMPTY = "█", "░"
 
 
+def colourless() -> bool:
+    """``NO_COLOR`` is set: Textual then draws every colour as a grey, and a
+    red or green bar came out a dark grey on a dark card. Read on each call
+    (tests switch it)."""
+    return "NO_COLOR" in os.environ
+
+
 def quota_style(fraction: float | None) -> str:
     if fraction is None:
         return "dim"
+    if colourless():  # the text's own colour, the brightest grey there is; bold once it nears the limit
+        return "bold" if fraction >= 0.8 else ""
     if fraction >= 1.0:
         return "bold red"
     if fraction >= 0.8:
@@ -113,3 +123,47 @@ def ellipsize(text: str, width: int) -> str:
     if width <= 1:
         return set_cell_size(text, max(0, width))
     return set_cell_size(text, width - 1).rstrip() + "…"
+
+
+def hang(lead: Text | str, body: str, width: int, style: str = "") -> Text:
+    """``lead`` then ``body`` word-wrapped so each line after the first starts
+    under the first (where a terminal's wrap would start at column 0).
+    ``width`` 0 (not laid out yet): one line, left to the widget to wrap."""
+    lead = Text(lead) if isinstance(lead, str) else lead
+    indent = lead.cell_len
+    room = width - indent
+    out = Text()
+    out.append_text(lead)  # (its style stays its own, not the body's)
+    if room < 8:
+        return out.append(body, style=style)
+    words: list[str] = []
+    for word in body.split():
+        while cell_len(word) > room:  # a word longer than a line is cut
+            head = set_cell_size(word, room)
+            words.append(head)
+            word = word[len(head):]
+        words.append(word)
+    line, lines = "", []
+    for word in words:
+        candidate = f"{line} {word}" if line else word
+        if cell_len(candidate) <= room:
+            line = candidate
+        else:
+            lines.append(line)
+            line = word
+    lines.append(line)
+    out.append(("\n" + " " * indent).join(lines), style=style)
+    return out
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparks(values: list[float], width: int) -> str:
+    """One cell per value (the last ``width`` of them), its height its share
+    of the largest: a turn is a cell, never a bar stretched across the row."""
+    shown = values[-width:] if width > 0 else []
+    top = max(shown, default=0.0)
+    if top <= 0:
+        return SPARKS[0] * len(shown)
+    return "".join(SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1) + 0.5))] if v > 0 else " " for v in shown)

@@ -65,26 +65,47 @@ DEMO_INTRO = (
 
 def run_demo(keep: str | None = None) -> int:
     """A throwaway board with real runners driving simulated agents (separate
-    processes, through the real operators), and the live board on it."""
+    processes, through the real operators), and the live board on it. The
+    demo keeps its own config folder (its anchors, pins) inside its folder:
+    the person's own LoopX folder is never written. On quit it says where the
+    board was, and how to open it again."""
+    import os
+
     from loopx_core.demo import DemoAgents, build_demo_board
 
     from .app import LoopxApp
 
     folder = Path(keep).expanduser().resolve() if keep else Path(tempfile.mkdtemp(prefix="loopx-demo-"))
-    location, person = build_demo_board(folder)
-    agents = DemoAgents(location, folder)
-    agents.start()
-    app = LoopxApp(location, demo=True, intro=DEMO_INTRO, person=person)
+    saved = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(folder / ".config")  # read on each call, here and by the runners it starts
     try:
-        code = app.run()
+        location, person = build_demo_board(folder)
+        agents = DemoAgents(location, folder)
+        agents.start()
+        app = LoopxApp(location, demo=True, intro=DEMO_INTRO, person=person)
+        try:
+            code = app.run()
+        finally:
+            agents.stop()
+            _close(app)
     finally:
-        agents.stop()
-        _close(app)
-    if keep:
-        print(f"The demo board is kept in {folder}\nOpen it again with:  loopx --db {location.path}")
-    else:
+        if saved is None:
+            os.environ.pop("XDG_CONFIG_HOME", None)
+        else:
+            os.environ["XDG_CONFIG_HOME"] = saved
+    print(demo_farewell(folder, location.path, kept=bool(keep)))
+    if not keep:
         shutil.rmtree(folder, ignore_errors=True)
     return int(code if isinstance(code, int) else 0)
+
+
+def demo_farewell(folder: Path, board: Path, *, kept: bool) -> str:
+    if kept:
+        return f"The demo board is kept in {folder}\nOpen it again with:  loopx --db {board}"
+    return (
+        f"The demo's throwaway board was in {folder} (deleted now; your own LoopX folder was not touched).\n"
+        "To keep one to open again:  loopx demo --keep DIR, then  loopx --db DIR/.loopx/board.db"
+    )
 
 
 def _close(app) -> None:

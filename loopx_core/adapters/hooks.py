@@ -56,6 +56,7 @@ import os
 import sys
 import time
 
+from ..rules.hints import take_work
 from ..rules.holding import HELD
 
 RUNTIMES = ("claude-code", "codex")
@@ -465,7 +466,7 @@ def _no_card(hook: Hook, needs, allowed: dict) -> dict:
     missing = [n for n in needs if n.scope not in allowed]
     return _deny(
         f"LoopX: {'; '.join(f'`{n.what}`' for n in missing)} needs {_scopes(missing)}, which agent {hook.agent} does not hold, "
-        f"and it holds no card to ask a human on. Denied. Take your card first: `loopx next --agent {hook.agent} --claim`."
+        f"and it holds no card to ask a human on. Denied. Take your card first: {take_work(hook.agent)}."
     )
 
 
@@ -588,8 +589,8 @@ def _describe_next(store, agent: str, result) -> str:
     if result.wake_at is not None:
         from ..rules.clock import iso
 
-        return f"{head}\n\nYour monitored card is not due until {iso(result.wake_at)}; `loopx next --agent {agent}` returns it then. Until then, `loopx next --agent {agent} --claim` takes other ready work."
-    return f"{head}\n\nYou hold no card. Take the best ready one with `loopx next --agent {agent} --claim` (exit 9: nothing to do)."
+        return f"{head}\n\nYour monitored card is not due until {iso(result.wake_at)}; `loopx next --agent {agent}` returns it then. Until then, {take_work(agent)} takes other ready work."
+    return f"{head}\n\nYou hold no card. Take the best ready one with {take_work(agent)} (exit 9: nothing to do)."
 
 
 def _emit(store, agent: str, kind: str, card_id, **data) -> None:

@@ -227,8 +227,11 @@ def tool_writeback(tools, card: str, summary: str, artifacts=(), next: str = "",
         "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
         "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_id or None, "release": release,
     }))
+    from ..rules.artifacts import missing_warnings
+
     evidence, card_view, created = writeback(tools.store, _card(card), _agent(), data, source="mcp")
-    return _json({"evidence": evidence.to_json(), "card": card_view.to_json(), "created": created})
+    ev = evidence.to_json()
+    return _json({"evidence": ev, "card": card_view.to_json(), "created": created, "warnings": missing_warnings(ev["artifacts"])})
 
 
 def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) -> str:

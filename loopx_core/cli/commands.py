@@ -10,16 +10,20 @@ import sys
 import time
 
 from ..rules import clock, ids
+from ..rules.hints import take_work
 from ..shapes import errors
 from ..shapes.errors import Forbidden, InvalidInput, NotFound, UsageError
 from . import render
 
 
 class Outcome:
-    __slots__ = ("data", "code", "text")
+    """What a verb answers; ``warnings`` go to stderr (text and --json alike),
+    and a --json answer carries them as a field too."""
 
-    def __init__(self, data: dict, code: int = 0, text: str = ""):
-        self.data, self.code, self.text = data, code, text
+    __slots__ = ("data", "code", "text", "warnings")
+
+    def __init__(self, data: dict, code: int = 0, text: str = "", warnings: list[str] | None = None):
+        self.data, self.code, self.text, self.warnings = data, code, text, warnings or []
 
 
 class Context:
@@ -259,7 +263,7 @@ def cmd_agent_add(ctx: Context) -> Outcome:
     agent, changed = add_agent(ctx.store, data, ctx.person("register agents or change their scopes"))
     verb = "registered" if changed else "unchanged:"
     caps = ", ".join(agent.capabilities) or "no scopes"
-    return Outcome({"agent": agent.to_json()}, 0, f"{verb} agent {agent.id} ({caps})\nnext: `LOOPX_AGENT={agent.id} loopx next --claim`")
+    return Outcome({"agent": agent.to_json()}, 0, f"{verb} agent {agent.id} ({caps})\nnext: it takes a card with {take_work(agent.id)}")
 
 
 def cmd_agent_list(ctx: Context) -> Outcome:
@@ -298,7 +302,7 @@ def cmd_card_add(ctx: Context) -> Outcome:
 
     result, code = once(ctx.store, a.op_id, "card_add", data, run)
     card = result["card"]
-    return Outcome(result, code, f"added {render.card_line(card)}\nnext: an agent takes it with `loopx next --agent ID --claim`")
+    return Outcome(result, code, f"added {render.card_line(card)}\nnext: an agent takes it with {take_work()}")
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
@@ -621,6 +625,7 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
 
 def cmd_writeback(ctx: Context) -> Outcome:
     from ..ops.writeback import writeback
+    from ..rules.artifacts import missing_warnings
 
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
@@ -632,9 +637,7 @@ def cmd_writeback(ctx: Context) -> Outcome:
         text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
         if ev["artifacts"]:
             text += f" with {len(ev['artifacts'])} artifact(s)"
-        missing = [x["path"] for x in ev["artifacts"] if x.get("missing")]
-        if missing:
-            text += f" (missing: {', '.join(missing)})"
+        warnings = missing_warnings(ev["artifacts"])
         if cj["status"] == "paused" and cj["wake_at"]:
             text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
         elif cj["status"] == "paused":
@@ -644,9 +647,11 @@ def cmd_writeback(ctx: Context) -> Outcome:
         else:
             q = render.quota_line(cj["quota"])
             text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
-        return {"evidence": ev, "card": cj}, 0, text
+        return {"evidence": ev, "card": cj, "warnings": warnings}, 0, text
 
-    return _agent_card_op(ctx, "writeback", {"data": data}, fn)
+    outcome = _agent_card_op(ctx, "writeback", {"data": data}, fn)
+    outcome.warnings = outcome.data.get("warnings", [])
+    return outcome
 
 
 def _gate_code(g: dict) -> int:

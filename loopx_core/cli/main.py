@@ -8,6 +8,10 @@ import sys
 
 
 def _emit(outcome, as_json: bool) -> None:
+    if outcome.warnings:  # on stderr either way: an agent reading --json sees them in the "warnings" field too
+        from .render import for_terminal
+
+        sys.stderr.write("".join(for_terminal(f"loopx: warning: {w}") + "\n" for w in outcome.warnings))
     if as_json:
         sys.stdout.write(json.dumps(outcome.data, separators=(",", ":"), default=str) + "\n")
     elif outcome.text:

@@ -36,14 +36,15 @@ def _unsealed_warning(found: keys.KeyFile) -> str:
 def person_for_init(args) -> tuple[keys.Person, str]:
     """The person running ``init``: their key, made now if they have none."""
     found = keys.read()
-    note = ""
-    if found is None:
-        passphrase = _new_passphrase() if _interactive() else None
-        found = keys.create(keys.key_path(), getattr(args, "name", None) or keys.default_name(), passphrase)
-        note = f"made your LoopX key {found.fingerprint} ({found.name}) at {found.path}"
-        if not found.sealed:
-            note += "\n" + _unsealed_warning(found)
-    return keys.unlock(found.path), note
+    if found is not None:
+        return keys.unlock(found.path), ""
+    passphrase = _new_passphrase() if _interactive() else None
+    found = keys.create(keys.key_path(), getattr(args, "name", None) or keys.default_name(), passphrase)
+    note = f"made your LoopX key {found.fingerprint} ({found.name}) at {found.path}"
+    if not found.sealed:
+        note += "\n" + _unsealed_warning(found)
+    # the passphrase was typed twice a moment ago: signing with it asks no third time
+    return found.unlock(passphrase), note
 
 
 def cmd_key_init(ctx: Context) -> Outcome:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ..rules import clock, holding, ids
+from ..rules.hints import take_work
 from ..store import events
 from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden
@@ -67,7 +68,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
                 why = f"{key} is blocked ({card.blocked_reason})"
             else:
                 why = f"{key} is {card.status}"
-            hint = f"pick another card: `loopx next --agent {agent} --claim`"
+            hint = f"pick another card: {take_work(agent)}"
             if card.status == "paused":
                 why, hint = f"{key} is paused ({card.paused_reason})", f"{quota.paused_hint(card)}; meanwhile {hint}"
             raise Conflict(why, hint, code="not_ready", data={"card": card_view(card).to_json()})

@@ -131,3 +131,12 @@ def describe(raw_paths: list[str], root: Path, base: Path | None = None) -> list
             # Recorded, not dropped: a missing artifact is itself evidence.
             out.append({"path": rel, "size": None, "sha256": None, "missing": True})
     return out
+
+
+def missing_warnings(artifacts: list[dict]) -> list[str]:
+    """What the agent is told when it names artifacts that are not there: the
+    evidence is kept (a file may come later), but a typo should not pass unseen."""
+    missing = [a["path"] for a in artifacts if a.get("missing")]
+    if not missing:
+        return []
+    return [f"no such file in the project: {', '.join(missing)} (recorded as missing, nothing hashed); check the path"]

@@ -37,9 +37,6 @@ class BoardScreen(Screen):
         Binding("n", "new_card", "New", tooltip="add a card (a form, validated like `loopx card add`)"),
         Binding("a", "reassign", "Assign", tooltip="reassign the selected card to an agent (handoff packet) or unassign it"),
         Binding("plus", "raise_budget", "+Budget", show=False, tooltip="raise the selected card's budget (resumes a paused card)"),
-        Binding("p", "runner('pause')", "Pause runner", show=False, tooltip="pause the runner of the selected card's agent (owner view: the column's agent): no new turn starts"),
-        Binding("u", "runner('resume')", "Resume runner", show=False, tooltip="resume that agent's runner (lifts a pause or a stop)"),
-        Binding("s", "runner('stop')", "Stop runner", show=False, tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
         Binding("r", "move('ready')", "To ready", show=False, tooltip="move the selected card to ready"),
         Binding("b", "move('backlog')", "To backlog", show=False, tooltip="move the selected card to the backlog"),
         Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card (asks first: y cancels, n keeps it)"),
@@ -58,6 +55,10 @@ class BoardScreen(Screen):
         Binding("escape", "escape", "Cancel", show=False, tooltip="cancel a drag, or clear the filter"),
         Binding("question_mark", "help", "Help", tooltip="this list of keys"),
         Binding("q", "app.quit", "Quit", tooltip="quit (agents keep working; the board is in the store)"),
+        # In the footer only while the selected card's agent has a runner (``footer_shows``).
+        Binding("p", "runner('pause')", "Pause", tooltip="pause the runner of the selected card's agent (owner view: the column's agent): no new turn starts"),
+        Binding("u", "runner('resume')", "Resume", tooltip="resume that agent's runner (lifts a pause or a stop)"),
+        Binding("s", "runner('stop')", "Stop", tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
     ]
 
     app: "LoopxApp"
@@ -90,7 +91,8 @@ class BoardScreen(Screen):
     def refresh_header(self) -> None:
         for header in self.query(BoardHeader):
             actions = self.app.actions
-            running = summary(self.model.runners.values(), self.now()) if self.model.runners else ""
+            now = self.now()
+            running = (summary(self.model.runners.values(), now), summary(self.model.runners.values(), now, short=True)) if self.model.runners else ("", "")
             header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running)
 
     def show_banner(self, text: str | None) -> None:
@@ -204,10 +206,18 @@ class BoardScreen(Screen):
     def on_descendant_focus(self, event) -> None:
         if isinstance(event.widget, CardList) and event.widget.selected is not None:
             self.focus_card = event.widget.selected.id
+            self.refresh_bindings()
 
     @on(CardSelected)
     def _card_selected(self, message: CardSelected) -> None:
         self.focus_card = message.card_id
+        self.refresh_bindings()
+
+    def footer_shows(self, binding: Binding) -> bool:
+        """p/u/s are in the footer where they apply: the selected card's agent has a runner."""
+        if binding.action.startswith("runner("):
+            return self.focused_agent() in self.model.runners
+        return True
 
     def selected_card(self):
         """The selected card of the focused column (None: no column has focus)."""

@@ -14,19 +14,27 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Sparkline, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from loopx_core.rules import ids
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.shapes.values import CardDetail, CardView
 
-from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, tokens
+from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, sparks, tokens
 from ..messages import BoardUpdated, CardLoaded
 from ..widgets.evidence_log import EvidenceLog
 from ..widgets.footer import KeyBar
+from ..widgets.line import FittedLine
 
 if TYPE_CHECKING:
     from ..app import LoopxApp
+
+
+class Burn(FittedLine):
+    """Tokens per evidence entry, a cell each (``format.sparks``)."""
+
+    def draw(self, data: list[float], width: int) -> Text:
+        return Text(sparks(data, width), style="bold")
 
 
 def header_text(card: CardView, now: float) -> Text:
@@ -71,6 +79,8 @@ def header_text(card: CardView, now: float) -> Text:
     open_todos = card.open_todos
     if card.todos:
         t.append(f"  todos {len(open_todos)} open / {len(card.todos) - len(open_todos)} done", style="dim")
+    # each facet keeps its line (cut with "…"): a wrapped one made the panel's edge ragged
+    t.no_wrap, t.overflow = True, "ellipsis"
     return t
 
 
@@ -183,12 +193,13 @@ class CardScreen(Screen):
         self._ahead = ahead  # the detail's read, started by whoever opened the card
         self.detail: CardDetail | None = None
         self.loads = 0  # details applied (tests wait on this)
+        self._shown: dict[str, Text] = {}  # what each Static shows now
 
     def compose(self) -> ComposeResult:
         yield Static(header_text(self.card, self.now()), id="card-header")
         with Horizontal(id="card-burn"):
             yield Static(Text("reading the card…", style="dim"), id="card-burn-label")
-            yield Sparkline([], id="card-sparkline")
+            yield Burn(id="card-sparkline")
         with TabbedContent(id="card-tabs", initial="evidence"):
             with TabPane("Evidence", id="evidence"):
                 yield EvidenceLog(self.card_id, self.now, id="evidence-log")
@@ -212,7 +223,8 @@ class CardScreen(Screen):
         self.card_id = card.id
         self.detail = None
         self.loads = 0
-        self.query_one("#card-header", Static).update(header_text(card, self.now()))
+        self._shown.clear()
+        self._update("#card-header", header_text(card, self.now()))
         self.query_one("#card-sparkline").display = False
         self.query_one("#card-burn-label", Static).update(Text("reading the card…", style="dim"))
         for pane in ("gates", "handoffs", "events"):
@@ -224,6 +236,7 @@ class CardScreen(Screen):
         log = self.query_one(EvidenceLog)
         log.reset(card.id)
         log.focus()
+        self.refresh_bindings()
         self.load(ahead)
 
     def load(self, ahead: Future | None = None) -> None:
@@ -259,10 +272,10 @@ class CardScreen(Screen):
         self.detail = detail
         self.card = detail.card
         now = self.now()
-        self.query_one("#card-header", Static).update(header_text(detail.card, now))
+        self._update("#card-header", header_text(detail.card, now))
         burn = [float(e.tokens) for e in detail.evidence]
-        spark = self.query_one(Sparkline)
-        spark.data = burn or [0.0]
+        spark = self.query_one(Burn)
+        spark.show(burn)
         spark.display = bool(burn)
         total = sum(burn)
         quota = detail.card.quota
@@ -272,13 +285,14 @@ class CardScreen(Screen):
         label += " · tokens per entry " if burn else " · no evidence yet"
         self.query_one("#card-burn-label", Static).update(Text(label, style="dim"))
         self.query_one(EvidenceLog).add(detail.evidence, detail.observed)
-        self.query_one("#card-gates", Static).update(gates_text(detail, now))
-        self.query_one("#card-handoffs", Static).update(handoffs_text(detail, now))
+        self._update("#card-gates", gates_text(detail, now))
+        self._update("#card-handoffs", handoffs_text(detail, now))
         self.query_one("#card-events", Static).update(events_text(detail))
         tabs = self.query_one(TabbedContent)
         for pane, count in (("evidence", len(detail.evidence)), ("gates", len(detail.gates)), ("handoffs", len(detail.handoffs)), ("events", len(detail.events))):
             tab = tabs.get_tab(pane)
             tab.label = f"{pane.capitalize()} {count}"
+        self.refresh_bindings()  # (the artifact keys, once there is one)
         self.loads += 1
 
     @on(BoardUpdated)
@@ -287,8 +301,26 @@ class CardScreen(Screen):
             self.load()
 
     def tick(self) -> None:
+        """Once a second: every "2m ago" and lease time left on the screen."""
         card = self.detail.card if self.detail is not None else self.card
-        self.query_one("#card-header", Static).update(header_text(card, self.now()))
+        now = self.now()
+        self._update("#card-header", header_text(card, now))
+        self.query_one(EvidenceLog).tick()
+        if self.detail is not None:
+            self._update("#card-gates", gates_text(self.detail, now))
+            self._update("#card-handoffs", handoffs_text(self.detail, now))
+
+    def _update(self, selector: str, text: Text) -> None:
+        """Only what changed: a Static's update lays the screen out again."""
+        if self._shown.get(selector) != text:
+            self._shown[selector] = text
+            self.query_one(selector, Static).update(text)
+
+    def footer_shows(self, binding: Binding) -> bool:
+        """The artifact keys are in the footer while the card has an artifact to open."""
+        if binding.action in ("select", "pager", "cursor_down", "cursor_up"):
+            return bool(self.query_one(EvidenceLog).artifacts)
+        return True
 
     def action_back(self) -> None:
         self.app.pop_screen()

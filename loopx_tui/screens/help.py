@@ -129,6 +129,7 @@ class HelpScreen(LoopxModal):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog") as box:
             box.border_title = "LoopX keys"
+            box.border_subtitle = "Esc/? close"  # (the board's footer, which would say so, is under the dialog)
             yield HelpText(id="help-text")
 
     def action_close(self) -> None:

@@ -10,7 +10,8 @@ from textual import events
 from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
 
-from ..runners import runner_text
+from ..format import ellipsize
+from ..runners import runner_variants
 from ..state import OWNER, BoardModel
 from .card_list import CardList
 from .column import BoardColumn
@@ -97,7 +98,7 @@ class BoardView(Container, can_focus=False):
         if view is not None:
             now = self._now()
             for key, column in view.columns.items():
-                column.set_subtitle(runner_text(self.model.runners.get(key), now))
+                column.set_runner(runner_variants(self.model.runners.get(key), now))
 
     def compose(self) -> ComposeResult:
         yield self._make_view()
@@ -174,44 +175,67 @@ class BoardView(Container, can_focus=False):
 
 
 class BoardHeader(Line):
-    """Objective, counts, gates waiting, view mode and filter — no clock, so
-    a snapshot never changes with the time of day. ``refusal`` says when the
-    person's actions are refused (a read-only or locked board)."""
+    """Who you are, the objective, then the status: counts, gates waiting,
+    who needs you, the runners, view mode and filter — no clock, so a
+    snapshot never changes with the time of day. ``refusal`` says when the
+    person's actions are refused (a read-only or locked board). On a narrow
+    terminal the objective gives way (cut with "…"), never the status."""
 
     def __init__(self, **kw):
         super().__init__("", **kw)
         self.note = ""
+        self._parts: tuple = (Text(), "", ())
 
-    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: str = "") -> None:
-        counts = model.counts()
-        text = Text()
-        text.append(" LoopX ", style="bold reverse")
+    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: tuple[str, str] = ("", "")) -> None:
+        """``runners``: the runners' summary, long and short."""
+        lead = Text()
+        lead.append(" LoopX ", style="bold reverse")
         if demo:
-            text.append(" demo ", style="bold")
+            lead.append(" demo ", style="bold")
         if refusal:
-            text.append(f" {refusal} ", style="bold reverse")
+            lead.append(f" {refusal} ", style="bold reverse")
         elif person:
-            text.append(f" as {person} ", style="dim")  # the key unlocked for this session signs what you decide
-        if model.objective:
-            text.append(f" {model.objective} ", style="bold")
+            lead.append(f" as {person} ", style="dim")  # the key unlocked for this session signs what you decide
+        parts = (lead, model.objective or "", tuple(self._status(model, said) for said in runners))
+        if parts != self._parts:
+            self._parts = parts
+            self.refresh()
+
+    def _status(self, model: BoardModel, runners: str) -> Text:
+        status = Text()
         n = model.total()
-        text.append(f" {n} card{'' if n == 1 else 's'}", style="dim")
-        needs = counts.get("needs_you", 0)
+        status.append(f" {n} card{'' if n == 1 else 's'}", style="dim")
+        needs = model.counts().get("needs_you", 0)
         gates = len(model.pending)
         if gates:
-            text.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
+            status.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
         if needs:
-            text.append(f"  {needs} need you", style="yellow")
+            status.append(f"  {needs} need you", style="yellow")
         if runners:
-            text.append(f"  {runners}", style="cyan")
-        text.append(f"  view:{model.mode}", style="dim")
+            status.append(f"  {runners}", style="cyan")
+        status.append(f"  view:{model.mode}", style="dim")
         if model.query.active:
-            text.append(f"  filter: {model.query.text}", style="bold cyan")
+            status.append(f"  filter: {model.query.text}", style="bold cyan")
             for error in model.query.errors:
-                text.append(f"  ✗ {error}", style="bold red")
+                status.append(f"  ✗ {error}", style="bold red")
         if self.note:
-            text.append(f"  {self.note}", style="bold reverse")
-        self.update(text)
+            status.append(f"  {self.note}", style="bold reverse")
+        return status
+
+    def render(self) -> Text:
+        lead, objective, statuses = self._parts
+        width = self.size.width
+        text = lead.copy()
+        status = next((s for s in statuses if text.cell_len + s.cell_len <= width), statuses[-1] if statuses else Text())
+        room = width - text.cell_len - status.cell_len - 2
+        if objective and room >= 4:  # (less than that says nothing)
+            text.append(f" {ellipsize(objective, room)} ", style="bold")
+        text.append_text(status)
+        text.no_wrap, text.overflow = True, "ellipsis"
+        return text
+
+    def on_resize(self) -> None:
+        self.refresh()
 
 
 class BoardBanner(Static):

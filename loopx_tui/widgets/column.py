@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -24,6 +25,7 @@ from ..messages import ColumnWanted
 from ..state import ON_DEMAND
 from .card_face import CARD_ROWS
 from .card_list import CardList
+from .line import FittedLine
 
 
 BOARD_CHROME = 4  # rows that are not cards: the board's header and footer, a column's header and "+N more"
@@ -49,6 +51,14 @@ class ColumnCards(CardList):
             self.parent.count_below()
 
 
+class RunnerLine(FittedLine):
+    """The longest of the runner's texts (``data``, longest first) that fits the column."""
+
+    def draw(self, variants: list[str], width: int) -> Text:
+        fits = next((v for v in variants if cell_len(v) <= width), variants[-1] if variants else "")
+        return Text(fits, style="italic", no_wrap=True, overflow="ellipsis")
+
+
 class BoardColumn(Vertical):
     def __init__(self, key: str, title: str, now: Callable[[], float], cards: list[CardView] = (), total: int | None = None, unread: bool = False):
         super().__init__(id=css_id(key), classes=f"board-column -col-{css_id(key)[4:]}")
@@ -61,6 +71,8 @@ class BoardColumn(Vertical):
         self.subtitle = ""  # owner view: what the agent's runner is doing
         self.more = ""  # "+N more" as shown, or "" when no card is below the screen
         self.body = ColumnCards(list(cards), now, classes="column-body")
+        self.runner_line: RunnerLine | None = None
+        self.runner_variants: list[str] = []
         self._ready = False
 
     @property
@@ -86,6 +98,8 @@ class BoardColumn(Vertical):
 
     def on_mount(self) -> None:
         self._ready = True
+        if self.subtitle:
+            self.set_runner(self.runner_variants)
         self._finish()
 
     def _more_text(self) -> Text | str:
@@ -125,15 +139,14 @@ class BoardColumn(Vertical):
             rows = self.app.size.height
         except Exception:  # (no app running: built outside one)
             return 0
-        return max(0, rows - BOARD_CHROME) if rows else 0
+        runner = 1 if self.subtitle else 0
+        return max(0, rows - BOARD_CHROME - runner) if rows else 0
 
     def _fits(self) -> int:
         return -(-self._room() // CARD_ROWS)
 
     def _header_text(self) -> Text:
         text = Text.assemble((self.title, "bold"), (f" {self.total}", "dim"))
-        if self.subtitle:
-            text.append(f" {self.subtitle}", style="italic")
         if self.hint:
             text.append(f" {self.hint}", style="reverse")
         return text
@@ -146,11 +159,21 @@ class BoardColumn(Vertical):
             if self._ready:
                 self.border_title = self._header_text()
 
-    def set_subtitle(self, subtitle: str) -> None:
-        if subtitle != self.subtitle:
-            self.subtitle = subtitle
-            if self._ready:
-                self.border_title = self._header_text()
+    def set_runner(self, variants: list[str]) -> None:
+        """Owner view: what the agent's runner does, on a line of its own under
+        the header (in the header it was cut to "▶ L…"), mounted the first time
+        there is something to say; ``variants`` go from longest to shortest."""
+        self.runner_variants = list(variants)
+        self.subtitle = variants[0] if variants else ""
+        if not self._ready:
+            return  # (on_mount shows it)
+        if self.runner_line is None:
+            if not self.subtitle:
+                return
+            self.runner_line = RunnerLine(classes="column-runner")
+            self.mount(self.runner_line, before=self.body)
+        self.runner_line.show(self.runner_variants)
+        self.runner_line.display = bool(self.subtitle)
 
     def show_more(self) -> bool:
         """Ask for the column's next cards to be read (False: every card is in

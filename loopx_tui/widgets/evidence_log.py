@@ -13,17 +13,18 @@ from textual.widgets.option_list import Option
 
 from loopx_core.shapes.values import Artifact, EvidenceView, ObservedView
 
-from ..format import ago, clock_time, short_sha, size, tokens
+from ..format import ago, clock_time, hang, short_sha, size, tokens
 from ..messages import OpenArtifact
 
 
-def evidence_text(ev: EvidenceView, now: float) -> Text:
+def evidence_text(ev: EvidenceView, now: float, width: int = 0) -> Text:
+    """One entry; at ``width`` its summary and next action wrap under themselves."""
     head = Text.assemble((f"E-{ev.id}", "bold"), "  ", (clock_time(ev.created_at), "dim"), f"  {ev.agent}", (f"  {ev.source}", "dim"), (f"  {ago(ev.created_at, now)}", "dim"))
     if ev.turn_id:
         head.append(f"  turn {ev.turn_id}", style="dim")
     if ev.unverified:
         head.append("  UNVERIFIED writer (inbox)", style="bold yellow")
-    lines = [head, Text("  " + ev.summary)]
+    lines = [head, hang("  ", ev.summary, width)]
     usage = [f"{tokens(ev.tokens)} tok"]
     if ev.tokens_in or ev.tokens_out:
         usage.append(f"in {tokens(ev.tokens_in)} / out {tokens(ev.tokens_out)}")
@@ -39,7 +40,7 @@ def evidence_text(ev: EvidenceView, now: float) -> Text:
         meta.append("  " + "  ".join(todos), style="dim")
     lines.append(meta)
     if ev.next_action:
-        lines.append(Text.assemble(("  next ", "dim"), ev.next_action))
+        lines.append(hang(Text("  next ", style="dim"), ev.next_action, width))
     verify = (ev.extra or {}).get("verify") if isinstance(ev.extra, dict) else None
     if verify:
         ok = verify.get("passed")
@@ -75,6 +76,8 @@ class EvidenceLog(OptionList):
         self.entries: list[EvidenceView] = []  # in the order shown
         self.artifacts: dict[str, Artifact] = {}  # option id -> artifact
         self._placeholder = False
+        self._drawn: dict[int, str] = {}  # entry id -> the "ago" it was drawn with
+        self._width = 0  # the width the entries were wrapped at
 
     def reset(self, card_id: int) -> None:
         """Empty, for another card."""
@@ -83,20 +86,46 @@ class EvidenceLog(OptionList):
         self.observed_shown.clear()
         self.entries.clear()
         self.artifacts.clear()
+        self._drawn.clear()
         self._placeholder = False
         self.clear_options()
 
+    def _text_width(self) -> int:
+        """The cells an entry's text has (0 before the first layout)."""
+        region = self.scrollable_content_region
+        return max(0, region.width - self._get_left_gutter_width()) if region else 0
+
+    def _entry(self, ev: EvidenceView, now: float) -> Text:
+        self._drawn[ev.id] = ago(ev.created_at, now)
+        # A blank line above each entry, as text: Textual draws a Text as its own
+        # content, any other renderable (rich's Padding was) through a console.
+        return Text("\n").append_text(evidence_text(ev, now, self._width))
+
+    def tick(self) -> None:
+        """Once a second: the entries whose "2m ago" now says something else."""
+        now = self._now()
+        for ev in self.entries:
+            if self._drawn.get(ev.id) != ago(ev.created_at, now):
+                self.replace_option_prompt(f"E-{ev.id}", self._entry(ev, now))
+
+    def on_resize(self) -> None:
+        width = self._text_width()
+        if width and width != self._width:
+            self._width = width
+            now = self._now()
+            for ev in self.entries:
+                self.replace_option_prompt(f"E-{ev.id}", self._entry(ev, now))
+
     def add(self, evidence: Iterable[EvidenceView], observed: Iterable[ObservedView] = ()) -> None:
         now = self._now()
+        self._width = self._width or self._text_width()
         options: list[Option] = []
         for ev in evidence:
             if ev.id in self.shown:
                 continue
             self.shown.add(ev.id)
             self.entries.append(ev)
-            # A blank line above each entry, as text: Textual draws a Text as its own
-            # content, any other renderable (rich's Padding was) through a console.
-            options.append(Option(Text("\n").append_text(evidence_text(ev, now)), id=f"E-{ev.id}", disabled=True))
+            options.append(Option(self._entry(ev, now), id=f"E-{ev.id}", disabled=True))
             for i, art in enumerate(ev.artifacts):
                 key = f"E-{ev.id}/{i}"
                 self.artifacts[key] = art
@@ -114,6 +143,8 @@ class EvidenceLog(OptionList):
                 self.clear_options()
                 self._placeholder = False
             self.add_options(options)
+            if self.highlighted is None and self.artifacts:  # Enter opens one at once, as the footer says
+                self.highlighted = next(i for i in range(self.option_count) if self.get_option_at_index(i).id in self.artifacts)
         elif not self.shown and not self.observed_shown and not self._placeholder:
             self._placeholder = True
             self.add_option(Option(Text("No evidence yet: each writeback an agent makes shows here.", style="dim"), disabled=True))

@@ -26,11 +26,12 @@ def shown_keys(screen: Screen) -> tuple[tuple, tuple | None]:
     the others: on the right) or None."""
     seen: dict[str, tuple[Binding, bool, str]] = {}
     palette = None
+    applies = getattr(screen, "footer_shows", None)  # a screen may keep a key out of the footer where it does not apply
     for key, (_, binding, enabled, tooltip) in screen.active_bindings.items():
         entry = (binding, enabled, tooltip or binding.tooltip or binding.description)
         if key == screen.app.COMMAND_PALETTE_BINDING:
             palette = entry if screen.app.ENABLE_COMMAND_PALETTE else None
-        elif binding.show and binding.action not in seen:
+        elif binding.show and binding.action not in seen and (applies is None or applies(binding)):
             seen[binding.action] = entry
     return tuple(seen.values()), palette
 

@@ -24,3 +24,23 @@ class Line(Widget):
 
     def render(self) -> Text | str:
         return self._text
+
+
+class FittedLine(Line):
+    """A line drawn from ``data`` at the width it has (``draw``), again
+    only when the data changes or the line is resized."""
+
+    def __init__(self, **kw):
+        super().__init__("", **kw)
+        self.data: list = []
+
+    def show(self, data: list) -> None:
+        if data != self.data:
+            self.data = list(data)
+            self.refresh()
+
+    def draw(self, data: list, width: int) -> Text:
+        raise NotImplementedError
+
+    def render(self) -> Text:
+        return self.draw(self.data, self.size.width)

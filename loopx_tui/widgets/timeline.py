@@ -5,17 +5,22 @@ for Plotext).
 ``TrajectoryPlot``: one lane per kind of time on a shared axis of hours since
 the loop began — turns (●, more marks where turns were dense), an agent
 working, waiting for a person on a gate, paused, handoffs. ``BurnPlot``:
-tokens per hour as bars, dollars per hour as a line on the right axis.
+tokens per hour (or minute, or day) as bars, the dollars spent so far as
+a line on the right axis.
 Both cut the data into as many slices as the plot is wide (``trajectory.
 buckets``), so a card with 5,000 events draws as fast as one with five."""
 
 from __future__ import annotations
+
+from itertools import accumulate
 
 from rich.text import Text
 from textual_plotext import PlotextPlot
 from textual_plotext.plotext_plot import Plot
 
 from loopx_core.ops.trajectory import HOUR, Trajectory, buckets, burn
+
+from ..format import tokens
 
 LANES = (("handoff", "magenta"), ("paused", "red"), ("gate wait", "yellow"), ("working", "green"), ("turns", "cyan"))
 LANE = {name: i + 1 for i, (name, _) in enumerate(LANES)}
@@ -123,15 +128,29 @@ class TrajectoryPlot(DrawnOnce):
         plt.xlabel("time since the start")
 
 
+def value_ticks(top: float, label, count: int = 4) -> tuple[list[float], list[str]]:
+    """y ticks from 0 to ``top``, labelled by ``label`` ("12k", "$0.40"): plotext's
+    own labels are its raw numbers ("86334")."""
+    top = top if top > 0 else 1.0
+    ticks = [top * i / count for i in range(count + 1)]
+    return ticks, [label(v) for v in ticks]
+
+
 class BurnPlot(DrawnOnce):
     def figure(self, plt, t: Trajectory | None, width: int) -> None:
         if t is None:
             plt.title("Burn")
             return
-        per = burn(t, max_bars=max(4, (width - 16) // 2))
-        plt.title(f"Tokens (bars) and dollars (line, right) per {per.per}")
-        plt.bar(per.hours, per.tokens, color="cyan", width=0.8 * per.step / HOUR)
-        if any(per.usd):
-            plt.plot(per.hours, per.usd, yside="right", color="yellow", marker="braille")
-        time_ticks(plt, per.hours[-1] + per.step / HOUR if per.hours else 1.0)
+        per = burn(t, max_bars=max(4, (width - 20) // 4))  # four cells a slot: a bar and a gap
+        plt.title(f"Tokens per {per.per} (bars) · dollars so far (line, right)")
+        middles = [h + per.step / HOUR / 2 for h in per.hours]  # a bar stands over its slice of time
+        plt.bar(middles, per.tokens, color="cyan", width=0.7)  # (width: the share of the space between bars)
+        plt.yticks(*value_ticks(max(per.tokens, default=0), tokens))
+        spent = list(accumulate(per.usd))
+        if spent and spent[-1] > 0:
+            plt.plot(middles, spent, yside="right", color="yellow", marker="hd")
+            plt.yticks(*value_ticks(spent[-1], lambda v: f"${v:.2f}"), yside="right")
+        total = per.hours[-1] + per.step / HOUR if per.hours else 1.0
+        plt.xlim(0, total)
+        time_ticks(plt, total)
         plt.xlabel("time since the start")

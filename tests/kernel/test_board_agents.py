@@ -120,3 +120,14 @@ def test_export_holds_the_whole_board(team):
     assert [c["id"] for c in data["cards"]] == ["LX-1"]
     assert data["evidence"][0]["summary"] == "s"
     assert [e["seq"] for e in data["events"]] == sorted(e["seq"] for e in data["events"])
+
+
+def test_agent_add_and_card_add_suggest_the_same_next_command(board):
+    """Both say how an agent takes a card, in the same words (the agent's id
+    filled in where it is known)."""
+    agent = board.cli("agent", "add", "claude-1", json_out=False)
+    card = board.cli("card", "add", "Write the login page", json_out=False)
+    assert agent.code == 0 and card.code == 0
+    assert "`loopx next --agent claude-1 --claim`" in agent.out
+    assert "`loopx next --agent ID --claim`" in card.out
+    assert "LOOPX_AGENT=" not in agent.out

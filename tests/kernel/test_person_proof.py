@@ -25,10 +25,10 @@ ANSWER = [sys.executable, "-m", "loopx_core", "gate", "answer", "G-1", "approve"
 PASSPHRASE = "correct horse battery staple"
 
 
-def run_in_pty(argv, env, cwd, typed: bytes = b"", timeout=60.0):
+def on_pty(argv, env, cwd, respond, timeout=60.0):
     """Run ``argv`` on a pty (pty.fork: it is the child's controlling terminal,
-    so /dev/tty is the pty); type ``typed`` once it asks for a passphrase.
-    Returns (exit code, everything it printed)."""
+    so /dev/tty is the pty); after each read, ``respond(everything so far)``
+    may return bytes to type. Returns (exit code, everything it printed)."""
     pid, fd = pty.fork()
     if pid == 0:
         try:
@@ -53,15 +53,25 @@ def run_in_pty(argv, env, cwd, typed: bytes = b"", timeout=60.0):
             if not chunk:
                 break
             out += chunk
-            if typed and b"Passphrase" in out:
-                os.write(fd, typed)
-                typed = b""
+            reply = respond(out)
+            if reply:
+                os.write(fd, reply)
         else:
             os.kill(pid, 9)
     finally:
         os.close(fd)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def run_in_pty(argv, env, cwd, typed: bytes = b"", timeout=60.0):
+    """Type ``typed`` once it asks for a passphrase."""
+    pending = [typed] if typed else []
+
+    def respond(out: bytes):
+        return pending.pop() if pending and b"Passphrase" in out else None
+
+    return on_pty(argv, env, cwd, respond, timeout)
 
 
 @pytest.fixture
@@ -145,3 +155,36 @@ def test_raising_a_budget_needs_the_key_too(team):
     assert code == 0, out
     c = team.ok("card", "show", "LX-1")["card"]
     assert c["status"] == "active" and c["quota"]["turns"]["limit"] == 3
+
+
+def answer_every_prompt(argv, env, cwd, answer: bytes, timeout=60.0):
+    """Type ``answer`` at each prompt (output ending in ": "). Returns (exit
+    code, what it printed, how many times it asked)."""
+    asked = [0]
+    answered_at = [0]
+
+    def respond(out: bytes):
+        if out.endswith(b": ") and len(out) > answered_at[0]:
+            asked[0] += 1
+            answered_at[0] = len(out)
+            return answer
+        return None
+
+    code, out = on_pty(argv, env, cwd, respond, timeout)
+    return code, out, asked[0]
+
+
+def test_init_asks_a_new_passphrase_twice_and_signs_with_the_key_it_made(tmp_path):
+    """`init` without a key: a new passphrase, typed again, and the board is
+    signed with that key at once — no third prompt."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_AGENT", "LOOPX_DB", "LOOPX_NOW")}
+    env.update(LOOPX_KEY=str(tmp_path / "key" / "key.json"), TERM="dumb")
+    argv = [sys.executable, "-m", "loopx_core", "init", "--objective", "ship it"]
+    code, out, asked = answer_every_prompt(argv, env, tmp_path, (PASSPHRASE + "\n").encode())
+    assert code == 0, out
+    assert asked == 2 and "New passphrase" in out and "Again" in out and "Passphrase for LoopX key" not in out, out
+    assert "created board" in out and PASSPHRASE not in out
+    found = keys.read(tmp_path / "key" / "key.json")
+    assert found.sealed and found.unlock(PASSPHRASE).fingerprint == found.fingerprint
+    verified = subprocess.run([sys.executable, "-m", "loopx_core", "verify"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert verified.returncode == 0, verified

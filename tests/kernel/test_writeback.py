@@ -42,6 +42,22 @@ def test_writeback_records_evidence_with_hashed_artifacts(turn):
     assert e["kind"] == "evidence_added" and e["data"]["artifacts"] == 2 and e["data"]["progress"] is True
 
 
+def test_a_missing_artifact_is_a_warning_the_agent_sees(turn):
+    """`writeback --artifact README.md` where there is none: recorded (exit 0),
+    and the agent is told on stderr and, with --json, in a "warnings" field."""
+    assert not (turn.root / "README.md").exists()
+    res = turn.cli("writeback", "LX-1", "--summary", "documented it", "--artifact", "README.md", agent="a1")
+    assert res.code == 0, res
+    assert res.data["evidence"]["artifacts"] == [{"path": "README.md", "size": None, "sha256": None, "missing": True}]
+    assert len(res.data["warnings"]) == 1 and "README.md" in res.data["warnings"][0]
+    assert res.err.startswith("loopx: warning: ") and "README.md" in res.err
+    text = turn.cli("writeback", "LX-1", "--summary", "again", "--artifact", "docs/README.md", agent="a1", json_out=False)
+    assert text.code == 0 and "loopx: warning: " in text.err and "docs/README.md" in text.err
+    (turn.root / "README.md").write_text("# here\n")
+    found = turn.cli("writeback", "LX-1", "--summary", "now it exists", "--artifact", "README.md", agent="a1")
+    assert found.code == 0 and found.data["warnings"] == [] and found.err == ""
+
+
 def test_an_artifact_outside_the_project_is_refused(turn, tmp_path):
     outside = tmp_path / "elsewhere.txt"
     outside.write_text("x")

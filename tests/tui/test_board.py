@@ -355,3 +355,27 @@ async def test_a_cards_time_left_counts_down_on_the_board(make_app, seeded):
         app.tick()  # what the app's clock does every second
         await pilot.pause()
         assert "15m" in "".join(s.text for s in app.board_screen.board.column_of_card(6).body.drawn(6))  # drawn on screen again
+
+
+async def test_without_colour_a_full_quota_bar_stands_out(make_app, monkeypatch):
+    """NO_COLOR: the bar's filled cells are drawn in the text's own grey (a
+    red bar became a dark grey on a dark card), its empty cells a light shade."""
+    from textual.color import Color
+
+    from loopx_tui.widgets.card_face import CARD_ROWS
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        body = app.board_screen.board.column_of_card(4).body  # LX-4: its budget spent (100%)
+        row = body.index_of(4) * CARD_ROWS + 3  # its quota line
+        segments = list(body.render_line(row))
+        background = Color.parse("black")
+        for shown in app._filters:
+            segments = shown.apply(segments, background)
+        filled = [s for s in segments if "█" in s.text and "100%" not in s.text]
+        assert filled, [s.text for s in segments]
+        for seg in filled:
+            fg, bg = seg.style.color.triplet, seg.style.bgcolor.triplet
+            assert abs(sum(fg) - sum(bg)) / 3 > 100, (seg.text, fg, bg)  # far apart in brightness

@@ -35,7 +35,7 @@ async def test_enter_opens_the_card_with_every_facet(make_app, seeded):
         assert len(log.entries) == 4
         paths = [art.path for key, art in log.artifacts.items() if key.startswith("E-")]
         assert paths == ["src/login.html", "src/login.css", "src/login.js"]
-        assert screen.query_one("#card-sparkline").data == [5400.0, 4100.0, 6200.0, 0.0]
+        assert screen.query_one("#card-sparkline").data == [5400.0, 4100.0, 6200.0, 0.0] and str(screen.query_one("#card-sparkline").render()).startswith("▇▆█ ")
         assert "card_added" in static_text(screen, "#card-events") and "done" in static_text(screen, "#card-events")
         await pilot.press("escape")
         assert not isinstance(app.screen, CardScreen)
@@ -140,3 +140,85 @@ def test_an_edited_or_escaping_artifact_is_flagged(seeded):
     assert outside.text is None and "outside" in outside.note
     gone = read_artifact(Artifact("src/nope.txt", None, None, True), str(seeded.root))
     assert gone.text is None and "missing" in gone.note
+
+
+async def test_times_on_the_card_screen_move_with_the_clock(make_app, seeded):
+    """The card screen left open: "37s ago" becomes "2m ago" as the (frozen,
+    stepped) clock moves — in the evidence and in the gates alike."""
+    from loopx_core.rules import clock
+
+    from loopx_tui.screens.card import gates_text
+
+    t0 = seeded.now
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        writeback(app.store, 6, "claude-1", {"summary": "One more turn", "tokens": 300}, base=seeded.root)
+        app.open_card(6)
+        await app.reads_idle()
+        await pilot.pause()
+        screen = app.screen
+        log = screen.query_one(EvidenceLog)
+        newest = log.get_option_at_index(log.get_option_index(f"E-{log.entries[-1].id}"))
+        clock.freeze(t0 + 37)
+        app.tick()
+        await pilot.pause()
+        assert "37s ago" in str(newest.prompt)
+        clock.freeze(t0 + 120)
+        app.tick()
+        await pilot.pause()
+        assert "2m ago" in str(newest.prompt) and "37s ago" not in str(newest.prompt)
+        await pilot.press("escape")
+        app.open_card(10)
+        await app.reads_idle()
+        await pilot.pause()
+        shown = static_text(app.screen, "#card-gates")
+        gate_at = app.screen.detail.gates[0].created_at
+        clock.freeze(gate_at + 3 * 3600)
+        app.tick()
+        await pilot.pause()
+        moved = static_text(app.screen, "#card-gates")
+        assert moved != shown and "3h ago" in moved
+        assert moved == gates_text(app.screen.detail, gate_at + 3 * 3600).plain
+
+
+async def test_enter_opens_the_first_artifact_at_once(make_app, seeded):
+    """The footer offers "⏎ Open artifact" as the card opens: Enter does it,
+    no ↓ first. A card without artifacts does not offer it."""
+    from loopx_tui.widgets.footer import KeyBar
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.open_card(10)  # no evidence, no artifact
+        await app.reads_idle()
+        await pilot.pause()
+        assert "enter" not in app.screen.query_one(KeyBar).keys
+        await pilot.press("escape")
+        app.open_card(1)
+        await app.reads_idle()
+        await pilot.pause()
+        assert "enter" in app.screen.query_one(KeyBar).keys
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, ArtifactScreen) and app.screen.artifact.path == "src/login.html"
+
+
+async def test_a_long_summary_wraps_under_itself_and_one_entry_is_one_cell_of_burn(make_app, seeded):
+    summary = "Rewrote the session store so that every request carries its own expiry and the old cookies are refused " * 2
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_card(6)  # one entry so far
+        await app.reads_idle()
+        await pilot.pause()
+        burn = app.screen.query_one("#card-sparkline")
+        assert str(burn.render()) == "█" and burn.size.width > 10  # a cell, not the row in one block
+        writeback(app.store, 6, "claude-1", {"summary": summary.strip(), "tokens": 1200}, base=seeded.root)
+        await feed(app)
+        await app.reads_idle()
+        await pilot.pause()
+        log = app.screen.query_one(EvidenceLog)
+        entry = str(log.get_option_at_index(log.get_option_index(f"E-{log.entries[-1].id}")).prompt).split("\n")
+        body = entry[entry.index(next(line for line in entry if line.startswith("  Rewrote"))):][:4]
+        assert len(body) >= 3 and all(line.startswith("  ") and line.strip() for line in body[:3]), body
+        assert max(len(line) for line in entry) <= log.scrollable_content_region.width
+        assert str(burn.render()) == "█▃"  # 3.6k then 1.2k tokens

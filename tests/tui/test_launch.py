@@ -91,6 +91,42 @@ def test_run_demo_starts_agents_and_cleans_up(tmp_path, monkeypatch):
     assert (keep / ".loopx" / "board.db").exists()
 
 
+def test_the_demo_writes_nothing_into_the_persons_folder_and_says_where_it_was(tmp_path, monkeypatch, capsys):
+    """The board verifies its history and anchors it: the demo's anchors go in
+    its own throwaway folder, the person's LoopX folder stays untouched, and
+    on quit it says where the board was and how to keep one."""
+    import asyncio
+    from pathlib import Path
+
+    from loopx_core.demo import runner
+
+    mine = tmp_path / "my-config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(mine))
+    monkeypatch.setenv("LOOPX_DEMO_PACE", "0.05")
+    monkeypatch.setattr(runner.DemoAgents, "start", lambda self: None)  # no runners: the board alone anchors
+    seen = {}
+
+    def fake_run(self, *a, **k):
+        async def go():
+            async with self.run_test(size=(100, 30)) as pilot:
+                folder = Path(self.location.path).parents[1]
+                seen["folder"] = folder
+                await until_async(lambda: (folder / ".config" / "loopx" / "anchors.json").exists(), what="the demo's own anchor", pause=lambda: pilot.pause(0.1))
+
+        asyncio.run(go())
+        return 0
+
+    monkeypatch.setattr(LoopxApp, "run", fake_run)
+    assert launch.run_demo() == 0
+    assert not (mine / "loopx" / "anchors.json").exists() and not mine.exists()
+    out = capsys.readouterr().out
+    assert str(seen["folder"]) in out and "loopx demo --keep DIR" in out
+    assert not seen["folder"].exists()
+    import os
+
+    assert os.environ["XDG_CONFIG_HOME"] == str(mine)  # given back
+
+
 def test_the_board_decides_as_the_person_whose_key_unlocks(seeded, monkeypatch):
     """The board's one unlock: the person's key, one of the board's people; an
     agent identity, no key, or a key the board does not know opens it read-only."""

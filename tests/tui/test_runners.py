@@ -8,6 +8,8 @@ from __future__ import annotations
 from loopx_core.ops import runners
 from loopx_core.store.backends import Store
 
+from tests.polling import until_async
+
 from .conftest import export, feed, settled
 
 DEAD_PID = 2**22 + 4242
@@ -40,6 +42,37 @@ def test_owner_view_with_runners(seeded, make_app, snap_compare):
     assert snap_compare(make_app(), press=["v"], terminal_size=(120, 36), run_before=settled)
 
 
+def test_owner_view_with_runners_at_80_columns(seeded, make_app, snap_compare):
+    """At 80×24 the header keeps its status (gate, need you, runners) and cuts
+    the objective; each runner's state has a line of its own in its column."""
+    with_runners(seeded)
+    assert snap_compare(make_app(), press=["v"], terminal_size=(80, 24), run_before=settled)
+
+
+def test_owner_view_with_runners_at_160_columns(seeded, make_app, snap_compare):
+    with_runners(seeded)
+    assert snap_compare(make_app(), press=["v"], terminal_size=(160, 48), run_before=settled)
+
+
+async def test_the_header_keeps_its_status_and_cuts_the_objective(seeded, make_app):
+    with_runners(seeded)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await owner_view(pilot)
+        header = str(app.board_screen.query_one("#board-header").render())
+        assert "⚑ 1 gate" in header and "3 need you" in header and "runners ▶1 ⚑1 ☾1" in header and "view:owner" in header
+        assert "Ship" not in header  # no room left for it
+        lines = {key: str(column.runner_line.render()) for key, column in app.board_screen.board.columns.items() if column.runner_line is not None}
+        assert lines == {"claude-1": "▶ LX-1 #3 0s", "codex-1": "⚑ wait G-1", "shell-1": "☾ sleep 10m"}
+
+
+async def test_without_runners_the_objective_gets_what_is_left(make_app):
+    async with make_app().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = str(pilot.app.board_screen.query_one("#board-header").render())
+        assert "Ship the login pa… " in header and header.endswith("3 need you  view:status")
+
+
 async def test_the_owner_view_says_what_each_runner_does(seeded, make_app):
     with_runners(seeded)
     app = make_app()
@@ -58,14 +91,21 @@ async def test_the_owner_view_says_what_each_runner_does(seeded, make_app):
 
 
 async def test_p_u_and_s_decide_for_the_focused_agents_runner(seeded, make_app):
+    from loopx_tui.widgets.footer import KeyBar
+
     with_runners(seeded)
     app = make_app()
     async with app.run_test(size=(160, 40)) as pilot:
         await owner_view(pilot)
         screen = app.board_screen
+        bar = screen.query_one(KeyBar)
+        assert screen.select_card(screen.board.columns["cursor-1"].card_ids()[0])  # no runner for cursor-1
+        await pilot.pause()
+        assert not {"p", "u", "s"} & set(bar.keys)
         card = screen.board.columns["claude-1"].card_ids()[0]
         assert screen.select_card(card)
         await pilot.pause()
+        assert {"p", "u", "s"} <= set(bar.keys) and "Pause" in str(bar.render())  # in the footer where they apply
         for key in ("p", "u", "s"):
             await pilot.press(key)
             await app.ops_idle()
@@ -89,3 +129,26 @@ async def test_a_read_only_board_decides_nothing_for_a_runner(seeded, make_app):
         await app.ops_idle()
         assert any("read-only" in message for _, message in app.notices)
     assert export(seeded.location) == before
+
+
+async def test_the_command_palette_finds_the_runners_by_runner(seeded, make_app):
+    from textual.command import CommandList, CommandPalette
+
+    with_runners(seeded)
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await owner_view(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"runner")
+        palette = app.screen
+        assert isinstance(palette, CommandPalette)
+        found = palette.query_one(CommandList)
+
+        def prompts() -> str:
+            shown = [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
+            return " | ".join(shown) if sum("runner of" in p for p in shown) >= 9 else ""
+
+        titles = await until_async(prompts, what="the palette's answers to 'runner'", pause=pilot.pause)  # (it searches in a worker)
+        for what in ("Pause runner of claude-1", "Resume runner of codex-1", "Stop runner of shell-1"):
+            assert what.replace(" ", "") in titles.replace(" ", ""), titles

@@ -114,3 +114,8 @@ def test_gate_modal_small_terminal(make_app, snap_compare):
 
 def test_add_card_form(make_app, snap_compare):
     assert snap_compare(make_app(), press=["n", *"Ship it"], terminal_size=(100, 30), run_before=_settle)
+
+
+def test_help_says_how_to_close_it(make_app, snap_compare):
+    """`?` covers the footer: the dialog's own edge says Esc/? closes it."""
+    assert snap_compare(make_app(), press=["question_mark"], terminal_size=(80, 24), run_before=_settle)

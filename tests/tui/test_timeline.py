@@ -139,3 +139,27 @@ def test_a_big_boards_timeline_is_read_summed_per_slice_with_the_same_figures(bo
     assert len(by_row.turns) == 9 and len(summed.turns) < 9  # read summed…
     assert trajectory.figures(summed) == trajectory.figures(by_row)  # …the same figures
     assert sum(trajectory.buckets(summed, 40).turns) == sum(trajectory.buckets(by_row, 40).turns) == 9
+
+
+def burn_text(t, width=100, height=16) -> str:
+    from loopx_tui.widgets.timeline import BurnPlot
+
+    return BurnPlot().build(t, width, height, "clear").plain
+
+
+def test_the_burn_reads_as_bars_a_line_and_labelled_axes():
+    """Tokens as bars a few cells wide, the axes in tokens ("86k", never
+    plotext's raw "86334") and dollars, the dollars spent as a line (no heap
+    of braille dots)."""
+    import re
+
+    turns = [(i * HOUR, 1, "a1", 86334 if i % 5 == 0 else 20000, 0.4, "cli") for i in range(24)]
+    t = build(1, DAY, [(1, 0.0, None, "active")], turns, [], [(0.0, 1, "claimed", "agent:a1", {})])
+    text = burn_text(t)
+    assert "86334" not in text and not re.search(r"\d{4,}", text), text
+    assert "126k" in text and "$9.60" in text  # the tokens per 3 hours at their top, the dollars spent
+    assert not any(0x2800 <= ord(c) <= 0x28FF for c in text), text  # the line is drawn with blocks, not braille
+    floor = next(line for line in text.splitlines() if line.lstrip().startswith("0┤"))
+    bars = [len(run) for run in re.findall(r"█+", floor)]
+    assert bars and min(bars) >= 2, floor
+    assert "0 " in text.splitlines()[-2] and "h" in text.splitlines()[-2]  # the time axis in hours, from 0

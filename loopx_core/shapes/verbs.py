@@ -126,6 +126,8 @@ DECLARED: tuple = (
         arg("--name", metavar="NAME", help="your name on the board, if this makes your key (default: $LOOPX_HUMAN or your login)"),
     ), _CMD + "cmd_init"),
     Verb("where", None, "print which board this folder uses and why", (), _CMD + "cmd_where"),
+    Verb("completion", None, "print the shell completion script for bash, zsh or fish (see README: Shell completion)",
+         (arg("shell", choices=["bash", "zsh", "fish"], help="the shell to complete in"),), "loopx_core.cli.completion:cmd_completion"),
     Verb("board", None, "open the live board (text when not in a terminal)",
          (arg("--text", action="store_true", help="print the board as text instead of opening the TUI"),), _CMD + "cmd_board"),
     Verb("demo", None, "open the board on a throwaway demo with simulated agents at work", (

@@ -33,11 +33,12 @@ def quickstart_blocks() -> list[list[str]]:
     return blocks
 
 
-def test_the_quick_start_shows_the_human_loop(tmp_path):
+def run_quickstart(tmp_path: Path, loopx: str) -> None:
+    """Every block of the quick start, as a newcomer types it, with ``loopx`` meaning
+    the command line ``loopx`` (an installed program, or this checkout's module)."""
     project = tmp_path / "project"
-    project.mkdir()
+    project.mkdir(parents=True)
     (project / "README.md").write_text("the artifact the quick start reports\n")
-    loopx = f"{shlex.quote(sys.executable)} -m loopx_core"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOPX_")}
     env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path / "home"))  # `init` makes the person's key here
     codes: dict[str, int] = {}
@@ -65,3 +66,7 @@ def test_the_quick_start_shows_the_human_loop(tmp_path):
     assert codes["gate answer"] == 0
     run(after, env=agent_env)
     assert codes["gate status"] == 0 and codes["done"] == 0
+
+
+def test_the_quick_start_shows_the_human_loop(tmp_path):
+    run_quickstart(tmp_path, f"{shlex.quote(sys.executable)} -m loopx_core")

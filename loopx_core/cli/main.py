@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
+    if "_ARGCOMPLETE" in os.environ:  # a shell asking for completions (cli/completion.py)
+        from .completion import complete
+
+        complete()
     sys.exit(main())
 
 

@@ -12,7 +12,7 @@ def demo(ctx) -> int:
     if args.script or not (sys.stdout.isatty() and sys.stdin.isatty()):
         from ..demo.script import run_script
 
-        return run_script(keep=args.keep)
+        return run_script(keep=args.keep, as_json=bool(getattr(args, "json", False)))
     from loopx_tui.launch import run_demo
 
     return run_demo(keep=args.keep)
@@ -21,7 +21,7 @@ def demo(ctx) -> int:
 def watch(ctx) -> int:
     from ..watch.cli import run_watch
 
-    return run_watch(getattr(ctx.args, "db", None), once=ctx.args.once)
+    return run_watch(getattr(ctx.args, "db", None), once=ctx.args.once, as_json=bool(getattr(ctx.args, "json", False)))
 
 
 def mcp(ctx) -> int:

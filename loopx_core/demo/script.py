@@ -1,8 +1,10 @@
 """``loopx demo --script``: one agent turn cycle on a throwaway board, run
-through the real CLI, printing each command and what it answered."""
+through the real CLI, printing each command and what it answered (with
+``--json``: one JSON object holding every step, printed at the end)."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import tempfile
@@ -31,7 +33,7 @@ STEPS: list[tuple[str, str, dict]] = [
 ]
 
 
-def run_script(keep: str | None = None) -> int:
+def run_script(keep: str | None = None, *, as_json: bool = False) -> int:
     folder = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="loopx-demo-"))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "src").mkdir(exist_ok=True)
@@ -41,26 +43,34 @@ def run_script(keep: str | None = None) -> int:
     person = demo_person(folder)  # the demo's throwaway key: its person is "you"
     env = spawn.person_env(LOOPX_DB=str(folder / ".loopx" / "board.db"), LOOPX_KEY=str(folder / ".loopx" / KEY_FILE), XDG_CONFIG_HOME=str(folder / ".config"))
     env.pop("LOOPX_AGENT", None)
-    print(f"LoopX demo — a throwaway board in {folder}\n")
+    say = (lambda *_: None) if as_json else print
+    steps = []
+    say(f"LoopX demo — a throwaway board in {folder}\n")
     for title, command, _ in STEPS:
         if title:
-            print(f"\n## {title}")
+            say(f"\n## {title}")
         if command.startswith("@approve"):
-            _approve(env, command.split()[1], person)
+            said = _approve(env, command.split()[1], person)
+            say(f"  {said}")
+            steps.append({"step": title, "command": command, "exit": 0, "output": said})
             continue
         argv = shlex.split(command)
-        print(f"$ {command}")
+        say(f"$ {command}")
         proc = subprocess.run(spawn.loopx_argv(*argv[1:]), cwd=folder, env=env, capture_output=True, text=True)
         output = (proc.stdout + proc.stderr).rstrip()
         if output:
-            print("\n".join("  " + line for line in output.splitlines()))
-        print(f"  (exit {proc.returncode})")
-    print(f"\nDone. Open this board live with:  LOOPX_DB={env['LOOPX_DB']} loopx")
-    print("Or watch simulated agents at work:  loopx demo")
+            say("\n".join("  " + line for line in output.splitlines()))
+        say(f"  (exit {proc.returncode})")
+        steps.append({"step": title, "command": command, "exit": proc.returncode, "output": output})
+    reopen = f"LOOPX_DB={env['LOOPX_DB']} loopx"
+    if as_json:
+        print(json.dumps({"demo": "script", "board": env["LOOPX_DB"], "reopen": reopen, "steps": steps}))
+    say(f"\nDone. Open this board live with:  {reopen}")
+    say("Or watch simulated agents at work:  loopx demo")
     return 0
 
 
-def _approve(env: dict, gate: str, person) -> None:
+def _approve(env: dict, gate: str, person) -> str:
     """What the board does when you press y: the gate operator, as a human."""
     from ..rules import ids
     from ..store.discovery import parse_target
@@ -72,4 +82,4 @@ def _approve(env: dict, gate: str, person) -> None:
         g, card = answer(store, ids.parse(ids.GATE, gate), "approve", person, note="looks good")
     finally:
         store.close()
-    print(f"  you pressed y: {g.key} {g.status} by {g.answered_by}; {card.key} is {card.status}")
+    return f"you pressed y: {g.key} {g.status} by {g.answered_by}; {card.key} is {card.status}"

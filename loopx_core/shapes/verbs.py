@@ -89,8 +89,8 @@ def _page(cursor: str, example: str) -> tuple:
     )
 
 
-_CARD = (arg("card", metavar="CARD"),)
-_OP_ID = arg("--op-id", metavar="ID")
+_CARD = (arg("card", metavar="CARD", help="the card, e.g. LX-7"),)
+_OP_ID = arg("--op-id", metavar="ID", help="idempotency key: a retry with the same id returns the first result")
 
 # -- MCP schema fragments ------------------------------------------------------------------------
 
@@ -126,6 +126,8 @@ DECLARED: tuple = (
         arg("--name", metavar="NAME", help="your name on the board, if this makes your key (default: $LOOPX_HUMAN or your login)"),
     ), _CMD + "cmd_init"),
     Verb("where", None, "print which board this folder uses and why", (), _CMD + "cmd_where"),
+    Verb("completion", None, "print the shell completion script for bash, zsh or fish (see README: Shell completion)",
+         (arg("shell", choices=["bash", "zsh", "fish"], help="the shell to complete in"),), "loopx_core.cli.completion:cmd_completion"),
     Verb("board", None, "open the live board (text when not in a terminal)",
          (arg("--text", action="store_true", help="print the board as text instead of opening the TUI"),), _CMD + "cmd_board"),
     Verb("demo", None, "open the board on a throwaway demo with simulated agents at work", (
@@ -137,13 +139,13 @@ DECLARED: tuple = (
          shape="document", hint="an evidence document needs card, agent and summary (DESIGN §7)"),
     Verb("mcp", None, "serve the MCP tools over stdio (agent id from LOOPX_AGENT)", (), _SURFACE + "mcp"),
     Verb("hook", None, "what runtime hooks call (reads the runtime's hook JSON on stdin)", (
-        arg("runtime", choices=["claude-code", "codex"]),
-        arg("event", choices=["session-start", "pre-tool-use", "stop", "pre-skill-shell-command"]),
+        arg("runtime", choices=["claude-code", "codex"], help="the runtime calling (as `loopx init --for` wrote it)"),
+        arg("event", choices=["session-start", "pre-tool-use", "stop", "pre-skill-shell-command"], help="the hook event"),
     ), _SURFACE + "hook"),
 
     Group("agent", "register and list agents"),
     Verb("agent", "add", "register an agent (or update it)", (
-        arg("id", metavar="ID"),
+        arg("id", metavar="ID", help="the agent's id, e.g. claude-1 (letters, digits, - _ .)"),
         arg("--runtime", metavar="R", help="claude-code, codex, shell, …"),
         arg("--can", action="append", default=[], metavar="SCOPE", help="a capability (scope) it holds, e.g. git:push"),
         arg("--watch", action="append", default=[], metavar="DIR", help="an output folder to take evidence from"),
@@ -153,11 +155,11 @@ DECLARED: tuple = (
         arg("--window", metavar="DUR", help="the rolling window's length, e.g. 5h or 1d"),
     ), _CMD + "cmd_agent_add", shape="agent", human=True),
     Verb("agent", "list", "list agents", _page("ID", "claude-1"), _CMD + "cmd_agent_list"),
-    Verb("agent", "show", "show one agent", (arg("id", metavar="ID"),), _CMD + "cmd_agent_show"),
+    Verb("agent", "show", "show one agent", (arg("id", metavar="ID", help="the agent's id"),), _CMD + "cmd_agent_show"),
 
     Group("card", "add, list, show, move, assign, budget and window cards"),
     Verb("card", "add", "add a card (ready; blocked while an --after card is open; --backlog to park it)", (
-        arg("title", metavar="TITLE"),
+        arg("title", metavar="TITLE", help="what the card is for, in a line"),
         arg("--body", metavar="T", help="the objective in detail"),
         arg("--needs", action="append", default=[], metavar="SCOPE", help="a scope the work needs, e.g. deploy:prod"),
         arg("--after", action="append", default=[], metavar="CARD", help="a card that must be done first"),
@@ -165,15 +167,15 @@ DECLARED: tuple = (
         arg("--owner", metavar="A", help="only this agent may claim it"),
         arg("--next", metavar="T", help="the first next action"),
         arg("--verify", metavar="CMD", help="a command that must pass before done (run in the project folder)"),
-        arg("--max-turns", type="int", metavar="N"),
-        arg("--max-tokens", type="int", metavar="N"),
-        arg("--max-usd", type="float", metavar="X"),
+        arg("--max-turns", type="int", metavar="N", help="budget: at most N turns (a person's card add signs it)"),
+        arg("--max-tokens", type="int", metavar="N", help="budget: at most N tokens"),
+        arg("--max-usd", type="float", metavar="X", help="budget: at most X dollars"),
         arg("--backlog", action="store_true", help="park it in the backlog"),
         arg("--op-id", metavar="ID", help="idempotency key"),
     ), _CMD + "cmd_card_add", shape="card"),
     Verb("card", "list", "list cards, a page at a time (id order)", (
-        arg("--status", metavar="S"),
-        arg("--owner", metavar="A"),
+        arg("--status", metavar="S", help="only cards in this status (ready, active, waiting, done …)"),
+        arg("--owner", metavar="A", help="only this agent's cards"),
         *_page("CARD", "LX-50"),
         arg("--full", action="store_true", help="each card's whole record (todos, quota, lease …), as `card show` prints it"),
     ), _CMD + "cmd_card_list",
@@ -188,21 +190,21 @@ DECLARED: tuple = (
     Verb("card", "show", "show one card", _CARD, _CMD + "cmd_card_show"),
     Verb("card", "move", "a person's move: to backlog, ready or cancelled", (
         *_CARD,
-        arg("--to", required=True, choices=["backlog", "ready", "cancelled"]),
+        arg("--to", required=True, choices=["backlog", "ready", "cancelled"], help="where the card goes"),
         _OP_ID,
     ), _CMD + "cmd_card_move", human=True),
     Verb("card", "assign", "give a card to an agent (a held card is reassigned with a handoff packet)", (
         *_CARD,
-        arg("--to", required=True, metavar="A"),
+        arg("--to", required=True, metavar="A", help="the agent that gets the card"),
         arg("--summary", metavar="T", help="what the receiver should know"),
         _OP_ID,
     ), _CMD + "cmd_card_assign", human=True),
     Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CMD + "cmd_card_unassign", human=True),
     Verb("card", "budget", "raise a card's budget (a person only; resumes a paused card)", (
         *_CARD,
-        arg("--add-turns", type="int", metavar="N"),
-        arg("--add-tokens", type="int", metavar="N"),
-        arg("--add-usd", type="float", metavar="X"),
+        arg("--add-turns", type="int", metavar="N", help="turns to add to the budget"),
+        arg("--add-tokens", type="int", metavar="N", help="tokens to add"),
+        arg("--add-usd", type="float", metavar="X", help="dollars to add"),
         _OP_ID,
     ), _CMD + "cmd_card_budget", shape="budget", hint="give at least one of --add-turns, --add-tokens, --add-usd", human=True),
     Verb("card", "window", "give a card a rolling window: so much per so long (a person only); a spent one pauses the card until it refills", (
@@ -225,7 +227,7 @@ DECLARED: tuple = (
         arg("--cache-write", type="float", metavar="$", help="per million input tokens written to the cache (default: the input price)"),
     ), _CMD + "cmd_price_set", shape="price", hint="dollars per million tokens, e.g. `loopx price set claude-sonnet-4 --input 3 --output 15`", human=True),
     Verb("price", "list", "the board's token prices", (), _CMD + "cmd_price_list"),
-    Verb("price", "remove", "remove a model's price", (arg("model", metavar="MODEL"),), _CMD + "cmd_price_remove", human=True),
+    Verb("price", "remove", "remove a model's price", (arg("model", metavar="MODEL", help="the model name (or prefix) as `price list` shows it"),), _CMD + "cmd_price_remove", human=True),
 
     Group("key", "your human key: make it, show it, change its passphrase, pin a board"),
     Verb("key", "init", "make your human key (asks a passphrase in a terminal)", (
@@ -241,12 +243,12 @@ DECLARED: tuple = (
 
     Group("person", "the people whose signed decisions this board honours"),
     Verb("person", "add", "add a person to this board (their decisions count once signed with their key)", (
-        arg("name", metavar="NAME"),
+        arg("name", metavar="NAME", help="the name their decisions are recorded under"),
         arg("public_key", metavar="PUBLIC_KEY", help="what `loopx key show` prints on their machine"),
     ), _TRUST + "cmd_person_add", human=True),
     Verb("person", "list", "the board's people and whether this machine trusts them", (), _TRUST + "cmd_person_list"),
     Verb("person", "revoke", "revoke a person's key (its later signatures count for nothing)",
-         (arg("fingerprint", metavar="FINGERPRINT"),), _TRUST + "cmd_person_revoke", human=True),
+         (arg("fingerprint", metavar="FINGERPRINT", help="the key's fingerprint, as `person list` shows it"),), _TRUST + "cmd_person_revoke", human=True),
 
     Group("policy", "the hook policy: show it, or sign it so its loosening entries apply"),
     Verb("policy", "show", "the hook policy (.loopx/policy.json) and whether a person signed it", (), _TRUST + "cmd_policy_show"),
@@ -258,8 +260,8 @@ DECLARED: tuple = (
     ), _TRUST + "cmd_verify"),
     Verb("log", None, "a card with its evidence and observed artifacts", _CARD, _CMD + "cmd_log"),
     Verb("events", None, "the event log", (
-        arg("--since", type="count", default=0, metavar="SEQ"),
-        arg("--card", metavar="CARD"),
+        arg("--since", type="count", default=0, metavar="SEQ", help="only events after this sequence number"),
+        arg("--card", metavar="CARD", help="only this card's events"),
         arg("--follow", action="store_true", help="keep streaming, one JSON object per line"),
         arg("--limit", type="count", metavar="N", help="at most N events (default 1000); page on with --since NEXT_SINCE"),
     ), _CMD + "cmd_events"),
@@ -315,9 +317,9 @@ DECLARED: tuple = (
     Verb("gate", "ask", "ask a human (exit 6 while pending, 0 if a grant approves at once)", (
         *_CARD,
         *_agent(),
-        arg("--question", required=True, metavar="Q"),
+        arg("--question", required=True, metavar="Q", help="what a person should decide, in a sentence"),
         arg("--scope", metavar="S", help="the permission asked for, e.g. git:push"),
-        arg("--option", action="append", default=[], metavar="O"),
+        arg("--option", action="append", default=[], metavar="O", help="an answer to choose from (repeat for each)"),
         arg("--deadline", metavar="DUR", help="unanswered by then counts as rejected"),
         arg("--wait", nargs="?", const="30m", metavar="DUR", help="block until answered (default 30m): exit 0 approved, 7 rejected, 6 still waiting"),
     ), _CMD + "cmd_gate_ask", shape="gate_ask",
@@ -330,33 +332,33 @@ DECLARED: tuple = (
                       "options": {**_LIST, "description": "Answers to choose from, when not just approve or reject."},
                   },
                   _MCP + "tool_gate_ask", ("card", "question"), idempotent=True)),
-    Verb("gate", "status", "a gate's status (exit 0 approved, 6 pending, 7 rejected)", (arg("gate", metavar="GATE"),), _CMD + "cmd_gate_status",
+    Verb("gate", "status", "a gate's status (exit 0 approved, 6 pending, 7 rejected)", (arg("gate", metavar="GATE", help="the gate, e.g. G-3"),), _CMD + "cmd_gate_status",
          tool=Tool("gate_status", "A gate's answer", "A gate's status and answer (G-n).",
                    {"gate": {"type": "string", "description": "A gate id like G-7, from gate_ask or a hook's denial."}},
                    _MCP + "tool_gate_status", ("gate",), read_only=True)),
     Verb("gate", "list", "list gates, a page at a time (id order)", (
-        arg("--pending", action="store_true"),
-        arg("--card", metavar="CARD"),
+        arg("--pending", action="store_true", help="only gates still waiting for a person"),
+        arg("--card", metavar="CARD", help="only this card's gates"),
         *_page("GATE", "G-50"),
     ), _CMD + "cmd_gate_list"),
     Verb("gate", "answer", "answer a gate — a person with their key only", (
-        arg("gate", metavar="GATE"),
-        arg("decision", choices=["approve", "reject"]),
-        arg("--note", metavar="T"),
+        arg("gate", metavar="GATE", help="the gate, e.g. G-3"),
+        arg("decision", choices=["approve", "reject"], help="your answer"),
+        arg("--note", metavar="T", help="why, for the agent (it reads it in its next turn)"),
         arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
         _OP_ID,
     ), _CMD + "cmd_gate_answer", shape="gate_answer", human=True),  # (no MCP tool: only a person answers a gate)
 
     Verb("monitor", None, "sleep on a card; `next` returns it when due",
-         (*_CARD, *_agent(), arg("--every", required=True, metavar="DUR")), _CMD + "cmd_monitor", shape="monitor"),
+         (*_CARD, *_agent(), arg("--every", required=True, metavar="DUR", help="how often `next` returns the card, e.g. 10m")), _CMD + "cmd_monitor", shape="monitor"),
     Verb("handoff", None, "hand a card to another agent with a verifiable packet", (
         *_CARD,
         *_agent(),
-        arg("--to", required=True, metavar="B"),
-        arg("--summary", required=True, metavar="S"),
-        arg("--done", action="append", default=[], metavar="T"),
-        arg("--pending", action="append", default=[], metavar="T"),
+        arg("--to", required=True, metavar="B", help="the agent that takes it over"),
+        arg("--summary", required=True, metavar="S", help="where the work stands, for the next agent"),
+        arg("--done", action="append", default=[], metavar="T", help="a thing finished (repeat)"),
+        arg("--pending", action="append", default=[], metavar="T", help="a thing that remains (repeat)"),
     ), _CMD + "cmd_handoff", shape="handoff",
         tool=Tool("handoff", "Hand the card over", "Hand your card to another agent with a summary, done and pending lists.",
                   {
@@ -376,11 +378,11 @@ DECLARED: tuple = (
     Verb("done", None, "finish a card (needs evidence, no pending gate, a passing verify)", (
         *_CARD,
         *_agent(),
-        arg("--summary", required=True, metavar="S"),
-        arg("--verify-timeout", metavar="DUR"),
+        arg("--summary", required=True, metavar="S", help="what the card achieved"),
+        arg("--verify-timeout", metavar="DUR", help="how long the card's verify command may run (default 10m)"),
     ), _CMD + "cmd_done", shape="done"),
     Verb("context", None, "the continuation packet for the start of a turn",
-         (*_CARD, arg("--format", choices=["md", "json"], default="md")), _CMD + "cmd_context",
+         (*_CARD, arg("--format", choices=["md", "json"], default="md", help="Markdown for a prompt (default) or JSON")), _CMD + "cmd_context",
          tool=Tool("context", "A card's continuation",
                    "The card's continuation packet as Markdown: objective, next action, todos, last evidence, gates.",
                    {"card": _TOOL_CARD}, _MCP + "tool_context", ("card",), read_only=True)),
@@ -399,23 +401,36 @@ DECLARED: tuple = (
     Group("runner", "the agents' runners: list them; a person pauses, resumes or stops one"),
     Verb("runner", "list", "every agent's runner: what it is doing, and a person's control of it", (), _RUNNER + "cmd_list"),
     *(Verb("runner", name, f"{name} an agent's runner — a person only: {what}",
-           (arg("target", metavar="AGENT"),),  # (not "agent": that would read as the caller's identity)
+           (arg("target", metavar="AGENT", help="the agent whose runner it is"),),  # (not "agent": that would read as the caller's identity)
            _RUNNER + "cmd_control", human=True)
       for name, what in _RUNNER_CONTROLS),
+)
+
+
+# The order `loopx --help` lists the commands in: as a person meets them (set up,
+# look, decide, drive), then an agent's turn in its order, then the history, the
+# trust, and the plumbing. A verb missing here is listed after these.
+HELP_ORDER = (
+    "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner",
+    "next", "claim", "context", "heartbeat", "writeback", "monitor", "handoff", "accept", "release", "done",
+    "log", "events", "verify", "export", "key", "person", "policy", "price",
+    "watch", "mcp", "hook", "migrate", "completion",
 )
 
 
 def _index(declared) -> tuple[dict, dict, dict]:
     verbs: dict = {}
     groups: dict = {}
-    top: dict = {}  # every top-level word, in declaration order: the help text lists them so
+    top: dict = {}  # every top-level word
     for item in declared:
         top.setdefault(item.verb, None)
         if isinstance(item, Group):
             groups[item.verb] = item.help
         else:
             verbs[(item.verb, item.sub)] = item
-    return verbs, groups, top
+    rank = {name: n for n, name in enumerate(HELP_ORDER)}
+    ordered = dict.fromkeys(sorted(top, key=lambda name: rank.get(name, len(rank))))  # the help lists them so
+    return verbs, groups, ordered
 
 
 VERBS, GROUPS, TOP = _index(DECLARED)

@@ -22,6 +22,7 @@ import time
 from _thread import _local as thread_local  # threading.local itself, without importing threading (~1 ms cold)
 from pathlib import Path
 
+from .. import UPGRADE_HINT
 from ..rules import clock
 from . import migrations, records
 from .discovery import BoardLocation
@@ -245,7 +246,7 @@ class Store:
         if version > migrations.SCHEMA_VERSION:
             raise BoardError(
                 f"board schema v{version} is newer than this LoopX (v{migrations.SCHEMA_VERSION})",
-                "upgrade loopx: pip install -U loopx",
+                UPGRADE_HINT,
             )
         if version == 0 and not create:
             if self._has_foreign_tables():

@@ -11,6 +11,7 @@ Card rows are additionally locked (FOR UPDATE) as operators read them.
 
 from __future__ import annotations
 
+from .. import POSTGRES_HINT
 from ..shapes.errors import BoardError
 from .orm import enable_psycopg, peewee as pw
 
@@ -46,7 +47,7 @@ def open_postgres(location) -> pw.Database:
     except ImportError:
         raise BoardError(
             "PostgreSQL boards need the psycopg driver",
-            "install it: pip install 'loopx[postgres]' (psycopg 3)",
+            POSTGRES_HINT,
             code="no_driver",
         ) from None
     db = LoopxPostgres(normalise(location.url), prefer_psycopg3=True)

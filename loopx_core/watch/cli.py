@@ -1,22 +1,31 @@
 """``loopx watch``: the watcher, headless. One line per ingested, refused or
 observed document on stdout; notices and the catch-up progress on stderr (a
 live progress line on a terminal, plain lines otherwise). Ctrl-C or SIGTERM
-stops it cleanly (exit 0). ``--once`` catches up and exits."""
+stops it cleanly (exit 0). ``--once`` catches up and exits. With ``--json``,
+stdout holds exactly one JSON object, written when the watcher ends: the counts
+and the first ``JSON_RESULTS`` outcomes (every line an agent's file name or
+text reaches is terminal-safe either way)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 import time
 
+from ..rules.text import terminal_safe
 from ..shapes.errors import LoopxError, UsageError
 
 PROGRESS_FROM = 50  # a catch-up over at least this many files shows progress
+JSON_RESULTS = 1000  # --json: outcomes kept for the one object (a catch-up can see 20,000 files)
 
 
 class _Printer:
-    def __init__(self, out=None, err=None):
+    def __init__(self, out=None, err=None, *, as_json: bool = False):
+        self.as_json = as_json
+        self.kept: list[dict] = []  # --json: the outcomes, for the one object at the end
+        self.left_out = 0
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.tty = bool(getattr(self.err, "isatty", lambda: False)())
@@ -35,11 +44,17 @@ class _Printer:
             return
         if result.kind == "notice":
             self._clear_bar()
-            self.err.write(f"loopx watch: {result.message}\n")
+            self.err.write(terminal_safe(f"loopx watch: {result.message}") + "\n")
             self.err.flush()
             return
+        if self.as_json:
+            if len(self.kept) < JSON_RESULTS:
+                self.kept.append(result.to_json())
+            else:
+                self.left_out += 1
+            return
         self._clear_bar()
-        self.out.write(result.text() + "\n")
+        self.out.write(terminal_safe(result.text(), multiline=True) + "\n")
         self.out.flush()
 
     def progress(self, done: int, total: int) -> None:
@@ -66,7 +81,15 @@ class _Printer:
         self.err.flush()
 
 
-def run_watch(db_flag: str | None, *, once: bool = False) -> int:
+def _refused(err: LoopxError, as_json: bool) -> int:
+    if as_json:
+        sys.stdout.write(json.dumps(err.to_json(), default=str) + "\n")
+    else:
+        sys.stderr.write(terminal_safe(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""), multiline=True))
+    return err.exit_code
+
+
+def run_watch(db_flag: str | None, *, once: bool = False, as_json: bool = False) -> int:
     from ..store.discovery import discover
     from ..store.backends import Store
     from .watcher import watch_board
@@ -78,9 +101,8 @@ def run_watch(db_flag: str | None, *, once: bool = False) -> int:
             raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
         store = Store.open(location, create=False)
     except LoopxError as err:
-        sys.stderr.write(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""))
-        return err.exit_code
-    printer = _Printer()
+        return _refused(err, as_json)
+    printer = _Printer(as_json=as_json)
 
     async def main():
         stop = asyncio.Event()
@@ -97,12 +119,15 @@ def run_watch(db_flag: str | None, *, once: bool = False) -> int:
     except KeyboardInterrupt:
         return 0
     except LoopxError as err:
-        sys.stderr.write(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""))
-        return err.exit_code
+        return _refused(err, as_json)
     finally:
         store.close()
+    ended = "caught up" if once else "stopped"
+    counts = {"ingested": stats.ingested, "refused": stats.refused, "duplicate": stats.duplicate, "observed": stats.observed}
+    if as_json:
+        sys.stdout.write(json.dumps({"watch": ended, **counts, "results": printer.kept, "results_left_out": printer.left_out}) + "\n")
     sys.stderr.write(
-        f"loopx watch: {'caught up' if once else 'stopped'}: {stats.ingested} ingested, {stats.refused} refused, "
+        f"loopx watch: {ended}: {stats.ingested} ingested, {stats.refused} refused, "
         f"{stats.duplicate} already had, {stats.observed} observed\n"
     )
     return 0

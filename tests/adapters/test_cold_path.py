@@ -16,7 +16,7 @@ PROBE = (
     "from loopx_core.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
     "import os\n"
-    "heavy = ('pydantic', 'loopx_core.shapes.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee', 'loopx_core.store.models')\n"
+    "heavy = ('pydantic', 'loopx_core.shapes.schemas', 'mcp', 'textual', 'watchfiles', 'loopx_tui', 'peewee', 'loopx_core.store.models', 'argcomplete')\n"
     "heavy += tuple(os.environ.get('PROBE_ALSO', '').split())\n"
     "sys.stderr.write('\\nLOADED ' + ' '.join([str(code)] + [m for m in heavy if m in sys.modules]))\n"
 )

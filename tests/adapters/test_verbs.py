@@ -200,3 +200,19 @@ def test_handing_over_another_agents_card_by_an_abbreviated_option_is_refused(te
     assert proc.returncode == 2, proc.stderr
     assert "unrecognized arguments: --ag" in proc.stderr
     assert team.snapshot() == before
+
+
+def test_every_argument_of_every_verb_says_what_it_is_for():
+    missing = [(verb, sub, names) for (verb, sub), spec in verbs.VERBS.items() for names, options in spec.args if not options.get("help")]
+    assert not missing, f"arguments without help text: {missing}"
+
+
+def test_the_help_lists_the_commands_as_a_person_meets_them():
+    """`loopx --help` starts with setting up (init) and ends with the plumbing; every
+    command has its place in ``HELP_ORDER`` (a new one must be placed deliberately)."""
+    assert set(verbs.TOP) == set(verbs.HELP_ORDER) and len(verbs.HELP_ORDER) == len(set(verbs.HELP_ORDER))
+    from loopx_core.cli.parser import build
+
+    listed = [line.split()[0] for line in build().format_help().split("COMMAND\n", 1)[1].split("\noptions:")[0].splitlines() if line.startswith("    ") and not line.startswith("     ")]
+    assert listed == list(verbs.HELP_ORDER)
+    assert listed[0] == "init" and listed.index("migrate") > listed.index("init")

@@ -38,12 +38,15 @@ def test_a_migrated_copy_carries_the_watchers_state(project):
     (out / "bad.loopx.json").write_text("{")
     first = project.spawn("watch", "--once", "--json")
     assert first.returncode == 0, first.stderr
+    seen = json.loads(first.stdout)
+    assert (seen["ingested"], seen["refused"]) == (2, 2), seen  # two documents in, the bad one and the ghost's line refused
     copy = project.root / "copy.db"
     moved = project.ok("migrate", "--to", copy)["migration"]
     assert moved["tables"]["ingest_seen"]["rows"] == 4 and moved["tables"]["ingest_stream"]["rows"] == 1
     again = project.spawn("--db", copy, "watch", "--once", "--json")
     assert again.returncode == 0, again.stderr
-    assert not [line for line in again.stdout.splitlines() if '"ingested"' in line or '"refused"' in line], again.stdout
+    report = json.loads(again.stdout)  # one JSON object: what this pass did
+    assert (report["ingested"], report["refused"], report["results"]) == (0, 0, []), report
     con = sqlite3.connect(copy)
     try:
         assert con.execute("SELECT count(*) FROM evidence").fetchone() == (2,)

@@ -91,7 +91,7 @@ class BoardScreen(Screen):
         for header in self.query(BoardHeader):
             actions = self.app.actions
             running = summary(self.model.runners.values(), self.now()) if self.model.runners else ""
-            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running)
+            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running, waiting=self.app.gates.waiting)
 
     def show_banner(self, text: str | None) -> None:
         """A line under the header that cannot be missed (None hides it)."""

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual import events
 from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
+
+from loopx_core.rules import ids
 
 from ..runners import runner_text
 from ..state import OWNER, BoardModel
@@ -182,10 +184,13 @@ class BoardHeader(Line):
         super().__init__("", **kw)
         self.note = ""
 
-    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: str = "") -> None:
+    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: str = "", waiting: Sequence[int] = ()) -> None:
         counts = model.counts()
         text = Text()
         text.append(" LoopX ", style="bold reverse")
+        if waiting:  # (first: never cut at 80 columns) the gates not on screen, and the key that opens them
+            more = f" +{len(waiting) - 1}" if len(waiting) > 1 else ""
+            text.append(f" ⚑ {ids.fmt(ids.GATE, waiting[0])}{more} waiting — g ", style="bold reverse yellow")
         if demo:
             text.append(" demo ", style="bold")
         if refusal:
@@ -198,7 +203,7 @@ class BoardHeader(Line):
         text.append(f" {n} card{'' if n == 1 else 's'}", style="dim")
         needs = counts.get("needs_you", 0)
         gates = len(model.pending)
-        if gates:
+        if gates and not waiting:
             text.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
         if needs:
             text.append(f"  {needs} need you", style="yellow")

@@ -72,6 +72,7 @@ class GateQueue:
         """The board's history is checked: the gates pending when it opened
         join the queue (and open as any unasked gate does)."""
         self.queue.extend(g for g in sorted(self.app.model.pending) if g not in self.queue and g not in self.deferred)
+        self._say_waiting()
         self.show_next()
 
     def when_idle(self) -> None:
@@ -116,8 +117,7 @@ class GateQueue:
         if isinstance(app.screen, ModalScreen):
             return  # shown when that dialog closes
         if not asked and self._typing():
-            self._say_waiting()
-            return  # the timer (when_idle) tries again
+            return  # the timer (when_idle) tries again; the header already says it waits
         while self.queue:
             gid = self.queue.pop(0)
             if gid in app.model.pending and gid not in self.deferred:

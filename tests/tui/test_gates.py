@@ -308,3 +308,13 @@ async def test_a_dangerous_scope_takes_a_second_different_key(make_app, seeded):
         await pilot.press("y")
         await app.ops_idle()
         assert gate_row(app, seeded.gate).status == "approved"
+
+
+def test_how_long_idle_is_a_setting(monkeypatch, seeded):
+    from loopx_tui.app import LoopxApp
+
+    monkeypatch.setenv("LOOPX_GATE_IDLE", "5")
+    assert LoopxApp(seeded.location).gate_idle == 5
+    for bad in ("soon", "-1", "1e9"):
+        monkeypatch.setenv("LOOPX_GATE_IDLE", bad)
+        assert LoopxApp(seeded.location).gate_idle == 2.0  # (the default; a bad value is not "never" nor "at once")

@@ -318,3 +318,25 @@ def test_how_long_idle_is_a_setting(monkeypatch, seeded):
     for bad in ("soon", "-1", "1e9"):
         monkeypatch.setenv("LOOPX_GATE_IDLE", bad)
         assert LoopxApp(seeded.location).gate_idle == 2.0  # (the default; a bad value is not "never" nor "at once")
+
+
+async def test_remembering_a_dangerous_scope_takes_the_second_key_too(make_app, seeded):
+    from .conftest import loopx
+
+    assert loopx(seeded.location, "dangerous", "set", "deploy:*").returncode == 0
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("g")
+        await arm(pilot)
+        await pilot.press("A", "a")  # remember for this agent: asks Y first
+        await app.ops_idle()
+        await pilot.pause()
+        assert app.screen.stage == "confirm" and gate_row(app, seeded.gate).status == "pending"
+        await pilot.press("escape")  # back to the choice, nothing decided
+        assert app.screen.stage == "choose"
+        await pilot.press("A", "a", "Y")
+        await app.ops_idle()
+        await pilot.pause()
+        assert gate_row(app, seeded.gate).status == "approved"
+        with app.store.read():
+            assert Grant.get(Grant.gate == seeded.gate).agent == "codex-1"

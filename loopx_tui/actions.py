@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 class HumanActions:
-    def __init__(self, app: "LoopxApp", store: "Store", person, read_only: str | None = None):
+    def __init__(self, app: "LoopxApp", store: "Store", person, read_only: str | None = None, hint: str = ""):
         self.app = app
         self.store = store
         self.person = person  # keys.Person, or None (read-only)
@@ -38,11 +38,12 @@ class HumanActions:
         self.refusal: str | None = read_only if person is None else None
         if person is None and self.refusal is None:
             self.refusal = "no unlocked key: decisions are refused"
+        self.hint = hint  # what to do about it
 
     # -- the one place -----------------------------------------------------------
     def _perform(self, what: str, operator: Callable[[str], object], done: Callable[[object], None] | None = None) -> "Worker | None":
         if self.refusal is not None:
-            self.app.refuse(f"{what}: this board is read-only: {self.refusal}", "open the board as yourself, with your key (`loopx key init` makes one)")
+            self.app.refuse(f"{what}: the board is read-only ({self.refusal})", self.hint)
             return None
         actor = self.person
 

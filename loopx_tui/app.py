@@ -41,7 +41,7 @@ from loopx_core.shapes.values import Artifact, CardView
 
 from .actions import HumanActions
 from .alert import GateAlert
-from .gate_queue import GateQueue
+from .gate_queue import ARM_DELAY, GateQueue, idle_setting
 from .heap import collect_when_idle, freeze_heap, thaw_heap
 from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, BoardWaiting, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PageRead, PollFailed
 from .paths import css_paths
@@ -67,10 +67,14 @@ class LoopxApp(App[int]):
         now: Callable[[], float] | None = None,
         person=None,
         read_only: str | None = None,
+        read_only_hint: str = "",
         demo: bool = False,
         poll_interval: float = 0.05,
         intro: str | None = None,
         alert: GateAlert | None = None,
+        ticks: Callable[[], float] | None = None,
+        gate_idle: float | None = None,
+        arm_delay: float = ARM_DELAY,
     ):
         super().__init__()
         self.location = location if location is not None or store is None else store.location
@@ -85,9 +89,17 @@ class LoopxApp(App[int]):
         self.read_only = read_only if person is None else None
         if person is None and self.read_only is None:
             self.read_only = "no unlocked key: decisions are refused"
+        self.read_only_hint = read_only_hint or "quit (q) and run `loopx board` again, typing your key's passphrase"
         self.demo = demo
         self.poll_interval = poll_interval
-        self.last_input = 0.0  # time.monotonic() of the last key, click or wheel
+        # The clock of the person's keys (monotonic; tests step one of their
+        # own): how long they have been idle, how long a gate dialog has been
+        # up. Starting counts as input: the keys that started the board (the
+        # command, the passphrase) may still be on their way.
+        self.ticks: Callable[[], float] = ticks or time.monotonic
+        self.last_input = self.ticks()  # of the last key, click or wheel
+        self.gate_idle = gate_idle if gate_idle is not None else idle_setting()
+        self.arm_delay = arm_delay
         self.intro = intro
         self.model = BoardModel()
         self.project_root: str | None = None
@@ -128,6 +140,7 @@ class LoopxApp(App[int]):
         # board's first screen is built (one took ~240 ms there under load).
         freeze_heap()
         self.set_interval(1.0, self._collect_when_idle, name="idle collector")
+        self.set_interval(0.25, self.gates.when_idle, name="gates when idle")
         if self.location is None and self.store is None:
             self.post_message(BoardFailed(LoopxError("no board given", "pass --db PATH or run `loopx init`")))
             return
@@ -173,7 +186,7 @@ class LoopxApp(App[int]):
         snap = message.snapshot
         self.store = message.store
         self.reader = BoardReader(self.store, self.now)
-        self.actions = HumanActions(self, self.store, self.person, self.read_only)
+        self.actions = HumanActions(self, self.store, self.person, self.read_only, self.read_only_hint)
         self.project_root = snap.project_root
         self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n})
         self.model.runners = {r.agent: r for r in snap.runners}
@@ -186,9 +199,6 @@ class LoopxApp(App[int]):
         self.switch_mode("board")
         if self.intro:
             self.notice(self.intro, title="LoopX demo" if self.demo else "LoopX", timeout=12)
-        if snap.pending_gates:
-            n = len(snap.pending_gates)
-            self.notice(f"{n} gate{'s' if n != 1 else ''} waiting for you — press g to answer", title="Needs you", severity="warning", timeout=8)
         self.run_worker(self._check_history, thread=True, group="reads", name="verify history", exit_on_error=False)
 
     def _check_history(self) -> None:
@@ -206,6 +216,7 @@ class LoopxApp(App[int]):
             if not self.is_running:
                 return  # (stopped as the board closed)
             self.post_message(PollFailed(f"cannot verify the history: {type(exc).__name__}: {exc}"))
+            self.call_from_thread(self.gates.opened)
             return
         self.post_message(HistoryChecked(report))
         help.help_lines(self, help.WIDTH)  # (the help laid out, after the check: the first `?` only draws it)
@@ -214,6 +225,7 @@ class LoopxApp(App[int]):
         freeze_heap()  # (the board's opening reads are done)
         report = message.report
         self.history = report
+        self.gates.opened()  # the gates pending when the board opened, after the history is known
         if report.ok or self.board_screen is None or not self.board_screen.is_attached or not self.is_running:
             return  # (or the board is closing)
         first = report.first
@@ -324,7 +336,7 @@ class LoopxApp(App[int]):
 
     def _collect_when_idle(self) -> None:
         """Once a second (heap.py): the older garbage, if the person paused."""
-        collect_when_idle(time.monotonic() - self.last_input)
+        collect_when_idle(self.ticks() - self.last_input)
 
     def action_quit(self) -> None:
         self.exit(self.exit_code)
@@ -448,16 +460,19 @@ class LoopxApp(App[int]):
 
     # -- dialogs that lead to a human action ------------------------------------------
     async def on_event(self, event: events.Event) -> None:
-        """Keys typed before a dialog has a focused field wait for it (see modals/base.py)."""
+        """Keys typed before a dialog has a focused field wait for it, or are
+        dropped, and so are a gate dialog's before it is armed (see modals/base.py)."""
         from .modals.base import LoopxModal
 
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
-            self.last_input = time.monotonic()  # (the older garbage waits for a pause: heap.py)
+            self.last_input = self.ticks()  # (the older garbage and unasked gates wait for a pause: heap.py, gate_queue.py)
         if isinstance(event, events.Key) and self.screen_stack:
             screen = self.screen
             if isinstance(screen, LoopxModal) and not screen.ready:
                 if screen.TYPE_AHEAD:
                     screen.early_keys.append(event)
+                return
+            if isinstance(screen, LoopxModal) and screen.drops(event.key):
                 return
         await super().on_event(event)
 

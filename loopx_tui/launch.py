@@ -42,18 +42,19 @@ def board_app(location: BoardLocation, store, ask=None):
 
     from .app import LoopxApp
 
-    person, read_only = session_person(store, ask=ask or _ask_once)
-    return LoopxApp(location, store=store, person=person, read_only=read_only)
+    person, read_only, hint = session_person(store, ask=ask or _ask_once)
+    return LoopxApp(location, store=store, person=person, read_only=read_only, read_only_hint=hint)
 
 
 def _ask_once(prompt: str) -> str:
-    """The board's one unlock per session: asked before it opens; Enter opens it read-only."""
+    """The board's unlock: asked before it opens (again after a wrong one,
+    three times in all); Enter opens it read-only."""
     from loopx_core.shapes.errors import Forbidden
     from loopx_core.authority.keys import ask_terminal
 
     answer = ask_terminal(prompt.rstrip(": ") + " (Enter: open read-only): ")
     if not answer:
-        raise Forbidden("not unlocked (you pressed Enter): the board is read-only", "")
+        raise Forbidden("not unlocked (you pressed Enter)", "", code="not_unlocked")
     return answer
 
 

@@ -36,7 +36,9 @@ SHOTS = (
 
 
 async def shoot(location, name: str, size: tuple[int, int], keys, card) -> Path:
-    app = LoopxApp(location, background=False, person=PERSON)
+    # The clock of keys stands still (no gate opens by itself mid-shot), and the
+    # gate dialog is shown armed, as the person sees it a second after it opens.
+    app = LoopxApp(location, background=False, person=PERSON, ticks=lambda: 0.0, arm_delay=0)
     async with app.run_test(size=size) as pilot:
         await app.loaded.wait()
         await pilot.pause()

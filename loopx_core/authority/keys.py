@@ -125,7 +125,7 @@ class KeyFile:
             try:
                 seed = _open_seal(secret, passphrase)
             except InvalidTag:
-                raise Forbidden("wrong passphrase for your LoopX key", "try again; `loopx key passphrase` changes it") from None
+                raise Forbidden("wrong passphrase for your LoopX key", "try again; `loopx key passphrase` changes it", code="wrong_passphrase") from None
         else:
             seed = unb64(secret["plain"])
         private = Ed25519PrivateKey.from_private_bytes(seed)
@@ -150,9 +150,10 @@ def read(path: Path | None = None) -> KeyFile | None:
         raise InvalidInput(f"cannot read your LoopX key {path}: {exc}", "fix LOOPX_KEY, or make a new key with `loopx key init --force`") from None
 
 
-def unlock(path: Path | None = None, *, ask=None) -> Person:
+def unlock(path: Path | None = None, *, ask=None, tries: int = 1) -> Person:
     """Load and unlock the person's key. ``ask(prompt)`` reads a passphrase
-    (default: the controlling terminal, never stdin)."""
+    (default: the controlling terminal, never stdin), up to ``tries`` times
+    while it is wrong (as sudo does); the last wrong one is raised."""
     from ..shapes.errors import Forbidden
 
     found = read(path)
@@ -161,7 +162,15 @@ def unlock(path: Path | None = None, *, ask=None) -> Person:
         raise Forbidden(f"no LoopX key at {where}: only a person with a key can do this", "make yours with `loopx key init` (it asks for a passphrase)")
     if not found.sealed:
         return found.unlock()
-    return found.unlock((ask or ask_terminal)(f"Passphrase for LoopX key {found.fingerprint} ({found.name}): "))
+    prompt = f"Passphrase for LoopX key {found.fingerprint} ({found.name}): "
+    for attempt in range(1, tries + 1):
+        try:
+            return found.unlock((ask or ask_terminal)(prompt))
+        except Forbidden as err:
+            if err.code != "wrong_passphrase" or attempt == tries:
+                raise
+            prompt = f"Wrong passphrase, try again ({attempt + 1} of {tries}): "
+    raise AssertionError("unreachable")
 
 
 def ask_terminal(prompt: str) -> str:

@@ -7,6 +7,8 @@ already on the board. Operators here take a ``keys.Person`` (an unlocked key).
 
 from __future__ import annotations
 
+import os
+
 from ..store import events
 from . import keys, trust
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -119,19 +121,28 @@ def count(store) -> int:
     return int(PersonRow.select(pw.fn.COUNT(PersonRow.fingerprint)).scalar() or 0)
 
 
-def session_person(store, ask=None) -> tuple[keys.Person | None, str | None]:
+def session_person(store, ask=None, tries: int = 3) -> tuple[keys.Person | None, str | None, str]:
     """Who decides in a long-running surface (the board): the person whose key
-    unlocks and is one of the board's people, or None and why not (then the
-    surface is read-only). An agent identity is never a person."""
-    import os
-
+    unlocks (a wrong passphrase is asked again, ``tries`` times in all) and is
+    one of the board's people; or None, why not (the surface is then
+    read-only) and what to do about it. An agent identity is never a person."""
     agent = os.environ.get("LOOPX_AGENT")
     if agent:
-        return None, f"started with LOOPX_AGENT={agent[:64]}: an agent cannot decide"
+        return None, f"started with LOOPX_AGENT={agent[:64]}: an agent cannot decide", "start `loopx board` in your own shell, without LOOPX_AGENT"
+    where = _home_short(keys.key_path())
     try:
         found = keys.read()
         if found is None:
-            return None, f"no LoopX key at {keys.key_path()} (`loopx key init` makes one)"
-        return member(store, keys.unlock(found.path, ask=ask)), None
+            return None, f"no LoopX key at {where}", "make yours with `loopx key init`; a person on the board then adds it"
+        return member(store, keys.unlock(found.path, ask=ask, tries=tries)), None, ""
     except (Forbidden, InvalidInput) as err:
-        return None, err.message
+        if err.code in ("wrong_passphrase", "not_unlocked"):
+            why = f"{tries} wrong passphrases for your key" if err.code == "wrong_passphrase" and tries > 1 else err.message
+            return None, why, f"quit (q), run `loopx board` again and type the passphrase of {where}"
+        return None, err.message, err.hint or ""
+
+
+def _home_short(path) -> str:
+    home = os.path.expanduser("~")
+    text = str(path)
+    return "~" + text[len(home):] if home not in ("", "/") and text.startswith(home + os.sep) else text

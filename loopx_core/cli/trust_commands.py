@@ -217,6 +217,31 @@ def cmd_policy_sign(ctx: Context) -> Outcome:
     return Outcome({"policy": doc, "path": path, "signed": True, "digest": value}, 0, f"signed {path} ({value[:12]}): its allow/outside_ok entries now apply; any later edit is unsigned again")
 
 
+def _dangerous_text(found: tuple[str, ...]) -> str:
+    if not found:
+        return "no scope is marked dangerous: y alone approves any gate in the board"
+    return "dangerous (in the board, y then Y approves their gates): " + " ".join(found)
+
+
+def cmd_dangerous_list(ctx: Context) -> Outcome:
+    from ..ops import dangerous
+
+    with ctx.store.read():
+        found = dangerous.patterns(ctx.store)
+    return Outcome({"dangerous": list(found)}, 0, _dangerous_text(found))
+
+
+def cmd_dangerous_set(ctx: Context) -> Outcome:
+    from ..ops import dangerous
+
+    a = ctx.args
+    if bool(a.patterns) == bool(a.none):
+        raise UsageError("name the scopes to mark dangerous, or pass --none", "e.g. `loopx dangerous set 'db:*' 'deploy:*'`")
+    person = ctx.person("mark scopes dangerous")
+    found = dangerous.set_patterns(ctx.store, list(a.patterns), person)
+    return Outcome({"dangerous": list(found)}, 0, _dangerous_text(found))
+
+
 def _read_export(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:

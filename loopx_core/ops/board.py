@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..rules import clock
+from ..rules import clock, scopes
 from ..store import events
-from . import reaper
+from . import dangerous, reaper
 from ..store.discovery import BoardLocation
 from ..store import records
 from ..store.records import Agent, Card, Evidence, Gate, Handoff, Observed, Setting
@@ -220,6 +220,7 @@ class GateBrief(NamedTuple):
     gate: GateView
     card: CardView
     evidence: EvidenceView | None  # the card's latest evidence
+    dangerous: bool = False  # its scope is one the person marked dangerous (ops/dangerous)
 
 
 def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
@@ -230,4 +231,6 @@ def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
             return None
         card = card_row(row.card_id)
         latest = Evidence.first('WHERE "card_id" = ? ORDER BY "id" DESC', (card.id,))
-        return GateBrief(gate_view(row), card_views([card])[0], evidence_view(latest) if latest else None)
+        gate = gate_view(row)
+        risky = scopes.dangerous(gate.scope, dangerous.patterns(store)) if gate.scope else False
+        return GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky)

@@ -14,3 +14,9 @@ def covers(granted: str, needed: str) -> bool:
     if granted.endswith(":*"):
         return needed.startswith(granted[:-1]) or needed == granted[:-2]
     return False
+
+
+def dangerous(scope: str | None, patterns) -> bool:
+    """Whether a gate for ``scope`` is one a person marked dangerous (``patterns``:
+    their signed list, ``ops/dangerous``); a question without a scope is not."""
+    return bool(scope) and any(covers(p, scope) for p in patterns)

@@ -254,6 +254,13 @@ DECLARED: tuple = (
     Verb("policy", "show", "the hook policy (.loopx/policy.json) and whether a person signed it", (), _TRUST + "cmd_policy_show"),
     Verb("policy", "sign", "sign the hook policy as it is now: its allow/outside_ok entries then apply", (), _TRUST + "cmd_policy_sign", human=True),
 
+    Group("dangerous", "scopes whose gates take a second key to approve in the board"),
+    Verb("dangerous", "list", "the scope patterns a person marked dangerous", (), _TRUST + "cmd_dangerous_list"),
+    Verb("dangerous", "set", "mark scopes dangerous (replaces the list): in the board, y then Y approves their gates", (
+        arg("patterns", nargs="*", metavar="SCOPE", help="a scope (db:drop) or a family ('db:*'); quote the * in the shell"),
+        arg("--none", action="store_true", help="no scope is dangerous"),
+    ), _TRUST + "cmd_dangerous_set", human=True),
+
     Verb("verify", None, "check the event log's hash chain and every person's signature (exit 11 if altered)", (
         arg("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one"),
         arg("--root", metavar="FINGERPRINT", help="with --file: the root key you expect"),

@@ -7,6 +7,8 @@ focus), then delivers them in order: "n, the title, Tab, the scopes" lands
 in the right fields however fast it is typed. A dialog that must not take
 keys typed before it appeared (the gate dialog: a ``y`` meant for something
 else must never approve a gate) sets ``TYPE_AHEAD = False``: they are dropped.
+Once ready, a dialog may still drop a key (``drops``: the gate dialog's
+answer keys before it is armed).
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class LoopxModal(ModalScreen):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._ready)
+
+    def drops(self, key: str) -> bool:
+        """Whether the app drops ``key`` instead of delivering it (the dialog is ready)."""
+        return False
 
     def _ready(self) -> None:
         if self.is_attached:

@@ -93,7 +93,7 @@ class BoardScreen(Screen):
             actions = self.app.actions
             now = self.now()
             running = (summary(self.model.runners.values(), now), summary(self.model.runners.values(), now, short=True)) if self.model.runners else ("", "")
-            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running)
+            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running, waiting=self.app.gates.waiting)
 
     def show_banner(self, text: str | None) -> None:
         """A line under the header that cannot be missed (None hides it)."""

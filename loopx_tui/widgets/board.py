@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual import events
 from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
+
+from loopx_core.rules import ids
 
 from ..format import ellipsize
 from ..runners import runner_variants
@@ -186,28 +188,32 @@ class BoardHeader(Line):
         self.note = ""
         self._parts: tuple = (Text(), "", ())
 
-    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: tuple[str, str] = ("", "")) -> None:
-        """``runners``: the runners' summary, long and short."""
+    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: tuple[str, str] = ("", ""), waiting: Sequence[int] = ()) -> None:
+        """``runners``: the runners' summary, long and short; ``waiting``: the gates
+        queued behind the person's typing (named first: never cut at 80 columns)."""
         lead = Text()
         lead.append(" LoopX ", style="bold reverse")
+        if waiting:  # the gates not on screen, and the key that opens them
+            more = f" +{len(waiting) - 1}" if len(waiting) > 1 else ""
+            lead.append(f" ⚑ {ids.fmt(ids.GATE, waiting[0])}{more} waiting — g ", style="bold reverse yellow")
         if demo:
             lead.append(" demo ", style="bold")
         if refusal:
             lead.append(f" {refusal} ", style="bold reverse")
         elif person:
             lead.append(f" as {person} ", style="dim")  # the key unlocked for this session signs what you decide
-        parts = (lead, model.objective or "", tuple(self._status(model, said) for said in runners))
+        parts = (lead, model.objective or "", tuple(self._status(model, said, bool(waiting)) for said in runners))
         if parts != self._parts:
             self._parts = parts
             self.refresh()
 
-    def _status(self, model: BoardModel, runners: str) -> Text:
+    def _status(self, model: BoardModel, runners: str, waiting: bool) -> Text:
         status = Text()
         n = model.total()
         status.append(f" {n} card{'' if n == 1 else 's'}", style="dim")
         needs = model.counts().get("needs_you", 0)
         gates = len(model.pending)
-        if gates:
+        if gates and not waiting:  # (a waiting gate is named in the lead)
             status.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
         if needs:
             status.append(f"  {needs} need you", style="yellow")

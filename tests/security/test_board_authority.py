@@ -11,7 +11,7 @@ from loopx_core.ops import gates
 from loopx_core.demo.seed import KEY_FILE
 from loopx_core.store.backends import Store
 
-from ..tui.conftest import seed_template, seeded  # noqa: F401  (the seeded board fixtures)
+from ..tui.conftest import Ticks, arm, seed_template, seeded  # noqa: F401  (the seeded board fixtures)
 
 
 @pytest.fixture
@@ -26,6 +26,8 @@ def launched(seeded, monkeypatch):
         opened.append(store)
         app = board_app(seeded.location, store, ask=lambda prompt: pytest.fail("asked a passphrase"))
         app.background = False
+        app.ticks = Ticks()  # (the clock of keys, stepped by the test: the gate dialog arms on it)
+        app.last_input = app.ticks()
         return app
 
     monkeypatch.setenv("LOOPX_KEY", str(seeded.root / ".loopx" / KEY_FILE))
@@ -61,6 +63,7 @@ async def test_a_board_that_cannot_prove_a_person_decides_nothing(launched, seed
         await on_screen(app, pilot)
         await pilot.press("g")
         await on_screen(app, pilot)  # the gate's brief is read in a worker; keys typed before it shows are dropped
+        await arm(pilot)
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()
@@ -78,6 +81,7 @@ async def test_the_person_decides_with_one_key(launched, seeded):
         await on_screen(app, pilot)
         await pilot.press("g")
         await on_screen(app, pilot)
+        await arm(pilot)
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()

@@ -65,6 +65,7 @@ ARGV = {
     ("key", "passphrase"): ["key", "passphrase", "--none"],
     ("key", "trust"): ["key", "trust", "0" * 16],
     ("policy", "sign"): ["policy", "sign"],
+    ("dangerous", "set"): ["dangerous", "set", "--none"],
     ("card", "window"): ["card", "window", "LX-1", "--every", "1h", "--turns", "99"],
     ("runner", "pause"): ["runner", "pause", "a1"],
     ("runner", "resume"): ["runner", "resume", "a2"],

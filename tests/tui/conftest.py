@@ -86,14 +86,48 @@ async def show_done(app, pilot) -> None:
     await pilot.pause()
 
 
+class Ticks:
+    """The app's clock of keys (how long the person is idle, how long a gate
+    dialog has been up): it moves only when the test steps it."""
+
+    def __init__(self, start: float = 1000.0):
+        self.at = start
+
+    def __call__(self) -> float:
+        return self.at
+
+    def step(self, seconds: float) -> None:
+        self.at += seconds
+
+
+async def arm(pilot) -> None:
+    """Time passes with the gate dialog on screen: its answer keys arm."""
+    app = pilot.app
+    app.ticks.step(app.arm_delay)
+    app.screen.arm_tick()
+    await pilot.pause()
+
+
+async def idle(pilot) -> None:
+    """The person stops typing for ``gate_idle``: the queue's timer runs."""
+    app = pilot.app
+    app.ticks.step(app.gate_idle)
+    app.gates.when_idle()
+    await app.reads_idle()
+    await pilot.pause()
+
+
 @pytest.fixture
 def make_app(seeded):
-    """``make_app(**kw)``: a LoopxApp on the seeded board, workers off by default."""
+    """``make_app(**kw)``: a LoopxApp on the seeded board, workers off by
+    default, its clock of keys a ``Ticks`` the test steps."""
     BoardApp = board_app_class()
 
     def make(location=None, **kw):
         kw.setdefault("background", False)
         kw.setdefault("person", seeded.person)
+        kw.setdefault("ticks", Ticks())
+        kw.setdefault("gate_idle", 2.0)
         return BoardApp(location or seeded.location, **kw)
 
     return make

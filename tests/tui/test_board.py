@@ -19,7 +19,7 @@ from loopx_tui.screens.no_board import NoBoardScreen
 
 from tests.polling import until_async
 
-from .conftest import HUMAN, board_app_class, card_text, loopx
+from .conftest import HUMAN, arm, board_app_class, card_text, idle, loopx
 from .test_daily_driver import laid_out
 
 
@@ -213,10 +213,14 @@ async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):
 
     app = make_app(background=True, poll_interval=0.02)
     async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("g", "escape")  # the gate pending at open, left for later
         proc = loopx(seeded.location, "gate", "ask", "LX-6", "--question", "Use GitHub?", "--scope", "oauth:github", agent="claude-1")
         assert proc.returncode == 6, proc.stdout + proc.stderr
+        assert await wait_until(pilot, lambda: app.gates.queue)  # seen live; it waits for the person to be idle
+        await idle(pilot)
         assert await wait_until(pilot, lambda: isinstance(app.screen, GateModal) and app.screen.ready)  # on screen, so keys answer it
         assert app.bells == 1
+        await arm(pilot)
         await pilot.press("y")
         await app.ops_idle()
         assert await wait_until(pilot, lambda: app.model.cards[6].status == "active")

@@ -24,7 +24,7 @@ from loopx_tui.widgets.card_list import CardList
 
 from tests.polling import until_async
 
-from .conftest import card_spot, card_text, feed, loopx, show_done
+from .conftest import arm, card_spot, card_text, feed, idle, loopx, show_done
 
 HOSTILE = "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil \u200bzw \U0001F469\u200d\U0001F4BB \u3164x" + "q" + "\u0301" * 12
 
@@ -141,10 +141,10 @@ async def test_the_gate_dialog_counts_time(make_app, seeded):
         from loopx_core.rules import clock
 
         clock.set_clock(lambda: now[0])
+        app.gates.deferred.add(seeded.gate)  # (the gate pending at open: this test is about a new one)
         gate, _, _ = await asyncio.to_thread(gates.ask, app.store, 6, "claude-1", {"question": "Merge now?", "scope": "git:merge", "deadline": 600})
         await feed(app)
-        await app.reads_idle()
-        await pilot.pause()
+        await idle(pilot)
         modal = app.screen
         assert isinstance(modal, GateModal) and modal.gate_id == gate.id
         dialog = modal.query_one("#gate-dialog")
@@ -568,6 +568,7 @@ async def test_a_read_only_board_refuses_every_human_action_and_says_so(make_app
         await pilot.press("g")
         await app.reads_idle()
         await pilot.pause()
+        await arm(pilot)
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()

@@ -51,6 +51,7 @@ def test_run_board_without_a_board_shows_how_to_create_one(tmp_path, monkeypatch
 def test_run_board_opens_the_app_on_the_board(seeded, monkeypatch):
     seen: dict = {}
     monkeypatch.setattr(LoopxApp, "run", _run_headless(seen))
+    monkeypatch.setenv("LOOPX_GATE_IDLE", "3600")  # (real time passes here: the pending gate must not open before the test looks)
     assert launch.run_board(seeded.location) == 0
     assert seen["screen"] == "BoardScreen"
     assert seen["store"].location.path == seeded.location.path
@@ -138,19 +139,19 @@ def test_the_board_decides_as_the_person_whose_key_unlocks(seeded, monkeypatch):
     store = Store.open(seeded.location)
     try:
         monkeypatch.setenv("LOOPX_KEY", str(seeded.root / ".loopx" / KEY_FILE))
-        person, why = session_person(store)
+        person, why, hint = session_person(store)
         assert person.actor == "human:seed" and why is None
         monkeypatch.setenv("LOOPX_AGENT", "claude-1")
-        person, why = session_person(store)
+        person, why, hint = session_person(store)
         assert person is None and "LOOPX_AGENT" in why
         monkeypatch.delenv("LOOPX_AGENT")
         monkeypatch.setenv("LOOPX_HUMAN", "seed")  # a name proves nothing
         monkeypatch.setenv("LOOPX_KEY", str(seeded.root / "nope.json"))
-        person, why = session_person(store)
+        person, why, hint = session_person(store)
         assert person is None and "no LoopX key" in why
         stranger = keys.create(seeded.root / "stranger.json", "seed", None)
         monkeypatch.setenv("LOOPX_KEY", str(stranger.path))
-        person, why = session_person(store)
+        person, why, hint = session_person(store)
         assert person is None and "not one of this board's people" in why
     finally:
         store.close()
@@ -177,3 +178,52 @@ def test_an_artifact_opens_in_the_pager(seeded, monkeypatch):
     assert calls == [["less", "-R", str(seeded.root / "src" / "login.html")]]
     viewer.open_in_pager(FakeApp(), Artifact("../outside", 1, None), str(seeded.root))
     assert calls[-1][0] == "notify"
+
+
+def _sealed_key(seeded, monkeypatch, passphrase: str = "open sesame"):
+    """The seeded person's key, sealed with ``passphrase``, as LOOPX_KEY."""
+    from loopx_core.authority import keys
+    from loopx_core.demo.seed import KEY_FILE
+
+    found = keys.read(seeded.root / ".loopx" / KEY_FILE)
+    path = seeded.root / "sealed.json"
+    found_copy = keys.KeyFile(path, dict(found.doc))
+    keys.reseal(found_copy, found.unlock(), passphrase)
+    monkeypatch.setenv("LOOPX_KEY", str(path))
+    return path
+
+
+def test_a_mistyped_passphrase_is_asked_again_three_times_in_all(seeded, monkeypatch):
+    from loopx_core.store.backends import Store
+
+    _sealed_key(seeded, monkeypatch)
+    store = Store.open(seeded.location)
+    try:
+        typed, prompts = iter(["open sesam", "open sesme", "open sesame"]), []
+        app = launch.board_app(seeded.location, store, ask=lambda prompt: prompts.append(prompt) or next(typed))
+        assert app.person is not None and app.person.actor == "human:seed" and app.read_only is None
+        assert len(prompts) == 3 and "try again (2 of 3)" in prompts[1] and "(3 of 3)" in prompts[2]
+        typed, prompts = iter(["no", "nope", "still no", "never asked"]), []
+        app = launch.board_app(seeded.location, store, ask=lambda prompt: prompts.append(prompt) or next(typed))
+        assert app.person is None and len(prompts) == 3
+        assert app.read_only == "3 wrong passphrases for your key"
+        assert "run `loopx board` again" in app.read_only_hint and "sealed.json" in app.read_only_hint
+        assert "key init" not in app.read_only_hint  # that would make a new key
+    finally:
+        store.close()
+
+
+def test_enter_at_the_passphrase_opens_read_only_at_once(seeded, monkeypatch):
+    from loopx_core.authority import keys
+    from loopx_core.store.backends import Store
+
+    _sealed_key(seeded, monkeypatch)
+    asked = []
+    monkeypatch.setattr(keys, "ask_terminal", lambda prompt: asked.append(prompt) or "")
+    store = Store.open(seeded.location)
+    try:
+        app = launch.board_app(seeded.location, store)
+        assert app.person is None and len(asked) == 1 and "Enter: open read-only" in asked[0]
+        assert "pressed Enter" in app.read_only and "run `loopx board` again" in app.read_only_hint
+    finally:
+        store.close()

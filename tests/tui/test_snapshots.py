@@ -5,6 +5,7 @@ deliberate change, and look at the diff report before accepting it."""
 from __future__ import annotations
 
 
+from .conftest import arm, feed
 from .conftest import settled as _settle
 
 
@@ -17,6 +18,8 @@ def test_owner_view(make_app, snap_compare):
 
 
 def test_gate_modal(make_app, snap_compare):
+    """Just opened: its answer keys dimmed, the countdown until they work."""
+
     async def gate(pilot):
         await _settle(pilot)
         await pilot.press("g")
@@ -24,6 +27,35 @@ def test_gate_modal(make_app, snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=(120, 36), run_before=gate)
+
+
+def test_gate_modal_armed(make_app, snap_compare):
+    """A second later: the keys work; the footer shows the dialog's keys."""
+
+    async def gate(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        await arm(pilot)
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=gate)
+
+
+def test_gate_waiting_while_typing(make_app, snap_compare):
+    """A gate arrives while the person types a filter: it waits, said in the header."""
+    from loopx_core.ops import gates
+
+    async def typing(pilot):
+        await _settle(pilot)
+        await pilot.press("slash", *"dep")
+        gates.ask(pilot.app.store, 6, "claude-1", {"question": "Drop the prod sessions table?", "scope": "db:drop"})
+        await feed(pilot.app)
+        await pilot.pause()
+        await pilot.press(*"loy")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=typing)
 
 
 def test_card_detail(make_app, snap_compare):
@@ -119,3 +151,19 @@ def test_add_card_form(make_app, snap_compare):
 def test_help_says_how_to_close_it(make_app, snap_compare):
     """`?` covers the footer: the dialog's own edge says Esc/? closes it."""
     assert snap_compare(make_app(), press=["question_mark"], terminal_size=(80, 24), run_before=_settle)
+
+
+def test_read_only_refusal_small_terminal(make_app, snap_compare):
+    """A deciding key on a read-only board: the toast says why and the right
+    next step, whole, at 80×24."""
+
+    async def refused(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        await arm(pilot)
+        await pilot.press("y")
+        await pilot.pause()
+
+    app = make_app(person=None, read_only="3 wrong passphrases for your key", read_only_hint="quit (q), run `loopx board` again and type the passphrase of ~/.config/loopx/key.json")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=refused)

@@ -1,0 +1,50 @@
+"""The scopes a person marked dangerous: in the board, approving a gate for
+one takes a second, different key (DESIGN §9).
+
+A person's signed setting (``loopx dangerous set 'db:*' 'deploy:*'``). The
+list is the latest signed ``setting_changed`` event that set it, read from
+the event log — not the setting row: a row edited or deleted in the database
+counts for nothing. An event that does not verify makes every scope
+dangerous (fail closed). Matching is ``rules/scopes.covers``."""
+
+from __future__ import annotations
+
+import json
+
+from ..rules import limits
+from ..shapes.errors import InvalidInput
+
+SETTING = "dangerous_scopes"
+EVERY_SCOPE = ("*",)
+
+
+def patterns(store) -> tuple[str, ...]:
+    """The patterns the person signed last (inside a read or a transaction)."""
+    rows = store.query('SELECT "seq" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq" DESC', ("setting_changed", f'%"{SETTING}"%'))
+    people = store.trust()
+    for (seq,) in rows:
+        decided = people.decision(store.query, seq, ("setting_changed",))
+        if decided is None:
+            return EVERY_SCOPE  # an unsigned or altered list: fail closed
+        if decided.get("key") != SETTING:
+            continue  # (another setting whose value mentions the name)
+        try:
+            found = json.loads(decided.get("value") or "")
+        except ValueError:
+            return EVERY_SCOPE
+        if not isinstance(found, list) or not all(isinstance(p, str) for p in found):
+            return EVERY_SCOPE
+        return tuple(found)
+    return ()
+
+
+def set_patterns(store, wanted: list[str], person) -> tuple[str, ...]:
+    """Replace the list (one transaction), signed by ``person`` (a ``keys.Person``)."""
+    chosen: list[str] = []
+    for pattern in wanted:
+        if len(pattern) > limits.SCOPE_MAX or not limits.SCOPE.fullmatch(pattern) and pattern != "*":
+            raise InvalidInput(f"{pattern[:140]!r} is not a scope pattern", "a scope like db:drop, a family like 'db:*', or '*' (quote the * in the shell)")
+        if pattern not in chosen:
+            chosen.append(pattern)
+    store.run(lambda: store.put_signed_setting(SETTING, json.dumps(chosen), person))
+    return tuple(chosen)

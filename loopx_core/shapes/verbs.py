@@ -420,7 +420,7 @@ DECLARED: tuple = (
 HELP_ORDER = (
     "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner",
     "next", "claim", "context", "heartbeat", "writeback", "monitor", "handoff", "accept", "release", "done",
-    "log", "events", "verify", "export", "key", "person", "policy", "price",
+    "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "price",
     "watch", "mcp", "hook", "migrate", "completion",
 )
 

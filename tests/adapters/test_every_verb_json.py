@@ -51,6 +51,8 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("key", "trust"), ["key", "trust", "@root-fp"], {}),
         (("policy", "show"), ["policy", "show"], {}),
         (("policy", "sign"), ["policy", "sign"], {}),
+        (("dangerous", "set"), ["dangerous", "set", "db:*"], {}),
+        (("dangerous", "list"), ["dangerous", "list"], {}),
         (("next", None), ["next", "--claim"], {"agent": AGENT}),
         (("heartbeat", None), ["heartbeat", "LX-1"], {"agent": AGENT}),
         (("writeback", None), ["writeback", "LX-1", "--summary", "did it"], {"agent": AGENT}),

@@ -251,10 +251,39 @@ def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind
     return None
 
 
+# The kinds the fold reads (others leave every projected row as it was: their data is not even parsed).
+FOLDED = frozenset(
+    ("card_added", "grant_created", "card_assigned", "paused", "resumed", "monitoring", "monitor_due", "unblocked", "budget_raised", "window_set")
+    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND)
+)
+
+
+UNSCOPED = ("card_added", "grant_created")  # folded whether or not their card is replayed
+
+
+class Replay:
+    """The fold, an event at a time (``loopx verify`` feeds it from its own walk of the chain)."""
+
+    def __init__(self):
+        self.projection = Projection({}, {}, {}, {})
+
+    def add(self, seq: int, actor: str, card, kind: str, data_text) -> None:
+        if kind not in FOLDED or (card is not None and kind not in UNSCOPED and card not in self.projection.cards):
+            return  # (a card from before the log was kept: not replayed)
+        _apply(self.projection, seq, actor, card, kind, json.loads(data_text) if data_text else {})
+
+    def result(self, since: int = 0) -> Projection:
+        """``since``: cards added before this seq are left out (history from before the log was kept)."""
+        p = self.projection
+        if since:
+            for cid in [c for c, state in p.cards.items() if state.seq < since]:
+                del p.cards[cid]
+        return p
+
+
 def replay(query, since: int = 0) -> Projection:
-    """Fold every event (in seq order) into the rows it leaves. ``since``: cards
-    added before this seq are left out (history from before the log was kept)."""
-    p = Projection({}, {}, {}, {})
+    """Fold every event (in seq order) into the rows it leaves."""
+    fold = Replay()
     last, batch = 0, 5000
     while True:
         rows = query(f"SELECT seq, actor, card, kind, data FROM event WHERE seq > ? ORDER BY seq LIMIT {batch}", (last,))
@@ -262,18 +291,16 @@ def replay(query, since: int = 0) -> Projection:
             break
         for seq, actor, card, kind, data in rows:
             last = seq
-            if card is not None and kind != "card_added" and card not in p.cards:
-                continue
-            _apply(p, seq, actor, card, kind, json.loads(data) if data else {})
-    if since:
-        for cid in [c for c, s in p.cards.items() if s.seq < since]:
-            del p.cards[cid]
-    return p
+            fold.add(seq, actor, card, kind, data)
+    return fold.result(since)
 
 
 def differences(query, p: Projection) -> list[Difference]:
-    """Every row (card, gate, grant, runner) that says something the log does not."""
+    """Every row (card, gate, grant, runner) that says something the log does not.
+    A gate of a card that is not replayed is not compared; nor is a grant row
+    the log never created (the authority check names it: no signed decision)."""
     out: list[Difference] = []
+    replayed = set(p.cards)
     for cid, status, assignee, holder, token, turns, tokens, usd in query(
         "SELECT id, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd FROM card ORDER BY id", ()
     ):
@@ -296,20 +323,22 @@ def differences(query, p: Projection) -> list[Difference]:
     for gid, card, status, answered_by in query("SELECT id, card_id, status, answered_by FROM gate ORDER BY id", ()):
         known[gid] = True
         logged = p.gates.get(gid)
+        if card not in replayed and (logged is None or logged[0] not in replayed):
+            continue
         if logged is None:
             out.append(Difference("gate", gid, "id", status, None))
             continue
         for column, row, log in (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2])):
             if row != log:
                 out.append(Difference("gate", gid, column, row, log))
-    for gid in p.gates:
-        if gid not in known:
+    for gid, logged in p.gates.items():
+        if gid not in known and logged[0] in replayed:
             out.append(Difference("gate", gid, "id", None, "asked"))
     grants = {}
     for gid, scope, agent, card, expires in query('SELECT id, scope, agent, card, expires_at FROM "grant" ORDER BY id', ()):
         grants[gid] = [scope, agent, card, expires]
-    for gid in sorted(set(grants) | set(p.grants), key=str):
-        if grants.get(gid) != p.grants.get(gid):
+    for gid in sorted(p.grants, key=str):
+        if grants.get(gid) != p.grants[gid]:
             out.append(Difference("grant", gid, "row", grants.get(gid), p.grants.get(gid)))
     for agent, control in query("SELECT agent, control FROM runner ORDER BY agent", ()):
         logged = p.runners.get(agent)

@@ -149,6 +149,7 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None, *, pro
     legacy_unsigned = 0
     last_seq = 0
     batch = 5000
+    fold = replay.Replay()
     while True:
         rows = query(f"SELECT {EVENT_COLUMNS} FROM event WHERE seq > ? ORDER BY seq LIMIT {batch}", (last_seq,))
         if not rows:
@@ -178,6 +179,8 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None, *, pro
             expected_prev = row.hash or ""
             expected_seq = row.seq + 1
             head = row.hash
+            if project:
+                fold.add(row.seq, row.actor, row.card, row.kind, row.data)
     if signed_from and first_signed is not None and signed_from > first_signed:
         problems.append(Problem(None, "setting signed_from", f"says history is unsigned up to event {signed_from}, but event {first_signed} is already signed: the setting was changed outside LoopX"))
         signed_from = 0
@@ -189,7 +192,7 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None, *, pro
         else:
             problems.append(problem)
     if project:
-        problems.extend(_projection(query, signed_from))
+        problems.extend(_projection(query, fold.result(since=signed_from)))
     return Report(count, signed, head, problems, notes)
 
 
@@ -200,10 +203,10 @@ def _number(text) -> int:
         return 0
 
 
-def _projection(query, signed_from: int) -> list[Problem]:
+def _projection(query, projection: replay.Projection) -> list[Problem]:
     """Every row the replay of the log does not support (card, gate, grant, runner)."""
     out = []
-    for d in replay.differences(query, replay.replay(query, since=signed_from)):
+    for d in replay.differences(query, projection):
         detail = {"table": d.table, "id": d.id, "column": d.column, "row": d.row, "log": d.log}
         if d.table == "event":
             out.append(Problem(d.seq, f"event {d.seq}", f"a charge that {d.log}", detail))

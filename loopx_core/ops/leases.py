@@ -20,7 +20,15 @@ def held_card(agent: str, now: float, statuses: tuple[str, ...] = holding.HELD) 
     inside the caller's transaction: what the hooks gate and charge and the
     watcher observes on."""
     marks = ", ".join("?" * len(statuses))
-    return holding.choose(Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses)), now)
+    card = holding.choose(Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses)), now)
+    return card if card is None or logged_holder(card) else None  # a lease row the log did not grant gates and charges nothing
+
+
+def logged_holder(card: Card) -> bool:
+    """Is the card's lease row the one its newest lease event left?"""
+    from ..authority.replay import lease_in_log
+
+    return tuple(lease_in_log(records.rows, card.id)) == (card.lease_holder, card.lease_token)
 
 
 def grant(card: Card, agent: str, seconds: float, now: float) -> None:

@@ -11,6 +11,7 @@ import json
 from loopx_core.authority import chain
 
 from .conftest import agent_env, agent_run, shell, sql, sql_rows
+from .test_human_authority import hook
 
 
 def verify_rows(board) -> dict:
@@ -101,6 +102,17 @@ def test_a_lease_holder_written_in_the_database_writes_nothing(team):
     assert team.cli("verify").code == 0
 
 
+def test_a_lease_holder_written_in_the_database_borrows_no_approval_in_the_hook(team):
+    """a1's card carries an approval of git:push in its lease; a2 writes itself in as the holder: its push is still denied."""
+    team.ok("card", "add", "a1's card")
+    assert agent_run(team, "a1", "claim", "LX-1")[0] == 0
+    assert agent_run(team, "a1", "gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push")[0] == 0  # a1 may push: approved at once
+    assert hook(team, "git push origin main", agent="a1").get("permissionDecision") != "deny"
+    assert hook(team, "git push origin main", agent="a2")["permissionDecision"] == "deny"
+    sql(team, "UPDATE card SET lease_holder = 'a2' WHERE id = 1")
+    assert hook(team, "git push origin main", agent="a2")["permissionDecision"] == "deny"
+
+
 def test_a_lease_the_log_ended_is_not_honoured(team):
     """A released card whose row is set back to active under its old holder: refused, pointing at verify."""
     team.ok("card", "add", "released")
@@ -153,17 +165,19 @@ def test_verify_names_every_row_that_differs(team):
     team.ok("card", "add", "two")
     assert agent_run(team, "a2", "claim", "LX-1")[0] == 0
     assert agent_run(team, "a2", "gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push")[0] == 6
+    team.ok("gate", "answer", "G-1", "approve", "--remember", "card")
+    assert agent_run(team, "a2", "gate", "ask", "LX-1", "--question", "deploy?", "--scope", "deploy:prod")[0] == 6
     team.ok("runner", "pause", "a2")
     assert team.cli("verify").code == 0
     sql(team, "UPDATE card SET status = 'done', assignee = 'a1' WHERE id = 2")
-    sql(team, "UPDATE gate SET status = 'rejected' WHERE id = 1")
+    sql(team, "UPDATE gate SET status = 'rejected' WHERE id = 2")
     sql(team, "UPDATE runner SET control = NULL WHERE agent = 'a2'")
-    sql(team, """INSERT INTO "grant" (scope, agent, card, expires_at, created_by, gate, created_at) VALUES ('*', NULL, NULL, NULL, 'human:tester', NULL, 1800000000)""")
+    sql(team, """UPDATE "grant" SET scope = '*' WHERE id = 1""")
     rows = verify_rows(team)
     assert rows[("card", 2, "status")] == ("done", "ready") and rows[("card", 2, "assignee")] == ("a1", None)
-    assert rows[("gate", 1, "status")] == ("rejected", "pending")
+    assert rows[("gate", 2, "status")] == ("rejected", "pending")
     assert rows[("runner", "a2", "control")] == (None, "pause")
-    assert any(table == "grant" for table, _, _ in rows)
+    assert rows[("grant", 1, "row")] == (["*", None, 1, None], ["git:push", None, 1, None])
 
 
 # -- the runner's lease token in the environment (#27) ------------------------------------------

@@ -177,17 +177,14 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
     card = p.cards.get(card_id)
     if card is None:
         return  # a card from before the log was kept (an older LoopX)
+    if kind in CHARGES:  # most of a long log: they change the counters and nothing else
+        _charge(card, seq, kind, data)
+        return
     if kind in GATE_KINDS:
         _gate(p, card, card_id, actor, kind, data)
     lease = lease_after(kind, actor, data)
     if lease is not None:
         card.holder, card.token = lease
-    if kind in CHARGES:
-        turns, tokens, usd = charge_of(kind, data)
-        card.turns, card.tokens, card.usd = card.turns + turns, card.tokens + tokens, round(card.usd + usd, 6)
-        said = used_after(data)
-        if said is not None and said != (card.turns, card.tokens, card.usd):
-            card.odd.append((seq, f"records totals {said}, but the charges before it add up to {(card.turns, card.tokens, card.usd)}"))
     status = _status_after(p, card, card_id, actor, kind, data)
     if status is not None:
         card.status = status
@@ -199,6 +196,16 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
         card.assignee = None
     elif kind == "handoff_created" and actor.startswith("human:"):
         card.assignee = data.get("to")  # a person's reassign gives the card to the receiver at once
+
+
+def _charge(card: CardState, seq: int, kind: str, data: dict) -> None:
+    turns, tokens, usd = charge_of(kind, data)
+    card.turns, card.tokens, card.usd = card.turns + turns, card.tokens + tokens, round(card.usd + usd, 6)
+    used = data.get("used")
+    if used is not None:
+        said = used_after(data)
+        if said != (card.turns, card.tokens, card.usd):
+            card.odd.append((seq, f"records totals {said}, but the charges before it add up to {(card.turns, card.tokens, card.usd)}"))
 
 
 def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, data: dict) -> None:

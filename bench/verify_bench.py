@@ -1,5 +1,6 @@
 """`loopx verify` on a long history: 50,000 events, one in a hundred signed by
-a person, built in bulk through the kernel's own event writer. Prints the cold
+a person, the rest charges on 50 cards (so verify's replay folds them into
+each card's counters), built in bulk through the kernel's own event writer. Prints the cold
 `loopx verify` time (target: <= 2 s), the floor (python + sqlite insert/commit)
 and the ratio, and the per-event cost of chaining on the write path.
 

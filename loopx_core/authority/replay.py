@@ -21,7 +21,7 @@ whoever keeps a witness of the head call the same functions.
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from collections import namedtuple  # (not typing: the PreToolUse hook imports this module)
 
 from ..rules.decisions import CONTROL_OF_KIND
 
@@ -46,9 +46,7 @@ def _agent_of(actor: str) -> str | None:
     return actor[6:] if actor.startswith("agent:") else None
 
 
-class Lease(NamedTuple):
-    holder: str | None
-    token: int | None
+Lease = namedtuple("Lease", "holder token")
 
 
 def lease_after(kind: str, actor: str, data: dict) -> Lease | None:
@@ -128,20 +126,15 @@ class CardState:
         self.odd: list[tuple[int, str]] = []  # events whose own totals disagree with the replay
 
 
-class Projection(NamedTuple):
-    cards: dict  # id -> CardState
-    gates: dict  # id -> [card, status, answered_by]
-    grants: dict  # id -> [scope, agent, card, expires_at]
-    runners: dict  # agent -> control
+# cards: id -> CardState; gates: id -> [card, status, answered_by];
+# grants: id -> [scope, agent, card, expires_at]; runners: agent -> control.
+Projection = namedtuple("Projection", "cards gates grants runners")
 
 
-class Difference(NamedTuple):
-    table: str
-    id: object
-    column: str
-    row: object
-    log: object
-    seq: int | None = None  # the event the log's value comes from, when one event says it
+class Difference(namedtuple("Difference", "table id column row log seq", defaults=(None,))):
+    """A row's column that says ``row`` where the log says ``log`` (``seq``: the event it is about, if one)."""
+
+    __slots__ = ()
 
     @property
     def where(self) -> str:

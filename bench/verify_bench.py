@@ -1,5 +1,6 @@
 """`loopx verify` on a long history: 50,000 events, one in a hundred signed by
-a person, built in bulk through the kernel's own event writer. Prints the cold
+a person, the rest charges on 50 cards (so verify's replay folds them into
+each card's counters), built in bulk through the kernel's own event writer. Prints the cold
 `loopx verify` time (target: <= 2 s), the floor (python + sqlite insert/commit)
 and the ratio, and the per-event cost of chaining on the write path.
 
@@ -20,6 +21,7 @@ from pathlib import Path
 from common import floor_argv, person_env
 
 REPO = Path(__file__).resolve().parent.parent
+CARDS = 50
 sys.path.insert(0, str(REPO))
 
 
@@ -35,14 +37,27 @@ def build(folder: Path, n: int) -> float:
     store, _ = init_board(parse_target(str(folder / ".loopx" / "board.db"), "flag"), "verify bench", person)
     me = store.trust().people[person.fingerprint]
     person = person.named(me.name)
+    from loopx_core.ops.cards import add_card
+    from loopx_core.store import records
+
+    for c in range(CARDS):
+        add_card(store, {"title": f"card {c + 1}"}, person)
     start = time.perf_counter()
 
     def body():
+        # Charges on real cards, so `verify` replays them into each card's counters (and the rows agree).
+        used = {c: [0, 0] for c in range(1, CARDS + 1)}
         for i in range(n):
             if i % 100 == 0:
                 events.emit(person, "setting_changed", None, key="note", value=str(i))
             else:
-                events.emit("agent:bench", "evidence_added", 1 + i % 50, evidence=f"E-{i}", summary="a turn of work " * 3, tokens=i)
+                card = 1 + i % CARDS
+                used[card][0] += 1
+                used[card][1] += i
+                events.emit("agent:bench", "evidence_added", card, evidence=f"E-{i}", summary="a turn of work " * 3, tokens=i,
+                            used={"turns": used[card][0], "tokens": used[card][1], "usd": 0.0})
+        for card, (turns, tokens) in used.items():
+            records.execute('UPDATE "card" SET "used_turns" = ?, "used_tokens" = ? WHERE "id" = ?', (turns, tokens, card))
 
     store.run(body)
     per_event = (time.perf_counter() - start) / n * 1e6

@@ -23,7 +23,7 @@ try:
 except ImportError:  # pragma: no cover - a Python whose sqlite3 is laid out otherwise
     from sqlite3 import connect
 
-from ..authority import authority, trust
+from ..authority import authority, replay, trust
 from ..rules.holding import HELD, choose
 
 SCHEMA_VERSION = 5  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
@@ -64,6 +64,8 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
         )
         if card is not None and card.status == "active" and card.lease_expires is not None and card.lease_expires <= now:
             raise NotSure("the lease has expired; the kernel reaps it")
+        if card is not None and tuple(replay.lease_in_log(query, card.id)) != (agent, card.lease_token):
+            raise NotSure("the card's lease row is not the one the log granted; the kernel decides")
         uid = trust.board_uid_from(query) or ""
         rules = authority.Authority(query, lambda: trust.load(query, uid))
         allowed: dict = {}

@@ -219,19 +219,32 @@ def tool_claim(tools, card: str) -> str:
     return _json(claim(tools.store, _card(card), _agent()).to_json())
 
 
-def tool_writeback(tools, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0, turn_id: str = "", release: bool = False) -> str:
-    from ..shapes.inputs import validate
+def tool_writeback(
+    tools, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0,
+    turn_id: str = "", release: bool = False, lease_token: int | None = None, op_id: str = "",
+) -> str:
+    """The CLI's writeback: the same operator, fenced by the same lease token
+    (default: the runner's turn, ``rules/turn_env``) and op id."""
+    from ..ops.idempotence import once
     from ..ops.writeback import writeback
+    from ..rules import turn_env
+    from ..shapes.inputs import validate
 
     data = validate("evidence", _drop_none({
         "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
-        "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_id or None, "release": release,
+        "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_env.turn_id(turn_id or None), "release": release,
     }))
     from ..rules.artifacts import missing_warnings
 
-    evidence, card_view, created = writeback(tools.store, _card(card), _agent(), data, source="mcp")
-    ev = evidence.to_json()
-    return _json({"evidence": ev, "card": card_view.to_json(), "created": created, "warnings": missing_warnings(ev["artifacts"])})
+    agent, cid, token = _agent(), _card(card), turn_env.lease_token(lease_token)
+
+    def run():
+        evidence, card_view, created = writeback(tools.store, cid, agent, data, source="mcp", lease_token=token)
+        ev = evidence.to_json()
+        return {"evidence": ev, "card": card_view.to_json(), "created": created, "warnings": missing_warnings(ev["artifacts"])}, 0
+
+    result, _ = once(tools.store, op_id or None, "writeback", {"agent": agent, "card": cid, **data}, run)
+    return _json(result)
 
 
 def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from . import chain, trust
+from . import chain, replay, trust
 from .authority import Authority
 from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
 from .trust import SETTING_EVENTS
@@ -39,9 +39,13 @@ class Problem(NamedTuple):
     seq: int | None  # the event it is about (None: a row of another table)
     where: str  # "event 12", "gate G-3", "agent claude-1", …
     what: str
+    row: dict | None = None  # a row that differs from the log's replay: table, id, column, row, log
 
     def to_json(self) -> dict:
-        return {"seq": self.seq, "where": self.where, "what": self.what}
+        out = {"seq": self.seq, "where": self.where, "what": self.what}
+        if self.row is not None:
+            out["row"] = self.row
+        return out
 
 
 class Report(NamedTuple):
@@ -81,7 +85,7 @@ RAW = {
     "agent": "id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns",
     "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token",
     "grant": "id, scope, agent, card, expires_at, decided_seq",
-    "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq",
+    "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd",
     "runner": "agent, control, control_seq",
 }
 
@@ -89,7 +93,7 @@ RAW = {
 def verify_store(store, *, anchor: bool = True) -> Report:
     with store.read():
         report = verify_rows(store.query, store.board_uid(), store.trust())
-    if anchor and report.ok:
+    if anchor and all(p.row is not None for p in report.problems):  # a clean chain (rows may differ): is it the one seen before?
         report = _check_anchor(store, report)
     return report
 
@@ -121,7 +125,8 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
         return con.execute(sql, params).fetchall()
 
     people = trust.load(query, part["board_uid"])
-    report = verify_rows(query, part["board_uid"], people)
+    projected = "used_usd" in part["tables"].get("card", {}).get("columns", ())  # an export by an older LoopX has no projected columns
+    report = verify_rows(query, part["board_uid"], people, project=projected)
     if root is not None and (people.root is None or people.root.fingerprint != root):
         found = people.root.fingerprint if people.root else "none"
         return report._replace(problems=[Problem(None, "people", f"the export's root key is {found}, not the {root} you expect")] + report.problems)
@@ -130,12 +135,13 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
     return report
 
 
-def verify_rows(query, board_uid: str, people: trust.Trust | None = None) -> Report:
+def verify_rows(query, board_uid: str, people: trust.Trust | None = None, *, project: bool = True) -> Report:
     people = people or trust.load(query, board_uid)
     problems: list[Problem] = [Problem(None, "people", p) for p in people.problems]
     notes: list[str] = []
     settings = dict(query("SELECT key, value FROM setting", ()))
-    signed_from = int(settings.get("signed_from") or 0)
+    signed_from = _number(settings.get("signed_from"))
+    first_signed = None  # a setting cannot unsign history: none after the first signed event is "before signing"
     expected_prev = chain.genesis(board_uid)
     expected_seq = 1
     count = signed = 0
@@ -143,6 +149,7 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None) -> Rep
     legacy_unsigned = 0
     last_seq = 0
     batch = 5000
+    fold = replay.Replay()
     while True:
         rows = query(f"SELECT {EVENT_COLUMNS} FROM event WHERE seq > ? ORDER BY seq LIMIT {batch}", (last_seq,))
         if not rows:
@@ -160,17 +167,23 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None) -> Rep
                 problems.append(Problem(row.seq, where, f"was altered after it was written ({row.kind} by {row.actor})"))
             if row.key or row.sig:
                 signed += 1
+                first_signed = first_signed or row.seq
                 why = people.check(row)
                 if why:
                     problems.append(Problem(row.seq, where, why))
             elif row.actor.startswith("human:"):
-                if signed_from and row.seq < signed_from:
+                if signed_from and row.seq < signed_from and first_signed is None:
                     legacy_unsigned += 1
                 else:
                     problems.append(Problem(row.seq, where, f"claims to be a person's decision ({row.kind} by {row.actor}) but is not signed"))
             expected_prev = row.hash or ""
             expected_seq = row.seq + 1
             head = row.hash
+            if project:
+                fold.add(row.seq, row.actor, row.card, row.kind, row.data)
+    if signed_from and first_signed is not None and signed_from > first_signed:
+        problems.append(Problem(None, "setting signed_from", f"says history is unsigned up to event {signed_from}, but event {first_signed} is already signed: the setting was changed outside LoopX"))
+        signed_from = 0
     if legacy_unsigned:
         notes.append(f"{legacy_unsigned} event(s) by people before seq {signed_from} predate signing (this board was made by an older LoopX); they are chained but not signed")
     for problem in _authority(query, people, settings):
@@ -178,7 +191,28 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None) -> Rep
             notes.append(f"{problem.where} is from before signing and is not honoured until a person confirms it")
         else:
             problems.append(problem)
+    if project:
+        problems.extend(_projection(query, fold.result(since=signed_from)))
     return Report(count, signed, head, problems, notes)
+
+
+def _number(text) -> int:
+    try:
+        return max(0, int(text or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _projection(query, projection: replay.Projection) -> list[Problem]:
+    """Every row the replay of the log does not support (card, gate, grant, runner)."""
+    out = []
+    for d in replay.differences(query, projection):
+        detail = {"table": d.table, "id": d.id, "column": d.column, "row": d.row, "log": d.log}
+        if d.table == "event":
+            out.append(Problem(d.seq, f"event {d.seq}", f"a charge that {d.log}", detail))
+        else:
+            out.append(Problem(d.seq, d.where, f"{d.describe()} (the row was changed outside LoopX)", detail))
+    return out
 
 
 def _latest(query, kinds: tuple[str, ...], match, card: int | None = None) -> int | None:
@@ -280,9 +314,9 @@ def _check_anchor(store, report: Report) -> Report:
         return report
     rows = store.query("SELECT hash FROM event WHERE seq = ?", (seen["seq"],))
     if not rows:
-        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "is gone: this machine verified the board up to it before (the history was truncated or the file rolled back)")])
+        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "is gone: this machine verified the board up to it before (the history was truncated or the file rolled back)")] + report.problems)
     if rows[0][0] != seen["hash"]:
-        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "differs from what this machine verified before (the history was rewritten)")])
+        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "differs from what this machine verified before (the history was rewritten)")] + report.problems)
     return report
 
 

@@ -26,6 +26,16 @@ class Outcome:
         self.data, self.code, self.text, self.warnings = data, code, text, warnings or []
 
 
+def turn_defaults(args) -> None:
+    """``--lease-token`` and ``--turn-id`` default to the runner's turn (``rules/turn_env``)."""
+    from ..rules import turn_env
+
+    if hasattr(args, "lease_token"):
+        args.lease_token = turn_env.lease_token(args.lease_token)
+    if hasattr(args, "turn_id"):
+        args.turn_id = turn_env.turn_id(args.turn_id)
+
+
 class Context:
     """What every handler needs: the parsed args, the board, who is calling."""
 
@@ -33,6 +43,7 @@ class Context:
         self.args = args
         self._store = None
         self._person = None
+        turn_defaults(args)
 
     @property
     def location(self):
@@ -500,6 +511,8 @@ def _next_text(r: dict) -> str:
         return head + f"\n→ `loopx context {key}` for the continuation; then `loopx writeback {key} --summary …`"
     if action == "wait":
         g = r["gate"]
+        if g is None:  # a card row that waits on no gate: say so, do not guess one
+            return f"wait: {card['id']} is waiting ({r['reason']})\n→ stop for now; a person can check the board with `loopx verify`"
         return f"wait: {g['id']} on {card['id']} is pending ({g['question']})\n→ `loopx gate status {g['id']}` until a human answers"
     if action == "accept":
         return f"accept: {card['id']} was handed to you\n→ `loopx context {card['id']}`, then `loopx accept {card['id']}`"
@@ -611,6 +624,8 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
                     raise InvalidInput(f"--input names {key} {theirs!r} but the command is for {mine}", f"drop {key!r} from the document or fix it")
         if a.release:
             doc.setdefault("release", True)
+        if a.turn_id:
+            doc.setdefault("turn_id", a.turn_id)
         return validate("evidence", doc)
     if a.summary is None:
         raise UsageError("--summary is required (or --input FILE)", "e.g. `loopx writeback LX-3 --summary \"what this turn did\"`")

@@ -54,7 +54,7 @@ def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, 
             usd=usd, source=SOURCE, extra=extra, payload_hash=fingerprint,
         )
         quota.charge(card, tokens, usd, turn=False)
-        events.emit(f"agent:{agent}", "usage_charged", card.id, evidence=ids.fmt(ids.EVIDENCE, row.id), tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out, usd=usd, source=SOURCE)
+        events.emit(f"agent:{agent}", "usage_charged", card.id, evidence=ids.fmt(ids.EVIDENCE, row.id), tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out, usd=usd, source=SOURCE, used=quota.totals(card))
         quota.pause_if_spent(card)
         touch(card, now)
         return evidence_view(row), card_view(card), True

@@ -9,7 +9,7 @@ from ..rules.hints import take_work
 from ..store import events
 from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden
-from .gates import _rules, open_gate
+from .gates import _rules, checked_view, holding_gate, open_gate
 from .handoffs import latest_handoff
 from ..store.records import Agent, Card, Gate
 from .reaper import clear_lease, load_card, withdraw_pending
@@ -57,7 +57,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
         card = load_card(card_id)
         key = ids.fmt(ids.CARD, card_id)
         if card.lease_holder == agent and card.status in ("active", "waiting"):
-            return _resume(card, "already yours")
+            return _resume(store, card, agent, "already yours")
         if card.status != "ready":
             blocked = reaper.gate_blocked(card)
             if blocked is not None:
@@ -79,12 +79,18 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
     return store.run(body)
 
 
-def _resume(card: Card, reason: str) -> NextResult:
-    view = card_view(card)
-    if card.status == "waiting":
-        gate = Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
-        return NextResult("wait", card=view, gate=gate_view(gate) if gate else None, reason="waiting for a human")
-    return NextResult("work", card=view, reason=reason)
+def _resume(store, card: Card, agent: str, reason: str) -> NextResult:
+    """The agent's own card: work on it, unless a gate holds it — pending, or an
+    approval no signature backs (the row's "active" is not honoured then). Its
+    lease is the one the log granted (``leases.require_holder``)."""
+    leases.require_holder(card, agent, None, ("active", "waiting"))
+    gate, why = holding_gate(store, card)
+    if gate is not None:
+        shown = checked_view(store, gate)
+        return NextResult("wait", card=card_view(card), gate=shown, reason="waiting for a human" if why is None else f"waiting for a human ({why})")
+    if card.status == "waiting":  # waiting on no gate at all: the row says so, nothing in the log does
+        return NextResult("wait", card=card_view(card), reason="waiting, but no gate is pending; `loopx verify` names what was changed")
+    return NextResult("work", card=card_view(card), reason=reason)
 
 
 def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | None = None) -> NextResult:
@@ -102,9 +108,12 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         card = holding.choose(held, now)  # work the agent can do now comes before work that waits on someone
         rank = holding.rank(card.status, card.monitor_due, now) if card is not None else holding.NOT_HELD
         if rank == holding.ACTIVE:
+            held_back = quota.hold(card)  # counters put back to the log's first: an edited row buys no turn
             leases.renew(card, now)
             touch(card, now)
-            return NextResult("work", card=card_view(card), reason="resume")
+            if held_back:
+                return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
+            return _resume(store, card, agent, "resume")
         if rank == holding.DUE:
             card.status = "active"
             card.monitor_due = None
@@ -116,7 +125,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
                 return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
             return NextResult("work", card=card_view(card), reason="monitor_due")
         if rank == holding.WAITING:
-            return _resume(card, "waiting")
+            return _resume(store, card, agent, "waiting")
         if rank == holding.PAUSED:
             return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
         offered = Card.first("""WHERE "status" = 'handoff' AND "handoff_to" = ? ORDER BY "priority", "id" """, (agent,), lock=True)

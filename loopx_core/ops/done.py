@@ -9,8 +9,9 @@ from ..rules import clock, ids
 from ..store import events, records
 from . import leases
 from .cards import open_deps
+from .gates import holding_gate
 from ..shapes.errors import Conflict, Forbidden
-from ..store.records import Card, Evidence, Gate
+from ..store.records import Card, Evidence
 from .reaper import clear_lease, load_card
 from ..store.rows import agent_row, card_view, evidence_view, touch
 from ..shapes.values import CardView, EvidenceView
@@ -19,16 +20,16 @@ from .writeback import NOT_REPORTS, payload_hash
 OUTPUT_TAIL = 4000
 
 
-def _precheck(card: Card, agent: str, lease_token: int | None) -> None:
+def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
     key = ids.fmt(ids.CARD, card.id)
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     # Usage the Stop hook measured (source "hook") and a failed turn the runner recorded are not a writeback.
     marks = ", ".join("?" * len(NOT_REPORTS))
     if not records.exists(f'SELECT 1 FROM "evidence" WHERE "card_id" = ? AND "source" NOT IN ({marks})', (card.id, *NOT_REPORTS)):
         raise Conflict(f"{key} has no evidence yet", f"write what this turn did first: `loopx writeback {key} --summary …`", code="no_evidence")
-    gate = Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
+    gate, why = holding_gate(store, card)  # an approval no signature backs is still pending
     if gate is not None:
-        raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}", "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
+        raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}" + (f" ({why})" if why else ""), "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
 
 
 def _kill_group(proc) -> None:
@@ -88,7 +89,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
     def precheck():
         agent_row(agent)
         card = load_card(card_id)
-        _precheck(card, agent, lease_token)
+        _precheck(store, card, agent, lease_token)
         return card.lease_token, card.verify
 
     token, command = store.run(precheck)
@@ -105,7 +106,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
     def finish():
         now = clock.now()
         card = load_card(card_id)
-        _precheck(card, agent, token)
+        _precheck(store, card, agent, token)
         passed = result is None or result["passed"]
         row = Evidence.create(
             card_id=card.id, agent=agent, summary=summary, artifacts=[], source="verify" if result else "cli",

@@ -117,6 +117,23 @@ def forged(store, gate: Gate) -> str | None:
     return forged_approval(_rules(store), gate, clock.now())
 
 
+def holding_gate(store, card: Card) -> tuple[Gate | None, str | None]:
+    """The gate ``card`` waits on, as its people decided it: a pending one, or
+    an approval of this lease that no signature backs (a row edited to
+    "approved" reads as pending: ``next``, ``claim`` and ``done`` never honour
+    it). Returns (gate, why it is forged or None)."""
+    pending = Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
+    if pending is not None:
+        return pending, None
+    if card.lease_token is None:
+        return None, None
+    for gate in Gate.where("""WHERE "card_id" = ? AND "status" = 'approved' AND "lease_token" = ? ORDER BY "id" """, (card.id, card.lease_token)):
+        why = forged(store, gate)
+        if why is not None:
+            return gate, why
+    return None, None
+
+
 def checked_view(store, gate: Gate) -> GateView:
     """The gate as its people decided it: an approval no signature backs reads as pending."""
     why = forged(store, gate)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..rules import clock, holding, ids
 from ..shapes.errors import Conflict, Paused
+from ..store import events, records
 from ..store.records import Card
 from .reaper import gate_blocked
 from ..store.rows import card_view
@@ -19,7 +20,15 @@ def held_card(agent: str, now: float, statuses: tuple[str, ...] = holding.HELD) 
     inside the caller's transaction: what the hooks gate and charge and the
     watcher observes on."""
     marks = ", ".join("?" * len(statuses))
-    return holding.choose(Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses)), now)
+    card = holding.choose(Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses)), now)
+    return card if card is None or logged_holder(card) else None  # a lease row the log did not grant gates and charges nothing
+
+
+def logged_holder(card: Card) -> bool:
+    """Is the card's lease row the one its newest lease event left?"""
+    from ..authority.replay import lease_in_log
+
+    return tuple(lease_in_log(records.rows, card.id)) == (card.lease_holder, card.lease_token)
 
 
 def grant(card: Card, agent: str, seconds: float, now: float) -> None:
@@ -42,9 +51,35 @@ def describe_holder(card: Card) -> str:
     return f"held by {card.lease_holder} until {clock.iso(card.lease_expires)} (lease {card.lease_token})"
 
 
-def require_holder(card: Card, agent: str, token: int | None = None, statuses: tuple[str, ...] = ("active",)) -> None:
-    """Refuse a write from anyone but the live lease holder (zombies included)."""
+def check_logged(card: Card) -> None:
+    """Hold the card's lease row to the log's newest lease event (issue #24 §3):
+    a holder or token edited in the database is put back to the one the log
+    granted (event ``row_restored``); a lease the log already ended is refused
+    outright — no operator honours a lease the events do not support."""
+    from ..authority.replay import lease_in_log
+
+    logged = lease_in_log(records.rows, card.id)
+    row = (card.lease_holder, card.lease_token)
+    if row == tuple(logged):
+        return
     key = ids.fmt(ids.CARD, card.id)
+    if logged.holder is None:
+        raise Conflict(
+            f"{key}'s lease row says {card.lease_holder} holds it (lease {card.lease_token}), but the log ended its last lease: the row was changed outside LoopX",
+            f"`loopx verify` names the rows that differ; a person can put the card back to work: `loopx card move {key} --to ready`",
+            code="row_altered",
+            data={"card": card_view(card).to_json()},
+        )
+    card.lease_holder, card.lease_token = logged
+    events.emit("system", "row_restored", card.id, table="card", columns=["lease_holder", "lease_token"], row=list(row), log=list(logged))
+
+
+def require_holder(card: Card, agent: str, token: int | None = None, statuses: tuple[str, ...] = ("active",)) -> None:
+    """Refuse a write from anyone but the live lease holder (zombies included),
+    as the log granted the lease (``check_logged``)."""
+    key = ids.fmt(ids.CARD, card.id)
+    if card.lease_holder is not None or card.lease_token is not None:
+        check_logged(card)
     if card.lease_holder == agent and (token is None or token == card.lease_token) and card.status in statuses:
         return  # the common case: no refusal, so no need to describe the card
     blocked = gate_blocked(card)

@@ -48,7 +48,30 @@ def over_budget(card: Card) -> bool:
     )
 
 
+def totals(card: Card) -> dict:
+    """What the card has used, as each charge event records it after charging:
+    so the row's counters are checked against the log (``restore_used``)."""
+    return {"turns": card.used_turns, "tokens": card.used_tokens, "usd": round(card.used_usd, 6)}
+
+
+def restore_used(card: Card) -> bool:
+    """Put the card's used counters back to what its newest charge event
+    recorded, when the row says otherwise (an edit outside LoopX: a zeroed
+    counter must not buy turns). Returns True when it did; the event
+    ``row_restored`` says what the row said."""
+    from ..authority.replay import used_in_log
+
+    logged = used_in_log(records.rows, card.id)
+    row = (card.used_turns, card.used_tokens, round(card.used_usd, 6))
+    if logged is None or logged == row:
+        return False
+    card.used_turns, card.used_tokens, card.used_usd = logged
+    events.emit("system", "row_restored", card.id, table="card", columns=["used_turns", "used_tokens", "used_usd"], row=list(row), log=list(logged))
+    return True
+
+
 def charge(card: Card, tokens: int, usd: float, *, turn: bool = True) -> None:
+    restore_used(card)
     if turn:
         card.used_turns += 1
     card.used_tokens += tokens
@@ -96,6 +119,7 @@ def hold(card: Card) -> bool:
     """Call after making ``card`` workable (active, waiting, ready): an exhausted
     card goes ``paused`` (reason ``budget``, or ``window`` until it refills)
     instead. Returns True when it did."""
+    restore_used(card)
     reason, wake_at = spent(card)
     if reason is None:
         return False

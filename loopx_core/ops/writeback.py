@@ -160,6 +160,7 @@ def writeback(
             usd=usd,
             source=source,
             progress=progressed,
+            used=quota.totals(card),
             **({"unverified": True} if unverified else {}),
         )
         if not unverified:

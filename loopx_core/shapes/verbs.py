@@ -317,6 +317,8 @@ DECLARED: tuple = (
                       "usd": {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."},
                       "turn_id": {**_TEXT, "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result."},
                       "release": {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."},
+                      "lease_token": {"type": "integer", "description": "Lease token (default $LOOPX_LEASE_TOKEN)."},
+                      "op_id": {**_TEXT, "description": "Idempotency key: a retry returns the first result."},
                   },
                   _MCP + "tool_writeback", ("card", "summary"))),
 

@@ -35,10 +35,11 @@ def agent_env(board, agent: str | None = "a2", **extra) -> dict:
     return env
 
 
-def shell(board, command: str, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
-    """``command`` in a shell in the project folder, ``loopx`` being this LoopX."""
+def shell(board, command: str, env: dict, timeout: float = 60, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """``command`` in a shell in the project folder, ``loopx`` being this LoopX (``stdin``: what it reads)."""
     loopx = f"{shlex.quote(sys.executable)} -m loopx_core"
-    return subprocess.run(["bash", "-c", command.replace("loopx ", loopx + " ")], cwd=board.root, env=env, capture_output=True, text=True, timeout=timeout)
+    command = command.replace("loopx ", loopx + " ") if command != "loopx mcp" else f"{loopx} mcp"
+    return subprocess.run(["bash", "-c", command], cwd=board.root, env=env, capture_output=True, text=True, timeout=timeout, input=stdin)
 
 
 def in_script(board, command: str, env: dict, typed: str | None = None) -> subprocess.CompletedProcess:

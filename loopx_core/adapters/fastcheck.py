@@ -65,7 +65,7 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
         if card is not None and card.status == "active" and card.lease_expires is not None and card.lease_expires <= now:
             raise NotSure("the lease has expired; the kernel reaps it")
         uid = trust.board_uid_from(query) or ""
-        rules = authority.Authority(query, lambda: trust.load(query, uid))
+        rules = authority.Authority(query, lambda: trust.load(query, uid, os.path.abspath(db_path)))
         allowed: dict = {}
         pending: dict = {}
         rest: list = []

@@ -68,6 +68,14 @@ class Forbidden(LoopxError):
     code = "forbidden"
 
 
+class Altered(LoopxError):
+    """The board is not the one this machine saw: its log went backwards, or
+    another board stands where a pinned one was (SECURITY.md "Witnesses")."""
+
+    exit_code = ALTERED
+    code = "altered"
+
+
 class BoardError(LoopxError):
     """The board cannot be opened or is from a newer LoopX."""
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from ..shapes.errors import ALTERED
-
 import json
 import os
 import sys
@@ -28,6 +26,8 @@ def _emit_error(err, as_json: bool) -> None:
         if err.hint:
             msg += f"\n  → {err.hint}"
         msg = for_terminal(msg)
+        from ..shapes.errors import ALTERED
+
         if err.exit_code == ALTERED and sys.stderr.isatty():
             msg = f"\x1b[1;31m{msg}\x1b[0m"  # (red, as the board shows it: the board is not the one this machine saw)
         sys.stderr.write(msg + "\n")

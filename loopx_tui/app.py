@@ -43,7 +43,7 @@ from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import ARM_DELAY, GateQueue, idle_setting
 from .heap import collect_when_idle, freeze_heap, thaw_heap
-from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, BoardWaiting, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, OpenArtifact, OpenCard, PageRead, PollFailed
+from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, BoardWaiting, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, LogWentBack, OpenArtifact, OpenCard, PageRead, PollFailed
 from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
@@ -392,6 +392,20 @@ class LoopxApp(App[int]):
             self.board_screen.board.show_runners()
             self.board_screen.refresh_header()
             self.board_screen.refresh_bindings()  # p/u/s in the footer follow the runners
+
+    def on_log_went_back(self, message: LogWentBack) -> None:
+        """A witness (SECURITY.md "Witnesses"): a head the board saw vanished.
+        Red, and read-only from now on: nothing on this board is decided here."""
+        from loopx_core.authority import witness
+
+        alarm = witness.alarm(message.gone)
+        self.read_only = alarm
+        if self.actions is not None:
+            self.actions.refusal = alarm
+        if self.board_screen is not None and self.board_screen.is_attached:
+            self.board_screen.show_banner(f"{alarm} · the board is read-only and follows it no further · `loopx verify` names what changed")
+            self.board_screen.refresh_header()
+        self.notice(f"{alarm} — nothing more is decided here", title="Log went backwards", severity="error", timeout=30)
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self.notice(f"cannot read the board: {message.error}", severity="error")

@@ -62,6 +62,14 @@ class OpenArtifact(Message):
 
 
 @dataclass
+class LogWentBack(Message):
+    """The board's witness saw the log go backwards (a ``witness.Gone``): the
+    board stops following it and decides nothing more."""
+
+    gone: object
+
+
+@dataclass
 class HistoryChecked(Message):
     """``loopx verify`` ran on the board as it opened (``loopx_core.authority.verify.Report``)."""
 

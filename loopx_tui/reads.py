@@ -59,6 +59,7 @@ class BoardReader:
         self.card_filter = board_pages.CardFilter()
         self.by_owner = False  # True in the owner view: changes are counted by owner too
         self.children: list = []  # processes working for a read (ended when the board closes)
+        self.witness = None  # what the board saw of the log (loopx_core/authority/witness.py)
 
     def stop(self) -> None:
         """The board is closing: end the processes still working for it."""
@@ -108,6 +109,15 @@ class BoardReader:
             raise RuntimeError((err or out).strip()[-300:] or f"`loopx verify` exited {proc.returncode}") from None
         problems = [verify.Problem(p["seq"], p["where"], p["what"]) for p in doc["problems"]]
         return terminal_safe_value(verify.Report(doc["events"], doc["signed"], doc["head"], problems, list(doc["notes"])))
+
+    def witnessed(self):
+        """None while the log only grew since the board last looked, else what
+        vanished (a ``witness.Gone``); this machine's anchor moves on meanwhile."""
+        from loopx_core.authority.witness import Witness
+
+        if self.witness is None:
+            self.witness = Witness()
+        return self._read("witnessing the log", lambda: self.witness.observe(self.store))
 
     def snapshot(self, mode: str, limits: dict) -> board.BoardSnapshot:
         """The board as it opens: counts and the first page of the columns in ``limits``."""

@@ -26,7 +26,7 @@ from typing import Callable
 from loopx_core.ops import reaper
 from loopx_core.store.backends import Store
 
-from .messages import BoardChanged, PollFailed
+from .messages import BoardChanged, LogWentBack, PollFailed
 from .reads import BoardReader
 
 
@@ -61,6 +61,10 @@ class ChangePoller:
                     current = store.change_token()
                     if current != token:
                         token = current
+                        gone = self.reader.witnessed()
+                        if gone is not None:  # the log went backwards: follow it no further
+                            self.post(LogWentBack(gone))
+                            return
                         delta = self.reader.delta(self.seq)
                         if delta.events:
                             self.seq = delta.seq

@@ -67,7 +67,7 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
         if card is not None and tuple(replay.lease_in_log(query, card.id)) != (agent, card.lease_token):
             raise NotSure("the card's lease row is not the one the log granted; the kernel decides")
         uid = trust.board_uid_from(query) or ""
-        rules = authority.Authority(query, lambda: trust.load(query, uid))
+        rules = authority.Authority(query, lambda: trust.load(query, uid, os.path.abspath(db_path)))
         allowed: dict = {}
         pending: dict = {}
         rest: list = []

@@ -11,7 +11,7 @@ import os
 
 from ..store import events
 from . import keys, trust
-from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
+from ..shapes.errors import Altered, Conflict, Forbidden, InvalidInput, NotFound
 from ..store.models import Person as PersonRow
 from ..store.orm import peewee as pw
 
@@ -20,6 +20,8 @@ def member(store, person: keys.Person) -> keys.Person:
     """``person`` under the name the board knows them by; refused unless their
     key is one of the board's trusted people."""
     found = store.trust().people.get(person.fingerprint)
+    if found is None and store.trust().changed:
+        raise Altered(store.trust().changed, "until a person accepts it, this machine signs nothing on it and honours nothing of it")
     if found is None:
         problems = store.trust().problems
         why = f" ({problems[0]})" if problems else ""
@@ -111,10 +113,40 @@ def list_people(store) -> list[dict]:
 def pin_root(store) -> trust.PersonKey | None:
     """Remember this board's root key on this machine (a person's process only)."""
     t = store.trust()
-    if t.root is not None and not t.pinned:
-        trust.pin(store.board_uid(), t.root, store.location.describe())
+    where = store.location.describe()
+    if t.root is not None and (not t.pinned or where not in trust.read_places()):
+        trust.pin(store.board_uid(), t.root, where)
         store.forget_trust()
     return t.root
+
+
+def accept_board(store, person: keys.Person, root: str) -> dict:
+    """A person accepts the board at this place as it is now (``loopx key trust
+    --replace``): another board where this machine knew one, or its log after
+    it went back behind what this machine's witnesses saw. Its root must be
+    ``root`` and ``person`` one of its people; the acceptance is a signed event
+    on it, then this machine pins it there and follows its log from its head."""
+    from . import witness
+
+    where, uid = store.location.describe(), store.board_uid()
+    own = trust.load(store.query, uid, machine=False)
+    if own.root is None:
+        raise Forbidden("this board has no root person", "; ".join(own.problems) or "a person runs `loopx init` on it")
+    if own.root.fingerprint != root:
+        raise Forbidden(f"this board's root key is {own.root.fingerprint}, not {root}", "do not accept it: ask the person who made it to read you its fingerprint (`loopx person list`)")
+    found = own.people.get(person.fingerprint)
+    if found is None or found.revoked_seq is not None:
+        raise Forbidden(f"your key {person.fingerprint} is not one of this board's people", "only a person on the board accepts it (a person on it adds you: `loopx person add`)", code="not_a_person")
+    held = trust.read_places().get(where)
+    replaces = held.get("board") if isinstance(held, dict) and held.get("board") != uid else None
+    signer = person.named(found.name)
+    seq = store.run(lambda: events.emit(signer, "board_accepted", None, place=where, root=root, replaces=replaces))
+    trust.pin(uid, own.root, where, replace=True)
+    with store.read():
+        now = witness.head(store.query)
+    witness.advance(witness.anchor_key(uid, where), now, replace=True)
+    store.forget_trust()
+    return {"board": uid, "place": where, "root": root, "replaces": replaces, "seq": seq}
 
 
 def count(store) -> int:
@@ -135,7 +167,7 @@ def session_person(store, ask=None, tries: int = 3) -> tuple[keys.Person | None,
         if found is None:
             return None, f"no LoopX key at {where}", "make yours with `loopx key init`; a person on the board then adds it"
         return member(store, keys.unlock(found.path, ask=ask, tries=tries)), None, ""
-    except (Forbidden, InvalidInput) as err:
+    except (Altered, Forbidden, InvalidInput) as err:
         if err.code in ("wrong_passphrase", "not_unlocked"):
             why = f"{tries} wrong passphrases for your key" if err.code == "wrong_passphrase" and tries > 1 else err.message
             return None, why, f"quit (q), run `loopx board` again and type the passphrase of {where}"

@@ -65,22 +65,60 @@ def pin_path():
     return Path(pin_file())
 
 
-def read_pins() -> dict:
+def read_json(path: str) -> dict:
+    """A JSON object of the person's LoopX folder (pins, anchors); {} when missing or broken."""
     try:
-        with open(pin_file(), encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
-        return doc.get("boards", {}) if isinstance(doc, dict) else {}
+        return doc if isinstance(doc, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
-def pin(board_uid: str, person: PersonKey, where: str) -> None:
-    """Remember this board's root key on this machine (the person's own config folder)."""
+def _read_doc() -> dict:
+    return read_json(pin_file())
+
+
+def read_pins() -> dict:
+    """Board id -> the root key pinned for it."""
+    found = _read_doc().get("boards", {})
+    return found if isinstance(found, dict) else {}
+
+
+def read_places() -> dict:
+    """A board's place (its file, or its database URL) -> the board id and root
+    this machine knows there: a new board where one was is announced, not trusted."""
+    found = _read_doc().get("places", {})
+    return found if isinstance(found, dict) else {}
+
+
+def pin(board_uid: str, person: PersonKey, where: str, *, replace: bool = False) -> None:
+    """Remember this board's root key on this machine (the person's own config
+    folder), and this board as the one at ``where`` — unless another board is
+    known there and the person did not ``replace`` it."""
     from . import keys  # (a person's key files: not every reader needs them)
 
-    pins = read_pins()
-    pins[board_uid] = {"root": person.fingerprint, "public": keys.b64(person.public_raw), "name": person.name, "board": where}
-    keys.write(pin_path(), {"boards": pins})
+    doc = _read_doc()
+    boards = doc.get("boards") if isinstance(doc.get("boards"), dict) else {}
+    places = doc.get("places") if isinstance(doc.get("places"), dict) else {}
+    held = places.get(where)
+    if isinstance(held, dict) and held.get("board") != board_uid and not replace:
+        return
+    public = keys.b64(person.public_raw)
+    boards[board_uid] = {"root": person.fingerprint, "public": public, "name": person.name, "board": where}
+    places[where] = {"board": board_uid, "root": person.fingerprint, "public": public}
+    keys.write(pin_path(), dict(doc, boards=boards, places=places))
+
+
+def changed_board(where: str, held: dict, board_uid: str, found_root: str | None) -> str:
+    """ssh's "REMOTE HOST IDENTIFICATION HAS CHANGED", for a board."""
+    now = f"board {board_uid}" + (f" (root {found_root})" if found_root else "")
+    was = f"board {held.get('board')} (root {held.get('root')})"
+    return (
+        f"BOARD IDENTIFICATION HAS CHANGED at {where}: this machine pinned {was} there, it is now {now}. "
+        "Someone may have replaced it (an agent can delete .loopx/ and make a new board, or put another in its place): nothing on it is trusted. "
+        "If you replaced it yourself, read its root with `loopx person list` and accept it: `loopx key trust ROOT_FINGERPRINT --replace`"
+    )
 
 
 # -- the trusted people of one board ---------------------------------------------------
@@ -88,8 +126,9 @@ def pin(board_uid: str, person: PersonKey, where: str) -> None:
 class Trust:
     """The people whose signatures count on one board, as this process sees them."""
 
-    def __init__(self, board_uid: str, people: dict[str, PersonKey], root: PersonKey | None, pinned: bool, problems: list[str]):
+    def __init__(self, board_uid: str, people: dict[str, PersonKey], root: PersonKey | None, pinned: bool, problems: list[str], changed: str | None = None):
         self.board_uid = board_uid
+        self.changed = changed  # the announcement when another board stands where this machine knew one
         self.people = people  # fingerprint -> PersonKey, trusted ones only
         self.root = root
         self.pinned = pinned
@@ -129,7 +168,12 @@ class Trust:
         return row.payload() if row is not None else None
 
 
-def load(query, board_uid: str) -> Trust:
+def load(query, board_uid: str, place: str | None = None, *, machine: bool = True) -> Trust:
+    """The board's trusted people, as this machine sees them. ``place``: where
+    the board was found (its file, or its URL as ``describe`` shows it); a board
+    there other than the one this machine pinned there trusts nobody.
+    ``machine=False``: the board on its own terms, as a machine that never saw
+    it would (its first person is its root) — what a person accepting it checks."""
     from . import keys  # (a person's key files: not every reader needs them)
 
     rows = query("SELECT fingerprint, name, public_key, added_seq, revoked_seq FROM person ORDER BY added_seq", ())
@@ -141,7 +185,22 @@ def load(query, board_uid: str) -> Trust:
             continue
         candidates.append(PersonKey(fp, name, raw, added, revoked))
     problems: list[str] = []
-    pins = read_pins().get(board_uid)
+    doc = _read_doc() if machine else {}
+    pins = (doc.get("boards") or {}).get(board_uid) if isinstance(doc.get("boards"), dict) else None
+    held = (doc.get("places") or {}).get(place) if place is not None and isinstance(doc.get("places"), dict) else None
+    if isinstance(held, dict):
+        found_root = candidates[0].fingerprint if candidates else None
+        if held.get("board") != board_uid or (pins is not None and pins.get("public") != held.get("public")):
+            why = changed_board(place, held, board_uid, found_root)
+            return Trust(board_uid, {}, None, True, [why], changed=why)
+        pins = pins or held  # (the place remembers the root too: a pin removed alone changes nothing)
+    if place is not None and machine:
+        from . import witness
+
+        gone = witness.check(query, witness.anchor_key(board_uid, place))
+        if gone is not None:  # an older copy of the board, or a log cut short: what it says now was undone
+            why = f"{witness.alarm(gone)}. Nothing on it is trusted; {witness.ACCEPT}"
+            return Trust(board_uid, {}, None, True, [why], changed=why)
     pinned = pins is not None
     root = None
     if pinned:
@@ -151,6 +210,9 @@ def load(query, board_uid: str) -> Trust:
             pinned_raw = b""
         root = next((p for p in candidates if p.public_raw == pinned_raw and p.fingerprint == keys.fingerprint(p.public_raw)), None)
         if root is None:
+            if isinstance(held, dict):  # the same board id, another root: announced like another board
+                why = changed_board(place, held, board_uid, candidates[0].fingerprint if candidates else None)
+                return Trust(board_uid, {}, None, True, [why], changed=why)
             problems.append(f"this board's people do not include the root key pinned on this machine ({pins.get('root')}): nothing on it is trusted")
             return Trust(board_uid, {}, None, True, problems)
     trusted: dict[str, PersonKey] = {}

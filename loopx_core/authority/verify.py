@@ -10,8 +10,9 @@ Checks, in one read snapshot:
 3. authority — every row a decision lives in (approved gates, grants, agents'
    scopes, card budgets, a person's settings) points at the latest signed event
    that decided it and says what that event says;
-4. this machine's anchor — the last head this machine verified is still in the
-   chain (a rewrite or a rollback of the whole file shows here).
+4. this machine's anchor — the newest head a witness on this machine saw (this
+   verify, the board, a runner, a person's signed command; ``witness.py``) is
+   still in the chain (a rewrite or a rollback of the whole file shows here).
 
 Events written before the board was upgraded to signing (v3) are reported as
 unsigned history, not as an alteration. Exit code 11 when anything fails.
@@ -28,7 +29,6 @@ from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
 from .trust import SETTING_EVENTS
 from .trust import EVENT_COLUMNS, EventRow
 
-ANCHOR_FILE = "anchors.json"
 PERSON_KINDS = ("person_added", "person_revoked")
 AGENT_KINDS = ("agent_added", "agent_updated")
 BUDGET_KINDS = ("card_added", "budget_raised")
@@ -91,10 +91,16 @@ RAW = {
 
 
 def verify_store(store, *, anchor: bool = True) -> Report:
+    people = store.trust()
     with store.read():
-        report = verify_rows(store.query, store.board_uid(), store.trust())
-    if anchor and all(p.row is not None for p in report.problems):  # a clean chain (rows may differ): is it the one seen before?
+        if people.changed:  # this machine trusts nothing on it: say why, then check the board on its own terms
+            report = verify_rows(store.query, store.board_uid(), trust.load(store.query, store.board_uid(), machine=False))
+        else:
+            report = verify_rows(store.query, store.board_uid(), people)
+    if anchor:
         report = _check_anchor(store, report)
+    if people.changed and not any(p.where.startswith("event ") and "saw" in p.what for p in report.problems):
+        report = report._replace(problems=[Problem(None, "board", people.changed)] + report.problems)
     return report
 
 
@@ -292,50 +298,25 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
     return out
 
 
-# -- this machine's anchor ----------------------------------------------------------
-
-def _anchor_path():
-    from .keys import config_dir
-
-    return config_dir() / ANCHOR_FILE
-
-
-def read_anchor(board_uid: str) -> dict | None:
-    try:
-        with open(_anchor_path(), encoding="utf-8") as fh:
-            return json.load(fh).get(board_uid)
-    except (OSError, ValueError, AttributeError):
-        return None
-
+# -- this machine's anchor (authority/witness.py) ---------------------------------------
 
 def _check_anchor(store, report: Report) -> Report:
-    seen = read_anchor(store.board_uid())
-    if not seen:
+    from . import witness
+
+    with store.read():
+        why = witness.check(store.query, witness.store_key(store))
+    if why is None:
         return report
-    rows = store.query("SELECT hash FROM event WHERE seq = ?", (seen["seq"],))
-    if not rows:
-        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "is gone: this machine verified the board up to it before (the history was truncated or the file rolled back)")] + report.problems)
-    if rows[0][0] != seen["hash"]:
-        return report._replace(problems=[Problem(seen["seq"], f"event {seen['seq']}", "differs from what this machine verified before (the history was rewritten)")] + report.problems)
-    return report
+    return report._replace(problems=[Problem(why.seq, f"event {why.seq}", why.what)] + report.problems)
 
 
 def save_anchor(store, report: Report) -> None:
     """Remember the verified head on this machine (the person's config folder)."""
     if not report.ok or report.head is None:
         return
-    from .keys import write
+    from . import witness
 
-    path = _anchor_path()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
-        doc = {}
-    doc[store.board_uid()] = {"seq": report.events and _head_seq(store), "hash": report.head}
-    write(path, doc)
-
-
-def _head_seq(store) -> int:
-    rows = store.query("SELECT max(seq) FROM event")
-    return int(rows[0][0] or 0)
+    with store.read():
+        now = witness.head(store.query)
+    if now is not None:
+        witness.advance(witness.store_key(store), now)

@@ -44,6 +44,7 @@ class Context:
         self._store = None
         self._person = None
         turn_defaults(args)
+        self._witness = None  # a person's signed command witnesses the log (authority/witness.py)
 
     @property
     def location(self):
@@ -94,7 +95,24 @@ class Context:
             from ..authority.people import member
 
             self._person = member(self.store, unlock())
+            self.witness()
         return self._person
+
+    @property
+    def signed(self) -> bool:
+        """A person proved who they are in this command."""
+        return self._person is not None
+
+    def witness(self) -> None:
+        """Before a person signs, the log must still hold what this machine saw;
+        after the command, its head is what this machine saw."""
+        from ..authority import witness
+
+        if self._witness is None:
+            self._witness = witness.Witness()
+        gone = self._witness.observe(self.store)
+        if gone is not None:
+            raise witness.refused(gone)
 
 
 

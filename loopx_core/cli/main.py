@@ -29,7 +29,12 @@ def _emit_error(err, as_json: bool) -> None:
         msg = f"loopx: {err.message}"
         if err.hint:
             msg += f"\n  → {err.hint}"
-        sys.stderr.write(for_terminal(msg) + "\n")
+        msg = for_terminal(msg)
+        from ..shapes.errors import ALTERED
+
+        if err.exit_code == ALTERED and sys.stderr.isatty():
+            msg = f"\x1b[1;31m{msg}\x1b[0m"  # (red, as the board shows it: the board is not the one this machine saw)
+        sys.stderr.write(msg + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")
         try:
             outcome = verbs.resolve(spec.handler)(ctx)
+            if ctx.signed:
+                ctx.witness()
         finally:
             ctx.close()
         if isinstance(outcome, int):  # a long-running surface's exit code

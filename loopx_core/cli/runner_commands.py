@@ -57,6 +57,8 @@ def cmd_run(ctx: Context) -> Outcome:
 
     runner = Runner(store, options, log)
     code = runner.run()
+    if runner.altered is not None:
+        raise runner.altered  # (exit 11, said on stderr)
     from ..ops.runners import get_runner
 
     view = get_runner(store, agent)

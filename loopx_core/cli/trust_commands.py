@@ -7,7 +7,7 @@ import json
 import sys
 
 from ..authority import keys
-from ..shapes.errors import ALTERED, Forbidden, InvalidInput, NotFound, UsageError
+from ..shapes.errors import ALTERED, Altered, Forbidden, InvalidInput, NotFound, UsageError
 from .commands import Context, Outcome
 
 
@@ -107,6 +107,10 @@ def cmd_key_trust(ctx: Context) -> Outcome:
     store = ctx.store
     t = store.trust()
     want = ctx.args.fingerprint.strip()
+    if ctx.args.replace:
+        return _replace_board(ctx, want)
+    if t.changed:
+        raise Altered(t.changed, "to accept it: `loopx key trust ROOT_FINGERPRINT --replace`")
     if t.root is None:
         raise Forbidden("this board has no trusted root person", "; ".join(t.problems) or "it was made by an older LoopX: a person runs `loopx init` on it")
     if t.root.fingerprint != want:
@@ -114,6 +118,19 @@ def cmd_key_trust(ctx: Context) -> Outcome:
     trust.pin(store.board_uid(), t.root, store.location.describe())
     store.forget_trust()
     return Outcome({"pinned": {"board": store.board_uid(), "root": want}}, 0, f"pinned {want} ({t.root.name}) as this board's root on this machine")
+
+
+def _replace_board(ctx: Context, want: str) -> Outcome:
+    """The person accepts the board found here as it is now — another board
+    where this machine knew one, or a log that went back behind what this
+    machine saw: its root must be the one they name, and their key one of its
+    people; they sign the acceptance on the board."""
+    from ..authority.people import accept_board
+
+    ctx.refuse_agent("accept a board")
+    found = accept_board(ctx.store, keys.unlock(), want)
+    was = f"; it replaces board {found['replaces']} here" if found["replaces"] else ""
+    return Outcome({"accepted": found}, 0, f"accepted board {found['board']} at {found['place']} with root {want}{was}; this machine follows its log from event {found['seq']}")
 
 
 def cmd_person_add(ctx: Context) -> Outcome:

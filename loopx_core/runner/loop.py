@@ -35,12 +35,13 @@ from ..rules import clock, ids
 from ..adapters import charge
 from ..ops.charge import charge_usage
 from ..rules.decisions import RUNNER_CONTROLS
-from ..shapes.errors import Conflict, LoopxError, Paused
+from ..shapes.errors import ALTERED, Altered, Conflict, LoopxError, Paused
 from ..rules.text import terminal_safe
 from ..ops.writeback import writeback
 from . import runtimes
 from .process import TurnProcess
 from .waker import Interrupt, Waker
+from ..authority.witness import Witness, refused
 
 MAX_IDLE = 300.0  # an idle runner looks at the board at least this often, change or not
 TAIL_KEPT = 2000  # characters of a failed turn's output kept in its record
@@ -86,6 +87,8 @@ class Runner:
         self.turns_run = 0
         self.last_beat = 0.0
         self.waker: Waker | None = None
+        self.witness = Witness()  # what this runner saw of the log (authority/witness.py)
+        self.altered: Altered | None = None
 
     # -- logging ---------------------------------------------------------------------------
     def log(self, text: str) -> None:
@@ -121,10 +124,21 @@ class Runner:
             if err.code != "runner_replaced":
                 why = f"internal error: {err.message}"
                 raise
+            gone = self._gone()  # (an older copy of the board has no row of this runner either)
+            if gone is not None:
+                why = self._altered(refused(gone))
+                return ALTERED
             self.log(err.message)  # another runner drives the agent now: its cards are its own
             why = None
             return 5
+        except Altered as err:  # the log went backwards under it: no more turns
+            why = self._altered(err)
+            return ALTERED
         except BaseException as exc:
+            gone = self._gone() if isinstance(exc, Exception) else None
+            if gone is not None:  # what broke was the board going backwards under it (rows it held vanished)
+                why = self._altered(refused(gone))
+                return ALTERED
             why = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
@@ -134,6 +148,18 @@ class Runner:
             finally:
                 self.interrupted.close()
         return 0
+
+    def _gone(self):
+        """What vanished of the log this runner saw, asked after an error (None: nothing, or cannot tell)."""
+        try:
+            return self.witness.observe(self.store, acted_on=self.control.seq)
+        except Exception:
+            return None
+
+    def _altered(self, err: Altered) -> str:
+        self.altered = err
+        self.log(f"{err.message}\n  → {err.hint}")
+        return err.message
 
     def _finish(self, why: str, turn: str | None) -> None:
         released = self._release_active()
@@ -158,6 +184,7 @@ class Runner:
                 return why, None
             if self.opts.turns and self.turns_run >= self.opts.turns:
                 return f"ran {self.turns_run} turn(s) as asked", None
+            self._witnessed()
             seq = self._max_seq()
             if self.control.control == "pause":
                 self._state("paused", detail=self.control.problem or f"paused by {self.control.by}")
@@ -225,6 +252,13 @@ class Runner:
             self.control = runners.control_of(self.store, self.agent)
         return new
 
+    def _witnessed(self) -> None:
+        """The log still holds what this runner (and this machine) saw of it,
+        and this machine's anchor moves on; else the runner stops (exit 11)."""
+        gone = self.witness.observe(self.store, acted_on=self.control.seq)
+        if gone is not None:
+            raise refused(gone)
+
     def _relevant(self, new) -> bool:
         me = runners.actor(self.agent)
         return any(e.actor != me and e.kind not in NOISE for e in new)
@@ -251,6 +285,7 @@ class Runner:
                 self._beat()
             if changed:
                 new = self._news()
+                self._witnessed()
                 if self.control != control or self._relevant(new):
                     return
 

@@ -76,6 +76,14 @@ class BoardBusy(LoopxError):
     code = "board_busy"
 
 
+class Altered(LoopxError):
+    """The board is not the one this machine saw: its log went backwards, or
+    another board stands where a pinned one was (SECURITY.md "Witnesses")."""
+
+    exit_code = ALTERED
+    code = "altered"
+
+
 class BoardError(LoopxError):
     """The board cannot be opened or is from a newer LoopX."""
 

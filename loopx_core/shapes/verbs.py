@@ -238,8 +238,10 @@ DECLARED: tuple = (
     Verb("key", "show", "your key's fingerprint and public half (give it to a person who adds you to a board)", (), _TRUST + "cmd_key_show"),
     Verb("key", "passphrase", "change your key's passphrase",
          (arg("--none", action="store_true", help="remove the passphrase"),), _TRUST + "cmd_key_passphrase", human=True),
-    Verb("key", "trust", "pin this board's root key on this machine (a second machine or a team board)",
-         (arg("fingerprint", metavar="FINGERPRINT", help="the root fingerprint a person on the board read to you"),), _TRUST + "cmd_key_trust", human=True),
+    Verb("key", "trust", "pin this board's root key on this machine (a second machine or a team board)", (
+        arg("fingerprint", metavar="FINGERPRINT", help="the root fingerprint a person on the board read to you"),
+        arg("--replace", action="store_true", help="accept this board where this machine knew another, or its log as it is now (signed with your key)"),
+    ), _TRUST + "cmd_key_trust", human=True),
 
     Group("person", "the people whose signed decisions this board honours"),
     Verb("person", "add", "add a person to this board (their decisions count once signed with their key)", (

@@ -221,9 +221,11 @@ class Store:
     def _check_frozen_clock(self) -> None:
         """``LOOPX_NOW`` moves the clock of every lease and deadline, so only a
         board a person made for tests and demos honours it (SECURITY.md)."""
-        from ..shapes.errors import UsageError
+        from ..shapes.errors import Altered, UsageError
 
         if self.signed_setting("test_clock") != "on":
+            if self.trust().changed:  # (the real reason: this machine trusts nothing on it)
+                raise Altered(self.trust().changed, "unset LOOPX_NOW to see `loopx verify`'s report", code="clock_refused")
             raise UsageError(
                 "LOOPX_NOW is set, but this board is not a test board: its clock cannot be moved",
                 "unset LOOPX_NOW; a person makes a board for tests and demos with `loopx init --test-board`",
@@ -452,7 +454,7 @@ class Store:
         if self._trust is None:
             from ..authority import trust
 
-            self._trust = trust.load(self.query, self.board_uid())
+            self._trust = trust.load(self.query, self.board_uid(), self.location.describe())
         return self._trust
 
     def forget_trust(self) -> None:

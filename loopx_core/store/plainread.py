@@ -117,7 +117,7 @@ def gate_status(path, gate_id: int) -> dict | None:
 
             why = None
             if gate.status == "approved":
-                rules = authority.Authority(query, lambda: trust.load(query, trust.board_uid_from(query) or ""))
+                rules = authority.Authority(query, lambda: trust.load(query, trust.board_uid_from(query) or "", os.path.abspath(path)))
                 why = authority.forged_approval(rules, gate, now)
             view = GateView(*gate[:6], tuple(json.loads(gate.options) if gate.options else ()), *gate[7:14])
             return (view if why is None else view.unbacked(why)).to_json()

@@ -269,6 +269,17 @@ def _epoch(iso: str) -> float:
     return parse_iso(iso)
 
 
+def forget_boards() -> None:
+    """This machine's pins and anchors gone: the next board is one it never saw."""
+    import os
+
+    from loopx_core.authority import trust, witness
+
+    for path in (trust.pin_file(), witness.anchor_file()):
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 @pytest.fixture
 def fresh_board(tmp_path, monkeypatch, backend, request):
     """A factory: a new, empty board for each example (a new schema's worth on PostgreSQL)."""
@@ -279,6 +290,7 @@ def fresh_board(tmp_path, monkeypatch, backend, request):
         root = tmp_path / f"p{next(counter)}"
         root.mkdir()
         board = Board(root, monkeypatch, empty_schema(*pg) if pg else None)
+        forget_boards()  # (a new board under the same URL would be announced as a replaced one: SECURITY.md "People and trust")
         board.ok("init", "--objective", "state machine", "--test-board")
         return board
 

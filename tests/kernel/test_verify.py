@@ -90,6 +90,9 @@ def test_a_board_from_before_signing_opens_chained_and_says_what_is_unsigned(boa
     board.ok("agent", "add", "old", "--can", "git:push")
     board.ok("card", "add", "one")
     downgrade_sqlite(board.db, 2)
+    from loopx_core.authority import trust
+
+    trust.pin_path().unlink()  # a board from before signing was never pinned on this machine (nor its place)
     monkeypatch.delenv("LOOPX_NOW")  # an old board is no test board: its clock is the real one
     report = board.ok("verify")["verify"]  # opening it upgrades it
     assert report["ok"], report

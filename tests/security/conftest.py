@@ -52,13 +52,17 @@ def in_script(board, command: str, env: dict, typed: str | None = None) -> subpr
     return subprocess.run(["script", "-qec", command.replace("loopx ", loopx + " "), "/dev/null"], cwd=board.root, env=env, capture_output=True, text=True, timeout=60, **feed)
 
 
+def sqlite_client() -> str:
+    client = shutil.which("sqlite3")
+    if not client:
+        pytest.fail("the sqlite3 client is needed for the SQL attacks (apt-get install sqlite3)")
+    return client
+
+
 def sql(board, statement: str) -> subprocess.CompletedProcess:
     """Edit the board behind LoopX's back with the database's own client."""
     if board.backend == "sqlite":
-        client = shutil.which("sqlite3")
-        if not client:
-            pytest.fail("the sqlite3 client is needed for the SQL attacks (apt-get install sqlite3)")
-        proc = subprocess.run([client, str(board.db), statement], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([sqlite_client(), str(board.db), statement], capture_output=True, text=True, timeout=60)
     else:
         client = shutil.which("psql")
         if not client:

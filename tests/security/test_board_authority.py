@@ -110,3 +110,43 @@ async def test_the_board_says_in_red_when_the_history_was_altered(launched, seed
         text = str(banner.render())
         assert "HISTORY ALTERED" in text and "was altered after it was written" in text
         assert "as seed" in str(app.board_screen.query_one("#board-header").render())
+
+
+async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_nothing_more(launched, seeded, tmp_path):
+    """A witness: the board saw a head of the log; an agent puts an older copy
+    of board.db back (through SQLite's own client, so the open board reads it):
+    the board says what vanished, in red, goes read-only and follows no further."""
+    import subprocess
+
+    from ..security.conftest import sqlite_client
+    from ..tui.conftest import loopx
+    from tests.polling import until_async
+
+    def wait_until(pilot, check):
+        return until_async(check, what="the board to see it", timeout=60, pause=lambda: pilot.pause(0.05))
+
+    old = tmp_path / "old.db"
+    client = sqlite_client()
+    subprocess.run([client, str(seeded.location.path), f".backup {old}"], check=True, timeout=60)
+    app = launched()
+    app.background, app.poll_interval = True, 0.02
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        proc = loopx(seeded.location, "writeback", "LX-6", "--summary", "a turn", agent="claude-1")
+        assert proc.returncode == 0, proc.stderr
+        assert await wait_until(pilot, lambda: app.model.cards[6].evidence_count == 2)  # the board saw the newer head
+        seen = app.reader.witness.seen
+        subprocess.run([client, str(seeded.location.path), f".restore {old}"], check=True, timeout=60)
+        assert await wait_until(pilot, lambda: app.read_only and "WENT BACKWARDS" in app.read_only)
+        await pilot.pause()
+        banner = str(app.board_screen.query_one("#board-banner").render())
+        assert f"event {seen.seq} is gone" in banner and "read-only" in banner
+        assert "WENT BACKWARDS" in str(app.board_screen.query_one("#board-header").render())
+        await pilot.press("g")
+        await on_screen(app, pilot)
+        await pilot.press("y")
+        await app.ops_idle()
+        await pilot.pause()
+        assert any("read-only" in message and "WENT BACKWARDS" in message for _, message in app.notices), app.notices
+    done = subprocess.run([client, str(seeded.location.path), f"SELECT status FROM gate WHERE id = {seeded.gate}"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "pending"  # (read with SQLite's client: this machine trusts nothing on the board now)

@@ -172,7 +172,7 @@ def test_an_edited_event_is_named_by_verify(asked):
     assert f"ALTERED: event {seq}" in text.out
 
 
-def test_a_deleted_event_and_a_truncated_log_are_found(asked):
+def test_a_deleted_event_and_a_truncated_log_are_found(asked, monkeypatch):
     assert asked.cli("verify").code == 0  # remembers the head on this machine
     asked.ok("writeback", "LX-1", "--summary", "a step", agent="a2")
     head = sql_rows(asked, "SELECT max(seq) FROM event")[0][0]
@@ -182,6 +182,9 @@ def test_a_deleted_event_and_a_truncated_log_are_found(asked):
     assert report.code == 11 and report.data["verify"]["first_bad"]["seq"] == claimed + 1
     assert "missing" in report.data["verify"]["first_bad"]["what"]
     sql(asked, f"DELETE FROM event WHERE seq >= {claimed} AND seq <= {head}")  # now a clean but shorter chain
+    refused = asked.cli("verify")  # this machine trusts nothing on it now, not even the test board's clock
+    assert refused.code == 11 and "WENT BACKWARDS" in refused.data["error"]["message"]
+    monkeypatch.delenv("LOOPX_NOW")
     report = asked.cli("verify")
     assert report.code == 11 and "truncated" in report.data["verify"]["first_bad"]["what"]
 
@@ -195,7 +198,8 @@ def test_a_person_swapped_in_the_database_is_not_trusted(asked, tmp_path, monkey
     sql(asked, f"UPDATE person SET public_key = '{keys.b64(mine.public_raw)}', fingerprint = '{mine.fingerprint}'")
     assert hook(asked, "git push origin main")["permissionDecision"] == "deny"
     clock_refused = asked.cli("verify")  # not even the test board's movable clock is trusted now
-    assert clock_refused.code == 2 and clock_refused.data["error"]["code"] == "clock_refused"
+    assert clock_refused.code == 11 and clock_refused.data["error"]["code"] == "clock_refused"
+    assert "BOARD IDENTIFICATION HAS CHANGED" in clock_refused.data["error"]["message"]  # the same board id, another root
     monkeypatch.delenv("LOOPX_NOW")
     report = asked.cli("verify")
     assert report.code == 11
@@ -259,6 +263,7 @@ def test_a_budget_decision_rewritten_with_its_hash_is_caught_by_the_signature_ch
     from loopx_core.store.models import Card
 
     asked.ok("card", "add", "small", "--max-turns", "2")
+    asked.ok("card", "add", "later")  # (the rewritten event is not the head this machine saw: that is the witness's, tests/kernel/test_witness.py)
     seq, at, actor, card, kind, data, op_id, key = sql_rows(asked, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 2")[0]
     doc = json.loads(data)
     doc["max_turns"] = 500

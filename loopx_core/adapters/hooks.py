@@ -381,11 +381,11 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
 
     store = open_store(hook)
     try:
-        card = None
         try:
             card, allowed, pending, questions = open_gates(store, hook.agent, needs)
         except LoopxError as err:
-            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
+            on = f" on {ids.fmt(ids.CARD, err.card.id)}" if getattr(err, "card", None) is not None else ""
+            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
         if card is None:
             if any(n.scope not in allowed for n in needs):
                 return _no_card(hook, needs, allowed)
@@ -403,6 +403,7 @@ def open_gates(store, agent: str, needs):
     nothing was asked)."""
     from ..ops import gates
     from ..rules import ids
+    from ..shapes.errors import LoopxError
 
     card, allowed = gates.scopes_allowed(store, agent, [n.scope for n in needs])
     pending: dict = {}
@@ -418,7 +419,11 @@ def open_gates(store, agent: str, needs):
         if need.why:
             question += f" because {need.why}"
         asked[need.scope] = question
-    opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
+    try:
+        opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
+    except LoopxError as err:
+        err.card = card  # the card it could not ask on, for the refusal's text
+        raise
     for (scope, question), (gate, _, created) in zip(asked.items(), opened):
         if gate.status == "approved":
             allowed[scope] = f"gate:{gate.key}"

@@ -77,3 +77,33 @@ def test_no_turn_starts_after_a_pause_or_stop_and_no_stop_is_lost(team, watch):
     assert len(stops) == ROUNDS // 2 + len(AGENTS)
     assert len([e for e in log if e.kind == "runner_exited" and e.data["why"] == "stopped by human:tester"]) == len(stops)
     assert team.ok("verify")["verify"]["ok"]
+
+
+def test_a_control_recorded_during_a_turn_acts_right_after_it_even_when_the_runner_then_sleeps(team, watch):
+    """a1 is paused and a2 stopped while their turn runs; after it, each would
+    next wait for a person's answer to a gate (the runner sleeps). The pause
+    holds (no turn until the resume); the stop ends a2's runner after its turn
+    (it was lost when the runner went to sleep past the events it had not
+    read); a1's runner, then waiting on its gate, is stopped while it sleeps."""
+    for agent in ("a1", "a2"):
+        team.ok("card", "add", f"job for {agent}", "--owner", agent, "--next", "step 1")
+    plan(team, {1: "hold", 2: "gate"})
+    procs = {agent: watch.run(agent) for agent in ("a1", "a2")}
+    for agent in ("a1", "a2"):
+        watch.until(f"{agent}'s turn is in flight", (team.root / f".held-{agent}").exists)
+    pause = person_ok(team, "runner", "pause", "a1")["runner"]["control"]["seq"]
+    stop = person_ok(team, "runner", "stop", "a2")["runner"]["control"]["seq"]
+    for agent in ("a1", "a2"):
+        (team.root / f".let-go-{agent}").touch()
+    assert watch.ended(procs["a2"]) == 0
+    exited = [e for e in watch.events("runner_exited", stop) if e.actor == "runner:a2"]
+    assert [(e.data["why"], e.data["turn"]) for e in exited] == [("stopped by human:tester", "finished")]
+    watch.until("a1's runner is paused", lambda: (r := watch.runner("a1")) and r.state == "paused")
+    assert [e.data["outcome"] for e in watch.events("turn_finished", pause) if e.actor == "runner:a1"] == ["finished"]
+    resume = person_ok(team, "runner", "resume", "a1")["runner"]["control"]["seq"]
+    watch.until("a1's runner waits on its gate", lambda: (r := watch.runner("a1")) and r.state == "waiting" and watch.seen("a1", resume))
+    stop = person_ok(team, "runner", "stop", "a1")["runner"]["control"]["seq"]
+    assert watch.ended(procs["a1"]) == 0
+    assert [e.data["why"] for e in watch.events("runner_exited", stop) if e.actor == "runner:a1"] == ["stopped by human:tester"]
+    assert disobeyed(watch.events()) == []
+    assert [r["state"] for r in team.ok("runner", "list")["runners"]] == ["stopped", "stopped"]

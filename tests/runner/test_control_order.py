@@ -65,8 +65,10 @@ def test_no_turn_starts_after_a_pause_or_stop_and_no_stop_is_lost(team, watch):
                 assert listed["state"] == "stopped" and listed["detail"] == "stopped by human:tester"
                 exits = [e for e in watch.events("runner_exited", seq) if e.actor == f"runner:{agent}"]
                 assert [e.data["why"] for e in exits] == ["stopped by human:tester"]
-                control(agent, "resume")
+                resumed = control(agent, "resume")
                 procs[agent] = watch.run(agent)
+                # (a stop recorded before the new runner's start is obeyed by refusing it: exit 5)
+                watch.until(f"{agent}'s new runner starts", lambda: any(e.actor == f"runner:{agent}" for e in watch.events("runner_started", resumed)))
     for agent in AGENTS:
         control(agent, "stop")
     for agent in AGENTS:

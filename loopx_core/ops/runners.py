@@ -12,6 +12,7 @@ event, like every decision of theirs. A runner obeys only ``control_of``,
 which reads the newest control event for its agent and honours it only when
 the signature verifies — an altered or unsigned one pauses the runner (fail
 closed); the row's ``control`` column is for display and controls nothing.
+The transaction that starts a turn reads it again (``start_turn``).
 """
 
 from __future__ import annotations

@@ -333,8 +333,10 @@ class Runner:
             if self.waker.wait(0):  # a probe (PITFALLS "Change detection across processes"), then a read
                 before = self.control
                 self._news()
-                if self.control != before and self.control.control == "pause":
-                    self._state("running", card=card.id, turn_id=self.view.turn_id, detail=f"{self._obeying()}: no turn after this one")
+                if self.control != before and self.control.control != "stop":  # (a stop: the grace time, below)
+                    doing = f"turn {self.view.turn} on {card.key}"
+                    said = doing if self.control.control == "run" else f"{doing}; {self._obeying()}: no turn after this one"
+                    self._state("running", card=card.id, turn_id=self.view.turn_id, detail=said)
             stopping = self.stopping or (f"stopped by {self.control.by}" if self.control.control == "stop" else None)
             if stopping:
                 if grace_until is None:

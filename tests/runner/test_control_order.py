@@ -95,8 +95,9 @@ def test_a_control_recorded_during_a_turn_acts_right_after_it_even_when_the_runn
         watch.until(f"{agent}'s turn is in flight", (team.root / f".held-{agent}").exists)
     pause = person_ok(team, "runner", "pause", "a1")["runner"]["control"]["seq"]
     stop = person_ok(team, "runner", "stop", "a2")["runner"]["control"]["seq"]
-    for agent in ("a1", "a2"):
-        (team.root / f".let-go-{agent}").touch()
+    (team.root / ".let-go-a2").touch()  # at once: a2's turn may end before its runner looks
+    watch.until("a1's row says the pause waits for the turn in flight", lambda: "no turn after this one" in (watch.runner("a1").detail or ""))
+    (team.root / ".let-go-a1").touch()
     assert watch.ended(procs["a2"]) == 0
     exited = [e for e in watch.events("runner_exited", stop) if e.actor == "runner:a2"]
     assert [(e.data["why"], e.data["turn"]) for e in exited] == [("stopped by human:tester", "finished")]

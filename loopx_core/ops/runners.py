@@ -291,7 +291,7 @@ def set_state(store, agent: str, runner_id: str, state: str, *, card: int | None
     return store.run(lambda: _record(agent, runner_id, wanted, False))
 
 
-def start_turn(store, agent: str, runner_id: str, card: int, turn_id: str, detail: str) -> tuple[RunnerView | None, Control]:
+def start_turn(store, agent: str, runner_id: str, card: int, turn_id: str, detail: str | None = None) -> tuple[RunnerView | None, Control]:
     """The runner starts a turn on ``card`` — unless a person's newest control
     for the agent is a pause or a stop (or does not verify: a pause). Read in
     the transaction that records ``turn_started``, which waits for every other

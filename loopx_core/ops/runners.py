@@ -12,6 +12,7 @@ event, like every decision of theirs. A runner obeys only ``control_of``,
 which reads the newest control event for its agent and honours it only when
 the signature verifies — an altered or unsigned one pauses the runner (fail
 closed); the row's ``control`` column is for display and controls nothing.
+The transaction that starts a turn reads it again (``start_turn``).
 """
 
 from __future__ import annotations
@@ -202,18 +203,21 @@ def control(store, agent: str, what: str, person) -> RunnerView:
 
 def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) -> RunnerView:
     """A runner process starts driving ``agent``: refused while another one is
-    live, or while a person's stop stands; a stale one is taken over."""
-    decided = control_of(store, agent)
-    if decided.control == "stop":
-        raise Conflict(
-            f"{agent}'s runner was stopped by {decided.by}",
-            f"a person lets it run again: `loopx runner resume {agent}` (then start `loopx run` again)",
-            code="runner_stopped",
-        )
+    live, or while a person's stop stands; a stale one is taken over. The
+    control is read in the same transaction, and the row's ``seen_seq`` is the
+    ``runner_started`` event: the runner reads the board's events from there on
+    (a control recorded before it is already in the view's ``control``)."""
 
     def body():
         now = clock.now()
         agent_row(agent)
+        decided = control_of(store, agent)
+        if decided.control == "stop":
+            raise Conflict(
+                f"{agent}'s runner was stopped by {decided.by}",
+                f"a person lets it run again: `loopx runner resume {agent}` (then start `loopx run` again)",
+                code="runner_stopped",
+            )
         row = Runner.get(agent)
         previous = None
         if row is not None and row.runner_id != runner_id and _live(row, now):
@@ -233,8 +237,8 @@ def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) 
         row.runner_id, row.runtime, row.pid, row.host = runner_id, runtime, pid, host
         row.state, row.card, row.turn_id, row.gate, row.wake_at, row.detail = "asleep", None, None, None, None, "starting"
         row.since = row.heartbeat = row.started_at = now
+        row.seen_seq = events.emit(actor(agent), "runner_started", None, agent=agent, runner=runner_id, runtime=runtime, pid=pid, host=host, took_over=previous)
         row.insert() if new else row.save()
-        events.emit(actor(agent), "runner_started", None, agent=agent, runner=runner_id, runtime=runtime, pid=pid, host=host, took_over=previous)
         return view(row, decided)
 
     return store.run(body)
@@ -254,33 +258,54 @@ def _mine(agent: str, runner_id: str) -> Runner:
 FIELDS = ("state", "card", "turn_id", "gate", "wake_at", "detail")
 
 
+def _record(agent: str, runner_id: str, wanted: dict, new_turn: bool) -> RunnerView:
+    """The row takes ``wanted`` (``FIELDS``); an event when something changed
+    (``turn_started`` for a new turn, else ``runner_state``)."""
+    now = clock.now()
+    row = _mine(agent, runner_id)
+    row.heartbeat = now
+    if not new_turn and all(getattr(row, k) == v for k, v in wanted.items()):
+        row.save()
+        return view(row)
+    for key, value in wanted.items():
+        setattr(row, key, value)
+    row.since = now
+    if new_turn:
+        row.turn = (row.turn or 0) + 1
+    row.save()
+    card = wanted["card"]
+    data = {"agent": agent, "state": wanted["state"], "gate": ids.fmt(ids.GATE, wanted["gate"]), "wake_at": clock.iso(wanted["wake_at"]), "detail": wanted["detail"]}
+    if new_turn:
+        events.emit(actor(agent), "turn_started", card, turn=row.turn, turn_id=wanted["turn_id"], **data)
+    else:
+        events.emit(actor(agent), "runner_state", card, **data)
+    return view(row)
+
+
 def set_state(store, agent: str, runner_id: str, state: str, *, card: int | None = None, turn_id: str | None = None, gate: int | None = None,
-              wake_at: float | None = None, detail: str | None = None, new_turn: bool = False) -> RunnerView:
-    """What the runner does now. An event (``runner_state``, or ``turn_started``
-    with ``new_turn``) only when something changed."""
+              wake_at: float | None = None, detail: str | None = None) -> RunnerView:
+    """What the runner does now (not a new turn: ``start_turn``)."""
     if state not in STATES:
         raise InvalidInput(f"no runner state {state!r}", ", ".join(STATES))
+    wanted = {"state": state, "card": card, "turn_id": turn_id, "gate": gate, "wake_at": wake_at, "detail": detail}
+    return store.run(lambda: _record(agent, runner_id, wanted, False))
+
+
+def start_turn(store, agent: str, runner_id: str, card: int, turn_id: str, detail: str | None = None) -> tuple[RunnerView | None, Control]:
+    """The runner starts a turn on ``card`` — unless a person's newest control
+    for the agent is a pause or a stop (or does not verify: a pause). Read in
+    the transaction that records ``turn_started``, which waits for every other
+    writer (``BEGIN IMMEDIATE``, PostgreSQL's write lock), a person's control
+    among them: in the log, no ``turn_started`` follows a pause or stop until a
+    resume. Refused: nothing is written, the view is None and the control says
+    what the runner obeys now."""
 
     def body():
-        now = clock.now()
-        row = _mine(agent, runner_id)
-        wanted = {"state": state, "card": card, "turn_id": turn_id, "gate": gate, "wake_at": wake_at, "detail": detail}
-        row.heartbeat = now
-        if not new_turn and all(getattr(row, k) == v for k, v in wanted.items()):
-            row.save()
-            return view(row)
-        for key, value in wanted.items():
-            setattr(row, key, value)
-        row.since = now
-        if new_turn:
-            row.turn = (row.turn or 0) + 1
-        row.save()
-        data = {"agent": agent, "state": state, "gate": ids.fmt(ids.GATE, gate), "wake_at": clock.iso(wake_at), "detail": detail}
-        if new_turn:
-            events.emit(actor(agent), "turn_started", card, turn=row.turn, turn_id=turn_id, **data)
-        else:
-            events.emit(actor(agent), "runner_state", card, **data)
-        return view(row)
+        decided = control_of(store, agent)
+        if decided.control != "run":
+            return None, decided
+        wanted = {"state": "running", "card": card, "turn_id": turn_id, "gate": None, "wake_at": None, "detail": detail}
+        return _record(agent, runner_id, wanted, True), decided
 
     return store.run(body)
 

@@ -3,10 +3,17 @@
 
 What it guarantees (DESIGN §10 "Runners"):
 
-- it never starts a turn that ``next`` refused, nor while a person's pause or
-  stop stands (``runners.control_of``: only a signed control counts), nor on
-  a card whose budget or window does not verify by signature
-  (``quota.check_signed``, the strict check of a person's process);
+- it never starts a turn that ``next`` refused, nor on a card whose budget or
+  window does not verify by signature (``quota.check_signed``, the strict
+  check of a person's process), nor after a person's pause or stop is
+  recorded: ``runners.start_turn`` reads the control (only a signed one
+  counts) in the transaction that records ``turn_started``, and a refused
+  start is obeyed at once;
+- it reads every event after the last one it read (``_news``, before each
+  decision and whenever the board changes, a turn in flight included), never
+  skipping one: a person's control among them is acted on at once — a pause
+  before the next turn, a stop ends the runner after the turn in flight (or
+  abandons it past the grace time);
 - a turn is bounded: its time limit, the card's budget and windows (from the
   runtime's live usage), a lease it lost, a rejected gate — each stops the
   whole process group; the lease is renewed while it runs;
@@ -115,6 +122,7 @@ class Runner:
         self._install_signals()
         self.view = runners.start(self.store, self.agent, self.runner_id, self.runtime.name, os.getpid(), runners.host_name())
         self.control = self.view.control
+        self.seq = self.view.seen_seq  # its own runner_started: the control up to it is read
         self.waker = Waker(self.store, self.interrupted)
         self.log(f"runner {self.runner_id} started ({self.runtime.name}, pid {os.getpid()})")
         why, turn = "stopped", None
@@ -169,6 +177,12 @@ class Runner:
             self.log(f"could not record the stop: {err.message}")
         self.log(f"stopped ({why})" + (f"; released {', '.join(released)}" if released else ""))
 
+    def _obeying(self) -> str:
+        """The person's control the runner obeys, in words."""
+        if self.control.problem:
+            return self.control.problem
+        return f"{'paused' if self.control.control == 'pause' else 'stopped'} by {self.control.by}"
+
     def _why_stop(self) -> str | None:
         if self.stopping:
             return f"{self.stopping} received"
@@ -179,22 +193,22 @@ class Runner:
     def _loop(self) -> tuple[str, str | None]:
         """Returns why the runner stops, and how the turn in flight then ended (if one was)."""
         while True:
+            self._news()  # what happened since the last look, a person's control among it
             why = self._why_stop()
             if why:
                 return why, None
             if self.opts.turns and self.turns_run >= self.opts.turns:
                 return f"ran {self.turns_run} turn(s) as asked", None
-            self._witnessed()
-            seq = self._max_seq()
+            self._witnessed()  # the log still holds what this runner saw (authority/witness.py)
             if self.control.control == "pause":
-                self._state("paused", detail=self.control.problem or f"paused by {self.control.by}")
-                self._sleep(seq, None)
+                self._state("paused", detail=self._obeying())
+                self._sleep(None)
                 continue
             try:
                 res = claims.next_turn(self.store, self.agent, claim=True, lease_seconds=self.opts.lease)
             except LoopxError as err:
                 self._state("asleep", detail=f"next refused: {err.message}"[:500])
-                self._sleep(seq, clock.now() + 30)
+                self._sleep(clock.now() + 30)
                 continue
             if res.action == "work":
                 card = quota.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
@@ -202,6 +216,9 @@ class Runner:
                     self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
                     continue  # `next` now says why
                 outcome = self._turn(card)
+                if outcome is None:
+                    continue  # a person's pause or stop refused the turn's start: obeyed at the top
+                self._news()  # a control that came as the turn ended
                 why = self._why_stop()
                 if why:  # it came during the turn: the event says whether the turn finished or was abandoned
                     return why, "abandoned" if outcome == "abandoned" else "finished"
@@ -211,27 +228,23 @@ class Runner:
                     self.log(f"accepted {handoff.key} for {card.key}")
                 except LoopxError as err:
                     self._state("asleep", card=res.card.id, detail=f"cannot accept: {err.message}"[:500])
-                    self._sleep(seq, clock.now() + 30)
+                    self._sleep(clock.now() + 30)
             elif res.action == "wait":
                 gate = res.gate.id if res.gate else None
                 self._state("waiting", card=res.card.id if res.card else None, gate=gate, detail=f"waiting for a person on {ids.fmt(ids.GATE, gate)}")
-                self._sleep(seq, None)
+                self._sleep(None)
             elif res.action == "paused":
                 if res.card is not None:
                     what = f"{res.card.key} paused ({res.reason})" + (", resumes by itself" if res.wake_at else "")
                 else:
                     what = "the agent's window is spent"
                 self._state("asleep", card=res.card.id if res.card else None, wake_at=res.wake_at, detail=what)
-                self._sleep(seq, res.wake_at)
+                self._sleep(res.wake_at)
             else:
                 self._state("asleep", wake_at=res.wake_at, detail=res.reason)
-                self._sleep(seq, res.wake_at)
+                self._sleep(res.wake_at)
 
     # -- bookkeeping on the board ------------------------------------------------------------
-    def _max_seq(self) -> int:
-        with self.store.read():
-            return self.store.max_seq()
-
     def _state(self, state: str, **fields) -> None:
         before = self.view
         self.view = runners.set_state(self.store, self.agent, self.runner_id, state, **fields)
@@ -244,7 +257,8 @@ class Runner:
         self.last_beat = time.monotonic()
 
     def _news(self) -> list:
-        """Events after the last one seen (and the control, when a person's decision is among them)."""
+        """Events after the last one read — none is skipped — and the control,
+        when a person's decision is among them."""
         new = turns.events_after(self.store, self.seq)
         if new:
             self.seq = new[-1].seq
@@ -263,11 +277,10 @@ class Runner:
         me = runners.actor(self.agent)
         return any(e.actor != me and e.kind not in NOISE for e in new)
 
-    def _sleep(self, seq: int, until: float | None) -> None:
+    def _sleep(self, until: float | None) -> None:
         """Until the board changes in a way that may change ``next``'s answer, or
         ``until``, or the clock alone changes the board (a lease or a window)."""
-        self.seq = max(self.seq, seq)
-        self._beat(seq)  # "looked at the board up to seq, and decided"
+        self._beat()  # "read the board up to self.seq, and decided"
         with self.store.read():
             due = reaper.next_due()
         now = clock.now()
@@ -306,13 +319,20 @@ class Runner:
             env["LOOPX_CONTEXT"] = packet
         return env
 
-    def _turn(self, card) -> str:
-        """One bounded turn on ``card`` (active, leased to the agent). Returns its outcome."""
+    def _turn(self, card) -> str | None:
+        """One bounded turn on ``card`` (active, leased to the agent). Returns its
+        outcome; None when a person's control refused its start (``self.control``
+        says which)."""
         token = card.lease.token if card.lease else None
         turn_id = f"{self.agent}.t{self.view.turn + 1}.{uuid.uuid4().hex[:8]}"
         packet = context.to_markdown(context.build(self.store, card.id))
         since = turns.marks(self.store)
-        self._state("running", card=card.id, turn_id=turn_id, detail=f"turn {self.view.turn + 1} on {card.key}", new_turn=True)
+        started, self.control = runners.start_turn(self.store, self.agent, self.runner_id, card.id, turn_id, f"turn {self.view.turn + 1} on {card.key}")
+        if started is None:
+            self.log(f"turn on {card.key} not started: {self._obeying()}")
+            return None
+        self.view = started
+        self.log(f"running: {started.detail}")
         self.turns_run += 1
         env = self._env(card, turn_id, packet)
         argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id))
@@ -345,8 +365,13 @@ class Runner:
             now = time.monotonic()
             if now - self.last_beat >= runners.HEARTBEAT:
                 self._beat()
-                if self.waker.wait(0):
-                    self._news()  # a person's stop arrives here too
+            if self.waker.wait(0):  # a probe (PITFALLS "Change detection across processes"), then a read
+                before = self.control
+                self._news()
+                if self.control != before and self.control.control != "stop":  # (a stop: the grace time, below)
+                    doing = f"turn {self.view.turn} on {card.key}"
+                    said = doing if self.control.control == "run" else f"{doing}; {self._obeying()}: no turn after this one"
+                    self._state("running", card=card.id, turn_id=self.view.turn_id, detail=said)
             stopping = self.stopping or (f"stopped by {self.control.by}" if self.control.control == "stop" else None)
             if stopping:
                 if grace_until is None:

@@ -70,7 +70,8 @@ def test_states_are_events_and_the_heartbeat_is_not(team, store):
     store.set_state("a1", "r", "waiting", card=None, gate=None, detail="waiting")
     store.set_state("a1", "r", "waiting", card=None, gate=None, detail="waiting")  # no change: no event
     store.beat("a1", "r", seen_seq=7)
-    store.set_state("a1", "r", "running", turn_id="t1", new_turn=True)
+    started, decided = store.start_turn("a1", "r", None, "t1", "turn 1")
+    assert started.state == "running" and decided.control == "run"
     found = team.ok("events")["events"][before:]
     assert [(e["actor"], e["kind"]) for e in found] == [("runner:a1", "runner_state"), ("runner:a1", "turn_started")]
     assert found[1]["data"]["turn"] == 1
@@ -120,3 +121,27 @@ def test_an_altered_control_pauses_the_runner_instead_of_lifting_anything(team, 
 def test_controls_name_a_registered_agent(team):
     assert person(team, "runner", "pause", "nobody").code == 4
     assert person(team, "runner", "pause", "bad id!").code == 3
+
+
+def test_no_turn_starts_once_a_pause_or_stop_is_recorded(team, store, tester):
+    """The turn's start reads the control in its own transaction: a pause or a
+    stop recorded after the runner last looked still refuses it, writes
+    nothing, and says what the runner obeys now; a resume lets it start."""
+    store.start("a1", "r", "shell", DEAD_PID, "h")
+    for what in ("pause", "stop"):
+        store.control("a1", what, tester)
+        before = team.ok("events")["events"]
+        started, decided = store.start_turn("a1", "r", None, "t1", "turn 1")
+        assert started is None and decided.control == what and decided.by == "human:tester"
+        assert team.ok("events")["events"] == before and team.ok("runner", "list")["runners"][0]["turn"] == 0
+    store.control("a1", "resume", tester)
+    started, decided = store.start_turn("a1", "r", None, "t1", "turn 1")
+    assert started.turn == 1 and decided.control == "run"
+    assert team.ok("events")["events"][-1]["kind"] == "turn_started"
+
+
+def test_a_runner_starts_reading_the_board_at_its_own_start(team, store, tester):
+    store.control("a1", "pause", tester)
+    view = store.start("a1", "r", "shell", DEAD_PID, "h")
+    started = [e for e in team.ok("events")["events"] if e["kind"] == "runner_started"][-1]
+    assert view.seen_seq == started["seq"] and view.control.control == "pause"

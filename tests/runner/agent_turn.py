@@ -9,6 +9,8 @@ same), finds "step N" in its next action, and does what the project's
 - ``gate``: ask a person "may I go on after step N?", then write back;
 - ``slow:S``: wait S seconds, then work;
 - ``hang``: write its pid to ``.hang-<agent>.pid`` and sleep (until killed);
+- ``hold``: create ``.held-<agent>``, wait until the test creates
+  ``.let-go-<agent>`` (a turn in flight for as long as the test needs), then work;
 - ``silent``: print a message with escape sequences and exit 3, writing nothing;
 - ``spend:T``: work, reporting T tokens.
 
@@ -65,6 +67,14 @@ elif action == "hang":
     with open(f".hang-{agent}.pid", "w") as fh:
         fh.write(str(os.getpid()))
     time.sleep(600)
+elif action == "hold":
+    open(f".held-{agent}", "w").close()
+    deadline = time.monotonic() + 300
+    while not os.path.exists(f".let-go-{agent}"):
+        if time.monotonic() > deadline:
+            sys.exit(4)
+        time.sleep(0.02)
+    work()
 elif action == "silent":
     print("\x1b[31mboom\x1b[0m: the agent crashed \x07 on step", step, flush=True)
     print("Traceback: something \x1b]0;title\x07 went wrong", file=sys.stderr, flush=True)

@@ -22,7 +22,7 @@ def with_runners(seeded) -> None:
         for agent, runtime in (("claude-1", "claude-code"), ("codex-1", "codex"), ("shell-1", "shell")):
             runners.start(store, agent, f"r-{agent}", runtime, DEAD_PID, "elsewhere")
         for _ in range(3):
-            runners.set_state(store, "claude-1", "r-claude-1", "running", card=1, turn_id="t", new_turn=True)
+            runners.start_turn(store, "claude-1", "r-claude-1", 1, "t")
         runners.set_state(store, "codex-1", "r-codex-1", "waiting", card=2, gate=1)
         runners.set_state(store, "shell-1", "r-shell-1", "asleep", wake_at=seeded.now + 600, detail="no ready card")
     finally:

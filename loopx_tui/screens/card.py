@@ -302,10 +302,13 @@ class CardScreen(Screen):
 
     def tick(self) -> None:
         """Once a second: every "2m ago" and lease time left on the screen."""
+        logs = list(self.query(EvidenceLog))
+        if not logs:
+            return  # (not composed yet: its first draw is current)
         card = self.detail.card if self.detail is not None else self.card
         now = self.now()
         self._update("#card-header", header_text(card, now))
-        self.query_one(EvidenceLog).tick()
+        logs[0].tick()
         if self.detail is not None:
             self._update("#card-gates", gates_text(self.detail, now))
             self._update("#card-handoffs", handoffs_text(self.detail, now))
@@ -319,7 +322,7 @@ class CardScreen(Screen):
     def footer_shows(self, binding: Binding) -> bool:
         """The artifact keys are in the footer while the card has an artifact to open."""
         if binding.action in ("select", "pager", "cursor_down", "cursor_up"):
-            return bool(self.query_one(EvidenceLog).artifacts)
+            return any(log.artifacts for log in self.query(EvidenceLog))
         return True
 
     def action_back(self) -> None:

@@ -318,15 +318,14 @@ async def test_notices_wait_while_a_gate_is_on_screen_at_80x24(make_app, seeded)
         assert any("LX-7 moved to ready" in n.message for n in app._notifications)
 
 
-async def test_one_down_reaches_the_artifact_and_the_footer_says_so(make_app):
+async def test_the_first_artifact_is_highlighted_one_down_the_next_and_the_footer_says_so(make_app):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         app.open_card(1)
         await app.reads_idle()
         await pilot.pause()
-        await pilot.press("down")
         log = app.screen.query_one("EvidenceLog")
-        assert log.highlighted_artifact is not None and log.highlighted_artifact.path == "src/login.html"
+        assert log.highlighted_artifact is not None and log.highlighted_artifact.path == "src/login.html"  # no ↓ needed
         await pilot.press("down")
         assert log.highlighted_artifact.path == "src/login.css"  # the entry between is skipped
         from loopx_tui.widgets.footer import KeyBar

@@ -147,6 +147,6 @@ async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_not
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()
-        assert any("read-only" in message and "WENT BACKWARDS" in message for _, message in app.notices), app.notices
+        assert any("WENT BACKWARDS" in message and "nothing more is decided" in message for _, message in app.notices), app.notices  # the refusal says why
     done = subprocess.run([client, str(seeded.location.path), f"SELECT status FROM gate WHERE id = {seeded.gate}"], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "pending"  # (read with SQLite's client: this machine trusts nothing on the board now)

@@ -201,7 +201,7 @@ def test_a_chained_tmux_listing_really_types(tmp_path):
         pytest.fail("tmux is needed to show the attack (apt-get install tmux)")
     socket = f"loopx-test-{os.getpid()}"
     typed = tmp_path / "typed"
-    pane = f"head -n1 > {typed}; tmux -L {socket} wait-for -S typed"  # says when the line arrived
+    pane = f"head -n1 > {typed}; tmux -L {socket} wait-for -S typed; sleep 120"  # says when the line arrived (and keeps the server up for the waiter)
     subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "board", pane], check=True, timeout=30)
     try:
         subprocess.run(["bash", "-c", f"tmux -L {socket} ls \\; send-keys -t board y Enter"], check=True, timeout=30, capture_output=True)

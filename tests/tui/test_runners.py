@@ -60,7 +60,8 @@ async def test_the_header_keeps_its_status_and_cuts_the_objective(seeded, make_a
     async with app.run_test(size=(80, 24)) as pilot:
         await owner_view(pilot)
         header = str(app.board_screen.query_one("#board-header").render())
-        assert "⚑ 1 gate" in header and "3 need you" in header and "runners ▶1 ⚑1 ☾1" in header and "view:owner" in header
+        assert header.startswith(" LoopX  ⚑ G-1 waiting — g")  # the gate queued behind the person's keys, first
+        assert "3 need you" in header and "runners ▶1 ⚑1 ☾1" in header and "view:owner" in header
         assert "Ship" not in header  # no room left for it
         lines = {key: str(column.runner_line.render()) for key, column in app.board_screen.board.columns.items() if column.runner_line is not None}
         assert lines == {"claude-1": "▶ LX-1 #3 0s", "codex-1": "⚑ wait G-1", "shell-1": "☾ sleep 10m"}
@@ -70,7 +71,7 @@ async def test_without_runners_the_objective_gets_what_is_left(make_app):
     async with make_app().run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         header = str(pilot.app.board_screen.query_one("#board-header").render())
-        assert "Ship the login pa… " in header and header.endswith("3 need you  view:status")
+        assert "Ship the… " in header and header.endswith("3 need you  view:status")  # (after the waiting gate, what is left)
 
 
 async def test_the_owner_view_says_what_each_runner_does(seeded, make_app):

@@ -47,15 +47,17 @@ def cmd_run(ctx: Context) -> Outcome:
     problem = runtimes.make(a.runtime, command, a.bin, agent).identity_problem(store.project_root())
     if problem:
         raise UsageError(problem, f"run it in a checkout set up for it: `loopx init --for {a.runtime} --agent {agent}` there")
+    from ..runner.log import runner_logger, writer
+
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
-
-    def log(line: str) -> None:
-        from ..rules.text import terminal_safe
-
-        out.write(terminal_safe(line) + "\n")
-        out.flush()
-
-    runner = Runner(store, options, log)
+    if a.quiet and a.verbose:
+        raise UsageError("--quiet and --verbose contradict each other", "give one of them (or neither: the runner's ordinary log)")
+    verbosity = "quiet" if a.quiet else "verbose" if a.verbose else "normal"
+    try:
+        logger = runner_logger(agent, out, log_file=a.log_file, verbosity=verbosity)
+    except OSError as exc:
+        raise UsageError(f"cannot write the log file {a.log_file}: {exc.strerror or exc}", "give --log-file a path in a folder you can write") from None
+    runner = Runner(store, options, writer(logger, agent))
     code = runner.run()
     if runner.altered is not None:
         raise runner.altered  # (exit 11, said on stderr)

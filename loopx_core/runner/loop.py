@@ -35,6 +35,7 @@ import os
 import signal
 import time
 import uuid
+from logging import DEBUG, ERROR, INFO, WARNING
 from typing import NamedTuple
 
 from ..ops import claims, context, handoffs, quota, reaper, runners, turns
@@ -78,7 +79,7 @@ def clean(text: str, limit: int = TAIL_KEPT) -> str:
 
 
 class Runner:
-    def __init__(self, store, options: Options, log=print):
+    def __init__(self, store, options: Options, log=lambda text, level=INFO: print(text)):
         self.store = store
         self.opts = options
         self.agent = options.agent
@@ -98,8 +99,9 @@ class Runner:
         self.altered: Altered | None = None
 
     # -- logging ---------------------------------------------------------------------------
-    def log(self, text: str) -> None:
-        self.log_line(f"{time.strftime('%H:%M:%S')} {self.agent}: {text}")
+    def log(self, text: str, level: int = INFO) -> None:
+        """One line of the runner's log (``runner/log.py``: dated, levelled, the agent named)."""
+        self.log_line(text, level)
 
     # -- signals -------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
@@ -136,7 +138,7 @@ class Runner:
             if gone is not None:
                 why = self._altered(refused(gone))
                 return ALTERED
-            self.log(err.message)  # another runner drives the agent now: its cards are its own
+            self.log(err.message, WARNING)  # another runner drives the agent now: its cards are its own
             why = None
             return 5
         except Altered as err:  # the log went backwards under it: no more turns
@@ -166,7 +168,7 @@ class Runner:
 
     def _altered(self, err: Altered) -> str:
         self.altered = err
-        self.log(f"{err.message}\n  → {err.hint}")
+        self.log(f"{err.message}\n  → {err.hint}", ERROR)
         return err.message
 
     def _finish(self, why: str, turn: str | None) -> None:
@@ -174,7 +176,7 @@ class Runner:
         try:
             runners.exited(self.store, self.agent, self.runner_id, why, turn=turn, released=released)
         except LoopxError as err:
-            self.log(f"could not record the stop: {err.message}")
+            self.log(f"could not record the stop: {err.message}", WARNING)
         self.log(f"stopped ({why})" + (f"; released {', '.join(released)}" if released else ""))
 
     def _obeying(self) -> str:
@@ -262,6 +264,7 @@ class Runner:
         new = turns.events_after(self.store, self.seq)
         if new:
             self.seq = new[-1].seq
+            self.log(f"read {len(new)} new event(s) up to {self.seq}: {', '.join(sorted({e.kind for e in new}))}", DEBUG)
         if any(e.kind in RUNNER_CONTROLS for e in new):
             self.control = runners.control_of(self.store, self.agent)
         return new
@@ -464,7 +467,7 @@ class Runner:
             evidence, _, _ = writeback(self.store, card.id, self.agent, data, source="runner", lease_token=token, extra=extra)
             return ids.fmt(ids.EVIDENCE, evidence.id)
         except LoopxError as err:
-            self.log(f"could not record the failed turn on {card.key}: {err.message}")
+            self.log(f"could not record the failed turn on {card.key}: {err.message}", WARNING)
             return None
 
     def _charge(self, card, usage, env, turn_id) -> str | None:
@@ -491,7 +494,7 @@ class Runner:
                 )
                 return ids.fmt(ids.EVIDENCE, evidence.id) if created else None
         except (LoopxError, OSError, ValueError) as err:
-            self.log(f"usage not charged: {getattr(err, 'message', err)}")
+            self.log(f"usage not charged: {getattr(err, 'message', err)}", WARNING)
         return None
 
     # -- stopping ----------------------------------------------------------------------------
@@ -505,7 +508,7 @@ class Runner:
                     claims.release(self.store, card_id, self.agent, token)
                     released.append(ids.fmt(ids.CARD, card_id))
                 except LoopxError as err:
-                    self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}")
+                    self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}", WARNING)
         except Exception as exc:  # stopping anyway: say so, never hang
-            self.log(f"could not release the agent's cards: {type(exc).__name__}: {exc}")
+            self.log(f"could not release the agent's cards: {type(exc).__name__}: {exc}", ERROR)
         return released

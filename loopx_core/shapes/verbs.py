@@ -406,6 +406,9 @@ DECLARED: tuple = (
         arg("--grace", default="30s", metavar="DUR", help="on SIGTERM or a person's stop, how long the turn in flight may take to finish (default 30s)"),
         arg("--turns", type="count", default=0, metavar="N", help="stop after N turns (default: run until stopped)"),
         arg("--bin", metavar="PATH", help="the runtime's executable (default: claude / codex on PATH)"),
+        arg("--log-file", metavar="PATH", help="also append the log to PATH (reopened when rotated)"),
+        arg("--quiet", action="store_true", help="log only warnings and errors"),
+        arg("--verbose", action="store_true", help="log each batch of events the runner reads too"),
         arg("rest", nargs="...", metavar="-- ARG", help="shell: the command to run each turn; claude-code/codex: extra arguments for it"),
     ), _RUNNER + "cmd_run", human=True),  # a runner is the person's process: an agent's turn never starts one
 

@@ -42,7 +42,7 @@ from loopx_core.shapes.values import Artifact, CardView
 from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import ARM_DELAY, GateQueue, idle_setting
-from .heap import collect_when_idle, freeze_heap, thaw_heap
+from .heap import collect_when_idle, freeze_heap, limit_arenas, thaw_heap
 from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, BoardWaiting, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, LogWentBack, OpenArtifact, OpenCard, PageRead, PollFailed
 from .paths import css_paths
 from .reads import BoardReader, open_store
@@ -76,6 +76,7 @@ class LoopxApp(App[int]):
         gate_idle: float | None = None,
         arm_delay: float = ARM_DELAY,
     ):
+        limit_arenas()  # before the board's threads start (heap.py)
         super().__init__()
         self.location = location if location is not None or store is None else store.location
         self.store: Store | None = store  # opened already (the launcher unlocks the key with it), or opened here in a worker

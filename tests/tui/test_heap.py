@@ -114,3 +114,20 @@ async def test_a_burst_of_keys_on_the_board_collects_only_the_young_generation(m
             assert 1 in collections and gc.get_count()[1] == 0
         finally:
             gc.callbacks.remove(seen)
+
+
+
+def test_the_board_asks_glibc_for_two_malloc_arenas_before_its_threads_start():
+    """What a board left open kept outside Python's objects was the pages its
+    worker threads freed, one glibc arena each (bench/tui_soak.py: RSS flat
+    with two arenas). A fresh process that makes the board's app has asked for
+    them, and glibc agreed."""
+    import subprocess
+    import sys
+
+    if heap._libc() is None:
+        pytest.skip("glibc's allocator only")
+    script = "from loopx_tui import heap, app\nasked = []\nheap.limit_arenas = (lambda real: lambda: asked.append(real()) or asked[-1])(heap.limit_arenas)\napp.limit_arenas = heap.limit_arenas\napp.LoopxApp(None)\nprint(asked)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[True]"

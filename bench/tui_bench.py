@@ -163,6 +163,9 @@ def make_big_board(folder: Path, n_cards: int = 2000, n_evidence: int = 50_000):
         for chunk in range(0, len(rows), 500):
             Card.insert_many(rows[chunk : chunk + 500]).execute()
         events = [{"at": now, "actor": "human:bench", "card": i + 1, "kind": "card_added", "data": {"title": rows[i]["title"]}} for i in range(n_cards)]
+        # Each held card's lease as the log grants it (the operators hold a lease row to its claim: ops/leases.check_logged).
+        events += [{"at": now, "actor": f"agent:{row['lease_holder']}", "card": i + 1, "kind": "claimed", "data": {"agent": row["lease_holder"], "token": 1}}
+                   for i, row in enumerate(rows) if row["lease_holder"]]
         evidence = []
         for n in range(n_evidence):
             card = n % n_cards + 1
@@ -198,7 +201,7 @@ def add_long_card(location, n_events: int = 5000) -> int:
     def body():
         card = Card.create(title="A long loop", status="active", priority=0, assignee="bench-agent", needs=[], todos=[], lease_holder="bench-agent", lease_token=1, fence=1,
                            lease_expires=now + 86400, lease_seconds=86400, created_at=start, updated_at=now)
-        events, evidence = [{"at": start, "actor": "human:bench", "card": card.id, "kind": "card_added", "data": {}}, {"at": start + 60, "actor": "agent:bench-agent", "card": card.id, "kind": "claimed", "data": {}}], []
+        events, evidence = [{"at": start, "actor": "human:bench", "card": card.id, "kind": "card_added", "data": {}}, {"at": start + 60, "actor": "agent:bench-agent", "card": card.id, "kind": "claimed", "data": {"agent": "bench-agent", "token": 1}}], []
         step = (now - start) / n_events
         i = 0
         while len(events) < n_events:

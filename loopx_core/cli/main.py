@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
-    if "_ARGCOMPLETE" in os.environ:  # a shell asking for completions (cli/completion.py)
+    # A shell asking for completions (cli/completion.py) — never for a hook: a hook
+    # that exited 0 with nothing said would read as "allow" to the runtime.
+    if "_ARGCOMPLETE" in os.environ and "hook" not in sys.argv[1:4]:
         from .completion import complete
 
         complete()

@@ -50,3 +50,20 @@ def test_each_shell_gets_a_script_that_registers_loopx():
     assert as_json["shell"] == "fish" and "fish/completions" in as_json["install"] and "complete --command loopx" in as_json["script"]
     bad = subprocess.run([str(BIN / "loopx"), "completion", "tcsh"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "bash" in bad.stderr  # the choices, said
+
+
+def test_a_completion_request_never_answers_for_the_hook(tmp_path):
+    """The attack: the PreToolUse hook run with `_ARGCOMPLETE` in its environment.
+    Had completion taken over, the hook would exit 0 saying nothing — "allow" —
+    for a command that reads the board."""
+    from tests.adapters.conftest import payload
+
+    board = tmp_path / ".loopx"
+    board.mkdir()
+    (board / "board.db").write_text("")
+    event = payload("claude/pre_tool_use_bash.json", CWD=str(tmp_path), COMMAND="cat .loopx/board.db")
+    env = dict(os.environ, _ARGCOMPLETE="1", COMP_LINE="loopx ", COMP_POINT="6", LOOPX_AGENT="a1")
+    done = subprocess.run([sys.executable, "-I", "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"], input=json.dumps(event),
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    answer = json.loads(done.stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", done.stdout

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import compiled_env, person_env
+from common import person_env
 
 from loopx_core.rules.spawn import loopx_argv
 

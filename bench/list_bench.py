@@ -32,9 +32,9 @@ STATUSES = ["ready"] * 5 + ["backlog", "active", "waiting", "paused", "blocked",
 def grow(db: Path, upto: int, have: int, rnd: random.Random) -> None:
     """Add cards ``have+1 .. upto`` in one transaction."""
     from loopx_core.rules import clock
+    from loopx_core.store.backends import Store
     from loopx_core.store.discovery import parse_target
     from loopx_core.store.models import Card
-    from loopx_core.store.backends import Store
 
     store = Store.open(parse_target(str(db), "flag"))
     now = clock.now()

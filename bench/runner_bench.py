@@ -59,10 +59,10 @@ class Bench:
         self.loopx(["agent", "add", "a1"])
         self.loopx(["agent", "add", "other"])
         (folder / "turn.py").write_text(TURN)
-        from loopx_core.store.discovery import parse_target
         from loopx_core.authority.keys import unlock
         from loopx_core.authority.people import member
         from loopx_core.store.backends import Store
+        from loopx_core.store.discovery import parse_target
 
         os.environ.update({k: v for k, v in self.env.items() if k.startswith(("LOOPX_", "XDG_"))})
         self.store = Store.open(parse_target(self.env["LOOPX_DB"], "env"))
@@ -109,7 +109,7 @@ def idle_cost(bench: Bench, seconds: float, busy: bool) -> float:
         bench.wait("the runner asleep", lambda: bench.runner_state()[0] == "asleep" and bench.runner_state()[1] != "starting")
         time.sleep(1.0)
         if busy:  # another agent writes to the board every second (its own card, heartbeats)
-            from loopx_core.ops import claims, cards
+            from loopx_core.ops import cards, claims
 
             card = cards.add_card(bench.store, {"title": "the other agent's", "owner": "other"}, "agent:other")
             claims.claim(bench.store, card.id, "other")

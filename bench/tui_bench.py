@@ -58,6 +58,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from common import compiled_env  # noqa: E402
+
 from loopx_core.authority.keys import ephemeral  # noqa: E402
 
 BENCH = ephemeral("bench")  # the bench board's person (an in-memory key)
@@ -129,9 +130,9 @@ def evidence_for(n_cards: int) -> int:
 def make_big_board(folder: Path, n_cards: int = 2000, n_evidence: int = 50_000):
     """Rows written in bulk (the operators would take minutes for 50k turns);
     the shapes are the operators' own."""
-    from loopx_core.rules import clock
     from loopx_core.ops.agents import add_agent
     from loopx_core.ops.board import init_board
+    from loopx_core.rules import clock
     from loopx_core.store.discovery import parse_target
     from loopx_core.store.models import Card, Event, Evidence
 
@@ -190,9 +191,9 @@ def add_long_card(location, n_events: int = 5000) -> int:
     """One more card with a long history: 5,000 events (turns, gates asked and
     answered, pauses and budget raises, a handoff) over ten days."""
     from loopx_core.rules import clock
+    from loopx_core.store.backends import Store
     from loopx_core.store.discovery import parse_target
     from loopx_core.store.models import Card, Event, Evidence, Gate
-    from loopx_core.store.backends import Store
 
     store = Store.open(parse_target(str(location.path), "flag"))
     now = clock.now()

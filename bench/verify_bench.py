@@ -28,9 +28,9 @@ sys.path.insert(0, str(REPO))
 def build(folder: Path, n: int) -> float:
     """The board, and the mean cost of one chained event write in microseconds."""
     os.environ.update(LOOPX_KEY=str(folder / "person-key.json"), XDG_CONFIG_HOME=str(folder / "config"))
-    from loopx_core.store import events
     from loopx_core.authority import keys
     from loopx_core.ops.board import init_board
+    from loopx_core.store import events
     from loopx_core.store.discovery import parse_target
 
     person = keys.unlock(keys.create(folder / "person-key.json", "bench", None).path)

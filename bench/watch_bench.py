@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import compiled_env, person_env
+from common import person_env
 
 HERE = Path(__file__).resolve().parent
 LOOPX = [sys.executable, "-m", "loopx_core"]
@@ -98,9 +98,9 @@ def land(folder: Path, name: str, text: str) -> float:
 def operator_floor(folder: Path, n: int = 200) -> float:
     """The writeback operator alone, in-process: the cost every document pays."""
     sys.path.insert(0, str(HERE.parent))
-    from loopx_core.store.discovery import parse_target
-    from loopx_core.store.backends import Store
     from loopx_core.ops.writeback import writeback
+    from loopx_core.store.backends import Store
+    from loopx_core.store.discovery import parse_target
 
     folder.mkdir()
     env, db = setup(folder)

@@ -12,13 +12,14 @@ with its own connection, and (c) reports the result or the refusal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from loopx_core.ops import cards as card_ops
 from loopx_core.ops import gates as gate_ops
 from loopx_core.rules import ids
-from loopx_core.shapes.errors import LoopxError
 from loopx_core.rules.text import terminal_safe_value
+from loopx_core.shapes.errors import LoopxError
 from loopx_core.shapes.values import CardView
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 
 class HumanActions:
-    def __init__(self, app: "LoopxApp", store: "Store", person, read_only: str | None = None, hint: str = ""):
+    def __init__(self, app: LoopxApp, store: Store, person, read_only: str | None = None, hint: str = ""):
         self.app = app
         self.store = store
         self.person = person  # keys.Person, or None (read-only)
@@ -41,7 +42,7 @@ class HumanActions:
         self.hint = hint  # what to do about it
 
     # -- the one place -----------------------------------------------------------
-    def _perform(self, what: str, operator: Callable[[str], object], done: Callable[[object], None] | None = None) -> "Worker | None":
+    def _perform(self, what: str, operator: Callable[[str], object], done: Callable[[object], None] | None = None) -> Worker | None:
         if self.refusal is not None:
             self.app.refuse(f"{what}: the board is read-only ({self.refusal})", self.hint)
             return None
@@ -63,7 +64,7 @@ class HumanActions:
         return self.app.run_worker(job, thread=True, group="ops", name=what, exit_on_error=False)
 
     # -- the actions -------------------------------------------------------------
-    def answer_gate(self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None) -> "Worker | None":
+    def answer_gate(self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None) -> Worker | None:
         key = ids.fmt(ids.GATE, gate_id)
 
         def done(result):
@@ -73,13 +74,13 @@ class HumanActions:
 
         return self._perform(f"answer {key}", lambda actor: gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember), done)
 
-    def move(self, card_id: int, to: str) -> "Worker | None":
+    def move(self, card_id: int, to: str) -> Worker | None:
         def done(card: CardView):
             self.app.notice(f"{card.key} moved to {card.status}")
 
         return self._perform(f"move {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.move_card(self.store, card_id, to, actor), done)
 
-    def assign(self, card_id: int, to: str | None) -> "Worker | None":
+    def assign(self, card_id: int, to: str | None) -> Worker | None:
         def done(card: CardView):
             if to is None:
                 self.app.notice(f"{card.key} unassigned; it is {card.status}")
@@ -90,13 +91,13 @@ class HumanActions:
 
         return self._perform(f"assign {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.assign_card(self.store, card_id, to, actor), done)
 
-    def raise_budget(self, card_id: int, data: dict) -> "Worker | None":
+    def raise_budget(self, card_id: int, data: dict) -> Worker | None:
         def done(card: CardView):
             self.app.notice(f"{card.key} budget raised; it is {card.status}")
 
         return self._perform(f"budget {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.budget_card(self.store, card_id, data, actor), done)
 
-    def add_card(self, data: dict, then: Callable[[CardView], None] | None = None) -> "Worker | None":
+    def add_card(self, data: dict, then: Callable[[CardView], None] | None = None) -> Worker | None:
         def done(card: CardView):
             self.app.notice(f"{card.key} added ({card.status})")
             if then is not None:
@@ -104,7 +105,7 @@ class HumanActions:
 
         return self._perform("add card", lambda actor: card_ops.add_card(self.store, data, actor), done)
 
-    def control_runner(self, agent: str, what: str) -> "Worker | None":
+    def control_runner(self, agent: str, what: str) -> Worker | None:
         """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""
         from loopx_core.ops import runners
 

@@ -35,7 +35,7 @@ def desktop_command() -> list[str] | None:
 
 
 class GateAlert:
-    def __init__(self, app: "App", *, bell: bool | None = None, desktop: bool | None = None, command: list[str] | None = None):
+    def __init__(self, app: App, *, bell: bool | None = None, desktop: bool | None = None, command: list[str] | None = None):
         self.app = app
         self.bell = _switch("LOOPX_BELL") if bell is None else bell
         self.desktop = _switch("LOOPX_DESKTOP_NOTIFY") if desktop is None else desktop

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from rich.text import Text
 from textual import events
@@ -34,20 +34,35 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from loopx_core.rules import clock, ids
-from loopx_core.store.discovery import BoardLocation
 from loopx_core.shapes.errors import BoardBusy, LoopxError
-from loopx_core.store.backends import Store
 from loopx_core.shapes.values import Artifact, CardView
+from loopx_core.store.backends import Store
+from loopx_core.store.discovery import BoardLocation
 
 from .actions import HumanActions
 from .alert import GateAlert
 from .gate_queue import ARM_DELAY, GateQueue, idle_setting
 from .heap import collect_when_idle, freeze_heap, limit_arenas, thaw_heap
-from .messages import BoardChanged, BoardFailed, BoardLoaded, BoardUpdated, BoardWaiting, ColumnRead, ColumnWanted, DialogClosed, DialogReady, HistoryChecked, LogWentBack, OpenArtifact, OpenCard, PageRead, PollFailed
+from .messages import (
+    BoardChanged,
+    BoardFailed,
+    BoardLoaded,
+    BoardUpdated,
+    BoardWaiting,
+    ColumnRead,
+    ColumnWanted,
+    DialogClosed,
+    DialogReady,
+    HistoryChecked,
+    LogWentBack,
+    OpenArtifact,
+    OpenCard,
+    PageRead,
+    PollFailed,
+)
 from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
-
 
 OPEN_RETRY = 0.5  # s: how often a board another process holds is tried again
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
@@ -207,9 +222,9 @@ class LoopxApp(App[int]):
         if altered — once the board is painted (it takes CPU that grows with
         the history: the first paint does not wait for it)."""
         self.painted.wait(10)
-        from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
-        from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
         from .modals import add_card, confirm  # noqa: F401
+        from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
+        from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
 
         try:
             report = self.reader.verify()

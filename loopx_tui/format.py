@@ -6,7 +6,7 @@ so a frozen clock gives the same pixels on every run."""
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
@@ -106,7 +106,7 @@ def short_sha(sha: str | None) -> str:
 def clock_time(ts: float | None) -> str:
     if ts is None:
         return "—"
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%m-%d %H:%M:%S")
 
 
 def ago(ts: float | None, now: float) -> str:

@@ -17,7 +17,8 @@ has been on screen for ``arm_delay`` (modals/gate.py)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from textual.screen import ModalScreen
 
@@ -42,7 +43,7 @@ def idle_setting() -> float:
 
 
 class GateQueue:
-    def __init__(self, app: "LoopxApp"):
+    def __init__(self, app: LoopxApp):
         self.app = app
         self.queue: list[int] = []
         self.deferred: set[int] = set()

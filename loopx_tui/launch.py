@@ -5,7 +5,6 @@ Both return an exit code (DESIGN §6): 0, or 4 when there is no board."""
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -49,8 +48,8 @@ def board_app(location: BoardLocation, store, ask=None):
 def _ask_once(prompt: str) -> str:
     """The board's unlock: asked before it opens (again after a wrong one,
     three times in all); Enter opens it read-only."""
-    from loopx_core.shapes.errors import Forbidden
     from loopx_core.authority.keys import ask_terminal
+    from loopx_core.shapes.errors import Forbidden
 
     answer = ask_terminal(prompt.rstrip(": ") + " (Enter: open read-only): ")
     if not answer:

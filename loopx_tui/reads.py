@@ -10,13 +10,14 @@ screen."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from loopx_core.ops import board, board_pages, cards
-from loopx_core.store.discovery import BoardLocation
-from loopx_core.store.backends import Store
 from loopx_core.rules.text import terminal_safe_value
+from loopx_core.store.backends import Store
+from loopx_core.store.discovery import BoardLocation
 
 T = TypeVar("T")
 

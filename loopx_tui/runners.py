@@ -7,9 +7,9 @@ state has its own word, the marks only help."""
 
 from __future__ import annotations
 
+from loopx_core.ops.runners import RunnerView
 from loopx_core.rules import ids
 from loopx_core.rules.clock import human_delta
-from loopx_core.ops.runners import RunnerView
 
 MARKS = {"running": "▶", "asleep": "☾", "waiting": "⚑", "paused": "‖", "stopped": "■", "gone": "✗"}
 

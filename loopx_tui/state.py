@@ -4,8 +4,9 @@ columns, filtered and sorted. No Textual and no database here, so the rules
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 from loopx_core.ops.board_pages import CardFilter, Page, Tally
 from loopx_core.rules.columns import COLUMN_OF, STATUS_COLUMNS
@@ -55,7 +56,7 @@ class Query:
     errors: tuple[str, ...] = ()  # what the filter could not use, said on screen (never a silent empty board)
 
     @classmethod
-    def parse(cls, text: str) -> "Query":
+    def parse(cls, text: str) -> Query:
         words, owners, statuses, errors = [], [], [], []
         for token in text.lower().split():
             if token.startswith("@") and len(token) > 1:

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from loopx_core.ops import reaper
 from loopx_core.store.backends import Store
 
 from .messages import BoardChanged, LogWentBack, PollFailed
 from .reads import BoardReader
-
 
 BUSY_FOR = 2.0  # s after a change during which the poller probes five times as often
 

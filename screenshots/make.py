@@ -18,8 +18,8 @@ os.environ.pop("NO_COLOR", None)
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from loopx_core.rules import clock  # noqa: E402
 from loopx_core.demo.seed import seed_board, seed_person  # noqa: E402
+from loopx_core.rules import clock  # noqa: E402
 from loopx_tui.app import LoopxApp  # noqa: E402
 
 PERSON = seed_person()  # the seeded board's person

@@ -84,8 +84,8 @@ class Board:
         return subprocess.run([sys.executable, "-m", "loopx_core", *map(str, argv)], cwd=self.root, env=full, capture_output=True, text=True, timeout=timeout, **kw)
 
     def store(self):
-        from loopx_core.store.discovery import parse_target
         from loopx_core.store.backends import Store
+        from loopx_core.store.discovery import parse_target
 
         return Store.open(parse_target(self.url, "flag"))
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import pytest
 

@@ -123,7 +123,9 @@ def loopx(checker, base, head, args, ctx, cwd, depth):
 
 
 def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
-    from ..rules.human_verbs import is_human_verb  # (the verbs' declarations: only a loopx command needs them)
+    from ..rules.human_verbs import (
+        is_human_verb,  # (the verbs' declarations: only a loopx command needs them)
+    )
 
     verb, sub, agent = _loopx_verb(argv)
     who = [w for i, w in enumerate(words) if w.text.startswith("--agent") or (i and words[i - 1].text == "--agent")]

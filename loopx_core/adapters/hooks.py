@@ -263,8 +263,8 @@ def project_root(target: tuple[str, str | None], cwd: str) -> str:
 def open_store(hook: Hook):
     from pathlib import Path
 
-    from ..store.discovery import discover
     from ..store.backends import Store
+    from ..store.discovery import discover
 
     location = discover(hook.db_flag, cwd=Path(hook.cwd))
     return Store.open(location)

@@ -15,7 +15,16 @@ import os
 import re
 
 from . import guarded
-from .commands import _ASSIGN, INTERACTIVE, MAX_FILE, POWERSHELLS, SAME, SHELLS, _matches, clip
+from .commands import (
+    _ASSIGN,
+    INTERACTIVE,
+    MAX_FILE,
+    POWERSHELLS,
+    SAME,
+    SHELLS,
+    _matches,
+    clip,
+)
 from .shellwords import Word
 
 _PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)?)?[mtw]?")

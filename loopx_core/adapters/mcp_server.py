@@ -93,7 +93,7 @@ def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
         tools.close()
 
 
-def handle_line(line: bytes, tools: "Tools"):
+def handle_line(line: bytes, tools: Tools):
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
@@ -104,7 +104,7 @@ def handle_line(line: bytes, tools: "Tools"):
     return handle(message, tools)
 
 
-def handle(message, tools: "Tools"):
+def handle(message, tools: Tools):
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
             return None  # a reply to a request we never send
@@ -155,8 +155,8 @@ class Tools:
     @property
     def store(self):
         if self._store is None:
-            from ..store.discovery import discover
             from ..store.backends import Store
+            from ..store.discovery import discover
 
             try:
                 location = discover(self.db_flag)
@@ -257,9 +257,9 @@ def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) 
 
 
 def tool_gate_status(tools, gate: str) -> str:
+    from ..ops.gates import status
     from ..rules import ids
     from ..shapes.errors import InvalidInput
-    from ..ops.gates import status
 
     try:
         gid = ids.parse(ids.GATE, gate)
@@ -278,8 +278,8 @@ def tool_handoff(tools, card: str, to: str, summary: str, done=(), pending=()) -
 
 
 def tool_cards(tools, status: str = "", limit: int | None = None, after: str = "") -> str:
-    from ..rules import ids
     from ..ops.cards import card_page
+    from ..rules import ids
     from ..rules.columns import COLUMN_OF
     from ..shapes.errors import InvalidInput
     from ..shapes.inputs import page_limit

@@ -142,8 +142,8 @@ def signed_policy(board_dir: str) -> str | None:
             return trust.signed_setting(lambda sql, params=(): con.execute(sql, params).fetchall(), "policy")
         finally:
             con.close()
-    from ..store.discovery import discover
     from ..store.backends import Store
+    from ..store.discovery import discover
 
     store = Store.open(discover())
     try:

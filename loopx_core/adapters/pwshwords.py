@@ -73,7 +73,7 @@ _CODE, _DQ = 0, 1
 class _Frame:
     __slots__ = ("kind", "closer", "command", "parts", "started", "dynamic", "quoted", "expect", "call", "skip_name", "redirect", "piped", "level", "owner", "here")
 
-    def __init__(self, kind: int, level: int, closer: str = "", owner: "_Frame | None" = None):
+    def __init__(self, kind: int, level: int, closer: str = "", owner: _Frame | None = None):
         self.kind = kind
         self.closer = closer  # ")" or "}" (or "" for the top)
         self.level = level

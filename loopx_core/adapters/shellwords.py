@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 
+
 class Lazy:
     """A regular expression compiled on first use: the hook's cold start pays
     only for the ones the text in front of it needs."""
@@ -170,7 +171,7 @@ class _Frame:
 
     __slots__ = ("kind", "closer", "parens", "command", "parts", "started", "dynamic", "glob", "braces", "quoted", "redirect", "piped", "level", "owner", "depth", "literal_quote")
 
-    def __init__(self, kind: int, level: int, closer: bool = False, owner: "_Frame | None" = None):
+    def __init__(self, kind: int, level: int, closer: bool = False, owner: _Frame | None = None):
         self.kind = kind
         self.closer = closer  # a $( … ) / <( … ) context, closed by its ")"
         self.parens = 0  # subshell parentheses opened inside this command context

@@ -12,7 +12,17 @@ from __future__ import annotations
 import os
 
 from . import builtin_rules, interpreters
-from .commands import _ASSIGN, INTERACTIVE, MAX_BRANCHES, NO_INPUT, SAME, _base, _matches, clip, handler
+from .commands import (
+    _ASSIGN,
+    INTERACTIVE,
+    MAX_BRANCHES,
+    NO_INPUT,
+    SAME,
+    _base,
+    _matches,
+    clip,
+    handler,
+)
 from .shellwords import Word
 
 # wrapper: (options that take a value, how many operands come before the command,

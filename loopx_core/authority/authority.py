@@ -13,8 +13,8 @@ runs the very same rules over ``sqlite3`` without the ORM.
 
 from __future__ import annotations
 
-from . import trust
 from ..rules.scopes import covers
+from . import trust
 
 AGENT_DECISIONS = ("agent_added", "agent_updated")
 
@@ -31,7 +31,7 @@ class Authority:
         self._people = people  # a trust.Trust, or a function that loads one
 
     @classmethod
-    def of(cls, store) -> "Authority":
+    def of(cls, store) -> Authority:
         return cls(store.query, store.trust)
 
     @property

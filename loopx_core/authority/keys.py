@@ -41,7 +41,7 @@ def fingerprint(public_raw: bytes) -> str:
     return sha256_hex(public_raw)[:16]
 
 
-def config_dir() -> "Path":
+def config_dir() -> Path:
     """``config_folder()`` as a Path."""
     from pathlib import Path
 
@@ -64,7 +64,7 @@ def config_folder() -> str:
     return os.path.join(base if os.path.isabs(base) else os.path.join(home, ".config"), "loopx")
 
 
-def key_path() -> "Path":
+def key_path() -> Path:
     from pathlib import Path
 
     raw = os.environ.get("LOOPX_KEY")
@@ -88,7 +88,7 @@ class Person:
     def actor(self) -> str:
         return f"human:{self.name}"
 
-    def named(self, name: str) -> "Person":
+    def named(self, name: str) -> Person:
         """The same key under the name the board knows it by."""
         return Person(name, self._private, self.public_raw)
 
@@ -114,9 +114,9 @@ class KeyFile:
 
     def unlock(self, passphrase: str | None = None) -> Person:
         from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         from ..shapes.errors import Forbidden, InvalidInput
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         secret = self.doc["secret"]
         if self.sealed:
@@ -207,7 +207,11 @@ def reseal(found: KeyFile, person: Person, passphrase: str | None) -> KeyFile:
 
 def save(path: Path, person: Person, passphrase: str | None = None) -> KeyFile:
     """Write ``person``'s key to ``path`` (sealed when given a passphrase)."""
-    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        NoEncryption,
+        PrivateFormat,
+    )
 
     seed = person._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
     doc = {"loopx_key": FORMAT, "name": person.name, "public": b64(person.public_raw), "secret": _seal(seed, passphrase) if passphrase else {"plain": b64(seed)}}
@@ -284,9 +288,9 @@ def ephemeral(name: str, seed: bytes | None = None) -> Person:
     """A key that lives in memory only: the person of a seeded or demo board
     (``seed`` makes it reproducible; such a key protects nothing and must never
     sign for a real board)."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
     import hashlib
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     private = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed).digest()) if seed is not None else Ed25519PrivateKey.generate()
     return Person(name, private, _public_raw(private))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 
-from ..store import events
-from . import keys, trust
 from ..shapes.errors import Altered, Conflict, Forbidden, InvalidInput, NotFound
+from ..store import events
 from ..store.models import Person as PersonRow
 from ..store.orm import peewee as pw
+from . import keys, trust
 
 
 def member(store, person: keys.Person) -> keys.Person:

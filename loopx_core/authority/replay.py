@@ -21,7 +21,9 @@ whoever keeps a witness of the head call the same functions.
 from __future__ import annotations
 
 import json
-from collections import namedtuple  # (not typing: the PreToolUse hook imports this module)
+from collections import (
+    namedtuple,  # (not typing: the PreToolUse hook imports this module)
+)
 
 from ..rules.decisions import CONTROL_OF_KIND
 

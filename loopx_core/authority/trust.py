@@ -265,7 +265,7 @@ def _added_by(row: EventRow | None, person: PersonKey, trusted: dict, root: Pers
     return None
 
 
-def signed_setting(query, key: str, people: "Trust | None" = None) -> str | None:
+def signed_setting(query, key: str, people: Trust | None = None) -> str | None:
     """A person's setting (prices, the hook policy, the test-board clock): its
     value only when the signed event that set it verifies and says the same."""
     rows = query("SELECT value, decided_seq FROM setting WHERE key = ?", (key,))

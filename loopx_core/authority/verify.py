@@ -23,11 +23,10 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
+from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
 from . import chain, replay, trust
 from .authority import Authority
-from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
-from .trust import SETTING_EVENTS
-from .trust import EVENT_COLUMNS, EventRow
+from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
 
 PERSON_KINDS = ("person_added", "person_revoked")
 AGENT_KINDS = ("agent_added", "agent_updated")

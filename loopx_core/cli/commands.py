@@ -262,9 +262,9 @@ def cmd_export(ctx: Context) -> Outcome:
 
 
 def cmd_migrate(ctx: Context) -> Outcome:
+    from ..store.backends import Store
     from ..store.discovery import parse_target
     from ..store.migrate import migrate
-    from ..store.backends import Store
 
     source = ctx.store
     try:
@@ -703,7 +703,6 @@ def _wait_for(store, gid: int, seconds: float) -> dict:
 
 
 def cmd_gate_ask(ctx: Context) -> Outcome:
-    from ..rules.durations import parse_duration
     from ..ops.gates import ask
 
     a = ctx.args

@@ -19,8 +19,8 @@ def _duration(text: str, flag: str) -> float:
 
 
 def cmd_run(ctx: Context) -> Outcome:
-    from ..store.rows import agent_row
     from ..runner.loop import Options, Runner
+    from ..store.rows import agent_row
 
     a = ctx.args
     agent = agent_id(a.drive)

@@ -7,7 +7,14 @@ import json
 import sys
 
 from ..authority import keys
-from ..shapes.errors import ALTERED, Altered, Forbidden, InvalidInput, NotFound, UsageError
+from ..shapes.errors import (
+    ALTERED,
+    Altered,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    UsageError,
+)
 from .commands import Context, Outcome
 
 

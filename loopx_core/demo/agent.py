@@ -18,14 +18,15 @@ import sys
 import time
 from pathlib import Path
 
-from ..ops import done as done_ops, gates, handoffs
-from ..store.discovery import parse_target
+from ..ops import done as done_ops
+from ..ops import gates, handoffs
+from ..ops.writeback import writeback
 from ..shapes.errors import LoopxError
 from ..shapes.inputs import validate
-from ..store.models import Evidence
-from ..store.backends import Store
 from ..shapes.values import CardView
-from ..ops.writeback import writeback
+from ..store.backends import Store
+from ..store.discovery import parse_target
+from ..store.models import Evidence
 from .scenario import Step, plan_for
 
 
@@ -114,8 +115,8 @@ def main() -> int:
     time.sleep(pace * random.uniform(0.6, 1.4))  # a turn takes a while: watch it run on the board
     store = Store.open(parse_target(os.environ["LOOPX_DB"], "env"))
     try:
-        from ..rules import ids
         from ..ops.cards import show_card
+        from ..rules import ids
 
         card = show_card(store, ids.parse(ids.CARD, key))
         simulated = SimulatedAgent(store, agent, store.project_root(), log=lambda text: print(f"{agent}: {text}", flush=True))

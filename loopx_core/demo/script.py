@@ -72,10 +72,10 @@ def run_script(keep: str | None = None, *, as_json: bool = False) -> int:
 
 def _approve(env: dict, gate: str, person) -> str:
     """What the board does when you press y: the gate operator, as a human."""
-    from ..rules import ids
-    from ..store.discovery import parse_target
     from ..ops.gates import answer
+    from ..rules import ids
     from ..store.backends import Store
+    from ..store.discovery import parse_target
 
     store = Store.open(parse_target(env["LOOPX_DB"], "flag"))
     try:

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..ops import cards, claims, gates, handoffs
-from ..rules import clock
 from ..ops import done as done_ops
 from ..ops.agents import add_agent
 from ..ops.board import init_board
-from ..store.discovery import BoardLocation, parse_target
-from ..shapes.inputs import validate
 from ..ops.writeback import writeback
+from ..rules import clock
+from ..shapes.inputs import validate
+from ..store.discovery import BoardLocation, parse_target
 
 T0 = 1767603600.0  # 2026-01-05 09:00:00 UTC
 # The seeded board's person: a fixed, public key — the board is a picture, not a real board.

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 from ..rules import clock
-from ..store import events
 from ..shapes.errors import Forbidden, InvalidInput
+from ..shapes.values import AgentView
+from ..store import events
 from ..store.models import Agent, Evidence
 from ..store.orm import peewee as pw
 from ..store.rows import agent_row, agent_view
-from ..shapes.values import AgentView
 
 
 def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:

@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..rules import clock, scopes
-from ..store import events
-from . import dangerous, reaper
+from ..shapes.values import AgentView, CardView, EventView, EvidenceView, GateView
+from ..store import events, records
+from ..store.backends import Store
 from ..store.discovery import BoardLocation
-from ..store import records
 from ..store.records import Agent, Card, Evidence, Gate, Handoff, Observed, Setting
-from .board_pages import CardFilter, Page, Tally, board_page, tally
 from ..store.rows import (
     agent_view,
     card_row,
@@ -25,8 +24,8 @@ from ..store.rows import (
     handoff_view,
     observed_view,
 )
-from ..store.backends import Store
-from ..shapes.values import AgentView, CardView, EventView, EvidenceView, GateView
+from . import dangerous, reaper
+from .board_pages import CardFilter, Page, Tally, board_page, tally
 
 
 def init_board(location: BoardLocation, objective: str | None, person, *, test_board: bool = False, pin: bool = True) -> tuple[Store, bool]:
@@ -34,7 +33,9 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     ``keys.Person``: they sign their own entry, and this machine pins their key
     as the board's root). On an existing board ``person`` must be one of its
     people. Returns (store, created)."""
-    from ..authority import people  # (its rows are the models': off the board's read path)
+    from ..authority import (
+        people,  # (its rows are the models': off the board's read path)
+    )
 
     store = Store.open(location, create=True, frozen_ok=test_board)
     created = store.created

@@ -14,11 +14,11 @@ from typing import NamedTuple
 from ..rules import ids
 from ..rules.columns import COLUMN_OF, STATUS_COLUMNS
 from ..rules.holding import HELD, owner_of
+from ..shapes.values import CardView
 from ..store import records
+from ..store.backends import Store
 from ..store.records import Card
 from ..store.rows import card_row, card_views
-from ..store.backends import Store
-from ..shapes.values import CardView
 
 STATUS_MODE, OWNER_MODE = "status", "owner"
 UNASSIGNED_WORDS = ("none", "unassigned", "-")

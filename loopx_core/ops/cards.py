@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from ..rules import clock, holding, ids
-from ..store import events, records
-from . import quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
-from .handoffs import open_handoff
+from ..shapes.values import CardDetail, CardView
+from ..store import events, records
 from ..store.records import Card, Dependency, Evidence, Gate, Handoff, Observed
-from .quota import over_budget
-from .reaper import clear_lease, load_card, withdraw_pending
 from ..store.rows import (
     agent_row,
     card_row,
@@ -21,7 +18,10 @@ from ..store.rows import (
     observed_view,
     touch,
 )
-from ..shapes.values import CardDetail, CardView
+from . import quota, reaper
+from .handoffs import open_handoff
+from .quota import over_budget
+from .reaper import clear_lease, load_card, withdraw_pending
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
 
@@ -109,7 +109,7 @@ def move_card(store, card_id: int, to: str, actor) -> CardView:
             hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
             raise _refuse(card, to, f"it is {frm}", hint)
         if to == "backlog" and frm in ("active", "monitoring"):
-            raise _refuse(card, to, f"{card.lease_holder} is working on it", f"move it to ready to take it back, or cancel it")
+            raise _refuse(card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it")
         if to == "ready":
             blocking = open_deps(card.id)
             if blocking:

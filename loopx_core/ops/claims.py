@@ -6,15 +6,15 @@ import os
 
 from ..rules import clock, holding, ids
 from ..rules.hints import take_work
-from ..store import events
-from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden
+from ..shapes.values import CardView, NextResult
+from ..store import events
+from ..store.records import Agent, Card, Gate
+from ..store.rows import agent_row, card_view, gate_view, handoff_view, touch
+from . import leases, quota, reaper
 from .gates import _rules, checked_view, holding_gate, open_gate
 from .handoffs import latest_handoff
-from ..store.records import Agent, Card, Gate
 from .reaper import clear_lease, load_card, withdraw_pending
-from ..store.rows import agent_row, card_view, gate_view, handoff_view, touch
-from ..shapes.values import CardView, NextResult
 
 
 def host_name() -> str:

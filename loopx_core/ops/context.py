@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..rules import clock, ids
-from .cards import card_detail
 from ..store.backends import Store
+from .cards import card_detail
 
 MAX_CHARS = 5600  # ~1,400 tokens at ~4 characters a token
 EVIDENCE_SHOWN = 3

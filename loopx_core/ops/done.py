@@ -6,15 +6,15 @@ import os
 import time
 
 from ..rules import clock, ids
+from ..shapes.errors import Conflict, Forbidden
+from ..shapes.values import CardView, EvidenceView
 from ..store import events, records
+from ..store.records import Card, Evidence
+from ..store.rows import agent_row, card_view, evidence_view, touch
 from . import leases
 from .cards import open_deps
 from .gates import holding_gate
-from ..shapes.errors import Conflict, Forbidden
-from ..store.records import Card, Evidence
 from .reaper import clear_lease, load_card
-from ..store.rows import agent_row, card_view, evidence_view, touch
-from ..shapes.values import CardView, EvidenceView
 from .writeback import NOT_REPORTS, payload_hash
 
 OUTPUT_TAIL = 4000

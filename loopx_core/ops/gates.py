@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ..rules import clock, ids
-from ..store import events, records
-from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
-from ..store.records import Card, Gate, Grant
-from .reaper import load_card
-from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from ..shapes.values import CardView, GateView
+from ..store import events, records
+from ..store.records import Card, Gate, Grant
+from ..store.rows import agent_row, card_row, card_view, gate_view, touch
+from . import leases, quota, reaper
+from .reaper import load_card
 
 
 def _rules(store):

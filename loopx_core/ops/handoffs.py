@@ -6,13 +6,13 @@ import json
 
 from ..rules import clock, ids
 from ..rules.digest import sha256_hex
-from ..store import events, records
-from . import leases, quota, reaper
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
-from ..store.records import Card, Gate, Handoff
-from .reaper import clear_lease, load_card
-from ..store.rows import agent_row, card_view, handoff_view, touch
 from ..shapes.values import CardView, HandoffView
+from ..store import events, records
+from ..store.records import Card, Gate, Handoff
+from ..store.rows import agent_row, card_view, handoff_view, touch
+from . import leases, quota, reaper
+from .reaper import clear_lease, load_card
 
 
 def canonical(packet: dict) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from ..rules import clock, limits
-from ..store import events
 from ..shapes.errors import Conflict, InvalidInput
+from ..store import events
 from ..store.records import Operation
 from .writeback import payload_hash
 

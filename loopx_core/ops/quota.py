@@ -29,12 +29,12 @@ from __future__ import annotations
 import json
 
 from ..rules import clock, ids
-from ..store import events, records
 from ..rules.decisions import WINDOW_FIELDS, WINDOW_KINDS
 from ..shapes.errors import Paused
+from ..shapes.values import Window
+from ..store import events, records
 from ..store.records import Agent, Card
 from ..store.rows import card_view
-from ..shapes.values import Window
 
 # A card in one of these statuses can run a turn soon: crossing a limit pauses it.
 PAUSES_ON_CHARGE = ("active", "waiting", "monitoring", "ready")
@@ -138,7 +138,9 @@ def resume(card: Card, now: float) -> str:
     elif records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)):
         card.status, card.lease_expires = "waiting", None  # a lease does not run out while a human decides
     else:
-        from .leases import renew  # (leases imports the reaper, which imports this module)
+        from .leases import (
+            renew,  # (leases imports the reaper, which imports this module)
+        )
 
         card.status = "active"
         renew(card, now)
@@ -335,8 +337,8 @@ def check_signed(store, card_id: int):
     """The strict check a person's process runs before it starts a turn (the
     runner): the card's budget and window against the signatures of the
     decisions that set them. Returns the card; paused when one does not verify."""
-    from .reaper import load_card
     from ..store.rows import touch
+    from .reaper import load_card
 
     def body():
         card = load_card(card_id)

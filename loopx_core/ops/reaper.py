@@ -4,12 +4,12 @@ its expired lease and fails its overdue gates (closed: expiry is a rejection).""
 from __future__ import annotations
 
 from ..rules import clock, ids
-from ..store import events, records
-from . import quota
 from ..rules.holding import DUE_SQL
 from ..shapes.errors import Conflict
+from ..store import events, records
 from ..store.records import Card, Gate
 from ..store.rows import card_row, card_view, touch
+from . import quota
 
 SYSTEM = "system"
 GATE_BLOCK = "gate "  # how a blocked_reason starts when a gate said no

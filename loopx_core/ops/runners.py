@@ -20,12 +20,11 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from ..rules import clock, ids
-from ..store import events
 from ..authority import trust
+from ..rules import clock, ids
 from ..rules.decisions import CONTROL_OF_KIND, KIND_OF_CONTROL, RUNNER_CONTROLS
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
-from ..store import records
+from ..store import events, records
 from ..store.records import Runner
 from ..store.rows import agent_row
 

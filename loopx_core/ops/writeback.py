@@ -7,14 +7,14 @@ from pathlib import Path
 
 from ..rules import artifacts, clock, ids
 from ..rules.digest import sha256_hex
+from ..shapes.errors import Conflict, InvalidInput
+from ..shapes.values import CardView, EvidenceView
 from ..store import events
+from ..store.records import Evidence
+from ..store.rows import agent_row, card_view, evidence_view, touch
 from . import leases, quota
 from .claims import release_card
-from ..shapes.errors import Conflict, InvalidInput
-from ..store.records import Evidence
 from .reaper import load_card
-from ..store.rows import agent_row, card_view, evidence_view, touch
-from ..shapes.values import CardView, EvidenceView
 
 SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
 # Evidence that is not an agent's report of its work: usage measured from a

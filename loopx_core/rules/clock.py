@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from datetime import UTC
 
 _override: Callable[[], float] | None = None
 
@@ -74,14 +75,14 @@ def iso(ts: float | None) -> str | None:
 
 
 def parse_iso(text: str) -> float:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     value = text.strip()
     if value.endswith("Z"):
         value = value[:-1] + "+00:00"
     dt = datetime.fromisoformat(value)
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 

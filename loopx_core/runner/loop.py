@@ -38,18 +38,18 @@ import uuid
 from logging import DEBUG, ERROR, INFO, WARNING
 from typing import NamedTuple
 
-from ..ops import claims, context, handoffs, quota, reaper, runners, turns
-from ..rules import clock, ids
 from ..adapters import charge
+from ..authority.witness import Witness, refused
+from ..ops import claims, context, handoffs, quota, reaper, runners, turns
 from ..ops.charge import charge_usage
-from ..rules.decisions import RUNNER_CONTROLS
-from ..shapes.errors import ALTERED, Altered, Conflict, LoopxError, Paused
-from ..rules.text import terminal_safe
 from ..ops.writeback import writeback
+from ..rules import clock, ids
+from ..rules.decisions import RUNNER_CONTROLS
+from ..rules.text import terminal_safe
+from ..shapes.errors import ALTERED, Altered, Conflict, LoopxError, Paused
 from . import runtimes
 from .process import TurnProcess
 from .waker import Interrupt, Waker
-from ..authority.witness import Witness, refused
 
 MAX_IDLE = 300.0  # an idle runner looks at the board at least this often, change or not
 TAIL_KEPT = 2000  # characters of a failed turn's output kept in its record

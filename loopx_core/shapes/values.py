@@ -208,7 +208,7 @@ class GateView(NamedTuple):
     def key(self) -> str:
         return ids.fmt(ids.GATE, self.id)
 
-    def unbacked(self, why: str) -> "GateView":
+    def unbacked(self, why: str) -> GateView:
         """The gate as its people decided it when no signature backs its approval: pending."""
         return self._replace(status="pending", answer=None, answered_by=None, answered_at=None, forged=why)
 

@@ -19,8 +19,6 @@ send it every turn).
 
 from __future__ import annotations
 
-
-
 # (Plain classes, not NamedTuples: building typing.NamedTuple classes costs more
 # than the rest of this table, and the parser of every cold call reads it.)
 

@@ -19,14 +19,16 @@ import os
 import sqlite3
 import sys
 import time
-from _thread import _local as thread_local  # threading.local itself, without importing threading (~1 ms cold)
+from _thread import (
+    _local as thread_local,  # threading.local itself, without importing threading (~1 ms cold)
+)
 from pathlib import Path
 
 from .. import UPGRADE_HINT
 from ..rules import clock
+from ..shapes.errors import BoardError
 from . import migrations, records
 from .discovery import BoardLocation
-from ..shapes.errors import BoardError
 
 # (annotations only: ``T`` is what an operator body returns; typing is not imported on the cold path)
 
@@ -60,7 +62,7 @@ def _errors(name: str) -> tuple:
     return tuple(found)
 
 
-def _adopting_peewee(store: "Store"):
+def _adopting_peewee(store: Store):
     """A peewee database whose connections are the store's own (one per
     thread): the models run inside the store's transactions."""
     from .orm import peewee as pw
@@ -96,7 +98,7 @@ class Store:
 
     # -- opening -----------------------------------------------------------
     @classmethod
-    def open(cls, location: BoardLocation, *, create: bool = False, frozen_ok: bool = False) -> "Store":
+    def open(cls, location: BoardLocation, *, create: bool = False, frozen_ok: bool = False) -> Store:
         """``frozen_ok``: the caller is making this a test board (``init --test-board``)
         or copying one (``migrate``), so ``LOOPX_NOW`` is not refused here."""
         db = None

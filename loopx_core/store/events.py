@@ -14,9 +14,9 @@ from contextvars import ContextVar
 from ..authority import chain
 from ..rules import clock
 from ..shapes.errors import Forbidden, UsageError
+from ..shapes.values import EventView
 from . import records
 from .records import Event
-from ..shapes.values import EventView
 
 # The --op-id of the operation being run in this context (thread, task),
 # stamped on its first event.

@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from . import models
 from ..shapes.errors import Conflict
+from . import models
 from .backends import Store
 
 BATCH = 500

@@ -8,6 +8,7 @@ import json
 from ..authority.chain import data_text
 from .orm import peewee as pw
 
+
 class _BoardDatabase(pw.DatabaseProxy):
     """Peewee's database for the models: the one of the store whose transaction
     is running (``Store.run``/``Store.read`` bind it in a context variable,

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .. import POSTGRES_HINT
 from ..shapes.errors import BoardError
-from .orm import enable_psycopg, peewee as pw
+from .orm import enable_psycopg
+from .orm import peewee as pw
 
 # Any fixed 64-bit key: "LoopX" in ASCII.
 WRITE_LOCK_KEY = 0x4C6F6F7058

@@ -207,7 +207,7 @@ class Record:
         self.__dict__["_stored"] = None  # not in the database yet
 
     @classmethod
-    def _loaded(cls, values: tuple) -> "Record":
+    def _loaded(cls, values: tuple) -> Record:
         row = cls.__new__(cls)
         t = cls.table
         data = dict(zip(t.names, values))
@@ -248,7 +248,7 @@ class Record:
         execute(f'UPDATE {t.quoted} SET {sets} WHERE "{t.pk}" = ?', (*changes.values(), getattr(self, t.pk)))
         self.__dict__["_stored"].update(changes)
 
-    def insert(self) -> "Record":
+    def insert(self) -> Record:
         """INSERT this new row; an automatic primary key is set from the database."""
         t = self.table
         values = {name: _stored(kind, self.__dict__[name]) for name, kind, _ in t.columns}
@@ -267,7 +267,7 @@ class Record:
         return self
 
     @classmethod
-    def create(cls, **values) -> "Record":
+    def create(cls, **values) -> Record:
         return cls(**values).insert()
 
     @classmethod

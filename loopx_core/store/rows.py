@@ -5,11 +5,9 @@ peewee model rows, which have the same attributes (agents, the watcher)."""
 
 from __future__ import annotations
 
-from . import records
 from ..rules import ids
-from ..shapes.errors import NotFound
 from ..rules.holding import HELD, owner_of
-from .records import Agent, Card
+from ..shapes.errors import NotFound
 from ..shapes.values import (
     AgentView,
     Artifact,
@@ -25,6 +23,8 @@ from ..shapes.values import (
     Window,
     shown_reasons,
 )
+from . import records
+from .records import Agent, Card
 
 
 def card_row(card_id: int) -> Card:

@@ -90,8 +90,8 @@ def _refused(err: LoopxError, as_json: bool) -> int:
 
 
 def run_watch(db_flag: str | None, *, once: bool = False, as_json: bool = False) -> int:
-    from ..store.discovery import discover
     from ..store.backends import Store
+    from ..store.discovery import discover
     from .watcher import watch_board
 
     try:

@@ -28,10 +28,10 @@ import stat as statmod
 from pathlib import Path
 from typing import NamedTuple
 
+from ..ops import leases, observed
 from ..rules import clock, ids
 from ..rules.artifacts import hash_within, inside, real, too_large, too_large_text
 from ..shapes.errors import Forbidden, InvalidInput, LoopxError
-from ..ops import leases, observed
 from .rules import Origin, display
 
 MAX_DOC = 4 << 20  # a document larger than this is refused, not read
@@ -422,8 +422,8 @@ class Ingestor:
 
     # -- applying one document (inside the caller's transaction) -----------------------
     def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin) -> list[Result]:
-        from ..shapes.inputs import validate
         from ..ops.writeback import writeback
+        from ..shapes.inputs import validate
 
         if not isinstance(obj, dict):
             err = InvalidInput("an evidence document must be a JSON object", "e.g. {\"card\": \"LX-3\", \"agent\": \"claude-1\", \"summary\": \"…\"}")
@@ -570,7 +570,7 @@ def identity_refusal(show: str, agent: str, origin: Origin, doc: dict) -> LoopxE
         if doc.get("release"):
             return Forbidden(
                 f"{show} is in the inbox, where the writer is not verified, and asks to release the card",
-                f"release it as the agent: `loopx release CARD` (or drop \"release\" from the document)",
+                "release it as the agent: `loopx release CARD` (or drop \"release\" from the document)",
                 code="unverified_release",
             )
         return None

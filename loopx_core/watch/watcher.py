@@ -9,12 +9,12 @@ import os
 import stat as statmod
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from .ingest import Ingestor, Result
 from .rules import IGNORED_DIRS, Root, Rules, norm
-
 
 BATCH = 25  # files per write transaction (about 30 ms of lock at ~1 ms a document)
 
@@ -127,7 +127,6 @@ class _Engine:
             self.store, self.owned = Store.open(self.board), True
         # Load pydantic (documents are validated with it) and the writeback
         # operator now, so the first burst of documents does not pay for it.
-        from ..shapes import schemas
         from ..ops import writeback  # noqa: F401
 
         self.ingestor = Ingestor(self.store, settle=self.cfg.settle)
@@ -247,7 +246,7 @@ class _Engine:
         self.producer_stop.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), 2.0)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError):
             task.cancel()
         except Exception:
             pass
@@ -489,7 +488,7 @@ class _Engine:
                 if not self.batches and until > now:
                     try:
                         await asyncio.wait_for(self.wake.wait(), until - now)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
                 self.wake.clear()
                 if self.is_stopping():

@@ -14,8 +14,8 @@ second, different key, ``Y``, after ``y`` or ``A``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from rich.text import Text
 from textual import on

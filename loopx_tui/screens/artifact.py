@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.app import ComposeResult
 from textual import work
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -14,8 +15,8 @@ from ..messages import CardDropped, CardSelected, DragHover
 from ..runners import summary
 from ..state import OWNER, STATUS, BoardModel, Query
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
-from ..widgets.footer import KeyBar
 from ..widgets.card_list import CardList
+from ..widgets.footer import KeyBar
 
 if TYPE_CHECKING:
     from ..app import LoopxApp
@@ -61,7 +62,7 @@ class BoardScreen(Screen):
         Binding("s", "runner('stop')", "Stop", tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
     ]
 
-    app: "LoopxApp"
+    app: LoopxApp
 
     def __init__(self, model: BoardModel, now, *, demo: bool = False, **kw):
         super().__init__(**kw)

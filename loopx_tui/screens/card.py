@@ -20,7 +20,16 @@ from loopx_core.rules import ids
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.shapes.values import CardDetail, CardView
 
-from ..format import ago, bar, clock_time, lease_left, limit_text, short_sha, sparks, tokens
+from ..format import (
+    ago,
+    bar,
+    clock_time,
+    lease_left,
+    limit_text,
+    short_sha,
+    sparks,
+    tokens,
+)
 from ..messages import BoardUpdated, CardLoaded
 from ..widgets.evidence_log import EvidenceLog
 from ..widgets.footer import KeyBar
@@ -182,7 +191,7 @@ class CardScreen(Screen):
         Binding("question_mark", "app.help", "Help", tooltip="every key"),
     ]
 
-    app: "LoopxApp"
+    app: LoopxApp
 
     def __init__(self, card: CardView, reader, now, ahead: Future | None = None):
         super().__init__()

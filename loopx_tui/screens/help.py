@@ -60,13 +60,13 @@ def _section(app, bindings) -> Table:
 
 
 def help_renderables(app) -> list:
+    from ..modals.confirm import ConfirmModal
+    from ..modals.gate import GateModal
+    from ..widgets.evidence_log import EvidenceLog
     from .artifact import ArtifactScreen
     from .board import BoardScreen
     from .card import CardScreen
     from .timeline import TimelineScreen
-    from ..modals.confirm import ConfirmModal
-    from ..modals.gate import GateModal
-    from ..widgets.evidence_log import EvidenceLog
 
     out: list = []
     for title, bindings in (

@@ -9,8 +9,8 @@ from textual.containers import Center, Middle
 from textual.screen import Screen
 from textual.widgets import Static
 
-from loopx_core.store.discovery import BoardLocation
 from loopx_core.shapes.errors import LoopxError
+from loopx_core.store.discovery import BoardLocation
 
 
 def no_board_text(error: LoopxError, location: BoardLocation | None) -> Text:

@@ -13,9 +13,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 
+from loopx_core.ops.trajectory import Figures, Trajectory, figures
 from loopx_core.rules import ids
 from loopx_core.rules.clock import human_delta
-from loopx_core.ops.trajectory import Figures, Trajectory, figures
 
 from ..format import tokens
 from ..messages import BoardUpdated

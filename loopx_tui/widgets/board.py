@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Container, HorizontalScroll
 from textual.widgets import Static
 
@@ -18,7 +18,6 @@ from ..state import OWNER, BoardModel
 from .card_list import CardList
 from .column import BoardColumn
 from .line import Line
-
 
 MIN_COLUMN = 16  # cells; below this the board scrolls sideways (many agents in owner view)
 

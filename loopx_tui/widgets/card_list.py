@@ -16,7 +16,7 @@ another column (``DragHover`` while moving, ``CardDropped`` on release)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style

@@ -12,7 +12,7 @@ column); going down past the last card in hand asks the app to read on
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -26,7 +26,6 @@ from ..state import ON_DEMAND
 from .card_face import CARD_ROWS
 from .card_list import CardList
 from .line import FittedLine
-
 
 BOARD_CHROME = 4  # rows that are not cards: the board's header and footer, a column's header and "+N more"
 

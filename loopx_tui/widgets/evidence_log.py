@@ -4,7 +4,7 @@ rows — Enter opens one in the viewer, ``p`` in ``$PAGER``."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from rich.text import Text
 from textual.binding import Binding

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 from typing import NamedTuple
 
@@ -87,9 +88,9 @@ class Hooks:
 
     def answer(self, gate: str, decision: str = "approve", remember: str | None = None) -> None:
         """A human answers (the operator, as the TUI would call it)."""
+        from loopx_core.authority import keys
         from loopx_core.ops import gates
         from loopx_core.rules import ids
-        from loopx_core.authority import keys
 
         store = self.board.store()
         try:
@@ -121,9 +122,9 @@ def transcript(tmp_path):
         def later(self) -> None:
             """Move the current turn's prompt (and what follows) two minutes into the future."""
             import time
-            from datetime import datetime, timezone
+            from datetime import datetime
 
-            stamp = datetime.fromtimestamp(time.time() + 120, timezone.utc).strftime("%Y-%m-%dT%H:%M")
+            stamp = datetime.fromtimestamp(time.time() + 120, UTC).strftime("%Y-%m-%dT%H:%M")
             self.path.write_text(self.path.read_text().replace("2026-03-11T02:40", stamp))
 
         def append(self, name: str = "claude/transcript_continued.jsonl") -> None:

@@ -7,7 +7,6 @@ A verb added to the table without a line here fails the test."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from loopx_core.adapters import fastcheck
 from loopx_core.authority import authority
 from loopx_core.rules import clock
 from loopx_core.store import migrations
-from loopx_core.adapters import fastcheck
 from loopx_core.store.models import Card
 
 SCOPES = ["git:push", "deploy:prod", "deploy:staging", "publish:npm", "fs:write-outside"]

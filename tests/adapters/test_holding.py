@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import re
 
-from loopx_core.rules import clock, holding
 from loopx_core.adapters import fastcheck
 from loopx_core.adapters.hooks import _held
+from loopx_core.rules import clock, holding
 from loopx_core.watch.ingest import Ingestor
 from tests.adapters.conftest import deny_reason, payload
 

@@ -12,9 +12,9 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from loopx_core.adapters import mcp_server
 from loopx_core.cli.parser import build

@@ -29,9 +29,10 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Union
+from typing import Union
 
 MAX_REQUESTS = 60
 MAX_BODY = 16 * 1024 * 1024
@@ -64,7 +65,7 @@ class Call:
     text: str = ""  # said before the call
 
 
-Step = Union[Say, Call, Callable[["Request"], Union[Say, Call]]]
+Step = Union[Say, Call, Callable[["Request"], Say | Call]]
 
 
 @dataclass

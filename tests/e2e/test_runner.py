@@ -21,9 +21,17 @@ import threading
 
 import pytest
 
-from . import model_server, runtimes
 from ..runner.conftest import Watch
-from .harness import LOOPX, Project, answer_as_person, as_person, claude_env, codex_env, codex_model_args
+from . import model_server, runtimes
+from .harness import (
+    LOOPX,
+    Project,
+    answer_as_person,
+    as_person,
+    claude_env,
+    codex_env,
+    codex_model_args,
+)
 from .model_server import Call, Say, Usage
 
 pytestmark = [pytest.mark.slow]

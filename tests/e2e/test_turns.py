@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 
-
 import pytest
 
 from .harness import ALL, LOOPX, PYTHON, answer_as_person, as_person

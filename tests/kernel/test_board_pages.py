@@ -10,9 +10,9 @@ from loopx_core.ops import board, board_pages
 from loopx_core.ops.board_pages import CardFilter
 from loopx_core.ops.cards import list_cards
 from loopx_tui.state import OWNER, STATUS, UNASSIGNED, BoardModel, Query
+from tests.conftest import person_ok
 
 from .conftest import held, last_seq, worked
-from tests.conftest import person_ok
 
 
 @pytest.fixture

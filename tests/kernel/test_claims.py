@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .conftest import T0, card, events, held, kinds, refused, worked
+from .conftest import card, events, held, kinds, refused, worked
 
 NEXT_KEYS = {"action", "card", "lease", "gate", "handoff", "wake_at", "reason"}
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 
-import pytest
-
 from loopx_core.rules.text import terminal_safe
 
 from .conftest import held, loopx

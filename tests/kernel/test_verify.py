@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from loopx_core.ops import gates
 from loopx_core.authority import keys
+from loopx_core.ops import gates
 
 from ..conftest import downgrade_sqlite
 from .conftest import held
@@ -112,9 +112,9 @@ def test_a_board_from_before_signing_opens_chained_and_says_what_is_unsigned(boa
 
 
 def test_a_copy_on_another_backend_verifies(team, tmp_path):
+    from loopx_core.authority import verify
     from loopx_core.store.backends import Store
     from loopx_core.store.discovery import parse_target
-    from loopx_core.authority import verify
 
     team.ok("card", "add", "one", "--max-turns", "3")
     held(team, "LX-1", "a1")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .conftest import card, events, held, kinds, refused, worked
+from .conftest import events, held, kinds, refused, worked
 
 
 @pytest.fixture

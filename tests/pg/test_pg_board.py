@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.agent_loop import AGENT_LOOP as AGENT
 
 LOOPX = [sys.executable, "-m", "loopx_core"]
@@ -63,8 +61,8 @@ def test_init_creates_the_schema_and_the_turn_cycle_works(pg_url, tmp_path):
 
 
 def test_change_detection_follows_the_event_sequence(pg_url, tmp_path):
-    from loopx_core.store.discovery import parse_target
     from loopx_core.store.backends import Store
+    from loopx_core.store.discovery import parse_target
 
     ok(pg_url, "init", cwd=tmp_path)
     store = Store.open(parse_target(pg_url, "flag"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from loopx_core.ops import gates
 from loopx_core.demo.seed import KEY_FILE
+from loopx_core.ops import gates
 from loopx_core.store.backends import Store
 
 from ..tui.conftest import Ticks, arm, seed_template, seeded  # noqa: F401  (the seeded board fixtures)
@@ -118,9 +118,10 @@ async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_not
     the board says what vanished, in red, goes read-only and follows no further."""
     import subprocess
 
+    from tests.polling import until_async
+
     from ..security.conftest import sqlite_client
     from ..tui.conftest import loopx
-    from tests.polling import until_async
 
     def wait_until(pilot, check):
         return until_async(check, what="the board to see it", timeout=60, pause=lambda: pilot.pause(0.05))

@@ -13,7 +13,14 @@ import pytest
 from tests.conftest import person_ok
 from tests.runner.conftest import Watch
 from tests.runner.test_controls import busy, paused
-from tests.security.conftest import agent_env, in_script, shell, sql, sql_rows, sqlite_client
+from tests.security.conftest import (
+    agent_env,
+    in_script,
+    shell,
+    sql,
+    sql_rows,
+    sqlite_client,
+)
 from tests.security.test_human_authority import hook
 
 

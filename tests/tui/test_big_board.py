@@ -8,11 +8,11 @@ from contextlib import asynccontextmanager
 
 import pytest
 
+from loopx_core.authority.keys import ephemeral
 from loopx_core.ops import board_pages
 from loopx_core.ops.board import init_board
 from loopx_core.ops.cards import add_card, list_cards, move_card
 from loopx_core.store.discovery import parse_target
-from loopx_core.authority.keys import ephemeral
 from loopx_tui.state import PAGE, UNASSIGNED
 
 from .conftest import board_app_class, feed, settled, show_done

@@ -3,7 +3,6 @@ from other processes without reloading the whole board."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -16,10 +15,9 @@ from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.budget import BudgetModal
 from loopx_tui.screens.help import HelpScreen
 from loopx_tui.screens.no_board import NoBoardScreen
-
 from tests.polling import until_async
 
-from .conftest import HUMAN, arm, board_app_class, card_text, idle, loopx
+from .conftest import arm, board_app_class, card_text, idle, loopx
 from .test_daily_driver import laid_out
 
 
@@ -256,9 +254,8 @@ async def test_eight_agents_writing_at_once(make_app, seeded):
 
 
 async def test_an_empty_board(tmp_path):
-    from loopx_core.ops.board import init_board
-
     from loopx_core.authority.keys import ephemeral
+    from loopx_core.ops.board import init_board
 
     location = parse_target(str(tmp_path / ".loopx" / "board.db"), "flag")
     me = ephemeral("tester")

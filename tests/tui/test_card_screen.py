@@ -146,7 +146,6 @@ async def test_times_on_the_card_screen_move_with_the_clock(make_app, seeded):
     """The card screen left open: "37s ago" becomes "2m ago" as the (frozen,
     stepped) clock moves — in the evidence and in the gates alike."""
     from loopx_core.rules import clock
-
     from loopx_tui.screens.card import gates_text
 
     t0 = seeded.now

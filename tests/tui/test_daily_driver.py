@@ -14,14 +14,13 @@ from textual import events
 
 from loopx_core.ops import cards as card_ops
 from loopx_core.ops import gates
-from loopx_core.store.backends import Store
 from loopx_core.rules.text import terminal_safe
+from loopx_core.store.backends import Store
 from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.gate import GateModal
 from loopx_tui.screens.board import BoardScreen
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.widgets.card_list import CardList
-
 from tests.polling import until_async
 
 from .conftest import arm, card_spot, card_text, feed, idle, loopx, show_done
@@ -187,11 +186,10 @@ async def test_a_key_typed_before_a_gate_appears_never_answers_it(make_app, seed
 # -- defect 8: words on the board ----------------------------------------------------------------
 
 async def test_a_board_with_one_card_says_one_card_and_a_scoped_gate_is_a_permission(make_app, seeded, tmp_path):
+    from loopx_core.authority.keys import ephemeral
     from loopx_core.ops.board import init_board
     from loopx_core.ops.cards import add_card
     from loopx_core.store.discovery import parse_target
-
-    from loopx_core.authority.keys import ephemeral
 
     location = parse_target(str(tmp_path / "one" / ".loopx" / "board.db"), "flag")
     me = ephemeral("tester")
@@ -510,13 +508,12 @@ async def test_a_card_opens_drawn_with_its_detail_and_a_slow_read_does_not_hold_
 async def test_a_long_column_scrolls_to_the_selection_and_reads_on(make_app, tmp_path):
     """The cards in hand are a scroll away; "+N more" counts those below the
     screen; ↓ past the last card in hand reads the next page and goes on."""
+    from loopx_core.authority.keys import ephemeral
     from loopx_core.ops.board import init_board
     from loopx_core.ops.cards import add_card
     from loopx_core.store.discovery import parse_target
     from loopx_tui.state import PAGE
     from loopx_tui.widgets.card_face import CARD_ROWS
-
-    from loopx_core.authority.keys import ephemeral
 
     location = parse_target(str(tmp_path / "long" / ".loopx" / "board.db"), "flag")
     me = ephemeral("tester")

@@ -3,14 +3,13 @@ operators and, within a short run, show every mechanism the board has."""
 
 from __future__ import annotations
 
-
 import pytest
 
-from loopx_core.ops import cards, gates
-from loopx_core.ops.board import export
 from loopx_core.demo import DemoAgents, build_demo_board
 from loopx_core.demo.agent import SimulatedAgent
 from loopx_core.demo.scenario import AGENTS, CARDS
+from loopx_core.ops import cards, gates
+from loopx_core.ops.board import export
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.store.backends import Store
 from tests.polling import until

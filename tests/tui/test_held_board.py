@@ -9,7 +9,6 @@ from textual.widgets import Static
 
 from loopx_core.shapes.errors import BoardBusy
 from loopx_tui.app import LoopxApp
-
 from tests.kernel.test_held_board import Held
 from tests.polling import until_async
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-from loopx_core.store.discovery import parse_target
 from loopx_tui import launch
 from loopx_tui.app import LoopxApp
 from tests.polling import until_async
@@ -132,8 +130,8 @@ def test_the_board_decides_as_the_person_whose_key_unlocks(seeded, monkeypatch):
     """The board's one unlock: the person's key, one of the board's people; an
     agent identity, no key, or a key the board does not know opens it read-only."""
     from loopx_core.authority import keys
-    from loopx_core.demo.seed import KEY_FILE
     from loopx_core.authority.people import session_person
+    from loopx_core.demo.seed import KEY_FILE
     from loopx_core.store.backends import Store
 
     store = Store.open(seeded.location)

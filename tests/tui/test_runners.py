@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from loopx_core.ops import runners
 from loopx_core.store.backends import Store
-
 from tests.polling import until_async
 
 from .conftest import export, feed, settled

@@ -4,7 +4,6 @@ deliberate change, and look at the diff report before accepting it."""
 
 from __future__ import annotations
 
-
 from .conftest import arm, feed
 from .conftest import settled as _settle
 

@@ -9,7 +9,6 @@ import pytest
 from loopx_core.watch import ingest
 from loopx_core.watch.ingest import Ingestor
 from loopx_core.watch.rules import Origin
-
 from tests.polling import until_async
 
 from .conftest import Watcher, doc, events, evidence, write_atomic

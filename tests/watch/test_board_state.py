@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-
 from ..conftest import downgrade_sqlite
 from .conftest import doc, events, evidence, write_atomic
 

@@ -8,7 +8,6 @@ import json
 import os
 
 from loopx_core.rules.artifacts import HASH_MAX
-
 from tests.polling import until
 
 from .conftest import doc, events, evidence, observed, write_atomic

@@ -34,9 +34,9 @@ from .discovery import BoardLocation
 
 HELD_FOR = 1.0  # s: a lock on the whole board file held this long by one process is said, not waited for
 SQLITE_PRAGMAS = (
+    ("busy_timeout", 10000),  # first: the rest wait out a passing lock (another writer, a checkpoint)
     ("journal_mode", "wal"),
     ("synchronous", "normal"),
-    ("busy_timeout", 10000),
     ("foreign_keys", 1),
 )
 
@@ -160,7 +160,7 @@ class Store:
                     if not _is_busy(exc):
                         raise
                     self._refuse_if_held(conn, exc)
-                for name, value in SQLITE_PRAGMAS:  # (busy_timeout among them: a passing lock is waited for)
+                for name, value in SQLITE_PRAGMAS:
                     conn.execute(f"PRAGMA {name} = {value}")
             except sqlite3.DatabaseError as exc:
                 if _is_busy(exc):
@@ -183,12 +183,15 @@ class Store:
 
     def _refuse_if_held(self, conn, exc: Exception) -> None:
         """A new connection found the board's file locked: raise ``BoardBusy``
-        when the same process still holds it after ``HELD_FOR`` — SQLite itself
-        locks the whole file for a moment (the last connection's checkpoint,
-        a recovery), never for long."""
-        from .holder import exclusive_holders
+        when a process holds it in exclusive locking mode and still does after
+        ``HELD_FOR``. SQLite itself locks the whole file for a while too — the
+        last connection's checkpoint as it closes, a recovery — and that lock
+        is waited for like any writer's (``busy_timeout``); the two differ in
+        the WAL index, which only SQLite's own passing lock keeps open (see
+        ``holder.exclusive_mode_holders``)."""
+        from .holder import exclusive_mode_holders
 
-        before = set(exclusive_holders(self.location.path))
+        before = exclusive_mode_holders(self.location.path)
         if not before:
             return
         conn.execute(f"PRAGMA busy_timeout = {int(HELD_FOR * 1000)}")
@@ -198,7 +201,7 @@ class Store:
         except sqlite3.OperationalError as again:
             if not _is_busy(again):
                 raise
-        if before & set(exclusive_holders(self.location.path)):
+        if before & exclusive_mode_holders(self.location.path):
             raise self._busy(exc) from exc
 
     def _drop_connection(self) -> None:

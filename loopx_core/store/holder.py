@@ -47,18 +47,23 @@ def _command(pid: int) -> str:
     return text if len(text) <= COMMAND_MAX else text[: COMMAND_MAX - 1] + "…"
 
 
-def exclusive_holders(path: str | os.PathLike) -> list[int]:
-    """Pids of other processes holding a write lock on the file at ``path``
-    (Linux; [] where ``/proc/locks`` cannot be read)."""
+def _locks_by_pid(path: str | os.PathLike) -> tuple[dict[int, set[str]], dict[int, set[str]]] | None:
+    """The POSIX locks ``/proc/locks`` lists on the board file and on its
+    ``-shm`` file, as {pid: {mode, …}} each (None where it cannot be read)."""
     try:
         st = os.stat(path)
         with open("/proc/locks", encoding="ascii", errors="replace") as fh:
             lines = fh.read().splitlines()
     except OSError:
-        return []
-    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    me = os.getpid()
-    pids: list[int] = []
+        return None
+    try:
+        shm = os.stat(f"{os.fspath(path)}-shm")
+        shm_key = (os.major(shm.st_dev), os.minor(shm.st_dev), shm.st_ino)
+    except OSError:
+        shm_key = None
+    db_key = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    on_db: dict[int, set[str]] = {}
+    on_shm: dict[int, set[str]] = {}
     for line in lines:
         fields = line.split()
         if "->" in fields or len(fields) < 6:  # "->": a process waiting for the lock, not holding it
@@ -70,9 +75,40 @@ def exclusive_holders(path: str | os.PathLike) -> list[int]:
             pid_n = int(pid)
         except ValueError:
             continue
-        if key == want and mode == "WRITE" and pid_n not in (me, -1) and pid_n not in pids:
-            pids.append(pid_n)
-    return pids
+        if key == db_key:
+            on_db.setdefault(pid_n, set()).add(mode)
+        elif key == shm_key:
+            on_shm.setdefault(pid_n, set()).add(mode)
+    return on_db, on_shm
+
+
+def exclusive_holders(path: str | os.PathLike) -> list[int]:
+    """Pids of other processes holding a write lock on the file at ``path``
+    (Linux; [] where ``/proc/locks`` cannot be read)."""
+    locks = _locks_by_pid(path)
+    if locks is None:
+        return []
+    me = os.getpid()
+    return [pid for pid, modes in locks[0].items() if "WRITE" in modes and pid not in (me, -1)]
+
+
+def exclusive_mode_holders(path: str | os.PathLike) -> set[int]:
+    """The holders among ``exclusive_holders`` that hold the board in
+    exclusive locking mode, not for a moment.
+
+    An ordinary WAL connection also locks the whole file when it is the last
+    one to close: it checkpoints the WAL into the board first, which takes
+    seconds on a loaded machine with a long WAL. But such a connection has the
+    WAL index (``-shm``) open until the checkpoint is done, and holds a read
+    lock on it all the while (SQLite's "DMS" byte); a connection in exclusive
+    locking mode keeps its WAL index in its own memory and has no lock on
+    ``-shm`` (SQLite's WAL docs, "Use of WAL Without Shared-Memory")."""
+    locks = _locks_by_pid(path)
+    if locks is None:
+        return set()
+    on_db, on_shm = locks
+    me = os.getpid()
+    return {pid for pid, modes in on_db.items() if "WRITE" in modes and pid not in (me, -1) and pid not in on_shm}
 
 
 def holder(path: str | os.PathLike) -> Holder:

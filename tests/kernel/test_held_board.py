@@ -77,3 +77,69 @@ def test_the_holders_command_line_reaches_the_terminal_made_safe(board):
         proc.stdin.write("\n")
         proc.stdin.flush()
         proc.wait(30)
+
+
+# What SQLite's own connection holds while it is the last to close and
+# checkpoints a long WAL into the board (seen in /proc/locks, docs/PITFALLS.md):
+# the WAL index open (its read lock on the "DMS" byte of -shm) and a write lock
+# on the board file's lock bytes. A real connection gives the first; fcntl the
+# second, on the same bytes SQLite locks (PENDING_BYTE 0x40000000, then RESERVED
+# and the SHARED range).
+CHECKPOINTING = r'''
+import fcntl, os, sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("SELECT count(*) FROM card").fetchone()  # the WAL index is open and read-locked now
+fd = os.open(sys.argv[1], os.O_RDWR)  # (kept open: closing any fd of the file drops the process's locks)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 512, 0x40000000)
+print("checkpointing", flush=True)
+sys.stdin.readline()  # until told
+'''
+
+
+def test_a_connection_checkpointing_as_it_closes_is_waited_for_not_refused(board, monkeypatch):
+    """The last connection to close locks the whole file while it checkpoints,
+    for seconds on a loaded machine: a LoopX process opening the board then
+    waits, like for any writer, and is not told the board is held (exit 5
+    ``board_busy`` refused agents' writes under load)."""
+    import threading
+
+    from loopx_core.store import holder
+    from loopx_core.store.backends import Store
+    from loopx_core.store.discovery import parse_target
+
+    proc = subprocess.Popen([sys.executable, "-c", CHECKPOINTING, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "checkpointing"
+        assert holder.exclusive_holders(board.db) == [proc.pid]  # the whole file is locked …
+        assert holder.exclusive_mode_holders(board.db) == set()  # … but not in exclusive locking mode
+        decided = threading.Event()
+        judge = Store._refuse_if_held
+
+        def judged(self, conn, exc):
+            try:
+                return judge(self, conn, exc)
+            finally:
+                decided.set()
+
+        monkeypatch.setattr(Store, "_refuse_if_held", judged)
+        result: list = []
+
+        def open_board():
+            try:
+                store = Store.open(parse_target(str(board.db), "test"))
+                result.append(store.execute("SELECT count(*) FROM card").fetchone()[0])
+            except Exception as exc:  # the test's answer
+                result.append(exc)
+
+        opener = threading.Thread(target=open_board)
+        opener.start()
+        assert decided.wait(60)  # it found the file locked and judged who holds it …
+        assert not result  # … and waits, not refused
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        proc.wait(30)
+        opener.join(60)
+        assert result == [0], result  # it read the board once the checkpoint let go
+    finally:
+        if proc.poll() is None:
+            proc.kill()

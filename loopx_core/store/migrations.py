@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Column types that differ between the two backends.
 TYPES = {
@@ -83,6 +83,10 @@ V5 = """
 CREATE INDEX IF NOT EXISTS "card_status_lease_holder_handoff_to_assignee" ON "card" ("status", "lease_holder", "handoff_to", "assignee")
 """
 
+V6 = """
+CREATE INDEX IF NOT EXISTS "event_kind_seq" ON "event" ("kind", "seq")
+"""
+
 
 _ADD_COLUMN = re.compile(r'ALTER TABLE "(\w+)" ADD COLUMN "(\w+)"')
 
@@ -150,5 +154,12 @@ def _v5(db) -> None:
     _run(db, V5)
 
 
+def _v6(db) -> None:
+    """Events by kind, newest first, from an index: a runner asks for its
+    person's newest control at every turn (``ops.runners.controls``), and on a
+    board that never paused it that read every event (34 ms at 200,000)."""
+    _run(db, V6)
+
+
 # (version reached, step). Append new steps; never edit a released one.
-STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5)]
+STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5), (6, _v6)]

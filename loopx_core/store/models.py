@@ -229,6 +229,10 @@ class Event(Base):
     key = pw.CharField(max_length=64, null=True)  # a person's key fingerprint, on signed events
     sig = pw.TextField(null=True)  # their Ed25519 signature over chain.signed_message(hash)
 
+    class Meta:
+        # v6: the newest event of some kinds (a runner's control) without reading the log.
+        indexes = ((("kind", "seq"), False),)
+
 
 class Person(Base):
     """v3: a person whose signed decisions the board honours (trust.py)."""

@@ -46,17 +46,17 @@ def test_a_v2_board_gains_the_evidence_identity_columns(team):
 OWNER_INDEX = "card_status_lease_holder_handoff_to_assignee"
 
 
-def _indexes(board) -> set[str]:
+def _indexes(board, table: str = "card") -> set[str]:
     if board.backend == "sqlite":
         con = sqlite3.connect(board.db)
         try:
-            return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'card'")}
+            return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", (table,))}
         finally:
             con.close()
     import psycopg
 
     with psycopg.connect(board.url, autocommit=True) as con:
-        return {name for (name,) in con.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'card'")}
+        return {name for (name,) in con.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", (table,))}
 
 
 def test_a_v4_board_gains_the_index_that_counts_cards_by_owner(team):
@@ -81,4 +81,32 @@ def test_a_v4_board_gains_the_index_that_counts_cards_by_owner(team):
     finally:
         store.close()
     assert OWNER_INDEX in _indexes(team)
-    assert team.ok("export")["board"]["settings"]["schema_version"] == str(migrations.SCHEMA_VERSION) == "5"
+    assert team.ok("export")["board"]["settings"]["schema_version"] == str(migrations.SCHEMA_VERSION)
+
+
+KIND_INDEX = "event_kind_seq"
+
+
+def test_a_v5_board_gains_the_index_a_runners_control_is_read_from(team):
+    """Schema v6: an existing board opens and gains the index on the events'
+    kind; a runner's control is read from it, not from a scan of the whole
+    log, and is the same as before."""
+    from loopx_core.ops import runners
+    from loopx_core.store import migrations
+
+    team.ok("card", "add", "one")
+    team.ok("runner", "pause", "a1")
+    _sql(team, f'DROP INDEX "{KIND_INDEX}"', "UPDATE setting SET value = '5' WHERE key = 'schema_version'")
+    assert KIND_INDEX not in _indexes(team, "event")
+    store = team.store()  # opening the board runs the step
+    try:
+        with store.read():
+            assert runners.control_of(store, "a1").control == "pause"
+            assert runners.control_of(store, "a2").control == "run"
+        if team.backend == "sqlite":
+            plan = store.db.execute_sql("EXPLAIN QUERY PLAN SELECT seq FROM event WHERE kind IN ('runner_paused', 'runner_resumed') ORDER BY seq DESC").fetchall()
+            assert any(KIND_INDEX in str(row) for row in plan), plan
+    finally:
+        store.close()
+    assert KIND_INDEX in _indexes(team, "event")
+    assert team.ok("export")["board"]["settings"]["schema_version"] == str(migrations.SCHEMA_VERSION)

@@ -25,13 +25,11 @@ import sys
 from pathlib import Path
 
 from ..rules.spawn import loopx_argv
+from .setup_claude import SettingsError
+from .setup_codex import ConfigError
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
 EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
-
-
-from .setup_claude import SettingsError
-from .setup_codex import ConfigError
 
 SetupError = (SettingsError, ConfigError)
 

@@ -26,6 +26,8 @@ from contextvars import ContextVar
 from ..authority.chain import data_text
 from . import columns as _columns
 
+TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
+
 # -- which store's connection ------------------------------------------------------------
 
 _current: ContextVar = ContextVar("loopx_store", default=None)
@@ -139,6 +141,10 @@ class Record:
     included)."""
 
     table: Table
+
+    if TYPE_CHECKING:  # a column is an attribute (set from the table, not declared)
+
+        def __getattr__(self, name: str): ...
 
     def __init__(self, **values):
         t = self.table

@@ -194,12 +194,9 @@ def merge_project(before: str | None, ours: dict, sandbox: bool) -> str:
         groups = hooks[event]
         mine = [i for i, g in enumerate(groups) if any(_is_ours(h) for h in g.get("hooks", []))]
         group = group if isinstance(groups, Array) else _group(group)  # (an array written inline takes a plain one)
-        if mine:
-            groups[mine[0]] = group  # where it stood
-            for i in reversed(mine[1:]):
-                del groups[i]
-        else:
-            groups.append(group)
+        for i in reversed(mine):
+            del groups[i]
+        groups.insert(mine[0] if mine else len(groups), group)  # where it stood
     after = tomlkit.dumps(doc).rstrip("\n") + "\n"
     try:
         parsed = tomllib.loads(after)

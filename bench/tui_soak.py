@@ -89,12 +89,72 @@ def rss_mb() -> float:
     return 0.0
 
 
+class MallInfo2(__import__("ctypes").Structure):
+    """glibc's ``struct mallinfo2`` (malloc.h): the heap's bytes, in size_t."""
+
+    _fields_ = [(name, __import__("ctypes").c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def malloc_figures() -> dict:
+    """glibc's heap (all arenas): obtained from the system (sbrk + arenas' mmap), in use, free but kept, mmapped chunks; {} without glibc ≥ 2.33."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        fn = libc.mallinfo2
+    except (OSError, AttributeError):
+        return {}
+    fn.restype = MallInfo2
+    info = fn()
+    return {"heap": info.arena / 2**20, "in use": info.uordblks / 2**20, "free": info.fordblks / 2**20, "mmapped": info.hblkhd / 2**20}
+
+
+def pymalloc_figures() -> dict:
+    """Python's small-object allocator (``sys._debugmallocstats``, which writes to the C stderr):
+    its arenas now, the most it held at once, and the bytes in blocks in use and free in them."""
+    import ctypes
+    import re
+
+    with tempfile.TemporaryFile() as out:
+        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            os.dup2(out.fileno(), 2)
+            sys._debugmallocstats()
+            ctypes.CDLL(None).fflush(None)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    figures = {}
+    for label, key in (("arenas allocated current", "arenas"), ("arenas highwater mark", "most arenas"), ("bytes in allocated blocks", "in use"), ("bytes in available blocks", "free blocks"), ("bytes lost to pool headers", "headers"), ("bytes lost to quantization", "quantization"), ("bytes in maximum", "")):
+        found = re.search(rf"# {label}\s*=\s*([\d,]+)", text)
+        if found and key:
+            value = int(found.group(1).replace(",", ""))
+            figures[key] = value if "arenas" in key else round(value / 2**20, 1)
+    return figures
+
+
+def threads_and_connections(db: Path) -> tuple[int, int]:
+    """The process's threads (the kernel's count) and the files open on the board's database, WAL and index."""
+    threads = len(os.listdir("/proc/self/task"))
+    names = {str(db), f"{db}-wal", f"{db}-shm"}
+    fds = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds += os.readlink(f"/proc/self/fd/{fd}") in names
+        except OSError:
+            pass
+    return threads, fds
+
+
 def by_type() -> Counter:
     """Every object the collector tracks, counted by its type's module and name."""
     return Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
 
 
-def soak(location, minutes: float, rate: float, cards_every: int, types: list | None = None, traced: list | None = None) -> list[tuple[float, int, float, int]]:
+def soak(location, minutes: float, rate: float, cards_every: int, types: list | None = None, traced: list | None = None, trim: bool = False) -> list[tuple[float, int, float, int]]:
     """``types``: when given, filled with (cards held, objects by type) after the first minute and at the end."""
     from textual import events
 
@@ -130,10 +190,17 @@ def soak(location, minutes: float, rate: float, cards_every: int, types: list | 
                         import tracemalloc
 
                         tracemalloc.start()
-                    print(f"after the first minute and a full collection: RSS {settled[2]:.1f} MB, {settled[3]:,} tracked objects")
+                    print(f"after the first minute and a full collection: RSS {settled[2]:.1f} MB, {settled[3]:,} tracked objects; malloc {malloc_figures()}; pymalloc {pymalloc_figures()}")
                 if now >= next_sample:
                     samples.append((now - start, changes, rss_mb(), len(gc.get_objects())))
-                    print(f"{now - start:6.0f} s  {changes:6,} changes  RSS {samples[-1][2]:6.1f} MB  {samples[-1][3]:9,} tracked objects", flush=True)
+                    heap = malloc_figures()
+                    threads, fds = threads_and_connections(location.path)
+                    print(
+                        f"{now - start:6.0f} s  {changes:6,} changes  RSS {samples[-1][2]:6.1f} MB  {samples[-1][3]:9,} tracked objects"
+                        + (f"  malloc: heap {heap['heap']:5.1f} in use {heap['in use']:5.1f} free {heap['free']:5.1f} mmapped {heap['mmapped']:5.1f} MB" if heap else "")
+                        + f"  pymalloc blocks {sys.getallocatedblocks():,}  threads {threads}  db files open {fds}",
+                        flush=True,
+                    )
                     next_sample += 10
                 key = KEYS[pressed % len(KEYS)]
                 pressed += 1
@@ -150,7 +217,12 @@ def soak(location, minutes: float, rate: float, cards_every: int, types: list | 
 
                 traced.append(tracemalloc.take_snapshot())
                 tracemalloc.stop()
-            print(f"at the end, after a full collection: RSS {samples[-1][2]:.1f} MB, {samples[-1][3]:,} tracked objects")
+            print(f"at the end, after a full collection: RSS {samples[-1][2]:.1f} MB, {samples[-1][3]:,} tracked objects; malloc {malloc_figures()}; pymalloc {pymalloc_figures()}")
+            if trim:
+                import ctypes
+
+                ctypes.CDLL(None).malloc_trim(0)
+                print(f"after malloc_trim(0): RSS {rss_mb():.1f} MB; malloc {malloc_figures()}")
             print(f"written by the agents: {agents.stdout.read().strip()} · keys pressed: {pressed}")
             if settled is not None:
                 samples.insert(0, settled)
@@ -165,6 +237,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=10.0, help="agent writes a second")
     parser.add_argument("--cards-every", type=int, default=5, help="one write in N adds a card (0: none, only turns' evidence)")
     parser.add_argument("--by-type", action="store_true", help="which types of object grew from the first minute to the end")
+    parser.add_argument("--trim", action="store_true", help="at the end, what glibc gives back to the system when asked (malloc_trim)")
     parser.add_argument("--tracemalloc", action="store_true", help="Python's allocations after the first minute still alive at the end, by line")
     args = parser.parse_args()
     from loopx_core.store.discovery import parse_target
@@ -176,7 +249,7 @@ def main() -> int:
         print(f"LoopX board soak: {args.minutes:g} min, ~{args.rate:g} agent writes/s, keys in bursts of 8 a quarter of a second apart (load average {load_average()})")
         types: list | None = [] if args.by_type else None
         traced: list | None = [] if args.tracemalloc else None
-        samples = soak(location, args.minutes, args.rate, args.cards_every, types, traced)
+        samples = soak(location, args.minutes, args.rate, args.cards_every, types, traced, args.trim)
     first, last = samples[0], samples[-1]  # (both after a full collection when the soak lasted over a minute)
     per_k = 1000 / max(1, last[1] - first[1])
     print(

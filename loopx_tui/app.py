@@ -130,7 +130,7 @@ class LoopxApp(App[int]):
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
         self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
         self._retry_open = threading.Event()  # set as the app stops: a board waited for is not tried again
-        self.history = None  # loopx_core.authority.verify.Report, once the board checked its history
+        self.history = None  # loopx_core.authority.verify.Report, once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
         # What tests (and the curious) can look at.
         self.notices: list[tuple[str, str]] = []
         self._held: list[tuple[str, str, str, float | None]] = []  # notices kept while a gate is on screen
@@ -227,14 +227,14 @@ class LoopxApp(App[int]):
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
 
         try:
-            report = self.reader.verify()
+            report, problems = self.reader.verify()
         except Exception as exc:  # a check that cannot run is said, never silent
             if not self.is_running:
                 return  # (stopped as the board closed)
             self.post_message(PollFailed(f"cannot verify the history: {type(exc).__name__}: {exc}"))
             self.call_from_thread(self.gates.opened)
             return
-        self.post_message(HistoryChecked(report))
+        self.post_message(HistoryChecked(report, problems))
         help.help_lines(self, help.WIDTH)  # (the help laid out, after the check: the first `?` only draws it)
 
     def on_history_checked(self, message: HistoryChecked) -> None:
@@ -248,7 +248,7 @@ class LoopxApp(App[int]):
         self.board_screen.show_banner(
             f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
         )
-        self.notice(f"{len(report.problems)} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
+        self.notice(f"{message.problems:,} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
 
     def board_ready(self) -> None:
         """The board screen is on screen: start following the board, and read

@@ -71,9 +71,11 @@ class LogWentBack(Message):
 
 @dataclass
 class HistoryChecked(Message):
-    """``loopx verify`` ran on the board as it opened (``loopx_core.authority.verify.Report``)."""
+    """``loopx verify`` ran on the board as it opened (``loopx_core.authority.verify.Report``,
+    its first problems only) and found ``problems`` problems in all."""
 
     report: object
+    problems: int = 0
 
 
 @dataclass

@@ -25,6 +25,11 @@ EVIDENCE_SHOWN = 100
 # Up to this many events the history is checked in this process (milliseconds);
 # a longer one in a `loopx verify` process of its own (see ``verify``).
 VERIFY_HERE = 5000  # the latest entries on the card screen; `loopx log` has them all
+# The problems of an altered history the board keeps (the first, then the next
+# ones): it shows the first and the count, and `loopx verify` lists them all.
+# Kept whole, a history altered row by row held ~100,000 of them, ~45 MB, for
+# as long as the board stayed open (bench/tui_soak.py).
+PROBLEMS_KEPT = 20
 
 
 # Reads started at once from the UI thread (``card_detail_ahead``): a Textual
@@ -48,6 +53,15 @@ def open_store(location: BoardLocation) -> Store:
     store = Store.open(location)
     store.close()  # this thread's connection; every read takes its own
     return store
+
+
+def _kept(report) -> tuple:
+    """``report`` with its first ``PROBLEMS_KEPT`` problems (its ``first`` among them), and how many it had."""
+    first = report.first
+    if len(report.problems) <= PROBLEMS_KEPT:
+        return report, len(report.problems)
+    kept = [first] + [p for p in report.problems if p is not first][: PROBLEMS_KEPT - 1]
+    return report._replace(problems=kept), len(report.problems)
 
 
 class BoardReader:
@@ -74,7 +88,8 @@ class BoardReader:
 
     def verify(self):
         """``loopx verify``'s report on this board (its chain, signatures and
-        decisions); a clean one becomes this machine's anchor.
+        decisions), with its first ``PROBLEMS_KEPT`` problems, and how many
+        there are in all; a clean one becomes this machine's anchor.
 
         A long history is checked by ``loopx verify`` in a process of its own:
         the check takes time and memory that grow with the history (every
@@ -95,7 +110,7 @@ class BoardReader:
                 verify.save_anchor(self.store, report)
                 return report
 
-            return self._read("verifying the history", check)
+            return _kept(self._read("verifying the history", check))
         env = spawn.person_env(LOOPX_DB=self.store.location.url)  # (a URL's password stays out of the process list)
         env.pop("LOOPX_AGENT", None)
         proc = subprocess.Popen(spawn.loopx_argv("verify", "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
@@ -106,10 +121,13 @@ class BoardReader:
             self.children.remove(proc)
         try:
             doc = json.loads(out)["verify"]
+            doc_events, doc_signed, doc_head, notes = doc["events"], doc["signed"], doc["head"], list(doc["notes"])
         except (ValueError, KeyError, TypeError):
             raise RuntimeError((err or out).strip()[-300:] or f"`loopx verify` exited {proc.returncode}") from None
         problems = [verify.Problem(p["seq"], p["where"], p["what"]) for p in doc["problems"]]
-        return terminal_safe_value(verify.Report(doc["events"], doc["signed"], doc["head"], problems, list(doc["notes"])))
+        del out, doc  # (a history altered row by row: megabytes of JSON)
+        kept, count = _kept(verify.Report(doc_events, doc_signed, doc_head, problems, notes))
+        return terminal_safe_value(kept), count
 
     def witnessed(self):
         """None while the log only grew since the board last looked, else what

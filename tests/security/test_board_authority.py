@@ -112,6 +112,39 @@ async def test_the_board_says_in_red_when_the_history_was_altered(launched, seed
         assert "as seed" in str(app.board_screen.query_one("#board-header").render())
 
 
+@pytest.mark.parametrize("where", ["in the board's process", "in a `loopx verify` process"])
+async def test_a_history_altered_row_by_row_is_counted_in_full_but_only_its_first_problems_are_kept(launched, seeded, monkeypatch, where):
+    """An agent that alters every event must not make the board hold every
+    problem for as long as it stays open (a bench board altered row by row:
+    ~100,000 of them, ~45 MB and 60 MB of RSS). The board keeps the first ones,
+    names the first in red and counts them all, as `loopx verify` does."""
+    import sqlite3
+
+    from loopx_core.authority import verify
+    from loopx_tui import reads
+
+    if where != "in the board's process":
+        monkeypatch.setattr(reads, "VERIFY_HERE", 0)  # (a long history: checked by `loopx verify --json`)
+    con = sqlite3.connect(seeded.location.path)
+    con.execute("UPDATE event SET data = '{}' WHERE kind IN ('evidence_added', 'card_added', 'claimed')")  # (30 events; the test clock's setting stays signed)
+    con.commit()
+    con.close()
+    store = Store.open(seeded.location)
+    try:
+        whole = verify.verify_store(store, anchor=False)
+    finally:
+        store.close()
+    assert len(whole.problems) > reads.PROBLEMS_KEPT  # (the attack: more problems than the board keeps)
+    app = launched()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_screen(app, pilot)
+        assert app.history is not None and not app.history.ok
+        assert len(app.history.problems) == reads.PROBLEMS_KEPT
+        assert app.history.first == whole.first  # the one named in red
+        assert f"{whole.first.where} {whole.first.what}" in str(app.board_screen.query_one("#board-banner").render())
+        assert ("error", f"{len(whole.problems):,} problem(s) in the board's history — see the red line") in app.notices
+
+
 async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_nothing_more(launched, seeded, tmp_path):
     """A witness: the board saw a head of the log; an agent puts an older copy
     of board.db back (through SQLite's own client, so the open board reads it):

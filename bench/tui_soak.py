@@ -15,7 +15,14 @@ beside the cards the board holds), to tell the new cards it holds from a leak;
 ``--tracemalloc``: Python's own allocations made after the first minute and
 still alive at the end, by line (what of the RSS growth is Python's).
 
-Run: ``.venv/bin/python bench/tui_soak.py [--minutes 3] [--rate 10] [--by-type] [--tracemalloc]``.
+Each sample also says glibc's heap (obtained, in use, free), the blocks
+Python's small-object allocator holds, the process's threads and the files
+open on the board's database (three a connection); at the first minute and
+the end, pymalloc's arenas; ``--trim``: what ``malloc_trim`` gives back at the
+end (what glibc still kept free). The slope of the run's second half tells a
+warm-up from a leak.
+
+Run: ``.venv/bin/python bench/tui_soak.py [--minutes 3] [--rate 10] [--by-type] [--tracemalloc] [--trim]``.
 Figures are printed; nothing here asserts.
 """
 
@@ -256,6 +263,9 @@ def main() -> int:
         f"from the first minute to the end: RSS {first[2]:.1f} -> {last[2]:.1f} MB ({(last[2] - first[2]) * per_k:+.2f} MB per 1,000 changes), "
         f"tracked objects {first[3]:,} -> {last[3]:,} ({(last[3] - first[3]) * per_k:+,.0f} per 1,000 changes) over {last[1] - first[1]:,} changes"
     )
+    half = next((s for s in samples[1:] if s[0] >= samples[-1][0] / 2), None)  # (the slope of the second half: a warm-up, or a leak?)
+    if half is not None and last[1] > half[1]:
+        print(f"the second half ({half[0]:.0f} s to the end): RSS {half[2]:.1f} -> {last[2]:.1f} MB ({(last[2] - half[2]) * 1000 / (last[1] - half[1]):+.2f} MB per 1,000 changes over {last[1] - half[1]:,} changes)")
     if traced:
         stats = traced[0].statistics("lineno")
         total = sum(st.size for st in stats)

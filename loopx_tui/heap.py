@@ -22,7 +22,7 @@ grew by ~9 MB per 1,000 changes with its Python objects flat (``tracemalloc``),
 and stayed flat with ``MALLOC_ARENA_MAX=2`` (bench/tui_soak.py). So the board
 asks for ``ARENAS`` arenas (``limit_arenas``, before its threads start).
 What glibc still keeps free in them — the tail of a heap above a chunk in
-use is given back by itself, the pages in its middle are not: 16–19 MB of the
+use is given back by itself, the pages in its middle are not: 16–20 MB of the
 board's 28–36 MB heap, after the history check read ``loopx verify``'s report
 and as the soak went on — is given back after each collection of the older
 generations made while the person is idle (``give_back``: ``malloc_trim``, 0.3–11 ms)."""

@@ -16,6 +16,7 @@ import json
 import os
 
 from ..rules.digest import sha256_hex
+from ..rules.person_folder import person_folder as config_folder  # the one rule: the hook denies this folder
 
 # The PreToolUse hook reads this module (to check an approval's signature) before
 # every tool call a gate allowed: pathlib, base64 and the kernel's errors cost it
@@ -46,22 +47,6 @@ def config_dir() -> Path:
     from pathlib import Path
 
     return Path(config_folder())
-
-
-def config_folder() -> str:
-    """The person's LoopX folder (key, pinned board roots, anchors) — platformdirs'
-    user config folder, worked out here because this runs on the per-turn path:
-    ``$XDG_CONFIG_HOME/loopx`` (default ``~/.config/loopx``); on macOS
-    ``~/Library/Application Support/loopx``. Runtimes' sandboxes deny it to agents."""
-    import sys
-
-    home = os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Application Support", "loopx")
-    if sys.platform == "win32":
-        return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local"), "loopx")
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    return os.path.join(base if os.path.isabs(base) else os.path.join(home, ".config"), "loopx")
 
 
 def key_path() -> Path:

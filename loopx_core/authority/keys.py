@@ -216,9 +216,9 @@ def write(path: Path, doc: dict) -> None:
 
 
 def _public_raw(private) -> bytes:
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    return private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    # (public_bytes_raw, not public_bytes(Encoding.Raw, …): the serialization
+    # package and its SSH formats cost a person's every signed verb ~15 ms.)
+    return private.public_key().public_bytes_raw()
 
 
 def _derive(passphrase: str, salt: bytes, n: int, r: int, p: int) -> bytes:

@@ -132,7 +132,7 @@ def _replace_board(ctx: Context, want: str) -> Outcome:
     where this machine knew one, or a log that went back behind what this
     machine saw: its root must be the one they name, and their key one of its
     people; they sign the acceptance on the board."""
-    from ..authority.people import accept_board
+    from ..ops.people import accept_board
 
     ctx.refuse_agent("accept a board")
     found = accept_board(ctx.store, keys.unlock(), want)
@@ -141,7 +141,7 @@ def _replace_board(ctx: Context, want: str) -> Outcome:
 
 
 def cmd_person_add(ctx: Context) -> Outcome:
-    from ..authority.people import add_person
+    from ..ops.people import add_person
 
     a = ctx.args
     from ..rules.limits import AGENT_ID
@@ -153,7 +153,7 @@ def cmd_person_add(ctx: Context) -> Outcome:
 
 
 def cmd_person_list(ctx: Context) -> Outcome:
-    from ..authority.people import list_people
+    from ..ops.people import list_people
 
     found = list_people(ctx.store)
     lines = [
@@ -165,7 +165,7 @@ def cmd_person_list(ctx: Context) -> Outcome:
 
 
 def cmd_person_revoke(ctx: Context) -> Outcome:
-    from ..authority.people import revoke_person
+    from ..ops.people import revoke_person
 
     out = revoke_person(ctx.store, ctx.person("revoke people"), ctx.args.fingerprint.strip())
     return Outcome({"person": out}, 0, f"revoked {out['name']} ({out['fingerprint']}): signatures made with it from now on count for nothing")

@@ -33,16 +33,15 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     ``keys.Person``: they sign their own entry, and this machine pins their key
     as the board's root). On an existing board ``person`` must be one of its
     people. Returns (store, created)."""
-    from ..authority import (
-        people,  # (its rows are the models': off the board's read path)
-    )
+    from ..authority.people import member, pin_root
+    from .people import add_root, has_people
 
     store = Store.open(location, create=True, frozen_ok=test_board)
     created = store.created
     if created and location.source == "init":
         ignore_board_folder(location)
-    store.run(lambda: None if people.has_people(store) else people.add_root(store, person))
-    me = people.member(store, person)
+    store.run(lambda: None if has_people(store) else add_root(store, person))
+    me = member(store, person)
     if objective is not None or created or (test_board and store.signed_setting("test_clock") != "on"):
 
         def body():
@@ -57,7 +56,7 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
 
         store.run(body)
     if pin:  # (not for throwaway seeded and demo boards)
-        people.pin_root(store)
+        pin_root(store)
     return store, created
 
 

@@ -164,7 +164,13 @@ RUNNER = Table("runner", "agent", (
     ("seen_seq", INT, None), ("started_at", FLOAT, None), ("control", TEXT, None), ("control_seq", INT, None),
 ))
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER)
+# v3: the board's people (ops/people.py), so a person's verbs load no ORM either.
+PERSON = Table("person", "fingerprint", (
+    ("fingerprint", TEXT, None), ("name", TEXT, None), ("public_key", TEXT, None), ("added_seq", INT, None),
+    ("revoked_seq", INT, None),
+))
+
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, PERSON)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -354,3 +360,7 @@ class Event(Record):
 
 class Runner(Record):
     table = RUNNER
+
+
+class Person(Record):
+    table = PERSON

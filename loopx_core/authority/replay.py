@@ -26,6 +26,7 @@ from collections import (
 )
 
 from ..rules.decisions import CONTROL_OF_KIND
+from ..rules.lifecycle import status_after
 
 # Events that give a card's lease to an agent (with its fencing token), and
 # those that end it. ``gate_answered`` ends it only when it rejects.
@@ -225,32 +226,14 @@ def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, d
 
 
 def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind: str, data: dict) -> str | None:
-    """The status an event (other than a gate's) leaves its card in, or None."""
-    if kind == "claimed" or kind == "monitor_due":
-        return "active"
-    if kind == "gate_asked":
-        return "waiting"
-    if kind in ("released", "lease_expired", "unblocked"):
-        return "ready"
-    if kind == "paused":
-        return "paused"
-    if kind == "monitoring":
-        return "monitoring"
-    if kind == "done":
-        return "done"
-    if kind == "handoff_created":
-        return "handoff"
+    """The status an event (other than a gate's) leaves its card in, or None:
+    the lifecycle's table (``rules/lifecycle``, the one ``ops/lifecycle.move``
+    checks), and its rules over the card's gates and dependencies."""
     if kind == "handoff_accepted":
         return "waiting" if _pending_on(p, card_id) else "active"
-    if kind == "card_moved":
-        return data.get("to")
     if kind == "card_unassigned":
         return "blocked" if any(getattr(p.cards.get(a), "status", "done") != "done" for a in card.after) else "ready"
-    if kind == "resumed":
-        return data.get("status")
-    if kind in ("budget_raised", "window_set"):
-        return data.get("resumed")
-    return None
+    return status_after(kind, data)
 
 
 # The kinds the fold reads (others leave every projected row as it was: their data is not even parsed).

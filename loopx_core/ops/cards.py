@@ -21,7 +21,8 @@ from ..store.rows import (
 from . import quota, reaper
 from .handoffs import open_handoff
 from .quota import over_budget
-from .reaper import clear_lease, load_card, withdraw_pending
+from .lifecycle import clear_lease, move, withdraw_pending
+from .reaper import load_card
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
 
@@ -119,7 +120,7 @@ def move_card(store, card_id: int, to: str, actor) -> CardView:
         revoked = card.lease_holder
         withdraw_pending(card, now, f"moved to {to} by {actor}")
         clear_lease(card)
-        card.status = to
+        move(card, to, "card_moved")
         card.paused_reason = card.blocked_reason = card.handoff_to = None
         card.monitor_due = None
         card.stalls = 0
@@ -157,7 +158,7 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
         elif holder is not None:  # taken away from its holder, back to the pool
             withdraw_pending(card, now, f"unassigned by {actor}")
             clear_lease(card)
-            card.status = "ready" if not open_deps(card.id) else "blocked"
+            move(card, "ready" if not open_deps(card.id) else "blocked", "card_unassigned")
             card.assignee = card.handoff_to = card.paused_reason = None
             events.emit(actor, "card_unassigned", card.id, revoked=holder)
             if card.status == "ready":

@@ -14,7 +14,8 @@ from ..store.rows import agent_row, card_view, evidence_view, touch
 from . import leases
 from .cards import open_deps
 from .gates import holding_gate
-from .reaper import clear_lease, load_card
+from .lifecycle import clear_lease, move
+from .reaper import load_card
 from .writeback import NOT_REPORTS, payload_hash
 
 OUTPUT_TAIL = 4000
@@ -117,7 +118,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             touch(card, now)
             events.emit(f"agent:{agent}", "verify_failed", card.id, command=result["command"], exit_code=result["exit_code"], timed_out=result["timed_out"])
             return card_view(card), evidence_view(row), False
-        card.status = "done"
+        move(card, "done", "done")
         card.done_at = now
         card.assignee = agent  # a done card keeps who finished it as its owner
         clear_lease(card)
@@ -126,7 +127,8 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
             waiting = Card.get(waiting_id, lock=True)
             if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
-                waiting.status, waiting.blocked_reason = "ready", None
+                move(waiting, "ready", "unblocked")
+                waiting.blocked_reason = None
                 touch(waiting, now)
                 events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
         return card_view(card), evidence_view(row), True

@@ -9,6 +9,7 @@ from ..store import events, records
 from ..store.records import Card, Gate, Grant
 from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from . import leases, quota, reaper
+from .lifecycle import block_on_gate, move
 from .reaper import load_card
 
 
@@ -41,7 +42,7 @@ def open_gate(card: Card, agent: str, question: str, scope: str | None, options:
         lease_token=card.lease_token,
         created_at=now,
     )
-    card.status = "waiting"
+    move(card, "waiting", "gate_asked")
     card.lease_expires = None  # a lease does not run out while a human decides
     card.progress_mark = True
     touch(card, now)
@@ -233,9 +234,9 @@ def answer(store, gate_id: int, decision: str, person, note: str | None = None, 
         )
         gate.save()
         if decision == "reject":
-            reaper.block_on_gate(card, gate, now)  # whatever the card's status: one rule
+            block_on_gate(card, gate, now)  # whatever the card's status: one rule
         elif card.status == "waiting" and not records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)):
-            card.status = "active"
+            move(card, "active", "gate_answered")
             leases.renew(card, now)
             quota.hold(card)  # an exhausted card is not put back to work
             touch(card, now)

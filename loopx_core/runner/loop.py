@@ -4,7 +4,7 @@
 What it guarantees (DESIGN §10 "Runners"):
 
 - it never starts a turn that ``next`` refused, nor on a card whose budget or
-  window does not verify by signature (``quota.check_signed``, the strict
+  window does not verify by signature (``turns.check_signed``, the strict
   check of a person's process), nor after a person's pause or stop is
   recorded: ``runners.start_turn`` reads the control (only a signed one
   counts) in the transaction that records ``turn_started``, and a refused
@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
-from ..ops import claims, context, handoffs, quota, reaper, runners, turns
+from ..ops import claims, context, handoffs, reaper, runners, turns
 from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids
@@ -213,7 +213,7 @@ class Runner:
                 self._sleep(clock.now() + 30)
                 continue
             if res.action == "work":
-                card = quota.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
+                card = turns.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
                 if card.status != "active":
                     self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
                     continue  # `next` now says why

@@ -35,10 +35,9 @@ class HumanActions:
         self.app = app
         self.store = store
         self.person = person  # keys.Person, or None (read-only)
-        # Why human actions are refused (None: they are allowed); the header shows it.
-        self.refusal: str | None = read_only if person is None else None
-        if person is None and self.refusal is None:
-            self.refusal = "no unlocked key: decisions are refused"
+        # Why human actions are refused (None: they are allowed); the header shows
+        # it. The app decides it (LoopxApp.read_only), once.
+        self.refusal: str | None = read_only
         self.hint = hint  # what to do about it
 
     # -- the one place -----------------------------------------------------------

@@ -26,9 +26,7 @@ except ImportError:  # pragma: no cover - a Python whose sqlite3 is laid out oth
 from ..authority import authority, replay, trust
 from ..rules.holding import HELD, choose
 from ..rules.lifecycle import GATE, LEASE, is_due
-
-SCHEMA_VERSION = 6  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
-
+from ..rules.schema_version import SCHEMA_VERSION
 
 Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")
 Asked = namedtuple("Asked", "id status deadline")

@@ -56,6 +56,7 @@ import os
 import sys
 import time
 
+from ..rules.clock import now as _now
 from ..rules.hints import take_work
 from ..rules.holding import HELD
 
@@ -201,18 +202,6 @@ def _fallback(hook: Hook, what: str):
 
 
 # -- locating the board without importing the kernel --------------------------------
-
-def _now() -> float:
-    raw = os.environ.get("LOOPX_NOW")
-    if raw:
-        try:
-            return float(raw)
-        except ValueError:
-            from ..rules.clock import now
-
-            return now()
-    return time.time()
-
 
 def board_target(db_flag: str | None, cwd: str) -> tuple[str, str | None]:
     """("sqlite", path) | ("postgresql", url) | ("user", None): discovery.discover's

@@ -19,6 +19,8 @@ send it every turn).
 
 from __future__ import annotations
 
+from . import evidence as evidence_shape
+
 # (Plain classes, not NamedTuples: building typing.NamedTuple classes costs more
 # than the rest of this table, and the parser of every cold call reads it.)
 
@@ -308,15 +310,7 @@ DECLARED: tuple = (
                   "Record what this turn did on your card: summary, artifact paths, next action, todos, usage.",
                   {
                       "card": _YOUR_CARD,
-                      "summary": {"type": "string", "description": "What this turn did (required; at most 4,000 characters)."},
-                      "artifacts": {**_LIST, "description": "Files this turn made or changed, relative to the project; each is hashed."},
-                      "next": {**_TEXT, "description": "The next action for whoever continues the card."},
-                      "todos_added": {**_LIST, "description": "New todo items, one string each."},
-                      "todos_done": {"type": "array", "items": {"type": "integer"}, "description": "Numbers of the card's todos this turn finished, as `context` lists them."},
-                      "tokens": {"type": "integer", "minimum": 0, "description": "Tokens this turn used, charged to the card's budget."},
-                      "usd": {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."},
-                      "turn_id": {**_TEXT, "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result."},
-                      "release": {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."},
+                      **evidence_shape.mcp_properties(),
                       "lease_token": {"type": "integer", "description": "Lease token (default $LOOPX_LEASE_TOKEN)."},
                       "op_id": {**_TEXT, "description": "Idempotency key: a retry returns the first result."},
                   },

@@ -25,9 +25,8 @@ from contextlib import contextmanager
 from ..rules import clock
 from ..rules.holding import owner_of
 from ..rules.lifecycle import DUE, DUE_SQL
+from ..rules.schema_version import SCHEMA_VERSION
 from ..shapes.values import CardView, GateView, Quota, shown_reasons
-
-SCHEMA_VERSION = 6  # loopx_core.store.migrations.SCHEMA_VERSION (importing migrations costs uuid; a test keeps them equal)
 
 _COLUMNS = "id, title, status, lease_holder, handoff_to, assignee, priority, version, paused_reason, blocked_reason, updated_at"
 _NO_QUOTA = Quota(None, None, None)

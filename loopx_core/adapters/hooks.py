@@ -56,6 +56,7 @@ import os
 import sys
 import time
 
+from ..rules import turn_env
 from ..rules.clock import now as _now
 from ..rules.hints import take_work
 from ..rules.holding import HELD
@@ -73,7 +74,7 @@ class Hook:
         self.runtime, self.event, self.payload, self.raw, self.db_flag, self.err = runtime, event, payload, raw, db_flag, err
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         self.cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd()
-        self.agent = os.environ.get("LOOPX_AGENT") or None
+        self.agent = turn_env.agent()
         self.problem: str | None = None  # why the payload could not be read
 
     def note(self, message: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from ..shapes.errors import Altered, Forbidden, InvalidInput
+from ..rules import turn_env
 from . import keys, trust
 
 
@@ -49,7 +50,7 @@ def session_person(store, ask=None, tries: int = 3) -> tuple[keys.Person | None,
     unlocks (a wrong passphrase is asked again, ``tries`` times in all) and is
     one of the board's people; or None, why not (the surface is then
     read-only) and what to do about it. An agent identity is never a person."""
-    agent = os.environ.get("LOOPX_AGENT")
+    agent = turn_env.agent()
     if agent:
         return None, f"started with LOOPX_AGENT={agent[:64]}: an agent cannot decide", "start `loopx board` in your own shell, without LOOPX_AGENT"
     where = _home_short(keys.key_path())

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from ..rules import clock, ids
+from ..rules import clock, ids, turn_env
 from ..rules.hints import take_work
 from ..shapes import errors
 from ..shapes.errors import Forbidden, InvalidInput, NotFound, UsageError
@@ -28,8 +28,6 @@ class Outcome:
 
 def turn_defaults(args) -> None:
     """``--lease-token`` and ``--turn-id`` default to the runner's turn (``rules/turn_env``)."""
-    from ..rules import turn_env
-
     if hasattr(args, "lease_token"):
         args.lease_token = turn_env.lease_token(args.lease_token)
     if hasattr(args, "turn_id"):
@@ -71,18 +69,18 @@ class Context:
             self._store = None
 
     def agent(self) -> str:
-        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        agent = turn_env.agent(getattr(self.args, "agent", None))
         if not agent:
             raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
         return agent_id(agent)
 
     def caller(self, what: str):
         """``agent:<id>`` when an agent identity is present, else the person (their key)."""
-        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        agent = turn_env.agent(getattr(self.args, "agent", None))
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
     def refuse_agent(self, what: str) -> None:
-        if os.environ.get("LOOPX_AGENT") or getattr(self.args, "agent", None):
+        if turn_env.agent(getattr(self.args, "agent", None)):
             raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
 
     def person(self, what: str):
@@ -183,7 +181,7 @@ def cmd_init(ctx: Context) -> Outcome:
     from ..store.discovery import init_target
 
     args = ctx.args
-    if os.environ.get("LOOPX_AGENT"):  # (init's own --agent names the agent to register)
+    if turn_env.agent():  # (init's own --agent names the agent to register)
         raise Forbidden("an agent cannot create or set up a board", "only a person does this, in their own terminal with their key", code="person_only")
     objective = None
     if args.objective is not None:
@@ -657,34 +655,28 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
 
 
 def cmd_writeback(ctx: Context) -> Outcome:
-    from ..ops.writeback import writeback
-    from ..rules.artifacts import missing_warnings
+    from ..ops.turn_report import record
 
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
-
-    def fn(agent, cid):
-        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token)
-        ev, cj = evidence.to_json(), card.to_json()
-        text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
-        if ev["artifacts"]:
-            text += f" with {len(ev['artifacts'])} artifact(s)"
-        warnings = missing_warnings(ev["artifacts"])
-        if cj["status"] == "paused" and cj["wake_at"]:
-            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
-        elif cj["status"] == "paused":
-            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
-        elif cj["status"] == "ready":
-            text += f"\nreleased {cj['id']}"
-        else:
-            q = render.quota_line(cj["quota"])
-            text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
-        return {"evidence": ev, "card": cj, "warnings": warnings}, 0, text
-
-    outcome = _agent_card_op(ctx, "writeback", {"data": data}, fn)
-    outcome.warnings = outcome.data.get("warnings", [])
-    return outcome
+    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli")
+    if replayed:
+        return Outcome(result, code, "(replayed) " + json.dumps(result)[:300], result.get("warnings"))
+    ev, cj = result["evidence"], result["card"]
+    text = f"{'recorded' if result['created'] else 'already recorded'} {ev['id']} on {cj['id']}"
+    if ev["artifacts"]:
+        text += f" with {len(ev['artifacts'])} artifact(s)"
+    if cj["status"] == "paused" and cj["wake_at"]:
+        text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
+    elif cj["status"] == "paused":
+        text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
+    elif cj["status"] == "ready":
+        text += f"\nreleased {cj['id']}"
+    else:
+        q = render.quota_line(cj["quota"])
+        text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
+    return Outcome(result, code, text, result["warnings"])
 
 
 def _gate_code(g: dict) -> int:

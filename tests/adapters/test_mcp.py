@@ -172,3 +172,22 @@ def test_the_protocol_itself_without_the_sdk(team):
     assert replies[5]["result"]["isError"] is True and "only a person answers gates" in replies[5]["result"]["content"][0]["text"]
     assert replies[6]["error"]["code"] == -32700
     assert len(replies) == 7
+
+
+async def test_a_writeback_is_one_path_for_the_cli_and_mcp(team):
+    """`loopx writeback` and the MCP tool are one service (ops/turn_report): a
+    turn that reported through the CLI and retries through MCP under the same
+    op id gets the first result back — one evidence row — where the two
+    surfaces used to fingerprint the op differently and the retry was refused
+    as a different operation."""
+    team.ok("card", "add", "Parse dates")
+    team.ok("claim", "LX-1", agent="a2")
+    first = team.ok("writeback", "LX-1", "--summary", "parsed the dates", "--tokens", "100", "--op-id", "turn-7-report", agent="a2")
+    assert first["created"] is True and first["warnings"] == []
+    async with session(team, "a2") as client:
+        err, text = await call(client, "writeback", card="LX-1", summary="parsed the dates", tokens=100, op_id="turn-7-report")
+        assert not err, text
+        assert json.loads(text)["evidence"]["id"] == first["evidence"]["id"]
+        err, text = await call(client, "writeback", card="LX-1", summary="something else", op_id="turn-7-report")
+        assert err and "op_conflict" in text
+    assert team.ok("card", "show", "LX-1")["card"]["evidence_count"] == 1

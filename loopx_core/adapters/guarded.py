@@ -123,7 +123,7 @@ def loopx(checker, base, head, args, ctx, cwd, depth):
 
 
 def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
-    from ..rules.human_verbs import (
+    from ..shapes.human_verbs import (
         is_human_verb,  # (the verbs' declarations: only a loopx command needs them)
     )
 

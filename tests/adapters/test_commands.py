@@ -13,7 +13,7 @@ import pytest
 from loopx_core.adapters import policy
 from loopx_core.adapters.ground import Ground
 from loopx_core.rules.person_folder import person_folder
-from loopx_core.rules.human_verbs import HUMAN_VERBS
+from loopx_core.shapes.human_verbs import HUMAN_VERBS
 
 GUARDED = {"git:push", "shell:opaque", "shell:interactive"}  # any of these: not without authority
 

@@ -1,5 +1,5 @@
 """The hook policy may loosen the rules only as a person signed it, and every
-human-only verb (one list: ``loopx_core/rules/human_verbs.py``) is refused to an
+human-only verb (one list: ``loopx_core/shapes/human_verbs.py``) is refused to an
 agent by the CLI, before it reads anything, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from loopx_core.rules.human_verbs import HUMAN_VERBS
+from loopx_core.shapes.human_verbs import HUMAN_VERBS
 
 from ..adapters.conftest import payload
 from .conftest import agent_env, in_script, sql

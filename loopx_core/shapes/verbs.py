@@ -5,7 +5,7 @@ tool if agents get one, and whether only a person may run it.
 Everything else is derived from this table: the argument parser
 (``cli/parser.py``), the dispatch (``cli/main.py``), the MCP server's tools
 (``adapters/mcp_server.py``), the hints of ``shapes/inputs.py`` and the
-human-only verbs (``rules/human_verbs.py``, which the PreToolUse hook reads
+human-only verbs (``shapes/human_verbs.py``, which the PreToolUse hook reads
 cold). So this module is plain data and the standard library only: handlers
 and tool functions are named ``"module:function"`` and imported when a verb
 runs, never when the parser is built (tests/adapters/test_verbs.py).

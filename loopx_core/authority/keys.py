@@ -18,6 +18,10 @@ import os
 from ..rules.digest import sha256_hex
 from ..rules.person_folder import person_folder as config_folder  # the one rule: the hook denies this folder
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from pathlib import Path
+
 # The PreToolUse hook reads this module (to check an approval's signature) before
 # every tool call a gate allowed: pathlib, base64 and the kernel's errors cost it
 # milliseconds it never uses, so they are imported where they are (DESIGN §10).

@@ -769,8 +769,11 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
-    g = result["gate"]
-    return Outcome(result, code, f"{g['id']} {g['status']} by {g['answered_by']}; {result['card']['id']} is now {result['card']['status']}")
+    g, c = result["gate"], result["card"]
+    text = f"{g['id']} {g['status']} by {g['answered_by']}; {c['id']} is now {c['status']}"
+    if g["kind"] == "merge" and g["status"] == "approved":
+        text += " (merged)" if c["status"] == "done" else f"\n{render.one_line(c['next'] or '')}"
+    return Outcome(result, code, text)
 
 
 def cmd_monitor(ctx: Context) -> Outcome:
@@ -833,6 +836,8 @@ def cmd_done(ctx: Context) -> Outcome:
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
         text = f"done {cj['id']}{verified}"
+        if cj["status"] == "waiting":  # its branch is the person's to merge (ops/merges)
+            text = f"{cj['id']} finished{verified}; its branch waits for a person to merge it (gate {cj.get('pending_gate') or 'pending'}); you cannot merge it yourself"
         still_open = [t for t in cj["todos"] if not t["done"]]
         if still_open:
             text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5])

@@ -1,0 +1,135 @@
+"""Merging is the person's (#26, DESIGN §10 "Merging is the person's").
+
+``done`` on a card whose branch (``loopx/LX-7``) holds commits the base lacks
+does not close it: it opens a ``git:merge`` gate (kind ``merge``) and the card
+waits. A person's signed approval brings the branch in (``workspace.merge``)
+in the same transaction: ``merged`` (signed; the card is ``done``) or, on a
+conflict, ``merge_conflict`` (signed; the card goes back ``ready`` to its agent
+with the conflicted files as its next action; neither branch changes). A
+grant never answers a merge gate and a merge is never remembered."""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from ..rules import ids
+from ..shapes.errors import Conflict, InvalidInput
+from ..store import events, records
+from ..store.records import Card, Gate
+from ..store.rows import touch
+from ..workspace import merge as git_merge
+from .reaper import clear_lease
+
+SCOPE = "git:merge"
+KIND = "merge"
+
+
+class Plan(NamedTuple):
+    base: str
+    branch: str
+    head: str
+
+
+def base_of(store, root) -> str | None:
+    """The board's base branch: the ``base_branch`` setting, else the branch the project has checked out."""
+    return store.setting("base_branch", "") or git_merge.default_base(root)
+
+
+def pending_merge(store, card_key: str) -> Plan | None:
+    """What ``done`` must ask the person to merge (None: the project is not a
+    git repository, the card has no branch, or the branch adds nothing)."""
+    root = store.project_root()
+    if not git_merge.is_repo(root):
+        return None
+    branch = git_merge.card_branch(card_key)
+    base = base_of(store, root)
+    if base is None or base == branch or git_merge.ahead(root, base, branch) == 0:
+        return None
+    return Plan(base, branch, git_merge.oid(root, branch))
+
+
+def ask(card: Card, agent: str, plan: Plan, now: float) -> Gate:
+    """Open the card's merge gate (the caller's transaction; the card waits)."""
+    from .gates import open_gate
+
+    question = f"Merge {plan.branch} into {plan.base}?"
+    gate, _ = open_gate(card, agent, question, SCOPE, [], None, KIND, now, extra=plan._asdict())
+    return gate
+
+
+def plan_of(gate: Gate) -> Plan:
+    """What the person is asked to merge: the branch and base the gate was asked with."""
+    row = records.rows(
+        'SELECT "data" FROM "event" WHERE "card" = ? AND "kind" = ? ORDER BY "seq" DESC', (gate.card_id, "gate_asked")
+    )
+    key = ids.fmt(ids.GATE, gate.id)
+    for (text,) in row:
+        data = json.loads(text) if isinstance(text, str) else (text or {})
+        if data.get("gate") == key and data.get("branch") and data.get("base"):
+            return Plan(data["base"], data["branch"], data.get("head") or "")
+    raise Conflict(f"{key} does not say what to merge", "merge the branch yourself with git", code="merge_unknown")
+
+
+def refused(err: git_merge.MergeRefused) -> Conflict:
+    return Conflict(err.message, err.hint, code="merge_refused")
+
+
+def check(store, gate: Gate, remember: str | None) -> Plan:
+    """Before the person's answer is recorded: a merge is never remembered, and
+    one that cannot happen now is refused with the gate left pending."""
+    if remember:
+        raise InvalidInput(f"{ids.fmt(ids.GATE, gate.id)} asks to merge: each merge is decided once", "answer without --remember")
+    plan = plan_of(gate)
+    try:
+        git_merge.preflight(store.project_root(), plan.base, plan.branch)
+    except git_merge.MergeRefused as err:
+        raise refused(err) from None
+    return plan
+
+
+def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> None:
+    """The approved merge, in the answer's transaction: ``merged`` or ``merge_conflict``."""
+    from .done import unblock_after
+
+    key, gkey = ids.fmt(ids.CARD, card.id), ids.fmt(ids.GATE, gate.id)
+    message = f"Merge {plan.branch} into {plan.base} ({key}, {gkey})"
+    try:
+        result = git_merge.bring_in(store.project_root(), plan.base, plan.branch, message, person.actor.split(":", 1)[-1])
+    except git_merge.MergeRefused as err:
+        raise refused(err) from None
+    agent = gate.agent
+    clear_lease(card)
+    card.assignee = agent  # back to its agent on a conflict; its finisher stays its owner when done
+    card.handoff_to = card.paused_reason = card.monitor_due = None
+    if result.conflicts:
+        files = ", ".join(result.conflicts)
+        card.status = "ready"
+        card.next_action = (
+            f"merge conflict bringing {plan.branch} into {plan.base} in {files}: "
+            f"merge {plan.base} into {plan.branch} in your workspace, resolve, commit, write back, then `loopx done {key}` again"
+        )
+        card.progress_mark = True
+        touch(card, now)
+        events.emit(person, "merge_conflict", card.id, gate=gkey, base=plan.base, branch=plan.branch, head=plan.head, files=list(result.conflicts), agent=agent)
+        return
+    card.status = "done"
+    card.done_at = now
+    touch(card, now)
+    events.emit(person, "merged", card.id, gate=gkey, base=plan.base, branch=plan.branch, commit=result.commit, already=result.already, agent=agent)
+    unblock_after(card, now)
+
+
+def diff_summary(store, card_id: int) -> git_merge.DiffSummary | None:
+    """The card's branch against the board's base (None: no repository or no branch). Reads git only."""
+    root = store.project_root()
+    if not git_merge.is_repo(root):
+        return None
+    base = base_of(store, root)
+    return git_merge.summary(root, base, git_merge.card_branch(ids.fmt(ids.CARD, card_id))) if base else None
+
+
+def diff_patch(store, card_id: int) -> tuple[str, bool] | None:
+    root = store.project_root()
+    summary = diff_summary(store, card_id)
+    return None if summary is None else git_merge.patch(root, summary.base, summary.branch)

@@ -146,6 +146,12 @@ class BoardReader:
         """``card_detail`` started now in a thread of its own (the caller's worker waits for it)."""
         return _AHEAD.submit(self.card_detail, card_id)
 
+    def card_diff(self, card_id: int):
+        """The card's branch against the base: files, stats and the patch (``ops.merges``; git, no store write)."""
+        from loopx_core.ops import merges
+
+        return self._read("reading a diff", lambda: merges.card_diff(self.store, card_id))
+
     def gate_brief(self, gate_id: int) -> board.GateBrief | None:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))
 

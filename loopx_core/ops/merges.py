@@ -120,6 +120,14 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
     unblock_after(card, now)
 
 
+class CardDiff(NamedTuple):
+    """What the card's branch changes since it left the base, for the person's eyes."""
+
+    summary: git_merge.DiffSummary | None  # None: no repository, or the card has no branch
+    patch: str
+    cut: bool  # the patch was longer than the board shows
+
+
 def diff_summary(store, card_id: int) -> git_merge.DiffSummary | None:
     """The card's branch against the board's base (None: no repository or no branch). Reads git only."""
     root = store.project_root()
@@ -129,7 +137,9 @@ def diff_summary(store, card_id: int) -> git_merge.DiffSummary | None:
     return git_merge.summary(root, base, git_merge.card_branch(ids.fmt(ids.CARD, card_id))) if base else None
 
 
-def diff_patch(store, card_id: int) -> tuple[str, bool] | None:
-    root = store.project_root()
+def card_diff(store, card_id: int) -> CardDiff:
     summary = diff_summary(store, card_id)
-    return None if summary is None else git_merge.patch(root, summary.base, summary.branch)
+    if summary is None:
+        return CardDiff(None, "", False)
+    text, cut = git_merge.patch(store.project_root(), summary.base, summary.branch)
+    return CardDiff(summary, text, cut)

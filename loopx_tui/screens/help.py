@@ -62,6 +62,7 @@ def _section(app, bindings) -> Table:
 def help_renderables(app) -> list:
     from ..modals.confirm import ConfirmModal
     from ..modals.gate import GateModal
+    from ..widgets.diff_view import DiffView
     from ..widgets.evidence_log import EvidenceLog
     from .artifact import ArtifactScreen
     from .board import BoardScreen
@@ -72,7 +73,7 @@ def help_renderables(app) -> list:
     for title, bindings in (
         ("Board", BoardScreen.BINDINGS),
         ("Gate dialog", GateModal.BINDINGS),
-        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS),
+        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS + DiffView.BINDINGS),
         ("Artifact viewer", ArtifactScreen.BINDINGS),
         ("Timeline", TimelineScreen.BINDINGS),
         ("Cancelling a card", ConfirmModal.BINDINGS),

@@ -22,6 +22,7 @@ the board's table (one indexed read) only when the project folder has a
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -36,6 +37,21 @@ REF_PREFIX = "refs/loopx/"
 COMMITS_KEPT = 200  # commits named in one code-state record (the count is always whole)
 
 WORKSPACE_SELECT = Workspace.table.select
+
+
+def _git_refusal(fn):
+    """A git failure inside a workspace operator is a Conflict (exit 5) naming
+    git's own message, never an internal error."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        from ..workspace.git import GitError
+
+        try:
+            return fn(*args, **kwargs)
+        except GitError as exc:
+            raise Conflict(f"git refused: {exc.message}", "see `loopx workspace list`; fix the repository, then retry", code="git_failed") from None
+
+    return run
 
 
 def branch_name(card_id: int) -> str:
@@ -119,6 +135,7 @@ def list_workspaces(store) -> list[tuple[WorkspaceView, str]]:
 # -- opening ----------------------------------------------------------------------------
 
 
+@_git_refusal
 def open_workspace(store, card_id: int, actor, base: str | None = None) -> WorkspaceView:
     """Make the card's worktree (``git worktree add -b loopx/LX-7 PATH BASE``),
     or return the one already open. Reopening an archived or removed one checks
@@ -193,24 +210,32 @@ def capture(store, card_id: int, since: str | None = None) -> dict | None:
     """The card's code state now, with its uncommitted work saved under
     ``refs/loopx/LX-7/wip/<commit>``: branch, HEAD, the commits since ``since``
     (default: the HEAD recorded last), a diff summary against the base commit,
-    the saved WIP commit (None when nothing is uncommitted). None when the card
-    has no open workspace. A git failure is recorded, not raised:
-    ``{"error": …}`` (evidence is never refused for it)."""
+    the saved WIP commit (None when nothing is uncommitted; the one saved last
+    when the files are what it saved). None when the card has no open
+    workspace. A git failure is recorded, not raised: ``{"error": …}``
+    (evidence is never refused for it)."""
     path = open_path(store, card_id)
     if path is None:
         return None
-    from ..workspace import git
-
     with store.read():
         row = Workspace.get(card_id)
-    code = {"path": path, "branch": row.branch, "base_commit": row.base_commit}
+    return _capture(row, since)
+
+
+def _capture(row: Workspace, since: str | None) -> dict:
+    from ..workspace import git
+
+    code = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
     try:
-        snap = git.snapshot(path)
-        wip = git.save_wip(path, ref_prefix(card_id, "wip"), snap)
-        commits = git.commits_between(path, since or row.head or row.base_commit) if snap.head else []
+        snap = git.snapshot(row.path)
+        wip = None
+        if snap.dirty:
+            same = row.wip and snap.head == git.resolve(row.path, f"{row.wip}^") and git.resolve_tree(row.path, row.wip) == snap.tree
+            wip = row.wip if same else git.save_wip(row.path, ref_prefix(row.card_id, "wip"), snap)
+        commits = git.commits_between(row.path, since or row.head or row.base_commit) if snap.head else []
         code.update(
-            branch=git.branch(path), head=snap.head, wip=wip, commits=commits[-COMMITS_KEPT:], commit_count=len(commits),
-            diff=git.diff_stat(path, row.base_commit, snap.tree),
+            branch=git.branch(row.path), head=snap.head, wip=wip, commits=commits[-COMMITS_KEPT:], commit_count=len(commits),
+            diff=git.diff_stat(row.path, row.base_commit, snap.tree),
         )
     except (git.GitError, OSError) as exc:
         code["error"] = getattr(exc, "message", str(exc))
@@ -238,6 +263,39 @@ def record(store, card_id: int, actor, since: str | None = None) -> dict | None:
         return None
     store.run(lambda: note(card_id, code, actor))
     return code
+
+
+def checkpoint(store, card_id: int, actor) -> dict | None:
+    """Record the code state only when it changed since the last record (HEAD
+    moved, or uncommitted files that are not the saved ones): the runner while
+    a turn runs and before the next one starts, so a runner killed mid-turn
+    loses no edit. None when nothing changed or there is no workspace."""
+    path = open_path(store, card_id)
+    if path is None:
+        return None
+    with store.read():
+        row = Workspace.get(card_id)
+    code = _capture(row, None)
+    if "error" not in code and code["head"] == row.head and code["wip"] == row.wip:
+        return None
+    store.run(lambda: note(card_id, code, actor))
+    return code
+
+
+@_git_refusal
+def begin_turn(store, card_id: int, actor) -> tuple[str, str | None] | None:
+    """Before a turn on the card: its workspace (made on first use), the saved
+    uncommitted work put back if the work tree lost it, and anything left in
+    the work tree since the last record (a turn whose runner was killed) saved
+    and recorded. Returns (the folder the turn runs in, HEAD as the turn
+    begins), or None when the project has no workspaces."""
+    found = ensure(store, card_id, actor)
+    if found is None:
+        return None
+    restore(store, card_id)
+    code = checkpoint(store, card_id, actor)
+    head = code.get("head") if code else lookup(store, card_id).head
+    return found.path, head
 
 
 def restore(store, card_id: int) -> bool:
@@ -271,6 +329,7 @@ def merged(found: WorkspaceView) -> bool:
     return tip is not None and base is not None and git.is_ancestor(where, tip, base)
 
 
+@_git_refusal
 def archive(store, card_id: int, actor) -> WorkspaceView:
     """Keep the card's work under ``refs/loopx/LX-7/archive/<commit>`` (its
     uncommitted work on top of HEAD, if any): after this the worktree may be
@@ -307,6 +366,7 @@ def _kept(path: str, ref: str | None, snap) -> bool:
     return snap.head in (tip, git.resolve(path, f"{tip}^"))
 
 
+@_git_refusal
 def remove(store, card_id: int, actor) -> WorkspaceView:
     """Remove the card's worktree folder — only when its branch is merged into
     the base, or it was archived and nothing changed since; the branch and every

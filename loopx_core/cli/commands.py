@@ -660,12 +660,15 @@ def cmd_writeback(ctx: Context) -> Outcome:
     from ..ops.writeback import writeback
     from ..rules.artifacts import missing_warnings
 
+    from ..ops.workspaces import capture
+
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
+    code = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
 
     def fn(agent, cid):
-        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token)
+        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, code=code)
         ev, cj = evidence.to_json(), card.to_json()
         text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
         if ev["artifacts"]:
@@ -790,12 +793,14 @@ def cmd_monitor(ctx: Context) -> Outcome:
 
 def cmd_handoff(ctx: Context) -> Outcome:
     from ..ops.handoffs import handoff
+    from ..ops.workspaces import capture
 
     a = ctx.args
     data = validate("handoff", {"to": a.to, "summary": a.summary, "done": a.done, "pending": a.pending})
+    code = capture(ctx.store, card_id(a.card))  # before --op-id's transaction: git never runs under the write lock
 
     def fn(agent, cid):
-        h, card = handoff(ctx.store, cid, agent, data, a.lease_token)
+        h, card = handoff(ctx.store, cid, agent, data, a.lease_token, code=code)
         hj = h.to_json()
         return {"handoff": hj, "card": card.to_json()}, 0, f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`"
 

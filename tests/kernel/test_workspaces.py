@@ -1,0 +1,139 @@
+"""A workspace per card (issue #26): real git, real worktrees, on both backends."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+
+
+def _open(board, card="LX-1", agent="a1"):
+    from loopx_core.ops import workspaces
+
+    store = board.store()
+    try:
+        return workspaces.open_workspace(store, int(card.split("-")[1]), f"agent:{agent}")
+    finally:
+        store.close()
+
+
+def _ops(board, fn, *args):
+    store = board.store()
+    try:
+        return fn(store, *args)
+    finally:
+        store.close()
+
+
+def test_a_workspace_is_a_worktree_on_the_cards_own_branch_outside_the_project(repo_team):
+    repo_team.ok("card", "add", "one")
+    ws = _open(repo_team)
+    path = Path(ws.path)
+    assert ws.branch == "loopx/LX-1" and ws.state == "open" and ws.base == "main"
+    assert git(path, "rev-parse", "--abbrev-ref", "HEAD").strip() == "loopx/LX-1"
+    assert (path / "src" / "app.py").read_text() == "print('hi')\n"
+    assert repo_team.root not in path.parents  # not inside the project (nor its read-only .loopx/)
+    assert str(path) in git(repo_team.root, "worktree", "list")
+    again = _open(repo_team)  # opening again returns the same workspace
+    assert again.path == ws.path
+    events = [e["kind"] for e in repo_team.ok("events")["events"]]
+    assert events.count("workspace_opened") == 1
+    assert repo_team.cli("verify").code == 0
+
+
+def test_code_state_saves_uncommitted_and_untracked_work_under_a_loopx_ref_without_touching_the_tree(repo_team):
+    from loopx_core.ops import workspaces
+
+    repo_team.ok("card", "add", "one")
+    ws = _open(repo_team)
+    path = Path(ws.path)
+    (path / "src" / "app.py").write_text("print('edited')\n")
+    (path / "new.txt").write_text("brand new\n")
+    before = git(path, "status", "--porcelain")
+    code = _ops(repo_team, workspaces.record, 1, "agent:a1")
+    assert git(path, "status", "--porcelain") == before  # work tree and index as they were
+    assert code["wip"] and code["head"] == ws.base_commit and code["branch"] == "loopx/LX-1"
+    assert code["diff"] == {"files": 2, "insertions": 2, "deletions": 1}
+    refs = git(path, "for-each-ref", "--format=%(refname)", "refs/loopx/")
+    assert f"refs/loopx/LX-1/wip/{code['wip']}" in refs
+    assert git(path, "show", f"{code['wip']}:new.txt") == "brand new\n"
+    # a commit, then another record: the commit is named, the tree is clean again
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "work")
+    code2 = _ops(repo_team, workspaces.record, 1, "agent:a1")
+    assert code2["wip"] is None and code2["commits"] == [git(path, "rev-parse", "HEAD").strip()]
+    kinds = [e["kind"] for e in repo_team.ok("events")["events"]]
+    assert kinds.count("code_state") == 2
+    assert repo_team.cli("verify").code == 0
+
+
+def test_saved_work_is_put_back_when_the_work_tree_lost_it_and_never_over_newer_work(repo_team):
+    from loopx_core.ops import workspaces
+
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    (path / "src" / "app.py").write_text("print('edited')\n")
+    (path / "new.txt").write_text("n\n")
+    _ops(repo_team, workspaces.record, 1, "agent:a1")
+    git(path, "checkout", "--", ".")
+    os.unlink(path / "new.txt")
+    assert _ops(repo_team, workspaces.restore, 1) is True
+    assert (path / "src" / "app.py").read_text() == "print('edited')\n" and (path / "new.txt").read_text() == "n\n"
+    (path / "src" / "app.py").write_text("print('newer')\n")
+    assert _ops(repo_team, workspaces.restore, 1) is False  # newer edits are kept
+    assert (path / "src" / "app.py").read_text() == "print('newer')\n"
+
+
+def test_two_workspaces_never_see_each_others_edits(repo_team):
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
+    one, two = Path(_open(repo_team, "LX-1").path), Path(_open(repo_team, "LX-2").path)
+    (one / "README.md").write_text("from one\n")
+    (two / "README.md").write_text("from two\n")
+    assert (one / "README.md").read_text() == "from one\n"
+    assert (two / "README.md").read_text() == "from two\n"
+    assert (repo_team.root / "README.md").read_text() == "hello\n"
+
+
+def test_remove_is_refused_until_merged_or_archived_and_loses_nothing(repo_team):
+    from loopx_core.ops import workspaces
+    from loopx_core.shapes.errors import Conflict
+
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    (path / "work.txt").write_text("uncommitted\n")
+    with pytest.raises(Conflict):
+        _ops(repo_team, workspaces.remove, 1, "agent:a1")
+    assert path.is_dir()
+    archived = _ops(repo_team, workspaces.archive, 1, "agent:a1")
+    assert archived.state == "archived" and archived.archive_ref.startswith("refs/loopx/LX-1/archive/")
+    removed = _ops(repo_team, workspaces.remove, 1, "agent:a1")
+    assert removed.state == "removed" and not path.exists()
+    assert git(repo_team.root, "show", f"{archived.archive_ref}:work.txt") == "uncommitted\n"
+    assert repo_team.cli("verify").code == 0
+
+
+def test_a_merged_branch_is_removed(repo_team):
+    from loopx_core.ops import workspaces
+
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    (path / "work.txt").write_text("done\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "work")
+    git(repo_team.root, "merge", "-q", "--ff-only", "loopx/LX-1")
+    assert _ops(repo_team, workspaces.remove, 1, "agent:a1").state == "removed"
+
+
+def test_a_project_that_is_no_repository_has_no_workspaces(team):
+    from loopx_core.ops import workspaces
+    from loopx_core.shapes.errors import InvalidInput
+
+    team.ok("card", "add", "one")
+    with pytest.raises(InvalidInput, match="not a git repository"):
+        _open(team)
+    assert _ops(team, workspaces.ensure, 1, "agent:a1") is None
+    assert _ops(team, workspaces.capture, 1) is None

@@ -1,39 +1,23 @@
-"""Real git repositories for the workspace tests: a project that is a repository
-with a ``main`` branch, and a card's branch ``loopx/LX-N`` in a work tree of its own."""
+"""A card's workspace in the tests of merging and the diff (#26): opened by the
+kernel itself (``ops.workspaces``), committed to with real git."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
-IDENTITY = {"GIT_AUTHOR_NAME": "tester", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "tester", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+from tests.conftest import git
 
 
-def git(cwd, *args: str) -> str:
-    env = dict(os.environ, **IDENTITY)
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, timeout=60)
-    assert proc.returncode == 0, (args, proc.stderr)
-    return proc.stdout.strip()
+def open_workspace(location_or_board, card_id: int, agent: str = "a1") -> Path:
+    """The card's workspace (a worktree on ``loopx/LX-N``), as a claim's first turn makes it."""
+    from loopx_core.ops import workspaces
+    from loopx_core.store.backends import Store
 
-
-def make_repo(root: Path, files: dict[str, str] | None = None) -> str:
-    """``root`` becomes a repository on ``main`` with one commit of ``files``; returns its head."""
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "person@example.invalid")
-    git(root, "config", "user.name", "person")
-    (root / ".gitignore").write_text(".loopx/\n")
-    for name, text in (files or {"app.py": "print('hello')\n"}).items():
-        (root / name).write_text(text)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
-    return git(root, "rev-parse", "HEAD")
-
-
-def workspace(root: Path, card: str, where: Path) -> Path:
-    """The card's branch in a work tree of its own, from ``main``."""
-    git(root, "worktree", "add", "-q", "-b", f"loopx/{card}", str(where), "main")
-    return where
+    store = location_or_board.store() if hasattr(location_or_board, "store") else Store.open(location_or_board)
+    try:
+        return Path(workspaces.open_workspace(store, card_id, f"agent:{agent}").path)
+    finally:
+        store.close()
 
 
 def commit(tree: Path, files: dict[str, str], message: str) -> str:
@@ -43,8 +27,8 @@ def commit(tree: Path, files: dict[str, str], message: str) -> str:
         path.write_text(text)
     git(tree, "add", *files)
     git(tree, "commit", "-q", "-m", message)
-    return git(tree, "rev-parse", "HEAD")
+    return head(tree, "HEAD")
 
 
 def head(root: Path, branch: str = "main") -> str:
-    return git(root, "rev-parse", f"refs/heads/{branch}")
+    return git(root, "rev-parse", branch if branch == "HEAD" else f"refs/heads/{branch}").strip()

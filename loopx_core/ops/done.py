@@ -103,9 +103,11 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         return card.lease_token, card.verify
 
     token, command = store.run(precheck)
-    from . import merges
+    from . import merges, workspaces
 
-    merge = merges.pending_merge(store, ids.fmt(ids.CARD, card_id))  # (git, outside the transaction)
+    if workspaces.open_path(store, card_id):  # the final code state, as evidence (git, outside the transaction)
+        workspaces.record(store, card_id, f"agent:{agent}")
+    merge = merges.pending_merge(store, card_id)
     result = None
     if command and not set_by_a_person(store, card_id, command):
         if vet is None:

@@ -19,6 +19,7 @@ from ..store import events, records
 from ..store.records import Card, Gate
 from ..store.rows import touch
 from ..workspace import merge as git_merge
+from ..workspace.git import GitError
 from .reaper import clear_lease
 
 SCOPE = "git:merge"
@@ -31,22 +32,38 @@ class Plan(NamedTuple):
     head: str
 
 
-def base_of(store, root) -> str | None:
-    """The board's base branch: the ``base_branch`` setting, else the branch the project has checked out."""
-    return store.setting("base_branch", "") or git_merge.default_base(root)
+def _repo(store):
+    from . import workspaces
+
+    return workspaces.repository(store)
 
 
-def pending_merge(store, card_key: str) -> Plan | None:
+def _branch_of(store, card_id: int):
+    """(repository, the card's workspace) when the card has a branch to show or merge, else None."""
+    from . import workspaces
+
+    repo = _repo(store)
+    if repo is None:
+        return None
+    found = workspaces.lookup(store, card_id)
+    if found is None or not found.base:
+        return None
+    return repo, found
+
+
+def pending_merge(store, card_id: int) -> Plan | None:
     """What ``done`` must ask the person to merge (None: the project is not a
-    git repository, the card has no branch, or the branch adds nothing)."""
-    root = store.project_root()
-    if not git_merge.is_repo(root):
+    git repository, the card has no workspace, or its branch adds nothing)."""
+    where = _branch_of(store, card_id)
+    if where is None:
         return None
-    branch = git_merge.card_branch(card_key)
-    base = base_of(store, root)
-    if base is None or base == branch or git_merge.ahead(root, base, branch) == 0:
-        return None
-    return Plan(base, branch, git_merge.oid(root, branch))
+    repo, found = where
+    try:
+        if git_merge.ahead(repo, found.base, found.branch) == 0:
+            return None
+        return Plan(found.base, found.branch, git_merge.tip(repo, found.branch))
+    except GitError as err:
+        raise Conflict(f"git refused: {err.message}", "fix the repository, then run `loopx done` again", code="git_failed") from None
 
 
 def ask(card: Card, agent: str, plan: Plan, now: float) -> Gate:
@@ -71,8 +88,9 @@ def plan_of(gate: Gate) -> Plan:
     raise Conflict(f"{key} does not say what to merge", "merge the branch yourself with git", code="merge_unknown")
 
 
-def refused(err: git_merge.MergeRefused) -> Conflict:
-    return Conflict(err.message, err.hint, code="merge_refused")
+def refused(err) -> Conflict:
+    """A merge git or this module refused: exit 5, the gate left pending."""
+    return Conflict(err.message, getattr(err, "hint", "fix the repository, then answer the gate again"), code="merge_refused")
 
 
 def check(store, gate: Gate, remember: str | None) -> Plan:
@@ -82,10 +100,17 @@ def check(store, gate: Gate, remember: str | None) -> Plan:
         raise InvalidInput(f"{ids.fmt(ids.GATE, gate.id)} asks to merge: each merge is decided once", "answer without --remember")
     plan = plan_of(gate)
     try:
-        git_merge.preflight(store.project_root(), plan.base, plan.branch)
-    except git_merge.MergeRefused as err:
+        git_merge.preflight(_checked_repo(store), plan.base, plan.branch)
+    except (git_merge.MergeRefused, GitError) as err:
         raise refused(err) from None
     return plan
+
+
+def _checked_repo(store):
+    repo = _repo(store)
+    if repo is None:
+        raise git_merge.MergeRefused("the board's project is no longer a git repository", "merge the branch yourself with git")
+    return repo
 
 
 def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> None:
@@ -95,8 +120,8 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
     key, gkey = ids.fmt(ids.CARD, card.id), ids.fmt(ids.GATE, gate.id)
     message = f"Merge {plan.branch} into {plan.base} ({key}, {gkey})"
     try:
-        result = git_merge.bring_in(store.project_root(), plan.base, plan.branch, message, person.actor.split(":", 1)[-1])
-    except git_merge.MergeRefused as err:
+        result = git_merge.bring_in(_checked_repo(store), plan.base, plan.branch, message, person.actor.split(":", 1)[-1])
+    except (git_merge.MergeRefused, GitError) as err:
         raise refused(err) from None
     agent = gate.agent
     clear_lease(card)
@@ -129,17 +154,15 @@ class CardDiff(NamedTuple):
 
 
 def diff_summary(store, card_id: int) -> git_merge.DiffSummary | None:
-    """The card's branch against the board's base (None: no repository or no branch). Reads git only."""
-    root = store.project_root()
-    if not git_merge.is_repo(root):
-        return None
-    base = base_of(store, root)
-    return git_merge.summary(root, base, git_merge.card_branch(ids.fmt(ids.CARD, card_id))) if base else None
+    """The card's branch against its base (None: no repository or no workspace). Reads git only."""
+    where = _branch_of(store, card_id)
+    return None if where is None else git_merge.summary(where[0], where[1].base, where[1].branch)
 
 
 def card_diff(store, card_id: int) -> CardDiff:
-    summary = diff_summary(store, card_id)
+    where = _branch_of(store, card_id)
+    summary = None if where is None else git_merge.summary(where[0], where[1].base, where[1].branch)
     if summary is None:
         return CardDiff(None, "", False)
-    text, cut = git_merge.patch(store.project_root(), summary.base, summary.branch)
+    text, cut = git_merge.patch(where[0], summary.base, summary.branch)
     return CardDiff(summary, text, cut)

@@ -10,16 +10,20 @@ import subprocess
 
 import pytest
 
-from tests.gitrepo import IDENTITY, commit, git, head, make_repo, workspace
+from tests.conftest import GIT_ID, git, make_repo
+from tests.gitrepo import commit, head, open_workspace
 
 from ..conftest import NO_KEY
 from .conftest import card, held, kinds, refused, worked
 
 
 @pytest.fixture
-def repo(team, tmp_path):
-    make_repo(team.root, {"app.py": "print('hello')\n", "README": "a project\n"})
-    return team
+def repo(repo_team):
+    return repo_team
+
+
+def workspace(board, key):
+    return open_workspace(board, int(key.split("-")[1]))
 
 
 def finish(board, key, agent, tree, files, message="the change"):
@@ -36,9 +40,9 @@ def answer(board, gate, decision="approve", *extra):
 
 def test_done_with_commits_waits_for_the_persons_merge(repo, tmp_path):
     repo.ok("card", "add", "greet")
-    tree = workspace(repo.root, "LX-1", tmp_path / "ws1")
+    tree = workspace(repo, "LX-1")
     before = head(repo.root)
-    out = finish(repo, "LX-1", "a1", tree, {"app.py": "print('hello, world')\n"})
+    out = finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('hello, world')\n"})
     c = out["card"]
     assert c["status"] == "waiting" and c["pending_gate"] == "G-1"
     gate = repo.cli("gate", "status", "G-1").data["gate"]
@@ -53,8 +57,8 @@ def test_done_with_commits_waits_for_the_persons_merge(repo, tmp_path):
     # A real merge commit on main, both parents, the branch's file in the person's checkout.
     merged = head(repo.root)
     assert git(repo.root, "rev-list", "--parents", "-n", "1", merged).split()[1:] == [before, head(repo.root, "loopx/LX-1")]
-    assert (repo.root / "app.py").read_text() == "print('hello, world')\n"
-    assert git(repo.root, "status", "--porcelain", "--untracked-files=no") == ""
+    assert (repo.root / "src/app.py").read_text() == "print('hello, world')\n"
+    assert git(repo.root, "status", "--porcelain", "--untracked-files=no").strip() == ""
     last = repo.ok("events", "--card", "LX-1")["events"][-1]
     assert last["kind"] == "merged" and last["actor"].startswith("human:") and last["signed"] is True
     assert last["data"]["commit"] == merged
@@ -64,7 +68,7 @@ def test_done_with_commits_waits_for_the_persons_merge(repo, tmp_path):
 
 def test_done_without_commits_closes_as_before(repo, tmp_path):
     repo.ok("card", "add", "look only")
-    workspace(repo.root, "LX-1", tmp_path / "ws1")
+    workspace(repo, "LX-1")
     held(repo, "LX-1", "a1")
     worked(repo, "LX-1", "a1", "read the code")
     assert repo.ok("done", "LX-1", "--summary", "nothing to change", agent="a1")["card"]["status"] == "done"
@@ -74,12 +78,12 @@ def test_done_without_commits_closes_as_before(repo, tmp_path):
 def test_two_cards_editing_one_file_the_second_gets_the_conflict(repo, tmp_path):
     repo.ok("card", "add", "one")
     repo.ok("card", "add", "two")
-    t1 = workspace(repo.root, "LX-1", tmp_path / "ws1")
-    t2 = workspace(repo.root, "LX-2", tmp_path / "ws2")
-    finish(repo, "LX-1", "a1", t1, {"app.py": "print('one')\n"}, "one")
-    finish(repo, "LX-2", "a2", t2, {"app.py": "print('two')\n", "notes.md": "two's notes\n"}, "two")
+    t1 = workspace(repo, "LX-1")
+    t2 = workspace(repo, "LX-2")
+    finish(repo, "LX-1", "a1", t1, {"src/app.py": "print('one')\n"}, "one")
+    finish(repo, "LX-2", "a2", t2, {"src/app.py": "print('two')\n", "notes.md": "two's notes\n"}, "two")
     # Each workspace saw only its own edit.
-    assert (t1 / "app.py").read_text() == "print('one')\n" and (t2 / "app.py").read_text() == "print('two')\n"
+    assert (t1 / "src/app.py").read_text() == "print('one')\n" and (t2 / "src/app.py").read_text() == "print('two')\n"
     assert answer(repo, "G-1").data["card"]["status"] == "done"
     main_after_one, two_head = head(repo.root), head(repo.root, "loopx/LX-2")
 
@@ -87,38 +91,38 @@ def test_two_cards_editing_one_file_the_second_gets_the_conflict(repo, tmp_path)
     assert res.code == 0, res
     c = res.data["card"]
     assert c["status"] == "ready" and c["owner"] == "a2" and c["lease"] is None
-    assert "app.py" in c["next"] and "notes.md" not in c["next"] and "merge main into loopx/LX-2" in c["next"]
+    assert "src/app.py" in c["next"] and "notes.md" not in c["next"] and "merge main into loopx/LX-2" in c["next"]
     # Nothing lost, nothing half-merged: main and the branch are as they were.
     assert head(repo.root) == main_after_one and head(repo.root, "loopx/LX-2") == two_head
-    assert (repo.root / "app.py").read_text() == "print('one')\n" and not (repo.root / "notes.md").exists()
+    assert (repo.root / "src/app.py").read_text() == "print('one')\n" and not (repo.root / "notes.md").exists()
     last = repo.ok("events", "--card", "LX-2")["events"][-1]
-    assert last["kind"] == "merge_conflict" and last["data"]["files"] == ["app.py"] and last["signed"] is True
+    assert last["kind"] == "merge_conflict" and last["data"]["files"] == ["src/app.py"] and last["signed"] is True
     assert repo.cli("verify").code == 0
     # Back to its agent only: another agent does not get it.
     assert repo.cli("next", "--claim", agent="a1").data["action"] == "idle"
 
     # The agent resolves it in its own workspace and finishes again; this time it merges.
     held(repo, "LX-2", "a2")
-    conflicted = subprocess.run(["git", "-C", str(t2), "merge", "-q", "main"], capture_output=True, env=dict(os.environ, **IDENTITY))
+    conflicted = subprocess.run(["git", "-C", str(t2), "merge", "-q", "main"], capture_output=True, env=dict(os.environ, **GIT_ID))
     assert conflicted.returncode == 1  # the same conflict, now in the agent's own workspace
-    commit(t2, {"app.py": "print('one and two')\n"}, "resolve")
+    commit(t2, {"src/app.py": "print('one and two')\n"}, "resolve")
     worked(repo, "LX-2", "a2", "resolved the conflict")
     again = repo.ok("done", "LX-2", "--summary", "resolved", agent="a2")["card"]
     assert again["status"] == "waiting" and again["pending_gate"] == "G-3"
     assert answer(repo, "G-3").data["card"]["status"] == "done"
-    assert (repo.root / "app.py").read_text() == "print('one and two')\n" and (repo.root / "notes.md").read_text() == "two's notes\n"
+    assert (repo.root / "src/app.py").read_text() == "print('one and two')\n" and (repo.root / "notes.md").read_text() == "two's notes\n"
     assert repo.cli("verify").code == 0
 
 
 def test_a_dirty_main_checkout_is_never_clobbered(repo, tmp_path):
     repo.ok("card", "add", "greet")
-    tree = workspace(repo.root, "LX-1", tmp_path / "ws1")
-    finish(repo, "LX-1", "a1", tree, {"app.py": "print('agent')\n"})
-    (repo.root / "app.py").write_text("print('the person is editing this')\n")
+    tree = workspace(repo, "LX-1")
+    finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('agent')\n"})
+    (repo.root / "src/app.py").write_text("print('the person is editing this')\n")
     before = head(repo.root)
     err = refused(repo, 5, "gate", "answer", "G-1", "approve", tty=True)
-    assert err["code"] == "merge_refused" and "uncommitted changes (app.py)" in err["message"] and "stash" in err["hint"]
-    assert (repo.root / "app.py").read_text() == "print('the person is editing this')\n" and head(repo.root) == before
+    assert err["code"] == "merge_refused" and "uncommitted changes (src/app.py)" in err["message"] and "stash" in err["hint"]
+    assert (repo.root / "src/app.py").read_text() == "print('the person is editing this')\n" and head(repo.root) == before
     assert repo.cli("gate", "status", "G-1").data["gate"]["status"] == "pending"
     # Once the person commits their own edit the merge goes through (or conflicts: here it does).
     git(repo.root, "commit", "-q", "-am", "mine")
@@ -127,8 +131,8 @@ def test_a_dirty_main_checkout_is_never_clobbered(repo, tmp_path):
 
 def test_an_agent_cannot_answer_the_merge_gate(repo, tmp_path):
     repo.ok("card", "add", "greet")
-    tree = workspace(repo.root, "LX-1", tmp_path / "ws1")
-    finish(repo, "LX-1", "a1", tree, {"app.py": "print('agent')\n"})
+    tree = workspace(repo, "LX-1")
+    finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('agent')\n"})
     before = head(repo.root)
     refused(repo, 10, "gate", "answer", "G-1", "approve", agent="a1", tty=True)
     refused(repo, 10, "gate", "answer", "G-1", "approve", tty=True, env=NO_KEY)  # the agent's environment: no key
@@ -137,16 +141,16 @@ def test_an_agent_cannot_answer_the_merge_gate(repo, tmp_path):
 
 def test_a_merge_is_never_remembered(repo, tmp_path):
     repo.ok("card", "add", "greet")
-    tree = workspace(repo.root, "LX-1", tmp_path / "ws1")
-    finish(repo, "LX-1", "a1", tree, {"app.py": "print('agent')\n"})
+    tree = workspace(repo, "LX-1")
+    finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('agent')\n"})
     err = refused(repo, 3, "gate", "answer", "G-1", "approve", "--remember", "board", tty=True)
     assert "decided once" in err["message"]
 
 
 def test_rejecting_the_merge_blocks_the_card_and_merges_nothing(repo, tmp_path):
     repo.ok("card", "add", "greet")
-    tree = workspace(repo.root, "LX-1", tmp_path / "ws1")
-    finish(repo, "LX-1", "a1", tree, {"app.py": "print('agent')\n"})
+    tree = workspace(repo, "LX-1")
+    finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('agent')\n"})
     before = head(repo.root)
     res = answer(repo, "G-1", "reject", "--note", "not this way")
     assert res.data["card"]["status"] == "blocked" and head(repo.root) == before
@@ -157,8 +161,8 @@ def test_a_planted_git_config_runs_nothing_as_the_person(repo, tmp_path):
     """An agent that can write the repository's config plants an fsmonitor and a
     hook: the person's merge must not run them."""
     repo.ok("card", "add", "greet")
-    tree = workspace(repo.root, "LX-1", tmp_path / "ws1")
-    finish(repo, "LX-1", "a1", tree, {"app.py": "print('agent')\n"})
+    tree = workspace(repo, "LX-1")
+    finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('agent')\n"})
     marker = tmp_path / "ran"
     script = tmp_path / "evil.sh"
     script.write_text(f"#!/bin/sh\ntouch {marker}\n")
@@ -174,8 +178,8 @@ def test_a_planted_git_config_runs_nothing_as_the_person(repo, tmp_path):
 
 def test_a_planted_merge_driver_is_refused(repo, tmp_path):
     repo.ok("card", "add", "greet")
-    tree = workspace(repo.root, "LX-1", tmp_path / "ws1")
-    finish(repo, "LX-1", "a1", tree, {"app.py": "print('agent')\n", ".gitattributes": "*.py merge=evil\n"})
+    tree = workspace(repo, "LX-1")
+    finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('agent')\n", ".gitattributes": "src/*.py merge=evil\n"})
     marker = tmp_path / "ran"
     git(repo.root, "config", "merge.evil.driver", f"touch {marker}; false")
     err = refused(repo, 5, "gate", "answer", "G-1", "approve", tty=True)

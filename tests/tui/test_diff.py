@@ -13,7 +13,8 @@ from loopx_tui.modals.gate import GateModal
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.screens.diff import DiffScreen
 from loopx_tui.widgets.diff_view import PAGE_LINES, DiffView
-from tests.gitrepo import commit, git, head, make_repo, workspace
+from tests.conftest import git, make_repo
+from tests.gitrepo import commit, head, open_workspace
 
 from .conftest import arm
 from .conftest import settled as _settle
@@ -24,7 +25,7 @@ OAUTH = 6  # the seeded board's LX-6, held by claude-1 with evidence
 def _merge_gate(seeded, tmp_path, files: dict[str, str]) -> int:
     """LX-6's branch with ``files`` committed, and claude-1's done: the merge gate's id."""
     make_repo(seeded.root, {"README.md": "# login\n\nThe login service.\n", "src/app.py": "def login():\n    return 'form'\n"})
-    tree = workspace(seeded.root, "LX-6", tmp_path / "ws6")
+    tree = open_workspace(seeded.location, OAUTH, "claude-1")
     commit(tree, files, "GitHub sign-in")
     store = Store.open(seeded.location)
     try:

@@ -152,6 +152,12 @@ class BoardReader:
 
         return self._read("reading a diff", lambda: merges.card_diff(self.store, card_id))
 
+    def tries(self, card_id: int):
+        """The card's tries side by side (``ops.tries.compare``): (the first card's id, its tries)."""
+        from loopx_core.ops import tries
+
+        return self._read("reading the tries", lambda: tries.compare(self.store, card_id))
+
     def gate_brief(self, gate_id: int) -> board.GateBrief | None:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))
 

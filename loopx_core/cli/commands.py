@@ -373,7 +373,7 @@ def cmd_card_tries(ctx: Context) -> Outcome:
     lines = []
     for t in rows:
         diff = t["diff"]
-        size = f"{diff['files']} files +{diff['added']} −{diff['removed']}" if diff else "no branch"
+        size = f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}" if diff else "no branch"
         verify = {True: "verify passed", False: "verify failed", None: "no verify"}[t["verify"]]
         q = t["quota"]
         lines.append(f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "

@@ -187,6 +187,7 @@ class CardScreen(Screen):
         Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
         Binding("5", "tab('diff')", "Diff", show=False, tooltip="the card's branch against the base: files, stats, the patch ([ ] turn pages)"),
         Binding("t", "timeline", "Timeline", tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
+        Binding("T", "tries", "Tries", show=False, tooltip="this card's tries side by side (diff, verify, turns, tokens, dollars); k keeps one"),
         Binding("g", "gate", "Answer gate", tooltip="answer this card's pending gate"),
         Binding("plus", "budget", "+Budget", tooltip="raise this card's budget"),
         Binding("a", "reassign", "Assign", tooltip="reassign this card"),
@@ -359,6 +360,9 @@ class CardScreen(Screen):
 
     def action_timeline(self) -> None:
         self.app.open_timeline(self.card_id)
+
+    def action_tries(self) -> None:
+        self.app.open_tries(self.card_id)
 
     def action_gate(self) -> None:
         card = self.app.model.cards.get(self.card_id, self.card)

@@ -68,6 +68,7 @@ def help_renderables(app) -> list:
     from .board import BoardScreen
     from .card import CardScreen
     from .timeline import TimelineScreen
+    from .tries import TriesScreen
 
     out: list = []
     for title, bindings in (
@@ -76,6 +77,7 @@ def help_renderables(app) -> list:
         ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS + DiffView.BINDINGS),
         ("Artifact viewer", ArtifactScreen.BINDINGS),
         ("Timeline", TimelineScreen.BINDINGS),
+        ("Tries", TriesScreen.BINDINGS),
         ("Cancelling a card", ConfirmModal.BINDINGS),
     ):
         out.append(Text(f"\n{title}", style="bold underline"))

@@ -242,9 +242,9 @@ def _capture(row: Workspace, since: str | None) -> dict:
     return code
 
 
-def note(card_id: int, code: dict, actor) -> None:
+def note(card_id: int, code: dict, actor, turn_id: str | None = None) -> None:
     """Inside the caller's transaction: the workspace row takes the captured
-    state, and a ``code_state`` event records it."""
+    state, and a ``code_state`` event records it (with the turn, when known)."""
     row = Workspace.get(card_id, lock=True)
     if row is None:
         return
@@ -252,20 +252,23 @@ def note(card_id: int, code: dict, actor) -> None:
         row.head, row.wip = code.get("head"), code.get("wip")
     row.updated_at = clock.now()
     row.save()
-    events.emit(actor, "code_state", card_id, **{k: v for k, v in code.items() if k != "path"})
+    data = {k: v for k, v in code.items() if k != "path"}
+    if turn_id:
+        data["turn_id"] = turn_id
+    events.emit(actor, "code_state", card_id, **data)
 
 
-def record(store, card_id: int, actor, since: str | None = None) -> dict | None:
+def record(store, card_id: int, actor, since: str | None = None, turn_id: str | None = None) -> dict | None:
     """Capture the card's code state and record it (the runner after every turn,
     whatever the turn did; before a handoff). None when it has no open workspace."""
     code = capture(store, card_id, since)
     if code is None:
         return None
-    store.run(lambda: note(card_id, code, actor))
+    store.run(lambda: note(card_id, code, actor, turn_id))
     return code
 
 
-def checkpoint(store, card_id: int, actor) -> dict | None:
+def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict | None:
     """Record the code state only when it changed since the last record (HEAD
     moved, or uncommitted files that are not the saved ones): the runner while
     a turn runs and before the next one starts, so a runner killed mid-turn
@@ -278,7 +281,7 @@ def checkpoint(store, card_id: int, actor) -> dict | None:
     code = _capture(row, None)
     if "error" not in code and code["head"] == row.head and code["wip"] == row.wip:
         return None
-    store.run(lambda: note(card_id, code, actor))
+    store.run(lambda: note(card_id, code, actor, turn_id))
     return code
 
 

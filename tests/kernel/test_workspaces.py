@@ -137,3 +137,81 @@ def test_a_project_that_is_no_repository_has_no_workspaces(team):
         _open(team)
     assert _ops(team, workspaces.ensure, 1, "agent:a1") is None
     assert _ops(team, workspaces.capture, 1) is None
+
+
+def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
+    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_AGENT")}
+    if agent:
+        env["LOOPX_AGENT"] = agent
+    done = subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=60)
+    return done.returncode, json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+
+
+def test_from_inside_a_workspace_loopx_finds_the_projects_one_board_and_says_why(repo_team):
+    from loopx_core.adapters.hooks import board_target
+
+    if repo_team.backend != "sqlite":
+        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    code, where = _loopx_in(path / "src", "where")
+    assert code == 0 and where["board"]["source"] == "worktree"
+    assert where["board"]["path"] == str(repo_team.db)
+    code, nxt = _loopx_in(path / "src", "next", "--claim", agent="a1")
+    assert code == 0 and nxt["card"]["id"] == "LX-1"  # the agent identity works there as in the main checkout
+    assert board_target(None, str(path / "src")) == ("sqlite", str(repo_team.db))  # the hook's cold path: the same rule
+
+
+def test_a_board_or_a_git_file_an_agent_plants_in_its_workspace_is_not_its_board(repo_team):
+    """An agent can write its workspace: a ``.loopx/board.db`` of its own making
+    there, or a ``.git`` file pointing at a folder it made, never becomes the
+    board its hooks check it against."""
+    from loopx_core.adapters.hooks import board_target
+
+    if repo_team.backend != "sqlite":
+        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    fake = path / "sub"
+    (fake / ".loopx").mkdir(parents=True)
+    (fake / ".loopx" / "board.db").write_bytes(b"")  # a board of the agent's own making
+    assert board_target(None, str(fake)) == ("sqlite", str(repo_team.db))
+    # a forged worktree: a .git file naming a gitdir the agent made, whose commondir names another project
+    other = repo_team.root.parent / "other"
+    (other / ".loopx").mkdir(parents=True)
+    (other / ".loopx" / "board.db").write_bytes(b"")
+    (other / ".git").mkdir()
+    forged = repo_team.root.parent / "forged"
+    (forged / "gitdir").mkdir(parents=True)
+    (forged / "gitdir" / "commondir").write_text(str(other / ".git"))
+    (forged / "gitdir" / "gitdir").write_text(str(forged / "work" / ".git"))
+    (forged / "work").mkdir()
+    (forged / "work" / ".git").write_text(f"gitdir: {forged / 'gitdir'}\n")
+    assert board_target(None, str(forged / "work")) == ("user", None)
+
+
+def test_verify_says_history_altered_when_a_recorded_commit_vanished(repo_team):
+    from loopx_core.ops import workspaces
+
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    (path / "work.txt").write_text("work\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "work")
+    lost = git(path, "rev-parse", "HEAD").strip()
+    _ops(repo_team, workspaces.record, 1, "agent:a1", None, "a1.t1")
+    assert repo_team.cli("verify").code == 0
+    # the branch rewritten and the old commit collected: the history the evidence names is gone
+    git(path, "reset", "-q", "--hard", "HEAD~1")
+    git(repo_team.root, "reflog", "expire", "--expire=now", "--all")
+    git(repo_team.root, "gc", "-q", "--prune=now")
+    res = repo_team.cli("verify")
+    assert res.code == 11
+    problems = res.data["verify"]["problems"]
+    said = [p for p in problems if lost[:12] in p["what"]]
+    assert said and said[0]["where"] == "card LX-1" and "turn a1.t1" in said[0]["what"]

@@ -529,6 +529,8 @@ def _next_text(r: dict) -> str:
         head = f"work on {key} \"{card['title']}\" ({render.lease_text(r['lease'])})"
         if card["next"]:
             head += f"\nnext: {card['next']}"
+        if r.get("workspace"):
+            head += f"\nworkspace: {r['workspace']['path']} (branch {r['workspace']['branch']}) — work and commit there"
         return head + f"\n→ `loopx context {key}` for the continuation; then `loopx writeback {key} --summary …`"
     if action == "wait":
         g = r["gate"]
@@ -566,7 +568,8 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    return Outcome(result, code, _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, _next_text(result), warnings)
 
 
 def cmd_claim(ctx: Context) -> Outcome:
@@ -581,7 +584,25 @@ def cmd_claim(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    return Outcome(result, code, "claimed: " + _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, "claimed: " + _next_text(result), warnings)
+
+
+def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+    """A card to work on gets its workspace (issue #26) — made at its first
+    claim when the project is a git repository — and the answer names it.
+    After the operation's transaction: git never runs under the write lock."""
+    from ..ops.workspaces import ensure
+
+    if result.get("action") != "work" or not result.get("card"):
+        return []
+    try:
+        ws = ensure(ctx.store, card_id(result["card"]["id"]), f"agent:{agent}")
+    except errors.LoopxError as err:
+        return [f"no workspace for {result['card']['id']}: {err.message} (work in the project folder)"]
+    if ws is not None:
+        result["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
+    return []
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:

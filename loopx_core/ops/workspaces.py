@@ -369,6 +369,25 @@ def _kept(path: str, ref: str | None, snap) -> bool:
     return snap.head in (tip, git.resolve(path, f"{tip}^"))
 
 
+def removable(found: WorkspaceView) -> str | None:
+    """Why the workspace's folder may go without losing anything — "merged"
+    (nothing uncommitted, its branch in the base), "archived" (the archive ref
+    holds exactly what the folder holds), "missing" (the folder is gone) — or
+    None: it may not."""
+    from ..workspace import git
+
+    if found.state == "removed":
+        return None
+    if not os.path.isdir(found.path):
+        return "missing"
+    snap = git.snapshot(found.path)
+    if not snap.dirty and merged(found):
+        return "merged"
+    if found.state == "archived" and _kept(found.path, found.archive_ref, snap):
+        return "archived"
+    return None
+
+
 @_git_refusal
 def remove(store, card_id: int, actor) -> WorkspaceView:
     """Remove the card's worktree folder — only when its branch is merged into
@@ -380,23 +399,15 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
     key = ids.fmt(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
-    reason = None
-    if os.path.isdir(found.path):
-        snap = git.snapshot(found.path)
-        archived = found.state == "archived" and _kept(found.path, found.archive_ref, snap)
-        if not snap.dirty and merged(found):
-            reason = "merged"
-        elif archived:
-            reason = "archived"
-        if reason is None:
-            raise Conflict(
-                f"{key}'s workspace is neither merged into {found.base} nor archived as it is now",
-                f"merge {found.branch}, or archive it first with `loopx workspace archive {key}`",
-                code="not_merged",
-            )
+    reason = removable(found)
+    if reason is None:
+        raise Conflict(
+            f"{key}'s workspace is neither merged into {found.base} nor archived as it is now",
+            f"merge {found.branch}, or archive it first with `loopx workspace archive {key}`",
+            code="not_merged",
+        )
+    if reason != "missing":
         git.worktree_remove(git.main_checkout(found.path) or found.path, found.path)
-    else:
-        reason = "missing"
 
     def body():
         row = Workspace.get(card_id, lock=True)

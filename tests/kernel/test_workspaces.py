@@ -215,3 +215,63 @@ def test_verify_says_history_altered_when_a_recorded_commit_vanished(repo_team):
     problems = res.data["verify"]["problems"]
     said = [p for p in problems if lost[:12] in p["what"]]
     assert said and said[0]["where"] == "card LX-1" and "turn a1.t1" in said[0]["what"]
+
+
+def test_workspace_verbs_open_list_archive_gc_and_the_cleanup_is_a_persons(repo_team):
+    from tests.conftest import person, person_ok
+
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
+    nxt = repo_team.ok("next", "--claim", agent="a1")  # the first claim makes the workspace and names it
+    one = Path(nxt["workspace"]["path"])
+    assert nxt["workspace"]["branch"] == "loopx/LX-1" and one.is_dir()
+    two = repo_team.ok("workspace", "open", "LX-2")["workspace"]
+    (one / "wip.txt").write_text("not committed\n")
+    listed = {w["card"]: w for w in repo_team.ok("workspace", "list")["workspaces"]}
+    assert listed["LX-1"]["card_status"] == "active" and listed["LX-1"]["size"] > 0 and listed["LX-1"]["merged"] is False
+    assert listed["LX-2"]["removable"] == "merged"  # nothing on its branch yet: all of it is in main
+    for verb in (["workspace", "gc"], ["workspace", "archive", "LX-1"]):
+        refused = repo_team.cli(*verb, agent="a1")
+        assert refused.code == 10  # cleanup is a person's
+    gc = person_ok(repo_team, "workspace", "gc")
+    assert [r["card"] for r in gc["removed"]] == ["LX-2"] and [k["card"] for k in gc["kept"]] == ["LX-1"]
+    assert not Path(two["path"]).exists() and one.is_dir()
+    archived = person_ok(repo_team, "workspace", "archive", "LX-1")["workspace"]
+    gc = person(repo_team, "workspace", "gc")
+    assert gc.code == 0 and [r["card"] for r in gc.data["removed"]] == ["LX-1"]
+    assert git(repo_team.root, "show", f"{archived['archive_ref']}:wip.txt") == "not committed\n"  # nothing lost
+    assert repo_team.cli("verify").code == 0
+
+
+def test_a_handoff_carries_the_branch_head_and_saved_work_under_its_digest_and_accept_restores_it(repo_team):
+    import hashlib
+    import json
+
+    repo_team.ok("card", "add", "one")
+    path = Path(repo_team.ok("next", "--claim", agent="a1")["workspace"]["path"])
+    (path / "half.txt").write_text("half\n")
+    h = repo_team.ok("handoff", "LX-1", "--to", "a2", "--summary", "yours now", agent="a1")["handoff"]
+    code = h["packet"]["code"]
+    assert code["branch"] == "loopx/LX-1" and code["path"] == str(path) and code["head"] == git(path, "rev-parse", "HEAD").strip()
+    assert git(path, "show", f"{code['wip']}:half.txt") == "half\n"
+    text = json.dumps(h["packet"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert hashlib.sha256(text.encode()).hexdigest() == h["digest"]  # the digest covers the code
+    os.unlink(path / "half.txt")  # the work tree lost it
+    repo_team.ok("accept", "LX-1", agent="a2")
+    assert (path / "half.txt").read_text() == "half\n"  # the receiver finds the work as it was handed over
+    ctx = repo_team.ok("context", "LX-1", "--format", "json", agent="a2")
+    assert ctx["context"]["workspace"]["path"] == str(path)
+
+
+def test_writeback_evidence_names_the_code_state(repo_team):
+    repo_team.ok("card", "add", "one")
+    path = Path(repo_team.ok("next", "--claim", agent="a1")["workspace"]["path"])
+    (path / "src" / "app.py").write_text("print('changed')\n")
+    git(path, "commit", "-qam", "change")
+    (path / "notes.txt").write_text("uncommitted\n")
+    ev = repo_team.ok("writeback", "LX-1", "--summary", "changed the app", "--turn-id", "t1", agent="a1")["evidence"]
+    code = ev["extra"]["code"]
+    assert code["branch"] == "loopx/LX-1" and code["head"] == git(path, "rev-parse", "HEAD").strip()
+    assert code["commits"] == [code["head"]] and code["diff"]["files"] == 2 and code["wip"]
+    (event,) = [e for e in repo_team.ok("events")["events"] if e["kind"] == "code_state"]
+    assert event["data"]["turn_id"] == "t1" and event["data"]["wip"] == code["wip"]

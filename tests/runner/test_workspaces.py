@@ -8,29 +8,15 @@ import signal
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import git, make_repo
+from tests.conftest import git
 
 HERE = Path(__file__).resolve().parent
 TURN = [sys.executable, str(HERE / "workspace_turn.py")]
 
 
-@pytest.fixture
-def repo(team):
-    make_repo(team.root)
-    if team.backend == "postgresql":
-        store = team.store()
-        try:
-            store.run(lambda: store.put_setting("project_root", str(team.root)))
-        finally:
-            store.close()
-    return team
-
-
-def test_two_agents_editing_the_same_file_in_their_own_workspaces_never_see_each_others_edits(repo, watch):
-    repo.ok("card", "add", "one")
-    repo.ok("card", "add", "two")
+def test_two_agents_editing_the_same_file_in_their_own_workspaces_never_see_each_others_edits(repo_team, watch):
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
     first = watch.run("a1", "--turns", "1", rest=[*TURN, "edit"])
     second = watch.run("a2", "--turns", "1", rest=[*TURN, "edit"])
     assert watch.ended(first) == 0 and watch.ended(second) == 0
@@ -44,20 +30,20 @@ def test_two_agents_editing_the_same_file_in_their_own_workspaces_never_see_each
         assert ev["summary"] == f"read back: written by {ev['agent']} in {ws}"  # the turn ran there, and saw its own edit only
         assert git(ws, "show", f"{code['wip']}:shared.txt") == f"written by {ev['agent']}\n"
     assert set(said) == {"a1", "a2"}
-    assert not (repo.root / "shared.txt").exists()  # the main checkout is untouched
+    assert not (repo_team.root / "shared.txt").exists()  # the main checkout is untouched
     kinds = [e.kind for e in watch.events()]
     assert kinds.count("workspace_opened") == 2 and kinds.count("code_state") >= 4  # each writeback and each turn's end
-    assert repo.cli("verify").code == 0
+    assert repo_team.cli("verify").code == 0
 
 
-def test_a_runner_killed_mid_turn_loses_no_edit_and_the_next_agent_resumes_from_it(repo, watch, tmp_path):
-    repo.ok("card", "add", "one")
+def test_a_runner_killed_mid_turn_loses_no_edit_and_the_next_agent_resumes_from_it(repo_team, watch, tmp_path):
+    repo_team.ok("card", "add", "one")
     pid_file = tmp_path / "half.pid"
     first = watch.run("a1", "--lease", "3s", rest=[*TURN, "half"], env={"HALF_PID_FILE": str(pid_file)})
     wip = watch.until("the half-done edits saved under a LoopX ref while the turn runs", lambda: next(
         (e.data["wip"] for e in watch.events("code_state") if e.data.get("wip")), None))
     ws = Path(watch.until("the workspace", lambda: next((e.data["path"] for e in watch.events("workspace_opened")), None)))
-    assert f"refs/loopx/LX-1/wip/{wip}" in git(repo.root, "for-each-ref", "--format=%(refname)", "refs/loopx/")
+    assert f"refs/loopx/LX-1/wip/{wip}" in git(repo_team.root, "for-each-ref", "--format=%(refname)", "refs/loopx/")
     assert git(ws, "show", f"{wip}:half.txt") == "half done by a1\n"
     # kill -9: the runner, and the turn it started (left behind as an orphan)
     turn_pid = int(watch.until("the turn's pid", lambda: pid_file.exists() and pid_file.read_text()))
@@ -73,4 +59,4 @@ def test_a_runner_killed_mid_turn_loses_no_edit_and_the_next_agent_resumes_from_
     assert watch.ended(second) == 0
     (ev,) = [e for e in watch.evidence("LX-1") if e["agent"] == "a2" and e["summary"].startswith("half.txt")]
     assert ev["summary"] == f"half.txt: half done by a1 | README: hello / edited by a1 | cwd {ws}"
-    assert repo.cli("verify").code == 0
+    assert repo_team.cli("verify").code == 0

@@ -93,6 +93,8 @@ def repository(store) -> Path | None:
     root = _project(store)
     if root is None:
         return None  # the cheap answer for a project that is no repository
+    if (root / ".git").is_dir():
+        return root  # the project is the main checkout (no git process needed to say so)
     from ..workspace import git
 
     return git.main_checkout(root)
@@ -164,15 +166,16 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     path = workspace_root(store) / key
     branch = branch_name(card_id)
     path.parent.mkdir(parents=True, exist_ok=True)
+    made = False
     try:
         if not path.exists():
-            git.worktree_add(repo, path, branch, base_commit)
+            made = git.worktree_add(repo, path, branch, base_commit)
     except git.GitError as exc:
         again = _row_view(store, card_id)
         if again is not None and again.state == "open" and os.path.isdir(again.path):
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
-    head = git.head(path)
+    head = base_commit if made else git.head(path)  # a new branch starts at its base
 
     def body():
         now = clock.now()

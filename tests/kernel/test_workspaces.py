@@ -126,6 +126,11 @@ def test_a_merged_branch_is_removed(repo_team):
     git(path, "commit", "-q", "-m", "work")
     git(repo_team.root, "merge", "-q", "--ff-only", "loopx/LX-1")
     assert _ops(repo_team, workspaces.remove, 1, "agent:a1").state == "removed"
+    assert not path.exists()
+    again = _open(repo_team)  # reopened: the card's branch checked out again, where it was
+    assert again.state == "open" and (path / "work.txt").read_text() == "done\n"
+    assert again.head == git(repo_team.root, "rev-parse", "loopx/LX-1").strip()
+    assert repo_team.cli("verify").code == 0
 
 
 def test_a_project_that_is_no_repository_has_no_workspaces(team):

@@ -103,6 +103,8 @@ def downgrade_sqlite(path: Path, version: int) -> None:
 
     con = sqlite3.connect(path)
     try:
+        if version < 7:
+            con.executescript("DROP TABLE IF EXISTS workspace;")
         if version < 4:
             con.executescript(
                 "DROP TABLE runner;"

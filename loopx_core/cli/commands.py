@@ -234,7 +234,10 @@ def cmd_where(ctx: Context) -> Outcome:
         from ..store.discovery import NO_BOARD
 
         return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
-    why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
+    why = {
+        "flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)",
+        "worktree": "this folder is a git worktree of the project; the board of its main checkout",
+    }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     return Outcome(data, 0, text)
 
@@ -590,6 +593,8 @@ def _next_text(r: dict) -> str:
         head = f"work on {key} \"{card['title']}\" ({render.lease_text(r['lease'])})"
         if card["next"]:
             head += f"\nnext: {card['next']}"
+        if r.get("workspace"):
+            head += f"\nworkspace: {r['workspace']['path']} (branch {r['workspace']['branch']}) — work and commit there"
         return head + f"\n→ `loopx context {key}` for the continuation; then `loopx writeback {key} --summary …`"
     if action == "wait":
         g = r["gate"]
@@ -627,7 +632,8 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    return Outcome(result, code, _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, _next_text(result), warnings)
 
 
 def cmd_claim(ctx: Context) -> Outcome:
@@ -642,7 +648,25 @@ def cmd_claim(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    return Outcome(result, code, "claimed: " + _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, "claimed: " + _next_text(result), warnings)
+
+
+def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+    """A card to work on gets its workspace (issue #26) — made at its first
+    claim when the project is a git repository — and the answer names it.
+    After the operation's transaction: git never runs under the write lock."""
+    from ..ops.workspaces import ensure
+
+    if result.get("action") != "work" or not result.get("card"):
+        return []
+    try:
+        ws = ensure(ctx.store, card_id(result["card"]["id"]), f"agent:{agent}")
+    except errors.LoopxError as err:
+        return [f"no workspace for {result['card']['id']}: {err.message} (work in the project folder)"]
+    if ws is not None:
+        result["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
+    return []
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:

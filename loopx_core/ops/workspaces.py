@@ -93,6 +93,8 @@ def repository(store) -> Path | None:
     root = _project(store)
     if root is None:
         return None  # the cheap answer for a project that is no repository
+    if (root / ".git").is_dir():
+        return root  # the project is the main checkout (no git process needed to say so)
     from ..workspace import git
 
     return git.main_checkout(root)
@@ -164,15 +166,16 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     path = workspace_root(store) / key
     branch = branch_name(card_id)
     path.parent.mkdir(parents=True, exist_ok=True)
+    made = False
     try:
         if not path.exists():
-            git.worktree_add(repo, path, branch, base_commit)
+            made = git.worktree_add(repo, path, branch, base_commit)
     except git.GitError as exc:
         again = _row_view(store, card_id)
         if again is not None and again.state == "open" and os.path.isdir(again.path):
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
-    head = git.head(path)
+    head = base_commit if made else git.head(path)  # a new branch starts at its base
 
     def body():
         now = clock.now()
@@ -242,9 +245,9 @@ def _capture(row: Workspace, since: str | None) -> dict:
     return code
 
 
-def note(card_id: int, code: dict, actor) -> None:
+def note(card_id: int, code: dict, actor, turn_id: str | None = None) -> None:
     """Inside the caller's transaction: the workspace row takes the captured
-    state, and a ``code_state`` event records it."""
+    state, and a ``code_state`` event records it (with the turn, when known)."""
     row = Workspace.get(card_id, lock=True)
     if row is None:
         return
@@ -252,20 +255,23 @@ def note(card_id: int, code: dict, actor) -> None:
         row.head, row.wip = code.get("head"), code.get("wip")
     row.updated_at = clock.now()
     row.save()
-    events.emit(actor, "code_state", card_id, **{k: v for k, v in code.items() if k != "path"})
+    data = {k: v for k, v in code.items() if k != "path"}
+    if turn_id:
+        data["turn_id"] = turn_id
+    events.emit(actor, "code_state", card_id, **data)
 
 
-def record(store, card_id: int, actor, since: str | None = None) -> dict | None:
+def record(store, card_id: int, actor, since: str | None = None, turn_id: str | None = None) -> dict | None:
     """Capture the card's code state and record it (the runner after every turn,
     whatever the turn did; before a handoff). None when it has no open workspace."""
     code = capture(store, card_id, since)
     if code is None:
         return None
-    store.run(lambda: note(card_id, code, actor))
+    store.run(lambda: note(card_id, code, actor, turn_id))
     return code
 
 
-def checkpoint(store, card_id: int, actor) -> dict | None:
+def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict | None:
     """Record the code state only when it changed since the last record (HEAD
     moved, or uncommitted files that are not the saved ones): the runner while
     a turn runs and before the next one starts, so a runner killed mid-turn
@@ -278,7 +284,7 @@ def checkpoint(store, card_id: int, actor) -> dict | None:
     code = _capture(row, None)
     if "error" not in code and code["head"] == row.head and code["wip"] == row.wip:
         return None
-    store.run(lambda: note(card_id, code, actor))
+    store.run(lambda: note(card_id, code, actor, turn_id))
     return code
 
 
@@ -366,6 +372,25 @@ def _kept(path: str, ref: str | None, snap) -> bool:
     return snap.head in (tip, git.resolve(path, f"{tip}^"))
 
 
+def removable(found: WorkspaceView) -> str | None:
+    """Why the workspace's folder may go without losing anything — "merged"
+    (nothing uncommitted, its branch in the base), "archived" (the archive ref
+    holds exactly what the folder holds), "missing" (the folder is gone) — or
+    None: it may not."""
+    from ..workspace import git
+
+    if found.state == "removed":
+        return None
+    if not os.path.isdir(found.path):
+        return "missing"
+    snap = git.snapshot(found.path)
+    if not snap.dirty and merged(found):
+        return "merged"
+    if found.state == "archived" and _kept(found.path, found.archive_ref, snap):
+        return "archived"
+    return None
+
+
 @_git_refusal
 def remove(store, card_id: int, actor) -> WorkspaceView:
     """Remove the card's worktree folder — only when its branch is merged into
@@ -377,23 +402,15 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
     key = ids.fmt(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
-    reason = None
-    if os.path.isdir(found.path):
-        snap = git.snapshot(found.path)
-        archived = found.state == "archived" and _kept(found.path, found.archive_ref, snap)
-        if not snap.dirty and merged(found):
-            reason = "merged"
-        elif archived:
-            reason = "archived"
-        if reason is None:
-            raise Conflict(
-                f"{key}'s workspace is neither merged into {found.base} nor archived as it is now",
-                f"merge {found.branch}, or archive it first with `loopx workspace archive {key}`",
-                code="not_merged",
-            )
+    reason = removable(found)
+    if reason is None:
+        raise Conflict(
+            f"{key}'s workspace is neither merged into {found.base} nor archived as it is now",
+            f"merge {found.branch}, or archive it first with `loopx workspace archive {key}`",
+            code="not_merged",
+        )
+    if reason != "missing":
         git.worktree_remove(git.main_checkout(found.path) or found.path, found.path)
-    else:
-        reason = "missing"
 
     def body():
         row = Workspace.get(card_id, lock=True)

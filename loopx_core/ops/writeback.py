@@ -174,7 +174,7 @@ def writeback(
             **({"unverified": True} if unverified else {}),
         )
         if code is not None and not unverified:
-            workspaces.note(card.id, code, f"agent:{agent}")
+            workspaces.note(card.id, code, f"agent:{agent}", turn_id)
         if not unverified:
             quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
         if data.get("release") and card.status == "active":

@@ -409,7 +409,7 @@ class Runner:
                 return "stopped", over
             if renewing and now >= next_renew:
                 next_renew = now + renew_every
-                self._save_code(card, workspaces.checkpoint)  # a runner killed mid-turn loses no edit
+                self._save_code(card, workspaces.checkpoint, self.view.turn_id)  # a runner killed mid-turn loses no edit
                 verdict = self._renew(card, token)
                 if verdict == "keep":
                     renewing = False
@@ -457,7 +457,7 @@ class Runner:
 
     def _after(self, card, token, turn_id, since, code, usage, outcome, reason, tail, seconds, env=None) -> str:
         if self.turn_head is not None or workspaces.open_path(self.store, card.id):
-            self._save_code(card, workspaces.record, self.turn_head)  # whatever the turn did
+            self._save_code(card, workspaces.record, self.turn_head, turn_id)  # whatever the turn did
         wrote = turns.wrote_since(self.store, self.agent, since)
         if usage.error and not reason:
             reason = usage.error

@@ -132,7 +132,15 @@ def resolve(path, rev: str) -> str | None:
 
 
 def base_branch(path) -> str | None:
-    """The branch the main checkout is on: where a new card's branch starts by default."""
+    """The branch the main checkout ``path`` is on: where a new card's branch
+    starts by default (read from its ``.git/HEAD`` when it says so plainly)."""
+    try:
+        with open(os.path.join(path, ".git", "HEAD"), encoding="utf-8") as fh:
+            said = fh.read(512).strip()
+    except OSError:
+        said = ""
+    if said.startswith("ref: refs/heads/"):
+        return said[len("ref: refs/heads/") :]
     return branch(path)
 
 
@@ -143,12 +151,17 @@ def branch_exists(repo, name: str) -> bool:
     return bool(_line(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}", ok=(0, 1)))
 
 
-def worktree_add(repo, path, new_branch: str, base: str) -> None:
-    """``git worktree add -b NEW PATH BASE`` (or check out ``NEW`` when it already exists)."""
-    if branch_exists(repo, new_branch):
-        git(repo, "worktree", "add", "--end-of-options", str(path), new_branch)
-    else:
+def worktree_add(repo, path, new_branch: str, base: str) -> bool:
+    """``git worktree add -b NEW PATH BASE`` (True), or check out ``NEW`` when
+    it already exists (False: its HEAD is wherever that branch is)."""
+    try:
         git(repo, "worktree", "add", "-b", new_branch, "--end-of-options", str(path), base)
+        return True
+    except GitError:
+        if not branch_exists(repo, new_branch):
+            raise
+        git(repo, "worktree", "add", "--end-of-options", str(path), new_branch)
+        return False
 
 
 def worktree_remove(repo, path) -> None:

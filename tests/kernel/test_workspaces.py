@@ -126,6 +126,11 @@ def test_a_merged_branch_is_removed(repo_team):
     git(path, "commit", "-q", "-m", "work")
     git(repo_team.root, "merge", "-q", "--ff-only", "loopx/LX-1")
     assert _ops(repo_team, workspaces.remove, 1, "agent:a1").state == "removed"
+    assert not path.exists()
+    again = _open(repo_team)  # reopened: the card's branch checked out again, where it was
+    assert again.state == "open" and (path / "work.txt").read_text() == "done\n"
+    assert again.head == git(repo_team.root, "rev-parse", "loopx/LX-1").strip()
+    assert repo_team.cli("verify").code == 0
 
 
 def test_a_project_that_is_no_repository_has_no_workspaces(team):
@@ -137,3 +142,141 @@ def test_a_project_that_is_no_repository_has_no_workspaces(team):
         _open(team)
     assert _ops(team, workspaces.ensure, 1, "agent:a1") is None
     assert _ops(team, workspaces.capture, 1) is None
+
+
+def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
+    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_AGENT")}
+    if agent:
+        env["LOOPX_AGENT"] = agent
+    done = subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=60)
+    return done.returncode, json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+
+
+def test_from_inside_a_workspace_loopx_finds_the_projects_one_board_and_says_why(repo_team):
+    from loopx_core.adapters.hooks import board_target
+
+    if repo_team.backend != "sqlite":
+        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    code, where = _loopx_in(path / "src", "where")
+    assert code == 0 and where["board"]["source"] == "worktree"
+    assert where["board"]["path"] == str(repo_team.db)
+    code, nxt = _loopx_in(path / "src", "next", "--claim", agent="a1")
+    assert code == 0 and nxt["card"]["id"] == "LX-1"  # the agent identity works there as in the main checkout
+    assert board_target(None, str(path / "src")) == ("sqlite", str(repo_team.db))  # the hook's cold path: the same rule
+
+
+def test_a_board_or_a_git_file_an_agent_plants_in_its_workspace_is_not_its_board(repo_team):
+    """An agent can write its workspace: a ``.loopx/board.db`` of its own making
+    there, or a ``.git`` file pointing at a folder it made, never becomes the
+    board its hooks check it against."""
+    from loopx_core.adapters.hooks import board_target
+
+    if repo_team.backend != "sqlite":
+        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    fake = path / "sub"
+    (fake / ".loopx").mkdir(parents=True)
+    (fake / ".loopx" / "board.db").write_bytes(b"")  # a board of the agent's own making
+    assert board_target(None, str(fake)) == ("sqlite", str(repo_team.db))
+    # a forged worktree: a .git file naming a gitdir the agent made, whose commondir names another project
+    other = repo_team.root.parent / "other"
+    (other / ".loopx").mkdir(parents=True)
+    (other / ".loopx" / "board.db").write_bytes(b"")
+    (other / ".git").mkdir()
+    forged = repo_team.root.parent / "forged"
+    (forged / "gitdir").mkdir(parents=True)
+    (forged / "gitdir" / "commondir").write_text(str(other / ".git"))
+    (forged / "gitdir" / "gitdir").write_text(str(forged / "work" / ".git"))
+    (forged / "work").mkdir()
+    (forged / "work" / ".git").write_text(f"gitdir: {forged / 'gitdir'}\n")
+    assert board_target(None, str(forged / "work")) == ("user", None)
+
+
+def test_verify_says_history_altered_when_a_recorded_commit_vanished(repo_team):
+    from loopx_core.ops import workspaces
+
+    repo_team.ok("card", "add", "one")
+    path = Path(_open(repo_team).path)
+    (path / "work.txt").write_text("work\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "work")
+    lost = git(path, "rev-parse", "HEAD").strip()
+    _ops(repo_team, workspaces.record, 1, "agent:a1", None, "a1.t1")
+    assert repo_team.cli("verify").code == 0
+    # the branch rewritten and the old commit collected: the history the evidence names is gone
+    git(path, "reset", "-q", "--hard", "HEAD~1")
+    git(repo_team.root, "reflog", "expire", "--expire=now", "--all")
+    git(repo_team.root, "gc", "-q", "--prune=now")
+    res = repo_team.cli("verify")
+    assert res.code == 11
+    problems = res.data["verify"]["problems"]
+    said = [p for p in problems if lost[:12] in p["what"]]
+    assert said and said[0]["where"] == "card LX-1" and "turn a1.t1" in said[0]["what"]
+
+
+def test_workspace_verbs_open_list_archive_gc_and_the_cleanup_is_a_persons(repo_team):
+    from tests.conftest import person, person_ok
+
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
+    nxt = repo_team.ok("next", "--claim", agent="a1")  # the first claim makes the workspace and names it
+    one = Path(nxt["workspace"]["path"])
+    assert nxt["workspace"]["branch"] == "loopx/LX-1" and one.is_dir()
+    two = repo_team.ok("workspace", "open", "LX-2")["workspace"]
+    (one / "wip.txt").write_text("not committed\n")
+    listed = {w["card"]: w for w in repo_team.ok("workspace", "list")["workspaces"]}
+    assert listed["LX-1"]["card_status"] == "active" and listed["LX-1"]["size"] > 0 and listed["LX-1"]["merged"] is False
+    assert listed["LX-2"]["removable"] == "merged"  # nothing on its branch yet: all of it is in main
+    for verb in (["workspace", "gc"], ["workspace", "archive", "LX-1"]):
+        refused = repo_team.cli(*verb, agent="a1")
+        assert refused.code == 10  # cleanup is a person's
+    gc = person_ok(repo_team, "workspace", "gc")
+    assert [r["card"] for r in gc["removed"]] == ["LX-2"] and [k["card"] for k in gc["kept"]] == ["LX-1"]
+    assert not Path(two["path"]).exists() and one.is_dir()
+    archived = person_ok(repo_team, "workspace", "archive", "LX-1")["workspace"]
+    gc = person(repo_team, "workspace", "gc")
+    assert gc.code == 0 and [r["card"] for r in gc.data["removed"]] == ["LX-1"]
+    assert git(repo_team.root, "show", f"{archived['archive_ref']}:wip.txt") == "not committed\n"  # nothing lost
+    assert repo_team.cli("verify").code == 0
+
+
+def test_a_handoff_carries_the_branch_head_and_saved_work_under_its_digest_and_accept_restores_it(repo_team):
+    import hashlib
+    import json
+
+    repo_team.ok("card", "add", "one")
+    path = Path(repo_team.ok("next", "--claim", agent="a1")["workspace"]["path"])
+    (path / "half.txt").write_text("half\n")
+    h = repo_team.ok("handoff", "LX-1", "--to", "a2", "--summary", "yours now", agent="a1")["handoff"]
+    code = h["packet"]["code"]
+    assert code["branch"] == "loopx/LX-1" and code["path"] == str(path) and code["head"] == git(path, "rev-parse", "HEAD").strip()
+    assert git(path, "show", f"{code['wip']}:half.txt") == "half\n"
+    text = json.dumps(h["packet"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert hashlib.sha256(text.encode()).hexdigest() == h["digest"]  # the digest covers the code
+    os.unlink(path / "half.txt")  # the work tree lost it
+    repo_team.ok("accept", "LX-1", agent="a2")
+    assert (path / "half.txt").read_text() == "half\n"  # the receiver finds the work as it was handed over
+    ctx = repo_team.ok("context", "LX-1", "--format", "json", agent="a2")
+    assert ctx["context"]["workspace"]["path"] == str(path)
+
+
+def test_writeback_evidence_names_the_code_state(repo_team):
+    repo_team.ok("card", "add", "one")
+    path = Path(repo_team.ok("next", "--claim", agent="a1")["workspace"]["path"])
+    (path / "src" / "app.py").write_text("print('changed')\n")
+    git(path, "commit", "-qam", "change")
+    (path / "notes.txt").write_text("uncommitted\n")
+    ev = repo_team.ok("writeback", "LX-1", "--summary", "changed the app", "--turn-id", "t1", agent="a1")["evidence"]
+    code = ev["extra"]["code"]
+    assert code["branch"] == "loopx/LX-1" and code["head"] == git(path, "rev-parse", "HEAD").strip()
+    assert code["commits"] == [code["head"]] and code["diff"]["files"] == 2 and code["wip"]
+    (event,) = [e for e in repo_team.ok("events")["events"] if e["kind"] == "code_state"]
+    assert event["data"]["turn_id"] == "t1" and event["data"]["wip"] == code["wip"]

@@ -672,6 +672,12 @@ class LoopxApp(App[int]):
         else:
             self.push_screen(ArtifactScreen(card_id, artifact, self.project_root))
 
+    def open_workspaces(self) -> None:
+        from .screens.workspaces import WorkspacesScreen
+
+        if self.reader is not None:
+            self.push_screen(WorkspacesScreen(self.reader))
+
     def open_tries(self, card_id: int) -> None:
         from .screens.tries import TriesScreen
 

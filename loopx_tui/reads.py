@@ -158,6 +158,12 @@ class BoardReader:
 
         return self._read("reading the tries", lambda: tries.compare(self.store, card_id))
 
+    def workspaces(self):
+        """The board's workspaces with their size and age, and the person's cap (``ops.workspace_cap``)."""
+        from loopx_core.ops import workspace_cap
+
+        return self._read("measuring the workspaces", lambda: (workspace_cap.lines(self.store), workspace_cap.cap(self.store)))
+
     def gate_brief(self, gate_id: int) -> board.GateBrief | None:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))
 

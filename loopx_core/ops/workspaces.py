@@ -167,6 +167,10 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     branch = branch_name(card_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     made = False
+    if not path.exists():
+        from .workspace_cap import make_room
+
+        make_room(store)  # a person's cap on the total: removable folders go first, else refused
     try:
         if not path.exists():
             made = git.worktree_add(repo, path, branch, base_commit)

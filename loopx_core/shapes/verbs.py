@@ -438,6 +438,9 @@ DECLARED: tuple = (
     Verb("workspace", "gc", "remove the folders of workspaces that are merged into their base or archived (never a commit or an edit) — a person only", (
         arg("--dry-run", action="store_true", help="say what would be removed, remove nothing"),
     ), _WORKSPACE + "cmd_gc", human=True),
+    Verb("workspace", "cap", "cap the total size of the board's workspaces (e.g. 20G; none lifts it): past it, removable folders go first, then new ones are refused — a person only", (
+        arg("size", metavar="SIZE", help="20G, 500M, 1.5GB, bytes, or none"),
+    ), _WORKSPACE + "cmd_cap", human=True),
 )
 
 

@@ -69,6 +69,7 @@ def help_renderables(app) -> list:
     from .card import CardScreen
     from .timeline import TimelineScreen
     from .tries import TriesScreen
+    from .workspaces import WorkspacesScreen
 
     out: list = []
     for title, bindings in (
@@ -78,6 +79,7 @@ def help_renderables(app) -> list:
         ("Artifact viewer", ArtifactScreen.BINDINGS),
         ("Timeline", TimelineScreen.BINDINGS),
         ("Tries", TriesScreen.BINDINGS),
+        ("Workspaces", WorkspacesScreen.BINDINGS),
         ("Cancelling a card", ConfirmModal.BINDINGS),
     ):
         out.append(Text(f"\n{title}", style="bold underline"))

@@ -75,6 +75,7 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("card", "try"), ["card", "try", "LX-2", "--to", "a2"], {}),
         (("card", "tries"), ["card", "tries", "LX-2"], {}),
         (("card", "keep"), ["card", "keep", "LX-3"], {}),
+        (("workspace", "cap"), ["workspace", "cap", "20G"], {}),
         (("log", None), ["log", "LX-1"], {}),
         (("events", None), ["events"], {}),
         (("export", None), ["export"], {}),

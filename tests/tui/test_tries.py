@@ -89,3 +89,37 @@ def test_snapshot_tries(make_app, tried, snap_compare):
         await pilot.press("right")
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=side_by_side)
+
+
+async def test_w_shows_the_workspaces_with_size_age_and_the_cap(make_app, seeded, tried):
+    from loopx_core.ops import workspace_cap
+    from loopx_tui.screens.workspaces import WorkspacesScreen
+
+    store = Store.open(seeded.location)
+    try:
+        workspace_cap.set_cap(store, 10 * 1024 ** 3, seeded.person)
+    finally:
+        store.close()
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("W")
+        await pilot.pause()
+        await app.reads_idle()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WorkspacesScreen) and screen.loads == 1
+        assert [w.key for w in screen.found] == ["LX-7", "LX-12", "LX-13"]
+        assert all(w.size and w.size > 0 and w.removable is None for w in screen.found)  # each holds a commit not in main
+        total = str(screen.query_one("#workspaces-total").render())
+        assert "of a 10.0 GB cap" in total
+
+
+def test_snapshot_workspaces(make_app, tried, snap_compare):
+    async def workspaces(pilot):
+        await _settle(pilot)
+        await pilot.press("W")
+        await pilot.pause()
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=workspaces)

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 
 from ..rules import clock, ids
-from ..shapes.errors import Conflict, InvalidInput, NotFound
+from ..shapes.errors import Conflict, InvalidInput, LoopxError, NotFound
 from ..shapes.values import WorkspaceView
 from ..store import events, records
 from ..store.records import Workspace
@@ -204,6 +204,23 @@ def ensure(store, card_id: int, actor) -> WorkspaceView | None:
     if found is not None and found.state == "open" and os.path.isdir(found.path):
         return found
     return open_workspace(store, card_id, actor)
+
+
+def name_in(store, answer: dict, agent: str) -> list[str]:
+    """A ``next``/``claim`` answer that says "work" gets the card's workspace —
+    made at its first claim when the project is a git repository — as
+    ``answer["workspace"]`` (path, branch, base). Call it after the operation's
+    transaction: git never runs under the write lock. Returns warnings (a
+    workspace git could not make: the agent works in the project folder)."""
+    if answer.get("action") != "work" or not answer.get("card"):
+        return []
+    try:
+        ws = ensure(store, ids.parse(ids.CARD, answer["card"]["id"]), f"agent:{agent}")
+    except LoopxError as err:
+        return [f"no workspace for {answer['card']['id']}: {err.message} (work in the project folder)"]
+    if ws is not None:
+        answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
+    return []
 
 
 # -- code state -------------------------------------------------------------------------

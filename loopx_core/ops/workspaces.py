@@ -167,8 +167,9 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     branch = branch_name(card_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     made = False
+    created = not path.exists()  # a new folder gets the setup command, once
     try:
-        if not path.exists():
+        if created:
             made = git.worktree_add(repo, path, branch, base_commit)
     except git.GitError as exc:
         again = _row_view(store, card_id)
@@ -176,6 +177,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
     head = base_commit if made else git.head(path)  # a new branch starts at its base
+    setup = run_setup(store, path, card_id) if created else None
 
     def body():
         now = clock.now()
@@ -189,10 +191,51 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             for name, value in fields.items():
                 setattr(found, name, value)
             found.save()
-        events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head)
+        extra = {"setup": setup} if setup is not None else {}
+        events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
         return view(found)
 
     return store.run(body)
+
+
+SETUP_KEY = "workspace_setup"
+
+
+def setup_of(store) -> dict | None:
+    """The person's setup command for new workspaces (``{"command", "timeout"}``),
+    only when their signed decision says so; None when there is none."""
+    import json
+
+    raw = store.signed_setting(SETUP_KEY)
+    if not raw:
+        return None
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and found.get("command") else None
+
+
+def set_setup(store, command: str | None, timeout: float, person) -> dict | None:
+    """A person's decision: the command run once in every new workspace
+    (installing dependencies), bounded by ``timeout`` seconds; None clears it."""
+    import json
+
+    value = json.dumps({"command": command, "timeout": timeout}, sort_keys=True) if command else ""
+    store.run(lambda: store.put_signed_setting(SETUP_KEY, value, person))
+    return setup_of(store)
+
+
+def run_setup(store, path, card_id: int) -> dict | None:
+    """Run the setup command in a new workspace (outside any transaction, with
+    its timeout, as ``done`` runs a verify command): its exit, time and output's
+    tail are recorded in the ``workspace_opened`` event. None without one."""
+    setup = setup_of(store)
+    if setup is None:
+        return None
+    from .done import run_verify
+
+    return run_verify(setup["command"], str(path), float(setup.get("timeout") or 600), {"LOOPX_CARD": ids.fmt(ids.CARD, card_id)})
 
 
 def ensure(store, card_id: int, actor) -> WorkspaceView | None:

@@ -11,16 +11,17 @@ grant never answers a merge gate and a merge is never remembered."""
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..rules import ids
 from ..shapes.errors import Conflict, InvalidInput
 from ..store import events, records
 from ..store.records import Card, Gate
 from ..store.rows import touch
-from ..workspace import merge as git_merge
-from ..workspace.git import GitError
 from .reaper import clear_lease
+
+if TYPE_CHECKING:
+    from ..workspace.merge import DiffSummary
 
 SCOPE = "git:merge"
 KIND = "merge"
@@ -58,6 +59,9 @@ def pending_merge(store, card_id: int) -> Plan | None:
     if where is None:
         return None
     repo, found = where
+    from ..workspace import merge as git_merge
+    from ..workspace.git import GitError
+
     try:
         if git_merge.ahead(repo, found.base, found.branch) == 0:
             return None
@@ -99,6 +103,9 @@ def check(store, gate: Gate, remember: str | None) -> Plan:
     if remember:
         raise InvalidInput(f"{ids.fmt(ids.GATE, gate.id)} asks to merge: each merge is decided once", "answer without --remember")
     plan = plan_of(gate)
+    from ..workspace import merge as git_merge
+    from ..workspace.git import GitError
+
     try:
         git_merge.preflight(_checked_repo(store), plan.base, plan.branch)
     except (git_merge.MergeRefused, GitError) as err:
@@ -107,14 +114,18 @@ def check(store, gate: Gate, remember: str | None) -> Plan:
 
 
 def _checked_repo(store):
+    from ..workspace.merge import MergeRefused
+
     repo = _repo(store)
     if repo is None:
-        raise git_merge.MergeRefused("the board's project is no longer a git repository", "merge the branch yourself with git")
+        raise MergeRefused("the board's project is no longer a git repository", "merge the branch yourself with git")
     return repo
 
 
 def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> None:
     """The approved merge, in the answer's transaction: ``merged`` or ``merge_conflict``."""
+    from ..workspace import merge as git_merge
+    from ..workspace.git import GitError
     from .done import unblock_after
 
     key, gkey = ids.fmt(ids.CARD, card.id), ids.fmt(ids.GATE, gate.id)
@@ -148,21 +159,27 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
 class CardDiff(NamedTuple):
     """What the card's branch changes since it left the base, for the person's eyes."""
 
-    summary: git_merge.DiffSummary | None  # None: no repository, or the card has no branch
+    summary: DiffSummary | None  # None: no repository, or the card has no branch
     patch: str
     cut: bool  # the patch was longer than the board shows
 
 
-def diff_summary(store, card_id: int) -> git_merge.DiffSummary | None:
+def diff_summary(store, card_id: int) -> DiffSummary | None:
     """The card's branch against its base (None: no repository or no workspace). Reads git only."""
     where = _branch_of(store, card_id)
-    return None if where is None else git_merge.summary(where[0], where[1].base, where[1].branch)
+    if where is None:
+        return None
+    from ..workspace import merge as git_merge
+
+    return git_merge.summary(where[0], where[1].base, where[1].branch)
 
 
 def card_diff(store, card_id: int) -> CardDiff:
-    where = _branch_of(store, card_id)
-    summary = None if where is None else git_merge.summary(where[0], where[1].base, where[1].branch)
+    summary = diff_summary(store, card_id)
     if summary is None:
         return CardDiff(None, "", False)
+    from ..workspace import merge as git_merge
+
+    where = _branch_of(store, card_id)
     text, cut = git_merge.patch(where[0], summary.base, summary.branch)
     return CardDiff(summary, text, cut)

@@ -69,6 +69,10 @@ class HumanActions:
 
         def done(result):
             gate, card = result
+            if gate.kind == "merge" and gate.status == "approved":
+                said = f"{card.key} merged" if card.status == "done" else f"{card.key} did not merge, back to {card.owner}: {card.next_action}"
+                self.app.notice(f"{key} approved by you; {said}")
+                return
             extra = f", remembered for this {remember}" if remember else ""
             self.app.notice(f"{key} {gate.status} by you{extra}; {card.key} is {card.status}")
 

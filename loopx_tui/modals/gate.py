@@ -74,6 +74,7 @@ class GateModal(LoopxModal):
         self.stage = "choose"  # choose | note | remember | confirm (a dangerous scope's second key)
         self._approval: GateAnswer | None = None  # what Y confirms
         self._reading_diff = False  # the diff (d) is over this dialog
+        self._arming = None  # the countdown's timer, once mounted (a test's clock may arm it first)
 
     def compose(self) -> ComposeResult:
         gate, card = self.brief.gate, self.brief.card
@@ -118,7 +119,8 @@ class GateModal(LoopxModal):
             return
         if self.left() <= 0:
             self.armed = True
-            self._arming.stop()
+            if self._arming is not None:
+                self._arming.stop()
             self.refresh_bindings()
         self.query_one("#gate-keys", Static).update(self._keys())
 
@@ -285,7 +287,7 @@ class GateModal(LoopxModal):
             return
         self._reading_diff = False
         if self.arm_delay > 0 and self.query("#gate-keys"):
-            if not self.armed:
+            if self._arming is not None:
                 self._arming.stop()
             self.armed = False
             self.shown_at = self._ticks()

@@ -36,8 +36,6 @@ BRANCH_PREFIX = "loopx/"
 REF_PREFIX = "refs/loopx/"
 COMMITS_KEPT = 200  # commits named in one code-state record (the count is always whole)
 
-WORKSPACE_SELECT = Workspace.table.select
-
 
 def _git_refusal(fn):
     """A git failure inside a workspace operator is a Conflict (exit 5) naming
@@ -295,7 +293,10 @@ def _capture(row: Workspace, since: str | None) -> dict:
         if snap.dirty:
             same = row.wip and snap.head == git.resolve(row.path, f"{row.wip}^") and git.resolve_tree(row.path, row.wip) == snap.tree
             wip = row.wip if same else git.save_wip(row.path, ref_prefix(row.card_id, "wip"), snap)
-        commits = git.commits_between(row.path, since or row.head or row.base_commit) if snap.head else []
+        start = since or row.head or row.base_commit
+        if snap.head and git.resolve(row.path, start) is None:
+            start = row.base_commit  # the HEAD recorded last is gone (a rewritten branch): count from the base
+        commits = git.commits_between(row.path, start) if snap.head else []
         code.update(
             branch=git.branch(row.path), head=snap.head, wip=wip, commits=commits[-COMMITS_KEPT:], commit_count=len(commits),
             diff=git.diff_stat(row.path, row.base_commit, snap.tree),

@@ -220,6 +220,8 @@ def test_verify_says_history_altered_when_a_recorded_commit_vanished(repo_team):
     problems = res.data["verify"]["problems"]
     said = [p for p in problems if lost[:12] in p["what"]]
     assert said and said[0]["where"] == "card LX-1" and "turn a1.t1" in said[0]["what"]
+    code = _ops(repo_team, workspaces.record, 1, "agent:a1")  # recording goes on from the base, not stuck on the lost HEAD
+    assert "error" not in code and code["head"] == git(path, "rev-parse", "HEAD").strip() and code["commits"] == []
 
 
 def test_workspace_verbs_open_list_archive_gc_and_the_cleanup_is_a_persons(repo_team):

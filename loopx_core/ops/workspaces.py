@@ -38,8 +38,8 @@ COMMITS_KEPT = 200  # commits named in one code-state record (the count is alway
 
 
 def _git_refusal(fn):
-    """A git failure inside a workspace operator is a Conflict (exit 5) naming
-    git's own message, never an internal error."""
+    """A git failure (or a folder it may not write) inside a workspace operator
+    is a Conflict (exit 5) naming the reason, never an internal error."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
         from ..workspace.git import GitError
@@ -48,6 +48,8 @@ def _git_refusal(fn):
             return fn(*args, **kwargs)
         except GitError as exc:
             raise Conflict(f"git refused: {exc.message}", "see `loopx workspace list`; fix the repository, then retry", code="git_failed") from None
+        except OSError as exc:  # e.g. a sandboxed caller that may not write the workspaces' folder
+            raise Conflict(f"cannot write the workspace: {exc.strerror or exc}", "open it from outside the agent's sandbox (`loopx workspace open CARD`, a runner)", code="workspace_unwritable") from None
 
     return run
 
@@ -236,6 +238,7 @@ def run_setup(store, path, card_id: int) -> dict | None:
     return run_verify(setup["command"], str(path), float(setup.get("timeout") or 600), {"LOOPX_CARD": ids.fmt(ids.CARD, card_id)})
 
 
+@_git_refusal
 def ensure(store, card_id: int, actor) -> WorkspaceView | None:
     """The card's open workspace, made on first use when the project is a git
     repository; None when it is not (today's behaviour: the project folder)."""

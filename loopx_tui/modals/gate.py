@@ -77,7 +77,7 @@ class GateModal(LoopxModal):
         self._arming = None  # the countdown's timer, once mounted (a test's clock may arm it first)
 
     def compose(self) -> ComposeResult:
-        gate, card = self.brief.gate, self.brief.card
+        gate = self.brief.gate
         with Vertical(id="gate-dialog") as box:
             box.border_title = f"Gate {gate.key} · {gate.kind}"
             box.border_subtitle = f"asked {ago(gate.created_at, self._now())}"

@@ -114,7 +114,14 @@ OPERATION = Table.of("operation")
 EVENT = Table.of("event")
 RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER)
+# v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py).
+WORKSPACE = Table("workspace", "card_id", (
+    ("card_id", INT, None), ("path", TEXT, None), ("branch", TEXT, None), ("base", TEXT, None), ("base_commit", TEXT, None),
+    ("state", TEXT, None), ("head", TEXT, None), ("wip", TEXT, None), ("archive_ref", TEXT, None),
+    ("opened_at", FLOAT, None), ("updated_at", FLOAT, None),
+))
+
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -308,3 +315,7 @@ class Event(Record):
 
 class Runner(Record):
     table = RUNNER
+
+
+class Workspace(Record):
+    table = WORKSPACE

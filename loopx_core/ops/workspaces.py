@@ -269,6 +269,8 @@ def name_in(store, answer: dict, agent: str) -> list[str]:
     try:
         ws = ensure(store, ids.parse(ids.CARD, answer["card"]["id"]), f"agent:{agent}")
     except LoopxError as err:
+        if err.code == "no_base":
+            return []  # a repository without a commit yet: no workspaces, nothing to warn about
         return [f"no workspace for {answer['card']['id']}: {err.message} (work in the project folder)"]
     if ws is not None:
         answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}

@@ -36,6 +36,8 @@ ENTERS: dict[str, str | tuple[str, ...] | None] = {
     "monitoring": "monitoring",
     "done": "done",
     "handoff_created": "handoff",
+    "merged": ("done",),  # a person's merge of the card's branch (ops/merges); an agent's counts for nothing
+    "merge_conflict": ("ready",),  # back to its agent with the conflict
     "handoff_accepted": ("waiting", "active"),  # waiting while a gate it asked is pending
     "card_moved": None,
     "card_unassigned": ("ready", "blocked"),  # blocked while a dependency is open

@@ -202,3 +202,42 @@ def merge_local(before: str | None, agent: str) -> str | None:
         return None
     env["LOOPX_AGENT"] = agent
     return dump(data, before)
+
+
+# -- a turn in a card's workspace (issue #26) ---------------------------------------------------
+
+def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
+    """What a turn started in a card's workspace gets as its ``--settings`` (flag
+    settings: the agent cannot edit them), the runner passing
+    ``--setting-sources user`` beside them so that the workspace's own
+    ``.claude/settings*.json`` — whatever an agent committed or planted there —
+    count for nothing: the main checkout's settings, whose hooks run outside the
+    sandbox, are the ones that hold.
+
+    Claude Code makes the main repository's whole git folder writable from a
+    linked worktree. So, when the main checkout's settings turn the sandbox on:
+    the same sandbox, plus writable exactly the git paths a commit in this
+    worktree needs (``rules/workspace_bounds.writable``), read-only everything
+    else git would let it move (``guarded``: the base branch, other cards'
+    branches, reflogs and workspaces, ``refs/loopx``, ``packed-refs`` — made to
+    exist first —, the main checkout's HEAD and index), the main checkout's
+    ground spelled absolutely, and the runtimes' settings inside the workspace,
+    existing or not."""
+    from ..rules import workspace_bounds
+
+    out = {k: v for k, v in main_settings.items() if k not in ("env", "sandbox")}
+    sandbox = main_settings.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
+        ours = _merged(sandbox, sandbox_settings(key_dir))
+        workspace_bounds.ensure_packed_refs(bounds)
+        ours["filesystem"] = {
+            **ours["filesystem"],
+            "allowWrite": [p for p in workspace_bounds.writable(bounds) if p != str(bounds.workspace)],
+            "denyWrite": [
+                *(str(bounds.main / rel) for rel in GUARDED if (bounds.main / rel).exists()),
+                *workspace_bounds.guarded(bounds),
+                *workspace_bounds.settings_files(bounds),
+            ],
+        }
+        out["sandbox"] = ours
+    return out

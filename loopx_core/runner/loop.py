@@ -338,8 +338,8 @@ class Runner:
         self.log(f"running: {started.detail}")
         self.turns_run += 1
         env = self._env(card, turn_id, packet)
-        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id))
         cwd = self.opts.cwd or str(self.store.project_root())
+        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)
         usage = self.runtime.live()
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))

@@ -202,7 +202,8 @@ class Runtime:
         self.binary = binary
         self.agent = agent
 
-    def argv(self, prompt: str) -> list[str]:
+    def argv(self, prompt: str, cwd=None) -> list[str]:
+        """The command of one turn started in ``cwd``."""
         return list(self.extra)
 
     def stdin(self, packet: str) -> str | None:
@@ -221,7 +222,7 @@ class ClaudeCode(Runtime):
     measured = True
     usage_class = ClaudeUsage
 
-    def argv(self, prompt: str) -> list[str]:
+    def argv(self, prompt: str, cwd=None) -> list[str]:
         # ``--allowedTools mcp__loopx``: `claude -p` denies a tool that needs a
         # permission nobody is there to give, and the loopx MCP tools are how a
         # sandboxed agent writes back (the operators behind them check authority).
@@ -229,10 +230,21 @@ class ClaudeCode(Runtime):
         # `init` set up, and settings' env wins over the process's: without the flag
         # settings (which win over local settings) the hooks and the MCP server of
         # another agent's runner would act as that agent.
-        identity = json.dumps({"env": {"LOOPX_AGENT": self.agent}})
+        settings, more = {"env": {"LOOPX_AGENT": self.agent}}, []
+        bounds = _workspace(cwd)
+        if bounds is not None:
+            from ..adapters import setup_claude
+            from ..adapters.setup import key_folder
+
+            settings.update(setup_claude.workspace_settings(bounds, _json(bounds.main / ".claude" / "settings.json"), key_folder()))
+            # the workspace's own settings and MCP servers count for nothing (an agent
+            # writes the workspace): the main checkout's hooks, sandbox and loopx server hold
+            more = ["--setting-sources", "user", "--strict-mcp-config"]
+            if (bounds.main / ".mcp.json").is_file():
+                more += ["--mcp-config", str(bounds.main / ".mcp.json")]
         return [
             self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
-            "--output-format", "stream-json", "--verbose", "--settings", identity, *self.extra,
+            "--output-format", "stream-json", "--verbose", "--settings", json.dumps(settings), *more, *self.extra,
         ]
 
     def stdin(self, packet: str) -> str | None:
@@ -244,8 +256,20 @@ class Codex(Runtime):
     measured = True
     usage_class = CodexUsage
 
-    def argv(self, prompt: str) -> list[str]:
-        return [self.binary or "codex", "exec", "--json", *self.extra, prompt]
+    def argv(self, prompt: str, cwd=None) -> list[str]:
+        bounds, more = _workspace(cwd), []
+        if bounds is not None:
+            import tomllib
+
+            from ..adapters import setup_codex
+            from ..adapters.setup import key_folder
+
+            try:
+                config = tomllib.loads((bounds.main / ".codex" / "config.toml").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                config = {}
+            more = setup_codex.workspace_overrides(bounds, config, key_folder())
+        return [self.binary or "codex", "exec", "--json", *more, *self.extra, prompt]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -264,6 +288,25 @@ class Codex(Runtime):
         if named and named != [self.agent]:
             return f"this checkout's .codex/config.toml is set up for agent {', '.join(named)}, not {self.agent}: its hooks and MCP server would act as {named[0]}"
         return None
+
+
+def _workspace(cwd):
+    """The bounds of the card's workspace a turn starts in (a linked worktree of a
+    main checkout), or None: then the runtime's settings are the checkout's own."""
+    if cwd is None:
+        return None
+    from ..rules import workspace_bounds
+
+    bounds = workspace_bounds.find(cwd)
+    return bounds if bounds is not None and bounds.main is not None else None
+
+
+def _json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 RUNTIMES = {"claude-code": ClaudeCode, "codex": Codex, "shell": Runtime}

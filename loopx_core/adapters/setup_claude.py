@@ -38,6 +38,7 @@ agent's LoopX calls still reach the board — through MCP, not its shell.
 from __future__ import annotations
 
 import json
+import os
 
 EVENTS = (
     ("SessionStart", "session-start", None, 30),
@@ -232,9 +233,9 @@ def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
         workspace_bounds.ensure_packed_refs(bounds)
         ours["filesystem"] = {
             **ours["filesystem"],
-            "allowWrite": [p for p in workspace_bounds.writable(bounds) if p != str(bounds.workspace)],
+            "allowWrite": [p for p in workspace_bounds.writable(bounds) if p != bounds.workspace],
             "denyWrite": [
-                *(str(bounds.main / rel) for rel in GUARDED if (bounds.main / rel).exists()),
+                *(p for p in (os.path.join(bounds.main, rel) for rel in GUARDED) if os.path.exists(p)),
                 *workspace_bounds.guarded(bounds),
                 *workspace_bounds.settings_files(bounds),
             ],

@@ -237,18 +237,19 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
     args: list[str] = []
     if main_config.get("default_permissions") == "loopx":
         entries = {key_dir: "deny"}
-        entries.update({p: "write" for p in workspace_bounds.writable(bounds) if p != str(bounds.workspace)})
+        entries.update({p: "write" for p in workspace_bounds.writable(bounds) if p != bounds.workspace})
         entries.update({p: "read" for p in workspace_bounds.inside_writable(bounds, workspace_bounds.guarded(bounds))})
         # `.claude` made (empty: git keeps no empty folder) so it can be bound read-only:
         # a Claude Code session started here later must not find settings planted in it
-        (bounds.workspace / ".claude").mkdir(exist_ok=True)
-        roots = {rel: "read" for rel in READ_ONLY if (bounds.workspace / rel).exists()}
+        workspace = Path(bounds.workspace)
+        (workspace / ".claude").mkdir(exist_ok=True)
+        roots = {rel: "read" for rel in READ_ONLY if (workspace / rel).exists()}
         table = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in entries.items())
         if roots:
             table += ', ":workspace_roots" = { ' + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in roots.items()) + " }"
         args += ["-c", 'default_permissions="loopx"', "-c", f'permissions.loopx={{ extends = ":workspace", filesystem = {{ {table} }} }}']
     server = (main_config.get("mcp_servers") or {}).get("loopx")
-    if isinstance(server, dict) and not (bounds.workspace / ".codex" / "config.toml").exists():
+    if isinstance(server, dict) and not (Path(bounds.workspace) / ".codex" / "config.toml").exists():
         args += ["-c", f"mcp_servers.loopx={_inline(server)}"]
     return args
 

@@ -31,37 +31,34 @@ not ``packed-refs``, not LoopX's own refs (``refs/loopx/…``).
   started there later reads them, and a hook or MCP server written into them
   would run outside the sandbox, as the person: read-only, existing or not.
 
-Standard library only, no git process: the runner asks before every turn and
-the PreToolUse hook on its cold path.
+Standard library only — ``os.path``, not ``pathlib`` (which costs the cold
+hook tens of milliseconds of imports) — and no git process: the runner asks
+before every turn and the PreToolUse hook on its cold path.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import NamedTuple
 
 # The runtimes' settings a workspace may hold (its checkout of the project's
 # committed files): a session started there reads them.
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex", ".loopx")
+join = os.path.join
 
 
 class Bounds(NamedTuple):
-    workspace: Path  # the linked worktree's top folder
-    admin: Path  # its admin folder in the main repository: <common>/worktrees/<name>
-    common: Path  # the main repository's git folder
+    workspace: str  # the linked worktree's top folder
+    admin: str  # its admin folder in the main repository: <common>/worktrees/<name>
+    common: str  # the main repository's git folder
     branch: str | None  # the branch checked out there ("loopx/LX-7"), None when detached
-    main: Path | None  # the main checkout (the folder holding the common dir), None for a bare repository
-
-    @property
-    def ref(self) -> Path | None:
-        return self.common / "refs" / "heads" / self.branch if self.branch else None
+    main: str | None  # the main checkout (the folder holding the common dir), None for a bare repository
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str, limit: int = 4096) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            return fh.read(4096).strip()
+            return fh.read(limit).strip()
     except OSError:
         return None
 
@@ -69,31 +66,34 @@ def _read(path: Path) -> str | None:
 def find(start) -> Bounds | None:
     """The bounds of the linked worktree holding ``start``; None when ``start`` is
     in a main checkout, a submodule, a plain folder, or cannot be read."""
-    here = Path(os.path.abspath(start))
-    for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
+    folder = os.path.abspath(start)
+    while True:
+        dot_git = join(folder, ".git")
+        if os.path.isdir(dot_git):
             return None  # a main checkout
-        if not dot_git.is_file():
-            continue
-        text = _read(dot_git) or ""
-        if not text.startswith("gitdir:"):
+        if os.path.isfile(dot_git):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
             return None
-        admin = Path(os.path.normpath(folder / text[len("gitdir:"):].strip()))
-        common_text = _read(admin / "commondir")
-        if common_text is None or admin.parent.name != "worktrees":
-            return None  # a submodule's git folder, or something else
-        common = Path(os.path.normpath(admin / common_text))
-        head = _read(admin / "HEAD") or ""
-        branch = head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
-        main = common.parent if common.name == ".git" else None
-        return Bounds(folder, admin, common, branch, main)
-    return None
+        folder = parent
+    text = _read(dot_git) or ""
+    if not text.startswith("gitdir:"):
+        return None
+    admin = os.path.normpath(join(folder, text[len("gitdir:"):].strip()))
+    common_text = _read(join(admin, "commondir"))
+    if common_text is None or os.path.basename(os.path.dirname(admin)) != "worktrees":
+        return None  # a submodule's git folder, or something else
+    common = os.path.normpath(join(admin, common_text))
+    head = _read(join(admin, "HEAD")) or ""
+    branch = head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
+    main = os.path.dirname(common) if os.path.basename(common) == ".git" else None
+    return Bounds(folder, admin, common, branch, main)
 
 
 def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
     """The writable git paths, relative to the common dir, as path parts."""
-    targets = [("objects",), ("worktrees", b.admin.name)]
+    targets = [("objects",), ("worktrees", os.path.basename(b.admin))]
     if b.branch:
         parent = tuple(b.branch.split("/")[:-1])
         targets += [("refs", "heads", *parent), ("logs", "refs", "heads", *parent)]
@@ -102,8 +102,8 @@ def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
 
 def writable(b: Bounds) -> list[str]:
     """The workspace and the git paths a commit there writes (those that exist)."""
-    paths = [b.workspace, *(b.common.joinpath(*t) for t in _git_targets(b))]
-    return [str(p) for p in paths if p.exists()]
+    paths = [b.workspace, *(join(b.common, *t) for t in _git_targets(b))]
+    return [p for p in paths if os.path.exists(p)]
 
 
 def guarded(b: Bounds) -> list[str]:
@@ -112,26 +112,27 @@ def guarded(b: Bounds) -> list[str]:
     workspace's admin folder the two files that tie it to the repository."""
     targets = _git_targets(b)
     ref_folders = {t for t in targets if t[:2] in (("refs", "heads"), ("logs", "refs"))}
+    own = b.branch.split("/")[-1] if b.branch else None
     out: list[str] = []
 
-    def walk(folder: Path, above: tuple[str, ...]) -> None:
+    def walk(folder: str, above: tuple[str, ...]) -> None:
         for name in _names(folder):
             parts = (*above, name)
             if parts in ref_folders:
-                out.extend(str(folder / name / n) for n in _names(folder / name) if n != b.branch.split("/")[-1])
+                out.extend(join(folder, name, n) for n in _names(join(folder, name)) if n != own)
             elif parts in targets:
                 continue  # writable as a whole
             elif any(t[: len(parts)] == parts for t in targets):
-                walk(folder / name, parts)  # on the way down to a writable path
+                walk(join(folder, name), parts)  # on the way down to a writable path
             else:
-                out.append(str(folder / name))
+                out.append(join(folder, name))
 
     walk(b.common, ())
-    out += [str(b.admin / n) for n in ("gitdir", "commondir") if (b.admin / n).exists()]
+    out += [join(b.admin, n) for n in ("gitdir", "commondir") if os.path.exists(join(b.admin, n))]
     return out
 
 
-def _names(folder: Path) -> list[str]:
+def _names(folder: str) -> list[str]:
     try:
         return sorted(os.listdir(folder))
     except OSError:
@@ -141,22 +142,45 @@ def _names(folder: Path) -> list[str]:
 def inside_writable(b: Bounds, paths: list[str]) -> list[str]:
     """Those of ``paths`` inside a writable git path (Codex keeps the rest of the
     common dir read-only by itself)."""
-    roots = [b.common.joinpath(*t) for t in _git_targets(b)]
-    return [p for p in paths if any(Path(p) != r and r in Path(p).parents for r in roots)]
+    roots = [join(b.common, *t) + os.sep for t in _git_targets(b)]
+    return [p for p in paths if any(p.startswith(r) for r in roots)]
 
 
 def settings_files(b: Bounds) -> list[str]:
-    return [str(b.workspace / rel) for rel in SETTINGS_FILES]
+    return [join(b.workspace, rel) for rel in SETTINGS_FILES]
 
 
 def ensure_packed_refs(b: Bounds) -> None:
     """Make sure the common dir's ``packed-refs`` exists (empty is valid to git), so
     that a sandbox that binds only existing paths can keep it read-only: a
     ``packed-refs`` the agent creates could name refs for git to find."""
-    path = b.common / "packed-refs"
-    if not path.exists():
-        try:
-            with open(path, "x", encoding="utf-8") as fh:
-                fh.write("# pack-refs with: peeled fully-peeled sorted \n")
-        except OSError:
-            pass  # made meanwhile, or the repository is not ours to write: nothing to guard then
+    try:
+        with open(join(b.common, "packed-refs"), "x", encoding="utf-8") as fh:
+            fh.write("# pack-refs with: peeled fully-peeled sorted \n")
+    except OSError:
+        pass  # there already, or the repository is not ours to write: nothing more to guard then
+
+
+def others(b: Bounds) -> list[str]:
+    """The folders an agent in this workspace must not write: the main checkout
+    and every other worktree of the repository (each named by its admin
+    folder's ``gitdir``), real paths."""
+    out = [os.path.realpath(b.main)] if b.main else []
+    for name in _names(join(b.common, "worktrees")):
+        if name == os.path.basename(b.admin):
+            continue
+        text = _read(join(b.common, "worktrees", name, "gitdir"))
+        if text:
+            out.append(os.path.realpath(os.path.dirname(text)))
+    return out
+
+
+def is_branch(b: Bounds, name: str) -> bool:
+    """Is ``name`` (``main``, ``refs/heads/main``) an existing local branch?
+    Loose ref files and ``packed-refs`` are read; no git process."""
+    short = name[len("refs/heads/"):] if name.startswith("refs/heads/") else name
+    if not short or ".." in short.split("/") or short.startswith("/"):
+        return False
+    if os.path.isfile(join(b.common, "refs", "heads", short)):
+        return True
+    return f" refs/heads/{short}\n" in (_read(join(b.common, "packed-refs"), 16 * 1024 * 1024) or "") + "\n"

@@ -236,12 +236,12 @@ class ClaudeCode(Runtime):
             from ..adapters import setup_claude
             from ..adapters.setup import key_folder
 
-            settings.update(setup_claude.workspace_settings(bounds, _json(bounds.main / ".claude" / "settings.json"), key_folder()))
+            settings.update(setup_claude.workspace_settings(bounds, _json(Path(bounds.main, ".claude", "settings.json")), key_folder()))
             # the workspace's own settings and MCP servers count for nothing (an agent
             # writes the workspace): the main checkout's hooks, sandbox and loopx server hold
             more = ["--setting-sources", "user", "--strict-mcp-config"]
-            if (bounds.main / ".mcp.json").is_file():
-                more += ["--mcp-config", str(bounds.main / ".mcp.json")]
+            if Path(bounds.main, ".mcp.json").is_file():
+                more += ["--mcp-config", str(Path(bounds.main, ".mcp.json"))]
         return [
             self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
             "--output-format", "stream-json", "--verbose", "--settings", json.dumps(settings), *more, *self.extra,
@@ -265,7 +265,7 @@ class Codex(Runtime):
             from ..adapters.setup import key_folder
 
             try:
-                config = tomllib.loads((bounds.main / ".codex" / "config.toml").read_text(encoding="utf-8"))
+                config = tomllib.loads(Path(bounds.main, ".codex", "config.toml").read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 config = {}
             more = setup_codex.workspace_overrides(bounds, config, key_folder())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -37,8 +38,8 @@ def test_a_workspace_knows_its_repository_and_a_main_checkout_is_no_workspace(re
     ws = repo.parent / "ws" / "LX-1"
     (ws / "src").mkdir()
     b = workspace_bounds.find(ws / "src")
-    assert (b.workspace, b.common, b.main, b.branch) == (ws, repo / ".git", repo, "loopx/LX-1")
-    assert b.admin.parent == repo / ".git" / "worktrees"
+    assert (b.workspace, b.common, b.main, b.branch) == (str(ws), str(repo / ".git"), str(repo), "loopx/LX-1")
+    assert Path(b.admin).parent == repo / ".git" / "worktrees"
     assert workspace_bounds.find(repo) is None
     assert workspace_bounds.find(repo.parent) is None
 
@@ -47,18 +48,18 @@ def test_writable_is_the_workspace_and_what_a_commit_there_writes(repo):
     b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
     common = repo / ".git"
     assert set(workspace_bounds.writable(b)) == {
-        str(b.workspace), str(b.admin), str(common / "objects"),
+        b.workspace, b.admin, str(common / "objects"),
         str(common / "refs" / "heads" / "loopx"), str(common / "logs" / "refs" / "heads" / "loopx"),
     }
     guarded = set(workspace_bounds.guarded(b))
     for kept in ("refs/heads/main", "refs/heads/loopx/LX-2", "logs/refs/heads/loopx/LX-2", "refs/loopx", "HEAD", "index", "config", "hooks",
                  f"worktrees/{(repo.parent / 'ws' / 'LX-2').name}"):
         assert str(common / kept) in guarded, kept
-    for own in ("refs/heads/loopx/LX-1", "objects", f"worktrees/{b.admin.name}", "refs/heads/loopx"):
+    for own in ("refs/heads/loopx/LX-1", "objects", f"worktrees/{Path(b.admin).name}", "refs/heads/loopx"):
         assert str(common / own) not in guarded, own
     # Codex keeps the common dir read-only by itself: only what lies inside a writable path
     assert set(workspace_bounds.inside_writable(b, sorted(guarded))) == {
-        str(common / "refs/heads/loopx/LX-2"), str(common / "logs/refs/heads/loopx/LX-2"), str(b.admin / "gitdir"), str(b.admin / "commondir"),
+        str(common / "refs/heads/loopx/LX-2"), str(common / "logs/refs/heads/loopx/LX-2"), str(Path(b.admin, "gitdir")), str(Path(b.admin, "commondir")),
     }
 
 

@@ -129,8 +129,11 @@ class CardState:
 
 
 # cards: id -> CardState; gates: id -> [card, status, answered_by];
-# grants: id -> [scope, agent, card, expires_at]; runners: agent -> control.
-Projection = namedtuple("Projection", "cards gates grants runners")
+# grants: id -> [scope, agent, card, expires_at]; runners: agent -> control;
+# workspaces: card id -> [state, branch, head] (issue #26).
+Projection = namedtuple("Projection", "cards gates grants runners workspaces", defaults=(None,))
+WORKSPACE_KINDS = ("workspace_opened", "code_state", "workspace_archived", "workspace_removed")
+WORKSPACE_STATE = {"workspace_opened": "open", "workspace_archived": "archived", "workspace_removed": "removed"}
 
 
 class Difference(namedtuple("Difference", "table id column row log seq", defaults=(None,))):
@@ -140,7 +143,7 @@ class Difference(namedtuple("Difference", "table id column row log seq", default
 
     @property
     def where(self) -> str:
-        name = {"card": "card LX-", "gate": "gate G-"}.get(self.table)
+        name = {"card": "card LX-", "gate": "gate G-", "workspace": "the workspace of LX-"}.get(self.table)
         return f"{name}{self.id}" if name else f"{self.table} {self.id}"
 
     def describe(self) -> str:
@@ -172,6 +175,9 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
     card = p.cards.get(card_id)
     if card is None:
         return  # a card from before the log was kept (an older LoopX)
+    if kind in WORKSPACE_KINDS:
+        _workspace(p, card_id, kind, data)
+        return
     if kind in CHARGES:  # most of a long log: they change the counters and nothing else
         _charge(card, seq, kind, data)
         return
@@ -191,6 +197,18 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
         card.assignee = None
     elif kind == "handoff_created" and actor.startswith("human:"):
         card.assignee = data.get("to")  # a person's reassign gives the card to the receiver at once
+
+
+def _workspace(p: Projection, card_id: int, kind: str, data: dict) -> None:
+    """A workspace's state, branch and HEAD as its events leave them (a code
+    state that git failed to read changes nothing)."""
+    ws = p.workspaces.setdefault(card_id, [None, None, None])
+    if kind in WORKSPACE_STATE:
+        ws[0] = WORKSPACE_STATE[kind]
+    if kind == "workspace_opened":
+        ws[1] = data.get("branch")
+    if "head" in data and "error" not in data:
+        ws[2] = data.get("head")
 
 
 def _charge(card: CardState, seq: int, kind: str, data: dict) -> None:
@@ -256,7 +274,7 @@ def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind
 # The kinds the fold reads (others leave every projected row as it was: their data is not even parsed).
 FOLDED = frozenset(
     ("card_added", "grant_created", "card_assigned", "paused", "resumed", "monitoring", "monitor_due", "unblocked", "budget_raised", "window_set")
-    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND)
+    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND) + WORKSPACE_KINDS
 )
 
 
@@ -267,7 +285,7 @@ class Replay:
     """The fold, an event at a time (``loopx verify`` feeds it from its own walk of the chain)."""
 
     def __init__(self):
-        self.projection = Projection({}, {}, {}, {})
+        self.projection = Projection({}, {}, {}, {}, {})
 
     def add(self, seq: int, actor: str, card, kind: str, data_text) -> None:
         if kind not in FOLDED or (card is not None and kind not in UNSCOPED and card not in self.projection.cards):
@@ -346,4 +364,24 @@ def differences(query, p: Projection) -> list[Difference]:
         logged = p.runners.get(agent)
         if (control or "resume") != (logged or "resume"):
             out.append(Difference("runner", agent, "control", control, logged))
+    out += _workspace_differences(query, p, replayed)
+    return out
+
+
+def _workspace_differences(query, p: Projection, replayed: set) -> list[Difference]:
+    out = []
+    logged = dict(p.workspaces or {})
+    for cid, state, branch, head in query("SELECT card_id, state, branch, head FROM workspace ORDER BY card_id", ()):
+        if cid not in replayed:
+            continue
+        said = logged.pop(cid, None)
+        if said is None:
+            out.append(Difference("workspace", cid, "card_id", cid, None))
+            continue
+        for column, row, log in (("state", state, said[0]), ("branch", branch, said[1]), ("head", head, said[2])):
+            if row != log:
+                out.append(Difference("workspace", cid, column, row, log))
+    for cid in logged:
+        if cid in replayed:
+            out.append(Difference("workspace", cid, "card_id", None, "opened"))
     return out

@@ -234,7 +234,10 @@ def cmd_where(ctx: Context) -> Outcome:
         from ..store.discovery import NO_BOARD
 
         return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
-    why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
+    why = {
+        "flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)",
+        "worktree": "this folder is a git worktree of the project; the board of its main checkout",
+    }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     return Outcome(data, 0, text)
 
@@ -526,6 +529,8 @@ def _next_text(r: dict) -> str:
         head = f"work on {key} \"{card['title']}\" ({render.lease_text(r['lease'])})"
         if card["next"]:
             head += f"\nnext: {card['next']}"
+        if r.get("workspace"):
+            head += f"\nworkspace: {r['workspace']['path']} (branch {r['workspace']['branch']}) — work and commit there"
         return head + f"\n→ `loopx context {key}` for the continuation; then `loopx writeback {key} --summary …`"
     if action == "wait":
         g = r["gate"]
@@ -563,7 +568,8 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    return Outcome(result, code, _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, _next_text(result), warnings)
 
 
 def cmd_claim(ctx: Context) -> Outcome:
@@ -578,7 +584,25 @@ def cmd_claim(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    return Outcome(result, code, "claimed: " + _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, "claimed: " + _next_text(result), warnings)
+
+
+def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+    """A card to work on gets its workspace (issue #26) — made at its first
+    claim when the project is a git repository — and the answer names it.
+    After the operation's transaction: git never runs under the write lock."""
+    from ..ops.workspaces import ensure
+
+    if result.get("action") != "work" or not result.get("card"):
+        return []
+    try:
+        ws = ensure(ctx.store, card_id(result["card"]["id"]), f"agent:{agent}")
+    except errors.LoopxError as err:
+        return [f"no workspace for {result['card']['id']}: {err.message} (work in the project folder)"]
+    if ws is not None:
+        result["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
+    return []
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
@@ -660,12 +684,15 @@ def cmd_writeback(ctx: Context) -> Outcome:
     from ..ops.writeback import writeback
     from ..rules.artifacts import missing_warnings
 
+    from ..ops.workspaces import capture
+
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
+    code = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
 
     def fn(agent, cid):
-        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token)
+        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, code=code)
         ev, cj = evidence.to_json(), card.to_json()
         text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
         if ev["artifacts"]:
@@ -787,12 +814,14 @@ def cmd_monitor(ctx: Context) -> Outcome:
 
 def cmd_handoff(ctx: Context) -> Outcome:
     from ..ops.handoffs import handoff
+    from ..ops.workspaces import capture
 
     a = ctx.args
     data = validate("handoff", {"to": a.to, "summary": a.summary, "done": a.done, "pending": a.pending})
+    code = capture(ctx.store, card_id(a.card))  # before --op-id's transaction: git never runs under the write lock
 
     def fn(agent, cid):
-        h, card = handoff(ctx.store, cid, agent, data, a.lease_token)
+        h, card = handoff(ctx.store, cid, agent, data, a.lease_token, code=code)
         hj = h.to_json()
         return {"handoff": hj, "card": card.to_json()}, 0, f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`"
 

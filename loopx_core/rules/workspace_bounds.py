@@ -41,6 +41,8 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
+from . import board_file
+
 # The runtimes' settings a workspace may hold (its checkout of the project's
 # committed files): a session started there reads them.
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex", ".loopx")
@@ -52,7 +54,7 @@ class Bounds(NamedTuple):
     admin: str  # its admin folder in the main repository: <common>/worktrees/<name>
     common: str  # the main repository's git folder
     branch: str | None  # the branch checked out there ("loopx/LX-7"), None when detached
-    main: str | None  # the main checkout (the folder holding the common dir), None for a bare repository
+    main: str  # the main checkout (the folder holding the common dir)
 
 
 def _read(path: str, limit: int = 4096) -> str | None:
@@ -65,29 +67,26 @@ def _read(path: str, limit: int = 4096) -> str | None:
 
 def find(start) -> Bounds | None:
     """The bounds of the linked worktree holding ``start``; None when ``start`` is
-    in a main checkout, a submodule, a plain folder, or cannot be read."""
+    in a main checkout, a plain folder, or cannot be read. A ``.git`` file whose
+    worktree git does not link back to (``board_file.main_checkout``: one an
+    agent wrote, or a submodule's) is passed over: the worktree around it counts."""
     folder = os.path.abspath(start)
     while True:
         dot_git = join(folder, ".git")
         if os.path.isdir(dot_git):
             return None  # a main checkout
-        if os.path.isfile(dot_git):
+        main = board_file.main_checkout(folder) if os.path.isfile(dot_git) else None
+        if main is not None:
             break
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
     text = _read(dot_git) or ""
-    if not text.startswith("gitdir:"):
-        return None
     admin = os.path.normpath(join(folder, text[len("gitdir:"):].strip()))
-    common_text = _read(join(admin, "commondir"))
-    if common_text is None or os.path.basename(os.path.dirname(admin)) != "worktrees":
-        return None  # a submodule's git folder, or something else
-    common = os.path.normpath(join(admin, common_text))
+    common = join(main, ".git")
     head = _read(join(admin, "HEAD")) or ""
     branch = head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
-    main = os.path.dirname(common) if os.path.basename(common) == ".git" else None
     return Bounds(folder, admin, common, branch, main)
 
 

@@ -102,6 +102,7 @@ _TRUST = "loopx_core.cli.trust_commands:"
 _RUNNER = "loopx_core.cli.runner_commands:"
 _SURFACE = "loopx_core.cli.surfaces:"
 _MCP = "loopx_core.adapters.mcp_server:"
+_WORKSPACE = "loopx_core.cli.workspace_commands:"
 
 _RUNNER_CONTROLS = (
     ("pause", "no new turn starts (the one in flight ends normally)"),
@@ -416,6 +417,19 @@ DECLARED: tuple = (
            (arg("target", metavar="AGENT", help="the agent whose runner it is"),),  # (not "agent": that would read as the caller's identity)
            _RUNNER + "cmd_control", human=True)
       for name, what in _RUNNER_CONTROLS),
+
+    Group("workspace", "each card's git worktree (when the project is a git repository): open, list, archive, clean up"),
+    Verb("workspace", "open", "make the card's workspace now (a worktree on branch loopx/CARD; a runner makes it at the card's first turn)", (
+        *_CARD,
+        arg("--base", metavar="BRANCH", help="the branch to start from (default: the main checkout's)"),
+    ), _WORKSPACE + "cmd_open"),
+    Verb("workspace", "list", "every card's workspace: folder, branch, card status, merged?, size, age", (), _WORKSPACE + "cmd_list"),
+    Verb("workspace", "archive", "keep the card's work (commits and uncommitted files) under a LoopX ref, so gc may remove its folder — a person only", (
+        *_CARD,
+    ), _WORKSPACE + "cmd_archive", human=True),
+    Verb("workspace", "gc", "remove the folders of workspaces that are merged into their base or archived (never a commit or an edit) — a person only", (
+        arg("--dry-run", action="store_true", help="say what would be removed, remove nothing"),
+    ), _WORKSPACE + "cmd_gc", human=True),
 )
 
 
@@ -423,7 +437,7 @@ DECLARED: tuple = (
 # look, decide, drive), then an agent's turn in its order, then the history, the
 # trust, and the plumbing. A verb missing here is listed after these.
 HELP_ORDER = (
-    "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner",
+    "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner", "workspace",
     "next", "claim", "context", "heartbeat", "writeback", "monitor", "handoff", "accept", "release", "done",
     "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "price",
     "watch", "mcp", "hook", "migrate", "completion",

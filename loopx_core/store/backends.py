@@ -217,6 +217,11 @@ class Store:
             return self.connection().execute(sql, params)
         return self.db.execute_sql(self._sql(sql), params)
 
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside one of this board's transactions (a
+        caller that must not run a slow command under the write lock asks)."""
+        return self._in_transaction()
+
     def _in_transaction(self) -> bool:
         if self.backend == "sqlite":
             conn = getattr(self._local, "conn", None)

@@ -164,7 +164,14 @@ RUNNER = Table("runner", "agent", (
     ("seen_seq", INT, None), ("started_at", FLOAT, None), ("control", TEXT, None), ("control_seq", INT, None),
 ))
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER)
+# v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py).
+WORKSPACE = Table("workspace", "card_id", (
+    ("card_id", INT, None), ("path", TEXT, None), ("branch", TEXT, None), ("base", TEXT, None), ("base_commit", TEXT, None),
+    ("state", TEXT, None), ("head", TEXT, None), ("wip", TEXT, None), ("archive_ref", TEXT, None),
+    ("opened_at", FLOAT, None), ("updated_at", FLOAT, None),
+))
+
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -354,3 +361,7 @@ class Event(Record):
 
 class Runner(Record):
     table = RUNNER
+
+
+class Workspace(Record):
+    table = WORKSPACE

@@ -80,6 +80,10 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("runner", "pause"), ["runner", "pause", "a1"], {}),
         (("runner", "resume"), ["runner", "resume", "a1"], {}),
         (("runner", "stop"), ["runner", "stop", "a1"], {}),
+        (("workspace", "open"), ["workspace", "open", "LX-2"], {}),  # not a git repository: refused, as JSON
+        (("workspace", "list"), ["workspace", "list"], {}),
+        (("workspace", "archive"), ["workspace", "archive", "LX-2"], {}),
+        (("workspace", "gc"), ["workspace", "gc", "--dry-run"], {}),
         (("card", "add"), ["card", "add", "Third"], {}),  # a ready card for a2's runner's one turn
         (("run", None), ["run", "--agent", "a2", "--runtime", "shell", "--turns", "1", "--", sys.executable, "-c", "pass"], {}),
         (("watch", None), ["watch", "--once"], {}),

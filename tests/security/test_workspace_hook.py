@@ -166,3 +166,13 @@ def test_pushing_to_itself_from_a_workspace_really_moves_loopxs_refs(workspaces)
 def test_removing_another_workspace_really_removes_it(workspaces):
     _git(workspaces.ws / "LX-1", "worktree", "remove", "--force", str(workspaces.ws / "LX-2"))
     assert not (workspaces.ws / "LX-2").exists()
+
+
+def test_a_git_file_the_agent_wrote_does_not_make_another_workspace_its_own(hooks, workspaces):
+    """A ``.git`` file planted in a folder of its workspace, naming LX-2's admin
+    folder: git would take it for LX-2's worktree, the hook does not."""
+    ws = workspaces.ws / "LX-1"
+    (ws / "sub").mkdir()
+    (ws / "sub" / ".git").write_text(f"gitdir: {workspaces.root / '.git' / 'worktrees' / 'LX-2'}\n")
+    res = bash(hooks, ws / "sub", "git update-ref refs/heads/loopx/LX-2 HEAD")
+    assert "never lets an agent do this" in deny_reason(res), res

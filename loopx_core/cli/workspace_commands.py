@@ -1,0 +1,90 @@
+"""``loopx workspace open|list|archive|gc`` (issue #26: a git worktree per card)."""
+
+from __future__ import annotations
+
+import os
+
+from ..rules import clock
+from .commands import Context, Outcome, card_id
+
+
+def _size_text(size: int | None) -> str:
+    if size is None:
+        return "—"
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return ""
+
+
+def cmd_open(ctx: Context) -> Outcome:
+    from ..ops.workspaces import open_workspace
+
+    cid = card_id(ctx.args.card)
+    ws = open_workspace(ctx.store, cid, ctx.caller("open a workspace"), ctx.args.base).to_json()
+    return Outcome({"workspace": ws}, 0, f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n→ work there: `cd {ws['path']}`; a runner starts the card's turns there")
+
+
+def cmd_list(ctx: Context) -> Outcome:
+    from ..ops.workspaces import list_workspaces, removable
+    from ..workspace import git
+
+    rows = []
+    now = clock.now()
+    for ws, status in list_workspaces(ctx.store):
+        item = ws.to_json()
+        here = ws.state != "removed" and os.path.isdir(ws.path)
+        item["card_status"] = status
+        item["size"] = git.size_on_disk(ws.path) if here else None
+        item["age_seconds"] = round(now - ws.opened_at, 1)
+        try:
+            item["removable"] = removable(ws) if here else None
+        except git.GitError as exc:
+            item["removable"], item["problem"] = None, exc.message
+        item["merged"] = item["removable"] == "merged"
+        rows.append(item)
+    lines = [
+        f"{w['card']:<7} {w['state']:<8} {w['card_status'] or '—':<10} {w['branch']:<14} {_size_text(w['size']):>9} "
+        f"{clock.human_delta(w['age_seconds']):>8}  {'merged' if w['merged'] else (w['removable'] or '')}  {w['path']}"
+        for w in rows
+    ]
+    text = "\n".join(lines) if lines else "no workspaces (a card gets one at its first turn when the project is a git repository)"
+    if any(w["removable"] for w in rows):
+        text += "\n→ `loopx workspace gc` removes the merged and archived ones (their commits and refs stay)"
+    return Outcome({"workspaces": rows}, 0, text)
+
+
+def cmd_archive(ctx: Context) -> Outcome:
+    from ..ops.workspaces import archive
+
+    cid = card_id(ctx.args.card)
+    ws = archive(ctx.store, cid, ctx.person("archive a workspace")).to_json()
+    return Outcome({"workspace": ws}, 0, f"{ws['card']}: its work is kept under {ws['archive_ref']}\n→ `loopx workspace gc` may now remove its folder")
+
+
+def cmd_gc(ctx: Context) -> Outcome:
+    from ..ops.workspaces import list_workspaces, remove, removable
+    from ..shapes.errors import LoopxError
+
+    actor = None if ctx.args.dry_run else ctx.person("remove workspaces")
+    removed, kept = [], []
+    for ws, _ in list_workspaces(ctx.store):
+        if ws.state == "removed":
+            continue
+        why = removable(ws)
+        key = ws.to_json()["card"]
+        if why is None:
+            kept.append({"card": key, "path": ws.path, "why": "neither merged nor archived"})
+            continue
+        if ctx.args.dry_run:
+            removed.append({"card": key, "path": ws.path, "reason": why})
+            continue
+        try:
+            remove(ctx.store, ws.card, actor)
+            removed.append({"card": key, "path": ws.path, "reason": why})
+        except LoopxError as err:
+            kept.append({"card": key, "path": ws.path, "why": err.message})
+    verb = "would remove" if ctx.args.dry_run else "removed"
+    text = "\n".join([f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed] + [f"kept {k['card']}: {k['why']}" for k in kept])
+    return Outcome({"removed": removed, "kept": kept, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")

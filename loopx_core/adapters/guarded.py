@@ -155,13 +155,18 @@ def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: lis
             refuse("`git update-ref --stdin` moves refs LoopX cannot see")
         elif words and words[0] not in ("HEAD", f"refs/heads/{own}"):
             refuse(f"it moves `{clip(words[0], 60)}`")
+        elif "-d" in flags or "--delete" in flags:
+            refuse(f"it deletes `{clip(words[0] if words else '', 60)}`, the branch whose commits LoopX recorded")
     elif sub == "symbolic-ref":
         if len(words) >= 2 and words[1] != f"refs/heads/{own}":
             refuse(f"it points HEAD at `{clip(words[1], 60)}`")
     elif sub == "branch":
         moving = any(f in ("-f", "--force", "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy") for f in flags) or any(c in short for c in "fdDmMcC")
+        deleting = any(f in ("-d", "-D", "--delete", "-m", "-M", "--move") for f in flags) or any(c in short for c in "dDmM")
         if moving and any(other(w) for w in words):
             refuse(f"it moves, renames or deletes `{clip(next(w for w in words if other(w)), 60)}`")
+        elif deleting and own in words:
+            refuse(f"it deletes or renames `{own}`, the branch whose commits LoopX recorded")
     elif sub in ("checkout", "switch"):
         reset = next((rest[k + 1] for k, a in enumerate(rest[:-1]) if a in ("-B", "-C", "--force-create")), None)
         target = words[0] if words and words[0] != "--" else None

@@ -7,25 +7,16 @@ verify`` says history was altered (exit 11) naming the card. Real git, real
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import git
+from tests.kernel.test_workspaces import _loopx_in as loopx_in  # a real, cold loopx run in a folder, finding its board itself
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the attack is on the repository, the check on any board
-
-
-def loopx_in(folder: Path, *argv: str, agent: str | None = None):
-    env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_AGENT")}
-    if agent:
-        env["LOOPX_AGENT"] = agent
-    done = subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=60)
-    return done.returncode, json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
 
 
 def as_agent(folder: Path, command: str) -> None:

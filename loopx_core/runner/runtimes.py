@@ -269,7 +269,8 @@ class Codex(Runtime):
             except (OSError, ValueError):
                 config = {}
             more = setup_codex.workspace_overrides(bounds, config, key_folder())
-        return [self.binary or "codex", "exec", "--json", *more, *self.extra, prompt]
+        extra = _without_workspace_write(self.extra) if any(a.startswith("permissions.loopx=") for a in more) else self.extra
+        return [self.binary or "codex", "exec", "--json", *more, *extra, prompt]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -288,6 +289,26 @@ class Codex(Runtime):
         if named and named != [self.agent]:
             return f"this checkout's .codex/config.toml is set up for agent {', '.join(named)}, not {self.agent}: its hooks and MCP server would act as {named[0]}"
         return None
+
+
+def _without_workspace_write(extra: list[str]) -> list[str]:
+    """The person's Codex arguments without ``--sandbox workspace-write`` (README's
+    runner command): that legacy mode would win over the permission profile the
+    turn gets in a workspace, which is the same mode bounded to the workspace, and
+    a commit there would fail (the main repository's .git read-only). Any other
+    sandbox the person asks for is theirs."""
+    out, skip = [], False
+    for i, a in enumerate(extra):
+        if skip:
+            skip = False
+            continue
+        if a in ("--sandbox", "-s") and i + 1 < len(extra) and extra[i + 1] == "workspace-write":
+            skip = True
+            continue
+        if a == "--sandbox=workspace-write":
+            continue
+        out.append(a)
+    return out
 
 
 def _workspace(cwd):

@@ -27,8 +27,8 @@ import pytest
 from loopx_core.runner import runtimes as runner_runtimes
 
 from . import runtimes
-from .harness import ALL, HOMES, Project, claude_env, codex_env, codex_model_args
-from .model_server import Say, ScriptedModel
+from .harness import ALL, HOMES, LOOPX, Project, claude_env, codex_env, codex_model_args
+from .model_server import Call, Say, ScriptedModel
 
 TIMEOUT = 120
 
@@ -104,3 +104,96 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
     assert "0" * 40 not in ((common / "packed-refs").read_text() if (common / "packed-refs").exists() else ""), why
     assert not (other / "pwn.txt").exists(), why
     assert not (ws / ".claude" / "settings.json").exists(), why
+
+
+# -- a Claude → Codex handoff on the same branch, through real runners ----------------------------
+
+class _Runners:
+    """``loopx run`` processes as the person starts them, each one's output kept for a failure."""
+
+    def __init__(self, tmp_path):
+        self.logs, self.procs = tmp_path, []
+
+    def spawn(self, agent, argv, env, cwd) -> subprocess.Popen:
+        log = self.logs / f"runner-{agent}.log"
+        with open(log, "wb") as fh:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.procs.append((proc, log))
+        return proc
+
+    def ended(self, proc, timeout: float) -> int:
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"a runner did not exit within {timeout} s\n{self.explain()}")
+
+    def explain(self) -> str:
+        return "\n".join(f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-4000:]}" for proc, log in self.procs)
+
+    def close(self) -> None:
+        for proc, _ in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+
+
+def test_a_claude_turn_hands_its_workspace_to_a_codex_turn_that_continues_on_the_same_branch(outside_tmp, tmp_path):
+    """``loopx run`` for a Claude Code agent (2.1.335) claims the card: its workspace is
+    made, the turn runs there with the sandbox on, commits on ``loopx/LX-1``, leaves an
+    edit uncommitted, finds the main checkout read-only, and hands the card to a Codex
+    agent. ``loopx run`` for the Codex agent accepts it and runs its turn in the same
+    workspace, sandboxed: it sees the first agent's commit and uncommitted edit, and its
+    own commit lands on the same branch."""
+    project = outside_tmp
+    project.init("claude-code", "cc1")
+    project.init("codex", "cx1")
+    project.with_remote()
+    card = project.card("Write the notes", "--next", "write the notes")
+    base = project.git("rev-parse", "main").strip()
+    root = project.root
+
+    def claude_commit(request):
+        return Call("Bash", {"command": "echo 'from claude' > notes.txt && git add notes.txt && git -c user.name=cc1 -c user.email=cc1@localhost commit -qm 'claude writes the notes' && echo 'claude was here' > wip.txt && echo committed", "description": "commit"})
+
+    claude_steps = [
+        claude_commit,
+        Call("Bash", {"command": _python_writes(root / "pwn.txt", "'main checkout'"), "description": "write"}),
+        Call("mcp__loopx__handoff", {"card": card, "to": "cx1", "summary": "notes written; codex goes on"}),
+        Say("Handed over."),
+    ]
+    codex_steps = [
+        Call("exec_command", {"cmd": "git branch --show-current && git log --format=%s -1 && cat notes.txt wip.txt"}),
+        Call("exec_command", {"cmd": "echo 'from codex' >> notes.txt && git -c user.name=cx1 -c user.email=cx1@localhost commit -qam 'codex goes on' && echo committed"}),
+        Call("mcp__loopx__writeback", {"card": card, "summary": "codex continued the notes", "next": "review"}),
+        Say("Done."),
+    ]
+    watch = _Runners(tmp_path)
+    try:
+        with ScriptedModel() as model:
+            model.script(claude_steps)
+            argv = [str(LOOPX), "run", "--agent", "cc1", "--runtime", "claude-code", "--bin", str(runtimes.binary("claude-sdk")),
+                    "--turns", "1", "--turn-limit", "120s", "--", "--permission-mode", "bypassPermissions"]
+            assert watch.ended(watch.spawn("cc1", argv, claude_env(project, model), root), timeout=300) == 0, watch.explain()
+            claude_said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
+        why = "\n".join(claude_said) + watch.explain()
+        assert "committed" in claude_said[0] and "Read-only file system" in claude_said[1], why
+        assert not (root / "pwn.txt").exists() and project.git("rev-parse", "main").strip() == base, why
+        assert project.git("log", "--format=%s", "-1", "loopx/LX-1").strip() == "claude writes the notes", why
+        with ScriptedModel() as model:
+            model.script(codex_steps)
+            argv = [str(LOOPX), "run", "--agent", "cx1", "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
+                    "--turns", "1", "--turn-limit", "120s", "--", "--sandbox", "workspace-write", *codex_model_args(model)]  # README's command
+            assert watch.ended(watch.spawn("cx1", argv, codex_env(project), root), timeout=300) == 0, watch.explain()
+            codex_said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
+    finally:
+        watch.close()
+    why = "\n".join(codex_said) + watch.explain()
+    # the receiver saw the first agent's commit and its uncommitted edit, on the same branch
+    assert "loopx/LX-1" in codex_said[0] and "claude writes the notes" in codex_said[0], why
+    assert "from claude" in codex_said[0] and "claude was here" in codex_said[0], why
+    assert "committed" in codex_said[1], why
+    log = project.git("log", "--format=%s", "loopx/LX-1").split("\n")
+    assert log[:2] == ["codex goes on", "claude writes the notes"], why
+    assert project.git("rev-parse", "main").strip() == base
+    shown = project.show(card)
+    assert shown["assignee"] == "cx1" and shown["next"] == "review", shown

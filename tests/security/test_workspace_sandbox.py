@@ -102,3 +102,6 @@ def test_codex_turn_in_a_workspace_gets_the_profile_with_the_git_paths(repo):
     server = tomllib.loads(next(o for o in overrides if o.startswith("mcp_servers.loopx=")))["mcp_servers"]["loopx"]
     assert server["env"]["LOOPX_AGENT"] == "a1" and server["required"] is True
     assert "-c" not in runtimes.make("codex", [], "codex", "a1").argv("go", str(repo))
+    # README's `-- --sandbox workspace-write` would win over the profile: in a workspace it is the profile
+    assert "--sandbox" not in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(ws))
+    assert "--sandbox" in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(repo))

@@ -31,7 +31,7 @@ from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
 PERSON_KINDS = ("person_added", "person_revoked")
 AGENT_KINDS = ("agent_added", "agent_updated")
 BUDGET_KINDS = ("card_added", "budget_raised")
-SIGNED_SETTINGS = ("prices", "test_clock", "policy")
+SIGNED_SETTINGS = ("prices", "test_clock", "policy", "workspace_setup")
 
 
 class Problem(NamedTuple):

@@ -589,20 +589,9 @@ def cmd_claim(ctx: Context) -> Outcome:
 
 
 def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
-    """A card to work on gets its workspace (issue #26) — made at its first
-    claim when the project is a git repository — and the answer names it.
-    After the operation's transaction: git never runs under the write lock."""
-    from ..ops.workspaces import ensure
+    from ..ops.workspaces import name_in
 
-    if result.get("action") != "work" or not result.get("card"):
-        return []
-    try:
-        ws = ensure(ctx.store, card_id(result["card"]["id"]), f"agent:{agent}")
-    except errors.LoopxError as err:
-        return [f"no workspace for {result['card']['id']}: {err.message} (work in the project folder)"]
-    if ws is not None:
-        result["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
-    return []
+    return name_in(ctx.store, result, agent)
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:

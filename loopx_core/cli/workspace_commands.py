@@ -88,3 +88,28 @@ def cmd_gc(ctx: Context) -> Outcome:
     verb = "would remove" if ctx.args.dry_run else "removed"
     text = "\n".join([f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed] + [f"kept {k['card']}: {k['why']}" for k in kept])
     return Outcome({"removed": removed, "kept": kept, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")
+
+
+def _setup_text(current: dict | None) -> str:
+    return f"new workspaces run: {current['command']} (at most {clock.human_delta(current['timeout'])})" if current else "no setup command"
+
+
+def cmd_setup(ctx: Context) -> Outcome:
+    from ..ops.workspaces import set_setup, setup_of
+    from ..rules.durations import parse_duration
+    from ..shapes.errors import InvalidInput, UsageError
+
+    a = ctx.args
+    if a.setup_command is None and not a.clear:
+        current = setup_of(ctx.store)
+        return Outcome({"setup": current}, 0, _setup_text(current))
+    if a.setup_command is not None and a.clear:
+        raise UsageError("a command and --clear together", "pass a command, or --clear alone")
+    if a.setup_command is not None and not a.setup_command.strip():
+        raise InvalidInput("an empty setup command", "e.g. `loopx workspace setup 'npm ci'`, or --clear")
+    try:
+        timeout = parse_duration(a.timeout)
+    except ValueError as exc:
+        raise InvalidInput(f"--timeout: {exc}", "e.g. 30s, 10m") from None
+    current = set_setup(ctx.store, None if a.clear else a.setup_command, timeout, ctx.person("set the workspace setup command"))
+    return Outcome({"setup": current}, 0, _setup_text(current) + "\n→ its output is recorded in each new workspace's workspace_opened event")

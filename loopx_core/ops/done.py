@@ -11,7 +11,7 @@ from ..shapes.values import CardView, EvidenceView
 from ..store import events, records
 from ..store.records import Card, Evidence
 from ..store.rows import agent_row, card_view, evidence_view, touch
-from . import leases
+from . import leases, workspaces
 from .cards import open_deps
 from .gates import holding_gate
 from .reaper import clear_lease, load_card
@@ -98,19 +98,26 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         if vet is None:
             raise Forbidden(f"{ids.fmt(ids.CARD, card_id)}'s verify command was not set by a person, and nothing here can check it", "run `loopx done` from the CLI, which checks it as your own shell command", code="verify_unchecked")
         vet(command)
+    workspace = workspaces.open_path(store, card_id)
     if command:
         # Outside any transaction: a slow test suite must not hold the board's write lock.
+        # In the card's workspace when it has one: that is where its code is (issue #26).
         timeout = verify_timeout or float(store.setting("verify_timeout", "600"))
-        result = run_verify(command, str(store.project_root()), timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent})
+        result = run_verify(command, workspace or str(store.project_root()), timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent})
+    code = workspaces.capture(store, card_id) if workspace and not store.in_transaction() else None  # the final code state
 
     def finish():
         now = clock.now()
         card = load_card(card_id)
         _precheck(store, card, agent, token)
         passed = result is None or result["passed"]
+        extra = {"verify": result} if result else {"done": True}
+        if code is not None:
+            extra["code"] = code
+            workspaces.note(card.id, code, f"agent:{agent}")
         row = Evidence.create(
             card_id=card.id, agent=agent, summary=summary, artifacts=[], source="verify" if result else "cli",
-            extra={"verify": result} if result else {"done": True}, payload_hash=payload_hash({"done": summary}), created_at=now,
+            extra=extra, payload_hash=payload_hash({"done": summary}), created_at=now,
         )
         card.evidence_count += 1
         if not passed:

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 
 from ..rules import clock, ids
-from ..shapes.errors import Conflict, InvalidInput, NotFound
+from ..shapes.errors import Conflict, InvalidInput, LoopxError, NotFound
 from ..shapes.values import WorkspaceView
 from ..store import events, records
 from ..store.records import Workspace
@@ -167,8 +167,9 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     branch = branch_name(card_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     made = False
+    created = not path.exists()  # a new folder gets the setup command, once
     try:
-        if not path.exists():
+        if created:
             made = git.worktree_add(repo, path, branch, base_commit)
     except git.GitError as exc:
         again = _row_view(store, card_id)
@@ -176,6 +177,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
     head = base_commit if made else git.head(path)  # a new branch starts at its base
+    setup = run_setup(store, path, card_id) if created else None
 
     def body():
         now = clock.now()
@@ -189,10 +191,51 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             for name, value in fields.items():
                 setattr(found, name, value)
             found.save()
-        events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head)
+        extra = {"setup": setup} if setup is not None else {}
+        events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
         return view(found)
 
     return store.run(body)
+
+
+SETUP_KEY = "workspace_setup"
+
+
+def setup_of(store) -> dict | None:
+    """The person's setup command for new workspaces (``{"command", "timeout"}``),
+    only when their signed decision says so; None when there is none."""
+    import json
+
+    raw = store.signed_setting(SETUP_KEY)
+    if not raw:
+        return None
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and found.get("command") else None
+
+
+def set_setup(store, command: str | None, timeout: float, person) -> dict | None:
+    """A person's decision: the command run once in every new workspace
+    (installing dependencies), bounded by ``timeout`` seconds; None clears it."""
+    import json
+
+    value = json.dumps({"command": command, "timeout": timeout}, sort_keys=True) if command else ""
+    store.run(lambda: store.put_signed_setting(SETUP_KEY, value, person))
+    return setup_of(store)
+
+
+def run_setup(store, path, card_id: int) -> dict | None:
+    """Run the setup command in a new workspace (outside any transaction, with
+    its timeout, as ``done`` runs a verify command): its exit, time and output's
+    tail are recorded in the ``workspace_opened`` event. None without one."""
+    setup = setup_of(store)
+    if setup is None:
+        return None
+    from .done import run_verify
+
+    return run_verify(setup["command"], str(path), float(setup.get("timeout") or 600), {"LOOPX_CARD": ids.fmt(ids.CARD, card_id)})
 
 
 def ensure(store, card_id: int, actor) -> WorkspaceView | None:
@@ -204,6 +247,23 @@ def ensure(store, card_id: int, actor) -> WorkspaceView | None:
     if found is not None and found.state == "open" and os.path.isdir(found.path):
         return found
     return open_workspace(store, card_id, actor)
+
+
+def name_in(store, answer: dict, agent: str) -> list[str]:
+    """A ``next``/``claim`` answer that says "work" gets the card's workspace —
+    made at its first claim when the project is a git repository — as
+    ``answer["workspace"]`` (path, branch, base). Call it after the operation's
+    transaction: git never runs under the write lock. Returns warnings (a
+    workspace git could not make: the agent works in the project folder)."""
+    if answer.get("action") != "work" or not answer.get("card"):
+        return []
+    try:
+        ws = ensure(store, ids.parse(ids.CARD, answer["card"]["id"]), f"agent:{agent}")
+    except LoopxError as err:
+        return [f"no workspace for {answer['card']['id']}: {err.message} (work in the project folder)"]
+    if ws is not None:
+        answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
+    return []
 
 
 # -- code state -------------------------------------------------------------------------

@@ -427,6 +427,11 @@ DECLARED: tuple = (
     Verb("workspace", "archive", "keep the card's work (commits and uncommitted files) under a LoopX ref, so gc may remove its folder — a person only", (
         *_CARD,
     ), _WORKSPACE + "cmd_archive", human=True),
+    Verb("workspace", "setup", "the command run once in every new workspace (install dependencies), bounded in time — a person only", (
+        arg("setup_command", nargs="?", metavar="COMMAND", help="a shell command, e.g. 'npm ci'; none: show the current one"),
+        arg("--timeout", default="10m", metavar="DUR", help="a setup running longer is stopped (default 10m)"),
+        arg("--clear", action="store_true", help="no setup command any more"),
+    ), _WORKSPACE + "cmd_setup", human=True),
     Verb("workspace", "gc", "remove the folders of workspaces that are merged into their base or archived (never a commit or an edit) — a person only", (
         arg("--dry-run", action="store_true", help="say what would be removed, remove nothing"),
     ), _WORKSPACE + "cmd_gc", human=True),

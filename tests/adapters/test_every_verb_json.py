@@ -84,6 +84,7 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("workspace", "list"), ["workspace", "list"], {}),
         (("workspace", "archive"), ["workspace", "archive", "LX-2"], {}),
         (("workspace", "gc"), ["workspace", "gc", "--dry-run"], {}),
+        (("workspace", "setup"), ["workspace", "setup", "true", "--timeout", "1m"], {}),
         (("card", "add"), ["card", "add", "Third"], {}),  # a ready card for a2's runner's one turn
         (("run", None), ["run", "--agent", "a2", "--runtime", "shell", "--turns", "1", "--", sys.executable, "-c", "pass"], {}),
         (("watch", None), ["watch", "--once"], {}),

@@ -280,3 +280,36 @@ def test_writeback_evidence_names_the_code_state(repo_team):
     assert code["commits"] == [code["head"]] and code["diff"]["files"] == 2 and code["wip"]
     (event,) = [e for e in repo_team.ok("events")["events"] if e["kind"] == "code_state"]
     assert event["data"]["turn_id"] == "t1" and event["data"]["wip"] == code["wip"]
+
+
+def test_done_runs_the_verify_command_in_the_workspace_and_records_the_final_code(repo_team):
+    repo_team.ok("card", "add", "one", "--verify", "test -f feature.txt")  # a person's verify command
+    path = Path(repo_team.ok("next", "--claim", agent="a1")["workspace"]["path"])
+    (path / "feature.txt").write_text("the feature\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "feature")
+    repo_team.ok("writeback", "LX-1", "--summary", "made the feature", agent="a1")
+    done = repo_team.ok("done", "LX-1", "--summary", "finished", agent="a1")
+    assert done["card"]["status"] == "done"  # the file is in the workspace, not in the main checkout
+    assert not (repo_team.root / "feature.txt").exists()
+    code = done["evidence"]["extra"]["code"]
+    assert code["head"] == git(path, "rev-parse", "HEAD").strip() and code["wip"] is None
+
+
+def test_a_persons_setup_command_runs_once_in_each_new_workspace_bounded_and_recorded(repo_team):
+    from tests.conftest import person_ok
+
+    assert repo_team.cli("workspace", "setup", "touch installed", agent="a1").code == 10  # a person's decision
+    person_ok(repo_team, "workspace", "setup", "echo installing; touch installed.txt", "--timeout", "1m")
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
+    one = Path(repo_team.ok("workspace", "open", "LX-1")["workspace"]["path"])
+    assert (one / "installed.txt").exists() and not (repo_team.root / "installed.txt").exists()
+    (opened,) = [e for e in repo_team.ok("events")["events"] if e["kind"] == "workspace_opened"]
+    assert opened["data"]["setup"]["passed"] and "installing" in opened["data"]["setup"]["output"]
+    repo_team.ok("workspace", "open", "LX-1")  # already open: not run again
+    person_ok(repo_team, "workspace", "setup", "sleep 30", "--timeout", "1s")
+    repo_team.ok("workspace", "open", "LX-2")
+    second = [e for e in repo_team.ok("events")["events"] if e["kind"] == "workspace_opened"][-1]
+    assert second["data"]["setup"]["timed_out"] and not second["data"]["setup"]["passed"]
+    assert repo_team.cli("verify").code == 0  # the signed setting verifies

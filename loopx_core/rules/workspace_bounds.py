@@ -39,7 +39,7 @@ before every turn and the PreToolUse hook on its cold path.
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from collections import namedtuple
 
 from . import board_file
 
@@ -49,12 +49,11 @@ SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".mcp.
 join = os.path.join
 
 
-class Bounds(NamedTuple):
-    workspace: str  # the linked worktree's top folder
-    admin: str  # its admin folder in the main repository: <common>/worktrees/<name>
-    common: str  # the main repository's git folder
-    branch: str | None  # the branch checked out there ("loopx/LX-7"), None when detached
-    main: str  # the main checkout (the folder holding the common dir)
+# workspace: the linked worktree's top folder; admin: its admin folder in the main
+# repository (<common>/worktrees/<name>); common: the main repository's git folder;
+# branch: the branch checked out there ("loopx/LX-7"), None when detached; main: the
+# main checkout. (A namedtuple: `typing` is kept off the cold hook's path.)
+Bounds = namedtuple("Bounds", "workspace admin common branch main")
 
 
 def _read(path: str, limit: int = 4096) -> str | None:

@@ -99,7 +99,7 @@ def to_markdown(ctx: dict) -> str:
         lines += ["", "## Authority", "needs: " + ", ".join(f"`{s}`" for s in ctx["authority"]["needs"])]
     if ctx.get("workspace"):
         ws = ctx["workspace"]
-        lines += ["", "## Workspace", f"work in `{ws['path']}` (branch `{ws['branch']}`, from `{ws['base']}`): edit and commit there, never in the main checkout; LoopX records the branch, HEAD and uncommitted work after every turn"]
+        lines += ["", "## Workspace", f"work in `{ws['path']}` (branch `{ws['branch']}`, from `{ws['base']}`): edit and commit there; LoopX records the branch, HEAD and uncommitted work after every turn"]
     lines += ["", "## Next action", ctx["next"] or "(none recorded — decide one and write it back with --next)"]
     lines += ["", f"## Todos ({len(ctx['todos']) + ctx['todos_more']} open, {ctx['todos_done']} done)"]
     lines += [f"- [ ] {t['id']}. {t['text']}" for t in ctx["todos"]] or ["(none)"]

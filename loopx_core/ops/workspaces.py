@@ -36,12 +36,10 @@ BRANCH_PREFIX = "loopx/"
 REF_PREFIX = "refs/loopx/"
 COMMITS_KEPT = 200  # commits named in one code-state record (the count is always whole)
 
-WORKSPACE_SELECT = Workspace.table.select
-
 
 def _git_refusal(fn):
-    """A git failure inside a workspace operator is a Conflict (exit 5) naming
-    git's own message, never an internal error."""
+    """A git failure (or a folder it may not write) inside a workspace operator
+    is a Conflict (exit 5) naming the reason, never an internal error."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
         from ..workspace.git import GitError
@@ -50,6 +48,8 @@ def _git_refusal(fn):
             return fn(*args, **kwargs)
         except GitError as exc:
             raise Conflict(f"git refused: {exc.message}", "see `loopx workspace list`; fix the repository, then retry", code="git_failed") from None
+        except OSError as exc:  # e.g. a sandboxed caller that may not write the workspaces' folder
+            raise Conflict(f"cannot write the workspace: {exc.strerror or exc}", "open it from outside the agent's sandbox (`loopx workspace open CARD`, a runner)", code="workspace_unwritable") from None
 
     return run
 
@@ -238,6 +238,7 @@ def run_setup(store, path, card_id: int) -> dict | None:
     return run_verify(setup["command"], str(path), float(setup.get("timeout") or 600), {"LOOPX_CARD": ids.fmt(ids.CARD, card_id)})
 
 
+@_git_refusal
 def ensure(store, card_id: int, actor) -> WorkspaceView | None:
     """The card's open workspace, made on first use when the project is a git
     repository; None when it is not (today's behaviour: the project folder)."""
@@ -295,7 +296,10 @@ def _capture(row: Workspace, since: str | None) -> dict:
         if snap.dirty:
             same = row.wip and snap.head == git.resolve(row.path, f"{row.wip}^") and git.resolve_tree(row.path, row.wip) == snap.tree
             wip = row.wip if same else git.save_wip(row.path, ref_prefix(row.card_id, "wip"), snap)
-        commits = git.commits_between(row.path, since or row.head or row.base_commit) if snap.head else []
+        start = since or row.head or row.base_commit
+        if snap.head and git.resolve(row.path, start) is None:
+            start = row.base_commit  # the HEAD recorded last is gone (a rewritten branch): count from the base
+        commits = git.commits_between(row.path, start) if snap.head else []
         code.update(
             branch=git.branch(row.path), head=snap.head, wip=wip, commits=commits[-COMMITS_KEPT:], commit_count=len(commits),
             diff=git.diff_stat(row.path, row.base_commit, snap.tree),

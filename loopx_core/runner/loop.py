@@ -94,6 +94,7 @@ class Runner:
         self.seq = 0
         self.turns_run = 0
         self.turn_head: str | None = None  # HEAD of the card's workspace as the current turn began
+        self.turn_workspace: str | None = None  # the workspace the current turn runs in
         self.last_beat = 0.0
         self.waker: Waker | None = None
         self.witness = Witness()  # what this runner saw of the log (authority/witness.py)
@@ -312,6 +313,8 @@ class Runner:
         leftovers of a killed turn saved, lost uncommitted work put back. None
         when the project has none (the turn runs in the project folder); a git
         failure is logged and the turn runs there too."""
+        if not self.runtime.in_workspace:
+            return None  # (runtimes.Runtime.in_workspace: not before its hooks and sandbox are there)
         try:
             return workspaces.begin_turn(self.store, card.id, f"agent:{self.agent}")
         except LoopxError as err:
@@ -354,7 +357,7 @@ class Runner:
         cwd = space[0] if space else self.opts.cwd or str(self.store.project_root())
         if space:
             env["LOOPX_WORKSPACE"] = space[0]
-        self.turn_head = space[1] if space else None
+        self.turn_workspace, self.turn_head = space if space else (None, None)
         argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
         try:
@@ -409,7 +412,8 @@ class Runner:
                 return "stopped", over
             if renewing and now >= next_renew:
                 next_renew = now + renew_every
-                self._save_code(card, workspaces.checkpoint, self.view.turn_id)  # a runner killed mid-turn loses no edit
+                if self.turn_workspace is not None:
+                    self._save_code(card, workspaces.checkpoint, self.view.turn_id)  # a runner killed mid-turn loses no edit
                 verdict = self._renew(card, token)
                 if verdict == "keep":
                     renewing = False
@@ -456,7 +460,7 @@ class Runner:
             return None
 
     def _after(self, card, token, turn_id, since, code, usage, outcome, reason, tail, seconds, env=None) -> str:
-        if self.turn_head is not None or workspaces.open_path(self.store, card.id):
+        if self.turn_workspace is not None:
             self._save_code(card, workspaces.record, self.turn_head, turn_id)  # whatever the turn did
         wrote = turns.wrote_since(self.store, self.agent, since)
         if usage.error and not reason:

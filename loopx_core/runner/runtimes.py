@@ -196,6 +196,12 @@ class Runtime:
     name = "shell"
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
+    # Its turns run in the card's workspace (issue #26). Claude Code's and Codex's
+    # hooks, MCP server and sandbox come from settings in the checkout, which a
+    # worktree lacks: their `argv` carries the main checkout's, bounded to the
+    # workspace (rules/workspace_bounds); a runtime that could not would set
+    # this False and run in the project folder, never in a worktree without hooks.
+    in_workspace = True
 
     def __init__(self, extra: list[str], binary: str | None = None, agent: str = ""):
         self.extra = list(extra)

@@ -220,6 +220,8 @@ def test_verify_says_history_altered_when_a_recorded_commit_vanished(repo_team):
     problems = res.data["verify"]["problems"]
     said = [p for p in problems if lost[:12] in p["what"]]
     assert said and said[0]["where"] == "card LX-1" and "turn a1.t1" in said[0]["what"]
+    code = _ops(repo_team, workspaces.record, 1, "agent:a1")  # recording goes on from the base, not stuck on the lost HEAD
+    assert "error" not in code and code["head"] == git(path, "rev-parse", "HEAD").strip() and code["commits"] == []
 
 
 def test_workspace_verbs_open_list_archive_gc_and_the_cleanup_is_a_persons(repo_team):
@@ -313,3 +315,14 @@ def test_a_persons_setup_command_runs_once_in_each_new_workspace_bounded_and_rec
     second = [e for e in repo_team.ok("events")["events"] if e["kind"] == "workspace_opened"][-1]
     assert second["data"]["setup"]["timed_out"] and not second["data"]["setup"]["passed"]
     assert repo_team.cli("verify").code == 0  # the signed setting verifies
+
+
+def test_a_caller_that_may_not_write_the_workspaces_folder_still_gets_its_card(repo_team, tmp_path):
+    """An agent's `next --claim` inside its sandbox cannot make the worktree:
+    it still gets its card, told why there is no workspace (never an internal error)."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the data folder would be\n")  # (as root too: no folder can be made under it)
+    repo_team.ok("card", "add", "one")
+    res = repo_team.cli("next", "--claim", agent="a1", env={"XDG_DATA_HOME": str(blocked)})
+    assert res.code == 0 and res.data["card"]["id"] == "LX-1" and "workspace" not in res.data
+    assert "no workspace for LX-1" in res.err

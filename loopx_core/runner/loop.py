@@ -86,6 +86,7 @@ class Runner:
         self.log_line = log
         self.runner_id = uuid.uuid4().hex[:12]
         self.runtime = runtimes.make(options.runtime, options.command, options.binary, options.agent)
+        self.runtime.project = str(store.project_root())  # (Codex runs in a workspace only under its sandbox profile)
         self.interrupted = Interrupt()  # not a threading.Event: see waker.Interrupt
         self.stopping: str | None = None  # why the runner is stopping (a signal)
         self.urgent = False  # a second signal: abandon the turn in flight now

@@ -261,6 +261,23 @@ class Codex(Runtime):
     name = "codex"
     measured = True
     usage_class = CodexUsage
+    project: str | None = None  # the board's project folder (the runner sets it)
+
+    @property
+    def in_workspace(self) -> bool:
+        """Only under LoopX's permission profile (``init`` without ``--no-sandbox``):
+        Codex runs hooks only from a config file it trusts by path, so in a worktree
+        LoopX's hooks do not run (hooks given with ``-c`` did not either, 0.171) and
+        the sandbox is the whole boundary there. Without it, the project folder."""
+        if not self.project:
+            return False
+        import tomllib
+
+        try:
+            config = tomllib.loads(Path(self.project, ".codex", "config.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return config.get("default_permissions") == "loopx"
 
     def argv(self, prompt: str, cwd=None) -> list[str]:
         bounds, more = _workspace(cwd), []

@@ -105,3 +105,18 @@ def test_codex_turn_in_a_workspace_gets_the_profile_with_the_git_paths(repo):
     # README's `-- --sandbox workspace-write` would win over the profile: in a workspace it is the profile
     assert "--sandbox" not in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(ws))
     assert "--sandbox" in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(repo))
+
+
+def test_codex_turns_run_in_a_workspace_only_under_loopxs_profile(repo):
+    """In a worktree Codex runs no LoopX hook (it trusts hooks by config path): the
+    sandbox is the boundary there, so without it (`init --no-sandbox`) the turn stays
+    in the project folder."""
+    codex = runtimes.make("codex", [], "codex", "a1")
+    codex.project = str(repo)
+    assert codex.in_workspace is False  # no .codex/config.toml
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").write_text('[mcp_servers.loopx]\ncommand = "loopx"\n')
+    assert codex.in_workspace is False  # set up with --no-sandbox
+    (repo / ".codex" / "config.toml").write_text('default_permissions = "loopx"\n[mcp_servers.loopx]\ncommand = "loopx"\n')
+    assert codex.in_workspace is True
+    assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True  # its hooks come on the command line

@@ -233,7 +233,10 @@ def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
         workspace_bounds.ensure_packed_refs(bounds)
         ours["filesystem"] = {
             **ours["filesystem"],
-            "allowWrite": [p for p in workspace_bounds.writable(bounds) if p != bounds.workspace],
+            "allowWrite": [
+                *(os.path.join(bounds.main, p) for p in ours["filesystem"].get("allowWrite") or [] if isinstance(p, str)),  # the person's own, from the main checkout
+                *(p for p in workspace_bounds.writable(bounds) if p != bounds.workspace),
+            ],
             "denyWrite": [
                 *(p for p in (os.path.join(bounds.main, rel) for rel in GUARDED) if os.path.exists(p)),
                 *workspace_bounds.guarded(bounds),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 
 from ..rules import clock, ids
@@ -42,14 +43,17 @@ def _git_refusal(fn):
     is a Conflict (exit 5) naming the reason, never an internal error."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        from ..workspace.git import GitError
-
         try:
             return fn(*args, **kwargs)
-        except GitError as exc:
-            raise Conflict(f"git refused: {exc.message}", "see `loopx workspace list`; fix the repository, then retry", code="git_failed") from None
+        except LoopxError:
+            raise
         except OSError as exc:  # e.g. a sandboxed caller that may not write the workspaces' folder
             raise Conflict(f"cannot write the workspace: {exc.strerror or exc}", "open it from outside the agent's sandbox (`loopx workspace open CARD`, a runner)", code="workspace_unwritable") from None
+        except Exception as exc:
+            plumbing = sys.modules.get("loopx_core.workspace.git")  # (not imported: no git ran, so no git failure)
+            if plumbing is not None and isinstance(exc, plumbing.GitError):
+                raise Conflict(f"git refused: {exc.message}", "see `loopx workspace list`; fix the repository, then retry", code="git_failed") from None
+            raise
 
     return run
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import re
 
+from ..rules import workspace_bounds
 from . import builtin_rules
 from .commands import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 from .ground import TERMINAL
-from ..rules import workspace_bounds
 from .shellwords import Lazy
 
 _GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")

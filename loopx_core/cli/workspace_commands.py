@@ -64,7 +64,7 @@ def cmd_archive(ctx: Context) -> Outcome:
 
 
 def cmd_gc(ctx: Context) -> Outcome:
-    from ..ops.workspaces import list_workspaces, remove, removable
+    from ..ops.workspaces import list_workspaces, removable, remove
     from ..shapes.errors import LoopxError
 
     actor = None if ctx.args.dry_run else ctx.person("remove workspaces")

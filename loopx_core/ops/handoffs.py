@@ -14,7 +14,6 @@ from ..store.rows import agent_row, card_view, handoff_view, touch
 from . import leases, quota, reaper, workspaces
 from .reaper import clear_lease, load_card
 
-
 CAPTURE = object()  # ``handoff``'s ``code`` default: read the card's workspace now
 
 

@@ -48,9 +48,16 @@ class BoardLocation(namedtuple("BoardLocation", "url backend source path", defau
         return f"{scheme}://{rest}"
 
 
+# A PostgreSQL board was named in this process: peewee, when it loads, must find
+# its driver (store/orm.py hides the drivers from it otherwise).
+postgres_named = False
+
+
 def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocation:
+    global postgres_named
     kind, text = board_file.target(raw, str(base or Path.cwd()))
     if kind == "postgresql":
+        postgres_named = True
         return BoardLocation(url=text, backend="postgresql", source=source)
     if kind == "other":
         scheme = text.split("://", 1)[0]

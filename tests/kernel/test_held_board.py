@@ -104,7 +104,7 @@ def test_a_connection_checkpointing_as_it_closes_is_waited_for_not_refused(board
     import threading
 
     from loopx_core.store import holder
-    from loopx_core.store.backends import Store
+    from loopx_core.store.backends import SqliteStore as Store
     from loopx_core.store.discovery import parse_target
 
     proc = subprocess.Popen([sys.executable, "-c", CHECKPOINTING, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -87,9 +87,9 @@ def test_claude_codes_turn_in_a_workspace_takes_the_main_checkouts_settings_only
 def test_codex_turn_in_a_workspace_gets_the_profile_with_the_git_paths(repo):
     ws = repo.parent / "ws" / "LX-1"
     (repo / ".loopx").mkdir()
-    tail = setup_codex.block("a1", ["loopx"], {n: f"loopx hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"loopx hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
     (repo / ".codex").mkdir()
-    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, tail, True))
+    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, ours, True))
     argv = runtimes.make("codex", [], "codex", "a1").argv("go", str(ws))
     overrides = [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
     assert 'default_permissions="loopx"' in overrides

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
-from tests.kernel.test_workspaces import _loopx_in as loopx_in  # a real, cold loopx run in a folder, finding its board itself
+from tests.kernel.test_workspaces import (
+    _loopx_in as loopx_in,  # a real, cold loopx run in a folder, finding its board itself
+)
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the attack is on the repository, the check on any board
 

@@ -148,6 +148,11 @@ class Store:
         thread's connection; returns the cursor."""
         raise NotImplementedError
 
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside one of this board's transactions (a
+        caller that must not run a slow command under the write lock asks)."""
+        return self._in_transaction()
+
     def _in_transaction(self) -> bool:
         raise NotImplementedError
 
@@ -425,11 +430,6 @@ class SqliteStore(Store):
 
     def execute(self, sql: str, params=()):
         return self.connection().execute(sql, params)
-
-    def in_transaction(self) -> bool:
-        """Whether this thread is inside one of this board's transactions (a
-        caller that must not run a slow command under the write lock asks)."""
-        return self._in_transaction()
 
     def _in_transaction(self) -> bool:
         conn = getattr(self._local, "conn", None)

@@ -30,11 +30,12 @@ from ..rules.decisions import CONTROL_OF_KIND
 # Events that give a card's lease to an agent (with its fencing token), and
 # those that end it. ``gate_answered`` ends it only when it rejects.
 LEASE_GRANTS = ("claimed", "handoff_accepted")
-LEASE_ENDS = ("released", "lease_expired", "done", "card_moved", "card_unassigned", "handoff_created", "gate_expired", "gate_answered")
+LEASE_ENDS = ("released", "lease_expired", "done", "card_moved", "card_unassigned", "handoff_created", "gate_expired", "gate_answered", "merged", "merge_conflict")
 # Events that charge a card's budget; each carries the totals after it (``used``).
 CHARGES = ("evidence_added", "usage_charged")
 GATE_KINDS = ("gate_asked", "gate_answered", "gate_withdrawn", "gate_expired")
 OFF_STATUSES = ("done", "cancelled")  # a gate that says no leaves these as they are
+MERGES = ("merged", "merge_conflict")  # a person's merge of a card's branch (ops/merges)
 
 
 def _card_no(text) -> int | None:
@@ -193,6 +194,8 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
         card.assignee = _agent_of(actor)
     elif kind == "card_assigned":
         card.assignee = data.get("to")
+    elif kind in MERGES and actor.startswith("human:"):
+        card.assignee = data.get("agent")
     elif kind == "card_unassigned":
         card.assignee = None
     elif kind == "handoff_created" and actor.startswith("human:"):
@@ -256,6 +259,8 @@ def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind
         return "monitoring"
     if kind == "done":
         return "done"
+    if kind in MERGES:  # the person's merge of the card's branch: in, or back to its agent with the conflict
+        return ("done" if kind == "merged" else "ready") if actor.startswith("human:") else None
     if kind == "handoff_created":
         return "handoff"
     if kind == "handoff_accepted":

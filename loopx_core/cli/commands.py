@@ -345,14 +345,78 @@ def cmd_card_add(ctx: Context) -> Outcome:
         "title": a.title, "body": a.body, "needs": a.needs, "after": a.after, "priority": a.priority, "owner": a.owner,
         "next": a.next, "verify": a.verify, "max_turns": a.max_turns, "max_tokens": a.max_tokens, "max_usd": a.max_usd, "backlog": a.backlog,
     }))
-    caller = ctx.caller("add cards")
+    tries = a.tries
+    if tries is not None:
+        from ..ops.tries import MAX_TRIES
+
+        if not 2 <= tries <= MAX_TRIES:
+            raise InvalidInput(f"--tries {tries}: give a card to 2 to {MAX_TRIES} agents", "leave --tries out for one")
+    caller = ctx.person("give a card to several agents") if tries else ctx.caller("add cards")
 
     def run():
-        return {"card": add_card(ctx.store, data, caller).to_json()}, 0
+        if not tries:
+            return {"card": add_card(ctx.store, data, caller).to_json()}, 0
+        from ..ops.tries import add_with_tries
 
-    result, code = once(ctx.store, a.op_id, "card_add", data, run)
+        card, more = add_with_tries(ctx.store, data, caller, tries)
+        return {"card": card.to_json(), "tries": [c.to_json() for c in more]}, 0
+
+    result, code = once(ctx.store, a.op_id, "card_add", {**data, "tries": tries}, run)
     card = result["card"]
-    return Outcome(result, code, f"added {render.card_line(card)}\nnext: an agent takes it with {take_work()}")
+    text = f"added {render.card_line(card)}"
+    for extra in result.get("tries") or []:
+        text += f"\nadded {render.card_line(extra)}"
+    if result.get("tries"):
+        text += f"\n{len(result['tries']) + 1} tries, each its own workspace; compare them with `loopx card tries {card['id']}`, keep one with `loopx card keep CARD`"
+    return Outcome(result, code, text + f"\nnext: an agent takes it with {take_work()}")
+
+
+def cmd_card_try(ctx: Context) -> Outcome:
+    from ..ops.idempotence import once
+    from ..ops.tries import add_tries
+
+    cid = card_id(ctx.args.card)
+    agent = agent_id(ctx.args.to) if ctx.args.to else None
+    actor = ctx.person("give a card to several agents")
+
+    def run():
+        return {"card": add_tries(ctx.store, cid, actor, [agent])[0].to_json()}, 0
+
+    result, code = once(ctx.store, ctx.args.op_id, "card_try", {"card": cid, "agent": agent}, run)
+    return Outcome(result, code, f"added {render.card_line(result['card'])}\ncompare the tries with `loopx card tries {ids.fmt(ids.CARD, cid)}`")
+
+
+def cmd_card_tries(ctx: Context) -> Outcome:
+    from ..ops.tries import compare
+
+    first, tries = compare(ctx.store, card_id(ctx.args.card))
+    rows = [t.to_json() for t in tries]
+    lines = []
+    for t in rows:
+        diff = t["diff"]
+        size = f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}" if diff else "no branch"
+        verify = {True: "verify passed", False: "verify failed", None: "no verify"}[t["verify"]]
+        q = t["quota"]
+        lines.append(f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "
+                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f}")
+    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}` (or the try's id)"
+    return Outcome({"card": ids.fmt(ids.CARD, first), "tries": rows}, 0, text)
+
+
+def cmd_card_keep(ctx: Context) -> Outcome:
+    from ..ops.idempotence import once
+    from ..ops.tries import keep
+
+    cid = card_id(ctx.args.card)
+    actor = ctx.person("keep a try")
+
+    def run():
+        kept, cancelled = keep(ctx.store, cid, actor)
+        return {"card": kept.to_json(), "cancelled": [c.to_json() for c in cancelled]}, 0
+
+    result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid}, run)
+    gone = ", ".join(c["id"] for c in result["cancelled"]) or "none still open"
+    return Outcome(result, code, f"kept {render.card_line(result['card'])}\ncancelled (workspaces archived under refs/loopx/…): {gone}")
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
@@ -802,8 +866,11 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
-    g = result["gate"]
-    return Outcome(result, code, f"{g['id']} {g['status']} by {g['answered_by']}; {result['card']['id']} is now {result['card']['status']}")
+    g, c = result["gate"], result["card"]
+    text = f"{g['id']} {g['status']} by {g['answered_by']}; {c['id']} is now {c['status']}"
+    if g["kind"] == "merge" and g["status"] == "approved":
+        text += " (merged)" if c["status"] == "done" else f"\n{render.one_line(c['next'] or '')}"
+    return Outcome(result, code, text)
 
 
 def cmd_monitor(ctx: Context) -> Outcome:
@@ -868,6 +935,8 @@ def cmd_done(ctx: Context) -> Outcome:
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
         text = f"done {cj['id']}{verified}"
+        if cj["status"] == "waiting":  # its branch is the person's to merge (ops/merges)
+            text = f"{cj['id']} finished{verified}; its branch waits for a person to merge it (gate {cj.get('pending_gate') or 'pending'}); you cannot merge it yourself"
         still_open = [t for t in cj["todos"] if not t["done"]]
         if still_open:
             text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5])

@@ -9,13 +9,9 @@ from .commands import Context, Outcome, card_id
 
 
 def _size_text(size: int | None) -> str:
-    if size is None:
-        return "—"
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return ""
+    from ..ops.workspace_cap import human_size
+
+    return human_size(size)
 
 
 def cmd_open(ctx: Context) -> Outcome:
@@ -50,9 +46,13 @@ def cmd_list(ctx: Context) -> Outcome:
         for w in rows
     ]
     text = "\n".join(lines) if lines else "no workspaces (a card gets one at its first turn when the project is a git repository)"
+    from ..ops.workspace_cap import cap
+
+    total, limit = sum(w["size"] or 0 for w in rows), cap(ctx.store)
+    text += f"\ntotal {_size_text(total)}" + (f" of a {_size_text(limit)} cap" if limit else " (no cap: `loopx workspace cap 20G` sets one)")
     if any(w["removable"] for w in rows):
         text += "\n→ `loopx workspace gc` removes the merged and archived ones (their commits and refs stay)"
-    return Outcome({"workspaces": rows}, 0, text)
+    return Outcome({"workspaces": rows, "total": total, "cap": limit}, 0, text)
 
 
 def cmd_archive(ctx: Context) -> Outcome:
@@ -88,6 +88,14 @@ def cmd_gc(ctx: Context) -> Outcome:
     verb = "would remove" if ctx.args.dry_run else "removed"
     text = "\n".join([f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed] + [f"kept {k['card']}: {k['why']}" for k in kept])
     return Outcome({"removed": removed, "kept": kept, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")
+
+
+def cmd_cap(ctx: Context) -> Outcome:
+    from ..ops.workspace_cap import parse_size, set_cap
+
+    size = set_cap(ctx.store, parse_size(ctx.args.size), ctx.person("cap the workspaces"))
+    text = f"workspaces capped at {_size_text(size)} in total" if size else "no cap on the workspaces"
+    return Outcome({"cap": size}, 0, text + "\n→ past it, merged and archived folders are removed first, then new workspaces are refused")
 
 
 def _setup_text(current: dict | None) -> str:

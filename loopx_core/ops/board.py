@@ -222,6 +222,7 @@ class GateBrief(NamedTuple):
     card: CardView
     evidence: EvidenceView | None  # the card's latest evidence
     dangerous: bool = False  # its scope is one the person marked dangerous (ops/dangerous)
+    diff: object = None  # a merge gate: the card's branch against the base (workspace.merge.DiffSummary)
 
 
 def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
@@ -234,4 +235,9 @@ def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
         latest = Evidence.first('WHERE "card_id" = ? ORDER BY "id" DESC', (card.id,))
         gate = gate_view(row)
         risky = scopes.dangerous(gate.scope, dangerous.patterns(store)) if gate.scope else False
-        return GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky)
+        brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky)
+    if gate.kind == "merge":  # what the person is asked to bring in (git, outside the read)
+        from .merges import diff_summary
+
+        brief = brief._replace(diff=diff_summary(store, card.id))
+    return brief

@@ -32,6 +32,16 @@ def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
         raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}" + (f" ({why})" if why else ""), "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
 
 
+def unblock_after(card: Card, now: float) -> None:
+    """``card`` is done: the cards waiting only on it go ready."""
+    for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
+        waiting = Card.get(waiting_id, lock=True)
+        if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
+            waiting.status, waiting.blocked_reason = "ready", None
+            touch(waiting, now)
+            events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
+
+
 def _kill_group(proc) -> None:
     """Kill the verify command and everything it started (it leads its own session)."""
     import signal
@@ -93,6 +103,9 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         return card.lease_token, card.verify
 
     token, command = store.run(precheck)
+    from . import merges
+
+    merge = merges.pending_merge(store, card_id)  # a branch with new commits: the person merges it (git, outside the transaction)
     result = None
     if command and not set_by_a_person(store, card_id, command):
         if vet is None:
@@ -124,18 +137,16 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             touch(card, now)
             events.emit(f"agent:{agent}", "verify_failed", card.id, command=result["command"], exit_code=result["exit_code"], timed_out=result["timed_out"])
             return card_view(card), evidence_view(row), False
+        if merge is not None:
+            merges.ask(card, agent, merge, now)  # the branch is the person's to bring in: the card waits
+            return card_view(card), evidence_view(row), True
         card.status = "done"
         card.done_at = now
         card.assignee = agent  # a done card keeps who finished it as its owner
         clear_lease(card)
         touch(card, now)
         events.emit(f"agent:{agent}", "done", card.id, summary=summary[:200], verify=bool(result))
-        for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
-            waiting = Card.get(waiting_id, lock=True)
-            if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
-                waiting.status, waiting.blocked_reason = "ready", None
-                touch(waiting, now)
-                events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
+        unblock_after(card, now)
         return card_view(card), evidence_view(row), True
 
     card, evidence, passed = store.run(finish)

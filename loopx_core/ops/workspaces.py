@@ -172,6 +172,10 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     path.parent.mkdir(parents=True, exist_ok=True)
     made = False
     created = not path.exists()  # a new folder gets the setup command, once
+    if created:
+        from .workspace_cap import make_room
+
+        make_room(store)  # a person's cap on the total: removable folders go first, else refused
     try:
         if created:
             made = git.worktree_add(repo, path, branch, base_commit)
@@ -265,6 +269,8 @@ def name_in(store, answer: dict, agent: str) -> list[str]:
     try:
         ws = ensure(store, ids.parse(ids.CARD, answer["card"]["id"]), f"agent:{agent}")
     except LoopxError as err:
+        if err.code == "no_base":
+            return []  # a repository without a commit yet: no workspaces, nothing to warn about
         return [f"no workspace for {answer['card']['id']}: {err.message} (work in the project folder)"]
     if ws is not None:
         answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}

@@ -156,7 +156,7 @@ DECLARED: tuple = (
     Verb("agent", "list", "list agents", _page("ID", "claude-1"), _CMD + "cmd_agent_list"),
     Verb("agent", "show", "show one agent", (arg("id", metavar="ID", help="the agent's id"),), _CMD + "cmd_agent_show"),
 
-    Group("card", "add, list, show, move, assign, budget and window cards"),
+    Group("card", "add, list, show, move, assign, budget and window cards; tries of one card"),
     Verb("card", "add", "add a card (ready; blocked while an --after card is open; --backlog to park it)", (
         arg("title", metavar="TITLE", help="what the card is for, in a line"),
         arg("--body", metavar="T", help="the objective in detail"),
@@ -170,6 +170,7 @@ DECLARED: tuple = (
         arg("--max-tokens", type="int", metavar="N", help="budget: at most N tokens"),
         arg("--max-usd", type="float", metavar="X", help="budget: at most X dollars"),
         arg("--backlog", action="store_true", help="park it in the backlog"),
+        arg("--tries", type="int", metavar="N", help="give it to N agents at once: the card and N-1 tries of it, each its own workspace (a person only)"),
         arg("--op-id", metavar="ID", help="idempotency key"),
     ), _CMD + "cmd_card_add", shape="card"),
     Verb("card", "list", "list cards, a page at a time (id order)", (
@@ -198,6 +199,13 @@ DECLARED: tuple = (
         arg("--summary", metavar="T", help="what the receiver should know"),
         _OP_ID,
     ), _CMD + "cmd_card_assign", human=True),
+    Verb("card", "try", "give a card to one more agent: a try of it, a card of its own with its own workspace", (
+        *_CARD,
+        arg("--to", metavar="A", help="the agent this try is for (default: any agent may claim it)"),
+        _OP_ID,
+    ), _CMD + "cmd_card_try", human=True),
+    Verb("card", "tries", "a card's tries side by side: status, diff size, verify, turns, tokens, dollars", _CARD, _CMD + "cmd_card_tries"),
+    Verb("card", "keep", "keep one try of a card: the other tries are archived (refs/loopx/…) and cancelled", (*_CARD, _OP_ID), _CMD + "cmd_card_keep", human=True),
     Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CMD + "cmd_card_unassign", human=True),
     Verb("card", "budget", "raise a card's budget (a person only; resumes a paused card)", (
         *_CARD,
@@ -435,6 +443,9 @@ DECLARED: tuple = (
     Verb("workspace", "gc", "remove the folders of workspaces that are merged into their base or archived (never a commit or an edit) — a person only", (
         arg("--dry-run", action="store_true", help="say what would be removed, remove nothing"),
     ), _WORKSPACE + "cmd_gc", human=True),
+    Verb("workspace", "cap", "cap the total size of the board's workspaces (e.g. 20G; none lifts it): past it, removable folders go first, then new ones are refused — a person only", (
+        arg("size", metavar="SIZE", help="20G, 500M, 1.5GB, bytes, or none"),
+    ), _WORKSPACE + "cmd_cap", human=True),
 )
 
 

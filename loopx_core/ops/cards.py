@@ -279,6 +279,8 @@ def show_card(store, card_id: int) -> CardView:
 
 def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
     """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    from .gates import checked_view
+
     if reap:
         _reap_if_due(store)
     with store.read():
@@ -289,7 +291,7 @@ def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: 
             card=card_view(card),
             evidence=tuple(reversed([evidence_view(e) for e in evidence])),
             observed=tuple(observed_view(o) for o in Observed.where(*of_card)),
-            gates=tuple(gate_view(g) for g in Gate.where(*of_card)),
+            gates=tuple(checked_view(store, g) for g in Gate.where(*of_card)),  # an answer no signature backs reads as pending
             handoffs=tuple(handoff_view(h) for h in Handoff.where(*of_card)),
             events=tuple(events.latest(card_id, event_limit)) if event_limit else (),
         )

@@ -352,7 +352,9 @@ DECLARED: tuple = (
     ), _CMD + "cmd_gate_list"),
     Verb("gate", "answer", "answer a gate — a person with their key only", (
         arg("gate", metavar="GATE", help="the gate, e.g. G-3"),
-        arg("decision", choices=["approve", "reject"], help="your answer"),
+        arg("decision", nargs="?", choices=["approve", "reject"], help="your answer (approve when --choose or --text says more)"),
+        arg("--choose", metavar="OPTION", help="approve with one of the gate's options (its text or number, 1 = the first)"),
+        arg("--text", metavar="T", help="approve with your answer in words (the agent reads it in its next turn)"),
         arg("--note", metavar="T", help="why, for the agent (it reads it in its next turn)"),
         arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),

@@ -252,9 +252,9 @@ async def test_the_footer_shows_the_dialogs_keys_dimmed_until_armed(make_app, se
         await pilot.press("g")
         modal = app.screen
         bar = modal.query_one(KeyBar)
-        assert bar.keys == ["y", "n", "A", "escape"] and bar.region.y == 29  # the bottom line: over the board's
+        assert bar.keys == ["y", "n", "A", "t", "escape"] and bar.region.y == 29  # the bottom line: over the board's
         enabled = {binding.key: on for binding, on, _ in shown_keys(modal)[0]}
-        assert enabled == {"y": False, "n": False, "A": False, "escape": True}
+        assert enabled == {"y": False, "n": False, "A": False, "t": False, "escape": True}
         await arm(pilot)
         enabled = {binding.key: on for binding, on, _ in shown_keys(modal)[0]}
         assert all(enabled.values())
@@ -340,3 +340,80 @@ async def test_remembering_a_dangerous_scope_takes_the_second_key_too(make_app, 
         assert gate_row(app, seeded.gate).status == "approved"
         with app.store.read():
             assert Grant.get(Grant.gate == seeded.gate).agent == "codex-1"
+
+
+def ask_with_options(app, *options, scope=None):
+    """A new gate on LX-6 (claude-1's) offering ``options``; returns its id."""
+    data = {"question": "Which region do we deploy to?", "options": list(options)}
+    if scope:
+        data["scope"] = scope
+    gate, _, _ = gates.ask(app.store, 6, "claude-1", data)
+    return gate.id
+
+
+async def open_gate(pilot, app, gid):
+    await feed(app)
+    await pilot.pause()
+    app.gates.show_first(gid)
+    await app.reads_idle()
+    await pilot.pause()
+    assert isinstance(app.screen, GateModal) and app.screen.gate_id == gid
+
+
+async def test_a_number_key_chooses_that_option(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        gid = ask_with_options(app, "eu-west", "us-east", "ap-south")
+        await open_gate(pilot, app, gid)
+        await pilot.press("2")  # typed before the dialog armed: dropped, never an answer
+        assert isinstance(app.screen, GateModal) and gate_row(app, gid).status == "pending"
+        await arm(pilot)
+        await pilot.press("2")
+        await app.ops_idle()
+        await pilot.pause()
+        gate = gate_row(app, gid)
+        assert (gate.status, gate.choice, gate.answered_by) == ("approved", "us-east", HUMAN)
+        assert any("with option 2" in text for _, text in app.notices)
+
+
+async def test_t_answers_in_words(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        gid = ask_with_options(app, "eu-west", "us-east")
+        await open_gate(pilot, app, gid)
+        await arm(pilot)
+        await pilot.press("t")
+        assert app.screen.stage == "words"
+        await pilot.press("enter")  # empty: nothing is sent
+        assert isinstance(app.screen, GateModal) and gate_row(app, gid).status == "pending"
+        await pilot.press(*"both, eu first", "enter")
+        await app.ops_idle()
+        await pilot.pause()
+        gate = gate_row(app, gid)
+        assert (gate.status, gate.text, gate.choice) == ("approved", "both, eu first", None)
+
+
+async def test_a_number_on_a_dangerous_scope_still_asks_for_the_second_key(make_app, seeded):
+    from .conftest import loopx
+
+    assert loopx(seeded.location, "dangerous", "set", "db:*").returncode == 0
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        gid = ask_with_options(app, "drop", "keep", scope="db:drop")
+        await open_gate(pilot, app, gid)
+        assert app.screen.dangerous
+        await arm(pilot)
+        await pilot.press("1")
+        assert app.screen.stage == "confirm" and gate_row(app, gid).status == "pending"
+        await pilot.press("Y")
+        await app.ops_idle()
+        assert gate_row(app, gid).choice == "drop"
+
+
+async def test_number_keys_do_nothing_on_a_gate_without_options(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("g")
+        await arm(pilot)
+        await pilot.press("1")
+        assert isinstance(app.screen, GateModal) and gate_row(app, seeded.gate).status == "pending"

@@ -261,6 +261,17 @@ DECLARED: tuple = (
         arg("--none", action="store_true", help="no scope is dangerous"),
     ), _TRUST + "cmd_dangerous_set", human=True),
 
+    Group("notify", "the command that tells you, wherever you are, when something needs you"),
+    Verb("notify", "show", "the notification command a person signed, and what it last did", (), _TRUST + "cmd_notify_show"),
+    Verb("notify", "set", "set the command run when something needs you (a gate, a pause, a failed verify, a silent runner)", (
+        arg("--shell", metavar="CMD", help="a shell command you wrote (run by /bin/sh -c; the message comes as $1 $2 and JSON on stdin)"),
+        arg("--timeout", default="10s", metavar="DUR", help="the command is killed past this (default 10s, at most 2m)"),
+        arg("--every", default="5m", metavar="DUR", help="at most one message per gate, pause or runner in this long (default 5m)"),
+        arg("--none", action="store_true", help="run no command"),
+        arg("argv", nargs="...", metavar="-- PROGRAM ARG", help="the program by its absolute path and its arguments; the message follows as two more (title, body) and as JSON on stdin"),
+    ), _TRUST + "cmd_notify_set", human=True),
+    Verb("notify", "test", "run the notification command once now, and record what it did", (), _TRUST + "cmd_notify_test", human=True),
+
     Verb("verify", None, "check the event log's hash chain and every person's signature (exit 11 if altered)", (
         arg("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one"),
         arg("--root", metavar="FINGERPRINT", help="with --file: the root key you expect"),
@@ -427,7 +438,7 @@ DECLARED: tuple = (
 HELP_ORDER = (
     "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner",
     "next", "claim", "context", "heartbeat", "writeback", "monitor", "handoff", "accept", "release", "done",
-    "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "price",
+    "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "notify", "price",
     "watch", "mcp", "hook", "migrate", "completion",
 )
 

@@ -29,13 +29,14 @@ from textual.widgets.option_list import Option
 
 from loopx_core.ops.board import GateBrief
 
-from ..format import ago, ellipsize, short_sha, size
+from ..format import ago, clock_time, ellipsize, short_sha, size
 from ..widgets.footer import KeyBar
 from .base import LoopxModal
 
 REMEMBER = (("card", "this card", "c"), ("agent", "this agent, any card", "a"), ("board", "the whole board", "b"))
 PASS_KEYS = ("escape", "q", "ctrl+c")  # later (never an answer) and quit: these work armed or not
 ANSWERS = ("approve", "reject", "remember", "pick", "confirm", "option", "words")  # the actions arming holds back
+SMALL_HEIGHT = 22  # rows: below it (a phone over ssh) the dialog shows the evidence on one line and drops its blank lines
 OPTION_KEYS = 9  # options 1–9 have a key (a gate offers at most limits.OPTIONS_MAX = 10; the tenth: t and its text)
 
 
@@ -114,6 +115,15 @@ class GateModal(LoopxModal):
         if not self.armed:
             self._arming = self.set_interval(0.1, self.arm_tick, name="arming")
 
+    def on_resize(self) -> None:
+        """A small terminal keeps the question and the keys on screen: the facts get shorter."""
+        if not self.query("#gate-facts"):
+            return
+        small = self.app.size.height < SMALL_HEIGHT
+        if small != self.has_class("-small"):
+            self.set_class(small, "-small")
+            self.query_one("#gate-facts", Static).update(self._facts())
+
     # -- arming ----------------------------------------------------------------------
     def left(self) -> float:
         """Seconds until the answer keys work (0: armed)."""
@@ -159,10 +169,15 @@ class GateModal(LoopxModal):
         ]
         if gate.options:
             rows.append(("Options", self._options()))
+        if self.brief.notified is not None:
+            at, ok, error = self.brief.notified
+            rows.append(("Told you", Text(f"{clock_time(at)} ✓", style="green") if ok else Text(f"{clock_time(at)} ✗ {ellipsize(error or '', 60)}", style="red")))
         if gate.deadline is not None:
             rows.append(("Deadline", Text(f"{ago(gate.deadline, self._now())} (unanswered = rejected)", style="yellow")))
         if ev is None:
             rows.append(("Evidence", Text("none yet", style="dim")))
+        elif self.app.size.height < SMALL_HEIGHT:
+            rows.append(("Evidence", Text.assemble((f"E-{ev.id}", "bold"), " ", ellipsize(ev.summary, 60))))  # one line; its card has the rest
         else:
             rows.append(("Evidence", Text.assemble((f"E-{ev.id}", "bold"), f" {ev.agent}, {ago(ev.created_at, self._now())}: ", ellipsize(ev.summary, 200))))
             for art in ev.artifacts[:3]:

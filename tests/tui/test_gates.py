@@ -417,3 +417,46 @@ async def test_number_keys_do_nothing_on_a_gate_without_options(make_app, seeded
         await arm(pilot)
         await pilot.press("1")
         assert isinstance(app.screen, GateModal) and gate_row(app, seeded.gate).status == "pending"
+
+
+async def test_the_dialog_says_when_the_notification_command_told_the_person(make_app, seeded):
+    """#29: "Told you 01-05 09:35:00 ✓", or the error, from the `notified` event."""
+    from loopx_core.ops import notify
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        notice = notify.Notice(f"gate:G-{seeded.gate}", "gate_asked", None, gate_row(app, seeded.gate).card, "t", "b")
+        notify.record(app.store, notice, False, "exit 3: no route", 0.1)
+        await pilot.press("g")
+        await app.reads_idle()
+        await pilot.pause()
+        facts = str(app.screen.query_one("#gate-facts").render())
+        assert "Told you" in facts and "✗ exit 3: no route" in facts
+
+
+async def test_a_phone_sized_board_answers_with_the_same_keys(make_app, seeded):
+    """#29: at 50×16 (a phone over ssh) the queue opens with g, its question,
+    keys and countdown are on screen, and y / a number answer."""
+    app = make_app()
+    async with app.run_test(size=(50, 16)) as pilot:
+        gid = ask_with_options(app, "eu-west", "us-east")
+        await open_gate(pilot, app, gid)
+        modal = app.screen
+        assert modal.has_class("-small")
+        for part in ("#gate-question", "#gate-keys"):
+            region = modal.query_one(part).region
+            assert region.height and region.bottom <= 15, part  # inside the screen, above the footer
+        assert "keys work in" in str(modal.query_one("#gate-keys").render())
+        await arm(pilot)
+        await pilot.press("2")
+        await app.ops_idle()
+        await pilot.pause()
+        assert gate_row(app, gid).choice == "us-east"
+        await pilot.press("g")
+        await app.reads_idle()
+        await pilot.pause()
+        assert isinstance(app.screen, GateModal) and app.screen.gate_id == seeded.gate
+        await arm(pilot)
+        await pilot.press("y")
+        await app.ops_idle()
+        assert gate_row(app, seeded.gate).status == "approved"

@@ -183,3 +183,32 @@ def test_gate_modal_with_options(make_app, snap_compare):
         await arm(pilot)
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=gate)
+
+
+def _gate_on_screen(armed: bool):
+    async def gate(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+        if armed:
+            await arm(pilot)
+
+    return gate
+
+
+def test_phone_board_60x20(make_app, snap_compare):
+    """#29: the board over ssh from a phone: the header says a gate waits and g opens it."""
+    assert snap_compare(make_app(), terminal_size=(60, 20), run_before=_settle)
+
+
+def test_phone_gate_60x20(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(60, 20), run_before=_gate_on_screen(armed=True))
+
+
+def test_phone_board_50x16(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(50, 16), run_before=_settle)
+
+
+def test_phone_gate_50x16(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(50, 16), run_before=_gate_on_screen(armed=True))

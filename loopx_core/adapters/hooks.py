@@ -64,7 +64,7 @@ EVENTS = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
 MAX_PAYLOAD = 8 * 1024 * 1024  # bytes of hook input read; a larger tool call is refused
 # Seconds each event may take before it answers anyway (the runtime's own
 # timeout, set by `loopx init`, is 30 s for the first two and 60 s for Stop).
-DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0}
+DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0, "session-end": 25.0}
 
 
 class Hook:
@@ -618,8 +618,6 @@ def stop(hook: Hook):
         # Without the payload there is no stop_hook_active to respect: blocking could loop.
         hook.note("the turn may end unchecked")
         return None
-    from ..shapes.errors import LoopxError
-
     try:
         store = open_store(hook)
     except Exception as exc:
@@ -627,12 +625,7 @@ def stop(hook: Hook):
         return None
     try:
         turn = _read_transcript(hook)
-        try:
-            _charge(hook, store, turn)
-        except LoopxError as err:
-            hook.note(f"usage not charged: {err.message}")
-        except Exception as exc:
-            hook.note(f"usage not charged: {type(exc).__name__}: {exc}")
+        _charge_noted(hook, store, turn)
         if hook.get("stop_hook_active") is True:
             return None  # already continuing because of a stop hook: never block twice
         return _evidence_gate(hook, store, turn)
@@ -709,7 +702,41 @@ def _charge(hook: Hook, store, turn) -> None:
     card_id = charged_card(store, agent, turn.started_at)
     session = str(hook.get("session_id") or "unknown")
     path = os.path.expanduser(hook.get("transcript_path"))
-    charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=f"the {hook.runtime} stop hook")
+    by = f"the {hook.runtime} {hook.event} hook"
+    charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=by)
+    if hook.runtime == "claude-code":
+        charge.charge_subagents(store, agent, session, path, card_id, hook.note, by=by)
+
+
+def session_end(hook: Hook):
+    """Claude Code's ``SessionEnd``: charge what the session used that no Stop
+    charged — the last model call whose usage reached the transcript after the
+    last Stop read it (2.1.197 writes it asynchronously), its subagents' calls.
+    Idempotent by call id (``adapters/charge.py``); says nothing to the runtime."""
+    if not hook.agent or hook.payload is None:
+        return None
+    try:
+        store = open_store(hook)
+    except Exception as exc:
+        hook.note(f"cannot open the board ({type(exc).__name__}: {exc}); usage not charged")
+        return None
+    try:
+        _charge_noted(hook, store, _read_transcript(hook))
+    finally:
+        store.close()
+    return None
+
+
+def _charge_noted(hook: Hook, store, turn) -> None:
+    """``_charge``; what went wrong is said on stderr (a charge never ends a session)."""
+    from ..shapes.errors import LoopxError
+
+    try:
+        _charge(hook, store, turn)
+    except LoopxError as err:
+        hook.note(f"usage not charged: {err.message}")
+    except Exception as exc:
+        hook.note(f"usage not charged: {type(exc).__name__}: {exc}")
 
 
 def _evidence_gate(hook: Hook, store, turn):
@@ -739,4 +766,7 @@ def _evidence_gate(hook: Hook, store, turn):
     return {"decision": "block", "reason": reason}
 
 
-HANDLERS = {"session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop, "pre-skill-shell-command": pre_skill_shell_command}
+HANDLERS = {
+    "session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop, "session-end": session_end,
+    "pre-skill-shell-command": pre_skill_shell_command,
+}

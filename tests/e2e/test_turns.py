@@ -240,3 +240,53 @@ def test_a_skill_shell_command_a_person_turned_on_passes_the_hook(project, model
     assert not project.pushed()
     gates = project.gates()
     assert [(g["scope"], g["status"], g["agent"]) for g in gates] == [("git:push", "pending", agent)]
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.setup == "claude-code"], ids=repr)
+def test_a_subagents_calls_are_charged_to_the_card_of_the_turn_that_started_it(project, model, runtime):
+    """#29: the Task tool's subagent writes its model calls to a transcript of its
+    own; they are charged to the card, with every other call, exactly once
+    (Stop and SessionEnd both charge; by call id)."""
+    agent, card = started(project, runtime)
+
+    def spawn(request):
+        tool = "Agent" if "Agent" in request.tool_names() else "Task"
+        return Call(tool, {"description": "find the callers", "prompt": "List the callers of parse().", "subagent_type": "general-purpose", "run_in_background": False}, usage=Usage(input=700, output=60))
+
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        spawn,
+        Say("parse() has no callers.", usage=Usage(input=333, output=44)),  # the subagent's own call
+        runtime.tool("writeback", card=card, summary="Checked the callers"),
+        Say("Done."),
+    ])
+    assert session.code == 0, session.stderr[-2000:]
+    assert model.steps_left == 0
+    reported = model.usage_reported
+    tokens = sum(u.input + u.cache_write + u.cache_read + u.output for u in reported)
+    assert project.show(card)["quota"]["tokens"]["used"] == tokens
+    charges = [e for e in project.evidence(card) if e["source"] == "hook"]
+    assert any("(subagent)" in e["summary"] for e in charges)
+    assert sum(e["usage"]["tokens"] for e in charges) == tokens
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.setup == "claude-code"], ids=repr)
+def test_a_turn_sent_back_is_charged_exactly_with_its_usage_arriving_late(project, model, runtime):
+    """#29: the case that undercharged on 2.1.197 (a turn whose first Stop was
+    sent back), with every reply's final usage sent 0.4 s after its content,
+    SessionEnd registered beside Stop: exactly what the model reported, on
+    both pinned versions. (Both binaries wrote each call's entry with its final
+    usage here; the late-entry race itself is pinned by
+    tests/adapters/test_hooks_claude.py with a transcript written that way.)"""
+    agent, card = started(project, runtime)
+    model.usage_delay = 0.4
+    steps = [runtime.tool("next", claim=True), Say("All done."), runtime.tool("writeback", card=card, summary="Recorded after the reminder"), Say("Recorded.")]
+    for n, step in enumerate(steps):
+        step.usage = Usage(input=1000 + n, output=300 + 7 * n, cache_read=2000, cache_write=50)
+    session = runtime.run(project, model, steps)
+    assert session.code == 0, session.stderr[-2000:]
+    assert "wrote no evidence" in model.agent_requests()[2].text()
+    tokens = sum(u.input + u.cache_write + u.cache_read + u.output for u in model.usage_reported)
+    assert project.show(card)["quota"]["tokens"]["used"] == tokens
+    charges = [e for e in project.evidence(card) if e["source"] == "hook"]
+    assert sum(e["usage"]["tokens"] for e in charges) == tokens

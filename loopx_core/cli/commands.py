@@ -363,10 +363,12 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 
 def cmd_card_show(ctx: Context) -> Outcome:
-    from ..ops.cards import show_card
+    from ..ops.cards import show_card, usage_of
 
-    card = show_card(ctx.store, card_id(ctx.args.card)).to_json()
-    return Outcome({"card": card}, 0, render.card_block(card))
+    cid = card_id(ctx.args.card)
+    card = show_card(ctx.store, cid).to_json()
+    usage = usage_of(ctx.store, cid)
+    return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
 
 
 def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:

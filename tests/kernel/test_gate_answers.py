@@ -84,3 +84,4 @@ def test_an_agent_can_never_choose(team):
     assert "drop the table" not in team.cli("context", "LX-1", agent="a2", json_out=False).out
     report = team.cli("verify")
     assert report.code == 11 and "G-1" in report.out
+

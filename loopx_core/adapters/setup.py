@@ -27,7 +27,7 @@ from pathlib import Path
 from ..rules.spawn import loopx_argv
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
-EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "pre-skill-shell-command")
+EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command")
 
 
 from .setup_claude import SettingsError

@@ -399,3 +399,51 @@ def test_usage_that_reached_the_transcript_after_the_stop_and_subagents_are_char
     hooks.run("claude-code", "stop", dict(payload_, stop_hook_active=True))
     assert len(hook_evidence(working)) == 3
     assert working.ok("card", "show", "LX-1")["card"]["quota"]["tokens"]["used"] == 930
+
+
+# -- the runtime's own question joins the queue (#29) -----------------------------------
+
+def permission_payload(board) -> dict:
+    data = stop(board)
+    data.update(hook_event_name="PermissionRequest", tool_name="Bash", tool_input={"command": "rm -rf build", "description": "clean"})
+    data.pop("stop_hook_active", None)
+    return data
+
+
+def decision_of(result) -> dict:
+    out = (result.out or {}).get("hookSpecificOutput") or {}
+    assert out.get("hookEventName") == "PermissionRequest"
+    return out["decision"]
+
+
+def test_a_permission_request_waits_for_a_signed_approval_never_a_forged_one(hooks, working, monkeypatch):
+    import threading
+
+    from loopx_core.adapters import hooks as hook_module
+
+    from ..security.conftest import sql
+    from tests.polling import until
+
+    monkeypatch.setattr(hook_module, "PERMISSION_WAIT", 0.6)
+    unanswered = decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))
+    assert unanswered["behavior"] == "deny" and "G-1 waits for them" in unanswered["message"]
+    gate = working.cli("gate", "status", "G-1").data["gate"]
+    assert gate["status"] == "pending" and "asks to use Bash" in gate["question"] and "rm -rf build" in gate["question"]
+    # The agent writes an approval into the database: it reads as pending, the runtime is told no
+    # (the same question asks again: G-2).
+    sql(working, "UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester' WHERE id = 1")
+    assert decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))["behavior"] == "deny"
+    sql(working, "UPDATE gate SET status = 'pending', answer = NULL, answered_by = NULL WHERE id = 1")
+    assert len(working.cli("gate", "list", "--pending").data["gates"]) == 2
+    # A real hook process waits; the person says no meanwhile; the runtime is told why.
+    results = []
+    other = permission_payload(working)
+    other["tool_input"] = {"command": "rm -rf dist", "description": "clean"}
+    waiting = threading.Thread(target=lambda: results.append(hooks.spawn("claude-code", "permission-request", other)))
+    waiting.start()
+    until(lambda: len(working.cli("gate", "list", "--pending").data["gates"]) == 3, timeout=60, what="the gate the hook waits on")
+    working.ok("gate", "answer", "G-3", "reject", "--note", "not the dist folder", tty=True)
+    waiting.join(timeout=60)
+    said = decision_of(results[0])
+    assert said["behavior"] == "deny" and "the person said no (G-3 rejected: not the dist folder)" in said["message"]
+    assert hooks.run("claude-code", "permission-request", permission_payload(working), agent="a1").stdout == ""  # no card: the runtime decides

@@ -290,3 +290,47 @@ def test_a_turn_sent_back_is_charged_exactly_with_its_usage_arriving_late(projec
     assert project.show(card)["quota"]["tokens"]["used"] == tokens
     charges = [e for e in project.evidence(card) if e["source"] == "hook"]
     assert sum(e["usage"]["tokens"] for e in charges) == tokens
+
+
+def _person_answers_when_asked(project, decision: str, found: list):
+    """A person at the board: the first pending gate that is the runtime's own question, answered."""
+    import threading
+    import time
+
+    def watch():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pending = [g for g in project.gates() if g["status"] == "pending" and "asks to use Bash" in g["question"]]
+            if pending:
+                found.append(answer_as_person(project, pending[0]["id"], decision))
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_claude_codes_own_permission_question_is_answered_on_the_board(project, model, decision):
+    """#29: Claude Code 2.1.335 asks its own permission question (PermissionRequest,
+    not bypassed); it joins the person's queue as a gate; the person's answer
+    reaches the runtime: the command runs only when they approve."""
+    from .harness import _session, claude_env
+    from . import runtimes
+
+    sdk = next(r for r in ALL if r.name == "claude-sdk")
+    agent, card = started(project, sdk)
+    project.git("init", "-q")
+    found: list = []
+    thread = _person_answers_when_asked(project, decision, found)
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"  # (its MCP tools would ask leave too)
+    model.script([Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
+    cmd = [str(runtimes.binary("claude-sdk")), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose", "--permission-mode", "default"]
+    session = _session(project, model, "claude-sdk", cmd, claude_env(project, model))
+    thread.join(timeout=5)
+    assert session.code == 0, session.stderr[-2000:]
+    assert found and found[0]["status"] == ("approved" if decision == "approve" else "rejected")
+    assert (project.root / "made-it.txt").exists() == (decision == "approve")
+    if decision == "reject":
+        assert "the person said no" in (model.agent_requests()[1].last_tool_result() or "")

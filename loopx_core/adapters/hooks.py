@@ -747,9 +747,11 @@ def permission_request(hook: Hook):
     the runtime — allow only on an approval a person's signature backs, deny on
     a rejection or an expired gate. Unanswered within ``PERMISSION_WAIT``: deny
     (the gate stays pending; the card waits). An agent holding no card: the
-    runtime decides as it would without the hook."""
+    runtime decides as it would without the hook. Only in a runner's turn
+    (``LOOPX_TURN_ID`` set: nobody sits at that terminal); a person working
+    with Claude Code at their own terminal gets its own dialog at once."""
     agent, tool = hook.agent, hook.get("tool_name")
-    if not agent or hook.payload is None or not isinstance(tool, str):
+    if not agent or hook.payload is None or not isinstance(tool, str) or not os.environ.get("LOOPX_TURN_ID"):
         return None
     from ..ops import gates
     from ..rules import ids

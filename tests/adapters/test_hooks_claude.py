@@ -425,6 +425,8 @@ def test_a_permission_request_waits_for_a_signed_approval_never_a_forged_one(hoo
     from tests.polling import until
 
     monkeypatch.setattr(hook_module, "PERMISSION_WAIT", 0.6)
+    assert hooks.run("claude-code", "permission-request", permission_payload(working)).stdout == ""  # a person at their own terminal: Claude Code's dialog
+    monkeypatch.setenv("LOOPX_TURN_ID", "turn-29")  # a runner's turn: nobody at that terminal
     unanswered = decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))
     assert unanswered["behavior"] == "deny" and "G-1 waits for them" in unanswered["message"]
     gate = working.cli("gate", "status", "G-1").data["gate"]
@@ -439,7 +441,7 @@ def test_a_permission_request_waits_for_a_signed_approval_never_a_forged_one(hoo
     results = []
     other = permission_payload(working)
     other["tool_input"] = {"command": "rm -rf dist", "description": "clean"}
-    waiting = threading.Thread(target=lambda: results.append(hooks.spawn("claude-code", "permission-request", other)))
+    waiting = threading.Thread(target=lambda: results.append(hooks.spawn("claude-code", "permission-request", other, env={"LOOPX_TURN_ID": "turn-29"})))
     waiting.start()
     until(lambda: len(working.cli("gate", "list", "--pending").data["gates"]) == 3, timeout=60, what="the gate the hook waits on")
     working.ok("gate", "answer", "G-3", "reject", "--note", "not the dist folder", tty=True)

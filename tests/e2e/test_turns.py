@@ -327,7 +327,7 @@ def test_claude_codes_own_permission_question_is_answered_on_the_board(project, 
     assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"  # (its MCP tools would ask leave too)
     model.script([Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
     cmd = [str(runtimes.binary("claude-sdk")), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose", "--permission-mode", "default"]
-    session = _session(project, model, "claude-sdk", cmd, claude_env(project, model))
+    session = _session(project, model, "claude-sdk", cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))  # as `loopx run` starts a turn
     thread.join(timeout=5)
     assert session.code == 0, session.stderr[-2000:]
     assert found and found[0]["status"] == ("approved" if decision == "approve" else "rejected")

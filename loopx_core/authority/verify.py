@@ -82,7 +82,7 @@ RAW = {
     "person": "fingerprint, name, public_key, added_seq, revoked_seq",
     "setting": "key, value, decided_seq",
     "agent": "id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns",
-    "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token",
+    "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token, answer",
     "grant": "id, scope, agent, card, expires_at, decided_seq",
     "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd",
     "runner": "agent, control, control_seq",
@@ -125,6 +125,10 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
         con.execute(f"CREATE TABLE {name} ({cols})")
         marks = ", ".join("?" * len(spec["columns"]))
         con.executemany(f"INSERT INTO {name} ({cols}) VALUES ({marks})", [tuple(r) for r in spec["rows"]])
+    if "answer" not in part["tables"].get("gate", {}).get("columns", ["answer"]):
+        # An export from before #29 carries no answer: every answer then was its status (an expiry: rejected).
+        con.execute('ALTER TABLE gate ADD COLUMN "answer"')
+        con.execute("UPDATE gate SET answer = CASE status WHEN 'expired' THEN 'rejected' WHEN 'pending' THEN NULL WHEN 'withdrawn' THEN NULL ELSE status END")
 
     def query(sql, params=()):
         return con.execute(sql, params).fetchall()

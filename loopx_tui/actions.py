@@ -71,6 +71,10 @@ class HumanActions:
 
         def done(result):
             gate, card = result
+            if gate.kind == "merge" and gate.status == "approved":
+                said = f"{card.key} merged" if card.status == "done" else f"{card.key} did not merge, back to {card.owner}: {card.next_action}"
+                self.app.notice(f"{key} approved by you; {said}")
+                return
             extra = f", remembered for this {remember}" if remember else ""
             # (an option is an agent's text: the toast names its number, never its words, which could carry markup)
             said = f" with option {gate.options.index(gate.choice) + 1}" if gate.choice else (" with your answer" if gate.text else "")
@@ -111,6 +115,17 @@ class HumanActions:
                 then(card)
 
         return self._perform("add card", lambda actor: card_ops.add_card(self.store, data, actor), done)
+
+    def keep_try(self, card_id: int) -> Worker | None:
+        """``k`` on the tries: keep this one; the others are archived and cancelled (signed)."""
+        from loopx_core.ops import tries
+
+        def done(result):
+            kept, cancelled = result
+            gone = ", ".join(c.key for c in cancelled) or "none still open"
+            self.app.notice(f"kept {kept.key}; archived and cancelled: {gone}")
+
+        return self._perform(f"keep {ids.fmt(ids.CARD, card_id)}", lambda actor: tries.keep(self.store, card_id, actor), done)
 
     def control_runner(self, agent: str, what: str) -> Worker | None:
         """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""

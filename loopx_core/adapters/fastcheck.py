@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - a Python whose sqlite3 is laid out oth
 from ..authority import authority, replay, trust
 from ..rules.holding import HELD, choose
 
-SCHEMA_VERSION = 6  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
+SCHEMA_VERSION = 7  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
 
 
 Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")

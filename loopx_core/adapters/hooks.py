@@ -56,6 +56,7 @@ import os
 import sys
 import time
 
+from ..rules import board_file
 from ..rules.hints import take_work
 from ..rules.holding import HELD
 
@@ -218,33 +219,14 @@ def _now() -> float:
 
 def board_target(db_flag: str | None, cwd: str) -> tuple[str, str | None]:
     """("sqlite", path) | ("postgresql", url) | ("user", None): discovery.discover's
-    order (flag, LOOPX_DB, nearest .loopx/board.db, user board) with os.path only."""
+    order (flag, LOOPX_DB, nearest .loopx/board.db or the main checkout's from a
+    worktree, user board), by the same rule (``rules/board_file``), os.path only."""
     raw = db_flag or os.environ.get("LOOPX_DB")
     if raw:
-        text = raw.strip()
-        if text.startswith(("postgresql://", "postgres://")):
-            return "postgresql", text
-        if text.startswith("sqlite:///"):
-            text = text[len("sqlite:///") - 1 :]
-            if text.startswith("//"):
-                text = text[1:]
-        elif "://" in text:
-            return "postgresql", text  # let the kernel refuse it with its own message
-        path = os.path.expanduser(text)
-        if not os.path.isabs(path):
-            path = os.path.join(cwd, path)
-        if os.path.isdir(path):
-            path = os.path.join(path, "board.db")
-        return "sqlite", os.path.abspath(path)
-    here = os.path.abspath(cwd)
-    while True:
-        candidate = os.path.join(here, ".loopx", "board.db")
-        if os.path.exists(candidate):
-            return "sqlite", candidate
-        parent = os.path.dirname(here)
-        if parent == here:
-            return "user", None
-        here = parent
+        kind, text = board_file.target(raw, cwd)
+        return ("postgresql" if kind == "other" else kind), text  # (an unknown scheme: the kernel refuses it with its own message)
+    found, _ = board_file.nearest(cwd)
+    return ("sqlite", found) if found else ("user", None)
 
 
 def project_root(target: tuple[str, str | None], cwd: str) -> str:

@@ -210,13 +210,24 @@ def tool_next(tools, claim: bool = False) -> str:
     from ..shapes.inputs import validate
 
     data = validate("next", {"agent": _agent(), "claim": claim})
-    return _json(next_turn(tools.store, data["agent"], claim=data["claim"]).to_json())
+    return _with_workspace(tools, next_turn(tools.store, data["agent"], claim=data["claim"]).to_json(), data["agent"])
 
 
 def tool_claim(tools, card: str) -> str:
     from ..ops.claims import claim
 
-    return _json(claim(tools.store, _card(card), _agent()).to_json())
+    agent = _agent()
+    return _with_workspace(tools, claim(tools.store, _card(card), agent).to_json(), agent)
+
+
+def _with_workspace(tools, answer: dict, agent: str) -> str:
+    """The card's workspace named in the answer (made at its first claim), as the CLI's ``next`` does."""
+    from ..ops.workspaces import name_in
+
+    warnings = name_in(tools.store, answer, agent)
+    if warnings:
+        answer["warnings"] = warnings
+    return _json(answer)
 
 
 def tool_writeback(

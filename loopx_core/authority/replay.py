@@ -30,11 +30,12 @@ from ..rules.decisions import CONTROL_OF_KIND, signed_answer
 # Events that give a card's lease to an agent (with its fencing token), and
 # those that end it. ``gate_answered`` ends it only when it rejects.
 LEASE_GRANTS = ("claimed", "handoff_accepted")
-LEASE_ENDS = ("released", "lease_expired", "done", "card_moved", "card_unassigned", "handoff_created", "gate_expired", "gate_answered")
+LEASE_ENDS = ("released", "lease_expired", "done", "card_moved", "card_unassigned", "handoff_created", "gate_expired", "gate_answered", "merged", "merge_conflict")
 # Events that charge a card's budget; each carries the totals after it (``used``).
 CHARGES = ("evidence_added", "usage_charged")
 GATE_KINDS = ("gate_asked", "gate_answered", "gate_withdrawn", "gate_expired")
 OFF_STATUSES = ("done", "cancelled")  # a gate that says no leaves these as they are
+MERGES = ("merged", "merge_conflict")  # a person's merge of a card's branch (ops/merges)
 
 
 def _card_no(text) -> int | None:
@@ -129,8 +130,11 @@ class CardState:
 
 
 # cards: id -> CardState; gates: id -> [card, status, answered_by, answer];
-# grants: id -> [scope, agent, card, expires_at]; runners: agent -> control.
-Projection = namedtuple("Projection", "cards gates grants runners")
+# grants: id -> [scope, agent, card, expires_at]; runners: agent -> control;
+# workspaces: card id -> [state, branch, head] (issue #26).
+Projection = namedtuple("Projection", "cards gates grants runners workspaces", defaults=(None,))
+WORKSPACE_KINDS = ("workspace_opened", "code_state", "workspace_archived", "workspace_removed")
+WORKSPACE_STATE = {"workspace_opened": "open", "workspace_archived": "archived", "workspace_removed": "removed"}
 
 
 class Difference(namedtuple("Difference", "table id column row log seq", defaults=(None,))):
@@ -140,7 +144,7 @@ class Difference(namedtuple("Difference", "table id column row log seq", default
 
     @property
     def where(self) -> str:
-        name = {"card": "card LX-", "gate": "gate G-"}.get(self.table)
+        name = {"card": "card LX-", "gate": "gate G-", "workspace": "the workspace of LX-"}.get(self.table)
         return f"{name}{self.id}" if name else f"{self.table} {self.id}"
 
     def describe(self) -> str:
@@ -172,6 +176,9 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
     card = p.cards.get(card_id)
     if card is None:
         return  # a card from before the log was kept (an older LoopX)
+    if kind in WORKSPACE_KINDS:
+        _workspace(p, card_id, kind, data)
+        return
     if kind in CHARGES:  # most of a long log: they change the counters and nothing else
         _charge(card, seq, kind, data)
         return
@@ -187,10 +194,24 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
         card.assignee = _agent_of(actor)
     elif kind == "card_assigned":
         card.assignee = data.get("to")
+    elif kind in MERGES and actor.startswith("human:"):
+        card.assignee = data.get("agent")
     elif kind == "card_unassigned":
         card.assignee = None
     elif kind == "handoff_created" and actor.startswith("human:"):
         card.assignee = data.get("to")  # a person's reassign gives the card to the receiver at once
+
+
+def _workspace(p: Projection, card_id: int, kind: str, data: dict) -> None:
+    """A workspace's state, branch and HEAD as its events leave them (a code
+    state that git failed to read changes nothing)."""
+    ws = p.workspaces.setdefault(card_id, [None, None, None])
+    if kind in WORKSPACE_STATE:
+        ws[0] = WORKSPACE_STATE[kind]
+    if kind == "workspace_opened":
+        ws[1] = data.get("branch")
+    if "head" in data and "error" not in data:
+        ws[2] = data.get("head")
 
 
 def _charge(card: CardState, seq: int, kind: str, data: dict) -> None:
@@ -238,6 +259,8 @@ def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind
         return "monitoring"
     if kind == "done":
         return "done"
+    if kind in MERGES:  # the person's merge of the card's branch: in, or back to its agent with the conflict
+        return ("done" if kind == "merged" else "ready") if actor.startswith("human:") else None
     if kind == "handoff_created":
         return "handoff"
     if kind == "handoff_accepted":
@@ -256,7 +279,7 @@ def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind
 # The kinds the fold reads (others leave every projected row as it was: their data is not even parsed).
 FOLDED = frozenset(
     ("card_added", "grant_created", "card_assigned", "paused", "resumed", "monitoring", "monitor_due", "unblocked", "budget_raised", "window_set")
-    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND)
+    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND) + WORKSPACE_KINDS
 )
 
 
@@ -267,7 +290,7 @@ class Replay:
     """The fold, an event at a time (``loopx verify`` feeds it from its own walk of the chain)."""
 
     def __init__(self):
-        self.projection = Projection({}, {}, {}, {})
+        self.projection = Projection({}, {}, {}, {}, {})
 
     def add(self, seq: int, actor: str, card, kind: str, data_text) -> None:
         if kind not in FOLDED or (card is not None and kind not in UNSCOPED and card not in self.projection.cards):
@@ -347,4 +370,24 @@ def differences(query, p: Projection) -> list[Difference]:
         logged = p.runners.get(agent)
         if (control or "resume") != (logged or "resume"):
             out.append(Difference("runner", agent, "control", control, logged))
+    out += _workspace_differences(query, p, replayed)
+    return out
+
+
+def _workspace_differences(query, p: Projection, replayed: set) -> list[Difference]:
+    out = []
+    logged = dict(p.workspaces or {})
+    for cid, state, branch, head in query("SELECT card_id, state, branch, head FROM workspace ORDER BY card_id", ()):
+        if cid not in replayed:
+            continue
+        said = logged.pop(cid, None)
+        if said is None:
+            out.append(Difference("workspace", cid, "card_id", cid, None))
+            continue
+        for column, row, log in (("state", state, said[0]), ("branch", branch, said[1]), ("head", head, said[2])):
+            if row != log:
+                out.append(Difference("workspace", cid, column, row, log))
+    for cid in logged:
+        if cid in replayed:
+            out.append(Difference("workspace", cid, "card_id", None, "opened"))
     return out

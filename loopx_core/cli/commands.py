@@ -4,6 +4,7 @@ prints with ``--json``, the exit code, and the short human text otherwise."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -14,6 +15,10 @@ from ..rules.hints import take_work
 from ..shapes import errors
 from ..shapes.errors import Forbidden, InvalidInput, NotFound, UsageError
 from . import render
+
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Outcome:
@@ -42,18 +47,28 @@ class Context:
     def __init__(self, args):
         self.args = args
         self._store = None
+        self._location = None
         self._person = None
         turn_defaults(args)
         self._witness = None  # a person's signed command witnesses the log (authority/witness.py)
 
     @property
     def location(self):
-        from ..store.discovery import discover
+        if self._location is None:
+            from ..store.discovery import discover
 
-        try:
-            return discover(getattr(self.args, "db", None))
-        except ValueError as exc:
-            raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
+            try:
+                self._location = discover(getattr(self.args, "db", None))
+            except ValueError as exc:
+                raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
+        return self._location
+
+    def name_board(self) -> None:
+        """Find the board before any handler runs (a wrong --db is said by the
+        command that opens it): a PostgreSQL board named before peewee loads
+        lets peewee find its driver (store/orm.py)."""
+        with contextlib.suppress(UsageError):
+            _ = self.location
 
     @property
     def store(self):
@@ -234,7 +249,10 @@ def cmd_where(ctx: Context) -> Outcome:
         from ..store.discovery import NO_BOARD
 
         return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
-    why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
+    why = {
+        "flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)",
+        "worktree": "this folder is a git worktree of the project; the board of its main checkout",
+    }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     return Outcome(data, 0, text)
 
@@ -264,13 +282,16 @@ def cmd_export(ctx: Context) -> Outcome:
 def cmd_migrate(ctx: Context) -> Outcome:
     from ..store.backends import Store
     from ..store.discovery import parse_target
-    from ..store.migrate import migrate
 
-    source = ctx.store
     try:
         target_loc = parse_target(ctx.args.to, "flag")
     except ValueError as exc:
         raise UsageError(str(exc), "pass a SQLite path or a postgresql:// URL") from None
+    from ..store.migrate import (
+        migrate,  # (after --to is parsed: a PostgreSQL target lets peewee load its driver, store/orm.py)
+    )
+
+    source = ctx.store
     if target_loc.url == source.location.url:
         raise UsageError("--to is the board being copied", "name a different, empty board")
     target = Store.open(target_loc, create=True, frozen_ok=True)
@@ -324,14 +345,78 @@ def cmd_card_add(ctx: Context) -> Outcome:
         "title": a.title, "body": a.body, "needs": a.needs, "after": a.after, "priority": a.priority, "owner": a.owner,
         "next": a.next, "verify": a.verify, "max_turns": a.max_turns, "max_tokens": a.max_tokens, "max_usd": a.max_usd, "backlog": a.backlog,
     }))
-    caller = ctx.caller("add cards")
+    tries = a.tries
+    if tries is not None:
+        from ..ops.tries import MAX_TRIES
+
+        if not 2 <= tries <= MAX_TRIES:
+            raise InvalidInput(f"--tries {tries}: give a card to 2 to {MAX_TRIES} agents", "leave --tries out for one")
+    caller = ctx.person("give a card to several agents") if tries else ctx.caller("add cards")
 
     def run():
-        return {"card": add_card(ctx.store, data, caller).to_json()}, 0
+        if not tries:
+            return {"card": add_card(ctx.store, data, caller).to_json()}, 0
+        from ..ops.tries import add_with_tries
 
-    result, code = once(ctx.store, a.op_id, "card_add", data, run)
+        card, more = add_with_tries(ctx.store, data, caller, tries)
+        return {"card": card.to_json(), "tries": [c.to_json() for c in more]}, 0
+
+    result, code = once(ctx.store, a.op_id, "card_add", {**data, "tries": tries}, run)
     card = result["card"]
-    return Outcome(result, code, f"added {render.card_line(card)}\nnext: an agent takes it with {take_work()}")
+    text = f"added {render.card_line(card)}"
+    for extra in result.get("tries") or []:
+        text += f"\nadded {render.card_line(extra)}"
+    if result.get("tries"):
+        text += f"\n{len(result['tries']) + 1} tries, each its own workspace; compare them with `loopx card tries {card['id']}`, keep one with `loopx card keep CARD`"
+    return Outcome(result, code, text + f"\nnext: an agent takes it with {take_work()}")
+
+
+def cmd_card_try(ctx: Context) -> Outcome:
+    from ..ops.idempotence import once
+    from ..ops.tries import add_tries
+
+    cid = card_id(ctx.args.card)
+    agent = agent_id(ctx.args.to) if ctx.args.to else None
+    actor = ctx.person("give a card to several agents")
+
+    def run():
+        return {"card": add_tries(ctx.store, cid, actor, [agent])[0].to_json()}, 0
+
+    result, code = once(ctx.store, ctx.args.op_id, "card_try", {"card": cid, "agent": agent}, run)
+    return Outcome(result, code, f"added {render.card_line(result['card'])}\ncompare the tries with `loopx card tries {ids.fmt(ids.CARD, cid)}`")
+
+
+def cmd_card_tries(ctx: Context) -> Outcome:
+    from ..ops.tries import compare
+
+    first, tries = compare(ctx.store, card_id(ctx.args.card))
+    rows = [t.to_json() for t in tries]
+    lines = []
+    for t in rows:
+        diff = t["diff"]
+        size = f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}" if diff else "no branch"
+        verify = {True: "verify passed", False: "verify failed", None: "no verify"}[t["verify"]]
+        q = t["quota"]
+        lines.append(f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "
+                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f}")
+    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}` (or the try's id)"
+    return Outcome({"card": ids.fmt(ids.CARD, first), "tries": rows}, 0, text)
+
+
+def cmd_card_keep(ctx: Context) -> Outcome:
+    from ..ops.idempotence import once
+    from ..ops.tries import keep
+
+    cid = card_id(ctx.args.card)
+    actor = ctx.person("keep a try")
+
+    def run():
+        kept, cancelled = keep(ctx.store, cid, actor)
+        return {"card": kept.to_json(), "cancelled": [c.to_json() for c in cancelled]}, 0
+
+    result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid}, run)
+    gone = ", ".join(c["id"] for c in result["cancelled"]) or "none still open"
+    return Outcome(result, code, f"kept {render.card_line(result['card'])}\ncancelled (workspaces archived under refs/loopx/…): {gone}")
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
@@ -528,6 +613,8 @@ def _next_text(r: dict) -> str:
         head = f"work on {key} \"{card['title']}\" ({render.lease_text(r['lease'])})"
         if card["next"]:
             head += f"\nnext: {card['next']}"
+        if r.get("workspace"):
+            head += f"\nworkspace: {r['workspace']['path']} (branch {r['workspace']['branch']}) — work and commit there"
         return head + f"\n→ `loopx context {key}` for the continuation; then `loopx writeback {key} --summary …`"
     if action == "wait":
         g = r["gate"]
@@ -565,7 +652,8 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    return Outcome(result, code, _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, _next_text(result), warnings)
 
 
 def cmd_claim(ctx: Context) -> Outcome:
@@ -580,7 +668,14 @@ def cmd_claim(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    return Outcome(result, code, "claimed: " + _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, "claimed: " + _next_text(result), warnings)
+
+
+def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+    from ..ops.workspaces import name_in
+
+    return name_in(ctx.store, result, agent)
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
@@ -659,15 +754,17 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
 
 
 def cmd_writeback(ctx: Context) -> Outcome:
+    from ..ops.workspaces import capture
     from ..ops.writeback import writeback
     from ..rules.artifacts import missing_warnings
 
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
+    code = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
 
     def fn(agent, cid):
-        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token)
+        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, code=code)
         ev, cj = evidence.to_json(), card.to_json()
         text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
         if ev["artifacts"]:
@@ -774,9 +871,12 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
-    g = result["gate"]
+    g, c = result["gate"], result["card"]
     said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
-    return Outcome(result, code, f"{g['id']} {g['status']}{said} by {g['answered_by']}; {result['card']['id']} is now {result['card']['status']}")
+    text = f"{g['id']} {g['status']}{said} by {g['answered_by']}; {c['id']} is now {c['status']}"
+    if g["kind"] == "merge" and g["status"] == "approved":
+        text += " (merged)" if c["status"] == "done" else f"\n{render.one_line(c['next'] or '')}"
+    return Outcome(result, code, text)
 
 
 def cmd_monitor(ctx: Context) -> Outcome:
@@ -793,12 +893,14 @@ def cmd_monitor(ctx: Context) -> Outcome:
 
 def cmd_handoff(ctx: Context) -> Outcome:
     from ..ops.handoffs import handoff
+    from ..ops.workspaces import capture
 
     a = ctx.args
     data = validate("handoff", {"to": a.to, "summary": a.summary, "done": a.done, "pending": a.pending})
+    code = capture(ctx.store, card_id(a.card))  # before --op-id's transaction: git never runs under the write lock
 
     def fn(agent, cid):
-        h, card = handoff(ctx.store, cid, agent, data, a.lease_token)
+        h, card = handoff(ctx.store, cid, agent, data, a.lease_token, code=code)
         hj = h.to_json()
         return {"handoff": hj, "card": card.to_json()}, 0, f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`"
 
@@ -839,6 +941,8 @@ def cmd_done(ctx: Context) -> Outcome:
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
         text = f"done {cj['id']}{verified}"
+        if cj["status"] == "waiting":  # its branch is the person's to merge (ops/merges)
+            text = f"{cj['id']} finished{verified}; its branch waits for a person to merge it (gate {cj.get('pending_gate') or 'pending'}); you cannot merge it yourself"
         still_open = [t for t in cj["todos"] if not t["done"]]
         if still_open:
             text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5])

@@ -223,6 +223,7 @@ class GateBrief(NamedTuple):
     evidence: EvidenceView | None  # the card's latest evidence
     dangerous: bool = False  # its scope is one the person marked dangerous (ops/dangerous)
     notified: tuple[float, bool, str | None] | None = None  # when the notification command last told the person of it (ops/notify)
+    diff: object = None  # a merge gate: the card's branch against the base (workspace.merge.DiffSummary)
 
 
 def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
@@ -236,4 +237,9 @@ def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
         gate = gate_view(row)
         risky = scopes.dangerous(gate.scope, dangerous.patterns(store)) if gate.scope else False
         told = notify.last_outcome(store, card.id, f"gate:{gate.key}")
-        return GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky, told)
+        brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky, told)
+    if gate.kind == "merge":  # what the person is asked to bring in (git, outside the read)
+        from .merges import diff_summary
+
+        brief = brief._replace(diff=diff_summary(store, card.id))
+    return brief

@@ -44,45 +44,46 @@ def open_deps(card_id: int) -> list[int]:
 def add_card(store, data: dict, actor) -> CardView:
     """``actor``: an agent's actor string, or a person (``keys.Person``), whose
     signed ``card_added`` then also fixes the card's budget (quota.enforce_signed)."""
+    return store.run(lambda: card_view(create_card(data, actor, clock.now())))
 
-    def body():
-        now = clock.now()
-        for dep in data.get("after") or []:
-            if Card.get(dep) is None:
-                raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
-        if data.get("owner"):
-            agent_row(data["owner"])
-        pending = [d for d in data.get("after") or [] if Card.get(d).status != "done"]
-        status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
-        card = Card.create(
-            title=data["title"],
-            body=data.get("body") or "",
-            status=status,
-            assignee=data.get("owner"),
-            needs=sorted(set(data.get("needs") or [])),
-            priority=data.get("priority", 2),
-            next_action=data.get("next"),
-            verify=data.get("verify"),
-            max_turns=data.get("max_turns"),
-            max_tokens=data.get("max_tokens"),
-            max_usd=data.get("max_usd"),
-            blocked_reason=("waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in pending)) if pending else None,
-            created_at=now,
-            updated_at=now,
-        )
-        for dep in sorted(set(data.get("after") or [])):
-            Dependency.create(card_id=card.id, after_id=dep)
-        seq = events.emit(
-            actor, "card_added", card.id,
-            title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
-            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify,
-        )
-        if hasattr(actor, "sign"):
-            card.budget_seq = seq
-            card.save()
-        return card_view(card)
 
-    return store.run(body)
+def create_card(data: dict, actor, now: float, **marks) -> Card:
+    """The card and its signed ``card_added`` (in the caller's transaction).
+    ``marks``: more the event records (a try: ``try_of``, ``try_no``)."""
+    for dep in data.get("after") or []:
+        if Card.get(dep) is None:
+            raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
+    if data.get("owner"):
+        agent_row(data["owner"])
+    pending = [d for d in data.get("after") or [] if Card.get(d).status != "done"]
+    status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
+    card = Card.create(
+        title=data["title"],
+        body=data.get("body") or "",
+        status=status,
+        assignee=data.get("owner"),
+        needs=sorted(set(data.get("needs") or [])),
+        priority=data.get("priority", 2),
+        next_action=data.get("next"),
+        verify=data.get("verify"),
+        max_turns=data.get("max_turns"),
+        max_tokens=data.get("max_tokens"),
+        max_usd=data.get("max_usd"),
+        blocked_reason=("waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in pending)) if pending else None,
+        created_at=now,
+        updated_at=now,
+    )
+    for dep in sorted(set(data.get("after") or [])):
+        Dependency.create(card_id=card.id, after_id=dep)
+    seq = events.emit(
+        actor, "card_added", card.id,
+        title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
+        max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify, **marks,
+    )
+    if hasattr(actor, "sign"):
+        card.budget_seq = seq
+        card.save()
+    return card
 
 
 def _refuse(card: Card, to: str, why: str, hint: str = "") -> Conflict:
@@ -96,38 +97,38 @@ def move_card(store, card_id: int, to: str, actor) -> CardView:
     if to not in HUMAN_MOVES:
         raise InvalidInput(f"cannot move a card to {to!r} by hand", f"use one of: {', '.join(HUMAN_MOVES)}")
 
-    def body():
-        now = clock.now()
-        card = load_card(card_id)
-        key = ids.fmt(ids.CARD, card_id)
-        frm = card.status
-        if frm == to:
-            raise _refuse(card, to, f"it is already {to}")
-        if frm == "done":
-            raise _refuse(card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`")
-        if to in ("ready", "backlog") and frm in ("waiting", "handoff"):
-            hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
-            raise _refuse(card, to, f"it is {frm}", hint)
-        if to == "backlog" and frm in ("active", "monitoring"):
-            raise _refuse(card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it")
-        if to == "ready":
-            blocking = open_deps(card.id)
-            if blocking:
-                raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
-            if over_budget(card):  # whatever it was: an exhausted card is never made claimable
-                raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
-        revoked = card.lease_holder
-        withdraw_pending(card, now, f"moved to {to} by {actor}")
-        clear_lease(card)
-        card.status = to
-        card.paused_reason = card.blocked_reason = card.handoff_to = None
-        card.monitor_due = None
-        card.stalls = 0
-        touch(card, now)
-        events.emit(actor, "card_moved", card.id, **{"from": frm, "to": to, "revoked": revoked})
-        return card_view(card)
+    return store.run(lambda: card_view(apply_move(load_card(card_id), to, actor, clock.now())))
 
-    return store.run(body)
+
+def apply_move(card: Card, to: str, actor, now: float) -> Card:
+    """A person's move of ``card`` (in the caller's transaction), refused when illegal."""
+    key = ids.fmt(ids.CARD, card.id)
+    frm = card.status
+    if frm == to:
+        raise _refuse(card, to, f"it is already {to}")
+    if frm == "done":
+        raise _refuse(card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`")
+    if to in ("ready", "backlog") and frm in ("waiting", "handoff"):
+        hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
+        raise _refuse(card, to, f"it is {frm}", hint)
+    if to == "backlog" and frm in ("active", "monitoring"):
+        raise _refuse(card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it")
+    if to == "ready":
+        blocking = open_deps(card.id)
+        if blocking:
+            raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
+        if over_budget(card):  # whatever it was: an exhausted card is never made claimable
+            raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
+    revoked = card.lease_holder
+    withdraw_pending(card, now, f"moved to {to} by {actor}")
+    clear_lease(card)
+    card.status = to
+    card.paused_reason = card.blocked_reason = card.handoff_to = None
+    card.monitor_due = None
+    card.stalls = 0
+    touch(card, now)
+    events.emit(actor, "card_moved", card.id, **{"from": frm, "to": to, "revoked": revoked})
+    return card
 
 
 def assign_card(store, card_id: int, to: str | None, actor, summary: str | None = None) -> CardView:

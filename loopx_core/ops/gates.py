@@ -20,9 +20,10 @@ def _rules(store):
     return Authority.of(store)
 
 
-def open_gate(card: Card, agent: str, question: str, scope: str | None, options: list[str], deadline: float | None, kind: str, now: float) -> tuple[Gate, bool]:
+def open_gate(card: Card, agent: str, question: str, scope: str | None, options: list[str], deadline: float | None, kind: str, now: float, extra: dict | None = None) -> tuple[Gate, bool]:
     """The pending gate for this question (reused on a retry) or a new one.
-    Returns (gate, created). The card goes ``waiting`` while any gate is pending."""
+    Returns (gate, created). The card goes ``waiting`` while any gate is pending.
+    ``extra``: more the ``gate_asked`` event records (a merge gate: branch, base, head)."""
     pending = """WHERE "card_id" = ? AND "status" = 'pending' AND """
     if scope:
         existing = Gate.first(pending + '"scope" = ? ORDER BY "id"', (card.id, scope))
@@ -46,7 +47,7 @@ def open_gate(card: Card, agent: str, question: str, scope: str | None, options:
     card.lease_expires = None  # a lease does not run out while a human decides
     card.progress_mark = True
     touch(card, now)
-    events.emit(f"agent:{agent}", "gate_asked", card.id, gate=ids.fmt(ids.GATE, gate.id), question=question, scope=scope, kind=kind)
+    events.emit(f"agent:{agent}", "gate_asked", card.id, gate=ids.fmt(ids.GATE, gate.id), question=question, scope=scope, kind=kind, **(extra or {}))
     return gate, True
 
 
@@ -240,6 +241,11 @@ def answer(
         if remember and not gate.scope:
             raise InvalidInput(f"{key} has no scope to remember", "answer without --remember, or ask gates with --scope")
         said = _said(gate, decision, choice, text)
+        merge = None
+        if gate.kind == "merge" and decision == "approve":
+            from . import merges
+
+            merge = merges.check(store, gate, remember)  # refused here leaves the gate pending
         gate.status = "approved" if decision == "approve" else "rejected"
         gate.answer = signed_answer({"answer": gate.status, **said})  # what the agent reads is what was signed
         gate.note = note
@@ -275,6 +281,8 @@ def answer(
             leases.renew(card, now)
             quota.hold(card)  # an exhausted card is not put back to work
             touch(card, now)
+        if merge is not None:
+            merges.bring_in(store, person, card, gate, merge, now)
         return gate_view(gate), card_view(card)
 
     return store.run(body)

@@ -10,6 +10,10 @@ from ..store import events
 from ..store.records import Operation
 from .writeback import payload_hash
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tuple[dict, int]], *, atomic: bool = True) -> tuple[dict, int]:
     """Run ``run`` (which returns the JSON result and exit code) at most once per op id.

@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
-from ..ops import claims, context, handoffs, notify_send, quota, reaper, runners, turns
+from ..ops import claims, context, handoffs, notify_send, quota, reaper, runners, turns, workspaces
 from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids
@@ -93,6 +93,8 @@ class Runner:
         self.view = None
         self.seq = 0
         self.turns_run = 0
+        self.turn_head: str | None = None  # HEAD of the card's workspace as the current turn began
+        self.turn_workspace: str | None = None  # the workspace the current turn runs in
         self.last_beat = 0.0
         self.waker: Waker | None = None
         self.witness = Witness()  # what this runner saw of the log (authority/witness.py)
@@ -309,6 +311,19 @@ class Runner:
                     return
 
     # -- one turn ------------------------------------------------------------------------------
+    def _workspace(self, card) -> tuple[str, str | None] | None:
+        """The card's workspace for this turn (issue #26): made on first use,
+        leftovers of a killed turn saved, lost uncommitted work put back. None
+        when the project has none (the turn runs in the project folder); a git
+        failure is logged and the turn runs there too."""
+        if not self.runtime.in_workspace:
+            return None  # (runtimes.Runtime.in_workspace: not before its hooks and sandbox are there)
+        try:
+            return workspaces.begin_turn(self.store, card.id, f"agent:{self.agent}")
+        except LoopxError as err:
+            self.log(f"no workspace for {card.key}: {err.message}; the turn runs in the project folder", WARNING)
+            return None
+
     def _env(self, card, turn_id: str, packet: str) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
         location = self.store.location
@@ -342,7 +357,11 @@ class Runner:
         self.turns_run += 1
         env = self._env(card, turn_id, packet)
         argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id))
-        cwd = self.opts.cwd or str(self.store.project_root())
+        space = self._workspace(card)
+        cwd = space[0] if space else self.opts.cwd or str(self.store.project_root())
+        if space:
+            env["LOOPX_WORKSPACE"] = space[0]
+        self.turn_workspace, self.turn_head = space if space else (None, None)
         usage = self.runtime.live()
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
@@ -396,6 +415,8 @@ class Runner:
                 return "stopped", over
             if renewing and now >= next_renew:
                 next_renew = now + renew_every
+                if self.turn_workspace is not None:
+                    self._save_code(card, workspaces.checkpoint, self.view.turn_id)  # a runner killed mid-turn loses no edit
                 verdict = self._renew(card, token)
                 if verdict == "keep":
                     renewing = False
@@ -433,7 +454,17 @@ class Runner:
                 return "keep"
             return f"the turn lost its card: {err.message}"
 
+    def _save_code(self, card, how, *args) -> dict | None:
+        """Record the card's code state (a git or board failure is logged: the turn goes on)."""
+        try:
+            return how(self.store, card.id, f"agent:{self.agent}", *args)
+        except LoopxError as err:
+            self.log(f"could not record {card.key}'s code state: {err.message}", WARNING)
+            return None
+
     def _after(self, card, token, turn_id, since, code, usage, outcome, reason, tail, seconds, env=None) -> str:
+        if self.turn_workspace is not None:
+            self._save_code(card, workspaces.record, self.turn_head, turn_id)  # whatever the turn did
         wrote = turns.wrote_since(self.store, self.agent, since)
         if usage.error and not reason:
             reason = usage.error

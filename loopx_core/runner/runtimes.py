@@ -196,6 +196,12 @@ class Runtime:
     name = "shell"
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
+    # Its turns run in the card's workspace (issue #26). A runtime whose hooks,
+    # MCP server and sandbox come from settings in the checkout (.claude/,
+    # .codex/) runs there only once `init --for` gives workspaces those
+    # settings and the sandbox's writable roots; until then its turns run in
+    # the project folder as before, never in a worktree without its hooks.
+    in_workspace = True
 
     def __init__(self, extra: list[str], binary: str | None = None, agent: str = ""):
         self.extra = list(extra)
@@ -220,6 +226,7 @@ class ClaudeCode(Runtime):
     name = "claude-code"
     measured = True
     usage_class = ClaudeUsage
+    in_workspace = False  # (see Runtime.in_workspace)
 
     def argv(self, prompt: str) -> list[str]:
         # ``--allowedTools mcp__loopx``: `claude -p` denies a tool that needs a
@@ -243,6 +250,7 @@ class Codex(Runtime):
     name = "codex"
     measured = True
     usage_class = CodexUsage
+    in_workspace = False  # (see Runtime.in_workspace)
 
     def argv(self, prompt: str) -> list[str]:
         return [self.binary or "codex", "exec", "--json", *self.extra, prompt]

@@ -36,7 +36,11 @@ class Value(metaclass=_ValueType):
     """The base of every value below (never instantiated itself)."""
 
 
-NamedTuple = Value  # (the classes below read as they always did)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # checkers see what the classes below are: typing's named tuples
+    from typing import NamedTuple
+else:
+    NamedTuple = Value  # (the classes below read as they always did)
 
 
 class Lease(NamedTuple):
@@ -440,3 +444,34 @@ class CardDetail(NamedTuple):
     gates: tuple[GateView, ...]
     handoffs: tuple[HandoffView, ...]
     events: tuple[EventView, ...] = ()
+
+
+class WorkspaceView(NamedTuple):
+    """A card's workspace (issue #26): its git worktree, branch and last recorded code state."""
+
+    card: int
+    path: str
+    branch: str
+    base: str | None
+    base_commit: str
+    state: str  # open | archived | removed
+    head: str | None
+    wip: str | None
+    archive_ref: str | None
+    opened_at: float
+    updated_at: float
+
+    def to_json(self) -> dict:
+        return {
+            "card": ids.fmt(ids.CARD, self.card),
+            "path": self.path,
+            "branch": self.branch,
+            "base": self.base,
+            "base_commit": self.base_commit,
+            "state": self.state,
+            "head": self.head,
+            "wip": self.wip,
+            "archive_ref": self.archive_ref,
+            "opened_at": iso(self.opened_at),
+            "updated_at": iso(self.updated_at),
+        }

@@ -102,6 +102,7 @@ _TRUST = "loopx_core.cli.trust_commands:"
 _RUNNER = "loopx_core.cli.runner_commands:"
 _SURFACE = "loopx_core.cli.surfaces:"
 _MCP = "loopx_core.adapters.mcp_server:"
+_WORKSPACE = "loopx_core.cli.workspace_commands:"
 
 _RUNNER_CONTROLS = (
     ("pause", "no new turn starts (the one in flight ends normally)"),
@@ -155,7 +156,7 @@ DECLARED: tuple = (
     Verb("agent", "list", "list agents", _page("ID", "claude-1"), _CMD + "cmd_agent_list"),
     Verb("agent", "show", "show one agent", (arg("id", metavar="ID", help="the agent's id"),), _CMD + "cmd_agent_show"),
 
-    Group("card", "add, list, show, move, assign, budget and window cards"),
+    Group("card", "add, list, show, move, assign, budget and window cards; tries of one card"),
     Verb("card", "add", "add a card (ready; blocked while an --after card is open; --backlog to park it)", (
         arg("title", metavar="TITLE", help="what the card is for, in a line"),
         arg("--body", metavar="T", help="the objective in detail"),
@@ -169,6 +170,7 @@ DECLARED: tuple = (
         arg("--max-tokens", type="int", metavar="N", help="budget: at most N tokens"),
         arg("--max-usd", type="float", metavar="X", help="budget: at most X dollars"),
         arg("--backlog", action="store_true", help="park it in the backlog"),
+        arg("--tries", type="int", metavar="N", help="give it to N agents at once: the card and N-1 tries of it, each its own workspace (a person only)"),
         arg("--op-id", metavar="ID", help="idempotency key"),
     ), _CMD + "cmd_card_add", shape="card"),
     Verb("card", "list", "list cards, a page at a time (id order)", (
@@ -197,6 +199,13 @@ DECLARED: tuple = (
         arg("--summary", metavar="T", help="what the receiver should know"),
         _OP_ID,
     ), _CMD + "cmd_card_assign", human=True),
+    Verb("card", "try", "give a card to one more agent: a try of it, a card of its own with its own workspace", (
+        *_CARD,
+        arg("--to", metavar="A", help="the agent this try is for (default: any agent may claim it)"),
+        _OP_ID,
+    ), _CMD + "cmd_card_try", human=True),
+    Verb("card", "tries", "a card's tries side by side: status, diff size, verify, turns, tokens, dollars", _CARD, _CMD + "cmd_card_tries"),
+    Verb("card", "keep", "keep one try of a card: the other tries are archived (refs/loopx/…) and cancelled", (*_CARD, _OP_ID), _CMD + "cmd_card_keep", human=True),
     Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CMD + "cmd_card_unassign", human=True),
     Verb("card", "budget", "raise a card's budget (a person only; resumes a paused card)", (
         *_CARD,
@@ -429,6 +438,27 @@ DECLARED: tuple = (
            (arg("target", metavar="AGENT", help="the agent whose runner it is"),),  # (not "agent": that would read as the caller's identity)
            _RUNNER + "cmd_control", human=True)
       for name, what in _RUNNER_CONTROLS),
+
+    Group("workspace", "each card's git worktree (when the project is a git repository): open, list, archive, clean up"),
+    Verb("workspace", "open", "make the card's workspace now (a worktree on branch loopx/CARD; a runner makes it at the card's first turn)", (
+        *_CARD,
+        arg("--base", metavar="BRANCH", help="the branch to start from (default: the main checkout's)"),
+    ), _WORKSPACE + "cmd_open"),
+    Verb("workspace", "list", "every card's workspace: folder, branch, card status, merged?, size, age", (), _WORKSPACE + "cmd_list"),
+    Verb("workspace", "archive", "keep the card's work (commits and uncommitted files) under a LoopX ref, so gc may remove its folder — a person only", (
+        *_CARD,
+    ), _WORKSPACE + "cmd_archive", human=True),
+    Verb("workspace", "setup", "the command run once in every new workspace (install dependencies), bounded in time — a person only", (
+        arg("setup_command", nargs="?", metavar="COMMAND", help="a shell command, e.g. 'npm ci'; none: show the current one"),
+        arg("--timeout", default="10m", metavar="DUR", help="a setup running longer is stopped (default 10m)"),
+        arg("--clear", action="store_true", help="no setup command any more"),
+    ), _WORKSPACE + "cmd_setup", human=True),
+    Verb("workspace", "gc", "remove the folders of workspaces that are merged into their base or archived (never a commit or an edit) — a person only", (
+        arg("--dry-run", action="store_true", help="say what would be removed, remove nothing"),
+    ), _WORKSPACE + "cmd_gc", human=True),
+    Verb("workspace", "cap", "cap the total size of the board's workspaces (e.g. 20G; none lifts it): past it, removable folders go first, then new ones are refused — a person only", (
+        arg("size", metavar="SIZE", help="20G, 500M, 1.5GB, bytes, or none"),
+    ), _WORKSPACE + "cmd_cap", human=True),
 )
 
 
@@ -436,7 +466,7 @@ DECLARED: tuple = (
 # look, decide, drive), then an agent's turn in its order, then the history, the
 # trust, and the plumbing. A verb missing here is listed after these.
 HELP_ORDER = (
-    "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner",
+    "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner", "workspace",
     "next", "claim", "context", "heartbeat", "writeback", "monitor", "handoff", "accept", "release", "done",
     "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "notify", "price",
     "watch", "mcp", "hook", "migrate", "completion",

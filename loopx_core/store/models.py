@@ -1,5 +1,10 @@
-"""Peewee models of a board (DESIGN §3). Rows never leave loopx_core: operators
-turn them into the frozen values of ``values.py``."""
+"""Peewee models of a board (DESIGN §3): the one schema. Rows never leave
+loopx_core: operators turn them into the frozen values of ``values.py``.
+
+The migrations (``migrations.py``) must make exactly these tables, columns and
+indexes, in this column order (a column a later step added comes last), and the
+per-turn path's column lists (``columns.py``) are generated from them: both are
+held by tests (tests/kernel/test_migrations.py, tests/kernel/test_records.py)."""
 
 from __future__ import annotations
 
@@ -97,7 +102,6 @@ class Card(Base):
     stalls = pw.IntegerField(default=0)  # writebacks in a row without progress
     progress_mark = pw.BooleanField(default=False)  # a gate was asked since the last writeback
     evidence_count = pw.IntegerField(default=0)
-    unverified_evidence = pw.IntegerField(default=0)  # schema v3: evidence whose writer is not verified (the inbox)
     monitor_every = pw.DoubleField(null=True)
     monitor_due = pw.DoubleField(null=True)
     handoff_to = pw.CharField(max_length=64, null=True)
@@ -105,6 +109,7 @@ class Card(Base):
     updated_at = pw.DoubleField()
     done_at = pw.DoubleField(null=True)
     budget_seq = pw.IntegerField(null=True)  # v3: the signed event that set its limits (a person's)
+    unverified_evidence = pw.IntegerField(default=0)  # schema v3: evidence whose writer is not verified (the inbox)
     # v4: a rolling quota window a person gave the card (quota.py), and when a spent one refills.
     window_seconds = pw.DoubleField(null=True)
     window_tokens = pw.BigIntegerField(null=True)
@@ -173,9 +178,9 @@ class Evidence(Base):
     usd = pw.DoubleField(default=0.0)
     source = pw.CharField(max_length=16)
     extra = JSONText(null=True)  # e.g. the verify command's result
-    unverified = pw.BooleanField(default=False)  # schema v3: no verifiable writer (a document in the inbox)
     payload_hash = pw.CharField(max_length=64)
     created_at = pw.DoubleField()
+    unverified = pw.BooleanField(default=False)  # schema v3: no verifiable writer (a document in the inbox)
 
     class Meta:
         indexes = ((("card", "turn_id"), True), (("agent", "created_at"), False))
@@ -267,7 +272,23 @@ class Runner(Base):
     control_seq = pw.IntegerField(null=True)  # the signed event of that control
 
 
-TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person]
+class Workspace(Base):
+    """v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)."""
+
+    card = pw.ForeignKeyField(Card, primary_key=True, backref="workspace", on_delete="CASCADE", column_name="card_id")
+    path = pw.TextField()  # the worktree's folder
+    branch = pw.CharField(max_length=255)  # loopx/LX-7
+    base = pw.CharField(max_length=255, null=True)  # the branch it started from (and merges into)
+    base_commit = pw.CharField(max_length=64)  # the commit it started from
+    state = pw.CharField(max_length=16)  # open | archived | removed
+    head = pw.CharField(max_length=64, null=True)  # HEAD as last recorded
+    wip = pw.CharField(max_length=64, null=True)  # the last saved uncommitted work (a commit under refs/loopx/)
+    archive_ref = pw.TextField(null=True)  # the LoopX ref that keeps its commits once archived
+    opened_at = pw.DoubleField()
+    updated_at = pw.DoubleField()
+
+
+TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person, Workspace]
 
 
 # -- schema v2: the file watcher's own state (DESIGN §7) -----------------------
@@ -305,3 +326,9 @@ WATCH_TABLES = [IngestStream, IngestSeen]
 # so a person's controls travel with the events that signed them).
 RUNNER_TABLES = [Runner]
 
+
+
+def every_model() -> list:
+    """Every table of a board, in the order they are declared: the schema the
+    migrations must make and ``columns.py`` is generated from."""
+    return list(Base.__subclasses__())

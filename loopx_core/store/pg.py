@@ -11,10 +11,26 @@ Card rows are additionally locked (FOR UPDATE) as operators read them.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 from .. import POSTGRES_HINT
 from ..shapes.errors import BoardError
-from .orm import enable_psycopg
+from .backends import Store
+
+try:  # before peewee loads (orm.py), so that it finds its driver
+    import psycopg  # noqa: F401
+except ImportError:
+    pass
+from .orm import has_psycopg
 from .orm import peewee as pw
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 # Any fixed 64-bit key: "LoopX" in ASCII.
 WRITE_LOCK_KEY = 0x4C6F6F7058
@@ -43,14 +59,18 @@ class LoopxPostgres(pw.PostgresqlDatabase):
 
 
 def open_postgres(location) -> pw.Database:
-    try:
-        enable_psycopg()
-    except ImportError:
+    if not has_psycopg():
+        if "psycopg" in sys.modules:  # (installed, but this process loaded peewee first)
+            raise BoardError(
+                "this process loaded the models of a SQLite board before opening a PostgreSQL one, so peewee has no driver for it",
+                "run the command again on its own; if it fails again, report it as a bug",
+                code="no_driver",
+            )
         raise BoardError(
             "PostgreSQL boards need the psycopg driver",
             POSTGRES_HINT,
             code="no_driver",
-        ) from None
+        )
     db = LoopxPostgres(normalise(location.url), prefer_psycopg3=True)
     try:
         db.connect()
@@ -78,3 +98,63 @@ def reset_sequences(db: pw.Database, models) -> None:
                 f"SELECT setval(pg_get_serial_sequence('\"{table}\"', '{pk.column_name}'), "
                 f"COALESCE((SELECT MAX(\"{pk.column_name}\") FROM \"{table}\"), 0) + 1, false)"
             )
+
+
+class PostgresStore(Store):
+    """A PostgreSQL board, opened through peewee (one connection per thread,
+    peewee's). Every write transaction first takes the board's advisory lock
+    (``take_write_lock``); reads taken "for update" lock their rows."""
+
+    backend = "postgresql"
+    locks_rows = True
+
+    @classmethod
+    def connect(cls, location, *, create: bool) -> Store:
+        return cls(location, open_postgres(location))
+
+    def connection(self):
+        return self.db.connection()
+
+    def execute(self, sql: str, params=()):
+        return self.db.execute_sql(sql.replace("%", "%%").replace("?", "%s"), params)
+
+    def _in_transaction(self) -> bool:
+        return self.db.in_transaction()
+
+    def _has_table(self, name: str) -> bool:
+        return self.db.table_exists(name)
+
+    def _has_foreign_tables(self) -> bool:
+        return bool(self.db.get_tables())
+
+    def close(self) -> None:
+        if not self.db.is_closed():
+            self.db.close()
+
+    def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
+        from . import records
+
+        token = records.using(self)  # the body's statements run on this store's connection
+        try:
+            with self.db.atomic():
+                if write:
+                    take_write_lock(self.db)
+                return body()
+        finally:
+            records.release(token)
+
+    def _savepoint(self, body: Callable[[], T]) -> T:
+        with self.db.atomic():
+            return body()
+
+    def _snapshot(self):
+        return self.db.atomic()
+
+    @contextlib.contextmanager
+    def thread_connection(self) -> Iterator[None]:
+        with self.db.connection_context():
+            yield
+
+    def change_token(self) -> int:
+        """The event sequence: PostgreSQL has no cheap "another connection committed" counter."""
+        return self.max_seq()

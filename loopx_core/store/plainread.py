@@ -26,7 +26,7 @@ from ..rules import clock
 from ..rules.holding import DUE_SQL, owner_of
 from ..shapes.values import CardView, GateView, Quota, shown_reasons
 
-SCHEMA_VERSION = 6  # loopx_core.store.migrations.SCHEMA_VERSION (importing migrations costs uuid; a test keeps them equal)
+SCHEMA_VERSION = 7  # loopx_core.store.migrations.SCHEMA_VERSION (importing migrations costs uuid; a test keeps them equal)
 _COLUMNS = "id, title, status, lease_holder, handoff_to, assignee, priority, version, paused_reason, blocked_reason, updated_at"
 _NO_QUOTA = Quota(None, None, None)
 

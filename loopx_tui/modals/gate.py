@@ -30,11 +30,12 @@ from textual.widgets.option_list import Option
 from loopx_core.ops.board import GateBrief
 
 from ..format import ago, clock_time, ellipsize, short_sha, size
+from ..widgets.diff_view import stats_text
 from ..widgets.footer import KeyBar
 from .base import LoopxModal
 
 REMEMBER = (("card", "this card", "c"), ("agent", "this agent, any card", "a"), ("board", "the whole board", "b"))
-PASS_KEYS = ("escape", "q", "ctrl+c")  # later (never an answer) and quit: these work armed or not
+PASS_KEYS = ("escape", "q", "ctrl+c", "d")  # later (never an answer), quit and the diff: these work armed or not
 ANSWERS = ("approve", "reject", "remember", "pick", "confirm", "option", "words")  # the actions arming holds back
 SMALL_HEIGHT = 22  # rows: below it (a phone over ssh) the dialog shows the evidence on one line and drops its blank lines
 OPTION_KEYS = 9  # options 1–9 have a key (a gate offers at most limits.OPTIONS_MAX = 10; the tenth: t and its text)
@@ -59,6 +60,7 @@ class GateModal(LoopxModal):
         Binding("A", "remember", "Approve+remember", tooltip="approve and remember as a grant: this card, this agent or the board"),
         Binding("t", "words", "Answer in words", tooltip="approve with your own words: a text field, Enter sends it"),
         Binding("escape,q", "later", "Later", tooltip="leave it for later in Needs you (g brings it back); never an answer"),
+        Binding("d", "diff", "Diff", tooltip="(a merge gate) the card's whole diff; Esc comes back here"),
         Binding("Y", "confirm", "Yes, approve", show=False, tooltip="(a dangerous scope, after y or A) approve it"),
         Binding("c", "pick('card')", "Card", show=False, tooltip="(after A) remember for this card"),
         Binding("a", "pick('agent')", "Agent", show=False, tooltip="(after A) remember for this agent, any card"),
@@ -81,9 +83,11 @@ class GateModal(LoopxModal):
         self.armed = arm_delay <= 0
         self.stage = "choose"  # choose | note | words | remember | confirm (a dangerous scope's second key)
         self._approval: GateAnswer | None = None  # what Y confirms
+        self._reading_diff = False  # the diff (d) is over this dialog
+        self._arming = None  # the countdown's timer, once mounted (a test's clock may arm it first)
 
     def compose(self) -> ComposeResult:
-        gate, card = self.brief.gate, self.brief.card
+        gate = self.brief.gate
         with Vertical(id="gate-dialog") as box:
             box.border_title = f"Gate {gate.key} · {gate.kind}"
             box.border_subtitle = f"asked {ago(gate.created_at, self._now())}"
@@ -135,7 +139,8 @@ class GateModal(LoopxModal):
             return
         if self.left() <= 0:
             self.armed = True
-            self._arming.stop()
+            if self._arming is not None:
+                self._arming.stop()
             self.refresh_bindings()
         self.query_one("#gate-keys", Static).update(self._keys())
 
@@ -154,10 +159,14 @@ class GateModal(LoopxModal):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in ANSWERS and not self.armed:
             return None  # shown dimmed in the footer until armed
-        if action == "remember" and not self.brief.gate.scope:
-            return False
+        if action == "remember" and (not self.brief.gate.scope or self.brief.gate.kind == "merge"):
+            return False  # (a merge is decided once, never remembered)
+        if action == "diff":
+            return self.brief.gate.kind == "merge"
         if action == "option" and not self.brief.gate.options:
             return False
+        if action == "words" and self.brief.gate.kind == "merge":
+            return False  # (a merge is yes or no)
         return True
 
     def _facts(self) -> Text:
@@ -174,6 +183,9 @@ class GateModal(LoopxModal):
             rows.append(("Told you", Text(f"{clock_time(at)} ✓", style="green") if ok else Text(f"{clock_time(at)} ✗ {ellipsize(error or '', 60)}", style="red")))
         if gate.deadline is not None:
             rows.append(("Deadline", Text(f"{ago(gate.deadline, self._now())} (unanswered = rejected)", style="yellow")))
+        if gate.kind == "merge":
+            diff = self.brief.diff
+            rows.append(("Diff", stats_text(diff, limit=3, more="— d shows the whole diff", indent=" " * 9) if diff is not None else Text("the branch is gone (nothing to merge)", style="bold red")))
         if ev is None:
             rows.append(("Evidence", Text("none yet", style="dim")))
         elif self.app.size.height < SMALL_HEIGHT:
@@ -226,14 +238,17 @@ class GateModal(LoopxModal):
         keys = [("y", "approve"), ("n", "reject"), ("A", "approve & remember"), ("t", "answer in words"), ("Esc/q", "later")]
         if options:
             keys.insert(0, (f"1–{min(len(options), OPTION_KEYS)}" if len(options) > 1 else "1", "choose"))
-        if not self.brief.gate.scope:
+        if self.brief.gate.kind == "merge":
+            keys = [("y", "merge"), ("n", "reject"), ("d", "diff"), ("Esc/q", "later")]
+        elif not self.brief.gate.scope:
             keys = [k for k in keys if k[0] != "A"]
         out = Text()
         for i, (key, label) in enumerate(keys):
             if i:
                 out.append(" · ", style="dim")
-            out.append(key, style="bold reverse" if self.armed or key == "Esc/q" else "dim reverse")
-            out.append(f" {label}", style="" if self.armed or key == "Esc/q" else "dim")
+            live = self.armed or key in ("Esc/q", "d")
+            out.append(key, style="bold reverse" if live else "dim reverse")
+            out.append(f" {label}", style="" if live else "dim")
         if not self.armed:
             out.append(f"\nkeys work in {self.left():.1f} s", style="bold yellow")
             out.append(" — a key typed before that is dropped", style="yellow")
@@ -316,6 +331,30 @@ class GateModal(LoopxModal):
     def _picked(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self._approve(GateAnswer("approve", remember=event.option.id))
+
+    def action_diff(self) -> None:
+        """The card's whole diff over this dialog; back here, the answer keys wait again."""
+        from ..screens.diff import DiffScreen
+
+        if self.stage != "choose" or self.brief.gate.kind != "merge" or self.app.reader is None:
+            return
+        card = self.brief.card
+        self._reading_diff = True
+        self.app.push_screen(DiffScreen(card.id, Text.assemble((f" {card.key} ", "bold reverse"), f" {card.title}  ", (f"diff for {self.brief.gate.key}", "dim")), self.app.reader))
+
+    def on_screen_resume(self) -> None:
+        """Back from the diff: re-arm, so a key meant for it never answers the gate."""
+        if not self._reading_diff:
+            return
+        self._reading_diff = False
+        if self.arm_delay > 0 and self.query("#gate-keys"):
+            if self._arming is not None:
+                self._arming.stop()
+            self.armed = False
+            self.shown_at = self._ticks()
+            self._arming = self.set_interval(0.1, self.arm_tick, name="arming")
+            self.refresh_bindings()
+            self.query_one("#gate-keys", Static).update(self._keys())
 
     def action_later(self) -> None:
         if self.stage != "choose":

@@ -48,10 +48,11 @@ def _run(board, agent: str, argv: list[str], also: tuple[str, ...] = ()) -> tupl
 
 
 def test_no_per_turn_verb_imports_pydantic_nor_on_sqlite_peewee(team):
-    """A PostgreSQL board is opened through peewee (store/pg.py); the operators still never import the models."""
+    """A PostgreSQL board is opened through peewee (store/pg.py); the operators still never import the models.
+    A project that is no git repository never loads the git plumbing (issue #26: workspaces cost it nothing)."""
     expect = [] if team.backend == "sqlite" else ["peewee"]
     for agent, argv in CYCLE:
-        code, loaded = _run(team, agent, argv)
+        code, loaded = _run(team, agent, argv, also=("loopx_core.workspace.git",))
         assert code == 0 and loaded == expect, (argv, code, loaded)
     assert team.ok("card", "show", "LX-1")["card"]["status"] == "done"
     assert team.cli("verify").code == 0  # the chain the cold verbs wrote holds

@@ -75,6 +75,10 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("card", "assign"), ["card", "assign", "LX-2", "--to", "a2"], {}),
         (("card", "unassign"), ["card", "unassign", "LX-2"], {}),
         (("card", "move"), ["card", "move", "LX-2", "--to", "backlog"], {}),
+        (("card", "try"), ["card", "try", "LX-2", "--to", "a2"], {}),
+        (("card", "tries"), ["card", "tries", "LX-2"], {}),
+        (("card", "keep"), ["card", "keep", "LX-3"], {}),
+        (("workspace", "cap"), ["workspace", "cap", "20G"], {}),
         (("log", None), ["log", "LX-1"], {}),
         (("events", None), ["events"], {}),
         (("export", None), ["export"], {}),
@@ -83,6 +87,11 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("runner", "pause"), ["runner", "pause", "a1"], {}),
         (("runner", "resume"), ["runner", "resume", "a1"], {}),
         (("runner", "stop"), ["runner", "stop", "a1"], {}),
+        (("workspace", "open"), ["workspace", "open", "LX-2"], {}),  # not a git repository: refused, as JSON
+        (("workspace", "list"), ["workspace", "list"], {}),
+        (("workspace", "archive"), ["workspace", "archive", "LX-2"], {}),
+        (("workspace", "gc"), ["workspace", "gc", "--dry-run"], {}),
+        (("workspace", "setup"), ["workspace", "setup", "true", "--timeout", "1m"], {}),
         (("card", "add"), ["card", "add", "Third"], {}),  # a ready card for a2's runner's one turn
         (("run", None), ["run", "--agent", "a2", "--runtime", "shell", "--turns", "1", "--", sys.executable, "-c", "pass"], {}),
         (("watch", None), ["watch", "--once"], {}),

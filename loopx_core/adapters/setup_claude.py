@@ -44,6 +44,8 @@ EVENTS = (
     ("SessionStart", "session-start", None, 30),
     ("PreToolUse", "pre-tool-use", "*", 30),
     ("Stop", "stop", None, 60),
+    ("SessionEnd", "session-end", None, 30),  # charges what the last Stop could not see yet (adapters/hooks.session_end)
+    ("PermissionRequest", "permission-request", "*", 600),  # the runtime's own question joins the person's queue (2.1.335)
     ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30),  # skills' `!` shell commands (2.1.335)
 )
 GUARDS = ("PreToolUse", "PreSkillShellCommand")  # events that guard an action: a failed hook blocks it

@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
-from ..ops import claims, context, handoffs, quota, reaper, runners, turns, workspaces
+from ..ops import claims, context, handoffs, notify_send, quota, reaper, runners, turns, workspaces
 from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids
@@ -130,6 +130,8 @@ class Runner:
         self.seq = self.view.seen_seq  # its own runner_started: the control up to it is read
         self.waker = Waker(self.store, self.interrupted)
         self.log(f"runner {self.runner_id} started ({self.runtime.name}, pid {os.getpid()})")
+        deliverer = notify_send.Deliverer(self.store, runners.actor(self.agent), lambda text: self.log(text))
+        deliverer.start()  # the person's notification command: any runner delivers it (ops/notify.py)
         why, turn = "stopped", None
         try:
             why, turn = self._loop()
@@ -155,6 +157,7 @@ class Runner:
             why = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
+            deliverer.stop()
             try:
                 if why is not None:
                     self._finish(why, turn)

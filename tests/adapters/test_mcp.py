@@ -172,3 +172,20 @@ def test_the_protocol_itself_without_the_sdk(team):
     assert replies[5]["result"]["isError"] is True and "only a person answers gates" in replies[5]["result"]["content"][0]["text"]
     assert replies[6]["error"]["code"] == -32700
     assert len(replies) == 7
+
+
+async def test_the_option_a_person_chose_reaches_the_agent_over_mcp(team):
+    """#29: gate_status and context carry the person's choice; no tool chooses."""
+    team.ok("card", "add", "Pick a store")
+    async with session(team, "a2") as client:
+        await call(client, "next", claim=True)
+        err, text = await call(client, "gate_ask", card="LX-1", question="Which store?", options=["sqlite", "postgres"])
+        gate = json.loads(text)["gate"]
+        err, text = await call(client, "gate_answer", gate=gate["id"], choice="sqlite")
+        assert err  # there is no such tool
+        team.ok("gate", "answer", gate["id"], "--choose", "postgres", tty=True)
+        err, text = await call(client, "gate_status", gate=gate["id"])
+        got = json.loads(text)["gate"]
+        assert not err and (got["status"], got["choice"]) == ("approved", "postgres")
+        err, text = await call(client, "context", card="LX-1")
+        assert not err and "the person chose: **postgres**" in text

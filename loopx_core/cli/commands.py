@@ -446,10 +446,12 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 
 def cmd_card_show(ctx: Context) -> Outcome:
-    from ..ops.cards import show_card
+    from ..ops.cards import show_card, usage_of
 
-    card = show_card(ctx.store, card_id(ctx.args.card)).to_json()
-    return Outcome({"card": card}, 0, render.card_block(card))
+    cid = card_id(ctx.args.card)
+    card = show_card(ctx.store, cid).to_json()
+    usage = usage_of(ctx.store, cid)
+    return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
 
 
 def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:
@@ -850,16 +852,20 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     a = ctx.args
     ctx.refuse_agent("answer a gate")
     gid = gate_id(a.gate)
-    data = validate("gate_answer", _drop_none({"decision": a.decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_}))
+    decision = a.decision or ("approve" if a.choose is not None or a.text is not None else None)
+    if decision is None:
+        raise InvalidInput(f"say how you answer {a.gate}", f"`loopx gate answer {a.gate} approve`, `reject --note WHY`, `--choose OPTION` or `--text ANSWER`")
+    data = validate("gate_answer", _drop_none({"decision": decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_, "choice": a.choose, "text": a.text}))
     actor = ctx.person("answer a gate")
 
     def run():
-        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"))
+        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"))
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
     g, c = result["gate"], result["card"]
-    text = f"{g['id']} {g['status']} by {g['answered_by']}; {c['id']} is now {c['status']}"
+    said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
+    text = f"{g['id']} {g['status']}{said} by {g['answered_by']}; {c['id']} is now {c['status']}"
     if g["kind"] == "merge" and g["status"] == "approved":
         text += " (merged)" if c["status"] == "done" else f"\n{render.one_line(c['next'] or '')}"
     return Outcome(result, code, text)

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 from ..authority import keys
+from ..rules.text import terminal_safe
 from ..shapes.errors import (
     ALTERED,
     Altered,
@@ -275,3 +277,70 @@ def _read_export(path: str) -> dict:
     if not isinstance(doc, dict) or "chain" not in doc:
         raise UsageError(f"{path!r} is not a LoopX export with its chain", "export it again with this LoopX (`loopx export > board.json`)")
     return doc
+
+
+def _notify_text(cmd, last=None) -> str:
+    if cmd is None:
+        return "no notification command: only the board's bell tells you (set one: `loopx notify set -- /usr/bin/notify-send LoopX`)"
+    shown = " ".join(shlex.quote(a) for a in cmd.argv)
+    text = f"runs: {shown} TITLE BODY (JSON on stdin), killed after {cmd.timeout:g} s, one message per gate in {cmd.every:g} s"
+    if last is not None:
+        text += "\n" + _outcome_text(*last)
+    return text
+
+
+def _outcome_text(at: float, ok: bool, error: str | None) -> str:
+    from ..rules import clock
+
+    return f"last: {clock.iso(at)} " + ("✓" if ok else f"✗ {terminal_safe(error or '')}")
+
+
+def cmd_notify_show(ctx: Context) -> Outcome:
+    from ..ops import notify
+
+    with ctx.store.read():
+        cmd = notify.command(ctx.store)
+        rows = ctx.store.query("""SELECT "at", "data" FROM "event" WHERE "kind" = 'notified' ORDER BY "seq" DESC LIMIT 1""")
+    last = None
+    if rows:
+        data = json.loads(rows[0][1] or "{}")
+        last = (rows[0][0], bool(data.get("ok")), data.get("error"))
+    out = {"notify": cmd.to_json() if cmd else None, "last": None if last is None else {"at": last[0], "ok": last[1], "error": last[2]}}
+    return Outcome(out, 0, _notify_text(cmd, last))
+
+
+def cmd_notify_set(ctx: Context) -> Outcome:
+    from ..ops import notify
+    from ..rules.durations import parse_duration
+
+    a = ctx.args
+    argv = list(a.argv)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    given = [bool(argv), a.shell is not None, bool(a.none)]
+    if sum(given) != 1:
+        raise UsageError("give the command after --, or --shell 'CMD', or --none", "e.g. `loopx notify set -- /usr/bin/notify-send LoopX` or `loopx notify set --shell 'curl -fsS -d \"$1: $2\" https://ntfy.sh/mine'`")
+    if a.shell is not None:
+        argv = ["/bin/sh", "-c", a.shell, "loopx-notify"]  # the person's own shell text; the message is $1 and $2, never spliced in
+    try:
+        timeout, every = parse_duration(a.timeout), parse_duration(a.every)
+    except ValueError as exc:
+        raise UsageError(str(exc), "durations look like 10s, 5m, 1h") from None
+    person = ctx.person("set the notification command")
+    cmd = notify.set_command(ctx.store, None if a.none else argv, person, timeout=timeout, every=every)
+    return Outcome({"notify": cmd.to_json() if cmd else None}, 0, _notify_text(cmd))
+
+
+def cmd_notify_test(ctx: Context) -> Outcome:
+    from ..ops import notify, notify_send
+
+    ctx.person("test the notification command")
+    with ctx.store.read():
+        cmd = notify.command(ctx.store)
+    if cmd is None:
+        raise UsageError("no notification command is set (or its signature does not verify)", "`loopx notify set -- /usr/bin/notify-send LoopX`, then test it again")
+    notice = notify.Notice("test", "test", None, None, "LoopX test notification", "if you read this, LoopX can reach you")
+    ok, error, seconds = notify_send.run(cmd, notice)
+    notify.record(ctx.store, notice, ok, error, seconds)
+    out = {"ok": ok, "error": error, "seconds": round(seconds, 3)}
+    return Outcome(out, 0 if ok else 5, "the command ran ✓" if ok else f"the command failed: {terminal_safe(error or '')}")

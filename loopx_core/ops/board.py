@@ -24,7 +24,7 @@ from ..store.rows import (
     handoff_view,
     observed_view,
 )
-from . import dangerous, reaper
+from . import dangerous, notify, reaper
 from .board_pages import CardFilter, Page, Tally, board_page, tally
 
 
@@ -221,6 +221,7 @@ class GateBrief(NamedTuple):
     card: CardView
     evidence: EvidenceView | None  # the card's latest evidence
     dangerous: bool = False  # its scope is one the person marked dangerous (ops/dangerous)
+    notified: tuple[float, bool, str | None] | None = None  # when the notification command last told the person of it (ops/notify)
     diff: object = None  # a merge gate: the card's branch against the base (workspace.merge.DiffSummary)
 
 
@@ -234,7 +235,8 @@ def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
         latest = Evidence.first('WHERE "card_id" = ? ORDER BY "id" DESC', (card.id,))
         gate = gate_view(row)
         risky = scopes.dangerous(gate.scope, dangerous.patterns(store)) if gate.scope else False
-        brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky)
+        told = notify.last_outcome(store, card.id, f"gate:{gate.key}")
+        brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky, told)
     if gate.kind == "merge":  # what the person is asked to bring in (git, outside the read)
         from .merges import diff_summary
 

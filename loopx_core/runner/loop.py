@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
-from ..ops import claims, context, handoffs, reaper, runners, turns, workspaces
+from ..ops import claims, context, handoffs, notify_send, reaper, runners, turns, workspaces
 from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids
@@ -86,6 +86,7 @@ class Runner:
         self.log_line = log
         self.runner_id = uuid.uuid4().hex[:12]
         self.runtime = runtimes.make(options.runtime, options.command, options.binary, options.agent)
+        self.runtime.project = str(store.project_root())  # (Codex runs in a workspace only under its sandbox profile)
         self.interrupted = Interrupt()  # not a threading.Event: see waker.Interrupt
         self.stopping: str | None = None  # why the runner is stopping (a signal)
         self.urgent = False  # a second signal: abandon the turn in flight now
@@ -129,6 +130,8 @@ class Runner:
         self.seq = self.view.seen_seq  # its own runner_started: the control up to it is read
         self.waker = Waker(self.store, self.interrupted)
         self.log(f"runner {self.runner_id} started ({self.runtime.name}, pid {os.getpid()})")
+        deliverer = notify_send.Deliverer(self.store, runners.actor(self.agent), lambda text: self.log(text))
+        deliverer.start()  # the person's notification command: any runner delivers it (ops/notify.py)
         why, turn = "stopped", None
         try:
             why, turn = self._loop()
@@ -154,6 +157,7 @@ class Runner:
             why = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
+            deliverer.stop()
             try:
                 if why is not None:
                     self._finish(why, turn)
@@ -353,12 +357,12 @@ class Runner:
         self.log(f"running: {started.detail}")
         self.turns_run += 1
         env = self._env(card, turn_id, packet)
-        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id))
         space = self._workspace(card)
         cwd = space[0] if space else self.opts.cwd or str(self.store.project_root())
         if space:
             env["LOOPX_WORKSPACE"] = space[0]
         self.turn_workspace, self.turn_head = space if space else (None, None)
+        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))

@@ -141,7 +141,7 @@ DECLARED: tuple = (
     Verb("mcp", None, "serve the MCP tools over stdio (agent id from LOOPX_AGENT)", (), _SURFACE + "mcp"),
     Verb("hook", None, "what runtime hooks call (reads the runtime's hook JSON on stdin)", (
         arg("runtime", choices=["claude-code", "codex"], help="the runtime calling (as `loopx init --for` wrote it)"),
-        arg("event", choices=["session-start", "pre-tool-use", "stop", "pre-skill-shell-command"], help="the hook event"),
+        arg("event", choices=["session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command"], help="the hook event"),
     ), _SURFACE + "hook"),
 
     Group("agent", "register and list agents"),
@@ -272,6 +272,17 @@ DECLARED: tuple = (
         arg("--none", action="store_true", help="no scope is dangerous"),
     ), _TRUST + "cmd_dangerous_set", human=True),
 
+    Group("notify", "the command that tells you, wherever you are, when something needs you"),
+    Verb("notify", "show", "the notification command a person signed, and what it last did", (), _TRUST + "cmd_notify_show"),
+    Verb("notify", "set", "set the command run when something needs you (a gate, a pause, a failed verify, a silent runner)", (
+        arg("--shell", metavar="CMD", help="a shell command you wrote (run by /bin/sh -c; the message comes as $1 $2 and JSON on stdin)"),
+        arg("--timeout", default="10s", metavar="DUR", help="the command is killed past this (default 10s, at most 2m)"),
+        arg("--every", default="5m", metavar="DUR", help="at most one message per gate, pause or runner in this long (default 5m)"),
+        arg("--none", action="store_true", help="run no command"),
+        arg("argv", nargs="...", metavar="-- PROGRAM ARG", help="the program by its absolute path and its arguments; the message follows as two more (title, body) and as JSON on stdin"),
+    ), _TRUST + "cmd_notify_set", human=True),
+    Verb("notify", "test", "run the notification command once now, and record what it did", (), _TRUST + "cmd_notify_test", human=True),
+
     Verb("verify", None, "check the event log's hash chain and every person's signature (exit 11 if altered)", (
         arg("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one"),
         arg("--root", metavar="FINGERPRINT", help="with --file: the root key you expect"),
@@ -355,7 +366,9 @@ DECLARED: tuple = (
     ), _CMD + "cmd_gate_list"),
     Verb("gate", "answer", "answer a gate — a person with their key only", (
         arg("gate", metavar="GATE", help="the gate, e.g. G-3"),
-        arg("decision", choices=["approve", "reject"], help="your answer"),
+        arg("decision", nargs="?", choices=["approve", "reject"], help="your answer (approve when --choose or --text says more)"),
+        arg("--choose", metavar="OPTION", help="approve with one of the gate's options (its text or number, 1 = the first)"),
+        arg("--text", metavar="T", help="approve with your answer in words (the agent reads it in its next turn)"),
         arg("--note", metavar="T", help="why, for the agent (it reads it in its next turn)"),
         arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
@@ -449,7 +462,7 @@ DECLARED: tuple = (
 HELP_ORDER = (
     "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner", "workspace",
     "next", "claim", "context", "heartbeat", "writeback", "monitor", "handoff", "accept", "release", "done",
-    "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "price",
+    "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "notify", "price",
     "watch", "mcp", "hook", "migrate", "completion",
 )
 

@@ -191,3 +191,20 @@ async def test_a_writeback_is_one_path_for_the_cli_and_mcp(team):
         err, text = await call(client, "writeback", card="LX-1", summary="something else", op_id="turn-7-report")
         assert err and "op_conflict" in text
     assert team.ok("card", "show", "LX-1")["card"]["evidence_count"] == 1
+
+
+async def test_the_option_a_person_chose_reaches_the_agent_over_mcp(team):
+    """#29: gate_status and context carry the person's choice; no tool chooses."""
+    team.ok("card", "add", "Pick a store")
+    async with session(team, "a2") as client:
+        await call(client, "next", claim=True)
+        err, text = await call(client, "gate_ask", card="LX-1", question="Which store?", options=["sqlite", "postgres"])
+        gate = json.loads(text)["gate"]
+        err, text = await call(client, "gate_answer", gate=gate["id"], choice="sqlite")
+        assert err  # there is no such tool
+        team.ok("gate", "answer", gate["id"], "--choose", "postgres", tty=True)
+        err, text = await call(client, "gate_status", gate=gate["id"])
+        got = json.loads(text)["gate"]
+        assert not err and (got["status"], got["choice"]) == ("approved", "postgres")
+        err, text = await call(client, "context", card="LX-1")
+        assert not err and "the person chose: **postgres**" in text

@@ -23,7 +23,12 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS, signed_answer
+from ..rules.decisions import (
+    RUNNER_CONTROLS,
+    WINDOW_FIELDS,
+    WINDOW_KINDS,
+    signed_answer,
+)
 from . import chain, replay, trust
 from .authority import Authority
 from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow

@@ -13,7 +13,6 @@ from ..store.rows import (
     card_view,
     card_views,
     evidence_view,
-    gate_view,
     handoff_view,
     observed_view,
     touch,

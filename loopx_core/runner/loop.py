@@ -40,7 +40,16 @@ from typing import NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
-from ..ops import claims, context, handoffs, notify_send, reaper, runners, turns, workspaces
+from ..ops import (
+    claims,
+    context,
+    handoffs,
+    notify_send,
+    reaper,
+    runners,
+    turns,
+    workspaces,
+)
 from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids

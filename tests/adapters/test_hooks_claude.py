@@ -420,9 +420,9 @@ def test_a_permission_request_waits_for_a_signed_approval_never_a_forged_one(hoo
     import threading
 
     from loopx_core.adapters import hooks as hook_module
+    from tests.polling import until
 
     from ..security.conftest import sql
-    from tests.polling import until
 
     monkeypatch.setattr(hook_module, "PERMISSION_WAIT", 0.6)
     assert hooks.run("claude-code", "permission-request", permission_payload(working)).stdout == ""  # a person at their own terminal: Claude Code's dialog

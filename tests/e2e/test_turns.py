@@ -325,8 +325,8 @@ def test_claude_codes_own_permission_question_is_answered_on_the_board(project, 
     """#29: Claude Code 2.1.335 asks its own permission question (PermissionRequest,
     not bypassed); it joins the person's queue as a gate; the person's answer
     reaches the runtime: the command runs only when they approve."""
-    from .harness import _session, claude_env
     from . import runtimes
+    from .harness import _session, claude_env
 
     sdk = next(r for r in ALL if r.name == "claude-sdk")
     agent, card = started(project, sdk)

@@ -11,7 +11,7 @@ from ..shapes.values import CardView, EvidenceView
 from ..store import events, records
 from ..store.records import Card, Evidence
 from ..store.rows import agent_row, card_view, evidence_view, touch
-from . import leases
+from . import idempotence, leases
 from .cards import open_deps
 from .gates import holding_gate
 from .reaper import clear_lease, load_card
@@ -129,7 +129,9 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
                 waiting.status, waiting.blocked_reason = "ready", None
                 touch(waiting, now)
                 events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
-        return card_view(card), evidence_view(row), True
+        view, evidence = card_view(card), evidence_view(row)
+        idempotence.settle({"card": view.to_json(), "evidence": evidence.to_json()}, 0)  # --op-id: in this transaction
+        return view, evidence, True
 
     card, evidence, passed = store.run(finish)
     if not passed:

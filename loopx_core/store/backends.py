@@ -25,7 +25,7 @@ from _thread import (
 from pathlib import Path
 
 from .. import UPGRADE_HINT
-from ..rules import clock
+from ..rules import clock, faults
 from ..shapes.errors import BoardError
 from . import migrations, records
 from .discovery import BoardLocation
@@ -337,16 +337,21 @@ class Store:
                         from .pg import take_write_lock
 
                         take_write_lock(self.db)
-                    return body()
+                    result = body()
+                    faults.point("commit")
+                faults.point("committed")
+                return result
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
             try:
                 result = body()
+                faults.point("commit")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            faults.point("committed")
             return result
         finally:
             records.release(token)

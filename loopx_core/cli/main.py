@@ -37,6 +37,19 @@ def _emit_error(err, as_json: bool) -> None:
         sys.stderr.write(msg + "\n")
 
 
+def _refuse_undecodable(argv: list[str]) -> None:
+    """An argument that is not UTF-8 (Python keeps its bytes as surrogates)
+    would fail deep inside, on its way to the board: refused here, exit 3."""
+    for word in argv:
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            from ..shapes.errors import InvalidInput
+
+            shown = word.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")[:80]
+            raise InvalidInput(f"the argument '{shown}' is not UTF-8 text", "pass UTF-8 text (check the shell's locale)", code="not_utf8") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "hook" in argv[:4]:  # runtimes call this before every tool: skip the parser
@@ -49,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..shapes.errors import INTERNAL, LoopxError
 
     try:
+        _refuse_undecodable(argv)
         from .parser import build
 
         args = build(argv).parse_args(argv)
@@ -91,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: never a bare traceback for an agent
         if os.environ.get("LOOPX_DEBUG"):
             raise
+        from ..store.failures import explain
+
+        known = explain(exc)  # a full disk, a read-only or damaged board, a path that cannot be
+        if known is not None:
+            _emit_error(known, as_json)
+            return known.exit_code
         err = LoopxError(f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it")
         _emit_error(err, as_json)
         return INTERNAL

@@ -267,11 +267,13 @@ def cmd_dangerous_set(ctx: Context) -> Outcome:
 
 
 def _read_export(path: str) -> dict:
+    from .reading import EXPORT_MAX, read_text
+
+    text = read_text(path, EXPORT_MAX, "the export", "pass a file written by `loopx export` (at most 256 MiB)", error=UsageError)
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read the export {path!r}: {exc}", "pass a file written by `loopx export`") from None
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"cannot read the export {path[:200]!r}: {str(exc)[:200]}", "pass a file written by `loopx export`") from None
     if not isinstance(doc, dict) or "chain" not in doc:
         raise UsageError(f"{path!r} is not a LoopX export with its chain", "export it again with this LoopX (`loopx export > board.json`)")
     return doc

@@ -62,6 +62,23 @@ def _errors(name: str) -> tuple:
     return tuple(found)
 
 
+def _reads_only(path, refusal):
+    from .failures import read_only_fallback
+
+    return read_only_fallback(path, refusal)
+
+
+def _cannot_open(exc: Exception, where: str, path=None):
+    """A full disk, a read-only or damaged file said as such (store/failures.py);
+    anything else: not a board."""
+    from .failures import explain
+
+    known = explain(exc, where, path)
+    if known is not None and known.code != "cannot_open":
+        return known
+    return BoardError(f"cannot open board {where}: {exc}", "is it a LoopX board? check --db / LOOPX_DB")
+
+
 def _adopting_peewee(store: Store):
     """A peewee database whose connections are the store's own (one per
     thread): the models run inside the store's transactions."""
@@ -95,6 +112,7 @@ class Store:
         self._trust = None
         self._local = thread_local()
         self.created = False  # this open created the board's schema
+        self.refuses_writes = None  # the storage's refusal (a full disk, read-only): writes raise it, reads go on
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -127,7 +145,7 @@ class Store:
             store._ensure_schema(create=create)
         except _errors("DatabaseError") as exc:  # (OperationalError is one)
             store.close()
-            raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+            raise _cannot_open(exc, location.describe()) from exc
         if clock.frozen_by_env() and not frozen_ok:
             store._check_frozen_clock()
         return store
@@ -165,7 +183,11 @@ class Store:
             except sqlite3.DatabaseError as exc:
                 if _is_busy(exc):
                     raise self._busy(exc) from exc
-                raise BoardError(f"cannot open board {self.location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+                refusal = _cannot_open(exc, self.location.describe(), self.location.path)
+                conn = _reads_only(self.location.path, refusal)
+                if conn is None:
+                    raise refusal from exc
+                self.refuses_writes = refusal  # reads go on; `run` says why writes cannot
             self._local.conn = conn
         return conn
 
@@ -313,6 +335,10 @@ class Store:
     def run(self, body: Callable[[], T], *, attempts: int = 8) -> T:
         if self._in_transaction():
             return self._savepoint(body)  # inside the caller's transaction
+        if self.refuses_writes is None and self.backend == "sqlite":
+            self.connection()  # (opening may find the storage refusing writes)
+        if self.refuses_writes is not None:
+            raise self.refuses_writes
         for attempt in range(attempts):
             try:
                 return self._transaction(body, write=True)

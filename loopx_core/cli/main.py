@@ -37,6 +37,16 @@ def _emit_error(err, as_json: bool) -> None:
         sys.stderr.write(msg + "\n")
 
 
+def _remember_damage(err) -> None:
+    """A read met a damaged page: mark the board so writes refuse it (store/failures.py)."""
+    from ..store import failures, records
+
+    store = records.current()
+    if store is not None and store.backend == "sqlite":
+        failures.mark_damaged(store.location.path, err.message)
+        err.hint = failures.DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
+
+
 def _refuse_undecodable(argv: list[str]) -> None:
     """An argument that is not UTF-8 (Python keeps its bytes as surrogates)
     would fail deep inside, on its way to the board: refused here, exit 3."""
@@ -108,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         from ..store.failures import explain
 
         known = explain(exc)  # a full disk, a read-only or damaged board, a path that cannot be
+        if known is not None and known.code == "board_damaged":
+            _remember_damage(known)
         if known is not None:
             _emit_error(known, as_json)
             return known.exit_code

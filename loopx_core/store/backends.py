@@ -188,8 +188,18 @@ class Store:
                 if conn is None:
                     raise refusal from exc
                 self.refuses_writes = refusal  # reads go on; `run` says why writes cannot
+            else:
+                self._refuse_if_damaged()
             self._local.conn = conn
         return conn
+
+    def _refuse_if_damaged(self) -> None:
+        """A board found damaged refuses writes until `verify` finds it whole (store/failures.py)."""
+        from .failures import damaged, known_damage
+
+        detail = known_damage(self.location.path)
+        if detail is not None:
+            self.refuses_writes = damaged(self.location.describe(), detail)
 
     def _busy(self, exc: Exception):
         """The board could not be had in time: who holds it, as far as the OS says."""

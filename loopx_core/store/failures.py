@@ -22,7 +22,60 @@ _PATH_ERRNOS = {errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, e
 
 
 def damaged(where: str, detail: str) -> StorageError:
-    return StorageError(f"the board {where} is damaged ({detail})", DAMAGED_HINT, code="board_damaged")
+    return StorageError(f"the board {where} is damaged ({detail[:300]})", DAMAGED_HINT, code="board_damaged")
+
+
+# A SQLite board found damaged (by `verify`'s integrity check, or by a read
+# that met a malformed page) is marked by a file beside it, so every later
+# write refuses it — before it writes into the damaged file — until `verify`
+# finds the file whole again (a backup put back) and removes the mark.
+
+def damage_mark(path) -> str:
+    return f"{path}-damaged"
+
+
+def mark_damaged(path, detail: str) -> None:
+    import json
+    import time
+
+    try:
+        with open(damage_mark(path), "w", encoding="utf-8") as fh:
+            json.dump({"detail": detail[:2000], "at": time.time()}, fh)
+    except OSError:
+        pass  # (a full or read-only disk: the refusal is said anyway)
+
+
+def known_damage(path) -> str | None:
+    """What the mark beside the board says, or None when there is none."""
+    import json
+
+    try:
+        with open(damage_mark(path), encoding="utf-8") as fh:
+            return str(json.loads(fh.read(4096)).get("detail") or "found damaged")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, AttributeError):
+        return "found damaged"
+
+
+def clear_damage(path) -> None:
+    import contextlib
+    import os
+
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(damage_mark(path))
+
+
+def integrity_problems(conn) -> list[str]:
+    """SQLite's quick check of the whole file (every page, every row's shape;
+    not the indexes' contents): what it names, empty when the file is whole."""
+    import sqlite3
+
+    try:
+        found = [row[0] for row in conn.execute("PRAGMA quick_check(20)").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        return [str(exc)]
+    return [] if found == ["ok"] else found
 
 
 def explain(exc: BaseException, where: str = "", path=None) -> LoopxError | None:
@@ -103,7 +156,7 @@ def _explain(exc: BaseException, where: str) -> LoopxError | None:
             return StorageError(f"cannot write the board{board}: {FULL}", FULL_HINT, code="disk_full")
         if named.startswith("SQLITE_READONLY"):
             return StorageError(f"cannot write the board{board}: its file or folder is read-only", READ_ONLY_HINT, code="read_only")
-        if named.startswith("SQLITE_CORRUPT") or named == "SQLITE_NOTADB":
+        if named.startswith("SQLITE_CORRUPT"):  # (NOTADB: not a board, or its header is gone — said as such)
             return damaged(where or "file", text)
         if named.startswith("SQLITE_IOERR"):
             return StorageError(f"input/output error on the board{board} ({text})", "check the disk (full? failing? unmounted?) and retry", code="io_error")

@@ -48,6 +48,18 @@ DEFAULT_SETTINGS = {
 }
 
 
+LOCK_WAIT = 30.0  # s: how long a write waits for another writer, unless LOOPX_LOCK_WAIT says otherwise
+
+
+def lock_wait() -> float:
+    """``LOOPX_LOCK_WAIT`` (seconds, 0.1–3600): the bound on a write's wait for
+    the board's write lock (SQLite's, or PostgreSQL's advisory lock)."""
+    try:
+        return min(max(float(os.environ.get("LOOPX_LOCK_WAIT", LOCK_WAIT)), 0.1), 3600.0)
+    except ValueError:
+        return LOCK_WAIT
+
+
 def _is_busy(exc: Exception) -> bool:
     text = str(exc).lower()
     return any(word in text for word in ("locked", "busy", "deadlock", "could not serialize"))
@@ -179,6 +191,8 @@ class Store:
                         raise
                     self._refuse_if_held(conn, exc)
                 for name, value in SQLITE_PRAGMAS:
+                    if name == "busy_timeout":
+                        value = min(value, int(lock_wait() * 1000))
                     conn.execute(f"PRAGMA {name} = {value}")
             except sqlite3.DatabaseError as exc:
                 if _is_busy(exc):
@@ -247,7 +261,17 @@ class Store:
         thread's connection; returns the cursor."""
         if self.backend == "sqlite":
             return self.connection().execute(sql, params)
-        return self.db.execute_sql(self._sql(sql), params)
+        if self.db.in_transaction():
+            return self.db.execute_sql(self._sql(sql), params)
+        try:
+            return self.db.execute_sql(self._sql(sql), params)
+        except Exception as exc:  # a read outside a transaction (a poll): the server may have gone away
+            from .failures import connection_lost
+
+            if not connection_lost(exc):
+                raise
+        with self._pg_atomic():  # reconnects, as a transaction's BEGIN does
+            return self.db.execute_sql(self._sql(sql), params)
 
     def _in_transaction(self) -> bool:
         if self.backend == "sqlite":
@@ -342,33 +366,55 @@ class Store:
             self._drop_connection()
 
     # -- transactions ------------------------------------------------------
-    def run(self, body: Callable[[], T], *, attempts: int = 8) -> T:
+    def run(self, body: Callable[[], T]) -> T:
         if self._in_transaction():
             return self._savepoint(body)  # inside the caller's transaction
         if self.refuses_writes is None and self.backend == "sqlite":
             self.connection()  # (opening may find the storage refusing writes)
         if self.refuses_writes is not None:
             raise self.refuses_writes
-        for attempt in range(attempts):
+        deadline = time.monotonic() + lock_wait()
+        lost = 0
+        for attempt in range(100_000):  # (bounded by the deadline: LOOPX_LOCK_WAIT)
             try:
                 return self._transaction(body, write=True)
+            except BoardError as exc:
+                if exc.code != "uncommitted" or lost >= 3:
+                    raise
+                lost += 1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
+                continue
             except _errors("OperationalError") as exc:
-                if not _is_busy(exc):
+                timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
+                if not _is_busy(exc) and not timed_out:
                     raise
-                if attempt == attempts - 1:
-                    if self.backend == "sqlite":
-                        raise self._busy(exc) from exc
-                    raise
+                if timed_out or time.monotonic() >= deadline:
+                    raise self._waited(exc) from exc
                 import random  # only on the rare busy path
 
-                time.sleep(0.02 * (attempt + 1) + random.random() * 0.03)
-        raise AssertionError("unreachable")
+                time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
+        raise self._waited(TimeoutError("the write lock"))
+
+    def _waited(self, exc: Exception):
+        """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
+        from ..shapes.errors import BoardBusy
+
+        who = ""
+        if self.backend == "sqlite":
+            from .holder import holder
+
+            found = holder(self.location.path)
+            who = f" (held by {found.text()})"
+        return BoardBusy(
+            f"another writer held the board {self.location.describe()} for longer than {lock_wait():g} s{who}; nothing was written",
+            "retry (with the same --op-id); LOOPX_LOCK_WAIT=SECONDS waits longer; if it keeps happening, end the process that holds the board",
+            code="lock_wait",
+        )
 
     def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
         token = records.using(self)  # the body's statements run on this store's connection
         try:
             if self.backend != "sqlite":
-                with self.db.atomic():
+                with self._pg_atomic():
                     if write:
                         from .pg import take_write_lock
 
@@ -391,6 +437,30 @@ class Store:
             return result
         finally:
             records.release(token)
+
+    @contextlib.contextmanager
+    def _pg_atomic(self):
+        """A PostgreSQL transaction whose BEGIN finds the server gone (a
+        restart) reconnects with backoff and begins again — safe, as nothing
+        of it ran yet — for up to ``LOOPX_RECONNECT_WAIT`` seconds, said on
+        stderr (``pg.reconnect``); then exit 4 ``board_unreachable``."""
+        from .failures import connection_lost
+        from .pg import Uncommitted, reconnect
+
+        txn = reconnect(self.db, self.location.describe())
+        try:
+            yield
+        except BaseException as exc:
+            try:
+                txn.__exit__(type(exc), exc, exc.__traceback__)
+            except Exception:
+                if not connection_lost(exc):
+                    raise
+                self.db._state.reset()  # (the rollback could not reach the server either)
+            if isinstance(exc, Exception) and connection_lost(exc):
+                raise Uncommitted(self.location.describe(), exc) from exc  # the server went away before the commit: `run` may run it again
+            raise
+        txn.__exit__(None, None, None)  # (the server gone during COMMIT: not known whether it committed, so raised as is)
 
     _savepoints = 0
 
@@ -420,7 +490,7 @@ class Store:
         token = records.using(self)
         try:
             if self.backend != "sqlite":
-                with self.db.atomic():
+                with self._pg_atomic():
                     yield
                 return
             conn = self.connection()

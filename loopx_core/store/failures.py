@@ -62,8 +62,10 @@ def clear_damage(path) -> None:
     import contextlib
     import os
 
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(damage_mark(path))
+    mark = damage_mark(path)
+    if os.path.exists(mark):
+        with contextlib.suppress(OSError):  # (a read-only file system: the mark stays, and so do the refusals)
+            os.remove(mark)
 
 
 def integrity_problems(conn) -> list[str]:
@@ -164,7 +166,7 @@ def _explain(exc: BaseException, where: str) -> LoopxError | None:
             return BoardBusy(f"the board{board} stayed locked by another writer ({text})", "retry; if it keeps happening, find the process holding it (`fuser` on the board file)", code="lock_wait")
         if named == "SQLITE_CANTOPEN":
             return BoardError(f"cannot open the board{board} ({text})", "check the path and that its folder exists and is writable", code="cannot_open")
-    if _connection_lost(exc):
+    if connection_lost(exc):
         return BoardError(f"lost the connection to the PostgreSQL board{board}: {text.strip().splitlines()[0] if text.strip() else type(exc).__name__}", GONE_HINT, code="board_unreachable")
     return None
 
@@ -179,7 +181,7 @@ def _wrapped_name(exc: BaseException) -> str | None:
     return getattr(inner, "sqlite_errorname", None) if inner is not None else None
 
 
-def _connection_lost(exc: BaseException) -> bool:
+def connection_lost(exc: BaseException) -> bool:
     """psycopg (or peewee around it) saying the server went away."""
     for found in (exc, exc.__cause__, exc.__context__):
         if found is None:
@@ -193,3 +195,9 @@ def _connection_lost(exc: BaseException) -> bool:
         ):
             return True
     return False
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of what ``exc`` says (drivers' messages run on for lines)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__

@@ -65,6 +65,11 @@ def open_postgres(location) -> pw.Database:
 
 
 def take_write_lock(db: pw.Database) -> None:
+    from .backends import lock_wait
+
+    # Bounded (LOOPX_LOCK_WAIT): a writer that holds the lock long makes this
+    # one fail with "lock timeout", said as such by ``Store.run``.
+    db.execute_sql("SELECT set_config('lock_timeout', %s, true)", (f"{int(lock_wait() * 1000)}ms",))
     db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
 
 
@@ -78,3 +83,68 @@ def reset_sequences(db: pw.Database, models) -> None:
                 f"SELECT setval(pg_get_serial_sequence('\"{table}\"', '{pk.column_name}'), "
                 f"COALESCE((SELECT MAX(\"{pk.column_name}\") FROM \"{table}\"), 0) + 1, false)"
             )
+
+
+class Uncommitted(BoardError):
+    """The server went away in the middle of a transaction, before its commit:
+    nothing of it was written (``Store.run`` runs a write again)."""
+
+    code = "uncommitted"
+
+    def __init__(self, where: str, exc: BaseException):
+        from .failures import GONE_HINT, first_line
+
+        super().__init__(f"lost the connection to the PostgreSQL board {where} in the middle of a transaction ({first_line(exc)}); nothing of it was written", GONE_HINT)
+
+
+RECONNECT_WAIT = 60.0  # s: how long a long-lived process tries to reach a server that went away
+
+
+def reconnect(db: pw.Database, where: str):
+    """Begin a transaction on ``db`` (returns the entered peewee transaction);
+    when the server went away, reconnect with backoff (0.2 s doubling to 5 s)
+    until ``LOOPX_RECONNECT_WAIT`` (default 60 s) has passed, saying so on stderr."""
+    import os
+    import sys
+    import time
+
+    from .failures import connection_lost
+    from .failures import first_line as _first_line
+
+    try:
+        wait = min(max(float(os.environ.get("LOOPX_RECONNECT_WAIT", RECONNECT_WAIT)), 0.0), 3600.0)
+    except ValueError:
+        wait = RECONNECT_WAIT
+    deadline, delay, lost = time.monotonic() + wait, 0.2, None
+    while True:
+        txn = db.atomic()
+        try:
+            txn.__enter__()
+        except Exception as exc:
+            if not connection_lost(exc):
+                raise
+            if lost is None:
+                sys.stderr.write(f"loopx: lost the connection to the board {where} ({_first_line(exc)}); reconnecting for up to {wait:g} s\n")
+                sys.stderr.flush()
+            lost = exc
+            try:
+                db.close()
+            except Exception:  # a connection the server dropped may not close cleanly
+                db._state.reset()
+            if time.monotonic() + delay > deadline:
+                raise BoardError(
+                    f"lost the connection to the PostgreSQL board {where} and could not reconnect within {wait:g} s: {_first_line(exc)}",
+                    "check that the server runs; LOOPX_RECONNECT_WAIT=SECONDS waits longer",
+                    code="board_unreachable",
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+            try:
+                db.connect(reuse_if_open=True)
+            except pw.OperationalError:
+                pass  # still down: the next BEGIN says so, and we wait again
+            continue
+        if lost is not None:
+            sys.stderr.write(f"loopx: reconnected to the board {where}\n")
+            sys.stderr.flush()
+        return txn

@@ -209,6 +209,8 @@ class Store:
 
     def _refuse_if_damaged(self) -> None:
         """A board found damaged refuses writes until `verify` finds it whole (store/failures.py)."""
+        if not os.path.exists(f"{self.location.path}-damaged"):  # (the mark's name: failures.damage_mark)
+            return
         from .failures import damaged, known_damage
 
         detail = known_damage(self.location.path)

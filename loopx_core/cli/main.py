@@ -56,7 +56,10 @@ def _refuse_undecodable(argv: list[str]) -> None:
         except UnicodeEncodeError:
             from ..shapes.errors import InvalidInput
 
-            shown = word.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")[:80]
+            try:  # the bytes the shell passed (\xff), else the code points (\ud800)
+                shown = word.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")[:80]
+            except UnicodeEncodeError:
+                shown = word.encode("ascii", "backslashreplace").decode("ascii")[:80]
             raise InvalidInput(f"the argument '{shown}' is not UTF-8 text", "pass UTF-8 text (check the shell's locale)", code="not_utf8") from None
 
 

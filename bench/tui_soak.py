@@ -9,9 +9,13 @@ timeline, the help), then two seconds of reading. Every ten seconds the
 board's memory (RSS), the objects the garbage collector tracks and the changes
 seen so far are printed; at the end, after a full collection, what the board
 still holds, and the growth per 1,000 changes after the first minute (what a
-day of agents would add).
+day of agents would add), then which kinds of object grew (``--by-type``: the
+types of every tracked object counted after the first minute and at the end,
+beside the cards the board holds), to tell the new cards it holds from a leak;
+``--tracemalloc``: Python's own allocations made after the first minute and
+still alive at the end, by line (what of the RSS growth is Python's).
 
-Run: ``.venv/bin/python bench/tui_soak.py [--minutes 3] [--rate 10]``.
+Run: ``.venv/bin/python bench/tui_soak.py [--minutes 3] [--rate 10] [--by-type] [--tracemalloc]``.
 Figures are printed; nothing here asserts.
 """
 
@@ -26,6 +30,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
@@ -84,7 +89,13 @@ def rss_mb() -> float:
     return 0.0
 
 
-def soak(location, minutes: float, rate: float, cards_every: int) -> list[tuple[float, int, float, int]]:
+def by_type() -> Counter:
+    """Every object the collector tracks, counted by its type's module and name."""
+    return Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
+
+
+def soak(location, minutes: float, rate: float, cards_every: int, types: list | None = None, traced: list | None = None) -> list[tuple[float, int, float, int]]:
+    """``types``: when given, filled with (cards held, objects by type) after the first minute and at the end."""
     from textual import events
 
     from loopx_tui.app import LoopxApp
@@ -113,6 +124,12 @@ def soak(location, minutes: float, rate: float, cards_every: int) -> list[tuple[
                 if settled is None and now - start >= 60:
                     gc.collect()  # (the baseline: what the board holds after its first minute)
                     settled = (now - start, changes, rss_mb(), len(gc.get_objects()))
+                    if types is not None:
+                        types.append((len(app.model.cards), by_type()))
+                    if traced is not None:
+                        import tracemalloc
+
+                        tracemalloc.start()
                     print(f"after the first minute and a full collection: RSS {settled[2]:.1f} MB, {settled[3]:,} tracked objects")
                 if now >= next_sample:
                     samples.append((now - start, changes, rss_mb(), len(gc.get_objects())))
@@ -126,6 +143,13 @@ def soak(location, minutes: float, rate: float, cards_every: int) -> list[tuple[
             await asyncio.sleep(1.0)  # the last writes arrive
             gc.collect()
             samples.append((time.monotonic() - start, changes, rss_mb(), len(gc.get_objects())))
+            if types is not None:
+                types.append((len(app.model.cards), by_type()))
+            if traced is not None and settled is not None:
+                import tracemalloc
+
+                traced.append(tracemalloc.take_snapshot())
+                tracemalloc.stop()
             print(f"at the end, after a full collection: RSS {samples[-1][2]:.1f} MB, {samples[-1][3]:,} tracked objects")
             print(f"written by the agents: {agents.stdout.read().strip()} · keys pressed: {pressed}")
             if settled is not None:
@@ -140,6 +164,8 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--rate", type=float, default=10.0, help="agent writes a second")
     parser.add_argument("--cards-every", type=int, default=5, help="one write in N adds a card (0: none, only turns' evidence)")
+    parser.add_argument("--by-type", action="store_true", help="which types of object grew from the first minute to the end")
+    parser.add_argument("--tracemalloc", action="store_true", help="Python's allocations after the first minute still alive at the end, by line")
     args = parser.parse_args()
     from loopx_core.store.discovery import parse_target
 
@@ -148,13 +174,31 @@ def main() -> int:
         built = subprocess.run([sys.executable, "-c", BOARD, tmp, str(REPO / "bench")], capture_output=True, text=True, cwd=REPO, check=True)
         location = parse_target(built.stdout.strip().splitlines()[-1], "flag")
         print(f"LoopX board soak: {args.minutes:g} min, ~{args.rate:g} agent writes/s, keys in bursts of 8 a quarter of a second apart (load average {load_average()})")
-        samples = soak(location, args.minutes, args.rate, args.cards_every)
+        types: list | None = [] if args.by_type else None
+        traced: list | None = [] if args.tracemalloc else None
+        samples = soak(location, args.minutes, args.rate, args.cards_every, types, traced)
     first, last = samples[0], samples[-1]  # (both after a full collection when the soak lasted over a minute)
     per_k = 1000 / max(1, last[1] - first[1])
     print(
         f"from the first minute to the end: RSS {first[2]:.1f} -> {last[2]:.1f} MB ({(last[2] - first[2]) * per_k:+.2f} MB per 1,000 changes), "
         f"tracked objects {first[3]:,} -> {last[3]:,} ({(last[3] - first[3]) * per_k:+,.0f} per 1,000 changes) over {last[1] - first[1]:,} changes"
     )
+    if traced:
+        stats = traced[0].statistics("lineno")
+        total = sum(st.size for st in stats)
+        print(f"Python's allocations after the first minute still alive at the end: {total / 1e6:.2f} MB in {sum(st.count for st in stats):,} blocks; the largest:")
+        for st in stats[:12]:
+            frame = st.traceback[0]
+            print(f"  {st.size / 1e3:9.1f} kB {st.count:8,}  {frame.filename.split('site-packages/')[-1].replace(str(REPO) + '/', '')}:{frame.lineno}")
+    if types and len(types) == 2:
+        (cards_then, then), (cards_now, now) = types
+        grown = now - then  # (a Counter's subtraction keeps only what grew)
+        held = cards_now - cards_then
+        print(f"cards the board holds: {cards_then:,} -> {cards_now:,} ({held:+,}); what grew, per new card held and in all:")
+        for name, n in grown.most_common(15):
+            print(f"  {name:60s} {n:+9,}  ({n / held:+.1f} per card)" if held > 0 else f"  {name:60s} {n:+9,}")
+        shrank = sum((then - now).values())
+        print(f"  (every other type: {sum(grown.values()) - sum(n for _, n in grown.most_common(15)):+,}; types that shrank: -{shrank:,})")
     return 0
 
 

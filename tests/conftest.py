@@ -22,6 +22,11 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
+# Tests open SQLite and PostgreSQL boards in one process: the PostgreSQL driver
+# is imported before peewee, so that peewee finds it (store/orm.py).
+with contextlib.suppress(ImportError):
+    import psycopg  # noqa: F401
+
 REPO = Path(__file__).resolve().parent.parent
 
 

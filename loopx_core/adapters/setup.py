@@ -25,20 +25,20 @@ import sys
 from pathlib import Path
 
 from ..rules.spawn import loopx_argv
+from .setup_claude import MalformedSettings, SettingsError
+from .setup_codex import ConfigError, MalformedConfig
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
 EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
 
-
-from .setup_claude import SettingsError
-from .setup_codex import ConfigError
-
 SetupError = (SettingsError, ConfigError)
+Malformed = (MalformedSettings, MalformedConfig)  # not JSON/TOML at all: exit 3, not a conflict
 
 
 class FileChange:
-    def __init__(self, path: Path, root: Path, before: str | None, after: str | None, problem: str | None = None):
+    def __init__(self, path: Path, root: Path, before: str | None, after: str | None, problem: str | None = None, malformed: bool = False):
         self.path, self.before, self.after, self.problem = path, before, after, problem
+        self.malformed = malformed
         try:
             self.rel = str(path.relative_to(root))
         except ValueError:
@@ -272,7 +272,7 @@ def init_runtime(
         try:
             after = make(before)
         except SetupError as exc:
-            change = FileChange(path, root, before, None, str(exc))
+            change = FileChange(path, root, before, None, str(exc), malformed=isinstance(exc, Malformed))
         else:
             change = FileChange(path, root, before, after)
         files.append(change)
@@ -293,8 +293,8 @@ def init_runtime(
         from . import setup_codex
 
         commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES[:3]}  # skills' shell commands are Claude Code's alone
-        tail = setup_codex.block(data["id"], exe, commands, db, key_dir if sandbox else None, root)
-        project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, tail, sandbox))
+        ours = setup_codex.entries(data["id"], exe, commands, db, key_dir if sandbox else None, root)
+        project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, ours, sandbox))
         if not project.problem:
             written = project.after if project.after is not None else project.before
             trust = setup_codex.trusted_hooks(written, root / ".codex" / "config.toml", commands)
@@ -305,10 +305,12 @@ def init_runtime(
         raise InvalidInput(f"unknown runtime {runtime!r}", "use --for claude-code or --for codex")
     conflicts = [f for f in files if f.problem]
     if conflicts:
-        raise Conflict(
-            "; ".join(f"{f.rel} {f.problem}" for f in conflicts),
+        unreadable = [f for f in conflicts if f.malformed]  # not JSON/TOML at all: exit 3, else a conflict (5)
+        refusal, code = (InvalidInput, "setup_malformed") if unreadable else (Conflict, "setup_conflict")
+        raise refusal(
+            "; ".join(f"{f.rel} {f.problem}" for f in unreadable or conflicts),
             "nothing was changed; fix the file and run `loopx init --for " + runtime + "` again",
-            code="setup_conflict",
+            code=code,
             data={"setup": SetupResult(runtime, data["id"], caps, "unchanged", files, notes, dry_run).to_json()},
         )
     if existing is None:

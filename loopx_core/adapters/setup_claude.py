@@ -58,7 +58,11 @@ GUARDED = GUARDED_DIRS + GUARDED_FILES
 
 
 class SettingsError(Exception):
-    pass
+    """The file says something LoopX's entries would contradict (exit 5)."""
+
+
+class MalformedSettings(SettingsError):
+    """The file is not JSON at all (exit 3): nothing is written."""
 
 
 def load_object(before: str | None) -> dict:
@@ -67,7 +71,7 @@ def load_object(before: str | None) -> dict:
     try:
         data = json.loads(before)
     except ValueError as exc:
-        raise SettingsError(f"is not valid JSON ({exc}); fix it and run init again") from None
+        raise MalformedSettings(f"is not valid JSON ({exc}); fix it and run init again") from None
     if not isinstance(data, dict):
         raise SettingsError("is not a JSON object")
     return data

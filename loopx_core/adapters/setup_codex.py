@@ -4,9 +4,10 @@ Looked up in the source of Codex (github.com/openai/codex, ``codex-rs``) and
 tried against the real ``@openai/codex`` 0.171.0 binary (``tests/e2e``):
 
 - ``.codex/config.toml`` (the project layer, read only in a trusted project),
-  edited as text between markers so the person's comments survive:
-  - a top block with ``default_permissions = "loopx"`` (a top-level key, so it
-    must stand before the first table), selecting the permission profile below;
+  edited with tomlkit, so the person's comments, order and layout survive and
+  LoopX's own entries are updated where they stand (DESIGN §10):
+  - ``default_permissions = "loopx"`` (a top-level key, before the first
+    table), selecting the permission profile below;
   - ``[permissions.loopx]`` (``config/src/permissions_toml.rs``):
     ``extends = ":workspace"`` (workspace-write: the project and temp folders
     writable, no network), ``filesystem."<key folder>" = "deny"`` (no reads of
@@ -20,8 +21,8 @@ tried against the real ``@openai/codex`` 0.171.0 binary (``tests/e2e``):
     ``default_tools_approval_mode = "approve"`` (``codex exec`` runs with the
     approval policy "never" and fails an MCP call that would need a prompt);
   - ``[[hooks.<Event>]]`` groups (``config/src/hook_config.rs``).
-- ``$CODEX_HOME/config.toml`` (the person's own, default ``~/.codex``), one
-  block per project: ``[projects."<root>"] trust_level = "trusted"`` (without
+- ``$CODEX_HOME/config.toml`` (the person's own, default ``~/.codex``), edited
+  the same way: ``[projects."<root>"] trust_level = "trusted"`` (without
   it Codex ignores ``.codex/config.toml``) and ``[hooks.state."<key>"]
   trusted_hash`` for each LoopX hook: ``codex exec`` silently skips a hook
   whose hash is not trusted. The key is ``<.codex/config.toml path>:<event in
@@ -42,106 +43,170 @@ import tomllib
 from pathlib import Path
 
 EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60))
-TOP_BEGIN = "# loopx:begin-top — managed by `loopx init --for codex` (the permission profile below)"
-TOP_END = "# loopx:end-top"
-BEGIN = "# loopx:begin — managed by `loopx init --for codex`; this block is rewritten on every init"
-END = "# loopx:end"
+PROFILE = "loopx"  # the permission profile's name, LoopX's own
 # Read-only inside the writable project. Only paths that exist when init runs:
 # Codex's bwrap fails to start a command (now and then, "Can't bind mount …
 # Unable to remount destination") when a listed path is missing (0.171).
 READ_ONLY = (".loopx", ".claude", ".mcp.json")
+# The comment lines that framed LoopX's entries before they were edited with
+# tomlkit (a config written by an older init): dropped, the entries kept.
+_OLD_MARKER = re.compile(r"^# loopx:(begin|end)\b.*\n?", re.M)
 
 
 class ConfigError(Exception):
-    pass
+    """The file says something LoopX's entries would contradict (exit 5)."""
 
 
-def _toml_str(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a TOML basic string
+class MalformedConfig(ConfigError):
+    """The file is not TOML at all (exit 3): nothing is written."""
 
 
-def block(agent: str, exe: list[str], commands: dict[str, str], db: str | None, key_dir: str | None, root: Path) -> str:
+def entries(agent: str, exe: list[str], commands: dict[str, str], db: str | None, key_dir: str | None, root: Path) -> dict:
+    """What LoopX puts in ``.codex/config.toml``, as plain data: the MCP
+    server, the permission profile (None without the sandbox) and one hook
+    group per event."""
     env = {"LOOPX_AGENT": agent, **({"LOOPX_DB": db} if db else {})}
-    lines = [
-        BEGIN,
-        "[mcp_servers.loopx]",
-        f"command = {_toml_str(exe[0])}",
-        "args = [" + ", ".join(_toml_str(a) for a in [*exe[1:], "mcp"]) + "]",
-        "env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in env.items()) + " }",
-        "required = true",
+    server = {
+        "command": exe[0],
+        "args": [*exe[1:], "mcp"],
+        "env": env,
+        "required": True,
         # LoopX's tools need no prompt: the operators behind them check authority,
         # and `codex exec` (approval policy "never") fails a tool that needs one.
-        'default_tools_approval_mode = "approve"',
-    ]
+        "default_tools_approval_mode": "approve",
+    }
+    profile = None
     if key_dir is not None:
-        lines += [
-            "",
-            "[permissions.loopx]",
-            'extends = ":workspace"',
-            "[permissions.loopx.filesystem]",
-            f'{_toml_str(key_dir)} = "deny"',
-            '[permissions.loopx.filesystem.":workspace_roots"]',
-            *(f'{_toml_str(p)} = "read"' for p in READ_ONLY if (root / p).exists()),
-        ]
+        profile = {
+            "extends": ":workspace",
+            "filesystem": {key_dir: "deny", ":workspace_roots": {p: "read" for p in READ_ONLY if (root / p).exists()}},
+        }
+    hooks = {}
     for event, name, matcher, timeout in EVENTS:
-        lines += ["", f"[[hooks.{event}]]"]
-        if matcher is not None:
-            lines.append(f"matcher = {_toml_str(matcher)}")
-        lines += [f"[[hooks.{event}.hooks]]", 'type = "command"', f"command = {_toml_str(commands[name])}", f"timeout = {timeout}"]
-    lines.append(END)
-    return "\n".join(lines) + "\n"
+        group: dict = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [{"type": "command", "command": commands[name], "timeout": timeout}]
+        hooks[event] = group
+    return {"server": server, "profile": profile, "hooks": hooks}
 
 
-def _cut(text: str, begin: str, end: str) -> tuple[str, str, str] | None:
-    """(before, block, after) around a managed block, or None."""
-    start = text.find(begin[: begin.index(" —")] if " —" in begin else begin)
-    if start == -1:
-        return None
-    stop = text.find(end, start)
-    if stop == -1:
-        return None
-    stop += len(end)
-    if text[stop : stop + 1] == "\n":
-        stop += 1
-    return text[:start], text[start:stop], text[stop:]
+def _parse(text: str):
+    import tomlkit  # (only `init --for codex` pays for it)
+    from tomlkit.exceptions import ParseError
+
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        raise MalformedConfig(f"is not valid TOML ({exc}); fix it and run init again") from None
 
 
-def merge_project(before: str | None, tail: str, sandbox: bool) -> str:
-    text = before or ""
-    if text.strip():
-        try:
-            old = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"is not valid TOML ({exc}); fix it and run init again") from None
-    else:
-        old = {}
-    cut = _cut(text, TOP_BEGIN, TOP_END)
-    if cut:
-        text = cut[0] + cut[2]
-    cut = _cut(text, BEGIN, END)
-    if cut:
-        text = cut[0] + tail + cut[2]
-    elif text.strip():
-        text = text.rstrip("\n") + "\n\n" + tail
-    else:
-        text = tail
+def _plain(text: str) -> dict:
+    return tomllib.loads(text) if text.strip() else {}
+
+
+def _is_ours(handler) -> bool:
+    """A hook handler LoopX wrote: it runs ``loopx_core hook codex <event>``."""
+    command = handler.get("command") if isinstance(handler, dict) else None
+    return isinstance(command, str) and any(command.endswith(f"loopx_core hook codex {name}") for _, name, _, _ in EVENTS)
+
+
+def _our_server(server) -> bool:
+    """The MCP entry LoopX wrote: it runs ``loopx mcp`` for an agent."""
+    return isinstance(server, dict) and list(server.get("args", []))[-1:] == ["mcp"] and "LOOPX_AGENT" in server.get("env", {})
+
+
+def _super_table(doc, key: str):
+    """``doc[key]``, made as a table whose header is never written on its own (``[a.b]`` only)."""
+    import tomlkit
+
+    if key not in doc:
+        doc[key] = tomlkit.table(is_super_table=True)
+    return doc[key]
+
+
+def _put(parent, key: str, values: dict, inline: tuple = ()) -> None:
+    """``parent[key] = values``: a table of its own (the keys named in ``inline``
+    as inline tables), or an inline table inside a parent written inline."""
+    from tomlkit.items import InlineTable
+
+    parent[key] = values if isinstance(parent, InlineTable) else _table(values, inline)
+
+
+def _table(values: dict, inline: tuple = ()):
+    import tomlkit
+
+    table = tomlkit.table()
+    for key, value in values.items():
+        if key in inline:
+            small = tomlkit.inline_table()
+            small.update(value)
+            value = small
+        table[key] = value
+    table.add(tomlkit.nl())  # a blank line before whatever follows
+    return table
+
+
+def _group(group: dict):
+    """A hook group as tomlkit writes an array of tables (``[[hooks.E]]``, ``[[hooks.E.hooks]]``)."""
+    import tomlkit
+
+    table = tomlkit.table()
+    for key, value in group.items():
+        if key != "hooks":
+            table[key] = value
+    handlers = tomlkit.aot()
+    for handler in group["hooks"]:
+        handlers.append(_table(handler))
+    table["hooks"] = handlers
+    return table
+
+
+def merge_project(before: str | None, ours: dict, sandbox: bool) -> str:
+    import tomlkit
+
+    text = _OLD_MARKER.sub("", before or "")
+    doc = _parse(text)
     if sandbox:
         for key in ("sandbox_mode", "default_permissions"):
-            if key in old and not _ours_top(before or "", key):
+            if key in doc and doc[key] != PROFILE:
                 raise ConfigError(f"sets `{key}` already; LoopX selects its own permission profile there. Remove it, or run init with --no-sandbox")
-        text = f'{TOP_BEGIN}\ndefault_permissions = "loopx"\n{TOP_END}\n' + text
+    servers = doc.get("mcp_servers", {})
+    if "loopx" in servers and not _our_server(servers["loopx"]):
+        raise ConfigError("already defines [mcp_servers.loopx] (not LoopX's): rename that server and run init again")
+
+    # the top-level key first: tomlkit puts a new one after the last top-level key, before every table
+    if sandbox and ours["profile"] is not None:
+        doc["default_permissions"] = PROFILE
+    elif doc.get("default_permissions") == PROFILE:
+        del doc["default_permissions"]
+    _put(_super_table(doc, "mcp_servers"), "loopx", ours["server"], inline=("env",))
+    if sandbox and ours["profile"] is not None:
+        _put(_super_table(doc, "permissions"), PROFILE, ours["profile"])
+    elif PROFILE in doc.get("permissions", {}):
+        del doc["permissions"][PROFILE]
+        if not doc["permissions"]:
+            del doc["permissions"]
+    from tomlkit.items import Array
+
+    hooks = _super_table(doc, "hooks")
+    for event, group in ours["hooks"].items():
+        if event not in hooks:
+            hooks[event] = tomlkit.aot()
+        groups = hooks[event]
+        mine = [i for i, g in enumerate(groups) if any(_is_ours(h) for h in g.get("hooks", []))]
+        group = group if isinstance(groups, Array) else _group(group)  # (an array written inline takes a plain one)
+        for i in reversed(mine):
+            del groups[i]
+        groups.insert(mine[0] if mine else len(groups), group)  # where it stood
+    after = tomlkit.dumps(doc).rstrip("\n") + "\n"
     try:
-        parsed = tomllib.loads(text)
+        parsed = tomllib.loads(after)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"would not be valid TOML with LoopX's entries ({exc}): is [mcp_servers.loopx], [permissions.loopx] or a loopx hook already defined outside the loopx block?") from None
+        raise ConfigError(f"would not be valid TOML with LoopX's entries ({exc})") from None
     if "loopx" not in parsed.get("mcp_servers", {}):
         raise ConfigError("the loopx MCP server entry did not land in [mcp_servers]")
-    return text
-
-
-def _ours_top(text: str, key: str) -> bool:
-    cut = _cut(text, TOP_BEGIN, TOP_END)
-    return bool(cut and re.search(rf"^{key}\s*=", cut[1], re.M))
+    if before is not None and parsed == _plain(before):
+        return before  # already says it: the file is left byte for byte
+    return after
 
 
 # -- trust, in the person's own Codex config --------------------------------------------------
@@ -184,32 +249,26 @@ def trusted_hooks(project_text: str, config_path: Path, commands: dict[str, str]
 
 
 def merge_user(before: str | None, root: Path, trust: dict[str, str]) -> str:
-    text = before or ""
-    begin, end = f"# loopx:begin {root} — managed by `loopx init --for codex`: trusts this project and LoopX's hooks in it", f"# loopx:end {root}"
-    cut = _cut(text, begin, end)
-    if cut:
-        text = cut[0] + cut[2]
-    try:
-        old = tomllib.loads(text) if text.strip() else {}
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"is not valid TOML ({exc}); fix it and run init again") from None
-    lines = [begin]
-    project = old.get("projects", {}).get(str(root))
+    import tomlkit
+
+    text = _OLD_MARKER.sub("", before or "")
+    doc = _parse(text)
+    projects = _super_table(doc, "projects")
+    project = projects.get(str(root))
     if project is None:
-        lines += [f"[projects.{_toml_str(str(root))}]", 'trust_level = "trusted"']
+        _put(projects, str(root), {"trust_level": "trusted"})
     elif project.get("trust_level") != "trusted":
         raise ConfigError(f"marks {root} as {project.get('trust_level')!r}; Codex would ignore .codex/config.toml there. Trust the project (`codex` asks at start) and run init again")
-    states = old.get("hooks", {}).get("state", {})
+    # A key names the place of one of LoopX's hooks in the project's config
+    # (path, event, group, handler): what is trusted there is LoopX's hook now.
+    states = _super_table(_super_table(doc, "hooks"), "state")
     for key, digest in trust.items():
-        if key in states:
-            if states[key].get("trusted_hash") != digest:
-                raise ConfigError(f"already has [hooks.state.{_toml_str(key)}] with another hash; remove that table and run init again")
-            continue
-        lines += ["", f"[hooks.state.{_toml_str(key)}]", f"trusted_hash = {_toml_str(digest)}"]
-    lines.append(end)
-    after = (text.rstrip("\n") + "\n\n" if text.strip() else "") + "\n".join(lines) + "\n"
+        _put(states, key, {"trusted_hash": digest})
+    after = tomlkit.dumps(doc)
     try:
-        tomllib.loads(after)
+        parsed = tomllib.loads(after)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"would not be valid TOML with LoopX's trust entries ({exc})") from None
+    if before is not None and parsed == _plain(before):
+        return before
     return after

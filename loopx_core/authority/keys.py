@@ -17,6 +17,10 @@ import os
 
 from ..rules.digest import sha256_hex
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from pathlib import Path
+
 # The PreToolUse hook reads this module (to check an approval's signature) before
 # every tool call a gate allowed: pathlib, base64 and the kernel's errors cost it
 # milliseconds it never uses, so they are imported where they are (DESIGN §10).

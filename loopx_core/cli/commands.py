@@ -4,6 +4,7 @@ prints with ``--json``, the exit code, and the short human text otherwise."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -14,6 +15,10 @@ from ..rules.hints import take_work
 from ..shapes import errors
 from ..shapes.errors import Forbidden, InvalidInput, NotFound, UsageError
 from . import render
+
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Outcome:
@@ -42,18 +47,28 @@ class Context:
     def __init__(self, args):
         self.args = args
         self._store = None
+        self._location = None
         self._person = None
         turn_defaults(args)
         self._witness = None  # a person's signed command witnesses the log (authority/witness.py)
 
     @property
     def location(self):
-        from ..store.discovery import discover
+        if self._location is None:
+            from ..store.discovery import discover
 
-        try:
-            return discover(getattr(self.args, "db", None))
-        except ValueError as exc:
-            raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
+            try:
+                self._location = discover(getattr(self.args, "db", None))
+            except ValueError as exc:
+                raise UsageError(str(exc), "pass --db PATH or a sqlite:/// or postgresql:// URL") from None
+        return self._location
+
+    def name_board(self) -> None:
+        """Find the board before any handler runs (a wrong --db is said by the
+        command that opens it): a PostgreSQL board named before peewee loads
+        lets peewee find its driver (store/orm.py)."""
+        with contextlib.suppress(UsageError):
+            _ = self.location
 
     @property
     def store(self):
@@ -264,13 +279,16 @@ def cmd_export(ctx: Context) -> Outcome:
 def cmd_migrate(ctx: Context) -> Outcome:
     from ..store.backends import Store
     from ..store.discovery import parse_target
-    from ..store.migrate import migrate
 
-    source = ctx.store
     try:
         target_loc = parse_target(ctx.args.to, "flag")
     except ValueError as exc:
         raise UsageError(str(exc), "pass a SQLite path or a postgresql:// URL") from None
+    from ..store.migrate import (
+        migrate,  # (after --to is parsed: a PostgreSQL target lets peewee load its driver, store/orm.py)
+    )
+
+    source = ctx.store
     if target_loc.url == source.location.url:
         raise UsageError("--to is the board being copied", "name a different, empty board")
     target = Store.open(target_loc, create=True, frozen_ok=True)

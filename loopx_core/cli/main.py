@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         from .commands import Context
 
         ctx = Context(args)
+        ctx.name_board()
         if spec.human:  # one list: the hook refuses the same verbs to agents (rules/human_verbs.py)
             ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")
         try:

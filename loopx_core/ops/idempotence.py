@@ -11,6 +11,10 @@ from ..store import events
 from ..store.records import Operation
 from .writeback import payload_hash
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # The record of a staged operation (``once(atomic=False)``), written by the
 # operator in its last transaction: ``settle``.
 _pending: ContextVar = ContextVar("loopx_pending_op", default=None)

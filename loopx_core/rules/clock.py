@@ -8,6 +8,10 @@ import os
 import time
 from datetime import UTC
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _override: Callable[[], float] | None = None
 
 # What LoopX records: 2000-01-01 … 2100-01-01. A time outside is refused before

@@ -36,7 +36,11 @@ class Value(metaclass=_ValueType):
     """The base of every value below (never instantiated itself)."""
 
 
-NamedTuple = Value  # (the classes below read as they always did)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # checkers see what the classes below are: typing's named tuples
+    from typing import NamedTuple
+else:
+    NamedTuple = Value  # (the classes below read as they always did)
 
 
 class Lease(NamedTuple):

@@ -1,15 +1,15 @@
 """Opening a board and running transactions on it.
 
-Everything database-specific lives here, so a PostgreSQL board is a second
-backend of this class, not a rewrite of the operators.
+Everything database-specific lives in the store's class, one per backend, so a
+PostgreSQL board is a second subclass, not a rewrite of the operators.
 
-A SQLite board is a plain ``sqlite3`` connection per thread (WAL, synchronous
-normal, busy_timeout, foreign keys; every write transaction ``BEGIN
-IMMEDIATE``): the per-turn operators run their SQL on it through
+A SQLite board (``SqliteStore``) is a plain ``sqlite3`` connection per thread
+(WAL, synchronous normal, busy_timeout, foreign keys; every write transaction
+``BEGIN IMMEDIATE``): the per-turn operators run their SQL on it through
 ``records.py`` and never import peewee. Peewee (``Store.db``) is built only
 when something needs the models — migrations, agents, people, the timeline —
 and then runs on the very same connections, so it sees the same transaction.
-A PostgreSQL board is opened through peewee (``pg.py``) as before.
+A PostgreSQL board (``pg.PostgresStore``) is opened through peewee.
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ from ..shapes.errors import BoardError
 from . import migrations, records
 from .discovery import BoardLocation
 
-# (annotations only: ``T`` is what an operator body returns; typing is not imported on the cold path)
+TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import TypeVar
+
+    T = TypeVar("T")  # what an operator body returns
 
 HELD_FOR = 1.0  # s: a lock on the whole board file held this long by one process is said, not waited for
 SQLITE_PRAGMAS = (
@@ -60,6 +65,23 @@ def lock_wait() -> float:
         return LOCK_WAIT
 
 
+def _cannot_open(exc: Exception, where: str, path=None):
+    """A full disk, a read-only or damaged file said as such (store/failures.py);
+    anything else: not a board."""
+    from .failures import explain
+
+    known = explain(exc, where, path)
+    if known is not None and known.code != "cannot_open":
+        return known
+    return BoardError(f"cannot open board {where}: {exc}", "is it a LoopX board? check --db / LOOPX_DB")
+
+
+def _reads_only(path, refusal):
+    from .failures import read_only_fallback
+
+    return read_only_fallback(path, refusal)
+
+
 def _is_busy(exc: Exception) -> bool:
     text = str(exc).lower()
     return any(word in text for word in ("locked", "busy", "deadlock", "could not serialize"))
@@ -74,34 +96,16 @@ def _errors(name: str) -> tuple:
     return tuple(found)
 
 
-def _reads_only(path, refusal):
-    from .failures import read_only_fallback
-
-    return read_only_fallback(path, refusal)
-
-
-def _cannot_open(exc: Exception, where: str, path=None):
-    """A full disk, a read-only or damaged file said as such (store/failures.py);
-    anything else: not a board."""
-    from .failures import explain
-
-    known = explain(exc, where, path)
-    if known is not None and known.code != "cannot_open":
-        return known
-    return BoardError(f"cannot open board {where}: {exc}", "is it a LoopX board? check --db / LOOPX_DB")
-
-
-def _adopting_peewee(store: Store):
+def _adopting_peewee(store: SqliteStore):
     """A peewee database whose connections are the store's own (one per
-    thread): the models run inside the store's transactions."""
+    thread): the models run inside the store's transactions. ``_connect`` is
+    peewee's documented hook for where connections come from ("Adding a Custom
+    Database Driver"); ``close`` is public."""
     from .orm import peewee as pw
 
     class Adopted(pw.SqliteDatabase):
         def _connect(self):
             return store.connection()
-
-        def _close(self, conn):
-            store._drop_connection()
 
         def close(self):
             closed = super().close()
@@ -113,46 +117,38 @@ def _adopting_peewee(store: Store):
 
 class Store:
     """One open board. ``run`` executes an operator body in a single write
-    transaction (``BEGIN IMMEDIATE`` on SQLite) and retries it if the database
-    was busy, so an operator body must be pure apart from its queries."""
+    transaction and retries it if the database was busy, so an operator body
+    must be pure apart from its queries. One subclass per backend
+    (``SqliteStore`` here, ``pg.PostgresStore``) says how its connections,
+    transactions and catalogue work; ``Store.open`` picks it from the location."""
+
+    backend = ""
+    locks_rows = False  # reads taken "for update" lock their rows (SQLite's BEGIN IMMEDIATE already serialises writers)
 
     def __init__(self, location: BoardLocation, db=None):
         self.location = location
-        self._db = db  # peewee's database: PostgreSQL's from the start, SQLite's when asked for
-        self.backend = location.backend
+        self._db = db  # peewee's database (``db``)
         self._settings: dict[str, str] | None = None
         self._trust = None
-        self._local = thread_local()
         self.created = False  # this open created the board's schema
-        self.refuses_writes = None  # the storage's refusal (a full disk, read-only): writes raise it, reads go on
+        self.refuses_writes = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
 
     # -- opening -----------------------------------------------------------
     @classmethod
     def open(cls, location: BoardLocation, *, create: bool = False, frozen_ok: bool = False) -> Store:
         """``frozen_ok``: the caller is making this a test board (``init --test-board``)
         or copying one (``migrate``), so ``LOOPX_NOW`` is not refused here."""
-        db = None
+        kind: type[Store]
         if location.backend == "sqlite":
-            assert location.path is not None
-            if not location.path.exists():
-                if not create:
-                    if location.source == "none":
-                        from .discovery import NO_BOARD, NO_BOARD_HINT
-
-                        raise BoardError(NO_BOARD, NO_BOARD_HINT)
-                    raise BoardError(
-                        f"no board at {location.path}",
-                        "create one with `loopx init` in your project folder (or pass --db PATH)",
-                    )
-                location.path.parent.mkdir(parents=True, exist_ok=True)
+            kind = SqliteStore
         elif location.backend == "postgresql":
-            from .pg import open_postgres  # only PostgreSQL boards pay for the driver
+            from .pg import PostgresStore  # only PostgreSQL boards pay for the driver
 
-            db = open_postgres(location)
+            kind = PostgresStore
         else:  # pragma: no cover - discovery only yields the two above
             raise BoardError(f"unsupported board {location.url}")
-        store = cls(location, db)
-        store._bind_models()
+        store = kind.connect(location, create=create)
+        records.bind_default(store)  # statements outside a transaction run on the board opened last
         try:
             store._ensure_schema(create=create)
         except _errors("DatabaseError") as exc:  # (OperationalError is one)
@@ -162,24 +158,269 @@ class Store:
             store._check_frozen_clock()
         return store
 
-    def _bind_models(self) -> None:
-        """Statements outside a transaction run on the board opened last (the
-        record layer and, through ``models.database``, the peewee models); inside
-        ``run``/``read`` on this store's own."""
-        records.bind_default(self)
+    @classmethod
+    def connect(cls, location: BoardLocation, *, create: bool) -> Store:
+        """The store for ``location``, its schema not yet checked."""
+        raise NotImplementedError
 
     @property
     def db(self):
         """Peewee's database (imports peewee): for the models, migrations and raw tests."""
+        return self._db
+
+    # -- what each backend says ----------------------------------------------
+    def connection(self):
+        """This thread's DB-API connection."""
+        raise NotImplementedError
+
+    def execute(self, sql: str, params=()):
+        """Run one statement (``?`` placeholders on both backends) in this
+        thread's connection; returns the cursor."""
+        raise NotImplementedError
+
+    def _in_transaction(self) -> bool:
+        raise NotImplementedError
+
+    def _has_table(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def _has_foreign_tables(self) -> bool:
+        raise NotImplementedError
+
+    def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
+        raise NotImplementedError
+
+    def _savepoint(self, body: Callable[[], T]) -> T:
+        raise NotImplementedError
+
+    def _snapshot(self):
+        """A context manager: a read transaction on this thread's connection."""
+        raise NotImplementedError
+
+    def _gave_up(self, exc: Exception) -> Exception:
+        """What ``run`` raises when the board stayed busy through every attempt."""
+        return exc
+
+    def thread_connection(self):
+        """A context manager: one connection per thread; worker threads wrap jobs in it."""
+        raise NotImplementedError
+
+    def change_token(self) -> int:
+        """Cheap "did anyone write?" probe."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        raise NotImplementedError
+
+    def _check_frozen_clock(self) -> None:
+        """``LOOPX_NOW`` moves the clock of every lease and deadline, so only a
+        board a person made for tests and demos honours it (SECURITY.md)."""
+        from ..shapes.errors import Altered, UsageError
+
+        if self.signed_setting("test_clock") != "on":
+            if self.trust().changed:  # (the real reason: this machine trusts nothing on it)
+                raise Altered(self.trust().changed, "unset LOOPX_NOW to see `loopx verify`'s report", code="clock_refused")
+            raise UsageError(
+                "LOOPX_NOW is set, but this board is not a test board: its clock cannot be moved",
+                "unset LOOPX_NOW; a person makes a board for tests and demos with `loopx init --test-board`",
+                code="clock_refused",
+            )
+
+    def _schema_version(self) -> int:
+        if not self._has_table("setting"):
+            return 0
+        row = self.query("SELECT value FROM setting WHERE key = 'schema_version'")
+        return int(row[0][0]) if row else 0
+
+    def _ensure_schema(self, *, create: bool) -> None:
+        version = self._schema_version()
+        if version == migrations.SCHEMA_VERSION:
+            return
+        if version > migrations.SCHEMA_VERSION:
+            raise BoardError(
+                f"board schema v{version} is newer than this LoopX (v{migrations.SCHEMA_VERSION})",
+                UPGRADE_HINT,
+            )
+        if version == 0 and not create:
+            if self._has_foreign_tables():
+                raise BoardError(f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`")
+            raise BoardError(f"no LoopX board in {self.location.describe()}", f"create one: `loopx --db {self.location.url} init`")
+
+        def migrate():
+            current = self._schema_version()  # re-read under the write lock: another process may have won
+            self.created = current == 0
+            for target, step in migrations.STEPS:
+                if target > current:
+                    step(self.db)
+            if current == 0:
+                now = clock.now()
+                rows = dict(DEFAULT_SETTINGS, created_at=repr(now))
+                root = self.location.project_root
+                if root is not None:
+                    rows["project_root"] = str(root)
+                for key, value in rows.items():
+                    self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO NOTHING', (key, value))
+            self.put_setting("schema_version", str(migrations.SCHEMA_VERSION))
+
+        self.run(migrate)
+
+    def put_setting(self, key: str, value: str) -> None:
+        """Upsert a board setting (inside the caller's write transaction)."""
+        self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"', (key, value))
+        self._settings = None
+
+    def put_signed_setting(self, key: str, value: str, person, kind: str = "setting_changed", **extra) -> None:
+        """A person's setting: the signed event (``kind``, one of SETTING_EVENTS,
+        its data holding ``key`` and ``value``) is its proof (inside the caller's
+        write transaction)."""
+        from . import events
+
+        seq = events.emit(person, kind, None, key=key, value=value, **extra)
+        self.execute(
+            'INSERT INTO "setting" ("key", "value", "decided_seq") VALUES (?, ?, ?) '
+            'ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "decided_seq" = excluded."decided_seq"',
+            (key, value, seq),
+        )
+        self._settings = None
+
+    # -- transactions ------------------------------------------------------
+    def run(self, body: Callable[[], T]) -> T:
+        if self._in_transaction():
+            return self._savepoint(body)  # inside the caller's transaction
+        if self.refuses_writes is None and self.backend == "sqlite":
+            self.connection()  # (opening may find the storage refusing writes)
+        if self.refuses_writes is not None:
+            raise self.refuses_writes
+        deadline = time.monotonic() + lock_wait()
+        lost = 0
+        for attempt in range(100_000):  # (bounded by the deadline: LOOPX_LOCK_WAIT)
+            try:
+                return self._transaction(body, write=True)
+            except BoardError as exc:
+                if exc.code != "uncommitted" or lost >= 3:
+                    raise
+                lost += 1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
+                continue
+            except _errors("OperationalError") as exc:
+                timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
+                if not _is_busy(exc) and not timed_out:
+                    raise
+                if timed_out or time.monotonic() >= deadline:
+                    raise self._waited(exc) from exc
+                import random  # only on the rare busy path
+
+                time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
+        raise self._waited(TimeoutError("the write lock"))
+
+    def _waited(self, exc: Exception):
+        """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
+        from ..shapes.errors import BoardBusy
+
+        who = ""
+        if self.backend == "sqlite":
+            from .holder import holder
+
+            found = holder(self.location.path)
+            who = f" (held by {found.text()})"
+        return BoardBusy(
+            f"another writer held the board {self.location.describe()} for longer than {lock_wait():g} s{who}; nothing was written",
+            "retry (with the same --op-id); LOOPX_LOCK_WAIT=SECONDS waits longer; if it keeps happening, end the process that holds the board",
+            code="lock_wait",
+        )
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[None]:
+        """A consistent read snapshot (no write lock taken)."""
+        if self._in_transaction():
+            yield
+            return
+        token = records.using(self)
+        try:
+            with self._snapshot():
+                yield
+        finally:
+            records.release(token)
+
+    def max_seq(self) -> int:
+        value = self.query('SELECT MAX("seq") FROM "event"')[0][0]
+        return int(value or 0)
+
+    # -- settings ----------------------------------------------------------
+    def settings(self) -> dict[str, str]:
+        if self._settings is None:
+            self._settings = dict(self.query('SELECT "key", "value" FROM "setting"'))
+        return self._settings
+
+    def setting(self, key: str, default: str = "") -> str:
+        return self.settings().get(key, DEFAULT_SETTINGS.get(key, default))
+
+    def signed_setting(self, key: str) -> str | None:
+        """A person's setting (prices, policy, test_clock): its value only when the
+        signed event that set it verifies and says the same; else None."""
+        from ..authority.trust import signed_setting
+
+        return signed_setting(self.query, key, self.trust())
+
+    # -- raw reads for the signature checks (trust.py) -----------------------
+    def query(self, sql: str, params: tuple = ()) -> list:
+        """Rows of a plain SQL read (``?`` placeholders on both backends)."""
+        return self.execute(sql, params).fetchall()
+
+    def board_uid(self) -> str:
+        return self.settings().get("board_uid", "")
+
+    def trust(self):
+        """The people whose signatures this board honours (loaded once per open board)."""
+        if self._trust is None:
+            from ..authority import trust
+
+            self._trust = trust.load(self.query, self.board_uid(), self.location.describe())
+        return self._trust
+
+    def forget_trust(self) -> None:
+        self._trust = None
+
+    def project_root(self) -> Path:
+        root = self.settings().get("project_root")
+        return Path(root) if root else Path(os.getcwd())
+
+
+class SqliteStore(Store):
+    """A SQLite board: a plain ``sqlite3`` connection per thread (WAL,
+    synchronous normal, busy_timeout, foreign keys; every write transaction
+    ``BEGIN IMMEDIATE``). Peewee's database is built only when something needs
+    the models, on the very same connections."""
+
+    backend = "sqlite"
+
+    def __init__(self, location: BoardLocation, db=None):
+        super().__init__(location, db)
+        self._local = thread_local()
+
+    @classmethod
+    def connect(cls, location: BoardLocation, *, create: bool) -> Store:
+        assert location.path is not None
+        if not location.path.exists():
+            if not create:
+                if location.source == "none":
+                    from .discovery import NO_BOARD, NO_BOARD_HINT
+
+                    raise BoardError(NO_BOARD, NO_BOARD_HINT)
+                raise BoardError(
+                    f"no board at {location.path}",
+                    "create one with `loopx init` in your project folder (or pass --db PATH)",
+                )
+            location.path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(location)
+
+    @property
+    def db(self):
         if self._db is None:
             self._db = _adopting_peewee(self)
         return self._db
 
-    # -- connections (SQLite: one per thread) ---------------------------------
     def connection(self):
-        """This thread's DB-API connection."""
-        if self.backend != "sqlite":
-            return self.db.connection()
         conn = getattr(self._local, "conn", None)
         if conn is None:
             try:
@@ -259,172 +500,29 @@ class Store:
             conn.close()
 
     def execute(self, sql: str, params=()):
-        """Run one statement (``?`` placeholders on both backends) in this
-        thread's connection; returns the cursor."""
-        if self.backend == "sqlite":
-            return self.connection().execute(sql, params)
-        if self.db.in_transaction():
-            return self.db.execute_sql(self._sql(sql), params)
-        try:
-            return self.db.execute_sql(self._sql(sql), params)
-        except Exception as exc:  # a read outside a transaction (a poll): the server may have gone away
-            from .failures import connection_lost
-
-            if not connection_lost(exc):
-                raise
-        with self._pg_atomic():  # reconnects, as a transaction's BEGIN does
-            return self.db.execute_sql(self._sql(sql), params)
+        return self.connection().execute(sql, params)
 
     def _in_transaction(self) -> bool:
-        if self.backend == "sqlite":
-            conn = getattr(self._local, "conn", None)
-            return conn is not None and conn.in_transaction
-        return self.db.in_transaction()
+        conn = getattr(self._local, "conn", None)
+        return conn is not None and conn.in_transaction
 
-    def _check_frozen_clock(self) -> None:
-        """``LOOPX_NOW`` moves the clock of every lease and deadline, so only a
-        board a person made for tests and demos honours it (SECURITY.md)."""
-        from ..shapes.errors import Altered, UsageError
-
-        if self.signed_setting("test_clock") != "on":
-            if self.trust().changed:  # (the real reason: this machine trusts nothing on it)
-                raise Altered(self.trust().changed, "unset LOOPX_NOW to see `loopx verify`'s report", code="clock_refused")
-            raise UsageError(
-                "LOOPX_NOW is set, but this board is not a test board: its clock cannot be moved",
-                "unset LOOPX_NOW; a person makes a board for tests and demos with `loopx init --test-board`",
-                code="clock_refused",
-            )
-
-    def _schema_version(self) -> int:
-        if self.backend == "sqlite":
-            if not self.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'setting'"):
-                return 0
-        elif not self.db.table_exists("setting"):
-            return 0
-        row = self.query("SELECT value FROM setting WHERE key = 'schema_version'")
-        return int(row[0][0]) if row else 0
-
-    def _ensure_schema(self, *, create: bool) -> None:
-        version = self._schema_version()
-        if version == migrations.SCHEMA_VERSION:
-            return
-        if version > migrations.SCHEMA_VERSION:
-            raise BoardError(
-                f"board schema v{version} is newer than this LoopX (v{migrations.SCHEMA_VERSION})",
-                UPGRADE_HINT,
-            )
-        if version == 0 and not create:
-            if self._has_foreign_tables():
-                raise BoardError(f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`")
-            raise BoardError(f"no LoopX board in {self.location.describe()}", f"create one: `loopx --db {self.location.url} init`")
-
-        def migrate():
-            current = self._schema_version()  # re-read under the write lock: another process may have won
-            self.created = current == 0
-            for target, step in migrations.STEPS:
-                if target > current:
-                    step(self.db)
-            if current == 0:
-                now = clock.now()
-                rows = dict(DEFAULT_SETTINGS, created_at=repr(now))
-                root = self.location.project_root
-                if root is not None:
-                    rows["project_root"] = str(root)
-                for key, value in rows.items():
-                    self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO NOTHING', (key, value))
-            self.put_setting("schema_version", str(migrations.SCHEMA_VERSION))
-
-        self.run(migrate)
-
-    def put_setting(self, key: str, value: str) -> None:
-        """Upsert a board setting (inside the caller's write transaction)."""
-        self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"', (key, value))
-        self._settings = None
-
-    def put_signed_setting(self, key: str, value: str, person, kind: str = "setting_changed", **extra) -> None:
-        """A person's setting: the signed event (``kind``, one of SETTING_EVENTS,
-        its data holding ``key`` and ``value``) is its proof (inside the caller's
-        write transaction)."""
-        from . import events
-
-        seq = events.emit(person, kind, None, key=key, value=value, **extra)
-        self.execute(
-            'INSERT INTO "setting" ("key", "value", "decided_seq") VALUES (?, ?, ?) '
-            'ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "decided_seq" = excluded."decided_seq"',
-            (key, value, seq),
-        )
-        self._settings = None
+    def _has_table(self, name: str) -> bool:
+        return bool(self.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
 
     def _has_foreign_tables(self) -> bool:
-        if self.backend == "sqlite":
-            return bool(self.query("SELECT 1 FROM sqlite_master WHERE type = 'table'"))
-        return bool(self.db.get_tables())
+        return bool(self.query("SELECT 1 FROM sqlite_master WHERE type = 'table'"))
+
+    def _gave_up(self, exc: Exception) -> Exception:
+        return self._busy(exc)
 
     def close(self) -> None:
-        """Close this thread's connection."""
         if self._db is not None and not self._db.is_closed():
             self._db.close()
-        if self.backend == "sqlite":
-            self._drop_connection()
-
-    # -- transactions ------------------------------------------------------
-    def run(self, body: Callable[[], T]) -> T:
-        if self._in_transaction():
-            return self._savepoint(body)  # inside the caller's transaction
-        if self.refuses_writes is None and self.backend == "sqlite":
-            self.connection()  # (opening may find the storage refusing writes)
-        if self.refuses_writes is not None:
-            raise self.refuses_writes
-        deadline = time.monotonic() + lock_wait()
-        lost = 0
-        for attempt in range(100_000):  # (bounded by the deadline: LOOPX_LOCK_WAIT)
-            try:
-                return self._transaction(body, write=True)
-            except BoardError as exc:
-                if exc.code != "uncommitted" or lost >= 3:
-                    raise
-                lost += 1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
-                continue
-            except _errors("OperationalError") as exc:
-                timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
-                if not _is_busy(exc) and not timed_out:
-                    raise
-                if timed_out or time.monotonic() >= deadline:
-                    raise self._waited(exc) from exc
-                import random  # only on the rare busy path
-
-                time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
-        raise self._waited(TimeoutError("the write lock"))
-
-    def _waited(self, exc: Exception):
-        """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
-        from ..shapes.errors import BoardBusy
-
-        who = ""
-        if self.backend == "sqlite":
-            from .holder import holder
-
-            found = holder(self.location.path)
-            who = f" (held by {found.text()})"
-        return BoardBusy(
-            f"another writer held the board {self.location.describe()} for longer than {lock_wait():g} s{who}; nothing was written",
-            "retry (with the same --op-id); LOOPX_LOCK_WAIT=SECONDS waits longer; if it keeps happening, end the process that holds the board",
-            code="lock_wait",
-        )
+        self._drop_connection()
 
     def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
         token = records.using(self)  # the body's statements run on this store's connection
         try:
-            if self.backend != "sqlite":
-                with self._pg_atomic():
-                    if write:
-                        from .pg import take_write_lock
-
-                        take_write_lock(self.db)
-                    result = body()
-                    faults.point("commit")
-                faults.point("committed")
-                return result
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
             try:
@@ -440,38 +538,11 @@ class Store:
         finally:
             records.release(token)
 
-    @contextlib.contextmanager
-    def _pg_atomic(self):
-        """A PostgreSQL transaction whose BEGIN finds the server gone (a
-        restart) reconnects with backoff and begins again — safe, as nothing
-        of it ran yet — for up to ``LOOPX_RECONNECT_WAIT`` seconds, said on
-        stderr (``pg.reconnect``); then exit 4 ``board_unreachable``."""
-        from .failures import connection_lost
-        from .pg import Uncommitted, reconnect
-
-        txn = reconnect(self.db, self.location.describe())
-        try:
-            yield
-        except BaseException as exc:
-            try:
-                txn.__exit__(type(exc), exc, exc.__traceback__)
-            except Exception:
-                if not connection_lost(exc):
-                    raise
-                self.db._state.reset()  # (the rollback could not reach the server either)
-            if isinstance(exc, Exception) and connection_lost(exc):
-                raise Uncommitted(self.location.describe(), exc) from exc  # the server went away before the commit: `run` may run it again
-            raise
-        txn.__exit__(None, None, None)  # (the server gone during COMMIT: not known whether it committed, so raised as is)
-
     _savepoints = 0
 
     def _savepoint(self, body: Callable[[], T]) -> T:
-        if self.backend != "sqlite":
-            with self.db.atomic():
-                return body()
-        Store._savepoints += 1
-        name = f"loopx_sp{Store._savepoints}"
+        SqliteStore._savepoints += 1
+        name = f"loopx_sp{SqliteStore._savepoints}"
         conn = self.connection()
         conn.execute(f"SAVEPOINT {name}")
         try:
@@ -484,44 +555,27 @@ class Store:
         return result
 
     @contextlib.contextmanager
-    def read(self):
-        """A consistent read snapshot (no write lock taken)."""
-        if self._in_transaction():
-            yield
-            return
-        token = records.using(self)
+    def _snapshot(self) -> Iterator[None]:
+        conn = self.connection()
         try:
-            if self.backend != "sqlite":
-                with self._pg_atomic():
-                    yield
-                return
-            conn = self.connection()
+            conn.execute("BEGIN DEFERRED")
             try:
-                conn.execute("BEGIN DEFERRED")
-                try:
-                    yield
-                finally:
-                    if conn.in_transaction:
-                        conn.execute("COMMIT")
-            except _errors("OperationalError") as exc:
-                if not _is_busy(exc):
-                    raise
-                raise self._busy(exc) from exc  # (a WAL reader waits only for a lock on the whole file)
-        finally:
-            records.release(token)
+                yield
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        except _errors("OperationalError") as exc:
+            if not _is_busy(exc):
+                raise
+            raise self._busy(exc) from exc  # (a WAL reader waits only for a lock on the whole file)
 
     @contextlib.contextmanager
-    def thread_connection(self):
-        """One connection per thread; worker threads wrap jobs in this. The
-        connection is closed after — unless it was open when the block began
-        (a job inside a long-lived loop, such as the board's change poller):
-        closing it there would reopen the loop's connection, whose
+    def thread_connection(self) -> Iterator[None]:
+        """The connection is closed after — unless it was open when the block
+        began (a job inside a long-lived loop, such as the board's change
+        poller): closing it there would reopen the loop's connection, whose
         ``data_version`` (``change_token``) starts again from the same value
         and so could miss what was committed in between."""
-        if self.backend != "sqlite":
-            with self.db.connection_context():
-                yield
-            return
         opened_here = getattr(self._local, "conn", None) is None
         try:
             yield
@@ -530,54 +584,5 @@ class Store:
                 self.close()
 
     def change_token(self) -> int:
-        """Cheap "did anyone write?" probe: SQLite's data_version changes on
-        every commit by another connection; PostgreSQL uses the event sequence."""
-        if self.backend == "sqlite":
-            return int(self.query("PRAGMA data_version")[0][0])
-        return self.max_seq()
-
-    def max_seq(self) -> int:
-        value = self.query('SELECT MAX("seq") FROM "event"')[0][0]
-        return int(value or 0)
-
-    # -- settings ----------------------------------------------------------
-    def settings(self) -> dict[str, str]:
-        if self._settings is None:
-            self._settings = dict(self.query('SELECT "key", "value" FROM "setting"'))
-        return self._settings
-
-    def setting(self, key: str, default: str = "") -> str:
-        return self.settings().get(key, DEFAULT_SETTINGS.get(key, default))
-
-    def signed_setting(self, key: str) -> str | None:
-        """A person's setting (prices, policy, test_clock): its value only when the
-        signed event that set it verifies and says the same; else None."""
-        from ..authority.trust import signed_setting
-
-        return signed_setting(self.query, key, self.trust())
-
-    # -- raw reads for the signature checks (trust.py) -----------------------
-    def _sql(self, sql: str) -> str:
-        return sql if self.backend == "sqlite" else sql.replace("%", "%%").replace("?", "%s")
-
-    def query(self, sql: str, params: tuple = ()) -> list:
-        """Rows of a plain SQL read (``?`` placeholders on both backends)."""
-        return self.execute(sql, params).fetchall()
-
-    def board_uid(self) -> str:
-        return self.settings().get("board_uid", "")
-
-    def trust(self):
-        """The people whose signatures this board honours (loaded once per open board)."""
-        if self._trust is None:
-            from ..authority import trust
-
-            self._trust = trust.load(self.query, self.board_uid(), self.location.describe())
-        return self._trust
-
-    def forget_trust(self) -> None:
-        self._trust = None
-
-    def project_root(self) -> Path:
-        root = self.settings().get("project_root")
-        return Path(root) if root else Path(os.getcwd())
+        """SQLite's data_version changes on every commit by another connection."""
+        return int(self.query("PRAGMA data_version")[0][0])

@@ -45,9 +45,16 @@ class BoardLocation(namedtuple("BoardLocation", "url backend source path", defau
         return f"{scheme}://{rest}"
 
 
+# A PostgreSQL board was named in this process: peewee, when it loads, must find
+# its driver (store/orm.py hides the drivers from it otherwise).
+postgres_named = False
+
+
 def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocation:
+    global postgres_named
     text = raw.strip()
     if text.startswith(("postgresql://", "postgres://")):
+        postgres_named = True
         return BoardLocation(url=text, backend="postgresql", source=source)
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///") - 1 :]  # keep the leading slash of an absolute path

@@ -1,5 +1,10 @@
-"""Peewee models of a board (DESIGN §3). Rows never leave loopx_core: operators
-turn them into the frozen values of ``values.py``."""
+"""Peewee models of a board (DESIGN §3): the one schema. Rows never leave
+loopx_core: operators turn them into the frozen values of ``values.py``.
+
+The migrations (``migrations.py``) must make exactly these tables, columns and
+indexes, in this column order (a column a later step added comes last), and the
+per-turn path's column lists (``columns.py``) are generated from them: both are
+held by tests (tests/kernel/test_migrations.py, tests/kernel/test_records.py)."""
 
 from __future__ import annotations
 
@@ -97,7 +102,6 @@ class Card(Base):
     stalls = pw.IntegerField(default=0)  # writebacks in a row without progress
     progress_mark = pw.BooleanField(default=False)  # a gate was asked since the last writeback
     evidence_count = pw.IntegerField(default=0)
-    unverified_evidence = pw.IntegerField(default=0)  # schema v3: evidence whose writer is not verified (the inbox)
     monitor_every = pw.DoubleField(null=True)
     monitor_due = pw.DoubleField(null=True)
     handoff_to = pw.CharField(max_length=64, null=True)
@@ -105,6 +109,7 @@ class Card(Base):
     updated_at = pw.DoubleField()
     done_at = pw.DoubleField(null=True)
     budget_seq = pw.IntegerField(null=True)  # v3: the signed event that set its limits (a person's)
+    unverified_evidence = pw.IntegerField(default=0)  # schema v3: evidence whose writer is not verified (the inbox)
     # v4: a rolling quota window a person gave the card (quota.py), and when a spent one refills.
     window_seconds = pw.DoubleField(null=True)
     window_tokens = pw.BigIntegerField(null=True)
@@ -173,9 +178,9 @@ class Evidence(Base):
     usd = pw.DoubleField(default=0.0)
     source = pw.CharField(max_length=16)
     extra = JSONText(null=True)  # e.g. the verify command's result
-    unverified = pw.BooleanField(default=False)  # schema v3: no verifiable writer (a document in the inbox)
     payload_hash = pw.CharField(max_length=64)
     created_at = pw.DoubleField()
+    unverified = pw.BooleanField(default=False)  # schema v3: no verifiable writer (a document in the inbox)
 
     class Meta:
         indexes = ((("card", "turn_id"), True), (("agent", "created_at"), False))
@@ -305,3 +310,9 @@ WATCH_TABLES = [IngestStream, IngestSeen]
 # so a person's controls travel with the events that signed them).
 RUNNER_TABLES = [Runner]
 
+
+
+def every_model() -> list:
+    """Every table of a board, in the order they are declared: the schema the
+    migrations must make and ``columns.py`` is generated from."""
+    return list(Base.__subclasses__())

@@ -1,9 +1,14 @@
 """Import peewee without paying for drivers a SQLite board never uses.
 
-peewee tries ``import psycopg2`` and ``import psycopg`` at import time; with the
-driver installed that alone costs ~200 ms in every cold agent process. We hide
-the drivers while peewee loads and hand psycopg over only when a PostgreSQL
-board is opened (``enable_psycopg``).
+peewee looks for its database drivers (``psycopg2``, ``psycopg``, ``pymysql``
+…) as it is imported; with the PostgreSQL driver installed that alone costs
+~180 ms in every process that loads the models. While peewee loads, the drivers
+not yet imported are hidden, so it finds none, exactly as where none is
+installed (peewee's documented behaviour: a driver is optional). In a process
+that has named a PostgreSQL board (``discovery.parse_target``, which every
+surface resolves its board with) or imported psycopg already, peewee finds it
+as usual. Only Python's import system is used: nothing of peewee's is changed
+afterwards.
 """
 
 from __future__ import annotations
@@ -15,8 +20,12 @@ _DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi", "pymysql", "MySQLdb")
 
 def _load_peewee():
     if "peewee" in sys.modules:
-        return sys.modules["peewee"]
-    hidden = [name for name in _DRIVERS if name not in sys.modules]
+        return sys.modules["peewee"], set()
+    from . import discovery
+
+    hidden = {name for name in _DRIVERS if name not in sys.modules}
+    if discovery.postgres_named:
+        hidden.discard("psycopg")
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError
     try:
@@ -25,21 +34,12 @@ def _load_peewee():
         for name in hidden:
             if sys.modules.get(name) is None:
                 del sys.modules[name]
-    return module
+    return module, hidden
 
 
-peewee = _load_peewee()
+peewee, _hidden = _load_peewee()
 
 
-def enable_psycopg() -> None:
-    """Give peewee the psycopg (v3) driver after the fact, for PostgreSQL boards."""
-    if getattr(peewee, "psycopg", None) is not None:
-        return
-    import psycopg
-    from psycopg.pq import TransactionStatus
-    from psycopg.types.json import Json, Jsonb
-
-    peewee.psycopg = psycopg
-    peewee.TransactionStatus = TransactionStatus
-    peewee.Json_pg3 = Json
-    peewee.Jsonb_pg3 = Jsonb
+def has_psycopg() -> bool:
+    """Whether peewee was loaded with psycopg in sight (so it can open PostgreSQL boards)."""
+    return "psycopg" not in _hidden and "psycopg" in sys.modules

@@ -11,10 +11,27 @@ Card rows are additionally locked (FOR UPDATE) as operators read them.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 from .. import POSTGRES_HINT
+from ..rules import faults
 from ..shapes.errors import BoardError
-from .orm import enable_psycopg
+from .backends import Store
+
+try:  # before peewee loads (orm.py), so that it finds its driver
+    import psycopg  # noqa: F401
+except ImportError:
+    pass
+from .orm import has_psycopg
 from .orm import peewee as pw
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 # Any fixed 64-bit key: "LoopX" in ASCII.
 WRITE_LOCK_KEY = 0x4C6F6F7058
@@ -43,14 +60,18 @@ class LoopxPostgres(pw.PostgresqlDatabase):
 
 
 def open_postgres(location) -> pw.Database:
-    try:
-        enable_psycopg()
-    except ImportError:
+    if not has_psycopg():
+        if "psycopg" in sys.modules:  # (installed, but this process loaded peewee first)
+            raise BoardError(
+                "this process loaded the models of a SQLite board before opening a PostgreSQL one, so peewee has no driver for it",
+                "run the command again on its own; if it fails again, report it as a bug",
+                code="no_driver",
+            )
         raise BoardError(
             "PostgreSQL boards need the psycopg driver",
             POSTGRES_HINT,
             code="no_driver",
-        ) from None
+        )
     db = LoopxPostgres(normalise(location.url), prefer_psycopg3=True)
     try:
         db.connect()
@@ -85,6 +106,104 @@ def reset_sequences(db: pw.Database, models) -> None:
             )
 
 
+class PostgresStore(Store):
+    """A PostgreSQL board, opened through peewee (one connection per thread,
+    peewee's). Every write transaction first takes the board's advisory lock
+    (``take_write_lock``); reads taken "for update" lock their rows."""
+
+    backend = "postgresql"
+    locks_rows = True
+
+    @classmethod
+    def connect(cls, location, *, create: bool) -> Store:
+        return cls(location, open_postgres(location))
+
+    def connection(self):
+        return self.db.connection()
+
+    def execute(self, sql: str, params=()):
+        sql = sql.replace("%", "%%").replace("?", "%s")
+        if self.db.in_transaction():
+            return self.db.execute_sql(sql, params)
+        try:
+            return self.db.execute_sql(sql, params)
+        except Exception as exc:  # a read outside a transaction (a poll): the server may have gone away
+            from .failures import connection_lost
+
+            if not connection_lost(exc):
+                raise
+        with self._pg_atomic():  # reconnects, as a transaction's BEGIN does
+            return self.db.execute_sql(sql, params)
+
+    def _in_transaction(self) -> bool:
+        return self.db.in_transaction()
+
+    def _has_table(self, name: str) -> bool:
+        return self.db.table_exists(name)
+
+    def _has_foreign_tables(self) -> bool:
+        return bool(self.db.get_tables())
+
+    def close(self) -> None:
+        if not self.db.is_closed():
+            self.db.close()
+
+    def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
+        from . import records
+
+        token = records.using(self)  # the body's statements run on this store's connection
+        try:
+            with self._pg_atomic():
+                if write:
+                    take_write_lock(self.db)
+                result = body()
+                faults.point("commit")
+            faults.point("committed")
+            return result
+        finally:
+            records.release(token)
+
+    def _savepoint(self, body: Callable[[], T]) -> T:
+        with self.db.atomic():
+            return body()
+
+    def _snapshot(self):
+        return self._pg_atomic()
+
+    @contextlib.contextmanager
+    def _pg_atomic(self):
+        """A transaction whose BEGIN finds the server gone (a restart)
+        reconnects with backoff and begins again — safe, as nothing of it ran
+        yet — for up to ``LOOPX_RECONNECT_WAIT`` seconds, said on stderr
+        (``reconnect``); then exit 4 ``board_unreachable``. Cut off before its
+        COMMIT: ``Uncommitted`` (``Store.run`` runs a write again)."""
+        from .failures import connection_lost
+
+        txn = reconnect(self.db, self.location.describe())
+        try:
+            yield
+        except BaseException as exc:
+            try:
+                txn.__exit__(type(exc), exc, exc.__traceback__)
+            except Exception:
+                if not connection_lost(exc):
+                    raise
+                self.db._state.reset()  # (the rollback could not reach the server either)
+            if isinstance(exc, Exception) and connection_lost(exc):
+                raise Uncommitted(self.location.describe(), exc) from exc
+            raise
+        txn.__exit__(None, None, None)  # (the server gone during COMMIT: not known whether it committed, so raised as is)
+
+    @contextlib.contextmanager
+    def thread_connection(self) -> Iterator[None]:
+        with self.db.connection_context():
+            yield
+
+    def change_token(self) -> int:
+        """The event sequence: PostgreSQL has no cheap "another connection committed" counter."""
+        return self.max_seq()
+
+
 class Uncommitted(BoardError):
     """The server went away in the middle of a transaction, before its commit:
     nothing of it was written (``Store.run`` runs a write again)."""
@@ -105,7 +224,6 @@ def reconnect(db: pw.Database, where: str):
     when the server went away, reconnect with backoff (0.2 s doubling to 5 s)
     until ``LOOPX_RECONNECT_WAIT`` (default 60 s) has passed, saying so on stderr."""
     import os
-    import sys
     import time
 
     from .failures import connection_lost

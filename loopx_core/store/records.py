@@ -7,9 +7,10 @@ such a call, so the operators read and write the tables they touch through this
 layer instead: the columns of each table with their kinds, a record with
 attribute access and change tracking, and plain SQL run on the transaction's
 DB-API connection (``Store.execute``: ``?`` placeholders, translated for
-psycopg on PostgreSQL). There is one schema: ``tests/store/test_records.py``
-holds these column lists, kinds and defaults equal to the peewee models, which
-stay for migrations, the trajectory, people and ``migrate``; the board's
+psycopg on PostgreSQL). There is one schema, the peewee models: the column lists, kinds and
+defaults here come from ``columns.py``, generated from the models
+(``columns_gen.py``; tests/kernel/test_records.py fails while it differs). The
+models stay for migrations, the trajectory, people and ``migrate``; the board's
 reads (ops/board.py, ops/board_pages.py, ops/runners.py) run here too.
 
 Which connection: the store whose transaction is running (``Store.run`` and
@@ -23,6 +24,9 @@ import json
 from contextvars import ContextVar
 
 from ..authority.chain import data_text
+from . import columns as _columns
+
+TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
 
 # -- which store's connection ------------------------------------------------------------
 
@@ -71,13 +75,19 @@ def exists(sql: str, params=()) -> bool:
 # -- tables ------------------------------------------------------------------------------
 
 INT, FLOAT, TEXT, JSON, BOOL = "int", "float", "text", "json", "bool"
-AUTO = object()  # the primary key the database numbers
+AUTO = ...  # the primary key the database numbers
 LIST = list  # a callable default: a fresh list per row
 
 
 class Table:
     """A table's name, primary key and columns ``(name, kind, default)`` (the
     database's column names: a foreign key is ``card_id``)."""
+
+    @classmethod
+    def of(cls, name: str) -> Table:
+        """The table as the models declare it (``columns.py``, generated from them)."""
+        pk, columns = _columns.TABLES[name]
+        return cls(name, pk, columns)
 
     def __init__(self, name: str, pk: str | None, columns: tuple):
         self.name = name
@@ -91,78 +101,18 @@ class Table:
         self.auto = pk is not None and any(c[0] == pk and c[2] is AUTO for c in columns)
 
 
-SETTING = Table("setting", "key", (("key", TEXT, None), ("value", TEXT, None), ("decided_seq", INT, None)))
-
-AGENT = Table("agent", "id", (
-    ("id", TEXT, None), ("runtime", TEXT, None), ("capabilities", JSON, LIST), ("watch", JSON, LIST),
-    ("token_limit", INT, None), ("window_seconds", FLOAT, None), ("created_at", FLOAT, None),
-    ("decided_seq", INT, None), ("window_usd", FLOAT, None), ("window_turns", INT, None),
-))
-
-CARD = Table("card", "id", (
-    ("id", INT, AUTO), ("title", TEXT, None), ("body", TEXT, ""), ("status", TEXT, None), ("assignee", TEXT, None),
-    ("needs", JSON, LIST), ("priority", INT, 2), ("next_action", TEXT, None), ("todos", JSON, LIST), ("todo_seq", INT, 0),
-    ("verify", TEXT, None), ("max_turns", INT, None), ("max_tokens", INT, None), ("max_usd", FLOAT, None),
-    ("used_turns", INT, 0), ("used_tokens", INT, 0), ("used_usd", FLOAT, 0.0),
-    ("lease_holder", TEXT, None), ("lease_token", INT, None), ("lease_expires", FLOAT, None), ("fence", INT, 0),
-    ("lease_seconds", FLOAT, None), ("version", INT, 1), ("paused_reason", TEXT, None), ("blocked_reason", TEXT, None),
-    ("stalls", INT, 0), ("progress_mark", BOOL, False), ("evidence_count", INT, 0), ("unverified_evidence", INT, 0),
-    ("monitor_every", FLOAT, None), ("monitor_due", FLOAT, None), ("handoff_to", TEXT, None),
-    ("created_at", FLOAT, None), ("updated_at", FLOAT, None), ("done_at", FLOAT, None), ("budget_seq", INT, None),
-    ("window_seconds", FLOAT, None), ("window_tokens", INT, None), ("window_usd", FLOAT, None), ("window_turns", INT, None),
-    ("window_seq", INT, None), ("wake_at", FLOAT, None),
-))
-
-DEPENDENCY = Table("dependency", None, (("card_id", INT, None), ("after_id", INT, None)))
-
-GATE = Table("gate", "id", (
-    ("id", INT, AUTO), ("card_id", INT, None), ("agent", TEXT, None), ("kind", TEXT, "question"), ("question", TEXT, None),
-    ("scope", TEXT, None), ("options", JSON, LIST), ("status", TEXT, None), ("answer", TEXT, None), ("note", TEXT, None),
-    ("answered_by", TEXT, None), ("deadline", FLOAT, None), ("lease_token", INT, None), ("created_at", FLOAT, None),
-    ("answered_at", FLOAT, None), ("answer_seq", INT, None),
-))
-
-GRANT = Table("grant", "id", (
-    ("id", INT, AUTO), ("scope", TEXT, None), ("agent", TEXT, None), ("card", INT, None), ("expires_at", FLOAT, None),
-    ("created_by", TEXT, None), ("gate", INT, None), ("created_at", FLOAT, None), ("decided_seq", INT, None),
-))
-
-EVIDENCE = Table("evidence", "id", (
-    ("id", INT, AUTO), ("card_id", INT, None), ("agent", TEXT, None), ("turn_id", TEXT, None), ("summary", TEXT, None),
-    ("artifacts", JSON, LIST), ("next_action", TEXT, None), ("todos_added", JSON, LIST), ("todos_done", JSON, LIST),
-    ("tokens_in", INT, 0), ("tokens_out", INT, 0), ("tokens", INT, 0), ("usd", FLOAT, 0.0), ("source", TEXT, None),
-    ("extra", JSON, None), ("unverified", BOOL, False), ("payload_hash", TEXT, None), ("created_at", FLOAT, None),
-))
-
-HANDOFF = Table("handoff", "id", (
-    ("id", INT, AUTO), ("card_id", INT, None), ("from_agent", TEXT, None), ("to_agent", TEXT, None), ("packet", TEXT, None),
-    ("digest", TEXT, None), ("created_by", TEXT, None), ("created_at", FLOAT, None), ("accepted_at", FLOAT, None),
-    ("accepted_digest", TEXT, None),
-))
-
-OBSERVED = Table("observed", "id", (
-    ("id", INT, AUTO), ("card_id", INT, None), ("agent", TEXT, None), ("path", TEXT, None), ("size", INT, None),
-    ("sha256", TEXT, None), ("created_at", FLOAT, None),
-))
-
-OPERATION = Table("operation", "op_id", (
-    ("op_id", TEXT, None), ("op", TEXT, None), ("payload_hash", TEXT, None), ("result", JSON, None),
-    ("exit_code", INT, 0), ("created_at", FLOAT, None),
-))
-
-EVENT = Table("event", "seq", (
-    ("seq", INT, AUTO), ("at", FLOAT, None), ("actor", TEXT, None), ("card", INT, None), ("kind", TEXT, None),
-    ("data", JSON, dict), ("op_id", TEXT, None), ("prev", TEXT, None), ("hash", TEXT, None), ("key", TEXT, None),
-    ("sig", TEXT, None),
-))
-
-# v4: the runner driving each agent (ops/runners.py), read by the board's snapshot.
-RUNNER = Table("runner", "agent", (
-    ("agent", TEXT, None), ("runner_id", TEXT, None), ("runtime", TEXT, None), ("pid", INT, None), ("host", TEXT, None),
-    ("state", TEXT, None), ("card", INT, None), ("turn", INT, 0), ("turn_id", TEXT, None), ("gate", INT, None),
-    ("wake_at", FLOAT, None), ("detail", TEXT, None), ("since", FLOAT, None), ("heartbeat", FLOAT, None),
-    ("seen_seq", INT, None), ("started_at", FLOAT, None), ("control", TEXT, None), ("control_seq", INT, None),
-))
+SETTING = Table.of("setting")
+AGENT = Table.of("agent")
+CARD = Table.of("card")
+DEPENDENCY = Table.of("dependency")
+GATE = Table.of("gate")
+GRANT = Table.of("grant")
+EVIDENCE = Table.of("evidence")
+HANDOFF = Table.of("handoff")
+OBSERVED = Table.of("observed")
+OPERATION = Table.of("operation")
+EVENT = Table.of("event")
+RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
 
 TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER)
 
@@ -191,6 +141,10 @@ class Record:
     included)."""
 
     table: Table
+
+    if TYPE_CHECKING:  # a column is an attribute (set from the table, not declared)
+
+        def __getattr__(self, name: str): ...
 
     def __init__(self, **values):
         t = self.table
@@ -277,7 +231,7 @@ class Record:
         backend locks rows (SQLite's BEGIN IMMEDIATE already serialises writers)."""
         sql = cls.table.select + (" " + clause if clause else "")
         store = current()
-        if lock and store.backend != "sqlite":
+        if lock and store.locks_rows:
             sql += " FOR UPDATE"
         return [cls._loaded(values) for values in store.execute(sql, params).fetchall()]
 

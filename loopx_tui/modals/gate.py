@@ -73,7 +73,7 @@ class GateModal(LoopxModal):
         self._approval: GateAnswer | None = None  # what Y confirms
 
     def compose(self) -> ComposeResult:
-        gate, card = self.brief.gate, self.brief.card
+        gate = self.brief.gate
         with Vertical(id="gate-dialog") as box:
             box.border_title = f"Gate {gate.key} · {gate.kind}"
             box.border_subtitle = f"asked {ago(gate.created_at, self._now())}"

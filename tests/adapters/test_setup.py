@@ -6,6 +6,8 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from loopx_core.adapters import setup_codex
 from loopx_core.adapters.setup import key_folder
 
@@ -145,7 +147,7 @@ def test_a_broken_settings_file_is_left_alone(board):
     (board.root / ".claude").mkdir()
     (board.root / ".claude" / "settings.json").write_text("{ // comments are not JSON\n}")
     res = board.cli("init", "--for", "claude-code", "--agent", "cc1")
-    assert res.code == 5 and res.data["error"]["code"] == "setup_conflict" and "not valid JSON" in res.data["error"]["message"]
+    assert res.code == 3 and res.data["error"]["code"] == "setup_malformed" and "not valid JSON" in res.data["error"]["message"]
     assert (board.root / ".claude" / "settings.json").read_text() == "{ // comments are not JSON\n}"
     assert not (board.root / "CLAUDE.md").exists()
     assert board.cli("agent", "show", "cc1").code == 4
@@ -161,8 +163,9 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     setup = board.ok("init", "--for", "codex", "--agent", "cx1", "--can", "git:push")["setup"]
     assert [(f["path"], f["action"]) for f in setup["files"]] == [(".codex/config.toml", "update"), (str(user_config), "update"), ("AGENTS.md", "update")]
     text = (board.root / ".codex" / "config.toml").read_text()
-    assert CODEX_CONFIG.rstrip("\n") in text  # every line and comment of the user's kept as it was
-    assert text.startswith(setup_codex.TOP_BEGIN + '\ndefault_permissions = "loopx"\n')  # a top-level key, before every table
+    assert text.startswith(CODEX_CONFIG.split("\n\n")[0] + '\ndefault_permissions = "loopx"\n')  # a top-level key, before every table
+    for line in CODEX_CONFIG.splitlines():
+        assert line in text.splitlines()  # every line and comment of the person's kept as it was
     config = tomllib.loads(text)
     assert config["model"] == "gpt-5.1-codex" and config["mcp_servers"]["docs"]["command"] == "npx"
     server = config["mcp_servers"]["loopx"]
@@ -197,12 +200,84 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     (board.root / ".codex" / "config.toml").write_text(text + '\n[profiles.fast]\nmodel = "gpt-5-mini"\n')
     board.ok("init", "--for", "codex", "--agent", "cx2")
     text = (board.root / ".codex" / "config.toml").read_text()
-    assert text.count("# loopx:begin —") == 1 and text.count("# loopx:begin-top") == 1 and 'LOOPX_AGENT = "cx2"' in text
-    assert text.endswith('[profiles.fast]\nmodel = "gpt-5-mini"\n') and tomllib.loads(text)["profiles"]["fast"]["model"] == "gpt-5-mini"
+    config = tomllib.loads(text)
+    assert config["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx2" and [len(config["hooks"][e]) for e in ("SessionStart", "PreToolUse", "Stop")] == [1, 1, 1]
+    assert text.endswith('[profiles.fast]\nmodel = "gpt-5-mini"\n') and config["profiles"]["fast"]["model"] == "gpt-5-mini"
     user = tomllib.loads(user_config.read_text())
     new_pre = tomllib.loads(text)["hooks"]["PreToolUse"][0]["hooks"][0]
     assert user["hooks"]["state"][f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash("PreToolUse", "*", new_pre)
-    assert user_config.read_text().count("# loopx:begin") == 1
+    assert user_config.read_text().startswith('# mine\nmodel = "o4"\n') and len(user["projects"]) == 1
+
+
+ODD_CODEX_CONFIG = """# a person's config, laid out their own way
+model   =   'o3'    # literal string, extra spaces
+mcp_servers = { docs = { command = "npx", args = ["-y", "docs-mcp"] } }   # every server inline
+
+  [profiles.deep]   # indented header
+  model = "o3-pro"
+  # a comment inside a table
+
+[[hooks.PreToolUse]]   # the person's own hook, kept first
+matcher = "Bash"
+hooks = [ { type = "command", command = "./check.sh" } ]
+
+[tui]
+notifications = true # trailing
+"""
+
+
+def test_codex_keeps_an_odd_layout_and_changes_nothing_the_second_time(board, a_home_of_its_own):
+    """tomlkit edits the file where it needs to: inline tables, literal strings,
+    indentation and every comment stay as the person wrote them."""
+    (board.root / ".codex").mkdir()
+    config_file = board.root / ".codex" / "config.toml"
+    config_file.write_text(ODD_CODEX_CONFIG)
+    board.ok("init", "--for", "codex", "--agent", "cx1")
+    text = config_file.read_text()
+    for line in ODD_CODEX_CONFIG.splitlines():
+        if not line.startswith("mcp_servers"):  # (the one line LoopX adds its server to)
+            assert line in text.splitlines(), line
+    config = tomllib.loads(text)
+    assert config["mcp_servers"]["docs"] == {"command": "npx", "args": ["-y", "docs-mcp"]} and config["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx1"
+    assert config["hooks"]["PreToolUse"][0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}
+    assert config["hooks"]["PreToolUse"][1]["hooks"][0]["command"].endswith("loopx_core hook codex pre-tool-use")
+    assert config["profiles"]["deep"]["model"] == "o3-pro" and config["tui"]["notifications"] is True
+    user = tomllib.loads((a_home_of_its_own / ".codex" / "config.toml").read_text())
+    assert set(user["hooks"]["state"]) >= {f"{config_file}:pre_tool_use:1:0"}  # the person's hook stays at 0
+    before = (config_file.read_bytes(), (a_home_of_its_own / ".codex" / "config.toml").read_bytes())
+    assert board.ok("init", "--for", "codex", "--agent", "cx1")["setup"]["changed"] is False
+    assert (config_file.read_bytes(), (a_home_of_its_own / ".codex" / "config.toml").read_bytes()) == before
+
+
+def test_a_config_from_an_older_init_loses_its_markers_and_keeps_the_rest(board, a_home_of_its_own):
+    """Older inits framed their entries with marker comments: the entries are updated in place, the markers go."""
+    (board.root / ".codex").mkdir()
+    config_file = board.root / ".codex" / "config.toml"
+    config_file.write_text(CODEX_CONFIG)
+    board.ok("init", "--for", "codex", "--agent", "cx1")
+    ours = tomllib.loads(config_file.read_text())
+    old = '# loopx:begin-top — managed by `loopx init --for codex`\ndefault_permissions = "loopx"\n# loopx:end-top\n' + CODEX_CONFIG
+    old += "\n# loopx:begin — managed by `loopx init --for codex`; this block is rewritten on every init\n"
+    old += config_file.read_text().split("# the end of my file\n", 1)[1].lstrip("\n") + "# loopx:end\n"
+    assert tomllib.loads(old) == ours
+    config_file.write_text(old)
+    board.ok("init", "--for", "codex", "--agent", "cx2")
+    text = config_file.read_text()
+    assert "# loopx:" not in text and "# the end of my file" in text
+    assert tomllib.loads(text)["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx2"
+
+
+@pytest.mark.parametrize("broken", ['model = "o3\n', "[mcp_servers\ncommand = 1\n", 'a = 1\na = 2\n'])
+def test_a_malformed_codex_config_is_said_and_nothing_is_written(board, a_home_of_its_own, broken):
+    (board.root / ".codex").mkdir()
+    config_file = board.root / ".codex" / "config.toml"
+    config_file.write_text(broken)
+    res = board.cli("init", "--for", "codex", "--agent", "cx1")
+    assert res.code == 3 and res.data["error"]["code"] == "setup_malformed", res
+    assert ".codex/config.toml is not valid TOML" in res.data["error"]["message"] and "run `loopx init --for codex` again" in res.data["error"]["hint"]
+    assert config_file.read_text() == broken
+    assert not (board.root / "AGENTS.md").exists() and not (a_home_of_its_own / ".codex" / "config.toml").exists()
+    assert board.cli("agent", "show", "cx1").code == 4
 
 
 def test_codex_hook_hash_is_codexs():

@@ -175,11 +175,20 @@ def test_a_background_task_notice_is_not_a_new_prompt(project, model, runtime):
     (origin.kind task-notification). The turn wrote back before it: its Stop must not
     send the model back as if a person had asked for something new."""
     agent, card = started(project, runtime)
+    ended = project.root / ".turn-ended"
+
+    def end_the_turn(request):
+        # The background command finishes only once the turn's last reply is on its
+        # way, so its notice comes after the turn, on a loaded machine too (when it
+        # finished during the writeback, the notice rode along inside the turn).
+        ended.write_text("")
+        return Say("Turn done.")
+
     session = runtime.run(project, model, [
         runtime.tool("next", claim=True),
-        Call("Bash", {"command": "sleep 0.3; echo finished", "description": "background work", "run_in_background": True}),
+        Call("Bash", {"command": "timeout 120 sh -c 'until [ -e .turn-ended ]; do sleep 0.05; done'; echo finished", "description": "background work", "run_in_background": True}),
         runtime.tool("writeback", card=card, summary="Started the background work"),
-        Say("Turn done."),
+        end_the_turn,
         Say("Saw the background notice."),
     ])
     assert session.code == 0

@@ -104,7 +104,7 @@ def test_a_connection_checkpointing_as_it_closes_is_waited_for_not_refused(board
     import threading
 
     from loopx_core.store import holder
-    from loopx_core.store.backends import Store
+    from loopx_core.store.backends import SqliteStore as Store
     from loopx_core.store.discovery import parse_target
 
     proc = subprocess.Popen([sys.executable, "-c", CHECKPOINTING, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -143,3 +143,35 @@ def test_a_connection_checkpointing_as_it_closes_is_waited_for_not_refused(board
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+# The same hold, taken after an ordinary read: the connection opened the WAL
+# index the usual way (its "DMS" read lock on -shm stays), so it holds exactly
+# the locks SQLite's own close-time checkpoint holds, and LoopX cannot tell it
+# from one at once (docs/SECURITY.md).
+HOLD_AFTER_A_READ = HOLD.replace(
+    'con.execute("PRAGMA locking_mode = EXCLUSIVE")',
+    'con.execute("SELECT count(*) FROM card").fetchone()\ncon.execute("PRAGMA locking_mode = EXCLUSIVE")',
+)
+
+
+def test_a_holder_that_looks_like_a_checkpoint_is_named_once_the_busy_timeout_ends(board):
+    """What LoopX can still say about a holder it must wait for: after the
+    busy timeout, exit 5 ``board_busy`` with its pid — never "database is
+    locked — is it a LoopX board?" — and nothing half-written."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_AFTER_A_READ, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        from loopx_core.store import holder
+
+        assert holder.exclusive_holders(board.db) == [proc.pid] and holder.exclusive_mode_holders(board.db) == set()
+        out = board.spawn("--json", "card", "add", "a card", timeout=120)
+        assert out.returncode == 5, (out.stdout, out.stderr)
+        err = json.loads(out.stdout)["error"]
+        assert err["code"] == "board_busy" and err["holder"]["pid"] == proc.pid
+    finally:
+        if proc.poll() is None:
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+            proc.wait(30)
+    assert board.ok("card", "list")["cards"] == []

@@ -55,23 +55,24 @@ def test_a_gate_mid_way_waits_for_the_person_and_the_loop_goes_on(team, watch):
 
 def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refill(team, watch):
     team.ok("card", "add", "rationed", "--next", "step 1")
-    # 8 s: two turns fit in it even on a loaded machine (with 3 s, the window had
-    # refilled before the runner looked, and it never slept)
-    person_ok(team, "card", "window", "LX-1", "--every", "8s", "--turns", "2")
-    proc = watch.run("a1", "--turns", "3")
+    # One turn per 8 s: the first turn's own writeback spends the window, however
+    # long the turn took (with two turns per window, two slow turns on a loaded
+    # machine outlasted it and the card never paused). 8 s: the runner looks again
+    # well before the refill (with 3 s it had refilled first, and it never slept).
+    person_ok(team, "card", "window", "LX-1", "--every", "8s", "--turns", "1")
+    proc = watch.run("a1", "--turns", "2")
     paused = watch.until("the card pauses for its window", lambda: watch.events("paused"))[0]
     assert paused.data["reason"] == "window" and paused.data["wake_at"]
     wake_at = watch.card().wake_at
-    assert watch.ended(proc) == 0  # the third turn ran: nobody raised anything
-    # The runner slept until the refill (its row said so, between the second and third turns).
-    second_turn, third_turn = watch.events("turn_started")[1:3]
-    asleep = [e for e in watch.events("runner_state") if e.data["state"] == "asleep" and second_turn.seq < e.seq < third_turn.seq]
+    assert watch.ended(proc) == 0  # the second turn ran: nobody raised anything
+    # The runner slept until the refill (its row said so, between the first and second turns).
+    first_turn, second_turn = watch.events("turn_started")[0:2]
+    asleep = [e for e in watch.events("runner_state") if e.data["state"] == "asleep" and first_turn.seq < e.seq < second_turn.seq]
     assert [e.data["wake_at"] for e in asleep] == [paused.data["wake_at"]] and paused.data["wake_at"] == clock.iso(wake_at)
     resumed = watch.events("resumed")
     assert [(e.actor, e.data["reason"]) for e in resumed] == [("system", "window")]
-    third = watch.events("turn_started")[2]
-    assert third.at >= wake_at and third.seq > resumed[0].seq
-    assert [e["summary"] for e in watch.evidence()] == ["did step 1", "did step 2", "did step 3"]
+    assert second_turn.at >= wake_at and second_turn.seq > resumed[0].seq
+    assert [e["summary"] for e in watch.evidence()] == ["did step 1", "did step 2"]
 
 
 def test_a_turn_that_writes_nothing_is_recorded_and_three_of_them_pause_the_card(team, watch):

@@ -100,8 +100,21 @@ class Ticks:
         self.at += seconds
 
 
+async def gate_dialog(pilot):
+    """The gate dialog on screen and taking keys (returned). Its brief is read
+    in a thread first, and Pilot's wait for idle does not wait for that thread
+    on a loaded machine (PITFALLS "pytest and snapshots"): wait for the dialog."""
+    from loopx_tui.modals.gate import GateModal
+    from tests.polling import until_async
+
+    app = pilot.app
+    await until_async(lambda: isinstance(app.screen, GateModal) and app.screen.ready, what="the gate dialog", pause=lambda: pilot.pause(0.05))
+    return app.screen
+
+
 async def arm(pilot) -> None:
     """Time passes with the gate dialog on screen: its answer keys arm."""
+    await gate_dialog(pilot)
     app = pilot.app
     app.ticks.step(app.arm_delay)
     app.screen.arm_tick()

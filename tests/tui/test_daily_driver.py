@@ -15,7 +15,7 @@ from textual import events
 from loopx_core.ops import cards as card_ops
 from loopx_core.ops import gates
 from loopx_core.rules.text import terminal_safe
-from loopx_core.store.backends import Store
+from loopx_core.store.backends import SqliteStore, Store
 from loopx_tui.modals.add_card import AddCardModal
 from loopx_tui.modals.gate import GateModal
 from loopx_tui.screens.board import BoardScreen
@@ -397,8 +397,8 @@ async def test_no_store_work_happens_on_the_ui_thread(make_app, seeded, monkeypa
 
         return wrapped
 
-    for name in ("run", "read", "change_token", "max_seq", "thread_connection"):
-        monkeypatch.setattr(Store, name, spy(name, getattr(Store, name)))
+    for name in ("run", "read", "change_token", "max_seq", "thread_connection"):  # (the board is SQLite's)
+        monkeypatch.setattr(SqliteStore, name, spy(name, getattr(SqliteStore, name)))
     real_open = Store.open.__func__
     monkeypatch.setattr(Store, "open", classmethod(lambda cls, *a, **kw: (seen.append("open") if threading.current_thread() is main else None) or real_open(cls, *a, **kw)))
     app = make_app()

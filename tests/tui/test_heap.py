@@ -106,12 +106,14 @@ async def test_a_burst_of_keys_on_the_board_collects_only_the_young_generation(m
                 await pilot.press("v", "v", "j", "l", "k", "h")
             assert collections.count(0) >= heap.DUE
             assert set(collections) == {0}, collections  # only the young generation was collected
+            await app.reads_idle()  # (a worker thread's allocations may run a young collection at any moment)
             _young_collections(heap.DUE)  # (however many keys it took: due now)
             app._collect_when_idle()  # the one-second timer, right after a key: not yet
             assert gc.get_count()[1] >= heap.DUE and 1 not in collections
             app.last_input -= heap.IDLE_AFTER  # the person paused
             app._collect_when_idle()
-            assert 1 in collections and gc.get_count()[1] == 0
+            # Collected, and no longer due (not "== 0": another thread's young collection may come in between).
+            assert 1 in collections and gc.get_count()[1] < heap.DUE
         finally:
             gc.callbacks.remove(seen)
 

@@ -189,6 +189,16 @@ class Tools:
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
+            from ..store.failures import explain
+
+            known = explain(exc)
+            if known is not None and known.code == "board_unreachable":
+                # The server went away (a restart): the next call opens the board afresh.
+                sys.stderr.write(f"loopx mcp: {known.message}; the next call reconnects\n")
+                with contextlib.suppress(Exception):
+                    self.close()
+                self._store = None
+            exc = known or exc
             from ..shapes.errors import LoopxError
 
             if isinstance(exc, LoopxError):

@@ -703,18 +703,9 @@ def cmd_heartbeat(ctx: Context) -> Outcome:
 
 
 def _read_input(source: str) -> dict:
-    try:
-        if source == "-":
-            raw = sys.stdin.read()
-        else:
-            with open(source, encoding="utf-8") as handle:
-                raw = handle.read()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read --input {source!r}: {exc.strerror}", "pass a readable JSON file, or - for stdin") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"--input {source!r} is not UTF-8 text", "write the document as UTF-8 JSON") from None
-    except ValueError as exc:  # e.g. a NUL in the path
-        raise InvalidInput(f"cannot read --input {source!r}: {exc}", "pass a readable JSON file, or - for stdin") from None
+    from .reading import EVIDENCE_MAX, read_text
+
+    raw = read_text(source, EVIDENCE_MAX, "--input", "pass a readable UTF-8 JSON file (at most 1 MiB), or - for stdin")
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as exc:

@@ -179,6 +179,9 @@ def cmd_verify(ctx: Context) -> Outcome:
     if ctx.args.file:
         report = verify.verify_export(_read_export(ctx.args.file), root=ctx.args.root)
     else:
+        damage = _file_damage(ctx.store)
+        if damage:
+            return damage
         report = verify.verify_store(ctx.store)
         verify.save_anchor(ctx.store, report)
     data = {"verify": report.to_json()}
@@ -190,6 +193,28 @@ def cmd_verify(ctx: Context) -> Outcome:
     lines = [f"ALTERED: {first.where} {first.what}"] + [f"  also: {p.where} {p.what}" for p in report.problems if p is not first][:20]
     lines.append("→ decisions that do not verify are not honoured; compare with a backup or an export (`loopx verify --file`), and tell the people on the board")
     return Outcome(data, ALTERED, "\n".join(lines))
+
+
+def _file_damage(store) -> Outcome | None:
+    """SQLite's integrity check of the board's file, before its rows are read:
+    damage is named (exit 12) and marked, so writes refuse the board until a
+    check finds it whole again (store/failures.py)."""
+    if store.backend != "sqlite":
+        return None
+    from ..shapes.errors import STORAGE
+    from ..store import failures
+
+    found = failures.integrity_problems(store.connection())
+    path = store.location.path
+    if not found:
+        failures.clear_damage(path)
+        return None
+    failures.mark_damaged(path, "; ".join(found)[:2000])
+    problems = [{"seq": None, "where": "file", "what": what[:300]} for what in found]
+    data = {"verify": {"ok": False, "damaged": True, "events": None, "signed": None, "head": None, "first_bad": problems[0], "problems": problems, "notes": []}}
+    lines = [f"DAMAGED: the board's file {store.location.describe()} fails SQLite's integrity check:"] + [f"  {what[:300]}" for what in found[:20]]
+    lines.append(f"→ writes refuse this board now. {failures.DAMAGED_HINT}; `loopx verify` clears this once the file checks out")
+    return Outcome(data, STORAGE, "\n".join(lines))
 
 
 def _policy_file(ctx: Context):
@@ -269,11 +294,13 @@ def cmd_dangerous_set(ctx: Context) -> Outcome:
 
 
 def _read_export(path: str) -> dict:
+    from .reading import EXPORT_MAX, read_text
+
+    text = read_text(path, EXPORT_MAX, "the export", "pass a file written by `loopx export` (at most 256 MiB)", error=UsageError)
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read the export {path!r}: {exc}", "pass a file written by `loopx export`") from None
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"cannot read the export {path[:200]!r}: {str(exc)[:200]}", "pass a file written by `loopx export`") from None
     if not isinstance(doc, dict) or "chain" not in doc:
         raise UsageError(f"{path!r} is not a LoopX export with its chain", "export it again with this LoopX (`loopx export > board.json`)")
     return doc

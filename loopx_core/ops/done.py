@@ -11,7 +11,7 @@ from ..shapes.values import CardView, EvidenceView
 from ..store import events, records
 from ..store.records import Card, Evidence
 from ..store.rows import agent_row, card_view, evidence_view, touch
-from . import leases, workspaces
+from . import idempotence, leases, workspaces
 from .cards import open_deps
 from .gates import holding_gate
 from .lifecycle import clear_lease, move
@@ -42,6 +42,14 @@ def unblock_after(card: Card, now: float) -> None:
             waiting.blocked_reason = None
             touch(waiting, now)
             events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
+
+
+def _settled(card: Card, row: Evidence):
+    """The finished answer, its --op-id recorded in this same transaction (a kill after
+    the commit finds it on the retry)."""
+    view, evidence = card_view(card), evidence_view(row)
+    idempotence.settle({"card": view.to_json(), "evidence": evidence.to_json()}, 0)
+    return view, evidence, True
 
 
 def _kill_group(proc) -> None:
@@ -141,7 +149,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             return card_view(card), evidence_view(row), False
         if merge is not None:
             merges.ask(card, agent, merge, now)  # the branch is the person's to bring in: the card waits
-            return card_view(card), evidence_view(row), True
+            return _settled(card, row)
         move(card, "done", "done")
         card.done_at = now
         card.assignee = agent  # a done card keeps who finished it as its owner
@@ -149,7 +157,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         touch(card, now)
         events.emit(f"agent:{agent}", "done", card.id, summary=summary[:200], verify=bool(result))
         unblock_after(card, now)
-        return card_view(card), evidence_view(row), True
+        return _settled(card, row)
 
     card, evidence, passed = store.run(finish)
     if not passed:

@@ -236,7 +236,7 @@ def test_reads_with_odd_arguments(team, argv):
 # argparse (exit 2, nothing changed). On SQLite only (the argument parsing is
 # the same on both backends).
 
-ANY_DOCUMENTED = set(range(12)) - {1}
+ANY_DOCUMENTED = set(range(13)) - {1}
 SEPARATE = settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 maybe = st.none() | value
 

@@ -23,7 +23,6 @@ LoopX's message and hint, so the model can correct itself.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from .. import __version__

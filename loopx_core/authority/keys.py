@@ -16,7 +16,9 @@ import json
 import os
 
 from ..rules.digest import sha256_hex
-from ..rules.person_folder import person_folder as config_folder  # the one rule: the hook denies this folder
+from ..rules.person_folder import (
+    person_folder as config_folder,  # the one rule: the hook denies this folder
+)
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from ..shapes.errors import Altered, Forbidden, InvalidInput
 from ..rules import turn_env
+from ..shapes.errors import Altered, Forbidden, InvalidInput
 from . import keys, trust
 
 

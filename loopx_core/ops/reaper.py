@@ -6,7 +6,17 @@ refilled). ``load_card`` is the card as the clock has left it."""
 from __future__ import annotations
 
 from ..rules import clock, ids
-from ..rules.lifecycle import DUE, DUE_SQL, GATE, LEASE, WINDOW, due_sql, due_where, is_due, next_sql
+from ..rules.lifecycle import (
+    DUE,
+    DUE_SQL,
+    GATE,
+    LEASE,
+    WINDOW,
+    due_sql,
+    due_where,
+    is_due,
+    next_sql,
+)
 from ..store import events, records
 from ..store.records import Card, Gate
 from ..store.rows import card_row, touch

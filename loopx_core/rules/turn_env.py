@@ -23,7 +23,9 @@ def lease_token(given: int | None) -> int | None:
     if not text:
         return None
     if not (text.isascii() and text.isdigit() and len(text) <= 18):
-        from ..shapes.errors import UsageError  # (only here: the hook reads LOOPX_AGENT on every call)
+        from ..shapes.errors import (
+            UsageError,  # (only here: the hook reads LOOPX_AGENT on every call)
+        )
 
         raise UsageError(f"LOOPX_LEASE_TOKEN is not a lease token: {text[:40]!r}", "unset it, or pass --lease-token N (the token `loopx next` printed)")
     return int(text)

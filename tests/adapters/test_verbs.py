@@ -18,8 +18,8 @@ import pytest
 
 from loopx_core.adapters import mcp_server
 from loopx_core.cli.parser import build
-from loopx_core.shapes.human_verbs import HUMAN_VERBS
 from loopx_core.shapes import verbs
+from loopx_core.shapes.human_verbs import HUMAN_VERBS
 from loopx_core.shapes.inputs import HINTS
 from loopx_core.shapes.schemas import MODELS
 

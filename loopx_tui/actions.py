@@ -35,10 +35,9 @@ class HumanActions:
         self.app = app
         self.store = store
         self.person = person  # keys.Person, or None (read-only)
-        # Why human actions are refused (None: they are allowed); the header shows it.
-        self.refusal: str | None = read_only if person is None else None
-        if person is None and self.refusal is None:
-            self.refusal = "no unlocked key: decisions are refused"
+        # Why human actions are refused (None: they are allowed); the header shows
+        # it. The app decides it (LoopxApp.read_only), once.
+        self.refusal: str | None = read_only
         self.hint = hint  # what to do about it
 
     # -- the one place -----------------------------------------------------------
@@ -64,15 +63,26 @@ class HumanActions:
         return self.app.run_worker(job, thread=True, group="ops", name=what, exit_on_error=False)
 
     # -- the actions -------------------------------------------------------------
-    def answer_gate(self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None) -> Worker | None:
+    def answer_gate(
+        self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None, choice: str | None = None, text: str | None = None,
+    ) -> Worker | None:
         key = ids.fmt(ids.GATE, gate_id)
 
         def done(result):
             gate, card = result
+            if gate.kind == "merge" and gate.status == "approved":
+                said = f"{card.key} merged" if card.status == "done" else f"{card.key} did not merge, back to {card.owner}: {card.next_action}"
+                self.app.notice(f"{key} approved by you; {said}")
+                return
             extra = f", remembered for this {remember}" if remember else ""
-            self.app.notice(f"{key} {gate.status} by you{extra}; {card.key} is {card.status}")
+            # (an option is an agent's text: the toast names its number, never its words, which could carry markup)
+            said = f" with option {gate.options.index(gate.choice) + 1}" if gate.choice else (" with your answer" if gate.text else "")
+            self.app.notice(f"{key} {gate.status}{said} by you{extra}; {card.key} is {card.status}")
 
-        return self._perform(f"answer {key}", lambda actor: gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember), done)
+        def answer(actor):
+            return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text)
+
+        return self._perform(f"answer {key}", answer, done)
 
     def move(self, card_id: int, to: str) -> Worker | None:
         def done(card: CardView):
@@ -104,6 +114,17 @@ class HumanActions:
                 then(card)
 
         return self._perform("add card", lambda actor: card_ops.add_card(self.store, data, actor), done)
+
+    def keep_try(self, card_id: int) -> Worker | None:
+        """``k`` on the tries: keep this one; the others are archived and cancelled (signed)."""
+        from loopx_core.ops import tries
+
+        def done(result):
+            kept, cancelled = result
+            gone = ", ".join(c.key for c in cancelled) or "none still open"
+            self.app.notice(f"kept {kept.key}; archived and cancelled: {gone}")
+
+        return self._perform(f"keep {ids.fmt(ids.CARD, card_id)}", lambda actor: tries.keep(self.store, card_id, actor), done)
 
     def control_runner(self, agent: str, what: str) -> Worker | None:
         """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""

@@ -672,6 +672,18 @@ class LoopxApp(App[int]):
         else:
             self.push_screen(ArtifactScreen(card_id, artifact, self.project_root))
 
+    def open_workspaces(self) -> None:
+        from .screens.workspaces import WorkspacesScreen
+
+        if self.reader is not None:
+            self.push_screen(WorkspacesScreen(self.reader))
+
+    def open_tries(self, card_id: int) -> None:
+        from .screens.tries import TriesScreen
+
+        if self.reader is not None:
+            self.push_screen(TriesScreen(self.reader, card_id))
+
     def open_timeline(self, card_id: int | None = None) -> None:
         from .screens.timeline import TimelineScreen
 

@@ -164,6 +164,24 @@ class BoardReader:
         """``card_detail`` started now in a thread of its own (the caller's worker waits for it)."""
         return _AHEAD.submit(self.card_detail, card_id)
 
+    def card_diff(self, card_id: int):
+        """The card's branch against the base: files, stats and the patch (``ops.merges``; git, no store write)."""
+        from loopx_core.ops import merges
+
+        return self._read("reading a diff", lambda: merges.card_diff(self.store, card_id))
+
+    def tries(self, card_id: int):
+        """The card's tries side by side (``ops.tries.compare``): (the first card's id, its tries)."""
+        from loopx_core.ops import tries
+
+        return self._read("reading the tries", lambda: tries.compare(self.store, card_id))
+
+    def workspaces(self):
+        """The board's workspaces with their size and age, and the person's cap (``ops.workspace_cap``)."""
+        from loopx_core.ops import workspace_cap
+
+        return self._read("measuring the workspaces", lambda: (workspace_cap.lines(self.store), workspace_cap.cap(self.store)))
+
     def gate_brief(self, gate_id: int) -> board.GateBrief | None:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))
 

@@ -108,6 +108,8 @@ def downgrade_sqlite(path: Path, version: int) -> None:
 
     con = sqlite3.connect(path)
     try:
+        if version < 7:
+            con.executescript("DROP TABLE IF EXISTS workspace;")
         if version < 4:
             con.executescript(
                 "DROP TABLE runner;"
@@ -312,6 +314,8 @@ def person_key(tmp_path_factory) -> Path:
 def _person_env(person_key: Path, tmp_path_factory, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("LOOPX_KEY", str(person_key))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    # Workspaces (issue #26) are made under the user's data folder: never the real one.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
     monkeypatch.delenv("LOOPX_HUMAN", raising=False)
 
 
@@ -321,6 +325,42 @@ def tester(person_key: Path):
     from loopx_core.authority import keys
 
     return keys.unlock(person_key)
+
+
+GIT_ID = {"GIT_AUTHOR_NAME": "Tester", "GIT_AUTHOR_EMAIL": "tester@localhost", "GIT_COMMITTER_NAME": "Tester", "GIT_COMMITTER_EMAIL": "tester@localhost"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Real git in ``cwd`` (a tester's identity, no global config), its stdout."""
+    env = dict(os.environ, **GIT_ID, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=60).stdout
+
+
+def make_repo(root: Path, files: dict[str, str] | None = None) -> str:
+    """Make ``root`` a git repository on ``main`` with one commit (``.loopx/``
+    excluded, as a person would); returns that commit."""
+    git(root, "init", "-q", "-b", "main")
+    (root / ".git" / "info" / "exclude").write_text(".loopx/\n")
+    for name, text in (files or {"README.md": "hello\n", "src/app.py": "print('hi')\n"}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def repo_team(team: Board) -> Board:
+    """``team`` on a project that is a git repository (workspaces on, issue #26).
+    A PostgreSQL board has no project folder of its own: it is given this one."""
+    make_repo(team.root)
+    if team.backend == "postgresql":
+        store = team.store()
+        try:
+            store.run(lambda: store.put_setting("project_root", str(team.root)))
+        finally:
+            store.close()
+    return team
 
 
 @pytest.fixture

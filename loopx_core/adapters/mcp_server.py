@@ -23,7 +23,6 @@ LoopX's message and hint, so the model can correct itself.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from .. import __version__
@@ -189,6 +188,16 @@ class Tools:
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
+            from ..store.failures import explain
+
+            known = explain(exc)
+            if known is not None and known.code == "board_unreachable":
+                # The server went away (a restart): the next call opens the board afresh.
+                sys.stderr.write(f"loopx mcp: {known.message}; the next call reconnects\n")
+                with contextlib.suppress(Exception):
+                    self.close()
+                self._store = None
+            exc = known or exc
             from ..shapes.errors import LoopxError
 
             if isinstance(exc, LoopxError):
@@ -210,23 +219,34 @@ def tool_next(tools, claim: bool = False) -> str:
     from ..shapes.inputs import validate
 
     data = validate("next", {"agent": _agent(), "claim": claim})
-    return _json(next_turn(tools.store, data["agent"], claim=data["claim"]).to_json())
+    return _with_workspace(tools, next_turn(tools.store, data["agent"], claim=data["claim"]).to_json(), data["agent"])
 
 
 def tool_claim(tools, card: str) -> str:
     from ..ops.claims import claim
 
-    return _json(claim(tools.store, _card(card), _agent()).to_json())
+    agent = _agent()
+    return _with_workspace(tools, claim(tools.store, _card(card), agent).to_json(), agent)
+
+
+def _with_workspace(tools, answer: dict, agent: str) -> str:
+    """The card's workspace named in the answer (made at its first claim), as the CLI's ``next`` does."""
+    from ..ops.workspaces import name_in
+
+    warnings = name_in(tools.store, answer, agent)
+    if warnings:
+        answer["warnings"] = warnings
+    return _json(answer)
 
 
 def tool_writeback(
     tools, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0,
     turn_id: str = "", release: bool = False, lease_token: int | None = None, op_id: str = "",
 ) -> str:
-    """The CLI's writeback: the same operator, fenced by the same lease token
-    (default: the runner's turn, ``rules/turn_env``) and op id."""
-    from ..ops.idempotence import once
-    from ..ops.writeback import writeback
+    """The CLI's writeback (``ops/turn_report.record``): the same operator,
+    fenced by the same lease token (default: the runner's turn,
+    ``rules/turn_env``), under the same op id."""
+    from ..ops.turn_report import record
     from ..rules import turn_env
     from ..shapes.inputs import validate
 
@@ -234,16 +254,7 @@ def tool_writeback(
         "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
         "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_env.turn_id(turn_id or None), "release": release,
     }))
-    from ..rules.artifacts import missing_warnings
-
-    agent, cid, token = _agent(), _card(card), turn_env.lease_token(lease_token)
-
-    def run():
-        evidence, card_view, created = writeback(tools.store, cid, agent, data, source="mcp", lease_token=token)
-        ev = evidence.to_json()
-        return {"evidence": ev, "card": card_view.to_json(), "created": created, "warnings": missing_warnings(ev["artifacts"])}, 0
-
-    result, _ = once(tools.store, op_id or None, "writeback", {"agent": agent, "card": cid, **data}, run)
+    result, _, _ = record(tools.store, _card(card), _agent(), data, lease_token=turn_env.lease_token(lease_token), op_id=op_id or None, source="mcp")
     return _json(result)
 
 
@@ -323,9 +334,10 @@ def _is(value, kind: str) -> bool:
 
 
 def _agent() -> str:
+    from ..rules import turn_env
     from ..shapes.errors import UsageError
 
-    agent = os.environ.get("LOOPX_AGENT")
+    agent = turn_env.agent()
     if not agent:
         raise UsageError("no agent identity", "start the server with LOOPX_AGENT=<your agent id> (register it with `loopx agent add ID`)")
     return agent

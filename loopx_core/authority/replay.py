@@ -25,16 +25,18 @@ from collections import (
     namedtuple,  # (not typing: the PreToolUse hook imports this module)
 )
 
-from ..rules.decisions import CONTROL_OF_KIND
+from ..rules.decisions import CONTROL_OF_KIND, signed_answer
+from ..rules.lifecycle import status_after
 
 # Events that give a card's lease to an agent (with its fencing token), and
 # those that end it. ``gate_answered`` ends it only when it rejects.
 LEASE_GRANTS = ("claimed", "handoff_accepted")
-LEASE_ENDS = ("released", "lease_expired", "done", "card_moved", "card_unassigned", "handoff_created", "gate_expired", "gate_answered")
+LEASE_ENDS = ("released", "lease_expired", "done", "card_moved", "card_unassigned", "handoff_created", "gate_expired", "gate_answered", "merged", "merge_conflict")
 # Events that charge a card's budget; each carries the totals after it (``used``).
 CHARGES = ("evidence_added", "usage_charged")
 GATE_KINDS = ("gate_asked", "gate_answered", "gate_withdrawn", "gate_expired")
 OFF_STATUSES = ("done", "cancelled")  # a gate that says no leaves these as they are
+MERGES = ("merged", "merge_conflict")  # a person's merge of a card's branch (ops/merges)
 
 
 def _card_no(text) -> int | None:
@@ -128,9 +130,12 @@ class CardState:
         self.odd: list[tuple[int, str]] = []  # events whose own totals disagree with the replay
 
 
-# cards: id -> CardState; gates: id -> [card, status, answered_by];
-# grants: id -> [scope, agent, card, expires_at]; runners: agent -> control.
-Projection = namedtuple("Projection", "cards gates grants runners")
+# cards: id -> CardState; gates: id -> [card, status, answered_by, answer];
+# grants: id -> [scope, agent, card, expires_at]; runners: agent -> control;
+# workspaces: card id -> [state, branch, head] (issue #26).
+Projection = namedtuple("Projection", "cards gates grants runners workspaces", defaults=(None,))
+WORKSPACE_KINDS = ("workspace_opened", "code_state", "workspace_archived", "workspace_removed")
+WORKSPACE_STATE = {"workspace_opened": "open", "workspace_archived": "archived", "workspace_removed": "removed"}
 
 
 class Difference(namedtuple("Difference", "table id column row log seq", defaults=(None,))):
@@ -140,7 +145,7 @@ class Difference(namedtuple("Difference", "table id column row log seq", default
 
     @property
     def where(self) -> str:
-        name = {"card": "card LX-", "gate": "gate G-"}.get(self.table)
+        name = {"card": "card LX-", "gate": "gate G-", "workspace": "the workspace of LX-"}.get(self.table)
         return f"{name}{self.id}" if name else f"{self.table} {self.id}"
 
     def describe(self) -> str:
@@ -172,6 +177,9 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
     card = p.cards.get(card_id)
     if card is None:
         return  # a card from before the log was kept (an older LoopX)
+    if kind in WORKSPACE_KINDS:
+        _workspace(p, card_id, kind, data)
+        return
     if kind in CHARGES:  # most of a long log: they change the counters and nothing else
         _charge(card, seq, kind, data)
         return
@@ -187,10 +195,24 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
         card.assignee = _agent_of(actor)
     elif kind == "card_assigned":
         card.assignee = data.get("to")
+    elif kind in MERGES and actor.startswith("human:"):
+        card.assignee = data.get("agent")
     elif kind == "card_unassigned":
         card.assignee = None
     elif kind == "handoff_created" and actor.startswith("human:"):
         card.assignee = data.get("to")  # a person's reassign gives the card to the receiver at once
+
+
+def _workspace(p: Projection, card_id: int, kind: str, data: dict) -> None:
+    """A workspace's state, branch and HEAD as its events leave them (a code
+    state that git failed to read changes nothing)."""
+    ws = p.workspaces.setdefault(card_id, [None, None, None])
+    if kind in WORKSPACE_STATE:
+        ws[0] = WORKSPACE_STATE[kind]
+    if kind == "workspace_opened":
+        ws[1] = data.get("branch")
+    if "head" in data and "error" not in data:
+        ws[2] = data.get("head")
 
 
 def _charge(card: CardState, seq: int, kind: str, data: dict) -> None:
@@ -208,9 +230,9 @@ def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, d
     if gid is None:
         return
     if kind == "gate_asked":
-        p.gates[gid] = [card_id, "pending", None]
+        p.gates[gid] = [card_id, "pending", None, None]
     elif kind == "gate_answered":
-        p.gates[gid] = [card_id, data.get("answer"), actor]
+        p.gates[gid] = [card_id, data.get("answer"), actor, signed_answer(data)]
         if not actor.startswith("human:"):
             return  # approved at once by a capability or a grant: the card is unchanged
         if data.get("answer") == "rejected":
@@ -218,45 +240,29 @@ def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, d
         elif card.status == "waiting" and not _pending_on(p, card_id):
             card.status = "active"
     elif kind == "gate_expired":
-        p.gates.setdefault(gid, [card_id, None, None])[1:] = ["expired", "system:deadline"]
+        p.gates.setdefault(gid, [card_id, None, None, None])[1:] = ["expired", "system:deadline", "rejected"]
         _block(p, card)
     elif kind == "gate_withdrawn":
-        p.gates.setdefault(gid, [card_id, None, None])[1:] = ["withdrawn", "system"]
+        p.gates.setdefault(gid, [card_id, None, None, None])[1:3] = ["withdrawn", "system"]
 
 
 def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind: str, data: dict) -> str | None:
-    """The status an event (other than a gate's) leaves its card in, or None."""
-    if kind == "claimed" or kind == "monitor_due":
-        return "active"
-    if kind == "gate_asked":
-        return "waiting"
-    if kind in ("released", "lease_expired", "unblocked"):
-        return "ready"
-    if kind == "paused":
-        return "paused"
-    if kind == "monitoring":
-        return "monitoring"
-    if kind == "done":
-        return "done"
-    if kind == "handoff_created":
-        return "handoff"
+    """The status an event (other than a gate's) leaves its card in, or None:
+    the lifecycle's table (``rules/lifecycle``, the one ``ops/lifecycle.move``
+    checks), and its rules over the card's gates and dependencies."""
+    if kind in MERGES:  # the person's merge of the card's branch: in, or back to its agent with the conflict
+        return ("done" if kind == "merged" else "ready") if actor.startswith("human:") else None
     if kind == "handoff_accepted":
         return "waiting" if _pending_on(p, card_id) else "active"
-    if kind == "card_moved":
-        return data.get("to")
     if kind == "card_unassigned":
         return "blocked" if any(getattr(p.cards.get(a), "status", "done") != "done" for a in card.after) else "ready"
-    if kind == "resumed":
-        return data.get("status")
-    if kind in ("budget_raised", "window_set"):
-        return data.get("resumed")
-    return None
+    return status_after(kind, data)
 
 
 # The kinds the fold reads (others leave every projected row as it was: their data is not even parsed).
 FOLDED = frozenset(
     ("card_added", "grant_created", "card_assigned", "paused", "resumed", "monitoring", "monitor_due", "unblocked", "budget_raised", "window_set")
-    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND)
+    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND) + WORKSPACE_KINDS
 )
 
 
@@ -267,7 +273,7 @@ class Replay:
     """The fold, an event at a time (``loopx verify`` feeds it from its own walk of the chain)."""
 
     def __init__(self):
-        self.projection = Projection({}, {}, {}, {})
+        self.projection = Projection({}, {}, {}, {}, {})
 
     def add(self, seq: int, actor: str, card, kind: str, data_text) -> None:
         if kind not in FOLDED or (card is not None and kind not in UNSCOPED and card not in self.projection.cards):
@@ -322,7 +328,7 @@ def differences(query, p: Projection) -> list[Difference]:
     for cid in p.cards:
         out.append(Difference("card", cid, "id", None, "added"))  # the log added a card the table no longer has
     known = {}
-    for gid, card, status, answered_by in query("SELECT id, card_id, status, answered_by FROM gate ORDER BY id", ()):
+    for gid, card, status, answered_by, answer in query("SELECT id, card_id, status, answered_by, answer FROM gate ORDER BY id", ()):
         known[gid] = True
         logged = p.gates.get(gid)
         if card not in replayed and (logged is None or logged[0] not in replayed):
@@ -330,7 +336,8 @@ def differences(query, p: Projection) -> list[Difference]:
         if logged is None:
             out.append(Difference("gate", gid, "id", status, None))
             continue
-        for column, row, log in (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2])):
+        columns = (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2]), ("answer", answer, logged[3]))
+        for column, row, log in columns:
             if row != log:
                 out.append(Difference("gate", gid, column, row, log))
     for gid, logged in p.gates.items():
@@ -346,4 +353,24 @@ def differences(query, p: Projection) -> list[Difference]:
         logged = p.runners.get(agent)
         if (control or "resume") != (logged or "resume"):
             out.append(Difference("runner", agent, "control", control, logged))
+    out += _workspace_differences(query, p, replayed)
+    return out
+
+
+def _workspace_differences(query, p: Projection, replayed: set) -> list[Difference]:
+    out = []
+    logged = dict(p.workspaces or {})
+    for cid, state, branch, head in query("SELECT card_id, state, branch, head FROM workspace ORDER BY card_id", ()):
+        if cid not in replayed:
+            continue
+        said = logged.pop(cid, None)
+        if said is None:
+            out.append(Difference("workspace", cid, "card_id", cid, None))
+            continue
+        for column, row, log in (("state", state, said[0]), ("branch", branch, said[1]), ("head", head, said[2])):
+            if row != log:
+                out.append(Difference("workspace", cid, column, row, log))
+    for cid in logged:
+        if cid in replayed:
+            out.append(Difference("workspace", cid, "card_id", None, "opened"))
     return out

@@ -23,7 +23,12 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
+from ..rules.decisions import (
+    RUNNER_CONTROLS,
+    WINDOW_FIELDS,
+    WINDOW_KINDS,
+    signed_answer,
+)
 from . import chain, replay, trust
 from .authority import Authority
 from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
@@ -31,7 +36,7 @@ from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
 PERSON_KINDS = ("person_added", "person_revoked")
 AGENT_KINDS = ("agent_added", "agent_updated")
 BUDGET_KINDS = ("card_added", "budget_raised")
-SIGNED_SETTINGS = ("prices", "test_clock", "policy")
+SIGNED_SETTINGS = ("prices", "test_clock", "policy", "workspace_setup")
 
 
 class Problem(NamedTuple):
@@ -82,10 +87,11 @@ RAW = {
     "person": "fingerprint, name, public_key, added_seq, revoked_seq",
     "setting": "key, value, decided_seq",
     "agent": "id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns",
-    "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token",
+    "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token, answer",
     "grant": "id, scope, agent, card, expires_at, decided_seq",
     "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd",
     "runner": "agent, control, control_seq",
+    "workspace": "card_id, state, branch, head",
 }
 
 
@@ -96,6 +102,7 @@ def verify_store(store, *, anchor: bool = True) -> Report:
             report = verify_rows(store.query, store.board_uid(), trust.load(store.query, store.board_uid(), machine=False))
         else:
             report = verify_rows(store.query, store.board_uid(), people)
+        report = _commits(store.query, store.settings().get("project_root"), report)
     if anchor:
         report = _check_anchor(store, report)
     if people.changed and not any(p.where.startswith("event ") and "saw" in p.what for p in report.problems):
@@ -125,6 +132,13 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
         con.execute(f"CREATE TABLE {name} ({cols})")
         marks = ", ".join("?" * len(spec["columns"]))
         con.executemany(f"INSERT INTO {name} ({cols}) VALUES ({marks})", [tuple(r) for r in spec["rows"]])
+    for table, columns in RAW.items():
+        if table not in part["tables"]:  # an export by an older LoopX: the table it did not have is empty
+            con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" ({columns})')
+    if "answer" not in part["tables"].get("gate", {}).get("columns", ["answer"]):
+        # An export from before #29 carries no answer: every answer then was its status (an expiry: rejected).
+        con.execute('ALTER TABLE gate ADD COLUMN "answer"')
+        con.execute("UPDATE gate SET answer = CASE status WHEN 'expired' THEN 'rejected' WHEN 'pending' THEN NULL WHEN 'withdrawn' THEN NULL ELSE status END")
 
     def query(sql, params=()):
         return con.execute(sql, params).fetchall()
@@ -239,9 +253,9 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
     def decided(seq, kinds):
         return people.decision(query, seq, kinds)
 
-    for gid, status, answered_by, answer_seq, scope, card in query('SELECT id, status, answered_by, answer_seq, scope, card_id FROM gate WHERE answered_by LIKE ?', ("human:%",)):
+    for gid, status, answered_by, answer_seq, scope, card, answer in query('SELECT id, status, answered_by, answer_seq, scope, card_id, answer FROM gate WHERE answered_by LIKE ?', ("human:%",)):
         data = decided(answer_seq, ("gate_answered",))
-        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope:
+        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope or signed_answer(data) != answer:
             out.append(Problem(answer_seq, f"gate G-{gid}", f"says {status} by {answered_by}, but no signed answer says so"))
     rules = Authority(query, people)
     for gid, card, agent, scope, by, seq, token in query("SELECT id, card_id, agent, scope, answered_by, answer_seq, lease_token FROM gate WHERE status = 'approved' AND (answered_by IS NULL OR answered_by NOT LIKE ?)", ("human:%",)):
@@ -295,6 +309,52 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
         if data is None or data.get("key") != key or data.get("value") != value:
             out.append(Problem(seq, f"setting {key}", "has no signed decision that matches it"))
     return out
+
+
+# -- the commits workspaces recorded (issue #26) ----------------------------------------
+
+CODE_KINDS = ("workspace_opened", "code_state", "workspace_archived")
+
+
+def recorded_commits(query) -> dict[str, tuple[int, int | None, str]]:
+    """Every commit the log says a card's workspace had: commit -> (seq, card, what)."""
+    out: dict[str, tuple[int, int | None, str]] = {}
+    marks = ",".join("?" * len(CODE_KINDS))
+    for seq, card, kind, text in query(f"SELECT seq, card, kind, data FROM event WHERE kind IN ({marks}) ORDER BY seq", CODE_KINDS):
+        data = json.loads(text) if text else {}
+        turn = f"turn {data['turn_id']}" if data.get("turn_id") else kind
+        named = [("base", data.get("base_commit")), ("HEAD", data.get("head")), ("saved uncommitted work", data.get("wip")), ("archive", data.get("commit"))]
+        named += [("commit", c) for c in data.get("commits") or []]
+        for what, commit in named:
+            if isinstance(commit, str) and commit and commit not in out:
+                out[commit] = (seq, card, f"{what} of {turn}")
+    return out
+
+
+def _commits(query, project_root: str | None, report: Report) -> Report:
+    """Every recorded commit must still be in the project's repository: a
+    commit that vanished (a rewritten branch, a deleted ref and a gc) is
+    history altered, named with its card and turn."""
+    if not query("SELECT 1 FROM event WHERE kind = 'workspace_opened' LIMIT 1", ()):
+        return report  # (the cheap answer for a board without workspaces: no git at all)
+    import os
+
+    recorded = recorded_commits(query)
+    if not project_root or not os.path.exists(os.path.join(project_root, ".git")):
+        report.notes.append(f"{len(recorded)} recorded commit(s) not checked: the project's repository is not on this machine")
+        return report
+    from ..workspace import git
+
+    try:
+        gone = git.missing(project_root, list(recorded))
+    except git.GitError as exc:
+        return report._replace(problems=report.problems + [Problem(None, "repository", f"could not check the recorded commits: {exc.message}")])
+    problems = list(report.problems)
+    for commit in gone:
+        seq, card, what = recorded[commit]
+        where = f"card LX-{card}" if card is not None else f"event {seq}"
+        problems.append(Problem(seq, where, f"recorded commit {commit[:12]} ({what}, event {seq}) is no longer in the repository"))
+    return report._replace(problems=problems)
 
 
 # -- this machine's anchor (authority/witness.py) ---------------------------------------

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import time
 
-from ..rules import clock, ids
+from ..rules import clock, ids, turn_env
 from ..rules.hints import take_work
 from ..shapes import errors
 from ..shapes.errors import Forbidden, InvalidInput, NotFound, UsageError
@@ -33,8 +32,6 @@ class Outcome:
 
 def turn_defaults(args) -> None:
     """``--lease-token`` and ``--turn-id`` default to the runner's turn (``rules/turn_env``)."""
-    from ..rules import turn_env
-
     if hasattr(args, "lease_token"):
         args.lease_token = turn_env.lease_token(args.lease_token)
     if hasattr(args, "turn_id"):
@@ -86,18 +83,18 @@ class Context:
             self._store = None
 
     def agent(self) -> str:
-        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        agent = turn_env.agent(getattr(self.args, "agent", None))
         if not agent:
             raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
         return agent_id(agent)
 
     def caller(self, what: str):
         """``agent:<id>`` when an agent identity is present, else the person (their key)."""
-        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        agent = turn_env.agent(getattr(self.args, "agent", None))
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
     def refuse_agent(self, what: str) -> None:
-        if os.environ.get("LOOPX_AGENT") or getattr(self.args, "agent", None):
+        if turn_env.agent(getattr(self.args, "agent", None)):
             raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
 
     def person(self, what: str):
@@ -198,7 +195,7 @@ def cmd_init(ctx: Context) -> Outcome:
     from ..store.discovery import init_target
 
     args = ctx.args
-    if os.environ.get("LOOPX_AGENT"):  # (init's own --agent names the agent to register)
+    if turn_env.agent():  # (init's own --agent names the agent to register)
         raise Forbidden("an agent cannot create or set up a board", "only a person does this, in their own terminal with their key", code="person_only")
     objective = None
     if args.objective is not None:
@@ -249,7 +246,10 @@ def cmd_where(ctx: Context) -> Outcome:
         from ..store.discovery import NO_BOARD
 
         return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
-    why = {"flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)"}[loc.source]
+    why = {
+        "flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)",
+        "worktree": "this folder is a git worktree of the project; the board of its main checkout",
+    }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     return Outcome(data, 0, text)
 
@@ -342,14 +342,78 @@ def cmd_card_add(ctx: Context) -> Outcome:
         "title": a.title, "body": a.body, "needs": a.needs, "after": a.after, "priority": a.priority, "owner": a.owner,
         "next": a.next, "verify": a.verify, "max_turns": a.max_turns, "max_tokens": a.max_tokens, "max_usd": a.max_usd, "backlog": a.backlog,
     }))
-    caller = ctx.caller("add cards")
+    tries = a.tries
+    if tries is not None:
+        from ..ops.tries import MAX_TRIES
+
+        if not 2 <= tries <= MAX_TRIES:
+            raise InvalidInput(f"--tries {tries}: give a card to 2 to {MAX_TRIES} agents", "leave --tries out for one")
+    caller = ctx.person("give a card to several agents") if tries else ctx.caller("add cards")
 
     def run():
-        return {"card": add_card(ctx.store, data, caller).to_json()}, 0
+        if not tries:
+            return {"card": add_card(ctx.store, data, caller).to_json()}, 0
+        from ..ops.tries import add_with_tries
 
-    result, code = once(ctx.store, a.op_id, "card_add", data, run)
+        card, more = add_with_tries(ctx.store, data, caller, tries)
+        return {"card": card.to_json(), "tries": [c.to_json() for c in more]}, 0
+
+    result, code = once(ctx.store, a.op_id, "card_add", {**data, "tries": tries}, run)
     card = result["card"]
-    return Outcome(result, code, f"added {render.card_line(card)}\nnext: an agent takes it with {take_work()}")
+    text = f"added {render.card_line(card)}"
+    for extra in result.get("tries") or []:
+        text += f"\nadded {render.card_line(extra)}"
+    if result.get("tries"):
+        text += f"\n{len(result['tries']) + 1} tries, each its own workspace; compare them with `loopx card tries {card['id']}`, keep one with `loopx card keep CARD`"
+    return Outcome(result, code, text + f"\nnext: an agent takes it with {take_work()}")
+
+
+def cmd_card_try(ctx: Context) -> Outcome:
+    from ..ops.idempotence import once
+    from ..ops.tries import add_tries
+
+    cid = card_id(ctx.args.card)
+    agent = agent_id(ctx.args.to) if ctx.args.to else None
+    actor = ctx.person("give a card to several agents")
+
+    def run():
+        return {"card": add_tries(ctx.store, cid, actor, [agent])[0].to_json()}, 0
+
+    result, code = once(ctx.store, ctx.args.op_id, "card_try", {"card": cid, "agent": agent}, run)
+    return Outcome(result, code, f"added {render.card_line(result['card'])}\ncompare the tries with `loopx card tries {ids.fmt(ids.CARD, cid)}`")
+
+
+def cmd_card_tries(ctx: Context) -> Outcome:
+    from ..ops.tries import compare
+
+    first, tries = compare(ctx.store, card_id(ctx.args.card))
+    rows = [t.to_json() for t in tries]
+    lines = []
+    for t in rows:
+        diff = t["diff"]
+        size = f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}" if diff else "no branch"
+        verify = {True: "verify passed", False: "verify failed", None: "no verify"}[t["verify"]]
+        q = t["quota"]
+        lines.append(f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "
+                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f}")
+    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}` (or the try's id)"
+    return Outcome({"card": ids.fmt(ids.CARD, first), "tries": rows}, 0, text)
+
+
+def cmd_card_keep(ctx: Context) -> Outcome:
+    from ..ops.idempotence import once
+    from ..ops.tries import keep
+
+    cid = card_id(ctx.args.card)
+    actor = ctx.person("keep a try")
+
+    def run():
+        kept, cancelled = keep(ctx.store, cid, actor)
+        return {"card": kept.to_json(), "cancelled": [c.to_json() for c in cancelled]}, 0
+
+    result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid}, run)
+    gone = ", ".join(c["id"] for c in result["cancelled"]) or "none still open"
+    return Outcome(result, code, f"kept {render.card_line(result['card'])}\ncancelled (workspaces archived under refs/loopx/…): {gone}")
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
@@ -381,10 +445,12 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 
 def cmd_card_show(ctx: Context) -> Outcome:
-    from ..ops.cards import show_card
+    from ..ops.cards import show_card, usage_of
 
-    card = show_card(ctx.store, card_id(ctx.args.card)).to_json()
-    return Outcome({"card": card}, 0, render.card_block(card))
+    cid = card_id(ctx.args.card)
+    card = show_card(ctx.store, cid).to_json()
+    usage = usage_of(ctx.store, cid)
+    return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
 
 
 def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:
@@ -544,6 +610,8 @@ def _next_text(r: dict) -> str:
         head = f"work on {key} \"{card['title']}\" ({render.lease_text(r['lease'])})"
         if card["next"]:
             head += f"\nnext: {card['next']}"
+        if r.get("workspace"):
+            head += f"\nworkspace: {r['workspace']['path']} (branch {r['workspace']['branch']}) — work and commit there"
         return head + f"\n→ `loopx context {key}` for the continuation; then `loopx writeback {key} --summary …`"
     if action == "wait":
         g = r["gate"]
@@ -581,7 +649,8 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    return Outcome(result, code, _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, _next_text(result), warnings)
 
 
 def cmd_claim(ctx: Context) -> Outcome:
@@ -596,7 +665,14 @@ def cmd_claim(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    return Outcome(result, code, "claimed: " + _next_text(result))
+    warnings = _workspace_of(ctx, result, data["agent"])
+    return Outcome(result, code, "claimed: " + _next_text(result), warnings)
+
+
+def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+    from ..ops.workspaces import name_in
+
+    return name_in(ctx.store, result, agent)
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
@@ -626,18 +702,9 @@ def cmd_heartbeat(ctx: Context) -> Outcome:
 
 
 def _read_input(source: str) -> dict:
-    try:
-        if source == "-":
-            raw = sys.stdin.read()
-        else:
-            with open(source, encoding="utf-8") as handle:
-                raw = handle.read()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read --input {source!r}: {exc.strerror}", "pass a readable JSON file, or - for stdin") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"--input {source!r} is not UTF-8 text", "write the document as UTF-8 JSON") from None
-    except ValueError as exc:  # e.g. a NUL in the path
-        raise InvalidInput(f"cannot read --input {source!r}: {exc}", "pass a readable JSON file, or - for stdin") from None
+    from .reading import EVIDENCE_MAX, read_text
+
+    raw = read_text(source, EVIDENCE_MAX, "--input", "pass a readable UTF-8 JSON file (at most 1 MiB), or - for stdin")
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -675,34 +742,30 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
 
 
 def cmd_writeback(ctx: Context) -> Outcome:
-    from ..ops.writeback import writeback
-    from ..rules.artifacts import missing_warnings
+    from ..ops.turn_report import record
+    from ..ops.workspaces import capture
 
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
-
-    def fn(agent, cid):
-        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token)
-        ev, cj = evidence.to_json(), card.to_json()
-        text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
-        if ev["artifacts"]:
-            text += f" with {len(ev['artifacts'])} artifact(s)"
-        warnings = missing_warnings(ev["artifacts"])
-        if cj["status"] == "paused" and cj["wake_at"]:
-            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
-        elif cj["status"] == "paused":
-            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
-        elif cj["status"] == "ready":
-            text += f"\nreleased {cj['id']}"
-        else:
-            q = render.quota_line(cj["quota"])
-            text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
-        return {"evidence": ev, "card": cj, "warnings": warnings}, 0, text
-
-    outcome = _agent_card_op(ctx, "writeback", {"data": data}, fn)
-    outcome.warnings = outcome.data.get("warnings", [])
-    return outcome
+    code = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
+    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli", code=code)
+    if replayed:
+        return Outcome(result, code, "(replayed) " + json.dumps(result)[:300], result.get("warnings"))
+    ev, cj = result["evidence"], result["card"]
+    text = f"{'recorded' if result['created'] else 'already recorded'} {ev['id']} on {cj['id']}"
+    if ev["artifacts"]:
+        text += f" with {len(ev['artifacts'])} artifact(s)"
+    if cj["status"] == "paused" and cj["wake_at"]:
+        text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
+    elif cj["status"] == "paused":
+        text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
+    elif cj["status"] == "ready":
+        text += f"\nreleased {cj['id']}"
+    else:
+        q = render.quota_line(cj["quota"])
+        text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
+    return Outcome(result, code, text, result["warnings"])
 
 
 def _gate_code(g: dict) -> int:
@@ -779,16 +842,23 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     a = ctx.args
     ctx.refuse_agent("answer a gate")
     gid = gate_id(a.gate)
-    data = validate("gate_answer", _drop_none({"decision": a.decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_}))
+    decision = a.decision or ("approve" if a.choose is not None or a.text is not None else None)
+    if decision is None:
+        raise InvalidInput(f"say how you answer {a.gate}", f"`loopx gate answer {a.gate} approve`, `reject --note WHY`, `--choose OPTION` or `--text ANSWER`")
+    data = validate("gate_answer", _drop_none({"decision": decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_, "choice": a.choose, "text": a.text}))
     actor = ctx.person("answer a gate")
 
     def run():
-        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"))
+        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"))
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
-    g = result["gate"]
-    return Outcome(result, code, f"{g['id']} {g['status']} by {g['answered_by']}; {result['card']['id']} is now {result['card']['status']}")
+    g, c = result["gate"], result["card"]
+    said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
+    text = f"{g['id']} {g['status']}{said} by {g['answered_by']}; {c['id']} is now {c['status']}"
+    if g["kind"] == "merge" and g["status"] == "approved":
+        text += " (merged)" if c["status"] == "done" else f"\n{render.one_line(c['next'] or '')}"
+    return Outcome(result, code, text)
 
 
 def cmd_monitor(ctx: Context) -> Outcome:
@@ -805,12 +875,14 @@ def cmd_monitor(ctx: Context) -> Outcome:
 
 def cmd_handoff(ctx: Context) -> Outcome:
     from ..ops.handoffs import handoff
+    from ..ops.workspaces import capture
 
     a = ctx.args
     data = validate("handoff", {"to": a.to, "summary": a.summary, "done": a.done, "pending": a.pending})
+    code = capture(ctx.store, card_id(a.card))  # before --op-id's transaction: git never runs under the write lock
 
     def fn(agent, cid):
-        h, card = handoff(ctx.store, cid, agent, data, a.lease_token)
+        h, card = handoff(ctx.store, cid, agent, data, a.lease_token, code=code)
         hj = h.to_json()
         return {"handoff": hj, "card": card.to_json()}, 0, f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`"
 
@@ -851,6 +923,8 @@ def cmd_done(ctx: Context) -> Outcome:
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
         text = f"done {cj['id']}{verified}"
+        if cj["status"] == "waiting":  # its branch is the person's to merge (ops/merges)
+            text = f"{cj['id']} finished{verified}; its branch waits for a person to merge it (gate {cj.get('pending_gate') or 'pending'}); you cannot merge it yourself"
         still_open = [t for t in cj["todos"] if not t["done"]]
         if still_open:
             text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5])

@@ -13,15 +13,15 @@ from ..store.rows import (
     card_view,
     card_views,
     evidence_view,
-    gate_view,
     handoff_view,
     observed_view,
     touch,
 )
 from . import quota, reaper
 from .handoffs import open_handoff
+from .lifecycle import clear_lease, move, withdraw_pending
 from .quota import over_budget
-from .reaper import clear_lease, load_card, withdraw_pending
+from .reaper import load_card
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
 
@@ -44,45 +44,46 @@ def open_deps(card_id: int) -> list[int]:
 def add_card(store, data: dict, actor) -> CardView:
     """``actor``: an agent's actor string, or a person (``keys.Person``), whose
     signed ``card_added`` then also fixes the card's budget (quota.enforce_signed)."""
+    return store.run(lambda: card_view(create_card(data, actor, clock.now())))
 
-    def body():
-        now = clock.now()
-        for dep in data.get("after") or []:
-            if Card.get(dep) is None:
-                raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
-        if data.get("owner"):
-            agent_row(data["owner"])
-        pending = [d for d in data.get("after") or [] if Card.get(d).status != "done"]
-        status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
-        card = Card.create(
-            title=data["title"],
-            body=data.get("body") or "",
-            status=status,
-            assignee=data.get("owner"),
-            needs=sorted(set(data.get("needs") or [])),
-            priority=data.get("priority", 2),
-            next_action=data.get("next"),
-            verify=data.get("verify"),
-            max_turns=data.get("max_turns"),
-            max_tokens=data.get("max_tokens"),
-            max_usd=data.get("max_usd"),
-            blocked_reason=("waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in pending)) if pending else None,
-            created_at=now,
-            updated_at=now,
-        )
-        for dep in sorted(set(data.get("after") or [])):
-            Dependency.create(card_id=card.id, after_id=dep)
-        seq = events.emit(
-            actor, "card_added", card.id,
-            title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
-            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify,
-        )
-        if hasattr(actor, "sign"):
-            card.budget_seq = seq
-            card.save()
-        return card_view(card)
 
-    return store.run(body)
+def create_card(data: dict, actor, now: float, **marks) -> Card:
+    """The card and its signed ``card_added`` (in the caller's transaction).
+    ``marks``: more the event records (a try: ``try_of``, ``try_no``)."""
+    for dep in data.get("after") or []:
+        if Card.get(dep) is None:
+            raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
+    if data.get("owner"):
+        agent_row(data["owner"])
+    pending = [d for d in data.get("after") or [] if Card.get(d).status != "done"]
+    status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
+    card = Card.create(
+        title=data["title"],
+        body=data.get("body") or "",
+        status=status,
+        assignee=data.get("owner"),
+        needs=sorted(set(data.get("needs") or [])),
+        priority=data.get("priority", 2),
+        next_action=data.get("next"),
+        verify=data.get("verify"),
+        max_turns=data.get("max_turns"),
+        max_tokens=data.get("max_tokens"),
+        max_usd=data.get("max_usd"),
+        blocked_reason=("waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in pending)) if pending else None,
+        created_at=now,
+        updated_at=now,
+    )
+    for dep in sorted(set(data.get("after") or [])):
+        Dependency.create(card_id=card.id, after_id=dep)
+    seq = events.emit(
+        actor, "card_added", card.id,
+        title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
+        max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify, **marks,
+    )
+    if hasattr(actor, "sign"):
+        card.budget_seq = seq
+        card.save()
+    return card
 
 
 def _refuse(card: Card, to: str, why: str, hint: str = "") -> Conflict:
@@ -96,38 +97,38 @@ def move_card(store, card_id: int, to: str, actor) -> CardView:
     if to not in HUMAN_MOVES:
         raise InvalidInput(f"cannot move a card to {to!r} by hand", f"use one of: {', '.join(HUMAN_MOVES)}")
 
-    def body():
-        now = clock.now()
-        card = load_card(card_id)
-        key = ids.fmt(ids.CARD, card_id)
-        frm = card.status
-        if frm == to:
-            raise _refuse(card, to, f"it is already {to}")
-        if frm == "done":
-            raise _refuse(card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`")
-        if to in ("ready", "backlog") and frm in ("waiting", "handoff"):
-            hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
-            raise _refuse(card, to, f"it is {frm}", hint)
-        if to == "backlog" and frm in ("active", "monitoring"):
-            raise _refuse(card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it")
-        if to == "ready":
-            blocking = open_deps(card.id)
-            if blocking:
-                raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
-            if over_budget(card):  # whatever it was: an exhausted card is never made claimable
-                raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
-        revoked = card.lease_holder
-        withdraw_pending(card, now, f"moved to {to} by {actor}")
-        clear_lease(card)
-        card.status = to
-        card.paused_reason = card.blocked_reason = card.handoff_to = None
-        card.monitor_due = None
-        card.stalls = 0
-        touch(card, now)
-        events.emit(actor, "card_moved", card.id, **{"from": frm, "to": to, "revoked": revoked})
-        return card_view(card)
+    return store.run(lambda: card_view(apply_move(load_card(card_id), to, actor, clock.now())))
 
-    return store.run(body)
+
+def apply_move(card: Card, to: str, actor, now: float) -> Card:
+    """A person's move of ``card`` (in the caller's transaction), refused when illegal."""
+    key = ids.fmt(ids.CARD, card.id)
+    frm = card.status
+    if frm == to:
+        raise _refuse(card, to, f"it is already {to}")
+    if frm == "done":
+        raise _refuse(card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`")
+    if to in ("ready", "backlog") and frm in ("waiting", "handoff"):
+        hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
+        raise _refuse(card, to, f"it is {frm}", hint)
+    if to == "backlog" and frm in ("active", "monitoring"):
+        raise _refuse(card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it")
+    if to == "ready":
+        blocking = open_deps(card.id)
+        if blocking:
+            raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
+        if over_budget(card):  # whatever it was: an exhausted card is never made claimable
+            raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
+    revoked = card.lease_holder
+    withdraw_pending(card, now, f"moved to {to} by {actor}")
+    clear_lease(card)
+    move(card, to, "card_moved")
+    card.paused_reason = card.blocked_reason = card.handoff_to = None
+    card.monitor_due = None
+    card.stalls = 0
+    touch(card, now)
+    events.emit(actor, "card_moved", card.id, **{"from": frm, "to": to, "revoked": revoked})
+    return card
 
 
 def assign_card(store, card_id: int, to: str | None, actor, summary: str | None = None) -> CardView:
@@ -157,7 +158,7 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
         elif holder is not None:  # taken away from its holder, back to the pool
             withdraw_pending(card, now, f"unassigned by {actor}")
             clear_lease(card)
-            card.status = "ready" if not open_deps(card.id) else "blocked"
+            move(card, "ready" if not open_deps(card.id) else "blocked", "card_unassigned")
             card.assignee = card.handoff_to = card.paused_reason = None
             events.emit(actor, "card_unassigned", card.id, revoked=holder)
             if card.status == "ready":
@@ -277,8 +278,37 @@ def show_card(store, card_id: int) -> CardView:
         return card_view(card_row(card_id))
 
 
+USAGE_TURNS = 20  # the latest turns `card show` lists; the agents' sums cover every one
+
+
+def usage_of(store, card_id: int) -> dict:
+    """Where a card's token and dollar figures come from: each turn's usage as
+    the runtime reported it (a charge measured by a hook or a runner, a
+    writeback's own figures) and the sum per agent; the sums add up to the
+    card's quota (``used``)."""
+    with store.read():
+        card_row(card_id)
+        rows = records.rows(
+            'SELECT "agent", "turn_id", "source", "tokens", "tokens_in", "tokens_out", "usd", "created_at" FROM "evidence" '
+            'WHERE "card_id" = ? AND ("tokens" > 0 OR "usd" > 0) ORDER BY "id"',
+            (card_id,),
+        )
+    agents: dict[str, dict] = {}
+    turns = []
+    for agent, turn_id, source, tokens, tokens_in, tokens_out, usd, at in rows:
+        mine = agents.setdefault(agent, {"agent": agent, "turns": 0, "tokens": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0})
+        mine["turns"] += 1
+        for key, n in (("tokens", tokens), ("tokens_in", tokens_in), ("tokens_out", tokens_out)):
+            mine[key] += n or 0
+        mine["usd"] = round(mine["usd"] + (usd or 0.0), 6)
+        turns.append({"agent": agent, "turn_id": turn_id, "source": source, "tokens": tokens, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd or 0.0, "at": clock.iso(at)})
+    return {"agents": list(agents.values()), "turns": turns[-USAGE_TURNS:], "turns_left_out": max(0, len(turns) - USAGE_TURNS)}
+
+
 def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
     """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    from .gates import checked_view
+
     if reap:
         _reap_if_due(store)
     with store.read():
@@ -289,7 +319,7 @@ def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: 
             card=card_view(card),
             evidence=tuple(reversed([evidence_view(e) for e in evidence])),
             observed=tuple(observed_view(o) for o in Observed.where(*of_card)),
-            gates=tuple(gate_view(g) for g in Gate.where(*of_card)),
+            gates=tuple(checked_view(store, g) for g in Gate.where(*of_card)),  # an answer no signature backs reads as pending
             handoffs=tuple(handoff_view(h) for h in Handoff.where(*of_card)),
             events=tuple(events.latest(card_id, event_limit)) if event_limit else (),
         )

@@ -47,7 +47,7 @@ def build(store: Store, card_id: int) -> dict:
             for e in reported
         ],
         "gates": [
-            {"id": g.key, "status": g.status, "question": _clip(g.question, 200), "scope": g.scope, "note": _clip(g.note, 200) or None}
+            {"id": g.key, "status": g.status, "question": _clip(g.question, 200), "scope": g.scope, "choice": g.choice, "text": _clip(g.text, 1000) or None, "note": _clip(g.note, 200) or None}
             for g in gates
         ],
         "handoff": None
@@ -62,7 +62,20 @@ def build(store: Store, card_id: int) -> dict:
             "accepted": handoff.accepted_at is not None,
         },
         "verify": card.verify,
+        "workspace": _workspace(store, card_id),
     }
+
+
+def _workspace(store: Store, card_id: int) -> dict | None:
+    """Where the card's code is (issue #26): its open worktree and branch, as last recorded."""
+    from .workspaces import open_path
+
+    if open_path(store, card_id) is None:
+        return None
+    from .workspaces import lookup
+
+    ws = lookup(store, card_id)
+    return {"path": ws.path, "branch": ws.branch, "base": ws.base, "head": ws.head, "wip": ws.wip}
 
 
 def to_markdown(ctx: dict) -> str:
@@ -84,6 +97,9 @@ def to_markdown(ctx: dict) -> str:
         lines += ["", "## Objective", ctx["objective"]]
     if ctx["authority"]["needs"]:
         lines += ["", "## Authority", "needs: " + ", ".join(f"`{s}`" for s in ctx["authority"]["needs"])]
+    if ctx.get("workspace"):
+        ws = ctx["workspace"]
+        lines += ["", "## Workspace", f"work in `{ws['path']}` (branch `{ws['branch']}`, from `{ws['base']}`): edit and commit there; LoopX records the branch, HEAD and uncommitted work after every turn"]
     lines += ["", "## Next action", ctx["next"] or "(none recorded — decide one and write it back with --next)"]
     lines += ["", f"## Todos ({len(ctx['todos']) + ctx['todos_more']} open, {ctx['todos_done']} done)"]
     lines += [f"- [ ] {t['id']}. {t['text']}" for t in ctx["todos"]] or ["(none)"]
@@ -103,6 +119,10 @@ def to_markdown(ctx: dict) -> str:
             scope = f" `{g['scope']}`" if g["scope"] else ""
             note = f" — {g['note']}" if g["note"] else ""
             lines.append(f"- {g['id']} **{g['status']}**{scope}: {g['question']}{note}")
+            if g["choice"]:
+                lines.append(f"  - the person chose: **{g['choice']}**")
+            if g["text"]:
+                lines.append(f"  - the person answered: {g['text']}")
     if ctx["handoff"]:
         h = ctx["handoff"]
         lines += ["", f"## Last handoff {h['id']} ({h['from'] or 'human'} → {h['to']}{', accepted' if h['accepted'] else ''})", h["summary"]]

@@ -11,10 +11,11 @@ from ..shapes.values import CardView, EvidenceView
 from ..store import events, records
 from ..store.records import Card, Evidence
 from ..store.rows import agent_row, card_view, evidence_view, touch
-from . import leases
+from . import idempotence, leases, workspaces
 from .cards import open_deps
 from .gates import holding_gate
-from .reaper import clear_lease, load_card
+from .lifecycle import clear_lease, move
+from .reaper import load_card
 from .writeback import NOT_REPORTS, payload_hash
 
 OUTPUT_TAIL = 4000
@@ -30,6 +31,25 @@ def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
     gate, why = holding_gate(store, card)  # an approval no signature backs is still pending
     if gate is not None:
         raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}" + (f" ({why})" if why else ""), "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
+
+
+def unblock_after(card: Card, now: float) -> None:
+    """``card`` is done: the cards waiting only on it go ready."""
+    for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
+        waiting = Card.get(waiting_id, lock=True)
+        if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
+            move(waiting, "ready", "unblocked")
+            waiting.blocked_reason = None
+            touch(waiting, now)
+            events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
+
+
+def _settled(card: Card, row: Evidence):
+    """The finished answer, its --op-id recorded in this same transaction (a kill after
+    the commit finds it on the retry)."""
+    view, evidence = card_view(card), evidence_view(row)
+    idempotence.settle({"card": view.to_json(), "evidence": evidence.to_json()}, 0)
+    return view, evidence, True
 
 
 def _kill_group(proc) -> None:
@@ -93,43 +113,51 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         return card.lease_token, card.verify
 
     token, command = store.run(precheck)
+    from . import merges
+
+    merge = merges.pending_merge(store, card_id)  # a branch with new commits: the person merges it (git, outside the transaction)
     result = None
     if command and not set_by_a_person(store, card_id, command):
         if vet is None:
             raise Forbidden(f"{ids.fmt(ids.CARD, card_id)}'s verify command was not set by a person, and nothing here can check it", "run `loopx done` from the CLI, which checks it as your own shell command", code="verify_unchecked")
         vet(command)
+    workspace = workspaces.open_path(store, card_id)
     if command:
         # Outside any transaction: a slow test suite must not hold the board's write lock.
+        # In the card's workspace when it has one: that is where its code is (issue #26).
         timeout = verify_timeout or float(store.setting("verify_timeout", "600"))
-        result = run_verify(command, str(store.project_root()), timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent})
+        result = run_verify(command, workspace or str(store.project_root()), timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent})
+    code = workspaces.capture(store, card_id) if workspace and not store.in_transaction() else None  # the final code state
 
     def finish():
         now = clock.now()
         card = load_card(card_id)
         _precheck(store, card, agent, token)
         passed = result is None or result["passed"]
+        extra = {"verify": result} if result else {"done": True}
+        if code is not None:
+            extra["code"] = code
+            workspaces.note(card.id, code, f"agent:{agent}")
         row = Evidence.create(
             card_id=card.id, agent=agent, summary=summary, artifacts=[], source="verify" if result else "cli",
-            extra={"verify": result} if result else {"done": True}, payload_hash=payload_hash({"done": summary}), created_at=now,
+            extra=extra, payload_hash=payload_hash({"done": summary}), created_at=now,
         )
         card.evidence_count += 1
         if not passed:
             touch(card, now)
             events.emit(f"agent:{agent}", "verify_failed", card.id, command=result["command"], exit_code=result["exit_code"], timed_out=result["timed_out"])
             return card_view(card), evidence_view(row), False
-        card.status = "done"
+        if merge is not None:
+            merges.ask(card, agent, merge, now)  # the branch is the person's to bring in: the card waits
+            return _settled(card, row)
+        move(card, "done", "done")
         card.done_at = now
         card.assignee = agent  # a done card keeps who finished it as its owner
         clear_lease(card)
         touch(card, now)
         events.emit(f"agent:{agent}", "done", card.id, summary=summary[:200], verify=bool(result))
-        for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
-            waiting = Card.get(waiting_id, lock=True)
-            if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
-                waiting.status, waiting.blocked_reason = "ready", None
-                touch(waiting, now)
-                events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
-        return card_view(card), evidence_view(row), True
+        unblock_after(card, now)
+        return _settled(card, row)
 
     card, evidence, passed = store.run(finish)
     if not passed:

@@ -9,10 +9,13 @@ from ..rules.digest import sha256_hex
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
 from ..shapes.values import CardView, HandoffView
 from ..store import events, records
-from ..store.records import Card, Gate, Handoff
+from ..store.records import Card, Gate, Handoff, Workspace
 from ..store.rows import agent_row, card_view, handoff_view, touch
-from . import leases, quota, reaper
-from .reaper import clear_lease, load_card
+from . import leases, quota, workspaces
+from .lifecycle import clear_lease, gate_blocked, move
+from .reaper import load_card
+
+CAPTURE = object()  # ``handoff``'s ``code`` default: read the card's workspace now
 
 
 def canonical(packet: dict) -> str:
@@ -51,10 +54,14 @@ def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str
         "next": card.next_action,
         "created_at": clock.iso(now),
     }
+    ws = Workspace.get(card.id)
+    if ws is not None and ws.state == "open":
+        # The code travels with the packet (issue #26): the digest covers where it is and what it is.
+        packet["code"] = {"path": ws.path, "branch": ws.branch, "base": ws.base, "head": ws.head, "wip": ws.wip}
     text = canonical(packet)
     row = Handoff.create(card_id=card.id, from_agent=from_agent, to_agent=to_agent, packet=text, digest=digest_of(text), created_by=actor, created_at=now)
     previous = card.lease_holder
-    card.status = "handoff"
+    move(card, "handoff", "handoff_created")
     card.handoff_to = to_agent
     clear_lease(card)
     touch(card, now)
@@ -62,7 +69,13 @@ def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str
     return row
 
 
-def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None = None) -> tuple[HandoffView, CardView]:
+def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None = None, code=CAPTURE) -> tuple[HandoffView, CardView]:
+    """The giver's handoff. ``code``: the card's code state read before the
+    transaction (default: read here, unless already inside one), recorded with
+    the packet so its branch, HEAD and saved uncommitted work are the ones handed over."""
+    if code is CAPTURE:
+        code = None if store.in_transaction() else workspaces.capture(store, card_id)
+
     def body():
         now = clock.now()
         agent_row(agent)
@@ -71,6 +84,8 @@ def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
         if data["to"] == agent:
             raise InvalidInput("cannot hand a card to yourself", "name another registered agent with --to")
+        if code is not None:
+            workspaces.note(card.id, code, f"agent:{agent}")
         row = open_handoff(card, agent, data["to"], data["summary"], data.get("done") or [], data.get("pending") or [], f"agent:{agent}", now)
         return handoff_view(row), card_view(card)
 
@@ -88,7 +103,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         card = load_card(card_id)
         key = ids.fmt(ids.CARD, card_id)
         if card.status != "handoff":
-            blocked = reaper.gate_blocked(card)
+            blocked = gate_blocked(card)
             if blocked is not None:
                 raise blocked
             raise Conflict(f"{key} has no handoff waiting (it is {card.status})", "`loopx next --agent ID` says what to do", data={"card": card_view(card).to_json()})
@@ -107,7 +122,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         card.handoff_to = None
         card.stalls = 0
         pending = records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,))
-        card.status = "waiting" if pending else "active"
+        move(card, "waiting" if pending else "active", "handoff_accepted")
         if pending:
             card.lease_expires = None
         events.emit(f"agent:{agent}", "handoff_accepted", card.id, handoff=ids.fmt(ids.HANDOFF, row.id), digest=row.digest, token=card.lease_token)
@@ -115,4 +130,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         touch(card, now)
         return handoff_view(row), card_view(card)
 
-    return store.run(body)
+    result = store.run(body)
+    if not store.in_transaction():
+        workspaces.restore(store, card_id)  # the receiver finds the work tree as it was handed over
+    return result

@@ -12,7 +12,7 @@ from ..shapes.values import CardView, EvidenceView
 from ..store import events
 from ..store.records import Evidence
 from ..store.rows import agent_row, card_view, evidence_view, touch
-from . import leases, quota
+from . import leases, quota, workspaces
 from .claims import release_card
 from .reaper import load_card
 
@@ -20,6 +20,7 @@ SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
 # Evidence that is not an agent's report of its work: usage measured from a
 # transcript (``hook``) and a turn the runner recorded as failed (``runner``).
 NOT_REPORTS = ("hook", "runner")
+CAPTURE = object()  # writeback's ``code`` default: read the card's workspace now
 
 
 def payload_hash(data: dict) -> str:
@@ -68,6 +69,7 @@ def writeback(
     base: Path | None = None,
     extra: dict | None = None,
     unverified: bool = False,
+    code=CAPTURE,
 ) -> tuple[EvidenceView, CardView, bool]:
     """Record a turn. Returns (evidence, card, created); a retried ``turn_id``
     with the same payload returns the first evidence with ``created=False``.
@@ -75,7 +77,15 @@ def writeback(
     board's inbox). It is recorded — what it claims kept on the evidence row —
     and shown as such, but it steers nothing: the card's todos, next action,
     quota, no-progress count and lease stay as they were, so one agent cannot
-    move or spend another's card by writing in its name (SECURITY.md)."""
+    move or spend another's card by writing in its name (SECURITY.md).
+    ``code``: the card's code state (``workspaces.capture``), read here
+    before the transaction unless the caller read it before its own (git
+    never runs while the board's write lock is held); the evidence row's
+    ``extra["code"]`` names it and a ``code_state`` event records it."""
+    if code is CAPTURE:
+        code = None if unverified or store.in_transaction() else workspaces.capture(store, card_id)
+    if code is not None:
+        extra = {**(extra or {}), "code": code}
     fingerprint = payload_hash({k: v for k, v in data.items() if k != "release"})
     files = artifacts.describe(data.get("artifacts") or [], store.project_root(), base)
 
@@ -163,6 +173,8 @@ def writeback(
             used=quota.totals(card),
             **({"unverified": True} if unverified else {}),
         )
+        if code is not None and not unverified:
+            workspaces.note(card.id, code, f"agent:{agent}", turn_id)
         if not unverified:
             quota.pause_if_spent(card, int(store.setting("no_progress_limit", "3")))  # whatever the status
         if data.get("release") and card.status == "active":

@@ -131,4 +131,4 @@ def terminal_safe_value(value):
 
 
 # Fields of the kernel's values whose text may span lines.
-MULTILINE_FIELDS = frozenset({"body", "summary", "note"})
+MULTILINE_FIELDS = frozenset({"body", "summary", "note", "patch"})

@@ -4,7 +4,7 @@
 What it guarantees (DESIGN §10 "Runners"):
 
 - it never starts a turn that ``next`` refused, nor on a card whose budget or
-  window does not verify by signature (``quota.check_signed``, the strict
+  window does not verify by signature (``turns.check_signed``, the strict
   check of a person's process), nor after a person's pause or stop is
   recorded: ``runners.start_turn`` reads the control (only a signed one
   counts) in the transaction that records ``turn_started``, and a refused
@@ -40,7 +40,16 @@ from typing import NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
-from ..ops import claims, context, handoffs, quota, reaper, runners, turns
+from ..ops import (
+    claims,
+    context,
+    handoffs,
+    notify_send,
+    reaper,
+    runners,
+    turns,
+    workspaces,
+)
 from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids
@@ -86,6 +95,7 @@ class Runner:
         self.log_line = log
         self.runner_id = uuid.uuid4().hex[:12]
         self.runtime = runtimes.make(options.runtime, options.command, options.binary, options.agent)
+        self.runtime.project = str(store.project_root())  # (Codex runs in a workspace only under its sandbox profile)
         self.interrupted = Interrupt()  # not a threading.Event: see waker.Interrupt
         self.stopping: str | None = None  # why the runner is stopping (a signal)
         self.urgent = False  # a second signal: abandon the turn in flight now
@@ -93,6 +103,8 @@ class Runner:
         self.view = None
         self.seq = 0
         self.turns_run = 0
+        self.turn_head: str | None = None  # HEAD of the card's workspace as the current turn began
+        self.turn_workspace: str | None = None  # the workspace the current turn runs in
         self.last_beat = 0.0
         self.waker: Waker | None = None
         self.witness = Witness()  # what this runner saw of the log (authority/witness.py)
@@ -127,6 +139,8 @@ class Runner:
         self.seq = self.view.seen_seq  # its own runner_started: the control up to it is read
         self.waker = Waker(self.store, self.interrupted)
         self.log(f"runner {self.runner_id} started ({self.runtime.name}, pid {os.getpid()})")
+        deliverer = notify_send.Deliverer(self.store, runners.actor(self.agent), lambda text: self.log(text))
+        deliverer.start()  # the person's notification command: any runner delivers it (ops/notify.py)
         why, turn = "stopped", None
         try:
             why, turn = self._loop()
@@ -152,6 +166,7 @@ class Runner:
             why = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
+            deliverer.stop()
             try:
                 if why is not None:
                     self._finish(why, turn)
@@ -213,7 +228,7 @@ class Runner:
                 self._sleep(clock.now() + 30)
                 continue
             if res.action == "work":
-                card = quota.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
+                card = turns.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
                 if card.status != "active":
                     self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
                     continue  # `next` now says why
@@ -306,6 +321,19 @@ class Runner:
                     return
 
     # -- one turn ------------------------------------------------------------------------------
+    def _workspace(self, card) -> tuple[str, str | None] | None:
+        """The card's workspace for this turn (issue #26): made on first use,
+        leftovers of a killed turn saved, lost uncommitted work put back. None
+        when the project has none (the turn runs in the project folder); a git
+        failure is logged and the turn runs there too."""
+        if not self.runtime.in_workspace:
+            return None  # (runtimes.Runtime.in_workspace: not before its hooks and sandbox are there)
+        try:
+            return workspaces.begin_turn(self.store, card.id, f"agent:{self.agent}")
+        except LoopxError as err:
+            self.log(f"no workspace for {card.key}: {err.message}; the turn runs in the project folder", WARNING)
+            return None
+
     def _env(self, card, turn_id: str, packet: str) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
         location = self.store.location
@@ -338,8 +366,12 @@ class Runner:
         self.log(f"running: {started.detail}")
         self.turns_run += 1
         env = self._env(card, turn_id, packet)
-        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id))
-        cwd = self.opts.cwd or str(self.store.project_root())
+        space = self._workspace(card)
+        cwd = space[0] if space else self.opts.cwd or str(self.store.project_root())
+        if space:
+            env["LOOPX_WORKSPACE"] = space[0]
+        self.turn_workspace, self.turn_head = space if space else (None, None)
+        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
@@ -393,6 +425,8 @@ class Runner:
                 return "stopped", over
             if renewing and now >= next_renew:
                 next_renew = now + renew_every
+                if self.turn_workspace is not None:
+                    self._save_code(card, workspaces.checkpoint, self.view.turn_id)  # a runner killed mid-turn loses no edit
                 verdict = self._renew(card, token)
                 if verdict == "keep":
                     renewing = False
@@ -430,7 +464,17 @@ class Runner:
                 return "keep"
             return f"the turn lost its card: {err.message}"
 
+    def _save_code(self, card, how, *args) -> dict | None:
+        """Record the card's code state (a git or board failure is logged: the turn goes on)."""
+        try:
+            return how(self.store, card.id, f"agent:{self.agent}", *args)
+        except LoopxError as err:
+            self.log(f"could not record {card.key}'s code state: {err.message}", WARNING)
+            return None
+
     def _after(self, card, token, turn_id, since, code, usage, outcome, reason, tail, seconds, env=None) -> str:
+        if self.turn_workspace is not None:
+            self._save_code(card, workspaces.record, self.turn_head, turn_id)  # whatever the turn did
         wrote = turns.wrote_since(self.store, self.agent, since)
         if usage.error and not reason:
             reason = usage.error

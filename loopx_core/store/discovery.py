@@ -1,5 +1,6 @@
 """Which board a command talks to (DESIGN §3): ``--db``, then ``LOOPX_DB``, then
-the nearest ``.loopx/board.db`` upwards from the current folder, then the user's
+the nearest ``.loopx/board.db`` upwards from the current folder (from inside
+one of the project's git worktrees: the main checkout's, ``rules/board_file.py``), then the user's
 board in the platform data dir if one was made there. Commands never create a
 board by finding none: only ``loopx init`` creates one, so a command run in
 the wrong folder says so instead of quietly using a hidden board."""
@@ -10,8 +11,10 @@ import os
 from collections import namedtuple
 from pathlib import Path
 
-BOARD_DIR = ".loopx"
-BOARD_FILE = "board.db"
+from ..rules import board_file
+
+BOARD_DIR = board_file.BOARD_DIR
+BOARD_FILE = board_file.BOARD_FILE
 
 
 class BoardLocation(namedtuple("BoardLocation", "url backend source path", defaults=(None,))):
@@ -52,33 +55,20 @@ postgres_named = False
 
 def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocation:
     global postgres_named
-    text = raw.strip()
-    if text.startswith(("postgresql://", "postgres://")):
+    kind, text = board_file.target(raw, str(base or Path.cwd()))
+    if kind == "postgresql":
         postgres_named = True
         return BoardLocation(url=text, backend="postgresql", source=source)
-    if text.startswith("sqlite:///"):
-        text = text[len("sqlite:///") - 1 :]  # keep the leading slash of an absolute path
-        if text.startswith("//"):
-            text = text[1:]
-    elif "://" in text:
+    if kind == "other":
         scheme = text.split("://", 1)[0]
         raise ValueError(f"unsupported board URL scheme {scheme!r}; use a path, sqlite:///path or postgresql://user@host/db")
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        path = (base or Path.cwd()) / path
-    if path.is_dir():
-        path = path / BOARD_FILE
-    path = Path(os.path.abspath(path))
+    path = Path(text)
     return BoardLocation(url=f"sqlite:///{path}", backend="sqlite", source=source, path=path)
 
 
 def find_nearest(start: Path | None = None) -> Path | None:
-    here = Path(os.path.abspath(start or Path.cwd()))
-    for folder in (here, *here.parents):
-        candidate = folder / BOARD_DIR / BOARD_FILE
-        if candidate.exists():
-            return candidate
-    return None
+    found, _ = board_file.nearest(str(start or Path.cwd()))
+    return Path(found) if found else None
 
 
 def user_board() -> Path:
@@ -94,9 +84,9 @@ def discover(flag: str | None = None, env: dict | None = None, cwd: Path | None 
         return parse_target(flag, "flag", cwd)
     if env.get("LOOPX_DB"):
         return parse_target(env["LOOPX_DB"], "env", cwd)
-    nearest = find_nearest(cwd)
+    nearest, how = board_file.nearest(str(cwd or Path.cwd()))
     if nearest is not None:
-        return parse_target(str(nearest), "nearest")
+        return parse_target(nearest, how)  # "nearest", or "worktree": the project's board from one of its worktrees
     user = user_board()
     if user.exists():
         return parse_target(str(user), "user")

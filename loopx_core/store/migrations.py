@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-SCHEMA_VERSION = 6
+from ..rules.schema_version import SCHEMA_VERSION  # noqa: F401 (the version STEPS reach)
 
 # Column types that differ between the two backends.
 TYPES = {
@@ -88,6 +88,11 @@ CREATE INDEX IF NOT EXISTS "event_kind_seq" ON "event" ("kind", "seq")
 """
 
 
+V7 = """
+CREATE TABLE IF NOT EXISTS "workspace" ("card_id" INTEGER NOT NULL PRIMARY KEY, "path" TEXT NOT NULL, "branch" VARCHAR(255) NOT NULL, "base" VARCHAR(255), "base_commit" VARCHAR(64) NOT NULL, "state" VARCHAR(16) NOT NULL, "head" VARCHAR(64), "wip" VARCHAR(64), "archive_ref" TEXT, "opened_at" {REAL} NOT NULL, "updated_at" {REAL} NOT NULL, FOREIGN KEY ("card_id") REFERENCES "card" ("id") ON DELETE CASCADE)
+"""
+
+
 _ADD_COLUMN = re.compile(r'ALTER TABLE "(\w+)" ADD COLUMN "(\w+)"')
 
 
@@ -161,5 +166,13 @@ def _v6(db) -> None:
     _run(db, V6)
 
 
+def _v7(db) -> None:
+    """Workspaces (issue #26): one git worktree per card, where it is, its
+    branch and base, and the code state last recorded (HEAD, saved uncommitted
+    work). Every change to a row is an event (workspace_opened, code_state,
+    workspace_archived, workspace_removed) that ``verify`` replays."""
+    _run(db, V7)
+
+
 # (version reached, step). Append new steps; never edit a released one.
-STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5), (6, _v6)]
+STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5), (6, _v6), (7, _v7)]  # ending at SCHEMA_VERSION (a test holds it)

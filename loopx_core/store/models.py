@@ -272,7 +272,23 @@ class Runner(Base):
     control_seq = pw.IntegerField(null=True)  # the signed event of that control
 
 
-TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person]
+class Workspace(Base):
+    """v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)."""
+
+    card = pw.ForeignKeyField(Card, primary_key=True, backref="workspace", on_delete="CASCADE", column_name="card_id")
+    path = pw.TextField()  # the worktree's folder
+    branch = pw.CharField(max_length=255)  # loopx/LX-7
+    base = pw.CharField(max_length=255, null=True)  # the branch it started from (and merges into)
+    base_commit = pw.CharField(max_length=64)  # the commit it started from
+    state = pw.CharField(max_length=16)  # open | archived | removed
+    head = pw.CharField(max_length=64, null=True)  # HEAD as last recorded
+    wip = pw.CharField(max_length=64, null=True)  # the last saved uncommitted work (a commit under refs/loopx/)
+    archive_ref = pw.TextField(null=True)  # the LoopX ref that keeps its commits once archived
+    opened_at = pw.DoubleField()
+    updated_at = pw.DoubleField()
+
+
+TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person, Workspace]
 
 
 # -- schema v2: the file watcher's own state (DESIGN §7) -----------------------

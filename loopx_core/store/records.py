@@ -113,8 +113,11 @@ OBSERVED = Table.of("observed")
 OPERATION = Table.of("operation")
 EVENT = Table.of("event")
 RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
+WORKSPACE = Table.of("workspace")  # v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER)
+PERSON = Table.of("person")  # v3: the board's people (ops/people.py), so a person's verbs load no ORM either
+
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, PERSON)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -308,3 +311,11 @@ class Event(Record):
 
 class Runner(Record):
     table = RUNNER
+
+
+class Workspace(Record):
+    table = WORKSPACE
+
+
+class Person(Record):
+    table = PERSON

@@ -31,6 +31,8 @@ class BoardScreen(Screen):
     BINDINGS = [
         Binding("enter", "open_card", "Open", tooltip="open the selected card: evidence, gates, handoffs, events, burn"),
         Binding("t", "timeline", "Timeline", tooltip="the whole board's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
+        Binding("W", "workspaces", "Workspaces", show=False, tooltip="each card's git worktree: size, age, may it go; the total against your cap"),
+        Binding("T", "tries", "Tries", show=False, tooltip="the selected card's tries side by side; k keeps one"),
         Binding("v", "toggle_view", "View", tooltip="columns by status ⇄ one column per agent (plus Unassigned)"),
         Binding("d", "show_done", "Done", show=False, tooltip="show the done and cancelled cards (counted on open, read when asked for); ↓ past a column's last card reads on"),
         Binding("slash", "filter", "Filter", tooltip="filter by words, @agent or status:… (Esc clears)"),
@@ -268,6 +270,14 @@ class BoardScreen(Screen):
 
     def action_timeline(self) -> None:
         self.app.open_timeline(None)
+
+    def action_workspaces(self) -> None:
+        self.app.open_workspaces()
+
+    def action_tries(self) -> None:
+        card = self.selected_card()
+        if card is not None:
+            self.app.open_tries(card.id)
 
     def action_toggle_view(self) -> None:
         model = self.model

@@ -31,6 +31,7 @@ from ..format import (
     tokens,
 )
 from ..messages import BoardUpdated, CardLoaded
+from ..widgets.diff_view import DiffView
 from ..widgets.evidence_log import EvidenceLog
 from ..widgets.footer import KeyBar
 from ..widgets.line import FittedLine
@@ -184,7 +185,9 @@ class CardScreen(Screen):
         Binding("2", "tab('gates')", "Gates", show=False, tooltip="gates with their answers"),
         Binding("3", "tab('handoffs')", "Handoffs", show=False, tooltip="handoff packets"),
         Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
+        Binding("5", "tab('diff')", "Diff", show=False, tooltip="the card's branch against the base: files, stats, the patch ([ ] turn pages)"),
         Binding("t", "timeline", "Timeline", tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
+        Binding("T", "tries", "Tries", show=False, tooltip="this card's tries side by side (diff, verify, turns, tokens, dollars); k keeps one"),
         Binding("g", "gate", "Answer gate", tooltip="answer this card's pending gate"),
         Binding("plus", "budget", "+Budget", tooltip="raise this card's budget"),
         Binding("a", "reassign", "Assign", tooltip="reassign this card"),
@@ -218,6 +221,8 @@ class CardScreen(Screen):
                 yield VerticalScroll(Static(id="card-handoffs"))
             with TabPane("Events", id="events"):
                 yield VerticalScroll(Static(id="card-events"))
+            with TabPane("Diff", id="diff"):
+                yield DiffView(self.card_id, self.reader, id="card-diff")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -242,6 +247,7 @@ class CardScreen(Screen):
         for pane in ("evidence", "gates", "handoffs", "events"):
             tabs.get_tab(pane).label = pane.capitalize()
         tabs.active = "evidence"
+        self.query_one(DiffView).reset(card.id)
         log = self.query_one(EvidenceLog)
         log.reset(card.id)
         log.focus()
@@ -308,6 +314,8 @@ class CardScreen(Screen):
     def _board_updated(self, message: BoardUpdated) -> None:
         if self.card_id in message.touched and self.is_attached:
             self.load()
+            if self.query_one(TabbedContent).active == "diff":
+                self.query_one(DiffView).load()  # (the card moved: a new commit, a merge)
 
     def tick(self) -> None:
         """Once a second: every "2m ago" and lease time left on the screen."""
@@ -340,8 +348,21 @@ class CardScreen(Screen):
     def action_tab(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
 
+    @on(TabbedContent.TabActivated, "#card-tabs")
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        """The diff is read (with git, in a worker) the first time its tab is shown for a card."""
+        if event.pane.id != "diff":
+            return
+        diff = self.query_one(DiffView)
+        if diff.diff is None:
+            diff.load()
+        diff.focus_patch()
+
     def action_timeline(self) -> None:
         self.app.open_timeline(self.card_id)
+
+    def action_tries(self) -> None:
+        self.app.open_tries(self.card_id)
 
     def action_gate(self) -> None:
         card = self.app.model.cards.get(self.card_id, self.card)

@@ -62,19 +62,24 @@ def _section(app, bindings) -> Table:
 def help_renderables(app) -> list:
     from ..modals.confirm import ConfirmModal
     from ..modals.gate import GateModal
+    from ..widgets.diff_view import DiffView
     from ..widgets.evidence_log import EvidenceLog
     from .artifact import ArtifactScreen
     from .board import BoardScreen
     from .card import CardScreen
     from .timeline import TimelineScreen
+    from .tries import TriesScreen
+    from .workspaces import WorkspacesScreen
 
     out: list = []
     for title, bindings in (
         ("Board", BoardScreen.BINDINGS),
         ("Gate dialog", GateModal.BINDINGS),
-        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS),
+        ("Card screen", CardScreen.BINDINGS + EvidenceLog.BINDINGS + DiffView.BINDINGS),
         ("Artifact viewer", ArtifactScreen.BINDINGS),
         ("Timeline", TimelineScreen.BINDINGS),
+        ("Tries", TriesScreen.BINDINGS),
+        ("Workspaces", WorkspacesScreen.BINDINGS),
         ("Cancelling a card", ConfirmModal.BINDINGS),
     ):
         out.append(Text(f"\n{title}", style="bold underline"))

@@ -106,7 +106,8 @@ def test_a_persons_verify_command_edited_in_the_database_is_checked_again(repo):
 
 
 def test_an_everyday_verify_command_runs(repo):
-    as_agent(repo, "a2", "card", "add", "Fix", "--verify", "test -d .git && echo ok")
+    # (In the card's workspace, a git worktree: its .git is a file, DESIGN §10 #26.)
+    as_agent(repo, "a2", "card", "add", "Fix", "--verify", "test -e .git && echo ok")
     claim_and_write_back(repo, "a2")
     finished = as_agent(repo, "a2", "done", "LX-1", "--summary", "fixed")
     assert finished.returncode == 0, finished.stderr

@@ -1,0 +1,123 @@
+"""``loopx workspace open|list|archive|gc`` (issue #26: a git worktree per card)."""
+
+from __future__ import annotations
+
+import os
+
+from ..rules import clock
+from .commands import Context, Outcome, card_id
+
+
+def _size_text(size: int | None) -> str:
+    from ..ops.workspace_cap import human_size
+
+    return human_size(size)
+
+
+def cmd_open(ctx: Context) -> Outcome:
+    from ..ops.workspaces import open_workspace
+
+    cid = card_id(ctx.args.card)
+    ws = open_workspace(ctx.store, cid, ctx.caller("open a workspace"), ctx.args.base).to_json()
+    return Outcome({"workspace": ws}, 0, f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n→ work there: `cd {ws['path']}`; a runner starts the card's turns there")
+
+
+def cmd_list(ctx: Context) -> Outcome:
+    from ..ops.workspaces import list_workspaces, removable
+    from ..workspace import git
+
+    rows = []
+    now = clock.now()
+    for ws, status in list_workspaces(ctx.store):
+        item = ws.to_json()
+        here = ws.state != "removed" and os.path.isdir(ws.path)
+        item["card_status"] = status
+        item["size"] = git.size_on_disk(ws.path) if here else None
+        item["age_seconds"] = round(now - ws.opened_at, 1)
+        try:
+            item["removable"] = removable(ws) if here else None
+        except git.GitError as exc:
+            item["removable"], item["problem"] = None, exc.message
+        item["merged"] = item["removable"] == "merged"
+        rows.append(item)
+    lines = [
+        f"{w['card']:<7} {w['state']:<8} {w['card_status'] or '—':<10} {w['branch']:<14} {_size_text(w['size']):>9} "
+        f"{clock.human_delta(w['age_seconds']):>8}  {'merged' if w['merged'] else (w['removable'] or '')}  {w['path']}"
+        for w in rows
+    ]
+    text = "\n".join(lines) if lines else "no workspaces (a card gets one at its first turn when the project is a git repository)"
+    from ..ops.workspace_cap import cap
+
+    total, limit = sum(w["size"] or 0 for w in rows), cap(ctx.store)
+    text += f"\ntotal {_size_text(total)}" + (f" of a {_size_text(limit)} cap" if limit else " (no cap: `loopx workspace cap 20G` sets one)")
+    if any(w["removable"] for w in rows):
+        text += "\n→ `loopx workspace gc` removes the merged and archived ones (their commits and refs stay)"
+    return Outcome({"workspaces": rows, "total": total, "cap": limit}, 0, text)
+
+
+def cmd_archive(ctx: Context) -> Outcome:
+    from ..ops.workspaces import archive
+
+    cid = card_id(ctx.args.card)
+    ws = archive(ctx.store, cid, ctx.person("archive a workspace")).to_json()
+    return Outcome({"workspace": ws}, 0, f"{ws['card']}: its work is kept under {ws['archive_ref']}\n→ `loopx workspace gc` may now remove its folder")
+
+
+def cmd_gc(ctx: Context) -> Outcome:
+    from ..ops.workspaces import list_workspaces, removable, remove
+    from ..shapes.errors import LoopxError
+
+    actor = None if ctx.args.dry_run else ctx.person("remove workspaces")
+    removed, kept = [], []
+    for ws, _ in list_workspaces(ctx.store):
+        if ws.state == "removed":
+            continue
+        why = removable(ws)
+        key = ws.to_json()["card"]
+        if why is None:
+            kept.append({"card": key, "path": ws.path, "why": "neither merged nor archived"})
+            continue
+        if ctx.args.dry_run:
+            removed.append({"card": key, "path": ws.path, "reason": why})
+            continue
+        try:
+            remove(ctx.store, ws.card, actor)
+            removed.append({"card": key, "path": ws.path, "reason": why})
+        except LoopxError as err:
+            kept.append({"card": key, "path": ws.path, "why": err.message})
+    verb = "would remove" if ctx.args.dry_run else "removed"
+    text = "\n".join([f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed] + [f"kept {k['card']}: {k['why']}" for k in kept])
+    return Outcome({"removed": removed, "kept": kept, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")
+
+
+def cmd_cap(ctx: Context) -> Outcome:
+    from ..ops.workspace_cap import parse_size, set_cap
+
+    size = set_cap(ctx.store, parse_size(ctx.args.size), ctx.person("cap the workspaces"))
+    text = f"workspaces capped at {_size_text(size)} in total" if size else "no cap on the workspaces"
+    return Outcome({"cap": size}, 0, text + "\n→ past it, merged and archived folders are removed first, then new workspaces are refused")
+
+
+def _setup_text(current: dict | None) -> str:
+    return f"new workspaces run: {current['command']} (at most {clock.human_delta(current['timeout'])})" if current else "no setup command"
+
+
+def cmd_setup(ctx: Context) -> Outcome:
+    from ..ops.workspaces import set_setup, setup_of
+    from ..rules.durations import parse_duration
+    from ..shapes.errors import InvalidInput, UsageError
+
+    a = ctx.args
+    if a.setup_command is None and not a.clear:
+        current = setup_of(ctx.store)
+        return Outcome({"setup": current}, 0, _setup_text(current))
+    if a.setup_command is not None and a.clear:
+        raise UsageError("a command and --clear together", "pass a command, or --clear alone")
+    if a.setup_command is not None and not a.setup_command.strip():
+        raise InvalidInput("an empty setup command", "e.g. `loopx workspace setup 'npm ci'`, or --clear")
+    try:
+        timeout = parse_duration(a.timeout)
+    except ValueError as exc:
+        raise InvalidInput(f"--timeout: {exc}", "e.g. 30s, 10m") from None
+    current = set_setup(ctx.store, None if a.clear else a.setup_command, timeout, ctx.person("set the workspace setup command"))
+    return Outcome({"setup": current}, 0, _setup_text(current) + "\n→ its output is recorded in each new workspace's workspace_opened event")

@@ -1,0 +1,179 @@
+"""One card, several tries (#26, DESIGN §10 "One card, several tries").
+
+A try is a card of its own — its own lease, budget, workspace and branch
+(``loopx/LX-9``), claimable by another agent — linked to the card it tries:
+its signed ``card_added`` records ``try_of`` (the first card, which is try 1
+itself) and ``try_no``. The link lives only in the event log, so it needs no
+row and replays as it was. The person compares the tries side by side (diff
+size, verify result, turns, tokens, dollars) and keeps one: a signed
+``try_kept`` on the first card; every other try still open is cancelled
+(signed ``card_moved``) after its workspace was archived under
+``refs/loopx/LX-N/archive/…`` — nothing is deleted."""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from ..rules import clock, ids
+from ..shapes.errors import Conflict, InvalidInput
+from ..shapes.values import CardView
+from ..store import events, records
+from ..store.records import Card, Evidence
+from ..store.rows import card_row, card_view
+from .cards import _person_only, apply_move, create_card
+from .reaper import load_card
+
+MAX_TRIES = 8  # tries of one card, the card itself included
+OFF = ("done", "cancelled")
+
+
+class Try(NamedTuple):
+    """One try, as the person compares them."""
+
+    card: CardView
+    number: int  # 1: the card itself
+    files: int | None  # None: no workspace branch to compare
+    added: int | None
+    removed: int | None
+    verify: bool | None  # the last verify's result (None: none ran)
+    workspace: str | None  # its folder, while open
+
+    def to_json(self) -> dict:
+        c = self.card.to_json()
+        return {
+            "try": self.number, "card": c["id"], "title": c["title"], "status": c["status"], "owner": c["owner"],
+            "diff": None if self.files is None else {"files": self.files, "added": self.added, "removed": self.removed},
+            "verify": self.verify, "quota": c["quota"], "workspace": self.workspace,
+        }
+
+
+def _added(card_id: int) -> dict:
+    text = records.scalar('SELECT "data" FROM "event" WHERE "card" = ? AND "kind" = ? ORDER BY "seq" LIMIT 1', (card_id, "card_added"))
+    return json.loads(text) if isinstance(text, str) else (text or {})
+
+
+def first_of(card_id: int) -> int:
+    """The card a try tries (the card itself when it is no try)."""
+    return ids.parse(ids.CARD, _added(card_id).get("try_of") or ids.fmt(ids.CARD, card_id))
+
+
+def family(first: int) -> list[tuple[int, int]]:
+    """(try number, card id) of the first card and its tries, in order."""
+    needle = f'%"try_of":"{ids.fmt(ids.CARD, first)}"%'
+    found = [(1, first)]
+    for card, text in records.rows('SELECT "card", "data" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq"', ("card_added", needle)):
+        data = json.loads(text) if isinstance(text, str) else text
+        if data.get("try_of") == ids.fmt(ids.CARD, first):
+            found.append((int(data.get("try_no") or len(found) + 1), card))
+    return found
+
+
+def _new_try(first: Card, person, agent: str | None, now: float) -> Card:
+    tries = family(first.id)
+    key = ids.fmt(ids.CARD, first.id)
+    if len(tries) >= MAX_TRIES:
+        raise InvalidInput(f"{key} has {len(tries)} tries already (at most {MAX_TRIES})", "keep one with `loopx card keep CARD`")
+    number = max(n for n, _ in tries) + 1
+    data = {
+        "title": f"{first.title} (try {number} of {key})", "body": first.body, "needs": first.needs, "priority": first.priority,
+        "owner": agent, "next": first.next_action, "verify": first.verify,
+        "max_turns": first.max_turns, "max_tokens": first.max_tokens, "max_usd": first.max_usd,
+    }
+    return create_card(data, person, now, try_of=key, try_no=number)
+
+
+def add_tries(store, card_id: int, person, agents: list[str | None]) -> list[CardView]:
+    """``len(agents)`` more tries of the card (each for that agent, or for any
+    when None), in one transaction: all or none."""
+    _person_only(person, "give a card to several agents")
+
+    def body():
+        now = clock.now()
+        first = load_card(card_id)
+        key = ids.fmt(ids.CARD, card_id)
+        source = first_of(card_id)
+        if source != card_id:
+            raise InvalidInput(f"{key} is itself a try of {ids.fmt(ids.CARD, source)}", f"try that card again: `loopx card try {ids.fmt(ids.CARD, source)}`")
+        if first.status in OFF:
+            raise Conflict(f"{key} is {first.status}: there is nothing left to try", "add a new card instead", code="illegal_move")
+        return [card_view(_new_try(first, person, agent, now)) for agent in agents]
+
+    return store.run(body)
+
+
+def add_with_tries(store, data: dict, person, count: int) -> tuple[CardView, list[CardView]]:
+    """A new card given to ``count`` agents at once: the card (try 1) and its
+    other tries, in one transaction."""
+    _person_only(person, "give a card to several agents")
+
+    def body():
+        now = clock.now()
+        first = create_card(data, person, now)
+        return card_view(first), [card_view(_new_try(first, person, None, now)) for _ in range(count - 1)]
+
+    return store.run(body)
+
+
+def _verify_result(card_id: int) -> bool | None:
+    row = Evidence.first('WHERE "card_id" = ? AND "source" = ? ORDER BY "id" DESC', (card_id, "verify"))
+    if row is None:
+        return None
+    return bool(((row.extra or {}).get("verify") or {}).get("passed"))
+
+
+def compare(store, card_id: int) -> tuple[int, list[Try]]:
+    """The tries of the card (or of the card it tries), side by side: (the first card's id, its tries)."""
+    from . import merges, workspaces
+
+    with store.read():
+        first = first_of(card_row(card_id).id)
+        rows = [(n, card_row(c)) for n, c in family(first)]
+        cards = [(n, card_view(row), _verify_result(row.id)) for n, row in rows]
+    out = []
+    for n, view, verified in cards:
+        diff = merges.diff_summary(store, view.id)  # (git, outside the read)
+        path = workspaces.open_path(store, view.id)
+        out.append(Try(view, n, *((len(diff.files), diff.added, diff.removed) if diff else (None, None, None)), verified, path))
+    return first, out
+
+
+def keep(store, card_id: int, person) -> tuple[CardView, list[CardView]]:
+    """The person keeps the try ``card_id``; every other open try is cancelled
+    once its workspace is archived (nothing deleted). Returns (kept, cancelled)."""
+    from . import workspaces
+
+    _person_only(person, "keep a try")
+    key = ids.fmt(ids.CARD, card_id)
+
+    def plan():
+        kept = card_row(card_id)
+        first = first_of(card_id)
+        tries = family(first)
+        if len(tries) < 2:
+            raise InvalidInput(f"{key} has no other tries to choose from", f"give it another agent first: `loopx card try {key} --to AGENT`")
+        if kept.status == "cancelled":
+            raise Conflict(f"{key} was cancelled", "keep another try", code="illegal_move")
+        others = [c for _, c in tries if c != card_id]
+        merged = [c for c in others if Card.get(c).status == "done"]
+        if merged:
+            done_key = ids.fmt(ids.CARD, merged[0])
+            raise Conflict(f"{done_key}, another try, is done already: its code is in the base", f"keep {done_key}, or cancel {key} by hand", code="illegal_move")
+        return first, [c for c in others if Card.get(c).status != "cancelled"]
+
+    with store.read():
+        first, losing = plan()
+    archived = {}
+    for other in losing:  # git, each in its own transaction, before the decision: nothing is lost
+        found = workspaces.lookup(store, other)
+        if found is not None and found.state == "open":
+            archived[ids.fmt(ids.CARD, other)] = workspaces.archive(store, other, person).archive_ref
+
+    def decide():
+        now = clock.now()
+        first_again, still = plan()
+        gone = [card_view(apply_move(load_card(c), "cancelled", person, now)) for c in still]
+        events.emit(person, "try_kept", first_again, kept=key, cancelled=[c.key for c in gone], archived=archived)
+        return card_view(load_card(card_id)), gone
+
+    return store.run(decide)

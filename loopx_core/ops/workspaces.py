@@ -1,0 +1,496 @@
+"""A workspace per card (issue #26): a git worktree on its own branch, its code
+state recorded as evidence, its uncommitted work kept under a LoopX ref.
+
+Each operator is one transaction and one event — ``workspace_opened``,
+``code_state``, ``workspace_archived``, ``workspace_removed`` — and the
+``workspace`` rows are what replaying those events gives
+(``authority/replay.py``). Git runs *outside* the transaction (never while
+holding the board's write lock); the event records what git did.
+
+Where: ``<workspace root>/LX-7``, the root being the board's
+``workspace_root`` setting, else ``<user data dir>/loopx/workspaces/<board
+uid>`` — outside the project (its ``.loopx/`` is read-only to agents, and the
+main checkout must not see the worktrees), on the branch ``loopx/LX-7`` made
+from the base branch (the main checkout's branch when it opened). Saved
+uncommitted work: ``refs/loopx/LX-7/wip/<commit>``; an archive:
+``refs/loopx/LX-7/archive/<commit>``.
+
+The per-turn path pays nothing when there is no workspace: ``capture`` asks
+the board's table (one indexed read) only when the project folder has a
+``.git``, and imports the git plumbing only when a workspace is open.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+
+from ..rules import clock, ids
+from ..shapes.errors import Conflict, InvalidInput, LoopxError, NotFound
+from ..shapes.values import WorkspaceView
+from ..store import events, records
+from ..store.records import Workspace
+
+BRANCH_PREFIX = "loopx/"
+REF_PREFIX = "refs/loopx/"
+COMMITS_KEPT = 200  # commits named in one code-state record (the count is always whole)
+
+
+def _git_refusal(fn):
+    """A git failure (or a folder it may not write) inside a workspace operator
+    is a Conflict (exit 5) naming the reason, never an internal error."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except LoopxError:
+            raise
+        except OSError as exc:  # e.g. a sandboxed caller that may not write the workspaces' folder
+            raise Conflict(f"cannot write the workspace: {exc.strerror or exc}", "open it from outside the agent's sandbox (`loopx workspace open CARD`, a runner)", code="workspace_unwritable") from None
+        except Exception as exc:
+            plumbing = sys.modules.get("loopx_core.workspace.git")  # (not imported: no git ran, so no git failure)
+            if plumbing is not None and isinstance(exc, plumbing.GitError):
+                raise Conflict(f"git refused: {exc.message}", "see `loopx workspace list`; fix the repository, then retry", code="git_failed") from None
+            raise
+
+    return run
+
+
+def branch_name(card_id: int) -> str:
+    return BRANCH_PREFIX + ids.fmt(ids.CARD, card_id)
+
+
+def ref_prefix(card_id: int, kind: str) -> str:
+    """``refs/loopx/LX-7/wip`` or ``refs/loopx/LX-7/archive``."""
+    return f"{REF_PREFIX}{ids.fmt(ids.CARD, card_id)}/{kind}"
+
+
+def view(row: Workspace) -> WorkspaceView:
+    return WorkspaceView(
+        card=row.card_id, path=row.path, branch=row.branch, base=row.base, base_commit=row.base_commit, state=row.state,
+        head=row.head, wip=row.wip, archive_ref=row.archive_ref, opened_at=row.opened_at, updated_at=row.updated_at,
+    )
+
+
+def _row_view(store, card_id: int) -> WorkspaceView | None:
+    with store.read():
+        row = Workspace.get(card_id)
+        return view(row) if row is not None else None
+
+
+def _project(store) -> Path | None:
+    """The board's recorded project folder when it holds a ``.git`` (one stat),
+    else None. Never the current folder: a board without a recorded project (a
+    PostgreSQL board nobody gave one) has no workspaces, so LoopX never makes
+    worktrees in whatever repository a command happens to run in."""
+    root = store.settings().get("project_root")
+    if not root or not os.path.exists(os.path.join(root, ".git")):
+        return None
+    return Path(root)
+
+
+def repository(store) -> Path | None:
+    """The main checkout of the git repository the board's project is, or None
+    (not a repository: workspaces are off and agents work in the project folder)."""
+    root = _project(store)
+    if root is None:
+        return None  # the cheap answer for a project that is no repository
+    if (root / ".git").is_dir():
+        return root  # the project is the main checkout (no git process needed to say so)
+    from ..workspace import git
+
+    return git.main_checkout(root)
+
+
+def workspace_root(store) -> Path:
+    """Where the board's workspaces are made (see the module's docstring)."""
+    chosen = store.setting("workspace_root", "")
+    if chosen:
+        return Path(chosen).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("loopx")) / "workspaces" / store.board_uid()
+
+
+def lookup(store, card_id: int) -> WorkspaceView | None:
+    """The card's workspace (in any state), or None."""
+    return _row_view(store, card_id)
+
+
+def open_path(store, card_id: int) -> str | None:
+    """The folder of the card's open workspace, or None — the per-turn check
+    (no git, no row read at all when the project is not a repository)."""
+    if _project(store) is None:
+        return None
+    found = store.query("""SELECT "path" FROM "workspace" WHERE "card_id" = ? AND "state" = 'open'""", (card_id,))
+    return found[0][0] if found else None
+
+
+def list_workspaces(store) -> list[tuple[WorkspaceView, str]]:
+    """Every workspace, with its card's status, by card."""
+    with store.read():
+        out = []
+        for row in Workspace.where('ORDER BY "card_id"'):
+            status = records.scalar('SELECT "status" FROM "card" WHERE "id" = ?', (row.card_id,))
+            out.append((view(row), status))
+        return out
+
+
+# -- opening ----------------------------------------------------------------------------
+
+
+@_git_refusal
+def open_workspace(store, card_id: int, actor, base: str | None = None) -> WorkspaceView:
+    """Make the card's worktree (``git worktree add -b loopx/LX-7 PATH BASE``),
+    or return the one already open. Reopening an archived or removed one checks
+    its branch out again. Raises InvalidInput when the project is not a git
+    repository (or has no commit to start from)."""
+    from ..workspace import git
+
+    key = ids.fmt(ids.CARD, card_id)
+    with store.read():
+        if records.scalar('SELECT "id" FROM "card" WHERE "id" = ?', (card_id,)) is None:
+            raise NotFound(f"no card {key}", "list cards with `loopx card list`")
+        row = Workspace.get(card_id)
+    if row is not None and row.state == "open" and os.path.isdir(row.path):
+        return view(row)
+    repo = repository(store)
+    if repo is None:
+        raise InvalidInput(
+            f"the board's project ({store.project_root()}) is not a git repository: no workspace for {key}",
+            "workspaces need git (`git init` and a first commit); without one, agents work in the project folder",
+            code="not_a_repository",
+        )
+    base = base or (row.base if row is not None else None) or git.base_branch(repo)
+    base_commit = git.resolve(repo, base) if base else None
+    if base_commit is None:
+        raise InvalidInput(f"no commit to start {key}'s branch from (base {base!r})", "make a first commit in the project, or name a base branch with --base", code="no_base")
+    path = workspace_root(store) / key
+    branch = branch_name(card_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    made = False
+    created = not path.exists()  # a new folder gets the setup command, once
+    if created:
+        from .workspace_cap import make_room
+
+        make_room(store)  # a person's cap on the total: removable folders go first, else refused
+    try:
+        if created:
+            made = git.worktree_add(repo, path, branch, base_commit)
+    except git.GitError as exc:
+        again = _row_view(store, card_id)
+        if again is not None and again.state == "open" and os.path.isdir(again.path):
+            return again  # another process opened it first
+        raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
+    head = base_commit if made else git.head(path)  # a new branch starts at its base
+    setup = run_setup(store, path, card_id) if created else None
+
+    def body():
+        now = clock.now()
+        found = Workspace.get(card_id, lock=True)
+        if found is not None and found.state == "open":
+            return view(found)
+        fields = dict(path=str(path), branch=branch, base=base, base_commit=base_commit if found is None else found.base_commit, state="open", head=head, wip=found.wip if found else None, updated_at=now)
+        if found is None:
+            found = Workspace.create(card_id=card_id, opened_at=now, archive_ref=None, **fields)
+        else:
+            for name, value in fields.items():
+                setattr(found, name, value)
+            found.save()
+        extra = {"setup": setup} if setup is not None else {}
+        events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
+        return view(found)
+
+    return store.run(body)
+
+
+SETUP_KEY = "workspace_setup"
+
+
+def setup_of(store) -> dict | None:
+    """The person's setup command for new workspaces (``{"command", "timeout"}``),
+    only when their signed decision says so; None when there is none."""
+    import json
+
+    raw = store.signed_setting(SETUP_KEY)
+    if not raw:
+        return None
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and found.get("command") else None
+
+
+def set_setup(store, command: str | None, timeout: float, person) -> dict | None:
+    """A person's decision: the command run once in every new workspace
+    (installing dependencies), bounded by ``timeout`` seconds; None clears it."""
+    import json
+
+    value = json.dumps({"command": command, "timeout": timeout}, sort_keys=True) if command else ""
+    store.run(lambda: store.put_signed_setting(SETUP_KEY, value, person))
+    return setup_of(store)
+
+
+def run_setup(store, path, card_id: int) -> dict | None:
+    """Run the setup command in a new workspace (outside any transaction, with
+    its timeout, as ``done`` runs a verify command): its exit, time and output's
+    tail are recorded in the ``workspace_opened`` event. None without one."""
+    setup = setup_of(store)
+    if setup is None:
+        return None
+    from .done import run_verify
+
+    return run_verify(setup["command"], str(path), float(setup.get("timeout") or 600), {"LOOPX_CARD": ids.fmt(ids.CARD, card_id)})
+
+
+@_git_refusal
+def ensure(store, card_id: int, actor) -> WorkspaceView | None:
+    """The card's open workspace, made on first use when the project is a git
+    repository; None when it is not (today's behaviour: the project folder)."""
+    if repository(store) is None:
+        return None
+    found = lookup(store, card_id)
+    if found is not None and found.state == "open" and os.path.isdir(found.path):
+        return found
+    return open_workspace(store, card_id, actor)
+
+
+def name_in(store, answer: dict, agent: str) -> list[str]:
+    """A ``next``/``claim`` answer that says "work" gets the card's workspace —
+    made at its first claim when the project is a git repository — as
+    ``answer["workspace"]`` (path, branch, base). Call it after the operation's
+    transaction: git never runs under the write lock. Returns warnings (a
+    workspace git could not make: the agent works in the project folder)."""
+    if answer.get("action") != "work" or not answer.get("card"):
+        return []
+    try:
+        ws = ensure(store, ids.parse(ids.CARD, answer["card"]["id"]), f"agent:{agent}")
+    except LoopxError as err:
+        if err.code == "no_base":
+            return []  # a repository without a commit yet: no workspaces, nothing to warn about
+        return [f"no workspace for {answer['card']['id']}: {err.message} (work in the project folder)"]
+    if ws is not None:
+        answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
+    return []
+
+
+# -- code state -------------------------------------------------------------------------
+
+
+def capture(store, card_id: int, since: str | None = None) -> dict | None:
+    """The card's code state now, with its uncommitted work saved under
+    ``refs/loopx/LX-7/wip/<commit>``: branch, HEAD, the commits since ``since``
+    (default: the HEAD recorded last), a diff summary against the base commit,
+    the saved WIP commit (None when nothing is uncommitted; the one saved last
+    when the files are what it saved). None when the card has no open
+    workspace. A git failure is recorded, not raised: ``{"error": …}``
+    (evidence is never refused for it)."""
+    path = open_path(store, card_id)
+    if path is None:
+        return None
+    with store.read():
+        row = Workspace.get(card_id)
+    return _capture(row, since)
+
+
+def _capture(row: Workspace, since: str | None) -> dict:
+    from ..workspace import git
+
+    code = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
+    try:
+        snap = git.snapshot(row.path)
+        wip = None
+        if snap.dirty:
+            same = row.wip and snap.head == git.resolve(row.path, f"{row.wip}^") and git.resolve_tree(row.path, row.wip) == snap.tree
+            wip = row.wip if same else git.save_wip(row.path, ref_prefix(row.card_id, "wip"), snap)
+        start = since or row.head or row.base_commit
+        if snap.head and git.resolve(row.path, start) is None:
+            start = row.base_commit  # the HEAD recorded last is gone (a rewritten branch): count from the base
+        commits = git.commits_between(row.path, start) if snap.head else []
+        code.update(
+            branch=git.branch(row.path), head=snap.head, wip=wip, commits=commits[-COMMITS_KEPT:], commit_count=len(commits),
+            diff=git.diff_stat(row.path, row.base_commit, snap.tree),
+        )
+    except (git.GitError, OSError) as exc:
+        code["error"] = getattr(exc, "message", str(exc))
+    return code
+
+
+def note(card_id: int, code: dict, actor, turn_id: str | None = None) -> None:
+    """Inside the caller's transaction: the workspace row takes the captured
+    state, and a ``code_state`` event records it (with the turn, when known)."""
+    row = Workspace.get(card_id, lock=True)
+    if row is None:
+        return
+    if "error" not in code:
+        row.head, row.wip = code.get("head"), code.get("wip")
+    row.updated_at = clock.now()
+    row.save()
+    data = {k: v for k, v in code.items() if k != "path"}
+    if turn_id:
+        data["turn_id"] = turn_id
+    events.emit(actor, "code_state", card_id, **data)
+
+
+def record(store, card_id: int, actor, since: str | None = None, turn_id: str | None = None) -> dict | None:
+    """Capture the card's code state and record it (the runner after every turn,
+    whatever the turn did; before a handoff). None when it has no open workspace."""
+    code = capture(store, card_id, since)
+    if code is None:
+        return None
+    store.run(lambda: note(card_id, code, actor, turn_id))
+    return code
+
+
+def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict | None:
+    """Record the code state only when it changed since the last record (HEAD
+    moved, or uncommitted files that are not the saved ones): the runner while
+    a turn runs and before the next one starts, so a runner killed mid-turn
+    loses no edit. None when nothing changed or there is no workspace."""
+    path = open_path(store, card_id)
+    if path is None:
+        return None
+    with store.read():
+        row = Workspace.get(card_id)
+    code = _capture(row, None)
+    if "error" not in code and code["head"] == row.head and code["wip"] == row.wip:
+        return None
+    store.run(lambda: note(card_id, code, actor, turn_id))
+    return code
+
+
+@_git_refusal
+def begin_turn(store, card_id: int, actor) -> tuple[str, str | None] | None:
+    """Before a turn on the card: its workspace (made on first use), the saved
+    uncommitted work put back if the work tree lost it, and anything left in
+    the work tree since the last record (a turn whose runner was killed) saved
+    and recorded. Returns (the folder the turn runs in, HEAD as the turn
+    begins), or None when the project has no workspaces."""
+    found = ensure(store, card_id, actor)
+    if found is None:
+        return None
+    restore(store, card_id)
+    code = checkpoint(store, card_id, actor)
+    head = code.get("head") if code else lookup(store, card_id).head
+    return found.path, head
+
+
+def restore(store, card_id: int) -> bool:
+    """Put the last saved uncommitted work back into the card's worktree when
+    the work tree lost it (HEAD unchanged and nothing uncommitted there): a
+    receiver, or the next turn after a runner was killed, resumes from it."""
+    found = lookup(store, card_id)
+    if found is None or found.state != "open" or not found.wip or not os.path.isdir(found.path):
+        return False
+    from ..workspace import git
+
+    try:
+        return git.restore(found.path, found.wip)
+    except git.GitError:
+        return False
+
+
+# -- cleanup ----------------------------------------------------------------------------
+
+
+def merged(found: WorkspaceView) -> bool:
+    """Whether the branch's commits are all in the base branch (and nothing is uncommitted)."""
+    from ..workspace import git
+
+    repo = Path(found.path)
+    where = git.main_checkout(repo) if repo.is_dir() else None
+    if where is None or not found.base:
+        return False
+    tip = git.resolve(where, found.branch)
+    base = git.resolve(where, found.base)
+    return tip is not None and base is not None and git.is_ancestor(where, tip, base)
+
+
+@_git_refusal
+def archive(store, card_id: int, actor) -> WorkspaceView:
+    """Keep the card's work under ``refs/loopx/LX-7/archive/<commit>`` (its
+    uncommitted work on top of HEAD, if any): after this the worktree may be
+    removed without losing a commit or an edit."""
+    from ..workspace import git
+
+    found = lookup(store, card_id)
+    key = ids.fmt(ids.CARD, card_id)
+    if found is None or found.state == "removed":
+        raise NotFound(f"{key} has no workspace to archive", "`loopx workspace list` shows the workspaces")
+    snap = git.snapshot(found.path)
+    tip = git.save_wip(found.path, ref_prefix(card_id, "wip"), snap) or snap.head
+    ref = f"{ref_prefix(card_id, 'archive')}/{tip}"
+    git.update_ref(found.path, ref, tip)
+
+    def body():
+        row = Workspace.get(card_id, lock=True)
+        row.state, row.archive_ref, row.head, row.updated_at = "archived", ref, snap.head, clock.now()
+        row.save()
+        events.emit(actor, "workspace_archived", card_id, ref=ref, commit=tip, head=snap.head)
+        return view(row)
+
+    return store.run(body)
+
+
+def _kept(path: str, ref: str | None, snap) -> bool:
+    """Whether the archive ref holds exactly what the worktree holds now (its
+    commits and its files): removing the folder then loses nothing."""
+    from ..workspace import git
+
+    tip = git.resolve(path, ref) if ref else None
+    if tip is None or git.resolve_tree(path, tip) != snap.tree:
+        return False
+    return snap.head in (tip, git.resolve(path, f"{tip}^"))
+
+
+def removable(found: WorkspaceView) -> str | None:
+    """Why the workspace's folder may go without losing anything — "merged"
+    (nothing uncommitted, its branch in the base), "archived" (the archive ref
+    holds exactly what the folder holds), "missing" (the folder is gone) — or
+    None: it may not."""
+    from ..workspace import git
+
+    if found.state == "removed":
+        return None
+    if not os.path.isdir(found.path):
+        return "missing"
+    snap = git.snapshot(found.path)
+    if not snap.dirty and merged(found):
+        return "merged"
+    if found.state == "archived" and _kept(found.path, found.archive_ref, snap):
+        return "archived"
+    return None
+
+
+@_git_refusal
+def remove(store, card_id: int, actor) -> WorkspaceView:
+    """Remove the card's worktree folder — only when its branch is merged into
+    the base, or it was archived and nothing changed since; the branch and every
+    LoopX ref stay. Refused (Conflict) otherwise: nothing is ever lost."""
+    from ..workspace import git
+
+    found = lookup(store, card_id)
+    key = ids.fmt(ids.CARD, card_id)
+    if found is None or found.state == "removed":
+        raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
+    reason = removable(found)
+    if reason is None:
+        raise Conflict(
+            f"{key}'s workspace is neither merged into {found.base} nor archived as it is now",
+            f"merge {found.branch}, or archive it first with `loopx workspace archive {key}`",
+            code="not_merged",
+        )
+    if reason != "missing":
+        git.worktree_remove(git.main_checkout(found.path) or found.path, found.path)
+
+    def body():
+        row = Workspace.get(card_id, lock=True)
+        row.state, row.updated_at = "removed", clock.now()
+        row.save()
+        events.emit(actor, "workspace_removed", card_id, reason=reason, head=row.head)
+        return view(row)
+
+    return store.run(body)

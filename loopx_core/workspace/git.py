@@ -1,0 +1,293 @@
+"""The git plumbing a card's workspace needs (issue #26), over the real ``git``.
+
+Standard library only. Every call is an argument list (never a shell), has a
+timeout, and runs with options that keep a person's own configuration from
+running programs: no hooks (``core.hooksPath`` points at an empty place), no
+pager, no fsmonitor, no external diff, no prompt for credentials. Output is
+read in the C locale. A failing command raises ``GitError`` naming it and
+git's own message.
+
+Saving uncommitted work never touches the work tree or its index: the work
+tree's index is copied to a temporary file (keeping its stat cache, so only
+changed files are hashed), ``add -A`` stages everything there — untracked
+files too, ignored ones not — ``write-tree`` names the tree and
+``commit-tree`` makes a commit on top of HEAD that a LoopX ref then keeps
+(``git stash create`` would leave untracked files out).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections import namedtuple
+from pathlib import Path
+
+TIMEOUT = 60.0  # seconds for one git command; a worktree add on a big repository fits
+WIP_AUTHOR = ("LoopX", "loopx@localhost")
+
+# Options given before every subcommand: a person's hooks, pager, fsmonitor and
+# external diff never run from LoopX's calls.
+SAFE = (
+    "-c", f"core.hooksPath={os.devnull}",
+    "-c", "core.pager=cat",
+    "-c", "core.fsmonitor=false",
+    "-c", "diff.external=",
+    "-c", "advice.detachedHead=false",
+    "-c", "gc.auto=0",
+)
+
+
+class GitError(Exception):
+    """A git command that failed (or is missing, or ran out of time)."""
+
+    def __init__(self, message: str, args: tuple = ()):
+        super().__init__(message)
+        self.message = message
+        self.argv = args
+
+
+def _env(extra: dict | None = None) -> dict:
+    env = dict(os.environ)
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"):
+        env.pop(name, None)  # a caller's git environment never points LoopX's calls elsewhere
+    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"})
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    argv = ("git", *SAFE, *args)
+    try:
+        return subprocess.run(
+            argv, cwd=str(cwd), env=_env(env), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True, timeout=timeout, check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed (or not on PATH)", args) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"`git {' '.join(args[:2])}` took longer than {timeout:g}s", args) from exc
+
+
+def git(cwd, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:
+    """Run ``git ARGS`` in ``cwd``; its stdout (raises ``GitError`` on another exit code)."""
+    done = _call(cwd, args, env, timeout, stdin)
+    if done.returncode not in ok:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"`git {' '.join(args[:3])}` failed: {said[-1] if said else f'exit {done.returncode}'}", args)
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+def _line(cwd, *args: str, **kw) -> str:
+    return git(cwd, *args, **kw).strip()
+
+
+# -- where ------------------------------------------------------------------------------
+
+
+def toplevel(path) -> Path | None:
+    """The work tree ``path`` is in (a worktree's own folder), or None when it is in no repository."""
+    try:
+        out = _line(path, "rev-parse", "--show-toplevel")
+    except (GitError, OSError):
+        return None
+    return Path(out) if out else None
+
+
+def common_dir(path) -> Path | None:
+    """The repository's shared ``.git`` folder (the same from every worktree), or None."""
+    try:
+        out = _line(path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    except (GitError, OSError):
+        return None
+    return Path(out)
+
+
+def main_checkout(path) -> Path | None:
+    """The main worktree of the repository ``path`` is in (where the project's
+    ``.loopx/`` lives), or None (not a repository, or a bare one)."""
+    common = common_dir(path)
+    if common is None or common.name != ".git":
+        return None
+    return common.parent
+
+
+def branch(path) -> str | None:
+    """The checked-out branch (``loopx/LX-7``), or None when HEAD is detached."""
+    out = _line(path, "symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1))
+    return out or None
+
+
+def head(path) -> str | None:
+    """HEAD's commit, or None in a repository without commits."""
+    out = _line(path, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1))
+    return out or None
+
+
+def resolve(path, rev: str) -> str | None:
+    out = _line(path, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", ok=(0, 1))
+    return out or None
+
+
+def base_branch(path) -> str | None:
+    """The branch the main checkout ``path`` is on: where a new card's branch
+    starts by default (read from its ``.git/HEAD`` when it says so plainly)."""
+    try:
+        with open(os.path.join(path, ".git", "HEAD"), encoding="utf-8") as fh:
+            said = fh.read(512).strip()
+    except OSError:
+        said = ""
+    if said.startswith("ref: refs/heads/"):
+        return said[len("ref: refs/heads/") :]
+    return branch(path)
+
+
+# -- worktrees --------------------------------------------------------------------------
+
+
+def branch_exists(repo, name: str) -> bool:
+    return bool(_line(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}", ok=(0, 1)))
+
+
+def worktree_add(repo, path, new_branch: str, base: str) -> bool:
+    """``git worktree add -b NEW PATH BASE`` (True), or check out ``NEW`` when
+    it already exists (False: its HEAD is wherever that branch is)."""
+    try:
+        git(repo, "worktree", "add", "-b", new_branch, "--end-of-options", str(path), base)
+        return True
+    except GitError:
+        if not branch_exists(repo, new_branch):
+            raise
+        git(repo, "worktree", "add", "--end-of-options", str(path), new_branch)
+        return False
+
+
+def worktree_remove(repo, path) -> None:
+    """Remove the worktree folder and git's record of it (its branch and refs stay)."""
+    if Path(path).exists():
+        git(repo, "worktree", "remove", "--force", "--end-of-options", str(path))
+    git(repo, "worktree", "prune")
+
+
+def worktrees(repo) -> list[Path]:
+    out = git(repo, "worktree", "list", "--porcelain")
+    return [Path(line[9:]) for line in out.splitlines() if line.startswith("worktree ")]
+
+
+# -- code state -------------------------------------------------------------------------
+
+
+def commits_between(path, since: str | None, until: str = "HEAD") -> list[str]:
+    """Commits reachable from ``until`` but not ``since``, oldest first (all of them when ``since`` is None)."""
+    spec = f"{since}..{until}" if since else until
+    return git(path, "rev-list", "--reverse", "--end-of-options", spec).split()
+
+
+def is_ancestor(repo, older: str, newer: str) -> bool:
+    """Whether ``older`` is in ``newer``'s history (a branch merged into the base)."""
+    return _call(repo, ("merge-base", "--is-ancestor", older, newer), None, TIMEOUT).returncode == 0
+
+
+Snapshot = namedtuple("Snapshot", "head tree dirty")
+
+
+def snapshot(path) -> Snapshot:
+    """The work tree as a tree object (tracked and untracked files, ignored ones
+    not), without touching the work tree or its index; ``dirty``: it differs from HEAD."""
+    index = Path(_line(path, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+    top = head(path)
+    fd, temp = tempfile.mkstemp(prefix="loopx-index-")
+    os.close(fd)
+    try:
+        if index.exists():
+            shutil.copyfile(index, temp)
+        else:
+            os.unlink(temp)  # git makes a fresh index file itself
+        env = {"GIT_INDEX_FILE": temp}
+        git(path, "add", "--all", "--", ".", env=env)
+        tree = _line(path, "write-tree", env=env)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    head_tree = resolve_tree(path, top) if top else None
+    return Snapshot(top, tree, tree != head_tree)
+
+
+def resolve_tree(path, commit: str) -> str:
+    return _line(path, "rev-parse", "--verify", f"{commit}^{{tree}}")
+
+
+def save_wip(path, ref_prefix: str, snap: Snapshot | None = None, message: str = "LoopX: uncommitted work") -> str | None:
+    """Keep the work tree's uncommitted changes as a commit on top of HEAD under
+    ``ref_prefix/<commit>`` (a LoopX ref). None when there is nothing uncommitted."""
+    snap = snap or snapshot(path)
+    if not snap.dirty:
+        return None
+    name, email = WIP_AUTHOR
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+    parents = ("-p", snap.head) if snap.head else ()
+    commit = _line(path, "commit-tree", snap.tree, *parents, "-m", message, env=env)
+    git(path, "update-ref", f"{ref_prefix}/{commit}", commit)
+    return commit
+
+
+def restore(path, wip: str) -> bool:
+    """Put a saved WIP commit's files back into the work tree (index untouched)
+    when the work tree lost them: only when HEAD is still the commit it was
+    made on and the work tree has nothing uncommitted. True when it restored."""
+    parent = resolve(path, f"{wip}^")
+    now = snapshot(path)
+    if now.head != parent or now.tree == resolve_tree(path, wip):
+        return False
+    if now.dirty:
+        return False  # newer work is there: never overwrite it
+    git(path, "restore", f"--source={wip}", "--worktree", "--", ".")
+    return True
+
+
+def diff_stat(path, base: str, tree: str) -> dict:
+    """Files, insertions and deletions from ``base`` to ``tree`` (``--numstat``)."""
+    out = git(path, "diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--numstat", base, tree)
+    files = insertions = deletions = 0
+    for line in out.splitlines():
+        added, removed, _ = (line.split("\t", 2) + ["", ""])[:3]
+        files += 1
+        insertions += int(added) if added.isdigit() else 0
+        deletions += int(removed) if removed.isdigit() else 0
+    return {"files": files, "insertions": insertions, "deletions": deletions}
+
+
+def missing(repo, commits) -> list[str]:
+    """Which of ``commits`` the repository no longer has (``cat-file --batch-check``)."""
+    wanted = [c for c in dict.fromkeys(commits) if c]
+    if not wanted:
+        return []
+    out = git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=("\n".join(wanted) + "\n").encode())
+    answers = out.splitlines()
+    return [c for c, said in zip(wanted, answers, strict=False) if not said.endswith(" commit")]
+
+
+def update_ref(repo, ref: str, commit: str) -> None:
+    git(repo, "update-ref", ref, commit)
+
+
+def delete_branch(repo, name: str) -> None:
+    git(repo, "branch", "-D", "--end-of-options", name)
+
+
+def size_on_disk(path) -> int:
+    """Bytes the worktree's files take (its ``.git`` is a file pointing into the repository)."""
+    total = 0
+    for folder, dirs, files in os.walk(path):
+        if ".git" in dirs:
+            dirs.remove(".git")
+        for name in files:
+            if name == ".git" and folder == str(path):
+                continue  # (a worktree's pointer to the repository: git's, not the workspace's)
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total

@@ -1,0 +1,34 @@
+"""A card's workspace in the tests of merging and the diff (#26): opened by the
+kernel itself (``ops.workspaces``), committed to with real git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import git
+
+
+def open_workspace(location_or_board, card_id: int, agent: str = "a1") -> Path:
+    """The card's workspace (a worktree on ``loopx/LX-N``), as a claim's first turn makes it."""
+    from loopx_core.ops import workspaces
+    from loopx_core.store.backends import Store
+
+    store = location_or_board.store() if hasattr(location_or_board, "store") else Store.open(location_or_board)
+    try:
+        return Path(workspaces.open_workspace(store, card_id, f"agent:{agent}").path)
+    finally:
+        store.close()
+
+
+def commit(tree: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        path = tree / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(tree, "add", *files)
+    git(tree, "commit", "-q", "-m", message)
+    return head(tree, "HEAD")
+
+
+def head(root: Path, branch: str = "main") -> str:
+    return git(root, "rev-parse", branch if branch == "HEAD" else f"refs/heads/{branch}").strip()

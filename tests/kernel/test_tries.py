@@ -1,0 +1,77 @@
+"""One card, several tries (#26): a person gives a card to several agents at
+once; each try is a card of its own with its own workspace and branch; the
+person compares them and keeps one; the others are archived under LoopX refs
+and cancelled, nothing deleted. On SQLite and PostgreSQL, with real git."""
+
+from __future__ import annotations
+
+from tests.conftest import git
+from tests.gitrepo import commit, head, open_workspace
+
+from .conftest import card, held, refused, worked
+
+
+def _events(board, key, kind):
+    return [e for e in board.ok("events", "--card", key)["events"] if e["kind"] == kind]
+
+
+def test_card_add_with_tries_makes_linked_cards_of_their_own(repo_team):
+    out = repo_team.ok("card", "add", "Speed up login", "--verify", "true", "--max-turns", "5", "--tries", "3")
+    assert out["card"]["id"] == "LX-1" and [t["id"] for t in out["tries"]] == ["LX-2", "LX-3"]
+    for n, t in ((2, out["tries"][0]), (3, out["tries"][1])):
+        assert t["title"] == f"Speed up login (try {n} of LX-1)" and t["status"] == "ready" and t["quota"]["turns"]["limit"] == 5
+        added = _events(repo_team, t["id"], "card_added")[0]
+        assert added["data"]["try_of"] == "LX-1" and added["data"]["try_no"] == n and added["signed"] is True
+    assert repo_team.cli("verify").code == 0
+
+
+def test_only_a_person_gives_a_card_several_tries(repo_team):
+    refused(repo_team, 10, "card", "add", "mine", "--tries", "2", agent="a1")
+    repo_team.ok("card", "add", "one")
+    refused(repo_team, 10, "card", "try", "LX-1", agent="a1")
+    refused(repo_team, 10, "card", "keep", "LX-1", agent="a1")
+    refused(repo_team, 3, "card", "add", "many", "--tries", "9")
+
+
+def test_tries_are_worked_apart_compared_and_one_is_kept(repo_team):
+    repo_team.ok("agent", "add", "a3")
+    repo_team.ok("card", "add", "Speed up login", "--tries", "2")
+    extra = repo_team.ok("card", "try", "LX-1", "--to", "a3")["card"]
+    assert extra["id"] == "LX-3" and extra["owner"] == "a3" and "(try 3 of LX-1)" in extra["title"]
+    refused(repo_team, 3, "card", "try", "LX-2")  # a try of a try: try the first card again
+    # Three agents, three workspaces from the same base, three branches.
+    base = head(repo_team.root)
+    trees = {}
+    for key, agent, files in (("LX-1", "a1", {"src/app.py": "fast = 1\n"}), ("LX-2", "a2", {"src/app.py": "fast = 2\n", "src/cache.py": "c = {}\n"}), ("LX-3", "a3", {"README.md": "faster\n"})):
+        held(repo_team, key, agent)
+        trees[key] = open_workspace(repo_team, int(key[3:]), agent)
+        assert git(trees[key], "merge-base", "HEAD", "main").strip() == base
+        commit(trees[key], files, f"{agent}'s way")
+        worked(repo_team, key, agent, f"{agent}'s way", "--tokens", "1000")
+    assert (trees["LX-1"] / "src/app.py").read_text() == "fast = 1\n" and (trees["LX-2"] / "src/app.py").read_text() == "fast = 2\n"
+
+    side = repo_team.ok("card", "tries", "LX-2")  # from any try: the whole family
+    assert side["card"] == "LX-1" and [t["card"] for t in side["tries"]] == ["LX-1", "LX-2", "LX-3"]
+    by = {t["card"]: t for t in side["tries"]}
+    assert by["LX-2"]["diff"] == {"files": 2, "added": 2, "removed": 1} and by["LX-3"]["diff"]["files"] == 1
+    assert by["LX-1"]["quota"]["turns"]["used"] == 1 and by["LX-1"]["quota"]["tokens"]["used"] == 1000 and by["LX-1"]["verify"] is None
+    assert by["LX-3"]["owner"] == "a3" and by["LX-2"]["workspace"] == str(trees["LX-2"])
+
+    tips = {key: head(repo_team.root, f"loopx/{key}") for key in ("LX-1", "LX-3")}
+    kept = repo_team.ok("card", "keep", "LX-2")
+    assert kept["card"]["id"] == "LX-2" and kept["card"]["status"] == "active"
+    assert sorted(c["id"] for c in kept["cancelled"]) == ["LX-1", "LX-3"]
+    for key in ("LX-1", "LX-3"):
+        assert card(repo_team, key)["status"] == "cancelled"
+        refs = git(repo_team.root, "for-each-ref", "--format=%(refname) %(objectname)", f"refs/loopx/{key}/archive").split()
+        assert refs and refs[1] == tips[key]  # archived, not deleted: the branch's work is under a LoopX ref
+        assert head(repo_team.root, f"loopx/{key}") == tips[key]
+    decided = _events(repo_team, "LX-1", "try_kept")[-1]
+    assert decided["data"]["kept"] == "LX-2" and decided["signed"] is True and set(decided["data"]["archived"]) == {"LX-1", "LX-3"}
+    refused(repo_team, 5, "writeback", "LX-1", "--summary", "still going", agent="a1")  # the cancelled try's agent is fenced off
+    assert repo_team.cli("verify").code == 0
+
+
+def test_keeping_needs_another_try(repo_team):
+    repo_team.ok("card", "add", "alone")
+    refused(repo_team, 3, "card", "keep", "LX-1")

@@ -1,0 +1,62 @@
+"""The runner starts every turn in the card's workspace (issue #26): real
+runner processes (shell runtime), real git, real worktrees, real kills."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+from tests.conftest import git
+
+HERE = Path(__file__).resolve().parent
+TURN = [sys.executable, str(HERE / "workspace_turn.py")]
+
+
+def test_two_agents_editing_the_same_file_in_their_own_workspaces_never_see_each_others_edits(repo_team, watch):
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
+    first = watch.run("a1", "--turns", "1", rest=[*TURN, "edit"])
+    second = watch.run("a2", "--turns", "1", rest=[*TURN, "edit"])
+    assert watch.ended(first) == 0 and watch.ended(second) == 0
+    said = {}
+    for card in ("LX-1", "LX-2"):
+        (ev,) = [e for e in watch.evidence(card) if e["summary"].startswith("read back")]
+        said[ev["agent"]] = ev
+        code = ev["extra"]["code"]
+        assert code["branch"] == f"loopx/{card}" and code["wip"]  # the evidence names the branch and the saved edit
+        ws = Path(code["path"])
+        assert ev["summary"] == f"read back: written by {ev['agent']} in {ws}"  # the turn ran there, and saw its own edit only
+        assert git(ws, "show", f"{code['wip']}:shared.txt") == f"written by {ev['agent']}\n"
+    assert set(said) == {"a1", "a2"}
+    assert not (repo_team.root / "shared.txt").exists()  # the main checkout is untouched
+    kinds = [e.kind for e in watch.events()]
+    assert kinds.count("workspace_opened") == 2 and kinds.count("code_state") >= 4  # each writeback and each turn's end
+    assert repo_team.cli("verify").code == 0
+
+
+def test_a_runner_killed_mid_turn_loses_no_edit_and_the_next_agent_resumes_from_it(repo_team, watch, tmp_path):
+    repo_team.ok("card", "add", "one")
+    pid_file = tmp_path / "half.pid"
+    first = watch.run("a1", "--lease", "3s", rest=[*TURN, "half"], env={"HALF_PID_FILE": str(pid_file)})
+    wip = watch.until("the half-done edits saved under a LoopX ref while the turn runs", lambda: next(
+        (e.data["wip"] for e in watch.events("code_state") if e.data.get("wip")), None))
+    ws = Path(watch.until("the workspace", lambda: next((e.data["path"] for e in watch.events("workspace_opened")), None)))
+    assert f"refs/loopx/LX-1/wip/{wip}" in git(repo_team.root, "for-each-ref", "--format=%(refname)", "refs/loopx/")
+    assert git(ws, "show", f"{wip}:half.txt") == "half done by a1\n"
+    # kill -9: the runner, and the turn it started (left behind as an orphan)
+    turn_pid = int(watch.until("the turn's pid", lambda: pid_file.exists() and pid_file.read_text()))
+    first.expected_exit = True
+    os.kill(first.pid, signal.SIGKILL)
+    os.kill(turn_pid, signal.SIGKILL)
+    watch.ended(first)
+    # and the work tree loses the edits (a cleanup, another tool): only the saved ref holds them now
+    git(ws, "checkout", "--", ".")
+    git(ws, "clean", "-fdq")
+    assert not (ws / "half.txt").exists()
+    second = watch.run("a2", "--turns", "1", rest=[*TURN, "resume"])  # claims the card once a1's lease is reaped
+    assert watch.ended(second) == 0
+    (ev,) = [e for e in watch.evidence("LX-1") if e["agent"] == "a2" and e["summary"].startswith("half.txt")]
+    assert ev["summary"] == f"half.txt: half done by a1 | README: hello / edited by a1 | cwd {ws}"
+    assert repo_team.cli("verify").code == 0

@@ -1,0 +1,51 @@
+"""A scripted agent turn for the workspace tests (issue #26): the `shell` runtime's command.
+
+Runs in the folder the runner starts it in (the card's workspace). ``argv[1]``:
+
+- ``edit``: write ``shared.txt`` saying who wrote it, read it back, write back
+  what it read (the summary) — two agents doing this at once must each read
+  their own;
+- ``half``: write ``half.txt`` and change ``README.md``, then write its pid to
+  ``$HALF_PID_FILE`` and sleep until killed (a turn killed mid-way with uncommitted edits);
+- ``resume``: write back what ``half.txt`` and ``README.md`` hold (the next turn
+  resumes from the killed one's edits), and where it ran.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+card, agent, turn_id = os.environ["LOOPX_CARD"], os.environ["LOOPX_AGENT"], os.environ["LOOPX_TURN_ID"]
+loopx = [sys.executable, "-m", "loopx_core"]
+
+
+def writeback(summary: str) -> None:
+    subprocess.run(loopx + ["writeback", card, "--summary", summary, "--turn-id", turn_id], check=True, stdout=subprocess.DEVNULL)
+
+
+def read(name: str) -> str:
+    try:
+        with open(name) as fh:
+            return fh.read().strip()
+    except OSError:
+        return "(missing)"
+
+
+action = sys.argv[1]
+if action == "edit":
+    with open("shared.txt", "w") as fh:
+        fh.write(f"written by {agent}\n")
+    time.sleep(0.5)  # the other agent writes its own shared.txt meanwhile, in its own workspace
+    writeback(f"read back: {read('shared.txt')} in {os.getcwd()}")
+elif action == "half":
+    with open("half.txt", "w") as fh:
+        fh.write(f"half done by {agent}\n")
+    with open("README.md", "a") as fh:
+        fh.write(f"edited by {agent}\n")
+    with open(os.environ["HALF_PID_FILE"], "w") as fh:
+        fh.write(str(os.getpid()))
+    while True:
+        time.sleep(1)
+elif action == "resume":
+    writeback(f"half.txt: {read('half.txt')} | README: {read('README.md').replace(chr(10), ' / ')} | cwd {os.getcwd()}")

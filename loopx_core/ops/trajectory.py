@@ -166,7 +166,12 @@ def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajecto
     end = None
     if card_id is not None and card_rows and card_rows[0][3] in ("done", "cancelled"):
         end = card_rows[0][2] or max([start] + [t.at for t in turns] + [row[0] for row in event_rows])
-    return Trajectory(card_id, start, now, end, turns, tuple(gates), tuple(sorted(pauses)), tuple(sorted(work)), tuple(handoffs), tuple(answers))
+    return Trajectory(card_id, start, now, end, turns, tuple(gates), _in_order(pauses), _in_order(work), tuple(handoffs), tuple(answers))
+
+
+def _in_order(spans: list[Span]) -> tuple[Span, ...]:
+    """By start, then end (a span still open last: None never meets a number)."""
+    return tuple(sorted(spans, key=lambda s: (s.start, s.end is None, s.end or 0.0, s.card, s.label)))
 
 
 def _hours(spans, until: float) -> float:

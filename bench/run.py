@@ -7,6 +7,7 @@ Prints, for this machine:
   that opens SQLite, inserts a row and commits (the floor), sampled before every
   call so machine noise hits both alike. Target: <= 3x. (The hooks:
   hook_bench.py; lists at 100 -> 50,000 cards: list_bench.py.)
+- a person's verbs on the same board (card add, person list), the same way.
 - 8 concurrent agent processes draining 24 cards: wall time, throughput, errors.
 
 Usage: python bench/run.py [--runs N] [--agents 8] [--cards 24] [--db URL]
@@ -70,6 +71,12 @@ CYCLE = [
     ("done", "solo2", ["done", "{card}", "--summary", "done {i}"], {0}),
 ]
 VERBS = list(dict.fromkeys(name for name, *_ in CYCLE))
+# The same board's person (no LOOPX_AGENT: their key signs), after the cycles:
+# a person's verb should pay what the agent's pays, not load the ORM.
+PERSON = [
+    ("card add (person)", ["card", "add", "a person's card {i}"]),
+    ("person list", ["person", "list"]),
+]
 
 
 def per_turn(runs: int, db: str | None) -> dict:
@@ -93,8 +100,18 @@ def per_turn(runs: int, db: str | None) -> dict:
                 if i >= 2:  # the first rounds warm the page cache and .pyc files
                     times["floor"].append(fms)
                     times[name].append(ms)
+        for i in range(runs + 2):
+            for name, argv in PERSON:
+                fms, _ = timed(floor, env, folder)
+                ms, code = timed(LOOPX + [a.format(i=i) for a in argv], env, folder)
+                if code != 0:
+                    failures.append(f"{name} exit {code}")
+                if i >= 2:
+                    times["floor"].append(fms)
+                    times.setdefault(name, []).append(ms)
         med = {k: statistics.median(v) for k, v in times.items()}
-        return {"runs": runs, "floor_ms": med["floor"], "verbs": {v: (med[v], med[v] / med["floor"]) for v in VERBS}, "failures": failures}
+        names = VERBS + [name for name, _ in PERSON]
+        return {"runs": runs, "floor_ms": med["floor"], "verbs": {v: (med[v], med[v] / med["floor"]) for v in names}, "failures": failures}
 
 
 AGENT_LOOP = r"""
@@ -161,9 +178,9 @@ def main() -> int:
     backend = "postgresql" if args.db else "sqlite"
     print(f"== kernel ({backend}) ==")
     turn = per_turn(args.runs, args.db)
-    print(f"floor (python + sqlite insert/commit): {turn['floor_ms']:.1f} ms median of {turn['runs'] * len(CYCLE)}, sampled before every call")
+    print(f"floor (python + sqlite insert/commit): {turn['floor_ms']:.1f} ms median of {turn['runs'] * (len(CYCLE) + len(PERSON))}, sampled before every call")
     for verb, (ms, ratio) in turn["verbs"].items():
-        print(f"loopx {verb:<12} {ms:6.1f} ms = {ratio:4.2f}x floor (target <= 3x)")
+        print(f"loopx {verb:<17} {ms:6.1f} ms = {ratio:4.2f}x floor (target <= 3x)")
     print(f"errors: {len(turn['failures'])}" + (f" ({', '.join(sorted(set(turn['failures'])))})" if turn["failures"] else ""))
     d = drain(args.agents, args.cards, args.db)
     print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")

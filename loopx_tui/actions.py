@@ -35,10 +35,9 @@ class HumanActions:
         self.app = app
         self.store = store
         self.person = person  # keys.Person, or None (read-only)
-        # Why human actions are refused (None: they are allowed); the header shows it.
-        self.refusal: str | None = read_only if person is None else None
-        if person is None and self.refusal is None:
-            self.refusal = "no unlocked key: decisions are refused"
+        # Why human actions are refused (None: they are allowed); the header shows
+        # it. The app decides it (LoopxApp.read_only), once.
+        self.refusal: str | None = read_only
         self.hint = hint  # what to do about it
 
     # -- the one place -----------------------------------------------------------
@@ -64,7 +63,9 @@ class HumanActions:
         return self.app.run_worker(job, thread=True, group="ops", name=what, exit_on_error=False)
 
     # -- the actions -------------------------------------------------------------
-    def answer_gate(self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None) -> Worker | None:
+    def answer_gate(
+        self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None, choice: str | None = None, text: str | None = None,
+    ) -> Worker | None:
         key = ids.fmt(ids.GATE, gate_id)
 
         def done(result):
@@ -74,9 +75,14 @@ class HumanActions:
                 self.app.notice(f"{key} approved by you; {said}")
                 return
             extra = f", remembered for this {remember}" if remember else ""
-            self.app.notice(f"{key} {gate.status} by you{extra}; {card.key} is {card.status}")
+            # (an option is an agent's text: the toast names its number, never its words, which could carry markup)
+            said = f" with option {gate.options.index(gate.choice) + 1}" if gate.choice else (" with your answer" if gate.text else "")
+            self.app.notice(f"{key} {gate.status}{said} by you{extra}; {card.key} is {card.status}")
 
-        return self._perform(f"answer {key}", lambda actor: gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember), done)
+        def answer(actor):
+            return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text)
+
+        return self._perform(f"answer {key}", answer, done)
 
     def move(self, card_id: int, to: str) -> Worker | None:
         def done(card: CardView):

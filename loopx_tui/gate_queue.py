@@ -184,7 +184,7 @@ class GateQueue:
         elif result.decision == "gone":
             self.app.notice(f"{key} was answered elsewhere")
         else:
-            self.app.actions.answer_gate(gid, result.decision, result.note, result.remember)
+            self.app.actions.answer_gate(gid, result.decision, result.note, result.remember, result.choice, result.text)
         self._say_waiting()
         # The person is answering gates: the next one is asked for (not after
         # one that vanished under them, answered elsewhere).

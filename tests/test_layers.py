@@ -32,19 +32,24 @@ def test_the_import_contracts_hold():
 def test_a_broken_layer_fails_the_contracts(tmp_path):
     """The contracts catch the shortcuts they exist for: an adapter or the runner
     reading the models, the watcher writing events itself, the cold path
-    importing pydantic, and the board's reads building SQL with the models."""
+    importing pydantic, the board's reads building SQL with the models, the
+    authority reading the store, a rule importing the verbs' table, and the
+    leases reaching up to the budget rule."""
     for pkg in ("loopx_core", "loopx_tui"):
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    fastcheck = tmp_path / "loopx_core" / "adapters" / "fastcheck.py"
-    fastcheck.write_text(fastcheck.read_text() + "\nfrom ..shapes import schemas  # noqa\n")
-    hooks = tmp_path / "loopx_core" / "adapters" / "hooks.py"
-    hooks.write_text(hooks.read_text() + "\nfrom ..store.models import Card  # noqa\n")
-    loop = tmp_path / "loopx_core" / "runner" / "loop.py"
-    loop.write_text(loop.read_text() + "\nfrom ..store.models import Agent  # noqa\n")
-    ingest = tmp_path / "loopx_core" / "watch" / "ingest.py"
-    ingest.write_text(ingest.read_text() + "\nfrom ..store import events  # noqa\n")
-    pages = tmp_path / "loopx_core" / "ops" / "board_pages.py"
-    pages.write_text(pages.read_text() + "\nfrom ..store.models import Card as _Card  # noqa\n")
+    shortcuts = {
+        "adapters/fastcheck.py": "from ..shapes import schemas",
+        "adapters/hooks.py": "from ..store.models import Card",
+        "runner/loop.py": "from ..store.models import Agent",
+        "watch/ingest.py": "from ..store import events",
+        "ops/board_pages.py": "from ..store.models import Card as _Card",
+        "authority/trust.py": "from ..store import records",
+        "rules/ids.py": "from ..shapes import verbs",
+        "ops/leases.py": "from . import quota",
+    }
+    for path, line in shortcuts.items():
+        module = tmp_path / "loopx_core" / path
+        module.write_text(module.read_text() + f"\n{line}  # noqa\n")
     res = lint(tmp_path)
     assert res.returncode != 0
     assert "loopx_core.adapters.hooks -> loopx_core.store.models" in res.stdout, res.stdout
@@ -52,6 +57,9 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     assert "loopx_core.runner.loop -> loopx_core.store.models" in res.stdout, res.stdout  # the runner calls operators too
     assert "loopx_core.watch.ingest -> loopx_core.store.events" in res.stdout, res.stdout  # events are written by operators
     assert "loopx_core.ops.board_pages -> loopx_core.store.models" in res.stdout, res.stdout  # the board's reads are plain SQL
+    assert "loopx_core.authority.trust -> loopx_core.store.records" in res.stdout, res.stdout  # the store builds on authority, never back
+    assert "loopx_core.rules.ids -> loopx_core.shapes.verbs" in res.stdout, res.stdout  # rules: only shapes.errors
+    assert "loopx_core.ops.leases -> loopx_core.ops.quota" in res.stdout, res.stdout  # no lifecycle circle
 
 
 HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")

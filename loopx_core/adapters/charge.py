@@ -47,8 +47,8 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
 
     if turn is None or not turn.calls:
         return None
-    through = charge.previous_through(store, agent, session, path)
-    calls, marker = transcript.uncharged(turn, through)
+    through, counted = charge.previous_through(store, agent, session, path)
+    calls, marker = transcript.uncharged(turn, through, counted)
     if not calls or marker is None:
         return None
     if card_id is None:
@@ -61,7 +61,9 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
         for k, v in c.detail.items():
             usage[k] = usage.get(k, 0) + v
     usd, unpriced = price_calls(store, calls)
-    extra = {"session": session, "transcript": path, "through": marker, "calls": len(calls), "runtime": runtime, "usage": usage}
+    # What each call has been charged in all, by kind: a later charge adds only what it grew by (idempotent by call id).
+    totals = {c.identity: {k: counted.get(c.identity, {}).get(k, 0) + v for k, v in c.parts.items()} for c in calls}
+    extra = {"session": session, "transcript": path, "through": marker, "calls": len(calls), "runtime": runtime, "usage": usage, "counted": totals}
     if unpriced:
         extra["unpriced"] = unpriced
         note(
@@ -73,3 +75,38 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
         summary += f", ${usd:.4f}"
     evidence, _, created = charge.charge_usage(store, card_id, agent, turn_id_for(runtime, session, marker), tokens_in, tokens_out, usd, extra, summary)
     return evidence if created else None
+
+
+def subagent_transcripts(path: str) -> list[str]:
+    """Claude Code's subagents (the Task tool) write their model calls to
+    transcripts of their own, beside the session's: ``<session>/subagents/*.jsonl``
+    next to ``<session>.jsonl`` (2.1.197 and 2.1.335)."""
+    import os
+
+    folder = os.path.join(os.path.splitext(path)[0], "subagents")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if os.path.isfile(os.path.join(folder, n))]
+
+
+def charge_subagents(store, agent: str, session: str, path: str, card_id: int | None, note, by: str) -> list:
+    """Charge the calls of the session's subagent transcripts no charge covered
+    yet to ``card_id`` — the card of the turn that started them. Each is its own
+    session (``SESSION/subagents/NAME``) for the boundary and the call ids."""
+    import os
+
+    from . import transcript
+
+    out = []
+    for sub in subagent_transcripts(path):
+        try:
+            turn = transcript.read("claude-code", sub)
+        except OSError:
+            continue
+        turn = turn._replace(prompt_index=None)  # a subagent's task is not a person's prompt: every call of it counts
+        evidence = charge_transcript(store, agent, "claude-code", f"{session}/subagents/{os.path.basename(sub)}", sub, turn, card_id, note, by=f"{by} (subagent)")
+        if evidence is not None:
+            out.append(evidence)
+    return out

@@ -166,6 +166,11 @@ def handler(base: str, powershell: bool):
     return getattr(sys.modules[full], name)
 
 
+# Programs that write the paths they are given (the last one for cp/mv/ln/install/rsync):
+# in a card's workspace, none of them may write the main checkout or another workspace.
+_WRITES_ITS_ARGUMENTS = frozenset(("cp", "mv", "ln", "install", "rsync", "tee", "touch", "mkdir", "rm", "rmdir", "truncate", "sed", "dd", "chmod", "unlink", "shred"))
+
+
 class Checker:
     """Checks one tool call's shell text. ``rules``: the board's compiled
     ``command`` rules; ``allow``: regexes that exempt a simple command from the
@@ -180,6 +185,8 @@ class Checker:
         self.allow = allow
         self.outside_ok = outside_ok
         self.agent = agent
+        self.workspace = None  # rules/workspace_bounds.Bounds when the call runs in a card's workspace (``in_workspace``)
+        self.elsewhere: list[str] = []  # then: the main checkout and the other workspaces
         self.found: list[Need] = []
         self.aliases: dict[str, str] = {}
         self.files_read = 0
@@ -199,6 +206,33 @@ class Checker:
 
     def opaque(self, what: str, why: str) -> None:
         self.need(OPAQUE, what, why)
+
+    def in_workspace(self, cwd: str | None) -> None:
+        """The call runs in a card's workspace (a linked git worktree): that is the
+        project it may write; the main checkout and the other workspaces are not
+        (``workspace_write``), nor are the refs it does not own (``guarded.git_rules``)."""
+        from ..rules import workspace_bounds
+
+        bounds = workspace_bounds.find(cwd) if cwd else None
+        if bounds is not None and bounds.main is not None:
+            self.workspace = bounds
+            self.root = os.path.realpath(bounds.workspace)
+            self.elsewhere = workspace_bounds.others(bounds)
+
+    def workspace_write(self, what: str, path: str | None, cwd: str | None) -> bool:
+        """Refuse a write into the main checkout or another card's workspace from
+        a workspace (True when refused). Unknown paths are left to the other rules."""
+        if self.workspace is None or path is None:
+            return False
+        resolved = self.resolve(path, cwd)
+        if resolved is None:
+            return False
+        for place in self.elsewhere:
+            if resolved == place or resolved.startswith(place.rstrip(os.sep) + os.sep):
+                kind = "the main checkout" if place == self.elsewhere[0] and self.workspace.main else "another card's workspace"
+                self.forbid(what, f"it writes {kind} ({place}); an agent works only in its card's workspace ({self.workspace.workspace})")
+                return True
+        return False
 
     def forbid(self, what: str, why: str) -> None:
         self.need(None, what, why)
@@ -366,6 +400,10 @@ class Checker:
             from .guarded import git_rules
 
             git_rules(self, text, strs, cwd)
+        elif self.workspace is not None and base in _WRITES_ITS_ARGUMENTS:
+            from .guarded import writes_elsewhere
+
+            writes_elsewhere(self, base, text, args, cwd)
         if any(p.search(text) for p in self.allow):
             return
         if base in builtin_rules.RULED and base != "rm":
@@ -386,6 +424,9 @@ class Checker:
             why = None if w.dynamic else self.ground.holds(w.text, cwd)
             if why:
                 self.forbid(text, f"it deletes a folder holding LoopX's ground: {why}")
+                return
+        for w in targets:
+            if not w.dynamic and self.workspace_write(text, w.text, cwd):
                 return
         for w in targets:
             if not self.inside(None if w.dynamic else w.text, cwd, strict=True):
@@ -464,6 +505,8 @@ class Checker:
             return
         target = word.text
         if not word.dynamic and (target.startswith(_DEV_OK) or target == "-"):
+            return
+        if not word.dynamic and self.workspace_write(f"> {target}", target, cwd):
             return
         if not self.inside(None if word.dynamic else target, cwd, strict=False):
             self.need("fs:write-outside", f"> {target}")

@@ -25,11 +25,11 @@ except ImportError:  # pragma: no cover - a Python whose sqlite3 is laid out oth
 
 from ..authority import authority, replay, trust
 from ..rules.holding import HELD, choose
-
-SCHEMA_VERSION = 7  # loopx_core.store.migrations.SCHEMA_VERSION (a test keeps them equal)
-
+from ..rules.lifecycle import GATE, LEASE, is_due
+from ..rules.schema_version import SCHEMA_VERSION
 
 Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")
+Asked = namedtuple("Asked", "id status deadline")
 # allowed: scope -> who allows it (capability, grant:N, gate:G-N); pending: scope ->
 # the pending gate a retry reuses; open: scopes left to the kernel (no gate yet).
 Verdict = namedtuple("Verdict", "known_agent card allowed pending open")
@@ -62,7 +62,7 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
             )),
             now,
         )
-        if card is not None and card.status == "active" and card.lease_expires is not None and card.lease_expires <= now:
+        if card is not None and is_due(LEASE, card, now):
             raise NotSure("the lease has expired; the kernel reaps it")
         if card is not None and tuple(replay.lease_in_log(query, card.id)) != (agent, card.lease_token):
             raise NotSure("the card's lease row is not the one the log granted; the kernel decides")
@@ -79,14 +79,14 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
             if card is None:
                 rest.append(scope)
                 continue
-            waiting = query(
-                "SELECT id, deadline FROM gate WHERE card_id=? AND status='pending' AND scope=? ORDER BY id LIMIT 1",
+            waiting = [Asked(*row) for row in query(
+                "SELECT id, status, deadline FROM gate WHERE card_id=? AND status='pending' AND scope=? ORDER BY id LIMIT 1",
                 (card.id, scope),
-            )
-            if waiting and (waiting[0][1] is None or waiting[0][1] > now):
-                pending[scope] = waiting[0][0]
-            elif waiting:
+            )]
+            if waiting and is_due(GATE, waiting[0], now):
                 raise NotSure("a pending gate is overdue; the kernel expires it")
+            if waiting:
+                pending[scope] = waiting[0].id
             else:
                 rest.append(scope)
         return Verdict(True, card, allowed, pending, rest)

@@ -7,8 +7,7 @@
 - the runtimes' settings, which hold LoopX's hooks and MCP entry:
   ``.claude/settings*.json``, ``~/.claude.json``, ``.codex/`` (the project's
   and ``$CODEX_HOME`` or ``~/.codex``), ``.mcp.json``;
-- the person's LoopX configuration folder (``platformdirs.user_config_dir
-  ("loopx")``), where the human key lives;
+- the person's LoopX configuration folder (``rules/person_folder``), where the human key lives;
 - other terminals: ``/dev/pts/N``, ``/dev/ttyN``, ``/dev/console``,
   ``/proc/PID/fd/N``;
 - for writing only, the installed LoopX (``installed``): its package and the
@@ -30,6 +29,7 @@ import re
 import sys
 from fnmatch import fnmatchcase
 
+from ..rules.person_folder import person_folder
 from .shellwords import Lazy
 
 BOARD = "it reads or writes LoopX's board (the .loopx folder); only LoopX itself may touch it"
@@ -49,20 +49,6 @@ _GLOB = Lazy(r"[*?\[]")
 MAX_MATCHES = 256  # paths a pattern matches that are followed through symbolic links
 
 
-def user_config_dir() -> str:
-    """``platformdirs.user_config_dir("loopx")`` without importing platformdirs
-    on Linux (it costs the hook milliseconds on every call); a test holds the
-    two equal."""
-    if sys.platform.startswith("linux") or sys.platform.startswith("freebsd"):
-        base = os.environ.get("XDG_CONFIG_HOME", "")
-        if not base.strip():
-            base = os.path.expanduser("~/.config")
-        return os.path.join(base, "loopx")
-    import platformdirs  # macOS, Windows: rare for these agents, exact is worth the import
-
-    return platformdirs.user_config_dir("loopx")
-
-
 class Ground:
     """The ground of one hook call: the project, the board it uses, this user."""
 
@@ -73,7 +59,7 @@ class Ground:
         codex_home = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
         # Places named by absolute path (the rest is found by name, anywhere).
         self._places: list[tuple[str, str, bool]] = [  # (path, why, a folder: everything under it too)
-            (user_config_dir(), HUMAN_CONFIG, True),
+            (person_folder(), HUMAN_CONFIG, True),
             (codex_home, SETTINGS_CODEX, True),
         ]
         if board_file:

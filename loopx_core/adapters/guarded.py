@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..rules import workspace_bounds
 from . import builtin_rules
 from .commands import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 from .ground import TERMINAL
@@ -34,6 +35,8 @@ def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
         return
     sub = args[i]
     rest = args[i + 1 :]
+    if checker.workspace is not None:
+        _git_in_workspace(checker, text, args[:i], sub, rest, cwd)
     if sub in _GIT_TREE_WRITERS:
         _git_over_untracked(checker, text, sub, rest, _git_folder(args[:i], cwd))
     elif sub == "config" and any(_GIT_COMMAND_KEYS.match(a) for a in rest if not a.startswith("-")):
@@ -91,6 +94,140 @@ def _git_over_untracked(checker, text: str, sub: str, rest: list[str], cwd: str 
         checker.opaque(text, _OVERWRITTEN)
 
 
+# -- in a card's workspace (issue #26) ----------------------------------------------------------
+# An agent there owns one branch (its workspace's). Git run there can move any ref
+# of the repository — the worktrees share them — so what would move the base
+# branch, another card's branch, LoopX's refs (refs/loopx/…), another worktree, or
+# drop commits LoopX recorded, is refused; so is git pointed at the main checkout
+# or another workspace. The runtime's sandbox holds the same line for programs
+# the hook cannot read (rules/workspace_bounds).
+_GIT_READS = frozenset(("log", "show", "diff", "status", "rev-parse", "rev-list", "ls-files", "ls-tree", "cat-file", "blame", "grep", "describe", "shortlog", "for-each-ref", "show-ref", "name-rev", "merge-base", "diff-tree", "diff-files", "diff-index", "cherry", "annotate", "whatchanged", "count-objects", "var", "help", "version", "check-ignore", "check-attr", "verify-commit", "verify-tag", "fsck"))
+_GIT_DROPS = {
+    "prune": "it deletes unreachable objects, which may be commits LoopX recorded",
+    "pack-refs": "it packs the repository's refs, which the sandbox then cannot keep apart",
+    "filter-branch": "it rewrites branches and refs wholesale",
+    "replace": "it makes git show other objects in place of recorded commits",
+}
+_GIT_VALUES = {  # a subcommand's options that take the next word as their value
+    "branch": {"-u", "--set-upstream-to", "--format", "--sort", "--points-at"},
+    "checkout": {"-b", "-B", "-c", "-C", "--force-create", "--orphan", "--conflict"},
+    "switch": {"-b", "-B", "-c", "-C", "--force-create", "--orphan", "--conflict"},
+    "rebase": {"--onto", "-s", "--strategy", "-X", "--strategy-option", "--exec", "-x"},
+    "update-ref": {"-m"},
+    "symbolic-ref": {"-m"},
+    "fetch": {"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "-j", "--jobs", "--upload-pack", "-o", "--server-option", "--negotiation-tip"},
+    "push": {"--repo", "-o", "--push-option", "--receive-pack", "--exec"},
+    "worktree": {"-b", "-B", "--reason"},
+    "reflog": {"--expire", "--expire-unreachable"},
+    "tag": {"-m", "--message", "-F", "--file", "-u", "--local-user"},
+}
+_CARD_ONLY = "an agent in a card's workspace moves only its own branch"
+
+
+def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: list[str], cwd: str | None) -> None:
+    bounds = checker.workspace
+    own = bounds.branch
+    for j, a in enumerate(before):
+        if a in ("--git-dir", "--work-tree", "--namespace") or a.startswith(("--git-dir=", "--work-tree=", "--namespace=")):
+            if sub not in _GIT_READS:
+                checker.forbid(text, f"`git {a.split('=')[0]}` points git at another repository or work tree; {_CARD_ONLY}, in its workspace")
+            return
+    folder = _git_folder(before, cwd)
+    if folder != cwd and sub not in _GIT_READS and checker.workspace_write(text, folder, None):
+        return
+    flags, words = _git_split(rest, _GIT_VALUES.get(sub, {"-m", "--message", "-F", "--file"}))
+    short = "".join(f[1:] for f in flags if not f.startswith("--"))
+
+    def other(name: str | None) -> bool:
+        """A branch of the repository that is not this workspace's own."""
+        if not name or name.startswith("-"):
+            return False
+        bare = name[len("refs/heads/"):] if name.startswith("refs/heads/") else name
+        return bare != own and workspace_bounds.is_branch(bounds, bare)
+
+    def refuse(why: str) -> None:
+        checker.forbid(text, f"{why}; {_CARD_ONLY} ({own or 'none: HEAD is detached'})")
+
+    if sub in _GIT_DROPS:
+        refuse(_GIT_DROPS[sub])
+    elif sub == "update-ref":
+        if "--stdin" in flags:
+            refuse("`git update-ref --stdin` moves refs LoopX cannot see")
+        elif words and words[0] not in ("HEAD", f"refs/heads/{own}"):
+            refuse(f"it moves `{clip(words[0], 60)}`")
+        elif "-d" in flags or "--delete" in flags:
+            refuse(f"it deletes `{clip(words[0] if words else '', 60)}`, the branch whose commits LoopX recorded")
+    elif sub == "symbolic-ref":
+        if len(words) >= 2 and words[1] != f"refs/heads/{own}":
+            refuse(f"it points HEAD at `{clip(words[1], 60)}`")
+    elif sub == "branch":
+        moving = any(f in ("-f", "--force", "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy") for f in flags) or any(c in short for c in "fdDmMcC")
+        deleting = any(f in ("-d", "-D", "--delete", "-m", "-M", "--move") for f in flags) or any(c in short for c in "dDmM")
+        if moving and any(other(w) for w in words):
+            refuse(f"it moves, renames or deletes `{clip(next(w for w in words if other(w)), 60)}`")
+        elif deleting and own in words:
+            refuse(f"it deletes or renames `{own}`, the branch whose commits LoopX recorded")
+    elif sub in ("checkout", "switch"):
+        reset = next((rest[k + 1] for k, a in enumerate(rest[:-1]) if a in ("-B", "-C", "--force-create")), None)
+        target = words[0] if words and words[0] != "--" else None
+        if reset is not None and reset != own:
+            refuse(f"it resets the branch `{clip(reset, 60)}`")
+        elif reset is None and other(target):
+            refuse(f"it switches the workspace to `{clip(target, 60)}`, so that its commits would move that branch")
+    elif sub == "rebase":
+        branch = words[1] if len(words) > 1 else None
+        if other(branch):
+            refuse(f"`git rebase` checks out and rewrites `{clip(branch, 60)}`")
+    elif sub in ("push", "fetch"):
+        remote = words[0] if words else None
+        local = remote in (".", "./") or (remote is not None and checker.workspace_write(text, remote, cwd))
+        if remote is not None and local and sub == "push":
+            refuse("it pushes into this repository itself, which moves its branches")
+        elif sub == "fetch" or local:
+            for spec in words[1:]:
+                dst = spec.lstrip("+").split(":", 1)[1] if ":" in spec else None
+                if dst and (other(dst) or dst.startswith("refs/loopx/")):
+                    refuse(f"it writes the ref `{clip(dst, 60)}`")
+    elif sub == "worktree":
+        action = words[0] if words else None
+        if action in ("remove", "move", "prune", "repair", "lock", "unlock"):
+            refuse(f"`git worktree {action}` changes the repository's other workspaces")
+        elif action == "add" and (any(f in ("-B", "-f", "--force") for f in flags) or "B" in short):
+            refuse("`git worktree add -B/--force` resets or takes over a branch")
+    elif sub == "reflog" and words and words[0] in ("expire", "delete"):
+        refuse(f"`git reflog {words[0]}` drops the record of where branches were, which keeps commits LoopX recorded")
+    elif sub == "gc" and any(f.startswith("--prune") and f not in ("--prune", "--no-prune") or f == "--aggressive" for f in flags):
+        refuse("`git gc --prune=…` deletes unreachable objects, which may be commits LoopX recorded")
+    elif sub == "repack" and ("d" in short or "-d" in flags) and ("a" in short or "A" in short):
+        refuse("`git repack -a -d` may drop unreachable objects, which may be commits LoopX recorded")
+    elif sub == "stash" and words and words[0] in ("drop", "clear"):
+        refuse("the stash is shared by every workspace of the repository")
+    elif sub == "tag" and (any(f in ("-d", "--delete", "-f", "--force") for f in flags) or "d" in short or "f" in short):
+        refuse("tags are shared by every workspace of the repository")
+
+
+def writes_elsewhere(checker, base: str, text: str, args: list, cwd: str | None) -> None:
+    """``cp``, ``mv``, ``tee``, ``touch``, ``rm``… from a card's workspace: refused
+    when a path they write is in the main checkout or another workspace."""
+    words = [w for w in args if not w.dynamic]
+    paths = [w.text for w in words if not w.text.startswith("-")]
+    if base == "dd":
+        paths = [w.text[3:] for w in words if w.text.startswith("of=")]
+    elif base == "sed":
+        if not any(w.text.startswith(("-i", "--in-place")) for w in words):
+            return
+        paths = paths[1:]
+    elif base in ("cp", "mv", "ln", "install", "rsync"):
+        target = next((w.text[len("--target-directory="):] for w in words if w.text.startswith("--target-directory=")), None)
+        for j, w in enumerate(words[:-1]):
+            if w.text == "-t":
+                target = words[j + 1].text
+        paths = [target] if target else paths[-1:]
+    for path in paths:
+        if checker.workspace_write(text, path, cwd):
+            return
+
+
 def _git_split(rest: list[str], with_value: set) -> tuple[list[str], list[str]]:
     """A git subcommand's options and its other words (``--`` kept among the words)."""
     flags, words, skip, options = [], [], False, True
@@ -123,7 +260,7 @@ def loopx(checker, base, head, args, ctx, cwd, depth):
 
 
 def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
-    from ..rules.human_verbs import (
+    from ..shapes.human_verbs import (
         is_human_verb,  # (the verbs' declarations: only a loopx command needs them)
     )
 

@@ -56,16 +56,17 @@ import os
 import sys
 import time
 
-from ..rules import board_file
+from ..rules import board_file, turn_env
+from ..rules.clock import now as _now
 from ..rules.hints import take_work
 from ..rules.holding import HELD
 
 RUNTIMES = ("claude-code", "codex")
-EVENTS = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
+EVENTS = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command")
 MAX_PAYLOAD = 8 * 1024 * 1024  # bytes of hook input read; a larger tool call is refused
 # Seconds each event may take before it answers anyway (the runtime's own
 # timeout, set by `loopx init`, is 30 s for the first two and 60 s for Stop).
-DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0}
+DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0, "session-end": 25.0, "permission-request": 570.0}
 
 
 class Hook:
@@ -73,7 +74,7 @@ class Hook:
         self.runtime, self.event, self.payload, self.raw, self.db_flag, self.err = runtime, event, payload, raw, db_flag, err
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         self.cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd()
-        self.agent = os.environ.get("LOOPX_AGENT") or None
+        self.agent = turn_env.agent()
         self.problem: str | None = None  # why the payload could not be read
 
     def note(self, message: str) -> None:
@@ -101,6 +102,9 @@ def run_hook(runtime: str, event: str, db_flag: str | None = None, *, stdin=None
     """Read the runtime's hook JSON, answer in its format; always exit 0 with a
     decision. Fail closed: a tool call that cannot be read or checked in time
     is denied; a Stop or SessionStart that fails lets the session go on."""
+    from ..rules import faults
+
+    faults.disarm()  # a hook that died reads as "no objection" to the runtime: never a test's fault point here
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
@@ -198,22 +202,12 @@ def _fallback(hook: Hook, what: str):
     closed); let a session start or stop go on."""
     if hook.event in ("pre-tool-use", "pre-skill-shell-command"):
         return _deny(f"{what}, so it is denied; the hook's stderr says why. Try a simpler call, or tell the person if this repeats.", event=_EVENT_NAMES[hook.event])
+    if hook.event == "permission-request":
+        return _permission("deny", f"{what}; the runtime's own question was not answered")
     return None
 
 
 # -- locating the board without importing the kernel --------------------------------
-
-def _now() -> float:
-    raw = os.environ.get("LOOPX_NOW")
-    if raw:
-        try:
-            return float(raw)
-        except ValueError:
-            from ..rules.clock import now
-
-            return now()
-    return time.time()
-
 
 def board_target(db_flag: str | None, cwd: str) -> tuple[str, str | None]:
     """("sqlite", path) | ("postgresql", url) | ("user", None): discovery.discover's
@@ -600,8 +594,6 @@ def stop(hook: Hook):
         # Without the payload there is no stop_hook_active to respect: blocking could loop.
         hook.note("the turn may end unchecked")
         return None
-    from ..shapes.errors import LoopxError
-
     try:
         store = open_store(hook)
     except Exception as exc:
@@ -609,12 +601,7 @@ def stop(hook: Hook):
         return None
     try:
         turn = _read_transcript(hook)
-        try:
-            _charge(hook, store, turn)
-        except LoopxError as err:
-            hook.note(f"usage not charged: {err.message}")
-        except Exception as exc:
-            hook.note(f"usage not charged: {type(exc).__name__}: {exc}")
+        _charge_noted(hook, store, turn)
         if hook.get("stop_hook_active") is True:
             return None  # already continuing because of a stop hook: never block twice
         return _evidence_gate(hook, store, turn)
@@ -691,7 +678,95 @@ def _charge(hook: Hook, store, turn) -> None:
     card_id = charged_card(store, agent, turn.started_at)
     session = str(hook.get("session_id") or "unknown")
     path = os.path.expanduser(hook.get("transcript_path"))
-    charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=f"the {hook.runtime} stop hook")
+    by = f"the {hook.runtime} {hook.event} hook"
+    charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=by)
+    if hook.runtime == "claude-code":
+        charge.charge_subagents(store, agent, session, path, card_id, hook.note, by=by)
+
+
+def session_end(hook: Hook):
+    """Claude Code's ``SessionEnd``: charge what the session used that no Stop
+    charged — the last model call whose usage reached the transcript after the
+    last Stop read it (2.1.197 writes it asynchronously), its subagents' calls.
+    Idempotent by call id (``adapters/charge.py``); says nothing to the runtime."""
+    if not hook.agent or hook.payload is None:
+        return None
+    try:
+        store = open_store(hook)
+    except Exception as exc:
+        hook.note(f"cannot open the board ({type(exc).__name__}: {exc}); usage not charged")
+        return None
+    try:
+        _charge_noted(hook, store, _read_transcript(hook))
+    finally:
+        store.close()
+    return None
+
+
+PERMISSION_WAIT = 540.0  # seconds the PermissionRequest hook waits for the person (under its deadline)
+PERMISSION_POLL = 0.5
+
+
+def _permission(behavior: str, message: str | None = None) -> dict:
+    decision = {"behavior": behavior}
+    if message:
+        decision["message"] = message
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+
+def permission_request(hook: Hook):
+    """Claude Code's own question ("may I run this?", ``PermissionRequest``)
+    joins the person's queue: a gate on the agent's card, answered on the board
+    or with ``loopx gate answer``; the hook waits for the answer and gives it to
+    the runtime — allow only on an approval a person's signature backs, deny on
+    a rejection or an expired gate. Unanswered within ``PERMISSION_WAIT``: deny
+    (the gate stays pending; the card waits). An agent holding no card: the
+    runtime decides as it would without the hook. Only in a runner's turn
+    (``LOOPX_TURN_ID`` set: nobody sits at that terminal); a person working
+    with Claude Code at their own terminal gets its own dialog at once."""
+    agent, tool = hook.agent, hook.get("tool_name")
+    if not agent or hook.payload is None or not isinstance(tool, str) or not os.environ.get("LOOPX_TURN_ID"):
+        return None
+    from ..ops import gates
+    from ..rules import ids
+
+    try:
+        store = open_store(hook)
+    except Exception as exc:
+        hook.note(f"cannot open the board ({type(exc).__name__}: {exc})")
+        return _permission("deny", "LoopX could not open the board to ask the person")
+    try:
+        with store.read():
+            card = _held(agent)
+        if card is None:
+            return None
+        shown = json.dumps(hook.get("tool_input"), ensure_ascii=False)[:1200]
+        question = f"Claude Code ({agent}) asks to use {tool} on {ids.fmt(ids.CARD, card.id)}: {shown}"
+        gate, _, _ = gates.ask(store, card.id, agent, {"question": question[:1900]})
+        deadline = time.monotonic() + PERMISSION_WAIT
+        while gate.status == "pending" and time.monotonic() < deadline:
+            time.sleep(PERMISSION_POLL)
+            gate = gates.status(store, gate.id)  # a forged approval reads as pending
+        if gate.status == "approved":
+            return _permission("allow")
+        if gate.status == "pending":
+            return _permission("deny", f"no answer from the person yet; {gate.key} waits for them (`loopx gate status {gate.key}`)")
+        why = f": {gate.note}" if gate.note else ""
+        return _permission("deny", f"the person said no ({gate.key} {gate.status}{why})")
+    finally:
+        store.close()
+
+
+def _charge_noted(hook: Hook, store, turn) -> None:
+    """``_charge``; what went wrong is said on stderr (a charge never ends a session)."""
+    from ..shapes.errors import LoopxError
+
+    try:
+        _charge(hook, store, turn)
+    except LoopxError as err:
+        hook.note(f"usage not charged: {err.message}")
+    except Exception as exc:
+        hook.note(f"usage not charged: {type(exc).__name__}: {exc}")
 
 
 def _evidence_gate(hook: Hook, store, turn):
@@ -721,4 +796,7 @@ def _evidence_gate(hook: Hook, store, turn):
     return {"decision": "block", "reason": reason}
 
 
-HANDLERS = {"session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop, "pre-skill-shell-command": pre_skill_shell_command}
+HANDLERS = {
+    "session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop, "session-end": session_end, "permission-request": permission_request,
+    "pre-skill-shell-command": pre_skill_shell_command,
+}

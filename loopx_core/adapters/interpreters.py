@@ -400,6 +400,10 @@ def sed(checker, base, head, args, ctx, cwd, depth):
     for script in scripts:
         if script.dynamic or _sed_runs(script.text):
             checker.opaque(f"sed {script.text}", "its script can run commands (sed's e command or flag)")
+    if checker.workspace is not None:  # sed -i in a card's workspace: not the main checkout's files
+        from .guarded import writes_elsewhere
+
+        writes_elsewhere(checker, "sed", " ".join(["sed", *(a.text for a in args)]), args, cwd)
     return SAME
 
 

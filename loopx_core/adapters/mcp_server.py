@@ -23,7 +23,6 @@ LoopX's message and hint, so the model can correct itself.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from .. import __version__
@@ -189,6 +188,16 @@ class Tools:
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
+            from ..store.failures import explain
+
+            known = explain(exc)
+            if known is not None and known.code == "board_unreachable":
+                # The server went away (a restart): the next call opens the board afresh.
+                sys.stderr.write(f"loopx mcp: {known.message}; the next call reconnects\n")
+                with contextlib.suppress(Exception):
+                    self.close()
+                self._store = None
+            exc = known or exc
             from ..shapes.errors import LoopxError
 
             if isinstance(exc, LoopxError):
@@ -234,10 +243,10 @@ def tool_writeback(
     tools, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0,
     turn_id: str = "", release: bool = False, lease_token: int | None = None, op_id: str = "",
 ) -> str:
-    """The CLI's writeback: the same operator, fenced by the same lease token
-    (default: the runner's turn, ``rules/turn_env``) and op id."""
-    from ..ops.idempotence import once
-    from ..ops.writeback import writeback
+    """The CLI's writeback (``ops/turn_report.record``): the same operator,
+    fenced by the same lease token (default: the runner's turn,
+    ``rules/turn_env``), under the same op id."""
+    from ..ops.turn_report import record
     from ..rules import turn_env
     from ..shapes.inputs import validate
 
@@ -245,16 +254,7 @@ def tool_writeback(
         "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
         "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_env.turn_id(turn_id or None), "release": release,
     }))
-    from ..rules.artifacts import missing_warnings
-
-    agent, cid, token = _agent(), _card(card), turn_env.lease_token(lease_token)
-
-    def run():
-        evidence, card_view, created = writeback(tools.store, cid, agent, data, source="mcp", lease_token=token)
-        ev = evidence.to_json()
-        return {"evidence": ev, "card": card_view.to_json(), "created": created, "warnings": missing_warnings(ev["artifacts"])}, 0
-
-    result, _ = once(tools.store, op_id or None, "writeback", {"agent": agent, "card": cid, **data}, run)
+    result, _, _ = record(tools.store, _card(card), _agent(), data, lease_token=turn_env.lease_token(lease_token), op_id=op_id or None, source="mcp")
     return _json(result)
 
 
@@ -334,9 +334,10 @@ def _is(value, kind: str) -> bool:
 
 
 def _agent() -> str:
+    from ..rules import turn_env
     from ..shapes.errors import UsageError
 
-    agent = os.environ.get("LOOPX_AGENT")
+    agent = turn_env.agent()
     if not agent:
         raise UsageError("no agent identity", "start the server with LOOPX_AGENT=<your agent id> (register it with `loopx agent add ID`)")
     return agent

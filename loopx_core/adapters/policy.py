@@ -209,6 +209,7 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
     ground = ground or Ground(root)
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     checker = Checker(root, ground, rules=policy.rules, allow=policy.allow, outside_ok=policy.outside_ok, agent=agent)
+    checker.in_workspace(cwd)
     if tool in SHELL_TOOLS or tool in POWERSHELL_TOOLS:
         command = tool_input.get("command")
         if command is None:
@@ -230,6 +231,8 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
             installed = checker.ground.installed(os.path.expanduser(path), cwd)
             if installed:
                 checker.forbid(f"{tool} {path}", installed)
+            elif checker.workspace_write(f"{tool} {path}", os.path.expanduser(path), cwd):
+                pass
             elif not _ground_path(checker, f"{tool} {path}", path, cwd) and not checker.inside(path, cwd, strict=False):
                 checker.need("fs:write-outside", f"{tool} {path}")
     elif tool in PATCH_TOOLS:

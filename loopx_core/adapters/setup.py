@@ -24,12 +24,13 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..rules.person_folder import person_folder
 from ..rules.spawn import loopx_argv
 from .setup_claude import MalformedSettings, SettingsError
 from .setup_codex import ConfigError, MalformedConfig
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
-EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")
+EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command")
 
 SetupError = (SettingsError, ConfigError)
 Malformed = (MalformedSettings, MalformedConfig)  # not JSON/TOML at all: exit 3, not a conflict
@@ -155,10 +156,8 @@ def merge_markdown(before: str | None, body: str) -> str:
 
 def key_folder() -> str:
     """The person's LoopX folder (the human key lives there): platformdirs' user
-    config dir, spelled with ``~`` when it is under the home folder."""
-    from platformdirs import user_config_dir
-
-    path = Path(user_config_dir("loopx"))
+    config dir (``rules/person_folder``), spelled with ``~`` when it is under the home folder."""
+    path = Path(person_folder())
     try:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:

@@ -38,11 +38,14 @@ agent's LoopX calls still reach the board — through MCP, not its shell.
 from __future__ import annotations
 
 import json
+import os
 
 EVENTS = (
     ("SessionStart", "session-start", None, 30),
     ("PreToolUse", "pre-tool-use", "*", 30),
     ("Stop", "stop", None, 60),
+    ("SessionEnd", "session-end", None, 30),  # charges what the last Stop could not see yet (adapters/hooks.session_end)
+    ("PermissionRequest", "permission-request", "*", 600),  # the runtime's own question joins the person's queue (2.1.335)
     ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30),  # skills' `!` shell commands (2.1.335)
 )
 GUARDS = ("PreToolUse", "PreSkillShellCommand")  # events that guard an action: a failed hook blocks it
@@ -206,3 +209,45 @@ def merge_local(before: str | None, agent: str) -> str | None:
         return None
     env["LOOPX_AGENT"] = agent
     return dump(data, before)
+
+
+# -- a turn in a card's workspace (issue #26) ---------------------------------------------------
+
+def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
+    """What a turn started in a card's workspace gets as its ``--settings`` (flag
+    settings: the agent cannot edit them), the runner passing
+    ``--setting-sources user`` beside them so that the workspace's own
+    ``.claude/settings*.json`` — whatever an agent committed or planted there —
+    count for nothing: the main checkout's settings, whose hooks run outside the
+    sandbox, are the ones that hold.
+
+    Claude Code makes the main repository's whole git folder writable from a
+    linked worktree. So, when the main checkout's settings turn the sandbox on:
+    the same sandbox, plus writable exactly the git paths a commit in this
+    worktree needs (``rules/workspace_bounds.writable``), read-only everything
+    else git would let it move (``guarded``: the base branch, other cards'
+    branches, reflogs and workspaces, ``refs/loopx``, ``packed-refs`` — made to
+    exist first —, the main checkout's HEAD and index), the main checkout's
+    ground spelled absolutely, and the runtimes' settings inside the workspace,
+    existing or not."""
+    from ..rules import workspace_bounds
+
+    out = {k: v for k, v in main_settings.items() if k not in ("env", "sandbox")}
+    sandbox = main_settings.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
+        ours = _merged(sandbox, sandbox_settings(key_dir))
+        workspace_bounds.ensure_packed_refs(bounds)
+        ours["filesystem"] = {
+            **ours["filesystem"],
+            "allowWrite": [
+                *(os.path.join(bounds.main, p) for p in ours["filesystem"].get("allowWrite") or [] if isinstance(p, str)),  # the person's own, from the main checkout
+                *(p for p in workspace_bounds.writable(bounds) if p != bounds.workspace),
+            ],
+            "denyWrite": [
+                *(p for p in (os.path.join(bounds.main, rel) for rel in GUARDED) if os.path.exists(p)),
+                *workspace_bounds.guarded(bounds),
+                *workspace_bounds.settings_files(bounds),
+            ],
+        }
+        out["sandbox"] = ours
+    return out

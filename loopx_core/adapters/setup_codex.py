@@ -272,3 +272,59 @@ def merge_user(before: str | None, root: Path, trust: dict[str, str]) -> str:
     if before is not None and parsed == _plain(before):
         return before
     return after
+
+
+# -- a turn in a card's workspace (issue #26) ---------------------------------------------------
+
+def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
+    """``codex exec`` arguments (``-c key=value``) for a turn started in a card's
+    workspace, when the main checkout's ``.codex/config.toml`` selects LoopX's
+    permission profile (``init`` without ``--no-sandbox``).
+
+    Codex keeps the main repository's git folder read-only from a linked
+    worktree, so a commit there fails ("index.lock: Read-only file system").
+    The profile is given again, whole, on the command line (it replaces the
+    project's, whose ``.loopx`` entry names a path a workspace does not have:
+    bwrap then cannot start a command): the person's LoopX folder unreadable,
+    the git paths a commit needs writable (``rules/workspace_bounds``), and
+    inside them every other card's branch and reflog read-only; the runtimes'
+    settings in the workspace read-only (Codex keeps ``.codex`` so by itself).
+    Where the workspace has no ``.codex/config.toml`` of its own, the loopx MCP
+    server comes from the main checkout's."""
+    from ..rules import workspace_bounds
+
+    args: list[str] = []
+    if main_config.get("default_permissions") == "loopx":
+        entries = {key_dir: "deny"}
+        entries.update({p: "write" for p in workspace_bounds.writable(bounds) if p != bounds.workspace})
+        entries.update({p: "read" for p in workspace_bounds.inside_writable(bounds, workspace_bounds.guarded(bounds))})
+        # `.claude` made (empty: git keeps no empty folder) so it can be bound read-only:
+        # a Claude Code session started here later must not find settings planted in it
+        workspace = Path(bounds.workspace)
+        (workspace / ".claude").mkdir(exist_ok=True)
+        roots = {rel: "read" for rel in READ_ONLY if (workspace / rel).exists()}
+        table = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in entries.items())
+        if roots:
+            table += ', ":workspace_roots" = { ' + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in roots.items()) + " }"
+        args += ["-c", 'default_permissions="loopx"', "-c", f'permissions.loopx={{ extends = ":workspace", filesystem = {{ {table} }} }}']
+    server = (main_config.get("mcp_servers") or {}).get("loopx")
+    if isinstance(server, dict) and not (Path(bounds.workspace) / ".codex" / "config.toml").exists():
+        args += ["-c", f"mcp_servers.loopx={_inline(server)}"]
+    return args
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a TOML basic string
+
+
+def _inline(value) -> str:
+    """A TOML inline value (tables and arrays of strings, numbers and booleans)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_str(k)} = {_inline(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return _toml_str(str(value))

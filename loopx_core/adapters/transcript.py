@@ -218,11 +218,14 @@ def read(runtime: str, path: str) -> Turn:
     return READERS[runtime](path)
 
 
-def uncharged(turn: Turn, through: str | None) -> tuple[list[Call], str | None]:
+def uncharged(turn: Turn, through: str | None, counted: dict[str, dict] | None = None) -> tuple[list[Call], str | None]:
     """The calls after ``through`` (the last entry a previous charge covered), or
     after the turn's prompt when ``through`` is unknown here; and the marker the
     new charge will cover up to. Calls already seen before the boundary (a split
-    API response) are not charged again."""
+    API response) are not charged again — except by what their usage grew past
+    what ``counted`` (call id -> usage by kind an earlier charge covered) says
+    was charged: that difference is a call of its own (same id)."""
+    counted = counted or {}
     start = -1
     if through is not None and through in turn.markers:
         start = len(turn.markers) - 1 - turn.markers[::-1].index(through)
@@ -231,6 +234,31 @@ def uncharged(turn: Turn, through: str | None) -> tuple[list[Call], str | None]:
     elif through is not None:
         start = len(turn.markers) - 1  # the previous charge's entry is gone: charge nothing twice
     seen = {call.identity for pos, call in turn.calls if pos <= start}
-    new = [call for pos, call in turn.calls if pos > start and call.identity not in seen]
+    new = []
+    for pos, call in turn.calls:
+        if call.identity in counted:
+            grown = growth(call, counted[call.identity])
+            if grown is not None:
+                new.append(grown)
+        elif pos > start and call.identity not in seen:
+            new.append(call)
     last = turn.markers[-1] if turn.markers else None
     return new, last
+
+
+def growth(call: Call, before: dict) -> Call | None:
+    """What ``call`` used beyond ``before`` (its usage by kind, as charged), or None."""
+    parts = {k: max(0, v - before.get(k, 0)) for k, v in call.parts.items()}
+    if not any(parts.values()):
+        return None
+    scale = {k: parts[k] for k in parts}
+    detail = dict(call.detail)
+    for key, kind in DETAIL_PARTS.items():
+        if key in detail and kind in scale:
+            detail[key] = scale[kind]
+    tokens_in = parts.get("input", 0) + parts.get("cache_write", 0) + parts.get("cache_read", 0)
+    return Call(call.identity, tokens_in, parts.get("output", 0), detail, call.model, parts)
+
+
+# A Claude Code call's detail, by the part of its usage each key is (a Codex call never grows: one line per call).
+DETAIL_PARTS = {"input_tokens": "input", "cache_creation_input_tokens": "cache_write", "cache_read_input_tokens": "cache_read", "output_tokens": "output"}

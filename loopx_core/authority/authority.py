@@ -13,6 +13,7 @@ runs the very same rules over ``sqlite3`` without the ORM.
 
 from __future__ import annotations
 
+from ..rules.decisions import signed_answer
 from ..rules.scopes import covers
 from . import trust
 
@@ -82,16 +83,23 @@ class Authority:
                 return gid
         return None
 
-    def approval_holds(self, gate_id: int, card: int, agent: str, scope: str | None, answered_by: str | None, answer_seq: int | None, lease_token: int | None, now: float) -> bool:
+    def approval_holds(
+        self, gate_id: int, card: int, agent: str, scope: str | None, answered_by: str | None, answer_seq: int | None, lease_token: int | None, now: float,
+        answer: str | None = "approved",
+    ) -> bool:
         """Is this gate's "approved" a real approval? (a person's signed answer,
-        or a capability/grant that still covers its scope)."""
+        or a capability/grant that still covers its scope). A person's answer
+        holds only with the option or words they signed (``answer``: the row's)."""
         by = answered_by or ""
         if by.startswith("human:"):
             row = self.people.decision_row(self.query, answer_seq, ("gate_answered",))
             if row is None or row.card != card:
                 return False
             data = row.payload()
-            return data.get("gate") == f"G-{gate_id}" and data.get("answer") == "approved" and data.get("scope") == scope and data.get("agent") == agent and data.get("lease_token") == lease_token
+            return (
+                data.get("gate") == f"G-{gate_id}" and data.get("answer") == "approved" and data.get("scope") == scope and data.get("agent") == agent
+                and data.get("lease_token") == lease_token and signed_answer(data) == answer
+            )
         if by.startswith("capability:") and scope:
             return by == f"capability:{agent}" and self.holds(agent, scope)
         if by.startswith("grant:") and scope and by[6:].isdigit():
@@ -103,11 +111,11 @@ class Authority:
         if lease_token is None:
             return None
         rows = self.query(
-            "SELECT id, agent, answered_by, answer_seq FROM gate WHERE card_id = ? AND scope = ? AND status = 'approved' AND lease_token = ? ORDER BY id",
+            "SELECT id, agent, answered_by, answer_seq, answer FROM gate WHERE card_id = ? AND scope = ? AND status = 'approved' AND lease_token = ? ORDER BY id",
             (card, scope, lease_token),
         )
-        for gid, agent, by, seq in rows:
-            if self.approval_holds(gid, card, agent, scope, by, seq, lease_token, now):
+        for gid, agent, by, seq, answer in rows:
+            if self.approval_holds(gid, card, agent, scope, by, seq, lease_token, now, answer):
                 return gid
         return None
 
@@ -131,6 +139,6 @@ def forged_approval(rules: Authority, gate, now: float) -> str | None:
     or the plain reader's tuple)."""
     if gate.status != "approved":
         return None
-    if rules.approval_holds(gate.id, gate.card_id, gate.agent, gate.scope, gate.answered_by, gate.answer_seq, gate.lease_token, now):
+    if rules.approval_holds(gate.id, gate.card_id, gate.agent, gate.scope, gate.answered_by, gate.answer_seq, gate.lease_token, now, gate.answer):
         return None
     return f"recorded as approved by {gate.answered_by or 'nobody'}, but no valid signed decision of a person says so"

@@ -16,6 +16,9 @@ import json
 import os
 
 from ..rules.digest import sha256_hex
+from ..rules.person_folder import (
+    person_folder as config_folder,  # the one rule: the hook denies this folder
+)
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
@@ -50,22 +53,6 @@ def config_dir() -> Path:
     from pathlib import Path
 
     return Path(config_folder())
-
-
-def config_folder() -> str:
-    """The person's LoopX folder (key, pinned board roots, anchors) — platformdirs'
-    user config folder, worked out here because this runs on the per-turn path:
-    ``$XDG_CONFIG_HOME/loopx`` (default ``~/.config/loopx``); on macOS
-    ``~/Library/Application Support/loopx``. Runtimes' sandboxes deny it to agents."""
-    import sys
-
-    home = os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Application Support", "loopx")
-    if sys.platform == "win32":
-        return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local"), "loopx")
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    return os.path.join(base if os.path.isabs(base) else os.path.join(home, ".config"), "loopx")
 
 
 def key_path() -> Path:
@@ -235,9 +222,9 @@ def write(path: Path, doc: dict) -> None:
 
 
 def _public_raw(private) -> bytes:
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    return private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    # (public_bytes_raw, not public_bytes(Encoding.Raw, …): the serialization
+    # package and its SSH formats cost a person's every signed verb ~15 ms.)
+    return private.public_key().public_bytes_raw()
 
 
 def _derive(passphrase: str, salt: bytes, n: int, r: int, p: int) -> bytes:

@@ -25,7 +25,8 @@ from collections import (
     namedtuple,  # (not typing: the PreToolUse hook imports this module)
 )
 
-from ..rules.decisions import CONTROL_OF_KIND
+from ..rules.decisions import CONTROL_OF_KIND, signed_answer
+from ..rules.lifecycle import status_after
 
 # Events that give a card's lease to an agent (with its fencing token), and
 # those that end it. ``gate_answered`` ends it only when it rejects.
@@ -129,7 +130,7 @@ class CardState:
         self.odd: list[tuple[int, str]] = []  # events whose own totals disagree with the replay
 
 
-# cards: id -> CardState; gates: id -> [card, status, answered_by];
+# cards: id -> CardState; gates: id -> [card, status, answered_by, answer];
 # grants: id -> [scope, agent, card, expires_at]; runners: agent -> control;
 # workspaces: card id -> [state, branch, head] (issue #26).
 Projection = namedtuple("Projection", "cards gates grants runners workspaces", defaults=(None,))
@@ -229,9 +230,9 @@ def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, d
     if gid is None:
         return
     if kind == "gate_asked":
-        p.gates[gid] = [card_id, "pending", None]
+        p.gates[gid] = [card_id, "pending", None, None]
     elif kind == "gate_answered":
-        p.gates[gid] = [card_id, data.get("answer"), actor]
+        p.gates[gid] = [card_id, data.get("answer"), actor, signed_answer(data)]
         if not actor.startswith("human:"):
             return  # approved at once by a capability or a grant: the card is unchanged
         if data.get("answer") == "rejected":
@@ -239,41 +240,23 @@ def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, d
         elif card.status == "waiting" and not _pending_on(p, card_id):
             card.status = "active"
     elif kind == "gate_expired":
-        p.gates.setdefault(gid, [card_id, None, None])[1:] = ["expired", "system:deadline"]
+        p.gates.setdefault(gid, [card_id, None, None, None])[1:] = ["expired", "system:deadline", "rejected"]
         _block(p, card)
     elif kind == "gate_withdrawn":
-        p.gates.setdefault(gid, [card_id, None, None])[1:] = ["withdrawn", "system"]
+        p.gates.setdefault(gid, [card_id, None, None, None])[1:3] = ["withdrawn", "system"]
 
 
 def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind: str, data: dict) -> str | None:
-    """The status an event (other than a gate's) leaves its card in, or None."""
-    if kind == "claimed" or kind == "monitor_due":
-        return "active"
-    if kind == "gate_asked":
-        return "waiting"
-    if kind in ("released", "lease_expired", "unblocked"):
-        return "ready"
-    if kind == "paused":
-        return "paused"
-    if kind == "monitoring":
-        return "monitoring"
-    if kind == "done":
-        return "done"
+    """The status an event (other than a gate's) leaves its card in, or None:
+    the lifecycle's table (``rules/lifecycle``, the one ``ops/lifecycle.move``
+    checks), and its rules over the card's gates and dependencies."""
     if kind in MERGES:  # the person's merge of the card's branch: in, or back to its agent with the conflict
         return ("done" if kind == "merged" else "ready") if actor.startswith("human:") else None
-    if kind == "handoff_created":
-        return "handoff"
     if kind == "handoff_accepted":
         return "waiting" if _pending_on(p, card_id) else "active"
-    if kind == "card_moved":
-        return data.get("to")
     if kind == "card_unassigned":
         return "blocked" if any(getattr(p.cards.get(a), "status", "done") != "done" for a in card.after) else "ready"
-    if kind == "resumed":
-        return data.get("status")
-    if kind in ("budget_raised", "window_set"):
-        return data.get("resumed")
-    return None
+    return status_after(kind, data)
 
 
 # The kinds the fold reads (others leave every projected row as it was: their data is not even parsed).
@@ -345,7 +328,7 @@ def differences(query, p: Projection) -> list[Difference]:
     for cid in p.cards:
         out.append(Difference("card", cid, "id", None, "added"))  # the log added a card the table no longer has
     known = {}
-    for gid, card, status, answered_by in query("SELECT id, card_id, status, answered_by FROM gate ORDER BY id", ()):
+    for gid, card, status, answered_by, answer in query("SELECT id, card_id, status, answered_by, answer FROM gate ORDER BY id", ()):
         known[gid] = True
         logged = p.gates.get(gid)
         if card not in replayed and (logged is None or logged[0] not in replayed):
@@ -353,7 +336,8 @@ def differences(query, p: Projection) -> list[Difference]:
         if logged is None:
             out.append(Difference("gate", gid, "id", status, None))
             continue
-        for column, row, log in (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2])):
+        columns = (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2]), ("answer", answer, logged[3]))
+        for column, row, log in columns:
             if row != log:
                 out.append(Difference("gate", gid, column, row, log))
     for gid, logged in p.gates.items():

@@ -279,6 +279,21 @@ def signed_setting(query, key: str, people: Trust | None = None) -> str | None:
     return value
 
 
+def latest_setting(query, people: Trust, key: str) -> tuple[int, float, str | None, bool] | None:
+    """The newest ``setting_changed`` event that set ``key``, read from the log
+    (a setting row edited or deleted counts for nothing): (seq, at, value,
+    verified). Not verified: that event's signature fails (fail closed). None:
+    never set."""
+    rows = query('SELECT "seq", "at" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq" DESC', ("setting_changed", f'%"{key}"%'))
+    for seq, at in rows:
+        decided = people.decision(query, seq, ("setting_changed",))
+        if decided is None:
+            return seq, at, None, False
+        if decided.get("key") == key:  # (else another setting whose value mentions the name)
+            return seq, at, decided.get("value"), True
+    return None
+
+
 def board_uid_from(query) -> str | None:
     rows = query("SELECT value FROM setting WHERE key = 'board_uid'", ())
     return rows[0][0] if rows else None

@@ -23,7 +23,12 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from ..rules.decisions import RUNNER_CONTROLS, WINDOW_FIELDS, WINDOW_KINDS
+from ..rules.decisions import (
+    RUNNER_CONTROLS,
+    WINDOW_FIELDS,
+    WINDOW_KINDS,
+    signed_answer,
+)
 from . import chain, replay, trust
 from .authority import Authority
 from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
@@ -82,7 +87,7 @@ RAW = {
     "person": "fingerprint, name, public_key, added_seq, revoked_seq",
     "setting": "key, value, decided_seq",
     "agent": "id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns",
-    "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token",
+    "gate": "id, card_id, agent, status, answered_by, answer_seq, scope, lease_token, answer",
     "grant": "id, scope, agent, card, expires_at, decided_seq",
     "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd",
     "runner": "agent, control, control_seq",
@@ -130,6 +135,10 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
     for table, columns in RAW.items():
         if table not in part["tables"]:  # an export by an older LoopX: the table it did not have is empty
             con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" ({columns})')
+    if "answer" not in part["tables"].get("gate", {}).get("columns", ["answer"]):
+        # An export from before #29 carries no answer: every answer then was its status (an expiry: rejected).
+        con.execute('ALTER TABLE gate ADD COLUMN "answer"')
+        con.execute("UPDATE gate SET answer = CASE status WHEN 'expired' THEN 'rejected' WHEN 'pending' THEN NULL WHEN 'withdrawn' THEN NULL ELSE status END")
 
     def query(sql, params=()):
         return con.execute(sql, params).fetchall()
@@ -244,9 +253,9 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
     def decided(seq, kinds):
         return people.decision(query, seq, kinds)
 
-    for gid, status, answered_by, answer_seq, scope, card in query('SELECT id, status, answered_by, answer_seq, scope, card_id FROM gate WHERE answered_by LIKE ?', ("human:%",)):
+    for gid, status, answered_by, answer_seq, scope, card, answer in query('SELECT id, status, answered_by, answer_seq, scope, card_id, answer FROM gate WHERE answered_by LIKE ?', ("human:%",)):
         data = decided(answer_seq, ("gate_answered",))
-        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope:
+        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope or signed_answer(data) != answer:
             out.append(Problem(answer_seq, f"gate G-{gid}", f"says {status} by {answered_by}, but no signed answer says so"))
     rules = Authority(query, people)
     for gid, card, agent, scope, by, seq, token in query("SELECT id, card_id, agent, scope, answered_by, answer_seq, lease_token FROM gate WHERE status = 'approved' AND (answered_by IS NULL OR answered_by NOT LIKE ?)", ("human:%",)):

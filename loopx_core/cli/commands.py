@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import time
 
-from ..rules import clock, ids
+from ..rules import clock, ids, turn_env
 from ..rules.hints import take_work
 from ..shapes import errors
 from ..shapes.errors import Forbidden, InvalidInput, NotFound, UsageError
@@ -33,8 +32,6 @@ class Outcome:
 
 def turn_defaults(args) -> None:
     """``--lease-token`` and ``--turn-id`` default to the runner's turn (``rules/turn_env``)."""
-    from ..rules import turn_env
-
     if hasattr(args, "lease_token"):
         args.lease_token = turn_env.lease_token(args.lease_token)
     if hasattr(args, "turn_id"):
@@ -86,18 +83,18 @@ class Context:
             self._store = None
 
     def agent(self) -> str:
-        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        agent = turn_env.agent(getattr(self.args, "agent", None))
         if not agent:
             raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
         return agent_id(agent)
 
     def caller(self, what: str):
         """``agent:<id>`` when an agent identity is present, else the person (their key)."""
-        agent = getattr(self.args, "agent", None) or os.environ.get("LOOPX_AGENT")
+        agent = turn_env.agent(getattr(self.args, "agent", None))
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
     def refuse_agent(self, what: str) -> None:
-        if os.environ.get("LOOPX_AGENT") or getattr(self.args, "agent", None):
+        if turn_env.agent(getattr(self.args, "agent", None)):
             raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
 
     def person(self, what: str):
@@ -198,7 +195,7 @@ def cmd_init(ctx: Context) -> Outcome:
     from ..store.discovery import init_target
 
     args = ctx.args
-    if os.environ.get("LOOPX_AGENT"):  # (init's own --agent names the agent to register)
+    if turn_env.agent():  # (init's own --agent names the agent to register)
         raise Forbidden("an agent cannot create or set up a board", "only a person does this, in their own terminal with their key", code="person_only")
     objective = None
     if args.objective is not None:
@@ -448,10 +445,12 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 
 def cmd_card_show(ctx: Context) -> Outcome:
-    from ..ops.cards import show_card
+    from ..ops.cards import show_card, usage_of
 
-    card = show_card(ctx.store, card_id(ctx.args.card)).to_json()
-    return Outcome({"card": card}, 0, render.card_block(card))
+    cid = card_id(ctx.args.card)
+    card = show_card(ctx.store, cid).to_json()
+    usage = usage_of(ctx.store, cid)
+    return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
 
 
 def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:
@@ -703,18 +702,9 @@ def cmd_heartbeat(ctx: Context) -> Outcome:
 
 
 def _read_input(source: str) -> dict:
-    try:
-        if source == "-":
-            raw = sys.stdin.read()
-        else:
-            with open(source, encoding="utf-8") as handle:
-                raw = handle.read()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read --input {source!r}: {exc.strerror}", "pass a readable JSON file, or - for stdin") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"--input {source!r} is not UTF-8 text", "write the document as UTF-8 JSON") from None
-    except ValueError as exc:  # e.g. a NUL in the path
-        raise InvalidInput(f"cannot read --input {source!r}: {exc}", "pass a readable JSON file, or - for stdin") from None
+    from .reading import EVIDENCE_MAX, read_text
+
+    raw = read_text(source, EVIDENCE_MAX, "--input", "pass a readable UTF-8 JSON file (at most 1 MiB), or - for stdin")
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -752,36 +742,30 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
 
 
 def cmd_writeback(ctx: Context) -> Outcome:
+    from ..ops.turn_report import record
     from ..ops.workspaces import capture
-    from ..ops.writeback import writeback
-    from ..rules.artifacts import missing_warnings
 
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
     code = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
-
-    def fn(agent, cid):
-        evidence, card, created = writeback(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, code=code)
-        ev, cj = evidence.to_json(), card.to_json()
-        text = f"{'recorded' if created else 'already recorded'} {ev['id']} on {cj['id']}"
-        if ev["artifacts"]:
-            text += f" with {len(ev['artifacts'])} artifact(s)"
-        warnings = missing_warnings(ev["artifacts"])
-        if cj["status"] == "paused" and cj["wake_at"]:
-            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
-        elif cj["status"] == "paused":
-            text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
-        elif cj["status"] == "ready":
-            text += f"\nreleased {cj['id']}"
-        else:
-            q = render.quota_line(cj["quota"])
-            text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
-        return {"evidence": ev, "card": cj, "warnings": warnings}, 0, text
-
-    outcome = _agent_card_op(ctx, "writeback", {"data": data}, fn)
-    outcome.warnings = outcome.data.get("warnings", [])
-    return outcome
+    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli", code=code)
+    if replayed:
+        return Outcome(result, code, "(replayed) " + json.dumps(result)[:300], result.get("warnings"))
+    ev, cj = result["evidence"], result["card"]
+    text = f"{'recorded' if result['created'] else 'already recorded'} {ev['id']} on {cj['id']}"
+    if ev["artifacts"]:
+        text += f" with {len(ev['artifacts'])} artifact(s)"
+    if cj["status"] == "paused" and cj["wake_at"]:
+        text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
+    elif cj["status"] == "paused":
+        text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
+    elif cj["status"] == "ready":
+        text += f"\nreleased {cj['id']}"
+    else:
+        q = render.quota_line(cj["quota"])
+        text += (f" · {q}" if q else "") + f"\nnext: keep going, or `loopx done {cj['id']} --summary …`"
+    return Outcome(result, code, text, result["warnings"])
 
 
 def _gate_code(g: dict) -> int:
@@ -858,16 +842,20 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     a = ctx.args
     ctx.refuse_agent("answer a gate")
     gid = gate_id(a.gate)
-    data = validate("gate_answer", _drop_none({"decision": a.decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_}))
+    decision = a.decision or ("approve" if a.choose is not None or a.text is not None else None)
+    if decision is None:
+        raise InvalidInput(f"say how you answer {a.gate}", f"`loopx gate answer {a.gate} approve`, `reject --note WHY`, `--choose OPTION` or `--text ANSWER`")
+    data = validate("gate_answer", _drop_none({"decision": decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_, "choice": a.choose, "text": a.text}))
     actor = ctx.person("answer a gate")
 
     def run():
-        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"))
+        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"))
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
     result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
     g, c = result["gate"], result["card"]
-    text = f"{g['id']} {g['status']} by {g['answered_by']}; {c['id']} is now {c['status']}"
+    said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
+    text = f"{g['id']} {g['status']}{said} by {g['answered_by']}; {c['id']} is now {c['status']}"
     if g["kind"] == "merge" and g["status"] == "approved":
         text += " (merged)" if c["status"] == "done" else f"\n{render.one_line(c['next'] or '')}"
     return Outcome(result, code, text)

@@ -37,6 +37,32 @@ def _emit_error(err, as_json: bool) -> None:
         sys.stderr.write(msg + "\n")
 
 
+def _remember_damage(err) -> None:
+    """A read met a damaged page: mark the board so writes refuse it (store/failures.py)."""
+    from ..store import failures, records
+
+    store = records.current()
+    if store is not None and store.backend == "sqlite":
+        failures.mark_damaged(store.location.path, err.message)
+        err.hint = failures.DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
+
+
+def _refuse_undecodable(argv: list[str]) -> None:
+    """An argument that is not UTF-8 (Python keeps its bytes as surrogates)
+    would fail deep inside, on its way to the board: refused here, exit 3."""
+    for word in argv:
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            from ..shapes.errors import InvalidInput
+
+            try:  # the bytes the shell passed (\xff), else the code points (\ud800)
+                shown = word.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")[:80]
+            except UnicodeEncodeError:
+                shown = word.encode("ascii", "backslashreplace").decode("ascii")[:80]
+            raise InvalidInput(f"the argument '{shown}' is not UTF-8 text", "pass UTF-8 text (check the shell's locale)", code="not_utf8") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "hook" in argv[:4]:  # runtimes call this before every tool: skip the parser
@@ -49,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..shapes.errors import INTERNAL, LoopxError
 
     try:
+        _refuse_undecodable(argv)
         from .parser import build
 
         args = build(argv).parse_args(argv)
@@ -68,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
         ctx = Context(args)
         ctx.name_board()
-        if spec.human:  # one list: the hook refuses the same verbs to agents (rules/human_verbs.py)
+        if spec.human:  # one list: the hook refuses the same verbs to agents (shapes/human_verbs.py)
             ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")
         try:
             outcome = verbs.resolve(spec.handler)(ctx)
@@ -92,6 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: never a bare traceback for an agent
         if os.environ.get("LOOPX_DEBUG"):
             raise
+        from ..store.failures import explain
+
+        known = explain(exc)  # a full disk, a read-only or damaged board, a path that cannot be
+        if known is not None and known.code == "board_damaged":
+            _remember_damage(known)
+        if known is not None:
+            _emit_error(known, as_json)
+            return known.exit_code
         err = LoopxError(f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it")
         _emit_error(err, as_json)
         return INTERNAL

@@ -97,10 +97,28 @@ def board_text(cards: list[dict], where: str) -> str:
     return "\n".join(out)
 
 
+def usage_block(usage: dict) -> str:
+    """Where the card's tokens and dollars come from: per agent, then the latest turns."""
+    if not usage["agents"]:
+        return ""
+    lines = ["", "  usage by agent:"]
+    for a in usage["agents"]:
+        split = f" ({a['tokens_in']:,} in, {a['tokens_out']:,} out)" if a["tokens_in"] or a["tokens_out"] else ""
+        lines.append(f"    {one_line(a['agent'])}: {a['tokens']:,} tokens{split}, ${a['usd']:.4f} over {a['turns']} turn(s)")
+    lines.append("  usage by turn:" + (f" (the latest {len(usage['turns'])}; {usage['turns_left_out']} before)" if usage["turns_left_out"] else ""))
+    for t in usage["turns"]:
+        lines.append(f"    {t['at']} {one_line(t['agent'])} {t['source']}: {t['tokens']:,} tokens, ${t['usd']:.4f}")
+    return "\n".join(lines)
+
+
 def gate_line(g: dict) -> str:
     scope = f" [{g['scope']}]" if g["scope"] else ""
     who = f" by {g['answered_by']}" if g["answered_by"] else ""
     note = f"\n  note: {one_line(g['note'])}" if g.get("note") else ""
+    if g.get("choice"):
+        note = f"\n  chose: {one_line(g['choice'])}" + note
+    elif g.get("text"):
+        note = f"\n  answer: {one_line(g['text'])}" + note
     return f"{g['id']} {g['status']}{who} — {g['card']} {g['agent']}{scope}: {one_line(g['question'])}{note}"
 
 

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 from ..authority import keys
+from ..rules.text import terminal_safe
 from ..shapes.errors import (
     ALTERED,
     Altered,
@@ -132,7 +134,7 @@ def _replace_board(ctx: Context, want: str) -> Outcome:
     where this machine knew one, or a log that went back behind what this
     machine saw: its root must be the one they name, and their key one of its
     people; they sign the acceptance on the board."""
-    from ..authority.people import accept_board
+    from ..ops.people import accept_board
 
     ctx.refuse_agent("accept a board")
     found = accept_board(ctx.store, keys.unlock(), want)
@@ -141,7 +143,7 @@ def _replace_board(ctx: Context, want: str) -> Outcome:
 
 
 def cmd_person_add(ctx: Context) -> Outcome:
-    from ..authority.people import add_person
+    from ..ops.people import add_person
 
     a = ctx.args
     from ..rules.limits import AGENT_ID
@@ -153,7 +155,7 @@ def cmd_person_add(ctx: Context) -> Outcome:
 
 
 def cmd_person_list(ctx: Context) -> Outcome:
-    from ..authority.people import list_people
+    from ..ops.people import list_people
 
     found = list_people(ctx.store)
     lines = [
@@ -165,7 +167,7 @@ def cmd_person_list(ctx: Context) -> Outcome:
 
 
 def cmd_person_revoke(ctx: Context) -> Outcome:
-    from ..authority.people import revoke_person
+    from ..ops.people import revoke_person
 
     out = revoke_person(ctx.store, ctx.person("revoke people"), ctx.args.fingerprint.strip())
     return Outcome({"person": out}, 0, f"revoked {out['name']} ({out['fingerprint']}): signatures made with it from now on count for nothing")
@@ -177,6 +179,9 @@ def cmd_verify(ctx: Context) -> Outcome:
     if ctx.args.file:
         report = verify.verify_export(_read_export(ctx.args.file), root=ctx.args.root)
     else:
+        damage = _file_damage(ctx.store)
+        if damage:
+            return damage
         report = verify.verify_store(ctx.store)
         verify.save_anchor(ctx.store, report)
     data = {"verify": report.to_json()}
@@ -188,6 +193,28 @@ def cmd_verify(ctx: Context) -> Outcome:
     lines = [f"ALTERED: {first.where} {first.what}"] + [f"  also: {p.where} {p.what}" for p in report.problems if p is not first][:20]
     lines.append("→ decisions that do not verify are not honoured; compare with a backup or an export (`loopx verify --file`), and tell the people on the board")
     return Outcome(data, ALTERED, "\n".join(lines))
+
+
+def _file_damage(store) -> Outcome | None:
+    """SQLite's integrity check of the board's file, before its rows are read:
+    damage is named (exit 12) and marked, so writes refuse the board until a
+    check finds it whole again (store/failures.py)."""
+    if store.backend != "sqlite":
+        return None
+    from ..shapes.errors import STORAGE
+    from ..store import failures
+
+    found = failures.integrity_problems(store.connection())
+    path = store.location.path
+    if not found:
+        failures.clear_damage(path)
+        return None
+    failures.mark_damaged(path, "; ".join(found)[:2000])
+    problems = [{"seq": None, "where": "file", "what": what[:300]} for what in found]
+    data = {"verify": {"ok": False, "damaged": True, "events": None, "signed": None, "head": None, "first_bad": problems[0], "problems": problems, "notes": []}}
+    lines = [f"DAMAGED: the board's file {store.location.describe()} fails SQLite's integrity check:"] + [f"  {what[:300]}" for what in found[:20]]
+    lines.append(f"→ writes refuse this board now. {failures.DAMAGED_HINT}; `loopx verify` clears this once the file checks out")
+    return Outcome(data, STORAGE, "\n".join(lines))
 
 
 def _policy_file(ctx: Context):
@@ -267,11 +294,80 @@ def cmd_dangerous_set(ctx: Context) -> Outcome:
 
 
 def _read_export(path: str) -> dict:
+    from .reading import EXPORT_MAX, read_text
+
+    text = read_text(path, EXPORT_MAX, "the export", "pass a file written by `loopx export` (at most 256 MiB)", error=UsageError)
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read the export {path!r}: {exc}", "pass a file written by `loopx export`") from None
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"cannot read the export {path[:200]!r}: {str(exc)[:200]}", "pass a file written by `loopx export`") from None
     if not isinstance(doc, dict) or "chain" not in doc:
         raise UsageError(f"{path!r} is not a LoopX export with its chain", "export it again with this LoopX (`loopx export > board.json`)")
     return doc
+
+
+def _notify_text(cmd, last=None) -> str:
+    if cmd is None:
+        return "no notification command: only the board's bell tells you (set one: `loopx notify set -- /usr/bin/notify-send LoopX`)"
+    shown = " ".join(shlex.quote(a) for a in cmd.argv)
+    text = f"runs: {shown} TITLE BODY (JSON on stdin), killed after {cmd.timeout:g} s, one message per gate in {cmd.every:g} s"
+    if last is not None:
+        text += "\n" + _outcome_text(*last)
+    return text
+
+
+def _outcome_text(at: float, ok: bool, error: str | None) -> str:
+    from ..rules import clock
+
+    return f"last: {clock.iso(at)} " + ("✓" if ok else f"✗ {terminal_safe(error or '')}")
+
+
+def cmd_notify_show(ctx: Context) -> Outcome:
+    from ..ops import notify
+
+    with ctx.store.read():
+        cmd = notify.command(ctx.store)
+        rows = ctx.store.query("""SELECT "at", "data" FROM "event" WHERE "kind" = 'notified' ORDER BY "seq" DESC LIMIT 1""")
+    last = None
+    if rows:
+        data = json.loads(rows[0][1] or "{}")
+        last = (rows[0][0], bool(data.get("ok")), data.get("error"))
+    out = {"notify": cmd.to_json() if cmd else None, "last": None if last is None else {"at": last[0], "ok": last[1], "error": last[2]}}
+    return Outcome(out, 0, _notify_text(cmd, last))
+
+
+def cmd_notify_set(ctx: Context) -> Outcome:
+    from ..ops import notify
+    from ..rules.durations import parse_duration
+
+    a = ctx.args
+    argv = list(a.argv)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    given = [bool(argv), a.shell is not None, bool(a.none)]
+    if sum(given) != 1:
+        raise UsageError("give the command after --, or --shell 'CMD', or --none", "e.g. `loopx notify set -- /usr/bin/notify-send LoopX` or `loopx notify set --shell 'curl -fsS -d \"$1: $2\" https://ntfy.sh/mine'`")
+    if a.shell is not None:
+        argv = ["/bin/sh", "-c", a.shell, "loopx-notify"]  # the person's own shell text; the message is $1 and $2, never spliced in
+    try:
+        timeout, every = parse_duration(a.timeout), parse_duration(a.every)
+    except ValueError as exc:
+        raise UsageError(str(exc), "durations look like 10s, 5m, 1h") from None
+    person = ctx.person("set the notification command")
+    cmd = notify.set_command(ctx.store, None if a.none else argv, person, timeout=timeout, every=every)
+    return Outcome({"notify": cmd.to_json() if cmd else None}, 0, _notify_text(cmd))
+
+
+def cmd_notify_test(ctx: Context) -> Outcome:
+    from ..ops import notify, notify_send
+
+    ctx.person("test the notification command")
+    with ctx.store.read():
+        cmd = notify.command(ctx.store)
+    if cmd is None:
+        raise UsageError("no notification command is set (or its signature does not verify)", "`loopx notify set -- /usr/bin/notify-send LoopX`, then test it again")
+    notice = notify.Notice("test", "test", None, None, "LoopX test notification", "if you read this, LoopX can reach you")
+    ok, error, seconds = notify_send.run(cmd, notice)
+    notify.record(ctx.store, notice, ok, error, seconds)
+    out = {"ok": ok, "error": error, "seconds": round(seconds, 3)}
+    return Outcome(out, 0 if ok else 5, "the command ran ✓" if ok else f"the command failed: {terminal_safe(error or '')}")

@@ -24,7 +24,7 @@ from ..store.rows import (
     handoff_view,
     observed_view,
 )
-from . import dangerous, reaper
+from . import dangerous, notify, reaper
 from .board_pages import CardFilter, Page, Tally, board_page, tally
 
 
@@ -33,16 +33,15 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     ``keys.Person``: they sign their own entry, and this machine pins their key
     as the board's root). On an existing board ``person`` must be one of its
     people. Returns (store, created)."""
-    from ..authority import (
-        people,  # (its rows are the models': off the board's read path)
-    )
+    from ..authority.people import member, pin_root
+    from .people import add_root, has_people
 
     store = Store.open(location, create=True, frozen_ok=test_board)
     created = store.created
     if created and location.source == "init":
         ignore_board_folder(location)
-    store.run(lambda: None if people.has_people(store) else people.add_root(store, person))
-    me = people.member(store, person)
+    store.run(lambda: None if has_people(store) else add_root(store, person))
+    me = member(store, person)
     if objective is not None or created or (test_board and store.signed_setting("test_clock") != "on"):
 
         def body():
@@ -57,7 +56,7 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
 
         store.run(body)
     if pin:  # (not for throwaway seeded and demo boards)
-        people.pin_root(store)
+        pin_root(store)
     return store, created
 
 
@@ -222,6 +221,7 @@ class GateBrief(NamedTuple):
     card: CardView
     evidence: EvidenceView | None  # the card's latest evidence
     dangerous: bool = False  # its scope is one the person marked dangerous (ops/dangerous)
+    notified: tuple[float, bool, str | None] | None = None  # when the notification command last told the person of it (ops/notify)
     diff: object = None  # a merge gate: the card's branch against the base (workspace.merge.DiffSummary)
 
 
@@ -235,7 +235,8 @@ def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
         latest = Evidence.first('WHERE "card_id" = ? ORDER BY "id" DESC', (card.id,))
         gate = gate_view(row)
         risky = scopes.dangerous(gate.scope, dangerous.patterns(store)) if gate.scope else False
-        brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky)
+        told = notify.last_outcome(store, card.id, f"gate:{gate.key}")
+        brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky, told)
     if gate.kind == "merge":  # what the person is asked to bring in (git, outside the read)
         from .merges import diff_summary
 

@@ -13,15 +13,15 @@ from ..store.rows import (
     card_view,
     card_views,
     evidence_view,
-    gate_view,
     handoff_view,
     observed_view,
     touch,
 )
 from . import quota, reaper
 from .handoffs import open_handoff
+from .lifecycle import clear_lease, move, withdraw_pending
 from .quota import over_budget
-from .reaper import clear_lease, load_card, withdraw_pending
+from .reaper import load_card
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
 
@@ -122,7 +122,7 @@ def apply_move(card: Card, to: str, actor, now: float) -> Card:
     revoked = card.lease_holder
     withdraw_pending(card, now, f"moved to {to} by {actor}")
     clear_lease(card)
-    card.status = to
+    move(card, to, "card_moved")
     card.paused_reason = card.blocked_reason = card.handoff_to = None
     card.monitor_due = None
     card.stalls = 0
@@ -158,7 +158,7 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
         elif holder is not None:  # taken away from its holder, back to the pool
             withdraw_pending(card, now, f"unassigned by {actor}")
             clear_lease(card)
-            card.status = "ready" if not open_deps(card.id) else "blocked"
+            move(card, "ready" if not open_deps(card.id) else "blocked", "card_unassigned")
             card.assignee = card.handoff_to = card.paused_reason = None
             events.emit(actor, "card_unassigned", card.id, revoked=holder)
             if card.status == "ready":
@@ -278,8 +278,37 @@ def show_card(store, card_id: int) -> CardView:
         return card_view(card_row(card_id))
 
 
+USAGE_TURNS = 20  # the latest turns `card show` lists; the agents' sums cover every one
+
+
+def usage_of(store, card_id: int) -> dict:
+    """Where a card's token and dollar figures come from: each turn's usage as
+    the runtime reported it (a charge measured by a hook or a runner, a
+    writeback's own figures) and the sum per agent; the sums add up to the
+    card's quota (``used``)."""
+    with store.read():
+        card_row(card_id)
+        rows = records.rows(
+            'SELECT "agent", "turn_id", "source", "tokens", "tokens_in", "tokens_out", "usd", "created_at" FROM "evidence" '
+            'WHERE "card_id" = ? AND ("tokens" > 0 OR "usd" > 0) ORDER BY "id"',
+            (card_id,),
+        )
+    agents: dict[str, dict] = {}
+    turns = []
+    for agent, turn_id, source, tokens, tokens_in, tokens_out, usd, at in rows:
+        mine = agents.setdefault(agent, {"agent": agent, "turns": 0, "tokens": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0})
+        mine["turns"] += 1
+        for key, n in (("tokens", tokens), ("tokens_in", tokens_in), ("tokens_out", tokens_out)):
+            mine[key] += n or 0
+        mine["usd"] = round(mine["usd"] + (usd or 0.0), 6)
+        turns.append({"agent": agent, "turn_id": turn_id, "source": source, "tokens": tokens, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd or 0.0, "at": clock.iso(at)})
+    return {"agents": list(agents.values()), "turns": turns[-USAGE_TURNS:], "turns_left_out": max(0, len(turns) - USAGE_TURNS)}
+
+
 def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
     """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
+    from .gates import checked_view
+
     if reap:
         _reap_if_due(store)
     with store.read():
@@ -290,7 +319,7 @@ def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: 
             card=card_view(card),
             evidence=tuple(reversed([evidence_view(e) for e in evidence])),
             observed=tuple(observed_view(o) for o in Observed.where(*of_card)),
-            gates=tuple(gate_view(g) for g in Gate.where(*of_card)),
+            gates=tuple(checked_view(store, g) for g in Gate.where(*of_card)),  # an answer no signature backs reads as pending
             handoffs=tuple(handoff_view(h) for h in Handoff.where(*of_card)),
             events=tuple(events.latest(card_id, event_limit)) if event_limit else (),
         )

@@ -62,12 +62,23 @@ def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, 
     return store.run(body)
 
 
-def previous_through(store, agent: str, session: str, transcript: str) -> str | None:
-    """The last transcript entry an earlier charge of this session covered."""
+def previous_through(store, agent: str, session: str, transcript: str) -> tuple[str | None, dict[str, dict]]:
+    """The last transcript entry an earlier charge of this session covered, and
+    what the session's charges counted for each model call so far (its id ->
+    the largest usage by kind any charge covered: a call whose usage grew after
+    it was charged — Claude Code writes a call's partial usage first, and the
+    rest may land after a hook read it — is charged the difference)."""
+    through, counted = None, {}
     with store.read():
         rows = records.rows('SELECT "extra" FROM "evidence" WHERE "agent" = ? AND "source" = ? ORDER BY "id" DESC LIMIT 50', (agent, SOURCE))
         for (text,) in rows:
             extra = json.loads(text) if text else {}
-            if extra.get("session") == session and extra.get("transcript") == transcript:
-                return extra.get("through")
-    return None
+            if extra.get("session") != session or extra.get("transcript") != transcript:
+                continue
+            if through is None:
+                through = extra.get("through")
+            for identity, parts in (extra.get("counted") or {}).items():
+                mine = counted.setdefault(identity, {})
+                for kind, n in parts.items():
+                    mine[kind] = max(mine.get(kind, 0), n)
+    return through, counted

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..rules import clock, holding, ids
-from ..rules.hints import take_work
+from ..rules.hints import paused_hint, take_work
 from ..shapes.errors import Conflict, Forbidden
 from ..shapes.values import CardView, NextResult
 from ..store import events
@@ -14,7 +14,8 @@ from ..store.rows import agent_row, card_view, gate_view, handoff_view, touch
 from . import leases, quota, reaper
 from .gates import _rules, checked_view, holding_gate, open_gate
 from .handoffs import latest_handoff
-from .reaper import clear_lease, load_card, withdraw_pending
+from .lifecycle import clear_lease, gate_blocked, move, withdraw_pending
+from .reaper import load_card
 from .try_family import first_of, other_try_of
 
 
@@ -26,7 +27,7 @@ def host_name() -> str:
 def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:
     """Lease ``card`` to ``agent``; open a permission gate for each needed scope it lacks."""
     leases.grant(card, agent.id, seconds or leases.default_lease_seconds(store), now)
-    card.status = "active"
+    move(card, "active", "claimed")
     card.stalls = 0
     touch(card, now)
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
@@ -60,7 +61,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
         if card.lease_holder == agent and card.status in ("active", "waiting"):
             return _resume(store, card, agent, "already yours")
         if card.status != "ready":
-            blocked = reaper.gate_blocked(card)
+            blocked = gate_blocked(card)
             if blocked is not None:
                 raise blocked
             if card.lease_holder:
@@ -71,7 +72,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
                 why = f"{key} is {card.status}"
             hint = f"pick another card: {take_work(agent)}"
             if card.status == "paused":
-                why, hint = f"{key} is paused ({card.paused_reason})", f"{quota.paused_hint(card)}; meanwhile {hint}"
+                why, hint = f"{key} is paused ({card.paused_reason})", f"{paused_hint(card)}; meanwhile {hint}"
             raise Conflict(why, hint, code="not_ready", data={"card": card_view(card).to_json()})
         if card.assignee and card.assignee != agent:
             raise Forbidden(f"{key} is assigned to {card.assignee}", f"a human can reassign it: `loopx card assign {key} --to {agent}`")
@@ -124,7 +125,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
                 return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
             return _resume(store, card, agent, "resume")
         if rank == holding.DUE:
-            card.status = "active"
+            move(card, "active", "monitor_due")
             card.monitor_due = None
             leases.renew(card, now)
             events.emit("system", "monitor_due", card.id, agent=agent)
@@ -202,7 +203,7 @@ def release_card(card: Card, actor: str, now: float) -> None:
     withdraw_pending(card, now, f"released by {actor}")
     token = card.lease_token
     clear_lease(card)
-    card.status = "ready"
+    move(card, "ready", "released")
     card.monitor_due = None
     events.emit(actor, "released", card.id, token=token)
     quota.hold(card)
@@ -227,7 +228,7 @@ def monitor(store, card_id: int, agent: str, every: float, lease_token: int | No
         agent_row(agent)
         card = load_card(card_id)
         leases.require_holder(card, agent, lease_token, ("active", "monitoring"))
-        card.status = "monitoring"
+        move(card, "monitoring", "monitoring")
         card.monitor_every = every
         card.monitor_due = now + every
         card.lease_expires = None  # kept while it sleeps; `next` wakes it when due

@@ -47,7 +47,7 @@ def build(store: Store, card_id: int) -> dict:
             for e in reported
         ],
         "gates": [
-            {"id": g.key, "status": g.status, "question": _clip(g.question, 200), "scope": g.scope, "note": _clip(g.note, 200) or None}
+            {"id": g.key, "status": g.status, "question": _clip(g.question, 200), "scope": g.scope, "choice": g.choice, "text": _clip(g.text, 1000) or None, "note": _clip(g.note, 200) or None}
             for g in gates
         ],
         "handoff": None
@@ -119,6 +119,10 @@ def to_markdown(ctx: dict) -> str:
             scope = f" `{g['scope']}`" if g["scope"] else ""
             note = f" — {g['note']}" if g["note"] else ""
             lines.append(f"- {g['id']} **{g['status']}**{scope}: {g['question']}{note}")
+            if g["choice"]:
+                lines.append(f"  - the person chose: **{g['choice']}**")
+            if g["text"]:
+                lines.append(f"  - the person answered: {g['text']}")
     if ctx["handoff"]:
         h = ctx["handoff"]
         lines += ["", f"## Last handoff {h['id']} ({h['from'] or 'human'} → {h['to']}{', accepted' if h['accepted'] else ''})", h["summary"]]

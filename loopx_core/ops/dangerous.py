@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ..authority import trust
 from ..rules import limits
 from ..shapes.errors import InvalidInput
 
@@ -20,22 +21,19 @@ EVERY_SCOPE = ("*",)
 
 def patterns(store) -> tuple[str, ...]:
     """The patterns the person signed last (inside a read or a transaction)."""
-    rows = store.query('SELECT "seq" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq" DESC', ("setting_changed", f'%"{SETTING}"%'))
-    people = store.trust()
-    for (seq,) in rows:
-        decided = people.decision(store.query, seq, ("setting_changed",))
-        if decided is None:
-            return EVERY_SCOPE  # an unsigned or altered list: fail closed
-        if decided.get("key") != SETTING:
-            continue  # (another setting whose value mentions the name)
-        try:
-            found = json.loads(decided.get("value") or "")
-        except ValueError:
-            return EVERY_SCOPE
-        if not isinstance(found, list) or not all(isinstance(p, str) for p in found):
-            return EVERY_SCOPE
-        return tuple(found)
-    return ()
+    found = trust.latest_setting(store.query, store.trust(), SETTING)
+    if found is None:
+        return ()
+    _, _, value, verified = found
+    if not verified:
+        return EVERY_SCOPE  # an unsigned or altered list: fail closed
+    try:
+        chosen = json.loads(value or "")
+    except ValueError:
+        return EVERY_SCOPE
+    if not isinstance(chosen, list) or not all(isinstance(p, str) for p in chosen):
+        return EVERY_SCOPE
+    return tuple(chosen)
 
 
 def set_patterns(store, wanted: list[str], person) -> tuple[str, ...]:

@@ -11,10 +11,11 @@ from ..shapes.values import CardView, EvidenceView
 from ..store import events, records
 from ..store.records import Card, Evidence
 from ..store.rows import agent_row, card_view, evidence_view, touch
-from . import leases, workspaces
+from . import idempotence, leases, workspaces
 from .cards import open_deps
 from .gates import holding_gate
-from .reaper import clear_lease, load_card
+from .lifecycle import clear_lease, move
+from .reaper import load_card
 from .writeback import NOT_REPORTS, payload_hash
 
 OUTPUT_TAIL = 4000
@@ -37,9 +38,18 @@ def unblock_after(card: Card, now: float) -> None:
     for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
         waiting = Card.get(waiting_id, lock=True)
         if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
-            waiting.status, waiting.blocked_reason = "ready", None
+            move(waiting, "ready", "unblocked")
+            waiting.blocked_reason = None
             touch(waiting, now)
             events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
+
+
+def _settled(card: Card, row: Evidence):
+    """The finished answer, its --op-id recorded in this same transaction (a kill after
+    the commit finds it on the retry)."""
+    view, evidence = card_view(card), evidence_view(row)
+    idempotence.settle({"card": view.to_json(), "evidence": evidence.to_json()}, 0)
+    return view, evidence, True
 
 
 def _kill_group(proc) -> None:
@@ -139,15 +149,15 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             return card_view(card), evidence_view(row), False
         if merge is not None:
             merges.ask(card, agent, merge, now)  # the branch is the person's to bring in: the card waits
-            return card_view(card), evidence_view(row), True
-        card.status = "done"
+            return _settled(card, row)
+        move(card, "done", "done")
         card.done_at = now
         card.assignee = agent  # a done card keeps who finished it as its owner
         clear_lease(card)
         touch(card, now)
         events.emit(f"agent:{agent}", "done", card.id, summary=summary[:200], verify=bool(result))
         unblock_after(card, now)
-        return card_view(card), evidence_view(row), True
+        return _settled(card, row)
 
     card, evidence, passed = store.run(finish)
     if not passed:

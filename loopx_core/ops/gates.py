@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from ..rules import clock, ids
+from ..rules.decisions import signed_answer
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..shapes.values import CardView, GateView
 from ..store import events, records
 from ..store.records import Card, Gate, Grant
 from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from . import leases, quota, reaper
+from .lifecycle import block_on_gate, move
 from .reaper import load_card
 
 
@@ -42,7 +44,7 @@ def open_gate(card: Card, agent: str, question: str, scope: str | None, options:
         lease_token=card.lease_token,
         created_at=now,
     )
-    card.status = "waiting"
+    move(card, "waiting", "gate_asked")
     card.lease_expires = None  # a lease does not run out while a human decides
     card.progress_mark = True
     touch(card, now)
@@ -183,9 +185,43 @@ def gate_page(store, pending: bool = False, card_id: int | None = None, *, limit
         return ([v for v in views if v.status == "pending"] if pending else views), (rows[-1].id if more else None)
 
 
-def answer(store, gate_id: int, decision: str, person, note: str | None = None, remember: str | None = None, for_seconds: float | None = None) -> tuple[GateView, CardView]:
+def _said(gate: Gate, decision: str, choice: str | None, text: str | None) -> dict:
+    """What the person said beyond yes or no, as the signed event's fields."""
+    if choice is None and text is None:
+        return {}
+    key = ids.fmt(ids.GATE, gate.id)
+    if decision != "approve":
+        raise InvalidInput(f"choosing an option or writing an answer says yes to {key}", "to say no, reject it with --note saying why")
+    if choice is not None and text is not None:
+        raise InvalidInput(f"{key}: one answer, an option or your own words", "give --choose or --text, not both")
+    if text is not None and not text.strip():
+        raise InvalidInput(f"{key}: the answer's text is empty", "write the answer, or approve without --text")
+    return {"choice": chosen_option(gate, choice)} if choice is not None else {"text": text}
+
+
+def chosen_option(gate: Gate, choice: str) -> str:
+    """The option ``choice`` names on ``gate``: its exact text, else its number (1 = the first)."""
+    options = list(gate.options or ())
+    key = ids.fmt(ids.GATE, gate.id)
+    if not options:
+        raise InvalidInput(f"{key} offers no options to choose from", "answer it with approve, reject or --text")
+    if choice in options:
+        return choice
+    if choice.isdigit() and 1 <= int(choice) <= len(options):
+        return options[int(choice) - 1]
+    listed = ", ".join(f"{i}. {o}" for i, o in enumerate(options, 1))
+    raise InvalidInput(f"{key} has no option {choice!r}", f"choose one of its options by text or number: {listed}")
+
+
+def answer(
+    store, gate_id: int, decision: str, person, note: str | None = None, remember: str | None = None, for_seconds: float | None = None,
+    choice: str | None = None, text: str | None = None,
+) -> tuple[GateView, CardView]:
     """Record a person's answer, signed with their key (``person``: a
-    ``keys.Person``). Anything else is refused here as well as in the CLI."""
+    ``keys.Person``). Anything else is refused here as well as in the CLI.
+    ``choice`` (one of the gate's options) or ``text`` (the person's words)
+    answers yes with something more; the gate's answer is then that option or
+    text, and the signed event carries it (DESIGN §5)."""
     if not hasattr(person, "sign"):
         raise Forbidden("only a person can answer a gate", "answer it in the board (y/n) or with `loopx gate answer` in your own terminal")
     actor = person.actor
@@ -205,13 +241,14 @@ def answer(store, gate_id: int, decision: str, person, note: str | None = None, 
             )
         if remember and not gate.scope:
             raise InvalidInput(f"{key} has no scope to remember", "answer without --remember, or ask gates with --scope")
+        said = _said(gate, decision, choice, text)
         merge = None
         if gate.kind == "merge" and decision == "approve":
             from . import merges
 
             merge = merges.check(store, gate, remember)  # refused here leaves the gate pending
         gate.status = "approved" if decision == "approve" else "rejected"
-        gate.answer = gate.status
+        gate.answer = signed_answer({"answer": gate.status, **said})  # what the agent reads is what was signed
         gate.note = note
         gate.answered_by = actor
         gate.answered_at = now
@@ -235,13 +272,13 @@ def answer(store, gate_id: int, decision: str, person, note: str | None = None, 
         # What the person signs: this gate, its card (the event's), agent, scope and lease.
         gate.answer_seq = events.emit(
             person, "gate_answered", card.id,
-            gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id,
+            gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id, **said,
         )
         gate.save()
         if decision == "reject":
-            reaper.block_on_gate(card, gate, now)  # whatever the card's status: one rule
+            block_on_gate(card, gate, now)  # whatever the card's status: one rule
         elif card.status == "waiting" and not records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)):
-            card.status = "active"
+            move(card, "active", "gate_answered")
             leases.renew(card, now)
             quota.hold(card)  # an exhausted card is not put back to work
             touch(card, now)

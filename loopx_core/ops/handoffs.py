@@ -11,8 +11,9 @@ from ..shapes.values import CardView, HandoffView
 from ..store import events, records
 from ..store.records import Card, Gate, Handoff, Workspace
 from ..store.rows import agent_row, card_view, handoff_view, touch
-from . import leases, quota, reaper, workspaces
-from .reaper import clear_lease, load_card
+from . import leases, quota, workspaces
+from .lifecycle import clear_lease, gate_blocked, move
+from .reaper import load_card
 
 CAPTURE = object()  # ``handoff``'s ``code`` default: read the card's workspace now
 
@@ -60,7 +61,7 @@ def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str
     text = canonical(packet)
     row = Handoff.create(card_id=card.id, from_agent=from_agent, to_agent=to_agent, packet=text, digest=digest_of(text), created_by=actor, created_at=now)
     previous = card.lease_holder
-    card.status = "handoff"
+    move(card, "handoff", "handoff_created")
     card.handoff_to = to_agent
     clear_lease(card)
     touch(card, now)
@@ -102,7 +103,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         card = load_card(card_id)
         key = ids.fmt(ids.CARD, card_id)
         if card.status != "handoff":
-            blocked = reaper.gate_blocked(card)
+            blocked = gate_blocked(card)
             if blocked is not None:
                 raise blocked
             raise Conflict(f"{key} has no handoff waiting (it is {card.status})", "`loopx next --agent ID` says what to do", data={"card": card_view(card).to_json()})
@@ -121,7 +122,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         card.handoff_to = None
         card.stalls = 0
         pending = records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,))
-        card.status = "waiting" if pending else "active"
+        move(card, "waiting" if pending else "active", "handoff_accepted")
         if pending:
             card.lease_expires = None
         events.emit(f"agent:{agent}", "handoff_accepted", card.id, handoff=ids.fmt(ids.HANDOFF, row.id), digest=row.digest, token=card.lease_token)

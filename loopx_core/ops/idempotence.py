@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 
 from ..rules import clock, limits
 from ..shapes.errors import Conflict, InvalidInput
@@ -14,10 +15,23 @@ TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold p
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+# The record of a staged operation (``once(atomic=False)``), written by the
+# operator in its last transaction: ``settle``.
+_pending: ContextVar = ContextVar("loopx_pending_op", default=None)
+
+
+def settle(result: dict, code: int) -> None:
+    """Inside an operator's last write transaction: record the running op id's
+    answer there, so a kill after that commit finds it on the retry."""
+    record = _pending.get()
+    if record is not None:  # (left set: a busy retry of the transaction runs this again)
+        record(result, code)
+
 
 def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tuple[dict, int]], *, atomic: bool = True) -> tuple[dict, int]:
     """Run ``run`` (which returns the JSON result and exit code) at most once per op id.
-    With ``atomic`` the operation and its record commit together."""
+    The operation and its record commit together: in ``run``'s one transaction
+    (``atomic``), else in its last one, where the operator calls ``settle``."""
     if not op_id:
         return run()
     if not limits.TOKEN_ID.fullmatch(op_id):  # the same shape as --turn-id; the column holds 128
@@ -46,9 +60,19 @@ def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tup
             return result, code
 
         return store.run(body)
+    # Staged: an operator of several transactions (``done`` runs its verify
+    # command between two) calls ``settle`` in its last one.
     earlier = store.run(replay)
     if earlier is not None:
         return earlier
-    result, code = run()
-    store.run(lambda: record(result, code))
+    token = _pending.set(record)
+    try:
+        result, code = run()
+    except Conflict:
+        earlier = store.run(replay)  # a twin with the same op id finished first
+        if earlier is not None:
+            return earlier
+        raise
+    finally:
+        _pending.reset(token)
     return result, code

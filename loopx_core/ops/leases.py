@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ..rules import clock, holding, ids
+from ..rules.hints import paused_hint
 from ..shapes.errors import Conflict, Paused
 from ..store import events, records
 from ..store.backends import DEFAULT_SETTINGS
 from ..store.records import Card
 from ..store.rows import card_view
-from .reaper import gate_blocked
+from .lifecycle import gate_blocked
 
 
 def default_lease_seconds(store) -> float:
@@ -110,9 +111,5 @@ def require_holder(card: Card, agent: str, token: int | None = None, statuses: t
         )
     if card.status not in statuses:
         if card.status == "paused":
-            from .quota import (
-                paused_hint,  # (quota imports the reaper, which this module imports)
-            )
-
             raise Paused(f"{key} is paused ({card.paused_reason})", paused_hint(card), data=state)
         raise Conflict(f"{key} is {card.status}, not {' or '.join(statuses)}", "`loopx next` says what to do now", code="wrong_status", data=state)

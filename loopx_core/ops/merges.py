@@ -18,7 +18,7 @@ from ..shapes.errors import Conflict, InvalidInput
 from ..store import events, records
 from ..store.records import Card, Gate
 from ..store.rows import touch
-from .reaper import clear_lease
+from .lifecycle import clear_lease, move
 
 if TYPE_CHECKING:
     from ..workspace.merge import DiffSummary
@@ -140,7 +140,7 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
     card.handoff_to = card.paused_reason = card.monitor_due = None
     if result.conflicts:
         files = ", ".join(result.conflicts)
-        card.status = "ready"
+        move(card, "ready", "merge_conflict")
         card.next_action = (
             f"merge conflict bringing {plan.branch} into {plan.base} in {files}: "
             f"merge {plan.base} into {plan.branch} in your workspace, resolve, commit, write back, then `loopx done {key}` again"
@@ -149,7 +149,7 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
         touch(card, now)
         events.emit(person, "merge_conflict", card.id, gate=gkey, base=plan.base, branch=plan.branch, head=plan.head, files=list(result.conflicts), agent=agent)
         return
-    card.status = "done"
+    move(card, "done", "merged")
     card.done_at = now
     touch(card, now)
     events.emit(person, "merged", card.id, gate=gkey, base=plan.base, branch=plan.branch, commit=result.commit, already=result.already, agent=agent)

@@ -98,6 +98,11 @@ def mark_seen(store, key: str, outcome: str, path: str, line: int | None, card: 
     )
 
 
+def refused_count(path: str) -> int:
+    """How many refusals of ``path`` (a stream, as shown) the board holds."""
+    return IngestSeen.select().where((IngestSeen.path == path) & (IngestSeen.outcome == "refused")).count()
+
+
 def ingest_error(card: int | None, **data) -> None:
     """A document the watcher refused, on the board once (an ``ingest_error`` event)."""
     events.emit("system", "ingest_error", card, **data)

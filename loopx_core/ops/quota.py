@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import json
 
-from ..rules import clock, ids
+from ..rules import clock
 from ..rules.decisions import WINDOW_FIELDS, WINDOW_KINDS
 from ..shapes.errors import Paused
 from ..shapes.values import Window
 from ..store import events, records
 from ..store.records import Agent, Card
 from ..store.rows import card_view
+from .leases import renew
+from .lifecycle import move
 
 # A card in one of these statuses can run a turn soon: crossing a limit pauses it.
 PAUSES_ON_CHARGE = ("active", "waiting", "monitoring", "ready")
@@ -81,7 +83,7 @@ def charge(card: Card, tokens: int, usd: float, *, turn: bool = True) -> None:
 def pause(card: Card, reason: str, wake_at: float | None = None, **data) -> None:
     """Pause ``card`` (the holder keeps its lease, which does not run out while
     paused). ``wake_at``: when it resumes by itself (a spent window)."""
-    card.status = "paused"
+    move(card, "paused", "paused")
     card.paused_reason = reason
     card.wake_at = wake_at
     card.lease_expires = None
@@ -134,15 +136,12 @@ def resume(card: Card, now: float) -> str:
     card.wake_at = None
     card.stalls = 0
     if card.lease_holder is None:
-        card.status = "ready"
+        move(card, "ready", "resumed")
     elif records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)):
-        card.status, card.lease_expires = "waiting", None  # a lease does not run out while a human decides
+        move(card, "waiting", "resumed")
+        card.lease_expires = None  # a lease does not run out while a human decides
     else:
-        from .leases import (
-            renew,  # (leases imports the reaper, which imports this module)
-        )
-
-        card.status = "active"
+        move(card, "active", "resumed")
         renew(card, now)
     return card.status
 
@@ -157,17 +156,6 @@ def settle(card: Card, now: float) -> str | None:
             pause(card, reason, wake_at)
         return None
     return resume(card, now)
-
-
-def budget_hint(card_id: int) -> str:
-    return f"a person must raise its budget: `loopx card budget {ids.fmt(ids.CARD, card_id)} --add-turns N` (or `+` on the board)"
-
-
-def paused_hint(card: Card) -> str:
-    """What to do about a paused card (for refusals and ``next``)."""
-    if card.paused_reason == "window" and card.wake_at is not None:
-        return f"its window is spent; it resumes by itself at {clock.iso(card.wake_at)} (`loopx next` says when)"
-    return budget_hint(card.id)
 
 
 # -- rolling windows -------------------------------------------------------------------
@@ -331,22 +319,3 @@ def enforce_signed_window(store, card: Card, *, strict: bool = False) -> None:
         return
     for field in WINDOW_FIELDS:
         setattr(card, field, data[field])
-
-
-def check_signed(store, card_id: int):
-    """The strict check a person's process runs before it starts a turn (the
-    runner): the card's budget and window against the signatures of the
-    decisions that set them. Returns the card; paused when one does not verify."""
-    from ..store.rows import touch
-    from .reaper import load_card
-
-    def body():
-        card = load_card(card_id)
-        before = (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS))
-        enforce_signed(store, card, strict=True)
-        enforce_signed_window(store, card, strict=True)
-        if (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS)) != before:
-            touch(card, clock.now())
-        return card_view(card)
-
-    return store.run(body)

@@ -177,3 +177,22 @@ def events_after(store, seq: int) -> list:
     with store.read():
         return events.since(seq)
 
+
+def check_signed(store, card_id: int):
+    """The strict check a person's process runs before it starts a turn (the
+    runner): the card's budget and window against the signatures of the
+    decisions that set them. Returns the card; paused when one does not verify."""
+    from ..rules.decisions import WINDOW_FIELDS
+    from ..store.rows import card_view, touch
+    from .reaper import load_card
+
+    def body():
+        card = load_card(card_id)
+        before = (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS))
+        quota.enforce_signed(store, card, strict=True)
+        quota.enforce_signed_window(store, card, strict=True)
+        if (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS)) != before:
+            touch(card, clock.now())
+        return card_view(card)
+
+    return store.run(body)

@@ -1,12 +1,13 @@
-"""The one source of "now". Tests and snapshots freeze it; the CLI honours
-``LOOPX_NOW`` (epoch seconds or ISO-8601) so subprocess tests can freeze it too."""
+"""The one source of "now". Tests and snapshots freeze it; the CLI and the
+hooks honour ``LOOPX_NOW`` (epoch seconds or ISO-8601) so subprocess tests can
+freeze it too. Standard library and cheap: the PreToolUse hook asks it on
+every call."""
 
 from __future__ import annotations
 
 import math
 import os
 import time
-from datetime import UTC
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def iso(ts: float | None) -> str | None:
 
 
 def parse_iso(text: str) -> float:
-    from datetime import datetime
+    from datetime import UTC, datetime  # (here: the hook reads "now" on every call)
 
     value = text.strip()
     if value.endswith("Z"):

@@ -12,3 +12,8 @@ WINDOW_FIELDS = ("window_seconds", "window_tokens", "window_usd", "window_turns"
 CONTROL_OF_KIND = {"runner_paused": "pause", "runner_resumed": "resume", "runner_stopped": "stop"}
 KIND_OF_CONTROL = {v: k for k, v in CONTROL_OF_KIND.items()}
 RUNNER_CONTROLS = tuple(CONTROL_OF_KIND)
+
+
+def signed_answer(data: dict) -> str | None:
+    """The answer a ``gate_answered`` event says: the option chosen, else the person's words, else approved/rejected."""
+    return data.get("choice") or data.get("text") or data.get("answer")

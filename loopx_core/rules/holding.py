@@ -18,17 +18,6 @@ HELD = ("active", "waiting", "monitoring", "paused")
 ACTIVE, DUE, WAITING, PAUSED, SLEEPING, NOT_HELD = range(6)
 
 
-# Something the clock alone has made due (reaper.reap_due): an active lease run
-# out, a pending gate past its deadline, a spent window refilled. Plain SQL with
-# ``?`` for now (three times), so a reader without peewee asks the same question.
-DUE_SQL = (
-    "SELECT 1 FROM card WHERE status = 'active' AND lease_expires <= ?"
-    " UNION ALL SELECT 1 FROM gate WHERE status = 'pending' AND deadline <= ?"
-    " UNION ALL SELECT 1 FROM card WHERE status = 'paused' AND paused_reason = 'window' AND wake_at <= ?"
-    " LIMIT 1"
-)
-
-
 def owner_of(status: str, lease_holder: str | None, handoff_to: str | None, assignee: str | None) -> str | None:
     """Whose card it is, as every view shows it: its lease holder while held,
     the receiver of a pending handoff, else its assignee."""

@@ -4,7 +4,7 @@
 What it guarantees (DESIGN §10 "Runners"):
 
 - it never starts a turn that ``next`` refused, nor on a card whose budget or
-  window does not verify by signature (``quota.check_signed``, the strict
+  window does not verify by signature (``turns.check_signed``, the strict
   check of a person's process), nor after a person's pause or stop is
   recorded: ``runners.start_turn`` reads the control (only a signed one
   counts) in the transaction that records ``turn_started``, and a refused
@@ -40,7 +40,16 @@ from typing import NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
-from ..ops import claims, context, handoffs, quota, reaper, runners, turns, workspaces
+from ..ops import (
+    claims,
+    context,
+    handoffs,
+    notify_send,
+    reaper,
+    runners,
+    turns,
+    workspaces,
+)
 from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids
@@ -89,6 +98,7 @@ class Runner:
         self.log_line = log
         self.runner_id = uuid.uuid4().hex[:12]
         self.runtime = runtimes.make(options.runtime, options.command, options.binary, options.agent)
+        self.runtime.project = str(store.project_root())  # (Codex runs in a workspace only under its sandbox profile)
         self.interrupted = Interrupt()  # not a threading.Event: see waker.Interrupt
         self.stopping: str | None = None  # why the runner is stopping (a signal)
         self.urgent = False  # a second signal: abandon the turn in flight now
@@ -133,6 +143,8 @@ class Runner:
         self.seq = self.view.seen_seq  # its own runner_started: the control up to it is read
         self.waker = Waker(self.store, self.interrupted)
         self.log(f"runner {self.runner_id} started ({self.runtime.name}, pid {os.getpid()})")
+        deliverer = notify_send.Deliverer(self.store, runners.actor(self.agent), lambda text: self.log(text))
+        deliverer.start()  # the person's notification command: any runner delivers it (ops/notify.py)
         why, turn = "stopped", None
         try:
             why, turn = self._loop()
@@ -158,6 +170,7 @@ class Runner:
             why = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
+            deliverer.stop()
             try:
                 if why is not None:
                     self._finish(why, turn)
@@ -219,7 +232,7 @@ class Runner:
                 self._sleep(clock.now() + 30)
                 continue
             if res.action == "work":
-                card = quota.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
+                card = turns.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
                 if card.status != "active":
                     self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
                     continue  # `next` now says why
@@ -387,11 +400,11 @@ class Runner:
         self.log(f"running: {started.detail}")
         self.turns_run += 1
         env = self._env(card, turn_id, packet)
-        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id))
         cwd = space[0] if space else self.opts.cwd or str(self.store.project_root())
         if space:
             env["LOOPX_WORKSPACE"] = space[0]
         self.turn_workspace, self.turn_head = space if space else (None, None)
+        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))

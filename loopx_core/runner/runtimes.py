@@ -196,11 +196,11 @@ class Runtime:
     name = "shell"
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
-    # Its turns run in the card's workspace (issue #26). A runtime whose hooks,
-    # MCP server and sandbox come from settings in the checkout (.claude/,
-    # .codex/) runs there only once `init --for` gives workspaces those
-    # settings and the sandbox's writable roots; until then its turns run in
-    # the project folder as before, never in a worktree without its hooks.
+    # Its turns run in the card's workspace (issue #26). Claude Code's and Codex's
+    # hooks, MCP server and sandbox come from settings in the checkout, which a
+    # worktree lacks: their `argv` carries the main checkout's, bounded to the
+    # workspace (rules/workspace_bounds); a runtime that could not would set
+    # this False and run in the project folder, never in a worktree without hooks.
     in_workspace = True
 
     def __init__(self, extra: list[str], binary: str | None = None, agent: str = ""):
@@ -208,7 +208,8 @@ class Runtime:
         self.binary = binary
         self.agent = agent
 
-    def argv(self, prompt: str) -> list[str]:
+    def argv(self, prompt: str, cwd=None) -> list[str]:
+        """The command of one turn started in ``cwd``."""
         return list(self.extra)
 
     def stdin(self, packet: str) -> str | None:
@@ -226,9 +227,8 @@ class ClaudeCode(Runtime):
     name = "claude-code"
     measured = True
     usage_class = ClaudeUsage
-    in_workspace = False  # (see Runtime.in_workspace)
 
-    def argv(self, prompt: str) -> list[str]:
+    def argv(self, prompt: str, cwd=None) -> list[str]:
         # ``--allowedTools mcp__loopx``: `claude -p` denies a tool that needs a
         # permission nobody is there to give, and the loopx MCP tools are how a
         # sandboxed agent writes back (the operators behind them check authority).
@@ -236,10 +236,21 @@ class ClaudeCode(Runtime):
         # `init` set up, and settings' env wins over the process's: without the flag
         # settings (which win over local settings) the hooks and the MCP server of
         # another agent's runner would act as that agent.
-        identity = json.dumps({"env": {"LOOPX_AGENT": self.agent}})
+        settings, more = {"env": {"LOOPX_AGENT": self.agent}}, []
+        bounds = _workspace(cwd)
+        if bounds is not None:
+            from ..adapters import setup_claude
+            from ..adapters.setup import key_folder
+
+            settings.update(setup_claude.workspace_settings(bounds, _json(Path(bounds.main, ".claude", "settings.json")), key_folder()))
+            # the workspace's own settings and MCP servers count for nothing (an agent
+            # writes the workspace): the main checkout's hooks, sandbox and loopx server hold
+            more = ["--setting-sources", "user", "--strict-mcp-config"]
+            if Path(bounds.main, ".mcp.json").is_file():
+                more += ["--mcp-config", str(Path(bounds.main, ".mcp.json"))]
         return [
             self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
-            "--output-format", "stream-json", "--verbose", "--settings", identity, *self.extra,
+            "--output-format", "stream-json", "--verbose", "--settings", json.dumps(settings), *more, *self.extra,
         ]
 
     def stdin(self, packet: str) -> str | None:
@@ -250,10 +261,39 @@ class Codex(Runtime):
     name = "codex"
     measured = True
     usage_class = CodexUsage
-    in_workspace = False  # (see Runtime.in_workspace)
+    project: str | None = None  # the board's project folder (the runner sets it)
 
-    def argv(self, prompt: str) -> list[str]:
-        return [self.binary or "codex", "exec", "--json", *self.extra, prompt]
+    @property
+    def in_workspace(self) -> bool:
+        """Only under LoopX's permission profile (``init`` without ``--no-sandbox``):
+        Codex runs hooks only from a config file it trusts by path, so in a worktree
+        LoopX's hooks do not run (hooks given with ``-c`` did not either, 0.171) and
+        the sandbox is the whole boundary there. Without it, the project folder."""
+        if not self.project:
+            return False
+        import tomllib
+
+        try:
+            config = tomllib.loads(Path(self.project, ".codex", "config.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return config.get("default_permissions") == "loopx"
+
+    def argv(self, prompt: str, cwd=None) -> list[str]:
+        bounds, more = _workspace(cwd), []
+        if bounds is not None:
+            import tomllib
+
+            from ..adapters import setup_codex
+            from ..adapters.setup import key_folder
+
+            try:
+                config = tomllib.loads(Path(bounds.main, ".codex", "config.toml").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                config = {}
+            more = setup_codex.workspace_overrides(bounds, config, key_folder())
+        extra = _without_workspace_write(self.extra) if any(a.startswith("permissions.loopx=") for a in more) else self.extra
+        return [self.binary or "codex", "exec", "--json", *more, *extra, prompt]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -272,6 +312,45 @@ class Codex(Runtime):
         if named and named != [self.agent]:
             return f"this checkout's .codex/config.toml is set up for agent {', '.join(named)}, not {self.agent}: its hooks and MCP server would act as {named[0]}"
         return None
+
+
+def _without_workspace_write(extra: list[str]) -> list[str]:
+    """The person's Codex arguments without ``--sandbox workspace-write`` (README's
+    runner command): that legacy mode would win over the permission profile the
+    turn gets in a workspace, which is the same mode bounded to the workspace, and
+    a commit there would fail (the main repository's .git read-only). Any other
+    sandbox the person asks for is theirs."""
+    out, skip = [], False
+    for i, a in enumerate(extra):
+        if skip:
+            skip = False
+            continue
+        if a in ("--sandbox", "-s") and i + 1 < len(extra) and extra[i + 1] == "workspace-write":
+            skip = True
+            continue
+        if a == "--sandbox=workspace-write":
+            continue
+        out.append(a)
+    return out
+
+
+def _workspace(cwd):
+    """The bounds of the card's workspace a turn starts in (a linked worktree of a
+    main checkout), or None: then the runtime's settings are the checkout's own."""
+    if cwd is None:
+        return None
+    from ..rules import workspace_bounds
+
+    bounds = workspace_bounds.find(cwd)
+    return bounds if bounds is not None and bounds.main is not None else None
+
+
+def _json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 RUNTIMES = {"claude-code": ClaudeCode, "codex": Codex, "shell": Runtime}

@@ -14,6 +14,7 @@ PAUSED = 8
 NOTHING = 9
 FORBIDDEN = 10
 ALTERED = 11  # loopx verify: the history was altered
+STORAGE = 12  # the board's storage: full disk, read-only, damaged file
 
 
 class LoopxError(Exception):
@@ -89,3 +90,12 @@ class BoardError(LoopxError):
 
     exit_code = NOT_FOUND
     code = "no_board"
+
+
+class StorageError(LoopxError):
+    """The board's storage refuses: its disk is full, its file or file system is
+    read-only, or the file is damaged (store/failures.py). Reads keep working
+    where the storage lets them."""
+
+    exit_code = STORAGE
+    code = "storage"

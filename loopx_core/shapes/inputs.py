@@ -14,7 +14,7 @@ import math
 
 from ..rules import ids, limits
 from ..rules.durations import parse_duration
-from . import verbs
+from . import evidence, verbs
 from .errors import InvalidInput
 
 # What a refusal of each shape says: declared with the verb that owns the shape (shapes/verbs.py).
@@ -42,22 +42,9 @@ def _fast_next(data: dict) -> dict | None:
 
 
 def _fast_evidence(data: dict) -> dict | None:
-    keys = {"summary", "artifacts", "next", "todos_added", "todos_done", "tokens", "tokens_in", "tokens_out", "usd", "turn_id", "release"}
-    if set(data) - keys:
+    if set(data) - evidence.NAMES:
         return None
-    out = {
-        "summary": data.get("summary"),
-        "artifacts": data.get("artifacts", []),
-        "next": data.get("next"),
-        "todos_added": data.get("todos_added", []),
-        "todos_done": data.get("todos_done", []),
-        "tokens": data.get("tokens"),
-        "tokens_in": data.get("tokens_in"),
-        "tokens_out": data.get("tokens_out"),
-        "usd": data.get("usd"),
-        "turn_id": data.get("turn_id"),
-        "release": data.get("release", False),
-    }
+    out = evidence.with_defaults(data)
     if not _text_ok(out["summary"], limits.SUMMARY_MAX):
         return None
     if out["next"] is not None and not _text_ok(out["next"], limits.NEXT_MAX):

@@ -187,6 +187,8 @@ class GateAnswerInput(Input):
     note: _text(limits.NOTE_MAX) | None = None
     remember: Literal["card", "agent", "board"] | None = None
     for_seconds: Duration | None = None
+    choice: _text(limits.OPTION_MAX, multiline=False) | None = None  # one of the gate's options (its text or number)
+    text: _text(limits.NOTE_MAX) | None = None  # the person's own words
 
 
 class HandoffInput(Input):

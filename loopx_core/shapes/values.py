@@ -212,6 +212,17 @@ class GateView(NamedTuple):
     def key(self) -> str:
         return ids.fmt(ids.GATE, self.id)
 
+    @property
+    def choice(self) -> str | None:
+        """The option the person chose in approving it (None: none)."""
+        return self.answer if self.status == "approved" and self.answer in self.options else None
+
+    @property
+    def text(self) -> str | None:
+        """The person's own words in approving it (None: none)."""
+        plain = self.answer in (None, "approved") or self.answer in self.options
+        return None if self.status != "approved" or plain else self.answer
+
     def unbacked(self, why: str) -> GateView:
         """The gate as its people decided it when no signature backs its approval: pending."""
         return self._replace(status="pending", answer=None, answered_by=None, answered_at=None, forged=why)
@@ -227,6 +238,8 @@ class GateView(NamedTuple):
             "options": list(self.options),
             "status": self.status,
             "answer": self.answer,
+            "choice": self.choice,
+            "text": self.text,
             "note": self.note,
             "answered_by": self.answered_by,
             "deadline": iso(self.deadline),

@@ -5,7 +5,7 @@ tool if agents get one, and whether only a person may run it.
 Everything else is derived from this table: the argument parser
 (``cli/parser.py``), the dispatch (``cli/main.py``), the MCP server's tools
 (``adapters/mcp_server.py``), the hints of ``shapes/inputs.py`` and the
-human-only verbs (``rules/human_verbs.py``, which the PreToolUse hook reads
+human-only verbs (``shapes/human_verbs.py``, which the PreToolUse hook reads
 cold). So this module is plain data and the standard library only: handlers
 and tool functions are named ``"module:function"`` and imported when a verb
 runs, never when the parser is built (tests/adapters/test_verbs.py).
@@ -18,6 +18,8 @@ send it every turn).
 """
 
 from __future__ import annotations
+
+from . import evidence as evidence_shape
 
 # (Plain classes, not NamedTuples: building typing.NamedTuple classes costs more
 # than the rest of this table, and the parser of every cold call reads it.)
@@ -139,7 +141,7 @@ DECLARED: tuple = (
     Verb("mcp", None, "serve the MCP tools over stdio (agent id from LOOPX_AGENT)", (), _SURFACE + "mcp"),
     Verb("hook", None, "what runtime hooks call (reads the runtime's hook JSON on stdin)", (
         arg("runtime", choices=["claude-code", "codex"], help="the runtime calling (as `loopx init --for` wrote it)"),
-        arg("event", choices=["session-start", "pre-tool-use", "stop", "pre-skill-shell-command"], help="the hook event"),
+        arg("event", choices=["session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command"], help="the hook event"),
     ), _SURFACE + "hook"),
 
     Group("agent", "register and list agents"),
@@ -270,6 +272,17 @@ DECLARED: tuple = (
         arg("--none", action="store_true", help="no scope is dangerous"),
     ), _TRUST + "cmd_dangerous_set", human=True),
 
+    Group("notify", "the command that tells you, wherever you are, when something needs you"),
+    Verb("notify", "show", "the notification command a person signed, and what it last did", (), _TRUST + "cmd_notify_show"),
+    Verb("notify", "set", "set the command run when something needs you (a gate, a pause, a failed verify, a silent runner)", (
+        arg("--shell", metavar="CMD", help="a shell command you wrote (run by /bin/sh -c; the message comes as $1 $2 and JSON on stdin)"),
+        arg("--timeout", default="10s", metavar="DUR", help="the command is killed past this (default 10s, at most 2m)"),
+        arg("--every", default="5m", metavar="DUR", help="at most one message per gate, pause or runner in this long (default 5m)"),
+        arg("--none", action="store_true", help="run no command"),
+        arg("argv", nargs="...", metavar="-- PROGRAM ARG", help="the program by its absolute path and its arguments; the message follows as two more (title, body) and as JSON on stdin"),
+    ), _TRUST + "cmd_notify_set", human=True),
+    Verb("notify", "test", "run the notification command once now, and record what it did", (), _TRUST + "cmd_notify_test", human=True),
+
     Verb("verify", None, "check the event log's hash chain and every person's signature (exit 11 if altered)", (
         arg("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one"),
         arg("--root", metavar="FINGERPRINT", help="with --file: the root key you expect"),
@@ -317,15 +330,7 @@ DECLARED: tuple = (
                   "Record what this turn did on your card: summary, artifact paths, next action, todos, usage.",
                   {
                       "card": _YOUR_CARD,
-                      "summary": {"type": "string", "description": "What this turn did (required; at most 4,000 characters)."},
-                      "artifacts": {**_LIST, "description": "Files this turn made or changed, relative to the project; each is hashed."},
-                      "next": {**_TEXT, "description": "The next action for whoever continues the card."},
-                      "todos_added": {**_LIST, "description": "New todo items, one string each."},
-                      "todos_done": {"type": "array", "items": {"type": "integer"}, "description": "Numbers of the card's todos this turn finished, as `context` lists them."},
-                      "tokens": {"type": "integer", "minimum": 0, "description": "Tokens this turn used, charged to the card's budget."},
-                      "usd": {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."},
-                      "turn_id": {**_TEXT, "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result."},
-                      "release": {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."},
+                      **evidence_shape.mcp_properties(),
                       "lease_token": {"type": "integer", "description": "Lease token (default $LOOPX_LEASE_TOKEN)."},
                       "op_id": {**_TEXT, "description": "Idempotency key: a retry returns the first result."},
                   },
@@ -361,7 +366,9 @@ DECLARED: tuple = (
     ), _CMD + "cmd_gate_list"),
     Verb("gate", "answer", "answer a gate — a person with their key only", (
         arg("gate", metavar="GATE", help="the gate, e.g. G-3"),
-        arg("decision", choices=["approve", "reject"], help="your answer"),
+        arg("decision", nargs="?", choices=["approve", "reject"], help="your answer (approve when --choose or --text says more)"),
+        arg("--choose", metavar="OPTION", help="approve with one of the gate's options (its text or number, 1 = the first)"),
+        arg("--text", metavar="T", help="approve with your answer in words (the agent reads it in its next turn)"),
         arg("--note", metavar="T", help="why, for the agent (it reads it in its next turn)"),
         arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
@@ -455,7 +462,7 @@ DECLARED: tuple = (
 HELP_ORDER = (
     "init", "where", "board", "demo", "agent", "card", "gate", "run", "runner", "workspace",
     "next", "claim", "context", "heartbeat", "writeback", "monitor", "handoff", "accept", "release", "done",
-    "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "price",
+    "log", "events", "verify", "export", "key", "person", "policy", "dangerous", "notify", "price",
     "watch", "mcp", "hook", "migrate", "completion",
 )
 

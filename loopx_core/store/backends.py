@@ -25,7 +25,7 @@ from _thread import (
 from pathlib import Path
 
 from .. import UPGRADE_HINT
-from ..rules import clock
+from ..rules import clock, faults
 from ..shapes.errors import BoardError
 from . import migrations, records
 from .discovery import BoardLocation
@@ -51,6 +51,35 @@ DEFAULT_SETTINGS = {
     "default_lease": "1800",
     "verify_timeout": "600",
 }
+
+
+LOCK_WAIT = 30.0  # s: how long a write waits for another writer, unless LOOPX_LOCK_WAIT says otherwise
+
+
+def lock_wait() -> float:
+    """``LOOPX_LOCK_WAIT`` (seconds, 0.1–3600): the bound on a write's wait for
+    the board's write lock (SQLite's, or PostgreSQL's advisory lock)."""
+    try:
+        return min(max(float(os.environ.get("LOOPX_LOCK_WAIT", LOCK_WAIT)), 0.1), 3600.0)
+    except ValueError:
+        return LOCK_WAIT
+
+
+def _cannot_open(exc: Exception, where: str, path=None):
+    """A full disk, a read-only or damaged file said as such (store/failures.py);
+    anything else: not a board."""
+    from .failures import explain
+
+    known = explain(exc, where, path)
+    if known is not None and known.code != "cannot_open":
+        return known
+    return BoardError(f"cannot open board {where}: {exc}", "is it a LoopX board? check --db / LOOPX_DB")
+
+
+def _reads_only(path, refusal):
+    from .failures import read_only_fallback
+
+    return read_only_fallback(path, refusal)
 
 
 def _is_busy(exc: Exception) -> bool:
@@ -102,6 +131,7 @@ class Store:
         self._settings: dict[str, str] | None = None
         self._trust = None
         self.created = False  # this open created the board's schema
+        self.refuses_writes = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -123,7 +153,7 @@ class Store:
             store._ensure_schema(create=create)
         except _errors("DatabaseError") as exc:  # (OperationalError is one)
             store.close()
-            raise BoardError(f"cannot open board {location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+            raise _cannot_open(exc, location.describe()) from exc
         if clock.frozen_by_env() and not frozen_ok:
             store._check_frozen_clock()
         return store
@@ -260,21 +290,49 @@ class Store:
         self._settings = None
 
     # -- transactions ------------------------------------------------------
-    def run(self, body: Callable[[], T], *, attempts: int = 8) -> T:
+    def run(self, body: Callable[[], T]) -> T:
         if self._in_transaction():
             return self._savepoint(body)  # inside the caller's transaction
-        for attempt in range(attempts):
+        if self.refuses_writes is None and self.backend == "sqlite":
+            self.connection()  # (opening may find the storage refusing writes)
+        if self.refuses_writes is not None:
+            raise self.refuses_writes
+        deadline = time.monotonic() + lock_wait()
+        lost = 0
+        for attempt in range(100_000):  # (bounded by the deadline: LOOPX_LOCK_WAIT)
             try:
                 return self._transaction(body, write=True)
-            except _errors("OperationalError") as exc:
-                if not _is_busy(exc):
+            except BoardError as exc:
+                if exc.code != "uncommitted" or lost >= 3:
                     raise
-                if attempt == attempts - 1:
-                    raise self._gave_up(exc) from exc
+                lost += 1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
+                continue
+            except _errors("OperationalError") as exc:
+                timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
+                if not _is_busy(exc) and not timed_out:
+                    raise
+                if timed_out or time.monotonic() >= deadline:
+                    raise self._waited(exc) from exc
                 import random  # only on the rare busy path
 
-                time.sleep(0.02 * (attempt + 1) + random.random() * 0.03)
-        raise AssertionError("unreachable")
+                time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
+        raise self._waited(TimeoutError("the write lock"))
+
+    def _waited(self, exc: Exception):
+        """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
+        from ..shapes.errors import BoardBusy
+
+        who = ""
+        if self.backend == "sqlite":
+            from .holder import holder
+
+            found = holder(self.location.path)
+            who = f" (held by {found.text()})"
+        return BoardBusy(
+            f"another writer held the board {self.location.describe()} for longer than {lock_wait():g} s{who}; nothing was written",
+            "retry (with the same --op-id); LOOPX_LOCK_WAIT=SECONDS waits longer; if it keeps happening, end the process that holds the board",
+            code="lock_wait",
+        )
 
     @contextlib.contextmanager
     def read(self) -> Iterator[None]:
@@ -379,13 +437,31 @@ class SqliteStore(Store):
                         raise
                     self._refuse_if_held(conn, exc)
                 for name, value in SQLITE_PRAGMAS:
+                    if name == "busy_timeout":
+                        value = min(value, int(lock_wait() * 1000))
                     conn.execute(f"PRAGMA {name} = {value}")
             except sqlite3.DatabaseError as exc:
                 if _is_busy(exc):
                     raise self._busy(exc) from exc
-                raise BoardError(f"cannot open board {self.location.describe()}: {exc}", "is it a LoopX board? check --db / LOOPX_DB") from exc
+                refusal = _cannot_open(exc, self.location.describe(), self.location.path)
+                conn = _reads_only(self.location.path, refusal)
+                if conn is None:
+                    raise refusal from exc
+                self.refuses_writes = refusal  # reads go on; `run` says why writes cannot
+            else:
+                self._refuse_if_damaged()
             self._local.conn = conn
         return conn
+
+    def _refuse_if_damaged(self) -> None:
+        """A board found damaged refuses writes until `verify` finds it whole (store/failures.py)."""
+        if not os.path.exists(f"{self.location.path}-damaged"):  # (the mark's name: failures.damage_mark)
+            return
+        from .failures import damaged, known_damage
+
+        detail = known_damage(self.location.path)
+        if detail is not None:
+            self.refuses_writes = damaged(self.location.describe(), detail)
 
     def _busy(self, exc: Exception):
         """The board could not be had in time: who holds it, as far as the OS says."""
@@ -456,11 +532,13 @@ class SqliteStore(Store):
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
             try:
                 result = body()
+                faults.point("commit")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            faults.point("committed")
             return result
         finally:
             records.release(token)

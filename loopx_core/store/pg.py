@@ -15,6 +15,7 @@ import contextlib
 import sys
 
 from .. import POSTGRES_HINT
+from ..rules import faults
 from ..shapes.errors import BoardError
 from .backends import Store
 
@@ -85,6 +86,11 @@ def open_postgres(location) -> pw.Database:
 
 
 def take_write_lock(db: pw.Database) -> None:
+    from .backends import lock_wait
+
+    # Bounded (LOOPX_LOCK_WAIT): a writer that holds the lock long makes this
+    # one fail with "lock timeout", said as such by ``Store.run``.
+    db.execute_sql("SELECT set_config('lock_timeout', %s, true)", (f"{int(lock_wait() * 1000)}ms",))
     db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
 
 
@@ -116,7 +122,18 @@ class PostgresStore(Store):
         return self.db.connection()
 
     def execute(self, sql: str, params=()):
-        return self.db.execute_sql(sql.replace("%", "%%").replace("?", "%s"), params)
+        sql = sql.replace("%", "%%").replace("?", "%s")
+        if self.db.in_transaction():
+            return self.db.execute_sql(sql, params)
+        try:
+            return self.db.execute_sql(sql, params)
+        except Exception as exc:  # a read outside a transaction (a poll): the server may have gone away
+            from .failures import connection_lost
+
+            if not connection_lost(exc):
+                raise
+        with self._pg_atomic():  # reconnects, as a transaction's BEGIN does
+            return self.db.execute_sql(sql, params)
 
     def _in_transaction(self) -> bool:
         return self.db.in_transaction()
@@ -136,10 +153,13 @@ class PostgresStore(Store):
 
         token = records.using(self)  # the body's statements run on this store's connection
         try:
-            with self.db.atomic():
+            with self._pg_atomic():
                 if write:
                     take_write_lock(self.db)
-                return body()
+                result = body()
+                faults.point("commit")
+            faults.point("committed")
+            return result
         finally:
             records.release(token)
 
@@ -148,7 +168,31 @@ class PostgresStore(Store):
             return body()
 
     def _snapshot(self):
-        return self.db.atomic()
+        return self._pg_atomic()
+
+    @contextlib.contextmanager
+    def _pg_atomic(self):
+        """A transaction whose BEGIN finds the server gone (a restart)
+        reconnects with backoff and begins again — safe, as nothing of it ran
+        yet — for up to ``LOOPX_RECONNECT_WAIT`` seconds, said on stderr
+        (``reconnect``); then exit 4 ``board_unreachable``. Cut off before its
+        COMMIT: ``Uncommitted`` (``Store.run`` runs a write again)."""
+        from .failures import connection_lost
+
+        txn = reconnect(self.db, self.location.describe())
+        try:
+            yield
+        except BaseException as exc:
+            try:
+                txn.__exit__(type(exc), exc, exc.__traceback__)
+            except Exception:
+                if not connection_lost(exc):
+                    raise
+                self.db._state.reset()  # (the rollback could not reach the server either)
+            if isinstance(exc, Exception) and connection_lost(exc):
+                raise Uncommitted(self.location.describe(), exc) from exc
+            raise
+        txn.__exit__(None, None, None)  # (the server gone during COMMIT: not known whether it committed, so raised as is)
 
     @contextlib.contextmanager
     def thread_connection(self) -> Iterator[None]:
@@ -158,3 +202,67 @@ class PostgresStore(Store):
     def change_token(self) -> int:
         """The event sequence: PostgreSQL has no cheap "another connection committed" counter."""
         return self.max_seq()
+
+
+class Uncommitted(BoardError):
+    """The server went away in the middle of a transaction, before its commit:
+    nothing of it was written (``Store.run`` runs a write again)."""
+
+    code = "uncommitted"
+
+    def __init__(self, where: str, exc: BaseException):
+        from .failures import GONE_HINT, first_line
+
+        super().__init__(f"lost the connection to the PostgreSQL board {where} in the middle of a transaction ({first_line(exc)}); nothing of it was written", GONE_HINT)
+
+
+RECONNECT_WAIT = 60.0  # s: how long a long-lived process tries to reach a server that went away
+
+
+def reconnect(db: pw.Database, where: str):
+    """Begin a transaction on ``db`` (returns the entered peewee transaction);
+    when the server went away, reconnect with backoff (0.2 s doubling to 5 s)
+    until ``LOOPX_RECONNECT_WAIT`` (default 60 s) has passed, saying so on stderr."""
+    import os
+    import time
+
+    from .failures import connection_lost
+    from .failures import first_line as _first_line
+
+    try:
+        wait = min(max(float(os.environ.get("LOOPX_RECONNECT_WAIT", RECONNECT_WAIT)), 0.0), 3600.0)
+    except ValueError:
+        wait = RECONNECT_WAIT
+    deadline, delay, lost = time.monotonic() + wait, 0.2, None
+    while True:
+        txn = db.atomic()
+        try:
+            txn.__enter__()
+        except Exception as exc:
+            if not connection_lost(exc):
+                raise
+            if lost is None:
+                sys.stderr.write(f"loopx: lost the connection to the board {where} ({_first_line(exc)}); reconnecting for up to {wait:g} s\n")
+                sys.stderr.flush()
+            lost = exc
+            try:
+                db.close()
+            except Exception:  # a connection the server dropped may not close cleanly
+                db._state.reset()
+            if time.monotonic() + delay > deadline:
+                raise BoardError(
+                    f"lost the connection to the PostgreSQL board {where} and could not reconnect within {wait:g} s: {_first_line(exc)}",
+                    "check that the server runs; LOOPX_RECONNECT_WAIT=SECONDS waits longer",
+                    code="board_unreachable",
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+            try:
+                db.connect(reuse_if_open=True)
+            except pw.OperationalError:
+                pass  # still down: the next BEGIN says so, and we wait again
+            continue
+        if lost is not None:
+            sys.stderr.write(f"loopx: reconnected to the board {where}\n")
+            sys.stderr.flush()
+        return txn

@@ -5,7 +5,7 @@ models costs more than the whole read, even at 50,000 cards. So, like the
 PreToolUse hook's reader (``adapters.fastcheck``), this reads the board
 directly — and answers only when the kernel would answer the same without
 writing anything: a board of this schema, the real clock, nothing due for the
-reaper (``holding.DUE_SQL``, the probe ``reaper.has_due`` runs), the row
+reaper (``lifecycle.DUE_SQL``, the probe ``reaper.has_due`` runs), the row
 there. Anything else returns None and the kernel answers (``cards.card_page``,
 ``gates.status``). The answers come out through the kernel's own rules and
 shapes: ``holding.owner_of``, ``values.shown_reasons``, ``CardView.to_row``,
@@ -23,10 +23,11 @@ from collections import namedtuple
 from contextlib import contextmanager
 
 from ..rules import clock
-from ..rules.holding import DUE_SQL, owner_of
+from ..rules.holding import owner_of
+from ..rules.lifecycle import DUE, DUE_SQL
+from ..rules.schema_version import SCHEMA_VERSION
 from ..shapes.values import CardView, GateView, Quota, shown_reasons
 
-SCHEMA_VERSION = 7  # loopx_core.store.migrations.SCHEMA_VERSION (importing migrations costs uuid; a test keeps them equal)
 _COLUMNS = "id, title, status, lease_holder, handoff_to, assignee, priority, version, paused_reason, blocked_reason, updated_at"
 _NO_QUOTA = Quota(None, None, None)
 
@@ -48,7 +49,7 @@ def _snapshot(path):
         if not version or version[0][0] != str(SCHEMA_VERSION):
             raise _NotSure
         now = clock.now()
-        if con.execute(DUE_SQL, (now, now, now)).fetchall():
+        if con.execute(DUE_SQL, (now,) * len(DUE)).fetchall():
             raise _NotSure  # a read would reap first: the kernel does that, in a write transaction
         yield con, now
     except sqlite3.Error:

@@ -115,7 +115,9 @@ EVENT = Table.of("event")
 RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
 WORKSPACE = Table.of("workspace")  # v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE)
+PERSON = Table.of("person")  # v3: the board's people (ops/people.py), so a person's verbs load no ORM either
+
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, PERSON)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -313,3 +315,7 @@ class Runner(Record):
 
 class Workspace(Record):
     table = WORKSPACE
+
+
+class Person(Record):
+    table = PERSON

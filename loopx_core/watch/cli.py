@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 import time
@@ -114,6 +115,12 @@ def run_watch(db_flag: str | None, *, once: bool = False, as_json: bool = False)
                 pass
         return await watch_board(store, stop_event=stop, on_result=printer.result, on_progress=printer.progress, once=once)
 
+    deliverer = None
+    if not once:  # the person's notification command runs with no board open (ops/notify.py)
+        from ..ops.notify_send import Deliverer
+
+        deliverer = Deliverer(store, f"watch:{os.getpid()}")
+        deliverer.start()
     try:
         stats = asyncio.run(main())
     except KeyboardInterrupt:
@@ -121,6 +128,8 @@ def run_watch(db_flag: str | None, *, once: bool = False, as_json: bool = False)
     except LoopxError as err:
         return _refused(err, as_json)
     finally:
+        if deliverer is not None:
+            deliverer.stop()
         store.close()
     ended = "caught up" if once else "stopped"
     counts = {"ingested": stats.ingested, "refused": stats.refused, "duplicate": stats.duplicate, "observed": stats.observed}

@@ -31,6 +31,7 @@ from typing import NamedTuple
 from ..ops import leases, observed
 from ..rules import clock, ids
 from ..rules.artifacts import hash_within, inside, real, too_large, too_large_text
+from ..rules.text import terminal_safe
 from ..shapes.errors import Forbidden, InvalidInput, LoopxError
 from .rules import Origin, display
 
@@ -40,7 +41,9 @@ READ_CHUNK = 1 << 20  # a stream is read (and committed) in pieces of about this
 LINES_PER_TXN = 200  # ... and at most this many lines per write transaction
 TAIL = 64  # bytes before a stream's offset that must not change (else: rewritten)
 HEAD = 4096  # ... and the first bytes of a stream likewise
+STREAM_REFUSALS = 20  # refused lines of one stream (path) reported one by one; then one event says the rest are not
 MTIME_SLACK = 0.05  # file mtimes come from a coarse kernel clock, a few ms behind time.time()
+UNUSABLE_JSON = (UnicodeDecodeError, ValueError, RecursionError)  # JSONDecodeError is a ValueError; too deep; an integer of thousands of digits
 _CARD_HINT = re.compile(rb'"card"\s*:\s*"?\s*(?:[Ll][Xx]-)?(\d{1,12})')
 
 
@@ -75,6 +78,13 @@ class Result(NamedTuple):
         return out
 
     def text(self) -> str:
+        """One outcome for a terminal: a file name (and a message naming it) is
+        one line, whatever bytes it holds — a newline in a name cannot forge a
+        line of its own; the printer makes the rest terminal-safe."""
+        one_line = {k: terminal_safe(v) for k, v in (("file", self.file), ("agent", self.agent), ("message", self.message)) if v}
+        return self._replace(**one_line)._text()
+
+    def _text(self) -> str:
         card = ids.fmt(ids.CARD, self.card)
         if self.kind in ("ingested", "duplicate"):
             verb = "ingested" if self.kind == "ingested" else "already had"
@@ -119,6 +129,7 @@ class Ingestor:
         self._hashes: dict[tuple, tuple[int, str]] = {}  # signature -> (size, sha256), for observed files
         self._uncommitted: list[str] = []  # keys recorded by the transaction in progress
         self._held: dict[str, tuple[int, float] | None] = {}  # agent -> (card, lease start), this batch
+        self._refused_lines: dict[str, int] = {}  # stream path -> its refused lines on the board (STREAM_REFUSALS)
         self._in_batch = False
 
     def new_batch(self) -> None:
@@ -256,8 +267,10 @@ class Ingestor:
         except FileNotFoundError:
             self.forget(path)
             return [], False
-        except OSError as exc:
-            return [Result("notice", path, show, message=f"cannot read {show}: {exc.strerror}")], False
+        except OSError as exc:  # refused once; looked at again only when it changes
+            self._done_sig[path] = sig
+            err = InvalidInput(f"cannot read {show}: {exc.strerror or exc}", "make the document readable by the watcher's user (it is read again when it changes)", code="unreadable")
+            return self._refuse_alone(path, show, None, None, err, _hash("doc-unreadable", path, sig)), False
         refused_key = _hash("doc-refused", path, sig, raw)
         if refused_key in self._seen:
             self._done_sig[path] = sig
@@ -265,11 +278,13 @@ class Ingestor:
             return [], False
         try:
             obj = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if not final:
+        except UNUSABLE_JSON as exc:
+            if not final and isinstance(exc, (UnicodeDecodeError, json.JSONDecodeError)):
                 self._pending_sig[path] = sig
                 return [], True
-            if isinstance(exc, UnicodeDecodeError):
+            if not isinstance(exc, (UnicodeDecodeError, json.JSONDecodeError)):  # nested too deep, a number too long
+                err, line = InvalidInput(f"{show} is not a usable JSON document ({_why(exc)})", "an evidence document is one flat JSON object"), None
+            elif isinstance(exc, UnicodeDecodeError):
                 err, line = InvalidInput(f"{show} is not UTF-8 text", "write the document as UTF-8 JSON"), None
             elif not raw.strip():
                 err, line = InvalidInput(f"{show} is empty", "an evidence document is one JSON object: card, agent, summary, …"), None
@@ -374,7 +389,7 @@ class Ingestor:
                             break  # still being written
                         lines += 1
                         err = InvalidInput(f"line is longer than {MAX_LINE >> 20} MB", "one evidence document per line, each a small JSON object")
-                        out.extend(self._refuse(path, show, lines, None, err, _hash("line-refused", path, st.st_ino, lines, "long")))
+                        out.extend(self._refuse_line(path, show, lines, None, err, _hash("line-refused", path, st.st_ino, lines, "long")))
                         consumed = end - offset
                         break
                     if not at_eof:
@@ -386,11 +401,11 @@ class Ingestor:
                     try:
                         obj = json.loads(rest.decode("utf-8"))
                         ok = isinstance(obj, dict)
-                    except (UnicodeDecodeError, json.JSONDecodeError):
+                    except UNUSABLE_JSON:
                         ok = False
                     if not ok:
                         err = InvalidInput(f"unfinished last line (no newline): {_short(rest)}", "end every line of a .loopx.jsonl stream with a newline")
-                        out.extend(self._refuse(path, show, lines + 1, _card_hint(rest), err, _hash("line-refused", path, st.st_ino, lines + 1, rest)))
+                        out.extend(self._refuse_line(path, show, lines + 1, _card_hint(rest), err, _hash("line-refused", path, st.st_ino, lines + 1, rest)))
                         break  # reported and kept: completing the line ingests it
                     line_bytes, end = rest, len(buf)
                 else:
@@ -414,28 +429,36 @@ class Ingestor:
         try:
             obj = json.loads(line.decode("utf-8"))
         except UnicodeDecodeError:
-            return self._refuse(path, show, lineno, _card_hint(line), InvalidInput("line is not UTF-8 text", "write the stream as UTF-8 JSON lines"), refused_key)
+            return self._refuse_line(path, show, lineno, _card_hint(line), InvalidInput("line is not UTF-8 text", "write the stream as UTF-8 JSON lines"), refused_key)
         except json.JSONDecodeError as exc:
             err = InvalidInput(f"not valid JSON: {exc.msg} at column {exc.colno}", "one evidence document (a JSON object) per line")
-            return self._refuse(path, show, lineno, _card_hint(line), err, refused_key)
-        return self._apply(obj, line, path, show, lineno, refused_key, origin)
+            return self._refuse_line(path, show, lineno, _card_hint(line), err, refused_key)
+        except (ValueError, RecursionError) as exc:
+            err = InvalidInput(f"not a usable JSON document ({_why(exc)})", "one flat evidence document (a JSON object) per line")
+            return self._refuse_line(path, show, lineno, _card_hint(line), err, refused_key)
+        return self._apply(obj, line, path, show, lineno, refused_key, origin, stream=True)
 
     # -- applying one document (inside the caller's transaction) -----------------------
-    def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin) -> list[Result]:
+    def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin, *, stream: bool = False) -> list[Result]:
         from ..ops.writeback import writeback
         from ..shapes.inputs import validate
 
+        refuse = self._refuse_line if stream else self._refuse
+
         if not isinstance(obj, dict):
             err = InvalidInput("an evidence document must be a JSON object", "e.g. {\"card\": \"LX-3\", \"agent\": \"claude-1\", \"summary\": \"…\"}")
-            return self._refuse(path, show, line, None, err, refused_key)
+            return refuse(path, show, line, None, err, refused_key)
         try:
             doc = validate("document", obj)
+        except (ValueError, RecursionError) as exc:  # (InvalidInput is not one) a value nested too deep to check
+            err = InvalidInput(f"not a usable evidence document ({_why(exc)})", "an evidence document is one flat JSON object")
+            return refuse(path, show, line, _card_hint(raw), err, refused_key)
         except InvalidInput as err:
-            return self._refuse(path, show, line, _card_hint(raw), err, refused_key)
+            return refuse(path, show, line, _card_hint(raw), err, refused_key)
         card, agent = doc.pop("card"), doc.pop("agent")
         refusal = identity_refusal(show, agent, origin, doc)
         if refusal is not None:
-            return self._refuse(path, show, line, card, refusal, refused_key, agent=agent)
+            return refuse(path, show, line, card, refusal, refused_key, agent=agent)
         content = _hash("doc", _canonical({"card": card, "agent": agent, **doc}))
         if origin.inbox:
             # Its writer is not verified: it gets a turn id of its own, so it can
@@ -452,7 +475,7 @@ class Ingestor:
         try:
             evidence, _, created = writeback(self.store, card, agent, doc, source="file", base=self.project_root, extra=extra, unverified=origin.inbox)
         except LoopxError as err:
-            return self._refuse(path, show, line, card, err, refused_key, agent=agent)
+            return refuse(path, show, line, card, err, refused_key, agent=agent)
         self._record(content, "ingested", show, line, card)
         kind = "ingested" if created else "duplicate"
         return [Result(kind, path, show, line, card, agent, evidence.id)]
@@ -477,6 +500,31 @@ class Ingestor:
         observed.ingest_error(card, **data)
         self._record(key, "refused", show, line, card)
         return [Result("refused", path, show, line, card, agent, None, err.message, err.hint, err.code)]
+
+    def _refuse_line(self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str, agent: str | None = None) -> list[Result]:
+        """A refused line of a stream: reported one by one up to ``STREAM_REFUSALS``
+        per stream, then once more to say the rest are not — so a stream of bad
+        lines grows the log by at most STREAM_REFUSALS + 1 events."""
+        if key in self._seen:
+            return []
+        count = self._refused_lines.get(path)
+        if count is None:
+            count = observed.refused_count(show)
+        if count < STREAM_REFUSALS:
+            out = self._refuse(path, show, line, card, err, key, agent)
+            self._refused_lines[path] = count + (1 if out else 0)
+            return out
+        self._refused_lines[path] = count
+        if count > STREAM_REFUSALS:
+            return []
+        quiet = InvalidInput(
+            f"more than {STREAM_REFUSALS} lines of {show} were refused; the rest are refused without an event each (line {line}: {err.message})",
+            "fix what writes this stream; lines already refused are not read again",
+            code="stream_refused",
+        )
+        out = self._refuse(path, show, line, card, quiet, _hash("stream-refusals", path))
+        self._refused_lines[path] = count + 1
+        return out
 
     def _refuse_alone(self, path, show, line, card, err, key) -> list[Result]:
         if key in self._seen:
@@ -594,6 +642,10 @@ def _fingerprint(handle, offset: int) -> tuple[str, str]:
     handle.seek(start)
     tail = hashlib.sha256(handle.read(offset - start)).hexdigest()
     return head, tail
+
+
+def _why(exc: BaseException) -> str:
+    return "nested too deep" if isinstance(exc, RecursionError) else str(exc)[:120]
 
 
 def _card_hint(raw: bytes) -> int | None:

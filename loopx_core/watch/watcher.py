@@ -13,9 +13,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
+from ..store.failures import connection_lost
+from ..store.failures import first_line as _first_line
 from .ingest import Ingestor, Result
 from .rules import IGNORED_DIRS, Root, Rules, norm
 
+RECONNECT_FIRST, RECONNECT_MAX = 0.5, 10.0  # s: the backoff between tries to reach a board whose server went away
 BATCH = 25  # files per write transaction (about 30 ms of lock at ~1 ms a document)
 
 
@@ -86,8 +89,43 @@ class _Engine:
 
     # -- plumbing ---------------------------------------------------------------------
     async def call(self, fn, *args):
-        """Run ``fn`` in the watcher's worker thread (its own board connection)."""
-        return await asyncio.get_running_loop().run_in_executor(self.executor, self._job, fn, args)
+        """Run ``fn`` in the watcher's worker thread (its own board connection).
+        A board whose server went away (a PostgreSQL restart) is reconnected
+        with backoff, said in a notice, and the job run again: ingesting is
+        idempotent, so nothing is lost or doubled."""
+        loop = asyncio.get_running_loop()
+        delay, lost = RECONNECT_FIRST, False
+        while True:
+            try:
+                found = await loop.run_in_executor(self.executor, self._job, fn, args)
+            except Exception as exc:
+                if not connection_lost(exc) or self.is_stopping():
+                    raise
+                if not lost:
+                    self.notice(f"lost the connection to the board ({_first_line(exc)}); reconnecting")
+                lost = True
+                await loop.run_in_executor(self.executor, self._drop_connection)
+                await self._pause(delay)
+                delay = min(delay * 2, RECONNECT_MAX)
+                continue
+            if lost:
+                self.notice("reconnected to the board; carrying on")
+            return found
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep, or less when the watcher is asked to stop."""
+        try:
+            await asyncio.wait_for(self.wake.wait(), seconds) if self.wake is not None else await asyncio.sleep(seconds)
+        except TimeoutError:
+            pass
+
+    def _drop_connection(self) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.db.close()
+        except Exception:  # a connection the server dropped may not close cleanly
+            self.store.db._state.reset()
 
     def _job(self, fn, args):
         if self.store is not None:  # None before _setup opens it (watch_board given a location)
@@ -336,6 +374,8 @@ class _Engine:
                     later.append((path, kind, tuple(agents)))
                     continue
             except Exception as exc:  # the board is busy or broken: say so, try again later
+                if connection_lost(exc):
+                    raise  # the whole job waits for the board (``call``)
                 results.append(Result("notice", path, ing.show(path), message=f"could not ingest {ing.show(path)} ({type(exc).__name__}: {exc}); retrying"))
                 later.append((path, kind, tuple(agents)))
                 continue
@@ -358,6 +398,8 @@ class _Engine:
                 else:
                     out, pending = ing.observe(path, origin), False
             except Exception as exc:
+                if connection_lost(exc):
+                    raise
                 results.append(Result("notice", path, ing.show(path), message=f"could not ingest {ing.show(path)} ({type(exc).__name__}: {exc}); retrying"))
                 again.append((path, kind, agents))
                 continue

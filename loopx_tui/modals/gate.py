@@ -2,7 +2,9 @@
 
 ``y`` approves, ``n`` rejects (an optional note first), ``A`` approves and
 remembers the answer as a grant (for this card, this agent or the whole
-board), ``Esc`` or ``q`` leave it for later in "Needs you" — never an answer.
+board), a number key approves with that option of a gate that offers some,
+``t`` approves with the person's own words (a text field; Enter sends it),
+``Esc`` or ``q`` leave it for later in "Needs you" — never an answer.
 
 The answer keys are armed only once the dialog has been on screen for
 ``arm_delay`` (1 s; as Firefox's ``security.dialog_enable_delay``): a key
@@ -27,14 +29,16 @@ from textual.widgets.option_list import Option
 
 from loopx_core.ops.board import GateBrief
 
-from ..format import ago, ellipsize, short_sha, size
+from ..format import ago, clock_time, ellipsize, short_sha, size
 from ..widgets.diff_view import stats_text
 from ..widgets.footer import KeyBar
 from .base import LoopxModal
 
 REMEMBER = (("card", "this card", "c"), ("agent", "this agent, any card", "a"), ("board", "the whole board", "b"))
 PASS_KEYS = ("escape", "q", "ctrl+c", "d")  # later (never an answer), quit and the diff: these work armed or not
-ANSWERS = ("approve", "reject", "remember", "pick", "confirm")  # the actions arming holds back
+ANSWERS = ("approve", "reject", "remember", "pick", "confirm", "option", "words")  # the actions arming holds back
+SMALL_HEIGHT = 22  # rows: below it (a phone over ssh) the dialog shows the evidence on one line and drops its blank lines
+OPTION_KEYS = 9  # options 1–9 have a key (a gate offers at most limits.OPTIONS_MAX = 10; the tenth: t and its text)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class GateAnswer:
     decision: str  # approve | reject | later | gone
     note: str | None = None
     remember: str | None = None  # card | agent | board
+    choice: str | None = None  # the option chosen (approves)
+    text: str | None = None  # the person's own words (approves)
 
 
 class GateModal(LoopxModal):
@@ -52,12 +58,16 @@ class GateModal(LoopxModal):
         Binding("y", "approve", "Approve", tooltip="approve the gate; the card goes back to active"),
         Binding("n", "reject", "Reject", tooltip="reject it, with an optional note; the card is blocked"),
         Binding("A", "remember", "Approve+remember", tooltip="approve and remember as a grant: this card, this agent or the board"),
+        Binding("t", "words", "Answer in words", tooltip="approve with your own words: a text field, Enter sends it"),
         Binding("escape,q", "later", "Later", tooltip="leave it for later in Needs you (g brings it back); never an answer"),
         Binding("d", "diff", "Diff", tooltip="(a merge gate) the card's whole diff; Esc comes back here"),
         Binding("Y", "confirm", "Yes, approve", show=False, tooltip="(a dangerous scope, after y or A) approve it"),
         Binding("c", "pick('card')", "Card", show=False, tooltip="(after A) remember for this card"),
         Binding("a", "pick('agent')", "Agent", show=False, tooltip="(after A) remember for this agent, any card"),
         Binding("b", "pick('board')", "Board", show=False, tooltip="(after A) remember for the whole board"),
+        # One line in the help for the nine keys (a binding without a description is left out of it).
+        Binding("1", "option(1)", "Option", show=False, tooltip=f"(a gate that offers options) 1–{OPTION_KEYS} approve with that option"),
+        *[Binding(str(n), f"option({n})", "", show=False) for n in range(2, OPTION_KEYS + 1)],
     ]
 
     def __init__(self, brief: GateBrief, now: Callable[[], float], blink: bool = True, *, ticks: Callable[[], float], arm_delay: float):
@@ -71,7 +81,7 @@ class GateModal(LoopxModal):
         self.arm_delay = arm_delay
         self.shown_at = ticks()  # when the countdown (re)started
         self.armed = arm_delay <= 0
-        self.stage = "choose"  # choose | note | remember | confirm (a dangerous scope's second key)
+        self.stage = "choose"  # choose | note | words | remember | confirm (a dangerous scope's second key)
         self._approval: GateAnswer | None = None  # what Y confirms
         self._reading_diff = False  # the diff (d) is over this dialog
         self._arming = None  # the countdown's timer, once mounted (a test's clock may arm it first)
@@ -85,6 +95,7 @@ class GateModal(LoopxModal):
             yield Static(self._facts(), id="gate-facts")
             # Disabled (so never focused) until n or A asks for them.
             yield Input(placeholder="why? (optional) — Enter rejects, Esc goes back", id="gate-note", max_length=2000, compact=True, disabled=True)
+            yield Input(placeholder="your answer — Enter approves with it, Esc goes back", id="gate-words", max_length=2000, compact=True, disabled=True)
             yield OptionList(*[Option(f"[{key}] {label}", id=value) for value, label, key in REMEMBER], id="gate-remember", disabled=True)
             yield Static(self._keys(), id="gate-keys")
         yield KeyBar()
@@ -99,14 +110,23 @@ class GateModal(LoopxModal):
     def on_mount(self) -> None:  # (LoopxModal's runs too: Textual calls each class's handler)
         if not self.query("#gate-note"):
             return  # the app closed while this was being put up
-        note = self.query_one("#gate-note", Input)
-        note.cursor_blink = self._blink
-        note.display = False
+        for box in self.query("#gate-note, #gate-words").results(Input):
+            box.cursor_blink = self._blink
+            box.display = False
         self.query_one("#gate-remember", OptionList).display = False
         self.set_focus(None)
         self.shown_at = self._ticks()
         if not self.armed:
             self._arming = self.set_interval(0.1, self.arm_tick, name="arming")
+
+    def on_resize(self) -> None:
+        """A small terminal keeps the question and the keys on screen: the facts get shorter."""
+        if not self.query("#gate-facts"):
+            return
+        small = self.app.size.height < SMALL_HEIGHT
+        if small != self.has_class("-small"):
+            self.set_class(small, "-small")
+            self.query_one("#gate-facts", Static).update(self._facts())
 
     # -- arming ----------------------------------------------------------------------
     def left(self) -> float:
@@ -143,6 +163,10 @@ class GateModal(LoopxModal):
             return False  # (a merge is decided once, never remembered)
         if action == "diff":
             return self.brief.gate.kind == "merge"
+        if action == "option" and not self.brief.gate.options:
+            return False
+        if action == "words" and self.brief.gate.kind == "merge":
+            return False  # (a merge is yes or no)
         return True
 
     def _facts(self) -> Text:
@@ -153,7 +177,10 @@ class GateModal(LoopxModal):
             ("Scope", self._scope()),
         ]
         if gate.options:
-            rows.append(("Options", " / ".join(gate.options)))
+            rows.append(("Options", self._options()))
+        if self.brief.notified is not None:
+            at, ok, error = self.brief.notified
+            rows.append(("Told you", Text(f"{clock_time(at)} ✓", style="green") if ok else Text(f"{clock_time(at)} ✗ {ellipsize(error or '', 60)}", style="red")))
         if gate.deadline is not None:
             rows.append(("Deadline", Text(f"{ago(gate.deadline, self._now())} (unanswered = rejected)", style="yellow")))
         if gate.kind == "merge":
@@ -161,6 +188,8 @@ class GateModal(LoopxModal):
             rows.append(("Diff", stats_text(diff, limit=3, more="— d shows the whole diff", indent=" " * 9) if diff is not None else Text("the branch is gone (nothing to merge)", style="bold red")))
         if ev is None:
             rows.append(("Evidence", Text("none yet", style="dim")))
+        elif self.app.size.height < SMALL_HEIGHT:
+            rows.append(("Evidence", Text.assemble((f"E-{ev.id}", "bold"), " ", ellipsize(ev.summary, 60))))  # one line; its card has the rest
         else:
             rows.append(("Evidence", Text.assemble((f"E-{ev.id}", "bold"), f" {ev.agent}, {ago(ev.created_at, self._now())}: ", ellipsize(ev.summary, 200))))
             for art in ev.artifacts[:3]:
@@ -178,6 +207,16 @@ class GateModal(LoopxModal):
             out.append(value if isinstance(value, Text) else Text(str(value)))
         return out
 
+    def _options(self) -> Text:
+        """The gate's options, each with the number key that chooses it."""
+        out = Text()
+        for n, option in enumerate(self.brief.gate.options, 1):
+            if n > 1:
+                out.append("  ")
+            out.append(str(n) if n <= OPTION_KEYS else "t", style="bold reverse")
+            out.append(f" {option}")
+        return out
+
     def _scope(self) -> Text | str:
         gate = self.brief.gate
         if not gate.scope:
@@ -191,9 +230,14 @@ class GateModal(LoopxModal):
             return Text.assemble(("Y", "bold reverse"), f" approve {self.brief.gate.scope} (dangerous)", ("  · ", "dim"), ("Esc", "bold reverse"), " back")
         if self.stage == "note":
             return Text("Enter reject with this note · Esc back", style="bold")
+        if self.stage == "words":
+            return Text("Enter approve with this answer · Esc back", style="bold")
         if self.stage == "remember":
             return Text("c card · a agent · b board (or ↑↓ Enter) · Esc back", style="bold")
-        keys = [("y", "approve"), ("n", "reject"), ("A", "approve & remember"), ("Esc/q", "later")]
+        options = self.brief.gate.options
+        keys = [("y", "approve"), ("n", "reject"), ("A", "approve & remember"), ("t", "answer in words"), ("Esc/q", "later")]
+        if options:
+            keys.insert(0, (f"1–{min(len(options), OPTION_KEYS)}" if len(options) > 1 else "1", "choose"))
         if self.brief.gate.kind == "merge":
             keys = [("y", "merge"), ("n", "reject"), ("d", "diff"), ("Esc/q", "later")]
         elif not self.brief.gate.scope:
@@ -213,18 +257,18 @@ class GateModal(LoopxModal):
     def _stage(self, stage: str) -> None:
         self.stage = stage
         self.query_one("#gate-dialog").set_class(stage == "confirm", "-confirm")
-        note = self.query_one("#gate-note", Input)
         remember = self.query_one("#gate-remember", OptionList)
-        note.disabled = stage != "note"
-        note.display = stage == "note"
+        for box, own in ((self.query_one("#gate-note", Input), "note"), (self.query_one("#gate-words", Input), "words")):
+            box.disabled = stage != own
+            box.display = stage == own
+            if stage == own:
+                box.focus()
         remember.disabled = stage != "remember"
         remember.display = stage == "remember"
-        if stage == "note":
-            note.focus()
-        elif stage == "remember":
+        if stage == "remember":
             remember.highlighted = 0
             remember.focus()
-        else:
+        elif stage not in ("note", "words"):
             self.set_focus(None)
         self.query_one("#gate-keys", Static).update(self._keys())
 
@@ -248,6 +292,23 @@ class GateModal(LoopxModal):
     def action_reject(self) -> None:
         if self.stage == "choose":
             self._stage("note")
+
+    def action_option(self, number: int) -> None:
+        options = self.brief.gate.options
+        if self.stage == "choose" and 1 <= number <= len(options):
+            self._approve(GateAnswer("approve", choice=options[number - 1]))
+
+    def action_words(self) -> None:
+        if self.stage == "choose":
+            self._stage("words")
+
+    @on(Input.Submitted, "#gate-words")
+    def _words(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not event.value.strip():
+            self.notify("Write the answer first, or Esc to go back", severity="warning")
+            return
+        self._approve(GateAnswer("approve", text=event.value.strip()))
 
     @on(Input.Submitted, "#gate-note")
     def _note(self, event: Input.Submitted) -> None:

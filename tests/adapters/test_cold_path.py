@@ -39,9 +39,13 @@ CYCLE = [
 ]
 
 
-def _run(board, agent: str, argv: list[str], also: tuple[str, ...] = ()) -> tuple[int, list[str]]:
-    """The exit code and which of the heavy modules (and ``also``) the verb loaded."""
-    env = {**os.environ, "LOOPX_DB": board.url, "LOOPX_AGENT": agent, "PYTHONPATH": os.pathsep.join(sys.path), "PROBE_ALSO": " ".join(also)}
+def _run(board, agent: str | None, argv: list[str], also: tuple[str, ...] = ()) -> tuple[int, list[str]]:
+    """The exit code and which of the heavy modules (and ``also``) the verb loaded
+    (``agent`` None: the person, whose key signs)."""
+    env = {**os.environ, "LOOPX_DB": board.url, "PYTHONPATH": os.pathsep.join(sys.path), "PROBE_ALSO": " ".join(also)}
+    env.pop("LOOPX_AGENT", None)
+    if agent is not None:
+        env["LOOPX_AGENT"] = agent
     proc = subprocess.run([sys.executable, "-c", PROBE, "--json", *argv], cwd=board.root, env=env, capture_output=True, text=True, timeout=60)
     code, *loaded = proc.stderr.rsplit("LOADED ", 1)[-1].split()
     return int(code), loaded
@@ -56,6 +60,28 @@ def test_no_per_turn_verb_imports_pydantic_nor_on_sqlite_peewee(team):
         assert code == 0 and loaded == expect, (argv, code, loaded)
     assert team.ok("card", "show", "LX-1")["card"]["status"] == "done"
     assert team.cli("verify").code == 0  # the chain the cold verbs wrote holds
+
+
+def test_a_persons_verbs_pay_no_more_than_an_agents(team, tmp_path):
+    """A person's ``card add`` used to load peewee and the models (the people's
+    rows) and cryptography's serialization formats: 4-5x the floor against the
+    agent's 1.9x (bench/run.py prints both). Their people verbs read and write
+    through store/records.py too."""
+    from loopx_core.authority import keys
+
+    other = keys.create(tmp_path / "other.json", "bo", None)
+    public = json.loads(other.path.read_text())["public"]
+    expect = [] if team.backend == "sqlite" else ["peewee"]
+    also = ("cryptography.hazmat.primitives.serialization",)
+    for argv in (["card", "add", "from a person", "--priority", "1"], ["person", "add", "bo", public], ["person", "list"]):
+        code, loaded = _run(team, None, argv, also)
+        assert code == 0 and loaded == expect, (argv, code, loaded)
+    fingerprint = keys.fingerprint(keys.unb64(public))
+    assert [p["name"] for p in team.ok("person", "list")["people"]] == ["tester", "bo"]
+    assert _run(team, None, ["person", "revoke", fingerprint], also) == (0, expect)
+    assert [p["revoked"] for p in team.ok("person", "list")["people"]] == [False, True]
+    assert team.ok("card", "show", "LX-1")["card"]["title"] == "from a person"
+    assert team.cli("verify").code == 0  # the people's events and rows still agree
 
 
 def test_polling_a_gate_and_listing_cards_read_sqlite_without_peewee(team):

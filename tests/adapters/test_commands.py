@@ -11,8 +11,9 @@ import os
 import pytest
 
 from loopx_core.adapters import policy
-from loopx_core.adapters.ground import Ground, user_config_dir
-from loopx_core.rules.human_verbs import HUMAN_VERBS
+from loopx_core.adapters.ground import Ground
+from loopx_core.rules.person_folder import person_folder
+from loopx_core.shapes.human_verbs import HUMAN_VERBS
 
 GUARDED = {"git:push", "shell:opaque", "shell:interactive"}  # any of these: not without authority
 
@@ -151,7 +152,7 @@ GROUND = [
     ("edit Codex's project config", "printf '' > .codex/config.toml"),
     ("edit Codex's user config", "rm -rf ~/.codex"),
     ("edit the MCP list", "echo '{}' > .mcp.json"),
-    ("read the human key", f"cat {user_config_dir()}/key.pem"),
+    ("read the human key", f"cat {person_folder()}/key.pem"),
     ("read the human key by ~", "cat ~/.config/loopx/key.pem"),
     ("send keys to the person's pane", "tmux send-keys -t board y Enter"),
     ("paste into the person's pane", "tmux set-buffer y \\; paste-buffer -t 0"),
@@ -330,13 +331,3 @@ BENIGN = [
 @pytest.mark.parametrize("command", BENIGN, ids=[b[:40] for b in BENIGN])
 def test_everyday_commands_need_nothing(project, command):
     assert needs(command, project) == []
-
-
-def test_the_config_folder_is_the_one_platformdirs_names(monkeypatch, tmp_path):
-    """ground.user_config_dir skips importing platformdirs on Linux; it must
-    still name the folder the human key will live in."""
-    import platformdirs
-
-    assert user_config_dir() == platformdirs.user_config_dir("loopx")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    assert user_config_dir() == platformdirs.user_config_dir("loopx") == str(tmp_path / "cfg" / "loopx")

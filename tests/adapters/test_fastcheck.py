@@ -69,3 +69,18 @@ def test_pending_gate_is_found_and_unknown_agent_reported(working):
     assert verdict.pending == {"git:push": int(gate["id"][2:])}
     assert verdict.open == ["deploy:prod"]
     assert fastcheck.check(str(working.db), "ghost", ["git:push"], clock.now()).known_agent is False
+
+
+@pytest.mark.parametrize("value", ["5", "9e12", "yesterday"])
+def test_the_hook_reads_now_as_the_kernel_does(hooks, working, value):
+    """The hook had its own copy of the clock: ``LOOPX_NOW=5`` (1970, a time
+    LoopX never records) reached its reader as is and a capability was
+    allowed at it, where every verb refuses that time. Now both ask
+    ``rules/clock``: the call is denied, saying why, and nothing is written."""
+    from tests.adapters.conftest import deny_reason, payload
+
+    before = working.snapshot()
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="git push origin main", SESSION="s", PATH=""), agent="a1", env={"LOOPX_NOW": value})
+    assert "LOOPX_NOW" in deny_reason(res) and "Traceback" not in res.stderr
+    assert working.snapshot() == before
+    assert working.cli("card", "list", agent="a1", env={"LOOPX_NOW": value}).code == 2  # the CLI refuses the same time

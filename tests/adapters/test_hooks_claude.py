@@ -351,3 +351,101 @@ def test_prices_are_set_by_people_with_clear_refusals(team):
     team.ok("price", "remove", "gpt-5")
     assert [e["kind"] for e in team.ok("events")["events"]][-2:] == ["price_set", "price_removed"]
     assert all(e["signed"] for e in team.ok("events")["events"][-2:])
+
+
+# -- every token charged (#29) ----------------------------------------------------------
+
+def _entry(uuid: str, kind: str, **fields) -> str:
+    import json
+
+    base = {"sessionId": "s-29", "type": kind, "uuid": uuid, "timestamp": "2026-03-11T02:40:00.000Z", "isSidechain": kind == "assistant" and fields.pop("side", False)}
+    return json.dumps({**base, **fields}) + "\n"
+
+
+def _assistant(uuid: str, msg: str, inp: int, out: int, text: str = "Done.") -> str:
+    usage = {"input_tokens": inp, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return _entry(uuid, "assistant", requestId=f"req-{msg}", message={"id": msg, "role": "assistant", "model": "claude", "content": [{"type": "text", "text": text}], "usage": usage})
+
+
+def test_usage_that_reached_the_transcript_after_the_stop_and_subagents_are_charged_at_session_end(hooks, working, tmp_path):
+    """Claude Code writes a call's partial usage first (output 1) and the rest
+    may land after the last Stop read it (2.1.197: one Stop, undercharged); a
+    subagent's calls are in a transcript of its own. SessionEnd charges both,
+    each call once, by its id."""
+    path = tmp_path / "s-29.jsonl"
+    path.write_text(_entry("u-1", "user", message={"role": "user", "content": "Do the next step."}) + _assistant("a-2", "msg_A", 500, 1))
+    payload_ = stop(working, path)
+    payload_["last_assistant_message"] = "Done."
+    hooks.run("claude-code", "stop", payload_)
+    assert [e["usage"]["tokens"] for e in hook_evidence(working)] == [501]
+    # The rest of msg_A's usage lands, and a subagent (Task tool) ran two calls.
+    with path.open("a") as fh:
+        fh.write(_assistant("a-3", "msg_A", 500, 80))
+    subagents = tmp_path / "s-29" / "subagents"
+    subagents.mkdir(parents=True)
+    (subagents / "agent-1.jsonl").write_text(
+        _entry("su-1", "user", message={"role": "user", "content": "Look up the parser's callers."}, isSidechain=True)
+        + _assistant("sa-2", "msg_S1", 100, 20) + _assistant("sa-3", "msg_S2", 200, 30)
+    )
+    end = dict(payload_, hook_event_name="SessionEnd", reason="other")
+    end.pop("stop_hook_active", None)
+    res = hooks.run("claude-code", "session-end", end)
+    assert (res.code, res.stdout) == (0, "")
+    charged = hook_evidence(working)
+    assert sorted(e["usage"]["tokens"] for e in charged) == sorted([501, 79, 350])
+    assert working.ok("card", "show", "LX-1")["card"]["quota"]["tokens"]["used"] == 580 + 350
+    # Again (a second SessionEnd, a late Stop): nothing twice.
+    hooks.run("claude-code", "session-end", end)
+    hooks.run("claude-code", "stop", dict(payload_, stop_hook_active=True))
+    assert len(hook_evidence(working)) == 3
+    assert working.ok("card", "show", "LX-1")["card"]["quota"]["tokens"]["used"] == 930
+
+
+# -- the runtime's own question joins the queue (#29) -----------------------------------
+
+def permission_payload(board) -> dict:
+    data = stop(board)
+    data.update(hook_event_name="PermissionRequest", tool_name="Bash", tool_input={"command": "rm -rf build", "description": "clean"})
+    data.pop("stop_hook_active", None)
+    return data
+
+
+def decision_of(result) -> dict:
+    out = (result.out or {}).get("hookSpecificOutput") or {}
+    assert out.get("hookEventName") == "PermissionRequest"
+    return out["decision"]
+
+
+def test_a_permission_request_waits_for_a_signed_approval_never_a_forged_one(hooks, working, monkeypatch):
+    import threading
+
+    from loopx_core.adapters import hooks as hook_module
+    from tests.polling import until
+
+    from ..security.conftest import sql
+
+    monkeypatch.setattr(hook_module, "PERMISSION_WAIT", 0.6)
+    assert hooks.run("claude-code", "permission-request", permission_payload(working)).stdout == ""  # a person at their own terminal: Claude Code's dialog
+    monkeypatch.setenv("LOOPX_TURN_ID", "turn-29")  # a runner's turn: nobody at that terminal
+    unanswered = decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))
+    assert unanswered["behavior"] == "deny" and "G-1 waits for them" in unanswered["message"]
+    gate = working.cli("gate", "status", "G-1").data["gate"]
+    assert gate["status"] == "pending" and "asks to use Bash" in gate["question"] and "rm -rf build" in gate["question"]
+    # The agent writes an approval into the database: it reads as pending, the runtime is told no
+    # (the same question asks again: G-2).
+    sql(working, "UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester' WHERE id = 1")
+    assert decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))["behavior"] == "deny"
+    sql(working, "UPDATE gate SET status = 'pending', answer = NULL, answered_by = NULL WHERE id = 1")
+    assert len(working.cli("gate", "list", "--pending").data["gates"]) == 2
+    # A real hook process waits; the person says no meanwhile; the runtime is told why.
+    results = []
+    other = permission_payload(working)
+    other["tool_input"] = {"command": "rm -rf dist", "description": "clean"}
+    waiting = threading.Thread(target=lambda: results.append(hooks.spawn("claude-code", "permission-request", other, env={"LOOPX_TURN_ID": "turn-29"})))
+    waiting.start()
+    until(lambda: len(working.cli("gate", "list", "--pending").data["gates"]) == 3, timeout=60, what="the gate the hook waits on")
+    working.ok("gate", "answer", "G-3", "reject", "--note", "not the dist folder", tty=True)
+    waiting.join(timeout=60)
+    said = decision_of(results[0])
+    assert said["behavior"] == "deny" and "the person said no (G-3 rejected: not the dist folder)" in said["message"]
+    assert hooks.run("claude-code", "permission-request", permission_payload(working), agent="a1").stdout == ""  # no card: the runtime decides

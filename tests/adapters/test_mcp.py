@@ -172,3 +172,39 @@ def test_the_protocol_itself_without_the_sdk(team):
     assert replies[5]["result"]["isError"] is True and "only a person answers gates" in replies[5]["result"]["content"][0]["text"]
     assert replies[6]["error"]["code"] == -32700
     assert len(replies) == 7
+
+
+async def test_a_writeback_is_one_path_for_the_cli_and_mcp(team):
+    """`loopx writeback` and the MCP tool are one service (ops/turn_report): a
+    turn that reported through the CLI and retries through MCP under the same
+    op id gets the first result back — one evidence row — where the two
+    surfaces used to fingerprint the op differently and the retry was refused
+    as a different operation."""
+    team.ok("card", "add", "Parse dates")
+    team.ok("claim", "LX-1", agent="a2")
+    first = team.ok("writeback", "LX-1", "--summary", "parsed the dates", "--tokens", "100", "--op-id", "turn-7-report", agent="a2")
+    assert first["created"] is True and first["warnings"] == []
+    async with session(team, "a2") as client:
+        err, text = await call(client, "writeback", card="LX-1", summary="parsed the dates", tokens=100, op_id="turn-7-report")
+        assert not err, text
+        assert json.loads(text)["evidence"]["id"] == first["evidence"]["id"]
+        err, text = await call(client, "writeback", card="LX-1", summary="something else", op_id="turn-7-report")
+        assert err and "op_conflict" in text
+    assert team.ok("card", "show", "LX-1")["card"]["evidence_count"] == 1
+
+
+async def test_the_option_a_person_chose_reaches_the_agent_over_mcp(team):
+    """#29: gate_status and context carry the person's choice; no tool chooses."""
+    team.ok("card", "add", "Pick a store")
+    async with session(team, "a2") as client:
+        await call(client, "next", claim=True)
+        err, text = await call(client, "gate_ask", card="LX-1", question="Which store?", options=["sqlite", "postgres"])
+        gate = json.loads(text)["gate"]
+        err, text = await call(client, "gate_answer", gate=gate["id"], choice="sqlite")
+        assert err  # there is no such tool
+        team.ok("gate", "answer", gate["id"], "--choose", "postgres", tty=True)
+        err, text = await call(client, "gate_status", gate=gate["id"])
+        got = json.loads(text)["gate"]
+        assert not err and (got["status"], got["choice"]) == ("approved", "postgres")
+        err, text = await call(client, "context", card="LX-1")
+        assert not err and "the person chose: **postgres**" in text

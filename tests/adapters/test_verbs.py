@@ -18,8 +18,8 @@ import pytest
 
 from loopx_core.adapters import mcp_server
 from loopx_core.cli.parser import build
-from loopx_core.rules.human_verbs import HUMAN_VERBS
 from loopx_core.shapes import verbs
+from loopx_core.shapes.human_verbs import HUMAN_VERBS
 from loopx_core.shapes.inputs import HINTS
 from loopx_core.shapes.schemas import MODELS
 
@@ -85,7 +85,7 @@ verbs.redeclare()
 
 from loopx_core.cli.main import main
 from loopx_core.adapters import mcp_server
-from loopx_core.rules.human_verbs import is_human_verb
+from loopx_core.shapes.human_verbs import is_human_verb
 
 out = {}
 real = sys.stdout

@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -136,6 +137,10 @@ class ScriptedModel:
         self._detours: dict = {}  # step → how many detours it took
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        # Seconds a streamed Anthropic reply waits, its content sent, before its final
+        # usage (message_delta): the binary has written the call's partial usage to the
+        # transcript meanwhile — the race of a Stop hook reading it early, made likely.
+        self.usage_delay = 0.0
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -273,6 +278,9 @@ def _handler(model: ScriptedModel):
             self.send_header("connection", "close")
             self.end_headers()
             for name, data in events:
+                if name == "message_delta" and model.usage_delay:
+                    self.wfile.flush()
+                    time.sleep(model.usage_delay)  # bounded: a test sets a fraction of a second
                 self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
             self.wfile.flush()
             self.close_connection = True

@@ -13,6 +13,7 @@ never on log text; waits poll the board with a deadline.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -192,7 +193,12 @@ def charged_as_reported(project: Project, model, card: str, left_out: int = 0) -
 
 def test_a_runner_drives_twenty_sessions_from_packet_to_packet_through_a_gate_a_person_answers(project, model, runners):
     card = set_up(project)
-    project.with_remote()
+    remote = project.with_remote()
+    # the card's turns run in its workspace, where the main checkout (and this bare
+    # remote inside it) is read-only to the sandbox: the person lets it be written
+    settings = json.loads((project.root / ".claude" / "settings.json").read_text())
+    settings["sandbox"]["filesystem"]["allowWrite"] = [str(remote)]
+    (project.root / ".claude" / "settings.json").write_text(json.dumps(settings))
     brain = Brain(card)
     asked = threading.Event()
 

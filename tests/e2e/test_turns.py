@@ -249,3 +249,97 @@ def test_a_skill_shell_command_a_person_turned_on_passes_the_hook(project, model
     assert not project.pushed()
     gates = project.gates()
     assert [(g["scope"], g["status"], g["agent"]) for g in gates] == [("git:push", "pending", agent)]
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.setup == "claude-code"], ids=repr)
+def test_a_subagents_calls_are_charged_to_the_card_of_the_turn_that_started_it(project, model, runtime):
+    """#29: the Task tool's subagent writes its model calls to a transcript of its
+    own; they are charged to the card, with every other call, exactly once
+    (Stop and SessionEnd both charge; by call id)."""
+    agent, card = started(project, runtime)
+
+    def spawn(request):
+        tool = "Agent" if "Agent" in request.tool_names() else "Task"
+        return Call(tool, {"description": "find the callers", "prompt": "List the callers of parse().", "subagent_type": "general-purpose", "run_in_background": False}, usage=Usage(input=700, output=60))
+
+    session = runtime.run(project, model, [
+        runtime.tool("next", claim=True),
+        spawn,
+        Say("parse() has no callers.", usage=Usage(input=333, output=44)),  # the subagent's own call
+        runtime.tool("writeback", card=card, summary="Checked the callers"),
+        Say("Done."),
+    ])
+    assert session.code == 0, session.stderr[-2000:]
+    assert model.steps_left == 0
+    reported = model.usage_reported
+    tokens = sum(u.input + u.cache_write + u.cache_read + u.output for u in reported)
+    assert project.show(card)["quota"]["tokens"]["used"] == tokens
+    charges = [e for e in project.evidence(card) if e["source"] == "hook"]
+    assert any("(subagent)" in e["summary"] for e in charges)
+    assert sum(e["usage"]["tokens"] for e in charges) == tokens
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.setup == "claude-code"], ids=repr)
+def test_a_turn_sent_back_is_charged_exactly_with_its_usage_arriving_late(project, model, runtime):
+    """#29: the case that undercharged on 2.1.197 (a turn whose first Stop was
+    sent back), with every reply's final usage sent 0.4 s after its content,
+    SessionEnd registered beside Stop: exactly what the model reported, on
+    both pinned versions. (Both binaries wrote each call's entry with its final
+    usage here; the late-entry race itself is pinned by
+    tests/adapters/test_hooks_claude.py with a transcript written that way.)"""
+    agent, card = started(project, runtime)
+    model.usage_delay = 0.4
+    steps = [runtime.tool("next", claim=True), Say("All done."), runtime.tool("writeback", card=card, summary="Recorded after the reminder"), Say("Recorded.")]
+    for n, step in enumerate(steps):
+        step.usage = Usage(input=1000 + n, output=300 + 7 * n, cache_read=2000, cache_write=50)
+    session = runtime.run(project, model, steps)
+    assert session.code == 0, session.stderr[-2000:]
+    assert "wrote no evidence" in model.agent_requests()[2].text()
+    tokens = sum(u.input + u.cache_write + u.cache_read + u.output for u in model.usage_reported)
+    assert project.show(card)["quota"]["tokens"]["used"] == tokens
+    charges = [e for e in project.evidence(card) if e["source"] == "hook"]
+    assert sum(e["usage"]["tokens"] for e in charges) == tokens
+
+
+def _person_answers_when_asked(project, decision: str, found: list):
+    """A person at the board: the first pending gate that is the runtime's own question, answered."""
+    import threading
+    import time
+
+    def watch():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pending = [g for g in project.gates() if g["status"] == "pending" and "asks to use Bash" in g["question"]]
+            if pending:
+                found.append(answer_as_person(project, pending[0]["id"], decision))
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_claude_codes_own_permission_question_is_answered_on_the_board(project, model, decision):
+    """#29: Claude Code 2.1.335 asks its own permission question (PermissionRequest,
+    not bypassed); it joins the person's queue as a gate; the person's answer
+    reaches the runtime: the command runs only when they approve."""
+    from . import runtimes
+    from .harness import _session, claude_env
+
+    sdk = next(r for r in ALL if r.name == "claude-sdk")
+    agent, card = started(project, sdk)
+    project.git("init", "-q")
+    found: list = []
+    thread = _person_answers_when_asked(project, decision, found)
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"  # (its MCP tools would ask leave too)
+    model.script([Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
+    cmd = [str(runtimes.binary("claude-sdk")), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose", "--permission-mode", "default"]
+    session = _session(project, model, "claude-sdk", cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))  # as `loopx run` starts a turn
+    thread.join(timeout=5)
+    assert session.code == 0, session.stderr[-2000:]
+    assert found and found[0]["status"] == ("approved" if decision == "approve" else "rejected")
+    assert (project.root / "made-it.txt").exists() == (decision == "approve")
+    if decision == "reject":
+        assert "the person said no" in (model.agent_requests()[1].last_tool_result() or "")

@@ -236,7 +236,7 @@ def test_reads_with_odd_arguments(team, argv):
 # argparse (exit 2, nothing changed). On SQLite only (the argument parsing is
 # the same on both backends).
 
-ANY_DOCUMENTED = set(range(12)) - {1}
+ANY_DOCUMENTED = set(range(13)) - {1}
 SEPARATE = settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 maybe = st.none() | value
 
@@ -372,3 +372,21 @@ def test_the_fast_precheck_returns_exactly_what_pydantic_returns(case):
         assert slow == ("ok", json.dumps(quick, sort_keys=True)), (data, quick, slow)
         assert quick == inputs.validate(kind, data, fast=False)  # equal as Python values too (a tuple is no list)
     assert _outcome(kind, data, fast=True) == slow
+
+
+def test_the_evidence_shape_is_one_table():
+    """shapes/evidence.FIELDS is the evidence shape: the pydantic model has its
+    fields and defaults, the MCP tool offers its fields (and only those besides
+    the card, the lease token and the op id), the pre-check fills its defaults."""
+    from loopx_core.shapes import evidence, verbs
+    from loopx_core.shapes.schemas import EvidenceInput
+
+    fields = EvidenceInput.model_fields
+    assert set(fields) == evidence.NAMES
+    for name, default, _ in evidence.FIELDS:
+        if name != "summary":
+            assert fields[name].get_default(call_default_factory=True) == evidence.default_of(default), name
+    assert fields["summary"].is_required()
+    tool = verbs.VERBS[("writeback", None)].tool
+    assert set(tool.properties) - {"card", "lease_token", "op_id"} == {name for name, _, mcp in evidence.FIELDS if mcp is not None}
+    assert inputs.validate("evidence", {"summary": "s"}) == inputs.validate("evidence", evidence.with_defaults({"summary": "s"}))

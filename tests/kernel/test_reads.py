@@ -35,7 +35,7 @@ def test_context_json(team):
     assert ctx["lease"]["holder"] == "a1" and ctx["quota"]["turns"] == {"used": 1, "limit": 10}
     assert ctx["todos"] == [{"id": 1, "text": "t1", "done": False}]
     assert [e["summary"] for e in ctx["evidence"]] == ["s1"]
-    assert ctx["gates"] == [{"id": "G-1", "status": "pending", "question": "ok?", "scope": None, "note": None}]
+    assert ctx["gates"] == [{"id": "G-1", "status": "pending", "question": "ok?", "scope": None, "choice": None, "text": None, "note": None}]
 
 
 def test_context_stays_small_with_a_long_history(team):

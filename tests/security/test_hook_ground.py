@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from loopx_core.adapters.ground import user_config_dir
+from loopx_core.rules.person_folder import person_folder
 from tests.adapters.conftest import deny_reason, payload
 from tests.conftest import Board
 
@@ -36,7 +36,7 @@ SHELL = [
     ("claude-code", "claude/pre_tool_use_bash.json", "sed -i 's/hook claude-code pre-tool-use/true/' .claude/settings.json"),
     ("claude-code", "claude/pre_tool_use_bash.json", "tmux send-keys -t loopx-board y"),
     ("claude-code", "claude/pre_tool_use_bash.json", "echo y > /dev/pts/0"),
-    ("claude-code", "claude/pre_tool_use_bash.json", f"cat {user_config_dir()}/key"),
+    ("claude-code", "claude/pre_tool_use_bash.json", f"cat {person_folder()}/key"),
     ("claude-code", "claude/pre_tool_use_monitor.json", "sqlite3 .loopx/board.db .dump"),
     ("claude-code", "claude/pre_tool_use_powershell.json", "Set-Content -Path .loopx/policy.json -Value '{\"allow\": [\".*\"]}'"),
     ("claude-code", "claude/pre_tool_use_powershell.json", "& loopx gate answer G-1 approve"),
@@ -81,7 +81,7 @@ def test_file_tools_cannot_touch_loopx_ground(hooks, working, runtime, fixture, 
 
 
 def test_the_human_key_folder_through_read(hooks, working):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_read.json", CWD=str(working.root), PATH=os.path.join(user_config_dir(), "key")))
+    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_read.json", CWD=str(working.root), PATH=os.path.join(person_folder(), "key")))
     assert "human key" in deny_reason(res)
 
 

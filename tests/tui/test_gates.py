@@ -265,9 +265,9 @@ async def test_the_footer_shows_the_dialogs_keys_dimmed_until_armed(make_app, se
         await gate_dialog(pilot)
         modal = app.screen
         bar = modal.query_one(KeyBar)
-        assert bar.keys == ["y", "n", "A", "escape"] and bar.region.y == 29  # the bottom line: over the board's
+        assert bar.keys == ["y", "n", "A", "t", "escape"] and bar.region.y == 29  # the bottom line: over the board's
         enabled = {binding.key: on for binding, on, _ in shown_keys(modal)[0]}
-        assert enabled == {"y": False, "n": False, "A": False, "escape": True}
+        assert enabled == {"y": False, "n": False, "A": False, "t": False, "escape": True}
         await arm(pilot)
         enabled = {binding.key: on for binding, on, _ in shown_keys(modal)[0]}
         assert all(enabled.values())
@@ -354,3 +354,123 @@ async def test_remembering_a_dangerous_scope_takes_the_second_key_too(make_app, 
         assert gate_row(app, seeded.gate).status == "approved"
         with app.store.read():
             assert Grant.get(Grant.gate == seeded.gate).agent == "codex-1"
+
+
+def ask_with_options(app, *options, scope=None):
+    """A new gate on LX-6 (claude-1's) offering ``options``; returns its id."""
+    data = {"question": "Which region do we deploy to?", "options": list(options)}
+    if scope:
+        data["scope"] = scope
+    gate, _, _ = gates.ask(app.store, 6, "claude-1", data)
+    return gate.id
+
+
+async def open_gate(pilot, app, gid):
+    await feed(app)
+    await pilot.pause()
+    app.gates.show_first(gid)
+    await app.reads_idle()
+    await pilot.pause()
+    assert isinstance(app.screen, GateModal) and app.screen.gate_id == gid
+
+
+async def test_a_number_key_chooses_that_option(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        gid = ask_with_options(app, "eu-west", "us-east", "ap-south")
+        await open_gate(pilot, app, gid)
+        await pilot.press("2")  # typed before the dialog armed: dropped, never an answer
+        assert isinstance(app.screen, GateModal) and gate_row(app, gid).status == "pending"
+        await arm(pilot)
+        await pilot.press("2")
+        await app.ops_idle()
+        await pilot.pause()
+        gate = gate_row(app, gid)
+        assert (gate.status, gate.choice, gate.answered_by) == ("approved", "us-east", HUMAN)
+        assert any("with option 2" in text for _, text in app.notices)
+
+
+async def test_t_answers_in_words(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        gid = ask_with_options(app, "eu-west", "us-east")
+        await open_gate(pilot, app, gid)
+        await arm(pilot)
+        await pilot.press("t")
+        assert app.screen.stage == "words"
+        await pilot.press("enter")  # empty: nothing is sent
+        assert isinstance(app.screen, GateModal) and gate_row(app, gid).status == "pending"
+        await pilot.press(*"both, eu first", "enter")
+        await app.ops_idle()
+        await pilot.pause()
+        gate = gate_row(app, gid)
+        assert (gate.status, gate.text, gate.choice) == ("approved", "both, eu first", None)
+
+
+async def test_a_number_on_a_dangerous_scope_still_asks_for_the_second_key(make_app, seeded):
+    from .conftest import loopx
+
+    assert loopx(seeded.location, "dangerous", "set", "db:*").returncode == 0
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        gid = ask_with_options(app, "drop", "keep", scope="db:drop")
+        await open_gate(pilot, app, gid)
+        assert app.screen.dangerous
+        await arm(pilot)
+        await pilot.press("1")
+        assert app.screen.stage == "confirm" and gate_row(app, gid).status == "pending"
+        await pilot.press("Y")
+        await app.ops_idle()
+        assert gate_row(app, gid).choice == "drop"
+
+
+async def test_number_keys_do_nothing_on_a_gate_without_options(make_app, seeded):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("g")
+        await arm(pilot)
+        await pilot.press("1")
+        assert isinstance(app.screen, GateModal) and gate_row(app, seeded.gate).status == "pending"
+
+
+async def test_the_dialog_says_when_the_notification_command_told_the_person(make_app, seeded):
+    """#29: "Told you 01-05 09:35:00 ✓", or the error, from the `notified` event."""
+    from loopx_core.ops import notify
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        notice = notify.Notice(f"gate:G-{seeded.gate}", "gate_asked", None, gate_row(app, seeded.gate).card, "t", "b")
+        notify.record(app.store, notice, False, "exit 3: no route", 0.1)
+        await pilot.press("g")
+        await app.reads_idle()
+        await pilot.pause()
+        facts = str(app.screen.query_one("#gate-facts").render())
+        assert "Told you" in facts and "✗ exit 3: no route" in facts
+
+
+async def test_a_phone_sized_board_answers_with_the_same_keys(make_app, seeded):
+    """#29: at 50×16 (a phone over ssh) the queue opens with g, its question,
+    keys and countdown are on screen, and y / a number answer."""
+    app = make_app()
+    async with app.run_test(size=(50, 16)) as pilot:
+        gid = ask_with_options(app, "eu-west", "us-east")
+        await open_gate(pilot, app, gid)
+        modal = app.screen
+        assert modal.has_class("-small")
+        for part in ("#gate-question", "#gate-keys"):
+            region = modal.query_one(part).region
+            assert region.height and region.bottom <= 15, part  # inside the screen, above the footer
+        assert "keys work in" in str(modal.query_one("#gate-keys").render())
+        await arm(pilot)
+        await pilot.press("2")
+        await app.ops_idle()
+        await pilot.pause()
+        assert gate_row(app, gid).choice == "us-east"
+        await pilot.press("g")
+        await app.reads_idle()
+        await pilot.pause()
+        assert isinstance(app.screen, GateModal) and app.screen.gate_id == seeded.gate
+        await arm(pilot)
+        await pilot.press("y")
+        await app.ops_idle()
+        assert gate_row(app, seeded.gate).status == "approved"

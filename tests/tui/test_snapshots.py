@@ -166,3 +166,49 @@ def test_read_only_refusal_small_terminal(make_app, snap_compare):
 
     app = make_app(person=None, read_only="3 wrong passphrases for your key", read_only_hint="quit (q), run `loopx board` again and type the passphrase of ~/.config/loopx/key.json")
     assert snap_compare(app, terminal_size=(80, 24), run_before=refused)
+
+
+def test_gate_modal_with_options(make_app, snap_compare):
+    """A gate offering options: each with its number key, and t for words."""
+    from loopx_core.ops import gates
+
+    async def gate(pilot):
+        await _settle(pilot)
+        asked, _, _ = gates.ask(pilot.app.store, 6, "claude-1", {"question": "Which region do we deploy to?", "options": ["eu-west", "us-east", "ap-south"]})
+        await feed(pilot.app)
+        await pilot.pause()
+        pilot.app.gates.show_first(asked.id)
+        await pilot.app.reads_idle()
+        await pilot.pause()
+        await arm(pilot)
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=gate)
+
+
+def _gate_on_screen(armed: bool):
+    async def gate(pilot):
+        await _settle(pilot)
+        await pilot.press("g")
+        await pilot.app.reads_idle()
+        await pilot.pause()
+        if armed:
+            await arm(pilot)
+
+    return gate
+
+
+def test_phone_board_60x20(make_app, snap_compare):
+    """#29: the board over ssh from a phone: the header says a gate waits and g opens it."""
+    assert snap_compare(make_app(), terminal_size=(60, 20), run_before=_settle)
+
+
+def test_phone_gate_60x20(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(60, 20), run_before=_gate_on_screen(armed=True))
+
+
+def test_phone_board_50x16(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(50, 16), run_before=_settle)
+
+
+def test_phone_gate_50x16(make_app, snap_compare):
+    assert snap_compare(make_app(), terminal_size=(50, 16), run_before=_gate_on_screen(armed=True))

@@ -130,3 +130,22 @@ def test_two_watchers_at_once_never_double_ingest(project, procs):
     printed = [l for l in first.out + second.out if l.startswith("ingested")]
     assert len(printed) == 401  # each piece of evidence was reported by exactly one of them
     assert len([l for l in first.out + second.out if l.startswith("refused")]) == 1
+
+
+def test_a_headless_watcher_delivers_the_persons_notification(project, procs, tmp_path):
+    """#29: with no board open, `loopx watch` runs the person's notification
+    command for a gate, once, and records the outcome."""
+    out = tmp_path / "told.txt"
+    script = tmp_path / "tell.py"
+    script.write_text(f"import sys\nsys.stdin.read()\nopen({str(out)!r}, 'a').write(sys.argv[1] + '\\n')\n")
+    project.ok("notify", "set", "--", sys.executable, "-I", str(script), tty=True)
+    p = procs(project).wait_started()
+    assert project.cli("gate", "ask", "LX-1", "--question", "ship it?", agent="w1").code == 6
+    store = project.store()
+    try:
+        until(lambda: events(store, "notified"), timeout=60, what="the notification's outcome")
+        assert [e.data["ok"] for e in events(store, "notified")] == [True]
+    finally:
+        store.close()
+    assert p.interrupt() == 0
+    assert out.read_text() == "G-1 on LX-1 needs you\n"

@@ -11,7 +11,7 @@ Each entry is the verb and, for verbs with subcommands, the subcommand.
 
 from __future__ import annotations
 
-from ..shapes import verbs
+from . import verbs
 
 HUMAN_VERBS = frozenset(key for key, verb in verbs.VERBS.items() if verb.human)
 

@@ -1,0 +1,122 @@
+"""What a runtime's sandbox is told for a turn in a card's workspace (issue #26):
+real git, real worktrees; the real runtimes enforce it in
+``tests/e2e/test_workspace_bounds.py``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from loopx_core.adapters import setup_claude, setup_codex
+from loopx_core.adapters.setup import key_folder
+from loopx_core.rules import workspace_bounds
+from loopx_core.runner import runtimes
+
+
+def git(cwd, *args) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True, timeout=60).stdout
+
+
+@pytest.fixture
+def repo(tmp_path):
+    main = tmp_path / "project"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    git(main, "commit", "-q", "--allow-empty", "-m", "first")
+    git(main, "worktree", "add", "-q", "-b", "loopx/LX-1", str(tmp_path / "ws" / "LX-1"), "main")
+    git(main, "worktree", "add", "-q", "-b", "loopx/LX-2", str(tmp_path / "ws" / "LX-2"), "main")
+    git(main, "update-ref", "refs/loopx/LX-1/wip/t1", "main")
+    return main
+
+
+def test_a_workspace_knows_its_repository_and_a_main_checkout_is_no_workspace(repo):
+    ws = repo.parent / "ws" / "LX-1"
+    (ws / "src").mkdir()
+    b = workspace_bounds.find(ws / "src")
+    assert (b.workspace, b.common, b.main, b.branch) == (str(ws), str(repo / ".git"), str(repo), "loopx/LX-1")
+    assert Path(b.admin).parent == repo / ".git" / "worktrees"
+    assert workspace_bounds.find(repo) is None
+    assert workspace_bounds.find(repo.parent) is None
+
+
+def test_writable_is_the_workspace_and_what_a_commit_there_writes(repo):
+    b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
+    common = repo / ".git"
+    assert set(workspace_bounds.writable(b)) == {
+        b.workspace, b.admin, str(common / "objects"),
+        str(common / "refs" / "heads" / "loopx"), str(common / "logs" / "refs" / "heads" / "loopx"),
+    }
+    guarded = set(workspace_bounds.guarded(b))
+    for kept in ("refs/heads/main", "refs/heads/loopx/LX-2", "logs/refs/heads/loopx/LX-2", "refs/loopx", "HEAD", "index", "config", "hooks",
+                 f"worktrees/{(repo.parent / 'ws' / 'LX-2').name}"):
+        assert str(common / kept) in guarded, kept
+    for own in ("refs/heads/loopx/LX-1", "objects", f"worktrees/{Path(b.admin).name}", "refs/heads/loopx"):
+        assert str(common / own) not in guarded, own
+    # Codex keeps the common dir read-only by itself: only what lies inside a writable path
+    assert set(workspace_bounds.inside_writable(b, sorted(guarded))) == {
+        str(common / "refs/heads/loopx/LX-2"), str(common / "logs/refs/heads/loopx/LX-2"), str(Path(b.admin, "gitdir")), str(Path(b.admin, "commondir")),
+    }
+
+
+def test_claude_codes_turn_in_a_workspace_takes_the_main_checkouts_settings_only(repo):
+    ws = repo.parent / "ws" / "LX-1"
+    main_settings = setup_claude.merge_settings(None, {n: f"loopx hook claude-code {n}" for n in ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")}, "~/.config/loopx", True, lambda n: __import__("re").compile(n))
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(main_settings)
+    (repo / ".mcp.json").write_text('{"mcpServers": {"loopx": {"command": "loopx", "args": ["mcp"]}}}')
+    argv = runtimes.make("claude-code", [], "claude", "a1").argv("go", str(ws))
+    flag = json.loads(argv[argv.index("--settings") + 1])
+    assert flag["env"] == {"LOOPX_AGENT": "a1"} and "PreToolUse" in flag["hooks"]
+    # the workspace's own settings and MCP servers, which the agent can write, count for nothing
+    assert argv[argv.index("--setting-sources") + 1] == "user" and "--strict-mcp-config" in argv
+    assert argv[argv.index("--mcp-config") + 1] == str(repo / ".mcp.json")
+    fs = flag["sandbox"]["filesystem"]
+    assert flag["sandbox"]["enabled"] is True and flag["sandbox"]["allowUnsandboxedCommands"] is False
+    assert str(repo / ".git" / "refs" / "heads" / "loopx") in fs["allowWrite"]
+    assert {str(repo / ".git" / "refs" / "heads" / "main"), str(repo / ".git" / "packed-refs"), str(ws / ".claude" / "settings.json"), str(repo / ".claude" / "settings.json")} <= set(fs["denyWrite"])
+    assert (repo / ".git" / "packed-refs").exists()  # made, so that it can be kept read-only
+    # outside a workspace: the checkout's own settings, as before
+    assert "--setting-sources" not in runtimes.make("claude-code", [], "claude", "a1").argv("go", str(repo))
+
+
+def test_codex_turn_in_a_workspace_gets_the_profile_with_the_git_paths(repo):
+    ws = repo.parent / "ws" / "LX-1"
+    (repo / ".loopx").mkdir()
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"loopx hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, ours, True))
+    argv = runtimes.make("codex", [], "codex", "a1").argv("go", str(ws))
+    overrides = [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
+    assert 'default_permissions="loopx"' in overrides
+    profile = tomllib.loads(next(o for o in overrides if o.startswith("permissions.loopx=")))["permissions"]["loopx"]
+    fs = profile["filesystem"]
+    assert profile["extends"] == ":workspace" and fs[key_folder()] == "deny"
+    assert fs[str(repo / ".git" / "refs" / "heads" / "loopx")] == "write" and fs[str(repo / ".git" / "refs" / "heads" / "loopx" / "LX-2")] == "read"
+    assert str(repo / ".git" / "refs" / "heads" / "main") not in fs  # read-only: Codex keeps the common dir so
+    assert fs[":workspace_roots"][".claude"] == "read"
+    server = tomllib.loads(next(o for o in overrides if o.startswith("mcp_servers.loopx=")))["mcp_servers"]["loopx"]
+    assert server["env"]["LOOPX_AGENT"] == "a1" and server["required"] is True
+    assert "-c" not in runtimes.make("codex", [], "codex", "a1").argv("go", str(repo))
+    # README's `-- --sandbox workspace-write` would win over the profile: in a workspace it is the profile
+    assert "--sandbox" not in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(ws))
+    assert "--sandbox" in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(repo))
+
+
+def test_codex_turns_run_in_a_workspace_only_under_loopxs_profile(repo):
+    """In a worktree Codex runs no LoopX hook (it trusts hooks by config path): the
+    sandbox is the boundary there, so without it (`init --no-sandbox`) the turn stays
+    in the project folder."""
+    codex = runtimes.make("codex", [], "codex", "a1")
+    codex.project = str(repo)
+    assert codex.in_workspace is False  # no .codex/config.toml
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").write_text('[mcp_servers.loopx]\ncommand = "loopx"\n')
+    assert codex.in_workspace is False  # set up with --no-sandbox
+    (repo / ".codex" / "config.toml").write_text('default_permissions = "loopx"\n[mcp_servers.loopx]\ncommand = "loopx"\n')
+    assert codex.in_workspace is True
+    assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True  # its hooks come on the command line

@@ -354,13 +354,18 @@ def repo_team(team: Board) -> Board:
     """``team`` on a project that is a git repository (workspaces on, issue #26).
     A PostgreSQL board has no project folder of its own: it is given this one."""
     make_repo(team.root)
-    if team.backend == "postgresql":
-        store = team.store()
+    return give_project(team)
+
+
+def give_project(board: Board) -> Board:
+    """A PostgreSQL board has no project folder of its own: it is given the board's root."""
+    if board.backend == "postgresql":
+        store = board.store()
         try:
-            store.run(lambda: store.put_setting("project_root", str(team.root)))
+            store.run(lambda: store.put_setting("project_root", str(board.root)))
         finally:
             store.close()
-    return team
+    return board
 
 
 @pytest.fixture

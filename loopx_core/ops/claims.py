@@ -16,6 +16,7 @@ from .gates import _rules, checked_view, holding_gate, open_gate
 from .handoffs import latest_handoff
 from .lifecycle import clear_lease, gate_blocked, move, withdraw_pending
 from .reaper import load_card
+from .try_family import first_of, other_try_of
 
 
 def host_name() -> str:
@@ -75,6 +76,14 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
             raise Conflict(why, hint, code="not_ready", data={"card": card_view(card).to_json()})
         if card.assignee and card.assignee != agent:
             raise Forbidden(f"{key} is assigned to {card.assignee}", f"a human can reassign it: `loopx card assign {key} --to {agent}`")
+        other = other_try_of(card_id, agent)
+        if other is not None:
+            first = ids.fmt(ids.CARD, first_of(card_id))
+            raise Conflict(
+                f"{agent} worked on {ids.fmt(ids.CARD, other)}, another try of {first}: one agent, one try of a card",
+                f"tries compare different agents' work; pick another card: {take_work(agent)}",
+                code="other_try",
+            )
         return _taken(card, _take(store, card, agent_obj, lease_seconds, now), None)
 
     return store.run(body)
@@ -134,9 +143,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             row = latest_handoff(offered.id)
             return NextResult("accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting")
         if claim:
-            candidate = Card.first(
-                """WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) ORDER BY "priority", "created_at", "id" """, (agent,), lock=True
-            )
+            candidate = _claimable(agent)
             if candidate is not None:
                 candidate = reaper.reap_card(candidate, now)
                 return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
@@ -150,6 +157,20 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         return NextResult("idle", wake_at=wake_at, reason=reason)
 
     return store.run(body)
+
+
+def _claimable(agent: str) -> Card | None:
+    """The best ready card ``agent`` may take: open to it, and no try of a card
+    it holds or worked on another try of (one agent, one try)."""
+    passed: list[int] = []
+    while True:
+        skip = f'AND "id" NOT IN ({", ".join("?" * len(passed))}) ' if passed else ""
+        candidate = Card.first(
+            f"""WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) {skip}ORDER BY "priority", "created_at", "id" """, (agent, *passed), lock=True
+        )
+        if candidate is None or other_try_of(candidate.id, agent) is None:
+            return candidate
+        passed.append(candidate.id)
 
 
 def _last_refusal(agent: str) -> tuple[Card, Gate] | None:

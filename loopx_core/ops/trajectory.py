@@ -15,14 +15,20 @@ from typing import NamedTuple
 import peewee as pw
 
 from ..store.models import Card, Event, Evidence, Gate
+from .merges import SCOPE as MERGE_SCOPE
 
 HOUR = 3600.0
 DAY = 24 * HOUR
 
-# Events that start or end an agent's working time on a card.
+# Events that start or end an agent's working time on a card. A card whose
+# branch a person merged finishes with `merged`, not `done` (#26); a conflict
+# sends it back to ready.
 _WORK_STARTS = frozenset({"claimed", "handoff_accepted", "monitor_due"})
-_WORK_ENDS = frozenset({"gate_asked", "paused", "released", "lease_expired", "done", "handoff_created", "card_moved", "card_unassigned", "monitoring", "gate_expired"})
-_PAUSE_ENDS = frozenset({"budget_raised", "card_moved", "card_unassigned", "done", "released", "lease_expired"})
+_WORK_ENDS = frozenset({
+    "gate_asked", "paused", "released", "lease_expired", "done", "merged", "merge_conflict", "handoff_created", "card_moved",
+    "card_unassigned", "monitoring", "gate_expired",
+})
+_PAUSE_ENDS = frozenset({"budget_raised", "card_moved", "card_unassigned", "done", "merged", "merge_conflict", "released", "lease_expired"})
 _DATA_KINDS = frozenset({"gate_answered", "budget_raised", "paused", "handoff_created"})  # whose data the spans read
 SPAN_KINDS = _WORK_STARTS | _WORK_ENDS | _PAUSE_ENDS | {"gate_answered", "card_added"}
 
@@ -146,7 +152,8 @@ def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajecto
         if kind in _PAUSE_ENDS and card in paused and (kind != "budget_raised" or data.get("resumed")):
             start, why = paused.pop(card)
             pauses.append(Span(start, at, card, why))
-        if kind in _WORK_STARTS or (kind == "gate_answered" and data.get("answer") == "approved") or (kind == "budget_raised" and data.get("resumed") == "active"):
+        approved = kind == "gate_answered" and data.get("answer") == "approved" and data.get("scope") != MERGE_SCOPE  # (a merge ends the work)
+        if kind in _WORK_STARTS or approved or (kind == "budget_raised" and data.get("resumed") == "active"):
             working.setdefault(card, (at, actor.split(":", 1)[-1]))
         if kind == "paused":
             paused.setdefault(card, (at, str(data.get("reason") or "paused")))
@@ -159,7 +166,12 @@ def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajecto
     end = None
     if card_id is not None and card_rows and card_rows[0][3] in ("done", "cancelled"):
         end = card_rows[0][2] or max([start] + [t.at for t in turns] + [row[0] for row in event_rows])
-    return Trajectory(card_id, start, now, end, turns, tuple(gates), tuple(sorted(pauses)), tuple(sorted(work)), tuple(handoffs), tuple(answers))
+    return Trajectory(card_id, start, now, end, turns, tuple(gates), _in_order(pauses), _in_order(work), tuple(handoffs), tuple(answers))
+
+
+def _in_order(spans: list[Span]) -> tuple[Span, ...]:
+    """By start, then end (a span still open last: None never meets a number)."""
+    return tuple(sorted(spans, key=lambda s: (s.start, s.end is None, s.end or 0.0, s.card, s.label)))
 
 
 def _hours(spans, until: float) -> float:

@@ -12,17 +12,17 @@ size, verify result, turns, tokens, dollars) and keeps one: a signed
 
 from __future__ import annotations
 
-import json
 from typing import NamedTuple
 
 from ..rules import clock, ids
 from ..shapes.errors import Conflict, InvalidInput
 from ..shapes.values import CardView
-from ..store import events, records
+from ..store import events
 from ..store.records import Card, Evidence
 from ..store.rows import card_row, card_view
 from .cards import _person_only, apply_move, create_card
 from .reaper import load_card
+from .try_family import family, first_of
 
 MAX_TRIES = 8  # tries of one card, the card itself included
 OFF = ("done", "cancelled")
@@ -46,27 +46,6 @@ class Try(NamedTuple):
             "diff": None if self.files is None else {"files": self.files, "added": self.added, "removed": self.removed},
             "verify": self.verify, "quota": c["quota"], "workspace": self.workspace,
         }
-
-
-def _added(card_id: int) -> dict:
-    text = records.scalar('SELECT "data" FROM "event" WHERE "card" = ? AND "kind" = ? ORDER BY "seq" LIMIT 1', (card_id, "card_added"))
-    return json.loads(text) if isinstance(text, str) else (text or {})
-
-
-def first_of(card_id: int) -> int:
-    """The card a try tries (the card itself when it is no try)."""
-    return ids.parse(ids.CARD, _added(card_id).get("try_of") or ids.fmt(ids.CARD, card_id))
-
-
-def family(first: int) -> list[tuple[int, int]]:
-    """(try number, card id) of the first card and its tries, in order."""
-    needle = f'%"try_of":"{ids.fmt(ids.CARD, first)}"%'
-    found = [(1, first)]
-    for card, text in records.rows('SELECT "card", "data" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq"', ("card_added", needle)):
-        data = json.loads(text) if isinstance(text, str) else text
-        if data.get("try_of") == ids.fmt(ids.CARD, first):
-            found.append((int(data.get("try_no") or len(found) + 1), card))
-    return found
 
 
 def _new_try(first: Card, person, agent: str | None, now: float) -> Card:

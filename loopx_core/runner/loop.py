@@ -67,6 +67,9 @@ NOISE = frozenset({
     "heartbeat", "evidence_added", "usage_charged", "turn_ended", "session_started", "artifact_observed",
     "ingest_error", "verify_failed", "runner_state", "turn_started", "turn_finished", "runner_started", "runner_exited",
 })
+# What may let a refused workspace open now: a folder archived or removed, a person's setting (the cap).
+WORKSPACE_NEWS = frozenset({"workspace_archived", "workspace_removed", "setting_changed"})
+WORKSPACE_RETRY = 30.0  # seconds before the first retry of a refused workspace; doubles, up to MAX_IDLE
 
 
 class Options(NamedTuple):
@@ -105,6 +108,7 @@ class Runner:
         self.turns_run = 0
         self.turn_head: str | None = None  # HEAD of the card's workspace as the current turn began
         self.turn_workspace: str | None = None  # the workspace the current turn runs in
+        self.workspace_refusals = 0  # workspaces refused in a row (the retry's backoff)
         self.last_beat = 0.0
         self.waker: Waker | None = None
         self.witness = Witness()  # what this runner saw of the log (authority/witness.py)
@@ -232,7 +236,12 @@ class Runner:
                 if card.status != "active":
                     self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
                     continue  # `next` now says why
-                outcome = self._turn(card)
+                try:
+                    space = self._workspace(card)
+                except LoopxError as err:  # no turn outside the card's workspace: its isolation
+                    self._no_workspace(card, err)
+                    continue
+                outcome = self._turn(card, space)
                 if outcome is None:
                     continue  # a person's pause or stop refused the turn's start: obeyed at the top
                 self._news()  # a control that came as the turn ended
@@ -295,8 +304,9 @@ class Runner:
         me = runners.actor(self.agent)
         return any(e.actor != me and e.kind not in NOISE for e in new)
 
-    def _sleep(self, until: float | None) -> None:
-        """Until the board changes in a way that may change ``next``'s answer, or
+    def _sleep(self, until: float | None, wake_on: frozenset | None = None) -> None:
+        """Until the board changes in a way that may change ``next``'s answer
+        (``wake_on``: only events of those kinds, or a person's control), or
         ``until``, or the clock alone changes the board (a lease or a window)."""
         self._beat()  # "read the board up to self.seq, and decided"
         with self.store.read():
@@ -317,22 +327,45 @@ class Runner:
             if changed:
                 new = self._news()
                 self._witnessed()
-                if self.control != control or self._relevant(new):
+                woken = self._relevant(new) if wake_on is None else any(e.kind in wake_on for e in new)
+                if self.control != control or woken:
                     return
 
     # -- one turn ------------------------------------------------------------------------------
     def _workspace(self, card) -> tuple[str, str | None] | None:
         """The card's workspace for this turn (issue #26): made on first use,
         leftovers of a killed turn saved, lost uncommitted work put back. None
-        when the project has none (the turn runs in the project folder); a git
-        failure is logged and the turn runs there too."""
+        when the project has none (no repository, or no commit yet): the turn
+        runs in the project folder. A workspace git or the person's cap refuses
+        raises (LoopxError): the turn must not run in the project folder instead."""
         if not self.runtime.in_workspace:
             return None  # (runtimes.Runtime.in_workspace: not before its hooks and sandbox are there)
         try:
-            return workspaces.begin_turn(self.store, card.id, f"agent:{self.agent}")
+            space = workspaces.begin_turn(self.store, card.id, f"agent:{self.agent}")
         except LoopxError as err:
-            self.log(f"no workspace for {card.key}: {err.message}; the turn runs in the project folder", WARNING)
-            return None
+            if err.code == "no_base":
+                return None  # a repository without a commit yet has no workspaces
+            raise
+        self.workspace_refusals = 0
+        return space
+
+    def _no_workspace(self, card, err: LoopxError) -> None:
+        """The card's workspace was refused: no turn. The card goes back to
+        ready (another runner, or this one later, takes it when it can have
+        one), the runner's state says why on the board, and it retries when a
+        workspace was archived or removed or a person changed a setting, or
+        after a backoff (30 s, doubling, at most ``MAX_IDLE``) — never at once."""
+        self.workspace_refusals += 1
+        delay = min(MAX_IDLE, WORKSPACE_RETRY * 2 ** (self.workspace_refusals - 1))
+        why = f"no workspace for {card.key}: {err.message}; no turn runs outside it ({err.hint})"
+        self.log(why, WARNING)
+        try:
+            claims.release(self.store, card.id, self.agent, card.lease.token if card.lease else None)
+        except LoopxError as released:
+            self.log(f"could not release {card.key}: {released.message}", WARNING)
+        wake = clock.now() + delay
+        self._state("asleep", card=card.id, wake_at=wake, detail=why[:500])
+        self._sleep(wake, wake_on=WORKSPACE_NEWS)
 
     def _env(self, card, turn_id: str, packet: str) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
@@ -350,8 +383,9 @@ class Runner:
             env["LOOPX_CONTEXT"] = packet
         return env
 
-    def _turn(self, card) -> str | None:
-        """One bounded turn on ``card`` (active, leased to the agent). Returns its
+    def _turn(self, card, space: tuple[str, str | None] | None) -> str | None:
+        """One bounded turn on ``card`` (active, leased to the agent) in ``space``
+        (its workspace and HEAD; None: the project folder). Returns its
         outcome; None when a person's control refused its start (``self.control``
         says which)."""
         token = card.lease.token if card.lease else None
@@ -366,7 +400,6 @@ class Runner:
         self.log(f"running: {started.detail}")
         self.turns_run += 1
         env = self._env(card, turn_id, packet)
-        space = self._workspace(card)
         cwd = space[0] if space else self.opts.cwd or str(self.store.project_root())
         if space:
             env["LOOPX_WORKSPACE"] = space[0]

@@ -206,3 +206,27 @@ def test_a_base_no_work_tree_has_is_moved_by_compare_and_swap(tmp_path):
     assert head(root, "main") != done.commit and not (root / "lib.py").exists()  # the checkout on main is untouched
     again = merge.bring_in(root, "release", "loopx/LX-9", "Merge it", "person")
     assert again.already and again.commit == done.commit  # a retry after a crash merges nothing twice
+
+
+def test_the_timeline_counts_a_merge_as_the_cards_finish_and_a_conflict_as_the_end_of_its_work(repo, tmp_path):
+    from loopx_core.ops import trajectory
+    from loopx_core.rules import clock
+
+    repo.ok("card", "add", "one")
+    repo.ok("card", "add", "two")
+    t1, t2 = workspace(repo, "LX-1"), workspace(repo, "LX-2")
+    finish(repo, "LX-1", "a1", t1, {"src/app.py": "print('one')\n"}, "one")
+    finish(repo, "LX-2", "a2", t2, {"src/app.py": "print('two')\n"}, "two")
+    assert answer(repo, "G-1").data["card"]["status"] == "done"  # merged: a `merged` event, no `done`
+    assert answer(repo, "G-2").data["card"]["status"] == "ready"  # a conflict: back to a2, nobody works on it
+    later = clock.now() + 3 * trajectory.HOUR
+    store = repo.store()
+    try:
+        merged, conflicted = (trajectory.read_trajectory(store, card_id, later) for card_id in (1, 2))
+    finally:
+        store.close()
+    assert merged.end is not None and merged.end <= clock.now()  # the card's finish is the merge
+    assert [s.label for s in merged.work] == ["a1"] and all(s.end is not None for s in merged.work)  # the person's answer is no agent's work
+    assert trajectory.figures(merged).lifecycle_hours < 1
+    assert conflicted.end is None and all(s.end is not None for s in conflicted.work)
+    assert trajectory.figures(conflicted).agent_hours < 1  # not the three hours it sat ready

@@ -75,3 +75,21 @@ def test_tries_are_worked_apart_compared_and_one_is_kept(repo_team):
 def test_keeping_needs_another_try(repo_team):
     repo_team.ok("card", "add", "alone")
     refused(repo_team, 3, "card", "keep", "LX-1")
+
+
+def test_one_agent_is_never_given_two_tries_of_the_same_card(team):
+    team.ok("agent", "add", "a3")
+    team.ok("card", "add", "Speed up login", "--tries", "2")  # LX-1 and its try LX-2
+    team.ok("card", "add", "Something else")  # LX-3
+    held(team, "LX-1", "a1")
+    worked(team, "LX-1", "a1", "a1's way")
+    team.ok("release", "LX-1", agent="a1")
+    err = refused(team, 5, "claim", "LX-2", agent="a1")  # worked on try 1: not try 2 as well
+    assert err["code"] == "other_try" and "LX-1" in err["message"] and "one try" in err["message"]
+    assert "loopx next --agent a1 --claim" in err["hint"]
+    held(team, "LX-1", "a2")  # another agent carries try 1 on
+    assert refused(team, 5, "claim", "LX-2", agent="a2")["code"] == "other_try"  # holding try 1: not try 2 as well
+    offered = team.ok("next", "--claim", agent="a1")  # LX-2 comes first by order, but it is another try for a1
+    assert offered["action"] == "work" and offered["card"]["id"] == "LX-3"
+    assert held(team, "LX-2", "a3")["id"] == "LX-2"  # a third agent may take the other try
+    assert team.cli("verify").code == 0

@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.conftest import git
+from tests.conftest import git, give_project
 
 HERE = Path(__file__).resolve().parent
 TURN = [sys.executable, str(HERE / "workspace_turn.py")]
@@ -60,3 +60,41 @@ def test_a_runner_killed_mid_turn_loses_no_edit_and_the_next_agent_resumes_from_
     (ev,) = [e for e in watch.evidence("LX-1") if e["agent"] == "a2" and e["summary"].startswith("half.txt")]
     assert ev["summary"] == f"half.txt: half done by a1 | README: hello / edited by a1 | cwd {ws}"
     assert repo_team.cli("verify").code == 0
+
+
+def test_a_refused_workspace_runs_no_turn_and_the_runner_retries_once_the_person_makes_room(repo_team, watch):
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
+    other = Path(repo_team.ok("workspace", "open", "LX-2")["workspace"]["path"])
+    (other / "draft.txt").write_text("work no ref keeps yet: its folder may not go\n")
+    repo_team.ok("workspace", "cap", "1")  # the person's: LX-2's folder fills it
+    runner = watch.run("a1", "--turns", "1", rest=[*TURN, "edit"])
+    said = watch.until("the runner says why LX-1 gets no turn", lambda: next(
+        (e.data["detail"] for e in watch.events("runner_state") if "no workspace for LX-1" in (e.data.get("detail") or "")), None))
+    assert "over the cap" in said and "loopx workspace cap" in said  # why, and what the person can do
+    card = watch.card(1)
+    assert card.status == "ready" and card.lease_holder is None  # given back, not worked on in the project folder
+    assert watch.turns_started() == 0 and not (repo_team.root / "shared.txt").exists()
+    # Something that cannot make room (a new card) does not make it try again: no busy loop.
+    repo_team.ok("card", "add", "three")
+    seq = watch.seq()
+    watch.until("the runner read the new card", lambda: watch.seen("a1", seq))
+    assert len([e for e in watch.events("claimed") if e.card == 1]) == 1 and watch.turns_started() == 0
+    # The person lifts the cap: the runner tries again at once, and the turn runs in LX-1's workspace.
+    repo_team.ok("workspace", "cap", "none")
+    assert watch.ended(runner) == 0
+    (ev,) = [e for e in watch.evidence("LX-1") if e["summary"].startswith("read back")]
+    assert ev["summary"] == f"read back: written by a1 in {ev['extra']['code']['path']}" and ev["extra"]["code"]["branch"] == "loopx/LX-1"
+    assert not (repo_team.root / "shared.txt").exists()
+    assert repo_team.cli("verify").code == 0
+
+
+def test_a_repository_without_a_commit_yet_runs_the_turn_in_the_project_folder(team, watch):
+    git(team.root, "init", "-q", "-b", "main")
+    (team.root / ".git" / "info" / "exclude").write_text(".loopx/\n")
+    give_project(team)
+    team.ok("card", "add", "one")
+    assert watch.ended(watch.run("a1", "--turns", "1", rest=[*TURN, "edit"])) == 0
+    (ev,) = [e for e in watch.evidence("LX-1") if e["summary"].startswith("read back")]
+    assert ev["summary"] == f"read back: written by a1 in {team.root}"
+    assert not watch.events("workspace_opened")

@@ -65,7 +65,7 @@ def test_writable_is_the_workspace_and_what_a_commit_there_writes(repo):
 
 def test_claude_codes_turn_in_a_workspace_takes_the_main_checkouts_settings_only(repo):
     ws = repo.parent / "ws" / "LX-1"
-    main_settings = setup_claude.merge_settings(None, {n: f"loopx hook claude-code {n}" for n in ("session-start", "pre-tool-use", "stop", "pre-skill-shell-command")}, "~/.config/loopx", True, lambda n: __import__("re").compile(n))
+    main_settings = setup_claude.merge_settings(None, {name: f"loopx hook claude-code {name}" for _event, name, _matcher, _timeout in setup_claude.EVENTS}, "~/.config/loopx", True, lambda n: __import__("re").compile(n))
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(main_settings)
     (repo / ".mcp.json").write_text('{"mcpServers": {"loopx": {"command": "loopx", "args": ["mcp"]}}}')

@@ -171,7 +171,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     branch = branch_name(card_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     made = False
-    created = not path.exists()  # a new folder gets the setup command, once
+    created = not path.exists()
     if created:
         from .workspace_cap import make_room
 
@@ -185,7 +185,10 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
     head = base_commit if made else git.head(path)  # a new branch starts at its base
-    setup = run_setup(store, path, card_id) if created else None
+    # Only a branch made now, from the base, gets the setup command: a folder made
+    # again for an existing branch holds the agent's commits (e.g. a package.json
+    # whose install script `npm ci` would run as the person, outside any sandbox).
+    setup = run_setup(store, path, card_id) if made else None
 
     def body():
         now = clock.now()

@@ -21,13 +21,14 @@ import base64
 import shutil
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 
 from loopx_core.runner import runtimes as runner_runtimes
 
 from . import runtimes
-from .harness import ALL, HOMES, LOOPX, Project, claude_env, codex_env, codex_model_args
+from .harness import ALL, LOOPX, Project, claude_env, codex_env, codex_model_args
 from .model_server import Call, Say, ScriptedModel
 
 TIMEOUT = 120
@@ -44,7 +45,10 @@ def _python_writes(path, text: str) -> str:
 
 @pytest.fixture
 def outside_tmp(installed_runtimes):
-    base = HOMES / f"ws-{uuid.uuid4().hex[:10]}"
+    # Outside the checkout as well as /tmp: in a clone whose LoopX is installed from
+    # that clone (CI), a project under .cache/ is inside "the installed LoopX",
+    # which the hook refuses every write into.
+    base = Path.home().resolve() / ".cache" / "loopx-e2e" / f"ws-{uuid.uuid4().hex[:10]}"
     project = Project(base / "project")
     yield project
     project.close()

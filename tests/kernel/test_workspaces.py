@@ -317,6 +317,33 @@ def test_a_persons_setup_command_runs_once_in_each_new_workspace_bounded_and_rec
     assert repo_team.cli("verify").code == 0  # the signed setting verifies
 
 
+def test_an_agents_branch_checked_out_again_never_runs_the_persons_setup(repo_team):
+    """The attack: an agent commits a file the setup command would run, then
+    deletes its own workspace folder; the next open checks its branch out again.
+    The person's setup command must not run in that tree (it would run the
+    agent's code as the person, outside the sandbox)."""
+    import shutil
+    import subprocess
+
+    from tests.conftest import person_ok
+
+    person_ok(repo_team, "workspace", "setup", "test -x ./install.sh && ./install.sh; true", "--timeout", "1m")
+    repo_team.ok("card", "add", "one")
+    one = Path(repo_team.ok("workspace", "open", "LX-1")["workspace"]["path"])
+    (one / "install.sh").write_text(f"#!/bin/sh\ntouch {repo_team.root / 'owned'}\n")
+    (one / "install.sh").chmod(0o755)
+    git = ["git", "-C", str(one), "-c", "user.name=a1", "-c", "user.email=a1@x"]
+    subprocess.run([*git, "add", "install.sh"], check=True)
+    subprocess.run([*git, "commit", "-qm", "an install script"], check=True)
+    shutil.rmtree(one)
+    subprocess.run(["git", "-C", str(repo_team.root), "worktree", "prune"], check=True)
+    again = Path(repo_team.ok("workspace", "open", "LX-1")["workspace"]["path"])
+    assert (again / "install.sh").exists()  # the agent's branch, checked out again
+    assert not (repo_team.root / "owned").exists()
+    opened = [e for e in repo_team.ok("events")["events"] if e["kind"] == "workspace_opened"]
+    assert sum("setup" in e["data"] for e in opened) == 1  # the first open's, on the base's tree
+
+
 def test_a_caller_that_may_not_write_the_workspaces_folder_still_gets_its_card(repo_team, tmp_path):
     """An agent's `next --claim` inside its sandbox cannot make the worktree:
     it still gets its card, told why there is no workspace (never an internal error)."""

@@ -34,7 +34,8 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     reading the models, the watcher writing events itself, the cold path
     importing pydantic, the board's reads building SQL with the models, the
     authority reading the store, a rule importing the verbs' table, and the
-    leases reaching up to the budget rule."""
+    leases reaching up to the budget rule, a shell reader importing the checker
+    that calls it, the shell reader reaching up to the hook's ground."""
     for pkg in ("loopx_core", "loopx_tui"):
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     shortcuts = {
@@ -46,6 +47,8 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
         "authority/trust.py": "from ..store import records",
         "rules/ids.py": "from ..shapes import verbs",
         "ops/leases.py": "from . import quota",
+        "shell/guarded.py": "from . import checker",
+        "shell/posix_words.py": "from ..adapters import ground",
     }
     for path, line in shortcuts.items():
         module = tmp_path / "loopx_core" / path
@@ -60,16 +63,19 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     assert "loopx_core.authority.trust -> loopx_core.store.records" in res.stdout, res.stdout  # the store builds on authority, never back
     assert "loopx_core.rules.ids -> loopx_core.shapes.verbs" in res.stdout, res.stdout  # rules: only shapes.errors
     assert "loopx_core.ops.leases -> loopx_core.ops.quota" in res.stdout, res.stdout  # no lifecycle circle
+    assert "loopx_core.shell.guarded -> loopx_core.shell.checker" in res.stdout, res.stdout  # no reader imports the checker
+    assert "loopx_core.shell.posix_words -> loopx_core.adapters.ground" in res.stdout, res.stdout  # the shell reader is below the hook
 
 
 HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")
 
 
 def test_the_cold_path_loads_nothing_heavy():
-    """A fresh process importing the hook's entry, its sqlite3 reader and every
-    rule module loads no pydantic, Textual, SQL builder, store or operator."""
+    """A fresh process importing the hook's entry, its sqlite3 reader, every
+    rule module and every module of the shell reader loads no pydantic, Textual, SQL builder, store or operator."""
     rules = sorted(p.stem for p in (REPO / "loopx_core" / "rules").glob("*.py") if p.stem != "__init__")
-    modules = ["loopx_core.adapters.hook_entry", "loopx_core.adapters.fastcheck", *(f"loopx_core.rules.{r}" for r in rules)]
+    shell = sorted(p.stem for p in (REPO / "loopx_core" / "shell").glob("*.py") if p.stem != "__init__")
+    modules = ["loopx_core.adapters.hook_entry", "loopx_core.adapters.fastcheck", *(f"loopx_core.rules.{r}" for r in rules), *(f"loopx_core.shell.{m}" for m in shell)]
     probe = (
         "import importlib, json, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
@@ -78,4 +84,4 @@ def test_the_cold_path_loads_nothing_heavy():
     res = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout) == [], res.stdout
-    assert len(rules) >= 10  # the probe really imported the rules
+    assert len(rules) >= 10 and len(shell) >= 8  # the probe really imported the rules and the shell reader

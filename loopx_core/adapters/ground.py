@@ -30,7 +30,7 @@ import sys
 from fnmatch import fnmatchcase
 
 from ..rules.person_folder import person_folder
-from .shellwords import Lazy
+from ..shell.posix_words import Lazy
 
 BOARD = "it reads or writes LoopX's board (the .loopx folder); only LoopX itself may touch it"
 SETTINGS_CLAUDE = "it touches Claude Code's settings, which hold LoopX's hooks"
@@ -51,6 +51,8 @@ MAX_MATCHES = 256  # paths a pattern matches that are followed through symbolic 
 
 class Ground:
     """The ground of one hook call: the project, the board it uses, this user."""
+
+    TERMINAL = TERMINAL  # the shell reader refuses `tmux send-keys`, `write` … with it (shell/guarded)
 
     def __init__(self, root: str, board_file: str | None = None, board_url: str | None = None):
         self.root = root
@@ -336,7 +338,7 @@ def _component_matches(pattern: str, name: str) -> bool:
     """Could the shell's pattern ``pattern`` match the file name ``name``? A
     pattern matches a dotfile only when its own first character is a literal
     dot (``[.]x`` and ``?x`` do not: bash without ``dotglob``, which
-    ``commands`` makes opaque)."""
+    ``shell/checker`` makes opaque)."""
     if pattern == name:
         return True
     if not _GLOB.search(pattern):

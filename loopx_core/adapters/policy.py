@@ -5,7 +5,7 @@ only (it runs before every tool call). What it decides:
 
 - shell-running tools — Claude Code ``Bash``, ``PowerShell``, ``Monitor`` (its
   ``command``), skill shell commands (``PreSkillShellCommand``); Codex ``Bash``
-  (its ``exec_command`` and ``shell_command``) — are read by ``commands`` (the
+  (its ``exec_command`` and ``shell_command``) — are read by the shell reader (``loopx_core/shell``: ``checker``, with the
   built-in rules of ``builtin_rules``: ``git push`` → ``git:push``, deploys →
   ``deploy:<tool>``, publishing → ``publish:<registry>``; a recursive ``rm``
   outside the project → ``fs:delete-outside``; a redirection into a file
@@ -52,7 +52,8 @@ import os
 import re
 from collections import namedtuple
 
-from .commands import INTERACTIVE, OPAQUE, Checker, Need  # noqa: F401 - Need and the scopes are this module's API
+from ..shell.checker import Checker
+from ..shell.vocabulary import INTERACTIVE, OPAQUE, Need  # noqa: F401 - Need and the scopes are this module's API
 from .ground import Ground
 
 POLICY_FILE = "policy.json"
@@ -238,7 +239,7 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
     elif tool in PATCH_TOOLS:
         patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
         if isinstance(patch, str):
-            from .guarded import patch_needs
+            from ..shell.guarded import patch_needs
 
             for need in patch_needs(patch, cwd, checker):
                 checker.need(need.scope, need.what, need.why)

@@ -11,8 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopx_core.adapters import policy, pwshwords, shellwords
+from loopx_core.adapters import policy
 from loopx_core.adapters.ground import Ground
+from loopx_core.shell import posix_words as shellwords
+from loopx_core.shell import pwsh_words as pwshwords
 
 
 def commands(text: str) -> list[list[str]]:

@@ -4,7 +4,7 @@ runners (``poetry run``, ``uv run``, ``npm exec`` …), ``xargs``,
 ``parallel``, ``find -exec``, ``watch``, ``ssh``, ``su -c``, ``script -c``,
 ``busybox``. The wrapped command is checked as if it ran on its own; an
 option LoopX does not know might take a value, so both readings are checked.
-Part of the command checker (``commands``); imported only when needed.
+Part of the shell reader: ``checker`` calls these, imported only when needed.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from __future__ import annotations
 import os
 
 from . import builtin_rules, interpreters
-from .commands import (
-    _ASSIGN,
+from .posix_words import Word
+from .vocabulary import (
+    ASSIGN,
     INTERACTIVE,
     MAX_BRANCHES,
     NO_INPUT,
     SAME,
-    _base,
-    _matches,
+    base_name,
     clip,
-    handler,
+    matches,
+    route,
 )
-from .shellwords import Word
 
 # wrapper: (options that take a value, how many operands come before the command,
 #           set when running it bare starts a shell (None: it does not), options whose value is shell code)
@@ -138,8 +138,8 @@ def xargs(checker, base, head, args, ctx, cwd, depth):
 def fed(checker, base, inner: list, cwd, depth):
     """``inner`` runs with arguments LoopX cannot see (from stdin)."""
     name = inner[0]
-    inner_base = _base(name.text, False)
-    reads_code = handler(inner_base, False) is not None and inner_base not in ("sed", "gsed", "cd")
+    inner_base = base_name(name.text, False)
+    reads_code = route(inner_base, False) is not None and inner_base not in ("sed", "gsed", "cd")
     if name.dynamic or reads_code or (inner_base in builtin_rules.RULED and inner_base != "rm"):
         checker.opaque(f"{base} {' '.join(w.text for w in inner)}", f"`{base}` gives `{clip(name.text, 40)}` arguments LoopX cannot see")
         return SAME
@@ -211,7 +211,7 @@ def unwrap(checker, args, with_arg, positional, code_opts, base, cwd, depth):
         if a == "--":
             i += 1
             break
-        if base == "env" and _matches(_ASSIGN + ".*", a):
+        if base == "env" and matches(ASSIGN + ".*", a):
             checker.assignment(w, cwd)
             i += 1
             continue

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from . import interpreters
-from .commands import NO_INPUT, SAME
-from .shellwords import Word
+from .posix_words import Word
+from .vocabulary import NO_INPUT, SAME
 
 _PS_OPAQUE = re.compile(
     r"(?i)diagnostics\.process|processstartinfo|\[scriptblock\]|scriptblock\]::create|\.invoke(?:returnasis)?\s*\(|invokescript|"

@@ -3,7 +3,8 @@ programs run commands: the hooks' readers for ``loopx`` (a person's verbs and
 screen), ``tmux``/``screen``/``xdotool``/``write`` (other terminals), SQLite
 and PostgreSQL clients (the board's database), git (``-c`` settings, aliases,
 what takes untracked files away or writes a commit over them), and Codex's ``apply_patch`` run through the shell. Part of the
-command checker (``commands``); imported only when needed.
+shell reader: ``checker`` calls these, imported only when needed (the
+terminal refusal's reason is the ground's: ``checker.ground.TERMINAL``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ import re
 
 from ..rules import workspace_bounds
 from . import builtin_rules
-from .commands import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
-from .ground import TERMINAL
-from .shellwords import Lazy
+from .posix_words import Lazy
+from .vocabulary import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 
 _GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
 _TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info"))
@@ -287,7 +287,7 @@ def terminal(checker, base, head, args, ctx, cwd, depth):
         if not any(a in ("-X", "-x", "-r", "-R", "-D", "-d", "-p") or a.startswith(("-X", "-x", "-r", "-R")) for a in words):
             if any(a in ("-ls", "-list", "-v", "--version", "-h", "--help") for a in words):
                 return SAME
-    checker.forbid(f"{base} {' '.join(words)}", TERMINAL)
+    checker.forbid(f"{base} {' '.join(words)}", checker.ground.TERMINAL)
     return SAME
 
 

@@ -2,7 +2,7 @@
 ``sh -c``, scripts, here-documents into a shell, ``python -c``, ``node -e``,
 ``perl -e`` … , ``awk`` programs, ``sed`` scripts, ``eval``, ``source``,
 ``alias``, ``trap``, and programs left waiting for input. Part of the command
-checker (``commands``); imported only when a command needs it.
+reader (``checker`` calls these); imported only when a command needs it.
 
 Interpreter code is not parsed: it is searched for what starts programs or
 builds code at run time (``_CODE_RUNS``); finding any of it makes the command
@@ -15,17 +15,17 @@ import os
 import re
 
 from . import guarded
-from .commands import (
-    _ASSIGN,
+from .posix_words import Word
+from .vocabulary import (
+    ASSIGN,
     INTERACTIVE,
     MAX_FILE,
     POWERSHELLS,
     SAME,
     SHELLS,
-    _matches,
     clip,
+    matches,
 )
-from .shellwords import Word
 
 _PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)?)?[mtw]?")
 
@@ -434,7 +434,7 @@ def alias(checker, base, head, args, ctx, cwd, depth):
 
 def export(checker, base, head, args, ctx, cwd, depth):
     for w in args:
-        if "=" in w.text and _matches(_ASSIGN + ".*", w.text):
+        if "=" in w.text and matches(ASSIGN + ".*", w.text):
             checker.assignment(w, cwd)
     return SAME
 

@@ -1,7 +1,7 @@
 """What a shell command needs before it may run: the hooks' command checker.
 
 Input: the text a shell tool will run (POSIX shell, or PowerShell), read by
-``shellwords`` / ``pwshwords`` into simple commands. Output: ``Need`` s — a
+``posix_words`` / ``pwsh_words`` into simple commands. Output: ``Need`` s — a
 scope the agent must hold (or a human must grant through a gate), or, with
 ``scope=None``, a refusal no scope can lift (LoopX's own ground, a person's
 command, a command too large to check).
@@ -52,22 +52,26 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections import namedtuple
 
-from . import builtin_rules, shellwords
-from .shellwords import Lazy, Word
-
-# collections.namedtuple, not typing.NamedTuple: importing typing costs a few
-# milliseconds this path does not need.
-Need = namedtuple("Need", "scope what why", defaults=("",))  # scope None: refused, never grantable
-
-OPAQUE = "shell:opaque"
-INTERACTIVE = "shell:interactive"
-MAX_DEPTH = 8  # shells inside shells (sh -c "sh -c …"), aliases, scripts sourcing scripts
-MAX_FILES = 16  # scripts and config files read in one check
-MAX_FILE = 256 * 1024
-MAX_PATHS = 2000  # distinct paths followed through symbolic links in one check
-MAX_BRANCHES = 16  # readings tried for wrappers with options LoopX does not know
+from . import builtin_rules, posix_words
+from .posix_words import Lazy, Word
+from .vocabulary import (
+    ASSIGN,
+    MAX_DEPTH,
+    MAX_FILE,
+    MAX_FILES,
+    MAX_PATHS,
+    OPAQUE,
+    PS_ALIASES,
+    PYTHON,
+    SAME,
+    Ctx,
+    Need,
+    base_name,
+    clip,
+    matches,
+    route,
+)
 
 _DEV_OK = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/", "/proc/self/fd/")
 _KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "{", "}", "!", "time", "coproc", "]]"))
@@ -81,85 +85,15 @@ _INJECTING = (
     r"|GIT_SSH(?:_COMMAND)?|GIT_(?:PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|EXEC_PATH|PROXY_COMMAND|TEMPLATE_DIR|CONFIG\w*|EXTERNAL_DIFF)"
     r"|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|SUDO_ASKPASS)"
 )
-_PYTHON = r"(?:python|pypy)(?:\d+(?:\.\d+)?)?[mtw]?"
-_ASSIGN = r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?="
-
-# Which module reads which command (imported on first use: the safe path —
-# `ls`, `pytest` — pays for none of them). Names, not behaviour: the modules
-# hold the rules.
-SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh", "rbash"))
-POWERSHELLS = frozenset(("pwsh", "powershell", "pwsh-preview"))
-INTERPRETERS = frozenset(("node", "nodejs", "perl", "ruby", "php", "lua", "luajit", "osascript", "Rscript", "julia", "elixir", "tclsh", "guile", "racket", "sbcl", "groovy", "deno", "bun"))
-EDITORS = frozenset(("vi", "vim", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "ed", "ex", "less", "more", "most", "man", "ftp", "sftp", "telnet", "irb", "ipython", "bpython", "ptpython", "jshell", "ghci", "R", "gdb", "lldb", "pdb", "mysql", "mariadb", "redis-cli", "mongo", "mongosh"))
-WRAPPERS = frozenset((
-    "sudo", "doas", "env", "nice", "ionice", "timeout", "stdbuf", "nohup", "time", "command", "builtin", "exec", "setsid",
-    "chronic", "unbuffer", "caffeinate", "eatmydata", "fakeroot", "proxychains", "proxychains4", "torsocks", "flock",
-    "chroot", "taskset", "chrt", "nsenter", "unshare", "xvfb-run", "dbus-launch", "catchsegv", "strace", "ltrace",
-    "valgrind", "firejail", "systemd-run", "npx", "pnpx", "bunx", "uvx", "dotenv", "sg", "doppler",
-))
-RUNNERS = frozenset(("poetry", "uv", "pdm", "hatch", "pipenv", "conda", "mamba", "micromamba", "bundle", "rbenv", "pyenv", "mise", "rtx", "asdf", "npm", "pnpm", "yarn", "pipx", "direnv", "cargo", "rye", "pixi"))
-_ROUTES = {
-    **{n: "interpreters:shell" for n in SHELLS},
-    **{n: "interpreters:powershell" for n in POWERSHELLS},
-    **{n: "interpreters:interpreter" for n in INTERPRETERS},
-    **{n: "interpreters:editor" for n in EDITORS},
-    **{n: "interpreters:awk" for n in ("awk", "gawk", "mawk", "nawk")},
-    "sed": "interpreters:sed", "gsed": "interpreters:sed", "cmd": "interpreters:cmd_exe", "cmd.exe": "interpreters:cmd_exe",
-    "eval": "interpreters:eval_words", "source": "interpreters:source", ".": "interpreters:source",
-    "alias": "interpreters:alias", "trap": "interpreters:trap",
-    **{n: "interpreters:export" for n in ("export", "declare", "typeset", "local", "readonly")},
-    **{n: "wrappers:wrapper" for n in WRAPPERS},
-    **{n: "wrappers:runner" for n in RUNNERS},
-    "sudo": "wrappers:sudo", "doas": "wrappers:sudo", "command": "wrappers:command_builtin", "builtin": "wrappers:command_builtin",
-    "xargs": "wrappers:xargs", "parallel": "wrappers:parallel", "find": "wrappers:find", "watch": "wrappers:watch",
-    "ssh": "wrappers:ssh", "su": "wrappers:su", "runuser": "wrappers:su", "script": "wrappers:script_cmd", "busybox": "wrappers:busybox",
-    "loopx": "guarded:loopx",
-    **{n: "guarded:terminal" for n in ("tmux", "screen", "xdotool", "ydotool", "wtype", "xte", "write", "wall", "reptyr", "ttyecho")},
-    "apply_patch": "guarded:apply_patch", "applypatch": "guarded:apply_patch",
-    **{n: "guarded:sqlite" for n in ("sqlite3", "sqlite", "litecli")},
-    **{n: "guarded:postgres" for n in ("psql", "pgcli", "pg_dump", "pg_dumpall", "pg_restore", "dropdb", "createdb", "vacuumdb", "reindexdb", "clusterdb", "pg_amcheck")},
-    "cd": "commands:cd", "pushd": "commands:cd", "popd": "commands:cd",
-    "shopt": "commands:glob_options", "setopt": "commands:glob_options", "unsetopt": "commands:glob_options",
-}
-# PowerShell's own commands (lower case), and the aliases it ships for them.
-_PS_ROUTES = {
-    "invoke-expression": "pwsh_commands:invoke_expression", "start-process": "pwsh_commands:start_process",
-    "invoke-command": "pwsh_commands:invoke_command", "remove-item": "pwsh_commands:remove_item",
-    "set-alias": "pwsh_commands:set_alias", "new-alias": "pwsh_commands:set_alias", ".": "pwsh_commands:dot_source",
-    "invoke-item": "pwsh_commands:invoke_item", "set-location": "commands:cd", "push-location": "commands:cd", "pop-location": "commands:cd",
-    **{n: "pwsh_commands:writes" for n in ("set-content", "add-content", "out-file", "new-item", "copy-item", "move-item", "rename-item", "clear-content", "tee-object", "export-csv", "export-clixml", "set-itemproperty", "new-itemproperty")},
-}
-PS_ALIASES = {"iex": "invoke-expression", "saps": "start-process", "start": "start-process", "icm": "invoke-command",
-              "ii": "invoke-item", "rm": "remove-item", "ri": "remove-item", "del": "remove-item", "erase": "remove-item",
-              "rd": "remove-item", "rmdir": "remove-item", "sal": "set-alias", "nal": "new-alias", "sl": "set-location",
-              "cd": "set-location", "chdir": "set-location", "pushd": "push-location", "popd": "pop-location",
-              "sc": "set-content", "ac": "add-content", "ni": "new-item", "cp": "copy-item", "copy": "copy-item",
-              "cpi": "copy-item", "mv": "move-item", "move": "move-item", "mi": "move-item", "rni": "rename-item", "ren": "rename-item"}
-SAME = object()  # a handler's answer: the working folder did not change
-
-
-class Ctx(namedtuple("Ctx", "stdin piped from_file powershell")):
-    """How a command gets its input: here-document/here-string bodies (text,
-    literal), a pipe, a file redirect; and the language it was written in."""
-
-
-NO_INPUT = Ctx((), False, False, False)
-
-
-def clip(text: str, n: int = 200) -> str:
-    text = text.replace("\n", " ⏎ ")
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def handler(base: str, powershell: bool):
     """The function that reads command ``base``, or None for a plain command."""
-    route = (_PS_ROUTES.get(base) if powershell else None) or _ROUTES.get(base)
-    if route is None and base.startswith(("python", "pypy")) and _matches(_PYTHON, base):
-        route = "interpreters:python"
-    if route is None:
+    found = route(base, powershell)
+    if found is None:
         return None
-    module, name = route.split(":")
-    if module == "commands":
+    module, name = found.split(":")
+    if module == "checker":
         return globals()[name]
     full = f"{__package__}.{module}"
     __import__(full)  # (not importlib: the hook pays for it before every call)
@@ -244,11 +178,11 @@ class Checker:
             self.opaque(text, f"it nests shells, scripts or aliases more than {MAX_DEPTH} deep")
             return cwd
         if powershell:
-            from . import pwshwords
+            from . import pwsh_words
 
-            script = pwshwords.parse(text)
+            script = pwsh_words.parse(text)
         else:
-            script = shellwords.parse(text)
+            script = posix_words.parse(text)
         if script.limits:
             self.forbid(text, f"it is too large for LoopX to check ({script.limits[0]}); split it into smaller commands or a script file")
         if powershell:
@@ -328,7 +262,7 @@ class Checker:
                     return cwd
                 if not w.quoted and w.text in _TESTS:
                     return cwd
-                if "=" in w.text and not w.text.startswith("=") and _matches(_ASSIGN + ".*", w.text):
+                if "=" in w.text and not w.text.startswith("=") and matches(ASSIGN + ".*", w.text):
                     self.assignment(w, cwd)
                     i += 1
                     continue
@@ -342,7 +276,7 @@ class Checker:
         """Check the command ``words`` run (the first is its name)."""
         head = words[0]
         if head.braces and not head.dynamic:
-            expanded = shellwords.expand_braces(head.text) if len(head.text) <= 256 else None
+            expanded = posix_words.expand_braces(head.text) if len(head.text) <= 256 else None
             if expanded is None:
                 self.opaque(head.text, "its command name is a brace expansion too large to read")
                 return cwd
@@ -361,7 +295,7 @@ class Checker:
             self.opaque(text, f"its command name `{clip(head.text, 60)}` is a pattern")
             return cwd
         name = head.text
-        base = _base(name, ctx.powershell)
+        base = base_name(name, ctx.powershell)
         if base in self.aliases:
             alias = self.aliases.pop(base)  # an alias does not expand inside itself
             try:
@@ -457,10 +391,10 @@ class Checker:
         refused, except ``loopx`` itself and ``python -m loopx_core``."""
         ground = self.ground
         program = head.text
-        if "/" not in program and (_matches(_PIP, base) or (_matches(_PYTHON, base) and "pip" in (w.text for w in args[:3]))):
+        if "/" not in program and (matches(_PIP, base) or (matches(PYTHON, base) and "pip" in (w.text for w in args[:3]))):
             program = _on_path(program) or program  # the installer the shell finds: LoopX's own when its environment is active
         why = ground.installed(program, cwd)
-        if why and base != "loopx" and not (_matches(_PYTHON, base) and any(w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4])):
+        if why and base != "loopx" and not (matches(PYTHON, base) and any(w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4])):
             self.forbid(" ".join([head.text, *(w.text for w in args)]), why)
             return
         for w in args:
@@ -471,7 +405,7 @@ class Checker:
                     return
 
     def _ground_braces(self, text: str) -> str | None:
-        expanded = shellwords.expand_braces(text) if len(text) <= 256 else None
+        expanded = posix_words.expand_braces(text) if len(text) <= 256 else None
         for piece in expanded or [text.replace("{", "").replace("}", "").replace(",", "")]:
             why = self.ground.text(piece)
             if why:
@@ -518,7 +452,7 @@ class Checker:
             self.ground_word(Word(value, word.dynamic), cwd)
         if name in _IDENTITY and (name != "LOOPX_AGENT" or value != self.agent):
             self.forbid(word.text, f"it sets {name}, which says who or when LoopX records an act")
-        elif _matches(_INJECTING, name):
+        elif matches(_INJECTING, name):
             self.opaque(word.text, f"setting {name} makes programs run code LoopX cannot see")
         elif name == "GLOBIGNORE":
             self.opaque(word.text, "setting GLOBIGNORE lets the shell's patterns match dotfiles (`*` matches `.claude`), which LoopX reads as the shell does by default")
@@ -606,7 +540,7 @@ def _makes_activate(cmd, script: str) -> bool:
     words = [w.text for w in cmd.words]
     if cmd.redirects or any(w.dynamic for w in cmd.words) or script.split("/")[-2:-1] != ["bin"]:
         return False
-    if words[:1] and _matches(_PYTHON, words[0].rsplit("/", 1)[-1]) and words[1:3] == ["-m", "venv"]:
+    if words[:1] and matches(PYTHON, words[0].rsplit("/", 1)[-1]) and words[1:3] == ["-m", "venv"]:
         rest = words[3:]
     elif words[:1] == ["virtualenv"]:
         rest = words[1:]
@@ -619,7 +553,7 @@ def _makes_activate(cmd, script: str) -> bool:
 
 
 def _leaves_files(cmd) -> bool:
-    words = [w for w in cmd.words if not (not w.quoted and w.text in _KEYWORDS) and not ("=" in w.text and _matches(_ASSIGN + ".*", w.text))]
+    words = [w for w in cmd.words if not (not w.quoted and w.text in _KEYWORDS) and not ("=" in w.text and matches(ASSIGN + ".*", w.text))]
     if any(op not in ("<", "<<", "<<-", "<<<") and not (op in (">&", "<&") and word.text.isdigit()) and word.text != "/dev/null" for op, word in cmd.redirects):
         return False
     return not words or (not words[0].dynamic and words[0].text in _LEAVES_FILES)
@@ -652,14 +586,6 @@ def glob_options(checker: Checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def _base(name: str, powershell: bool) -> str:
-    base = name.rsplit("/", 1)[-1]
-    if powershell:
-        base = base.rsplit("\\", 1)[-1].lower()
-        if base.endswith(".exe"):
-            base = base[:-4]
-    return base
-
 
 def _resolve(word: str, cwd: str | None, real_dirs: dict | None = None) -> str | None:
     """A literal path as an absolute one, its folder resolved through symbolic
@@ -684,9 +610,3 @@ def _resolve(word: str, cwd: str | None, real_dirs: dict | None = None) -> str |
         if real_dirs is not None and len(real_dirs) < 4096:
             real_dirs[head] = real
     return os.path.join(real, tail) if tail else real
-
-
-def _matches(pattern: str, text: str) -> bool:
-    import re
-
-    return re.fullmatch(pattern, text) is not None

@@ -1,8 +1,8 @@
 """A reader of PowerShell text for the hooks' policy (Claude Code's
 ``PowerShell`` tool, skill commands run by it, ``pwsh -Command …``).
 
-Same contract as ``shellwords`` — linear time, an explicit stack, bounded work,
-never raises — and the same result: a ``shellwords.Script`` of simple
+Same contract as ``posix_words`` — linear time, an explicit stack, bounded work,
+never raises — and the same result: a ``posix_words.Script`` of simple
 commands. PowerShell decides per statement whether it is a command or an
 expression: a statement that starts with a bare word (``git``,
 ``Remove-Item``), with the call operator ``&`` or with dot-sourcing ``.`` is a
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .shellwords import MAX_DEPTH, MAX_TOKENS, Command, Script, Word
+from .posix_words import MAX_DEPTH, MAX_TOKENS, Command, Script, Word
 
 _TOKENS = re.compile(
     r"""

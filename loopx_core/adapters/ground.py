@@ -257,9 +257,12 @@ class Ground:
         the pattern could match)."""
         import glob
 
-        if cwd is None and not os.path.isabs(pattern):
+        if os.path.isabs(pattern):
+            full = pattern
+        elif cwd is None:
             return None
-        full = pattern if os.path.isabs(pattern) else os.path.join(cwd, pattern)
+        else:
+            full = os.path.join(cwd, pattern)
         try:
             for n, match in enumerate(glob.iglob(full)):
                 if n >= MAX_MATCHES:

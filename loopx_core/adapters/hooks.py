@@ -171,7 +171,7 @@ def _read(stdin) -> tuple[str, str | None]:
 def _arm_deadline(seconds: float):
     """Raise DeadlinePassed in the main thread after ``seconds`` (POSIX); returns the disarm."""
     try:
-        import _signal as signal  # what ``signal`` wraps in enums, which cost the hook ~0.5 ms
+        import _signal as signal  # type: ignore[import-not-found]  # what ``signal`` wraps in enums, which cost the hook ~0.5 ms (a C module typeshed has no stubs for)
     except ImportError:  # pragma: no cover - another Python
         import signal
 
@@ -252,7 +252,7 @@ _EVENT_NAMES = {"pre-tool-use": "PreToolUse", "pre-skill-shell-command": "PreSki
 
 
 def _deny(reason: str, message: str | None = None, event: str = "PreToolUse") -> dict:
-    out = {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason}}
+    out: dict[str, object] = {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason}}
     if message:
         out["systemMessage"] = message
     return out
@@ -331,9 +331,10 @@ def _why(needs) -> str:
 
 def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
     agent = hook.agent
+    assert agent  # pre_tool_use denies a call without an agent before it asks
     scopes = [n.scope for n in needs]
     verdict = None
-    if target[0] == "sqlite":
+    if target[0] == "sqlite" and target[1]:
         from . import fastcheck
 
         try:
@@ -355,12 +356,15 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
     from ..rules import ids
     from ..shapes.errors import LoopxError
 
+    agent = hook.agent
+    assert agent  # pre_tool_use denies a call without an agent before it asks
     store = open_store(hook)
     try:
         try:
-            card, allowed, pending, questions = open_gates(store, hook.agent, needs)
+            card, allowed, pending, questions = open_gates(store, agent, needs)
         except LoopxError as err:
-            on = f" on {ids.fmt(ids.CARD, err.card.id)}" if getattr(err, "card", None) is not None else ""
+            refused_on = getattr(err, "card", None)  # set by open_gates
+            on = f" on {ids.fmt(ids.CARD, refused_on.id)}" if refused_on is not None else ""
             return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
         if card is None:
             if any(n.scope not in allowed for n in needs):
@@ -398,7 +402,7 @@ def open_gates(store, agent: str, needs):
     try:
         opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
     except LoopxError as err:
-        err.card = card  # the card it could not ask on, for the refusal's text
+        err.card = card  # type: ignore[attr-defined]  # the card it could not ask on, for the hook's refusal text: LoopxError (shapes/) has no field for it, and its JSON must not grow one
         raise
     for (scope, question), (gate, _, created) in zip(asked.items(), opened):
         if gate.status == "approved":
@@ -444,6 +448,7 @@ def vet_verify(store, agent: str, command: str) -> None:
 
 
 def _no_card(hook: Hook, needs, allowed: dict) -> dict:
+    assert hook.agent  # asked only after pre_tool_use checked there is one
     missing = [n for n in needs if n.scope not in allowed]
     return _deny(
         f"LoopX: {'; '.join(f'`{n.what}`' for n in missing)} needs {_scopes(missing)}, which agent {hook.agent} does not hold, "
@@ -675,6 +680,7 @@ def _charge(hook: Hook, store, turn) -> None:
     from . import charge
 
     agent = hook.agent
+    assert agent  # stop and session_end return before charging without an agent
     card_id = charged_card(store, agent, turn.started_at)
     session = str(hook.get("session_id") or "unknown")
     path = os.path.expanduser(hook.get("transcript_path"))
@@ -774,6 +780,7 @@ def _evidence_gate(hook: Hook, store, turn):
     from ..rules import ids
 
     agent = hook.agent
+    assert agent  # stop returns before this without an agent
     check = stop_check(store, agent, hook.get("session_id"), turn.started_at if turn is not None else None)
     if check is None:
         return None  # nothing this agent could write back to

@@ -27,6 +27,10 @@ import sys
 
 from .. import __version__
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.backends import Store
+
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # the initialize handshake's, newest first
 INSTRUCTIONS = (
     "LoopX board tools. Each turn: `next` (resume or claim work), `context` (the card's continuation), "
@@ -61,7 +65,7 @@ TOOLS = [_tool(t) for t in _DECLARED.values()]
 _BY_NAME = {t["name"]: t for t in TOOLS}
 
 _KINDS = {"string": "a text", "boolean": "true or false", "integer": "a whole number", "number": "a number", "array": "a list", "object": "an object"}
-_JSON_TYPES = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "array": list, "object": dict}
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "array": list, "object": dict}
 
 
 class ToolFailed(Exception):
@@ -112,7 +116,9 @@ def handle(message, tools: Tools):
     if "id" not in message:
         return None  # a notification (initialized, cancelled …): nothing to answer
     msg_id = message["id"]
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    params = message.get("params")
+    if not isinstance(params, dict):
+        params = {}
     if method == "initialize":
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
@@ -149,7 +155,7 @@ class Tools:
 
     def __init__(self, db_flag: str | None):
         self.db_flag = db_flag
-        self._store = None
+        self._store: Store | None = None
 
     @property
     def store(self):

@@ -165,7 +165,8 @@ def parse(doc, where: str = "policy", *, signed=None) -> Policy:
         if not isinstance(item, dict) or not isinstance(item.get("scope"), str) or not limits.SCOPE.fullmatch(item["scope"]):
             problems.append(f"{where}: rules[{i}] needs a valid \"scope\" (e.g. deploy:prod); skipped")
             continue
-        compiled = {}
+        compiled: dict[str, re.Pattern[str] | None] = {}
+        invalid = False
         for key in ("tool", "command", "input"):
             value = item.get(key)
             if value is None:
@@ -175,9 +176,9 @@ def parse(doc, where: str = "policy", *, signed=None) -> Policy:
                 compiled[key] = re.compile(value) if isinstance(value, str) else None
             except (re.error, RecursionError, OverflowError) as exc:
                 problems.append(f"{where}: rules[{i}].{key} is not a valid regex ({exc}); skipped")
-                compiled = None
+                invalid = True
                 break
-        if compiled is None:
+        if invalid:
             continue
         if compiled["tool"] is None and compiled["command"] is None and compiled["input"] is None:
             problems.append(f"{where}: rules[{i}] matches nothing (give tool, command or input); skipped")

@@ -58,7 +58,7 @@ class FileChange:
             return ""
         lines = difflib.unified_diff(
             (self.before or "").splitlines(keepends=True),
-            self.after.splitlines(keepends=True),
+            (self.after or "").splitlines(keepends=True),
             fromfile="/dev/null" if self.before is None else f"a/{self.rel}",
             tofile=f"b/{self.rel}",
         )
@@ -243,8 +243,8 @@ def init_runtime(
     if agent is None and sys.stdin.isatty():
         agent = _ask(f"agent id for {runtime}", default_agent_id(runtime))
         if not can:
-            caps = _ask("its capabilities (scopes, space-separated, e.g. git:push)", "")
-            can = caps.replace(",", " ").split()
+            asked = _ask("its capabilities (scopes, space-separated, e.g. git:push)", "")
+            can = asked.replace(",", " ").split()
     agent = agent or default_agent_id(runtime)
     data = validate("agent", {"id": agent, "runtime": runtime, "can": can})
     existing, existing_caps, existing_runtime = None, [], None
@@ -294,8 +294,8 @@ def init_runtime(
         commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES[:3]}  # skills' shell commands are Claude Code's alone
         ours = setup_codex.entries(data["id"], exe, commands, db, key_dir if sandbox else None, root)
         project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, ours, sandbox))
-        if not project.problem:
-            written = project.after if project.after is not None else project.before
+        written = project.after if project.after is not None else project.before
+        if not project.problem and written is not None:
             trust = setup_codex.trusted_hooks(written, root / ".codex" / "config.toml", commands)
             plan(setup_codex.codex_home() / "config.toml", lambda before: setup_codex.merge_user(before, root, trust))
         plan(root / "AGENTS.md", lambda before: merge_markdown(before, _section(runtime, data["id"], sandbox)))
@@ -323,7 +323,7 @@ def init_runtime(
 
     if not dry_run:
         for change in files:
-            if change.action in ("create", "update"):
+            if change.action in ("create", "update") and change.after is not None:
                 _write(change.path, change.after)
     return SetupResult(runtime, data["id"], caps, action, files, notes, dry_run)
 

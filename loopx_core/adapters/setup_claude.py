@@ -191,7 +191,7 @@ def merge_mcp_json(before: str | None, exe: list[str], db: str | None) -> str | 
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise SettingsError('"mcpServers" is not an object')
-    entry = {"command": exe[0], "args": [*exe[1:], "mcp"]}
+    entry: dict[str, object] = {"command": exe[0], "args": [*exe[1:], "mcp"]}
     if db:
         entry["env"] = {"LOOPX_DB": db}
     if servers.get("loopx") == entry:

@@ -129,7 +129,7 @@ def read_claude(path: str) -> Turn:
         if text:
             last_text = text
         usage = message.get("usage") if isinstance(message, dict) else None
-        if not isinstance(usage, dict):
+        if not isinstance(message, dict) or not isinstance(usage, dict):
             continue
         identity = f"{message.get('id') or ''}:{entry.get('requestId') or ''}"
         if identity == ":":

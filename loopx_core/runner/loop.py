@@ -103,7 +103,7 @@ class Runner:
         self.stopping: str | None = None  # why the runner is stopping (a signal)
         self.urgent = False  # a second signal: abandon the turn in flight now
         self.control = runners.Control("run")
-        self.view = None
+        self.view: runners.RunnerView | None = None  # the runner's row as last written (``run`` writes it first)
         self.seq = 0
         self.turns_run = 0
         self.turn_head: str | None = None  # HEAD of the card's workspace as the current turn began
@@ -113,6 +113,18 @@ class Runner:
         self.waker: Waker | None = None
         self.witness = Witness()  # what this runner saw of the log (authority/witness.py)
         self.altered: Altered | None = None
+
+    @property
+    def waking(self) -> Waker:
+        """What wakes the runner (``run`` makes it before the loop)."""
+        assert self.waker is not None
+        return self.waker
+
+    @property
+    def current(self) -> runners.RunnerView:
+        """The runner's row as last written: every turn runs after ``run`` wrote it."""
+        assert self.view is not None
+        return self.view
 
     # -- logging ---------------------------------------------------------------------------
     def log(self, text: str, level: int = INFO) -> None:
@@ -140,12 +152,14 @@ class Runner:
         self._install_signals()
         self.view = runners.start(self.store, self.agent, self.runner_id, self.runtime.name, os.getpid(), runners.host_name())
         self.control = self.view.control
+        assert self.view.seen_seq is not None  # start() sets it to its runner_started event
         self.seq = self.view.seen_seq  # its own runner_started: the control up to it is read
         self.waker = Waker(self.store, self.interrupted)
         self.log(f"runner {self.runner_id} started ({self.runtime.name}, pid {os.getpid()})")
         deliverer = notify_send.Deliverer(self.store, runners.actor(self.agent), lambda text: self.log(text))
         deliverer.start()  # the person's notification command: any runner delivers it (ops/notify.py)
-        why, turn = "stopped", None
+        why: str | None = "stopped"
+        turn: str | None = None
         try:
             why, turn = self._loop()
         except Conflict as err:
@@ -232,6 +246,7 @@ class Runner:
                 self._sleep(clock.now() + 30)
                 continue
             if res.action == "work":
+                assert res.card is not None  # `next` names the card it claimed
                 card = turns.check_signed(self.store, res.card.id)  # the strict check: signatures, not just hashes
                 if card.status != "active":
                     self.log(f"{card.key} held back before its turn: {card.paused_reason or card.status}")
@@ -249,6 +264,7 @@ class Runner:
                 if why:  # it came during the turn: the event says whether the turn finished or was abandoned
                     return why, "abandoned" if outcome == "abandoned" else "finished"
             elif res.action == "accept":
+                assert res.card is not None  # `next` names the card handed to the agent
                 try:
                     handoff, card = handoffs.accept(self.store, res.card.id, self.agent)
                     self.log(f"accepted {handoff.key} for {card.key}")
@@ -321,7 +337,7 @@ class Runner:
             left = wake - clock.now()
             if left <= 0:
                 return
-            changed = self.waker.wait(min(left, runners.HEARTBEAT))
+            changed = self.waking.wait(min(left, runners.HEARTBEAT))
             if time.monotonic() - self.last_beat >= runners.HEARTBEAT:
                 self._beat()
             if changed:
@@ -375,7 +391,7 @@ class Runner:
             LOOPX_DB=str(location.path) if location.path is not None else location.url,
             LOOPX_CARD=card.key,
             LOOPX_TURN_ID=turn_id,
-            LOOPX_TURN=str(self.view.turn),
+            LOOPX_TURN=str(self.current.turn),
             LOOPX_LEASE_TOKEN=str(card.lease.token if card.lease else ""),
             LOOPX_RUNNER=self.runner_id,
         )
@@ -389,10 +405,10 @@ class Runner:
         outcome; None when a person's control refused its start (``self.control``
         says which)."""
         token = card.lease.token if card.lease else None
-        turn_id = f"{self.agent}.t{self.view.turn + 1}.{uuid.uuid4().hex[:8]}"
+        turn_id = f"{self.agent}.t{self.current.turn + 1}.{uuid.uuid4().hex[:8]}"
         packet = context.to_markdown(context.build(self.store, card.id))
         since = turns.marks(self.store)
-        started, self.control = runners.start_turn(self.store, self.agent, self.runner_id, card.id, turn_id, f"turn {self.view.turn + 1} on {card.key}")
+        started, self.control = runners.start_turn(self.store, self.agent, self.runner_id, card.id, turn_id, f"turn {self.current.turn + 1} on {card.key}")
         if started is None:
             self.log(f"turn on {card.key} not started: {self._obeying()}")
             return None
@@ -433,19 +449,19 @@ class Runner:
             now = time.monotonic()
             if now - self.last_beat >= runners.HEARTBEAT:
                 self._beat()
-            if self.waker.wait(0):  # a probe (PITFALLS "Change detection across processes"), then a read
+            if self.waking.wait(0):  # a probe (PITFALLS "Change detection across processes"), then a read
                 before = self.control
                 self._news()
                 if self.control != before and self.control.control != "stop":  # (a stop: the grace time, below)
-                    doing = f"turn {self.view.turn} on {card.key}"
+                    doing = f"turn {self.current.turn} on {card.key}"
                     said = doing if self.control.control == "run" else f"{doing}; {self._obeying()}: no turn after this one"
-                    self._state("running", card=card.id, turn_id=self.view.turn_id, detail=said)
+                    self._state("running", card=card.id, turn_id=self.current.turn_id, detail=said)
             stopping = self.stopping or (f"stopped by {self.control.by}" if self.control.control == "stop" else None)
             if stopping:
                 if grace_until is None:
                     grace_until = now + (0 if self.urgent else self.opts.grace)
                     # On the board at once: a person sees the runner is stopping, and when.
-                    self._state("running", card=card.id, turn_id=self.view.turn_id, detail=f"{stopping}: the turn may finish within {self.opts.grace:g} s")
+                    self._state("running", card=card.id, turn_id=self.current.turn_id, detail=f"{stopping}: the turn may finish within {self.opts.grace:g} s")
                 if self.urgent or now >= grace_until:
                     proc.stop()
                     return "abandoned", f"{stopping}; the turn did not finish within {self.opts.grace:g} s"
@@ -459,7 +475,7 @@ class Runner:
             if renewing and now >= next_renew:
                 next_renew = now + renew_every
                 if self.turn_workspace is not None:
-                    self._save_code(card, workspaces.checkpoint, self.view.turn_id)  # a runner killed mid-turn loses no edit
+                    self._save_code(card, workspaces.checkpoint, self.current.turn_id)  # a runner killed mid-turn loses no edit
                 verdict = self._renew(card, token)
                 if verdict == "keep":
                     renewing = False
@@ -583,7 +599,9 @@ class Runner:
             for card_id, token in turns.active_cards(self.store, self.agent):
                 try:
                     claims.release(self.store, card_id, self.agent, token)
-                    released.append(ids.fmt(ids.CARD, card_id))
+                    key = ids.fmt(ids.CARD, card_id)
+                    assert key is not None  # a card's id formats to its key
+                    released.append(key)
                 except LoopxError as err:
                     self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}", WARNING)
         except Exception as exc:  # stopping anyway: say so, never hang

@@ -71,6 +71,7 @@ class TurnProcess:
         for reader in self._readers:
             reader.start()
         if stdin_text is not None:
+            assert self.proc.stdin is not None  # opened as a pipe for the text
             try:
                 self.proc.stdin.write(stdin_text.encode("utf-8", "replace"))
             except (BrokenPipeError, OSError):

@@ -92,14 +92,16 @@ class ClaudeUsage(LiveUsage):
         if kind == "assistant":
             message = event.get("message")
             usage = message.get("usage") if isinstance(message, dict) else None
-            if isinstance(usage, dict):
+            if isinstance(message, dict) and isinstance(usage, dict):
                 identity = f"{message.get('id') or ''}:{event.get('request_id') or ''}"
                 self.add(transcript.claude_call(message, usage, identity if identity != ":" else str(event.get("uuid"))))
             text = _claude_text(message)
             if text:
                 self.said = text
         elif kind == "result":
-            usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            usage = event.get("usage")
+            if not isinstance(usage, dict):
+                usage = {}
             total = sum(v for k, v in usage.items() if k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens") and type(v) is int)
             self.final = {"tokens": total, "usd": event.get("total_cost_usd"), "subtype": event.get("subtype"), "is_error": event.get("is_error")}
             if isinstance(event.get("result"), str) and event["result"].strip():
@@ -142,7 +144,9 @@ class CodexUsage(LiveUsage):
             usage = event["usage"]
             self.final = {"tokens": sum(v for k, v in usage.items() if k in ("input_tokens", "output_tokens") and type(v) is int)}
         elif kind in ("turn.failed", "error"):
-            detail = event.get("error") if isinstance(event.get("error"), dict) else event
+            detail = event.get("error")
+            if not isinstance(detail, dict):
+                detail = event
             self.error = f"codex: {detail.get('message') or kind}"
         elif kind == "item.completed" and isinstance(event.get("item"), dict):
             item = event["item"]
@@ -179,7 +183,7 @@ class CodexUsage(LiveUsage):
             self._line += 1
             entry = _event(raw)
             payload = entry.get("payload") if entry else None
-            if not isinstance(payload, dict):
+            if not entry or not isinstance(payload, dict):
                 continue
             if entry.get("type") == "turn_context" and isinstance(payload.get("model"), str):
                 self._model = payload["model"]
@@ -196,12 +200,16 @@ class Runtime:
     name = "shell"
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
-    # Its turns run in the card's workspace (issue #26). Claude Code's and Codex's
-    # hooks, MCP server and sandbox come from settings in the checkout, which a
-    # worktree lacks: their `argv` carries the main checkout's, bounded to the
-    # workspace (rules/workspace_bounds); a runtime that could not would set
-    # this False and run in the project folder, never in a worktree without hooks.
-    in_workspace = True
+    project: str | None = None  # the board's project folder (the runner sets it; Codex asks it)
+
+    @property
+    def in_workspace(self) -> bool:
+        """Its turns run in the card's workspace (issue #26). Claude Code's and Codex's
+        hooks, MCP server and sandbox come from settings in the checkout, which a
+        worktree lacks: their `argv` carries the main checkout's, bounded to the
+        workspace (rules/workspace_bounds); a runtime that could not answers
+        False and runs in the project folder, never in a worktree without hooks."""
+        return True
 
     def __init__(self, extra: list[str], binary: str | None = None, agent: str = ""):
         self.extra = list(extra)
@@ -261,7 +269,6 @@ class Codex(Runtime):
     name = "codex"
     measured = True
     usage_class = CodexUsage
-    project: str | None = None  # the board's project folder (the runner sets it)
 
     @property
     def in_workspace(self) -> bool:

@@ -73,6 +73,10 @@ from .vocabulary import (
     route,
 )
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..rules.workspace_bounds import Bounds
+
 _DEV_OK = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/", "/proc/self/fd/")
 _KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "{", "}", "!", "time", "coproc", "]]"))
 _NOT_COMMANDS = frozenset(("for", "select", "case", "in", "let"))  # their words are data, checked as paths
@@ -119,7 +123,7 @@ class Checker:
         self.allow = allow
         self.outside_ok = outside_ok
         self.agent = agent
-        self.workspace = None  # rules/workspace_bounds.Bounds when the call runs in a card's workspace (``in_workspace``)
+        self.workspace: Bounds | None = None  # rules/workspace_bounds.Bounds when the call runs in a card's workspace (``in_workspace``)
         self.elsewhere: list[str] = []  # then: the main checkout and the other workspaces
         self.found: list[Need] = []
         self.aliases: dict[str, str] = {}
@@ -208,7 +212,7 @@ class Checker:
         same line (or of a line around it) could write it first — the hook
         would read the old file (or none) and the shell run the new one: then
         ``shell:opaque``."""
-        if any(_may_write_first(*frame, script) for frame in self._lines):
+        if any(_may_write_first(commands, now, concurrent, script) for commands, now, concurrent in self._lines):
             self.opaque(what, f"another command of the same line could write `{clip(script, 60)}` before it runs, so LoopX cannot read what it will run: run the script in a call of its own")
             return False
         if any(_makes_activate(c, script) for commands, now, _ in self._lines for c in commands[:now]):

@@ -17,6 +17,10 @@ from . import builtin_rules
 from .posix_words import Lazy
 from .vocabulary import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
 _GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
 _TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info"))
 _UNKNOWN = object()
@@ -138,7 +142,7 @@ def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: lis
     flags, words = _git_split(rest, _GIT_VALUES.get(sub, {"-m", "--message", "-F", "--file"}))
     short = "".join(f[1:] for f in flags if not f.startswith("--"))
 
-    def other(name: str | None) -> bool:
+    def other(name: str | None) -> TypeGuard[str]:
         """A branch of the repository that is not this workspace's own."""
         if not name or name.startswith("-"):
             return False

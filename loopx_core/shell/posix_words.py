@@ -275,6 +275,7 @@ class _Lexer:
             kind = frame.kind
             if kind == _CMD:
                 m = cmd_match(text, pos)
+                assert m is not None and m.lastindex is not None  # the patterns match every character, each in a group
                 g = m.lastindex
                 pos = m.end()
                 if g == 2:
@@ -344,6 +345,7 @@ class _Lexer:
                     frame.started = True
             elif kind == _DQ:
                 m = dq_match(text, pos)
+                assert m is not None and m.lastindex is not None  # the patterns match every character, each in a group
                 g = m.lastindex
                 pos = m.end()
                 owner = frame.owner
@@ -365,6 +367,7 @@ class _Lexer:
                     pos = self._backquote(owner, pos)
             else:
                 m = param_match(text, pos)
+                assert m is not None and m.lastindex is not None  # the patterns match every character, each in a group
                 g = m.lastindex
                 pos = m.end()
                 if g == 2:

@@ -66,7 +66,7 @@ def start_process(checker, base, head, args, ctx, cwd, depth):
     if program.dynamic or any(w.dynamic for w in arglist):
         checker.opaque("Start-Process " + program.text, "the program or its arguments are only known when it runs")
         return SAME
-    split = []
+    split: list[Word] = []
     for w in arglist:
         split.extend(Word(t) for t in w.text.split())
     checker.argv([program, *split], NO_INPUT, cwd, depth + 1)

@@ -181,6 +181,7 @@ class _Lexer:
                 pos = self._dq(stack, frame, dq_match(text, pos))
                 continue
             m = match(text, pos)
+            assert m is not None and m.lastindex is not None  # the patterns match every character, each in a group
             g = m.lastindex
             tok = m.group()
             pos = m.end()
@@ -264,10 +265,12 @@ class _Lexer:
                 frame.parts.append(tok)
                 frame.started = True
 
-    def _dq(self, stack: list, frame: _Frame, m) -> int:
+    def _dq(self, stack: list, frame: _Frame, m: re.Match[str] | None) -> int:
+        assert m is not None and m.lastindex is not None  # the patterns match every character, each in a group
         g = m.lastindex
         tok = m.group()
         owner = frame.owner
+        assert owner is not None  # a double-quoted string extends the word of the command around it
         pos = m.end()
         if g == 1:
             if frame.here:

@@ -81,8 +81,11 @@ class Result(NamedTuple):
         """One outcome for a terminal: a file name (and a message naming it) is
         one line, whatever bytes it holds — a newline in a name cannot forge a
         line of its own; the printer makes the rest terminal-safe."""
-        one_line = {k: terminal_safe(v) for k, v in (("file", self.file), ("agent", self.agent), ("message", self.message)) if v}
-        return self._replace(**one_line)._text()
+        return self._replace(
+            file=terminal_safe(self.file) if self.file else self.file,
+            agent=terminal_safe(self.agent) if self.agent else self.agent,
+            message=terminal_safe(self.message) if self.message else self.message,
+        )._text()
 
     def _text(self) -> str:
         card = ids.fmt(ids.CARD, self.card)
@@ -125,7 +128,7 @@ class Ingestor:
         self._done_sig: dict[str, tuple] = {}  # doc path -> signature fully handled
         self._pending_sig: dict[str, tuple] = {}  # doc/stream path -> signature that looked unfinished
         self._stream_sig: dict[str, tuple] = {}  # stream path -> signature read to its end
-        self._observed_sig: dict[str, tuple] = {}  # (agent, path) -> signature observed
+        self._observed_sig: dict[tuple[str, str], tuple] = {}  # (agent, path) -> signature observed
         self._hashes: dict[tuple, tuple[int, str]] = {}  # signature -> (size, sha256), for observed files
         self._uncommitted: list[str] = []  # keys recorded by the transaction in progress
         self._held: dict[str, tuple[int, float] | None] = {}  # agent -> (card, lease start), this batch
@@ -357,10 +360,10 @@ class Ingestor:
             handle.seek(offset)
             buf = handle.read(READ_CHUNK)
             while b"\n" not in buf and len(buf) < MAX_LINE + 1:
-                more = handle.read(READ_CHUNK)
-                if not more:
+                chunk = handle.read(READ_CHUNK)
+                if not chunk:
                     break
-                buf += more
+                buf += chunk
             at_eof = offset + len(buf) >= st.st_size
             consumed = 0
             applied = 0

@@ -18,6 +18,10 @@ from ..store.failures import first_line as _first_line
 from .ingest import Ingestor, Result
 from .rules import IGNORED_DIRS, Root, Rules, norm
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.backends import Store
+
 RECONNECT_FIRST, RECONNECT_MAX = 0.5, 10.0  # s: the backoff between tries to reach a board whose server went away
 BATCH = 25  # files per write transaction (about 30 ms of lock at ~1 ms a document)
 
@@ -62,7 +66,7 @@ class _Engine:
         self.on_result = on_result
         self.on_progress = on_progress
         self.stop_event = stop_event
-        self.store = None
+        self.store: Store | None = None  # opened by _setup in the worker thread (or given)
         self.owned = False
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="loopx-watch")
         self.ingestor: Ingestor | None = None
@@ -86,6 +90,24 @@ class _Engine:
         self.once = False
         self.next_recheck = 0.0
         self.polling = config.force_polling  # set when the OS runs out of file watches
+
+    @property
+    def opened(self) -> Store:
+        """The board, once ``_setup`` (the first job) opened it."""
+        assert self.store is not None
+        return self.store
+
+    @property
+    def ing(self) -> Ingestor:
+        """The ingestor, once ``_setup`` (the first job) made it."""
+        assert self.ingestor is not None
+        return self.ingestor
+
+    @property
+    def woken(self) -> asyncio.Event:
+        """What wakes the loop, once ``run`` made it."""
+        assert self.wake is not None
+        return self.wake
 
     # -- plumbing ---------------------------------------------------------------------
     async def call(self, fn, *args):
@@ -173,7 +195,7 @@ class _Engine:
         if loc.backend == "sqlite" and loc.path is not None:
             board = norm(loc.path)
             self.board_files = (board,)
-            inbox = os.path.join(os.path.dirname(board), "inbox")
+            inbox: str | None = os.path.join(os.path.dirname(board), "inbox")
         else:
             root = self.store.settings().get("project_root")
             inbox = os.path.join(root, ".loopx", "inbox") if root else None
@@ -187,13 +209,13 @@ class _Engine:
 
     def _desired_roots(self) -> list[Root]:
         roots = [Root(self.inbox, None)] if self.inbox else []
-        for agent, folder in self.ingestor.agent_folders():
+        for agent, folder in self.ing.agent_folders():
             roots.append(Root(norm(folder), agent))
         return list(dict.fromkeys(roots))
 
     def _probe(self) -> list[Root] | None:
         """New desired roots when someone else wrote to the board (agents may have changed)."""
-        token = self.store.change_token()
+        token = self.opened.change_token()
         if token == self.token:
             return None
         self.token = token
@@ -256,12 +278,12 @@ class _Engine:
                 ignore_permission_denied=True,
             ):
                 self.batches.append(changes)
-                self.wake.set()
+                self.woken.set()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # e.g. FileNotFoundError: a folder vanished as it was added
             self.batches.append(exc)
-            self.wake.set()
+            self.woken.set()
 
     async def start_producer(self, paths: list[str]) -> None:
         await self.stop_producer()
@@ -281,6 +303,7 @@ class _Engine:
         task, self.producer = self.producer, None
         if task is None:
             return
+        assert self.producer_stop is not None  # made with the producer
         self.producer_stop.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), 2.0)
@@ -323,7 +346,7 @@ class _Engine:
             try:
                 st = os.stat(path)
             except OSError:
-                self.ingestor.forget(path)
+                self.ing.forget(path)
                 continue
             if statmod.S_ISDIR(st.st_mode):
                 files.extend(self._walk([Root(path, None)]))
@@ -346,7 +369,7 @@ class _Engine:
         for i in range(0, len(paths), BATCH):
             part = paths[i : i + BATCH]
             try:
-                out, again = self.ingestor.batch(lambda: self._handle_each(part, scan))
+                out, again = self.ing.batch(lambda: self._handle_each(part, scan))
             except Exception:
                 out, again = self._handle_each(part, scan)
             results.extend(out)
@@ -354,7 +377,7 @@ class _Engine:
         return results, later
 
     def _handle_each(self, paths: list[str], scan: bool) -> tuple[list[Result], list[tuple[str, str, tuple]]]:
-        ing = self.ingestor
+        ing = self.ing
         results: list[Result] = []
         later: list[tuple[str, str, tuple]] = []
         for path in paths:
@@ -385,7 +408,7 @@ class _Engine:
         return results, later
 
     def _due(self, items: list[tuple[str, str, tuple]]) -> tuple[list[Result], list[tuple[str, str, tuple]]]:
-        ing = self.ingestor
+        ing = self.ing
         results: list[Result] = []
         again: list[tuple[str, str, tuple]] = []
         for path, kind, agents in items:
@@ -410,7 +433,7 @@ class _Engine:
 
     def _forget(self, paths: list[str]) -> None:
         for path in paths:
-            self.ingestor.forget(path)
+            self.ing.forget(path)
 
     # -- scheduling ---------------------------------------------------------------------------------
     def schedule(self, items, now: float | None = None) -> None:
@@ -503,7 +526,7 @@ class _Engine:
             while not self.stop_event.is_set():
                 await asyncio.sleep(0.05)
         self.stopping = True
-        self.wake.set()
+        self.woken.set()
 
     async def run(self, once: bool) -> WatchStats:
         self.once = once

@@ -9,7 +9,8 @@ readers of commands that reach LoopX itself (``guarded``), that run code
 (``interpreters``), that run other commands (``wrappers``) and PowerShell's own
 (``pwsh_commands``); and ``checker`` on top, which walks a line's commands and
 calls the reader each one needs. No reader imports the checker: it hands itself
-to them. Standard library only (and the rules it applies): the PreToolUse hook
-imports it cold, and the hook's decision (``adapters/policy``, ``ground``) is
-the adapters'.
+to them. The standard library, ``rules/`` and the human-only verbs' table
+(``shapes/human_verbs``) only: the PreToolUse hook imports it cold. The hook's
+decision — a tool call to the scopes it needs, LoopX's ground — is the
+adapters' (``adapters/policy``, ``adapters/ground``).
 """

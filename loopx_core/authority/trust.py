@@ -29,8 +29,28 @@ SETTING_EVENTS = ("setting_changed", "price_set", "price_removed")
 # Query: a function (sql, params) -> list of row tuples. (collections.namedtuple,
 # not typing's: the hook imports this module and typing costs it milliseconds.)
 
+TYPE_CHECKING = False  # (checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-class EventRow(namedtuple("EventRow", EVENT_COLUMNS)):
+    class _EventFields(NamedTuple):  # EVENT_COLUMNS with their types (tests/kernel/test_records.py holds them equal)
+        seq: int
+        prev: str | None
+        hash: str | None
+        at: float
+        actor: str
+        card: int | None
+        kind: str
+        data: str
+        op_id: str | None
+        key: str | None
+        sig: str | None
+
+else:
+    _EventFields = namedtuple("EventRow", EVENT_COLUMNS)
+
+
+class EventRow(_EventFields):
     """One event as stored: ``data`` is the JSON text exactly as written."""
 
     __slots__ = ()

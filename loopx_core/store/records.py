@@ -25,8 +25,26 @@ from contextvars import ContextVar
 
 from ..authority.chain import data_text
 from . import columns as _columns
+from .columns import (
+    AgentColumns,
+    CardColumns,
+    DependencyColumns,
+    EventColumns,
+    EvidenceColumns,
+    GateColumns,
+    GrantColumns,
+    HandoffColumns,
+    ObservedColumns,
+    OperationColumns,
+    PersonColumns,
+    RunnerColumns,
+    SettingColumns,
+    WorkspaceColumns,
+)
 
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Self
 
 # -- which store's connection ------------------------------------------------------------
 
@@ -145,10 +163,6 @@ class Record:
 
     table: Table
 
-    if TYPE_CHECKING:  # a column is an attribute (set from the table, not declared)
-
-        def __getattr__(self, name: str): ...
-
     def __init__(self, **values):
         t = self.table
         for name, kind, default in t.columns:
@@ -164,7 +178,7 @@ class Record:
         self.__dict__["_stored"] = None  # not in the database yet
 
     @classmethod
-    def _loaded(cls, values: tuple) -> Record:
+    def _loaded(cls, values: tuple) -> Self:
         row = cls.__new__(cls)
         t = cls.table
         data = dict(zip(t.names, values))
@@ -205,7 +219,7 @@ class Record:
         execute(f'UPDATE {t.quoted} SET {sets} WHERE "{t.pk}" = ?', (*changes.values(), getattr(self, t.pk)))
         self.__dict__["_stored"].update(changes)
 
-    def insert(self) -> Record:
+    def insert(self) -> Self:
         """INSERT this new row; an automatic primary key is set from the database."""
         t = self.table
         values = {name: _stored(kind, self.__dict__[name]) for name, kind, _ in t.columns}
@@ -224,11 +238,11 @@ class Record:
         return self
 
     @classmethod
-    def create(cls, **values) -> Record:
+    def create(cls, **values) -> Self:
         return cls(**values).insert()
 
     @classmethod
-    def where(cls, clause: str = "", params=(), *, lock: bool = False) -> list:
+    def where(cls, clause: str = "", params=(), *, lock: bool = False) -> list[Self]:
         """Rows ``SELECT … FROM table <clause>`` (``clause``: WHERE/ORDER BY/LIMIT
         with ``?`` placeholders); ``lock``: locked for this transaction where the
         backend locks rows (SQLite's BEGIN IMMEDIATE already serialises writers)."""
@@ -239,7 +253,7 @@ class Record:
         return [cls._loaded(values) for values in store.execute(sql, params).fetchall()]
 
     @classmethod
-    def page(cls, after, conditions=(), limit: int | None = None) -> list:
+    def page(cls, after, conditions=(), limit: int | None = None) -> list[Self]:
         """The keyset page every list reads: rows whose primary key is above
         ``after``, in key order, meeting every ``(sql, params)`` condition, at
         most ``limit``."""
@@ -255,67 +269,67 @@ class Record:
         return cls.where(clause, tuple(params))
 
     @classmethod
-    def first(cls, clause: str = "", params=(), *, lock: bool = False):
+    def first(cls, clause: str = "", params=(), *, lock: bool = False) -> Self | None:
         found = cls.where(clause + " LIMIT 1", params, lock=lock)
         return found[0] if found else None
 
     @classmethod
-    def get(cls, key, *, lock: bool = False):
+    def get(cls, key, *, lock: bool = False) -> Self | None:
         """The row with this primary key, or None."""
         return cls.first(f'WHERE "{cls.table.pk}" = ?', (key,), lock=lock)
 
 
-class Setting(Record):
+class Setting(Record, SettingColumns):
     table = SETTING
 
 
-class Agent(Record):
+class Agent(Record, AgentColumns):
     table = AGENT
 
 
-class Card(Record):
+class Card(Record, CardColumns):
     table = CARD
 
 
-class Dependency(Record):
+class Dependency(Record, DependencyColumns):
     table = DEPENDENCY
 
 
-class Gate(Record):
+class Gate(Record, GateColumns):
     table = GATE
 
 
-class Grant(Record):
+class Grant(Record, GrantColumns):
     table = GRANT
 
 
-class Evidence(Record):
+class Evidence(Record, EvidenceColumns):
     table = EVIDENCE
 
 
-class Handoff(Record):
+class Handoff(Record, HandoffColumns):
     table = HANDOFF
 
 
-class Observed(Record):
+class Observed(Record, ObservedColumns):
     table = OBSERVED
 
 
-class Operation(Record):
+class Operation(Record, OperationColumns):
     table = OPERATION
 
 
-class Event(Record):
+class Event(Record, EventColumns):
     table = EVENT
 
 
-class Runner(Record):
+class Runner(Record, RunnerColumns):
     table = RUNNER
 
 
-class Workspace(Record):
+class Workspace(Record, WorkspaceColumns):
     table = WORKSPACE
 
 
-class Person(Record):
+class Person(Record, PersonColumns):
     table = PERSON

@@ -211,27 +211,31 @@ class Record:
     def save(self) -> None:
         """UPDATE the changed columns (inside the caller's transaction)."""
         t = self.table
+        pk = t.pk
+        if pk is None:
+            raise TypeError(f"{t.name} has no one-column key: its rows are not updated in place")
         changes = self.changed()
-        changes.pop(t.pk, None)
+        changes.pop(pk, None)
         if not changes:
             return
         sets = ", ".join(f'"{name}" = ?' for name in changes)
-        execute(f'UPDATE {t.quoted} SET {sets} WHERE "{t.pk}" = ?', (*changes.values(), getattr(self, t.pk)))
+        execute(f'UPDATE {t.quoted} SET {sets} WHERE "{pk}" = ?', (*changes.values(), getattr(self, pk)))
         self.__dict__["_stored"].update(changes)
 
     def insert(self) -> Self:
         """INSERT this new row; an automatic primary key is set from the database."""
         t = self.table
         values = {name: _stored(kind, self.__dict__[name]) for name, kind, _ in t.columns}
-        if t.auto:
-            values.pop(t.pk)
+        auto = t.pk if t.auto else None
+        if auto is not None:
+            values.pop(auto)
         cols = ", ".join(f'"{n}"' for n in values)
         marks = ", ".join("?" * len(values))
         sql = f"INSERT INTO {t.quoted} ({cols}) VALUES ({marks})"
-        if t.auto:
+        if auto is not None:
             # fetchall, not fetchone: SQLite finishes the statement only once its rows are read.
-            self.__dict__[t.pk] = execute(sql + f' RETURNING "{t.pk}"', tuple(values.values())).fetchall()[0][0]
-            values[t.pk] = self.__dict__[t.pk]
+            self.__dict__[auto] = execute(sql + f' RETURNING "{auto}"', tuple(values.values())).fetchall()[0][0]
+            values[auto] = self.__dict__[auto]
         else:
             execute(sql, tuple(values.values()))
         self.__dict__["_stored"] = values

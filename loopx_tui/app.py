@@ -29,6 +29,7 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import get_current_worker
@@ -47,22 +48,41 @@ from .messages import (
     BoardChanged,
     BoardFailed,
     BoardLoaded,
+    BoardShown,
     BoardUpdated,
     BoardWaiting,
+    BudgetWanted,
+    CardDropped,
+    CardGateWanted,
     ColumnRead,
     ColumnWanted,
     DialogClosed,
     DialogReady,
+    FilterChanged,
+    GatesWanted,
+    HelpWanted,
     HistoryChecked,
+    KeepTryWanted,
     LogWentBack,
+    MoveWanted,
+    NewCardWanted,
     OpenArtifact,
     OpenCard,
+    OpenTimeline,
+    OpenTries,
+    OpenWorkspaces,
     PageRead,
     PollFailed,
+    ReassignWanted,
+    Refused,
+    Request,
+    RunnerWanted,
+    Say,
+    ViewChanged,
 )
 from .paths import css_paths
 from .reads import BoardReader, open_store
-from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
+from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel, Standing
 
 OPEN_RETRY = 0.5  # s: how often a board another process holds is tried again
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
@@ -93,6 +113,7 @@ class LoopxApp(App[int]):
     ):
         limit_arenas()  # before the board's threads start (heap.py)
         super().__init__()
+        self._loop_thread = threading.get_ident()  # the app's event loop runs here (on_mount says so again)
         self.location = location if location is not None or store is None else store.location
         self.store: Store | None = store  # opened already (the launcher unlocks the key with it), or opened here in a worker
         self.reader: BoardReader | None = None
@@ -154,6 +175,7 @@ class LoopxApp(App[int]):
         # What is alive now (Textual, the kernel, the styles) lives as long as the
         # app: frozen at once, a full collection does not walk it while the
         # board's first screen is built (one took ~240 ms there under load).
+        self._loop_thread = threading.get_ident()
         freeze_heap()
         self.set_interval(1.0, self._collect_when_idle, name="idle collector")
         self.set_interval(0.25, self.gates.when_idle, name="gates when idle")
@@ -206,7 +228,7 @@ class LoopxApp(App[int]):
         self.project_root = snap.project_root
         self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n})
         self.model.runners = {r.agent: r for r in snap.runners}
-        self.board_screen = BoardScreen(self.model, self.now, demo=self.demo)
+        self.board_screen = BoardScreen(self.model, self.now, demo=self.demo, blink=self.background, standing=self.standing)
         # The board is the base of a screen stack of its own, not pushed over
         # the "opening…" screen: Textual keeps the screen under the top one
         # "current" whatever covers it, and its repaints redrew the whole board
@@ -249,6 +271,9 @@ class LoopxApp(App[int]):
             f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
         )
         self.notice(f"{message.problems:,} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
+
+    def on_board_shown(self, message: BoardShown) -> None:
+        self.board_ready()
 
     def board_ready(self) -> None:
         """The board screen is on screen: start following the board, and read
@@ -294,6 +319,19 @@ class LoopxApp(App[int]):
 
     def on_column_wanted(self, message: ColumnWanted) -> None:
         self.read_column(message.key)
+
+    def on_view_changed(self, message: ViewChanged) -> None:
+        if self.reader is None:
+            return
+        self.reader.by_owner = message.mode == OWNER  # (the status view's changes are counted by status only: cheaper)
+        if message.read:
+            self.read_pages(message.mode)
+
+    def on_filter_changed(self, message: FilterChanged) -> None:
+        if self.reader is None:
+            return
+        self.reader.card_filter = message.card_filter
+        self.read_pages(self.model.mode)
 
     def read_column(self, key: str) -> None:
         """Read (in a worker) the next page of one column of the current view."""
@@ -458,6 +496,18 @@ class LoopxApp(App[int]):
     def refuse(self, message: str, hint: str = "") -> None:
         self.notice(message + (f"\n→ {hint}" if hint else ""), title="Refused", severity="error")
 
+    def on_say(self, message: Say) -> None:
+        self.notice(message.text, severity=message.severity)
+
+    def on_refused(self, message: Refused) -> None:
+        self.refuse(message.text, message.hint)
+
+    def standing(self) -> Standing:
+        """What the board's header says of the person and the gates (asked each time it is drawn)."""
+        actions = self.actions
+        person = actions.person.name if actions is not None and actions.person is not None else None
+        return Standing(actions.refusal if actions is not None else None, person, tuple(self.gates.waiting))
+
     def action_done(self, result, done) -> None:
         """An operator the person ran returned: apply the cards it returned at
         once (the poller confirms them), then say what happened."""
@@ -534,6 +584,71 @@ class LoopxApp(App[int]):
 
     def on_dialog_closed(self, message: DialogClosed) -> None:
         self.call_later(self.gates.show_next)
+
+    # -- what the screens ask for (messages: no screen calls the app) ---------------------
+    def post_message(self, message: Message) -> bool:
+        """A screen's ``Request`` posted on the app's own thread is handled
+        right after the event that made it, before the next one in the queue:
+        queued behind them, the keys typed after ``n`` would reach the board,
+        not the form ``n`` opens. Anything else (and anything from a worker's
+        thread) is queued as usual."""
+        if isinstance(message, Request) and threading.get_ident() == self._loop_thread:
+            if not self.is_running:
+                return False
+            self.call_next(self._handle_request, message)
+            return True
+        return super().post_message(message)
+
+    def _handle_request(self, message: Request) -> None:
+        handler = getattr(self, message.handler_name, None)
+        if handler is not None:
+            handler(message)
+
+    def on_card_dropped(self, message: CardDropped) -> None:
+        self.drop_card(message.card_id, message.column)
+
+    def on_move_wanted(self, message: MoveWanted) -> None:
+        self.move_card(message.card_id, message.to)
+
+    def on_reassign_wanted(self, message: ReassignWanted) -> None:
+        self.reassign(message.card_id)
+
+    def on_budget_wanted(self, message: BudgetWanted) -> None:
+        self.raise_budget(message.card_id)
+
+    def on_new_card_wanted(self, message: NewCardWanted) -> None:
+        self.new_card()
+
+    def on_gates_wanted(self, message: GatesWanted) -> None:
+        self.gates.show_all()
+
+    def on_card_gate_wanted(self, message: CardGateWanted) -> None:
+        card = self.model.cards.get(message.card_id)
+        gate = card.pending_gate if card is not None else message.pending_gate
+        if gate is None:
+            self.notice(f"{ids.fmt(ids.CARD, message.card_id)} has no gate waiting")
+            return
+        self.gates.show_first(gate)
+
+    def on_runner_wanted(self, message: RunnerWanted) -> None:
+        if self.actions is not None:
+            self.actions.control_runner(message.agent, message.what)
+
+    def on_keep_try_wanted(self, message: KeepTryWanted) -> None:
+        if self.actions is not None:
+            self.actions.keep_try(message.card_id)
+
+    def on_open_timeline(self, message: OpenTimeline) -> None:
+        self.open_timeline(message.card_id)
+
+    def on_open_tries(self, message: OpenTries) -> None:
+        self.open_tries(message.card_id)
+
+    def on_open_workspaces(self, message: OpenWorkspaces) -> None:
+        self.open_workspaces()
+
+    def on_help_wanted(self, message: HelpWanted) -> None:
+        self.action_help()
 
     def drop_card(self, card_id: int, column: str) -> None:
         """What a drop on ``column`` (or shift+arrow) means, through the operator."""

@@ -160,7 +160,7 @@ class GateQueue:
             return
         else:
             app.clear_notifications()  # nothing may cover the question
-            self.modal = GateModal(brief, app.now, blink=app.background, ticks=app.ticks, arm_delay=app.arm_delay)
+            self.modal = GateModal(brief, app.now, blink=app.background, ticks=app.ticks, arm_delay=app.arm_delay, reader=app.reader)
             app.push_screen(self.modal, callback=self._answered)
             self._say_waiting()
             return

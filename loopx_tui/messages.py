@@ -8,8 +8,15 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from loopx_core.ops.board import BoardDelta, BoardSnapshot
+from loopx_core.ops.board_pages import CardFilter
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.shapes.values import Artifact, CardDetail
+
+
+class Request(Message):
+    """Something a screen asks the app to do. The app handles it right after
+    the event that made it, before the next key (``LoopxApp.post_message``):
+    the keys typed after ``n`` land in the form ``n`` opens, not on the board."""
 
 
 @dataclass
@@ -27,7 +34,7 @@ class PollFailed(Message):
 
 
 @dataclass
-class CardDropped(Message):
+class CardDropped(Request):
     """A card was dragged onto another column."""
 
     card_id: int
@@ -43,7 +50,7 @@ class DragHover(Message):
 
 
 @dataclass
-class OpenCard(Message):
+class OpenCard(Request):
     card_id: int
 
 
@@ -55,7 +62,7 @@ class CardSelected(Message):
 
 
 @dataclass
-class OpenArtifact(Message):
+class OpenArtifact(Request):
     card_id: int
     artifact: Artifact
     pager: bool = False
@@ -155,3 +162,125 @@ class DialogReady(Message):
     """A dialog's first field has focus: keys typed ahead can be delivered."""
 
     dialog: object
+
+
+# -- what the screens and dialogs ask of the app ---------------------------------
+# A screen never calls the app: it posts a ``Request`` to it (``self.app.post_message``)
+# and the app does it. No screen, dialog or widget imports the app module
+# (pyproject's import contract "tui-screens-post-messages").
+
+
+@dataclass
+class BoardShown(Request):
+    """The board screen is on screen: the app starts following the board."""
+
+
+@dataclass
+class OpenTimeline(Request):
+    """``t``: the trajectory of one card, or of the whole board (None)."""
+
+    card_id: int | None = None
+
+
+@dataclass
+class OpenWorkspaces(Request):
+    """``W``: each card's git worktree."""
+
+
+@dataclass
+class OpenTries(Request):
+    """``T``: a card's tries side by side."""
+
+    card_id: int
+
+
+@dataclass
+class HelpWanted(Request):
+    """``?``: every key."""
+
+
+@dataclass
+class MoveWanted(Request):
+    """A person's move of a card (``r``, ``b``, ``x``: cancelling asks first)."""
+
+    card_id: int
+    to: str
+
+
+@dataclass
+class ReassignWanted(Request):
+    """``a``: pick the agent to hand the card to."""
+
+    card_id: int
+
+
+@dataclass
+class BudgetWanted(Request):
+    """``+``: the budget form of a card."""
+
+    card_id: int
+
+
+@dataclass
+class NewCardWanted(Request):
+    """``n``: the add-card form."""
+
+
+@dataclass
+class GatesWanted(Request):
+    """``g`` on the board: every pending gate, one at a time."""
+
+
+@dataclass
+class CardGateWanted(Request):
+    """``g`` on a card's screen: its pending gate first (``pending_gate``: the
+    one the screen knows, should the board not have the card in hand)."""
+
+    card_id: int
+    pending_gate: int | None
+
+
+@dataclass
+class RunnerWanted(Request):
+    """``p``/``u``/``s``: pause, resume or stop an agent's runner."""
+
+    agent: str
+    what: str
+
+
+@dataclass
+class KeepTryWanted(Request):
+    """``k`` on the tries, confirmed: keep this try."""
+
+    card_id: int
+
+
+@dataclass
+class ViewChanged(Request):
+    """``v``: the board shows ``mode`` now (``read``: its first cards are not in hand yet)."""
+
+    mode: str
+    read: bool
+
+
+@dataclass
+class FilterChanged(Request):
+    """The filter changed: the store's counts and first cards for it are read."""
+
+    card_filter: CardFilter
+
+
+@dataclass
+class Say(Request):
+    """A notice for the person (held while a gate is on screen, as every notice)."""
+
+    text: str
+    severity: str = "information"
+
+
+@dataclass
+class Refused(Request):
+    """Something the person asked for was refused (or could not be read): why, and what to do."""
+
+    text: str
+    hint: str = ""

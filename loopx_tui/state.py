@@ -37,6 +37,14 @@ class Column(NamedTuple):
     title: str
 
 
+class Standing(NamedTuple):
+    """What the board's header says of the person and the gates, as the app knows it now."""
+
+    refusal: str | None = None  # why the person's actions are refused (None: they are not)
+    person: str | None = None  # whose key signs what is decided here
+    waiting: tuple[int, ...] = ()  # the gates waiting behind the person's typing, in order
+
+
 class Drop(NamedTuple):
     """What dropping a card on a column does: an operator call, or a refusal."""
 

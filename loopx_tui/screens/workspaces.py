@@ -16,6 +16,7 @@ from loopx_core.ops.workspace_cap import human_size
 from loopx_core.rules.clock import human_delta
 from loopx_core.shapes.errors import LoopxError
 
+from ..messages import Refused
 from ..widgets.footer import KeyBar
 
 
@@ -60,7 +61,7 @@ class WorkspacesScreen(Screen):
             try:
                 found, cap = self.reader.workspaces()
             except LoopxError as err:
-                self.app.call_from_thread(self.app.refuse, err.message, err.hint or "")
+                self.app.post_message(Refused(err.message, err.hint or ""))
                 return
             self.app.call_from_thread(self._show, found, cap)
 

@@ -24,20 +24,23 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from loopx_core.rules import clock, ids
 from loopx_core.shapes.errors import BoardBusy, LoopxError
 from loopx_core.shapes.values import Artifact, CardView
-from loopx_core.store.backends import Store
+from loopx_core.store.backends import Store, lock_wait
 from loopx_core.store.discovery import BoardLocation
 
 from .actions import HumanActions
@@ -84,7 +87,16 @@ from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel, Standing
 
+if TYPE_CHECKING:
+    from loopx_core.authority.verify import Report
+
+    from .screens.board import BoardScreen
+    from .screens.card import CardScreen
+    from .workers import ChangePoller, LeaseReaper
+
 OPEN_RETRY = 0.5  # s: how often a board another process holds is tried again
+LOCK_POLL = 0.1  # s: how often, while a person's action runs, the app looks whether it waits for the board's write lock
+LOCK_SAID = 0.3  # s an action waits for the write lock before the footer says so (a passing writer is not worth a flicker)
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
 
 
@@ -142,20 +154,24 @@ class LoopxApp(App[int]):
         self.project_root: str | None = None
         self.exit_code = 0
         self.board_error: LoopxError | None = None
-        self.board_screen = None
-        self.card_screen = None  # screens.card.CardScreen, once a card was opened (kept for the next)
-        self.poller = None
-        self.reaper = None
+        self.board_screen: BoardScreen | None = None
+        self.card_screen: CardScreen | None = None  # once a card was opened (kept for the next)
+        self.poller: ChangePoller | None = None
+        self.reaper: LeaseReaper | None = None
         self.gates = GateQueue(self)
         self.alert = alert or GateAlert(self)
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
         self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
         self._retry_open = threading.Event()  # set as the app stops: a board waited for is not tried again
-        self.history = None  # loopx_core.authority.verify.Report, once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
+        self.history: Report | None = None  # once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
         # What tests (and the curious) can look at.
         self.notices: list[tuple[str, str]] = []
-        self._held: list[tuple[str, str, str, float | None]] = []  # notices kept while a gate is on screen
+        self._held: list[tuple[str, str, SeverityLevel, float]] = []  # notices kept while a gate is on screen
         self.applied = 0  # board changes applied from the poller
+        self.lock_line = ""  # what every footer says while a person's action waits for the board (#30)
+        self.lock_said = asyncio.Event()  # set while it says so (tests wait on it)
+        self._lock_seen: float | None = None  # (ticks) when an action was first seen waiting
+        self._lock_timer: Timer | None = None  # the look, every LOCK_POLL while an action runs
 
     @property
     def bells(self) -> int:
@@ -187,7 +203,11 @@ class LoopxApp(App[int]):
     def _open_board(self) -> None:
         while True:
             try:
-                store = self.store if self.store is not None else open_store(self.location)
+                store = self.store
+                if store is None:
+                    if self.location is None:
+                        return  # (on_mount said there is no board)
+                    store = open_store(self.location)
                 snapshot = BoardReader(store, self.now).snapshot(STATUS, self.first_pages(STATUS))
                 break
             except BoardBusy as err:  # held by another process: said, and tried again until it lets go
@@ -198,7 +218,8 @@ class LoopxApp(App[int]):
                 self.post_message(BoardFailed(err))
                 return
             except Exception as exc:  # not a board at all, a broken file: said on screen
-                self.post_message(BoardFailed(LoopxError(f"cannot open {self.location.describe()}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
+                where = self.location.describe() if self.location is not None else "the board"
+                self.post_message(BoardFailed(LoopxError(f"cannot open {where}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
                 return
         self.post_message(BoardLoaded(store, snapshot))
 
@@ -226,14 +247,14 @@ class LoopxApp(App[int]):
         self.reader = BoardReader(self.store, self.now)
         self.actions = HumanActions(self, self.store, self.person, self.read_only, self.read_only_hint)
         self.project_root = snap.project_root
-        self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n})
+        self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n and k is not None})
         self.model.runners = {r.agent: r for r in snap.runners}
-        self.board_screen = BoardScreen(self.model, self.now, demo=self.demo, blink=self.background, standing=self.standing)
+        board = self.board_screen = BoardScreen(self.model, self.now, demo=self.demo, blink=self.background, standing=self.standing)
         # The board is the base of a screen stack of its own, not pushed over
         # the "opening…" screen: Textual keeps the screen under the top one
         # "current" whatever covers it, and its repaints redrew the whole board
         # (a full update per change from an agent, ~40 ms at 160×48).
-        self.add_mode("board", lambda: self.board_screen)
+        self.add_mode("board", lambda: board)
         self.switch_mode("board")
         if self.intro:
             self.notice(self.intro, title="LoopX demo" if self.demo else "LoopX", timeout=12)
@@ -248,8 +269,11 @@ class LoopxApp(App[int]):
         from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
 
+        reader = self.reader
+        if reader is None:
+            return
         try:
-            report, problems = self.reader.verify()
+            report, problems = reader.verify()
         except Exception as exc:  # a check that cannot run is said, never silent
             if not self.is_running:
                 return  # (stopped as the board closed)
@@ -267,6 +291,8 @@ class LoopxApp(App[int]):
         if report.ok or self.board_screen is None or not self.board_screen.is_attached or not self.is_running:
             return  # (or the board is closing)
         first = report.first
+        if first is None:
+            return  # (not ok: it has a first problem)
         self.board_screen.show_banner(
             f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
         )
@@ -357,14 +383,16 @@ class LoopxApp(App[int]):
         """The workers that follow the board. Off when ``background`` is False."""
         from .workers import ChangePoller, LeaseReaper
 
-        self.poller = ChangePoller(self.reader, self.model.seq, self.post_message, interval=self.poll_interval, cancelled=lambda: not self.is_running)
-        self.reaper = LeaseReaper(self.store, cancelled=lambda: not self.is_running, reaped=self.poller.wake.set)
-        self.run_worker(self._follow(self.poller), thread=True, group="background", name="change poller", exit_on_error=False)
-        self.run_worker(self._follow(self.reaper), thread=True, group="background", name="lease reaper", exit_on_error=False)
+        if self.reader is None or self.store is None:
+            return
+        poller = self.poller = ChangePoller(self.reader, self.model.seq, self.post_message, interval=self.poll_interval, cancelled=lambda: not self.is_running)
+        reaper = self.reaper = LeaseReaper(self.store, cancelled=lambda: not self.is_running, reaped=poller.wake.set)
+        self.run_worker(self._follow(poller), thread=True, group="background", name="change poller", exit_on_error=False)
+        self.run_worker(self._follow(reaper), thread=True, group="background", name="lease reaper", exit_on_error=False)
         self.set_interval(1.0, self.tick, name="clock")
         # The file watcher (DESIGN §7): the same engine as `loopx watch`, so both
         # may run at once — ingestion is idempotent.
-        self.run_worker(self._watch_files, group="watcher", name="file watcher", exclusive=True, exit_on_error=False)
+        self.run_worker(self._watch_files(), group="watcher", name="file watcher", exclusive=True, exit_on_error=False)
 
     @staticmethod
     def _follow(loop) -> Callable[[], None]:
@@ -392,7 +420,7 @@ class LoopxApp(App[int]):
         """Once a second (heap.py): the older garbage, if the person paused."""
         collect_when_idle(self.ticks() - self.last_input)
 
-    def action_quit(self) -> None:
+    async def action_quit(self) -> None:
         self.exit(self.exit_code)
 
     def on_unmount(self) -> None:
@@ -475,7 +503,7 @@ class LoopxApp(App[int]):
         return changed
 
     # -- telling the person -----------------------------------------------------------
-    def notice(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None) -> None:
+    def notice(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None:
         """``notify`` that also remembers the message (tests read ``notices``).
         While a gate is on screen, notices wait until it is answered: nothing
         covers the question (at 80×24 a toast would)."""
@@ -522,6 +550,36 @@ class LoopxApp(App[int]):
         if self.poller is not None:
             self.poller.wake.set()
 
+    def watch_lock(self) -> None:
+        """While a person's action runs (every ``LOCK_POLL``): once it has
+        waited ``LOCK_SAID`` for the board's write lock, which another process
+        holds, every screen's footer says "waiting for the board" until it
+        goes through or gives up (``LOOPX_LOCK_WAIT``, then refused as any
+        action is). The actions run in workers: the board never freezes, and
+        now it does not look as if nothing happened either (#30)."""
+        from .format import lock_wait_line
+        from .widgets.footer import KeyBar
+
+        actions = self.actions
+        waiting = actions.waiting(LOCK_SAID) if actions is not None else []
+        if waiting:
+            if self._lock_seen is None:
+                self._lock_seen = self.ticks()
+            self.lock_line = lock_wait_line(waiting, self.ticks() - self._lock_seen, lock_wait())
+            self.lock_said.set()
+        else:
+            self._lock_seen, self.lock_line = None, ""
+            self.lock_said.clear()
+        for screen in self.screen_stack:  # (a screen opened meanwhile says it too)
+            for bar in screen.query(KeyBar):
+                bar.say(self.lock_line)
+        running = actions is not None and actions.in_flight > 0
+        if running and self._lock_timer is None:
+            self._lock_timer = self.set_interval(LOCK_POLL, self.watch_lock, name="lock watch")
+        elif not running and self._lock_timer is not None:
+            self._lock_timer.stop()
+            self._lock_timer = None
+
     async def ops_idle(self) -> None:
         """Wait for every operator call in flight (tests use this)."""
         while True:
@@ -559,7 +617,11 @@ class LoopxApp(App[int]):
     async def on_dialog_ready(self, message: DialogReady) -> None:
         from textual.widgets import Input
 
+        from .modals.base import LoopxModal
+
         dialog = message.dialog
+        if not isinstance(dialog, LoopxModal):
+            return
         dialog.ready = True
         early, dialog.early_keys = dialog.early_keys, []
         # Typing and moving between fields are applied here and now, in order
@@ -661,23 +723,24 @@ class LoopxApp(App[int]):
                 self.refuse(drop.reason)
             return
         if drop.op == "move":
-            self.move_card(card_id, drop.arg)
-        else:
+            if drop.arg is not None:  # (a move always names its status)
+                self.move_card(card_id, drop.arg)
+        elif self.actions is not None:
             self.actions.assign(card_id, drop.arg)
 
     def move_card(self, card_id: int, to: str) -> None:
         """A person's move; cancelling asks first (it cannot be undone)."""
-        card = self.model.cards.get(card_id)
-        if card is None or self.actions is None:
+        card, actions = self.model.cards.get(card_id), self.actions
+        if card is None or actions is None:
             return
         if to != "cancelled":
-            self.actions.move(card_id, to)
+            actions.move(card_id, to)
             return
         from .modals.confirm import ConfirmModal
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.actions.move(card_id, "cancelled")
+                actions.move(card_id, "cancelled")
 
         self.push_screen(ConfirmModal(f"Cancel {card.key}?", card.title, "y cancel it", "n keep it"), answered)
 
@@ -691,7 +754,7 @@ class LoopxApp(App[int]):
         choices = [(a, a) for a in self.model.agents] + [(UNASSIGNED, "Unassigned")]
 
         def picked(choice: str | None) -> None:
-            if choice is not None:
+            if choice is not None and self.actions is not None:
                 self.actions.assign(card_id, None if choice == UNASSIGNED else choice)
 
         self.push_screen(PickModal(f"Reassign {card.key} to…", choices, current=card.owner or UNASSIGNED), picked)
@@ -704,7 +767,7 @@ class LoopxApp(App[int]):
             return
 
         def chosen(data: dict | None) -> None:
-            if data:
+            if data and self.actions is not None:
                 self.actions.raise_budget(card_id, data)
 
         self.push_screen(BudgetModal(card, blink=self.background), chosen)
@@ -713,7 +776,7 @@ class LoopxApp(App[int]):
         from .modals.add_card import AddCardModal
 
         def chosen(data: dict | None) -> None:
-            if data:
+            if data and self.actions is not None:
                 def focus(view: CardView) -> None:
                     if self.board_screen is not None:
                         self.board_screen.call_after_refresh(self.board_screen.select_card, view.id)
@@ -751,6 +814,8 @@ class LoopxApp(App[int]):
         for it between SQLite steps (~50 ms), and the screen was drawn twice.
         A slower read (a writer holds the lock) does not hold the screen back:
         it opens and fills in when the read lands."""
+        if self.reader is None:
+            return
         ahead = self.reader.card_detail_ahead(card.id)
         self.run_worker(self._show_card(card, ahead), group="open card", name=f"open {card.key}", exclusive=True, exit_on_error=False)
 
@@ -828,10 +893,11 @@ class LoopxApp(App[int]):
                 yield SystemCommand(f"Card: reassign {card.key}", "Hand it to another agent (a handoff packet is built)", lambda: self.reassign(card.id))
                 yield SystemCommand(f"Card: raise budget of {card.key}", "Add turns, tokens or dollars", lambda: self.raise_budget(card.id))
                 yield SystemCommand(f"Card: move {card.key} to ready", "A person's move (backlog / ready / cancelled)", lambda: self.move_card(card.id, "ready"))
-            focused = board.focused_agent()
-            for agent in sorted(self.model.runners, key=lambda a: (a != focused, a)):  # the selected card's agent first
-                for what, title, then in (("pause", "Pause runner", "no new turn starts (p)"), ("resume", "Resume runner", "it goes on (u)"), ("stop", "Stop runner", "it ends its turn, releases its card and exits (s)")):
-                    yield SystemCommand(f"{title} of {agent}", then, lambda agent=agent, what=what: self.actions.control_runner(agent, what))
+            focused, actions = board.focused_agent(), self.actions
+            if actions is not None:
+                for agent in sorted(self.model.runners, key=lambda a: (a != focused, a)):  # the selected card's agent first
+                    for what, title, then in (("pause", "Pause runner", "no new turn starts (p)"), ("resume", "Resume runner", "it goes on (u)"), ("stop", "Stop runner", "it ends its turn, releases its card and exits (s)")):
+                        yield SystemCommand(f"{title} of {agent}", then, lambda agent=agent, what=what: actions.control_runner(agent, what))
             if self.location is not None:
                 where = self.location.describe()
                 yield SystemCommand("Board: where is this board?", where, lambda: self.notice(f"Board: {where}"))

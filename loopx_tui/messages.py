@@ -4,6 +4,7 @@ carrying loopx_core's plain values (never ORM rows)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -11,6 +12,14 @@ from loopx_core.ops.board import BoardDelta, BoardSnapshot
 from loopx_core.ops.board_pages import CardFilter
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.shapes.values import Artifact, CardDetail
+
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
+    from loopx_core.authority.verify import Report
+    from loopx_core.authority.witness import Gone
+    from loopx_core.ops.board_pages import Page
+    from loopx_core.store.backends import Store
 
 
 class Request(Message):
@@ -73,7 +82,7 @@ class LogWentBack(Message):
     """The board's witness saw the log go backwards (a ``witness.Gone``): the
     board stops following it and decides nothing more."""
 
-    gone: object
+    gone: Gone
 
 
 @dataclass
@@ -81,7 +90,7 @@ class HistoryChecked(Message):
     """``loopx verify`` ran on the board as it opened (``loopx_core.authority.verify.Report``,
     its first problems only) and found ``problems`` problems in all."""
 
-    report: object
+    report: Report
     problems: int = 0
 
 
@@ -89,7 +98,7 @@ class HistoryChecked(Message):
 class BoardLoaded(Message):
     """The board was opened and read (in a worker): the first picture."""
 
-    store: object  # loopx_core.store.backends.Store
+    store: Store
     snapshot: BoardSnapshot
 
 
@@ -100,7 +109,7 @@ class PageRead(Message):
     mode: str
     limits: dict
     query: str  # the filter it was read for (a newer filter drops it)
-    page: object  # loopx_core.ops.board_pages.Page
+    page: Page
 
 
 @dataclass
@@ -275,7 +284,7 @@ class Say(Request):
     """A notice for the person (held while a gate is on screen, as every notice)."""
 
     text: str
-    severity: str = "information"
+    severity: SeverityLevel = "information"
 
 
 @dataclass

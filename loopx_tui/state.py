@@ -359,7 +359,7 @@ class BoardModel:
         return keys[i] if 0 <= i < len(keys) else None
 
     # -- header figures ----------------------------------------------------------
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str | None, int]:
         """Cards per status column, of the whole board."""
         return self.tally.by_column(STATUS)
 

@@ -122,10 +122,14 @@ class BoardScreen(Screen):
             self.mount(banner, after=self.query_one(BoardHeader))
         banner.say(text)
 
-    def _filter_box(self, create: bool = False) -> Input | None:
-        """The filter bar (None before / was first pressed, unless ``create``)."""
-        box = next(iter(self.query("#filter").results(Input)), None)
-        if box is not None or not create:
+    def _filter_box(self) -> Input | None:
+        """The filter bar (None before / was first pressed)."""
+        return next(iter(self.query("#filter").results(Input)), None)
+
+    def _filter_bar(self) -> Input:
+        """The filter bar, mounted the first time / is pressed."""
+        box = self._filter_box()
+        if box is not None:
             return box
         box = Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True)
         self.mount(box)
@@ -213,10 +217,11 @@ class BoardScreen(Screen):
         """Select the card (and its column), scrolled into view; False when
         it is not shown (not in hand, or filtered out)."""
         column = self.board.column_of_card(card_id)
-        if column is None:
+        index = column.body.index_of(card_id) if column is not None else None
+        if column is None or index is None:
             return False
         column.body.focus(scroll_visible=False)
-        column.body.select(column.body.index_of(card_id))
+        column.body.select(index)
         self.focus_card = card_id
         return True
 
@@ -258,7 +263,7 @@ class BoardScreen(Screen):
         if drop.op == "assign":
             hint = DROP_HINTS["assign" if drop.arg else "unassign"]
             header.note = f"drop {card.key} → {title}: " + (f"reassign to {drop.arg}" if drop.arg else "unassign")
-        elif drop.op == "move":
+        elif drop.op == "move" and drop.arg is not None:  # (a move always names its status)
             hint = DROP_HINTS[drop.arg]
             header.note = f"drop {card.key} → {title}: move to {drop.arg}"
         elif drop.reason:
@@ -311,7 +316,7 @@ class BoardScreen(Screen):
         # The bar takes the footer's row (its placeholder says Enter keeps, Esc
         # clears): the columns keep their height, so no card is laid out or
         # drawn again as it opens and closes (a row taken from them was ~100 ms).
-        box = self._filter_box(create=True)
+        box = self._filter_bar()
         box.disabled = False
         self.query_one(KeyBar).display = False
         box.display = True
@@ -438,7 +443,7 @@ class BoardScreen(Screen):
             return
         current = self.focused if isinstance(self.focused, CardList) else None
         column = board.column_of_list(current) if current is not None else None
-        if column is None or not column.cards:
+        if current is None or column is None or not column.cards:
             self._focus_first()
             return
         row = current.cursor

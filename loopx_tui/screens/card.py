@@ -65,7 +65,7 @@ def header_text(card: CardView, now: float) -> Text:
     t.append(str(card.priority))
     if card.after:
         t.append("  after ", style="dim")
-        t.append(", ".join(ids.fmt(ids.CARD, a) for a in card.after))
+        t.append(", ".join(ids.fmt(ids.CARD, a) or "?" for a in card.after))
     if card.handoff_to:
         t.append("  handoff to ", style="dim")
         t.append(card.handoff_to, style="bold")

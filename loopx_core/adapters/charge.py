@@ -161,7 +161,7 @@ def codex_subagents(path: str) -> list[str]:
 def _day_folders(base: str) -> list[str]:
     import os
 
-    out = []
+    out: list[str] = []
     for level in (0, 1, 2):
         parents = [base] if level == 0 else out
         out = []

@@ -158,3 +158,32 @@ def test_a_codex_subagents_calls_are_charged_to_the_card_of_the_turn_that_starte
     assert turn["usage"]["input_tokens"] < sum(u.input + u.cache_read for u in model.usage_reported)  # the runtime's own total leaves the subagent out
     charges = assert_charged_exactly(project, model, CODEX, card)
     assert any("(subagent)" in e["summary"] for e in charges)
+
+
+def test_a_codex_runners_turn_is_charged_exactly_when_each_stop_reads_before_the_last_call(project, model, tmp_path):
+    """Codex has no SessionEnd: what its Stop could not see yet — every Stop
+    lagging here, blind to the last call of the rollout and of the subagent's —
+    is charged by ``loopx run`` once the runtime exits (README's runner
+    command), subagent included: exactly what the model served."""
+    from . import runtimes
+    from .harness import LOOPX, codex_env, codex_model_args
+    from .test_runner import Runners
+
+    agent, card = started(project, CODEX)
+    priced(project, "gpt-5.1-codex")
+    brain = Spawner(card)
+    model.script([brain] * 8)
+    runners = Runners(project, model, tmp_path)
+    argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")), "--turn-limit", "90s", "--turns", "1",
+            "--", "--sandbox", "workspace-write", *codex_model_args(model)]
+    try:
+        proc = runners.spawn(agent, argv, dict(codex_env(project), LOOPX_FAULT="transcript-lag"), project.root)
+        assert runners.ended(proc) == 0, runners.explain()
+    finally:
+        runners.close()
+    assert not model.problems and not brain.root and not brain.subagent, runners.explain()
+    charges = assert_charged_exactly(project, model, CODEX, card)
+    by_stop = sum(e["usage"]["tokens"] for e in charges if "stop hook" in e["summary"])
+    by_runner = [e for e in charges if "loopx run" in e["summary"]]
+    assert 0 < by_stop < sum(served(model, CODEX).values())
+    assert any("(subagent)" in e["summary"] for e in by_runner) and any("(subagent)" not in e["summary"] for e in by_runner)

@@ -109,7 +109,12 @@ def codex_meta(path: str) -> dict | None:
 
     try:
         with open(path, "rb") as fh:
-            head = fh.read(CODEX_META_BYTES)
+            head = fh.read(64 * 1024)  # the line is ~22 KB: a rollout of many MB is not read whole
+            while b"\n" not in head and len(head) < CODEX_META_BYTES:
+                more = fh.read(64 * 1024)
+                if not more:
+                    break
+                head += more
     except OSError:
         return None
     line = head.split(b"\n", 1)[0]

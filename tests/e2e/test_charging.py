@@ -1,8 +1,8 @@
 """Every token the real runtimes spend is charged, exactly once, by kind (#29).
 
 The scripted model reports each reply's usage (input, cache write, cache read,
-output); the card's figures — ``card show --json``'s ``usage``, which the
-board's Usage tab shows too — must be exactly what it served, whatever the
+output); the card's figures — ``card show --json``'s ``usage`` and the
+board's Usage tab (read headless after the session) — must be exactly what it served, whatever the
 runtime's hook sequence and timing. The timing is forced, not hoped for:
 ``LOOPX_FAULT=transcript-lag`` (``loopx_core/rules/faults.py``) makes every
 Stop hook read each transcript as if its last model call had not been
@@ -52,10 +52,37 @@ def priced(project, name: str) -> None:
     as_person(project, "price", "set", name, "--input", "3", "--output", "15", "--cache-read", "0.3", "--cache-write", "3.75")
 
 
+def on_the_board(project, card: str):
+    """The card's Usage tab, as the person's board shows it (read only, headless)."""
+    import asyncio
+
+    from loopx_core.store.discovery import parse_target
+    from loopx_tui.app import LoopxApp
+    from loopx_tui.widgets.usage_table import UsageView
+
+    location = parse_target(str(project.root / ".loopx" / "board.db"), "flag")
+
+    async def read():
+        app = LoopxApp(location, background=False, read_only="the e2e suite reads the board")
+        async with app.run_test(size=(140, 40)) as pilot:
+            await asyncio.wait_for(app.loaded.wait(), 60)
+            await app.reads_idle()
+            app.open_card(int(card.split("-")[1]))
+            await pilot.pause()
+            await app.reads_idle()
+            await pilot.pause()
+            await pilot.press("6")
+            return app.screen.query_one(UsageView).model
+
+    return asyncio.run(read())
+
+
 def assert_charged_exactly(project, model, runtime, card) -> list[dict]:
     want = served(model, runtime)
     kinds, shown = charged(project, card)
     assert kinds == dict(want, unsplit=0), (kinds, want)
+    board = on_the_board(project, card)  # the board's figures: the same, per kind and in dollars
+    assert (board.kinds, board.tokens, board.usd) == (kinds, sum(want.values()), round(shown["card"]["quota"]["usd"]["used"], 6))
     assert shown["card"]["quota"]["tokens"]["used"] == sum(want.values())
     usd = sum(want[k] * PRICES[k] for k in KINDS) / 1e6
     assert shown["card"]["quota"]["usd"]["used"] == pytest.approx(usd, abs=1e-6)

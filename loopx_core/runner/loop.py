@@ -573,7 +573,10 @@ class Runner:
         try:
             if path is not None:
                 turn = transcript.read(self.runtime.name, path)
-                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=f"loopx run ({self.runtime.name})")
+                by = f"loopx run ({self.runtime.name})"
+                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=by)
+                # its subagents' calls too (the Stop hook charges them; whatever it could not see yet is charged here)
+                charge.charge_subagents(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, card.id, self.log, by=by)
                 return ids.fmt(ids.EVIDENCE, evidence.id) if evidence else None
             if usage.calls or usage.final:
                 self.log(f"no transcript found for session {usage.session}: charging the runtime's own totals")
@@ -599,9 +602,7 @@ class Runner:
             for card_id, token in turns.active_cards(self.store, self.agent):
                 try:
                     claims.release(self.store, card_id, self.agent, token)
-                    key = ids.fmt(ids.CARD, card_id)
-                    assert key is not None  # a card's id formats to its key
-                    released.append(key)
+                    released.append(ids.key(ids.CARD, card_id))
                 except LoopxError as err:
                     self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}", WARNING)
         except Exception as exc:  # stopping anyway: say so, never hang

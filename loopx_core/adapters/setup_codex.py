@@ -345,7 +345,7 @@ def home_for(main: str, agent: str) -> Path:
     return Path(user_data_dir("loopx")) / "codex-home" / project / re.sub(r"[^A-Za-z0-9._-]", "_", agent)
 
 
-def workspace_home(home: Path, person_home: Path, main_config: dict) -> Path:
+def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) -> Path:
     """Write ``home`` (see above) from the person's Codex home and the main
     checkout's ``.codex/config.toml`` (LoopX's hooks and MCP server as ``init``
     wrote them). Returns the home, resolved: Codex keys hook trust by the real
@@ -363,7 +363,10 @@ def workspace_home(home: Path, person_home: Path, main_config: dict) -> Path:
         config = {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{person_home / 'config.toml'} cannot be read as TOML ({exc}); fix it, then the runner's next turn uses it") from None
-    config.pop("projects", None)  # no project is trusted here: no worktree's .codex/config.toml loads
+    # No project is trusted here, so no worktree's .codex/config.toml loads; the main
+    # checkout is marked untrusted outright (its worktrees inherit that), so an
+    # interactive `codex` started in a workspace asks no trust question either.
+    config["projects"] = {os.path.realpath(main): {"trust_level": "untrusted"}}
     hooks = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
     state = hooks.pop("state", None)
     state = state if isinstance(state, dict) else {}

@@ -649,7 +649,7 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    warnings = _workspace_of(ctx, result, data["agent"])
+    warnings = _workspace_of(ctx, result, data["agent"], ctx.args.in_project)
     return Outcome(result, code, _next_text(result), warnings)
 
 
@@ -659,20 +659,23 @@ def cmd_claim(ctx: Context) -> Outcome:
 
     data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease})
     cid = card_id(ctx.args.card)
+    from ..ops.workspaces import before_claim
+
+    early = before_claim(ctx.store, cid, data["agent"], ctx.args.in_project)  # refused with nothing written, or made
 
     def run():
         result = claim(ctx.store, cid, data["agent"], data["lease"])
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    warnings = _workspace_of(ctx, result, data["agent"])
+    warnings = early or _workspace_of(ctx, result, data["agent"], ctx.args.in_project)
     return Outcome(result, code, "claimed: " + _next_text(result), warnings)
 
 
-def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+def _workspace_of(ctx: Context, result: dict, agent: str, in_project: bool) -> list[str]:
     from ..ops.workspaces import name_in
 
-    return name_in(ctx.store, result, agent)
+    return name_in(ctx.store, result, agent, in_project)
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:

@@ -261,20 +261,61 @@ def ensure(store, card_id: int, actor) -> WorkspaceView | None:
     return open_workspace(store, card_id, actor)
 
 
-def name_in(store, answer: dict, agent: str) -> list[str]:
+def before_claim(store, card_id: int, agent: str, in_project: bool = False) -> list[str]:
+    """``claim CARD``: the card's workspace first, when the card is one the agent
+    could take now (ready, assigned to it or to nobody), so that a workspace that
+    cannot be made refuses the claim with nothing written (exit 5,
+    ``no_workspace``; ``in_project``: a warning instead). Any other card is left
+    to the claim's own refusal."""
+    with store.read():
+        found = records.rows('SELECT "status", "assignee" FROM "card" WHERE "id" = ?', (card_id,))
+    if not found or found[0][0] != "ready" or found[0][1] not in (None, "", agent):
+        return []
+    try:
+        ensure(store, card_id, f"agent:{agent}")
+    except LoopxError as err:
+        return _refused(err, ids.fmt(ids.CARD, card_id), in_project, "")
+    return []
+
+
+def _refused(err: LoopxError, key: str, in_project: bool, given_back: str) -> list[str]:
+    if err.code == "no_base":
+        return []  # a repository without a commit yet: no workspaces, nothing to warn about
+    if in_project:
+        return [f"no workspace for {key}: {err.message} (working in the project folder, as --in-project asked)"]
+    raise Conflict(
+        f"no workspace for {key}: {err.message}{given_back}",
+        f"{err.hint}; then claim it again — or, to work in the project folder on purpose, `loopx claim {key} --in-project`",
+        code="no_workspace",
+    ) from None
+
+
+def name_in(store, answer: dict, agent: str, in_project: bool = False) -> list[str]:
     """A ``next``/``claim`` answer that says "work" gets the card's workspace —
     made at its first claim when the project is a git repository — as
     ``answer["workspace"]`` (path, branch, base). Call it after the operation's
-    transaction: git never runs under the write lock. Returns warnings (a
-    workspace git could not make: the agent works in the project folder)."""
+    transaction: git never runs under the write lock.
+
+    A workspace that cannot be made (the person's cap, git, a folder it may not
+    write) is no reason to work in the project folder, where every agent's edits
+    meet: a card this call claimed is released again (ready, as it was) and the
+    answer is a Conflict (exit 5, ``no_workspace``) saying why and what to do —
+    unless ``in_project`` (the person asked for the project folder: ``--in-project``),
+    which returns it as a warning instead."""
     if answer.get("action") != "work" or not answer.get("card"):
         return []
+    key = answer["card"]["id"]
+    card_id = ids.parse(ids.CARD, key)
     try:
-        ws = ensure(store, ids.parse(ids.CARD, answer["card"]["id"]), f"agent:{agent}")
+        ws = ensure(store, card_id, f"agent:{agent}")
     except LoopxError as err:
-        if err.code == "no_base":
-            return []  # a repository without a commit yet: no workspaces, nothing to warn about
-        return [f"no workspace for {answer['card']['id']}: {err.message} (work in the project folder)"]
+        given_back = ""
+        if answer.get("claimed") and not in_project and err.code != "no_base":
+            from .claims import release
+
+            release(store, card_id, agent, (answer.get("lease") or {}).get("token"))
+            given_back = f"; {key} is released again (ready, as it was)"
+        return _refused(err, key, in_project, given_back)
     if ws is not None:
         answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
     return []

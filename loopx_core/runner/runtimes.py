@@ -310,7 +310,7 @@ class Codex(Runtime):
         from ..adapters import setup_codex
 
         person = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-        home = setup_codex.workspace_home(setup_codex.home_for(bounds.main, self.agent), person, _main_codex_config(bounds))
+        home = setup_codex.workspace_home(setup_codex.home_for(bounds.main, self.agent), person, _main_codex_config(bounds), bounds.main)
         return {"CODEX_HOME": str(home)}
 
     def identity_problem(self, root) -> str | None:

@@ -71,6 +71,9 @@ class Group:
 
 # -- argument groups many verbs share -------------------------------------------------------
 
+_IN_PROJECT = arg("--in-project", action="store_true",
+                  help="when the card's workspace cannot be made, work in the project folder anyway (by default the claim is refused: exit 5, no_workspace)")
+
 def _agent(lease_token: bool = True) -> tuple:
     found = (
         arg("--agent", metavar="ID", help="agent identity (default: $LOOPX_AGENT)"),
@@ -300,6 +303,7 @@ DECLARED: tuple = (
         *_agent(lease_token=False),
         arg("--claim", action="store_true", help="claim the best ready card when holding none"),
         arg("--lease", metavar="DUR", help="lease length for a claim (default 30m)"),
+        _IN_PROJECT,
     ), _CMD + "cmd_next", shape="next",
         tool=Tool("next", "What to do this turn",
                   "What to do this turn: resume your card, accept a handoff, wait, or (claim=true) take the best ready card.",
@@ -309,6 +313,7 @@ DECLARED: tuple = (
         *_CARD,
         *_agent(lease_token=False),
         arg("--lease", metavar="DUR", help="lease length (default 30m)"),
+        _IN_PROJECT,
     ), _CMD + "cmd_claim",  # (validates as `next`'s shape)
         tool=Tool("claim", "Claim a card", "Claim a ready card (LX-n).", {"card": _TOOL_CARD}, _MCP + "tool_claim", ("card",), idempotent=True)),
     Verb("heartbeat", None, "renew your lease", (*_CARD, *_agent()), _CMD + "cmd_heartbeat"),

@@ -135,9 +135,9 @@ def test_codex_turn_in_a_workspace_gets_loopxs_codex_home(repo, outside_tmp):
         f'[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = "command"\ncommand = "notify-me"\n'
         f'[hooks.state."{person}/config.toml:stop:0:0"]\ntrusted_hash = "sha256:theirs"\n')
     (person / "auth.json").write_text("{}")
-    home = setup_codex.workspace_home(outside_tmp / "loopx-home", person, _main_config(repo))
+    home = setup_codex.workspace_home(outside_tmp / "loopx-home", person, _main_config(repo), str(repo))
     config = tomllib.loads((home / "config.toml").read_text())
-    assert config["model"] == "gpt-x" and "projects" not in config
+    assert config["model"] == "gpt-x" and config["projects"] == {str(repo.resolve()): {"trust_level": "untrusted"}}
     state = config["hooks"]["state"]
     assert state[f"{home}/config.toml:stop:0:0"] == {"trusted_hash": "sha256:theirs"}  # the person's own hook, as trusted as before
     for event in ("SessionStart", "PreToolUse", "Stop"):
@@ -149,13 +149,13 @@ def test_codex_turn_in_a_workspace_gets_loopxs_codex_home(repo, outside_tmp):
     assert (home / "auth.json").is_symlink() and (home / "auth.json").resolve() == (person / "auth.json").resolve()
     assert (home / "sessions").resolve() == (person / "sessions").resolve()  # where the runner follows the rollout
     # again: the same file, nothing doubled
-    assert setup_codex.workspace_home(outside_tmp / "loopx-home", person, _main_config(repo)) == home
+    assert setup_codex.workspace_home(outside_tmp / "loopx-home", person, _main_config(repo), str(repo)) == home
     assert tomllib.loads((home / "config.toml").read_text()) == config
 
 
 def test_a_codex_home_where_the_sandbox_writes_is_refused(repo, tmp_path):
     with pytest.raises(setup_codex.ConfigError, match="temporary folder"):
-        setup_codex.workspace_home(tmp_path / "loopx-home", tmp_path / "person", _main_config(repo))
+        setup_codex.workspace_home(tmp_path / "loopx-home", tmp_path / "person", _main_config(repo), str(repo))
 
 
 def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothing(repo, outside_tmp, monkeypatch):

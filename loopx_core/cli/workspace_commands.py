@@ -22,6 +22,69 @@ def cmd_open(ctx: Context) -> Outcome:
     return Outcome({"workspace": ws}, 0, f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n→ work there: `cd {ws['path']}`; a runner starts the card's turns there")
 
 
+def cmd_start(ctx: Context) -> Outcome | int:
+    """``loopx workspace start CARD --runtime claude-code|codex --agent ID [-- ARG…]``:
+    the card's workspace (made if need be, as the agent's first claim would), then
+    the runtime started there the way the runner starts a turn (``runner/runtimes``:
+    ``by_hand`` and ``environ``), replacing this process. A runtime started there
+    any other way reads the workspace's own settings, which its agent can write."""
+    import shlex
+
+    from ..ops.workspaces import open_workspace
+    from ..runner import runtimes
+    from ..shapes.errors import UsageError
+    from ..store.rows import agent_row
+    from .commands import agent_id
+
+    a, store = ctx.args, ctx.store
+    agent = agent_id(a.drive)
+    with store.read():
+        agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
+    rest = list(a.rest)[1:] if list(a.rest)[:1] == ["--"] else list(a.rest)
+    runtime = runtimes.make(a.runtime, rest, a.bin, agent)
+    runtime.project = str(store.project_root())
+    problem = runtime.identity_problem(store.project_root())
+    if problem:
+        raise UsageError(problem, f"set the project up for it first: `loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}")
+    if not _set_up(a.runtime, store.project_root()):
+        raise UsageError(f"the project is not set up for {a.runtime}: its main checkout has no LoopX hooks to start it with",
+                         f"`loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}, then start it again", code="not_set_up")
+    if not runtime.in_workspace:
+        raise UsageError("the project's Codex is set up without LoopX's sandbox profile (`init --no-sandbox`): a worktree's git folder is read-only to Codex's own sandbox, and no turn runs in a workspace without it",
+                         f"`loopx init --for codex --agent {agent}` (with the sandbox) in {store.project_root()}, or run codex in the project folder", code="no_profile")
+    ws = open_workspace(store, card_id(a.card), f"agent:{agent}").to_json()
+    argv = runtime.by_hand(ws["path"])
+    location = store.location
+    from ..adapters.setup_codex import ConfigError
+
+    try:
+        own = runtime.environ(ws["path"])
+    except (OSError, ConfigError) as exc:
+        raise UsageError(f"cannot prepare {a.runtime}'s settings for the workspace: {getattr(exc, 'strerror', None) or exc}", "fix what it names, then start it again") from None
+    env = {"LOOPX_AGENT": agent, "LOOPX_DB": str(location.path) if location.path is not None else location.url, "LOOPX_WORKSPACE": ws["path"], **own}
+    if a.print_only or getattr(a, "json", False):
+        text = f"cd {shlex.quote(ws['path'])} && " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(argv)
+        return Outcome({"workspace": ws, "command": argv, "cwd": ws["path"], "env": env}, 0, text + "\n→ run it, or `loopx workspace start` without --print starts it")
+    ctx.close()  # (the board is the runtime's hooks' now)
+    full = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
+    full.update(env)
+    os.chdir(ws["path"])
+    try:
+        os.execvpe(argv[0], argv, full)
+    except OSError as exc:
+        raise UsageError(f"cannot start {argv[0]}: {exc.strerror or exc}", "give its executable with --bin PATH") from None
+
+
+def _set_up(runtime: str, root) -> bool:
+    """Does the main checkout carry LoopX's PreToolUse hook for ``runtime`` (``init --for``)?"""
+    name = ".claude/settings.json" if runtime == "claude-code" else ".codex/config.toml"
+    try:
+        with open(os.path.join(str(root), name), encoding="utf-8") as fh:
+            return f"hook {runtime} pre-tool-use" in fh.read()
+    except OSError:
+        return False
+
+
 def cmd_list(ctx: Context) -> Outcome:
     from ..ops.workspaces import list_workspaces, removable
     from ..workspace import git

@@ -212,6 +212,11 @@ class Runtime:
         """The command of one turn started in ``cwd``."""
         return list(self.extra)
 
+    def by_hand(self, cwd) -> list[str]:
+        """The command a person runs interactively in the workspace ``cwd``
+        (``loopx workspace start``), bounded as the runner's turns there."""
+        raise NotImplementedError(self.name)
+
     def stdin(self, packet: str) -> str | None:
         return packet
 
@@ -241,6 +246,17 @@ class ClaudeCode(Runtime):
         # `init` set up, and settings' env wins over the process's: without the flag
         # settings (which win over local settings) the hooks and the MCP server of
         # another agent's runner would act as that agent.
+        return [
+            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
+            "--output-format", "stream-json", "--verbose", *self._bounded(cwd), *self.extra,
+        ]
+
+    def by_hand(self, cwd) -> list[str]:
+        return [self.binary or "claude", *self._bounded(cwd), *self.extra]
+
+    def _bounded(self, cwd) -> list[str]:
+        """``--settings`` naming the agent; in a workspace, the main checkout's hooks,
+        sandbox (bounded to the workspace) and loopx server, and nothing of the workspace's."""
         settings, more = {"env": {"LOOPX_AGENT": self.agent}}, []
         bounds = _workspace(cwd)
         if bounds is not None:
@@ -253,10 +269,7 @@ class ClaudeCode(Runtime):
             more = ["--setting-sources", "user", "--strict-mcp-config"]
             if Path(bounds.main, ".mcp.json").is_file():
                 more += ["--mcp-config", str(Path(bounds.main, ".mcp.json"))]
-        return [
-            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
-            "--output-format", "stream-json", "--verbose", "--settings", json.dumps(settings), *more, *self.extra,
-        ]
+        return ["--settings", json.dumps(settings), *more]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -286,6 +299,14 @@ class Codex(Runtime):
         return config.get("default_permissions") == "loopx"
 
     def argv(self, prompt: str, cwd=None) -> list[str]:
+        return [self.binary or "codex", "exec", "--json", *self._bounded(cwd), prompt]
+
+    def by_hand(self, cwd) -> list[str]:
+        return [self.binary or "codex", *self._bounded(cwd)]
+
+    def _bounded(self, cwd) -> list[str]:
+        """In a workspace, LoopX's permission profile bounded to it (``-c``), and the
+        person's arguments without a ``--sandbox workspace-write`` that would win over it."""
         bounds, more = _workspace(cwd), []
         if bounds is not None:
             from ..adapters import setup_codex
@@ -293,7 +314,7 @@ class Codex(Runtime):
 
             more = setup_codex.workspace_overrides(bounds, _main_codex_config(bounds), key_folder())
         extra = _without_workspace_write(self.extra) if any(a.startswith("permissions.loopx=") for a in more) else self.extra
-        return [self.binary or "codex", "exec", "--json", *more, *extra, prompt]
+        return [*more, *extra]
 
     def stdin(self, packet: str) -> str | None:
         return None

@@ -438,11 +438,19 @@ DECLARED: tuple = (
            _RUNNER + "cmd_control", human=True)
       for name, what in _RUNNER_CONTROLS),
 
-    Group("workspace", "each card's git worktree (when the project is a git repository): open, list, archive, clean up"),
+    Group("workspace", "each card's git worktree (when the project is a git repository): open, start a runtime there, list, archive, clean up"),
     Verb("workspace", "open", "make the card's workspace now (a worktree on branch loopx/CARD; a runner makes it at the card's first turn)", (
         *_CARD,
         arg("--base", metavar="BRANCH", help="the branch to start from (default: the main checkout's)"),
     ), _WORKSPACE + "cmd_open"),
+    Verb("workspace", "start", "start Claude Code or Codex by hand in the card's workspace, as the runner starts its turns there: the main checkout's hooks and loopx server, the agent's identity, the sandbox bounded to the workspace, nothing the workspace says — a person only", (
+        *_CARD,
+        arg("--agent", dest="drive", required=True, metavar="ID", help="the agent the session works as (its hooks and MCP server act as it)"),
+        arg("--runtime", required=True, choices=["claude-code", "codex"], help="the runtime to start"),
+        arg("--bin", metavar="PATH", help="its executable (default: claude / codex on PATH)"),
+        arg("--print", dest="print_only", action="store_true", help="print the command, folder and environment instead of starting it (--json implies it)"),
+        arg("rest", nargs="*", metavar="-- ARG", help="more arguments for the runtime, after -- (e.g. -- exec \"…\" for a headless Codex turn)"),
+    ), _WORKSPACE + "cmd_start", human=True),  # the person's terminal: an agent never starts an unbounded session
     Verb("workspace", "list", "every card's workspace: folder, branch, card status, merged?, size, age", (), _WORKSPACE + "cmd_list"),
     Verb("workspace", "archive", "keep the card's work (commits and uncommitted files) under a LoopX ref, so gc may remove its folder — a person only", (
         *_CARD,

@@ -23,7 +23,15 @@ from pathlib import Path
 import pytest
 
 from . import runtimes
-from .harness import LOOPX, Project, as_person, codex_env, codex_model_args
+from .harness import (
+    ALL,
+    LOOPX,
+    Project,
+    as_person,
+    claude_env,
+    codex_env,
+    codex_model_args,
+)
 from .model_server import Call, Say, ScriptedModel
 
 
@@ -100,3 +108,47 @@ def test_a_codex_turn_in_a_workspace_runs_loopxs_hooks_and_loads_nothing_the_age
     # the server the agent's branch names never ran, and LoopX's Codex home is not the agent's to write
     assert not marker.exists(), why
     assert "exit=1" in said[2] and "mcp_servers.mine" not in (_loopx_codex_home(project) / "config.toml").read_text(), why
+
+
+@pytest.mark.parametrize("runtime", [r for r in ALL if r.name in ("claude-sdk", "codex")], ids=str)
+def test_a_session_a_person_starts_in_a_workspace_is_bounded_as_the_runners_turns(outside_tmp, runtime):
+    """`loopx workspace start` (here with the runtime's headless arguments after --):
+    the session runs in the card's workspace as the agent, LoopX's PreToolUse hook
+    holds what needs a person, and the main checkout is out of its reach."""
+    project = outside_tmp
+    agent = "cx1" if runtime.name == "codex" else "cc1"
+    project.init(runtime.setup, agent)
+    project.with_remote()
+    card = project.card("Ship the notes", "--next", "publish the notes")
+    root = project.root
+    steps = [
+        runtime.tool("claim", card=card),
+        runtime.shell("pwd && git branch --show-current"),
+        runtime.shell("git push origin main"),
+        runtime.shell(_python_writes(root / "pwn.txt")),
+        runtime.shell("echo n > notes.txt && git add notes.txt && git -c user.name=a -c user.email=a@localhost commit -qm 'by hand' && echo committed"),
+        Say("Waiting for a person."),
+    ]
+    with ScriptedModel() as model:
+        model.script(steps)
+        if runtime.name == "codex":
+            rest, env = ["exec", "--json", "--skip-git-repo-check", *codex_model_args(model), "Do the next step."], codex_env(project)
+        else:
+            rest, env = ["-p", "Do the next step.", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"], claude_env(project, model)
+        argv = [str(LOOPX), "workspace", "start", card, "--runtime", runtime.setup, "--agent", agent, "--bin", str(runtimes.binary(runtime.name)), "--", *rest]
+        proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
+    why = "\n".join(said) + f"\n--- stderr\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0 and len(said) >= 5, why
+    assert f"loopx/{card}" in said[1], why  # in the card's workspace, on its branch
+    assert "G-1" in said[2] and "git:push" in said[2], why
+    gate = project.gate("G-1")
+    assert gate["scope"] == "git:push" and gate["card"] == card and gate["agent"] == agent, why
+    assert not project.pushed() and not (root / "pwn.txt").exists(), why
+    # the sandbox is the runner's, bounded to the workspace: a commit there lands on the card's branch
+    assert "committed" in said[4] and project.git("log", "--format=%s", "-1", f"loopx/{card}").strip() == "by hand", why
+
+
+def _python_writes(path) -> str:
+    encoded = base64.b64encode(str(path).encode()).decode()
+    return "python3 -c \"import base64; open(base64.b64decode('" + encoded + "').decode(), 'w').write('x')\"; echo exit=$?"

@@ -231,12 +231,28 @@ def cmd_init(ctx: Context) -> Outcome:
 
         result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox, person=ctx._person)
         data["setup"] = result.to_json()
-        text += "\n" + result.text
+        text += "\n" + result.text + _in_a_workspace(args.runtime, args.agent)
     elif args.dry_run:
         text += "\ndry run: nothing was written; run it again without --dry-run"
     else:
         text += "\nnext: register an agent (`loopx agent add claude-1`) and add a card (`loopx card add \"TITLE\"`)"
     return Outcome(data, 0, text)
+
+
+def _in_a_workspace(runtime: str, agent: str | None) -> str:
+    """Run in a card's workspace, ``init --for`` sets up the main checkout (where
+    the board and the runtimes' settings are): say how to work in the workspace."""
+    import os
+
+    from ..rules import workspace_bounds
+
+    bounds = workspace_bounds.find(os.getcwd())
+    if bounds is None or bounds.main is None:
+        return ""
+    card = (bounds.branch or "").removeprefix("loopx/") or "CARD"
+    return (f"\nthis folder is a card's workspace: the settings above are the main checkout's ({bounds.main}); "
+            f"start {runtime} here with them, bounded to this workspace: `loopx workspace start {card} --runtime {runtime} --agent {agent or 'ID'}` "
+            f"(started any other way it reads this folder's own settings, which its agent can write)")
 
 
 def cmd_where(ctx: Context) -> Outcome:

@@ -64,3 +64,17 @@ def test_an_agent_cannot_start_a_session_in_a_workspace(repo_team):
     repo_team.ok("card", "add", "one")
     err = refused(repo_team, 10, "workspace", "start", "LX-1", "--runtime", "claude-code", "--agent", "a1", "--print", agent="a1")
     assert err["code"] == "person_only"
+
+
+def test_init_for_a_runtime_run_in_a_workspace_sets_up_the_main_checkout_and_says_how_to_start_it_there(repo_team, monkeypatch):
+    if repo_team.backend == "postgresql":
+        pytest.skip("a PostgreSQL board records no project folder of its own here")
+    repo_team.ok("card", "add", "one")
+    ws = Path(repo_team.ok("workspace", "open", "LX-1")["workspace"]["path"])
+    main = repo_team.root
+    monkeypatch.setattr(repo_team, "root", ws)  # (the command runs in the workspace)
+    res = repo_team.cli("init", "--for", "claude-code", "--agent", "a1", json_out=False)
+    monkeypatch.setattr(repo_team, "root", main)
+    assert res.code == 0, res
+    assert "loopx workspace start LX-1 --runtime claude-code --agent a1" in res.out
+    assert (main / ".claude" / "settings.json").exists() and not (ws / ".claude" / "settings.json").exists()

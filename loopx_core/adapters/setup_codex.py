@@ -367,15 +367,15 @@ def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) 
     # checkout is marked untrusted outright (its worktrees inherit that), so an
     # interactive `codex` started in a workspace asks no trust question either.
     config["projects"] = {os.path.realpath(main): {"trust_level": "untrusted"}}
-    hooks = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
-    state = hooks.pop("state", None)
-    state = state if isinstance(state, dict) else {}
+    hooks: dict = config["hooks"] if isinstance(config.get("hooks"), dict) else {}
+    found = hooks.pop("state", None)
+    state: dict = found if isinstance(found, dict) else {}
     # the person's own trust decisions follow their files here (the same hashes, this home's paths)
     here = str(home / "config.toml")
     own = str(person_home) + os.sep
     state = {(str(home) + os.sep + key[len(own):] if key.startswith(own) else key): value for key, value in state.items()}
     for event, _name, _matcher, _timeout in EVENTS:
-        groups = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        groups: list = hooks[event] if isinstance(hooks.get(event), list) else []
         hooks[event] = groups
         for group in (main_config.get("hooks") or {}).get(event, []):
             if not any(_is_ours(h) for h in group.get("hooks", [])):

@@ -274,7 +274,7 @@ def before_claim(store, card_id: int, agent: str, in_project: bool = False) -> l
     try:
         ensure(store, card_id, f"agent:{agent}")
     except LoopxError as err:
-        return _refused(err, ids.fmt(ids.CARD, card_id), in_project, "")
+        return _refused(err, str(ids.fmt(ids.CARD, card_id)), in_project, "")
     return []
 
 

@@ -194,6 +194,7 @@ class Runtime:
     """How to start one turn of a runtime."""
 
     name = "shell"
+    project: str | None = None  # the board's project folder (the runner sets it)
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
     # Its turns run in the card's workspace (issue #26). Claude Code's and Codex's
@@ -279,7 +280,6 @@ class Codex(Runtime):
     name = "codex"
     measured = True
     usage_class = CodexUsage
-    project: str | None = None  # the board's project folder (the runner sets it)
 
     @property
     def in_workspace(self) -> bool:

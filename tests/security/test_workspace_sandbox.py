@@ -80,6 +80,10 @@ def test_claude_codes_turn_in_a_workspace_takes_the_main_checkouts_settings_only
     assert str(repo / ".git" / "refs" / "heads" / "loopx") in fs["allowWrite"]
     assert {str(repo / ".git" / "refs" / "heads" / "main"), str(repo / ".git" / "packed-refs"), str(ws / ".claude" / "settings.json"), str(repo / ".claude" / "settings.json")} <= set(fs["denyWrite"])
     assert (repo / ".git" / "packed-refs").exists()  # made, so that it can be kept read-only
+    # the main checkout's rules spelled absolutely: flag settings have no folder a "/.loopx" could be relative to
+    # (Claude Code 2.1.335 bound "/tmp/claude-<uid>/.loopx", shared by every session, and raced another session's placeholder)
+    deny = flag["permissions"]["deny"]
+    assert f"Edit(/{repo}/.loopx/**)" in deny and not any(r.startswith("Edit(/.") for r in deny)
     # outside a workspace: the checkout's own settings, as before
     assert "--setting-sources" not in runtimes.make("claude-code", [], "claude", "a1").argv("go", str(repo))
 

@@ -319,7 +319,8 @@ def _toml_str(text: str) -> str:
 # Codex 0.171 reads hooks from every config layer but runs only those whose hash
 # is trusted in a *user* layer (``$CODEX_HOME/config.toml``), keyed by the path of
 # the file that declares them; hooks given with ``-c`` (the session-flags layer)
-# are never run. In a linked worktree it loads the worktree's own
+# did not run, even with ``-c hooks.state…`` trusting their hash (tried on 0.171).
+# In a linked worktree it loads the worktree's own
 # ``.codex/config.toml`` as a project layer, trusted because the main checkout is
 # (``resolve_root_git_project_for_trust``), with its hooks swapped for the main
 # checkout's (``merge_root_checkout_project_hooks``): so LoopX's hooks run there

@@ -250,7 +250,7 @@ def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
     sandbox = main_settings.get("sandbox")
     if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
         ours = _merged(sandbox, sandbox_settings(key_dir))
-        workspace_bounds.ensure_packed_refs(bounds)
+        workspace_bounds.prepare(bounds)  # packed-refs, packed-only refs' loose files, the ref folders: paths to keep or open
         ours["filesystem"] = {
             **ours["filesystem"],
             "allowWrite": [

@@ -295,6 +295,7 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
 
     args: list[str] = []
     if main_config.get("default_permissions") == "loopx":
+        workspace_bounds.prepare(bounds)  # the ref folders a commit writes exist; packed-only refs get a file to keep read-only
         entries = {key_dir: "deny"}
         entries.update({p: "write" for p in workspace_bounds.writable(bounds) if p != bounds.workspace})
         entries.update({p: "read" for p in workspace_bounds.inside_writable(bounds, workspace_bounds.guarded(bounds))})

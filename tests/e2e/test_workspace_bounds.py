@@ -72,6 +72,7 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
     project.git("worktree", "add", "-q", "-b", "loopx/LX-1", str(ws), "main")
     project.git("worktree", "add", "-q", "-b", "loopx/LX-2", str(other), "main")
     project.git("update-ref", "refs/loopx/LX-1/wip/t1", "main")
+    project.git("pack-refs", "--all")  # every ref only in packed-refs: no loose file a sandbox could keep read-only, until LoopX makes one
     base = project.git("rev-parse", "main").strip()
     head = _own_head(common)
     steps = [

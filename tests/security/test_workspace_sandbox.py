@@ -185,3 +185,25 @@ def test_codex_turns_run_in_a_workspace_only_under_loopxs_profile(repo):
     (repo / ".codex" / "config.toml").write_text('default_permissions = "loopx"\n[mcp_servers.loopx]\ncommand = "loopx"\n')
     assert codex.in_workspace is True
     assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True  # its hooks come on the command line
+
+
+def test_refs_only_in_packed_refs_get_a_file_to_keep_read_only(repo):
+    """After `git pack-refs --all` (or a gc) the base branch, other cards' branches
+    and LoopX's refs have no loose file, so no path a sandbox could keep read-only
+    — and git reads a loose ref an agent creates before packed-refs (the e2e shows
+    `main` moved that way on Claude Code). Before a turn each gets its file, of the
+    same value; the agent's own branch and the ref folders a commit writes are left
+    writable (made again when a gc emptied them)."""
+    git(repo, "pack-refs", "--all")
+    common = repo / ".git"
+    values = {r: git(repo, "rev-parse", r).strip() for r in ("refs/heads/main", "refs/heads/loopx/LX-2", "refs/loopx/LX-1/wip/t1")}
+    assert not (common / "refs" / "heads" / "main").exists() and not (common / "refs" / "heads" / "loopx").exists()
+    b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
+    workspace_bounds.prepare(b)
+    for ref, value in values.items():
+        assert (common / ref).read_text().strip() == value and git(repo, "rev-parse", ref).strip() == value
+    assert not (common / "refs" / "heads" / "loopx" / "LX-1").exists()  # its own: the agent commits there
+    assert (common / "logs" / "refs" / "heads" / "loopx").is_dir()
+    guarded = set(workspace_bounds.guarded(b))
+    assert {str(common / "refs" / "heads" / "main"), str(common / "refs" / "heads" / "loopx" / "LX-2"), str(common / "refs" / "loopx")} <= guarded
+    assert not list(common.rglob("*.lock"))

@@ -75,7 +75,7 @@ _IN_PROJECT = arg("--in-project", action="store_true",
                   help="when the card's workspace cannot be made, work in the project folder anyway (by default the claim is refused: exit 5, no_workspace)")
 
 def _agent(lease_token: bool = True) -> tuple:
-    found = (
+    found: tuple = (
         arg("--agent", metavar="ID", help="agent identity (default: $LOOPX_AGENT)"),
         arg("--op-id", metavar="ID", help="idempotency key: a retry with the same id returns the first result"),
     )

@@ -205,6 +205,12 @@ TABLES = {
         ("archive_ref", "text", None),
         ("opened_at", "float", None),
         ("updated_at", "float", None),
+        ("checkout", "text", None),
+    )),
+    "card_try": ("card_id", (
+        ("card_id", "int", None),
+        ("try_of", "int", None),
+        ("try_no", "int", None),
     )),
     "ingest_stream": ("path", (
         ("path", "text", None),

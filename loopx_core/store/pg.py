@@ -121,6 +121,21 @@ class PostgresStore(Store):
     def connection(self):
         return self.db.connection()
 
+    def project_folder(self):
+        """A team board records no project folder (it spans machines): this
+        machine's is the checkout the command runs in, when it points at this
+        board (``store/team_checkout.py``, issue #26)."""
+        from . import team_checkout
+
+        found = team_checkout.of(self.location, self.board_uid())
+        return found[0] if found else None
+
+    def checkout_id(self) -> str | None:
+        from . import team_checkout
+
+        found = team_checkout.of(self.location, self.board_uid())
+        return found[1] if found else None
+
     def execute(self, sql: str, params=()):
         sql = sql.replace("%", "%%").replace("?", "%s")
         if self.db.in_transaction():

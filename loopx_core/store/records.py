@@ -114,10 +114,11 @@ OPERATION = Table.of("operation")
 EVENT = Table.of("event")
 RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
 WORKSPACE = Table.of("workspace")  # v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)
+CARD_TRY = Table.of("card_try")  # v8: a try's link to the card it tries (ops/try_family.py)
 
 PERSON = Table.of("person")  # v3: the board's people (ops/people.py), so a person's verbs load no ORM either
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, PERSON)
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, CARD_TRY, PERSON)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -315,6 +316,10 @@ class Runner(Record):
 
 class Workspace(Record):
     table = WORKSPACE
+
+
+class CardTry(Record):
+    table = CARD_TRY
 
 
 class Person(Record):

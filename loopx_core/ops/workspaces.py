@@ -90,7 +90,7 @@ def here(store, found) -> bool:
     return found.checkout == store.checkout_id()
 
 
-def elsewhere(found, key: str) -> Conflict:
+def elsewhere(found, key: str | None) -> Conflict:
     return Conflict(
         f"{key}'s workspace is in another checkout of this team board ({found.checkout}, at {found.path}): its commits are in that checkout's repository",
         "work on the card from that checkout (where `loopx where` names it), or hand it to an agent there",

@@ -161,7 +161,7 @@ def test_from_inside_a_workspace_loopx_finds_the_projects_one_board_and_says_why
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     code, where = _loopx_in(path / "src", "where")
@@ -179,7 +179,7 @@ def test_a_board_or_a_git_file_an_agent_plants_in_its_workspace_is_not_its_board
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     fake = path / "sub"

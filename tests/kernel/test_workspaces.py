@@ -144,8 +144,9 @@ def test_a_project_that_is_no_repository_has_no_workspaces(team):
     assert _ops(team, workspaces.capture, 1) is None
 
 
-def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
-    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself."""
+def _loopx_in(folder: Path, *argv: str, agent: str | None = None, db: str | None = None):
+    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself
+    (``db``: a team board's URL, which nothing finds by itself; the checkout is found from ``folder``)."""
     import json
     import subprocess
     import sys
@@ -153,6 +154,8 @@ def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
     env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_AGENT")}
     if agent:
         env["LOOPX_AGENT"] = agent
+    if db:
+        env["LOOPX_DB"] = db
     done = subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=60)
     return done.returncode, json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
 

@@ -99,7 +99,10 @@ def test_two_checkouts_of_one_team_board_keep_their_workspaces_apart(team_repo, 
     assert listed["LX-1"]["here"] is False and listed["LX-1"]["size"] is None and listed["LX-2"]["here"] is True
     cleaned = second.ok("workspace", "gc")  # (its own LX-2, still at its base, may go: the first checkout's stays)
     assert [r["card"] for r in cleaned["removed"]] == ["LX-2"] and one.is_dir()
-    # A claim from the other checkout gets the card, warned: its code is in the first checkout.
+    # `next --claim` here passes LX-1 by (first in order, but its code is in the first checkout).
+    offered = second.ok("next", "--claim", agent="a1")
+    assert offered["card"]["id"] == "LX-2" and offered["workspace"]["path"] == str(two)
+    # A claim by name from the other checkout gets the card, warned: its code is in the first checkout.
     res = second.cli("claim", "LX-1", agent="a2")
     assert res.code == 0 and "workspace" not in res.data and "another checkout" in res.err
     worked(second, "LX-1", "a2", "looked")

@@ -55,7 +55,7 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
             raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
     if data.get("owner"):
         agent_row(data["owner"])
-    pending = [d for d in data.get("after") or [] if Card.get(d).status != "done"]
+    pending = [d for d in data.get("after") or [] if card_row(d, lock=False).status != "done"]
     status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
     card = Card.create(
         title=data["title"],
@@ -69,7 +69,7 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
         max_turns=data.get("max_turns"),
         max_tokens=data.get("max_tokens"),
         max_usd=data.get("max_usd"),
-        blocked_reason=("waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in pending)) if pending else None,
+        blocked_reason=("waiting on " + ", ".join(ids.key(ids.CARD, d) for d in pending)) if pending else None,
         created_at=now,
         updated_at=now,
     )
@@ -118,7 +118,7 @@ def apply_move(card: Card, to: str, actor, now: float) -> Card:
     if to == "ready":
         blocking = open_deps(card.id)
         if blocking:
-            raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
+            raise _refuse(card, to, "waiting on " + ", ".join(ids.key(ids.CARD, d) for d in blocking), "finish those cards first")
         if over_budget(card):  # whatever it was: an exhausted card is never made claimable
             raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
     revoked = card.lease_holder
@@ -249,7 +249,7 @@ def _reap_if_due(store) -> None:
 
 
 def _cards_matching(status: str | None, owner: str | None, after: int = 0, limit: int | None = None) -> list:
-    conditions = [('"status" = ?', (status,))] if status else []
+    conditions: list[tuple[str, tuple]] = [('"status" = ?', (status,))] if status else []
     if owner:
         conditions.append(('("lease_holder" = ? OR "assignee" = ? OR "handoff_to" = ?)', (owner, owner, owner)))
     return Card.page(after, conditions, limit)

@@ -68,7 +68,7 @@ def _git_refusal(fn):
 
 
 def branch_name(card_id: int) -> str:
-    return BRANCH_PREFIX + ids.fmt(ids.CARD, card_id)
+    return BRANCH_PREFIX + ids.key(ids.CARD, card_id)
 
 
 def ref_prefix(card_id: int, kind: str) -> str:
@@ -96,6 +96,15 @@ def elsewhere(found, key: str | None) -> Conflict:
         "work on the card from that checkout (where `loopx where` names it), or hand it to an agent there",
         code="workspace_elsewhere",
     )
+
+
+def _row(card_id: int, *, lock: bool = False) -> Workspace:
+    """The card's workspace row, which the caller has just found open (rows are
+    never deleted: a removed workspace is a state)."""
+    row = Workspace.get(card_id, lock=lock)
+    if row is None:
+        raise NotFound(f"{ids.key(ids.CARD, card_id)} has no workspace", "`loopx workspace list` shows the workspaces", code="no_workspace")
+    return row
 
 
 def _row_view(store, card_id: int) -> WorkspaceView | None:
@@ -179,7 +188,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     repository (or has no commit to start from)."""
     from ..workspace import git
 
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     with store.read():
         if records.scalar('SELECT "id" FROM "card" WHERE "id" = ?', (card_id,)) is None:
             raise NotFound(f"no card {key}", "list cards with `loopx card list`")
@@ -236,7 +245,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             for name, value in fields.items():
                 setattr(found, name, value)
             found.save()
-        extra = {"setup": setup} if setup is not None else {}
+        extra: dict[str, object] = {"setup": setup} if setup is not None else {}
         if found.checkout:
             extra["checkout"] = found.checkout
         events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
@@ -331,14 +340,14 @@ def capture(store, card_id: int, since: str | None = None) -> dict | None:
     if path is None:
         return None
     with store.read():
-        row = Workspace.get(card_id)
+        row = _row(card_id)
     return _capture(row, since)
 
 
 def _capture(row: Workspace, since: str | None) -> dict:
     from ..workspace import git
 
-    code = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
+    code: dict = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
     try:
         snap = git.snapshot(row.path)
         wip = None
@@ -393,7 +402,7 @@ def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict |
     if path is None:
         return None
     with store.read():
-        row = Workspace.get(card_id)
+        row = _row(card_id)
     code = _capture(row, None)
     if "error" not in code and code["head"] == row.head and code["wip"] == row.wip:
         return None
@@ -413,7 +422,7 @@ def begin_turn(store, card_id: int, actor) -> tuple[str, str | None] | None:
         return None
     restore(store, card_id)
     code = checkpoint(store, card_id, actor)
-    head = code.get("head") if code else lookup(store, card_id).head
+    head = code.get("head") if code else (lookup(store, card_id) or found).head
     return found.path, head
 
 
@@ -456,7 +465,7 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     from ..workspace import git
 
     found = lookup(store, card_id)
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to archive", "`loopx workspace list` shows the workspaces")
     if not here(store, found):
@@ -467,7 +476,7 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     git.update_ref(found.path, ref, tip)
 
     def body():
-        row = Workspace.get(card_id, lock=True)
+        row = _row(card_id, lock=True)
         row.state, row.archive_ref, row.head, row.updated_at = "archived", ref, snap.head, clock.now()
         row.save()
         events.emit(actor, "workspace_archived", card_id, ref=ref, commit=tip, head=snap.head)
@@ -514,7 +523,7 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
     from ..workspace import git
 
     found = lookup(store, card_id)
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
     if not here(store, found):
@@ -530,7 +539,7 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
         git.worktree_remove(git.main_checkout(found.path) or found.path, found.path)
 
     def body():
-        row = Workspace.get(card_id, lock=True)
+        row = _row(card_id, lock=True)
         row.state, row.updated_at = "removed", clock.now()
         row.save()
         events.emit(actor, "workspace_removed", card_id, reason=reason, head=row.head)

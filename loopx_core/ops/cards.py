@@ -280,30 +280,63 @@ def show_card(store, card_id: int) -> CardView:
         return card_view(card_row(card_id))
 
 
-USAGE_TURNS = 20  # the latest turns `card show` lists; the agents' sums cover every one
+USAGE_TURNS = 20  # the latest turns `card show` and the board list; the agents' sums cover every one
+KINDS = ("input", "cache_write", "cache_read", "output", "unsplit")  # tokens by the kind a price names; "unsplit": a total reported with no split
 
 
 def usage_of(store, card_id: int) -> dict:
     """Where a card's token and dollar figures come from: each turn's usage as
     the runtime reported it (a charge measured by a hook or a runner, a
-    writeback's own figures) and the sum per agent; the sums add up to the
-    card's quota (``used``)."""
+    writeback's own figures) and the sum per agent, tokens by kind and dollars
+    at the person's prices; the sums add up to the card's quota (``used``).
+    ``card show`` and the board's Usage tab both show this."""
     with store.read():
         card_row(card_id)
-        rows = records.rows(
-            'SELECT "agent", "turn_id", "source", "tokens", "tokens_in", "tokens_out", "usd", "created_at" FROM "evidence" '
-            'WHERE "card_id" = ? AND ("tokens" > 0 OR "usd" > 0) ORDER BY "id"',
-            (card_id,),
-        )
+        return _usage(card_id)
+
+
+def kinds_of(tokens: int, tokens_in: int, tokens_out: int, extra: dict) -> dict:
+    """A turn's tokens by kind: a charge's ``parts`` (by price kind, as the
+    transcript reported them), else its in/out split, else one unsplit total."""
+    parts = extra.get("parts") if isinstance(extra, dict) else None
+    if isinstance(parts, dict) and parts:
+        out = {k: int(parts.get(k) or 0) for k in KINDS}
+    else:
+        out = dict.fromkeys(KINDS, 0)
+        out["input"], out["output"] = tokens_in, tokens_out
+    out["unsplit"] = max(0, tokens - sum(v for k, v in out.items() if k != "unsplit"))
+    return out
+
+
+def _usage(card_id: int) -> dict:
+    import json
+
+    rows = records.rows(
+        'SELECT "agent", "turn_id", "source", "tokens", "tokens_in", "tokens_out", "usd", "created_at", "extra" FROM "evidence" '
+        'WHERE "card_id" = ? AND ("tokens" > 0 OR "usd" > 0) ORDER BY "id"',
+        (card_id,),
+    )
     agents: dict[str, dict] = {}
     turns = []
-    for agent, turn_id, source, tokens, tokens_in, tokens_out, usd, at in rows:
-        mine = agents.setdefault(agent, {"agent": agent, "turns": 0, "tokens": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0})
+    for agent, turn_id, source, tokens, tokens_in, tokens_out, usd, at, extra in rows:
+        tokens, tokens_in, tokens_out = tokens or 0, tokens_in or 0, tokens_out or 0
+        try:
+            extra = json.loads(extra) if extra else {}
+        except ValueError:
+            extra = {}
+        kinds = kinds_of(tokens, tokens_in, tokens_out, extra)
+        mine = agents.setdefault(agent, {"agent": agent, "turns": 0, "tokens": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0, "kinds": dict.fromkeys(KINDS, 0)})
         mine["turns"] += 1
         for key, n in (("tokens", tokens), ("tokens_in", tokens_in), ("tokens_out", tokens_out)):
-            mine[key] += n or 0
+            mine[key] += n
+        for kind, n in kinds.items():
+            mine["kinds"][kind] += n
         mine["usd"] = round(mine["usd"] + (usd or 0.0), 6)
-        turns.append({"agent": agent, "turn_id": turn_id, "source": source, "tokens": tokens, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd or 0.0, "at": clock.iso(at)})
+        subagent = isinstance(extra.get("session"), str) and "/subagents/" in extra["session"]
+        turns.append({
+            "agent": agent, "turn_id": turn_id, "source": source, "subagent": subagent, "tokens": tokens, "tokens_in": tokens_in,
+            "tokens_out": tokens_out, "kinds": kinds, "usd": usd or 0.0, "at": clock.iso(at),
+        })
     return {"agents": list(agents.values()), "turns": turns[-USAGE_TURNS:], "turns_left_out": max(0, len(turns) - USAGE_TURNS)}
 
 
@@ -324,4 +357,5 @@ def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: 
             gates=tuple(checked_view(store, g) for g in Gate.where(*of_card)),  # an answer no signature backs reads as pending
             handoffs=tuple(handoff_view(h) for h in Handoff.where(*of_card)),
             events=tuple(events.latest(card_id, event_limit)) if event_limit else (),
+            usage=_usage(card_id),
         )

@@ -445,6 +445,7 @@ class CardDetail(NamedTuple):
     gates: tuple[GateView, ...]
     handoffs: tuple[HandoffView, ...]
     events: tuple[EventView, ...] = ()
+    usage: dict | None = None  # ``ops.cards.usage_of``'s figures: per agent, per turn (the board's Usage tab)
 
 
 class WorkspaceView(NamedTuple):

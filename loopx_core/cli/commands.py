@@ -221,17 +221,21 @@ def cmd_init(ctx: Context) -> Outcome:
         store, created = init_board(location, objective, person, test_board=args.test_board)
         ctx._person = person.named(store.trust().people[person.fingerprint].name)
         text = f"{'created' if created else 'using'} board {location.describe()}"
+        if store.location.checkout is not None:
+            text += f"\nthis folder is this machine's checkout of it: {store.location.checkout} (workspaces are made for it)"
         if key_note:
             text += "\n" + key_note
     ctx._store = store
     data: dict = {"board": {"path": location.describe(), "url": location.url, "created": created}}
+    if store is not None and store.location.checkout is not None:
+        data["board"]["checkout"] = str(store.location.checkout)
     if args.dry_run:
         data["board"]["exists"] = store is not None
         data["dry_run"] = True
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox, person=ctx._person)
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=store.location if store is not None else location, sandbox=args.sandbox, person=ctx._person)
         data["setup"] = result.to_json()
         text += "\n" + result.text + _in_a_workspace(args.runtime, args.agent)
     elif args.dry_run:
@@ -260,6 +264,8 @@ def _in_a_workspace(runtime: str, agent: str | None) -> str:
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    if loc.checkout is not None:  # a team board: the checkout this folder belongs to (issue #26)
+        data["board"]["checkout"] = str(loc.checkout)
     if loc.source == "none":
         from ..store.discovery import NO_BOARD
 
@@ -269,6 +275,8 @@ def cmd_where(ctx: Context) -> Outcome:
         "worktree": "this folder is a git worktree of the project; the board of its main checkout",
     }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
+    if loc.checkout is not None:
+        text += f"\nthis machine's checkout of it: {loc.checkout} (its .loopx/team.json)"
     return Outcome(data, 0, text)
 
 

@@ -88,6 +88,7 @@ def _set_up(runtime: str, root) -> bool:
 
 
 def cmd_list(ctx: Context) -> Outcome:
+    from ..ops.workspaces import here as mine
     from ..ops.workspaces import list_workspaces, removable
     from ..workspace import git
 
@@ -95,7 +96,8 @@ def cmd_list(ctx: Context) -> Outcome:
     now = clock.now()
     for ws, status in list_workspaces(ctx.store):
         item = ws.to_json()
-        here = ws.state != "removed" and os.path.isdir(ws.path)
+        item["here"] = mine(ctx.store, ws)  # (a team board: another checkout's workspace is listed, not measured)
+        here = item["here"] and ws.state != "removed" and os.path.isdir(ws.path)
         item["card_status"] = status
         item["size"] = git.size_on_disk(ws.path) if here else None
         item["age_seconds"] = round(now - ws.opened_at, 1)
@@ -108,6 +110,7 @@ def cmd_list(ctx: Context) -> Outcome:
     lines = [
         f"{w['card']:<7} {w['state']:<8} {w['card_status'] or '—':<10} {w['branch']:<14} {_size_text(w['size']):>9} "
         f"{clock.human_delta(w['age_seconds']):>8}  {'merged' if w['merged'] else (w['removable'] or '')}  {w['path']}"
+        + ("" if w["here"] else f"  (in checkout {w['checkout']})")
         for w in rows
     ]
     text = "\n".join(lines) if lines else "no workspaces (a card gets one at its first turn when the project is a git repository)"
@@ -129,14 +132,14 @@ def cmd_archive(ctx: Context) -> Outcome:
 
 
 def cmd_gc(ctx: Context) -> Outcome:
-    from ..ops.workspaces import list_workspaces, removable, remove
+    from ..ops.workspaces import here, list_workspaces, removable, remove
     from ..shapes.errors import LoopxError
 
     actor = None if ctx.args.dry_run else ctx.person("remove workspaces")
     removed, kept = [], []
     for ws, _ in list_workspaces(ctx.store):
-        if ws.state == "removed":
-            continue
+        if ws.state == "removed" or not here(ctx.store, ws):
+            continue  # (a team board: another checkout's are its own to clean)
         why = removable(ws)
         key = ws.to_json()["card"]
         if why is None:

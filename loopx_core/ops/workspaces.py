@@ -15,6 +15,15 @@ from the base branch (the main checkout's branch when it opened). Saved
 uncommitted work: ``refs/loopx/LX-7/wip/<commit>``; an archive:
 ``refs/loopx/LX-7/archive/<commit>``.
 
+A PostgreSQL team board is shared by several checkouts (machines, people):
+its project folder is the checkout the command runs in
+(``store/team_checkout.py``), its workspaces' root gains that checkout's id
+(``…/<board uid>/<checkout id>/LX-7``: two checkouts on one machine never
+share a folder), and each row names the checkout that holds it. A card's
+workspace is that checkout's: from another checkout it is listed, never
+opened, recorded, archived or removed (``workspace_elsewhere``) — its
+commits are in that checkout's repository.
+
 The per-turn path pays nothing when there is no workspace: ``capture`` asks
 the board's table (one indexed read) only when the project folder has a
 ``.git``, and imports the git plumbing only when a workspace is open.
@@ -71,6 +80,21 @@ def view(row: Workspace) -> WorkspaceView:
     return WorkspaceView(
         card=row.card_id, path=row.path, branch=row.branch, base=row.base, base_commit=row.base_commit, state=row.state,
         head=row.head, wip=row.wip, archive_ref=row.archive_ref, opened_at=row.opened_at, updated_at=row.updated_at,
+        checkout=row.checkout,
+    )
+
+
+def here(store, found) -> bool:
+    """Whether the workspace (a row or view) belongs to the checkout this
+    command runs in (on a ``.loopx/`` board: always — its one project folder)."""
+    return found.checkout == store.checkout_id()
+
+
+def elsewhere(found, key: str | None) -> Conflict:
+    return Conflict(
+        f"{key}'s workspace is in another checkout of this team board ({found.checkout}, at {found.path}): its commits are in that checkout's repository",
+        "work on the card from that checkout (where `loopx where` names it), or hand it to an agent there",
+        code="workspace_elsewhere",
     )
 
 
@@ -90,12 +114,13 @@ def _row_view(store, card_id: int) -> WorkspaceView | None:
 
 
 def _project(store) -> Path | None:
-    """The board's recorded project folder when it holds a ``.git`` (one stat),
-    else None. Never the current folder: a board without a recorded project (a
-    PostgreSQL board nobody gave one) has no workspaces, so LoopX never makes
-    worktrees in whatever repository a command happens to run in."""
-    root = store.settings().get("project_root")
-    if not root or not os.path.exists(os.path.join(root, ".git")):
+    """The board's project folder on this machine when it holds a ``.git`` (one
+    stat), else None. Never merely the current folder: a ``.loopx/`` board's
+    recorded one, or the team board's checkout that points at it
+    (``Store.project_folder``) — LoopX never makes worktrees in whatever
+    repository a command happens to run in."""
+    root = store.project_folder()
+    if root is None or not os.path.exists(os.path.join(root, ".git")):
         return None
     return Path(root)
 
@@ -117,10 +142,13 @@ def workspace_root(store) -> Path:
     """Where the board's workspaces are made (see the module's docstring)."""
     chosen = store.setting("workspace_root", "")
     if chosen:
-        return Path(chosen).expanduser()
-    from platformdirs import user_data_dir
+        root = Path(chosen).expanduser()
+    else:
+        from platformdirs import user_data_dir
 
-    return Path(user_data_dir("loopx")) / "workspaces" / store.board_uid()
+        root = Path(user_data_dir("loopx")) / "workspaces" / store.board_uid()
+    checkout = store.checkout_id()
+    return root / checkout if checkout else root  # (a team board: this checkout's own folder)
 
 
 def lookup(store, card_id: int) -> WorkspaceView | None:
@@ -133,7 +161,9 @@ def open_path(store, card_id: int) -> str | None:
     (no git, no row read at all when the project is not a repository)."""
     if _project(store) is None:
         return None
-    found = store.query("""SELECT "path" FROM "workspace" WHERE "card_id" = ? AND "state" = 'open'""", (card_id,))
+    checkout = store.checkout_id()
+    mine = '"checkout" = ?' if checkout else '"checkout" IS NULL'  # (another checkout's workspace is not one here)
+    found = store.query(f"""SELECT "path" FROM "workspace" WHERE "card_id" = ? AND "state" = 'open' AND {mine}""", (card_id, *((checkout,) if checkout else ())))
     return found[0][0] if found else None
 
 
@@ -163,6 +193,8 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
         if records.scalar('SELECT "id" FROM "card" WHERE "id" = ?', (card_id,)) is None:
             raise NotFound(f"no card {key}", "list cards with `loopx card list`")
         row = Workspace.get(card_id)
+    if row is not None and not here(store, row):
+        raise elsewhere(row, key)
     if row is not None and row.state == "open" and os.path.isdir(row.path):
         return view(row)
     repo = repository(store)
@@ -190,7 +222,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             made = git.worktree_add(repo, path, branch, base_commit)
     except git.GitError as exc:
         again = _row_view(store, card_id)
-        if again is not None and again.state == "open" and os.path.isdir(again.path):
+        if again is not None and here(store, again) and again.state == "open" and os.path.isdir(again.path):
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
     head = base_commit if made else git.head(path)  # a new branch starts at its base
@@ -202,16 +234,20 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     def body():
         now = clock.now()
         found = Workspace.get(card_id, lock=True)
+        if found is not None and not here(store, found):
+            raise elsewhere(found, key)  # another checkout opened it first
         if found is not None and found.state == "open":
             return view(found)
-        fields = dict(path=str(path), branch=branch, base=base, base_commit=base_commit if found is None else found.base_commit, state="open", head=head, wip=found.wip if found else None, updated_at=now)
+        fields = dict(path=str(path), branch=branch, base=base, base_commit=base_commit if found is None else found.base_commit, state="open", head=head, wip=found.wip if found else None, updated_at=now, checkout=store.checkout_id())
         if found is None:
             found = Workspace.create(card_id=card_id, opened_at=now, archive_ref=None, **fields)
         else:
             for name, value in fields.items():
                 setattr(found, name, value)
             found.save()
-        extra = {"setup": setup} if setup is not None else {}
+        extra: dict[str, object] = {"setup": setup} if setup is not None else {}
+        if found.checkout:
+            extra["checkout"] = found.checkout
         events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
         return view(found)
 
@@ -265,9 +301,9 @@ def ensure(store, card_id: int, actor) -> WorkspaceView | None:
     if repository(store) is None:
         return None
     found = lookup(store, card_id)
-    if found is not None and found.state == "open" and os.path.isdir(found.path):
+    if found is not None and here(store, found) and found.state == "open" and os.path.isdir(found.path):
         return found
-    return open_workspace(store, card_id, actor)
+    return open_workspace(store, card_id, actor)  # (refused when another checkout holds it)
 
 
 def before_claim(store, card_id: int, agent: str, in_project: bool = False) -> list[str]:
@@ -436,7 +472,7 @@ def restore(store, card_id: int) -> bool:
     the work tree lost it (HEAD unchanged and nothing uncommitted there): a
     receiver, or the next turn after a runner was killed, resumes from it."""
     found = lookup(store, card_id)
-    if found is None or found.state != "open" or not found.wip or not os.path.isdir(found.path):
+    if found is None or not here(store, found) or found.state != "open" or not found.wip or not os.path.isdir(found.path):
         return False
     from ..workspace import git
 
@@ -473,6 +509,8 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to archive", "`loopx workspace list` shows the workspaces")
+    if not here(store, found):
+        raise elsewhere(found, key)
     snap = git.snapshot(found.path)
     tip = git.save_wip(found.path, ref_prefix(card_id, "wip"), snap) or snap.head
     ref = f"{ref_prefix(card_id, 'archive')}/{tip}"
@@ -529,6 +567,8 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
     key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
+    if not here(store, found):
+        raise elsewhere(found, key)
     reason = removable(found)
     if reason is None:
         raise Conflict(

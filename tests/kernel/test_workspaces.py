@@ -145,8 +145,9 @@ def test_a_project_that_is_no_repository_has_no_workspaces(team):
     assert _ops(team, workspaces.capture, 1) is None
 
 
-def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
-    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself."""
+def _loopx_in(folder: Path, *argv: str, agent: str | None = None, db: str | None = None):
+    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself
+    (``db``: a team board's URL, which nothing finds by itself; the checkout is found from ``folder``)."""
     import json
     import subprocess
     import sys
@@ -154,6 +155,8 @@ def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
     env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_AGENT")}
     if agent:
         env["LOOPX_AGENT"] = agent
+    if db:
+        env["LOOPX_DB"] = db
     done = subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=60)
     return done.returncode, json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
 
@@ -162,7 +165,7 @@ def test_from_inside_a_workspace_loopx_finds_the_projects_one_board_and_says_why
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     code, where = _loopx_in(path / "src", "where")
@@ -180,7 +183,7 @@ def test_a_board_or_a_git_file_an_agent_plants_in_its_workspace_is_not_its_board
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     fake = path / "sub"

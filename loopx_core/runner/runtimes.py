@@ -201,7 +201,6 @@ class Runtime:
     project: str | None = None  # the board's project folder (the runner sets it)
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
-    project: str | None = None  # the board's project folder (the runner sets it; Codex asks it)
 
     @property
     def in_workspace(self) -> bool:

@@ -30,7 +30,7 @@ from .setup_claude import MalformedSettings, SettingsError
 from .setup_codex import ConfigError, MalformedConfig
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
-EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command")
+EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification")
 
 SetupError = (SettingsError, ConfigError)
 Malformed = (MalformedSettings, MalformedConfig)  # not JSON/TOML at all: exit 3, not a conflict

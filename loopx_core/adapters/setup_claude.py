@@ -47,6 +47,8 @@ EVENTS = (
     ("SessionEnd", "session-end", None, 30),  # charges what the last Stop could not see yet (adapters/hooks.session_end)
     ("PermissionRequest", "permission-request", "*", 600),  # the runtime's own question joins the person's queue (2.1.335)
     ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30),  # skills' `!` shell commands (2.1.335)
+    ("PreToolUse", "question", "AskUserQuestion", 600),  # Claude's question tool answered from the board (adapters/hooks.question)
+    ("Notification", "notification", None, 30),  # "Claude needs you" reaches the person's notification command
 )
 GUARDS = ("PreToolUse", "PreSkillShellCommand")  # events that guard an action: a failed hook blocks it
 

@@ -1,6 +1,7 @@
 """The notification command (DESIGN §10 #29): what runs when something needs
 the person — a gate asked, a card paused on its budget or window, a verify
-that failed, a runner gone silent — with no board open.
+that failed, a runner gone silent, a runtime saying it needs its person
+(Claude Code's Notification hook) — with no board open.
 
 The command is a person's signed setting (``loopx notify set``): the newest
 signed ``setting_changed`` event for it counts, never the setting row; an
@@ -27,7 +28,7 @@ from ..store import events, records
 
 SETTING = "notify_command"
 ACTOR = "system:notify"
-KINDS = ("gate_asked", "paused", "verify_failed")  # the events that need a person (runners are read from their rows)
+KINDS = ("gate_asked", "paused", "verify_failed", "runtime_notice")  # the events that need a person (runners are read from their rows)
 TIMEOUT, TIMEOUT_MAX = 10.0, 120.0  # seconds the command may take
 EVERY = 300.0  # seconds: one message per key in this long
 BATCH = 20  # events claimed at once
@@ -46,8 +47,8 @@ class Command(NamedTuple):
 
 
 class Notice(NamedTuple):
-    key: str  # what it is about, for de-duplication: gate:G-3, paused:LX-4, verify:LX-4, runner:AGENT:BEAT
-    kind: str  # gate_asked | paused | verify_failed | runner_silent
+    key: str  # what it is about, for de-duplication: gate:G-3, paused:LX-4, verify:LX-4, runner:AGENT:BEAT, runtime:AGENT:TYPE
+    kind: str  # gate_asked | paused | verify_failed | runtime_notice | runner_silent
     about: int | None  # the event's seq (None: a runner's row)
     card: int | None
     title: str  # terminal-safe, one line
@@ -121,6 +122,10 @@ def _notice(seq: int, card: int | None, kind: str, data: dict) -> Notice | None:
     if kind == "paused":
         reason = str(data.get("reason") or "paused")
         return Notice(f"paused:{key}", kind, seq, card, f"{key} paused ({terminal_safe(reason)})", "raise its budget or wait for its window: `loopx card show " + key + "`")
+    if kind == "runtime_notice":  # the runtime's own "needs you" (Claude Code's Notification hook)
+        agent, what = terminal_safe(str(data.get("agent_id") or "?")), terminal_safe(str(data.get("type") or "notice"))
+        title = f"{terminal_safe(str(data.get('title') or 'the runtime'))} ({agent}) needs you"
+        return Notice(f"runtime:{agent}:{what}", kind, seq, card, title, terminal_safe(str(data.get("message") or "")) + (f" ({key})" if card else ""))
     if kind == "verify_failed":
         return Notice(f"verify:{key}", kind, seq, card, f"{key}: its verify failed", terminal_safe(f"`{data.get('command')}` exited {data.get('exit_code')}" + (" (timed out)" if data.get("timed_out") else "")))
     return None

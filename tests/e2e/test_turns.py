@@ -301,17 +301,19 @@ def test_a_turn_sent_back_is_charged_exactly_with_its_usage_arriving_late(projec
     assert sum(e["usage"]["tokens"] for e in charges) == tokens
 
 
-def _person_answers_when_asked(project, decision: str, found: list):
-    """A person at the board: the first pending gate that is the runtime's own question, answered."""
+def _person_answers_when_asked(project, answer: tuple, found: list, asked: str = "asks to use Bash"):
+    """A person at the board: the first pending gate that is the runtime's own question, answered
+    with ``loopx gate answer GATE *answer`` at their terminal."""
     import threading
     import time
 
     def watch():
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            pending = [g for g in project.gates() if g["status"] == "pending" and "asks to use Bash" in g["question"]]
+            pending = [g for g in project.gates() if g["status"] == "pending" and asked in g["question"]]
             if pending:
-                found.append(answer_as_person(project, pending[0]["id"], decision))
+                found.append(pending[0])
+                found.append(as_person(project, "gate", "answer", pending[0]["id"], *answer).data["gate"])
                 return
             time.sleep(0.2)
 
@@ -320,26 +322,68 @@ def _person_answers_when_asked(project, decision: str, found: list):
     return thread
 
 
-@pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_claude_codes_own_permission_question_is_answered_on_the_board(project, model, decision):
-    """#29: Claude Code 2.1.335 asks its own permission question (PermissionRequest,
-    not bypassed); it joins the person's queue as a gate; the person's answer
-    reaches the runtime: the command runs only when they approve."""
+CLAUDES = [r for r in ALL if r.setup == "claude-code"]
+PROMPT_TOOL = ("--permission-prompt-tool", "mcp__loopx__permission_prompt")  # what `loopx run` passes (runner/runtimes.py)
+
+
+def _turn_of_a_runner(project, model, runtime, steps):
+    """One `claude -p` turn started as `loopx run` starts it: LOOPX_TURN_ID set (nobody at that
+    terminal), LoopX's permission prompt tool named, Claude Code's own permission mode."""
     from . import runtimes
     from .harness import _session, claude_env
 
-    sdk = next(r for r in ALL if r.name == "claude-sdk")
-    agent, card = started(project, sdk)
+    model.script(steps)
+    cmd = [str(runtimes.binary(runtime.name)), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose",
+           "--permission-mode", "default", "--allowedTools", "mcp__loopx", *PROMPT_TOOL]
+    return _session(project, model, runtime.name, cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))
+
+
+@pytest.mark.parametrize("runtime", CLAUDES, ids=repr)
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_claude_codes_own_permission_question_is_answered_on_the_board(project, model, runtime, decision):
+    """#29: Claude Code asks its own permission question (not bypassed); it joins the person's
+    queue as a gate; the person's answer reaches the runtime: the command runs only when they
+    approve. 2.1.335 asks through its PermissionRequest hook; 2.1.197 runs none under `-p` and
+    asks through the permission prompt tool `loopx run` names (the loopx MCP server's).
+    Without the sandbox: 2.1.197 allows a sandboxed command without asking."""
+    agent, card = started(project, runtime, sandbox=False)
     project.git("init", "-q")
     found: list = []
-    thread = _person_answers_when_asked(project, decision, found)
-    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"  # (its MCP tools would ask leave too)
-    model.script([Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
-    cmd = [str(runtimes.binary("claude-sdk")), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose", "--permission-mode", "default"]
-    session = _session(project, model, "claude-sdk", cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))  # as `loopx run` starts a turn
+    thread = _person_answers_when_asked(project, (decision,), found)
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
+    session = _turn_of_a_runner(project, model, runtime, [Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
     thread.join(timeout=5)
     assert session.code == 0, session.stderr[-2000:]
-    assert found and found[0]["status"] == ("approved" if decision == "approve" else "rejected")
+    assert found and found[1]["status"] == ("approved" if decision == "approve" else "rejected")
     assert (project.root / "made-it.txt").exists() == (decision == "approve")
+    hooks_run = {e.get("hook_event") for e in session.events if e.get("subtype") == "hook_started"}
+    assert ("PermissionRequest" in hooks_run) == (runtime.name == "claude-sdk")  # 2.1.197: none under -p, the prompt tool asked
     if decision == "reject":
         assert "the person said no" in (model.agent_requests()[1].last_tool_result() or "")
+
+
+QUESTION = {"questions": [{
+    "question": "Which date parser should I use?", "header": "Parser", "multiSelect": False,
+    "options": [{"label": "dateutil", "description": "the third-party parser"}, {"label": "stdlib", "description": "datetime.strptime"}],
+}]}
+
+
+@pytest.mark.parametrize("runtime", CLAUDES, ids=repr)
+def test_claude_codes_question_tool_is_answered_on_the_board(project, model, runtime):
+    """#29: the model asks the person with Claude Code's question tool (AskUserQuestion, offered
+    under `-p` only with a permission prompt tool); the question becomes a gate offering its
+    options; the person chooses one with `loopx gate answer --choose`; the model's next request
+    carries that answer as the tool's result."""
+    agent, card = started(project, runtime)
+    found: list = []
+    thread = _person_answers_when_asked(project, ("--choose", "stdlib"), found, asked="Which date parser should I use?")
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
+    session = _turn_of_a_runner(project, model, runtime, [Call("AskUserQuestion", QUESTION), Say("I will use the standard library.")])
+    thread.join(timeout=5)
+    assert session.code == 0, session.stderr[-2000:]
+    asked, answered = found
+    assert asked["options"] == ["dateutil", "stdlib"] and "[Parser]" in asked["question"] and asked["card"] == card
+    assert answered["status"] == "approved" and answered["choice"] == "stdlib"
+    result = model.agent_requests()[1].last_tool_result() or ""
+    assert '"Which date parser should I use?"="stdlib"' in result, result
+    assert len(project.gates()) == 1

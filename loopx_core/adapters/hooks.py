@@ -752,6 +752,10 @@ def permission_request(hook: Hook):
     if not _in_a_runners_turn(hook) or not isinstance(tool, str):
         return None
     decision = _ask_the_person(hook, tool, hook.get("tool_input"))
+    if decision is None and hook.runtime == "codex":
+        # Nobody to ask on: never left to Codex's own automatic reviewer (`--approve-for-me`),
+        # which would let a model decide to run a command outside the sandbox.
+        return _permission("deny", f"LoopX: agent {hook.agent} holds no card to ask the person on; take your card first")
     if decision is None:
         return None
     updated = decision.get("updatedInput") if hook.runtime == "claude-code" else None

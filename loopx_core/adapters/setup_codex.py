@@ -42,7 +42,10 @@ import re
 import tomllib
 from pathlib import Path
 
-EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60))
+EVENTS = (
+    ("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60),
+    ("PermissionRequest", "permission-request", "*", 600),  # an approval Codex would ask the person for joins the queue (#29)
+)
 PROFILE = "loopx"  # the permission profile's name, LoopX's own
 # Read-only inside the writable project. Only paths that exist when init runs:
 # Codex's bwrap fails to start a command (now and then, "Can't bind mount …

@@ -387,3 +387,33 @@ def test_claude_codes_question_tool_is_answered_on_the_board(project, model, run
     result = model.agent_requests()[1].last_tool_result() or ""
     assert '"Which date parser should I use?"="stdlib"' in result, result
     assert len(project.gates()) == 1
+
+
+def test_codex_asks_the_person_for_an_escalation_on_the_board(project, model, tmp_path):
+    """#29: `codex exec` runs with the approval policy "never" (`-c approval_policy=…` is
+    overridden: "approval policy is Never; reject command"); with `--approve-for-me` an
+    escalation (a command asking to run outside the sandbox) is reviewed, and Codex 0.171 runs
+    its PermissionRequest hooks before its automatic reviewer: LoopX's opens a gate, the person
+    approves it, the command runs outside the sandbox."""
+    from . import runtimes
+    from .harness import _session, codex_env, codex_model_args
+
+    codex = next(r for r in ALL if r.name == "codex")
+    agent, card = started(project, codex)
+    outside = tmp_path / "made-outside.txt"  # not writable from Codex's sandbox
+    found: list = []
+    thread = _person_answers_when_asked(project, ("approve",), found)
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
+    model.script([
+        Call("exec_command", {"cmd": f"touch {outside}", "sandbox_permissions": "require_escalated", "justification": "write the fixture outside"}),
+        Say("Done."),
+    ])
+    cmd = [str(runtimes.binary("codex")), "exec", "--json", "--skip-git-repo-check", *codex_model_args(model), "--approve-for-me", "Do the next step of your card."]
+    session = _session(project, model, "codex", cmd, dict(codex_env(project), LOOPX_TURN_ID="turn-29"))
+    thread.join(timeout=5)
+    assert session.code == 0, session.stderr[-2000:]
+    asked, answered = found
+    assert asked["question"].startswith(f"Codex ({agent}) asks to use Bash on {card}") and str(outside) in asked["question"]
+    assert answered["status"] == "approved"
+    assert outside.exists()
+    assert "guardian" not in (model.agent_requests()[1].last_tool_result() or "")  # the person decided, not Codex's reviewer

@@ -1,5 +1,5 @@
-"""``loopx hook claude-code|codex session-start|pre-tool-use|stop`` and
-``loopx hook claude-code pre-skill-shell-command``.
+"""``loopx hook claude-code|codex session-start|pre-tool-use|stop|permission-request``
+and ``loopx hook claude-code session-end|pre-skill-shell-command|question|notification``.
 
 Each reads the runtime's own hook JSON on stdin and answers in that runtime's
 documented format on stdout, always with exit code 0 (a hook never crashes the

@@ -43,8 +43,8 @@ def questions_of(tool_input) -> list[dict] | None:
             return None
         labels = [o.get("label") for o in q.get("options") or [] if isinstance(o, dict)]
         labels = [" ".join(label.split())[: limits.OPTION_MAX] for label in labels if isinstance(label, str) and label.strip()]
-        header = q.get("header") if isinstance(q.get("header"), str) else ""
-        out.append({"question": q["question"], "header": " ".join(header.split())[:40], "options": list(dict.fromkeys(labels))[: limits.OPTIONS_MAX], "multi": q.get("multiSelect") is True})
+        header = q.get("header")
+        out.append({"question": q["question"], "header": " ".join(header.split())[:40] if isinstance(header, str) else "", "options": list(dict.fromkeys(labels))[: limits.OPTIONS_MAX], "multi": q.get("multiSelect") is True})
     return out
 
 

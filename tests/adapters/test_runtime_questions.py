@@ -143,3 +143,14 @@ def test_claude_codes_notification_reaches_the_persons_notification_command_once
     assert first["stdin"]["kind"] == "runtime_notice" and first["stdin"]["card"] == "LX-1"
     assert second["argv"][1].startswith("Claude is waiting for your input")
     assert hooks.run("claude-code", "notification", notice(working, "idle_prompt", "x"), agent=None).stdout == ""
+
+
+def test_codex_is_never_left_to_its_automatic_reviewer_when_nobody_can_be_asked(hooks, working, monkeypatch):
+    """Codex's PermissionRequest (``--approve-for-me``): an agent holding no card is denied, not
+    handed to Codex's reviewer model; Codex refuses ``updatedInput`` in this answer, so none is sent."""
+    data = stop(working)
+    data.pop("stop_hook_active", None)
+    data.update(hook_event_name="PermissionRequest", tool_name="Bash", tool_input={"command": "touch /outside", "description": "write outside"}, turn_id="t-1", model="gpt-5.1-codex")
+    monkeypatch.setenv("LOOPX_TURN_ID", "turn-29")
+    said = hooks.run("codex", "permission-request", data, agent="a1").out["hookSpecificOutput"]["decision"]
+    assert said == {"behavior": "deny", "message": "LoopX: agent a1 holds no card to ask the person on; take your card first"}

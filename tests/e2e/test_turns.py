@@ -358,6 +358,7 @@ def test_claude_codes_own_permission_question_is_answered_on_the_board(project, 
     assert (project.root / "made-it.txt").exists() == (decision == "approve")
     hooks_run = {e.get("hook_event") for e in session.events if e.get("subtype") == "hook_started"}
     assert ("PermissionRequest" in hooks_run) == (runtime.name == "claude-sdk")  # 2.1.197: none under -p, the prompt tool asked
+    assert "Notification" not in hooks_run  # registered, but Claude Code notifies only from its interactive screen
     if decision == "reject":
         assert "the person said no" in (model.agent_requests()[1].last_tool_result() or "")
 

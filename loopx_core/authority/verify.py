@@ -46,7 +46,7 @@ class Problem(NamedTuple):
     row: dict | None = None  # a row that differs from the log's replay: table, id, column, row, log
 
     def to_json(self) -> dict:
-        out = {"seq": self.seq, "where": self.where, "what": self.what}
+        out: dict = {"seq": self.seq, "where": self.where, "what": self.what}
         if self.row is not None:
             out["row"] = self.row
         return out
@@ -65,8 +65,8 @@ class Report(NamedTuple):
 
     @property
     def first(self) -> Problem | None:
-        with_seq = [p for p in self.problems if p.seq is not None]
-        return min(with_seq, key=lambda p: p.seq) if with_seq else (self.problems[0] if self.problems else None)
+        with_seq = [(p.seq, n, p) for n, p in enumerate(self.problems) if p.seq is not None]
+        return min(with_seq)[2] if with_seq else (self.problems[0] if self.problems else None)
 
     def to_json(self) -> dict:
         first = self.first

@@ -19,6 +19,8 @@ TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold p
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..shapes.values import CardView
+
 
 class Outcome:
     """What a verb answers; ``warnings`` go to stderr (text and --json alike),
@@ -222,7 +224,7 @@ def cmd_init(ctx: Context) -> Outcome:
         if key_note:
             text += "\n" + key_note
     ctx._store = store
-    data = {"board": {"path": location.describe(), "url": location.url, "created": created}}
+    data: dict = {"board": {"path": location.describe(), "url": location.url, "created": created}}
     if args.dry_run:
         data["board"]["exists"] = store is not None
         data["dry_run"] = True
@@ -259,8 +261,8 @@ def cmd_board(ctx: Context) -> Outcome | None:
         try:
             from loopx_tui.launch import run_board
         except ImportError:
-            run_board = None
-        if run_board is not None:
+            pass  # (the board is an extra: the text below stands in)
+        else:
             code = run_board(ctx.location)
             return Outcome({}, code or 0, "") if code else None
     from ..ops.board import board_cards
@@ -453,7 +455,7 @@ def cmd_card_show(ctx: Context) -> Outcome:
     return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
 
 
-def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:
+def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], CardView], verb: str) -> Outcome:
     from ..ops.idempotence import once
 
     actor = ctx.person(verb)
@@ -550,7 +552,7 @@ def cmd_log(ctx: Context) -> Outcome:
     from ..ops.cards import card_detail
 
     d = card_detail(ctx.store, card_id(ctx.args.card), event_limit=0, evidence_limit=10**9)
-    data = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
+    data: dict = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
     lines = [render.card_block(data["card"]), ""]
     for e in data["evidence"]:
         arts = "".join(f"\n      {a['path']} {render.artifact_state(a)}" for a in e["artifacts"])
@@ -587,8 +589,8 @@ def cmd_events(ctx: Context) -> Outcome | None:
             if current != token or token is None:
                 token = current
                 with store.read():
-                    found = events.since(seq, card=card)
-                for event in found:
+                    new = events.since(seq, card=card)
+                for event in new:
                     sys.stdout.write(json.dumps(event.to_json()) + "\n")
                     seq = event.seq
                 sys.stdout.flush()
@@ -720,7 +722,7 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
     a = ctx.args
     if a.input:
         doc = _read_input(a.input)
-        for key, mine in (("card", ids.fmt(ids.CARD, cid)), ("agent", agent)):
+        for key, mine in (("card", ids.key(ids.CARD, cid)), ("agent", agent)):
             if key in doc:
                 theirs = doc.pop(key)
                 if str(theirs).upper() != mine.upper():
@@ -748,8 +750,8 @@ def cmd_writeback(ctx: Context) -> Outcome:
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
-    code = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
-    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli", code=code)
+    code_state = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
+    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli", code=code_state)
     if replayed:
         return Outcome(result, code, "(replayed) " + json.dumps(result)[:300], result.get("warnings"))
     ev, cj = result["evidence"], result["card"]

@@ -127,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         if known is not None:
             _emit_error(known, as_json)
             return known.exit_code
-        err = LoopxError(f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it")
-        _emit_error(err, as_json)
+        internal = LoopxError(f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it")
+        _emit_error(internal, as_json)
         return INTERNAL
 
 

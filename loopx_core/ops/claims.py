@@ -32,9 +32,10 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     touch(card, now)
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
-    rules = _rules(store) if card.needs else None
-    for scope in card.needs or []:
-        if rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
+    needs = card.needs or []
+    rules = _rules(store) if needs else None
+    for scope in needs:
+        if rules is not None and rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
             gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
             first_gate = first_gate or gate
     if quota.hold(card):  # an exhausted card is claimed paused: its holder's `next` says so
@@ -42,7 +43,7 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     return first_gate
 
 
-def _taken(card: Card, gate: Gate | None, reason: str) -> NextResult:
+def _taken(card: Card, gate: Gate | None, reason: str | None) -> NextResult:
     view = card_view(card)
     if card.status == "paused":
         return NextResult("paused", card=view, reason=card.paused_reason, wake_at=card.wake_at, claimed=True)
@@ -179,7 +180,7 @@ def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
     if gate is None:
         return None
     card = Card.get(gate.card_id)
-    if card is None or card.status != "blocked" or ids.fmt(ids.GATE, gate.id) not in (card.blocked_reason or ""):
+    if card is None or card.status != "blocked" or ids.key(ids.GATE, gate.id) not in (card.blocked_reason or ""):
         return None
     return card, gate
 

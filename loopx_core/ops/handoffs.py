@@ -40,7 +40,7 @@ def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str
     put the card in ``handoff`` to the receiver with the giver's lease revoked."""
     todos = card.todos or []
     gates = Gate.where("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
-    packet = {
+    packet: dict = {
         "card": ids.fmt(ids.CARD, card.id),
         "title": card.title,
         "from": from_agent,
@@ -110,6 +110,8 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         if card.handoff_to != agent:
             raise Forbidden(f"the handoff of {key} is for {card.handoff_to}, not {agent}", "only the receiver can accept it")
         row = latest_handoff(card_id)
+        if row is None:  # (a card is put in handoff only with its packet)
+            raise Conflict(f"{key} is in handoff without a packet", "ask a human to reassign the card")
         if digest_of(row.packet) != row.digest:
             raise Conflict(f"handoff {ids.fmt(ids.HANDOFF, row.id)} does not match its digest", "the packet was altered; ask a human to reassign the card")
         if digest is not None and digest != row.digest:

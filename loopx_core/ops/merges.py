@@ -63,9 +63,10 @@ def pending_merge(store, card_id: int) -> Plan | None:
     from ..workspace.git import GitError
 
     try:
-        if git_merge.ahead(repo, found.base, found.branch) == 0:
+        head = git_merge.tip(repo, found.branch)
+        if head is None or git_merge.ahead(repo, found.base, found.branch) == 0:
             return None
-        return Plan(found.base, found.branch, git_merge.tip(repo, found.branch))
+        return Plan(found.base, found.branch, head)
     except GitError as err:
         raise Conflict(f"git refused: {err.message}", "fix the repository, then run `loopx done` again", code="git_failed") from None
 

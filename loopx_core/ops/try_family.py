@@ -18,7 +18,7 @@ def _added(card_id: int) -> dict:
 
 def first_of(card_id: int) -> int:
     """The card a try tries (the card itself when it is no try)."""
-    return ids.parse(ids.CARD, _added(card_id).get("try_of") or ids.fmt(ids.CARD, card_id))
+    return ids.parse(ids.CARD, _added(card_id).get("try_of") or card_id)
 
 
 def family(first: int) -> list[tuple[int, int]]:

@@ -34,17 +34,18 @@ class WorkspaceLine(NamedTuple):
 
     @property
     def key(self) -> str:
-        return ids.fmt(ids.CARD, self.card)
+        return ids.key(ids.CARD, self.card)
 
 
 def human_size(size: int | None) -> str:
     """``712 B``, ``2.1 KB``, ``10.0 GB`` (``—``: unknown) — the CLI and the board say sizes alike."""
     if size is None:
         return "—"
+    shown = float(size)
     for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
+        if shown < 1024 or unit == "GB":
+            return f"{shown:.0f} {unit}" if unit == "B" else f"{shown:.1f} {unit}"
+        shown /= 1024
     return ""
 
 

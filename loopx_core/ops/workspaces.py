@@ -59,7 +59,7 @@ def _git_refusal(fn):
 
 
 def branch_name(card_id: int) -> str:
-    return BRANCH_PREFIX + ids.fmt(ids.CARD, card_id)
+    return BRANCH_PREFIX + ids.key(ids.CARD, card_id)
 
 
 def ref_prefix(card_id: int, kind: str) -> str:
@@ -72,6 +72,15 @@ def view(row: Workspace) -> WorkspaceView:
         card=row.card_id, path=row.path, branch=row.branch, base=row.base, base_commit=row.base_commit, state=row.state,
         head=row.head, wip=row.wip, archive_ref=row.archive_ref, opened_at=row.opened_at, updated_at=row.updated_at,
     )
+
+
+def _row(card_id: int, *, lock: bool = False) -> Workspace:
+    """The card's workspace row, which the caller has just found open (rows are
+    never deleted: a removed workspace is a state)."""
+    row = Workspace.get(card_id, lock=lock)
+    if row is None:
+        raise NotFound(f"{ids.key(ids.CARD, card_id)} has no workspace", "`loopx workspace list` shows the workspaces", code="no_workspace")
+    return row
 
 
 def _row_view(store, card_id: int) -> WorkspaceView | None:
@@ -149,7 +158,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     repository (or has no commit to start from)."""
     from ..workspace import git
 
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     with store.read():
         if records.scalar('SELECT "id" FROM "card" WHERE "id" = ?', (card_id,)) is None:
             raise NotFound(f"no card {key}", "list cards with `loopx card list`")
@@ -295,14 +304,14 @@ def capture(store, card_id: int, since: str | None = None) -> dict | None:
     if path is None:
         return None
     with store.read():
-        row = Workspace.get(card_id)
+        row = _row(card_id)
     return _capture(row, since)
 
 
 def _capture(row: Workspace, since: str | None) -> dict:
     from ..workspace import git
 
-    code = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
+    code: dict = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
     try:
         snap = git.snapshot(row.path)
         wip = None
@@ -357,7 +366,7 @@ def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict |
     if path is None:
         return None
     with store.read():
-        row = Workspace.get(card_id)
+        row = _row(card_id)
     code = _capture(row, None)
     if "error" not in code and code["head"] == row.head and code["wip"] == row.wip:
         return None
@@ -377,7 +386,7 @@ def begin_turn(store, card_id: int, actor) -> tuple[str, str | None] | None:
         return None
     restore(store, card_id)
     code = checkpoint(store, card_id, actor)
-    head = code.get("head") if code else lookup(store, card_id).head
+    head = code.get("head") if code else (lookup(store, card_id) or found).head
     return found.path, head
 
 
@@ -420,7 +429,7 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     from ..workspace import git
 
     found = lookup(store, card_id)
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to archive", "`loopx workspace list` shows the workspaces")
     snap = git.snapshot(found.path)
@@ -429,7 +438,7 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     git.update_ref(found.path, ref, tip)
 
     def body():
-        row = Workspace.get(card_id, lock=True)
+        row = _row(card_id, lock=True)
         row.state, row.archive_ref, row.head, row.updated_at = "archived", ref, snap.head, clock.now()
         row.save()
         events.emit(actor, "workspace_archived", card_id, ref=ref, commit=tip, head=snap.head)
@@ -476,7 +485,7 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
     from ..workspace import git
 
     found = lookup(store, card_id)
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
     reason = removable(found)
@@ -490,7 +499,7 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
         git.worktree_remove(git.main_checkout(found.path) or found.path, found.path)
 
     def body():
-        row = Workspace.get(card_id, lock=True)
+        row = _row(card_id, lock=True)
         row.state, row.updated_at = "removed", clock.now()
         row.save()
         events.emit(actor, "workspace_removed", card_id, reason=reason, head=row.head)

@@ -557,7 +557,10 @@ class Runner:
         try:
             if path is not None:
                 turn = transcript.read(self.runtime.name, path)
-                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=f"loopx run ({self.runtime.name})")
+                by = f"loopx run ({self.runtime.name})"
+                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=by)
+                # its subagents' calls too (the Stop hook charges them; whatever it could not see yet is charged here)
+                charge.charge_subagents(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, card.id, self.log, by=by)
                 return ids.fmt(ids.EVIDENCE, evidence.id) if evidence else None
             if usage.calls or usage.final:
                 self.log(f"no transcript found for session {usage.session}: charging the runtime's own totals")

@@ -72,7 +72,7 @@ class Group:
 # -- argument groups many verbs share -------------------------------------------------------
 
 def _agent(lease_token: bool = True) -> tuple:
-    found = (
+    found: tuple = (
         arg("--agent", metavar="ID", help="agent identity (default: $LOOPX_AGENT)"),
         arg("--op-id", metavar="ID", help="idempotency key: a retry with the same id returns the first result"),
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -30,14 +29,21 @@ from ..format import (
     sparks,
     tokens,
 )
-from ..messages import BoardUpdated, CardLoaded
+from ..messages import (
+    BoardUpdated,
+    BudgetWanted,
+    CardGateWanted,
+    CardLoaded,
+    OpenTimeline,
+    OpenTries,
+    ReassignWanted,
+    Say,
+)
 from ..widgets.diff_view import DiffView
 from ..widgets.evidence_log import EvidenceLog
 from ..widgets.footer import KeyBar
 from ..widgets.line import FittedLine
-
-if TYPE_CHECKING:
-    from ..app import LoopxApp
+from ..widgets.usage_table import UsageView
 
 
 class Burn(FittedLine):
@@ -60,7 +66,7 @@ def header_text(card: CardView, now: float) -> Text:
     t.append(str(card.priority))
     if card.after:
         t.append("  after ", style="dim")
-        t.append(", ".join(ids.fmt(ids.CARD, a) for a in card.after))
+        t.append(", ".join(ids.fmt(ids.CARD, a) or "?" for a in card.after))
     if card.handoff_to:
         t.append("  handoff to ", style="dim")
         t.append(card.handoff_to, style="bold")
@@ -186,6 +192,7 @@ class CardScreen(Screen):
         Binding("3", "tab('handoffs')", "Handoffs", show=False, tooltip="handoff packets"),
         Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
         Binding("5", "tab('diff')", "Diff", show=False, tooltip="the card's branch against the base: files, stats, the patch ([ ] turn pages)"),
+        Binding("6", "tab('usage')", "Usage", show=False, tooltip="tokens by kind and dollars, per agent and per turn"),
         Binding("t", "timeline", "Timeline", tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
         Binding("T", "tries", "Tries", show=False, tooltip="this card's tries side by side (diff, verify, turns, tokens, dollars); k keeps one"),
         Binding("g", "gate", "Answer gate", tooltip="answer this card's pending gate"),
@@ -193,8 +200,6 @@ class CardScreen(Screen):
         Binding("a", "reassign", "Assign", tooltip="reassign this card"),
         Binding("question_mark", "app.help", "Help", tooltip="every key"),
     ]
-
-    app: LoopxApp
 
     def __init__(self, card: CardView, reader, now, ahead: Future | None = None):
         super().__init__()
@@ -223,6 +228,8 @@ class CardScreen(Screen):
                 yield VerticalScroll(Static(id="card-events"))
             with TabPane("Diff", id="diff"):
                 yield DiffView(self.card_id, self.reader, id="card-diff")
+            with TabPane("Usage", id="usage"):
+                yield UsageView(id="card-usage-view")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -246,6 +253,8 @@ class CardScreen(Screen):
         tabs = self.query_one(TabbedContent)
         for pane in ("evidence", "gates", "handoffs", "events"):
             tabs.get_tab(pane).label = pane.capitalize()
+        tabs.get_tab("usage").label = "Usage"
+        self.query_one(UsageView).show(None)
         tabs.active = "evidence"
         self.query_one(DiffView).reset(card.id)
         log = self.query_one(EvidenceLog)
@@ -273,7 +282,7 @@ class CardScreen(Screen):
 
     def _failed(self, message: str) -> None:
         if self.is_attached:
-            self.app.notice(message, severity="error")
+            self.app.post_message(Say(message, severity="error"))
             if self.app.screen is self:
                 self.app.pop_screen()
 
@@ -303,10 +312,13 @@ class CardScreen(Screen):
         self._update("#card-gates", gates_text(detail, now))
         self._update("#card-handoffs", handoffs_text(detail, now))
         self.query_one("#card-events", Static).update(events_text(detail))
+        self.query_one(UsageView).show(detail.usage)
         tabs = self.query_one(TabbedContent)
         for pane, count in (("evidence", len(detail.evidence)), ("gates", len(detail.gates)), ("handoffs", len(detail.handoffs)), ("events", len(detail.events))):
             tab = tabs.get_tab(pane)
             tab.label = f"{pane.capitalize()} {count}"
+        if detail.usage is not None and detail.usage["agents"]:
+            tabs.get_tab("usage").label = f"Usage {len(detail.usage['turns']) + detail.usage['turns_left_out']}"
         self.refresh_bindings()  # (the artifact keys, once there is one)
         self.loads += 1
 
@@ -359,20 +371,16 @@ class CardScreen(Screen):
         diff.focus_patch()
 
     def action_timeline(self) -> None:
-        self.app.open_timeline(self.card_id)
+        self.app.post_message(OpenTimeline(self.card_id))
 
     def action_tries(self) -> None:
-        self.app.open_tries(self.card_id)
+        self.app.post_message(OpenTries(self.card_id))
 
     def action_gate(self) -> None:
-        card = self.app.model.cards.get(self.card_id, self.card)
-        if card.pending_gate is None:
-            self.app.notice(f"{ids.fmt(ids.CARD, self.card_id)} has no gate waiting")
-            return
-        self.app.gates.show_first(card.pending_gate)
+        self.app.post_message(CardGateWanted(self.card_id, self.card.pending_gate))
 
     def action_budget(self) -> None:
-        self.app.raise_budget(self.card_id)
+        self.app.post_message(BudgetWanted(self.card_id))
 
     def action_reassign(self) -> None:
-        self.app.reassign(self.card_id)
+        self.app.post_message(ReassignWanted(self.card_id))

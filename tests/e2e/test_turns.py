@@ -338,6 +338,20 @@ def _turn_of_a_runner(project, model, runtime, steps):
     return _session(project, model, runtime.name, cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))
 
 
+def _hear_hooks(project, *events):
+    """A hook of the test's own beside LoopX's for each of ``events``, noting the event's name
+    when Claude Code runs it; returns a reader of the names heard."""
+    import json
+
+    heard = project.root.parent / "hooks-heard.jsonl"
+    settings = project.root / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    for event in events:
+        data["hooks"].setdefault(event, []).append({"hooks": [{"type": "command", "command": f"/bin/sh -c 'cat >> {heard}; echo >> {heard}'"}]})
+    settings.write_text(json.dumps(data))
+    return lambda: {json.loads(line)["hook_event_name"] for line in heard.read_text().splitlines() if line.strip()} if heard.exists() else set()
+
+
 @pytest.mark.parametrize("runtime", CLAUDES, ids=repr)
 @pytest.mark.parametrize("decision", ["approve", "reject"])
 def test_claude_codes_own_permission_question_is_answered_on_the_board(project, model, runtime, decision):
@@ -348,6 +362,7 @@ def test_claude_codes_own_permission_question_is_answered_on_the_board(project, 
     Without the sandbox: 2.1.197 allows a sandboxed command without asking."""
     agent, card = started(project, runtime, sandbox=False)
     project.git("init", "-q")
+    heard = _hear_hooks(project, "PermissionRequest", "Notification")
     found: list = []
     thread = _person_answers_when_asked(project, (decision,), found)
     assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
@@ -356,9 +371,9 @@ def test_claude_codes_own_permission_question_is_answered_on_the_board(project, 
     assert session.code == 0, session.stderr[-2000:]
     assert found and found[1]["status"] == ("approved" if decision == "approve" else "rejected")
     assert (project.root / "made-it.txt").exists() == (decision == "approve")
-    hooks_run = {e.get("hook_event") for e in session.events if e.get("subtype") == "hook_started"}
-    assert ("PermissionRequest" in hooks_run) == (runtime.name == "claude-sdk")  # 2.1.197: none under -p, the prompt tool asked
-    assert "Notification" not in hooks_run  # registered, but Claude Code notifies only from its interactive screen
+    ran = heard()
+    assert ("PermissionRequest" in ran) == (runtime.name == "claude-sdk")  # 2.1.197: none under -p, the prompt tool asked
+    assert "Notification" not in ran  # registered, but Claude Code notifies only from its interactive screen
     if decision == "reject":
         assert "the person said no" in (model.agent_requests()[1].last_tool_result() or "")
 

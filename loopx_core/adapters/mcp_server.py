@@ -67,8 +67,11 @@ _BY_NAME = {t["name"]: t for t in TOOLS}
 # and 2.1.335). Called with the tool's name, input and call id; answers with one
 # text block holding ``{"behavior": "allow", "updatedInput": …}`` or
 # ``{"behavior": "deny", "message": …}`` (the binaries' own parser of it). Listed
-# only in a runner's turn (``LOOPX_TURN_ID``); a model calling it itself only
-# asks the person a question — its answer allows nothing.
+# to Claude Code alone (its ``initialize`` names the client ``claude-code``;
+# Claude Code keeps the prompt tool it was given out of the model's tools); it
+# asks the person only in a runner's turn (``LOOPX_TURN_ID``) and denies at
+# once anywhere else. A model calling it itself only asks the person a
+# question — its answer allows nothing.
 PROMPT_TOOL = {
     "name": "permission_prompt",
     "title": "Ask the person (the runtime's permission prompt)",
@@ -82,10 +85,11 @@ PROMPT_TOOL = {
 }
 
 
-def _listed() -> list[dict]:
-    import os
+PROMPT_CLIENT = "claude-code"  # the clientInfo name Claude Code (2.1.197, 2.1.335) sends
 
-    return TOOLS + [PROMPT_TOOL] if os.environ.get("LOOPX_TURN_ID") else TOOLS
+
+def _listed(tools) -> list[dict]:
+    return TOOLS + [PROMPT_TOOL] if getattr(tools, "client", None) == PROMPT_CLIENT else TOOLS
 
 
 _KINDS = {"string": "a text", "boolean": "true or false", "integer": "a whole number", "number": "a number", "array": "a list", "object": "an object"}
@@ -142,6 +146,9 @@ def handle(message, tools: Tools):
     msg_id = message["id"]
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     if method == "initialize":
+        client = params.get("clientInfo")
+        if tools is not None and isinstance(client, dict):
+            tools.client = client.get("name")
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return _result(msg_id, {
@@ -153,7 +160,7 @@ def handle(message, tools: Tools):
     if method == "ping":
         return _result(msg_id, {})
     if method == "tools/list":
-        return _result(msg_id, {"tools": _listed()})
+        return _result(msg_id, {"tools": _listed(tools)})
     if method == "tools/call":
         name = params.get("name")
         arguments = params.get("arguments")
@@ -178,6 +185,7 @@ class Tools:
     def __init__(self, db_flag: str | None):
         self.db_flag = db_flag
         self._store = None
+        self.client: str | None = None  # the client's name, from its initialize
 
     @property
     def store(self):
@@ -203,7 +211,7 @@ class Tools:
         """(text, is_error) for one tool call; never raises."""
         import contextlib
 
-        if name == PROMPT_TOOL["name"] and PROMPT_TOOL in _listed():
+        if name == PROMPT_TOOL["name"] and PROMPT_TOOL in _listed(self):
             return self.permission_prompt(arguments)
         tool = _BY_NAME.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -245,12 +253,15 @@ class Tools:
         """Claude Code's permission prompt, answered by the person through a gate
         (``runtime_questions.decide``, the rule the PermissionRequest hook uses)."""
         import contextlib
+        import os
 
         from .runtime_questions import decide
 
         tool, given = (arguments.get("tool_name"), arguments.get("input")) if isinstance(arguments, dict) else (None, None)
         if not isinstance(tool, str) or not isinstance(given, dict):
             return json.dumps({"behavior": "deny", "message": "LoopX could not read this permission prompt (no tool_name or input)"}), False
+        if not os.environ.get("LOOPX_TURN_ID"):
+            return json.dumps({"behavior": "deny", "message": "LoopX asks the person only in a runner's turn (`loopx run`); not asked here"}), False
         try:
             with contextlib.redirect_stdout(sys.stderr):
                 decision = decide(self.store, _agent(), "claude-code", tool, given)

@@ -81,41 +81,52 @@ def test_a_question_refused_or_unanswered_is_a_deny_the_model_reads(hooks, worki
 
 def test_claude_codes_permission_prompt_tool_asks_the_person_over_mcp(working):
     """``--permission-prompt-tool mcp__loopx__permission_prompt``: a real ``loopx mcp`` process,
-    the tool listed only in a runner's turn, answering in the shape Claude Code parses (one text
-    block of JSON: ``{"behavior": "allow", "updatedInput"}`` or ``{"behavior": "deny", "message"}``)."""
+    the tool listed to Claude Code alone, asking the person only in a runner's turn, answering in
+    the shape Claude Code parses (one text block of JSON: ``{"behavior": "allow", "updatedInput"}``
+    or ``{"behavior": "deny", "message"}``)."""
     import os
     import subprocess
     import sys
 
-    def server(**env):
+    def server(client: str, **env):
         full = {k: v for k, v in os.environ.items() if not k.startswith("LOOPX_")}
         full.update(LOOPX_DB=working.url, LOOPX_AGENT="a2", **env)
-        return subprocess.Popen([sys.executable, "-m", "loopx_core", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=working.root, env=full, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", "loopx_core", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=working.root, env=full, text=True)
+        ask(proc, 0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": client, "version": "2.1.197"}})
+        json.loads(proc.stdout.readline())
+        return proc
 
     def ask(proc, msg_id: int, method: str, params: dict) -> None:
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}) + "\n")
         proc.stdin.flush()
 
+    def answer(proc) -> dict:
+        return json.loads(json.loads(proc.stdout.readline())["result"]["content"][0]["text"])
+
     def listed(proc) -> list[str]:
         ask(proc, 1, "tools/list", {})
         return [t["name"] for t in json.loads(proc.stdout.readline())["result"]["tools"]]
 
-    plain = server()
-    assert "permission_prompt" not in listed(plain)  # a person's own session: no such tool
-    plain.stdin.close()
-    plain.wait(timeout=30)
-    proc = server(LOOPX_TURN_ID="turn-29")
+    asked = {"tool_name": "Bash", "input": {"command": "rm -rf build", "description": "clean"}, "tool_use_id": "toolu_1"}
+    codex = server("codex-mcp-client", LOOPX_TURN_ID="turn-29")
+    assert "permission_prompt" not in listed(codex)  # another runtime never sees it
+    codex.stdin.close()
+    codex.wait(timeout=30)
+    own = server("claude-code")  # a person's own session (no runner): denied at once, nobody asked
+    assert "permission_prompt" in listed(own)
+    ask(own, 2, "tools/call", {"name": "permission_prompt", "arguments": asked})
+    assert answer(own)["behavior"] == "deny" and pending(working) == []
+    own.stdin.close()
+    own.wait(timeout=30)
+    proc = server("claude-code", LOOPX_TURN_ID="turn-29")
     try:
-        assert "permission_prompt" in listed(proc)
-        asked = {"tool_name": "Bash", "input": {"command": "rm -rf build", "description": "clean"}, "tool_use_id": "toolu_1"}
         ask(proc, 2, "tools/call", {"name": "permission_prompt", "arguments": asked})
         until(lambda: len(pending(working)) == 1, timeout=60, what="the prompt's gate")
         assert "asks to use Bash" in pending(working)[0]["question"] and "rm -rf build" in pending(working)[0]["question"]
         working.ok("gate", "answer", "G-1", "approve", tty=True)
-        result = json.loads(proc.stdout.readline())["result"]
-        assert result["isError"] is False and json.loads(result["content"][0]["text"]) == {"behavior": "allow", "updatedInput": asked["input"]}
+        assert answer(proc) == {"behavior": "allow", "updatedInput": asked["input"]}
         ask(proc, 3, "tools/call", {"name": "permission_prompt", "arguments": {"tool_name": "Bash"}})  # no input
-        assert json.loads(json.loads(proc.stdout.readline())["result"]["content"][0]["text"])["behavior"] == "deny"
+        assert answer(proc)["behavior"] == "deny"
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)

@@ -733,13 +733,16 @@ def _ask_the_person(hook: Hook, tool: str, tool_input):
     None (no card), or a deny when the board cannot be opened."""
     from . import runtime_questions
 
+    agent = hook.agent
+    if not agent:
+        return None
     try:
         store = open_store(hook)
     except Exception as exc:
         hook.note(f"cannot open the board ({type(exc).__name__}: {exc})")
         return {"behavior": "deny", "message": "LoopX could not open the board to ask the person"}
     try:
-        return runtime_questions.decide(store, hook.agent, hook.runtime, tool, tool_input, wait=PERMISSION_WAIT)
+        return runtime_questions.decide(store, agent, hook.runtime, tool, tool_input, wait=PERMISSION_WAIT)
     finally:
         store.close()
 

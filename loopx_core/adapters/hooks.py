@@ -225,6 +225,10 @@ def project_root(target: tuple[str, str | None], cwd: str) -> str:
     kind, path = target
     if kind == "sqlite" and path and os.path.basename(os.path.dirname(path)) == ".loopx":
         return os.path.realpath(os.path.dirname(os.path.dirname(path)))
+    if kind == "postgresql":  # a team board: this machine's checkout of it, the kernel's rule (from a workspace: the main checkout)
+        checkout = board_file.team_checkout(cwd)
+        if checkout is not None:
+            return os.path.realpath(checkout)
     here = os.path.abspath(cwd)
     while True:
         if os.path.isdir(os.path.join(here, ".loopx")):

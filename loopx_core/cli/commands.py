@@ -221,19 +221,23 @@ def cmd_init(ctx: Context) -> Outcome:
         store, created = init_board(location, objective, person, test_board=args.test_board)
         ctx._person = person.named(store.trust().people[person.fingerprint].name)
         text = f"{'created' if created else 'using'} board {location.describe()}"
+        if store.location.checkout is not None:
+            text += f"\nthis folder is this machine's checkout of it: {store.location.checkout} (workspaces are made for it)"
         if key_note:
             text += "\n" + key_note
     ctx._store = store
     data: dict = {"board": {"path": location.describe(), "url": location.url, "created": created}}
+    if store is not None and store.location.checkout is not None:
+        data["board"]["checkout"] = str(store.location.checkout)
     if args.dry_run:
         data["board"]["exists"] = store is not None
         data["dry_run"] = True
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox, person=ctx._person)
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=store.location if store is not None else location, sandbox=args.sandbox, person=ctx._person)
         data["setup"] = result.to_json()
-        text += "\n" + result.text
+        text += "\n" + result.text + _in_a_workspace(args.runtime, args.agent)
     elif args.dry_run:
         text += "\ndry run: nothing was written; run it again without --dry-run"
     else:
@@ -241,9 +245,27 @@ def cmd_init(ctx: Context) -> Outcome:
     return Outcome(data, 0, text)
 
 
+def _in_a_workspace(runtime: str, agent: str | None) -> str:
+    """Run in a card's workspace, ``init --for`` sets up the main checkout (where
+    the board and the runtimes' settings are): say how to work in the workspace."""
+    import os
+
+    from ..rules import workspace_bounds
+
+    bounds = workspace_bounds.find(os.getcwd())
+    if bounds is None or bounds.main is None:
+        return ""
+    card = (bounds.branch or "").removeprefix("loopx/") or "CARD"
+    return (f"\nthis folder is a card's workspace: the settings above are the main checkout's ({bounds.main}); "
+            f"start {runtime} here with them, bounded to this workspace: `loopx workspace start {card} --runtime {runtime} --agent {agent or 'ID'}` "
+            f"(started any other way it reads this folder's own settings, which its agent can write)")
+
+
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    if loc.checkout is not None:  # a team board: the checkout this folder belongs to (issue #26)
+        data["board"]["checkout"] = str(loc.checkout)
     if loc.source == "none":
         from ..store.discovery import NO_BOARD
 
@@ -253,6 +275,8 @@ def cmd_where(ctx: Context) -> Outcome:
         "worktree": "this folder is a git worktree of the project; the board of its main checkout",
     }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
+    if loc.checkout is not None:
+        text += f"\nthis machine's checkout of it: {loc.checkout} (its .loopx/team.json)"
     return Outcome(data, 0, text)
 
 
@@ -651,7 +675,7 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    warnings = _workspace_of(ctx, result, data["agent"])
+    warnings = _workspace_of(ctx, result, data["agent"], ctx.args.in_project)
     return Outcome(result, code, _next_text(result), warnings)
 
 
@@ -661,20 +685,23 @@ def cmd_claim(ctx: Context) -> Outcome:
 
     data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease})
     cid = card_id(ctx.args.card)
+    from ..ops.workspaces import before_claim
+
+    early = before_claim(ctx.store, cid, data["agent"], ctx.args.in_project)  # refused with nothing written, or made
 
     def run():
         result = claim(ctx.store, cid, data["agent"], data["lease"])
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    warnings = _workspace_of(ctx, result, data["agent"])
+    warnings = early or _workspace_of(ctx, result, data["agent"], ctx.args.in_project)
     return Outcome(result, code, "claimed: " + _next_text(result), warnings)
 
 
-def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+def _workspace_of(ctx: Context, result: dict, agent: str, in_project: bool) -> list[str]:
     from ..ops.workspaces import name_in
 
-    return name_in(ctx.store, result, agent)
+    return name_in(ctx.store, result, agent, in_project)
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:

@@ -6,7 +6,7 @@ from ..rules import clock, holding, ids
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..shapes.values import CardDetail, CardView
 from ..store import events, records
-from ..store.records import Card, Dependency, Evidence, Gate, Handoff, Observed
+from ..store.records import Card, CardTry, Dependency, Evidence, Gate, Handoff, Observed
 from ..store.rows import (
     agent_row,
     card_row,
@@ -75,6 +75,8 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
     )
     for dep in sorted(set(data.get("after") or [])):
         Dependency.create(card_id=card.id, after_id=dep)
+    if marks.get("try_of"):  # the index of the link the signed event below records (ops/try_family.py)
+        CardTry.create(card_id=card.id, try_of=ids.parse(ids.CARD, marks["try_of"]), try_no=marks["try_no"])
     seq = events.emit(
         actor, "card_added", card.id,
         title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,

@@ -144,7 +144,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             row = latest_handoff(offered.id)
             return NextResult("accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting")
         if claim:
-            candidate = _claimable(agent)
+            candidate = _claimable(agent, store.checkout_id())
             if candidate is not None:
                 candidate = reaper.reap_card(candidate, now)
                 return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
@@ -160,14 +160,20 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
     return store.run(body)
 
 
-def _claimable(agent: str) -> Card | None:
+def _claimable(agent: str, checkout: str | None = None) -> Card | None:
     """The best ready card ``agent`` may take: open to it, and no try of a card
-    it holds or worked on another try of (one agent, one try)."""
+    it holds or worked on another try of (one agent, one try). On a team board
+    (``checkout``: this checkout's id), no card whose workspace another
+    checkout holds: its code is there, and here it could run no turn."""
     passed: list[int] = []
+    here = ""
+    if checkout is not None:
+        here = """AND NOT EXISTS (SELECT 1 FROM "workspace" WHERE "workspace"."card_id" = "card"."id" AND ("workspace"."checkout" IS NULL OR "workspace"."checkout" <> ?)) """
     while True:
         skip = f'AND "id" NOT IN ({", ".join("?" * len(passed))}) ' if passed else ""
         candidate = Card.first(
-            f"""WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) {skip}ORDER BY "priority", "created_at", "id" """, (agent, *passed), lock=True
+            f"""WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) {here}{skip}ORDER BY "priority", "created_at", "id" """,
+            (agent, *((checkout,) if checkout is not None else ()), *passed), lock=True,
         )
         if candidate is None or other_try_of(candidate.id, agent) is None:
             return candidate

@@ -3,8 +3,8 @@
 A try is a card of its own — its own lease, budget, workspace and branch
 (``loopx/LX-9``), claimable by another agent — linked to the card it tries:
 its signed ``card_added`` records ``try_of`` (the first card, which is try 1
-itself) and ``try_no``. The link lives only in the event log, so it needs no
-row and replays as it was. The person compares the tries side by side (diff
+itself) and ``try_no``, the link's proof; ``card_try`` (v8) indexes it for
+the claim path (``try_family``). The person compares the tries side by side (diff
 size, verify result, turns, tokens, dollars) and keeps one: a signed
 ``try_kept`` on the first card; every other try still open is cancelled
 (signed ``card_moved``) after its workspace was archived under

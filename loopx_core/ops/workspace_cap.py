@@ -72,14 +72,16 @@ def set_cap(store, size: int | None, person) -> int | None:
 
 def lines(store) -> list[WorkspaceLine]:
     """Every workspace not removed, with its size on disk and age (git and the
-    file system: call it in a worker, or from the CLI)."""
+    file system: call it in a worker, or from the CLI) — of this checkout: on a
+    team board, another checkout's folders are on its disk, not this one's."""
     from ..workspace import git
+    from .workspaces import here as mine
     from .workspaces import list_workspaces, removable
 
     now = clock.now()
     out = []
     for ws, status in list_workspaces(store):
-        if ws.state == "removed":
+        if ws.state == "removed" or not mine(store, ws):
             continue
         here = os.path.isdir(ws.path)
         try:

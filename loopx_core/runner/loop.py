@@ -39,6 +39,7 @@ from logging import DEBUG, ERROR, INFO, WARNING
 from typing import NamedTuple
 
 from ..adapters import charge
+from ..adapters.setup_codex import ConfigError
 from ..authority.witness import Witness, refused
 from ..ops import (
     claims,
@@ -406,6 +407,10 @@ class Runner:
         self.turn_workspace, self.turn_head = space if space else (None, None)
         argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
+        try:
+            env.update(self.runtime.environ(cwd))  # (Codex in a workspace: LoopX's Codex home)
+        except (OSError, ConfigError) as exc:
+            return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot prepare the turn's {self.runtime.name} settings: {getattr(exc, 'strerror', None) or exc}", "", 0.0)
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
         except OSError as exc:

@@ -462,6 +462,7 @@ class WorkspaceView(NamedTuple):
     archive_ref: str | None
     opened_at: float
     updated_at: float
+    checkout: str | None = None  # the team board's checkout that holds it (None: the board's one project folder)
 
     def to_json(self) -> dict:
         return {
@@ -476,4 +477,5 @@ class WorkspaceView(NamedTuple):
             "archive_ref": self.archive_ref,
             "opened_at": iso(self.opened_at),
             "updated_at": iso(self.updated_at),
+            "checkout": self.checkout,
         }

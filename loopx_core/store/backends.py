@@ -407,9 +407,21 @@ class Store:
     def forget_trust(self) -> None:
         self._trust = None
 
-    def project_root(self) -> Path:
+    def project_folder(self) -> Path | None:
+        """The board's project folder on this machine, or None: a ``.loopx/``
+        board's recorded one (``project_root``); on PostgreSQL, the checkout
+        the command runs in when it points at this board (``team_checkout``)."""
         root = self.settings().get("project_root")
-        return Path(root) if root else Path(os.getcwd())
+        return Path(root) if root else None
+
+    def checkout_id(self) -> str | None:
+        """Which checkout of the project this is, on a board shared by several
+        (PostgreSQL): its workspaces are its own. None for a ``.loopx/`` board,
+        whose one project folder is the only checkout."""
+        return None
+
+    def project_root(self) -> Path:
+        return self.project_folder() or Path(os.getcwd())
 
 
 class SqliteStore(Store):

@@ -205,6 +205,12 @@ TABLES = {
         ("archive_ref", "text", None),
         ("opened_at", "float", None),
         ("updated_at", "float", None),
+        ("checkout", "text", None),
+    )),
+    "card_try": ("card_id", (
+        ("card_id", "int", None),
+        ("try_of", "int", None),
+        ("try_no", "int", None),
     )),
     "ingest_stream": ("path", (
         ("path", "text", None),
@@ -425,6 +431,12 @@ if TYPE_CHECKING:  # each table's columns as a row's attributes (records.py's ro
         archive_ref: str | None
         opened_at: float
         updated_at: float
+        checkout: str | None
+
+    class CardTryColumns:
+        card_id: int
+        try_of: int
+        try_no: int
 
     class IngestStreamColumns:
         path: str
@@ -444,4 +456,4 @@ if TYPE_CHECKING:  # each table's columns as a row's attributes (records.py's ro
         created_at: float
 
 else:
-    SettingColumns = AgentColumns = CardColumns = DependencyColumns = GateColumns = GrantColumns = EvidenceColumns = HandoffColumns = ObservedColumns = OperationColumns = EventColumns = PersonColumns = RunnerColumns = WorkspaceColumns = IngestStreamColumns = IngestSeenColumns = object
+    SettingColumns = AgentColumns = CardColumns = DependencyColumns = GateColumns = GrantColumns = EvidenceColumns = HandoffColumns = ObservedColumns = OperationColumns = EventColumns = PersonColumns = RunnerColumns = WorkspaceColumns = CardTryColumns = IngestStreamColumns = IngestSeenColumns = object

@@ -21,12 +21,15 @@ BOARD_DIR = board_file.BOARD_DIR
 BOARD_FILE = board_file.BOARD_FILE
 
 
-class BoardLocation(namedtuple("BoardLocation", "url backend source path", defaults=(None,))):
+class BoardLocation(namedtuple("BoardLocation", "url backend source path checkout", defaults=(None, None))):
     """``url``: sqlite:///abs/path or postgresql://…; ``backend``: "sqlite" |
     "postgresql"; ``source``: "flag" | "env" | "nearest" | "user" | "init" |
     "none" (nothing found: where init would create one); ``path``: the SQLite
-    file (a ``Path``), when there is one. (collections' namedtuple, not typing's:
-    the cold path does not import typing.)"""
+    file (a ``Path``), when there is one; ``checkout``: for a PostgreSQL board,
+    the folder of this machine's checkout that points at it (its
+    ``.loopx/team.json``, ``rules/board_file.team_checkout``), when the command
+    runs inside one. (collections' namedtuple, not typing's: the cold path does
+    not import typing.)"""
 
     __slots__ = ()
 
@@ -62,7 +65,8 @@ def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocati
     kind, text = board_file.target(raw, str(base or Path.cwd()))
     if kind == "postgresql":
         postgres_named = True
-        return BoardLocation(url=text, backend="postgresql", source=source)
+        checkout = board_file.team_checkout(str(base or Path.cwd()))
+        return BoardLocation(url=text, backend="postgresql", source=source, checkout=Path(checkout) if checkout else None)
     if kind == "other":
         scheme = text.split("://", 1)[0]
         raise ValueError(f"unsupported board URL scheme {scheme!r}; use a path, sqlite:///path or postgresql://user@host/db")

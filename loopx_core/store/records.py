@@ -28,6 +28,7 @@ from . import columns as _columns
 from .columns import (
     AgentColumns,
     CardColumns,
+    CardTryColumns,
     DependencyColumns,
     EventColumns,
     EvidenceColumns,
@@ -132,10 +133,11 @@ OPERATION = Table.of("operation")
 EVENT = Table.of("event")
 RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
 WORKSPACE = Table.of("workspace")  # v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)
+CARD_TRY = Table.of("card_try")  # v8: a try's link to the card it tries (ops/try_family.py)
 
 PERSON = Table.of("person")  # v3: the board's people (ops/people.py), so a person's verbs load no ORM either
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, PERSON)
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, CARD_TRY, PERSON)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -333,6 +335,10 @@ class Runner(Record, RunnerColumns):
 
 class Workspace(Record, WorkspaceColumns):
     table = WORKSPACE
+
+
+class CardTry(Record, CardTryColumns):
+    table = CARD_TRY
 
 
 class Person(Record, PersonColumns):

@@ -74,6 +74,7 @@ class Project:
     def env(self, **extra) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPX_", "CLAUDE", "ANTHROPIC", "CODEX", "OPENAI"))}
         env.pop("XDG_CONFIG_HOME", None)  # platformdirs then uses ~/.config, as for most people
+        env.pop("XDG_DATA_HOME", None)  # and ~/.local/share (workspaces, LoopX's Codex home): not under /tmp, which Codex's sandbox writes
         env.update(HOME=str(self.home), CODEX_HOME=str(self.home / ".codex"))
         env.update(extra)
         return env

@@ -202,9 +202,9 @@ class Store:
         """A context manager: a read transaction on this thread's connection."""
         raise NotImplementedError
 
-    def _gave_up(self, exc: Exception) -> Exception:
-        """What ``run`` raises when the board stayed busy through every attempt."""
-        return exc
+    def _holder(self) -> str:
+        """Who holds the board's write lock, as far as this backend can tell ("" when it cannot)."""
+        return ""
 
     def thread_connection(self):
         """A context manager: one connection per thread; worker threads wrap jobs in it."""
@@ -322,12 +322,8 @@ class Store:
         """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
         from ..shapes.errors import BoardBusy
 
-        who = ""
-        if self.backend == "sqlite":
-            from .holder import holder
-
-            found = holder(self.location.path)
-            who = f" (held by {found.text()})"
+        found = self._holder()
+        who = f" (held by {found})" if found else ""
         return BoardBusy(
             f"another writer held the board {self.location.describe()} for longer than {lock_wait():g} s{who}; nothing was written",
             "retry (with the same --op-id); LOOPX_LOCK_WAIT=SECONDS waits longer; if it keeps happening, end the process that holds the board",
@@ -517,8 +513,10 @@ class SqliteStore(Store):
     def _has_foreign_tables(self) -> bool:
         return bool(self.query("SELECT 1 FROM sqlite_master WHERE type = 'table'"))
 
-    def _gave_up(self, exc: Exception) -> Exception:
-        return self._busy(exc)
+    def _holder(self) -> str:
+        from .holder import holder
+
+        return holder(self.location.path).text()
 
     def close(self) -> None:
         if self._db is not None and not self._db.is_closed():

@@ -202,6 +202,15 @@ class Store:
         """A context manager: a read transaction on this thread's connection."""
         raise NotImplementedError
 
+    def _refuse_storage(self, exc: Exception) -> None:
+        """A write the storage refused (a read-only or full board, a server
+        that takes no writes) is raised as such, with where and what to change."""
+        from .failures import explain
+
+        known = explain(exc, self.location.describe(), self.location.path)
+        if known is not None and known.code in ("read_only", "disk_full"):
+            raise known from exc
+
     def _holder(self) -> str:
         """Who holds the board's write lock, as far as this backend can tell ("" when it cannot)."""
         return ""
@@ -311,12 +320,16 @@ class Store:
             except _errors("OperationalError") as exc:
                 timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
                 if not _is_busy(exc) and not timed_out:
+                    self._refuse_storage(exc)
                     raise
                 if timed_out or time.monotonic() >= deadline:
                     raise self._waited(exc) from exc
                 import random  # only on the rare busy path
 
                 time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
+            except _errors("DatabaseError") as exc:
+                self._refuse_storage(exc)
+                raise
         raise self._waited(TimeoutError("the write lock"))
 
     def _waited(self, exc: Exception):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from ..rules import clock, holding, ids
 from ..rules.hints import paused_hint, take_work
+from ..rules.liveness import host_name
 from ..shapes.errors import Conflict, Forbidden
 from ..shapes.values import CardView, NextResult
 from ..store import events
@@ -17,11 +16,6 @@ from .handoffs import latest_handoff
 from .lifecycle import clear_lease, gate_blocked, move, withdraw_pending
 from .reaper import reap_card
 from .try_family import first_of, other_try_of
-
-
-def host_name() -> str:
-    """Where the agent runs: agents on a shared team board come from many machines."""
-    return os.environ.get("LOOPX_HOST") or os.uname().nodename
 
 
 def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:

@@ -12,8 +12,10 @@ with its own connection, and (c) reports the result or the refusal.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from loopx_core.ops import cards as card_ops
 from loopx_core.ops import gates as gate_ops
@@ -39,28 +41,53 @@ class HumanActions:
         # it. The app decides it (LoopxApp.read_only), once.
         self.refusal: str | None = read_only
         self.hint = hint  # what to do about it
+        self.running: dict[int, str] = {}  # the operators running now: their worker's thread → what they do
+        self.in_flight = 0  # operators started and not yet reported (the app looks for lock waits meanwhile)
 
     # -- the one place -----------------------------------------------------------
-    def _perform(self, what: str, operator: Callable[[str], object], done: Callable[[object], None] | None = None) -> Worker | None:
+    def _perform(self, what: str, operator: Callable[[Any], Any], done: Callable[[Any], None] | None = None) -> Worker | None:
         if self.refusal is not None:
             self.app.refuse(f"{what}: the board is read-only ({self.refusal})", self.hint)
             return None
         actor = self.person
 
         def job():
+            thread = threading.get_ident()
+            self.running[thread] = what
             try:
                 with self.store.thread_connection():
                     result = terminal_safe_value(operator(actor))
             except LoopxError as err:
-                self.app.call_from_thread(self.app.refuse, terminal_safe_value(err.message), terminal_safe_value(err.hint or ""))
+                self._finished(thread, self.app.refuse, terminal_safe_value(err.message), terminal_safe_value(err.hint or ""))
                 return None
             except Exception as exc:  # an operator bug must not take the board down
-                self.app.call_from_thread(self.app.refuse, f"{what} failed: {type(exc).__name__}: {exc}", "")
+                self._finished(thread, self.app.refuse, f"{what} failed: {type(exc).__name__}: {exc}", "")
                 return None
-            self.app.call_from_thread(self.app.action_done, result, done)
+            self._finished(thread, self.app.action_done, result, done)
             return result
 
-        return self.app.run_worker(job, thread=True, group="ops", name=what, exit_on_error=False)
+        self.in_flight += 1
+        worker = self.app.run_worker(job, thread=True, group="ops", name=what, exit_on_error=False)
+        self.app.watch_lock()
+        return worker
+
+    def _finished(self, thread: int, report: Callable[..., None], *args: Any) -> None:
+        """An operator returned or refused: said (on the UI thread), and the
+        footer no longer says it waits for the board."""
+        del self.running[thread]
+
+        def said() -> None:
+            self.in_flight -= 1
+            report(*args)
+            self.app.watch_lock()
+
+        self.app.call_from_thread(said)
+
+    def waiting(self, longer_than: float) -> list[str]:
+        """What the running operators do that has waited ``longer_than``
+        seconds for the board's write lock (another process holds it)."""
+        waits, now = self.store.lock_waits(), time.monotonic()
+        return [what for thread, what in list(self.running.items()) if now - waits.get(thread, now) >= longer_than]
 
     # -- the actions -------------------------------------------------------------
     def answer_gate(

@@ -55,11 +55,14 @@ class GateAlert:
             self._send(f"LoopX: {gate.key} needs you", f"{gate.agent} on {card.key if card else 'a card'}: {gate.question}"[:200])
 
     def _send(self, title: str, body: str) -> None:
-        if self.command[0] == "osascript":
+        command = self.command
+        if command is None:
+            return
+        if command[0] == "osascript":
             quote = lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
             argv = ["osascript", "-e", f"display notification {quote(body)} with title {quote(title)}"]
         else:
-            argv = [*self.command, "--app-name=LoopX", title, body]
+            argv = [*command, "--app-name=LoopX", title, body]
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError:

@@ -24,19 +24,23 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from loopx_core.rules import clock, ids
 from loopx_core.shapes.errors import BoardBusy, LoopxError
 from loopx_core.shapes.values import Artifact, CardView
-from loopx_core.store.backends import Store
+from loopx_core.store.backends import Store, lock_wait
 from loopx_core.store.discovery import BoardLocation
 
 from .actions import HumanActions
@@ -47,24 +51,52 @@ from .messages import (
     BoardChanged,
     BoardFailed,
     BoardLoaded,
+    BoardShown,
     BoardUpdated,
     BoardWaiting,
+    BudgetWanted,
+    CardDropped,
+    CardGateWanted,
     ColumnRead,
     ColumnWanted,
     DialogClosed,
     DialogReady,
+    FilterChanged,
+    GatesWanted,
+    HelpWanted,
     HistoryChecked,
+    KeepTryWanted,
     LogWentBack,
+    MoveWanted,
+    NewCardWanted,
     OpenArtifact,
     OpenCard,
+    OpenTimeline,
+    OpenTries,
+    OpenWorkspaces,
     PageRead,
     PollFailed,
+    ReassignWanted,
+    Refused,
+    Request,
+    RunnerWanted,
+    Say,
+    ViewChanged,
 )
 from .paths import css_paths
 from .reads import BoardReader, open_store
-from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel
+from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel, Standing
+
+if TYPE_CHECKING:
+    from loopx_core.authority.verify import Report
+
+    from .screens.board import BoardScreen
+    from .screens.card import CardScreen
+    from .workers import ChangePoller, LeaseReaper
 
 OPEN_RETRY = 0.5  # s: how often a board another process holds is tried again
+LOCK_POLL = 0.1  # s: how often, while a person's action runs, the app looks whether it waits for the board's write lock
+LOCK_SAID = 0.3  # s an action waits for the write lock before the footer says so (a passing writer is not worth a flicker)
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
 
 
@@ -93,6 +125,7 @@ class LoopxApp(App[int]):
     ):
         limit_arenas()  # before the board's threads start (heap.py)
         super().__init__()
+        self._loop_thread = threading.get_ident()  # the app's event loop runs here (on_mount says so again)
         self.location = location if location is not None or store is None else store.location
         self.store: Store | None = store  # opened already (the launcher unlocks the key with it), or opened here in a worker
         self.reader: BoardReader | None = None
@@ -121,20 +154,24 @@ class LoopxApp(App[int]):
         self.project_root: str | None = None
         self.exit_code = 0
         self.board_error: LoopxError | None = None
-        self.board_screen = None
-        self.card_screen = None  # screens.card.CardScreen, once a card was opened (kept for the next)
-        self.poller = None
-        self.reaper = None
+        self.board_screen: BoardScreen | None = None
+        self.card_screen: CardScreen | None = None  # once a card was opened (kept for the next)
+        self.poller: ChangePoller | None = None
+        self.reaper: LeaseReaper | None = None
         self.gates = GateQueue(self)
         self.alert = alert or GateAlert(self)
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
         self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
         self._retry_open = threading.Event()  # set as the app stops: a board waited for is not tried again
-        self.history = None  # loopx_core.authority.verify.Report, once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
+        self.history: Report | None = None  # once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
         # What tests (and the curious) can look at.
         self.notices: list[tuple[str, str]] = []
-        self._held: list[tuple[str, str, str, float | None]] = []  # notices kept while a gate is on screen
+        self._held: list[tuple[str, str, SeverityLevel, float]] = []  # notices kept while a gate is on screen
         self.applied = 0  # board changes applied from the poller
+        self.lock_line = ""  # what every footer says while a person's action waits for the board (#30)
+        self.lock_said = asyncio.Event()  # set while it says so (tests wait on it)
+        self._lock_seen: float | None = None  # (ticks) when an action was first seen waiting
+        self._lock_timer: Timer | None = None  # the look, every LOCK_POLL while an action runs
 
     @property
     def bells(self) -> int:
@@ -154,6 +191,7 @@ class LoopxApp(App[int]):
         # What is alive now (Textual, the kernel, the styles) lives as long as the
         # app: frozen at once, a full collection does not walk it while the
         # board's first screen is built (one took ~240 ms there under load).
+        self._loop_thread = threading.get_ident()
         freeze_heap()
         self.set_interval(1.0, self._collect_when_idle, name="idle collector")
         self.set_interval(0.25, self.gates.when_idle, name="gates when idle")
@@ -165,7 +203,11 @@ class LoopxApp(App[int]):
     def _open_board(self) -> None:
         while True:
             try:
-                store = self.store if self.store is not None else open_store(self.location)
+                store = self.store
+                if store is None:
+                    if self.location is None:
+                        return  # (on_mount said there is no board)
+                    store = open_store(self.location)
                 snapshot = BoardReader(store, self.now).snapshot(STATUS, self.first_pages(STATUS))
                 break
             except BoardBusy as err:  # held by another process: said, and tried again until it lets go
@@ -176,7 +218,8 @@ class LoopxApp(App[int]):
                 self.post_message(BoardFailed(err))
                 return
             except Exception as exc:  # not a board at all, a broken file: said on screen
-                self.post_message(BoardFailed(LoopxError(f"cannot open {self.location.describe()}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
+                where = self.location.describe() if self.location is not None else "the board"
+                self.post_message(BoardFailed(LoopxError(f"cannot open {where}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
                 return
         self.post_message(BoardLoaded(store, snapshot))
 
@@ -204,14 +247,14 @@ class LoopxApp(App[int]):
         self.reader = BoardReader(self.store, self.now)
         self.actions = HumanActions(self, self.store, self.person, self.read_only, self.read_only_hint)
         self.project_root = snap.project_root
-        self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n})
+        self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n and k is not None})
         self.model.runners = {r.agent: r for r in snap.runners}
-        self.board_screen = BoardScreen(self.model, self.now, demo=self.demo)
+        board = self.board_screen = BoardScreen(self.model, self.now, demo=self.demo, blink=self.background, standing=self.standing)
         # The board is the base of a screen stack of its own, not pushed over
         # the "opening…" screen: Textual keeps the screen under the top one
         # "current" whatever covers it, and its repaints redrew the whole board
         # (a full update per change from an agent, ~40 ms at 160×48).
-        self.add_mode("board", lambda: self.board_screen)
+        self.add_mode("board", lambda: board)
         self.switch_mode("board")
         if self.intro:
             self.notice(self.intro, title="LoopX demo" if self.demo else "LoopX", timeout=12)
@@ -226,8 +269,11 @@ class LoopxApp(App[int]):
         from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
 
+        reader = self.reader
+        if reader is None:
+            return
         try:
-            report, problems = self.reader.verify()
+            report, problems = reader.verify()
         except Exception as exc:  # a check that cannot run is said, never silent
             if not self.is_running:
                 return  # (stopped as the board closed)
@@ -245,10 +291,15 @@ class LoopxApp(App[int]):
         if report.ok or self.board_screen is None or not self.board_screen.is_attached or not self.is_running:
             return  # (or the board is closing)
         first = report.first
+        if first is None:
+            return  # (not ok: it has a first problem)
         self.board_screen.show_banner(
             f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
         )
         self.notice(f"{message.problems:,} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
+
+    def on_board_shown(self, message: BoardShown) -> None:
+        self.board_ready()
 
     def board_ready(self) -> None:
         """The board screen is on screen: start following the board, and read
@@ -295,6 +346,19 @@ class LoopxApp(App[int]):
     def on_column_wanted(self, message: ColumnWanted) -> None:
         self.read_column(message.key)
 
+    def on_view_changed(self, message: ViewChanged) -> None:
+        if self.reader is None:
+            return
+        self.reader.by_owner = message.mode == OWNER  # (the status view's changes are counted by status only: cheaper)
+        if message.read:
+            self.read_pages(message.mode)
+
+    def on_filter_changed(self, message: FilterChanged) -> None:
+        if self.reader is None:
+            return
+        self.reader.card_filter = message.card_filter
+        self.read_pages(self.model.mode)
+
     def read_column(self, key: str) -> None:
         """Read (in a worker) the next page of one column of the current view."""
         if self.reader is None:
@@ -319,14 +383,16 @@ class LoopxApp(App[int]):
         """The workers that follow the board. Off when ``background`` is False."""
         from .workers import ChangePoller, LeaseReaper
 
-        self.poller = ChangePoller(self.reader, self.model.seq, self.post_message, interval=self.poll_interval, cancelled=lambda: not self.is_running)
-        self.reaper = LeaseReaper(self.store, cancelled=lambda: not self.is_running, reaped=self.poller.wake.set)
-        self.run_worker(self._follow(self.poller), thread=True, group="background", name="change poller", exit_on_error=False)
-        self.run_worker(self._follow(self.reaper), thread=True, group="background", name="lease reaper", exit_on_error=False)
+        if self.reader is None or self.store is None:
+            return
+        poller = self.poller = ChangePoller(self.reader, self.model.seq, self.post_message, interval=self.poll_interval, cancelled=lambda: not self.is_running)
+        reaper = self.reaper = LeaseReaper(self.store, cancelled=lambda: not self.is_running, reaped=poller.wake.set)
+        self.run_worker(self._follow(poller), thread=True, group="background", name="change poller", exit_on_error=False)
+        self.run_worker(self._follow(reaper), thread=True, group="background", name="lease reaper", exit_on_error=False)
         self.set_interval(1.0, self.tick, name="clock")
         # The file watcher (DESIGN §7): the same engine as `loopx watch`, so both
         # may run at once — ingestion is idempotent.
-        self.run_worker(self._watch_files, group="watcher", name="file watcher", exclusive=True, exit_on_error=False)
+        self.run_worker(self._watch_files(), group="watcher", name="file watcher", exclusive=True, exit_on_error=False)
 
     @staticmethod
     def _follow(loop) -> Callable[[], None]:
@@ -354,7 +420,7 @@ class LoopxApp(App[int]):
         """Once a second (heap.py): the older garbage, if the person paused."""
         collect_when_idle(self.ticks() - self.last_input)
 
-    def action_quit(self) -> None:
+    async def action_quit(self) -> None:
         self.exit(self.exit_code)
 
     def on_unmount(self) -> None:
@@ -437,7 +503,7 @@ class LoopxApp(App[int]):
         return changed
 
     # -- telling the person -----------------------------------------------------------
-    def notice(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None) -> None:
+    def notice(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None:
         """``notify`` that also remembers the message (tests read ``notices``).
         While a gate is on screen, notices wait until it is answered: nothing
         covers the question (at 80×24 a toast would)."""
@@ -458,6 +524,18 @@ class LoopxApp(App[int]):
     def refuse(self, message: str, hint: str = "") -> None:
         self.notice(message + (f"\n→ {hint}" if hint else ""), title="Refused", severity="error")
 
+    def on_say(self, message: Say) -> None:
+        self.notice(message.text, severity=message.severity)
+
+    def on_refused(self, message: Refused) -> None:
+        self.refuse(message.text, message.hint)
+
+    def standing(self) -> Standing:
+        """What the board's header says of the person and the gates (asked each time it is drawn)."""
+        actions = self.actions
+        person = actions.person.name if actions is not None and actions.person is not None else None
+        return Standing(actions.refusal if actions is not None else None, person, tuple(self.gates.waiting))
+
     def action_done(self, result, done) -> None:
         """An operator the person ran returned: apply the cards it returned at
         once (the poller confirms them), then say what happened."""
@@ -471,6 +549,36 @@ class LoopxApp(App[int]):
             self.board_screen.refresh_header()
         if self.poller is not None:
             self.poller.wake.set()
+
+    def watch_lock(self) -> None:
+        """While a person's action runs (every ``LOCK_POLL``): once it has
+        waited ``LOCK_SAID`` for the board's write lock, which another process
+        holds, every screen's footer says "waiting for the board" until it
+        goes through or gives up (``LOOPX_LOCK_WAIT``, then refused as any
+        action is). The actions run in workers: the board never freezes, and
+        now it does not look as if nothing happened either (#30)."""
+        from .format import lock_wait_line
+        from .widgets.footer import KeyBar
+
+        actions = self.actions
+        waiting = actions.waiting(LOCK_SAID) if actions is not None else []
+        if waiting:
+            if self._lock_seen is None:
+                self._lock_seen = self.ticks()
+            self.lock_line = lock_wait_line(waiting, self.ticks() - self._lock_seen, lock_wait())
+            self.lock_said.set()
+        else:
+            self._lock_seen, self.lock_line = None, ""
+            self.lock_said.clear()
+        for screen in self.screen_stack:  # (a screen opened meanwhile says it too)
+            for bar in screen.query(KeyBar):
+                bar.say(self.lock_line)
+        running = actions is not None and actions.in_flight > 0
+        if running and self._lock_timer is None:
+            self._lock_timer = self.set_interval(LOCK_POLL, self.watch_lock, name="lock watch")
+        elif not running and self._lock_timer is not None:
+            self._lock_timer.stop()
+            self._lock_timer = None
 
     async def ops_idle(self) -> None:
         """Wait for every operator call in flight (tests use this)."""
@@ -509,7 +617,11 @@ class LoopxApp(App[int]):
     async def on_dialog_ready(self, message: DialogReady) -> None:
         from textual.widgets import Input
 
+        from .modals.base import LoopxModal
+
         dialog = message.dialog
+        if not isinstance(dialog, LoopxModal):
+            return
         dialog.ready = True
         early, dialog.early_keys = dialog.early_keys, []
         # Typing and moving between fields are applied here and now, in order
@@ -535,6 +647,71 @@ class LoopxApp(App[int]):
     def on_dialog_closed(self, message: DialogClosed) -> None:
         self.call_later(self.gates.show_next)
 
+    # -- what the screens ask for (messages: no screen calls the app) ---------------------
+    def post_message(self, message: Message) -> bool:
+        """A screen's ``Request`` posted on the app's own thread is handled
+        right after the event that made it, before the next one in the queue:
+        queued behind them, the keys typed after ``n`` would reach the board,
+        not the form ``n`` opens. Anything else (and anything from a worker's
+        thread) is queued as usual."""
+        if isinstance(message, Request) and threading.get_ident() == self._loop_thread:
+            if not self.is_running:
+                return False
+            self.call_next(self._handle_request, message)
+            return True
+        return super().post_message(message)
+
+    def _handle_request(self, message: Request) -> None:
+        handler = getattr(self, message.handler_name, None)
+        if handler is not None:
+            handler(message)
+
+    def on_card_dropped(self, message: CardDropped) -> None:
+        self.drop_card(message.card_id, message.column)
+
+    def on_move_wanted(self, message: MoveWanted) -> None:
+        self.move_card(message.card_id, message.to)
+
+    def on_reassign_wanted(self, message: ReassignWanted) -> None:
+        self.reassign(message.card_id)
+
+    def on_budget_wanted(self, message: BudgetWanted) -> None:
+        self.raise_budget(message.card_id)
+
+    def on_new_card_wanted(self, message: NewCardWanted) -> None:
+        self.new_card()
+
+    def on_gates_wanted(self, message: GatesWanted) -> None:
+        self.gates.show_all()
+
+    def on_card_gate_wanted(self, message: CardGateWanted) -> None:
+        card = self.model.cards.get(message.card_id)
+        gate = card.pending_gate if card is not None else message.pending_gate
+        if gate is None:
+            self.notice(f"{ids.fmt(ids.CARD, message.card_id)} has no gate waiting")
+            return
+        self.gates.show_first(gate)
+
+    def on_runner_wanted(self, message: RunnerWanted) -> None:
+        if self.actions is not None:
+            self.actions.control_runner(message.agent, message.what)
+
+    def on_keep_try_wanted(self, message: KeepTryWanted) -> None:
+        if self.actions is not None:
+            self.actions.keep_try(message.card_id)
+
+    def on_open_timeline(self, message: OpenTimeline) -> None:
+        self.open_timeline(message.card_id)
+
+    def on_open_tries(self, message: OpenTries) -> None:
+        self.open_tries(message.card_id)
+
+    def on_open_workspaces(self, message: OpenWorkspaces) -> None:
+        self.open_workspaces()
+
+    def on_help_wanted(self, message: HelpWanted) -> None:
+        self.action_help()
+
     def drop_card(self, card_id: int, column: str) -> None:
         """What a drop on ``column`` (or shift+arrow) means, through the operator."""
         card = self.model.cards.get(card_id)
@@ -546,23 +723,24 @@ class LoopxApp(App[int]):
                 self.refuse(drop.reason)
             return
         if drop.op == "move":
-            self.move_card(card_id, drop.arg)
-        else:
+            if drop.arg is not None:  # (a move always names its status)
+                self.move_card(card_id, drop.arg)
+        elif self.actions is not None:
             self.actions.assign(card_id, drop.arg)
 
     def move_card(self, card_id: int, to: str) -> None:
         """A person's move; cancelling asks first (it cannot be undone)."""
-        card = self.model.cards.get(card_id)
-        if card is None or self.actions is None:
+        card, actions = self.model.cards.get(card_id), self.actions
+        if card is None or actions is None:
             return
         if to != "cancelled":
-            self.actions.move(card_id, to)
+            actions.move(card_id, to)
             return
         from .modals.confirm import ConfirmModal
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.actions.move(card_id, "cancelled")
+                actions.move(card_id, "cancelled")
 
         self.push_screen(ConfirmModal(f"Cancel {card.key}?", card.title, "y cancel it", "n keep it"), answered)
 
@@ -576,7 +754,7 @@ class LoopxApp(App[int]):
         choices = [(a, a) for a in self.model.agents] + [(UNASSIGNED, "Unassigned")]
 
         def picked(choice: str | None) -> None:
-            if choice is not None:
+            if choice is not None and self.actions is not None:
                 self.actions.assign(card_id, None if choice == UNASSIGNED else choice)
 
         self.push_screen(PickModal(f"Reassign {card.key} to…", choices, current=card.owner or UNASSIGNED), picked)
@@ -589,7 +767,7 @@ class LoopxApp(App[int]):
             return
 
         def chosen(data: dict | None) -> None:
-            if data:
+            if data and self.actions is not None:
                 self.actions.raise_budget(card_id, data)
 
         self.push_screen(BudgetModal(card, blink=self.background), chosen)
@@ -598,7 +776,7 @@ class LoopxApp(App[int]):
         from .modals.add_card import AddCardModal
 
         def chosen(data: dict | None) -> None:
-            if data:
+            if data and self.actions is not None:
                 def focus(view: CardView) -> None:
                     if self.board_screen is not None:
                         self.board_screen.call_after_refresh(self.board_screen.select_card, view.id)
@@ -636,6 +814,8 @@ class LoopxApp(App[int]):
         for it between SQLite steps (~50 ms), and the screen was drawn twice.
         A slower read (a writer holds the lock) does not hold the screen back:
         it opens and fills in when the read lands."""
+        if self.reader is None:
+            return
         ahead = self.reader.card_detail_ahead(card.id)
         self.run_worker(self._show_card(card, ahead), group="open card", name=f"open {card.key}", exclusive=True, exit_on_error=False)
 
@@ -713,10 +893,11 @@ class LoopxApp(App[int]):
                 yield SystemCommand(f"Card: reassign {card.key}", "Hand it to another agent (a handoff packet is built)", lambda: self.reassign(card.id))
                 yield SystemCommand(f"Card: raise budget of {card.key}", "Add turns, tokens or dollars", lambda: self.raise_budget(card.id))
                 yield SystemCommand(f"Card: move {card.key} to ready", "A person's move (backlog / ready / cancelled)", lambda: self.move_card(card.id, "ready"))
-            focused = board.focused_agent()
-            for agent in sorted(self.model.runners, key=lambda a: (a != focused, a)):  # the selected card's agent first
-                for what, title, then in (("pause", "Pause runner", "no new turn starts (p)"), ("resume", "Resume runner", "it goes on (u)"), ("stop", "Stop runner", "it ends its turn, releases its card and exits (s)")):
-                    yield SystemCommand(f"{title} of {agent}", then, lambda agent=agent, what=what: self.actions.control_runner(agent, what))
+            focused, actions = board.focused_agent(), self.actions
+            if actions is not None:
+                for agent in sorted(self.model.runners, key=lambda a: (a != focused, a)):  # the selected card's agent first
+                    for what, title, then in (("pause", "Pause runner", "no new turn starts (p)"), ("resume", "Resume runner", "it goes on (u)"), ("stop", "Stop runner", "it ends its turn, releases its card and exits (s)")):
+                        yield SystemCommand(f"{title} of {agent}", then, lambda agent=agent, what=what: actions.control_runner(agent, what))
             if self.location is not None:
                 where = self.location.describe()
                 yield SystemCommand("Board: where is this board?", where, lambda: self.notice(f"Board: {where}"))

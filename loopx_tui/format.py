@@ -167,3 +167,9 @@ def sparks(values: list[float], width: int) -> str:
     if top <= 0:
         return SPARKS[0] * len(shown)
     return "".join(SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1) + 0.5))] if v > 0 else " " for v in shown)
+
+
+def lock_wait_line(waiting: list[str], seconds: float, limit: float) -> str:
+    """The footer while a person's action waits for the board's write lock
+    (another process holds it): what waits, for how long, and the bound."""
+    return f"waiting for the board: {', '.join(waiting)} — another process holds its write lock ({int(seconds)} s; gives up after {limit:g} s)"

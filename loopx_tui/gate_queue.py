@@ -27,6 +27,8 @@ from loopx_core.shapes.values import GateView
 
 if TYPE_CHECKING:
     from .app import LoopxApp
+    from .modals.gate import GateAnswer, GateModal
+    from .reads import BoardReader
 
 
 GATE_IDLE = 2.0  # s without a key before a gate the person did not ask for opens
@@ -47,7 +49,7 @@ class GateQueue:
         self.app = app
         self.queue: list[int] = []
         self.deferred: set[int] = set()
-        self.modal = None  # the GateModal on screen
+        self.modal: GateModal | None = None  # the dialog on screen
         self._fetching: int | None = None  # a brief being read
 
     @property
@@ -122,16 +124,15 @@ class GateQueue:
         while self.queue:
             gid = self.queue.pop(0)
             if gid in app.model.pending and gid not in self.deferred:
-                self._fetch(gid, asked)
+                self._fetch(gid, asked, app.reader)
                 return
 
     def _typing(self) -> bool:
         """A key came less than ``gate_idle`` ago."""
         return self.app.ticks() - self.app.last_input < self.app.gate_idle
 
-    def _fetch(self, gid: int, asked: bool) -> None:
+    def _fetch(self, gid: int, asked: bool, reader: BoardReader) -> None:
         self._fetching = gid
-        reader = self.app.reader
 
         def job():
             try:
@@ -160,8 +161,8 @@ class GateQueue:
             return
         else:
             app.clear_notifications()  # nothing may cover the question
-            self.modal = GateModal(brief, app.now, blink=app.background, ticks=app.ticks, arm_delay=app.arm_delay)
-            app.push_screen(self.modal, callback=self._answered)
+            modal = self.modal = GateModal(brief, app.now, blink=app.background, ticks=app.ticks, arm_delay=app.arm_delay, reader=app.reader)
+            app.push_screen(modal, callback=self._answered)
             self._say_waiting()
             return
         self.show_next(asked)
@@ -171,7 +172,7 @@ class GateQueue:
         if board is not None and board.is_attached:
             board.refresh_header()
 
-    def _answered(self, result) -> None:
+    def _answered(self, result: GateAnswer | None) -> None:
         modal, self.modal = self.modal, None
         gid = modal.gate_id if modal is not None else None
         self.app.release_notices()
@@ -183,7 +184,7 @@ class GateQueue:
             self.app.notice(f"{key} left for later in Needs you — g answers it")
         elif result.decision == "gone":
             self.app.notice(f"{key} was answered elsewhere")
-        else:
+        elif self.app.actions is not None:
             self.app.actions.answer_gate(gid, result.decision, result.note, result.remember, result.choice, result.text)
         self._say_waiting()
         # The person is answering gates: the next one is asked for (not after

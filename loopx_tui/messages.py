@@ -4,12 +4,28 @@ carrying loopx_core's plain values (never ORM rows)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from loopx_core.ops.board import BoardDelta, BoardSnapshot
+from loopx_core.ops.board_pages import CardFilter
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.shapes.values import Artifact, CardDetail
+
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
+    from loopx_core.authority.verify import Report
+    from loopx_core.authority.witness import Gone
+    from loopx_core.ops.board_pages import Page
+    from loopx_core.store.backends import Store
+
+
+class Request(Message):
+    """Something a screen asks the app to do. The app handles it right after
+    the event that made it, before the next key (``LoopxApp.post_message``):
+    the keys typed after ``n`` land in the form ``n`` opens, not on the board."""
 
 
 @dataclass
@@ -27,7 +43,7 @@ class PollFailed(Message):
 
 
 @dataclass
-class CardDropped(Message):
+class CardDropped(Request):
     """A card was dragged onto another column."""
 
     card_id: int
@@ -43,7 +59,7 @@ class DragHover(Message):
 
 
 @dataclass
-class OpenCard(Message):
+class OpenCard(Request):
     card_id: int
 
 
@@ -55,7 +71,7 @@ class CardSelected(Message):
 
 
 @dataclass
-class OpenArtifact(Message):
+class OpenArtifact(Request):
     card_id: int
     artifact: Artifact
     pager: bool = False
@@ -66,7 +82,7 @@ class LogWentBack(Message):
     """The board's witness saw the log go backwards (a ``witness.Gone``): the
     board stops following it and decides nothing more."""
 
-    gone: object
+    gone: Gone
 
 
 @dataclass
@@ -74,7 +90,7 @@ class HistoryChecked(Message):
     """``loopx verify`` ran on the board as it opened (``loopx_core.authority.verify.Report``,
     its first problems only) and found ``problems`` problems in all."""
 
-    report: object
+    report: Report
     problems: int = 0
 
 
@@ -82,7 +98,7 @@ class HistoryChecked(Message):
 class BoardLoaded(Message):
     """The board was opened and read (in a worker): the first picture."""
 
-    store: object  # loopx_core.store.backends.Store
+    store: Store
     snapshot: BoardSnapshot
 
 
@@ -93,7 +109,7 @@ class PageRead(Message):
     mode: str
     limits: dict
     query: str  # the filter it was read for (a newer filter drops it)
-    page: object  # loopx_core.ops.board_pages.Page
+    page: Page
 
 
 @dataclass
@@ -155,3 +171,125 @@ class DialogReady(Message):
     """A dialog's first field has focus: keys typed ahead can be delivered."""
 
     dialog: object
+
+
+# -- what the screens and dialogs ask of the app ---------------------------------
+# A screen never calls the app: it posts a ``Request`` to it (``self.app.post_message``)
+# and the app does it. No screen, dialog or widget imports the app module
+# (pyproject's import contract "tui-screens-post-messages").
+
+
+@dataclass
+class BoardShown(Request):
+    """The board screen is on screen: the app starts following the board."""
+
+
+@dataclass
+class OpenTimeline(Request):
+    """``t``: the trajectory of one card, or of the whole board (None)."""
+
+    card_id: int | None = None
+
+
+@dataclass
+class OpenWorkspaces(Request):
+    """``W``: each card's git worktree."""
+
+
+@dataclass
+class OpenTries(Request):
+    """``T``: a card's tries side by side."""
+
+    card_id: int
+
+
+@dataclass
+class HelpWanted(Request):
+    """``?``: every key."""
+
+
+@dataclass
+class MoveWanted(Request):
+    """A person's move of a card (``r``, ``b``, ``x``: cancelling asks first)."""
+
+    card_id: int
+    to: str
+
+
+@dataclass
+class ReassignWanted(Request):
+    """``a``: pick the agent to hand the card to."""
+
+    card_id: int
+
+
+@dataclass
+class BudgetWanted(Request):
+    """``+``: the budget form of a card."""
+
+    card_id: int
+
+
+@dataclass
+class NewCardWanted(Request):
+    """``n``: the add-card form."""
+
+
+@dataclass
+class GatesWanted(Request):
+    """``g`` on the board: every pending gate, one at a time."""
+
+
+@dataclass
+class CardGateWanted(Request):
+    """``g`` on a card's screen: its pending gate first (``pending_gate``: the
+    one the screen knows, should the board not have the card in hand)."""
+
+    card_id: int
+    pending_gate: int | None
+
+
+@dataclass
+class RunnerWanted(Request):
+    """``p``/``u``/``s``: pause, resume or stop an agent's runner."""
+
+    agent: str
+    what: str
+
+
+@dataclass
+class KeepTryWanted(Request):
+    """``k`` on the tries, confirmed: keep this try."""
+
+    card_id: int
+
+
+@dataclass
+class ViewChanged(Request):
+    """``v``: the board shows ``mode`` now (``read``: its first cards are not in hand yet)."""
+
+    mode: str
+    read: bool
+
+
+@dataclass
+class FilterChanged(Request):
+    """The filter changed: the store's counts and first cards for it are read."""
+
+    card_filter: CardFilter
+
+
+@dataclass
+class Say(Request):
+    """A notice for the person (held while a gate is on screen, as every notice)."""
+
+    text: str
+    severity: SeverityLevel = "information"
+
+
+@dataclass
+class Refused(Request):
+    """Something the person asked for was refused (or could not be read): why, and what to do."""
+
+    text: str
+    hint: str = ""

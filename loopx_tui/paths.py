@@ -5,7 +5,7 @@ package in a source checkout."""
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePath
 
 # One file per component, in cascade order (later files may refine earlier ones).
 STYLE_FILES = (
@@ -34,6 +34,6 @@ def styles_dir() -> Path:
     raise FileNotFoundError(f"LoopX styles not found next to {here} (looked in {here / 'styles'} and {here.parent / 'styles'})")
 
 
-def css_paths() -> list[Path]:
+def css_paths() -> list[str | PurePath]:
     folder = styles_dir()
     return [folder / name for name in STYLE_FILES]

@@ -12,12 +12,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from loopx_core.ops import board, board_pages, cards
 from loopx_core.rules.text import terminal_safe_value
 from loopx_core.store.backends import Store
 from loopx_core.store.discovery import BoardLocation
+
+if TYPE_CHECKING:
+    from loopx_core.authority.witness import Witness
 
 T = TypeVar("T")
 
@@ -74,7 +77,7 @@ class BoardReader:
         self.card_filter = board_pages.CardFilter()
         self.by_owner = False  # True in the owner view: changes are counted by owner too
         self.children: list = []  # processes working for a read (ended when the board closes)
-        self.witness = None  # what the board saw of the log (loopx_core/authority/witness.py)
+        self.witness: Witness | None = None  # what the board saw of the log (loopx_core/authority/witness.py)
 
     def stop(self) -> None:
         """The board is closing: end the processes still working for it."""
@@ -134,9 +137,10 @@ class BoardReader:
         vanished (a ``witness.Gone``); this machine's anchor moves on meanwhile."""
         from loopx_core.authority.witness import Witness
 
-        if self.witness is None:
-            self.witness = Witness()
-        return self._read("witnessing the log", lambda: self.witness.observe(self.store))
+        witness = self.witness
+        if witness is None:
+            witness = self.witness = Witness()
+        return self._read("witnessing the log", lambda: witness.observe(self.store))
 
     def snapshot(self, mode: str, limits: dict) -> board.BoardSnapshot:
         """The board as it opens: counts and the first page of the columns in ``limits``."""

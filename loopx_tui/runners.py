@@ -42,7 +42,7 @@ def runner_variants(view: RunnerView | None, now: float) -> list[str]:
     if what == "running":
         parts += [(ids.fmt(ids.CARD, view.card) or "?", 0), (f"#{view.turn}", 2), (human_delta(now - view.since), 1)]
     elif what == "waiting":
-        parts += [("wait", 0)] + ([(ids.fmt(ids.GATE, view.gate), 0)] if view.gate else [])
+        parts += [("wait", 0)] + ([(ids.fmt(ids.GATE, view.gate) or "?", 0)] if view.gate else [])
     elif what == "asleep":
         parts += [("sleep", 0)] + ([(human_delta(view.wake_at - now), 1)] if view.wake_at and view.wake_at > now else [])
     elif what == "gone":

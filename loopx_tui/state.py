@@ -37,6 +37,14 @@ class Column(NamedTuple):
     title: str
 
 
+class Standing(NamedTuple):
+    """What the board's header says of the person and the gates, as the app knows it now."""
+
+    refusal: str | None = None  # why the person's actions are refused (None: they are not)
+    person: str | None = None  # whose key signs what is decided here
+    waiting: tuple[int, ...] = ()  # the gates waiting behind the person's typing, in order
+
+
 class Drop(NamedTuple):
     """What dropping a card on a column does: an operator call, or a refusal."""
 
@@ -351,7 +359,7 @@ class BoardModel:
         return keys[i] if 0 <= i < len(keys) else None
 
     # -- header figures ----------------------------------------------------------
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str | None, int]:
         """Cards per status column, of the whole board."""
         return self.tally.by_column(STATUS)
 

@@ -22,12 +22,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from loopx_core.ops import reaper
 from loopx_core.store.backends import Store
 
 from .messages import BoardChanged, LogWentBack, PollFailed
 from .reads import BoardReader
+
+if TYPE_CHECKING:
+    from textual.message import Message
 
 BUSY_FOR = 2.0  # s after a change during which the poller probes five times as often
 
@@ -37,7 +41,7 @@ class ChangePoller:
         self,
         reader: BoardReader,
         seq: int,
-        post: Callable[[object], object],
+        post: Callable[[Message], object],
         *,
         interval: float = 0.05,
         cancelled: Callable[[], bool] = lambda: False,

@@ -33,8 +33,8 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     """The contracts catch the shortcuts they exist for: an adapter or the runner
     reading the models, the watcher writing events itself, the cold path
     importing pydantic, the board's reads building SQL with the models, the
-    authority reading the store, a rule importing the verbs' table, and the
-    leases reaching up to the budget rule."""
+    authority reading the store, a rule importing the verbs' table, the
+    leases reaching up to the budget rule, and a board screen importing the app."""
     for pkg in ("loopx_core", "loopx_tui"):
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     shortcuts = {
@@ -50,6 +50,8 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     for path, line in shortcuts.items():
         module = tmp_path / "loopx_core" / path
         module.write_text(module.read_text() + f"\n{line}  # noqa\n")
+    screen = tmp_path / "loopx_tui" / "screens" / "card.py"  # a screen calling the app again, if only for its type
+    screen.write_text(screen.read_text() + "\nfrom typing import TYPE_CHECKING  # noqa\n\nif TYPE_CHECKING:\n    from ..app import LoopxApp  # noqa\n")
     res = lint(tmp_path)
     assert res.returncode != 0
     assert "loopx_core.adapters.hooks -> loopx_core.store.models" in res.stdout, res.stdout
@@ -60,6 +62,7 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     assert "loopx_core.authority.trust -> loopx_core.store.records" in res.stdout, res.stdout  # the store builds on authority, never back
     assert "loopx_core.rules.ids -> loopx_core.shapes.verbs" in res.stdout, res.stdout  # rules: only shapes.errors
     assert "loopx_core.ops.leases -> loopx_core.ops.quota" in res.stdout, res.stdout  # no lifecycle circle
+    assert "loopx_tui.screens.card -> loopx_tui.app" in res.stdout, res.stdout  # screens post messages to the app
 
 
 HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")

@@ -22,6 +22,7 @@ import time
 from _thread import (
     _local as thread_local,  # threading.local itself, without importing threading (~1 ms cold)
 )
+from _thread import get_ident as thread_id  # (threading.get_ident is this)
 from pathlib import Path
 
 from .. import UPGRADE_HINT
@@ -132,6 +133,7 @@ class Store:
         self._trust = None
         self.created = False  # this open created the board's schema
         self.refuses_writes = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
+        self._lock_waits: dict[int, float] = {}  # thread → since when (time.monotonic) its write waits for the write lock
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -309,28 +311,43 @@ class Store:
             raise self.refuses_writes
         deadline = time.monotonic() + lock_wait()
         lost = 0
-        for attempt in range(100_000):  # (bounded by the deadline: LOOPX_LOCK_WAIT)
-            try:
-                return self._transaction(body, write=True)
-            except BoardError as exc:
-                if exc.code != "uncommitted" or lost >= 3:
-                    raise
-                lost += 1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
-                continue
-            except _errors("OperationalError") as exc:
-                timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
-                if not _is_busy(exc) and not timed_out:
+        me = thread_id()
+        try:
+            for attempt in range(100_000):  # (bounded by the deadline: LOOPX_LOCK_WAIT)
+                self._lock_waits.setdefault(me, time.monotonic())  # (until the transaction has the lock: ``_locked``)
+                try:
+                    return self._transaction(body, write=True)
+                except BoardError as exc:
+                    if exc.code != "uncommitted" or lost >= 3:
+                        raise
+                    lost += 1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
+                    continue
+                except _errors("OperationalError") as exc:
+                    timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
+                    if not _is_busy(exc) and not timed_out:
+                        self._refuse_storage(exc)
+                        raise
+                    if timed_out or time.monotonic() >= deadline:
+                        raise self._waited(exc) from exc
+                    import random  # only on the rare busy path
+
+                    time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
+                except _errors("DatabaseError") as exc:
                     self._refuse_storage(exc)
                     raise
-                if timed_out or time.monotonic() >= deadline:
-                    raise self._waited(exc) from exc
-                import random  # only on the rare busy path
+            raise self._waited(TimeoutError("the write lock"))
+        finally:
+            self._lock_waits.pop(me, None)
 
-                time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
-            except _errors("DatabaseError") as exc:
-                self._refuse_storage(exc)
-                raise
-        raise self._waited(TimeoutError("the write lock"))
+    def _locked(self) -> None:
+        """This thread's write transaction has the board's write lock: it waits no more."""
+        self._lock_waits.pop(thread_id(), None)
+
+    def lock_waits(self) -> dict[int, float]:
+        """The threads whose write waits now for the board's write lock (another
+        writer holds it), each with since when (``time.monotonic``): the board
+        says "waiting for the board" while a person's action does (#30)."""
+        return dict(self._lock_waits)
 
     def _waited(self, exc: Exception):
         """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
@@ -542,6 +559,7 @@ class SqliteStore(Store):
         try:
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
+            self._locked()
             try:
                 result = body()
                 faults.point("commit")

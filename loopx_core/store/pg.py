@@ -156,6 +156,7 @@ class PostgresStore(Store):
             with self._pg_atomic():
                 if write:
                     take_write_lock(self.db)
+                    self._locked()
                 result = body()
                 faults.point("commit")
             faults.point("committed")

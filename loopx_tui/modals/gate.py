@@ -24,12 +24,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from loopx_core.ops.board import GateBrief
 
 from ..format import ago, clock_time, ellipsize, short_sha, size
+from ..reads import BoardReader
 from ..widgets.diff_view import stats_text
 from ..widgets.footer import KeyBar
 from .base import LoopxModal
@@ -70,9 +72,10 @@ class GateModal(LoopxModal):
         *[Binding(str(n), f"option({n})", "", show=False) for n in range(2, OPTION_KEYS + 1)],
     ]
 
-    def __init__(self, brief: GateBrief, now: Callable[[], float], blink: bool = True, *, ticks: Callable[[], float], arm_delay: float):
+    def __init__(self, brief: GateBrief, now: Callable[[], float], blink: bool = True, *, ticks: Callable[[], float], arm_delay: float, reader: BoardReader | None = None):
         super().__init__()
         self.brief = brief
+        self.reader = reader  # what reads the card's diff (``d``)
         self.gate_id = brief.gate.id
         self.dangerous = brief.dangerous
         self._now = now
@@ -84,7 +87,7 @@ class GateModal(LoopxModal):
         self.stage = "choose"  # choose | note | words | remember | confirm (a dangerous scope's second key)
         self._approval: GateAnswer | None = None  # what Y confirms
         self._reading_diff = False  # the diff (d) is over this dialog
-        self._arming = None  # the countdown's timer, once mounted (a test's clock may arm it first)
+        self._arming: Timer | None = None  # the countdown's timer, once mounted (a test's clock may arm it first)
 
     def compose(self) -> ComposeResult:
         gate = self.brief.gate
@@ -336,11 +339,11 @@ class GateModal(LoopxModal):
         """The card's whole diff over this dialog; back here, the answer keys wait again."""
         from ..screens.diff import DiffScreen
 
-        if self.stage != "choose" or self.brief.gate.kind != "merge" or self.app.reader is None:
+        if self.stage != "choose" or self.brief.gate.kind != "merge" or self.reader is None:
             return
         card = self.brief.card
         self._reading_diff = True
-        self.app.push_screen(DiffScreen(card.id, Text.assemble((f" {card.key} ", "bold reverse"), f" {card.title}  ", (f"diff for {self.brief.gate.key}", "dim")), self.app.reader))
+        self.app.push_screen(DiffScreen(card.id, Text.assemble((f" {card.key} ", "bold reverse"), f" {card.title}  ", (f"diff for {self.brief.gate.key}", "dim")), self.reader))
 
     def on_screen_resume(self) -> None:
         """Back from the diff: re-arm, so a key meant for it never answers the gate."""

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,16 +10,31 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
-from ..messages import CardDropped, CardSelected, DragHover
+from ..messages import (
+    BoardShown,
+    BudgetWanted,
+    CardDropped,
+    CardSelected,
+    DragHover,
+    FilterChanged,
+    GatesWanted,
+    HelpWanted,
+    MoveWanted,
+    NewCardWanted,
+    OpenCard,
+    OpenTimeline,
+    OpenTries,
+    OpenWorkspaces,
+    ReassignWanted,
+    RunnerWanted,
+    Say,
+    ViewChanged,
+)
 from ..runners import summary
-from ..state import OWNER, STATUS, BoardModel, Query
+from ..state import OWNER, STATUS, BoardModel, Query, Standing
 from ..widgets.board import BoardBanner, BoardHeader, BoardView
 from ..widgets.card_list import CardList
 from ..widgets.footer import KeyBar
-
-if TYPE_CHECKING:
-    from ..app import LoopxApp
-
 
 DROP_HINTS = {"assign": "⤓ assign", "unassign": "⤓ unassign", "ready": "⤓ ready", "cancelled": "⤓ cancel"}
 
@@ -64,13 +78,13 @@ class BoardScreen(Screen):
         Binding("s", "runner('stop')", "Stop", tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
     ]
 
-    app: LoopxApp
-
-    def __init__(self, model: BoardModel, now, *, demo: bool = False, **kw):
+    def __init__(self, model: BoardModel, now: Callable[[], float], *, demo: bool = False, blink: bool = True, standing: Callable[[], Standing] = Standing, **kw):
         super().__init__(**kw)
         self.model = model
         self.now = now
         self.demo = demo
+        self.blink = blink  # the filter's cursor blinks (not in tests and snapshots)
+        self.standing = standing  # the app's answer, asked each time the header is drawn
         self.focus_card: int | None = None
         self.focus_after: tuple[str, int] | None = None  # (column, row): focus it once the column's next cards are read
 
@@ -85,7 +99,7 @@ class BoardScreen(Screen):
     def on_mount(self) -> None:
         self.refresh_header()
         self.call_after_refresh(self._focus_first)
-        self.app.board_ready()
+        self.app.post_message(BoardShown())
 
     @property
     def board(self) -> BoardView:
@@ -93,10 +107,10 @@ class BoardScreen(Screen):
 
     def refresh_header(self) -> None:
         for header in self.query(BoardHeader):
-            actions = self.app.actions
+            standing = self.standing()
             now = self.now()
             running = (summary(self.model.runners.values(), now), summary(self.model.runners.values(), now, short=True)) if self.model.runners else ("", "")
-            header.show(self.model, demo=self.demo, refusal=actions.refusal if actions else None, person=actions.person.name if actions and actions.person else None, runners=running, waiting=self.app.gates.waiting)
+            header.show(self.model, demo=self.demo, refusal=standing.refusal, person=standing.person, runners=running, waiting=standing.waiting)
 
     def show_banner(self, text: str | None) -> None:
         """A line under the header that cannot be missed (None hides it)."""
@@ -108,10 +122,14 @@ class BoardScreen(Screen):
             self.mount(banner, after=self.query_one(BoardHeader))
         banner.say(text)
 
-    def _filter_box(self, create: bool = False) -> Input | None:
-        """The filter bar (None before / was first pressed, unless ``create``)."""
-        box = next(iter(self.query("#filter").results(Input)), None)
-        if box is not None or not create:
+    def _filter_box(self) -> Input | None:
+        """The filter bar (None before / was first pressed)."""
+        return next(iter(self.query("#filter").results(Input)), None)
+
+    def _filter_bar(self) -> Input:
+        """The filter bar, mounted the first time / is pressed."""
+        box = self._filter_box()
+        if box is not None:
             return box
         box = Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True)
         self.mount(box)
@@ -199,10 +217,11 @@ class BoardScreen(Screen):
         """Select the card (and its column), scrolled into view; False when
         it is not shown (not in hand, or filtered out)."""
         column = self.board.column_of_card(card_id)
-        if column is None:
+        index = column.body.index_of(card_id) if column is not None else None
+        if column is None or index is None:
             return False
         column.body.focus(scroll_visible=False)
-        column.body.select(column.body.index_of(card_id))
+        column.body.select(index)
         self.focus_card = card_id
         return True
 
@@ -244,7 +263,7 @@ class BoardScreen(Screen):
         if drop.op == "assign":
             hint = DROP_HINTS["assign" if drop.arg else "unassign"]
             header.note = f"drop {card.key} → {title}: " + (f"reassign to {drop.arg}" if drop.arg else "unassign")
-        elif drop.op == "move":
+        elif drop.op == "move" and drop.arg is not None:  # (a move always names its status)
             hint = DROP_HINTS[drop.arg]
             header.note = f"drop {card.key} → {title}: move to {drop.arg}"
         elif drop.reason:
@@ -260,32 +279,30 @@ class BoardScreen(Screen):
         self.board.set_hints({})
         self.query_one(BoardHeader).note = ""
         self.refresh_header()
-        self.app.drop_card(message.card_id, message.column)
+        # (and on to the app, which runs what the drop means)
 
     # -- actions -----------------------------------------------------------------------
     def action_open_card(self) -> None:
         card = self.selected_card()
         if card is not None:
-            self.app.open_card(card.id)  # (at once: a message would wait a turn of the loop)
+            self.app.post_message(OpenCard(card.id))
 
     def action_timeline(self) -> None:
-        self.app.open_timeline(None)
+        self.app.post_message(OpenTimeline(None))
 
     def action_workspaces(self) -> None:
-        self.app.open_workspaces()
+        self.app.post_message(OpenWorkspaces())
 
     def action_tries(self) -> None:
         card = self.selected_card()
         if card is not None:
-            self.app.open_tries(card.id)
+            self.app.post_message(OpenTries(card.id))
 
     def action_toggle_view(self) -> None:
         model = self.model
         model.mode = OWNER if model.mode == STATUS else STATUS
-        self.app.reader.by_owner = model.mode == OWNER  # (the status view's changes are counted by status only: cheaper)
         focused = self.focus_card
-        if model.needs_pages(model.mode):
-            self.app.read_pages(model.mode)  # (read ahead after the first paint, this is rare)
+        self.app.post_message(ViewChanged(model.mode, read=model.needs_pages(model.mode)))  # (read ahead after the first paint, reading is rare)
         built = model.mode in self.board.views
         self.board.switch()
         self.refresh_header()
@@ -299,11 +316,11 @@ class BoardScreen(Screen):
         # The bar takes the footer's row (its placeholder says Enter keeps, Esc
         # clears): the columns keep their height, so no card is laid out or
         # drawn again as it opens and closes (a row taken from them was ~100 ms).
-        box = self._filter_box(create=True)
+        box = self._filter_bar()
         box.disabled = False
         self.query_one(KeyBar).display = False
         box.display = True
-        box.cursor_blink = self.app.background
+        box.cursor_blink = self.blink
         box.value = self.model.query.text
         box.focus()
 
@@ -317,11 +334,10 @@ class BoardScreen(Screen):
         if query.text == self.model.query.text:
             return
         self.model.query = query
-        self.app.reader.card_filter = query.card_filter
         self.model.shown = None if not query.card_filter else self.model.shown
         self.board.sync()
         self.refresh_header()
-        self.app.read_pages(self.model.mode)
+        self.app.post_message(FilterChanged(query.card_filter))
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
@@ -358,7 +374,7 @@ class BoardScreen(Screen):
     def action_show_done(self) -> None:
         """Done and cancelled cards are counted on open and read when asked for."""
         if self.model.mode != STATUS:
-            self.app.notice("In the owner view each agent's done cards come last in its column: ↓ past the last card reads on")
+            self.app.post_message(Say("In the owner view each agent's done cards come last in its column: ↓ past the last card reads on"))
             return
         column = self.board.column("done")
         if column is None:
@@ -370,24 +386,24 @@ class BoardScreen(Screen):
             column.show_more()
 
     def action_answer_gates(self) -> None:
-        self.app.gates.show_all()
+        self.app.post_message(GatesWanted())
 
     def action_new_card(self) -> None:
-        self.app.new_card()
+        self.app.post_message(NewCardWanted())
 
     def action_reassign(self) -> None:
         card = self.selected_card()
         if card is None:
             self.app.notify("Select a card first (arrows), then press a", severity="warning")
             return
-        self.app.reassign(card.id)
+        self.app.post_message(ReassignWanted(card.id))
 
     def action_raise_budget(self) -> None:
         card = self.selected_card()
         if card is None:
             self.app.notify("Select a card first, then press +", severity="warning")
             return
-        self.app.raise_budget(card.id)
+        self.app.post_message(BudgetWanted(card.id))
 
     def focused_agent(self) -> str | None:
         """The agent whose runner ``p``/``u``/``s`` act on: in owner view the
@@ -404,12 +420,12 @@ class BoardScreen(Screen):
         if agent is None:
             self.app.notify(f"Select a card of the agent whose runner to {what} (arrows), then press the key again", severity="warning")
             return
-        self.app.actions.control_runner(agent, what)
+        self.app.post_message(RunnerWanted(agent, what))
 
     def action_move(self, to: str) -> None:
         card = self.selected_card()
         if card is not None:
-            self.app.move_card(card.id, to)
+            self.app.post_message(MoveWanted(card.id, to))
 
     def action_shift(self, step: int) -> None:
         """Move the selected card to the neighbouring column: the same operator a drag runs."""
@@ -418,7 +434,7 @@ class BoardScreen(Screen):
             return
         target = self.model.neighbour(self.model.column_of(card), step)
         if target is not None:
-            self.app.drop_card(card.id, target)
+            self.app.post_message(CardDropped(card.id, target))
 
     def action_nav(self, dx: int, dy: int) -> None:
         board = self.board
@@ -427,7 +443,7 @@ class BoardScreen(Screen):
             return
         current = self.focused if isinstance(self.focused, CardList) else None
         column = board.column_of_list(current) if current is not None else None
-        if column is None or not column.cards:
+        if current is None or column is None or not column.cards:
             self._focus_first()
             return
         row = current.cursor
@@ -468,4 +484,4 @@ class BoardScreen(Screen):
             current.select(row)
 
     def action_help(self) -> None:
-        self.app.action_help()
+        self.app.post_message(HelpWanted())

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -30,14 +29,20 @@ from ..format import (
     sparks,
     tokens,
 )
-from ..messages import BoardUpdated, CardLoaded
+from ..messages import (
+    BoardUpdated,
+    BudgetWanted,
+    CardGateWanted,
+    CardLoaded,
+    OpenTimeline,
+    OpenTries,
+    ReassignWanted,
+    Say,
+)
 from ..widgets.diff_view import DiffView
 from ..widgets.evidence_log import EvidenceLog
 from ..widgets.footer import KeyBar
 from ..widgets.line import FittedLine
-
-if TYPE_CHECKING:
-    from ..app import LoopxApp
 
 
 class Burn(FittedLine):
@@ -60,7 +65,7 @@ def header_text(card: CardView, now: float) -> Text:
     t.append(str(card.priority))
     if card.after:
         t.append("  after ", style="dim")
-        t.append(", ".join(ids.fmt(ids.CARD, a) for a in card.after))
+        t.append(", ".join(ids.fmt(ids.CARD, a) or "?" for a in card.after))
     if card.handoff_to:
         t.append("  handoff to ", style="dim")
         t.append(card.handoff_to, style="bold")
@@ -194,8 +199,6 @@ class CardScreen(Screen):
         Binding("question_mark", "app.help", "Help", tooltip="every key"),
     ]
 
-    app: LoopxApp
-
     def __init__(self, card: CardView, reader, now, ahead: Future | None = None):
         super().__init__()
         self.card = card
@@ -273,7 +276,7 @@ class CardScreen(Screen):
 
     def _failed(self, message: str) -> None:
         if self.is_attached:
-            self.app.notice(message, severity="error")
+            self.app.post_message(Say(message, severity="error"))
             if self.app.screen is self:
                 self.app.pop_screen()
 
@@ -359,20 +362,16 @@ class CardScreen(Screen):
         diff.focus_patch()
 
     def action_timeline(self) -> None:
-        self.app.open_timeline(self.card_id)
+        self.app.post_message(OpenTimeline(self.card_id))
 
     def action_tries(self) -> None:
-        self.app.open_tries(self.card_id)
+        self.app.post_message(OpenTries(self.card_id))
 
     def action_gate(self) -> None:
-        card = self.app.model.cards.get(self.card_id, self.card)
-        if card.pending_gate is None:
-            self.app.notice(f"{ids.fmt(ids.CARD, self.card_id)} has no gate waiting")
-            return
-        self.app.gates.show_first(card.pending_gate)
+        self.app.post_message(CardGateWanted(self.card_id, self.card.pending_gate))
 
     def action_budget(self) -> None:
-        self.app.raise_budget(self.card_id)
+        self.app.post_message(BudgetWanted(self.card_id))
 
     def action_reassign(self) -> None:
-        self.app.reassign(self.card_id)
+        self.app.post_message(ReassignWanted(self.card_id))

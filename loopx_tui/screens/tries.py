@@ -18,7 +18,7 @@ from loopx_core.rules import ids
 from loopx_core.shapes.errors import LoopxError
 
 from ..format import tokens
-from ..messages import BoardUpdated
+from ..messages import BoardUpdated, KeepTryWanted, OpenCard, Refused
 from ..widgets.footer import KeyBar
 
 VERIFY = {True: ("passed", "green"), False: ("failed", "bold red"), None: ("—", "dim")}
@@ -78,7 +78,7 @@ class TriesScreen(Screen):
             try:
                 first, tries = self.reader.tries(card_id)
             except LoopxError as err:
-                self.app.call_from_thread(self.app.refuse, err.message, err.hint or "")
+                self.app.post_message(Refused(err.message, err.hint or ""))
                 return
             self.app.call_from_thread(self._show, first, tries)
 
@@ -112,7 +112,7 @@ class TriesScreen(Screen):
 
     def action_open(self) -> None:
         if self.tries:
-            self.app.open_card(self.tries[self.selected].card.id)
+            self.app.post_message(OpenCard(self.tries[self.selected].card.id))
 
     def action_keep(self) -> None:
         if len(self.tries) < 2:
@@ -125,7 +125,7 @@ class TriesScreen(Screen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.actions.keep_try(kept.id)
+                self.app.post_message(KeepTryWanted(kept.id))
 
         self.app.push_screen(ConfirmModal(f"Keep {kept.key}?", detail, "y keep it", "n not now"), answered)
 

@@ -4,6 +4,7 @@ against the person's cap. Read in a worker (git and the file system)."""
 
 from __future__ import annotations
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,6 +17,7 @@ from loopx_core.ops.workspace_cap import human_size
 from loopx_core.rules.clock import human_delta
 from loopx_core.shapes.errors import LoopxError
 
+from ..messages import Refused
 from ..widgets.footer import KeyBar
 
 
@@ -25,7 +27,8 @@ def size_text(n: int | None) -> str:
 
 def workspaces_table(found) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 2, 0, 0), header_style="bold")
-    for name, justify in (("card", "left"), ("state", "left"), ("card is", "left"), ("branch", "left"), ("size", "right"), ("age", "right"), ("may go", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("card", "left"), ("state", "left"), ("card is", "left"), ("branch", "left"), ("size", "right"), ("age", "right"), ("may go", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
     for w in found:
         table.add_row(w.key, w.state, w.card_status or "—", w.branch, size_text(w.size), human_delta(w.age),
@@ -60,7 +63,7 @@ class WorkspacesScreen(Screen):
             try:
                 found, cap = self.reader.workspaces()
             except LoopxError as err:
-                self.app.call_from_thread(self.app.refuse, err.message, err.hint or "")
+                self.app.post_message(Refused(err.message, err.hint or ""))
                 return
             self.app.call_from_thread(self._show, found, cap)
 

@@ -68,7 +68,7 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         self._clicked: int | None = None  # the card a press-and-release (not a drag) was on
         self._on_bar = False  # the last press was on the scrollbar (its click opens nothing)
         self._grab: int | None = None  # dragging the scrollbar's thumb: the row of the thumb held
-        self._bar: tuple[Segment, Segment, Segment] | None = None  # track, thumb, thumb held
+        self._bar: tuple[Segment, ...] | None = None  # track, thumb, thumb held
         self._look: Look | None = None
         self._times_shown: tuple[str, ...] = ()  # the time left on the cards' faces at the last tick
         self._drawn: dict[int, tuple[tuple, list[Strip]]] = {}  # card id → (what it was drawn from, its lines)
@@ -241,10 +241,11 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
             thumb = track + styles.scrollbar_color
             held = (under + styles.scrollbar_background_active) + styles.scrollbar_color_active
             self._bar = tuple(Segment(" ", Style(bgcolor=c.rich_color)) for c in (track, thumb, held))
+        bar = self._bar
         top, length = self.thumb()
         if not top <= y < top + length:
-            return self._bar[0]
-        return self._bar[2] if self._grab is not None else self._bar[1]
+            return bar[0]
+        return bar[2] if self._grab is not None else bar[1]
 
     def _bar_at(self, x: int) -> bool:
         return self.scrolls() and x >= self._width()
@@ -262,6 +263,8 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         self.scroll_to(y=self.scroll_y + (page if y >= top + length else -page), animate=False)
 
     def _bar_drag(self, y: int) -> None:
+        if self._grab is None:
+            return  # (only while the thumb is held)
         top, length = self.thumb()
         room = max(1, self.size.height - length)
         share = max(0.0, min(1.0, (y - self._grab) / room))

@@ -12,7 +12,7 @@ column); going down past the last card in hand asks the app to read on
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -59,7 +59,7 @@ class RunnerLine(FittedLine):
 
 
 class BoardColumn(Vertical):
-    def __init__(self, key: str, title: str, now: Callable[[], float], cards: list[CardView] = (), total: int | None = None, unread: bool = False):
+    def __init__(self, key: str, title: str, now: Callable[[], float], cards: Sequence[CardView] = (), total: int | None = None, unread: bool = False):
         super().__init__(id=css_id(key), classes=f"board-column -col-{css_id(key)[4:]}")
         self.key = key
         self.title = title

@@ -37,12 +37,13 @@ def shown_keys(screen: Screen) -> tuple[tuple, tuple | None]:
 
 
 class KeyBar(Widget):
-    COMPONENT_CLASSES = {"keybar--key", "keybar--description", "keybar--palette"}
+    COMPONENT_CLASSES = {"keybar--key", "keybar--description", "keybar--palette", "keybar--note"}
     ALLOW_SELECT = False
 
     def __init__(self, **kw):
         super().__init__(**kw)
         self._shown: tuple[tuple, tuple | None] = ((), None)
+        self.note = ""  # said before the keys ("waiting for the board", #30); "" says nothing
         self._spans: list[tuple[int, int, Binding, bool, str]] = []  # (start cell, end cell, binding, enabled, tooltip)
 
     def on_mount(self) -> None:
@@ -62,6 +63,12 @@ class KeyBar(Widget):
             self._shown = shown
             self.refresh()
 
+    def say(self, note: str) -> None:
+        """Put ``note`` before the keys (the keys still work; "" takes it away)."""
+        if note != self.note:
+            self.note = note
+            self.refresh()
+
     @property
     def keys(self) -> list[str]:
         """The keys shown, in order (tests and the curious)."""
@@ -73,6 +80,9 @@ class KeyBar(Widget):
         text = Text(no_wrap=True, overflow="crop")
         spans: list[tuple[int, int, Binding, bool, str]] = []
         keys, palette = self._shown
+        if self.note:
+            text.append(f" {self.note} ", style=self.get_component_rich_style("keybar--note", partial=True))
+            text.append("  ")
         for binding, enabled, tooltip in keys:
             start = cell_len(text.plain)
             item = Text.assemble((self.app.get_key_display(binding), key_style), (binding.description, description_style))

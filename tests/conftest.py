@@ -92,7 +92,7 @@ class Board:
         from loopx_core.store.backends import Store
         from loopx_core.store.discovery import parse_target
 
-        return Store.open(parse_target(self.url, "flag"))
+        return Store.open(parse_target(self.url, "flag", self.root))  # (a team board: this project is its checkout here)
 
     def snapshot(self) -> dict:
         """Everything in the board, to assert that a refusal changed nothing."""
@@ -108,6 +108,10 @@ def downgrade_sqlite(path: Path, version: int) -> None:
 
     con = sqlite3.connect(path)
     try:
+        if version < 8:
+            con.executescript("DROP TABLE IF EXISTS card_try;")
+            if version >= 7:
+                con.executescript("ALTER TABLE workspace DROP COLUMN checkout;")
         if version < 7:
             con.executescript("DROP TABLE IF EXISTS workspace;")
         if version < 4:
@@ -352,20 +356,10 @@ def make_repo(root: Path, files: dict[str, str] | None = None) -> str:
 @pytest.fixture
 def repo_team(team: Board) -> Board:
     """``team`` on a project that is a git repository (workspaces on, issue #26).
-    A PostgreSQL board has no project folder of its own: it is given this one."""
+    On PostgreSQL the project is the checkout ``init`` ran in (its
+    ``.loopx/team.json``), as for a person setting up a team board."""
     make_repo(team.root)
-    return give_project(team)
-
-
-def give_project(board: Board) -> Board:
-    """A PostgreSQL board has no project folder of its own: it is given the board's root."""
-    if board.backend == "postgresql":
-        store = board.store()
-        try:
-            store.run(lambda: store.put_setting("project_root", str(board.root)))
-        finally:
-            store.close()
-    return board
+    return team
 
 
 @pytest.fixture

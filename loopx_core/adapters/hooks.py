@@ -225,6 +225,10 @@ def project_root(target: tuple[str, str | None], cwd: str) -> str:
     kind, path = target
     if kind == "sqlite" and path and os.path.basename(os.path.dirname(path)) == ".loopx":
         return os.path.realpath(os.path.dirname(os.path.dirname(path)))
+    if kind == "postgresql":  # a team board: this machine's checkout of it, the kernel's rule (from a workspace: the main checkout)
+        checkout = board_file.team_checkout(cwd)
+        if checkout is not None:
+            return os.path.realpath(checkout)
     here = os.path.abspath(cwd)
     while True:
         if os.path.isdir(os.path.join(here, ".loopx")):
@@ -644,6 +648,8 @@ def _read_transcript(hook: Hook):
     expected = expected.strip() if isinstance(expected, str) else None
     try:
         turn = transcript.read(hook.runtime, path)
+        if _lagging(hook):
+            return transcript.before_last_call(turn)  # the lag outlasts the wait: a later charge must add it
         deadline = time.monotonic() + TRANSCRIPT_WAIT
         while expected and turn.last_text != expected and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -654,6 +660,14 @@ def _read_transcript(hook: Hook):
     except Exception as exc:
         hook.note(f"cannot read the transcript {path}: {type(exc).__name__}: {exc}")
     return None
+
+
+def _lagging(hook: Hook) -> bool:
+    """A test's ``LOOPX_FAULT=transcript-lag``: this Stop reads each transcript
+    as if its last model call were not written yet (``rules/faults.py``)."""
+    from ..rules import faults
+
+    return hook.event == "stop" and faults.lagging("transcript-lag")
 
 
 def _held(agent: str, statuses=HELD):
@@ -680,8 +694,7 @@ def _charge(hook: Hook, store, turn) -> None:
     path = os.path.expanduser(hook.get("transcript_path"))
     by = f"the {hook.runtime} {hook.event} hook"
     charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=by)
-    if hook.runtime == "claude-code":
-        charge.charge_subagents(store, agent, session, path, card_id, hook.note, by=by)
+    charge.charge_subagents(store, agent, hook.runtime, session, path, card_id, hook.note, by=by, lagging=_lagging(hook))
 
 
 def session_end(hook: Hook):

@@ -258,7 +258,7 @@ def init_runtime(
         data["can"] = existing_caps  # keep what it may do unless told otherwise
     caps = sorted(set(data["can"]))
     location = store.location if store is not None else location
-    root = (root or location.project_root or Path.cwd()).absolute()
+    root = (root or location.project_root or location.checkout or Path.cwd()).absolute()  # (a team board: this machine's checkout)
     db = location.url if location.source in ("flag", "env") else None
     exe = _executable()
     exe_text = " ".join(shlex.quote(e) for e in exe)

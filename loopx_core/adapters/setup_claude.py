@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 EVENTS = (
     ("SessionStart", "session-start", None, 30),
@@ -149,6 +150,17 @@ def _handler(command: str, timeout: int, event: str) -> dict:
     return handler
 
 
+def _absolute_rule(rule, main: str):
+    """A permission rule of the main checkout's settings as flag settings must say
+    it: ``Edit(/.loopx/**)`` is relative to the settings file's folder, and flag
+    settings have none — Claude Code (2.1.335) read it under its shared temp folder
+    (``/tmp/claude-<uid>/.loopx``) and bound a placeholder there, which another
+    session removed under it ("bwrap: Can't get type of source"). ``//`` is an
+    absolute path."""
+    found = re.fullmatch(r"(\w+)\(/([^/].*)\)", rule) if isinstance(rule, str) else None
+    return f"{found.group(1)}(/{os.path.join(main, found.group(2))})" if found else rule
+
+
 def _merged(current, ours: dict) -> dict:
     """Ours over the person's sandbox block, keeping their other keys and paths."""
     if not isinstance(current, dict):
@@ -233,10 +245,12 @@ def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
     from ..rules import workspace_bounds
 
     out = {k: v for k, v in main_settings.items() if k not in ("env", "sandbox")}
+    if isinstance(out.get("permissions"), dict):
+        out["permissions"] = {k: [_absolute_rule(r, bounds.main) for r in v] if isinstance(v, list) else v for k, v in out["permissions"].items()}
     sandbox = main_settings.get("sandbox")
     if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
         ours = _merged(sandbox, sandbox_settings(key_dir))
-        workspace_bounds.ensure_packed_refs(bounds)
+        workspace_bounds.prepare(bounds)  # packed-refs, packed-only refs' loose files, the ref folders: paths to keep or open
         ours["filesystem"] = {
             **ours["filesystem"],
             "allowWrite": [

@@ -289,12 +289,13 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
     the git paths a commit needs writable (``rules/workspace_bounds``), and
     inside them every other card's branch and reflog read-only; the runtimes'
     settings in the workspace read-only (Codex keeps ``.codex`` so by itself).
-    Where the workspace has no ``.codex/config.toml`` of its own, the loopx MCP
-    server comes from the main checkout's."""
+    The hooks and the loopx MCP server come with LoopX's Codex home
+    (``workspace_home``), not from the workspace."""
     from ..rules import workspace_bounds
 
     args: list[str] = []
     if main_config.get("default_permissions") == "loopx":
+        workspace_bounds.prepare(bounds)  # the ref folders a commit writes exist; packed-only refs get a file to keep read-only
         entries = {key_dir: "deny"}
         entries.update({p: "write" for p in workspace_bounds.writable(bounds) if p != bounds.workspace})
         entries.update({p: "read" for p in workspace_bounds.inside_writable(bounds, workspace_bounds.guarded(bounds))})
@@ -307,9 +308,6 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
         if roots:
             table += ', ":workspace_roots" = { ' + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in roots.items()) + " }"
         args += ["-c", 'default_permissions="loopx"', "-c", f'permissions.loopx={{ extends = ":workspace", filesystem = {{ {table} }} }}']
-    server = (main_config.get("mcp_servers") or {}).get("loopx")
-    if isinstance(server, dict) and not (Path(bounds.workspace) / ".codex" / "config.toml").exists():
-        args += ["-c", f"mcp_servers.loopx={_inline(server)}"]
     return args
 
 
@@ -317,14 +315,111 @@ def _toml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a TOML basic string
 
 
-def _inline(value) -> str:
-    """A TOML inline value (tables and arrays of strings, numbers and booleans)."""
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_toml_str(k)} = {_inline(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, list):
-        return "[" + ", ".join(_inline(v) for v in value) + "]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return _toml_str(str(value))
+# -- LoopX's Codex home for a turn in a card's workspace (issue #26) ---------------------------
+#
+# Codex 0.171 reads hooks from every config layer but runs only those whose hash
+# is trusted in a *user* layer (``$CODEX_HOME/config.toml``), keyed by the path of
+# the file that declares them; hooks given with ``-c`` (the session-flags layer)
+# did not run, even with ``-c hooks.state…`` trusting their hash (tried on 0.171).
+# In a linked worktree it loads the worktree's own
+# ``.codex/config.toml`` as a project layer, trusted because the main checkout is
+# (``resolve_root_git_project_for_trust``), with its hooks swapped for the main
+# checkout's (``merge_root_checkout_project_hooks``): so LoopX's hooks run there
+# only if the workspace has a ``.codex`` folder, and then whatever else that file
+# says (an MCP server, started outside the sandbox) is loaded too — a file the
+# agent can commit on its branch. A turn the runner starts in a workspace gets a
+# Codex home of LoopX's instead: the person's config without its project trust
+# (so no project layer loads: "Untrusted project-local configuration is
+# disabled"), plus LoopX's hooks trusted by hash at that file's path and the
+# loopx MCP server; every other entry of the person's home (auth, sessions,
+# history, rules…) is a link to theirs. It lives in the person's data folder,
+# outside every workspace and every folder the sandbox lets the agent write.
+
+HOME_OWN = ("config.toml",)  # written here; every other entry of the person's home is linked
+
+
+def home_for(main: str, agent: str) -> Path:
+    """LoopX's Codex home for ``agent``'s turns in the workspaces of the project
+    whose main checkout is ``main``."""
+    from platformdirs import user_data_dir
+
+    project = hashlib.sha256(os.path.realpath(main).encode()).hexdigest()[:16]
+    return Path(user_data_dir("loopx")) / "codex-home" / project / re.sub(r"[^A-Za-z0-9._-]", "_", agent)
+
+
+def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) -> Path:
+    """Write ``home`` (see above) from the person's Codex home and the main
+    checkout's ``.codex/config.toml`` (LoopX's hooks and MCP server as ``init``
+    wrote them). Returns the home, resolved: Codex keys hook trust by the real
+    path of its config file. Raises ConfigError when the person's config is not
+    TOML (Codex would refuse to start as well)."""
+    import tomlkit
+
+    home.mkdir(parents=True, exist_ok=True)
+    home = home.resolve()
+    _outside_the_sandbox(home)
+    person_home = Path(os.path.realpath(person_home))
+    try:
+        config = tomllib.loads((person_home / "config.toml").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        config = {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{person_home / 'config.toml'} cannot be read as TOML ({exc}); fix it, then the runner's next turn uses it") from None
+    # No project is trusted here, so no worktree's .codex/config.toml loads; the main
+    # checkout is marked untrusted outright (its worktrees inherit that), so an
+    # interactive `codex` started in a workspace asks no trust question either.
+    config["projects"] = {os.path.realpath(main): {"trust_level": "untrusted"}}
+    hooks: dict = config["hooks"] if isinstance(config.get("hooks"), dict) else {}
+    found = hooks.pop("state", None)
+    state: dict = found if isinstance(found, dict) else {}
+    # the person's own trust decisions follow their files here (the same hashes, this home's paths)
+    here = str(home / "config.toml")
+    own = str(person_home) + os.sep
+    state = {(str(home) + os.sep + key[len(own):] if key.startswith(own) else key): value for key, value in state.items()}
+    for event, _name, _matcher, _timeout in EVENTS:
+        groups: list = hooks[event] if isinstance(hooks.get(event), list) else []
+        hooks[event] = groups
+        for group in (main_config.get("hooks") or {}).get(event, []):
+            if not any(_is_ours(h) for h in group.get("hooks", [])):
+                continue
+            g = len(groups)
+            groups.append(group)
+            for h, handler in enumerate(group["hooks"]):
+                state[f"{here}:{_snake(event)}:{g}:{h}"] = {"trusted_hash": hook_hash(event, group.get("matcher"), handler)}
+    hooks["state"] = state
+    config["hooks"] = hooks
+    server = (main_config.get("mcp_servers") or {}).get("loopx")
+    if isinstance(server, dict):
+        config.setdefault("mcp_servers", {})["loopx"] = server
+    fresh = home / "config.toml.loopx-new"
+    fresh.write_text(tomlkit.dumps(config), encoding="utf-8")
+    os.replace(fresh, home / "config.toml")
+    _link_person_home(home, person_home)
+    return home
+
+
+def _outside_the_sandbox(home: Path) -> None:
+    """Refuse a home in a temporary folder: Codex's sandbox lets the agent write
+    those (and Codex puts no helper binary there), and whoever writes this config
+    chooses the next turn's hooks and MCP servers."""
+    import tempfile
+
+    for temp in {"/tmp", "/var/tmp", os.path.realpath(tempfile.gettempdir())}:
+        if home == Path(temp) or Path(temp) in home.parents:
+            raise ConfigError(f"LoopX's Codex home for workspace turns would be {home}, inside the temporary folder {temp}, which Codex's sandbox lets the agent write; "
+                              "set XDG_DATA_HOME (LoopX's data folder) to a folder outside it")
+
+
+def _link_person_home(home: Path, person_home: Path) -> None:
+    """Every entry of the person's Codex home but the config, linked (their login,
+    their sessions — where ``codex resume`` and the runner find the rollout —
+    history and rules). Entries that appear later are linked at the next turn."""
+    if not person_home.is_dir():
+        return
+    (person_home / "sessions").mkdir(exist_ok=True)
+    for entry in os.listdir(person_home):
+        if entry in HOME_OWN or entry.startswith("config.toml"):
+            continue
+        target = home / entry
+        if not os.path.lexists(target):
+            os.symlink(person_home / entry, target)

@@ -218,6 +218,16 @@ def read(runtime: str, path: str) -> Turn:
     return READERS[runtime](path)
 
 
+def before_last_call(turn: Turn) -> Turn:
+    """``turn`` as it read before its last model call's first entry was written
+    (what a Stop hook sees when the transcript lags: ``LOOPX_FAULT=transcript-lag``)."""
+    if not turn.calls:
+        return turn
+    cut = max(pos for pos, _ in turn.calls)
+    kept = turn.prompt_index is not None and turn.prompt_index < cut
+    return Turn(turn.started_at if kept else None, turn.prompt_index if kept else None, turn.markers[:cut], [(p, c) for p, c in turn.calls if p < cut], None)
+
+
 def uncharged(turn: Turn, through: str | None, counted: dict[str, dict] | None = None) -> tuple[list[Call], str | None]:
     """The calls after ``through`` (the last entry a previous charge covered), or
     after the turn's prompt when ``through`` is unknown here; and the marker the

@@ -132,7 +132,7 @@ class CardState:
 
 # cards: id -> CardState; gates: id -> [card, status, answered_by, answer];
 # grants: id -> [scope, agent, card, expires_at]; runners: agent -> control;
-# workspaces: card id -> [state, branch, head] (issue #26).
+# workspaces: card id -> [state, branch, head, checkout] (issue #26; the checkout: a team board's, v8).
 Projection = namedtuple("Projection", "cards gates grants runners workspaces", defaults=(None,))
 WORKSPACE_KINDS = ("workspace_opened", "code_state", "workspace_archived", "workspace_removed")
 WORKSPACE_STATE = {"workspace_opened": "open", "workspace_archived": "archived", "workspace_removed": "removed"}
@@ -206,11 +206,11 @@ def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) 
 def _workspace(p: Projection, card_id: int, kind: str, data: dict) -> None:
     """A workspace's state, branch and HEAD as its events leave them (a code
     state that git failed to read changes nothing)."""
-    ws = p.workspaces.setdefault(card_id, [None, None, None])
+    ws = p.workspaces.setdefault(card_id, [None, None, None, None])
     if kind in WORKSPACE_STATE:
         ws[0] = WORKSPACE_STATE[kind]
     if kind == "workspace_opened":
-        ws[1] = data.get("branch")
+        ws[1], ws[3] = data.get("branch"), data.get("checkout")
     if "head" in data and "error" not in data:
         ws[2] = data.get("head")
 
@@ -360,14 +360,14 @@ def differences(query, p: Projection) -> list[Difference]:
 def _workspace_differences(query, p: Projection, replayed: set) -> list[Difference]:
     out = []
     logged = dict(p.workspaces or {})
-    for cid, state, branch, head in query("SELECT card_id, state, branch, head FROM workspace ORDER BY card_id", ()):
+    for cid, state, branch, head, checkout in query("SELECT card_id, state, branch, head, checkout FROM workspace ORDER BY card_id", ()):
         if cid not in replayed:
             continue
         said = logged.pop(cid, None)
         if said is None:
             out.append(Difference("workspace", cid, "card_id", cid, None))
             continue
-        for column, row, log in (("state", state, said[0]), ("branch", branch, said[1]), ("head", head, said[2])):
+        for column, row, log in (("state", state, said[0]), ("branch", branch, said[1]), ("head", head, said[2]), ("checkout", checkout, said[3])):
             if row != log:
                 out.append(Difference("workspace", cid, column, row, log))
     for cid in logged:

@@ -29,8 +29,28 @@ SETTING_EVENTS = ("setting_changed", "price_set", "price_removed")
 # Query: a function (sql, params) -> list of row tuples. (collections.namedtuple,
 # not typing's: the hook imports this module and typing costs it milliseconds.)
 
+TYPE_CHECKING = False  # (checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-class EventRow(namedtuple("EventRow", EVENT_COLUMNS)):
+    class _EventFields(NamedTuple):  # EVENT_COLUMNS with their types (tests/kernel/test_records.py holds them equal)
+        seq: int
+        prev: str | None
+        hash: str | None
+        at: float
+        actor: str
+        card: int | None
+        kind: str
+        data: str
+        op_id: str | None
+        key: str | None
+        sig: str | None
+
+else:
+    _EventFields = namedtuple("EventRow", EVENT_COLUMNS)
+
+
+class EventRow(_EventFields):
     """One event as stored: ``data`` is the JSON text exactly as written."""
 
     __slots__ = ()
@@ -99,8 +119,10 @@ def pin(board_uid: str, person: PersonKey, where: str, *, replace: bool = False)
     from . import keys  # (a person's key files: not every reader needs them)
 
     doc = _read_doc()
-    boards = doc.get("boards") if isinstance(doc.get("boards"), dict) else {}
-    places = doc.get("places") if isinstance(doc.get("places"), dict) else {}
+    boards = doc.get("boards")
+    boards = boards if isinstance(boards, dict) else {}
+    places = doc.get("places")
+    places = places if isinstance(places, dict) else {}
     held = places.get(where)
     if isinstance(held, dict) and held.get("board") != board_uid and not replace:
         return
@@ -188,7 +210,7 @@ def load(query, board_uid: str, place: str | None = None, *, machine: bool = Tru
     doc = _read_doc() if machine else {}
     pins = (doc.get("boards") or {}).get(board_uid) if isinstance(doc.get("boards"), dict) else None
     held = (doc.get("places") or {}).get(place) if place is not None and isinstance(doc.get("places"), dict) else None
-    if isinstance(held, dict):
+    if place is not None and isinstance(held, dict):  # (held is what this machine knows at the place)
         found_root = candidates[0].fingerprint if candidates else None
         if held.get("board") != board_uid or (pins is not None and pins.get("public") != held.get("public")):
             why = changed_board(place, held, board_uid, found_root)
@@ -203,14 +225,14 @@ def load(query, board_uid: str, place: str | None = None, *, machine: bool = Tru
             return Trust(board_uid, {}, None, True, [why], changed=why)
     pinned = pins is not None
     root = None
-    if pinned:
+    if pins is not None:
         try:
             pinned_raw = keys.unb64(pins["public"])
         except (KeyError, ValueError, TypeError):
             pinned_raw = b""
         root = next((p for p in candidates if p.public_raw == pinned_raw and p.fingerprint == keys.fingerprint(p.public_raw)), None)
         if root is None:
-            if isinstance(held, dict):  # the same board id, another root: announced like another board
+            if place is not None and isinstance(held, dict):  # the same board id, another root: announced like another board
                 why = changed_board(place, held, board_uid, candidates[0].fingerprint if candidates else None)
                 return Trust(board_uid, {}, None, True, [why], changed=why)
             problems.append(f"this board's people do not include the root key pinned on this machine ({pins.get('root')}): nothing on it is trusted")
@@ -221,9 +243,9 @@ def load(query, board_uid: str, place: str | None = None, *, machine: bool = Tru
             problems.append(f"person {person.name}: fingerprint does not match the key")
             continue
         row = event_row(query, person.added_seq)
-        why = _added_by(row, person, trusted, root)
-        if why:
-            problems.append(f"person {person.name} ({person.fingerprint}): {why}")
+        not_added = _added_by(row, person, trusted, root)
+        if not_added:
+            problems.append(f"person {person.name} ({person.fingerprint}): {not_added}")
             continue
         if root is None:
             root = person  # no pin: the first self-signed person is the board's root

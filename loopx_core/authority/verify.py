@@ -46,7 +46,7 @@ class Problem(NamedTuple):
     row: dict | None = None  # a row that differs from the log's replay: table, id, column, row, log
 
     def to_json(self) -> dict:
-        out = {"seq": self.seq, "where": self.where, "what": self.what}
+        out: dict = {"seq": self.seq, "where": self.where, "what": self.what}
         if self.row is not None:
             out["row"] = self.row
         return out
@@ -65,8 +65,8 @@ class Report(NamedTuple):
 
     @property
     def first(self) -> Problem | None:
-        with_seq = [p for p in self.problems if p.seq is not None]
-        return min(with_seq, key=lambda p: p.seq) if with_seq else (self.problems[0] if self.problems else None)
+        with_seq = [(p.seq, n, p) for n, p in enumerate(self.problems) if p.seq is not None]
+        return min(with_seq)[2] if with_seq else (self.problems[0] if self.problems else None)
 
     def to_json(self) -> dict:
         first = self.first
@@ -91,7 +91,7 @@ RAW = {
     "grant": "id, scope, agent, card, expires_at, decided_seq",
     "card": "id, max_turns, max_tokens, max_usd, budget_seq, window_seconds, window_tokens, window_usd, window_turns, window_seq, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd",
     "runner": "agent, control, control_seq",
-    "workspace": "card_id, state, branch, head",
+    "workspace": "card_id, state, branch, head, checkout",
 }
 
 
@@ -102,7 +102,8 @@ def verify_store(store, *, anchor: bool = True) -> Report:
             report = verify_rows(store.query, store.board_uid(), trust.load(store.query, store.board_uid(), machine=False))
         else:
             report = verify_rows(store.query, store.board_uid(), people)
-        report = _commits(store.query, store.settings().get("project_root"), report)
+        folder = store.project_folder()
+        report = _commits(store.query, str(folder) if folder else None, report, store.checkout_id())
     if anchor:
         report = _check_anchor(store, report)
     if people.changed and not any(p.where.startswith("event ") and "saw" in p.what for p in report.problems):
@@ -135,6 +136,8 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
     for table, columns in RAW.items():
         if table not in part["tables"]:  # an export by an older LoopX: the table it did not have is empty
             con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" ({columns})')
+    if "checkout" not in part["tables"].get("workspace", {}).get("columns", ["checkout"]):
+        con.execute('ALTER TABLE workspace ADD COLUMN "checkout"')  # an export from before v8: no workspace named one
     if "answer" not in part["tables"].get("gate", {}).get("columns", ["answer"]):
         # An export from before #29 carries no answer: every answer then was its status (an expiry: rejected).
         con.execute('ALTER TABLE gate ADD COLUMN "answer"')
@@ -316,30 +319,42 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
 CODE_KINDS = ("workspace_opened", "code_state", "workspace_archived")
 
 
-def recorded_commits(query) -> dict[str, tuple[int, int | None, str]]:
-    """Every commit the log says a card's workspace had: commit -> (seq, card, what)."""
+def recorded_commits(query, checkout: str | None = None) -> tuple[dict[str, tuple[int, int | None, str]], int]:
+    """Every commit the log says a workspace of ``checkout`` had (a team board's
+    checkout; None: the board's one project folder): commit -> (seq, card,
+    what); and how many events named commits of other checkouts' workspaces."""
     out: dict[str, tuple[int, int | None, str]] = {}
+    held: dict[int | None, str | None] = {}  # card -> the checkout its workspace is in (a workspace never moves)
+    others = 0
     marks = ",".join("?" * len(CODE_KINDS))
     for seq, card, kind, text in query(f"SELECT seq, card, kind, data FROM event WHERE kind IN ({marks}) ORDER BY seq", CODE_KINDS):
         data = json.loads(text) if text else {}
+        if kind == "workspace_opened" and card not in held:
+            held[card] = data.get("checkout")
+        if held.get(card) != checkout:
+            others += 1
+            continue
         turn = f"turn {data['turn_id']}" if data.get("turn_id") else kind
         named = [("base", data.get("base_commit")), ("HEAD", data.get("head")), ("saved uncommitted work", data.get("wip")), ("archive", data.get("commit"))]
         named += [("commit", c) for c in data.get("commits") or []]
         for what, commit in named:
             if isinstance(commit, str) and commit and commit not in out:
                 out[commit] = (seq, card, f"{what} of {turn}")
-    return out
+    return out, others
 
 
-def _commits(query, project_root: str | None, report: Report) -> Report:
+def _commits(query, project_root: str | None, report: Report, checkout: str | None = None) -> Report:
     """Every recorded commit must still be in the project's repository: a
     commit that vanished (a rewritten branch, a deleted ref and a gc) is
-    history altered, named with its card and turn."""
+    history altered, named with its card and turn. On a team board, this
+    checkout's workspaces' commits (the others' are in their repositories)."""
     if not query("SELECT 1 FROM event WHERE kind = 'workspace_opened' LIMIT 1", ()):
         return report  # (the cheap answer for a board without workspaces: no git at all)
     import os
 
-    recorded = recorded_commits(query)
+    recorded, others = recorded_commits(query, checkout)
+    if others:
+        report.notes.append(f"{others} code record(s) of workspaces in other checkouts of this team board not checked here: run `loopx verify` in those checkouts")
     if not project_root or not os.path.exists(os.path.join(project_root, ".git")):
         report.notes.append(f"{len(recorded)} recorded commit(s) not checked: the project's repository is not on this machine")
         return report

@@ -78,6 +78,8 @@ def store_key(store) -> str:
 def read_anchor(board_uid: str) -> Head | None:
     """The newest head of this board (``anchor_key``) any witness on this machine saw."""
     seen = _read_all().get(board_uid)
+    if not isinstance(seen, dict):
+        return None
     try:
         digest = seen["hash"]
         return Head(int(seen["seq"]), digest if isinstance(digest, str) else None)  # (an event written without a hash: verify names it)

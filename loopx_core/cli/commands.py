@@ -19,6 +19,8 @@ TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold p
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..shapes.values import CardView
+
 
 class Outcome:
     """What a verb answers; ``warnings`` go to stderr (text and --json alike),
@@ -219,19 +221,23 @@ def cmd_init(ctx: Context) -> Outcome:
         store, created = init_board(location, objective, person, test_board=args.test_board)
         ctx._person = person.named(store.trust().people[person.fingerprint].name)
         text = f"{'created' if created else 'using'} board {location.describe()}"
+        if store.location.checkout is not None:
+            text += f"\nthis folder is this machine's checkout of it: {store.location.checkout} (workspaces are made for it)"
         if key_note:
             text += "\n" + key_note
     ctx._store = store
-    data = {"board": {"path": location.describe(), "url": location.url, "created": created}}
+    data: dict = {"board": {"path": location.describe(), "url": location.url, "created": created}}
+    if store is not None and store.location.checkout is not None:
+        data["board"]["checkout"] = str(store.location.checkout)
     if args.dry_run:
         data["board"]["exists"] = store is not None
         data["dry_run"] = True
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=location, sandbox=args.sandbox, person=ctx._person)
+        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=store.location if store is not None else location, sandbox=args.sandbox, person=ctx._person)
         data["setup"] = result.to_json()
-        text += "\n" + result.text
+        text += "\n" + result.text + _in_a_workspace(args.runtime, args.agent)
     elif args.dry_run:
         text += "\ndry run: nothing was written; run it again without --dry-run"
     else:
@@ -239,9 +245,27 @@ def cmd_init(ctx: Context) -> Outcome:
     return Outcome(data, 0, text)
 
 
+def _in_a_workspace(runtime: str, agent: str | None) -> str:
+    """Run in a card's workspace, ``init --for`` sets up the main checkout (where
+    the board and the runtimes' settings are): say how to work in the workspace."""
+    import os
+
+    from ..rules import workspace_bounds
+
+    bounds = workspace_bounds.find(os.getcwd())
+    if bounds is None or bounds.main is None:
+        return ""
+    card = (bounds.branch or "").removeprefix("loopx/") or "CARD"
+    return (f"\nthis folder is a card's workspace: the settings above are the main checkout's ({bounds.main}); "
+            f"start {runtime} here with them, bounded to this workspace: `loopx workspace start {card} --runtime {runtime} --agent {agent or 'ID'}` "
+            f"(started any other way it reads this folder's own settings, which its agent can write)")
+
+
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    if loc.checkout is not None:  # a team board: the checkout this folder belongs to (issue #26)
+        data["board"]["checkout"] = str(loc.checkout)
     if loc.source == "none":
         from ..store.discovery import NO_BOARD
 
@@ -251,6 +275,8 @@ def cmd_where(ctx: Context) -> Outcome:
         "worktree": "this folder is a git worktree of the project; the board of its main checkout",
     }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
+    if loc.checkout is not None:
+        text += f"\nthis machine's checkout of it: {loc.checkout} (its .loopx/team.json)"
     return Outcome(data, 0, text)
 
 
@@ -259,8 +285,8 @@ def cmd_board(ctx: Context) -> Outcome | None:
         try:
             from loopx_tui.launch import run_board
         except ImportError:
-            run_board = None
-        if run_board is not None:
+            pass  # (the board is an extra: the text below stands in)
+        else:
             code = run_board(ctx.location)
             return Outcome({}, code or 0, "") if code else None
     from ..ops.board import board_cards
@@ -453,7 +479,7 @@ def cmd_card_show(ctx: Context) -> Outcome:
     return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
 
 
-def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], object], verb: str) -> Outcome:
+def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], CardView], verb: str) -> Outcome:
     from ..ops.idempotence import once
 
     actor = ctx.person(verb)
@@ -550,7 +576,7 @@ def cmd_log(ctx: Context) -> Outcome:
     from ..ops.cards import card_detail
 
     d = card_detail(ctx.store, card_id(ctx.args.card), event_limit=0, evidence_limit=10**9)
-    data = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
+    data: dict = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
     lines = [render.card_block(data["card"]), ""]
     for e in data["evidence"]:
         arts = "".join(f"\n      {a['path']} {render.artifact_state(a)}" for a in e["artifacts"])
@@ -587,8 +613,8 @@ def cmd_events(ctx: Context) -> Outcome | None:
             if current != token or token is None:
                 token = current
                 with store.read():
-                    found = events.since(seq, card=card)
-                for event in found:
+                    new = events.since(seq, card=card)
+                for event in new:
                     sys.stdout.write(json.dumps(event.to_json()) + "\n")
                     seq = event.seq
                 sys.stdout.flush()
@@ -649,7 +675,7 @@ def cmd_next(ctx: Context) -> Outcome:
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "next", data, run)
-    warnings = _workspace_of(ctx, result, data["agent"])
+    warnings = _workspace_of(ctx, result, data["agent"], ctx.args.in_project)
     return Outcome(result, code, _next_text(result), warnings)
 
 
@@ -659,20 +685,23 @@ def cmd_claim(ctx: Context) -> Outcome:
 
     data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease})
     cid = card_id(ctx.args.card)
+    from ..ops.workspaces import before_claim
+
+    early = before_claim(ctx.store, cid, data["agent"], ctx.args.in_project)  # refused with nothing written, or made
 
     def run():
         result = claim(ctx.store, cid, data["agent"], data["lease"])
         return result.to_json(), NEXT_CODES[result.action]
 
     result, code = once(ctx.store, ctx.args.op_id, "claim", {"card": cid, **data}, run)
-    warnings = _workspace_of(ctx, result, data["agent"])
+    warnings = early or _workspace_of(ctx, result, data["agent"], ctx.args.in_project)
     return Outcome(result, code, "claimed: " + _next_text(result), warnings)
 
 
-def _workspace_of(ctx: Context, result: dict, agent: str) -> list[str]:
+def _workspace_of(ctx: Context, result: dict, agent: str, in_project: bool) -> list[str]:
     from ..ops.workspaces import name_in
 
-    return name_in(ctx.store, result, agent)
+    return name_in(ctx.store, result, agent, in_project)
 
 
 def _agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
@@ -720,7 +749,7 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
     a = ctx.args
     if a.input:
         doc = _read_input(a.input)
-        for key, mine in (("card", ids.fmt(ids.CARD, cid)), ("agent", agent)):
+        for key, mine in (("card", ids.key(ids.CARD, cid)), ("agent", agent)):
             if key in doc:
                 theirs = doc.pop(key)
                 if str(theirs).upper() != mine.upper():
@@ -748,8 +777,8 @@ def cmd_writeback(ctx: Context) -> Outcome:
     agent = ctx.agent()
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
-    code = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
-    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli", code=code)
+    code_state = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
+    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli", code=code_state)
     if replayed:
         return Outcome(result, code, "(replayed) " + json.dumps(result)[:300], result.get("warnings"))
     ev, cj = result["evidence"], result["card"]

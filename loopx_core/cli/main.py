@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         _refuse_undecodable(argv)
         from .parser import build
 
-        args = build(argv).parse_args(argv)
+        args = _parse(build(argv), argv)
         as_json = bool(getattr(args, "json", False))
         if args.version:
             from .. import __version__
@@ -127,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         if known is not None:
             _emit_error(known, as_json)
             return known.exit_code
-        err = LoopxError(f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it")
-        _emit_error(err, as_json)
+        internal = LoopxError(f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it")
+        _emit_error(internal, as_json)
         return INTERNAL
 
 
@@ -144,3 +144,16 @@ def entry() -> None:
 
 if __name__ == "__main__":
     entry()
+
+
+def _parse(parser, argv):
+    """argparse, strict, except that the arguments after ``--`` go to a verb's
+    ``rest`` when it follows a positional (``workspace start CARD … -- ARG…``):
+    argparse gives a ``*`` positional nothing once options came between."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if extra[0] == "--" and isinstance(getattr(args, "rest", None), list) and not args.rest:
+            args.rest = extra[1:]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args

@@ -97,17 +97,27 @@ def board_text(cards: list[dict], where: str) -> str:
     return "\n".join(out)
 
 
+KIND_NAMES = (("input", "in"), ("cache_write", "cache write"), ("cache_read", "cache read"), ("output", "out"), ("unsplit", "unsplit"))
+
+
+def kinds_line(kinds: dict) -> str:
+    """Tokens by kind, the kinds with any ("in 1,200 · cache read 4,000 · out 80")."""
+    return " · ".join(f"{name} {kinds[k]:,}" for k, name in KIND_NAMES if kinds.get(k))
+
+
 def usage_block(usage: dict) -> str:
     """Where the card's tokens and dollars come from: per agent, then the latest turns."""
     if not usage["agents"]:
         return ""
     lines = ["", "  usage by agent:"]
     for a in usage["agents"]:
-        split = f" ({a['tokens_in']:,} in, {a['tokens_out']:,} out)" if a["tokens_in"] or a["tokens_out"] else ""
+        split = f" ({kinds_line(a['kinds'])})" if a.get("kinds") and kinds_line(a["kinds"]) else ""
         lines.append(f"    {one_line(a['agent'])}: {a['tokens']:,} tokens{split}, ${a['usd']:.4f} over {a['turns']} turn(s)")
     lines.append("  usage by turn:" + (f" (the latest {len(usage['turns'])}; {usage['turns_left_out']} before)" if usage["turns_left_out"] else ""))
     for t in usage["turns"]:
-        lines.append(f"    {t['at']} {one_line(t['agent'])} {t['source']}: {t['tokens']:,} tokens, ${t['usd']:.4f}")
+        who = one_line(t["agent"]) + (" (subagent)" if t.get("subagent") else "")
+        split = f" ({kinds_line(t['kinds'])})" if t.get("kinds") and kinds_line(t["kinds"]) else ""
+        lines.append(f"    {t['at']} {who} {t['source']}: {t['tokens']:,} tokens{split}, ${t['usd']:.4f}")
     return "\n".join(lines)
 
 

@@ -190,6 +190,7 @@ def cmd_verify(ctx: Context) -> Outcome:
         text += "".join(f"\nnote: {n}" for n in report.notes)
         return Outcome(data, 0, text)
     first = report.first
+    assert first is not None  # (not ok: it has a problem)
     lines = [f"ALTERED: {first.where} {first.what}"] + [f"  also: {p.where} {p.what}" for p in report.problems if p is not first][:20]
     lines.append("→ decisions that do not verify are not honoured; compare with a backup or an export (`loopx verify --file`), and tell the people on the board")
     return Outcome(data, ALTERED, "\n".join(lines))

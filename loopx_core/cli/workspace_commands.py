@@ -19,10 +19,76 @@ def cmd_open(ctx: Context) -> Outcome:
 
     cid = card_id(ctx.args.card)
     ws = open_workspace(ctx.store, cid, ctx.caller("open a workspace"), ctx.args.base).to_json()
-    return Outcome({"workspace": ws}, 0, f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n→ work there: `cd {ws['path']}`; a runner starts the card's turns there")
+    return Outcome({"workspace": ws}, 0, f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n"
+                   f"→ a runner starts the card's turns there; to work there yourself with an agent, `loopx workspace start {ws['card']} --runtime claude-code|codex --agent ID` "
+                   f"(a runtime started there any other way reads the workspace's own settings, which its agent can write)")
+
+
+def cmd_start(ctx: Context) -> Outcome | int:
+    """``loopx workspace start CARD --runtime claude-code|codex --agent ID [-- ARG…]``:
+    the card's workspace (made if need be, as the agent's first claim would), then
+    the runtime started there the way the runner starts a turn (``runner/runtimes``:
+    ``by_hand`` and ``environ``), replacing this process. A runtime started there
+    any other way reads the workspace's own settings, which its agent can write."""
+    import shlex
+
+    from ..ops.workspaces import open_workspace
+    from ..runner import runtimes
+    from ..shapes.errors import UsageError
+    from ..store.rows import agent_row
+    from .commands import agent_id
+
+    a, store = ctx.args, ctx.store
+    agent = agent_id(a.drive)
+    with store.read():
+        agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
+    rest = list(a.rest)[1:] if list(a.rest)[:1] == ["--"] else list(a.rest)
+    runtime = runtimes.make(a.runtime, rest, a.bin, agent)
+    runtime.project = str(store.project_root())
+    problem = runtime.identity_problem(store.project_root())
+    if problem:
+        raise UsageError(problem, f"set the project up for it first: `loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}")
+    if not _set_up(a.runtime, store.project_root()):
+        raise UsageError(f"the project is not set up for {a.runtime}: its main checkout has no LoopX hooks to start it with",
+                         f"`loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}, then start it again", code="not_set_up")
+    if not runtime.in_workspace:
+        raise UsageError("the project's Codex is set up without LoopX's sandbox profile (`init --no-sandbox`): a worktree's git folder is read-only to Codex's own sandbox, and no turn runs in a workspace without it",
+                         f"`loopx init --for codex --agent {agent}` (with the sandbox) in {store.project_root()}, or run codex in the project folder", code="no_profile")
+    ws = open_workspace(store, card_id(a.card), f"agent:{agent}").to_json()
+    argv = runtime.by_hand(ws["path"])
+    location = store.location
+    from ..adapters.setup_codex import ConfigError
+
+    try:
+        own = runtime.environ(ws["path"])
+    except (OSError, ConfigError) as exc:
+        raise UsageError(f"cannot prepare {a.runtime}'s settings for the workspace: {getattr(exc, 'strerror', None) or exc}", "fix what it names, then start it again") from None
+    env = {"LOOPX_AGENT": agent, "LOOPX_DB": str(location.path) if location.path is not None else location.url, "LOOPX_WORKSPACE": ws["path"], **own}
+    if a.print_only or getattr(a, "json", False):
+        text = f"cd {shlex.quote(ws['path'])} && " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(argv)
+        return Outcome({"workspace": ws, "command": argv, "cwd": ws["path"], "env": env}, 0, text + "\n→ run it, or `loopx workspace start` without --print starts it")
+    ctx.close()  # (the board is the runtime's hooks' now)
+    full = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
+    full.update(env)
+    os.chdir(ws["path"])
+    try:
+        os.execvpe(argv[0], argv, full)
+    except OSError as exc:
+        raise UsageError(f"cannot start {argv[0]}: {exc.strerror or exc}", "give its executable with --bin PATH") from None
+
+
+def _set_up(runtime: str, root) -> bool:
+    """Does the main checkout carry LoopX's PreToolUse hook for ``runtime`` (``init --for``)?"""
+    name = ".claude/settings.json" if runtime == "claude-code" else ".codex/config.toml"
+    try:
+        with open(os.path.join(str(root), name), encoding="utf-8") as fh:
+            return f"hook {runtime} pre-tool-use" in fh.read()
+    except OSError:
+        return False
 
 
 def cmd_list(ctx: Context) -> Outcome:
+    from ..ops.workspaces import here as mine
     from ..ops.workspaces import list_workspaces, removable
     from ..workspace import git
 
@@ -30,7 +96,8 @@ def cmd_list(ctx: Context) -> Outcome:
     now = clock.now()
     for ws, status in list_workspaces(ctx.store):
         item = ws.to_json()
-        here = ws.state != "removed" and os.path.isdir(ws.path)
+        item["here"] = mine(ctx.store, ws)  # (a team board: another checkout's workspace is listed, not measured)
+        here = item["here"] and ws.state != "removed" and os.path.isdir(ws.path)
         item["card_status"] = status
         item["size"] = git.size_on_disk(ws.path) if here else None
         item["age_seconds"] = round(now - ws.opened_at, 1)
@@ -43,6 +110,7 @@ def cmd_list(ctx: Context) -> Outcome:
     lines = [
         f"{w['card']:<7} {w['state']:<8} {w['card_status'] or '—':<10} {w['branch']:<14} {_size_text(w['size']):>9} "
         f"{clock.human_delta(w['age_seconds']):>8}  {'merged' if w['merged'] else (w['removable'] or '')}  {w['path']}"
+        + ("" if w["here"] else f"  (in checkout {w['checkout']})")
         for w in rows
     ]
     text = "\n".join(lines) if lines else "no workspaces (a card gets one at its first turn when the project is a git repository)"
@@ -64,14 +132,14 @@ def cmd_archive(ctx: Context) -> Outcome:
 
 
 def cmd_gc(ctx: Context) -> Outcome:
-    from ..ops.workspaces import list_workspaces, removable, remove
+    from ..ops.workspaces import here, list_workspaces, removable, remove
     from ..shapes.errors import LoopxError
 
     actor = None if ctx.args.dry_run else ctx.person("remove workspaces")
     removed, kept = [], []
     for ws, _ in list_workspaces(ctx.store):
-        if ws.state == "removed":
-            continue
+        if ws.state == "removed" or not here(ctx.store, ws):
+            continue  # (a team board: another checkout's are its own to clean)
         why = removable(ws)
         key = ws.to_json()["card"]
         if why is None:

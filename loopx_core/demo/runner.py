@@ -43,8 +43,8 @@ def build_demo_board(folder: Path, *, windows: bool = True):
         if created:
             for spec in AGENTS:
                 add_agent(store, validate("agent", {"id": spec.id, "runtime": spec.runtime, "can": list(spec.can)}), person)
-            for spec in CARDS:
-                add_card(store, validate("card", {"title": spec.title, **spec.data}), person)
+            for card in CARDS:
+                add_card(store, validate("card", {"title": card.title, **card.data}), person)
             if windows:
                 from ..ops.cards import window_card
 

@@ -41,6 +41,8 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     created = store.created
     if created and location.source == "init":
         ignore_board_folder(location)
+    if store.backend == "postgresql":
+        point_checkout(store)
     store.run(lambda: None if has_people(store) else add_root(store, person))
     me = member(store, person)
     if objective is not None or created or (test_board and not clock_movable(store.query, store.trust())):
@@ -59,6 +61,23 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
     if pin:  # (not for throwaway seeded and demo boards)
         pin_root(store)
     return store, created
+
+
+def point_checkout(store: Store) -> None:
+    """A team board's ``init`` makes the folder it runs in (or the checkout that
+    already points at this board) this machine's project folder for it:
+    ``.loopx/team.json`` names the board and this checkout (issue #26)."""
+    from pathlib import Path
+
+    from ..store import team_checkout
+
+    found = team_checkout.of(store.location, store.board_uid())
+    folder = found[0] if found else Path.cwd()
+    try:
+        team_checkout.write(folder, store.board_uid(), store.location.describe())
+    except OSError:
+        return  # a read-only folder: the board works, without workspaces here
+    store.location = store.location._replace(checkout=folder)
 
 
 def ignore_board_folder(location: BoardLocation) -> None:

@@ -199,7 +199,7 @@ def column_where(mode: str, key: str | None) -> tuple[str, tuple]:
 def column_page(mode: str, key: str | None, offset: int, limit: int, card_filter: CardFilter = CardFilter()) -> list[CardView]:
     """Cards ``offset``…``offset+limit`` of a column, in the board's order
     (inside the caller's read). ``key``: a status column, or an owner (None: unassigned)."""
-    where, params = _all([c for c in (column_where(mode, key), card_filter.where()) if c is not None])
+    where, params = _all([c for c in (column_where(mode, key), card_filter.where()) if c is not None]) or ("1 = 1", ())  # (the column's own condition is always there)
     order, order_params = _order(mode, key)
     return card_views(Card.where(f"WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?", (*params, *order_params, limit, offset)))
 

@@ -6,7 +6,7 @@ from ..rules import clock, holding, ids
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..shapes.values import CardDetail, CardView
 from ..store import events, records
-from ..store.records import Card, Dependency, Evidence, Gate, Handoff, Observed
+from ..store.records import Card, CardTry, Dependency, Evidence, Gate, Handoff, Observed
 from ..store.rows import (
     agent_row,
     card_row,
@@ -55,7 +55,7 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
             raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
     if data.get("owner"):
         agent_row(data["owner"])
-    pending = [d for d in data.get("after") or [] if Card.get(d).status != "done"]
+    pending = [d for d in data.get("after") or [] if card_row(d, lock=False).status != "done"]
     card = lifecycle.create(
         backlog=bool(data.get("backlog")),
         waiting_on=pending,
@@ -74,6 +74,8 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
     )
     for dep in sorted(set(data.get("after") or [])):
         Dependency.create(card_id=card.id, after_id=dep)
+    if marks.get("try_of"):  # the index of the link the signed event below records (ops/try_family.py)
+        CardTry.create(card_id=card.id, try_of=ids.parse(ids.CARD, marks["try_of"]), try_no=marks["try_no"])
     seq = events.emit(
         actor, "card_added", card.id,
         title=card.title, status=card.status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
@@ -115,7 +117,7 @@ def apply_move(card: Card, to: str, actor, now: float) -> Card:
     if to == "ready":
         blocking = open_deps(card.id)
         if blocking:
-            raise _refuse(card, to, "waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in blocking), "finish those cards first")
+            raise _refuse(card, to, "waiting on " + ", ".join(ids.key(ids.CARD, d) for d in blocking), "finish those cards first")
         if over_budget(card):  # whatever it was: an exhausted card is never made claimable
             raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
     revoked = card.lease_holder
@@ -246,7 +248,7 @@ def _reap_if_due(store) -> None:
 
 
 def _cards_matching(status: str | None, owner: str | None, after: int = 0, limit: int | None = None) -> list:
-    conditions = [('"status" = ?', (status,))] if status else []
+    conditions: list[tuple[str, tuple]] = [('"status" = ?', (status,))] if status else []
     if owner:
         conditions.append(('("lease_holder" = ? OR "assignee" = ? OR "handoff_to" = ?)', (owner, owner, owner)))
     return Card.page(after, conditions, limit)
@@ -277,30 +279,63 @@ def show_card(store, card_id: int) -> CardView:
         return card_view(card_row(card_id))
 
 
-USAGE_TURNS = 20  # the latest turns `card show` lists; the agents' sums cover every one
+USAGE_TURNS = 20  # the latest turns `card show` and the board list; the agents' sums cover every one
+KINDS = ("input", "cache_write", "cache_read", "output", "unsplit")  # tokens by the kind a price names; "unsplit": a total reported with no split
 
 
 def usage_of(store, card_id: int) -> dict:
     """Where a card's token and dollar figures come from: each turn's usage as
     the runtime reported it (a charge measured by a hook or a runner, a
-    writeback's own figures) and the sum per agent; the sums add up to the
-    card's quota (``used``)."""
+    writeback's own figures) and the sum per agent, tokens by kind and dollars
+    at the person's prices; the sums add up to the card's quota (``used``).
+    ``card show`` and the board's Usage tab both show this."""
     with store.read():
         card_row(card_id)
-        rows = records.rows(
-            'SELECT "agent", "turn_id", "source", "tokens", "tokens_in", "tokens_out", "usd", "created_at" FROM "evidence" '
-            'WHERE "card_id" = ? AND ("tokens" > 0 OR "usd" > 0) ORDER BY "id"',
-            (card_id,),
-        )
+        return _usage(card_id)
+
+
+def kinds_of(tokens: int, tokens_in: int, tokens_out: int, extra: dict) -> dict:
+    """A turn's tokens by kind: a charge's ``parts`` (by price kind, as the
+    transcript reported them), else its in/out split, else one unsplit total."""
+    parts = extra.get("parts") if isinstance(extra, dict) else None
+    if isinstance(parts, dict) and parts:
+        out = {k: int(parts.get(k) or 0) for k in KINDS}
+    else:
+        out = dict.fromkeys(KINDS, 0)
+        out["input"], out["output"] = tokens_in, tokens_out
+    out["unsplit"] = max(0, tokens - sum(v for k, v in out.items() if k != "unsplit"))
+    return out
+
+
+def _usage(card_id: int) -> dict:
+    import json
+
+    rows = records.rows(
+        'SELECT "agent", "turn_id", "source", "tokens", "tokens_in", "tokens_out", "usd", "created_at", "extra" FROM "evidence" '
+        'WHERE "card_id" = ? AND ("tokens" > 0 OR "usd" > 0) ORDER BY "id"',
+        (card_id,),
+    )
     agents: dict[str, dict] = {}
     turns = []
-    for agent, turn_id, source, tokens, tokens_in, tokens_out, usd, at in rows:
-        mine = agents.setdefault(agent, {"agent": agent, "turns": 0, "tokens": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0})
+    for agent, turn_id, source, tokens, tokens_in, tokens_out, usd, at, extra in rows:
+        tokens, tokens_in, tokens_out = tokens or 0, tokens_in or 0, tokens_out or 0
+        try:
+            extra = json.loads(extra) if extra else {}
+        except ValueError:
+            extra = {}
+        kinds = kinds_of(tokens, tokens_in, tokens_out, extra)
+        mine = agents.setdefault(agent, {"agent": agent, "turns": 0, "tokens": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0, "kinds": dict.fromkeys(KINDS, 0)})
         mine["turns"] += 1
         for key, n in (("tokens", tokens), ("tokens_in", tokens_in), ("tokens_out", tokens_out)):
-            mine[key] += n or 0
+            mine[key] += n
+        for kind, n in kinds.items():
+            mine["kinds"][kind] += n
         mine["usd"] = round(mine["usd"] + (usd or 0.0), 6)
-        turns.append({"agent": agent, "turn_id": turn_id, "source": source, "tokens": tokens, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd or 0.0, "at": clock.iso(at)})
+        subagent = isinstance(extra.get("session"), str) and "/subagents/" in extra["session"]
+        turns.append({
+            "agent": agent, "turn_id": turn_id, "source": source, "subagent": subagent, "tokens": tokens, "tokens_in": tokens_in,
+            "tokens_out": tokens_out, "kinds": kinds, "usd": usd or 0.0, "at": clock.iso(at),
+        })
     return {"agents": list(agents.values()), "turns": turns[-USAGE_TURNS:], "turns_left_out": max(0, len(turns) - USAGE_TURNS)}
 
 
@@ -321,4 +356,5 @@ def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: 
             gates=tuple(checked_view(store, g) for g in Gate.where(*of_card)),  # an answer no signature backs reads as pending
             handoffs=tuple(handoff_view(h) for h in Handoff.where(*of_card)),
             events=tuple(events.latest(card_id, event_limit)) if event_limit else (),
+            usage=_usage(card_id),
         )

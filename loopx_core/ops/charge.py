@@ -68,7 +68,8 @@ def previous_through(store, agent: str, session: str, transcript: str) -> tuple[
     the largest usage by kind any charge covered: a call whose usage grew after
     it was charged — Claude Code writes a call's partial usage first, and the
     rest may land after a hook read it — is charged the difference)."""
-    through, counted = None, {}
+    through: str | None = None
+    counted: dict[str, dict] = {}
     with store.read():
         rows = records.rows('SELECT "extra" FROM "evidence" WHERE "agent" = ? AND "source" = ? ORDER BY "id" DESC LIMIT 50', (agent, SOURCE))
         for (text,) in rows:

@@ -26,9 +26,10 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     touch(card, now)
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
-    rules = _rules(store) if card.needs else None
-    for scope in card.needs or []:
-        if rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
+    needs = card.needs or []
+    rules = _rules(store) if needs else None
+    for scope in needs:
+        if rules is not None and rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
             gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
             first_gate = first_gate or gate
     if quota.hold(card):  # an exhausted card is claimed paused: its holder's `next` says so
@@ -36,7 +37,7 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     return first_gate
 
 
-def _taken(card: Card, gate: Gate | None, reason: str) -> NextResult:
+def _taken(card: Card, gate: Gate | None, reason: str | None) -> NextResult:
     view = card_view(card)
     if card.status == "paused":
         return NextResult("paused", card=view, reason=card.paused_reason, wake_at=card.wake_at, claimed=True)
@@ -137,7 +138,7 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             row = latest_handoff(offered.id)
             return NextResult("accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting")
         if claim:
-            candidate = _claimable(agent)
+            candidate = _claimable(agent, store.checkout_id())
             if candidate is not None:
                 candidate = reaper.reap_card(candidate, now)
                 return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
@@ -153,14 +154,20 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
     return store.run(body)
 
 
-def _claimable(agent: str) -> Card | None:
+def _claimable(agent: str, checkout: str | None = None) -> Card | None:
     """The best ready card ``agent`` may take: open to it, and no try of a card
-    it holds or worked on another try of (one agent, one try)."""
+    it holds or worked on another try of (one agent, one try). On a team board
+    (``checkout``: this checkout's id), no card whose workspace another
+    checkout holds: its code is there, and here it could run no turn."""
     passed: list[int] = []
+    here = ""
+    if checkout is not None:
+        here = """AND NOT EXISTS (SELECT 1 FROM "workspace" WHERE "workspace"."card_id" = "card"."id" AND ("workspace"."checkout" IS NULL OR "workspace"."checkout" <> ?)) """
     while True:
         skip = f'AND "id" NOT IN ({", ".join("?" * len(passed))}) ' if passed else ""
         candidate = Card.first(
-            f"""WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) {skip}ORDER BY "priority", "created_at", "id" """, (agent, *passed), lock=True
+            f"""WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) {here}{skip}ORDER BY "priority", "created_at", "id" """,
+            (agent, *((checkout,) if checkout is not None else ()), *passed), lock=True,
         )
         if candidate is None or other_try_of(candidate.id, agent) is None:
             return candidate
@@ -173,7 +180,7 @@ def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
     if gate is None:
         return None
     card = Card.get(gate.card_id)
-    if card is None or card.status != "blocked" or ids.fmt(ids.GATE, gate.id) not in (card.blocked_reason or ""):
+    if card is None or card.status != "blocked" or ids.key(ids.GATE, gate.id) not in (card.blocked_reason or ""):
         return None
     return card, gate
 

@@ -75,6 +75,8 @@ def _workspace(store: Store, card_id: int) -> dict | None:
     from .workspaces import lookup
 
     ws = lookup(store, card_id)
+    if ws is None:  # (found open just now, and rows are never deleted)
+        return None
     return {"path": ws.path, "branch": ws.branch, "base": ws.base, "head": ws.head, "wip": ws.wip}
 
 

@@ -36,7 +36,7 @@ def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
 def unblock_after(card: Card, now: float) -> None:
     """``card`` is done: the cards waiting only on it go ready."""
     for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
-        waiting = Card.get(waiting_id, lock=True)
+        waiting = card_row(waiting_id)  # (the dependency's key holds it there)
         if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
             move(waiting, "ready", "unblocked")
             waiting.blocked_reason = None
@@ -133,8 +133,8 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         now = clock.now()
         card = reap_card(card_row(card_id))
         _precheck(store, card, agent, token)
-        passed = result is None or result["passed"]
-        extra = {"verify": result} if result else {"done": True}
+        failed = result if result is not None and not result["passed"] else None
+        extra: dict = {"verify": result} if result else {"done": True}
         if code is not None:
             extra["code"] = code
             workspaces.note(card.id, code, f"agent:{agent}")
@@ -143,9 +143,9 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             extra=extra, payload_hash=payload_hash({"done": summary}), created_at=now,
         )
         card.evidence_count += 1
-        if not passed:
+        if failed is not None:
             touch(card, now)
-            events.emit(f"agent:{agent}", "verify_failed", card.id, command=result["command"], exit_code=result["exit_code"], timed_out=result["timed_out"])
+            events.emit(f"agent:{agent}", "verify_failed", card.id, command=failed["command"], exit_code=failed["exit_code"], timed_out=failed["timed_out"])
             return card_view(card), evidence_view(row), False
         if merge is not None:
             merges.ask(card, agent, merge, now)  # the branch is the person's to bring in: the card waits
@@ -161,6 +161,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
 
     card, evidence, passed = store.run(finish)
     if not passed:
+        assert result is not None  # (only a verify command that ran fails)
         what = "timed out" if result["timed_out"] else f"exited {result['exit_code']}"
         tail = result["output"].strip().splitlines()[-5:]
         raise Conflict(

@@ -148,7 +148,7 @@ def status(store, gate_id: int) -> GateView:
     def body():
         gate = gate_row(gate_id)
         reaper.reap_card(card_row(gate.card_id))  # fail an overdue gate closed before reporting it
-        return checked_view(store, Gate.get(gate_id))
+        return checked_view(store, gate_row(gate_id))  # (read again: the reap may have answered it)
 
     if reaper.has_due():
         return store.run(body)
@@ -157,7 +157,7 @@ def status(store, gate_id: int) -> GateView:
 
 
 def _gates_matching(pending: bool, card_id: int | None, after: int = 0, limit: int | None = None) -> list:
-    conditions = [("\"status\" IN ('pending', 'approved')", ())] if pending else []
+    conditions: list[tuple[str, tuple]] = [("\"status\" IN ('pending', 'approved')", ())] if pending else []
     if card_id is not None:
         conditions.append(('"card_id" = ?', (card_id,)))
     return Gate.page(after, conditions, limit)
@@ -230,7 +230,7 @@ def answer(
         now = clock.now()
         gate = gate_row(gate_id)
         card = reaper.reap_card(card_row(gate.card_id))
-        gate = Gate.get(gate_id)
+        gate = gate_row(gate_id)  # (read again: the reap may have answered it)
         key = ids.fmt(ids.GATE, gate_id)
         if gate.status != "pending" and forged(store, gate) is None:
             raise Conflict(

@@ -14,6 +14,7 @@ from ..store.rows import agent_row, card_row, card_view, handoff_view, touch
 from . import leases, quota, workspaces
 from .lifecycle import clear_lease, gate_blocked, move
 from .reaper import reap_card
+from .try_family import first_of, other_try_of
 
 CAPTURE = object()  # ``handoff``'s ``code`` default: read the card's workspace now
 
@@ -35,12 +36,27 @@ def _last_artifacts(card_id: int, limit: int = 10) -> list[dict]:
     return out
 
 
+def refuse_second_try(card_id: int, agent: str, doing: str, hint: str) -> None:
+    """One agent, one try of a card (#26): a handoff (or a person's reassign)
+    never gives ``agent`` a try of a card it holds or worked on another try of."""
+    other = other_try_of(card_id, agent)
+    if other is not None:
+        first = ids.fmt(ids.CARD, first_of(card_id))
+        raise Conflict(
+            f"cannot {doing} {ids.fmt(ids.CARD, card_id)} to {agent}: it worked on {ids.fmt(ids.CARD, other)}, another try of {first} — one agent, one try of a card",
+            hint,
+            code="other_try",
+        )
+
+
 def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str, done: list[str], pending: list[str], actor: str, now: float) -> Handoff:
     """Build the packet from the card's own state plus what the giver says, and
-    put the card in ``handoff`` to the receiver with the giver's lease revoked."""
+    put the card in ``handoff`` to the receiver with the giver's lease revoked.
+    Refused (``other_try``) when the receiver worked on another try of the card."""
+    refuse_second_try(card.id, to_agent, "hand", "tries compare different agents' work: hand it to an agent that has worked on no other try of it")
     todos = card.todos or []
     gates = Gate.where("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
-    packet = {
+    packet: dict = {
         "card": ids.fmt(ids.CARD, card.id),
         "title": card.title,
         "from": from_agent,
@@ -110,10 +126,13 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         if card.handoff_to != agent:
             raise Forbidden(f"the handoff of {key} is for {card.handoff_to}, not {agent}", "only the receiver can accept it")
         row = latest_handoff(card_id)
+        if row is None:  # (a card is put in handoff only with its packet)
+            raise Conflict(f"{key} is in handoff without a packet", "ask a human to reassign the card")
         if digest_of(row.packet) != row.digest:
             raise Conflict(f"handoff {ids.fmt(ids.HANDOFF, row.id)} does not match its digest", "the packet was altered; ask a human to reassign the card")
         if digest is not None and digest != row.digest:
             raise Conflict(f"digest mismatch for {ids.fmt(ids.HANDOFF, row.id)}", f"the packet's digest is {row.digest}; re-read it with `loopx context {key}`")
+        refuse_second_try(card_id, agent, "give", f"tries compare different agents' work: leave it; a person can reassign it (`loopx card assign {key} --to AGENT`)")
         quota.require_window(agent_obj, now)
         row.accepted_at, row.accepted_digest = now, row.digest
         row.save()

@@ -25,7 +25,7 @@ def create(*, backlog: bool, waiting_on: list[int], **fields) -> Card:
     status = "backlog" if backlog else ("blocked" if waiting_on else "ready")
     if not may_enter("card_added", status):  # pragma: no cover - the three above are in the table
         raise AssertionError(f"a card cannot be added as {status!r}")
-    reason = ("waiting on " + ", ".join(ids.fmt(ids.CARD, d) for d in waiting_on)) if waiting_on else None
+    reason = ("waiting on " + ", ".join(ids.key(ids.CARD, d) for d in waiting_on)) if waiting_on else None
     return Card.create(status=status, blocked_reason=reason, **fields)
 
 

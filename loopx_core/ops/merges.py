@@ -39,15 +39,21 @@ def _repo(store):
     return workspaces.repository(store)
 
 
-def _branch_of(store, card_id: int):
-    """(repository, the card's workspace) when the card has a branch to show or merge, else None."""
+def _branch_of(store, card_id: int, *, deciding: bool = False):
+    """(repository, the card's workspace) when the card has a branch to show or
+    merge, else None. A team board's card whose workspace another checkout
+    holds has its branch in that repository: shown as none here, and
+    ``deciding`` (done, a merge) is refused (``workspace_elsewhere``) — never
+    closed without its merge."""
     from . import workspaces
 
-    repo = _repo(store)
-    if repo is None:
-        return None
     found = workspaces.lookup(store, card_id)
-    if found is None or not found.base:
+    if found is not None and not workspaces.here(store, found):
+        if deciding and found.state != "removed":
+            raise workspaces.elsewhere(found, ids.fmt(ids.CARD, card_id))
+        return None
+    repo = _repo(store)
+    if repo is None or found is None or not found.base:
         return None
     return repo, found
 
@@ -55,7 +61,7 @@ def _branch_of(store, card_id: int):
 def pending_merge(store, card_id: int) -> Plan | None:
     """What ``done`` must ask the person to merge (None: the project is not a
     git repository, the card has no workspace, or its branch adds nothing)."""
-    where = _branch_of(store, card_id)
+    where = _branch_of(store, card_id, deciding=True)
     if where is None:
         return None
     repo, found = where
@@ -63,9 +69,10 @@ def pending_merge(store, card_id: int) -> Plan | None:
     from ..workspace.git import GitError
 
     try:
-        if git_merge.ahead(repo, found.base, found.branch) == 0:
+        head = git_merge.tip(repo, found.branch)
+        if head is None or git_merge.ahead(repo, found.base, found.branch) == 0:
             return None
-        return Plan(found.base, found.branch, git_merge.tip(repo, found.branch))
+        return Plan(found.base, found.branch, head)
     except GitError as err:
         raise Conflict(f"git refused: {err.message}", "fix the repository, then run `loopx done` again", code="git_failed") from None
 
@@ -103,6 +110,7 @@ def check(store, gate: Gate, remember: str | None) -> Plan:
     if remember:
         raise InvalidInput(f"{ids.fmt(ids.GATE, gate.id)} asks to merge: each merge is decided once", "answer without --remember")
     plan = plan_of(gate)
+    _branch_of(store, gate.card_id, deciding=True)  # (its branch in another checkout: answer there)
     from ..workspace import merge as git_merge
     from ..workspace.git import GitError
 

@@ -156,7 +156,7 @@ def _cursor(cmd: Command) -> int:
 
 
 def _notice(seq: int, card: int | None, kind: str, data: dict) -> Notice | None:
-    key = ids.fmt(ids.CARD, card) if card else "the board"
+    key = ids.key(ids.CARD, card) if card else "the board"
     if kind == "gate_asked":
         gate = data.get("gate")
         pending = records.scalar("""SELECT "status" FROM "gate" WHERE "id" = ?""", (ids.parse(ids.GATE, gate) if gate else -1,))

@@ -93,7 +93,7 @@ class Deliverer(threading.Thread):
                 try:
                     for notice, ok, error in deliver(self.store, self.by):
                         if self.log is not None:
-                            self.log(f"notified {notice.key}: " + ("ok" if ok else error))
+                            self.log(f"notified {notice.key}: {'ok' if ok else error}")
                 except Exception as exc:  # the board busy or gone a moment: the next look tries again
                     if self.log is not None:
                         self.log(f"notification not delivered: {type(exc).__name__}: {exc}")

@@ -115,6 +115,7 @@ def accept_board(store, person: keys.Person, root: str) -> dict:
     trust.pin(uid, own.root, where, replace=True)
     with store.read():
         now = witness.head(store.query)
-    witness.advance(witness.anchor_key(uid, where), now, replace=True)
+    if now is not None:  # (board_accepted was just written: the log has a head)
+        witness.advance(witness.anchor_key(uid, where), now, replace=True)
     store.forget_trust()
     return {"board": uid, "place": where, "root": root, "replaces": replaces, "seq": seq}

@@ -129,6 +129,8 @@ def controls(store, agents) -> dict[str, Control]:
         if not wanted - set(out):
             break
         row = trust.event_row(store.query, seq)
+        if row is None:  # (its seq was read just now, in this same read)
+            continue
         try:
             data = row.payload()
         except ValueError:
@@ -138,7 +140,7 @@ def controls(store, agents) -> dict[str, Control]:
         if intact and (named not in wanted or named in out):
             continue  # another agent's, or older than one already decided
         why = store.trust().check(row)
-        for agent in ([named] if intact else sorted(wanted - set(out))):
+        for agent in ([named] if intact and named is not None else sorted(wanted - set(out))):  # (intact: named is in wanted)
             if why is None and data.get("control") == CONTROL_OF_KIND.get(row.kind):
                 what = data["control"]
                 out[agent] = Control("run" if what == "resume" else what, row.actor, seq)
@@ -169,7 +171,7 @@ def control(store, agent: str, what: str, person) -> RunnerView:
         agent_row(agent)
         row = Runner.get(agent)
         new = row is None
-        if new:
+        if row is None:
             row = Runner(agent=agent, state="stopped", since=now, turn=0)
         seq = events.emit(person, KIND_OF_CONTROL[what], None, agent=agent, control=what)
         row.control = None if what == "resume" else what

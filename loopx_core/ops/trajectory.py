@@ -40,7 +40,7 @@ class Turn(NamedTuple):
     tokens: int
     usd: float
     usage_only: bool  # a usage charge measured by a hook, not a turn the agent reported
-    count: int = 1  # turns in this entry: a whole board's are read summed per slice of time (``at`` its first)
+    turns: int = 1  # turns in this entry: a whole board's are read summed per slice of time (``at`` its first)
 
 
 class Span(NamedTuple):
@@ -189,8 +189,8 @@ def figures(t: Trajectory) -> Figures:
         paused_hours=_hours(t.pauses, until),
         median_answer_seconds=statistics.median(t.human_answers) if t.human_answers else None,
         gates_answered=len(t.human_answers),
-        turns=sum(x.count for x in reported),
-        turns_per_day=sum(x.count for x in reported) / (lifecycle / DAY) if lifecycle >= DAY else None,
+        turns=sum(x.turns for x in reported),
+        turns_per_day=sum(x.turns for x in reported) / (lifecycle / DAY) if lifecycle >= DAY else None,
         tokens=sum(x.tokens for x in t.turns),
         usd=round(sum(x.usd for x in t.turns), 6),
     )
@@ -227,7 +227,7 @@ def buckets(t: Trajectory, n: int) -> Buckets:
     turns = [0] * n
     for x in t.turns:
         if not x.usage_only:
-            turns[index(x.at)] += x.count
+            turns[index(x.at)] += x.turns
     handoffs = [0] * n
     for m in t.handoffs:
         handoffs[index(m.at)] += 1

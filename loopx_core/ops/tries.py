@@ -3,8 +3,8 @@
 A try is a card of its own — its own lease, budget, workspace and branch
 (``loopx/LX-9``), claimable by another agent — linked to the card it tries:
 its signed ``card_added`` records ``try_of`` (the first card, which is try 1
-itself) and ``try_no``. The link lives only in the event log, so it needs no
-row and replays as it was. The person compares the tries side by side (diff
+itself) and ``try_no``, the link's proof; ``card_try`` (v8) indexes it for
+the claim path (``try_family``). The person compares the tries side by side (diff
 size, verify result, turns, tokens, dollars) and keeps one: a signed
 ``try_kept`` on the first card; every other try still open is cancelled
 (signed ``card_moved``) after its workspace was archived under
@@ -113,7 +113,8 @@ def compare(store, card_id: int) -> tuple[int, list[Try]]:
     for n, view, verified in cards:
         diff = merges.diff_summary(store, view.id)  # (git, outside the read)
         path = workspaces.open_path(store, view.id)
-        out.append(Try(view, n, *((len(diff.files), diff.added, diff.removed) if diff else (None, None, None)), verified, path))
+        files, added, removed = (len(diff.files), diff.added, diff.removed) if diff else (None, None, None)
+        out.append(Try(view, n, files, added, removed, verified, path))
     return first, out
 
 
@@ -134,11 +135,11 @@ def keep(store, card_id: int, person) -> tuple[CardView, list[CardView]]:
         if kept.status == "cancelled":
             raise Conflict(f"{key} was cancelled", "keep another try", code="illegal_move")
         others = [c for _, c in tries if c != card_id]
-        merged = [c for c in others if Card.get(c).status == "done"]
+        merged = [c for c in others if card_row(c, lock=False).status == "done"]
         if merged:
             done_key = ids.fmt(ids.CARD, merged[0])
             raise Conflict(f"{done_key}, another try, is done already: its code is in the base", f"keep {done_key}, or cancel {key} by hand", code="illegal_move")
-        return first, [c for c in others if Card.get(c).status != "cancelled"]
+        return first, [c for c in others if card_row(c, lock=False).status != "cancelled"]
 
     with store.read():
         first, losing = plan()

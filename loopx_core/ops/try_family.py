@@ -1,34 +1,26 @@
-"""Which cards are tries of one card (#26, "One card, several tries"), read
-from the log alone — the link lives only in a try's signed ``card_added``
-(``try_of``, ``try_no``). Standard library and ``store.records`` only: the
-claim path (``claims``) asks it before every claim of a ready card."""
+"""Which cards are tries of one card (#26, "One card, several tries"). The
+link's proof is a try's signed ``card_added`` (``try_of``, ``try_no``); the
+``card_try`` table (v8) indexes it, written in the same transaction, so the
+claim path — which asks before every claim of a ready card — reads a card's
+tries by index, never by scanning the log. Standard library and
+``store.records`` only."""
 
 from __future__ import annotations
 
-import json
-
-from ..rules import ids
 from ..store import records
-
-
-def _added(card_id: int) -> dict:
-    text = records.scalar('SELECT "data" FROM "event" WHERE "card" = ? AND "kind" = ? ORDER BY "seq" LIMIT 1', (card_id, "card_added"))
-    return json.loads(text) if isinstance(text, str) else (text or {})
 
 
 def first_of(card_id: int) -> int:
     """The card a try tries (the card itself when it is no try)."""
-    return ids.parse(ids.CARD, _added(card_id).get("try_of") or ids.fmt(ids.CARD, card_id))
+    found = records.scalar('SELECT "try_of" FROM "card_try" WHERE "card_id" = ?', (card_id,))
+    return int(found) if found is not None else card_id
 
 
 def family(first: int) -> list[tuple[int, int]]:
     """(try number, card id) of the first card and its tries, in order."""
-    key = ids.fmt(ids.CARD, first)
     found = [(1, first)]
-    for card, text in records.rows('SELECT "card", "data" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq"', ("card_added", f'%"try_of":"{key}"%')):
-        data = json.loads(text) if isinstance(text, str) else text
-        if data.get("try_of") == key:
-            found.append((int(data.get("try_no") or len(found) + 1), card))
+    for card, number in records.rows('SELECT "card_id", "try_no" FROM "card_try" WHERE "try_of" = ? ORDER BY "card_id"', (first,)):
+        found.append((int(number or len(found) + 1), int(card)))
     return found
 
 

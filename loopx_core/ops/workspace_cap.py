@@ -34,17 +34,18 @@ class WorkspaceLine(NamedTuple):
 
     @property
     def key(self) -> str:
-        return ids.fmt(ids.CARD, self.card)
+        return ids.key(ids.CARD, self.card)
 
 
 def human_size(size: int | None) -> str:
     """``712 B``, ``2.1 KB``, ``10.0 GB`` (``—``: unknown) — the CLI and the board say sizes alike."""
     if size is None:
         return "—"
+    shown = float(size)
     for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
+        if shown < 1024 or unit == "GB":
+            return f"{shown:.0f} {unit}" if unit == "B" else f"{shown:.1f} {unit}"
+        shown /= 1024
     return ""
 
 
@@ -71,14 +72,16 @@ def set_cap(store, size: int | None, person) -> int | None:
 
 def lines(store) -> list[WorkspaceLine]:
     """Every workspace not removed, with its size on disk and age (git and the
-    file system: call it in a worker, or from the CLI)."""
+    file system: call it in a worker, or from the CLI) — of this checkout: on a
+    team board, another checkout's folders are on its disk, not this one's."""
     from ..workspace import git
+    from .workspaces import here as mine
     from .workspaces import list_workspaces, removable
 
     now = clock.now()
     out = []
     for ws, status in list_workspaces(store):
-        if ws.state == "removed":
+        if ws.state == "removed" or not mine(store, ws):
             continue
         here = os.path.isdir(ws.path)
         try:

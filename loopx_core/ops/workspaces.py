@@ -15,6 +15,15 @@ from the base branch (the main checkout's branch when it opened). Saved
 uncommitted work: ``refs/loopx/LX-7/wip/<commit>``; an archive:
 ``refs/loopx/LX-7/archive/<commit>``.
 
+A PostgreSQL team board is shared by several checkouts (machines, people):
+its project folder is the checkout the command runs in
+(``store/team_checkout.py``), its workspaces' root gains that checkout's id
+(``…/<board uid>/<checkout id>/LX-7``: two checkouts on one machine never
+share a folder), and each row names the checkout that holds it. A card's
+workspace is that checkout's: from another checkout it is listed, never
+opened, recorded, archived or removed (``workspace_elsewhere``) — its
+commits are in that checkout's repository.
+
 The per-turn path pays nothing when there is no workspace: ``capture`` asks
 the board's table (one indexed read) only when the project folder has a
 ``.git``, and imports the git plumbing only when a workspace is open.
@@ -59,7 +68,7 @@ def _git_refusal(fn):
 
 
 def branch_name(card_id: int) -> str:
-    return BRANCH_PREFIX + ids.fmt(ids.CARD, card_id)
+    return BRANCH_PREFIX + ids.key(ids.CARD, card_id)
 
 
 def ref_prefix(card_id: int, kind: str) -> str:
@@ -71,7 +80,31 @@ def view(row: Workspace) -> WorkspaceView:
     return WorkspaceView(
         card=row.card_id, path=row.path, branch=row.branch, base=row.base, base_commit=row.base_commit, state=row.state,
         head=row.head, wip=row.wip, archive_ref=row.archive_ref, opened_at=row.opened_at, updated_at=row.updated_at,
+        checkout=row.checkout,
     )
+
+
+def here(store, found) -> bool:
+    """Whether the workspace (a row or view) belongs to the checkout this
+    command runs in (on a ``.loopx/`` board: always — its one project folder)."""
+    return found.checkout == store.checkout_id()
+
+
+def elsewhere(found, key: str | None) -> Conflict:
+    return Conflict(
+        f"{key}'s workspace is in another checkout of this team board ({found.checkout}, at {found.path}): its commits are in that checkout's repository",
+        "work on the card from that checkout (where `loopx where` names it), or hand it to an agent there",
+        code="workspace_elsewhere",
+    )
+
+
+def _row(card_id: int, *, lock: bool = False) -> Workspace:
+    """The card's workspace row, which the caller has just found open (rows are
+    never deleted: a removed workspace is a state)."""
+    row = Workspace.get(card_id, lock=lock)
+    if row is None:
+        raise NotFound(f"{ids.key(ids.CARD, card_id)} has no workspace", "`loopx workspace list` shows the workspaces", code="no_workspace")
+    return row
 
 
 def _row_view(store, card_id: int) -> WorkspaceView | None:
@@ -81,12 +114,13 @@ def _row_view(store, card_id: int) -> WorkspaceView | None:
 
 
 def _project(store) -> Path | None:
-    """The board's recorded project folder when it holds a ``.git`` (one stat),
-    else None. Never the current folder: a board without a recorded project (a
-    PostgreSQL board nobody gave one) has no workspaces, so LoopX never makes
-    worktrees in whatever repository a command happens to run in."""
-    root = store.settings().get("project_root")
-    if not root or not os.path.exists(os.path.join(root, ".git")):
+    """The board's project folder on this machine when it holds a ``.git`` (one
+    stat), else None. Never merely the current folder: a ``.loopx/`` board's
+    recorded one, or the team board's checkout that points at it
+    (``Store.project_folder``) — LoopX never makes worktrees in whatever
+    repository a command happens to run in."""
+    root = store.project_folder()
+    if root is None or not os.path.exists(os.path.join(root, ".git")):
         return None
     return Path(root)
 
@@ -108,10 +142,13 @@ def workspace_root(store) -> Path:
     """Where the board's workspaces are made (see the module's docstring)."""
     chosen = store.setting("workspace_root", "")
     if chosen:
-        return Path(chosen).expanduser()
-    from platformdirs import user_data_dir
+        root = Path(chosen).expanduser()
+    else:
+        from platformdirs import user_data_dir
 
-    return Path(user_data_dir("loopx")) / "workspaces" / store.board_uid()
+        root = Path(user_data_dir("loopx")) / "workspaces" / store.board_uid()
+    checkout = store.checkout_id()
+    return root / checkout if checkout else root  # (a team board: this checkout's own folder)
 
 
 def lookup(store, card_id: int) -> WorkspaceView | None:
@@ -124,7 +161,9 @@ def open_path(store, card_id: int) -> str | None:
     (no git, no row read at all when the project is not a repository)."""
     if _project(store) is None:
         return None
-    found = store.query("""SELECT "path" FROM "workspace" WHERE "card_id" = ? AND "state" = 'open'""", (card_id,))
+    checkout = store.checkout_id()
+    mine = '"checkout" = ?' if checkout else '"checkout" IS NULL'  # (another checkout's workspace is not one here)
+    found = store.query(f"""SELECT "path" FROM "workspace" WHERE "card_id" = ? AND "state" = 'open' AND {mine}""", (card_id, *((checkout,) if checkout else ())))
     return found[0][0] if found else None
 
 
@@ -149,11 +188,13 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     repository (or has no commit to start from)."""
     from ..workspace import git
 
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     with store.read():
         if records.scalar('SELECT "id" FROM "card" WHERE "id" = ?', (card_id,)) is None:
             raise NotFound(f"no card {key}", "list cards with `loopx card list`")
         row = Workspace.get(card_id)
+    if row is not None and not here(store, row):
+        raise elsewhere(row, key)
     if row is not None and row.state == "open" and os.path.isdir(row.path):
         return view(row)
     repo = repository(store)
@@ -181,7 +222,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             made = git.worktree_add(repo, path, branch, base_commit)
     except git.GitError as exc:
         again = _row_view(store, card_id)
-        if again is not None and again.state == "open" and os.path.isdir(again.path):
+        if again is not None and here(store, again) and again.state == "open" and os.path.isdir(again.path):
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
     head = base_commit if made else git.head(path)  # a new branch starts at its base
@@ -193,16 +234,20 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
     def body():
         now = clock.now()
         found = Workspace.get(card_id, lock=True)
+        if found is not None and not here(store, found):
+            raise elsewhere(found, key)  # another checkout opened it first
         if found is not None and found.state == "open":
             return view(found)
-        fields = dict(path=str(path), branch=branch, base=base, base_commit=base_commit if found is None else found.base_commit, state="open", head=head, wip=found.wip if found else None, updated_at=now)
+        fields = dict(path=str(path), branch=branch, base=base, base_commit=base_commit if found is None else found.base_commit, state="open", head=head, wip=found.wip if found else None, updated_at=now, checkout=store.checkout_id())
         if found is None:
             found = Workspace.create(card_id=card_id, opened_at=now, archive_ref=None, **fields)
         else:
             for name, value in fields.items():
                 setattr(found, name, value)
             found.save()
-        extra = {"setup": setup} if setup is not None else {}
+        extra: dict[str, object] = {"setup": setup} if setup is not None else {}
+        if found.checkout:
+            extra["checkout"] = found.checkout
         events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
         return view(found)
 
@@ -256,25 +301,66 @@ def ensure(store, card_id: int, actor) -> WorkspaceView | None:
     if repository(store) is None:
         return None
     found = lookup(store, card_id)
-    if found is not None and found.state == "open" and os.path.isdir(found.path):
+    if found is not None and here(store, found) and found.state == "open" and os.path.isdir(found.path):
         return found
-    return open_workspace(store, card_id, actor)
+    return open_workspace(store, card_id, actor)  # (refused when another checkout holds it)
 
 
-def name_in(store, answer: dict, agent: str) -> list[str]:
+def before_claim(store, card_id: int, agent: str, in_project: bool = False) -> list[str]:
+    """``claim CARD``: the card's workspace first, when the card is one the agent
+    could take now (ready, assigned to it or to nobody), so that a workspace that
+    cannot be made refuses the claim with nothing written (exit 5,
+    ``no_workspace``; ``in_project``: a warning instead). Any other card is left
+    to the claim's own refusal."""
+    with store.read():
+        found = records.rows('SELECT "status", "assignee" FROM "card" WHERE "id" = ?', (card_id,))
+    if not found or found[0][0] != "ready" or found[0][1] not in (None, "", agent):
+        return []
+    try:
+        ensure(store, card_id, f"agent:{agent}")
+    except LoopxError as err:
+        return _refused(err, str(ids.fmt(ids.CARD, card_id)), in_project, "")
+    return []
+
+
+def _refused(err: LoopxError, key: str, in_project: bool, given_back: str) -> list[str]:
+    if err.code == "no_base":
+        return []  # a repository without a commit yet: no workspaces, nothing to warn about
+    if in_project:
+        return [f"no workspace for {key}: {err.message} (working in the project folder, as --in-project asked)"]
+    raise Conflict(
+        f"no workspace for {key}: {err.message}{given_back}",
+        f"{err.hint}; then claim it again — or, to work in the project folder on purpose, `loopx claim {key} --in-project`",
+        code="no_workspace",
+    ) from None
+
+
+def name_in(store, answer: dict, agent: str, in_project: bool = False) -> list[str]:
     """A ``next``/``claim`` answer that says "work" gets the card's workspace —
     made at its first claim when the project is a git repository — as
     ``answer["workspace"]`` (path, branch, base). Call it after the operation's
-    transaction: git never runs under the write lock. Returns warnings (a
-    workspace git could not make: the agent works in the project folder)."""
+    transaction: git never runs under the write lock.
+
+    A workspace that cannot be made (the person's cap, git, a folder it may not
+    write) is no reason to work in the project folder, where every agent's edits
+    meet: a card this call claimed is released again (ready, as it was) and the
+    answer is a Conflict (exit 5, ``no_workspace``) saying why and what to do —
+    unless ``in_project`` (the person asked for the project folder: ``--in-project``),
+    which returns it as a warning instead."""
     if answer.get("action") != "work" or not answer.get("card"):
         return []
+    key = answer["card"]["id"]
+    card_id = ids.parse(ids.CARD, key)
     try:
-        ws = ensure(store, ids.parse(ids.CARD, answer["card"]["id"]), f"agent:{agent}")
+        ws = ensure(store, card_id, f"agent:{agent}")
     except LoopxError as err:
-        if err.code == "no_base":
-            return []  # a repository without a commit yet: no workspaces, nothing to warn about
-        return [f"no workspace for {answer['card']['id']}: {err.message} (work in the project folder)"]
+        given_back = ""
+        if answer.get("claimed") and not in_project and err.code != "no_base":
+            from .claims import release
+
+            release(store, card_id, agent, (answer.get("lease") or {}).get("token"))
+            given_back = f"; {key} is released again (ready, as it was)"
+        return _refused(err, key, in_project, given_back)
     if ws is not None:
         answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
     return []
@@ -295,14 +381,14 @@ def capture(store, card_id: int, since: str | None = None) -> dict | None:
     if path is None:
         return None
     with store.read():
-        row = Workspace.get(card_id)
+        row = _row(card_id)
     return _capture(row, since)
 
 
 def _capture(row: Workspace, since: str | None) -> dict:
     from ..workspace import git
 
-    code = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
+    code: dict = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
     try:
         snap = git.snapshot(row.path)
         wip = None
@@ -357,7 +443,7 @@ def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict |
     if path is None:
         return None
     with store.read():
-        row = Workspace.get(card_id)
+        row = _row(card_id)
     code = _capture(row, None)
     if "error" not in code and code["head"] == row.head and code["wip"] == row.wip:
         return None
@@ -377,7 +463,7 @@ def begin_turn(store, card_id: int, actor) -> tuple[str, str | None] | None:
         return None
     restore(store, card_id)
     code = checkpoint(store, card_id, actor)
-    head = code.get("head") if code else lookup(store, card_id).head
+    head = code.get("head") if code else (lookup(store, card_id) or found).head
     return found.path, head
 
 
@@ -386,7 +472,7 @@ def restore(store, card_id: int) -> bool:
     the work tree lost it (HEAD unchanged and nothing uncommitted there): a
     receiver, or the next turn after a runner was killed, resumes from it."""
     found = lookup(store, card_id)
-    if found is None or found.state != "open" or not found.wip or not os.path.isdir(found.path):
+    if found is None or not here(store, found) or found.state != "open" or not found.wip or not os.path.isdir(found.path):
         return False
     from ..workspace import git
 
@@ -420,16 +506,18 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     from ..workspace import git
 
     found = lookup(store, card_id)
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to archive", "`loopx workspace list` shows the workspaces")
+    if not here(store, found):
+        raise elsewhere(found, key)
     snap = git.snapshot(found.path)
     tip = git.save_wip(found.path, ref_prefix(card_id, "wip"), snap) or snap.head
     ref = f"{ref_prefix(card_id, 'archive')}/{tip}"
     git.update_ref(found.path, ref, tip)
 
     def body():
-        row = Workspace.get(card_id, lock=True)
+        row = _row(card_id, lock=True)
         row.state, row.archive_ref, row.head, row.updated_at = "archived", ref, snap.head, clock.now()
         row.save()
         events.emit(actor, "workspace_archived", card_id, ref=ref, commit=tip, head=snap.head)
@@ -476,9 +564,11 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
     from ..workspace import git
 
     found = lookup(store, card_id)
-    key = ids.fmt(ids.CARD, card_id)
+    key = ids.key(ids.CARD, card_id)
     if found is None or found.state == "removed":
         raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
+    if not here(store, found):
+        raise elsewhere(found, key)
     reason = removable(found)
     if reason is None:
         raise Conflict(
@@ -490,7 +580,7 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
         git.worktree_remove(git.main_checkout(found.path) or found.path, found.path)
 
     def body():
-        row = Workspace.get(card_id, lock=True)
+        row = _row(card_id, lock=True)
         row.state, row.updated_at = "removed", clock.now()
         row.save()
         events.emit(actor, "workspace_removed", card_id, reason=reason, head=row.head)

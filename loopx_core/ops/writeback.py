@@ -123,7 +123,8 @@ def writeback(
             card.todo_seq += 1
             todos.append({"id": card.todo_seq, "text": text, "done": False})
         tokens_in, tokens_out = data.get("tokens_in") or 0, data.get("tokens_out") or 0
-        tokens = data.get("tokens") if data.get("tokens") is not None else tokens_in + tokens_out
+        given = data.get("tokens")
+        tokens: int = given if given is not None else tokens_in + tokens_out
         usd = data.get("usd") or 0.0
         new_next = data.get("next")
         progressed = bool(files or data.get("todos_added") or data.get("todos_done") or card.progress_mark or (new_next and new_next != card.next_action))

@@ -16,6 +16,13 @@ board its hooks check it against. A worktree counts only when git's own
 back-link agrees: its ``.git`` file names a folder under the main
 repository's ``.git/worktrees/`` whose ``gitdir`` file names this ``.git``
 file back (a ``.git`` file an agent wrote pointing elsewhere does not).
+
+``team_checkout(cwd)``: the project folder a PostgreSQL team board has on this
+machine (issue #26) — the nearest folder upwards holding ``.loopx/team.json``
+(written there by ``loopx init`` of a team board: "this checkout works on that
+board"), from inside a linked worktree the main checkout's, by the same
+back-link rule. A team board spans machines, so it records no project folder
+of its own; each checkout that points at it is one.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import os
 
 BOARD_DIR = ".loopx"
 BOARD_FILE = "board.db"
+TEAM_FILE = "team.json"  # in .loopx/: which team board this checkout works on (board uid, checkout id)
 
 
 def target(raw: str, cwd: str) -> tuple[str, str]:
@@ -93,4 +101,24 @@ def nearest(cwd: str) -> tuple[str | None, str | None]:
         parent = os.path.dirname(here)
         if parent == here:
             return (found, "nearest") if found else (None, None)
+        here = parent
+
+
+def team_checkout(cwd: str) -> str | None:
+    here = os.path.abspath(cwd)
+    found = None
+    while True:
+        if found is None and os.path.isfile(os.path.join(here, BOARD_DIR, TEAM_FILE)):
+            found = here
+        dot_git = os.path.join(here, ".git")
+        if os.path.lexists(dot_git):
+            if os.path.isfile(dot_git):
+                main = main_checkout(here)
+                if main is not None and os.path.isfile(os.path.join(main, BOARD_DIR, TEAM_FILE)):
+                    return main  # a workspace: its main checkout's, whatever was planted inside it
+            if found is not None:
+                return found
+        parent = os.path.dirname(here)
+        if parent == here:
+            return found
         here = parent

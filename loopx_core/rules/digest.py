@@ -9,10 +9,10 @@ itself falls back to — gives the same digest at no such cost. Files
 from __future__ import annotations
 
 try:
-    from _sha2 import sha256  # CPython 3.12+
+    from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12+ (a private module: no stubs)
 except ImportError:  # pragma: no cover - which one exists depends on the Python version
     try:
-        from _sha256 import sha256  # CPython 3.11
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11 (no stubs either)
     except ImportError:
         from hashlib import sha256
 

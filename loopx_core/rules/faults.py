@@ -11,6 +11,14 @@ Inert unless the variable is set, and it only ever kills the process that
 reads it — what any process can do to itself. ``loopx hook`` disarms it
 (``disarm``): a runtime treats a hook that died as "no objection", so the
 variable must never turn the person's check into an allow (SECURITY.md).
+
+One point only delays, never kills, and the hook does honour it:
+``LOOPX_FAULT=transcript-lag`` makes a Stop hook read each transcript as if
+its last model call had not been written yet (Claude Code writes the
+transcript asynchronously: the race of a Stop that reads it early, made
+certain — ``lagging``). It can only make a Stop charge less: what it hides is
+charged by the session's next Stop, its SessionEnd or ``loopx run`` — which
+is what the tests that arm it show (§10 #29).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import os
 
 POINTS = ("commit", "committed", "notify_claimed")
+LAGS = ("transcript-lag",)
 
 _armed: tuple[str, int] | None = None
 _seen: dict[str, int] = {}
@@ -49,3 +58,9 @@ def point(name: str) -> None:
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def lagging(name: str) -> bool:
+    """Is the delay point ``name`` (one of ``LAGS``) armed? (``disarm`` leaves it:
+    it only ever hides what a later charge adds.)"""
+    return name in LAGS and os.environ.get("LOOPX_FAULT", "").partition(":")[0] == name

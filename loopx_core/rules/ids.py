@@ -8,8 +8,14 @@ CARD, GATE, HANDOFF, EVIDENCE = "LX", "G", "H", "E"
 _ID = re.compile(r"^\s*(?:([A-Za-z]+)-)?(\d+)\s*$")
 
 
+def key(prefix: str, number: int) -> str:
+    """An id's text: ``key(CARD, 12)`` is ``"LX-12"``."""
+    return f"{prefix}-{number}"
+
+
 def fmt(prefix: str, number: int | None) -> str | None:
-    return None if number is None else f"{prefix}-{number}"
+    """``key``, or None for no id."""
+    return None if number is None else key(prefix, number)
 
 
 def parse(prefix: str, text: str | int) -> int:

@@ -4,4 +4,4 @@ path (``store/plainread``, ``adapters/fastcheck``) answer only a board at it
 and leave any other to the kernel. One constant, standard library only, so
 neither reader pays for importing the migrations."""
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8

@@ -19,4 +19,6 @@ def covers(granted: str, needed: str) -> bool:
 def dangerous(scope: str | None, patterns) -> bool:
     """Whether a gate for ``scope`` is one a person marked dangerous (``patterns``:
     their signed list, ``ops/dangerous``); a question without a scope is not."""
-    return bool(scope) and any(covers(p, scope) for p in patterns)
+    if not scope:
+        return False
+    return any(covers(p, scope) for p in patterns)

@@ -77,7 +77,7 @@ def terminal_safe(text: str, *, multiline: bool = False) -> str:
         text = unicodedata.normalize("NFC", text)
         category_of = unicodedata.category
     else:
-        category_of = None
+        category_of = _ascii_has_no_category
     out: list[str] = []
     marks = 0
     for ch in text:
@@ -110,6 +110,10 @@ def terminal_safe(text: str, *, multiline: bool = False) -> str:
     return "".join(out)
 
 
+def _ascii_has_no_category(ch: str) -> str:
+    raise AssertionError(f"only a non-ASCII character asks its category: {ch!r}")
+
+
 def terminal_safe_value(value):
     """``value`` with every string inside it made ``terminal_safe``: plain
     values (NamedTuples, tuples, lists, dicts) as the kernel returns them.
@@ -119,7 +123,7 @@ def terminal_safe_value(value):
     if isinstance(value, tuple):
         fields = getattr(value, "_fields", None)
         if fields is not None:
-            return type(value)._make(
+            return type(value)._make(  # type: ignore[attr-defined]  # (a named tuple: it has _fields)
                 terminal_safe(v, multiline=name in MULTILINE_FIELDS) if isinstance(v, str) else terminal_safe_value(v) for name, v in zip(fields, value)
             )
         return tuple(terminal_safe_value(v) for v in value)

@@ -159,6 +159,64 @@ def ensure_packed_refs(b: Bounds) -> None:
         pass  # there already, or the repository is not ours to write: nothing more to guard then
 
 
+def prepare(b: Bounds) -> None:
+    """Before a sandboxed turn: ``packed-refs`` made to exist, every packed-only ref
+    given its loose file, and the git folders a commit writes made (``git
+    pack-refs``/``gc`` removes an emptied ``refs/heads/loopx``; a sandbox cannot
+    make a missing path writable, and the commit then fails) — so that the
+    sandbox has a path for everything it must keep read-only or let be written."""
+    ensure_packed_refs(b)
+    loosen_packed(b)
+    for target in _git_targets(b):
+        if target[:2] in (("refs", "heads"), ("logs", "refs")):
+            try:
+                os.makedirs(join(b.common, *target), exist_ok=True)
+            except OSError:
+                pass  # not ours to write: the commit will say so
+
+
+def loosen_packed(b: Bounds) -> None:
+    """Give every ref that exists only in ``packed-refs`` a loose file of the same
+    value (what git itself writes on an update), so that a sandbox that keeps only
+    existing paths read-only keeps it so: a missing loose ref is a file an agent
+    could create, and git reads it before ``packed-refs``. The agent's own branch
+    is left as it is. Each file is written the way git writes one — its
+    ``.lock`` made exclusively (git's own writers wait on it), the packed value
+    checked again under it, then renamed into place — so a concurrent git never
+    loses an update."""
+    own = "refs/heads/" + b.branch if b.branch else None
+    packed = _packed(b)
+    for ref, value in packed.items():
+        path = join(b.common, *ref.split("/"))
+        if ref == own or os.path.lexists(path):
+            continue
+        lock = path + ".lock"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(lock, "x", encoding="ascii") as fh:
+                fh.write(value + "\n")
+        except OSError:
+            continue  # a file where a folder would be, or git holds it now: git decides, not us
+        try:
+            if _packed(b).get(ref) == value and not os.path.lexists(path):
+                os.rename(lock, path)
+        except OSError:
+            pass
+        finally:
+            if os.path.lexists(lock):
+                os.remove(lock)
+
+
+def _packed(b: Bounds) -> dict[str, str]:
+    """``packed-refs`` as ref → object (peeled lines left out)."""
+    out = {}
+    for line in (_read(join(b.common, "packed-refs"), 1 << 24) or "").splitlines():
+        value, _, ref = line.partition(" ")
+        if len(value) in (40, 64) and ref.startswith("refs/") and ".." not in ref.split("/"):
+            out[ref] = value
+    return out
+
+
 def others(b: Bounds) -> list[str]:
     """The folders an agent in this workspace must not write: the main checkout
     and every other worktree of the repository (each named by its admin

@@ -39,6 +39,7 @@ from logging import DEBUG, ERROR, INFO, WARNING
 from typing import NamedTuple
 
 from ..adapters import charge
+from ..adapters.setup_codex import ConfigError
 from ..authority.witness import Witness, refused
 from ..ops import (
     claims,
@@ -408,6 +409,10 @@ class Runner:
         argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
         try:
+            env.update(self.runtime.environ(cwd))  # (Codex in a workspace: LoopX's Codex home)
+        except (OSError, ConfigError) as exc:
+            return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot prepare the turn's {self.runtime.name} settings: {getattr(exc, 'strerror', None) or exc}", "", 0.0)
+        try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
         except OSError as exc:
             return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot start {argv[0] if argv else 'the command'}: {exc.strerror or exc}", "", 0.0)
@@ -558,7 +563,10 @@ class Runner:
         try:
             if path is not None:
                 turn = transcript.read(self.runtime.name, path)
-                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=f"loopx run ({self.runtime.name})")
+                by = f"loopx run ({self.runtime.name})"
+                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=by)
+                # its subagents' calls too (the Stop hook charges them; whatever it could not see yet is charged here)
+                charge.charge_subagents(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, card.id, self.log, by=by)
                 return ids.fmt(ids.EVIDENCE, evidence.id) if evidence else None
             if usage.calls or usage.final:
                 self.log(f"no transcript found for session {usage.session}: charging the runtime's own totals")

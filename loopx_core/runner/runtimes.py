@@ -194,6 +194,7 @@ class Runtime:
     """How to start one turn of a runtime."""
 
     name = "shell"
+    project: str | None = None  # the board's project folder (the runner sets it)
     measured = False  # its usage is measured from a transcript after the turn
     usage_class = LiveUsage
     # Its turns run in the card's workspace (issue #26). Claude Code's and Codex's
@@ -212,8 +213,18 @@ class Runtime:
         """The command of one turn started in ``cwd``."""
         return list(self.extra)
 
+    def by_hand(self, cwd) -> list[str]:
+        """The command a person runs interactively in the workspace ``cwd``
+        (``loopx workspace start``), bounded as the runner's turns there."""
+        raise NotImplementedError(self.name)
+
     def stdin(self, packet: str) -> str | None:
         return packet
+
+    def environ(self, cwd=None) -> dict[str, str]:
+        """What the turn started in ``cwd`` gets in its environment besides the
+        runner's (may write files the runtime reads; raises OSError or a setup error)."""
+        return {}
 
     def live(self) -> LiveUsage:
         return self.usage_class()
@@ -236,6 +247,17 @@ class ClaudeCode(Runtime):
         # `init` set up, and settings' env wins over the process's: without the flag
         # settings (which win over local settings) the hooks and the MCP server of
         # another agent's runner would act as that agent.
+        return [
+            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
+            "--output-format", "stream-json", "--verbose", *self._bounded(cwd), *self.extra,
+        ]
+
+    def by_hand(self, cwd) -> list[str]:
+        return [self.binary or "claude", *self._bounded(cwd), *self.extra]
+
+    def _bounded(self, cwd) -> list[str]:
+        """``--settings`` naming the agent; in a workspace, the main checkout's hooks,
+        sandbox (bounded to the workspace) and loopx server, and nothing of the workspace's."""
         settings, more = {"env": {"LOOPX_AGENT": self.agent}}, []
         bounds = _workspace(cwd)
         if bounds is not None:
@@ -248,10 +270,7 @@ class ClaudeCode(Runtime):
             more = ["--setting-sources", "user", "--strict-mcp-config"]
             if Path(bounds.main, ".mcp.json").is_file():
                 more += ["--mcp-config", str(Path(bounds.main, ".mcp.json"))]
-        return [
-            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
-            "--output-format", "stream-json", "--verbose", "--settings", json.dumps(settings), *more, *self.extra,
-        ]
+        return ["--settings", json.dumps(settings), *more]
 
     def stdin(self, packet: str) -> str | None:
         return None
@@ -261,14 +280,14 @@ class Codex(Runtime):
     name = "codex"
     measured = True
     usage_class = CodexUsage
-    project: str | None = None  # the board's project folder (the runner sets it)
 
     @property
     def in_workspace(self) -> bool:
         """Only under LoopX's permission profile (``init`` without ``--no-sandbox``):
-        Codex runs hooks only from a config file it trusts by path, so in a worktree
-        LoopX's hooks do not run (hooks given with ``-c`` did not either, 0.171) and
-        the sandbox is the whole boundary there. Without it, the project folder."""
+        a worktree's common dir is read-only to Codex's own sandbox modes, so a
+        commit there needs the profile's git paths (``setup_codex.workspace_overrides``).
+        The hooks and the MCP server come with LoopX's Codex home (``environ``).
+        Without the profile, the project folder."""
         if not self.project:
             return False
         import tomllib
@@ -280,24 +299,40 @@ class Codex(Runtime):
         return config.get("default_permissions") == "loopx"
 
     def argv(self, prompt: str, cwd=None) -> list[str]:
+        return [self.binary or "codex", "exec", "--json", *self._bounded(cwd), prompt]
+
+    def by_hand(self, cwd) -> list[str]:
+        return [self.binary or "codex", *self._bounded(cwd)]
+
+    def _bounded(self, cwd) -> list[str]:
+        """In a workspace, LoopX's permission profile bounded to it (``-c``), and the
+        person's arguments without a ``--sandbox workspace-write`` that would win over it."""
         bounds, more = _workspace(cwd), []
         if bounds is not None:
-            import tomllib
-
             from ..adapters import setup_codex
             from ..adapters.setup import key_folder
 
-            try:
-                config = tomllib.loads(Path(bounds.main, ".codex", "config.toml").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                config = {}
-            more = setup_codex.workspace_overrides(bounds, config, key_folder())
+            more = setup_codex.workspace_overrides(bounds, _main_codex_config(bounds), key_folder())
         extra = _without_workspace_write(self.extra) if any(a.startswith("permissions.loopx=") for a in more) else self.extra
-        return [self.binary or "codex", "exec", "--json", *more, *extra, prompt]
+        return [*more, *extra]
 
     def stdin(self, packet: str) -> str | None:
         return None
 
+    def environ(self, cwd=None) -> dict[str, str]:
+        """In a card's workspace, ``CODEX_HOME`` is LoopX's (``setup_codex.workspace_home``):
+        the person's config and files, LoopX's hooks trusted there, no project layer
+        loaded — a ``.codex/config.toml`` the agent committed or planted in its
+        workspace would otherwise be read outside the sandbox (its MCP servers started
+        as the person), and LoopX's hooks would run only when it exists."""
+        bounds = _workspace(cwd)
+        if bounds is None:
+            return {}
+        from ..adapters import setup_codex
+
+        person = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        home = setup_codex.workspace_home(setup_codex.home_for(bounds.main, self.agent), person, _main_codex_config(bounds), bounds.main)
+        return {"CODEX_HOME": str(home)}
 
     def identity_problem(self, root) -> str | None:
         """Codex has no per-checkout settings: ``init --for codex`` names the agent in
@@ -343,6 +378,16 @@ def _workspace(cwd):
 
     bounds = workspace_bounds.find(cwd)
     return bounds if bounds is not None and bounds.main is not None else None
+
+
+def _main_codex_config(bounds) -> dict:
+    """The main checkout's ``.codex/config.toml`` (``init --for codex``), as data."""
+    import tomllib
+
+    try:
+        return tomllib.loads(Path(bounds.main, ".codex", "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def _json(path: Path) -> dict:

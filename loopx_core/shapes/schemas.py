@@ -12,27 +12,30 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from ..rules import ids, limits
 from ..rules.durations import parse_duration
 
+# Each helper below makes the validator of an ``Annotated`` field (spelled out at
+# each use, so a type checker reads the field's type: ``Annotated[str, _text(…)]``).
 
-def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True):
+
+def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True) -> AfterValidator:
     def check(value: str) -> str:
         problem = limits.text_problem(value, max_len=max_len, allow_empty=allow_empty, multiline=multiline)
         if problem:
             raise ValueError(problem)
         return value.strip() if not multiline else value
 
-    return Annotated[str, AfterValidator(check)]
+    return AfterValidator(check)
 
 
-def _pattern(regex, what: str, example: str, max_len: int = 128):
+def _pattern(regex, what: str, example: str, max_len: int = 128) -> AfterValidator:
     def check(value: str) -> str:
         if len(value) > max_len or not regex.fullmatch(value):
             raise ValueError(f"not a valid {what}: {value[:80]!r} (e.g. {example})")
         return value
 
-    return Annotated[str, AfterValidator(check)]
+    return AfterValidator(check)
 
 
-def _id_of(prefix: str):
+def _id_of(prefix: str) -> BeforeValidator:
     def parse(value):
         if isinstance(value, bool):
             raise ValueError(f"expected a {prefix}- id")
@@ -41,7 +44,7 @@ def _id_of(prefix: str):
         except ValueError as exc:
             raise ValueError(str(exc)) from None
 
-    return Annotated[int, BeforeValidator(parse)]
+    return BeforeValidator(parse)
 
 
 def _duration(value):
@@ -73,18 +76,18 @@ def _finite(value: float) -> float:
     return value
 
 
-AgentId = _pattern(limits.AGENT_ID, "agent id", "claude-1")
-Scope = _pattern(limits.SCOPE, "scope", "git:push", limits.SCOPE_MAX)
-TokenId = _pattern(limits.TOKEN_ID, "id", "turn-42")
-Runtime = _pattern(limits.RUNTIME, "runtime", "claude-code")
-CardRef = _id_of(ids.CARD)
-GateRef = _id_of(ids.GATE)
+AgentId = Annotated[str, _pattern(limits.AGENT_ID, "agent id", "claude-1")]
+Scope = Annotated[str, _pattern(limits.SCOPE, "scope", "git:push", limits.SCOPE_MAX)]
+TokenId = Annotated[str, _pattern(limits.TOKEN_ID, "id", "turn-42")]
+Runtime = Annotated[str, _pattern(limits.RUNTIME, "runtime", "claude-code")]
+CardRef = Annotated[int, _id_of(ids.CARD)]
+GateRef = Annotated[int, _id_of(ids.GATE)]
 Duration = Annotated[float, BeforeValidator(_duration)]
 TodoRef = Annotated[int, BeforeValidator(_todo_ref), Field(ge=1, le=10**9)]
 Tokens = Annotated[int, Field(ge=0, le=limits.TOKENS_MAX, strict=False)]
 Usd = Annotated[float, Field(ge=0, le=limits.USD_MAX), AfterValidator(_finite)]
-Path = _text(limits.PATH_MAX, multiline=False)
-Todo = _text(limits.TODO_MAX, multiline=False)
+Path = Annotated[str, _text(limits.PATH_MAX, multiline=False)]
+Todo = Annotated[str, _text(limits.TODO_MAX, multiline=False)]
 
 
 class Input(BaseModel):
@@ -96,9 +99,9 @@ class EvidenceInput(Input):
 
     kind: ClassVar[str] = "evidence"
 
-    summary: _text(limits.SUMMARY_MAX)
+    summary: Annotated[str, _text(limits.SUMMARY_MAX)]
     artifacts: list[Path] = Field(default_factory=list, max_length=limits.ARTIFACTS_MAX)
-    next: _text(limits.NEXT_MAX) | None = None
+    next: Annotated[str, _text(limits.NEXT_MAX)] | None = None
     todos_added: list[Todo] = Field(default_factory=list, max_length=limits.LIST_MAX)
     todos_done: list[TodoRef] = Field(default_factory=list, max_length=limits.LIST_MAX)
     tokens: Tokens | None = None
@@ -151,14 +154,14 @@ class WindowInput(Input):
 
 class CardInput(Input):
     kind: ClassVar[str] = "card"
-    title: _text(limits.TITLE_MAX, multiline=False)
-    body: _text(limits.BODY_MAX, allow_empty=True) = ""
+    title: Annotated[str, _text(limits.TITLE_MAX, multiline=False)]
+    body: Annotated[str, _text(limits.BODY_MAX, allow_empty=True)] = ""
     needs: list[Scope] = Field(default_factory=list, max_length=limits.LIST_MAX)
     after: list[CardRef] = Field(default_factory=list, max_length=limits.LIST_MAX)
     priority: Annotated[int, Field(ge=limits.PRIORITY_MIN, le=limits.PRIORITY_MAX)] = 2
     owner: AgentId | None = None
-    next: _text(limits.NEXT_MAX) | None = None
-    verify: _text(limits.VERIFY_MAX) | None = None
+    next: Annotated[str, _text(limits.NEXT_MAX)] | None = None
+    verify: Annotated[str, _text(limits.VERIFY_MAX)] | None = None
     max_turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None
     max_tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
     max_usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
@@ -174,9 +177,9 @@ class BudgetInput(Input):
 
 class GateAskInput(Input):
     kind: ClassVar[str] = "gate_ask"
-    question: _text(limits.QUESTION_MAX)
+    question: Annotated[str, _text(limits.QUESTION_MAX)]
     scope: Scope | None = None
-    options: list[_text(limits.OPTION_MAX, multiline=False)] = Field(default_factory=list, max_length=limits.OPTIONS_MAX)
+    options: list[Annotated[str, _text(limits.OPTION_MAX, multiline=False)]] = Field(default_factory=list, max_length=limits.OPTIONS_MAX)
     deadline: Duration | None = None
     wait: Duration | None = None
 
@@ -184,24 +187,24 @@ class GateAskInput(Input):
 class GateAnswerInput(Input):
     kind: ClassVar[str] = "gate_answer"
     decision: Literal["approve", "reject"]
-    note: _text(limits.NOTE_MAX) | None = None
+    note: Annotated[str, _text(limits.NOTE_MAX)] | None = None
     remember: Literal["card", "agent", "board"] | None = None
     for_seconds: Duration | None = None
-    choice: _text(limits.OPTION_MAX, multiline=False) | None = None  # one of the gate's options (its text or number)
-    text: _text(limits.NOTE_MAX) | None = None  # the person's own words
+    choice: Annotated[str, _text(limits.OPTION_MAX, multiline=False)] | None = None  # one of the gate's options (its text or number)
+    text: Annotated[str, _text(limits.NOTE_MAX)] | None = None  # the person's own words
 
 
 class HandoffInput(Input):
     kind: ClassVar[str] = "handoff"
     to: AgentId
-    summary: _text(limits.SUMMARY_MAX)
+    summary: Annotated[str, _text(limits.SUMMARY_MAX)]
     done: list[Todo] = Field(default_factory=list, max_length=limits.LIST_MAX)
     pending: list[Todo] = Field(default_factory=list, max_length=limits.LIST_MAX)
 
 
 class DoneInput(Input):
     kind: ClassVar[str] = "done"
-    summary: _text(limits.SUMMARY_MAX)
+    summary: Annotated[str, _text(limits.SUMMARY_MAX)]
     verify_timeout: Duration | None = None
 
 
@@ -218,7 +221,7 @@ class PriceInput(Input):
 
     kind: ClassVar[str] = "price"
 
-    model: _pattern(limits.MODEL, "model name", "claude-sonnet-4-6", 128)
+    model: Annotated[str, _pattern(limits.MODEL, "model name", "claude-sonnet-4-6", 128)]
     input: Rate
     output: Rate
     cache_read: Rate | None = None
@@ -230,7 +233,7 @@ class TextInput(Input):
 
     kind: ClassVar[str] = "text"
 
-    text: _text(limits.BODY_MAX, allow_empty=True)
+    text: Annotated[str, _text(limits.BODY_MAX, allow_empty=True)]
 
 
 def _models(base) -> dict:

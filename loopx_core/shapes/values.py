@@ -27,7 +27,8 @@ class _ValueType(type):
             return super().__new__(mcls, name, bases, ns)
         fields = list(ns.get("__annotations__", {}))
         defaults = [ns.pop(f) for f in fields if f in ns]
-        base = namedtuple(name, fields, defaults=defaults or None, module=ns.get("__module__"))
+        # (built from the body: checkers read the typing.NamedTuple twins below instead)
+        base = namedtuple(name, fields, defaults=defaults or None, module=ns.get("__module__"))  # type: ignore[misc]
         ns.setdefault("__slots__", ())
         return type(name, (base,), ns)
 
@@ -138,7 +139,7 @@ class CardView(NamedTuple):
 
     @property
     def key(self) -> str:
-        return ids.fmt(ids.CARD, self.id)
+        return ids.key(ids.CARD, self.id)
 
     @property
     def open_todos(self) -> tuple[Todo, ...]:
@@ -210,7 +211,7 @@ class GateView(NamedTuple):
 
     @property
     def key(self) -> str:
-        return ids.fmt(ids.GATE, self.id)
+        return ids.key(ids.GATE, self.id)
 
     @property
     def choice(self) -> str | None:
@@ -341,7 +342,7 @@ class HandoffView(NamedTuple):
 
     @property
     def key(self) -> str:
-        return ids.fmt(ids.HANDOFF, self.id)
+        return ids.key(ids.HANDOFF, self.id)
 
     def to_json(self) -> dict:
         return {
@@ -444,6 +445,7 @@ class CardDetail(NamedTuple):
     gates: tuple[GateView, ...]
     handoffs: tuple[HandoffView, ...]
     events: tuple[EventView, ...] = ()
+    usage: dict | None = None  # ``ops.cards.usage_of``'s figures: per agent, per turn (the board's Usage tab)
 
 
 class WorkspaceView(NamedTuple):
@@ -460,6 +462,7 @@ class WorkspaceView(NamedTuple):
     archive_ref: str | None
     opened_at: float
     updated_at: float
+    checkout: str | None = None  # the team board's checkout that holds it (None: the board's one project folder)
 
     def to_json(self) -> dict:
         return {
@@ -474,4 +477,5 @@ class WorkspaceView(NamedTuple):
             "archive_ref": self.archive_ref,
             "opened_at": iso(self.opened_at),
             "updated_at": iso(self.updated_at),
+            "checkout": self.checkout,
         }

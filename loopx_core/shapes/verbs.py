@@ -71,8 +71,11 @@ class Group:
 
 # -- argument groups many verbs share -------------------------------------------------------
 
+_IN_PROJECT = arg("--in-project", action="store_true",
+                  help="when the card's workspace cannot be made, work in the project folder anyway (by default the claim is refused: exit 5, no_workspace)")
+
 def _agent(lease_token: bool = True) -> tuple:
-    found = (
+    found: tuple = (
         arg("--agent", metavar="ID", help="agent identity (default: $LOOPX_AGENT)"),
         arg("--op-id", metavar="ID", help="idempotency key: a retry with the same id returns the first result"),
     )
@@ -300,6 +303,7 @@ DECLARED: tuple = (
         *_agent(lease_token=False),
         arg("--claim", action="store_true", help="claim the best ready card when holding none"),
         arg("--lease", metavar="DUR", help="lease length for a claim (default 30m)"),
+        _IN_PROJECT,
     ), _CMD + "cmd_next", shape="next",
         tool=Tool("next", "What to do this turn",
                   "What to do this turn: resume your card, accept a handoff, wait, or (claim=true) take the best ready card.",
@@ -309,6 +313,7 @@ DECLARED: tuple = (
         *_CARD,
         *_agent(lease_token=False),
         arg("--lease", metavar="DUR", help="lease length (default 30m)"),
+        _IN_PROJECT,
     ), _CMD + "cmd_claim",  # (validates as `next`'s shape)
         tool=Tool("claim", "Claim a card", "Claim a ready card (LX-n).", {"card": _TOOL_CARD}, _MCP + "tool_claim", ("card",), idempotent=True)),
     Verb("heartbeat", None, "renew your lease", (*_CARD, *_agent()), _CMD + "cmd_heartbeat"),
@@ -433,11 +438,19 @@ DECLARED: tuple = (
            _RUNNER + "cmd_control", human=True)
       for name, what in _RUNNER_CONTROLS),
 
-    Group("workspace", "each card's git worktree (when the project is a git repository): open, list, archive, clean up"),
+    Group("workspace", "each card's git worktree (when the project is a git repository): open, start a runtime there, list, archive, clean up"),
     Verb("workspace", "open", "make the card's workspace now (a worktree on branch loopx/CARD; a runner makes it at the card's first turn)", (
         *_CARD,
         arg("--base", metavar="BRANCH", help="the branch to start from (default: the main checkout's)"),
     ), _WORKSPACE + "cmd_open"),
+    Verb("workspace", "start", "start Claude Code or Codex by hand in the card's workspace, as the runner starts its turns there: the main checkout's hooks and loopx server, the agent's identity, the sandbox bounded to the workspace, nothing the workspace says — a person only", (
+        *_CARD,
+        arg("--agent", dest="drive", required=True, metavar="ID", help="the agent the session works as (its hooks and MCP server act as it)"),
+        arg("--runtime", required=True, choices=["claude-code", "codex"], help="the runtime to start"),
+        arg("--bin", metavar="PATH", help="its executable (default: claude / codex on PATH)"),
+        arg("--print", dest="print_only", action="store_true", help="print the command, folder and environment instead of starting it (--json implies it)"),
+        arg("rest", nargs="*", metavar="-- ARG", help="more arguments for the runtime, after -- (e.g. -- exec \"…\" for a headless Codex turn)"),
+    ), _WORKSPACE + "cmd_start", human=True),  # the person's terminal: an agent never starts an unbounded session
     Verb("workspace", "list", "every card's workspace: folder, branch, card status, merged?, size, age", (), _WORKSPACE + "cmd_list"),
     Verb("workspace", "archive", "keep the card's work (commits and uncommitted files) under a LoopX ref, so gc may remove its folder — a person only", (
         *_CARD,

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import TypeVar
 
+    from ..authority.trust import Trust
+    from ..shapes.errors import StorageError
+
     T = TypeVar("T")  # what an operator body returns
 
 HELD_FOR = 1.0  # s: a lock on the whole board file held this long by one process is said, not waited for
@@ -130,9 +133,9 @@ class Store:
         self.location = location
         self._db = db  # peewee's database (``db``)
         self._settings: dict[str, str] | None = None
-        self._trust = None
+        self._trust: Trust | None = None
         self.created = False  # this open created the board's schema
-        self.refuses_writes = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
+        self.refuses_writes: StorageError | None = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
         self._lock_waits: dict[int, float] = {}  # thread → since when (time.monotonic) its write waits for the write lock
 
     # -- opening -----------------------------------------------------------
@@ -236,8 +239,9 @@ class Store:
         from ..shapes.errors import Altered, UsageError
 
         if not clock_movable(self.query, self.trust()):
-            if self.trust().changed:  # (the real reason: this machine trusts nothing on it)
-                raise Altered(self.trust().changed, "unset LOOPX_NOW to see `loopx verify`'s report", code="clock_refused")
+            changed = self.trust().changed
+            if changed:  # (the real reason: this machine trusts nothing on it)
+                raise Altered(changed, "unset LOOPX_NOW to see `loopx verify`'s report", code="clock_refused")
             raise UsageError(
                 "LOOPX_NOW is set, but this board is not a test board: its clock cannot be moved",
                 "unset LOOPX_NOW; a person makes a board for tests and demos with `loopx init --test-board`",
@@ -402,7 +406,7 @@ class Store:
     def board_uid(self) -> str:
         return self.settings().get("board_uid", "")
 
-    def trust(self):
+    def trust(self) -> Trust:
         """The people whose signatures this board honours (loaded once per open board)."""
         if self._trust is None:
             from ..authority import trust
@@ -413,9 +417,21 @@ class Store:
     def forget_trust(self) -> None:
         self._trust = None
 
-    def project_root(self) -> Path:
+    def project_folder(self) -> Path | None:
+        """The board's project folder on this machine, or None: a ``.loopx/``
+        board's recorded one (``project_root``); on PostgreSQL, the checkout
+        the command runs in when it points at this board (``team_checkout``)."""
         root = self.settings().get("project_root")
-        return Path(root) if root else Path(os.getcwd())
+        return Path(root) if root else None
+
+    def checkout_id(self) -> str | None:
+        """Which checkout of the project this is, on a board shared by several
+        (PostgreSQL): its workspaces are its own. None for a ``.loopx/`` board,
+        whose one project folder is the only checkout."""
+        return None
+
+    def project_root(self) -> Path:
+        return self.project_folder() or Path(os.getcwd())
 
 
 class SqliteStore(Store):

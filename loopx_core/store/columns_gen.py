@@ -34,6 +34,13 @@ database numbers the key itself. The primary key is None for a composite one.
 TABLES = {
 '''
 
+TYPED = '''
+TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
+
+if TYPE_CHECKING:  # each table's columns as a row's attributes (records.py's row classes)
+    from typing import Any
+'''
+
 
 def kind(field) -> str:
     """The stored kind of a model field, as ``records.py`` converts it."""
@@ -65,6 +72,24 @@ def _literal(value) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
+_PYTHON = {"int": "int", "float": "float", "text": "str", "bool": "bool"}
+
+
+def python_type(field) -> str:
+    """The attribute's type on a row (``records.py``), for the type checker."""
+    name = kind(field)
+    if name == "json":
+        named = {list: "list[Any]", dict: "dict[str, Any]"}.get(field.default, "Any")
+    else:
+        named = _PYTHON[name]
+    return f"{named} | None" if field.null and named != "Any" else named
+
+
+def columns_class(model) -> str:
+    """``TableColumns``: the name of the class declaring a table's columns as attributes."""
+    return "".join(part.title() for part in model._meta.table_name.split("_")) + "Columns"
+
+
 def render() -> str:
     lines = [HEADER]
     for model in models.every_model():
@@ -75,6 +100,14 @@ def render() -> str:
             lines.append(f"        ({_literal(field.column_name)}, {_literal(kind(field))}, {default(field)}),\n")
         lines.append("    )),\n")
     lines.append("}\n")
+    lines.append(TYPED)
+    for model in models.every_model():
+        lines.append(f"\n    class {columns_class(model)}:\n")
+        for field in model._meta.sorted_fields:
+            lines.append(f"        {field.column_name}: {python_type(field)}\n")
+    lines.append("\nelse:\n")
+    names = [columns_class(model) for model in models.every_model()]
+    lines.append("    " + " = ".join(names) + " = object\n")
     return "".join(lines)
 
 

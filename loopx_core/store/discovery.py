@@ -13,16 +13,23 @@ from pathlib import Path
 
 from ..rules import board_file
 
+TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 BOARD_DIR = board_file.BOARD_DIR
 BOARD_FILE = board_file.BOARD_FILE
 
 
-class BoardLocation(namedtuple("BoardLocation", "url backend source path", defaults=(None,))):
+class BoardLocation(namedtuple("BoardLocation", "url backend source path checkout", defaults=(None, None))):
     """``url``: sqlite:///abs/path or postgresql://…; ``backend``: "sqlite" |
     "postgresql"; ``source``: "flag" | "env" | "nearest" | "user" | "init" |
     "none" (nothing found: where init would create one); ``path``: the SQLite
-    file (a ``Path``), when there is one. (collections' namedtuple, not typing's:
-    the cold path does not import typing.)"""
+    file (a ``Path``), when there is one; ``checkout``: for a PostgreSQL board,
+    the folder of this machine's checkout that points at it (its
+    ``.loopx/team.json``, ``rules/board_file.team_checkout``), when the command
+    runs inside one. (collections' namedtuple, not typing's: the cold path does
+    not import typing.)"""
 
     __slots__ = ()
 
@@ -58,7 +65,8 @@ def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocati
     kind, text = board_file.target(raw, str(base or Path.cwd()))
     if kind == "postgresql":
         postgres_named = True
-        return BoardLocation(url=text, backend="postgresql", source=source)
+        checkout = board_file.team_checkout(str(base or Path.cwd()))
+        return BoardLocation(url=text, backend="postgresql", source=source, checkout=Path(checkout) if checkout else None)
     if kind == "other":
         scheme = text.split("://", 1)[0]
         raise ValueError(f"unsupported board URL scheme {scheme!r}; use a path, sqlite:///path or postgresql://user@host/db")
@@ -78,14 +86,14 @@ def user_board() -> Path:
     return Path(user_data_dir("loopx")) / BOARD_FILE
 
 
-def discover(flag: str | None = None, env: dict | None = None, cwd: Path | None = None) -> BoardLocation:
-    env = os.environ if env is None else env
+def discover(flag: str | None = None, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> BoardLocation:
+    environ = os.environ if env is None else env
     if flag:
         return parse_target(flag, "flag", cwd)
-    if env.get("LOOPX_DB"):
-        return parse_target(env["LOOPX_DB"], "env", cwd)
+    if environ.get("LOOPX_DB"):
+        return parse_target(environ["LOOPX_DB"], "env", cwd)
     nearest, how = board_file.nearest(str(cwd or Path.cwd()))
-    if nearest is not None:
+    if nearest is not None and how is not None:  # (found together)
         return parse_target(nearest, how)  # "nearest", or "worktree": the project's board from one of its worktrees
     user = user_board()
     if user.exists():
@@ -97,11 +105,11 @@ NO_BOARD = "no LoopX board here (none in this folder or its parents, and no --db
 NO_BOARD_HINT = "create one in your project folder with `loopx init`, or point at one with --db PATH / LOOPX_DB"
 
 
-def init_target(flag: str | None, env: dict | None = None, cwd: Path | None = None) -> BoardLocation:
+def init_target(flag: str | None, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> BoardLocation:
     """Where ``loopx init`` creates a board: the flag/env target, else ``./.loopx/board.db``."""
-    env = os.environ if env is None else env
+    environ = os.environ if env is None else env
     if flag:
         return parse_target(flag, "flag", cwd)
-    if env.get("LOOPX_DB"):
-        return parse_target(env["LOOPX_DB"], "env", cwd)
+    if environ.get("LOOPX_DB"):
+        return parse_target(environ["LOOPX_DB"], "env", cwd)
     return parse_target(str((cwd or Path.cwd()) / BOARD_DIR / BOARD_FILE), "init")

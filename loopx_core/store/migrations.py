@@ -92,6 +92,12 @@ V7 = """
 CREATE TABLE IF NOT EXISTS "workspace" ("card_id" INTEGER NOT NULL PRIMARY KEY, "path" TEXT NOT NULL, "branch" VARCHAR(255) NOT NULL, "base" VARCHAR(255), "base_commit" VARCHAR(64) NOT NULL, "state" VARCHAR(16) NOT NULL, "head" VARCHAR(64), "wip" VARCHAR(64), "archive_ref" TEXT, "opened_at" {REAL} NOT NULL, "updated_at" {REAL} NOT NULL, FOREIGN KEY ("card_id") REFERENCES "card" ("id") ON DELETE CASCADE)
 """
 
+V8 = """
+ALTER TABLE "workspace" ADD COLUMN "checkout" VARCHAR(64)
+CREATE TABLE IF NOT EXISTS "card_try" ("card_id" INTEGER NOT NULL PRIMARY KEY, "try_of" INTEGER NOT NULL, "try_no" INTEGER NOT NULL, FOREIGN KEY ("card_id") REFERENCES "card" ("id") ON DELETE CASCADE, FOREIGN KEY ("try_of") REFERENCES "card" ("id") ON DELETE CASCADE)
+CREATE INDEX IF NOT EXISTS "card_try_try_of" ON "card_try" ("try_of")
+"""
+
 
 _ADD_COLUMN = re.compile(r'ALTER TABLE "(\w+)" ADD COLUMN "(\w+)"')
 
@@ -174,5 +180,27 @@ def _v7(db) -> None:
     _run(db, V7)
 
 
+def _v8(db) -> None:
+    """Team boards' workspaces and tries by index (issue #26): a workspace names
+    the checkout of a PostgreSQL team board that holds it (several checkouts,
+    on several machines, share one board); ``card_try`` links each try to the
+    card it tries, filled here from the signed ``card_added`` events that are
+    the link's proof, so the claim path reads it by index."""
+    import json
+
+    _run(db, V8)
+    rows = db.execute_sql("SELECT card, data FROM event WHERE kind = 'card_added' ORDER BY seq").fetchall()  # (once per board)
+    for card, text in rows:
+        data = json.loads(text) if isinstance(text, str) else text
+        first = data.get("try_of")
+        if card is None or not isinstance(first, str) or not first.startswith("LX-") or not first[3:].isdigit():
+            continue
+        if db.execute_sql(f"SELECT 1 FROM card_try WHERE card_id = {db.param}", (card,)).fetchall():
+            continue  # (this step run again)
+        if not db.execute_sql(f"SELECT 1 FROM card WHERE id = {db.param}", (int(first[3:]),)).fetchall():
+            continue
+        db.execute_sql(f"INSERT INTO card_try (card_id, try_of, try_no) VALUES ({db.param}, {db.param}, {db.param})", (card, int(first[3:]), int(data.get("try_no") or 0)))
+
+
 # (version reached, step). Append new steps; never edit a released one.
-STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5), (6, _v6), (7, _v7)]  # ending at SCHEMA_VERSION (a test holds it)
+STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5), (6, _v6), (7, _v7), (8, _v8)]  # ending at SCHEMA_VERSION (a test holds it)

@@ -286,9 +286,26 @@ class Workspace(Base):
     archive_ref = pw.TextField(null=True)  # the LoopX ref that keeps its commits once archived
     opened_at = pw.DoubleField()
     updated_at = pw.DoubleField()
+    # v8: the checkout of a team board (PostgreSQL) that holds it (its .loopx/team.json's
+    # id, store/team_checkout.py); None: the board's one project folder (a .loopx/ board)
+    checkout = pw.CharField(max_length=64, null=True)
 
 
-TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person, Workspace]
+class CardTry(Base):
+    """v8: a try's link to the card it tries (#26) — an index of what its signed
+    ``card_added`` says (``try_of``, ``try_no``), made in the same transaction,
+    so the claim path finds a card's tries by one indexed read, not a scan of
+    the log. The first card (try 1) has no row."""
+
+    card = pw.ForeignKeyField(Card, primary_key=True, backref="try_link", on_delete="CASCADE", column_name="card_id")
+    try_of = pw.ForeignKeyField(Card, backref="tries", on_delete="CASCADE", column_name="try_of")
+    try_no = pw.IntegerField()
+
+    class Meta:
+        table_name = "card_try"
+
+
+TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person, Workspace, CardTry]
 
 
 # -- schema v2: the file watcher's own state (DESIGN §7) -----------------------

@@ -121,6 +121,27 @@ class PostgresStore(Store):
     def connection(self):
         return self.db.connection()
 
+    def _checkout(self):
+        """(folder, checkout id) of this machine's checkout of the board, or None
+        — read once per location (the per-turn verbs ask it more than once)."""
+        cached = getattr(self, "_checkout_of", None)
+        if cached is None or cached[0] is not self.location:  # (init re-points it: a new location)
+            from . import team_checkout
+
+            cached = self._checkout_of = (self.location, team_checkout.of(self.location, self.board_uid()))
+        return cached[1]
+
+    def project_folder(self):
+        """A team board records no project folder (it spans machines): this
+        machine's is the checkout the command runs in, when it points at this
+        board (``store/team_checkout.py``, issue #26)."""
+        found = self._checkout()
+        return found[0] if found else None
+
+    def checkout_id(self) -> str | None:
+        found = self._checkout()
+        return found[1] if found else None
+
     def execute(self, sql: str, params=()):
         sql = sql.replace("%", "%%").replace("?", "%s")
         if self.db.in_transaction():

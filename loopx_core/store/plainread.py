@@ -26,10 +26,10 @@ from ..rules import clock
 from ..rules.holding import owner_of
 from ..rules.lifecycle import DUE, DUE_SQL
 from ..rules.schema_version import SCHEMA_VERSION
-from ..shapes.values import CardView, GateView, Quota, shown_reasons
+from ..shapes.values import CardView, GateView, Limit, Quota, shown_reasons
 
 _COLUMNS = "id, title, status, lease_holder, handoff_to, assignee, priority, version, paused_reason, blocked_reason, updated_at"
-_NO_QUOTA = Quota(None, None, None)
+_NO_QUOTA = Quota(Limit(0, None), Limit(0, None), Limit(0.0, None))  # (a list row shows no quota: CardView.to_row)
 
 
 class _NotSure(Exception):

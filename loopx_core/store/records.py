@@ -25,8 +25,27 @@ from contextvars import ContextVar
 
 from ..authority.chain import data_text
 from . import columns as _columns
+from .columns import (
+    AgentColumns,
+    CardColumns,
+    CardTryColumns,
+    DependencyColumns,
+    EventColumns,
+    EvidenceColumns,
+    GateColumns,
+    GrantColumns,
+    HandoffColumns,
+    ObservedColumns,
+    OperationColumns,
+    PersonColumns,
+    RunnerColumns,
+    SettingColumns,
+    WorkspaceColumns,
+)
 
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Self
 
 # -- which store's connection ------------------------------------------------------------
 
@@ -114,10 +133,11 @@ OPERATION = Table.of("operation")
 EVENT = Table.of("event")
 RUNNER = Table.of("runner")  # v4: the runner driving each agent (ops/runners.py), read by the board's snapshot
 WORKSPACE = Table.of("workspace")  # v7: a card's workspace, a git worktree on its own branch (ops/workspaces.py)
+CARD_TRY = Table.of("card_try")  # v8: a try's link to the card it tries (ops/try_family.py)
 
 PERSON = Table.of("person")  # v3: the board's people (ops/people.py), so a person's verbs load no ORM either
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, PERSON)
+TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, CARD_TRY, PERSON)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -145,10 +165,6 @@ class Record:
 
     table: Table
 
-    if TYPE_CHECKING:  # a column is an attribute (set from the table, not declared)
-
-        def __getattr__(self, name: str): ...
-
     def __init__(self, **values):
         t = self.table
         for name, kind, default in t.columns:
@@ -164,7 +180,7 @@ class Record:
         self.__dict__["_stored"] = None  # not in the database yet
 
     @classmethod
-    def _loaded(cls, values: tuple) -> Record:
+    def _loaded(cls, values: tuple) -> Self:
         row = cls.__new__(cls)
         t = cls.table
         data = dict(zip(t.names, values))
@@ -197,38 +213,42 @@ class Record:
     def save(self) -> None:
         """UPDATE the changed columns (inside the caller's transaction)."""
         t = self.table
+        pk = t.pk
+        if pk is None:
+            raise TypeError(f"{t.name} has no one-column key: its rows are not updated in place")
         changes = self.changed()
-        changes.pop(t.pk, None)
+        changes.pop(pk, None)
         if not changes:
             return
         sets = ", ".join(f'"{name}" = ?' for name in changes)
-        execute(f'UPDATE {t.quoted} SET {sets} WHERE "{t.pk}" = ?', (*changes.values(), getattr(self, t.pk)))
+        execute(f'UPDATE {t.quoted} SET {sets} WHERE "{pk}" = ?', (*changes.values(), getattr(self, pk)))
         self.__dict__["_stored"].update(changes)
 
-    def insert(self) -> Record:
+    def insert(self) -> Self:
         """INSERT this new row; an automatic primary key is set from the database."""
         t = self.table
         values = {name: _stored(kind, self.__dict__[name]) for name, kind, _ in t.columns}
-        if t.auto:
-            values.pop(t.pk)
+        auto = t.pk if t.auto else None
+        if auto is not None:
+            values.pop(auto)
         cols = ", ".join(f'"{n}"' for n in values)
         marks = ", ".join("?" * len(values))
         sql = f"INSERT INTO {t.quoted} ({cols}) VALUES ({marks})"
-        if t.auto:
+        if auto is not None:
             # fetchall, not fetchone: SQLite finishes the statement only once its rows are read.
-            self.__dict__[t.pk] = execute(sql + f' RETURNING "{t.pk}"', tuple(values.values())).fetchall()[0][0]
-            values[t.pk] = self.__dict__[t.pk]
+            self.__dict__[auto] = execute(sql + f' RETURNING "{auto}"', tuple(values.values())).fetchall()[0][0]
+            values[auto] = self.__dict__[auto]
         else:
             execute(sql, tuple(values.values()))
         self.__dict__["_stored"] = values
         return self
 
     @classmethod
-    def create(cls, **values) -> Record:
+    def create(cls, **values) -> Self:
         return cls(**values).insert()
 
     @classmethod
-    def where(cls, clause: str = "", params=(), *, lock: bool = False) -> list:
+    def where(cls, clause: str = "", params=(), *, lock: bool = False) -> list[Self]:
         """Rows ``SELECT … FROM table <clause>`` (``clause``: WHERE/ORDER BY/LIMIT
         with ``?`` placeholders); ``lock``: locked for this transaction where the
         backend locks rows (SQLite's BEGIN IMMEDIATE already serialises writers)."""
@@ -239,7 +259,7 @@ class Record:
         return [cls._loaded(values) for values in store.execute(sql, params).fetchall()]
 
     @classmethod
-    def page(cls, after, conditions=(), limit: int | None = None) -> list:
+    def page(cls, after, conditions=(), limit: int | None = None) -> list[Self]:
         """The keyset page every list reads: rows whose primary key is above
         ``after``, in key order, meeting every ``(sql, params)`` condition, at
         most ``limit``."""
@@ -255,67 +275,71 @@ class Record:
         return cls.where(clause, tuple(params))
 
     @classmethod
-    def first(cls, clause: str = "", params=(), *, lock: bool = False):
+    def first(cls, clause: str = "", params=(), *, lock: bool = False) -> Self | None:
         found = cls.where(clause + " LIMIT 1", params, lock=lock)
         return found[0] if found else None
 
     @classmethod
-    def get(cls, key, *, lock: bool = False):
+    def get(cls, key, *, lock: bool = False) -> Self | None:
         """The row with this primary key, or None."""
         return cls.first(f'WHERE "{cls.table.pk}" = ?', (key,), lock=lock)
 
 
-class Setting(Record):
+class Setting(Record, SettingColumns):
     table = SETTING
 
 
-class Agent(Record):
+class Agent(Record, AgentColumns):
     table = AGENT
 
 
-class Card(Record):
+class Card(Record, CardColumns):
     table = CARD
 
 
-class Dependency(Record):
+class Dependency(Record, DependencyColumns):
     table = DEPENDENCY
 
 
-class Gate(Record):
+class Gate(Record, GateColumns):
     table = GATE
 
 
-class Grant(Record):
+class Grant(Record, GrantColumns):
     table = GRANT
 
 
-class Evidence(Record):
+class Evidence(Record, EvidenceColumns):
     table = EVIDENCE
 
 
-class Handoff(Record):
+class Handoff(Record, HandoffColumns):
     table = HANDOFF
 
 
-class Observed(Record):
+class Observed(Record, ObservedColumns):
     table = OBSERVED
 
 
-class Operation(Record):
+class Operation(Record, OperationColumns):
     table = OPERATION
 
 
-class Event(Record):
+class Event(Record, EventColumns):
     table = EVENT
 
 
-class Runner(Record):
+class Runner(Record, RunnerColumns):
     table = RUNNER
 
 
-class Workspace(Record):
+class Workspace(Record, WorkspaceColumns):
     table = WORKSPACE
 
 
-class Person(Record):
+class CardTry(Record, CardTryColumns):
+    table = CARD_TRY
+
+
+class Person(Record, PersonColumns):
     table = PERSON

@@ -27,9 +27,9 @@ from . import records
 from .records import Agent, Card
 
 
-def card_row(card_id: int) -> Card:
-    """The card, locked for this transaction (where the backend locks rows)."""
-    row = Card.get(card_id, lock=True)
+def card_row(card_id: int, *, lock: bool = True) -> Card:
+    """The card, locked for this transaction (where the backend locks rows; ``lock``)."""
+    row = Card.get(card_id, lock=lock)
     if row is None:
         raise NotFound(
             f"no card {ids.fmt(ids.CARD, card_id)} on this board",

@@ -98,6 +98,8 @@ def bring_in(repo, base: str, branch: str, message: str, who: str) -> Merged:
     conflict). ``who``: the person, as the commit's author when git has no identity."""
     tree = preflight(repo, base, branch)
     base_oid, branch_oid = tip(repo, base), tip(repo, branch)
+    if base_oid is None or branch_oid is None:  # (the preflight found both: one was deleted since)
+        raise MergeRefused(f"{branch if branch_oid is None else base} was deleted while merging", "look at `git branch`, then answer the gate again (it stays pending)")
     if is_ancestor(repo, branch_oid, base_oid):
         return Merged(base_oid, (), already=True)
     proc = _call(repo, ("merge-tree", "--write-tree", "--name-only", "--no-messages", base_oid, branch_oid), None, 120.0)

@@ -43,6 +43,7 @@ from ..widgets.diff_view import DiffView
 from ..widgets.evidence_log import EvidenceLog
 from ..widgets.footer import KeyBar
 from ..widgets.line import FittedLine
+from ..widgets.usage_table import UsageView
 
 
 class Burn(FittedLine):
@@ -191,6 +192,7 @@ class CardScreen(Screen):
         Binding("3", "tab('handoffs')", "Handoffs", show=False, tooltip="handoff packets"),
         Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
         Binding("5", "tab('diff')", "Diff", show=False, tooltip="the card's branch against the base: files, stats, the patch ([ ] turn pages)"),
+        Binding("6", "tab('usage')", "Usage", show=False, tooltip="tokens by kind and dollars, per agent and per turn"),
         Binding("t", "timeline", "Timeline", tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
         Binding("T", "tries", "Tries", show=False, tooltip="this card's tries side by side (diff, verify, turns, tokens, dollars); k keeps one"),
         Binding("g", "gate", "Answer gate", tooltip="answer this card's pending gate"),
@@ -226,6 +228,8 @@ class CardScreen(Screen):
                 yield VerticalScroll(Static(id="card-events"))
             with TabPane("Diff", id="diff"):
                 yield DiffView(self.card_id, self.reader, id="card-diff")
+            with TabPane("Usage", id="usage"):
+                yield UsageView(id="card-usage-view")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -249,6 +253,8 @@ class CardScreen(Screen):
         tabs = self.query_one(TabbedContent)
         for pane in ("evidence", "gates", "handoffs", "events"):
             tabs.get_tab(pane).label = pane.capitalize()
+        tabs.get_tab("usage").label = "Usage"
+        self.query_one(UsageView).show(None)
         tabs.active = "evidence"
         self.query_one(DiffView).reset(card.id)
         log = self.query_one(EvidenceLog)
@@ -306,10 +312,13 @@ class CardScreen(Screen):
         self._update("#card-gates", gates_text(detail, now))
         self._update("#card-handoffs", handoffs_text(detail, now))
         self.query_one("#card-events", Static).update(events_text(detail))
+        self.query_one(UsageView).show(detail.usage)
         tabs = self.query_one(TabbedContent)
         for pane, count in (("evidence", len(detail.evidence)), ("gates", len(detail.gates)), ("handoffs", len(detail.handoffs)), ("events", len(detail.events))):
             tab = tabs.get_tab(pane)
             tab.label = f"{pane.capitalize()} {count}"
+        if detail.usage is not None and detail.usage["agents"]:
+            tabs.get_tab("usage").label = f"Usage {len(detail.usage['turns']) + detail.usage['turns_left_out']}"
         self.refresh_bindings()  # (the artifact keys, once there is one)
         self.loads += 1
 

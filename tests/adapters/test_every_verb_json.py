@@ -89,6 +89,7 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("runner", "stop"), ["runner", "stop", "a1"], {}),
         (("workspace", "open"), ["workspace", "open", "LX-2"], {}),  # not a git repository: refused, as JSON
         (("workspace", "list"), ["workspace", "list"], {}),
+        (("workspace", "start"), ["workspace", "start", "LX-2", "--runtime", "claude-code", "--agent", AGENT], {}),  # no hooks set up: refused, as JSON
         (("workspace", "archive"), ["workspace", "archive", "LX-2"], {}),
         (("workspace", "gc"), ["workspace", "gc", "--dry-run"], {}),
         (("workspace", "setup"), ["workspace", "setup", "true", "--timeout", "1m"], {}),

@@ -173,8 +173,8 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     assert server["required"] is True and server["default_tools_approval_mode"] == "approve"
     profile = config["permissions"]["loopx"]
     assert profile["extends"] == ":workspace" and profile["filesystem"][key_folder()] == "deny"
-    # the board's folder read-only inside the writable project (a PostgreSQL board has none there)
-    assert profile["filesystem"][":workspace_roots"] == ({".loopx": "read"} if board.backend == "sqlite" else {})
+    # the board's folder read-only inside the writable project (a team board's: its checkout's pointer, .loopx/team.json)
+    assert profile["filesystem"][":workspace_roots"] == {".loopx": "read"}
     for event, name in (("SessionStart", "session-start"), ("PreToolUse", "pre-tool-use"), ("Stop", "stop")):
         handler = config["hooks"][event][0]["hooks"][0]
         assert handler["type"] == "command" and handler["timeout"] > 0

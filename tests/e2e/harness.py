@@ -74,6 +74,7 @@ class Project:
     def env(self, **extra) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPX_", "CLAUDE", "ANTHROPIC", "CODEX", "OPENAI"))}
         env.pop("XDG_CONFIG_HOME", None)  # platformdirs then uses ~/.config, as for most people
+        env.pop("XDG_DATA_HOME", None)  # and ~/.local/share (workspaces, LoopX's Codex home): not under /tmp, which Codex's sandbox writes
         env.update(HOME=str(self.home), CODEX_HOME=str(self.home / ".codex"))
         env.update(extra)
         return env
@@ -226,11 +227,12 @@ def claude_env(project: Project, model: ScriptedModel) -> dict:
     )
 
 
-def run_claude(project: Project, model: ScriptedModel, steps, *, binary: str = "claude-code", prompt: str = "Do the next step of your card.", args=(), path: str = RUNTIME_PATH) -> Session:
-    """One ``claude -p`` session, tools pre-approved (the worst case: only LoopX and the sandbox stand in the way)."""
+def run_claude(project: Project, model: ScriptedModel, steps, *, binary: str = "claude-code", prompt: str = "Do the next step of your card.", args=(), path: str = RUNTIME_PATH, env: dict | None = None) -> Session:
+    """One ``claude -p`` session, tools pre-approved (the worst case: only LoopX and the sandbox stand in the way).
+    ``env``: more variables for the runtime (and so its hooks), e.g. a test's ``LOOPX_FAULT``."""
     model.script(steps)
     cmd = [str(runtimes.binary(binary)), "-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", *args]
-    return _session(project, model, binary, cmd, dict(claude_env(project, model), PATH=path))
+    return _session(project, model, binary, cmd, dict(claude_env(project, model), PATH=path, **(env or {})))
 
 
 def _session(project: Project, model: ScriptedModel, name: str, cmd: list, env: dict) -> Session:
@@ -247,12 +249,12 @@ def _session(project: Project, model: ScriptedModel, name: str, cmd: list, env: 
     return session
 
 
-def run_codex(project: Project, model: ScriptedModel, steps, *, prompt: str = "Do the next step of your card.", args=(), path: str = RUNTIME_PATH) -> Session:
+def run_codex(project: Project, model: ScriptedModel, steps, *, prompt: str = "Do the next step of your card.", args=(), path: str = RUNTIME_PATH, env: dict | None = None) -> Session:
     """One ``codex exec --json`` session. The model provider is given on the command line
     so the person's ~/.codex/config.toml holds only what ``loopx init`` wrote."""
     model.script(steps)
     cmd = [str(runtimes.binary("codex")), "exec", "--json", "--skip-git-repo-check", *codex_model_args(model), *args, prompt]
-    return _session(project, model, "codex", cmd, codex_env(project, path))
+    return _session(project, model, "codex", cmd, dict(codex_env(project, path), **(env or {})))
 
 
 def codex_model_args(model: ScriptedModel) -> list[str]:
@@ -288,11 +290,11 @@ class Runtime:
     def tool(self, name: str, **args) -> Call:
         return Call(f"mcp__loopx__{name}", args)
 
-    def run(self, project: Project, model: ScriptedModel, steps, *, no_sandbox: bool = False, path: str = RUNTIME_PATH) -> Session:
+    def run(self, project: Project, model: ScriptedModel, steps, *, no_sandbox: bool = False, path: str = RUNTIME_PATH, env: dict | None = None) -> Session:
         if self.name == "codex":
             args = ("--dangerously-bypass-approvals-and-sandbox",) if no_sandbox else ()
-            return run_codex(project, model, steps, args=args, path=path)
-        return run_claude(project, model, steps, binary=self.name, path=path)
+            return run_codex(project, model, steps, args=args, path=path, env=env)
+        return run_claude(project, model, steps, binary=self.name, path=path, env=env)
 
 
 ALL = [Runtime(n) for n in ("claude-code", "claude-sdk", "codex")]

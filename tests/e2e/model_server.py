@@ -387,6 +387,10 @@ def openai_events(model: ScriptedModel, body: dict, step: Say | Call) -> list[tu
             # names; a call names both.
             server, _, name = step.tool[len("mcp__"):].partition("__")
             call.update(namespace=f"mcp__{server}", name=name)
+        elif "." in step.tool:
+            # Codex's own namespaced tools (0.171: "multi_agent_v1" holds spawn_agent, wait_agent…)
+            namespace, _, name = step.tool.partition(".")
+            call.update(namespace=namespace, name=name)
         items.append(call)
     else:
         items.append(_openai_text(model, step.text))

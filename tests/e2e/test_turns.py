@@ -285,8 +285,8 @@ def test_a_turn_sent_back_is_charged_exactly_with_its_usage_arriving_late(projec
     sent back), with every reply's final usage sent 0.4 s after its content,
     SessionEnd registered beside Stop: exactly what the model reported, on
     both pinned versions. (Both binaries wrote each call's entry with its final
-    usage here; the late-entry race itself is pinned by
-    tests/adapters/test_hooks_claude.py with a transcript written that way.)"""
+    usage here; the late-entry race itself is forced on both binaries by
+    tests/e2e/test_charging.py, LOOPX_FAULT=transcript-lag.)"""
     agent, card = started(project, runtime)
     model.usage_delay = 0.4
     steps = [runtime.tool("next", claim=True), Say("All done."), runtime.tool("writeback", card=card, summary="Recorded after the reminder"), Say("Recorded.")]

@@ -62,7 +62,7 @@ def _own_head(common) -> str:
 
 
 @pytest.mark.parametrize("runtime", ALL, ids=str)
-def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(outside_tmp, runtime):
+def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(outside_tmp, runtime, monkeypatch):
     project = outside_tmp
     project.init(runtime.setup, "a1")
     project.with_remote()
@@ -72,6 +72,7 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
     project.git("worktree", "add", "-q", "-b", "loopx/LX-1", str(ws), "main")
     project.git("worktree", "add", "-q", "-b", "loopx/LX-2", str(other), "main")
     project.git("update-ref", "refs/loopx/LX-1/wip/t1", "main")
+    project.git("pack-refs", "--all")  # every ref only in packed-refs: no loose file a sandbox could keep read-only, until LoopX makes one
     base = project.git("rev-parse", "main").strip()
     head = _own_head(common)
     steps = [
@@ -95,6 +96,10 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
             env = claude_env(project, model)
         turn = runner_runtimes.make(runtime.setup, extra, str(runtimes.binary(runtime.name)), "a1")
         argv = turn.argv("Do the next step of your card.", str(ws))
+        for name in ("HOME", "CODEX_HOME"):  # the runner's environment is the person's (its Codex home is made from it)
+            monkeypatch.setenv(name, env[name])
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+        env.update(turn.environ(str(ws)))
         proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
         said = "\n".join(str(r.last_tool_result()) for r in model.agent_requests()[1:])
     why = f"{said}\n--- stderr\n{proc.stderr[-3000:]}"

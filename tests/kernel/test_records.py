@@ -5,8 +5,10 @@ use. A column added to a model and not regenerated fails here."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
+from loopx_core.authority import trust
 from loopx_core.store import columns, columns_gen, models, records
 
 
@@ -26,6 +28,29 @@ def test_each_record_table_is_its_models_table():
     for table in records.TABLES:
         model = next(m for m in models.every_model() if m._meta.table_name == table.name)
         assert table.names == tuple(f.column_name for f in model._meta.sorted_fields)
+
+
+def _classes(module) -> dict[str, ast.ClassDef]:
+    tree = ast.parse(Path(module.__file__).read_text())
+    return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
+def test_each_row_class_declares_its_own_tables_columns_to_the_type_checker():
+    """The columns are attributes set from the table at run time; the type checker
+    reads them from the generated ``…Columns`` class a row class names as its base
+    (object at run time): the right one for its table."""
+    declared = _classes(records)
+    for row_class in records.Record.__subclasses__():
+        model = next(m for m in models.every_model() if m._meta.table_name == row_class.table.name)
+        bases = [b.id for b in declared[row_class.__name__].bases if isinstance(b, ast.Name)]
+        assert bases == ["Record", columns_gen.columns_class(model)], row_class
+
+
+def test_the_typed_event_row_has_the_columns_it_selects():
+    """trust.EventRow is a namedtuple of EVENT_COLUMNS at run time; the type checker reads the typed twin."""
+    typed = _classes(trust)["_EventFields"]
+    fields = [node.target.id for node in typed.body if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)]
+    assert tuple(fields) == trust.EventRow._fields == tuple(trust.EVENT_COLUMNS.split(", "))
 
 
 def test_the_per_turn_tables_are_all_covered():

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
+from tests.kernel.conftest import kinds, refused
 
 
 def _open(board, card="LX-1", agent="a1"):
@@ -144,8 +145,9 @@ def test_a_project_that_is_no_repository_has_no_workspaces(team):
     assert _ops(team, workspaces.capture, 1) is None
 
 
-def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
-    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself."""
+def _loopx_in(folder: Path, *argv: str, agent: str | None = None, db: str | None = None):
+    """A real, cold ``loopx`` run in ``folder`` with no --db or LOOPX_DB: it finds its board itself
+    (``db``: a team board's URL, which nothing finds by itself; the checkout is found from ``folder``)."""
     import json
     import subprocess
     import sys
@@ -153,6 +155,8 @@ def _loopx_in(folder: Path, *argv: str, agent: str | None = None):
     env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_AGENT")}
     if agent:
         env["LOOPX_AGENT"] = agent
+    if db:
+        env["LOOPX_DB"] = db
     done = subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=60)
     return done.returncode, json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
 
@@ -161,7 +165,7 @@ def test_from_inside_a_workspace_loopx_finds_the_projects_one_board_and_says_why
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     code, where = _loopx_in(path / "src", "where")
@@ -179,7 +183,7 @@ def test_a_board_or_a_git_file_an_agent_plants_in_its_workspace_is_not_its_board
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a PostgreSQL board is named by LOOPX_DB")
+        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     fake = path / "sub"
@@ -344,12 +348,38 @@ def test_an_agents_branch_checked_out_again_never_runs_the_persons_setup(repo_te
     assert sum("setup" in e["data"] for e in opened) == 1  # the first open's, on the base's tree
 
 
-def test_a_caller_that_may_not_write_the_workspaces_folder_still_gets_its_card(repo_team, tmp_path):
-    """An agent's `next --claim` inside its sandbox cannot make the worktree:
-    it still gets its card, told why there is no workspace (never an internal error)."""
+def test_a_hand_run_claim_whose_workspace_cannot_be_made_is_refused_with_nothing_written(repo_team, tmp_path):
+    """`claim CARD` by hand (here: from a sandbox that may not write the workspaces'
+    folder): the claim is refused, exit 5 `no_workspace`, the board unchanged — no
+    agent works a card outside its workspace by accident. `--in-project` asks for
+    the project folder on purpose: the card, and the reason as a warning."""
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the data folder would be\n")  # (as root too: no folder can be made under it)
     repo_team.ok("card", "add", "one")
-    res = repo_team.cli("next", "--claim", agent="a1", env={"XDG_DATA_HOME": str(blocked)})
+    away = {"XDG_DATA_HOME": str(blocked)}
+    err = refused(repo_team, 5, "claim", "LX-1", agent="a1", env=away)
+    assert err["code"] == "no_workspace" and "no workspace for LX-1" in err["message"]
+    assert "loopx workspace open" in err["hint"] and "--in-project" in err["hint"]  # what to do: make it from outside, or say so
+    res = repo_team.cli("claim", "LX-1", "--in-project", agent="a1", env=away)
     assert res.code == 0 and res.data["card"]["id"] == "LX-1" and "workspace" not in res.data
-    assert "no workspace for LX-1" in res.err
+    assert "no workspace for LX-1" in res.err and "--in-project" in res.err
+
+
+def test_next_claim_whose_workspace_cannot_be_made_gives_the_card_back(repo_team, tmp_path):
+    """`next --claim` picks its card inside its transaction, so it claims first: a
+    workspace that cannot be made releases the card again (ready, unleased, its log
+    says both) and refuses, exit 5; with `--in-project` the agent keeps it."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the data folder would be\n")
+    repo_team.ok("card", "add", "one")
+    away = {"XDG_DATA_HOME": str(blocked)}
+    res = repo_team.cli("next", "--claim", agent="a1", env=away)
+    assert res.code == 5 and res.data["error"]["code"] == "no_workspace" and "released again" in res.data["error"]["message"]
+    card = repo_team.ok("card", "show", "LX-1")["card"]
+    assert card["status"] == "ready" and card["lease"] is None and card["assignee"] is None
+    assert [k for k in kinds(repo_team, "LX-1") if k in ("claimed", "released")] == ["claimed", "released"]
+    res = repo_team.cli("next", "--claim", "--in-project", agent="a1", env=away)
+    assert res.code == 0 and res.data["card"]["id"] == "LX-1" and "workspace" not in res.data and "no workspace for LX-1" in res.err
+    # where the workspace can be made, nothing changes: the card and its workspace
+    repo_team.ok("card", "add", "two")
+    assert repo_team.ok("claim", "LX-2", agent="a2")["workspace"]["branch"] == "loopx/LX-2"

@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.conftest import git, give_project
+from tests.conftest import git
 
 HERE = Path(__file__).resolve().parent
 TURN = [sys.executable, str(HERE / "workspace_turn.py")]
@@ -92,7 +92,6 @@ def test_a_refused_workspace_runs_no_turn_and_the_runner_retries_once_the_person
 def test_a_repository_without_a_commit_yet_runs_the_turn_in_the_project_folder(team, watch):
     git(team.root, "init", "-q", "-b", "main")
     (team.root / ".git" / "info" / "exclude").write_text(".loopx/\n")
-    give_project(team)
     team.ok("card", "add", "one")
     assert watch.ended(watch.run("a1", "--turns", "1", rest=[*TURN, "edit"])) == 0
     (ev,) = [e for e in watch.evidence("LX-1") if e["summary"].startswith("read back")]

@@ -16,7 +16,8 @@ import pytest
 
 from tests.adapters.conftest import deny_reason, payload
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the attack is on the repository's files, not the board
+# Both backends: on a PostgreSQL team board the hook finds the project (the main
+# checkout) from the workspace by the checkout's .loopx/team.json, as the kernel does.
 GIT = ("-c", "user.name=t", "-c", "user.email=t@localhost")
 
 

@@ -80,6 +80,10 @@ def test_claude_codes_turn_in_a_workspace_takes_the_main_checkouts_settings_only
     assert str(repo / ".git" / "refs" / "heads" / "loopx") in fs["allowWrite"]
     assert {str(repo / ".git" / "refs" / "heads" / "main"), str(repo / ".git" / "packed-refs"), str(ws / ".claude" / "settings.json"), str(repo / ".claude" / "settings.json")} <= set(fs["denyWrite"])
     assert (repo / ".git" / "packed-refs").exists()  # made, so that it can be kept read-only
+    # the main checkout's rules spelled absolutely: flag settings have no folder a "/.loopx" could be relative to
+    # (Claude Code 2.1.335 bound "/tmp/claude-<uid>/.loopx", shared by every session, and raced another session's placeholder)
+    deny = flag["permissions"]["deny"]
+    assert f"Edit(/{repo}/.loopx/**)" in deny and not any(r.startswith("Edit(/.") for r in deny)
     # outside a workspace: the checkout's own settings, as before
     assert "--setting-sources" not in runtimes.make("claude-code", [], "claude", "a1").argv("go", str(repo))
 
@@ -99,18 +103,79 @@ def test_codex_turn_in_a_workspace_gets_the_profile_with_the_git_paths(repo):
     assert fs[str(repo / ".git" / "refs" / "heads" / "loopx")] == "write" and fs[str(repo / ".git" / "refs" / "heads" / "loopx" / "LX-2")] == "read"
     assert str(repo / ".git" / "refs" / "heads" / "main") not in fs  # read-only: Codex keeps the common dir so
     assert fs[":workspace_roots"][".claude"] == "read"
-    server = tomllib.loads(next(o for o in overrides if o.startswith("mcp_servers.loopx=")))["mcp_servers"]["loopx"]
-    assert server["env"]["LOOPX_AGENT"] == "a1" and server["required"] is True
+    assert not any(o.startswith(("mcp_servers", "hooks")) for o in overrides)  # they come with LoopX's Codex home (below)
     assert "-c" not in runtimes.make("codex", [], "codex", "a1").argv("go", str(repo))
     # README's `-- --sandbox workspace-write` would win over the profile: in a workspace it is the profile
     assert "--sandbox" not in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(ws))
     assert "--sandbox" in runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1").argv("go", str(repo))
 
 
+@pytest.fixture
+def outside_tmp():
+    """A folder outside /tmp: LoopX refuses a Codex home where Codex's sandbox writes."""
+    import shutil
+    import uuid
+
+    base = Path.home().resolve() / ".cache" / "loopx-tests" / uuid.uuid4().hex[:10]
+    base.mkdir(parents=True)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _main_config(repo) -> dict:
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"/venv/python -I -m loopx_core hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
+    return tomllib.loads(setup_codex.merge_project(None, ours, True))
+
+
+def test_codex_turn_in_a_workspace_gets_loopxs_codex_home(repo, outside_tmp):
+    """The person's Codex config without its project trust (no worktree's
+    .codex/config.toml loads), LoopX's hooks trusted by hash at the home's own config
+    path (Codex runs no other), the loopx server, the person's trust decisions kept,
+    and every other entry of the person's home linked."""
+    person = outside_tmp / "person"
+    person.mkdir()
+    (person / "config.toml").write_text(
+        f'model = "gpt-x"\n[projects."{repo}"]\ntrust_level = "trusted"\n'
+        f'[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = "command"\ncommand = "notify-me"\n'
+        f'[hooks.state."{person}/config.toml:stop:0:0"]\ntrusted_hash = "sha256:theirs"\n')
+    (person / "auth.json").write_text("{}")
+    home = setup_codex.workspace_home(outside_tmp / "loopx-home", person, _main_config(repo), str(repo))
+    config = tomllib.loads((home / "config.toml").read_text())
+    assert config["model"] == "gpt-x" and config["projects"] == {str(repo.resolve()): {"trust_level": "untrusted"}}
+    state = config["hooks"]["state"]
+    assert state[f"{home}/config.toml:stop:0:0"] == {"trusted_hash": "sha256:theirs"}  # the person's own hook, as trusted as before
+    for event in ("SessionStart", "PreToolUse", "Stop"):
+        g = len(config["hooks"][event]) - 1
+        group = config["hooks"][event][g]
+        assert group["hooks"][0]["command"].endswith(f"hook codex {setup_codex._snake(event).replace('_', '-')}")
+        assert state[f"{home}/config.toml:{setup_codex._snake(event)}:{g}:0"]["trusted_hash"] == setup_codex.hook_hash(event, group.get("matcher"), group["hooks"][0])
+    assert config["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "a1"
+    assert (home / "auth.json").is_symlink() and (home / "auth.json").resolve() == (person / "auth.json").resolve()
+    assert (home / "sessions").resolve() == (person / "sessions").resolve()  # where the runner follows the rollout
+    # again: the same file, nothing doubled
+    assert setup_codex.workspace_home(outside_tmp / "loopx-home", person, _main_config(repo), str(repo)) == home
+    assert tomllib.loads((home / "config.toml").read_text()) == config
+
+
+def test_a_codex_home_where_the_sandbox_writes_is_refused(repo, tmp_path):
+    with pytest.raises(setup_codex.ConfigError, match="temporary folder"):
+        setup_codex.workspace_home(tmp_path / "loopx-home", tmp_path / "person", _main_config(repo), str(repo))
+
+
+def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothing(repo, outside_tmp, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(outside_tmp / "data"))
+    monkeypatch.setenv("CODEX_HOME", str(outside_tmp / "person"))
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, setup_codex.entries("a1", ["loopx"], {n: f"loopx_core hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/k", repo), True))
+    codex = runtimes.make("codex", [], "codex", "a1")
+    env = codex.environ(str(repo.parent / "ws" / "LX-1"))
+    assert Path(env["CODEX_HOME"]).parent.parent == (outside_tmp / "data" / "loopx" / "codex-home").resolve()
+    assert codex.environ(str(repo)) == {} and runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1")) == {}
+
+
 def test_codex_turns_run_in_a_workspace_only_under_loopxs_profile(repo):
-    """In a worktree Codex runs no LoopX hook (it trusts hooks by config path): the
-    sandbox is the boundary there, so without it (`init --no-sandbox`) the turn stays
-    in the project folder."""
+    """A worktree's common dir is read-only to Codex's own sandbox modes: without
+    LoopX's profile (`init --no-sandbox`) the turn stays in the project folder."""
     codex = runtimes.make("codex", [], "codex", "a1")
     codex.project = str(repo)
     assert codex.in_workspace is False  # no .codex/config.toml
@@ -120,3 +185,25 @@ def test_codex_turns_run_in_a_workspace_only_under_loopxs_profile(repo):
     (repo / ".codex" / "config.toml").write_text('default_permissions = "loopx"\n[mcp_servers.loopx]\ncommand = "loopx"\n')
     assert codex.in_workspace is True
     assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True  # its hooks come on the command line
+
+
+def test_refs_only_in_packed_refs_get_a_file_to_keep_read_only(repo):
+    """After `git pack-refs --all` (or a gc) the base branch, other cards' branches
+    and LoopX's refs have no loose file, so no path a sandbox could keep read-only
+    — and git reads a loose ref an agent creates before packed-refs (the e2e shows
+    `main` moved that way on Claude Code). Before a turn each gets its file, of the
+    same value; the agent's own branch and the ref folders a commit writes are left
+    writable (made again when a gc emptied them)."""
+    git(repo, "pack-refs", "--all")
+    common = repo / ".git"
+    values = {r: git(repo, "rev-parse", r).strip() for r in ("refs/heads/main", "refs/heads/loopx/LX-2", "refs/loopx/LX-1/wip/t1")}
+    assert not (common / "refs" / "heads" / "main").exists() and not (common / "refs" / "heads" / "loopx").exists()
+    b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
+    workspace_bounds.prepare(b)
+    for ref, value in values.items():
+        assert (common / ref).read_text().strip() == value and git(repo, "rev-parse", ref).strip() == value
+    assert not (common / "refs" / "heads" / "loopx" / "LX-1").exists()  # its own: the agent commits there
+    assert (common / "logs" / "refs" / "heads" / "loopx").is_dir()
+    guarded = set(workspace_bounds.guarded(b))
+    assert {str(common / "refs" / "heads" / "main"), str(common / "refs" / "heads" / "loopx" / "LX-2"), str(common / "refs" / "loopx")} <= guarded
+    assert not list(common.rglob("*.lock"))

@@ -18,8 +18,6 @@ from tests.kernel.test_workspaces import (
     _loopx_in as loopx_in,  # a real, cold loopx run in a folder, finding its board itself
 )
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the attack is on the repository, the check on any board
-
 
 def as_agent(folder: Path, command: str) -> None:
     """The agent's own shell, unconfined: what no hook reads (a script it wrote)."""
@@ -36,11 +34,12 @@ def recorded(repo_team):
     and writes back from its workspace: the evidence names the commit and the
     saved work."""
     repo_team.ok("card", "add", "Fix the parser")
-    code, claimed = loopx_in(repo_team.root, "next", "--claim", agent="a1")
+    db = repo_team.url if repo_team.backend == "postgresql" else None  # (a team board: named, its checkout found from the folder)
+    code, claimed = loopx_in(repo_team.root, "next", "--claim", agent="a1", db=db)
     assert code == 0, claimed
     ws = Path(claimed["workspace"]["path"])
     as_agent(ws, "echo fixed > parser.txt && git add parser.txt && git commit -qm 'fix the parser' && echo more >> parser.txt")
-    code, out = loopx_in(ws, "writeback", "LX-1", "--summary", "fixed the parser", agent="a1")
+    code, out = loopx_in(ws, "writeback", "LX-1", "--summary", "fixed the parser", agent="a1", db=db)
     assert code == 0, out
     assert repo_team.cli("verify").code == 0
     repo_team.ws = ws

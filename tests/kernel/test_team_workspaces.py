@@ -102,9 +102,12 @@ def test_two_checkouts_of_one_team_board_keep_their_workspaces_apart(team_repo, 
     # `next --claim` here passes LX-1 by (first in order, but its code is in the first checkout).
     offered = second.ok("next", "--claim", agent="a1")
     assert offered["card"]["id"] == "LX-2" and offered["workspace"]["path"] == str(two)
-    # A claim by name from the other checkout gets the card, warned: its code is in the first checkout.
-    res = second.cli("claim", "LX-1", agent="a2")
-    assert res.code == 0 and "workspace" not in res.data and "another checkout" in res.err
+    # A claim by name from the other checkout is refused like any claim that cannot get its workspace
+    # (its code is in the first checkout), nothing written; --in-project takes it here on purpose.
+    err = refused(second, 5, "claim", "LX-1", agent="a2")
+    assert err["code"] == "no_workspace" and "another checkout" in err["message"] and "--in-project" in err["hint"]
+    res = second.cli("claim", "LX-1", "--in-project", agent="a2")
+    assert res.code == 0 and "workspace" not in res.data
     worked(second, "LX-1", "a2", "looked")
     assert refused(second, 5, "done", "LX-1", "--summary", "finished", agent="a2")["code"] == "workspace_elsewhere"  # never closed without its merge
     # Each checkout's verify checks its own workspaces' commits and says the rest are elsewhere.

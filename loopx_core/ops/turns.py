@@ -184,11 +184,11 @@ def check_signed(store, card_id: int):
     runner): the card's budget and window against the signatures of the
     decisions that set them. Returns the card; paused when one does not verify."""
     from ..rules.decisions import WINDOW_FIELDS
-    from ..store.rows import card_view, touch
-    from .reaper import load_card
+    from ..store.rows import card_row, card_view, touch
+    from .reaper import reap_card
 
     def body():
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         before = (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS))
         quota.enforce_signed(store, card, strict=True)
         quota.enforce_signed_window(store, card, strict=True)

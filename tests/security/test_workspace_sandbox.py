@@ -5,6 +5,7 @@ real git, real worktrees; the real runtimes enforce it in
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tomllib
 from pathlib import Path
@@ -200,10 +201,41 @@ def test_refs_only_in_packed_refs_get_a_file_to_keep_read_only(repo):
     assert not (common / "refs" / "heads" / "main").exists() and not (common / "refs" / "heads" / "loopx").exists()
     b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
     workspace_bounds.prepare(b)
+    for ref in ("refs/heads/main", "refs/heads/loopx/LX-2"):  # listed one by one: each gets its file
+        assert (common / ref).read_text().strip() == values[ref]
     for ref, value in values.items():
-        assert (common / ref).read_text().strip() == value and git(repo, "rev-parse", ref).strip() == value
+        assert git(repo, "rev-parse", ref).strip() == value
+    # LoopX's refs are kept read-only as a whole folder: it is made, no file written in it
+    assert (common / "refs" / "loopx").is_dir() and not (common / "refs" / "loopx" / "LX-1").exists()
     assert not (common / "refs" / "heads" / "loopx" / "LX-1").exists()  # its own: the agent commits there
     assert (common / "logs" / "refs" / "heads" / "loopx").is_dir()
     guarded = set(workspace_bounds.guarded(b))
     assert {str(common / "refs" / "heads" / "main"), str(common / "refs" / "heads" / "loopx" / "LX-2"), str(common / "refs" / "loopx")} <= guarded
     assert not list(common.rglob("*.lock"))
+
+
+def test_thousands_of_packed_tags_cost_one_folder_not_a_file_each(repo):
+    """A repository with 2,000 packed tags: before every sandboxed turn `prepare`
+    wrote a loose file for each (and the sandbox then listed each). A tag needs no
+    file of its own: `refs/tags` is beside the way down to the writable ref folder,
+    so the sandbox keeps it read-only whole — made if a pack emptied it. Branches
+    (listed one by one) still get theirs."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "branch", "feature/x")
+    (repo / ".git" / "packed-refs").write_text(
+        "# pack-refs with: peeled fully-peeled sorted \n" + "".join(f"{head} refs/tags/v{i:04d}\n" for i in range(2000)))
+    git(repo, "pack-refs", "--all")
+    common = repo / ".git"
+    (common / "refs" / "tags").rmdir()  # (git keeps it empty; a clone by another tool may lack it)
+    assert git(repo, "rev-parse", "v1999").strip() == head
+    b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
+    before = sum(len(files) for _, _, files in os.walk(common / "refs"))
+    workspace_bounds.prepare(b)
+    written = sum(len(files) for _, _, files in os.walk(common / "refs")) - before
+    assert written == 2  # main and loopx/LX-2: nothing for the tags, nothing for the agent's own branch
+    assert (common / "refs" / "tags").is_dir() and not any((common / "refs" / "tags").iterdir())
+    assert (common / "refs" / "heads" / "feature").is_dir() and not (common / "refs" / "heads" / "feature" / "x").exists()
+    guarded = set(workspace_bounds.guarded(b))
+    assert {str(common / "refs" / "tags"), str(common / "refs" / "heads" / "feature"), str(common / "refs" / "heads" / "main")} <= guarded
+    assert len(guarded) < 40  # the sandbox's list stays short too
+    assert git(repo, "rev-parse", "v0000", "v1999", "feature/x").split() == [head] * 3

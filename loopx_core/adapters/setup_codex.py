@@ -344,7 +344,12 @@ def home_for(main: str, agent: str) -> Path:
     from platformdirs import user_data_dir
 
     project = hashlib.sha256(os.path.realpath(main).encode()).hexdigest()[:16]
-    return Path(user_data_dir("loopx")) / "codex-home" / project / re.sub(r"[^A-Za-z0-9._-]", "_", agent)
+    return Path(user_data_dir("loopx")) / "codex-home" / project / home_name(agent)
+
+
+def home_name(agent: str) -> str:
+    """The folder of ``agent``'s home in its project's (a name, never a path)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", agent)
 
 
 def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) -> Path:
@@ -423,3 +428,33 @@ def _link_person_home(home: Path, person_home: Path) -> None:
         target = home / entry
         if not os.path.lexists(target):
             os.symlink(person_home / entry, target)
+
+
+def homes_of(main: str) -> list[Path]:
+    """LoopX's Codex homes for the project whose main checkout is ``main`` (one per
+    agent that had a turn in one of its workspaces)."""
+    project = home_for(main, "_").parent
+    try:
+        return sorted(project / n for n in os.listdir(project) if not os.path.islink(project / n) and (project / n).is_dir())
+    except OSError:
+        return []
+
+
+def remove_home(home: Path, person_home: Path) -> None:
+    """Remove one of LoopX's Codex homes (``home_for``). Its links to the person's
+    own Codex home are removed as links — never followed: ``shutil.rmtree``
+    unlinks a symlink it meets, and refuses one at the top. Never the person's own
+    home, nor a home that holds it (their ``CODEX_HOME`` pointed inside LoopX's
+    folder): ConfigError."""
+    import shutil
+
+    if os.path.islink(home) or not home.is_dir():
+        raise ConfigError(f"{home} is not a folder of LoopX's: left alone")
+    mine, theirs = os.path.realpath(home), os.path.realpath(person_home)
+    if theirs == mine or theirs.startswith(mine + os.sep) or mine.startswith(theirs + os.sep):
+        raise ConfigError(f"{home} is (or holds, or lies in) your own Codex home {person_home}: left alone")
+    shutil.rmtree(home)
+    try:
+        home.parent.rmdir()  # the project's folder, once its last agent's home is gone
+    except OSError:
+        pass

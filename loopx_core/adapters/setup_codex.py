@@ -278,8 +278,9 @@ def merge_user(before: str | None, root: Path, trust: dict[str, str]) -> str:
 
 def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
     """``codex exec`` arguments (``-c key=value``) for a turn started in a card's
-    workspace, when the main checkout's ``.codex/config.toml`` selects LoopX's
-    permission profile (``init`` without ``--no-sandbox``).
+    workspace: LoopX's permission profile bounded to it when the main checkout's
+    ``.codex/config.toml`` selects it (``init`` without ``--no-sandbox``), else the
+    workspace-write mode's extra writable roots (below).
 
     Codex keeps the main repository's git folder read-only from a linked
     worktree, so a commit there fails ("index.lock: Read-only file system").
@@ -294,6 +295,16 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
     from ..rules import workspace_bounds
 
     args: list[str] = []
+    if main_config.get("default_permissions") != "loopx":
+        # Without LoopX's profile (`init --no-sandbox`) Codex's own sandbox is whatever
+        # the person runs it with; in its workspace-write mode the main repository's
+        # git folder is read-only from a worktree, so a commit fails. Its extra
+        # writable roots are given exactly the git paths a commit there writes
+        # (what the profile makes writable; nothing kept read-only inside them:
+        # the legacy mode cannot say so). Other modes ignore the key.
+        workspace_bounds.prepare(bounds)
+        roots = [p for p in workspace_bounds.writable(bounds) if p != bounds.workspace]
+        return ["-c", "sandbox_workspace_write.writable_roots=[" + ", ".join(_toml_str(p) for p in roots) + "]"]
     if main_config.get("default_permissions") == "loopx":
         workspace_bounds.prepare(bounds)  # the ref folders a commit writes exist; packed-only refs get a file to keep read-only
         entries = {key_dir: "deny"}

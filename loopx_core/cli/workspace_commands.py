@@ -51,9 +51,6 @@ def cmd_start(ctx: Context) -> Outcome | int:
     if not _set_up(a.runtime, store.project_root()):
         raise UsageError(f"the project is not set up for {a.runtime}: its main checkout has no LoopX hooks to start it with",
                          f"`loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}, then start it again", code="not_set_up")
-    if not runtime.in_workspace:
-        raise UsageError("the project's Codex is set up without LoopX's sandbox profile (`init --no-sandbox`): a worktree's git folder is read-only to Codex's own sandbox, and no turn runs in a workspace without it",
-                         f"`loopx init --for codex --agent {agent}` (with the sandbox) in {store.project_root()}, or run codex in the project folder", code="no_profile")
     ws = open_workspace(store, card_id(a.card), f"agent:{agent}").to_json()
     argv = runtime.by_hand(ws["path"])
     location = store.location

@@ -174,18 +174,28 @@ def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothin
     assert codex.environ(str(repo)) == {} and runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1")) == {}
 
 
-def test_codex_turns_run_in_a_workspace_only_under_loopxs_profile(repo):
-    """A worktree's common dir is read-only to Codex's own sandbox modes: without
-    LoopX's profile (`init --no-sandbox`) the turn stays in the project folder."""
-    codex = runtimes.make("codex", [], "codex", "a1")
-    codex.project = str(repo)
-    assert codex.in_workspace is False  # no .codex/config.toml
+def test_codex_without_loopxs_profile_gets_the_commits_git_paths_as_extra_writable_roots(repo):
+    """Without LoopX's profile (`init --no-sandbox`) Codex's turns run in the card's
+    workspace too (before, the project folder): its workspace-write mode keeps a
+    worktree's common dir read-only, so the turn's command line gives that mode
+    exactly the git paths a commit there writes as extra writable roots, and keeps
+    the person's `--sandbox workspace-write`."""
     (repo / ".codex").mkdir()
     (repo / ".codex" / "config.toml").write_text('[mcp_servers.loopx]\ncommand = "loopx"\n')
-    assert codex.in_workspace is False  # set up with --no-sandbox
-    (repo / ".codex" / "config.toml").write_text('default_permissions = "loopx"\n[mcp_servers.loopx]\ncommand = "loopx"\n')
+    ws = repo.parent / "ws" / "LX-1"
+    codex = runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1")
+    codex.project = str(repo)
     assert codex.in_workspace is True
-    assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True  # its hooks come on the command line
+    argv = codex.argv("go", str(ws))
+    b = workspace_bounds.find(ws)
+    at = argv.index("-c")
+    key, _, value = argv[at + 1].partition("=")
+    assert key == "sandbox_workspace_write.writable_roots"
+    assert tomllib.loads("v = " + value)["v"] == [p for p in workspace_bounds.writable(b) if p != b.workspace]
+    assert str(repo / ".git") not in tomllib.loads("v = " + value)["v"]  # never the whole git folder
+    assert argv[-3:-1] == ["--sandbox", "workspace-write"] and not any("permissions" in a for a in argv)
+    assert codex.argv("go", str(repo)) == ["codex", "exec", "--json", "--sandbox", "workspace-write", "go"]  # the main checkout: as before
+    assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True
 
 
 def test_refs_only_in_packed_refs_get_a_file_to_keep_read_only(repo):

@@ -303,8 +303,8 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
         # (what the profile makes writable; nothing kept read-only inside them:
         # the legacy mode cannot say so). Other modes ignore the key.
         workspace_bounds.prepare(bounds)
-        roots = [p for p in workspace_bounds.writable(bounds) if p != bounds.workspace]
-        return ["-c", "sandbox_workspace_write.writable_roots=[" + ", ".join(_toml_str(p) for p in roots) + "]"]
+        git_paths = [p for p in workspace_bounds.writable(bounds) if p != bounds.workspace]
+        return ["-c", "sandbox_workspace_write.writable_roots=[" + ", ".join(_toml_str(p) for p in git_paths) + "]"]
     if main_config.get("default_permissions") == "loopx":
         workspace_bounds.prepare(bounds)  # the ref folders a commit writes exist; packed-only refs get a file to keep read-only
         entries = {key_dir: "deny"}

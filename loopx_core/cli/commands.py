@@ -264,11 +264,11 @@ def _in_a_workspace(runtime: str, agent: str | None) -> str:
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
-    pointer = None
+    pointer, pointer_text = None, ""
     if loc.checkout is not None:  # a team board: the checkout this folder belongs to (issue #26)
         data["board"]["checkout"] = str(loc.checkout)
-        pointer = _pointer_names(loc)
-        data["board"]["pointer"] = pointer[0]
+        pointer, pointer_text = _pointer_names(loc)
+        data["board"]["pointer"] = pointer
     if loc.source == "none":
         from ..store.discovery import NO_BOARD
 
@@ -279,7 +279,7 @@ def cmd_where(ctx: Context) -> Outcome:
     }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     if loc.checkout is not None:
-        text += f"\nthis machine's checkout of it: {loc.checkout} (its .loopx/team.json{pointer[1]})"
+        text += f"\nthis machine's checkout of it: {loc.checkout} (its .loopx/team.json{pointer_text})"
     return Outcome(data, 0, text)
 
 

@@ -7,8 +7,9 @@ directly — but decides with the kernel's own rules: ``authority.Authority``
 signature verifies) over a plain-SQL query function. It finds the pending gate
 a retry reuses (``gates.open_gate``). It never writes: anything it is not sure
 about (a schema it does not know, an expired lease, an overdue gate, a scope
-with no gate yet) is left to the kernel's operators (``gates.ask``), which reap
-and decide in a transaction.
+with no gate yet, ``LOOPX_NOW`` on a board that is not a test board — the
+kernel's ``trust.clock_movable``, asked here too) is left to the kernel's
+operators (``gates.ask``), which reap and decide in a transaction.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ except ImportError:  # pragma: no cover - a Python whose sqlite3 is laid out oth
     from sqlite3 import connect
 
 from ..authority import authority, replay, trust
+from ..rules.clock import frozen_by_env
 from ..rules.holding import HELD, choose
 from ..rules.lifecycle import GATE, LEASE, is_due
 from ..rules.schema_version import SCHEMA_VERSION
@@ -53,6 +55,10 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
         row = query("SELECT value FROM setting WHERE key='schema_version'")
         if not row or int(row[0][0]) != SCHEMA_VERSION:
             raise NotSure("board schema differs from this reader's")
+        uid = trust.board_uid_from(query) or ""
+        people = trust.load(query, uid, os.path.abspath(db_path)) if frozen_by_env() else None
+        if people is not None and not trust.clock_movable(query, people):
+            raise NotSure("LOOPX_NOW is set, but this is not a test board: the kernel refuses it")
         if not query("SELECT 1 FROM agent WHERE id=?", (agent,)):
             return Verdict(False, None, {}, {}, list(scopes))
         card = choose(
@@ -66,8 +72,7 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
             raise NotSure("the lease has expired; the kernel reaps it")
         if card is not None and tuple(replay.lease_in_log(query, card.id)) != (agent, card.lease_token):
             raise NotSure("the card's lease row is not the one the log granted; the kernel decides")
-        uid = trust.board_uid_from(query) or ""
-        rules = authority.Authority(query, lambda: trust.load(query, uid, os.path.abspath(db_path)))
+        rules = authority.Authority(query, lambda: people or trust.load(query, uid, os.path.abspath(db_path)))
         allowed: dict = {}
         pending: dict = {}
         rest: list = []

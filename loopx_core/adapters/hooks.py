@@ -1,5 +1,5 @@
-"""``loopx hook claude-code|codex session-start|pre-tool-use|stop`` and
-``loopx hook claude-code pre-skill-shell-command``.
+"""``loopx hook claude-code|codex session-start|pre-tool-use|stop|permission-request``
+and ``loopx hook claude-code session-end|pre-skill-shell-command|question|notification``.
 
 Each reads the runtime's own hook JSON on stdin and answers in that runtime's
 documented format on stdout, always with exit code 0 (a hook never crashes the
@@ -62,11 +62,11 @@ from ..rules.hints import take_work
 from ..rules.holding import HELD
 
 RUNTIMES = ("claude-code", "codex")
-EVENTS = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command")
+EVENTS = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification")
 MAX_PAYLOAD = 8 * 1024 * 1024  # bytes of hook input read; a larger tool call is refused
 # Seconds each event may take before it answers anyway (the runtime's own
 # timeout, set by `loopx init`, is 30 s for the first two and 60 s for Stop).
-DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0, "session-end": 25.0, "permission-request": 570.0}
+DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0, "session-end": 25.0, "permission-request": 570.0, "question": 570.0, "notification": 20.0}
 
 
 class Hook:
@@ -200,7 +200,7 @@ def _arm_deadline(seconds: float):
 def _fallback(hook: Hook, what: str):
     """After an internal error or the deadline: deny the tool call (fail
     closed); let a session start or stop go on."""
-    if hook.event in ("pre-tool-use", "pre-skill-shell-command"):
+    if hook.event in ("pre-tool-use", "pre-skill-shell-command", "question"):
         return _deny(f"{what}, so it is denied; the hook's stderr says why. Try a simpler call, or tell the person if this repeats.", event=_EVENT_NAMES[hook.event])
     if hook.event == "permission-request":
         return _permission("deny", f"{what}; the runtime's own question was not answered")
@@ -252,7 +252,7 @@ def open_store(hook: Hook):
 
 # -- PreToolUse ------------------------------------------------------------------------
 
-_EVENT_NAMES = {"pre-tool-use": "PreToolUse", "pre-skill-shell-command": "PreSkillShellCommand"}
+_EVENT_NAMES = {"pre-tool-use": "PreToolUse", "pre-skill-shell-command": "PreSkillShellCommand", "question": "PreToolUse"}
 
 
 def _deny(reason: str, message: str | None = None, event: str = "PreToolUse") -> dict:
@@ -716,58 +716,123 @@ def session_end(hook: Hook):
     return None
 
 
-PERMISSION_WAIT = 540.0  # seconds the PermissionRequest hook waits for the person (under its deadline)
-PERMISSION_POLL = 0.5
-
-
-def _permission(behavior: str, message: str | None = None) -> dict:
-    decision = {"behavior": behavior}
+def _permission(behavior: str, message: str | None = None, updated: dict | None = None) -> dict:
+    decision: dict = {"behavior": behavior}
     if message:
         decision["message"] = message
+    if updated is not None:
+        decision["updatedInput"] = updated
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-def permission_request(hook: Hook):
-    """Claude Code's own question ("may I run this?", ``PermissionRequest``)
-    joins the person's queue: a gate on the agent's card, answered on the board
-    or with ``loopx gate answer``; the hook waits for the answer and gives it to
-    the runtime — allow only on an approval a person's signature backs, deny on
-    a rejection or an expired gate. Unanswered within ``PERMISSION_WAIT``: deny
-    (the gate stays pending; the card waits). An agent holding no card: the
-    runtime decides as it would without the hook. Only in a runner's turn
-    (``LOOPX_TURN_ID`` set: nobody sits at that terminal); a person working
-    with Claude Code at their own terminal gets its own dialog at once."""
-    agent, tool = hook.agent, hook.get("tool_name")
-    if not agent or hook.payload is None or not isinstance(tool, str) or not os.environ.get("LOOPX_TURN_ID"):
-        return None
-    from ..ops import gates
-    from ..rules import ids
+def _in_a_runners_turn(hook: Hook) -> bool:
+    """A runner started this turn (``LOOPX_TURN_ID``): nobody sits at that
+    terminal, so the runtime's own questions go to the person's queue. A person
+    working with the runtime at their own terminal gets its own dialog."""
+    return bool(hook.agent and hook.payload is not None and os.environ.get("LOOPX_TURN_ID"))
 
+
+def _ask_the_person(hook: Hook, tool: str, tool_input):
+    """``runtime_questions.decide`` on the board this hook uses: the decision,
+    None (no card), or a deny when the board cannot be opened."""
+    from . import runtime_questions
+
+    agent = hook.agent
+    if not agent:
+        return None
     try:
         store = open_store(hook)
     except Exception as exc:
         hook.note(f"cannot open the board ({type(exc).__name__}: {exc})")
-        return _permission("deny", "LoopX could not open the board to ask the person")
+        return {"behavior": "deny", "message": "LoopX could not open the board to ask the person"}
     try:
-        with store.read():
-            card = _held(agent)
-        if card is None:
-            return None
-        shown = json.dumps(hook.get("tool_input"), ensure_ascii=False)[:1200]
-        question = f"Claude Code ({agent}) asks to use {tool} on {ids.fmt(ids.CARD, card.id)}: {shown}"
-        gate, _, _ = gates.ask(store, card.id, agent, {"question": question[:1900]})
-        deadline = time.monotonic() + PERMISSION_WAIT
-        while gate.status == "pending" and time.monotonic() < deadline:
-            time.sleep(PERMISSION_POLL)
-            gate = gates.status(store, gate.id)  # a forged approval reads as pending
-        if gate.status == "approved":
-            return _permission("allow")
-        if gate.status == "pending":
-            return _permission("deny", f"no answer from the person yet; {gate.key} waits for them (`loopx gate status {gate.key}`)")
-        why = f": {gate.note}" if gate.note else ""
-        return _permission("deny", f"the person said no ({gate.key} {gate.status}{why})")
+        return runtime_questions.decide(store, agent, hook.runtime, tool, tool_input, wait=PERMISSION_WAIT)
     finally:
         store.close()
+
+
+PERMISSION_WAIT = 540.0  # seconds a hook waits for the person (under its deadline)
+
+
+def permission_request(hook: Hook):
+    """The runtime's own question ("may I run this?", ``PermissionRequest`` of
+    Claude Code 2.1.335 and Codex 0.171) joins the person's queue: a gate on
+    the agent's card, answered on the board or with ``loopx gate answer``; the
+    hook waits for the answer and gives it to the runtime — allow only on an
+    approval a person's signature backs, deny on a rejection or an expired
+    gate. Unanswered within ``PERMISSION_WAIT``: deny (the gate stays pending;
+    the card waits). An agent holding no card: the runtime decides as it would
+    without the hook. Only in a runner's turn. Codex refuses ``updatedInput``
+    in this answer, so only Claude Code's question tool gets one."""
+    tool = hook.get("tool_name")
+    if not _in_a_runners_turn(hook) or not isinstance(tool, str):
+        return None
+    decision = _ask_the_person(hook, tool, hook.get("tool_input"))
+    if decision is None and hook.runtime == "codex":
+        # Nobody to ask on: never left to Codex's own automatic reviewer (`--approve-for-me`),
+        # which would let a model decide to run a command outside the sandbox.
+        return _permission("deny", f"LoopX: agent {hook.agent} holds no card to ask the person on; take your card first")
+    if decision is None:
+        return None
+    updated = decision.get("updatedInput") if hook.runtime == "claude-code" else None
+    return _permission(decision["behavior"], decision.get("message"), updated)
+
+
+def question(hook: Hook):
+    """Claude Code's question tool (``AskUserQuestion``), at its ``PreToolUse``
+    (a hook entry of its own, matcher ``AskUserQuestion``, timeout 600 s): in a
+    runner's turn each question becomes a gate offering its options; the
+    person's choice or words reach the model as the tool's answers (``allow``
+    with ``updatedInput.answers``: the tool then tells the model "Your
+    questions have been answered: …"); a rejection or no answer yet is a deny
+    whose reason the model reads. 2.1.197 and 2.1.335 alike."""
+    from .runtime_questions import QUESTION_TOOL
+
+    if not _in_a_runners_turn(hook) or hook.get("tool_name") != QUESTION_TOOL:
+        return None
+    decision = _ask_the_person(hook, QUESTION_TOOL, hook.get("tool_input"))
+    if decision is None:
+        return None
+    if decision["behavior"] == "allow":
+        out = {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "LoopX: the person answered on the board"}
+        if "updatedInput" in decision:
+            out["updatedInput"] = decision["updatedInput"]
+        return {"hookSpecificOutput": out}
+    return _deny(f"LoopX: {decision['message']}. Go on without the answer, or wait and check the gate with `gate_status`.")
+
+
+def notification(hook: Hook):
+    """Claude Code's ``Notification`` (``NotificationHookInput``: ``message``,
+    ``title``, ``notification_type`` — permission_prompt, idle_prompt, …):
+    the runtime wants its person, who may be away from that terminal. Recorded
+    as a ``runtime_notice`` event on the agent's card (or the board's), which
+    the person's notification command delivers (``ops/notify``, de-duplicated
+    per agent and type within its ``every``). Says nothing to the runtime."""
+    if not hook.agent or hook.payload is None:
+        return None
+    kind, message = hook.get("notification_type"), hook.get("message")
+    if not isinstance(message, str) or not message.strip():
+        return None
+    from ..ops.turns import note
+    from ..rules.text import terminal_safe
+
+    try:
+        store = open_store(hook)
+    except Exception as exc:
+        hook.note(f"cannot open the board ({type(exc).__name__}: {exc}); the notice is lost")
+        return None
+    try:
+        with store.read():
+            card = _held(hook.agent)
+        title = hook.get("title")
+        note(
+            store, hook.agent, "runtime_notice", card.id if card else None, runtime=hook.runtime, agent_id=hook.agent,
+            type=terminal_safe(str(kind or "notice"))[:40], message=terminal_safe(message)[:500],
+            title=terminal_safe(title)[:120] if isinstance(title, str) else None, session=hook.get("session_id"),
+        )
+    finally:
+        store.close()
+    return None
 
 
 def _charge_noted(hook: Hook, store, turn) -> None:
@@ -811,5 +876,5 @@ def _evidence_gate(hook: Hook, store, turn):
 
 HANDLERS = {
     "session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop, "session-end": session_end, "permission-request": permission_request,
-    "pre-skill-shell-command": pre_skill_shell_command,
+    "pre-skill-shell-command": pre_skill_shell_command, "question": question, "notification": notification,
 }

@@ -60,6 +60,38 @@ _DECLARED = _declared()
 TOOLS = [_tool(t) for t in _DECLARED.values()]
 _BY_NAME = {t["name"]: t for t in TOOLS}
 
+# Claude Code's permission prompt tool (``claude -p --permission-prompt-tool
+# mcp__loopx__permission_prompt``, which ``loopx run`` passes): headless, Claude
+# Code calls it when it would ask the person whether a tool may run, and only
+# with it does `-p` offer the model its question tool (AskUserQuestion; 2.1.197
+# and 2.1.335). Called with the tool's name, input and call id; answers with one
+# text block holding ``{"behavior": "allow", "updatedInput": …}`` or
+# ``{"behavior": "deny", "message": …}`` (the binaries' own parser of it). Listed
+# to Claude Code alone (its ``initialize`` names the client ``claude-code``;
+# Claude Code keeps the prompt tool it was given out of the model's tools); it
+# asks the person only in a runner's turn (``LOOPX_TURN_ID``) and denies at
+# once anywhere else. A model calling it itself only asks the person a
+# question — its answer allows nothing.
+PROMPT_TOOL = {
+    "name": "permission_prompt",
+    "title": "Ask the person (the runtime's permission prompt)",
+    "description": "Used by Claude Code itself to ask the person whether a tool may run; not for the model.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"tool_name": {"type": "string"}, "input": {"type": "object"}, "tool_use_id": {"type": "string"}},
+        "required": ["tool_name", "input"],
+    },
+    "annotations": {"title": "Ask the person", "readOnlyHint": False, "openWorldHint": False, "destructiveHint": False, "idempotentHint": True},
+}
+
+
+PROMPT_CLIENT = "claude-code"  # the clientInfo name Claude Code (2.1.197, 2.1.335) sends
+
+
+def _listed(tools) -> list[dict]:
+    return TOOLS + [PROMPT_TOOL] if getattr(tools, "client", None) == PROMPT_CLIENT else TOOLS
+
+
 _KINDS = {"string": "a text", "boolean": "true or false", "integer": "a whole number", "number": "a number", "array": "a list", "object": "an object"}
 _JSON_TYPES = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "array": list, "object": dict}
 
@@ -114,6 +146,9 @@ def handle(message, tools: Tools):
     msg_id = message["id"]
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     if method == "initialize":
+        client = params.get("clientInfo")
+        if tools is not None and isinstance(client, dict):
+            tools.client = client.get("name")
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return _result(msg_id, {
@@ -125,7 +160,7 @@ def handle(message, tools: Tools):
     if method == "ping":
         return _result(msg_id, {})
     if method == "tools/list":
-        return _result(msg_id, {"tools": TOOLS})
+        return _result(msg_id, {"tools": _listed(tools)})
     if method == "tools/call":
         name = params.get("name")
         arguments = params.get("arguments")
@@ -150,6 +185,7 @@ class Tools:
     def __init__(self, db_flag: str | None):
         self.db_flag = db_flag
         self._store = None
+        self.client: str | None = None  # the client's name, from its initialize
 
     @property
     def store(self):
@@ -175,6 +211,8 @@ class Tools:
         """(text, is_error) for one tool call; never raises."""
         import contextlib
 
+        if name == PROMPT_TOOL["name"] and PROMPT_TOOL in _listed(self):
+            return self.permission_prompt(arguments)
         tool = _BY_NAME.get(name) if isinstance(name, str) else None
         if tool is None:
             return f"[unknown_tool] no tool {str(name)[:60]!r}; the tools are {', '.join(_BY_NAME)} (only a person answers gates)", True
@@ -209,6 +247,32 @@ class Tools:
                 return text, True
             sys.stderr.write(f"loopx mcp: {name}: {type(exc).__name__}: {exc}\n")
             return f"[internal] {type(exc).__name__}: {exc}", True
+
+
+    def permission_prompt(self, arguments) -> tuple[str, bool]:
+        """Claude Code's permission prompt, answered by the person through a gate
+        (``runtime_questions.decide``, the rule the PermissionRequest hook uses)."""
+        import contextlib
+        import os
+
+        from .runtime_questions import decide
+
+        tool, given = (arguments.get("tool_name"), arguments.get("input")) if isinstance(arguments, dict) else (None, None)
+        if not isinstance(tool, str) or not isinstance(given, dict):
+            return json.dumps({"behavior": "deny", "message": "LoopX could not read this permission prompt (no tool_name or input)"}), False
+        if not os.environ.get("LOOPX_TURN_ID"):
+            return json.dumps({"behavior": "deny", "message": "LoopX asks the person only in a runner's turn (`loopx run`); not asked here"}), False
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                decision = decide(self.store, _agent(), "claude-code", tool, given)
+        except Exception as exc:
+            sys.stderr.write(f"loopx mcp: permission_prompt: {type(exc).__name__}: {exc}\n")
+            decision = {"behavior": "deny", "message": f"LoopX could not ask the person ({type(exc).__name__})"}
+        if decision is None:
+            decision = {"behavior": "deny", "message": "LoopX: this agent holds no card to ask the person on"}
+        if decision["behavior"] == "allow":
+            decision.setdefault("updatedInput", given)
+        return json.dumps(decision, ensure_ascii=False), False
 
 
 # -- the tools' answers (each named by its verb's declaration: ``call(tools, **arguments)``) --

@@ -30,7 +30,7 @@ from .setup_claude import MalformedSettings, SettingsError
 from .setup_codex import ConfigError, MalformedConfig
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
-EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command")
+EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification")
 
 SetupError = (SettingsError, ConfigError)
 Malformed = (MalformedSettings, MalformedConfig)  # not JSON/TOML at all: exit 3, not a conflict
@@ -291,7 +291,7 @@ def init_runtime(
     elif runtime == "codex":
         from . import setup_codex
 
-        commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for name in EVENT_NAMES[:3]}  # skills' shell commands are Claude Code's alone
+        commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for _, name, _, _ in setup_codex.EVENTS}  # the events Codex has
         ours = setup_codex.entries(data["id"], exe, commands, db, key_dir if sandbox else None, root)
         project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, ours, sandbox))
         if not project.problem:

@@ -7,7 +7,9 @@ type ``Settings`` (``hooks``, ``env``, ``permissions``, ``sandbox``,
 against the real binaries 2.1.197 and 2.1.335 (``tests/e2e``).
 
 - ``.claude/settings.json`` (shared, committed): the hooks (SessionStart,
-  PreToolUse, Stop, PreSkillShellCommand), each ``<absolute loopx> hook
+  PreToolUse, Stop, SessionEnd, PermissionRequest, PreSkillShellCommand,
+  Notification, and a PreToolUse entry of its own for the question tool,
+  ``AskUserQuestion``, with a 600 s timeout), each ``<absolute loopx> hook
   claude-code <event>`` — no agent id in it. PreToolUse and PreSkillShellCommand
   carry ``"onFailure": "block"``: a hook that cannot start, times out or
   prints bad JSON then blocks the tool call (2.1.335; 2.1.197 ignores the key
@@ -48,6 +50,8 @@ EVENTS = (
     ("SessionEnd", "session-end", None, 30),  # charges what the last Stop could not see yet (adapters/hooks.session_end)
     ("PermissionRequest", "permission-request", "*", 600),  # the runtime's own question joins the person's queue (2.1.335)
     ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30),  # skills' `!` shell commands (2.1.335)
+    ("PreToolUse", "question", "AskUserQuestion", 600),  # Claude's question tool answered from the board (adapters/hooks.question)
+    ("Notification", "notification", None, 30),  # "Claude needs you" reaches the person's notification command
 )
 GUARDS = ("PreToolUse", "PreSkillShellCommand")  # events that guard an action: a failed hook blocks it
 

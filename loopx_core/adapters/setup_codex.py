@@ -20,7 +20,10 @@ tried against the real ``@openai/codex`` 0.171.0 binary (``tests/e2e``):
     start until the server is up, so its tools exist at the first request) and
     ``default_tools_approval_mode = "approve"`` (``codex exec`` runs with the
     approval policy "never" and fails an MCP call that would need a prompt);
-  - ``[[hooks.<Event>]]`` groups (``config/src/hook_config.rs``).
+  - ``[[hooks.<Event>]]`` groups (``config/src/hook_config.rs``): SessionStart,
+    PreToolUse, Stop and PermissionRequest (run before Codex's automatic
+    reviewer of an escalation under ``codex exec --approve-for-me``; DESIGN §10
+    #29).
 - ``$CODEX_HOME/config.toml`` (the person's own, default ``~/.codex``), edited
   the same way: ``[projects."<root>"] trust_level = "trusted"`` (without
   it Codex ignores ``.codex/config.toml``) and ``[hooks.state."<key>"]
@@ -42,7 +45,10 @@ import re
 import tomllib
 from pathlib import Path
 
-EVENTS = (("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60))
+EVENTS = (
+    ("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60),
+    ("PermissionRequest", "permission-request", "*", 600),  # an approval Codex would ask the person for joins the queue (#29)
+)
 PROFILE = "loopx"  # the permission profile's name, LoopX's own
 # Read-only inside the writable project. Only paths that exist when init runs:
 # Codex's bwrap fails to start a command (now and then, "Can't bind mount …

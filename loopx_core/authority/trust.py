@@ -301,6 +301,14 @@ def signed_setting(query, key: str, people: Trust | None = None) -> str | None:
     return value
 
 
+def clock_movable(query, people: Trust | None = None) -> bool:
+    """May ``LOOPX_NOW`` move this board's clock? Only on a board a person made
+    for tests and demos (its signed ``test_clock`` setting on). The one rule:
+    the kernel (``Store.open``) and the hook's reader (``adapters/fastcheck``)
+    both ask it, and on any other board both leave the clock alone."""
+    return signed_setting(query, "test_clock", people) == "on"
+
+
 def latest_setting(query, people: Trust, key: str) -> tuple[int, float, str | None, bool] | None:
     """The newest ``setting_changed`` event that set ``key``, read from the log
     (a setting row edited or deleted counts for nothing): (seq, at, value,

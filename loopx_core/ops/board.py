@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..authority.trust import clock_movable
 from ..rules import clock, scopes
 from ..shapes.values import AgentView, CardView, EventView, EvidenceView, GateView
 from ..store import events, records
@@ -44,7 +45,7 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
         point_checkout(store)
     store.run(lambda: None if has_people(store) else add_root(store, person))
     me = member(store, person)
-    if objective is not None or created or (test_board and store.signed_setting("test_clock") != "on"):
+    if objective is not None or created or (test_board and not clock_movable(store.query, store.trust())):
 
         def body():
             if objective is not None:

@@ -17,11 +17,11 @@ from ..store.rows import (
     observed_view,
     touch,
 )
-from . import quota, reaper
+from . import lifecycle, quota, reaper
 from .handoffs import open_handoff
 from .lifecycle import clear_lease, move, withdraw_pending
 from .quota import over_budget
-from .reaper import load_card
+from .reaper import reap_card
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
 
@@ -56,11 +56,11 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
     if data.get("owner"):
         agent_row(data["owner"])
     pending = [d for d in data.get("after") or [] if card_row(d, lock=False).status != "done"]
-    status = "backlog" if data.get("backlog") else ("blocked" if pending else "ready")
-    card = Card.create(
+    card = lifecycle.create(
+        backlog=bool(data.get("backlog")),
+        waiting_on=pending,
         title=data["title"],
         body=data.get("body") or "",
-        status=status,
         assignee=data.get("owner"),
         needs=sorted(set(data.get("needs") or [])),
         priority=data.get("priority", 2),
@@ -69,7 +69,6 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
         max_turns=data.get("max_turns"),
         max_tokens=data.get("max_tokens"),
         max_usd=data.get("max_usd"),
-        blocked_reason=("waiting on " + ", ".join(ids.key(ids.CARD, d) for d in pending)) if pending else None,
         created_at=now,
         updated_at=now,
     )
@@ -79,7 +78,7 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
         CardTry.create(card_id=card.id, try_of=ids.parse(ids.CARD, marks["try_of"]), try_no=marks["try_no"])
     seq = events.emit(
         actor, "card_added", card.id,
-        title=card.title, status=status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
+        title=card.title, status=card.status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
         max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify, **marks,
     )
     if hasattr(actor, "sign"):
@@ -99,7 +98,7 @@ def move_card(store, card_id: int, to: str, actor) -> CardView:
     if to not in HUMAN_MOVES:
         raise InvalidInput(f"cannot move a card to {to!r} by hand", f"use one of: {', '.join(HUMAN_MOVES)}")
 
-    return store.run(lambda: card_view(apply_move(load_card(card_id), to, actor, clock.now())))
+    return store.run(lambda: card_view(apply_move(reap_card(card_row(card_id)), to, actor, clock.now())))
 
 
 def apply_move(card: Card, to: str, actor, now: float) -> Card:
@@ -141,7 +140,7 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
 
     def body():
         now = clock.now()
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         key = ids.fmt(ids.CARD, card_id)
         if to is not None:
             agent_row(to)
@@ -190,7 +189,7 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
 
     def body():
         now = clock.now()
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         if data.get("add_turns"):
             card.max_turns = (card.max_turns if card.max_turns is not None else card.used_turns) + data["add_turns"]
         if data.get("add_tokens"):
@@ -227,7 +226,7 @@ def window_card(store, card_id: int, data: dict, actor) -> CardView:
 
     def body():
         now = clock.now()
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         for field, value in window.items():
             setattr(card, field, value)
         resumed = None

@@ -28,9 +28,9 @@ import json
 from ..rules import clock, ids
 from ..store import events, records
 from ..store.records import Evidence
-from ..store.rows import agent_row, card_view, evidence_view, touch
+from ..store.rows import agent_row, card_row, card_view, evidence_view, touch
 from . import quota
-from .reaper import load_card
+from .reaper import reap_card
 from .writeback import add_evidence, payload_hash
 
 SOURCE = "hook"
@@ -46,8 +46,8 @@ def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, 
         agent_row(agent)
         first = Evidence.first('WHERE "card_id" = ? AND "turn_id" = ?', (card_id, turn_id))
         if first is not None:
-            return evidence_view(first), card_view(load_card(card_id)), False
-        card = load_card(card_id)
+            return evidence_view(first), card_view(reap_card(card_row(card_id))), False
+        card = reap_card(card_row(card_id))
         tokens = tokens_in + tokens_out
         row = add_evidence(
             card, agent, now=now, turn_id=turn_id, summary=summary, tokens_in=tokens_in, tokens_out=tokens_out,

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import os
-
 from ..rules import clock, holding, ids
 from ..rules.hints import paused_hint, take_work
+from ..rules.liveness import host_name
 from ..shapes.errors import Conflict, Forbidden
 from ..shapes.values import CardView, NextResult
 from ..store import events
 from ..store.records import Agent, Card, Gate
-from ..store.rows import agent_row, card_view, gate_view, handoff_view, touch
+from ..store.rows import agent_row, card_row, card_view, gate_view, handoff_view, touch
 from . import leases, quota, reaper
 from .gates import _rules, checked_view, holding_gate, open_gate
 from .handoffs import latest_handoff
 from .lifecycle import clear_lease, gate_blocked, move, withdraw_pending
-from .reaper import load_card
+from .reaper import reap_card
 from .try_family import first_of, other_try_of
-
-
-def host_name() -> str:
-    """Where the agent runs: agents on a shared team board come from many machines."""
-    return os.environ.get("LOOPX_HOST") or os.uname().nodename
 
 
 def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:
@@ -57,7 +51,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
         now = clock.now()
         agent_obj = agent_row(agent)
         quota.require_window(agent_obj, now)
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         key = ids.fmt(ids.CARD, card_id)
         if card.lease_holder == agent and card.status in ("active", "waiting"):
             return _resume(store, card, agent, "already yours")
@@ -195,7 +189,7 @@ def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -
     def body():
         now = clock.now()
         agent_row(agent)
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         leases.require_holder(card, agent, lease_token, ("active", "waiting", "monitoring"))
         if card.status == "active":
             leases.renew(card, now)
@@ -221,7 +215,7 @@ def release(store, card_id: int, agent: str, lease_token: int | None = None) -> 
     def body():
         now = clock.now()
         agent_row(agent)
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         leases.require_holder(card, agent, lease_token, ("active", "waiting", "monitoring"))
         release_card(card, f"agent:{agent}", now)
         return card_view(card)
@@ -233,7 +227,7 @@ def monitor(store, card_id: int, agent: str, every: float, lease_token: int | No
     def body():
         now = clock.now()
         agent_row(agent)
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         leases.require_holder(card, agent, lease_token, ("active", "monitoring"))
         move(card, "monitoring", "monitoring")
         card.monitor_every = every

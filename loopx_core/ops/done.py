@@ -15,7 +15,7 @@ from . import idempotence, leases, workspaces
 from .cards import open_deps
 from .gates import holding_gate
 from .lifecycle import clear_lease, move
-from .reaper import load_card
+from .reaper import reap_card
 from .writeback import NOT_REPORTS, payload_hash
 
 OUTPUT_TAIL = 4000
@@ -108,7 +108,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
 
     def precheck():
         agent_row(agent)
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         _precheck(store, card, agent, lease_token)
         return card.lease_token, card.verify
 
@@ -131,7 +131,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
 
     def finish():
         now = clock.now()
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         _precheck(store, card, agent, token)
         failed = result if result is not None and not result["passed"] else None
         extra: dict = {"verify": result} if result else {"done": True}

@@ -11,7 +11,7 @@ from ..store.records import Card, Gate, Grant
 from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from . import leases, quota, reaper
 from .lifecycle import block_on_gate, move
-from .reaper import load_card
+from .reaper import reap_card
 
 
 def _rules(store):
@@ -64,7 +64,7 @@ def _auto_approve(card: Card, agent: str, question: str, scope: str, by: str, no
 def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -> tuple[GateView, CardView, bool]:
     now = clock.now()
     agent_row(agent)
-    card = load_card(card_id)
+    card = reap_card(card_row(card_id))
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     scope = data.get("scope")
     if scope:

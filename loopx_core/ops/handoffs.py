@@ -10,10 +10,10 @@ from ..shapes.errors import Conflict, Forbidden, InvalidInput
 from ..shapes.values import CardView, HandoffView
 from ..store import events, records
 from ..store.records import Card, Gate, Handoff, Workspace
-from ..store.rows import agent_row, card_view, handoff_view, touch
+from ..store.rows import agent_row, card_row, card_view, handoff_view, touch
 from . import leases, quota, workspaces
 from .lifecycle import clear_lease, gate_blocked, move
-from .reaper import load_card
+from .reaper import reap_card
 from .try_family import first_of, other_try_of
 
 CAPTURE = object()  # ``handoff``'s ``code`` default: read the card's workspace now
@@ -96,7 +96,7 @@ def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None
         now = clock.now()
         agent_row(agent)
         agent_row(data["to"])
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
         if data["to"] == agent:
             raise InvalidInput("cannot hand a card to yourself", "name another registered agent with --to")
@@ -116,7 +116,7 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
     def body():
         now = clock.now()
         agent_obj = agent_row(agent)
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         key = ids.fmt(ids.CARD, card_id)
         if card.status != "handoff":
             blocked = gate_blocked(card)

@@ -1,6 +1,6 @@
 """The card lifecycle's writes (DESIGN §4): the one place a card's status is
-set (``move``, checked against ``rules/lifecycle.ENTERS``, the table the
-replay folds), and the moves every operator shares — a lease cleared, pending
+set — at birth (``create``) and on every move (``move``), checked against
+``rules/lifecycle.ENTERS``, the table the replay folds — and the moves every operator shares — a lease cleared, pending
 gates withdrawn, a card blocked by a gate that said no. The reaper applies the
 clock's moves (``ops/reaper``); the budget's are ``ops/quota``. This module
 imports no other operator, so leases, quota and the reaper all build on it."""
@@ -16,6 +16,17 @@ from ..store.rows import card_view, touch
 
 SYSTEM = "system"
 GATE_BLOCK = "gate "  # how a blocked_reason starts when a gate said no
+
+
+def create(*, backlog: bool, waiting_on: list[int], **fields) -> Card:
+    """A new card (inside the caller's transaction): in the backlog when asked,
+    ``blocked`` while a card it comes after is not done, else ``ready``. Its
+    ``card_added`` event records the status (``Card.status`` says which)."""
+    status = "backlog" if backlog else ("blocked" if waiting_on else "ready")
+    if not may_enter("card_added", status):  # pragma: no cover - the three above are in the table
+        raise AssertionError(f"a card cannot be added as {status!r}")
+    reason = ("waiting on " + ", ".join(ids.key(ids.CARD, d) for d in waiting_on)) if waiting_on else None
+    return Card.create(status=status, blocked_reason=reason, **fields)
 
 
 def move(card: Card, to: str, kind: str) -> None:

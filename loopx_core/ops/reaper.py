@@ -1,7 +1,9 @@
 """The clock's moves, with no daemon: a transaction that reads a card first
 reaps what the clock alone made due on it (``rules/lifecycle.DUE``: an expired
 lease, an overdue gate — failed closed: expiry is a rejection — a spent window
-refilled). ``load_card`` is the card as the clock has left it."""
+refilled). An operator reads its card as ``reap_card(card_row(id))``: the
+row, locked for the transaction, then the clock's moves on it — two steps,
+named where they happen (a read that reaps hid the write inside a "load")."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from .lifecycle import SYSTEM, block_on_gate, clear_lease, move
 
 
 def reap_card(card: Card, now: float | None = None) -> Card:
+    """Apply what the clock alone made due on ``card`` (inside the caller's
+    write transaction); returns the same card."""
     now = clock.now() if now is None else now
     overdue = Gate.where(f'WHERE "card_id" = ? AND {due_where(GATE)} ORDER BY "id"', (card.id, now))
     for gate in overdue:
@@ -46,11 +50,6 @@ def reap_card(card: Card, now: float | None = None) -> Card:
             events.emit(SYSTEM, "resumed", card.id, reason="window", status=status)
         touch(card, now)
     return card
-
-
-def load_card(card_id: int) -> Card:
-    """The card, locked for this transaction, with the clock's moves applied."""
-    return reap_card(card_row(card_id))
 
 
 def reap_due(now: float | None = None, agent: str | None = None) -> None:

@@ -17,12 +17,12 @@ The transaction that starts a turn reads it again (``start_turn``).
 
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
 from ..authority import trust
 from ..rules import clock, ids
 from ..rules.decisions import CONTROL_OF_KIND, KIND_OF_CONTROL, RUNNER_CONTROLS
+from ..rules.liveness import gone_here
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
 from ..store import events, records
 from ..store.records import Runner
@@ -105,28 +105,10 @@ def view(row: Runner, control: Control | None = None) -> RunnerView:
     )
 
 
-def host_name() -> str:
-    from .claims import host_name as name
-
-    return name()
-
-
-def _process_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process with that id: assume it is the runner
-    return True
-
-
 def _live(row: Runner | None, now: float) -> bool:
     if row is None or row.state == "stopped" or row.heartbeat is None or now - row.heartbeat >= STALE:
         return False
-    if row.host == host_name() and not _process_alive(row.pid):
+    if gone_here(row.host, row.pid):
         return False  # on this machine a dead process is seen at once
     return True
 

@@ -21,7 +21,7 @@ from ..store import events
 from ..store.records import Card, Evidence
 from ..store.rows import card_row, card_view
 from .cards import _person_only, apply_move, create_card
-from .reaper import load_card
+from .reaper import reap_card
 from .try_family import family, first_of
 
 MAX_TRIES = 8  # tries of one card, the card itself included
@@ -69,7 +69,7 @@ def add_tries(store, card_id: int, person, agents: list[str | None]) -> list[Car
 
     def body():
         now = clock.now()
-        first = load_card(card_id)
+        first = reap_card(card_row(card_id))
         key = ids.fmt(ids.CARD, card_id)
         source = first_of(card_id)
         if source != card_id:
@@ -152,8 +152,8 @@ def keep(store, card_id: int, person) -> tuple[CardView, list[CardView]]:
     def decide():
         now = clock.now()
         first_again, still = plan()
-        gone = [card_view(apply_move(load_card(c), "cancelled", person, now)) for c in still]
+        gone = [card_view(apply_move(reap_card(card_row(c)), "cancelled", person, now)) for c in still]
         events.emit(person, "try_kept", first_again, kept=key, cancelled=[c.key for c in gone], archived=archived)
-        return card_view(load_card(card_id)), gone
+        return card_view(reap_card(card_row(card_id))), gone
 
     return store.run(decide)

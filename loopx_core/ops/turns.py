@@ -84,13 +84,14 @@ def charged_card(store, agent: str, started_at: float | None) -> int | None:
         return found[0][0] if found else None
 
 
-HOOK_NOTES = ("session_started", "turn_ended")
+HOOK_NOTES = ("session_started", "turn_ended")  # a session's marks (``_session_mark``)
+NOTICES = ("runtime_notice",)  # a runtime wants its person (the Notification hook; ops/notify delivers it)
 
 
 def note(store, agent: str, kind: str, card_id: int | None, **data) -> None:
     """The hooks' bookkeeping on the board: a session started, a turn ended (the
     Stop hook's "since when" reads them back, ``_session_mark``)."""
-    if kind not in HOOK_NOTES:
+    if kind not in HOOK_NOTES + NOTICES:
         raise ValueError(f"not a hook's note: {kind}")
     store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data))
 
@@ -183,11 +184,11 @@ def check_signed(store, card_id: int):
     runner): the card's budget and window against the signatures of the
     decisions that set them. Returns the card; paused when one does not verify."""
     from ..rules.decisions import WINDOW_FIELDS
-    from ..store.rows import card_view, touch
-    from .reaper import load_card
+    from ..store.rows import card_row, card_view, touch
+    from .reaper import reap_card
 
     def body():
-        card = load_card(card_id)
+        card = reap_card(card_row(card_id))
         before = (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS))
         quota.enforce_signed(store, card, strict=True)
         quota.enforce_signed_window(store, card, strict=True)

@@ -11,10 +11,10 @@ from ..shapes.errors import Conflict, InvalidInput
 from ..shapes.values import CardView, EvidenceView
 from ..store import events
 from ..store.records import Evidence
-from ..store.rows import agent_row, card_view, evidence_view, touch
+from ..store.rows import agent_row, card_row, card_view, evidence_view, touch
 from . import leases, quota, workspaces
 from .claims import release_card
-from .reaper import load_card
+from .reaper import reap_card
 
 SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
 # Evidence that is not an agent's report of its work: usage measured from a
@@ -103,8 +103,8 @@ def writeback(
                         code="turn_conflict",
                         data={"evidence": evidence_view(first).to_json()},
                     )
-                return evidence_view(first), card_view(load_card(card_id)), False
-        card = load_card(card_id)
+                return evidence_view(first), card_view(reap_card(card_row(card_id))), False
+        card = reap_card(card_row(card_id))
         leases.require_holder(card, agent, lease_token, ("active", "waiting"))
         quota.require_window(agent_obj, now)  # a turn started past the agent's token window is not charged
         quota.enforce_signed(store, card)

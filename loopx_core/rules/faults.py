@@ -3,7 +3,8 @@ SIGKILL itself the N-th time it reaches POINT (N defaults to 1).
 
 Points: ``commit`` (a write transaction's body ran, before COMMIT: the kill
 rolls it back) and ``committed`` (right after COMMIT, before anything else —
-the answer, the next transaction). A test kills an operator at each point in
+the answer, the next transaction); ``notify_claimed`` (a deliverer has
+claimed notifications and not yet started one: ops/notify_send.py). A test kills an operator at each point in
 turn and retries it with the same ``--op-id`` (tests/faults/).
 
 Inert unless the variable is set, and it only ever kills the process that
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-POINTS = ("commit", "committed")
+POINTS = ("commit", "committed", "notify_claimed")
 LAGS = ("transcript-lag",)
 
 _armed: tuple[str, int] | None = None

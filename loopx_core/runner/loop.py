@@ -55,6 +55,7 @@ from ..ops.charge import charge_usage
 from ..ops.writeback import writeback
 from ..rules import clock, ids
 from ..rules.decisions import RUNNER_CONTROLS
+from ..rules.liveness import host_name
 from ..rules.text import terminal_safe
 from ..shapes.errors import ALTERED, Altered, Conflict, LoopxError, Paused
 from . import runtimes
@@ -139,7 +140,7 @@ class Runner:
     def run(self) -> int:
         """Drive the agent until stopped; returns the exit code."""
         self._install_signals()
-        self.view = runners.start(self.store, self.agent, self.runner_id, self.runtime.name, os.getpid(), runners.host_name())
+        self.view = runners.start(self.store, self.agent, self.runner_id, self.runtime.name, os.getpid(), host_name())
         self.control = self.view.control
         self.seq = self.view.seen_seq  # its own runner_started: the control up to it is read
         self.waker = Waker(self.store, self.interrupted)

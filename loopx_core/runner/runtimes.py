@@ -3,8 +3,10 @@ output says about usage, and where its transcript is.
 
 - **claude-code**: ``claude -p PROMPT --allowedTools mcp__loopx
   --output-format stream-json --verbose --settings '{"env": {"LOOPX_AGENT":
-  AGENT}}'`` (the loopx MCP tools usable headless; the agent's identity for
-  its hooks and MCP server, over the one the checkout's local settings name).
+  AGENT}}' --permission-prompt-tool mcp__loopx__permission_prompt`` (the loopx
+  MCP tools usable headless; the agent's identity for its hooks and MCP
+  server, over the one the checkout's local settings name; the runtime's own
+  permission prompts and questions asked of the person through gates).
   The stream is one JSON object a line (the Agent SDK's ``SDKMessage``, its
   ``sdk.d.ts``): ``system``/``init`` carries ``session_id``; every
   ``assistant`` message carries its Messages-API ``usage`` (streamed: input
@@ -37,6 +39,7 @@ from pathlib import Path
 from ..adapters import transcript
 
 NAMES = ("claude-code", "codex", "shell")
+PROMPT_TOOL = "mcp__loopx__permission_prompt"  # adapters/mcp_server.PROMPT_TOOL, as Claude Code names it
 
 
 class LiveUsage:
@@ -247,9 +250,11 @@ class ClaudeCode(Runtime):
         # `init` set up, and settings' env wins over the process's: without the flag
         # settings (which win over local settings) the hooks and the MCP server of
         # another agent's runner would act as that agent.
+        bounds = _workspace(cwd)
+        root = Path(bounds.main) if bounds is not None else (Path(cwd) if cwd else Path.cwd())
         return [
             self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
-            "--output-format", "stream-json", "--verbose", *self._bounded(cwd), *self.extra,
+            "--output-format", "stream-json", "--verbose", *self._bounded(cwd), *self._prompt_tool(root), *self.extra,
         ]
 
     def by_hand(self, cwd) -> list[str]:
@@ -271,6 +276,20 @@ class ClaudeCode(Runtime):
             if Path(bounds.main, ".mcp.json").is_file():
                 more += ["--mcp-config", str(Path(bounds.main, ".mcp.json"))]
         return ["--settings", json.dumps(settings), *more]
+
+    def _prompt_tool(self, root: Path) -> list[str]:
+        """``--permission-prompt-tool mcp__loopx__permission_prompt`` when ``root``'s
+        .mcp.json names the loopx server (``init --for claude-code``) and the person
+        named no prompt tool of their own: headless, Claude Code then asks the
+        person (a gate) instead of denying at once — 2.1.197 runs no
+        PermissionRequest hook under `-p` — and offers the model its question tool,
+        which it leaves out of `-p` without one (DESIGN §10 #29)."""
+        if any(a == "--permission-prompt-tool" or a.startswith("--permission-prompt-tool=") for a in self.extra):
+            return []
+        servers = _json(root / ".mcp.json").get("mcpServers")
+        if not isinstance(servers, dict) or "loopx" not in servers:
+            return []
+        return ["--permission-prompt-tool", PROMPT_TOOL]
 
     def stdin(self, packet: str) -> str | None:
         return None

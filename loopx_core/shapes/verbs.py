@@ -144,7 +144,7 @@ DECLARED: tuple = (
     Verb("mcp", None, "serve the MCP tools over stdio (agent id from LOOPX_AGENT)", (), _SURFACE + "mcp"),
     Verb("hook", None, "what runtime hooks call (reads the runtime's hook JSON on stdin)", (
         arg("runtime", choices=["claude-code", "codex"], help="the runtime calling (as `loopx init --for` wrote it)"),
-        arg("event", choices=["session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command"], help="the hook event"),
+        arg("event", choices=["session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification"], help="the hook event"),
     ), _SURFACE + "hook"),
 
     Group("agent", "register and list agents"),

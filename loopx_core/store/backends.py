@@ -207,9 +207,18 @@ class Store:
         """A context manager: a read transaction on this thread's connection."""
         raise NotImplementedError
 
-    def _gave_up(self, exc: Exception) -> Exception:
-        """What ``run`` raises when the board stayed busy through every attempt."""
-        return exc
+    def _refuse_storage(self, exc: Exception) -> None:
+        """A write the storage refused (a read-only or full board, a server
+        that takes no writes) is raised as such, with where and what to change."""
+        from .failures import explain
+
+        known = explain(exc, self.location.describe(), self.location.path)
+        if known is not None and known.code in ("read_only", "disk_full"):
+            raise known from exc
+
+    def _holder(self) -> str:
+        """Who holds the board's write lock, as far as this backend can tell ("" when it cannot)."""
+        return ""
 
     def thread_connection(self):
         """A context manager: one connection per thread; worker threads wrap jobs in it."""
@@ -226,9 +235,10 @@ class Store:
     def _check_frozen_clock(self) -> None:
         """``LOOPX_NOW`` moves the clock of every lease and deadline, so only a
         board a person made for tests and demos honours it (SECURITY.md)."""
+        from ..authority.trust import clock_movable
         from ..shapes.errors import Altered, UsageError
 
-        if self.signed_setting("test_clock") != "on":
+        if not clock_movable(self.query, self.trust()):
             changed = self.trust().changed
             if changed:  # (the real reason: this machine trusts nothing on it)
                 raise Altered(changed, "unset LOOPX_NOW to see `loopx verify`'s report", code="clock_refused")
@@ -319,12 +329,16 @@ class Store:
                 except _errors("OperationalError") as exc:
                     timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait
                     if not _is_busy(exc) and not timed_out:
+                        self._refuse_storage(exc)
                         raise
                     if timed_out or time.monotonic() >= deadline:
                         raise self._waited(exc) from exc
                     import random  # only on the rare busy path
 
                     time.sleep(0.02 * min(attempt + 1, 10) + random.random() * 0.03)
+                except _errors("DatabaseError") as exc:
+                    self._refuse_storage(exc)
+                    raise
             raise self._waited(TimeoutError("the write lock"))
         finally:
             self._lock_waits.pop(me, None)
@@ -343,12 +357,8 @@ class Store:
         """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
         from ..shapes.errors import BoardBusy
 
-        who = ""
-        if self.backend == "sqlite":
-            from .holder import holder
-
-            found = holder(self.location.path)
-            who = f" (held by {found.text()})"
+        found = self._holder()
+        who = f" (held by {found})" if found else ""
         return BoardBusy(
             f"another writer held the board {self.location.describe()} for longer than {lock_wait():g} s{who}; nothing was written",
             "retry (with the same --op-id); LOOPX_LOCK_WAIT=SECONDS waits longer; if it keeps happening, end the process that holds the board",
@@ -550,8 +560,10 @@ class SqliteStore(Store):
     def _has_foreign_tables(self) -> bool:
         return bool(self.query("SELECT 1 FROM sqlite_master WHERE type = 'table'"))
 
-    def _gave_up(self, exc: Exception) -> Exception:
-        return self._busy(exc)
+    def _holder(self) -> str:
+        from .holder import holder
+
+        return holder(self.location.path).text()
 
     def close(self) -> None:
         if self._db is not None and not self._db.is_closed():

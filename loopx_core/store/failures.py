@@ -17,7 +17,14 @@ from ..shapes.errors import (
 
 FULL = "the disk holding the board is full"
 FULL_HINT = "free some space (or move the board: `loopx migrate --to PATH`), then retry; reads still work"
-READ_ONLY_HINT = "make the board's file and folder writable by this user (or mount its file system read-write), then retry; reads still work"
+READ_ONLY_HINT = (
+    "make what is named writable by this user (the board's file, its -wal and -shm beside it, its folder), "
+    "or mount its file system read-write; then retry; reads still work"
+)
+PG_READ_ONLY_HINT = (
+    "point LOOPX_DB at the primary server with a role that may write the board's schema "
+    "(not a standby; default_transaction_read_only off); then retry; reads still work"
+)
 DAMAGED_HINT = (
     "run `loopx verify` to see the damage; then copy what still reads into a fresh board (`loopx migrate --to NEW.db`) "
     "or put a backup back in its place"
@@ -92,24 +99,34 @@ def explain(exc: BaseException, where: str = "", path=None) -> LoopxError | None
     if isinstance(exc, LoopxError):
         return exc
     found = _explain(exc, where)
-    if path is not None and (found is None or found.code in ("io_error", "cannot_open")):
+    if path is not None and (found is None or found.code in ("io_error", "cannot_open", "read_only")):
         if _disk_full(path):
             return StorageError(f"cannot use the board {where}: {FULL}", FULL_HINT, code="disk_full")
-        if _read_only(path):
-            return StorageError(f"cannot write the board {where}: its file, its folder or its file system is read-only", READ_ONLY_HINT, code="read_only")
+        fixed = read_only_parts(path)
+        if fixed:
+            return StorageError(f"cannot write the board {where}: read-only for this user: {', '.join(fixed)}", READ_ONLY_HINT, code="read_only")
     return found
 
 
-def _read_only(path) -> bool:
+def read_only_parts(path) -> list[str]:
+    """What keeps this user from writing the board at ``path``: its file
+    system, its folder, the file, or the WAL files beside it (SQLite makes those
+    with the board file's mode, so a board once read-only leaves them so after
+    the file is made writable again) — each named, so the person knows what to
+    change. Empty when every part is writable."""
     import os
 
     folder = os.path.dirname(os.path.abspath(path)) or "."
     try:
         if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return True
+            return [f"its file system ({folder})"]
     except OSError:
-        return False
-    return not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK))
+        return []
+    found = [] if os.access(folder, os.W_OK) else [f"its folder {folder}"]
+    for part in (str(path), f"{path}-wal", f"{path}-shm"):
+        if os.path.exists(part) and not os.access(part, os.W_OK):
+            found.append(part)
+    return found
 
 
 def _disk_full(path) -> bool:
@@ -172,8 +189,22 @@ def _explain(exc: BaseException, where: str) -> LoopxError | None:
             return BoardBusy(f"the board{board} stayed locked by another writer ({text})", "retry; if it keeps happening, find the process holding it (`fuser` on the board file)", code="lock_wait")
         if named == "SQLITE_CANTOPEN":
             return BoardError(f"cannot open the board{board} ({text})", "check the path and that its folder exists and is writable", code="cannot_open")
+    state = _sqlstate(exc)
+    if state == "25006":  # read_only_sql_transaction: a standby, or default_transaction_read_only
+        return StorageError(f"cannot write the board{board}: the PostgreSQL server takes no writes here (a read-only transaction)", PG_READ_ONLY_HINT, code="read_only")
+    if state == "42501":  # insufficient_privilege
+        return StorageError(f"cannot write the board{board}: this PostgreSQL role may not ({text.strip().splitlines()[0][:200] if text.strip() else 'permission denied'})", PG_READ_ONLY_HINT, code="read_only")
     if connection_lost(exc):
         return BoardError(f"lost the connection to the PostgreSQL board{board}: {text.strip().splitlines()[0] if text.strip() else type(exc).__name__}", GONE_HINT, code="board_unreachable")
+    return None
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    """PostgreSQL's SQLSTATE for ``exc`` (psycopg's, or peewee's around it)."""
+    for found in (exc, exc.__cause__, exc.__context__):
+        state = getattr(found, "sqlstate", None) if found is not None else None
+        if isinstance(state, str):
+            return state
     return None
 
 

@@ -84,3 +84,37 @@ def test_the_hook_reads_now_as_the_kernel_does(hooks, working, value):
     assert "LOOPX_NOW" in deny_reason(res) and "Traceback" not in res.stderr
     assert working.snapshot() == before
     assert working.cli("card", "list", agent="a1", env={"LOOPX_NOW": value}).code == 2  # the CLI refuses the same time
+
+
+def test_on_a_board_that_is_not_a_test_board_the_hook_refuses_loopx_now_as_the_kernel_does(hooks, tmp_path, monkeypatch):
+    """The fast reader took any in-range ``LOOPX_NOW`` as "now" on any board,
+    while the kernel honours it only on a test board and refuses it on every
+    other (``clock_refused``). One rule (``trust.clock_movable``) now answers
+    both: on a board a person made without ``--test-board``, an hour-old
+    ``LOOPX_NOW`` no longer lets a capability through the fast path; the call
+    goes to the kernel, which refuses the clock, and is denied with the
+    kernel's reason — the same answer as ``loopx card list`` with that clock."""
+    import time
+
+    from tests.adapters.conftest import deny_reason, payload
+    from tests.conftest import Board
+
+    if hooks.board.backend != "sqlite":
+        pytest.skip("the fast reader is for SQLite boards")
+    monkeypatch.delenv("LOOPX_NOW", raising=False)
+    real = Board(tmp_path / "real", monkeypatch)
+    real.root.mkdir()
+    real.ok("init", "--objective", "a real board")  # no --test-board
+    real.ok("agent", "add", "a1", "--can", "git:push")
+    real.ok("card", "add", "ship")
+    real.ok("claim", "LX-1", agent="a1")
+    hooks.board = real
+    push = payload("claude/pre_tool_use_bash.json", CWD=str(real.root), COMMAND="git push origin main", SESSION="s", PATH="")
+    assert hooks.spawn("claude-code", "pre-tool-use", push, agent="a1").out is None  # the real clock: a1 may push
+    before = real.snapshot()
+    past = {"LOOPX_NOW": repr(time.time() - 3600)}  # in range, and on a board that is not a test board
+    kernel = real.cli("card", "list", agent="a1", env=past)
+    assert kernel.code == 2 and kernel.data["error"]["code"] == "clock_refused"
+    reason = deny_reason(hooks.spawn("claude-code", "pre-tool-use", push, agent="a1", env=past))
+    assert "not a test board" in reason, reason
+    assert real.snapshot() == before

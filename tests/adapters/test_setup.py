@@ -175,7 +175,7 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     assert profile["extends"] == ":workspace" and profile["filesystem"][key_folder()] == "deny"
     # the board's folder read-only inside the writable project (a team board's: its checkout's pointer, .loopx/team.json)
     assert profile["filesystem"][":workspace_roots"] == {".loopx": "read"}
-    for event, name in (("SessionStart", "session-start"), ("PreToolUse", "pre-tool-use"), ("Stop", "stop")):
+    for event, name in (("SessionStart", "session-start"), ("PreToolUse", "pre-tool-use"), ("Stop", "stop"), ("PermissionRequest", "permission-request")):
         handler = config["hooks"][event][0]["hooks"][0]
         assert handler["type"] == "command" and handler["timeout"] > 0
         assert handler["command"].startswith("LOOPX_AGENT=cx1 ") and handler["command"].endswith(f"{server['command']} -I -m loopx_core hook codex {name}")
@@ -187,7 +187,7 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     assert user["projects"][str(board.root)] == {"trust_level": "trusted"}
     project_file = board.root / ".codex" / "config.toml"
     states = user["hooks"]["state"]
-    assert set(states) == {f"{project_file}:session_start:0:0", f"{project_file}:pre_tool_use:0:0", f"{project_file}:stop:0:0"}
+    assert set(states) == {f"{project_file}:{event}:0:0" for event in ("session_start", "pre_tool_use", "stop", "permission_request")}
     pre = config["hooks"]["PreToolUse"][0]
     assert states[f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash("PreToolUse", "*", pre["hooks"][0])
 

@@ -301,17 +301,19 @@ def test_a_turn_sent_back_is_charged_exactly_with_its_usage_arriving_late(projec
     assert sum(e["usage"]["tokens"] for e in charges) == tokens
 
 
-def _person_answers_when_asked(project, decision: str, found: list):
-    """A person at the board: the first pending gate that is the runtime's own question, answered."""
+def _person_answers_when_asked(project, answer: tuple, found: list, asked: str = "asks to use Bash"):
+    """A person at the board: the first pending gate that is the runtime's own question, answered
+    with ``loopx gate answer GATE *answer`` at their terminal."""
     import threading
     import time
 
     def watch():
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            pending = [g for g in project.gates() if g["status"] == "pending" and "asks to use Bash" in g["question"]]
+            pending = [g for g in project.gates() if g["status"] == "pending" and asked in g["question"]]
             if pending:
-                found.append(answer_as_person(project, pending[0]["id"], decision))
+                found.append(pending[0])
+                found.append(as_person(project, "gate", "answer", pending[0]["id"], *answer).data["gate"])
                 return
             time.sleep(0.2)
 
@@ -320,26 +322,114 @@ def _person_answers_when_asked(project, decision: str, found: list):
     return thread
 
 
-@pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_claude_codes_own_permission_question_is_answered_on_the_board(project, model, decision):
-    """#29: Claude Code 2.1.335 asks its own permission question (PermissionRequest,
-    not bypassed); it joins the person's queue as a gate; the person's answer
-    reaches the runtime: the command runs only when they approve."""
+CLAUDES = [r for r in ALL if r.setup == "claude-code"]
+PROMPT_TOOL = ("--permission-prompt-tool", "mcp__loopx__permission_prompt")  # what `loopx run` passes (runner/runtimes.py)
+
+
+def _turn_of_a_runner(project, model, runtime, steps):
+    """One `claude -p` turn started as `loopx run` starts it: LOOPX_TURN_ID set (nobody at that
+    terminal), LoopX's permission prompt tool named, Claude Code's own permission mode."""
     from . import runtimes
     from .harness import _session, claude_env
 
-    sdk = next(r for r in ALL if r.name == "claude-sdk")
-    agent, card = started(project, sdk)
+    model.script(steps)
+    cmd = [str(runtimes.binary(runtime.name)), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose",
+           "--permission-mode", "default", "--allowedTools", "mcp__loopx", *PROMPT_TOOL]
+    return _session(project, model, runtime.name, cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))
+
+
+def _hear_hooks(project, *events):
+    """A hook of the test's own beside LoopX's for each of ``events``, noting the event's name
+    when Claude Code runs it; returns a reader of the names heard."""
+    import json
+
+    heard = project.root.parent / "hooks-heard.jsonl"
+    settings = project.root / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    for event in events:
+        data["hooks"].setdefault(event, []).append({"hooks": [{"type": "command", "command": f"/bin/sh -c 'cat >> {heard}; echo >> {heard}'"}]})
+    settings.write_text(json.dumps(data))
+    return lambda: {json.loads(line)["hook_event_name"] for line in heard.read_text().splitlines() if line.strip()} if heard.exists() else set()
+
+
+@pytest.mark.parametrize("runtime", CLAUDES, ids=repr)
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_claude_codes_own_permission_question_is_answered_on_the_board(project, model, runtime, decision):
+    """#29: Claude Code asks its own permission question (not bypassed); it joins the person's
+    queue as a gate; the person's answer reaches the runtime: the command runs only when they
+    approve. 2.1.335 asks through its PermissionRequest hook; 2.1.197 runs none under `-p` and
+    asks through the permission prompt tool `loopx run` names (the loopx MCP server's).
+    Without the sandbox: 2.1.197 allows a sandboxed command without asking."""
+    agent, card = started(project, runtime, sandbox=False)
     project.git("init", "-q")
+    heard = _hear_hooks(project, "PermissionRequest", "Notification")
     found: list = []
-    thread = _person_answers_when_asked(project, decision, found)
-    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"  # (its MCP tools would ask leave too)
-    model.script([Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
-    cmd = [str(runtimes.binary("claude-sdk")), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose", "--permission-mode", "default"]
-    session = _session(project, model, "claude-sdk", cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))  # as `loopx run` starts a turn
+    thread = _person_answers_when_asked(project, (decision,), found)
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
+    session = _turn_of_a_runner(project, model, runtime, [Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
     thread.join(timeout=5)
     assert session.code == 0, session.stderr[-2000:]
-    assert found and found[0]["status"] == ("approved" if decision == "approve" else "rejected")
+    assert found and found[1]["status"] == ("approved" if decision == "approve" else "rejected")
     assert (project.root / "made-it.txt").exists() == (decision == "approve")
+    ran = heard()
+    assert ("PermissionRequest" in ran) == (runtime.name == "claude-sdk")  # 2.1.197: none under -p, the prompt tool asked
+    assert "Notification" not in ran  # registered, but Claude Code notifies only from its interactive screen
     if decision == "reject":
         assert "the person said no" in (model.agent_requests()[1].last_tool_result() or "")
+
+
+QUESTION = {"questions": [{
+    "question": "Which date parser should I use?", "header": "Parser", "multiSelect": False,
+    "options": [{"label": "dateutil", "description": "the third-party parser"}, {"label": "stdlib", "description": "datetime.strptime"}],
+}]}
+
+
+@pytest.mark.parametrize("runtime", CLAUDES, ids=repr)
+def test_claude_codes_question_tool_is_answered_on_the_board(project, model, runtime):
+    """#29: the model asks the person with Claude Code's question tool (AskUserQuestion, offered
+    under `-p` only with a permission prompt tool); the question becomes a gate offering its
+    options; the person chooses one with `loopx gate answer --choose`; the model's next request
+    carries that answer as the tool's result."""
+    agent, card = started(project, runtime)
+    found: list = []
+    thread = _person_answers_when_asked(project, ("--choose", "stdlib"), found, asked="Which date parser should I use?")
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
+    session = _turn_of_a_runner(project, model, runtime, [Call("AskUserQuestion", QUESTION), Say("I will use the standard library.")])
+    thread.join(timeout=5)
+    assert session.code == 0, session.stderr[-2000:]
+    asked, answered = found
+    assert asked["options"] == ["dateutil", "stdlib"] and "[Parser]" in asked["question"] and asked["card"] == card
+    assert answered["status"] == "approved" and answered["choice"] == "stdlib"
+    result = model.agent_requests()[1].last_tool_result() or ""
+    assert '"Which date parser should I use?"="stdlib"' in result, result
+    assert len(project.gates()) == 1
+
+
+def test_codex_asks_the_person_for_an_escalation_on_the_board(project, model, tmp_path):
+    """#29: `codex exec` runs with the approval policy "never" (`-c approval_policy=…` is
+    overridden: "approval policy is Never; reject command"); with `--approve-for-me` an
+    escalation (a command asking to run outside the sandbox) is reviewed, and Codex 0.171 runs
+    its PermissionRequest hooks before its automatic reviewer: LoopX's opens a gate, the person
+    approves it, the command runs outside the sandbox."""
+    from . import runtimes
+    from .harness import _session, codex_env, codex_model_args
+
+    codex = next(r for r in ALL if r.name == "codex")
+    agent, card = started(project, codex)
+    outside = tmp_path / "made-outside.txt"  # not writable from Codex's sandbox
+    found: list = []
+    thread = _person_answers_when_asked(project, ("approve",), found)
+    assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
+    model.script([
+        Call("exec_command", {"cmd": f"touch {outside}", "sandbox_permissions": "require_escalated", "justification": "write the fixture outside"}),
+        Say("Done."),
+    ])
+    cmd = [str(runtimes.binary("codex")), "exec", "--json", "--skip-git-repo-check", *codex_model_args(model), "--approve-for-me", "Do the next step of your card."]
+    session = _session(project, model, "codex", cmd, dict(codex_env(project), LOOPX_TURN_ID="turn-29"))
+    thread.join(timeout=5)
+    assert session.code == 0, session.stderr[-2000:]
+    asked, answered = found
+    assert asked["question"].startswith(f"Codex ({agent}) asks to use Bash on {card}") and str(outside) in asked["question"]
+    assert answered["status"] == "approved"
+    assert outside.exists()
+    assert "guardian" not in (model.agent_requests()[1].last_tool_result() or "")  # the person decided, not Codex's reviewer

@@ -163,3 +163,78 @@ def test_a_runner_gone_silent_is_told_once(team, told, clock):
         assert notify_send.deliver(store, "test") == []
     finally:
         store.close()
+
+
+# -- a deliverer that dies between its claim and the command (#29) ---------------------------
+# Killed for real (SIGKILL at the `notify_claimed` fault point, after the claim
+# committed and before any notice started): the claim gives its notices back —
+# at once on this machine, where the dead process is seen; past the claim's
+# time from another — and the next deliverer tells the person exactly once.
+
+DELIVERER = """
+import sys
+from loopx_core.ops import notify_send
+from loopx_core.store.backends import Store
+from loopx_core.store.discovery import parse_target
+notify_send.deliver(Store.open(parse_target(sys.argv[1], "flag")), sys.argv[2])
+"""
+
+
+def _killed_deliverer(team, by: str, **env) -> None:
+    import os
+    import signal
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-c", DELIVERER, team.url, by], cwd=team.root, env=dict(os.environ, LOOPX_FAULT="notify_claimed", **env), capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    (last,) = [e for e in team.ok("events", "--limit", "500")["events"] if e["kind"] == "notify_claimed"][-1:]
+    assert last["data"]["by"] == by and last["data"]["keys"] == ["gate:G-1"], last
+
+
+def _a_gate(team) -> None:
+    team.ok("card", "add", "ship it")
+    held(team, "LX-1", "a2")
+    assert team.cli("gate", "ask", "LX-1", "--question", "push to main?", "--scope", "git:push", agent="a2").code == 6
+
+
+def test_a_deliverer_killed_after_its_claim_gives_it_back_and_the_person_is_told_once(team, told):
+    _a_gate(team)
+    _killed_deliverer(team, "doomed")
+    assert told() == []  # claimed, and never run
+    sent = deliver(team)  # another deliverer, at once: the claimer's process is gone on this machine
+    assert [(n.key, ok) for n, ok, _ in sent] == [("gate:G-1", True)]
+    assert deliver(team) == [] and deliver(team) == []
+    (got,) = told()
+    assert got["argv"] == ["G-1 on LX-1 needs you", "push to main?"]
+    assert [(o["key"], o["ok"]) for o in outcomes(team)] == [("gate:G-1", True)]
+    assert team.cli("verify").code == 0
+
+
+def test_a_claim_from_another_machine_is_given_back_only_past_its_time(team, told, clock):
+    _a_gate(team)
+    _killed_deliverer(team, "elsewhere", LOOPX_HOST="another-machine")
+    assert deliver(team) == [] and told() == []  # its process cannot be seen from here: it may be working
+    clock.advance(notify.GRACE + 3 + 5 + 1)  # past the claim's time: one notice, a 3 s command
+    assert [n.key for n, _, _ in deliver(team)] == ["gate:G-1"]
+    assert deliver(team) == [] and len(told()) == 1
+
+
+def test_a_slow_deliverer_whose_claim_was_given_back_never_runs_it(team, told, clock):
+    """Past its time a live deliverer's notices are taken by another; when it
+    gets to them, ``start`` says no: told once, by the other."""
+    _a_gate(team)
+    store = team.store()
+    try:
+        with store.read():
+            cmd = notify.command(store)
+        slow = notify.claim(store, cmd, "slow")
+        assert [n.key for n in slow.notices] == ["gate:G-1"]
+        assert deliver(team) == []  # its claim still runs
+        clock.advance(notify.GRACE + 3 + 5 + 1)
+        assert [n.key for n, _, _ in deliver(team)] == ["gate:G-1"]
+        assert notify.start(store, slow, slow.notices[0]) is False
+    finally:
+        store.close()
+    assert len(told()) == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from loopx_core.ops import runners
+from loopx_core.rules.liveness import host_name
 from loopx_core.shapes.errors import Conflict, Forbidden
 from tests.conftest import person, person_ok
 
@@ -60,8 +61,8 @@ def test_one_live_runner_per_agent_and_a_stale_one_is_taken_over(team, store, cl
 
 
 def test_a_dead_process_on_this_host_is_taken_over_at_once(team, store):
-    store.start("a1", "r-one", "shell", DEAD_PID, runners.host_name())
-    assert store.start("a1", "r-two", "shell", 4242, runners.host_name()).runner_id == "r-two"
+    store.start("a1", "r-one", "shell", DEAD_PID, host_name())
+    assert store.start("a1", "r-two", "shell", 4242, host_name()).runner_id == "r-two"
 
 
 def test_states_are_events_and_the_heartbeat_is_not(team, store):

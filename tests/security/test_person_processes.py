@@ -134,7 +134,7 @@ def test_the_hooks_and_mcp_server_claude_code_runs_import_nothing_from_the_proje
     local = json.loads((board.root / ".claude" / "settings.local.json").read_text())
     env = _runtime_env(board, planted, "a1", {**local["env"], "CLAUDE_PROJECT_DIR": str(board.root)})
     commands = [h["command"] for groups in settings["hooks"].values() for group in groups for h in group["hooks"] if " hook claude-code " in h["command"]]
-    assert len(commands) == 6  # SessionStart, PreToolUse, Stop, SessionEnd, PermissionRequest, PreSkillShellCommand
+    assert len(commands) == 8  # SessionStart, PreToolUse, Stop, SessionEnd, PermissionRequest, PreSkillShellCommand, the question tool's PreToolUse, Notification
     tool = payload("claude/pre_tool_use_bash.json", CWD=str(board.root), COMMAND="ls")
     for command in commands:
         proc = _run_command(command, json.dumps(tool), env, board.root)
@@ -150,7 +150,7 @@ def test_the_hooks_and_mcp_server_codex_runs_import_nothing_from_the_project(boa
     config = tomllib.loads((board.root / ".codex" / "config.toml").read_text())
     env = _runtime_env(board, planted, "a1", {})
     commands = [h["command"] for groups in config["hooks"].values() for group in groups for h in group["hooks"]]
-    assert len(commands) == 3
+    assert len(commands) == 4  # SessionStart, PreToolUse, Stop, PermissionRequest
     tool = payload("codex/pre_tool_use_bash.json", CWD=str(board.root), COMMAND="ls")
     for command in commands:
         proc = _run_command(command, json.dumps(tool), env, board.root)

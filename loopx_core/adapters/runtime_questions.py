@@ -1,0 +1,98 @@
+"""A runtime's own question to the person, as gates on the agent's card (DESIGN
+§10 #29): "may this tool run?" (Claude Code's and Codex's ``PermissionRequest``,
+Claude Code's ``--permission-prompt-tool``) and Claude Code's question tool
+(``AskUserQuestion``). One rule for every route: a gate per question, reused
+while the same question is pending; the answer read as ``gate status`` reads
+it (an approval no person's signature backs reads as pending); waited for up
+to ``WAIT`` seconds.
+
+``AskUserQuestion``'s input (``sdk-tools.d.ts``, ``AskUserQuestionInput``, the
+same in Claude Code 2.1.197 and 2.1.335): ``questions`` (1–4), each with
+``question``, ``header``, ``options`` (2–4, each ``label`` and
+``description``) and ``multiSelect``; and ``answers`` (question text → the
+chosen label; several labels comma-separated), "collected by the permission
+component". The tool returns those answers to the model ("Your questions have
+been answered: …"), so an answer is the same input with ``answers`` filled in
+(``updatedInput``). Each question becomes a gate offering its labels; the
+person picks one (``gate answer --choose``) or writes their own words
+(``--text``: Claude Code's "Other", or several labels of a multi-select).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from ..rules import ids, limits
+
+WAIT = 540.0  # seconds a hook waits for the person (under the runtime's 600 s)
+POLL = 0.5
+QUESTION_TOOL = "AskUserQuestion"
+NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
+
+
+def questions_of(tool_input) -> list[dict] | None:
+    """The questions of an ``AskUserQuestion`` input, each {question, header,
+    options, multi}, or None when it does not read as one."""
+    asked = tool_input.get("questions") if isinstance(tool_input, dict) else None
+    if not isinstance(asked, list) or not 1 <= len(asked) <= 4:
+        return None
+    out = []
+    for q in asked:
+        if not isinstance(q, dict) or not isinstance(q.get("question"), str) or not q["question"].strip():
+            return None
+        labels = [o.get("label") for o in q.get("options") or [] if isinstance(o, dict)]
+        labels = [" ".join(label.split())[: limits.OPTION_MAX] for label in labels if isinstance(label, str) and label.strip()]
+        header = q.get("header")
+        out.append({"question": q["question"], "header": " ".join(header.split())[:40] if isinstance(header, str) else "", "options": list(dict.fromkeys(labels))[: limits.OPTIONS_MAX], "multi": q.get("multiSelect") is True})
+    return out
+
+
+def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float | None = None) -> dict | None:
+    """The person's decision on a runtime's own question, for the runtime:
+    ``{"behavior": "allow"}`` (with ``updatedInput`` for the question tool)
+    or ``{"behavior": "deny", "message": …}``. None: the agent holds no card
+    (nobody to ask on: the runtime decides as it would without LoopX)."""
+    from ..ops import gates
+    from ..ops.leases import held_card
+    from ..rules.clock import now
+    from ..rules.holding import HELD
+
+    with store.read():
+        card = held_card(agent, now(), HELD)
+    if card is None:
+        return None
+    key = ids.fmt(ids.CARD, card.id)
+    who = f"{NAMES.get(runtime, runtime)} ({agent})"
+    questions = questions_of(tool_input) if tool == QUESTION_TOOL else None
+    if questions:
+        asks = []
+        for q in questions:
+            text = f"{who} asks on {key}: " + (f"[{q['header']}] " if q["header"] else "") + q["question"]
+            if q["multi"]:
+                text += " (several may apply: answer in your own words, e.g. 'A, B')"
+            asks.append({"question": text[: limits.QUESTION_MAX - 100], "options": q["options"]})
+    else:
+        shown = json.dumps(tool_input, ensure_ascii=False)[:1200]
+        asks = [{"question": f"{who} asks to use {tool} on {key}: {shown}"[: limits.QUESTION_MAX - 100]}]
+    opened = [gate for gate, _, _ in gates.ask_all(store, card.id, agent, asks)]
+    deadline = time.monotonic() + (WAIT if wait is None else wait)
+    while any(g.status == "pending" for g in opened) and time.monotonic() < deadline:
+        time.sleep(POLL)
+        opened = [gates.status(store, g.id) if g.status == "pending" else g for g in opened]  # a forged approval reads as pending
+    refused = [g for g in opened if g.status not in ("approved", "pending")]
+    if refused:
+        g = refused[0]
+        return {"behavior": "deny", "message": f"the person said no ({g.key} {g.status}{': ' + g.note if g.note else ''})"}
+    waiting = [g for g in opened if g.status == "pending"]
+    if waiting:
+        names = ", ".join(g.key for g in waiting)
+        return {"behavior": "deny", "message": f"no answer from the person yet; {names} waits for them (`loopx gate status {waiting[0].key}`)"}
+    if not questions:
+        return {"behavior": "allow"}
+    answers = {}
+    for g, original in zip(opened, tool_input["questions"]):
+        said = g.choice or g.text
+        if said:
+            answers[original["question"]] = said
+    return {"behavior": "allow", "updatedInput": dict(tool_input, answers=answers)}

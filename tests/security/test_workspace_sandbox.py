@@ -92,7 +92,7 @@ def test_claude_codes_turn_in_a_workspace_takes_the_main_checkouts_settings_only
 def test_codex_turn_in_a_workspace_gets_the_profile_with_the_git_paths(repo):
     ws = repo.parent / "ws" / "LX-1"
     (repo / ".loopx").mkdir()
-    ours = setup_codex.entries("a1", ["loopx"], {n: f"loopx hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"loopx hook codex {n}" for _, n, *_ in setup_codex.EVENTS}, None, "/home/p/.config/loopx", repo)
     (repo / ".codex").mkdir()
     (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, ours, True))
     argv = runtimes.make("codex", [], "codex", "a1").argv("go", str(ws))
@@ -124,7 +124,7 @@ def outside_tmp():
 
 
 def _main_config(repo) -> dict:
-    ours = setup_codex.entries("a1", ["loopx"], {n: f"/venv/python -I -m loopx_core hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"/venv/python -I -m loopx_core hook codex {n}" for _, n, *_ in setup_codex.EVENTS}, None, "/home/p/.config/loopx", repo)
     return tomllib.loads(setup_codex.merge_project(None, ours, True))
 
 
@@ -167,7 +167,7 @@ def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothin
     monkeypatch.setenv("XDG_DATA_HOME", str(outside_tmp / "data"))
     monkeypatch.setenv("CODEX_HOME", str(outside_tmp / "person"))
     (repo / ".codex").mkdir()
-    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, setup_codex.entries("a1", ["loopx"], {n: f"loopx_core hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/k", repo), True))
+    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, setup_codex.entries("a1", ["loopx"], {n: f"loopx_core hook codex {n}" for _, n, *_ in setup_codex.EVENTS}, None, "/k", repo), True))
     codex = runtimes.make("codex", [], "codex", "a1")
     env = codex.environ(str(repo.parent / "ws" / "LX-1"))
     assert Path(env["CODEX_HOME"]).parent.parent == (outside_tmp / "data" / "loopx" / "codex-home").resolve()

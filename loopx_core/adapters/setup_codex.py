@@ -284,8 +284,9 @@ def merge_user(before: str | None, root: Path, trust: dict[str, str]) -> str:
 
 def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
     """``codex exec`` arguments (``-c key=value``) for a turn started in a card's
-    workspace, when the main checkout's ``.codex/config.toml`` selects LoopX's
-    permission profile (``init`` without ``--no-sandbox``).
+    workspace: LoopX's permission profile bounded to it when the main checkout's
+    ``.codex/config.toml`` selects it (``init`` without ``--no-sandbox``), else the
+    workspace-write mode's extra writable roots (below).
 
     Codex keeps the main repository's git folder read-only from a linked
     worktree, so a commit there fails ("index.lock: Read-only file system").
@@ -300,6 +301,16 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
     from ..rules import workspace_bounds
 
     args: list[str] = []
+    if main_config.get("default_permissions") != "loopx":
+        # Without LoopX's profile (`init --no-sandbox`) Codex's own sandbox is whatever
+        # the person runs it with; in its workspace-write mode the main repository's
+        # git folder is read-only from a worktree, so a commit fails. Its extra
+        # writable roots are given exactly the git paths a commit there writes
+        # (what the profile makes writable; nothing kept read-only inside them:
+        # the legacy mode cannot say so). Other modes ignore the key.
+        workspace_bounds.prepare(bounds)
+        git_paths = [p for p in workspace_bounds.writable(bounds) if p != bounds.workspace]
+        return ["-c", "sandbox_workspace_write.writable_roots=[" + ", ".join(_toml_str(p) for p in git_paths) + "]"]
     if main_config.get("default_permissions") == "loopx":
         workspace_bounds.prepare(bounds)  # the ref folders a commit writes exist; packed-only refs get a file to keep read-only
         entries = {key_dir: "deny"}
@@ -350,7 +361,12 @@ def home_for(main: str, agent: str) -> Path:
     from platformdirs import user_data_dir
 
     project = hashlib.sha256(os.path.realpath(main).encode()).hexdigest()[:16]
-    return Path(user_data_dir("loopx")) / "codex-home" / project / re.sub(r"[^A-Za-z0-9._-]", "_", agent)
+    return Path(user_data_dir("loopx")) / "codex-home" / project / home_name(agent)
+
+
+def home_name(agent: str) -> str:
+    """The folder of ``agent``'s home in its project's (a name, never a path)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", agent)
 
 
 def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) -> Path:
@@ -429,3 +445,33 @@ def _link_person_home(home: Path, person_home: Path) -> None:
         target = home / entry
         if not os.path.lexists(target):
             os.symlink(person_home / entry, target)
+
+
+def homes_of(main: str) -> list[Path]:
+    """LoopX's Codex homes for the project whose main checkout is ``main`` (one per
+    agent that had a turn in one of its workspaces)."""
+    project = home_for(main, "_").parent
+    try:
+        return sorted(project / n for n in os.listdir(project) if not os.path.islink(project / n) and (project / n).is_dir())
+    except OSError:
+        return []
+
+
+def remove_home(home: Path, person_home: Path) -> None:
+    """Remove one of LoopX's Codex homes (``home_for``). Its links to the person's
+    own Codex home are removed as links — never followed: ``shutil.rmtree``
+    unlinks a symlink it meets, and refuses one at the top. Never the person's own
+    home, nor a home that holds it (their ``CODEX_HOME`` pointed inside LoopX's
+    folder): ConfigError."""
+    import shutil
+
+    if os.path.islink(home) or not home.is_dir():
+        raise ConfigError(f"{home} is not a folder of LoopX's: left alone")
+    mine, theirs = os.path.realpath(home), os.path.realpath(person_home)
+    if theirs == mine or theirs.startswith(mine + os.sep) or mine.startswith(theirs + os.sep):
+        raise ConfigError(f"{home} is (or holds, or lies in) your own Codex home {person_home}: left alone")
+    shutil.rmtree(home)
+    try:
+        home.parent.rmdir()  # the project's folder, once its last agent's home is gone
+    except OSError:
+        pass

@@ -264,8 +264,11 @@ def _in_a_workspace(runtime: str, agent: str | None) -> str:
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
     data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    pointer, pointer_text = None, ""
     if loc.checkout is not None:  # a team board: the checkout this folder belongs to (issue #26)
         data["board"]["checkout"] = str(loc.checkout)
+        pointer, pointer_text = _pointer_names(loc)
+        data["board"]["pointer"] = pointer
     if loc.source == "none":
         from ..store.discovery import NO_BOARD
 
@@ -276,8 +279,24 @@ def cmd_where(ctx: Context) -> Outcome:
     }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
     if loc.checkout is not None:
-        text += f"\nthis machine's checkout of it: {loc.checkout} (its .loopx/team.json)"
+        text += f"\nthis machine's checkout of it: {loc.checkout} (its .loopx/team.json{pointer_text})"
     return Outcome(data, 0, text)
+
+
+def _pointer_names(loc) -> tuple[str, str]:
+    """Does the checkout's ``.loopx/team.json`` name this board? Without opening the
+    board (``where`` never does): the address ``init`` wrote in it against this one.
+    The board's uid would take a query, so an equal address is "this address"."""
+    from ..store import team_checkout
+
+    found = team_checkout.read(loc.checkout)
+    named = found.get("board") if found else None
+    if not isinstance(named, str):
+        return "not checked", ", which does not say which board it was written for: not checked"
+    if named == loc.describe():
+        return "this address", ""
+    return "another address", (f", written for {render.one_line(named)} — not this board's address: "
+                               f"`loopx init` here points this checkout at this board, or use that board")
 
 
 def cmd_board(ctx: Context) -> Outcome | None:

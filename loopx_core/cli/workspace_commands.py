@@ -51,9 +51,6 @@ def cmd_start(ctx: Context) -> Outcome | int:
     if not _set_up(a.runtime, store.project_root()):
         raise UsageError(f"the project is not set up for {a.runtime}: its main checkout has no LoopX hooks to start it with",
                          f"`loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}, then start it again", code="not_set_up")
-    if not runtime.in_workspace:
-        raise UsageError("the project's Codex is set up without LoopX's sandbox profile (`init --no-sandbox`): a worktree's git folder is read-only to Codex's own sandbox, and no turn runs in a workspace without it",
-                         f"`loopx init --for codex --agent {agent}` (with the sandbox) in {store.project_root()}, or run codex in the project folder", code="no_profile")
     ws = open_workspace(store, card_id(a.card), f"agent:{agent}").to_json()
     argv = runtime.by_hand(ws["path"])
     location = store.location
@@ -154,8 +151,38 @@ def cmd_gc(ctx: Context) -> Outcome:
         except LoopxError as err:
             kept.append({"card": key, "path": ws.path, "why": err.message})
     verb = "would remove" if ctx.args.dry_run else "removed"
-    text = "\n".join([f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed] + [f"kept {k['card']}: {k['why']}" for k in kept])
-    return Outcome({"removed": removed, "kept": kept, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")
+    homes = _gc_codex_homes(ctx.store, bool(ctx.args.dry_run))
+    text = "\n".join([f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed] + [f"kept {k['card']}: {k['why']}" for k in kept]
+                     + [f"{verb} the Codex home of {h['agent']} (no open workspace or live runner of its here): {h['path']}" for h in homes if h["removed"]]
+                     + [f"kept the Codex home {h['path']}: {h['why']}" for h in homes if not h["removed"]])
+    return Outcome({"removed": removed, "kept": kept, "codex_homes": homes, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")
+
+
+def _gc_codex_homes(store, dry_run: bool) -> list[dict]:
+    """LoopX's Codex homes for this project (``setup_codex.home_for``: one per agent
+    whose Codex turns ran in its workspaces) of agents with no open workspace here
+    and no live runner: removed (a turn writes its home afresh). Their links into
+    the person's own Codex home go as links; that home is never touched."""
+    from ..adapters import setup_codex
+    from ..ops.workspaces import agents_at_work, repository
+
+    main = repository(store)
+    homes = setup_codex.homes_of(str(main)) if main is not None else []
+    if not homes:
+        return []
+    needed = {setup_codex.home_name(a) for a in agents_at_work(store)}
+    out = []
+    for home in homes:
+        if home.name in needed:
+            continue
+        item = {"agent": home.name, "path": str(home), "removed": True}
+        if not dry_run:
+            try:
+                setup_codex.remove_home(home, setup_codex.codex_home())
+            except (OSError, setup_codex.ConfigError) as exc:
+                item.update(removed=False, why=getattr(exc, "strerror", None) or str(exc))
+        out.append(item)
+    return out
 
 
 def cmd_cap(ctx: Context) -> Outcome:

@@ -587,3 +587,24 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
         return view(row)
 
     return store.run(body)
+
+
+def agents_at_work(store) -> set[str]:
+    """The agents that may still start a turn in one of this checkout's workspaces:
+    the holder or assignee of a card whose workspace is open here, and every agent
+    a live runner drives. What LoopX keeps per agent for such turns (its Codex home)
+    may go for any other."""
+    from . import runners
+
+    checkout = store.checkout_id()
+    mine = '"w"."checkout" = ?' if checkout else '"w"."checkout" IS NULL'
+    with store.read():
+        found = records.rows(
+            f"""SELECT "c"."lease_holder", "c"."assignee" FROM "workspace" AS "w" JOIN "card" AS "c" ON "c"."id" = "w"."card_id"
+                WHERE "w"."state" = 'open' AND {mine}""",
+            (checkout,) if checkout else (),
+        )
+    out = {name for row in found for name in row if name}
+    now = clock.now()
+    out.update(r.agent for r in runners.list_runners(store) if r.live(now))
+    return out

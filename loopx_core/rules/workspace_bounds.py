@@ -176,35 +176,59 @@ def prepare(b: Bounds) -> None:
 
 
 def loosen_packed(b: Bounds) -> None:
-    """Give every ref that exists only in ``packed-refs`` a loose file of the same
-    value (what git itself writes on an update), so that a sandbox that keeps only
-    existing paths read-only keeps it so: a missing loose ref is a file an agent
-    could create, and git reads it before ``packed-refs``. The agent's own branch
-    is left as it is. Each file is written the way git writes one — its
-    ``.lock`` made exclusively (git's own writers wait on it), the packed value
-    checked again under it, then renamed into place — so a concurrent git never
-    loses an update."""
+    """Give the sandbox a path for every ref that exists only in ``packed-refs``,
+    so that a sandbox that keeps only existing paths read-only keeps it so: a
+    missing loose ref is a file an agent could create, and git reads it before
+    ``packed-refs``. ``guarded`` lists entries one by one only on the way down to
+    the writable git paths (in ``refs/`` and ``refs/heads/``, every entry of the
+    branch's ref folder); anything else it keeps read-only as a whole folder. So a
+    packed ref whose own file would be listed — a branch beside the agent's, the
+    base branch — gets a loose file of the same value (what git itself writes on an
+    update), and any other — tags, ``refs/loopx/…``, remotes — only the folder
+    that holds it (``refs/tags``, ``refs/loopx``), kept read-only whole: a
+    repository's thousands of packed tags cost one folder, not thousands of files.
+    The agent's own branch is left as it is. Each file is written the way git writes
+    one — its ``.lock`` made exclusively (git's own writers wait on it), the packed
+    value checked again under it, then renamed into place — so a concurrent git
+    never loses an update."""
     own = "refs/heads/" + b.branch if b.branch else None
+    targets = _git_targets(b)
     packed = _packed(b)
+    folders: set[tuple[str, ...]] = set()
     for ref, value in packed.items():
-        path = join(b.common, *ref.split("/"))
-        if ref == own or os.path.lexists(path):
+        if ref == own:
             continue
-        lock = path + ".lock"
+        parts = tuple(ref.split("/"))
+        # the first part of the way that guarded() keeps whole: a folder beside the way down, or the ref itself
+        k = next((i for i in range(1, len(parts) + 1) if not any(t[:i] == parts[:i] for t in targets)), len(parts))
+        if k < len(parts):
+            folders.add(parts[:k])
+        elif not os.path.lexists(join(b.common, *parts)):
+            _loose(b, ref, value)
+    for folder in folders:
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(lock, "x", encoding="ascii") as fh:
-                fh.write(value + "\n")
+            os.makedirs(join(b.common, *folder), exist_ok=True)
         except OSError:
-            continue  # a file where a folder would be, or git holds it now: git decides, not us
-        try:
-            if _packed(b).get(ref) == value and not os.path.lexists(path):
-                os.rename(lock, path)
-        except OSError:
-            pass
-        finally:
-            if os.path.lexists(lock):
-                os.remove(lock)
+            pass  # a file where a folder would be: git decides, not us
+
+
+def _loose(b: Bounds, ref: str, value: str) -> None:
+    path = join(b.common, *ref.split("/"))
+    lock = path + ".lock"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(lock, "x", encoding="ascii") as fh:
+            fh.write(value + "\n")
+    except OSError:
+        return  # a file where a folder would be, or git holds it now: git decides, not us
+    try:
+        if _packed(b).get(ref) == value and not os.path.lexists(path):
+            os.rename(lock, path)
+    except OSError:
+        pass
+    finally:
+        if os.path.lexists(lock):
+            os.remove(lock)
 
 
 def _packed(b: Bounds) -> dict[str, str]:

@@ -307,23 +307,6 @@ class Codex(Runtime):
     measured = True
     usage_class = CodexUsage
 
-    @property
-    def in_workspace(self) -> bool:
-        """Only under LoopX's permission profile (``init`` without ``--no-sandbox``):
-        a worktree's common dir is read-only to Codex's own sandbox modes, so a
-        commit there needs the profile's git paths (``setup_codex.workspace_overrides``).
-        The hooks and the MCP server come with LoopX's Codex home (``environ``).
-        Without the profile, the project folder."""
-        if not self.project:
-            return False
-        import tomllib
-
-        try:
-            config = tomllib.loads(Path(self.project, ".codex", "config.toml").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        return config.get("default_permissions") == "loopx"
-
     def argv(self, prompt: str, cwd=None) -> list[str]:
         return [self.binary or "codex", "exec", "--json", *self._bounded(cwd), prompt]
 
@@ -332,7 +315,10 @@ class Codex(Runtime):
 
     def _bounded(self, cwd) -> list[str]:
         """In a workspace, LoopX's permission profile bounded to it (``-c``), and the
-        person's arguments without a ``--sandbox workspace-write`` that would win over it."""
+        person's arguments without a ``--sandbox workspace-write`` that would win over
+        it; without the profile (``init --no-sandbox``), that mode's extra writable
+        roots: the git paths a commit in the workspace writes. Its hooks and MCP
+        server come with LoopX's Codex home (``environ``), with or without the profile."""
         bounds, more = _workspace(cwd), []
         if bounds is not None:
             from ..adapters import setup_codex

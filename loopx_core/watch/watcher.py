@@ -197,7 +197,8 @@ class _Engine:
             self.board_files = (board,)
             inbox: str | None = os.path.join(os.path.dirname(board), "inbox")
         else:
-            root = self.store.settings().get("project_root")
+            # a team board records no project folder: this checkout's (its .loopx/team.json), as every verb's
+            root = self.store.project_folder()
             inbox = os.path.join(root, ".loopx", "inbox") if root else None
         if inbox and self.cfg.inbox:
             try:

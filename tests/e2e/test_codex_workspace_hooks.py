@@ -110,6 +110,43 @@ def test_a_codex_turn_in_a_workspace_runs_loopxs_hooks_and_loads_nothing_the_age
     assert "exit=1" in said[2] and "mcp_servers.mine" not in (_loopx_codex_home(project) / "config.toml").read_text(), why
 
 
+def test_a_codex_turn_without_loopxs_profile_runs_in_the_workspace_commits_there_and_runs_loopxs_hooks(outside_tmp, tmp_path):
+    """`init --no-sandbox`: no LoopX permission profile, Codex's own workspace-write
+    mode (README's runner command). Before, such turns ran in the project folder:
+    that mode keeps a worktree's git folder read-only and a commit failed. Now the
+    turn runs in the card's workspace with the commit's git paths as that mode's
+    extra writable roots, and LoopX's hooks come with LoopX's Codex home."""
+    project = outside_tmp
+    project.init("codex", "cx1", sandbox=False)
+    project.with_remote()
+    card = project.card("Ship the notes", "--next", "write the notes")
+    base = project.git("rev-parse", "main").strip()
+    steps = [
+        Call("exec_command", {"cmd": "pwd && git branch --show-current"}),
+        Call("exec_command", {"cmd": "echo n > notes.txt && git add notes.txt && git -c user.name=cx1 -c user.email=cx1@localhost commit -qm 'notes by codex' && echo committed"}),
+        Call("exec_command", {"cmd": "git push origin main"}),  # LoopX's PreToolUse hook gates it (git:push)
+        Say("Waiting for a person."),
+    ]
+    log = tmp_path / "runner.log"
+    with ScriptedModel() as model:
+        model.script(steps)
+        argv = [str(LOOPX), "run", "--agent", "cx1", "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
+                "--turns", "1", "--turn-limit", "120s", "--", "--sandbox", "workspace-write", *codex_model_args(model)]
+        with open(log, "wb") as out:
+            code = subprocess.run(argv, cwd=project.root, env=codex_env(project), stdout=out, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, timeout=300).returncode
+        said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
+    why = "\n".join(said) + "\n--- runner\n" + log.read_text(errors="replace")[-6000:] + "\n--- board\n" + project.loopx("log", card).out[-6000:]
+    assert code == 0 and len(said) >= 3, why
+    ws = Path(project.loopx("workspace", "list").data["workspaces"][0]["path"])
+    assert str(ws) in said[0] and f"loopx/{card}" in said[0], why  # in the card's workspace, on its branch
+    assert "committed" in said[1] and project.git("log", "--format=%s", "-1", f"loopx/{card}").strip() == "notes by codex", why
+    assert project.git("rev-parse", "main").strip() == base and not (project.root / "notes.txt").exists(), why
+    assert "git:push" in said[2] and "G-1" in said[2], why  # LoopX's hook ran there (its Codex home)
+    assert project.gate("G-1")["scope"] == "git:push" and not project.pushed(), why
+    assert _loopx_codex_home(project).is_dir()
+
+
 @pytest.mark.parametrize("runtime", [r for r in ALL if r.name in ("claude-sdk", "codex")], ids=str)
 def test_a_session_a_person_starts_in_a_workspace_is_bounded_as_the_runners_turns(outside_tmp, runtime):
     """`loopx workspace start` (here with the runtime's headless arguments after --):

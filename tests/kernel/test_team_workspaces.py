@@ -162,3 +162,30 @@ def test_a_sqlite_board_writes_no_team_pointer(repo_team):
     held(repo_team, "LX-1", "a1")
     ws = repo_team.ok("workspace", "list")["workspaces"][0]
     assert ws["checkout"] is None and ws["here"] is True
+
+
+def test_the_watcher_reads_this_checkouts_inbox_and_where_says_whose_pointer_it_is(team_repo, tmp_path):
+    """A team board records no project folder: the watcher took its inbox from the
+    shared `project_root` setting, so on PostgreSQL it watched no inbox at all (or
+    whichever folder that setting named). It is this checkout's `.loopx/inbox`, as
+    every other verb's project is. And `where` says when the checkout's pointer
+    was written for another board."""
+    team_repo.ok("card", "add", "one")
+    held(team_repo, "LX-1", "a1")
+    inbox = team_repo.root / ".loopx" / "inbox"
+    inbox.mkdir(exist_ok=True)
+    (inbox / "step.loopx.json").write_text(json.dumps({"card": "LX-1", "agent": "a1", "summary": "from this checkout's inbox"}))
+    done = loopx("watch", "--once", cwd=team_repo.root, env={"LOOPX_DB": team_repo.url})
+    assert done.returncode == 0, done.stderr
+    summaries = [e["summary"] for e in team_repo.ok("export")["evidence"]]
+    assert "from this checkout's inbox" in summaries, done.stdout
+    # `where`: the pointer names the board it was written for; another board's pointer is said so.
+    here = _cold(team_repo, team_repo.root, "where")["board"]
+    assert here["checkout"] == str(team_repo.root) and here["pointer"] == "this address"
+    pointer = _pointer(team_repo.root)
+    (team_repo.root / ".loopx" / "team.json").write_text(json.dumps({**pointer, "board": "postgresql://elsewhere/other"}))
+    there = loopx("--json", "where", cwd=team_repo.root, env={"LOOPX_DB": team_repo.url})
+    answer = json.loads(there.stdout.strip().splitlines()[-1])["board"]
+    assert answer["pointer"] == "another address" and there.returncode == 0
+    text = loopx("where", cwd=team_repo.root, env={"LOOPX_DB": team_repo.url}).stdout
+    assert "postgresql://elsewhere/other" in text and "not this board's" in text

@@ -45,7 +45,7 @@ def test_claude_code_started_by_hand_in_a_workspace_gets_the_runners_bounds(repo
 
 
 def test_codex_started_by_hand_in_a_workspace_gets_loopxs_codex_home_and_profile(repo_team, data_outside_tmp):
-    ours = setup_codex.entries("a1", ["loopx"], {n: f"python -m loopx_core hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/k", repo_team.root)
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"python -m loopx_core hook codex {n}" for _, n, *_ in setup_codex.EVENTS}, None, "/k", repo_team.root)
     (repo_team.root / ".codex").mkdir()
     (repo_team.root / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, ours, True))
     repo_team.ok("card", "add", "one")

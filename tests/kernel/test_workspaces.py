@@ -383,3 +383,50 @@ def test_next_claim_whose_workspace_cannot_be_made_gives_the_card_back(repo_team
     # where the workspace can be made, nothing changes: the card and its workspace
     repo_team.ok("card", "add", "two")
     assert repo_team.ok("claim", "LX-2", agent="a2")["workspace"]["branch"] == "loopx/LX-2"
+
+
+def test_gc_removes_the_codex_homes_no_agent_at_work_here_needs_and_never_the_persons_own(repo_team, tmp_path, monkeypatch):
+    """LoopX writes a Codex home per project and agent for Codex turns in
+    workspaces (`<data>/loopx/codex-home/<project>/<agent>`); nothing removed them.
+    `workspace gc` removes those of agents with no open workspace here and no live
+    runner — their links into the person's own Codex home as links: the person's
+    login and sessions stay."""
+    from loopx_core.adapters import setup_codex
+    from tests.conftest import person_ok
+
+    person = tmp_path / "person-codex"
+    (person / "sessions" / "2026").mkdir(parents=True)
+    (person / "config.toml").write_text('model = "gpt-5"\n')
+    (person / "auth.json").write_text('{"token": "theirs"}\n')
+    (person / "sessions" / "2026" / "rollout-1.jsonl").write_text("{}\n")
+    monkeypatch.setenv("CODEX_HOME", str(person))
+    monkeypatch.setattr(setup_codex, "_outside_the_sandbox", lambda home: None)  # (the test's data folder is under /tmp)
+    for card in ("one", "two"):
+        repo_team.ok("card", "add", card)
+    for card, agent in (("LX-1", "a1"), ("LX-2", "a2")):
+        path = Path(repo_team.ok("claim", card, agent=agent)["workspace"]["path"])
+        (path / "wip.txt").write_text("not committed\n")  # (a workspace with nothing in it would be gc'd as merged)
+    homes = {a: setup_codex.workspace_home(setup_codex.home_for(str(repo_team.root), a), person, {}, str(repo_team.root)) for a in ("a1", "a2", "a3")}
+    assert (homes["a2"] / "auth.json").is_symlink() and (homes["a2"] / "sessions").is_symlink()
+    (homes["a2"] / "log").mkdir()  # what Codex writes in the home itself
+    (homes["a2"] / "log" / "codex-tui.log").write_text("x\n")
+
+    dry = person_ok(repo_team, "workspace", "gc", "--dry-run")
+    assert [h["agent"] for h in dry["codex_homes"]] == ["a3"] and homes["a3"].is_dir()  # a1, a2 hold open workspaces
+    gc = person_ok(repo_team, "workspace", "gc")
+    assert [h["agent"] for h in gc["codex_homes"]] == ["a3"] and not homes["a3"].exists()
+    assert homes["a1"].is_dir() and homes["a2"].is_dir()
+
+    person_ok(repo_team, "workspace", "archive", "LX-2")  # a2's workspace archived: its home is no longer needed
+    gc = person_ok(repo_team, "workspace", "gc")
+    assert [r["card"] for r in gc["removed"]] == ["LX-2"] and [h["agent"] for h in gc["codex_homes"]] == ["a2"]
+    assert not os.path.lexists(homes["a2"]) and homes["a1"].is_dir()
+    # the person's own home: untouched, links removed not followed
+    assert (person / "auth.json").read_text() == '{"token": "theirs"}\n'
+    assert (person / "sessions" / "2026" / "rollout-1.jsonl").is_file() and (person / "config.toml").is_file()
+    with pytest.raises(setup_codex.ConfigError):
+        setup_codex.remove_home(person, person)
+    # a home is only ever one of LoopX's: the person's own home linked in its place is left alone
+    os.symlink(person, homes["a2"])
+    gc = person_ok(repo_team, "workspace", "gc")
+    assert gc["codex_homes"] == [] and os.path.islink(homes["a2"]) and (person / "auth.json").is_file()

@@ -5,6 +5,7 @@ real git, real worktrees; the real runtimes enforce it in
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tomllib
 from pathlib import Path
@@ -91,7 +92,7 @@ def test_claude_codes_turn_in_a_workspace_takes_the_main_checkouts_settings_only
 def test_codex_turn_in_a_workspace_gets_the_profile_with_the_git_paths(repo):
     ws = repo.parent / "ws" / "LX-1"
     (repo / ".loopx").mkdir()
-    ours = setup_codex.entries("a1", ["loopx"], {n: f"loopx hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"loopx hook codex {n}" for _, n, *_ in setup_codex.EVENTS}, None, "/home/p/.config/loopx", repo)
     (repo / ".codex").mkdir()
     (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, ours, True))
     argv = runtimes.make("codex", [], "codex", "a1").argv("go", str(ws))
@@ -123,7 +124,7 @@ def outside_tmp():
 
 
 def _main_config(repo) -> dict:
-    ours = setup_codex.entries("a1", ["loopx"], {n: f"/venv/python -I -m loopx_core hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/home/p/.config/loopx", repo)
+    ours = setup_codex.entries("a1", ["loopx"], {n: f"/venv/python -I -m loopx_core hook codex {n}" for _, n, *_ in setup_codex.EVENTS}, None, "/home/p/.config/loopx", repo)
     return tomllib.loads(setup_codex.merge_project(None, ours, True))
 
 
@@ -166,25 +167,35 @@ def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothin
     monkeypatch.setenv("XDG_DATA_HOME", str(outside_tmp / "data"))
     monkeypatch.setenv("CODEX_HOME", str(outside_tmp / "person"))
     (repo / ".codex").mkdir()
-    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, setup_codex.entries("a1", ["loopx"], {n: f"loopx_core hook codex {n}" for n in ("session-start", "pre-tool-use", "stop")}, None, "/k", repo), True))
+    (repo / ".codex" / "config.toml").write_text(setup_codex.merge_project(None, setup_codex.entries("a1", ["loopx"], {n: f"loopx_core hook codex {n}" for _, n, *_ in setup_codex.EVENTS}, None, "/k", repo), True))
     codex = runtimes.make("codex", [], "codex", "a1")
     env = codex.environ(str(repo.parent / "ws" / "LX-1"))
     assert Path(env["CODEX_HOME"]).parent.parent == (outside_tmp / "data" / "loopx" / "codex-home").resolve()
     assert codex.environ(str(repo)) == {} and runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1")) == {}
 
 
-def test_codex_turns_run_in_a_workspace_only_under_loopxs_profile(repo):
-    """A worktree's common dir is read-only to Codex's own sandbox modes: without
-    LoopX's profile (`init --no-sandbox`) the turn stays in the project folder."""
-    codex = runtimes.make("codex", [], "codex", "a1")
-    codex.project = str(repo)
-    assert codex.in_workspace is False  # no .codex/config.toml
+def test_codex_without_loopxs_profile_gets_the_commits_git_paths_as_extra_writable_roots(repo):
+    """Without LoopX's profile (`init --no-sandbox`) Codex's turns run in the card's
+    workspace too (before, the project folder): its workspace-write mode keeps a
+    worktree's common dir read-only, so the turn's command line gives that mode
+    exactly the git paths a commit there writes as extra writable roots, and keeps
+    the person's `--sandbox workspace-write`."""
     (repo / ".codex").mkdir()
     (repo / ".codex" / "config.toml").write_text('[mcp_servers.loopx]\ncommand = "loopx"\n')
-    assert codex.in_workspace is False  # set up with --no-sandbox
-    (repo / ".codex" / "config.toml").write_text('default_permissions = "loopx"\n[mcp_servers.loopx]\ncommand = "loopx"\n')
+    ws = repo.parent / "ws" / "LX-1"
+    codex = runtimes.make("codex", ["--sandbox", "workspace-write"], "codex", "a1")
+    codex.project = str(repo)
     assert codex.in_workspace is True
-    assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True  # its hooks come on the command line
+    argv = codex.argv("go", str(ws))
+    b = workspace_bounds.find(ws)
+    at = argv.index("-c")
+    key, _, value = argv[at + 1].partition("=")
+    assert key == "sandbox_workspace_write.writable_roots"
+    assert tomllib.loads("v = " + value)["v"] == [p for p in workspace_bounds.writable(b) if p != b.workspace]
+    assert str(repo / ".git") not in tomllib.loads("v = " + value)["v"]  # never the whole git folder
+    assert argv[-3:-1] == ["--sandbox", "workspace-write"] and not any("permissions" in a for a in argv)
+    assert codex.argv("go", str(repo)) == ["codex", "exec", "--json", "--sandbox", "workspace-write", "go"]  # the main checkout: as before
+    assert runtimes.make("claude-code", [], "claude", "a1").in_workspace is True
 
 
 def test_refs_only_in_packed_refs_get_a_file_to_keep_read_only(repo):
@@ -200,10 +211,41 @@ def test_refs_only_in_packed_refs_get_a_file_to_keep_read_only(repo):
     assert not (common / "refs" / "heads" / "main").exists() and not (common / "refs" / "heads" / "loopx").exists()
     b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
     workspace_bounds.prepare(b)
+    for ref in ("refs/heads/main", "refs/heads/loopx/LX-2"):  # listed one by one: each gets its file
+        assert (common / ref).read_text().strip() == values[ref]
     for ref, value in values.items():
-        assert (common / ref).read_text().strip() == value and git(repo, "rev-parse", ref).strip() == value
+        assert git(repo, "rev-parse", ref).strip() == value
+    # LoopX's refs are kept read-only as a whole folder: it is made, no file written in it
+    assert (common / "refs" / "loopx").is_dir() and not (common / "refs" / "loopx" / "LX-1").exists()
     assert not (common / "refs" / "heads" / "loopx" / "LX-1").exists()  # its own: the agent commits there
     assert (common / "logs" / "refs" / "heads" / "loopx").is_dir()
     guarded = set(workspace_bounds.guarded(b))
     assert {str(common / "refs" / "heads" / "main"), str(common / "refs" / "heads" / "loopx" / "LX-2"), str(common / "refs" / "loopx")} <= guarded
     assert not list(common.rglob("*.lock"))
+
+
+def test_thousands_of_packed_tags_cost_one_folder_not_a_file_each(repo):
+    """A repository with 2,000 packed tags: before every sandboxed turn `prepare`
+    wrote a loose file for each (and the sandbox then listed each). A tag needs no
+    file of its own: `refs/tags` is beside the way down to the writable ref folder,
+    so the sandbox keeps it read-only whole — made if a pack emptied it. Branches
+    (listed one by one) still get theirs."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "branch", "feature/x")
+    (repo / ".git" / "packed-refs").write_text(
+        "# pack-refs with: peeled fully-peeled sorted \n" + "".join(f"{head} refs/tags/v{i:04d}\n" for i in range(2000)))
+    git(repo, "pack-refs", "--all")
+    common = repo / ".git"
+    (common / "refs" / "tags").rmdir()  # (git keeps it empty; a clone by another tool may lack it)
+    assert git(repo, "rev-parse", "v1999").strip() == head
+    b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
+    before = sum(len(files) for _, _, files in os.walk(common / "refs"))
+    workspace_bounds.prepare(b)
+    written = sum(len(files) for _, _, files in os.walk(common / "refs")) - before
+    assert written == 2  # main and loopx/LX-2: nothing for the tags, nothing for the agent's own branch
+    assert (common / "refs" / "tags").is_dir() and not any((common / "refs" / "tags").iterdir())
+    assert (common / "refs" / "heads" / "feature").is_dir() and not (common / "refs" / "heads" / "feature" / "x").exists()
+    guarded = set(workspace_bounds.guarded(b))
+    assert {str(common / "refs" / "tags"), str(common / "refs" / "heads" / "feature"), str(common / "refs" / "heads" / "main")} <= guarded
+    assert len(guarded) < 40  # the sandbox's list stays short too
+    assert git(repo, "rev-parse", "v0000", "v1999", "feature/x").split() == [head] * 3

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from ..adapters.conftest import payload
-from .conftest import agent_env, in_script, shell, sql, sql_rows
+from .conftest import agent_env, at_the_prompt, in_script, shell, sql, sql_rows
 
 
 def hook(board, command: str, agent: str = "a2") -> dict:
@@ -70,8 +70,8 @@ def test_a_sealed_key_the_agent_can_read_is_useless_without_its_passphrase(asked
     env = agent_env(asked, agent=None, LOOPX_KEY=str(sealed.path))
     piped = shell(asked, "echo 'a long passphrase' | loopx gate answer G-1 approve", env)
     assert piped.returncode == 10, piped  # the passphrase is asked on the terminal, never read from stdin
-    guessed = in_script(asked, "loopx gate answer G-1 approve", env, typed="password123\n")  # a pty, typed ahead
-    assert guessed.returncode == 10, guessed
+    guessed = at_the_prompt(asked, "loopx gate answer G-1 approve", env, typed="password123\n")  # a pty, a guess at every prompt
+    assert guessed.returncode == 10 and "wrong passphrase" in guessed.stdout, guessed
     assert asked.snapshot() == before and pending(asked)
 
 

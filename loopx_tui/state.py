@@ -142,6 +142,7 @@ class BoardModel:
     paged: dict[str, str] = field(default_factory=dict)  # mode -> the filter its columns were read for
     live: set[int] = field(default_factory=set)  # cards that changed while the board was open
     owners_seen: set[str] = field(default_factory=set)  # owners counted before counts by status only came
+    notices: dict[int, str] = field(default_factory=dict)  # card id -> the badge of a runtime's notice standing on it (notices.py)
     asked: set[str] = field(default_factory=set)  # columns of history (``ON_DEMAND``) the person asked for: read with the rest from then on
 
     # -- loading and applying -------------------------------------------------

@@ -31,10 +31,13 @@ EDGE = {"active": "active", "monitoring": "active", "handoff": "handoff", "waiti
 MUTED = frozenset({"done", "cancelled", "backlog"})
 
 
-def badge(card: CardView) -> str:
-    """The card's corner badge: what it waits on, or why it stopped."""
+def badge(card: CardView, notice: str | None = None) -> str:
+    """The card's corner badge: what it waits on, or why it stopped.
+    ``notice``: the badge of a runtime's notice standing on it (notices.py)."""
     if card.pending_gate is not None:
         return f"⚑G-{card.pending_gate}"
+    if notice:
+        return notice
     if card.status == "paused":
         return "‖ " + {"budget": "budget", "no_progress": "stalled"}.get(card.paused_reason or "", "paused")
     if card.status == "handoff" and card.handoff_to:
@@ -144,7 +147,7 @@ def content(card: CardView, width: int, now: float) -> list[Text]:
     return [title, line2, line3]
 
 
-def draw(card: CardView, width: int, now: float, look: Look, *, selected: bool = False, hover: bool = False, dragging: bool = False) -> list[Strip]:
+def draw(card: CardView, width: int, now: float, look: Look, *, selected: bool = False, hover: bool = False, dragging: bool = False, notice: str | None = None) -> list[Strip]:
     """The card's five lines, each exactly ``width`` cells."""
     kind = EDGE.get(card.status, "")
     face = look.face
@@ -164,5 +167,5 @@ def draw(card: CardView, width: int, now: float, look: Look, *, selected: bool =
     rows = [_edge_row(box[0:3], width, label(card), edge, title_style, right=False)]
     for line in content(card, width - 3, now):
         rows.append(_content_row(box[3], width, line, edge, face))
-    rows.append(_edge_row(box[4:7], width, badge(card), edge, look.badges.get(kind, look.badges[""]), right=True))
+    rows.append(_edge_row(box[4:7], width, badge(card, notice), edge, look.badges.get("waiting" if notice and card.pending_gate is None else kind, look.badges[""]), right=True))
     return [Strip(row).adjust_cell_length(width) for row in rows]

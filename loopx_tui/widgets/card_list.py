@@ -208,10 +208,11 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
             index == self._pressed and self._dragging,
         )
         now = self._now()
-        key = (card, width, state, lease_left(card, now))
+        notice = getattr(getattr(self.app, "model", None), "notices", {}).get(card.id)  # a runtime wants its person (notices.py)
+        key = (card, width, state, lease_left(card, now), notice)
         drawn = self._drawn.get(card.id)
         if drawn is None or drawn[0] != key:
-            drawn = (key, draw(card, width, now, self.look(), selected=state[0], hover=state[1], dragging=state[2]))
+            drawn = (key, draw(card, width, now, self.look(), selected=state[0], hover=state[1], dragging=state[2], notice=notice))
             self._drawn[card.id] = drawn
         return drawn[1]
 

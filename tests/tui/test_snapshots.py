@@ -212,3 +212,18 @@ def test_phone_board_50x16(make_app, snap_compare):
 
 def test_phone_gate_50x16(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=(50, 16), run_before=_gate_on_screen(armed=True))
+
+
+def test_runtime_notice_on_a_card(make_app, snap_compare):
+    """#29: Claude Code (claude-1) asked for its person: the toast, and LX-6's corner."""
+    from loopx_core.ops.turns import note
+
+    async def noticed(pilot):
+        await _settle(pilot)
+        note(pilot.app.store, "claude-1", "runtime_notice", 6, runtime="claude-code", agent_id="claude-1", type="permission_prompt",
+             message="Claude needs your permission to use Bash", title="Claude Code", session=None)
+        await feed(pilot.app)
+        await pilot.app.reads_idle()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=noticed)

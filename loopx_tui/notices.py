@@ -5,7 +5,7 @@ input) is recorded as a ``runtime_notice`` event on the agent's card. The
 board says it as gates and paused cards are said: the bell and the desktop
 notification (``alert``), a toast, and a mark in the card's corner until the
 card's next turn or writeback (the runtime has its person again, or went on
-without them). Pure: events in, marks and lines out (tests/tui/test_notices.py)."""
+without them). Pure: events in, marks and lines out (tests/tui/test_runtime_notice.py)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ else, taking the permission away (chmod) is enough.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -42,7 +43,24 @@ def _as_user() -> list[str]:
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         pytest.skip("running as root, and without setpriv (util-linux) no process here can be a user that permissions stop")
-    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    _runs_as_that_user(prefix)
+    return prefix
+
+
+@functools.cache
+def _probe(prefix: tuple[str, ...]) -> str:
+    proc = subprocess.run([*prefix, sys.executable, "-c", "pass"], capture_output=True, text=True, timeout=60)
+    return "" if proc.returncode == 0 else (proc.stderr.strip() or f"exit {proc.returncode}")
+
+
+def _runs_as_that_user(prefix: list[str]) -> None:
+    """This interpreter must be one the unprivileged user can run: pyenv's
+    3.12/3.13 under a 0700 /root load libpython through a RUNPATH there, which
+    that user cannot reach (`./dev py 3.12` here)."""
+    problem = _probe(tuple(prefix))
+    if problem:
+        pytest.skip(f"{sys.executable} cannot run as user {NOBODY} ({problem}): these tests need an interpreter every user can run")
 
 
 def _hand_over(folder: Path) -> None:

@@ -92,6 +92,7 @@ class HumanActions:
     # -- the actions -------------------------------------------------------------
     def answer_gate(
         self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None, choice: str | None = None, text: str | None = None,
+        second_key: bool = False,
     ) -> Worker | None:
         key = ids.fmt(ids.GATE, gate_id)
 
@@ -107,7 +108,7 @@ class HumanActions:
             self.app.notice(f"{key} {gate.status}{said} by you{extra}; {card.key} is {card.status}")
 
         def answer(actor):
-            return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text)
+            return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text, second_key=second_key)
 
         return self._perform(f"answer {key}", answer, done)
 

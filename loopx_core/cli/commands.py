@@ -867,7 +867,37 @@ def cmd_gate_status(ctx: Context) -> Outcome:
         from ..ops.gates import status
 
         g = status(ctx.store, gid).to_json()
-    return Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
+    out = Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
+    if g.get("kind") == "merge" and g.get("status") == "pending":
+        _merge_facts(ctx, gid, out)
+    return out
+
+
+def _merge_facts(ctx: Context, gid: int, out: Outcome) -> None:
+    """A pending merge gate: the commits it pinned and its files, the ground ones first and marked."""
+    from ..ops.merges import gate_diff, plan_of
+    from ..store.records import Gate
+
+    with ctx.store.read():
+        row = Gate.get(gid)
+        assert row is not None  # (its status was just read)
+        plan = plan_of(row)
+    diff = gate_diff(ctx.store, row)
+    out.data["merge"] = {
+        "base": plan.base, "branch": plan.branch, "head": plan.head, "base_commit": plan.base_commit, "ground": list(plan.ground),
+        "files": [{"path": f.path, "added": f.added, "removed": f.removed, "ground": f.path in plan.ground} for f in (diff.files if diff else ())],
+        "more": diff.more if diff else 0,
+    }
+    lines = [f"merges {plan.branch} at {plan.head[:12]} into {plan.base} at {(plan.base_commit or '?')[:12]}"]
+    if plan.ground:
+        lines.append(f"! changes the repository's ground ({len(plan.ground)} file(s)): approving takes the second key, --confirm-ground")
+    for f in diff.files if diff else ():
+        mark = "! ground " if f.path in plan.ground else "  "
+        counts = "binary" if f.added is None else f"+{f.added} -{f.removed}"
+        lines.append(f"{mark}{render.one_line(f.path)}  {counts}")
+    if diff is not None and diff.more:
+        lines.append(f"… and {diff.more} more file(s) not listed")
+    out.text += "\n" + "\n".join(lines)
 
 
 def cmd_gate_list(ctx: Context) -> Outcome:
@@ -897,10 +927,13 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     actor = ctx.person("answer a gate")
 
     def run():
-        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"))
+        gate, card = answer(
+            ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"),
+            second_key=bool(a.confirm_ground),
+        )
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
-    result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
+    result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data, **({"second_key": True} if a.confirm_ground else {})}, run)
     g, c = result["gate"], result["card"]
     said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
     text = f"{g['id']} {g['status']}{said} by {g['answered_by']}; {c['id']} is now {c['status']}"

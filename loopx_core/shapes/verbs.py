@@ -377,6 +377,7 @@ DECLARED: tuple = (
         arg("--note", metavar="T", help="why, for the agent (it reads it in its next turn)"),
         arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
+        arg("--confirm-ground", action="store_true", help="(a merge that changes the repository's ground: .claude/, CI, git's own files) the second key: you read those files"),
         _OP_ID,
     ), _CMD + "cmd_gate_answer", shape="gate_answer", human=True),  # (no MCP tool: only a person answers a gate)
 

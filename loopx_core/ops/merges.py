@@ -114,8 +114,8 @@ def _plan(store, repo, base: str, branch: str) -> Plan | Unmergeable | None:
     if files:
         return Unmergeable(base, branch, pinned.head, pinned.base_commit, files)
     _, specs = ground_specs(store)
-    named = git_merge.summary(repo, base, branch, pinned, tuple(specs))
-    return Plan(base, branch, pinned.head, pinned.base_commit, named.ground if named else ())
+    ground = git_merge.ground_files(repo, f"{pinned.base_commit}...{pinned.head}", specs)
+    return Plan(base, branch, pinned.head, pinned.base_commit, ground)
 
 
 def pending_merge(store, card_id: int) -> Plan | Unmergeable | None:

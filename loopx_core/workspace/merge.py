@@ -17,8 +17,9 @@ output is streamed and cut (``git.stream``), blobs over
 
 ``git.py``'s calls already ignore hooks, an fsmonitor and external diff
 drivers an agent could plant in the repository's configuration; a repository
-whose own config sets a merge driver is refused here (its command would run
-as the person)."""
+whose own config sets a merge driver or a clean/smudge filter is refused
+here (its command would run as the person); the git calls ignore replace refs
+(``git.py``)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,10 @@ def dirty(tree: Path) -> list[str]:
 
 
 def _merge_drivers(repo) -> list[str]:
-    return _line(repo, "config", "--local", "--name-only", "--get-regexp", r"^merge\..*\.driver$", ok=(0, 1)).splitlines()
+    """Commands the repository's own config names for a merge driver or a
+    filter (a fast-forward of the person's checkout runs its smudge filter)."""
+    pattern = r"^(merge\..*\.driver|filter\..*\.(clean|smudge|process))$"
+    return _line(repo, "config", "--local", "--name-only", "--get-regexp", pattern, ok=(0, 1)).splitlines()
 
 
 def preflight(repo, base: str, branch: str) -> Path | None:
@@ -99,7 +103,7 @@ def preflight(repo, base: str, branch: str) -> Path | None:
     drivers = _merge_drivers(repo)
     if drivers:
         raise MergeRefused(
-            f"the repository's own config sets a merge driver ({', '.join(drivers)}): its command would run as you",
+            f"the repository's own config sets a merge driver or filter ({', '.join(drivers)}): its command would run as you",
             "merge it yourself with git after reading that command, or remove it from .git/config",
         )
     tree = checked_out_in(repo, base)
@@ -259,13 +263,19 @@ def summary(repo, base: str, branch: str, pinned: Pin | None = None, ground: tup
     more = max(1, _count_names(repo, span) - len(files)) if cut else listed - len(files)
     touched: tuple[str, ...] = ()
     if ground:
-        named, _ = stream(repo, *DIFF, "--name-only", "-z", span, "--", *ground, limit=SUMMARY_BYTES)
-        touched = tuple(p for p in named.decode("utf-8", "surrogateescape").split("\0") if p)
+        touched = ground_files(repo, span, ground)
         shown = {f.path for f in files}
         extra = [FileStat(p, None, None) for p in touched if p not in shown]
         files = [f for f in files if f.path in touched] + extra + [f for f in files if f.path not in touched]
     commits = _counted(repo, f"{pinned.base_commit}..{pinned.head}") if pinned else ahead(repo, base, branch)
     return DiffSummary(base, branch, tuple(files), commits, more, touched, pinned)
+
+
+def ground_files(repo, span: str, ground) -> tuple[str, ...]:
+    """The files of the diff ``span`` (``A...B``) that the pathspecs ``ground``
+    match: a diff of their own, so no cut of a long diff hides one."""
+    named, _ = stream(repo, *DIFF, "--name-only", "-z", span, "--", *ground, limit=SUMMARY_BYTES)
+    return tuple(p for p in named.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
 def _count_names(repo, span: str) -> int:

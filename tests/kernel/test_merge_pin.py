@@ -256,3 +256,17 @@ def test_keeping_a_try_whose_branch_moved_since_it_was_compared_is_refused(repo)
     decided = [e for e in events(repo, "LX-1") if e["kind"] == "try_kept"][-1]
     assert decided["data"]["head"] == late and decided["signed"] is True
     assert repo.cli("verify").code == 0
+
+
+def test_a_planted_smudge_filter_is_refused_before_it_runs_as_the_person(repo, tmp_path):
+    """The branch names a filter in ``.gitattributes`` and the repository's own
+    config gives it a command: the fast-forward of the person's checkout would
+    run it as them. Refused, nothing run, the gate pending."""
+    repo.ok("card", "add", "greet")
+    tree = workspace(repo, "LX-1")
+    finish(repo, "LX-1", "a1", tree, {"src/app.py": "print('agent')\n", ".gitattributes": "*.py filter=evil\n"})
+    marker = tmp_path / "ran"
+    git(repo.root, "config", "filter.evil.smudge", f"sh -c 'touch {marker}; cat'")
+    err = refused(repo, 5, "gate", "answer", "G-1", "approve", "--confirm-ground", tty=True)
+    assert "filter.evil.smudge" in err["message"] and "would run as you" in err["message"]
+    assert not marker.exists() and repo.cli("gate", "status", "G-1").data["gate"]["status"] == "pending"

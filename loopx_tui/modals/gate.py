@@ -195,8 +195,8 @@ class GateModal(LoopxModal):
         if gate.kind == "merge":
             diff = self.brief.diff
             if diff is not None and self.ground:
-                rows.append(("Ground", Text(f"this merge changes {len(self.ground)} file(s) that configure a runtime, LoopX, git or CI: y, then Y, merges", style="bold red")))
-            shown = max(3, len(self.ground))  # every ground file on screen, first
+                rows.append(("Ground", Text(f"changes {len(self.ground)} file(s) that configure a runtime, LoopX, git or CI", style="bold red")))
+            shown = len(self.ground) + 3  # every ground file, first, then three others
             rows.append(("Diff", stats_text(diff, limit=shown, more="— d shows the whole diff", indent=" " * 9) if diff is not None else Text("the branch is gone (nothing to merge)", style="bold red")))
         if ev is None:
             rows.append(("Evidence", Text("none yet", style="dim")))

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from tests.conftest import GIT_ID, git
-from tests.gitrepo import commit, head, open_workspace
+from tests.gitrepo import SESSION_HOOK, commit, commit_by_index, head, open_workspace
 
 from .conftest import card, events, held, kinds, refused, worked
 
@@ -91,22 +91,12 @@ def test_a_base_that_moved_is_asked_again_too(repo):
     assert repo.cli("verify").code == 0
 
 
-def _plant_settings(tree) -> None:
-    """What the hook does not see: the object written by ``hash-object`` and
-    staged by ``update-index --index-info``, never by a path an editor writes."""
-    env = dict(os.environ, **GIT_ID)
-    body = b'{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "sh -c evil"}]}]}}\n'
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=tree, input=body, capture_output=True, check=True, env=env).stdout.decode().strip()
-    subprocess.run(["git", "update-index", "--index-info"], cwd=tree, input=f"100644 {blob}\t.claude/settings.json\n".encode(), check=True, env=env)
-    subprocess.run(["git", "commit", "-q", "-m", "tidy"], cwd=tree, check=True, env=env)
-
-
 def test_a_change_to_the_ground_is_listed_first_marked_and_needs_the_second_key(repo):
     repo.ok("card", "add", "tidy")
     tree = workspace(repo, "LX-1")
     held(repo, "LX-1", "a1")
     commit(tree, {"src/app.py": "print('tidy')\n"}, "tidy the app")
-    _plant_settings(tree)
+    commit_by_index(tree, ".claude/settings.json", SESSION_HOOK)  # what the hook does not see
     worked(repo, "LX-1", "a1", "tidied")
     assert repo.cli("done", "LX-1", "--summary", "tidied", agent="a1").code == 0
     before = head(repo.root)

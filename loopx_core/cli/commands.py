@@ -883,12 +883,17 @@ def _merge_facts(ctx: Context, gid: int, out: Outcome) -> None:
     """A pending merge gate: the commits it pinned and its files, the ground ones first and marked."""
     from ..ops.merges import gate_diff, plan_of
     from ..store.records import Gate
+    from ..workspace.git import GitError
 
     with ctx.store.read():
         row = Gate.get(gid)
         assert row is not None  # (its status was just read)
         plan = plan_of(row)
-    diff = gate_diff(ctx.store, row)
+    try:
+        diff = gate_diff(ctx.store, row)
+    except GitError as err:
+        out.text += f"\ncannot read its diff: {err.message}"
+        diff = None
     out.data["merge"] = {
         "base": plan.base, "branch": plan.branch, "head": plan.head, "base_commit": plan.base_commit, "ground": list(plan.ground),
         "files": [{"path": f.path, "added": f.added, "removed": f.removed, "ground": f.path in plan.ground} for f in (diff.files if diff else ())],

@@ -258,7 +258,7 @@ def rearm(store, person, card: Card, gate: Gate, moved, now: float) -> Conflict:
                         data={"card": ckey, "gate": None, "files": list(fresh.files)})
     new = ask(card, gate.agent, fresh, now)
     nkey = ids.fmt(ids.GATE, new.id)
-    return Conflict(moved.message, f"{nkey} asks again with the new diff: read it, then answer {nkey}", code="merge_moved", data={"card": ckey, "gate": nkey})
+    return Conflict(moved.message, f"{nkey} asks again with the new diff: read it (`loopx gate status {nkey}`), then answer {nkey}", code="merge_moved", data={"card": ckey, "gate": nkey})
 
 
 def _send_back(person, card: Card, agent: str, found: Unmergeable, gkey: str | None, now: float) -> None:

@@ -92,6 +92,7 @@ class HumanActions:
     # -- the actions -------------------------------------------------------------
     def answer_gate(
         self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None, choice: str | None = None, text: str | None = None,
+        second_key: bool = False,
     ) -> Worker | None:
         key = ids.fmt(ids.GATE, gate_id)
 
@@ -107,7 +108,7 @@ class HumanActions:
             self.app.notice(f"{key} {gate.status}{said} by you{extra}; {card.key} is {card.status}")
 
         def answer(actor):
-            return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text)
+            return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text, second_key=second_key)
 
         return self._perform(f"answer {key}", answer, done)
 
@@ -142,8 +143,8 @@ class HumanActions:
 
         return self._perform("add card", lambda actor: card_ops.add_card(self.store, data, actor), done)
 
-    def keep_try(self, card_id: int) -> Worker | None:
-        """``k`` on the tries: keep this one; the others are archived and cancelled (signed)."""
+    def keep_try(self, card_id: int, head: str | None = None) -> Worker | None:
+        """``k`` on the tries: keep this one (at ``head``, the commit compared); the others are archived and cancelled (signed)."""
         from loopx_core.ops import tries
 
         def done(result):
@@ -151,7 +152,7 @@ class HumanActions:
             gone = ", ".join(c.key for c in cancelled) or "none still open"
             self.app.notice(f"kept {kept.key}; archived and cancelled: {gone}")
 
-        return self._perform(f"keep {ids.fmt(ids.CARD, card_id)}", lambda actor: tries.keep(self.store, card_id, actor), done)
+        return self._perform(f"keep {ids.fmt(ids.CARD, card_id)}", lambda actor: tries.keep(self.store, card_id, actor, head), done)
 
     def control_runner(self, agent: str, what: str) -> Worker | None:
         """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""

@@ -713,7 +713,7 @@ class LoopxApp(App[int]):
 
     def on_keep_try_wanted(self, message: KeepTryWanted) -> None:
         if self.actions is not None:
-            self.actions.keep_try(message.card_id)
+            self.actions.keep_try(message.card_id, message.head)
 
     def on_open_timeline(self, message: OpenTimeline) -> None:
         self.open_timeline(message.card_id)

@@ -185,7 +185,7 @@ class GateQueue:
         elif result.decision == "gone":
             self.app.notice(f"{key} was answered elsewhere")
         elif self.app.actions is not None:
-            self.app.actions.answer_gate(gid, result.decision, result.note, result.remember, result.choice, result.text)
+            self.app.actions.answer_gate(gid, result.decision, result.note, result.remember, result.choice, result.text, second_key=result.second_key)
         self._say_waiting()
         # The person is answering gates: the next one is asked for (not after
         # one that vanished under them, answered elsewhere).

@@ -262,6 +262,7 @@ class KeepTryWanted(Request):
     """``k`` on the tries, confirmed: keep this try."""
 
     card_id: int
+    head: str | None = None  # its branch's commit the person compared (refused if it moved since)
 
 
 @dataclass

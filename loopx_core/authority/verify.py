@@ -369,7 +369,43 @@ def _commits(query, project_root: str | None, report: Report, checkout: str | No
         seq, card, what = recorded[commit]
         where = f"card LX-{card}" if card is not None else f"event {seq}"
         problems.append(Problem(seq, where, f"recorded commit {commit[:12]} ({what}, event {seq}) is no longer in the repository"))
+    problems += _merges_as_approved(query, project_root)
     return report._replace(problems=problems)
+
+
+def _merges_as_approved(query, project_root: str) -> list[Problem]:
+    """Each merge commit LoopX made is of the very commits the person's signed
+    answer approved (#38): its parents are the pinned base and branch head.
+    Read with replace refs off (``workspace/git``), so a ``refs/replace/``
+    entry cannot make a different merge look right."""
+    from ..workspace import git
+    from ..workspace.merge import parents
+
+    approved: dict[tuple[int | None, str], dict] = {}
+    problems = []
+    rows = query("SELECT seq, card, kind, actor, data FROM event WHERE kind IN ('gate_answered', 'merged') ORDER BY seq", ())
+    for seq, card, kind, actor, text in rows:
+        data = json.loads(text) if text else {}
+        if kind == "gate_answered":
+            if str(actor).startswith("human:") and data.get("head"):
+                approved[(card, str(data.get("gate")))] = data
+            continue
+        pin = approved.get((card, str(data.get("gate"))))
+        if pin is None or data.get("already") or not data.get("commit"):
+            continue  # (a merge approved before the pin: nothing signed to compare)
+        where = f"card LX-{card}" if card is not None else f"event {seq}"
+        want = [pin.get("base_commit"), pin.get("head")]
+        try:
+            found = parents(project_root, str(data["commit"]))
+        except git.GitError as exc:
+            problems.append(Problem(seq, where, f"could not read merge commit {str(data['commit'])[:12]}: {exc.message}"))
+            continue
+        if found is None:
+            continue  # (a vanished commit: named as a recorded commit when it is one)
+        if found != want:
+            said = ", ".join(p[:12] for p in found) or "none"
+            problems.append(Problem(seq, where, f"merge commit {str(data['commit'])[:12]} (event {seq}) merged {said}, not what the person approved in {data.get('gate')} ({str(want[0])[:12]}, {str(want[1])[:12]})"))
+    return problems
 
 
 # -- this machine's anchor (authority/witness.py) ---------------------------------------

@@ -439,9 +439,11 @@ def cmd_card_tries(ctx: Context) -> Outcome:
         size = f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}" if diff else "no branch"
         verify = {True: "verify passed", False: "verify failed", None: "no verify"}[t["verify"]]
         q = t["quota"]
+        at = f"at {t['head'][:12]}" if t.get("head") else ""
         lines.append(f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "
-                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f}")
-    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}` (or the try's id)"
+                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f} {at}".rstrip())
+    pin = f" --head {rows[0]['head'][:12]}" if rows[0].get("head") else ""
+    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}{pin}` (or the try's id and commit)"
     return Outcome({"card": ids.fmt(ids.CARD, first), "tries": rows}, 0, text)
 
 
@@ -452,11 +454,15 @@ def cmd_card_keep(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     actor = ctx.person("keep a try")
 
+    head = ctx.args.head.strip().lower() if ctx.args.head else None
+    if head is not None and not (7 <= len(head) <= 64 and all(c in "0123456789abcdef" for c in head)):
+        raise InvalidInput(f"--head {ctx.args.head[:70]!r} is not a commit id", "give the commit `loopx card tries` shows (7 hex digits or more)")
+
     def run():
-        kept, cancelled = keep(ctx.store, cid, actor)
+        kept, cancelled = keep(ctx.store, cid, actor, head)
         return {"card": kept.to_json(), "cancelled": [c.to_json() for c in cancelled]}, 0
 
-    result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid}, run)
+    result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid, **({"head": head} if head else {})}, run)
     gone = ", ".join(c["id"] for c in result["cancelled"]) or "none still open"
     return Outcome(result, code, f"kept {render.card_line(result['card'])}\ncancelled (workspaces archived under refs/loopx/…): {gone}")
 
@@ -867,7 +873,42 @@ def cmd_gate_status(ctx: Context) -> Outcome:
         from ..ops.gates import status
 
         g = status(ctx.store, gid).to_json()
-    return Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
+    out = Outcome({"gate": g}, _gate_code(g), render.gate_line(g))
+    if g.get("kind") == "merge" and g.get("status") == "pending":
+        _merge_facts(ctx, gid, out)
+    return out
+
+
+def _merge_facts(ctx: Context, gid: int, out: Outcome) -> None:
+    """A pending merge gate: the commits it pinned and its files, the ground ones first and marked."""
+    from ..ops.merges import gate_diff, plan_of
+    from ..store.records import Gate
+    from ..workspace.git import GitError
+
+    with ctx.store.read():
+        row = Gate.get(gid)
+        assert row is not None  # (its status was just read)
+        plan = plan_of(row)
+    try:
+        diff = gate_diff(ctx.store, row)
+    except GitError as err:
+        out.text += f"\ncannot read its diff: {err.message}"
+        diff = None
+    out.data["merge"] = {
+        "base": plan.base, "branch": plan.branch, "head": plan.head, "base_commit": plan.base_commit, "ground": list(plan.ground),
+        "files": [{"path": f.path, "added": f.added, "removed": f.removed, "ground": f.path in plan.ground} for f in (diff.files if diff else ())],
+        "more": diff.more if diff else 0,
+    }
+    lines = [f"merges {plan.branch} at {plan.head[:12]} into {plan.base} at {(plan.base_commit or '?')[:12]}"]
+    if plan.ground:
+        lines.append(f"! changes the repository's ground ({len(plan.ground)} file(s)): approving takes the second key, --confirm-ground")
+    for f in diff.files if diff else ():
+        mark = "! ground " if f.path in plan.ground else "  "
+        counts = "binary" if f.added is None else f"+{f.added} -{f.removed}"
+        lines.append(f"{mark}{render.one_line(f.path)}  {counts}")
+    if diff is not None and diff.more:
+        lines.append(f"… and {diff.more} more file(s) not listed")
+    out.text += "\n" + "\n".join(lines)
 
 
 def cmd_gate_list(ctx: Context) -> Outcome:
@@ -897,10 +938,13 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     actor = ctx.person("answer a gate")
 
     def run():
-        gate, card = answer(ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"))
+        gate, card = answer(
+            ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"),
+            second_key=bool(a.confirm_ground),
+        )
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
-    result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data}, run)
+    result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data, **({"second_key": True} if a.confirm_ground else {})}, run)
     g, c = result["gate"], result["card"]
     said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
     text = f"{g['id']} {g['status']}{said} by {g['answered_by']}; {c['id']} is now {c['status']}"

@@ -257,8 +257,8 @@ def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
         risky = scopes.dangerous(gate.scope, dangerous.patterns(store)) if gate.scope else False
         told = notify.last_outcome(store, card.id, f"gate:{gate.key}")
         brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky, told)
-    if gate.kind == "merge":  # what the person is asked to bring in (git, outside the read)
-        from .merges import diff_summary
+    if gate.kind == "merge":  # what the person is asked to bring in: the commits the gate pinned (git, outside the read)
+        from .merges import gate_diff
 
-        brief = brief._replace(diff=diff_summary(store, card.id))
+        brief = brief._replace(diff=gate_diff(store, row))
     return brief

@@ -147,6 +147,11 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             touch(card, now)
             events.emit(f"agent:{agent}", "verify_failed", card.id, command=failed["command"], exit_code=failed["exit_code"], timed_out=failed["timed_out"])
             return card_view(card), evidence_view(row), False
+        if isinstance(merge, merges.Unmergeable):  # no gate on a branch that would conflict: the agent brings the base in
+            card.next_action = merge.hint(ids.fmt(ids.CARD, card.id))
+            touch(card, now)
+            events.emit(f"agent:{agent}", "merge_would_conflict", card.id, base=merge.base, branch=merge.branch, head=merge.head, base_commit=merge.base_commit, files=list(merge.files))
+            return card_view(card), evidence_view(row), merge
         if merge is not None:
             merges.ask(card, agent, merge, now)  # the branch is the person's to bring in: the card waits
             return _settled(card, row)
@@ -160,13 +165,25 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         return _settled(card, row)
 
     card, evidence, passed = store.run(finish)
+    if isinstance(passed, merges.Unmergeable):
+        raise Conflict(
+            f"{passed.branch} conflicts with {passed.base} in {', '.join(passed.files[:10])}: no merge gate opened; {ids.fmt(ids.CARD, card_id)} stays active",
+            passed.hint(ids.fmt(ids.CARD, card_id)),
+            code="merge_would_conflict",
+            data={"card": card.to_json(), "evidence": evidence.to_json(), "files": list(passed.files)},
+        )
     if not passed:
         assert result is not None  # (only a verify command that ran fails)
         what = "timed out" if result["timed_out"] else f"exited {result['exit_code']}"
         tail = result["output"].strip().splitlines()[-5:]
+        lacking = merges.behind(store, card_id)
+        bring = (
+            f"{lacking[0]} has {lacking[1]} commit(s) your branch lacks (merged since it was cut): bring them in first — "
+            f"`git merge {lacking[0]}` in your workspace — then verify again. "
+        ) if lacking else ""
         raise Conflict(
             f"verify `{result['command']}` {what}; {ids.fmt(ids.CARD, card_id)} stays active",
-            "fix it and run `loopx done` again. Last output:\n" + "\n".join(tail),
+            bring + "fix it and run `loopx done` again. Last output:\n" + "\n".join(tail),
             code="verify_failed",
             data={"card": card.to_json(), "evidence": evidence.to_json()},
         )

@@ -215,7 +215,7 @@ def chosen_option(gate: Gate, choice: str) -> str:
 
 def answer(
     store, gate_id: int, decision: str, person, note: str | None = None, remember: str | None = None, for_seconds: float | None = None,
-    choice: str | None = None, text: str | None = None,
+    choice: str | None = None, text: str | None = None, second_key: bool = False,
 ) -> tuple[GateView, CardView]:
     """Record a person's answer, signed with their key (``person``: a
     ``keys.Person``). Anything else is refused here as well as in the CLI.
@@ -243,10 +243,16 @@ def answer(
             raise InvalidInput(f"{key} has no scope to remember", "answer without --remember, or ask gates with --scope")
         said = _said(gate, decision, choice, text)
         merge = None
+        pinned: dict = {}
         if gate.kind == "merge" and decision == "approve":
+            from ..workspace.merge import Moved
             from . import merges
 
-            merge = merges.check(store, gate, remember)  # refused here leaves the gate pending
+            try:
+                merge = merges.check(store, gate, remember, second_key)  # refused here leaves the gate pending
+            except Moved as moved:  # what the person was shown is not what would merge: asked again
+                return merges.rearm(store, person, card, gate, moved, now)
+            pinned = merges.answered_pin(merge)
         gate.status = "approved" if decision == "approve" else "rejected"
         gate.answer = signed_answer({"answer": gate.status, **said})  # what the agent reads is what was signed
         gate.note = note
@@ -272,7 +278,7 @@ def answer(
         # What the person signs: this gate, its card (the event's), agent, scope and lease.
         gate.answer_seq = events.emit(
             person, "gate_answered", card.id,
-            gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id, **said,
+            gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id, **said, **pinned,
         )
         gate.save()
         if decision == "reject":
@@ -286,4 +292,7 @@ def answer(
             merges.bring_in(store, person, card, gate, merge, now)
         return gate_view(gate), card_view(card)
 
-    return store.run(body)
+    answered = store.run(body)
+    if isinstance(answered, Conflict):  # (the re-ask is committed; the answer is refused)
+        raise answered
+    return answered

@@ -38,13 +38,14 @@ class Try(NamedTuple):
     removed: int | None
     verify: bool | None  # the last verify's result (None: none ran)
     workspace: str | None  # its folder, while open
+    head: str | None = None  # the branch's commit compared (``card keep --head`` pins it)
 
     def to_json(self) -> dict:
         c = self.card.to_json()
         return {
             "try": self.number, "card": c["id"], "title": c["title"], "status": c["status"], "owner": c["owner"],
             "diff": None if self.files is None else {"files": self.files, "added": self.added, "removed": self.removed},
-            "verify": self.verify, "quota": c["quota"], "workspace": self.workspace,
+            "verify": self.verify, "quota": c["quota"], "workspace": self.workspace, "head": self.head,
         }
 
 
@@ -113,18 +114,31 @@ def compare(store, card_id: int) -> tuple[int, list[Try]]:
     for n, view, verified in cards:
         diff = merges.diff_summary(store, view.id)  # (git, outside the read)
         path = workspaces.open_path(store, view.id)
-        files, added, removed = (len(diff.files), diff.added, diff.removed) if diff else (None, None, None)
-        out.append(Try(view, n, files, added, removed, verified, path))
+        files, added, removed = (len(diff.files) + diff.more, diff.added, diff.removed) if diff else (None, None, None)
+        head = diff.pin.head if diff is not None and diff.pin is not None else None
+        out.append(Try(view, n, files, added, removed, verified, path, head))
     return first, out
 
 
-def keep(store, card_id: int, person) -> tuple[CardView, list[CardView]]:
+def keep(store, card_id: int, person, head: str | None = None) -> tuple[CardView, list[CardView]]:
     """The person keeps the try ``card_id``; every other open try is cancelled
-    once its workspace is archived (nothing deleted). Returns (kept, cancelled)."""
-    from . import workspaces
+    once its workspace is archived (nothing deleted). Returns (kept, cancelled).
+    ``head``: the kept try's branch commit the person compared (``card tries``):
+    when its branch moved since, nothing is kept (``try_moved``) — what they
+    chose is what is kept (#38). The signed ``try_kept`` names the commit."""
+    from . import merges, workspaces
 
     _person_only(person, "keep a try")
     key = ids.fmt(ids.CARD, card_id)
+    seen = merges.branch_pin(store, card_id)  # (git, before any transaction)
+    if head is not None:
+        now_head = seen.head if seen is not None else None
+        if now_head is None or not (now_head == head or (len(head) >= 7 and now_head.startswith(head.lower()))):
+            raise Conflict(
+                f"{key}'s branch moved since you compared the tries ({head[:12]} → {(now_head or 'nothing')[:12]}): nothing kept",
+                f"compare them again (`loopx card tries {key}`), then keep the one you choose with its new --head",
+                code="try_moved",
+            )
 
     def plan():
         kept = card_row(card_id)
@@ -153,7 +167,8 @@ def keep(store, card_id: int, person) -> tuple[CardView, list[CardView]]:
         now = clock.now()
         first_again, still = plan()
         gone = [card_view(apply_move(reap_card(card_row(c)), "cancelled", person, now)) for c in still]
-        events.emit(person, "try_kept", first_again, kept=key, cancelled=[c.key for c in gone], archived=archived)
+        pinned = {"head": seen.head, "base_commit": seen.base_commit} if seen is not None else {}
+        events.emit(person, "try_kept", first_again, kept=key, cancelled=[c.key for c in gone], archived=archived, **pinned)
         return card_view(reap_card(card_row(card_id))), gone
 
     return store.run(decide)

@@ -210,7 +210,11 @@ DECLARED: tuple = (
         _OP_ID,
     ), _CMD + "cmd_card_try", human=True),
     Verb("card", "tries", "a card's tries side by side: status, diff size, verify, turns, tokens, dollars", _CARD, _CMD + "cmd_card_tries"),
-    Verb("card", "keep", "keep one try of a card: the other tries are archived (refs/loopx/…) and cancelled", (*_CARD, _OP_ID), _CMD + "cmd_card_keep", human=True),
+    Verb("card", "keep", "keep one try of a card: the other tries are archived (refs/loopx/…) and cancelled", (
+        *_CARD,
+        arg("--head", metavar="SHA", help="the try's commit you compared (`card tries` shows it): refused if its branch moved since"),
+        _OP_ID,
+    ), _CMD + "cmd_card_keep", human=True),
     Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CMD + "cmd_card_unassign", human=True),
     Verb("card", "budget", "raise a card's budget (a person only; resumes a paused card)", (
         *_CARD,
@@ -377,6 +381,7 @@ DECLARED: tuple = (
         arg("--note", metavar="T", help="why, for the agent (it reads it in its next turn)"),
         arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
+        arg("--confirm-ground", action="store_true", help="(a merge that changes the repository's ground: .claude/, CI, git's own files) the second key: you read those files"),
         _OP_ID,
     ), _CMD + "cmd_gate_answer", shape="gate_answer", human=True),  # (no MCP tool: only a person answers a gate)
 

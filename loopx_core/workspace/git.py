@@ -17,6 +17,7 @@ files too, ignored ones not — ``write-tree`` names the tree and
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -36,6 +37,7 @@ SAFE = (
     "-c", "diff.external=",
     "-c", "advice.detachedHead=false",
     "-c", "gc.auto=0",
+    "-c", "core.bigFileThreshold=1m",  # a larger blob counts as binary in a diff: read in bounded time (#38)
 )
 
 
@@ -52,7 +54,9 @@ def _env(extra: dict | None = None) -> dict:
     env = dict(os.environ)
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"):
         env.pop(name, None)  # a caller's git environment never points LoopX's calls elsewhere
-    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"})
+    # GIT_NO_REPLACE_OBJECTS: a ref under refs/replace/ (which a turn could
+    # create) never changes what LoopX shows or merges for the person (#38).
+    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"})
     if extra:
         env.update(extra)
     return env
@@ -78,6 +82,46 @@ def git(cwd, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: 
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"`git {' '.join(args[:3])}` failed: {said[-1] if said else f'exit {done.returncode}'}", args)
     return done.stdout.decode("utf-8", "surrogateescape")
+
+
+def stream(cwd, *args: str, limit: int, timeout: float = TIMEOUT) -> tuple[bytes, bool]:
+    """``git ARGS``'s stdout, read as it comes and cut at ``limit`` bytes: at
+    most ``limit`` bytes are held, and git is stopped once they are read
+    (whatever the repository holds). Returns (the bytes, whether more came)."""
+    import threading
+
+    argv = ("git", *SAFE, *args)
+    try:
+        proc = subprocess.Popen(argv, cwd=str(cwd), env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed (or not on PATH)", args) from exc
+    out = proc.stdout
+    assert isinstance(out, io.BufferedReader)
+    late = threading.Timer(timeout, proc.kill)  # a git that stalls is stopped, not waited on
+    late.daemon = True
+    late.start()
+    chunks: list[bytes] = []
+    held, cut = 0, False
+    try:
+        while True:
+            chunk = out.read1(min(65536, limit + 1 - held))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            held += len(chunk)
+            if held > limit:
+                cut = True
+                break
+    finally:
+        late.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        out.close()
+        code = proc.wait()
+    if not cut and code != 0:
+        why = f"took longer than {timeout:g}s" if code < 0 else f"failed: exit {code}"
+        raise GitError(f"`git {' '.join(args[:2])}` {why}", args)
+    return b"".join(chunks)[:limit], cut
 
 
 def _line(cwd, *args: str, **kw) -> str:

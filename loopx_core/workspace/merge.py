@@ -7,19 +7,26 @@ what a fast-forward does: the merge commit is made in the object store
 moves by a compare-and-swap ``update-ref`` when no work tree has it checked
 out, or by ``merge --ff-only`` to that commit in the work tree that has it —
 refused first when that work tree has uncommitted changes. A conflict changes
-nothing: the files are returned.
+nothing: the files are returned. The merge is of the exact commits the person
+was shown (``Pin``: the branch's head and the base's): when either branch
+moved since, it is refused (``Moved``) — never the newer tip in their place.
+
+The diff for the person's eyes is read in bounded time and memory: git's
+output is streamed and cut (``git.stream``), blobs over
+``core.bigFileThreshold`` count as binary, and what was left out is said.
 
 ``git.py``'s calls already ignore hooks, an fsmonitor and external diff
 drivers an agent could plant in the repository's configuration; a repository
-whose own config sets a merge driver is refused here (its command would run
-as the person)."""
+whose own config sets a merge driver or a clean/smudge filter is refused
+here (its command would run as the person); the git calls ignore replace refs
+(``git.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import NamedTuple
 
-from .git import GitError, _call, _line, git, is_ancestor, resolve
+from .git import GitError, _call, _line, git, is_ancestor, resolve, stream
 
 
 class MergeRefused(Exception):
@@ -28,6 +35,21 @@ class MergeRefused(Exception):
     def __init__(self, message: str, hint: str):
         super().__init__(message)
         self.message, self.hint = message, hint
+
+
+class Moved(MergeRefused):
+    """The branch or the base is no longer at the commit the person was shown."""
+
+    def __init__(self, message: str, hint: str, head: str | None, base_commit: str | None):
+        super().__init__(message, hint)
+        self.head, self.base_commit = head, base_commit
+
+
+class Pin(NamedTuple):
+    """The commits a merge gate asked about: the branch's head and the base's."""
+
+    head: str
+    base_commit: str
 
 
 class Merged(NamedTuple):
@@ -65,7 +87,10 @@ def dirty(tree: Path) -> list[str]:
 
 
 def _merge_drivers(repo) -> list[str]:
-    return _line(repo, "config", "--local", "--name-only", "--get-regexp", r"^merge\..*\.driver$", ok=(0, 1)).splitlines()
+    """Commands the repository's own config names for a merge driver or a
+    filter (a fast-forward of the person's checkout runs its smudge filter)."""
+    pattern = r"^(merge\..*\.driver|filter\..*\.(clean|smudge|process))$"
+    return _line(repo, "config", "--local", "--name-only", "--get-regexp", pattern, ok=(0, 1)).splitlines()
 
 
 def preflight(repo, base: str, branch: str) -> Path | None:
@@ -78,7 +103,7 @@ def preflight(repo, base: str, branch: str) -> Path | None:
     drivers = _merge_drivers(repo)
     if drivers:
         raise MergeRefused(
-            f"the repository's own config sets a merge driver ({', '.join(drivers)}): its command would run as you",
+            f"the repository's own config sets a merge driver or filter ({', '.join(drivers)}): its command would run as you",
             "merge it yourself with git after reading that command, or remove it from .git/config",
         )
     tree = checked_out_in(repo, base)
@@ -93,35 +118,85 @@ def preflight(repo, base: str, branch: str) -> Path | None:
     return tree
 
 
-def bring_in(repo, base: str, branch: str, message: str, who: str) -> Merged:
-    """Merge ``branch`` into ``base`` (a merge commit; nothing changes on a
-    conflict). ``who``: the person, as the commit's author when git has no identity."""
-    tree = preflight(repo, base, branch)
-    base_oid, branch_oid = tip(repo, base), tip(repo, branch)
-    if base_oid is None or branch_oid is None:  # (the preflight found both: one was deleted since)
-        raise MergeRefused(f"{branch if branch_oid is None else base} was deleted while merging", "look at `git branch`, then answer the gate again (it stays pending)")
-    if is_ancestor(repo, branch_oid, base_oid):
-        return Merged(base_oid, (), already=True)
+def pin(repo, base: str, branch: str) -> Pin | None:
+    """The branch's and the base's commits now (None: one of them is missing)."""
+    head, base_commit = tip(repo, branch), tip(repo, base)
+    return Pin(head, base_commit) if head and base_commit else None
+
+
+def moved(repo, base: str, branch: str, pinned: Pin) -> Moved | None:
+    """Why the branch or the base is no longer what was pinned (None: both are)."""
+    head, base_commit = tip(repo, branch), tip(repo, base)
+    if head == pinned.head and base_commit == pinned.base_commit:
+        return None
+    if head == pinned.head and base_commit and is_ancestor(repo, head, base_commit):
+        return None  # the pinned head is in the base already (a retry after a crash): nothing new would merge
+    said = []
+    if head != pinned.head:
+        said.append(f"{branch} moved from {pinned.head[:12]} to {(head or 'nothing')[:12]}")
+    if base_commit != pinned.base_commit:
+        said.append(f"{base} moved from {pinned.base_commit[:12]} to {(base_commit or 'nothing')[:12]}")
+    return Moved(
+        "; ".join(said) + " since you were asked: nothing merged",
+        "you are asked again with the new diff: read it, then answer the new gate",
+        head, base_commit,
+    )
+
+
+def merge_tree(repo, base_oid: str, branch_oid: str) -> tuple[str | None, tuple[str, ...]]:
+    """The merged tree of two commits, made in the object store only (git ≥
+    2.38): (its tree, ()) or (None, the conflicted paths)."""
     proc = _call(repo, ("merge-tree", "--write-tree", "--name-only", "--no-messages", base_oid, branch_oid), None, 120.0)
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     if proc.returncode == 1:
-        return Merged(None, tuple(dict.fromkeys(p for p in lines[1:] if p)))
+        return None, tuple(dict.fromkeys(p for p in lines[1:] if p))
     if proc.returncode != 0 or not lines:
         said = proc.stderr.decode("utf-8", "replace").strip()[:300]
         raise MergeRefused(f"git merge-tree failed: {said}", "git ≥ 2.38 is needed; check `git --version`")
+    return lines[0], ()
+
+
+def conflicts(repo, pinned: Pin) -> tuple[str, ...]:
+    """The paths that would conflict merging the pinned branch head into the pinned base (empty: none)."""
+    if is_ancestor(repo, pinned.head, pinned.base_commit) or is_ancestor(repo, pinned.base_commit, pinned.head):
+        return ()
+    return merge_tree(repo, pinned.base_commit, pinned.head)[1]
+
+
+def bring_in(repo, base: str, branch: str, message: str, who: str, pinned: Pin) -> Merged:
+    """Merge the pinned head of ``branch`` into ``base`` at its pinned commit (a
+    merge commit; nothing changes on a conflict; ``Moved`` when either branch is
+    elsewhere now). ``who``: the person, as the commit's author when git has no identity."""
+    tree = preflight(repo, base, branch)
+    now = moved(repo, base, branch, pinned)
+    if now is not None:
+        raise now
+    base_oid, branch_oid = pinned.base_commit, pinned.head
+    current = tip(repo, base) or base_oid
+    if is_ancestor(repo, branch_oid, current):
+        return Merged(current, (), already=True)
+    merged_tree, conflicted = merge_tree(repo, base_oid, branch_oid)
+    if merged_tree is None:
+        return Merged(None, conflicted)
     identity = {}
     if not _line(repo, "config", "user.email", ok=(0, 1)):
         email = f"{who}@loopx.invalid"
         identity = {"GIT_AUTHOR_NAME": who, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": who, "GIT_COMMITTER_EMAIL": email}
-    commit = _line(repo, "commit-tree", lines[0], "-p", base_oid, "-p", branch_oid, "-m", message, env=identity)
+    commit = _line(repo, "commit-tree", merged_tree, "-p", base_oid, "-p", branch_oid, "-m", message, env=identity)
     try:
         if tree is None:
             git(repo, "update-ref", "-m", message, f"refs/heads/{base}", commit, base_oid)  # fails if the base moved meanwhile
         else:
-            git(tree, "merge", "--ff-only", "--no-edit", commit)
+            git(tree, "merge", "--ff-only", "--no-edit", commit)  # (from the pinned base only: a moved base is no fast-forward)
     except GitError as err:
         raise MergeRefused(f"{base} could not be moved: {err.message}", "clean up what git names (an untracked file in the way?), then answer the gate again") from None
     return Merged(commit, ())
+
+
+def parents(repo, commit: str) -> list[str] | None:
+    """A commit's parents (None: the repository has no such commit)."""
+    out = _line(repo, "rev-list", "--parents", "-n", "1", "--end-of-options", commit, ok=(0, 128))
+    return out.split()[1:] if out else None
 
 
 # -- the diff, for the person's eyes -----------------------------------------------------
@@ -137,6 +212,9 @@ class DiffSummary(NamedTuple):
     branch: str
     files: tuple[FileStat, ...]
     commits: int
+    more: int = 0  # files changed beyond those listed (the list is cut at MAX_FILES)
+    ground: tuple[str, ...] = ()  # the changed files that are the repository's ground (rules/repo_ground), listed first
+    pin: Pin | None = None  # the commits compared (a merge gate's: what the person is asked about)
 
     @property
     def added(self) -> int:
@@ -147,25 +225,72 @@ class DiffSummary(NamedTuple):
         return sum(f.removed or 0 for f in self.files)
 
 
-def _range(base: str, branch: str) -> str:
+MAX_FILES = 2000  # files a summary lists
+SUMMARY_BYTES = 1_000_000  # git's output a summary reads at most
+DIFF = ("diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color")
+
+
+def _range(base: str, branch: str, pinned: Pin | None = None) -> str:
+    if pinned is not None:
+        return f"{pinned.base_commit}...{pinned.head}"
     return f"refs/heads/{base}...refs/heads/{branch}"  # from where the branch left the base
 
 
-def summary(repo, base: str, branch: str) -> DiffSummary | None:
-    """Files and line counts the branch changes since it left the base (None: no such branch)."""
-    if tip(repo, branch) is None or tip(repo, base) is None:
+def _counted(repo, span: str) -> int:
+    return int(_line(repo, "rev-list", "--count", "--end-of-options", span) or 0)
+
+
+def summary(repo, base: str, branch: str, pinned: Pin | None = None, ground: tuple[str, ...] | None = None) -> DiffSummary | None:
+    """Files and line counts the branch changes since it left the base (None:
+    no such branch) — of the ``pinned`` commits when given. ``ground``: the
+    pathspecs of the repository's ground (``rules/repo_ground``): those files
+    are found by a diff of their own (never lost to the cut) and listed first."""
+    if pinned is None and (tip(repo, branch) is None or tip(repo, base) is None):
         return None
-    text = git(repo, "diff", "--no-ext-diff", "--no-textconv", "--numstat", "-z", "--no-renames", _range(base, branch))
+    span = _range(base, branch, pinned)
+    data, cut = stream(repo, *DIFF, "--numstat", "-z", span, limit=SUMMARY_BYTES)
+    items = data.decode("utf-8", "surrogateescape").split("\0")
+    if cut:
+        items = items[:-1]  # (the last one may be half read)
     files = []
-    for item in text.split("\0"):
+    for item in items:
         parts = item.split("\t", 2)
         if len(parts) == 3:
             added, removed, path = parts
             files.append(FileStat(path, int(added) if added.isdigit() else None, int(removed) if removed.isdigit() else None))
-    return DiffSummary(base, branch, tuple(files), ahead(repo, base, branch))
+    listed = len(files)
+    files = files[:MAX_FILES]
+    more = max(1, _count_names(repo, span) - len(files)) if cut else listed - len(files)
+    touched: tuple[str, ...] = ()
+    if ground:
+        touched = ground_files(repo, span, ground)
+        shown = {f.path for f in files}
+        extra = [FileStat(p, None, None) for p in touched if p not in shown]
+        files = [f for f in files if f.path in touched] + extra + [f for f in files if f.path not in touched]
+    commits = _counted(repo, f"{pinned.base_commit}..{pinned.head}") if pinned else ahead(repo, base, branch)
+    return DiffSummary(base, branch, tuple(files), commits, more, touched, pinned)
 
 
-def patch(repo, base: str, branch: str, limit: int = 2_000_000) -> tuple[str, bool]:
-    """The branch's patch since it left the base, and whether it was cut at ``limit`` bytes."""
-    data = _call(repo, ("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", _range(base, branch)), None, 120.0).stdout
-    return data[:limit].decode("utf-8", "replace"), len(data) > limit
+def ground_files(repo, span: str, ground) -> tuple[str, ...]:
+    """The files of the diff ``span`` (``A...B``) that the pathspecs ``ground``
+    match: a diff of their own, so no cut of a long diff hides one."""
+    named, _ = stream(repo, *DIFF, "--name-only", "-z", span, "--", *ground, limit=SUMMARY_BYTES)
+    return tuple(p for p in named.decode("utf-8", "surrogateescape").split("\0") if p)
+
+
+def _count_names(repo, span: str) -> int:
+    """How many files the diff changes, read as names only (bounded too: a lower bound past the cap)."""
+    names, _ = stream(repo, *DIFF, "--name-only", "-z", span, limit=20 * SUMMARY_BYTES)
+    return names.count(b"\0")
+
+
+def patch(repo, base: str, branch: str, limit: int = 2_000_000, pinned: Pin | None = None) -> tuple[str, bool]:
+    """The branch's patch since it left the base, and whether it was cut at
+    ``limit`` bytes (git stops there: nothing past it is read). Files over
+    ``core.bigFileThreshold`` (1 MB) read as binary. A cut patch ends saying so."""
+    data, cut = stream(repo, *DIFF, _range(base, branch, pinned), limit=limit)
+    text = data.decode("utf-8", "replace")
+    if cut:
+        text = text[: text.rfind("\n") + 1] if "\n" in text else text
+        text += f"\n… the diff goes on past {limit // 1000:,} kB: the rest is left out here (read it with `git diff {_range(base, branch, pinned)}`)\n"
+    return text, cut

@@ -12,12 +12,16 @@ pressed before that is dropped, not kept, and starts the countdown again,
 so a person still typing what they meant for the board never answers a
 gate. The countdown is on the dialog; its footer shows its own keys. A gate
 whose scope the person marked dangerous (``loopx dangerous set``) asks a
-second, different key, ``Y``, after ``y`` or ``A``."""
+second, different key, ``Y``, after ``y`` or ``A`` — and so does a merge that
+changes the repository's ground (``.claude/``, CI, git's own files: listed
+first and marked, ``rules/repo_ground``). A merge dialog shows the commits
+the gate pinned; when the branch moved before the answer, the answer is
+refused and the new gate asks again with the new diff (``ops/merges``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual import on
@@ -50,6 +54,7 @@ class GateAnswer:
     remember: str | None = None  # card | agent | board
     choice: str | None = None  # the option chosen (approves)
     text: str | None = None  # the person's own words (approves)
+    second_key: bool = False  # confirmed with Y (a dangerous scope, a merge that changes the ground)
 
 
 class GateModal(LoopxModal):
@@ -77,7 +82,8 @@ class GateModal(LoopxModal):
         self.brief = brief
         self.reader = reader  # what reads the card's diff (``d``)
         self.gate_id = brief.gate.id
-        self.dangerous = brief.dangerous
+        self.ground = tuple(getattr(brief.diff, "ground", ()) or ()) if brief.gate.kind == "merge" else ()
+        self.dangerous = brief.dangerous or bool(self.ground)
         self._now = now
         self._blink = blink
         self._ticks = ticks  # the app's monotonic clock of keys (tests step their own)
@@ -188,7 +194,10 @@ class GateModal(LoopxModal):
             rows.append(("Deadline", Text(f"{ago(gate.deadline, self._now())} (unanswered = rejected)", style="yellow")))
         if gate.kind == "merge":
             diff = self.brief.diff
-            rows.append(("Diff", stats_text(diff, limit=3, more="— d shows the whole diff", indent=" " * 9) if diff is not None else Text("the branch is gone (nothing to merge)", style="bold red")))
+            if diff is not None and self.ground:
+                rows.append(("Ground", Text(f"changes {len(self.ground)} file(s) that configure a runtime, LoopX, git or CI", style="bold red")))
+            shown = len(self.ground) + 3  # every ground file, first, then three others
+            rows.append(("Diff", stats_text(diff, limit=shown, more="— d shows the whole diff", indent=" " * 9) if diff is not None else Text("the branch is gone (nothing to merge)", style="bold red")))
         if ev is None:
             rows.append(("Evidence", Text("none yet", style="dim")))
         elif self.app.size.height < SMALL_HEIGHT:
@@ -224,13 +233,16 @@ class GateModal(LoopxModal):
         gate = self.brief.gate
         if not gate.scope:
             return Text("— (a question)", style="dim")
+        if self.ground:
+            return Text.assemble((gate.scope, "bold"), "  ", (" TOUCHES THE GROUND ", "bold reverse red"), " y, then Y, merges")
         if self.dangerous:
             return Text.assemble((gate.scope, "bold"), "  ", (" DANGEROUS ", "bold reverse red"), " y, then Y, approves")
         return gate.scope
 
     def _keys(self) -> Text:
         if self.stage == "confirm":
-            return Text.assemble(("Y", "bold reverse"), f" approve {self.brief.gate.scope} (dangerous)", ("  · ", "dim"), ("Esc", "bold reverse"), " back")
+            what = f"merge, ground files and all ({len(self.ground)})" if self.ground else f"approve {self.brief.gate.scope} (dangerous)"
+            return Text.assemble(("Y", "bold reverse"), f" {what}", ("  · ", "dim"), ("Esc", "bold reverse"), " back")
         if self.stage == "note":
             return Text("Enter reject with this note · Esc back", style="bold")
         if self.stage == "words":
@@ -290,7 +302,7 @@ class GateModal(LoopxModal):
 
     def action_confirm(self) -> None:
         if self.stage == "confirm" and self._approval is not None:
-            self.dismiss(self._approval)
+            self.dismiss(replace(self._approval, second_key=True))
 
     def action_reject(self) -> None:
         if self.stage == "choose":

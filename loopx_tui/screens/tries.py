@@ -119,13 +119,15 @@ class TriesScreen(Screen):
             return
         from ..modals.confirm import ConfirmModal
 
-        kept = self.tries[self.selected].card
+        picked = self.tries[self.selected]
+        kept = picked.card
         others = ", ".join(t.card.key for t in self.tries if t.card.id != kept.id and t.card.status != "cancelled") or "none still open"
         detail = f"{kept.key} {kept.title}\nThe other tries ({others}) are archived under refs/loopx/… and cancelled."
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.post_message(KeepTryWanted(kept.id))
+                self.app.post_message(KeepTryWanted(kept.id, picked.head))  # what was compared: refused if its branch moved since
+                self.action_reload()  # (refused, the person compares the new heads)
 
         self.app.push_screen(ConfirmModal(f"Keep {kept.key}?", detail, "y keep it", "n not now"), answered)
 

@@ -25,7 +25,9 @@ STATS_FILES = 6  # files listed above the patch (the rest are in it)
 def stats_text(summary, limit: int | None = None, more: str = "in the patch below", indent: str = " ") -> Text:
     """``3 files · +10 −2 · 2 commits on loopx/LX-7 (into main)`` and the files, one a line."""
     out = Text()
-    count = len(summary.files)
+    ground = set(getattr(summary, "ground", ()) or ())  # the repository's ground (rules/repo_ground): listed first, marked
+    left_out = getattr(summary, "more", 0) or 0  # files a bounded read did not list
+    count = len(summary.files) + left_out
     out.append(f"{count} file{'s' if count != 1 else ''}", style="bold")
     out.append(" · ")
     out.append(f"+{summary.added}", style="green")
@@ -42,9 +44,14 @@ def stats_text(summary, limit: int | None = None, more: str = "in the patch belo
         else:
             out.append(f"{'+' + str(f.added):>5}", style="green")
             out.append(f" {'−' + str(f.removed):>5} ", style="red")
+        if f.path in ground:
+            out.append(" GROUND ", style="bold reverse red")
+            out.append(" ")
         out.append(f.path)
     if limit is not None and count > limit:
         out.append(f"\n{indent}… {count - limit} more files {more}", style="dim")
+    elif left_out:
+        out.append(f"\n{indent}… {left_out} more files not listed (too many to read here)", style="dim")
     return out
 
 

@@ -87,11 +87,15 @@ def test_two_cards_editing_one_file_the_second_gets_the_conflict(repo, tmp_path)
     assert answer(repo, "G-1").data["card"]["status"] == "done"
     main_after_one, two_head = head(repo.root), head(repo.root, "loopx/LX-2")
 
+    # G-2 was asked against main before LX-1 merged: main moved, so the yes is
+    # refused, and the new main conflicts: no new gate, the card goes back to a2.
     res = answer(repo, "G-2")
-    assert res.code == 0, res
-    c = res.data["card"]
+    assert res.code == 5 and res.data["error"]["code"] == "merge_moved", res
+    assert "main moved" in res.data["error"]["message"] and "went back to a2" in res.data["error"]["hint"]
+    c = card(repo, "LX-2")
     assert c["status"] == "ready" and c["owner"] == "a2" and c["lease"] is None
-    assert "src/app.py" in c["next"] and "notes.md" not in c["next"] and "merge main into loopx/LX-2" in c["next"]
+    assert "src/app.py" in c["next"] and "notes.md" not in c["next"] and "`git merge main` in your workspace" in c["next"]
+    assert repo.cli("gate", "status", "G-2").data["gate"]["status"] == "withdrawn"
     # Nothing lost, nothing half-merged: main and the branch are as they were.
     assert head(repo.root) == main_after_one and head(repo.root, "loopx/LX-2") == two_head
     assert (repo.root / "src/app.py").read_text() == "print('one')\n" and not (repo.root / "notes.md").exists()
@@ -124,9 +128,11 @@ def test_a_dirty_main_checkout_is_never_clobbered(repo, tmp_path):
     assert err["code"] == "merge_refused" and "uncommitted changes (src/app.py)" in err["message"] and "stash" in err["hint"]
     assert (repo.root / "src/app.py").read_text() == "print('the person is editing this')\n" and head(repo.root) == before
     assert repo.cli("gate", "status", "G-1").data["gate"]["status"] == "pending"
-    # Once the person commits their own edit the merge goes through (or conflicts: here it does).
+    # Once the person commits their own edit, main has moved: the yes is refused
+    # and, the branch now conflicting with main, the card goes back to its agent.
     git(repo.root, "commit", "-q", "-am", "mine")
-    assert answer(repo, "G-1").data["card"]["status"] == "ready"
+    assert answer(repo, "G-1").data["error"]["code"] == "merge_moved"
+    assert card(repo, "LX-1")["status"] == "ready"
 
 
 def test_an_agent_cannot_answer_the_merge_gate(repo, tmp_path):
@@ -200,11 +206,12 @@ def test_a_base_no_work_tree_has_is_moved_by_compare_and_swap(tmp_path):
     git(root, "worktree", "add", "-q", "-b", "loopx/LX-9", str(tree), "release")
     tip = commit(tree, {"lib.py": "x = 1\n"}, "lib")
     before = head(root, "release")
-    done = merge.bring_in(root, "release", "loopx/LX-9", "Merge it", "person")
+    pinned = merge.pin(root, "release", "loopx/LX-9")
+    done = merge.bring_in(root, "release", "loopx/LX-9", "Merge it", "person", pinned)
     assert done.conflicts == () and done.commit == head(root, "release")
     assert git(root, "rev-list", "--parents", "-n", "1", done.commit).split()[1:] == [before, tip]
     assert head(root, "main") != done.commit and not (root / "lib.py").exists()  # the checkout on main is untouched
-    again = merge.bring_in(root, "release", "loopx/LX-9", "Merge it", "person")
+    again = merge.bring_in(root, "release", "loopx/LX-9", "Merge it", "person", pinned)
     assert again.already and again.commit == done.commit  # a retry after a crash merges nothing twice
 
 
@@ -218,7 +225,8 @@ def test_the_timeline_counts_a_merge_as_the_cards_finish_and_a_conflict_as_the_e
     finish(repo, "LX-1", "a1", t1, {"src/app.py": "print('one')\n"}, "one")
     finish(repo, "LX-2", "a2", t2, {"src/app.py": "print('two')\n"}, "two")
     assert answer(repo, "G-1").data["card"]["status"] == "done"  # merged: a `merged` event, no `done`
-    assert answer(repo, "G-2").data["card"]["status"] == "ready"  # a conflict: back to a2, nobody works on it
+    assert answer(repo, "G-2").data["error"]["code"] == "merge_moved"  # main moved, and now conflicts: back to a2
+    assert card(repo, "LX-2")["status"] == "ready"  # nobody works on it
     later = clock.now() + 3 * trajectory.HOUR
     store = repo.store()
     try:

@@ -51,17 +51,20 @@ def recorded(query, card_id: int) -> dict[str, str]:
     return out
 
 
-def let_go(query, card_id: int) -> set[str]:
+def let_go(query, card_id: int, signed=None) -> set[str]:
     """The commits a person agreed the card may finish without: those named by
-    its ``vanished`` gates they approved (their signed answer)."""
+    its ``vanished`` gates they approved. ``signed(seq)``: whether the answer
+    event ``seq`` is a valid signed decision (``done`` checks it; ``verify``
+    checks every person's signature on its own walk of the chain)."""
     asked: dict[str, list] = {}
     out: set[str] = set()
-    for actor, kind, text in query("SELECT actor, kind, data FROM event WHERE card = ? AND kind IN ('gate_asked', 'gate_answered') ORDER BY seq", (card_id,)):
+    for seq, actor, kind, text in query("SELECT seq, actor, kind, data FROM event WHERE card = ? AND kind IN ('gate_asked', 'gate_answered') ORDER BY seq", (card_id,)):
         data = _data(text)
         if kind == "gate_asked" and data.get("kind") == VANISHED:
             asked[str(data.get("gate"))] = list(data.get("commits") or [])
         elif kind == "gate_answered" and actor.startswith("human:") and data.get("answer") == "approved" and str(data.get("gate")) in asked:
-            out.update(c for c in asked[str(data.get("gate"))] if isinstance(c, str))
+            if signed is None or signed(seq):
+                out.update(c for c in asked[str(data.get("gate"))] if isinstance(c, str))
     return out
 
 

@@ -509,7 +509,8 @@ def vanished(store, card_id: int) -> list[tuple[str, str]]:
     from ..workspace import git
 
     with store.read():
-        gone_ok = work.let_go(store.query, card_id)
+        people = store.trust()
+        gone_ok = work.let_go(store.query, card_id, lambda seq: people.decision(store.query, seq, ("gate_answered",)) is not None)
     wanted = [c for c in recorded if c not in gone_ok]
     tips = git.tips(repo, (f"refs/heads/{found.base}", f"refs/heads/{found.branch}"))
     unreached, gone = git.unreached(repo, wanted, tips.values())

@@ -140,3 +140,31 @@ def test_verify_checks_the_repository_the_board_sits_in_after_the_project_moved(
     git(moved, "gc", "-q", "--prune=now")
     code, said = verify()
     assert code == 11 and any(lost[:12] in p["what"] and "no longer in the repository" in p["what"] for p in said["problems"]), said
+
+
+def test_the_agent_is_told_its_done_waits_on_the_person_for_the_vanished_work(repo_team):
+    _handed_over_and_reset(repo_team)
+    proc = repo_team.spawn("done", "LX-1", "--summary", "done", agent="a2")
+    assert proc.returncode == 0 and "not finished" in proc.stdout and "neither its base nor its branch" in proc.stdout, proc
+    assert "merge" not in proc.stdout.split("→")[0], proc.stdout
+
+
+def test_an_approval_appended_without_a_signature_lets_nothing_go(repo_team):
+    """An agent with the board file appends a person's approval of the gate
+    (chained, hash recomputed, no signature): done still waits."""
+    from loopx_core.authority import chain
+
+    from .conftest import sql_rows
+
+    _handed_over_and_reset(repo_team)
+    repo_team.ok("done", "LX-1", "--summary", "done", agent="a2")
+    (gate,) = [g for g in _gates(repo_team) if g["status"] == "pending"]
+    sql(repo_team, f"UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester', lease_token = 99 WHERE id = {gate['id'][2:]}")
+    sql(repo_team, "UPDATE card SET status = 'active' WHERE id = 1")
+    seq, head, at = sql_rows(repo_team, "SELECT seq, hash, at FROM event ORDER BY seq DESC LIMIT 1")[0]
+    text = chain.data_text({"gate": gate["id"], "answer": "approved", "scope": gate["scope"], "agent": "a2", "note": None, "grant": None, "lease_token": 2})
+    digest = chain.event_hash(head, seq + 1, at, "human:tester", 1, "gate_answered", text, None, None)
+    sql(repo_team, f"INSERT INTO event (seq, at, actor, card, kind, data, op_id, prev, hash, key, sig) VALUES ({seq + 1}, {at!r}, 'human:tester', 1, 'gate_answered', '{text}', NULL, '{head}', '{digest}', NULL, NULL)")
+    res = repo_team.cli("done", "LX-1", "--summary", "done", agent="a2")
+    assert res.code != 0 or res.data["card"]["status"] != "done", res
+    assert repo_team.ok("card", "show", "LX-1")["card"]["status"] != "done"

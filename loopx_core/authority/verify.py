@@ -443,27 +443,37 @@ def _commits(query, project_root: str | None, report: Report, checkout: str | No
 
 
 def _left_behind(query, repo: str, checkout: str | None, notes: list[str]) -> list[Problem]:
-    """Each card's recorded commits that are on neither its base nor its
-    branch and that no person let go (``work.py``): a done card's are history
+    """Each card's recorded commits that are on no base or branch of a card
+    and that no person let go (``work.py``): a done card's are history
     altered (it finished without them); an open card's are named in a note
-    (its ``done`` will ask the person)."""
+    (its ``done`` will ask the person). One ``rev-list`` for the whole board
+    (``done`` holds each card to its own base and branch)."""
     from ..workspace import git
     from . import work
 
     mine = "w.checkout = ?" if checkout else "w.checkout IS NULL"
     rows = query(f"SELECT w.card_id, w.base, w.branch, c.status FROM workspace AS w JOIN card AS c ON c.id = w.card_id WHERE {mine} ORDER BY w.card_id", (checkout,) if checkout else ())
-    out = []
+    wanted: dict[str, tuple[int, str, str]] = {}  # commit -> (card, what, status)
+    refs: set[str] = set()
     for card, base, branch, status in rows:
+        if not base or status == "cancelled":
+            continue  # (a cancelled card's work was given up by a person; its archive keeps it)
+        refs.update((f"refs/heads/{base}", f"refs/heads/{branch}"))
         recorded = work.recorded(query, card)
-        if not recorded or not base or status == "cancelled":
-            continue  # (a cancelled card's work was given up by a person; an archive keeps it)
-        wanted = [c for c in recorded if c not in work.let_go(query, card)]
-        tips = git.tips(repo, (f"refs/heads/{base}", f"refs/heads/{branch}"))
-        unreached, _ = git.unreached(repo, wanted, tips.values())  # (the ones gone are named above)
-        if not unreached:
-            continue
-        left = [(c, recorded[c]) for c in unreached]
-        said = f"recorded commit(s) {work.describe(left)} are on neither {base} nor {branch}"
+        gone_ok = work.let_go(query, card) if recorded else set()
+        for commit, what in recorded.items():
+            if commit not in gone_ok:
+                wanted.setdefault(commit, (card, what, status))
+    if not wanted:
+        return []
+    unreached, _ = git.unreached(repo, list(wanted), git.tips(repo, sorted(refs)).values())  # (the ones gone are named above)
+    left: dict[int, list[tuple[str, str]]] = {}
+    for commit in unreached:
+        left.setdefault(wanted[commit][0], []).append((commit, wanted[commit][1]))
+    out = []
+    for card, commits in sorted(left.items()):
+        status = wanted[commits[0][0]][2]
+        said = f"recorded commit(s) {work.describe(commits)} are on no branch of a card nor its base"
         if status == "done":
             out.append(Problem(None, f"card LX-{card}", f"is done, but its {said}, and no person let them go"))
         else:

@@ -455,10 +455,12 @@ def _left_behind(query, repo: str, checkout: str | None, notes: list[str]) -> li
     rows = query(f"SELECT w.card_id, w.base, w.branch, c.status FROM workspace AS w JOIN card AS c ON c.id = w.card_id WHERE {mine} ORDER BY w.card_id", (checkout,) if checkout else ())
     wanted: dict[str, tuple[int, str, str]] = {}  # commit -> (card, what, status)
     refs: set[str] = set()
+    own: dict[int, tuple[str, str]] = {}
     for card, base, branch, status in rows:
         if not base or status == "cancelled":
             continue  # (a cancelled card's work was given up by a person; its archive keeps it)
         refs.update((f"refs/heads/{base}", f"refs/heads/{branch}"))
+        own[card] = (f"refs/heads/{base}", f"refs/heads/{branch}")
         recorded = work.recorded(query, card)
         gone_ok = work.let_go(query, card) if recorded else set()
         for commit, what in recorded.items():
@@ -466,9 +468,12 @@ def _left_behind(query, repo: str, checkout: str | None, notes: list[str]) -> li
                 wanted.setdefault(commit, (card, what, status))
     if not wanted:
         return []
-    unreached, _ = git.unreached(repo, list(wanted), git.tips(repo, sorted(refs)).values())  # (the ones gone are named above)
+    tips = git.tips(repo, sorted(refs))
+    unreached, _ = git.unreached(repo, list(wanted), tips.values())  # (the ones gone are named above)
     left: dict[int, list[tuple[str, str]]] = {}
     for commit in unreached:
+        if git.same_change_in(repo, commit, [tips.get(ref) for ref in own[wanted[commit][0]]]):
+            continue  # a rebase copied it onto the card's branch or base: the work is there
         left.setdefault(wanted[commit][0], []).append((commit, wanted[commit][1]))
     out = []
     for card, commits in sorted(left.items()):

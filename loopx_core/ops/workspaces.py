@@ -512,8 +512,9 @@ def vanished(store, card_id: int) -> list[tuple[str, str]]:
         people = store.trust()
         gone_ok = work.let_go(store.query, card_id, lambda seq: people.decision(store.query, seq, ("gate_answered",)) is not None)
     wanted = [c for c in recorded if c not in gone_ok]
-    tips = git.tips(repo, (f"refs/heads/{found.base}", f"refs/heads/{found.branch}"))
-    unreached, gone = git.unreached(repo, wanted, tips.values())
+    tips = list(git.tips(repo, (f"refs/heads/{found.base}", f"refs/heads/{found.branch}")).values())
+    unreached, gone = git.unreached(repo, wanted, tips)
+    unreached = [c for c in unreached if not git.same_change_in(repo, c, tips)]  # (a rebase copied it: the work is there)
     return [(c, recorded[c]) for c in wanted if c in unreached or c in gone]
 
 
@@ -549,7 +550,8 @@ def unkept(store, found: WorkspaceView) -> list[tuple[str, str]]:
         return []
     tips = git.tips(repo, (f"refs/heads/{found.base}", f"{REF_PREFIX}{ids.fmt(ids.CARD, found.card)}/"))
     unreached, _ = git.unreached(repo, list(recorded), tips.values())
-    return [(c, recorded[c]) for c in unreached]
+    base = tips.get(f"refs/heads/{found.base}")
+    return [(c, recorded[c]) for c in unreached if not git.same_change_in(repo, c, [base])]  # (rebased, then merged: in the base)
 
 
 # -- cleanup ----------------------------------------------------------------------------

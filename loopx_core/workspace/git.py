@@ -282,6 +282,17 @@ def unreached(repo, commits, tips) -> tuple[list[str], list[str]]:
     return [c for c in present if c in reached], gone
 
 
+def same_change_in(repo, commit: str, tips, limit: int = 50) -> bool:
+    """Whether one of ``tips`` holds a commit that makes the same change as
+    ``commit`` (``git cherry``'s patch id: a rebased or cherry-picked copy of
+    it). Checked for at most ``limit`` tips."""
+    for tip in list(dict.fromkeys(t for t in tips if t))[:limit]:
+        for line in git(repo, "cherry", tip, commit).splitlines():
+            if line == f"- {commit}":
+                return True
+    return False
+
+
 def tips(repo, refs) -> dict[str, str]:
     """refname -> commit of each existing ref named in ``refs`` (a full name,
     or a prefix ending in ``/`` for every ref under it)."""

@@ -168,3 +168,23 @@ def test_an_approval_appended_without_a_signature_lets_nothing_go(repo_team):
     res = repo_team.cli("done", "LX-1", "--summary", "done", agent="a2")
     assert res.code != 0 or res.data["card"]["status"] != "done", res
     assert repo_team.ok("card", "show", "LX-1")["card"]["status"] != "done"
+
+
+def test_a_rebased_branch_is_not_work_that_vanished(repo_team):
+    """The agent rebases its recorded commit onto a newer base: the same change
+    is on its branch, so done asks only for the merge, and gc cleans up after it."""
+    repo_team.ok("card", "add", "one")
+    path = Path(repo_team.ok("next", "--claim", agent="a1")["workspace"]["path"])
+    first = commit(path, {"one.txt": "1\n"}, "one")
+    repo_team.ok("writeback", "LX-1", "--summary", "one", agent="a1")
+    commit(repo_team.root, {"other.txt": "the person's\n"}, "meanwhile on main")
+    git(path, "rebase", "-q", "main")
+    assert git(path, "rev-parse", "HEAD").strip() != first
+    repo_team.ok("writeback", "LX-1", "--summary", "rebased", agent="a1")
+    repo_team.ok("done", "LX-1", "--summary", "done", agent="a1")
+    (gate,) = [g for g in _gates(repo_team) if g["status"] == "pending"]
+    assert gate["kind"] == "merge", gate
+    person_ok(repo_team, "gate", "answer", gate["id"], "approve")
+    gc = person_ok(repo_team, "workspace", "gc")
+    assert [r["card"] for r in gc["removed"]] == ["LX-1"], gc
+    assert repo_team.cli("verify").code == 0

@@ -102,13 +102,27 @@ def verify_store(store, *, anchor: bool = True) -> Report:
             report = verify_rows(store.query, store.board_uid(), trust.load(store.query, store.board_uid(), machine=False))
         else:
             report = verify_rows(store.query, store.board_uid(), people)
-        folder = store.project_folder()
+        report.problems.extend(_evidence(store.query))
+        folder = _repository_of(store)
         report = _commits(store.query, str(folder) if folder else None, report, store.checkout_id())
     if anchor:
         report = _check_anchor(store, report)
     if people.changed and not any(p.where.startswith("event ") and "saw" in p.what for p in report.problems):
         report = report._replace(problems=[Problem(None, "board", people.changed)] + report.problems)
     return report
+
+
+def _repository_of(store):
+    """The project whose repository holds the recorded commits: the folder the
+    board's ``.loopx/`` sits in (wherever the project was moved or restored
+    to), else the ``project_root`` recorded at init (a board named by --db
+    outside any project), else a team board's checkout."""
+    import os
+
+    beside = getattr(store.location, "project_root", None)
+    if beside is not None and os.path.exists(os.path.join(beside, ".git")):
+        return beside
+    return store.project_folder()
 
 
 def export_chain(store) -> dict:
@@ -216,6 +230,57 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None, *, pro
     if project:
         problems.extend(_projection(query, fold.result(since=signed_from)))
     return Report(count, signed, head, problems, notes)
+
+
+# -- the facts a person chooses between (#38) -------------------------------------------
+
+EVIDENCE_FACTS = ("done_reported", "evidence_added", "usage_charged")
+
+
+def _verify_fact(result) -> dict | None:
+    if not isinstance(result, dict):
+        return None
+    return {k: result.get(k) for k in ("command", "passed", "exit_code", "timed_out")}
+
+
+def _evidence(query) -> list[Problem]:
+    """Every evidence row a chained event describes says what the event says:
+    a ``done``'s summary and verify result (``done_reported``: what ``card
+    tries`` and the merge gate show), a turn's summary, tokens and dollars
+    (``evidence_added``, ``usage_charged``: what the windows sum)."""
+    marks = ",".join("?" * len(EVIDENCE_FACTS))
+    logged: dict[int, tuple[int, str, dict, int | None]] = {}
+    for seq, card, kind, text in query(f"SELECT seq, card, kind, data FROM event WHERE kind IN ({marks}) ORDER BY seq", EVIDENCE_FACTS):
+        data = json.loads(text) if isinstance(text, str) else (text or {})
+        number = str(data.get("evidence") or "")[2:]
+        if number.isdigit():
+            logged[int(number)] = (seq, kind, data, card)
+    if not logged:
+        return []
+    out = []
+    seen = set()
+    for eid, card_id, summary, tokens, usd, extra in query("SELECT id, card_id, summary, tokens, usd, extra FROM evidence ORDER BY id", ()):
+        found = logged.get(eid)
+        if found is None:
+            continue
+        seen.add(eid)
+        seq, kind, data, card = found
+        extra = json.loads(extra) if isinstance(extra, str) else (extra or {})
+        said: list[tuple[str, object, object]] = [("card_id", card_id, card)]
+        if kind == "done_reported":
+            said += [("summary", summary, data.get("summary")), ("verify", _verify_fact((extra or {}).get("verify")), _verify_fact(data.get("verify")))]
+        else:
+            said += [("tokens", tokens or 0, data.get("tokens") or 0), ("usd", round(usd or 0.0, 6), round(float(data.get("usd") or 0.0), 6))]
+            if kind == "evidence_added":
+                said.append(("summary", (summary or "")[:200], data.get("summary")))
+        for column, row, log in said:
+            if row != log:
+                detail = {"table": "evidence", "id": eid, "column": column, "row": row, "log": log}
+                out.append(Problem(seq, f"evidence E-{eid}", f"evidence.{column} is {row!r} in the row, but event {seq} ({kind}) says {log!r} (the row was changed outside LoopX)", detail))
+    for eid in sorted(set(logged) - seen):
+        seq, kind, _, _ = logged[eid]
+        out.append(Problem(seq, f"evidence E-{eid}", f"event {seq} ({kind}) records it, but the row is gone (removed outside LoopX)"))
+    return out
 
 
 def _number(text) -> int:
@@ -369,8 +434,57 @@ def _commits(query, project_root: str | None, report: Report, checkout: str | No
         seq, card, what = recorded[commit]
         where = f"card LX-{card}" if card is not None else f"event {seq}"
         problems.append(Problem(seq, where, f"recorded commit {commit[:12]} ({what}, event {seq}) is no longer in the repository"))
+    report.notes.append(f"{len(recorded)} recorded commit(s) checked in the repository at {project_root}")
+    try:
+        problems += _left_behind(query, project_root, checkout, report.notes)
+    except git.GitError as exc:
+        problems.append(Problem(None, "repository", f"could not check the cards' recorded work: {exc.message}"))
     problems += _merges_as_approved(query, project_root)
     return report._replace(problems=problems)
+
+
+def _left_behind(query, repo: str, checkout: str | None, notes: list[str]) -> list[Problem]:
+    """Each card's recorded commits that are on no base or branch of a card
+    and that no person let go (``work.py``): a done card's are history
+    altered (it finished without them); an open card's are named in a note
+    (its ``done`` will ask the person). One ``rev-list`` for the whole board
+    (``done`` holds each card to its own base and branch)."""
+    from ..workspace import git
+    from . import work
+
+    mine = "w.checkout = ?" if checkout else "w.checkout IS NULL"
+    rows = query(f"SELECT w.card_id, w.base, w.branch, c.status FROM workspace AS w JOIN card AS c ON c.id = w.card_id WHERE {mine} ORDER BY w.card_id", (checkout,) if checkout else ())
+    wanted: dict[str, tuple[int, str, str]] = {}  # commit -> (card, what, status)
+    refs: set[str] = set()
+    own: dict[int, tuple[str, str]] = {}
+    for card, base, branch, status in rows:
+        if not base or status == "cancelled":
+            continue  # (a cancelled card's work was given up by a person; its archive keeps it)
+        refs.update((f"refs/heads/{base}", f"refs/heads/{branch}"))
+        own[card] = (f"refs/heads/{base}", f"refs/heads/{branch}")
+        recorded = work.recorded(query, card)
+        gone_ok = work.let_go(query, card) if recorded else set()
+        for commit, what in recorded.items():
+            if commit not in gone_ok:
+                wanted.setdefault(commit, (card, what, status))
+    if not wanted:
+        return []
+    tips = git.tips(repo, sorted(refs))
+    unreached, _ = git.unreached(repo, list(wanted), tips.values())  # (the ones gone are named above)
+    left: dict[int, list[tuple[str, str]]] = {}
+    for commit in unreached:
+        if git.same_change_in(repo, commit, [tips.get(ref) for ref in own[wanted[commit][0]]]):
+            continue  # a rebase copied it onto the card's branch or base: the work is there
+        left.setdefault(wanted[commit][0], []).append((commit, wanted[commit][1]))
+    out = []
+    for card, commits in sorted(left.items()):
+        status = wanted[commits[0][0]][2]
+        said = f"recorded commit(s) {work.describe(commits)} are on no branch of a card nor its base"
+        if status == "done":
+            out.append(Problem(None, f"card LX-{card}", f"is done, but its {said}, and no person let them go"))
+        else:
+            notes.append(f"card LX-{card}: its {said}; `loopx done` will ask a person before it finishes")
+    return out
 
 
 def _merges_as_approved(query, project_root: str) -> list[Problem]:

@@ -1015,7 +1015,13 @@ def cmd_done(ctx: Context) -> Outcome:
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
         text = f"done {cj['id']}{verified}"
-        if cj["status"] == "waiting":  # its branch is the person's to merge (ops/merges)
+        asked = ctx.store.query("SELECT kind FROM gate WHERE id = ?", (card.pending_gate,)) if cj["status"] == "waiting" and card.pending_gate else []
+        if asked and asked[0][0] == "vanished":
+            text = (  # commits recorded on the card are on neither its base nor its branch (authority/work.py)
+                f"{cj['id']} is not finished: commits recorded on it are on neither its base nor its branch; a person decides whether it "
+                f"finishes without them (gate {cj['pending_gate']}). Once they approve, run `loopx done {cj['id']}` again"
+            )
+        elif cj["status"] == "waiting":  # its branch is the person's to merge (ops/merges)
             text = f"{cj['id']} finished{verified}; its branch waits for a person to merge it (gate {cj.get('pending_gate') or 'pending'}); you cannot merge it yourself"
         still_open = [t for t in cj["todos"] if not t["done"]]
         if still_open:

@@ -99,7 +99,7 @@ def cmd_list(ctx: Context) -> Outcome:
         item["size"] = git.size_on_disk(ws.path) if here else None
         item["age_seconds"] = round(now - ws.opened_at, 1)
         try:
-            item["removable"] = removable(ws) if here else None
+            item["removable"] = removable(ws, ctx.store) if here else None
         except git.GitError as exc:
             item["removable"], item["problem"] = None, exc.message
         item["merged"] = item["removable"] == "merged"
@@ -137,10 +137,13 @@ def cmd_gc(ctx: Context) -> Outcome:
     for ws, _ in list_workspaces(ctx.store):
         if ws.state == "removed" or not here(ctx.store, ws):
             continue  # (a team board: another checkout's are its own to clean)
-        why = removable(ws)
+        why = removable(ws, ctx.store)
         key = ws.to_json()["card"]
         if why is None:
-            kept.append({"card": key, "path": ws.path, "why": "neither merged nor archived"})
+            from ..ops.workspaces import unkept, work_text
+
+            lost = unkept(ctx.store, ws) if os.path.isdir(ws.path) else []
+            kept.append({"card": key, "path": ws.path, "why": f"its recorded commits {work_text(lost)} are on neither {ws.base} nor a LoopX ref" if lost else "neither merged nor archived"})
             continue
         if ctx.args.dry_run:
             removed.append({"card": key, "path": ws.path, "reason": why})

@@ -101,6 +101,35 @@ def set_by_a_person(store, card_id: int, command: str) -> bool:
     return decided is not None and decided.get("verify") == command
 
 
+REPORTED = "done_reported"  # the facts of a done a person chooses between, in the log (#38)
+
+
+def report(agent: str, card_id: int, row: Evidence, summary: str, result: dict | None, code: dict | None, outcome: str) -> None:
+    """The done's facts as a chained event beside its evidence row — its
+    summary, the verify command's result, the branch's diff, what followed
+    (``done``, ``merge``: waits on its merge gate, ``vanished``: on the
+    person, ``merge_would_conflict``: back to its agent, ``verify_failed``) — so an edit of the row is seen by ``loopx
+    verify`` and ``card tries`` reads them from here, not from the row."""
+    verified = None if result is None else {k: result[k] for k in ("command", "passed", "exit_code", "timed_out")}
+    diff = code.get("diff") if code and "error" not in code else None
+    events.emit(f"agent:{agent}", REPORTED, card_id, evidence=ids.fmt(ids.EVIDENCE, row.id), summary=summary, verify=verified, diff=diff, outcome=outcome)
+
+
+def ask_vanished(card: Card, agent: str, lost: list[tuple[str, str]], kept: list[str], now: float) -> None:
+    """Open the card's ``vanished`` gate (the caller's transaction; the card
+    waits): the person approves finishing without those commits — kept under
+    LoopX's refs for the card — or rejects, and the card goes back."""
+    from ..authority import work
+    from .gates import open_gate
+
+    key = ids.fmt(ids.CARD, card.id)
+    question = (
+        f"{key}'s recorded work is on neither its base nor its branch: {work.describe(lost)}. "
+        f"Finish {key} without it? (kept under refs/loopx/{key}/kept/)"
+    )
+    open_gate(card, agent, question, work.SCOPE, [], None, work.VANISHED, now, extra={"commits": [c for c, _ in lost], "kept": kept})
+
+
 def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None, vet=None) -> tuple[CardView, EvidenceView]:
     """``vet(command)``: checks a verify command no person set as the agent's
     own shell command (the hook's policy, its scopes and gates); it raises
@@ -116,6 +145,8 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
     from . import merges
 
     merge = merges.pending_merge(store, card_id)  # a branch with new commits: the person merges it (git, outside the transaction)
+    lost = workspaces.vanished(store, card_id)  # recorded commits on neither the base nor the branch: the person lets them go
+    kept = workspaces.keep(store, card_id, [c for c, _ in lost]) if lost else []  # (before asking: no git gc loses them meanwhile)
     result = None
     if command and not set_by_a_person(store, card_id, command):
         if vet is None:
@@ -143,10 +174,15 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             extra=extra, payload_hash=payload_hash({"done": summary}), created_at=now,
         )
         card.evidence_count += 1
+        outcome = "verify_failed" if failed is not None else "vanished" if lost else "merge_would_conflict" if isinstance(merge, merges.Unmergeable) else "merge" if merge is not None else "done"
+        report(agent, card.id, row, summary, result, code, outcome)
         if failed is not None:
             touch(card, now)
             events.emit(f"agent:{agent}", "verify_failed", card.id, command=failed["command"], exit_code=failed["exit_code"], timed_out=failed["timed_out"])
             return card_view(card), evidence_view(row), False
+        if lost:
+            ask_vanished(card, agent, lost, kept, now)  # the person lets them go, or sends the card back
+            return _settled(card, row)
         if isinstance(merge, merges.Unmergeable):  # no gate on a branch that would conflict: the agent brings the base in
             card.next_action = merge.hint(ids.fmt(ids.CARD, card.id))
             touch(card, now)

@@ -12,13 +12,14 @@ size, verify result, turns, tokens, dollars) and keeps one: a signed
 
 from __future__ import annotations
 
+import json
 from typing import NamedTuple
 
 from ..rules import clock, ids
 from ..shapes.errors import Conflict, InvalidInput
 from ..shapes.values import CardView
-from ..store import events
-from ..store.records import Card, Evidence
+from ..store import events, records
+from ..store.records import Card
 from ..store.rows import card_row, card_view
 from .cards import _person_only, apply_move, create_card
 from .reaper import reap_card
@@ -95,11 +96,34 @@ def add_with_tries(store, data: dict, person, count: int) -> tuple[CardView, lis
     return store.run(body)
 
 
+VERIFY_KINDS = ("done_reported", "verify_failed", "done")  # the log's record of a done's verify command (#38)
+
+
 def _verify_result(card_id: int) -> bool | None:
-    row = Evidence.first('WHERE "card_id" = ? AND "source" = ? ORDER BY "id" DESC', (card_id, "verify"))
-    if row is None:
-        return None
-    return bool(((row.extra or {}).get("verify") or {}).get("passed"))
+    """The card's last verify result as the chained log records it (never an
+    evidence row, which an edit of the board file could swap between tries)."""
+    marks = ", ".join("?" * len(VERIFY_KINDS))
+    for kind, text in records.rows(f'SELECT "kind", "data" FROM "event" WHERE "card" = ? AND "kind" IN ({marks}) ORDER BY "seq" DESC', (card_id, *VERIFY_KINDS)):
+        data = json.loads(text) if isinstance(text, str) else (text or {})
+        if kind == "verify_failed":
+            return False
+        if kind == "done_reported" and isinstance(data.get("verify"), dict):
+            return bool(data["verify"].get("passed"))
+        if kind == "done" and data.get("verify"):
+            return True  # (a done from before done_reported: it ran the command, and it passed)
+    return None
+
+
+def _used_from_log(card: Card) -> Card:
+    """The card with its used turns, tokens and dollars as the log's newest
+    charge recorded them (the row's counters are a cache an edit could zero;
+    nothing is written here)."""
+    from ..authority.replay import used_in_log
+
+    logged = used_in_log(records.rows, card.id)
+    if logged is not None:
+        card.used_turns, card.used_tokens, card.used_usd = logged
+    return card
 
 
 def compare(store, card_id: int) -> tuple[int, list[Try]]:
@@ -109,7 +133,7 @@ def compare(store, card_id: int) -> tuple[int, list[Try]]:
     with store.read():
         first = first_of(card_row(card_id).id)
         rows = [(n, card_row(c)) for n, c in family(first)]
-        cards = [(n, card_view(row), _verify_result(row.id)) for n, row in rows]
+        cards = [(n, card_view(_used_from_log(row)), _verify_result(row.id)) for n, row in rows]
     out = []
     for n, view, verified in cards:
         diff = merges.diff_summary(store, view.id)  # (git, outside the read)

@@ -85,7 +85,7 @@ def lines(store) -> list[WorkspaceLine]:
             continue
         here = os.path.isdir(ws.path)
         try:
-            why = removable(ws)
+            why = removable(ws, store)
         except git.GitError:
             why = None
         out.append(WorkspaceLine(ws.card, ws.state, status, ws.branch, ws.path, git.size_on_disk(ws.path) if here else None, max(0.0, now - ws.opened_at), why))

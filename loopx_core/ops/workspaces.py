@@ -482,6 +482,78 @@ def restore(store, card_id: int) -> bool:
         return False
 
 
+# -- recorded work (#38, authority/work.py) ---------------------------------------------
+
+
+def _recorded(store, card_id: int) -> dict[str, str]:
+    from ..authority import work
+
+    with store.read():
+        return work.recorded(store.query, card_id)
+
+
+def vanished(store, card_id: int) -> list[tuple[str, str]]:
+    """The card's recorded commits that are on neither its base nor its branch
+    and that no person let go: (commit, what it was), oldest first. [] when the
+    card has no workspace here (git runs only when it has one)."""
+    repo = repository(store)
+    if repo is None:
+        return []  # (the cheap answer for a project that is no repository)
+    found = lookup(store, card_id)
+    if found is None or not here(store, found) or not found.base:
+        return []
+    recorded = _recorded(store, card_id)
+    if not recorded:
+        return []
+    from ..authority import work
+    from ..workspace import git
+
+    with store.read():
+        people = store.trust()
+        gone_ok = work.let_go(store.query, card_id, lambda seq: people.decision(store.query, seq, ("gate_answered",)) is not None)
+    wanted = [c for c in recorded if c not in gone_ok]
+    tips = list(git.tips(repo, (f"refs/heads/{found.base}", f"refs/heads/{found.branch}")).values())
+    unreached, gone = git.unreached(repo, wanted, tips)
+    unreached = [c for c in unreached if not git.same_change_in(repo, c, tips)]  # (a rebase copied it: the work is there)
+    return [(c, recorded[c]) for c in wanted if c in unreached or c in gone]
+
+
+def keep(store, card_id: int, commits) -> list[str]:
+    """Keep each of ``commits`` the repository still has under
+    ``refs/loopx/LX-7/kept/<commit>`` (a git gc never collects them); returns the refs."""
+    repo = repository(store)
+    if repo is None:
+        return []
+    from ..workspace import git
+
+    gone = set(git.missing(repo, commits))
+    refs = []
+    for commit in commits:
+        if commit not in gone:
+            ref = f"{ref_prefix(card_id, 'kept')}/{commit}"
+            git.update_ref(repo, ref, commit)
+            refs.append(ref)
+    return refs
+
+
+def unkept(store, found: WorkspaceView) -> list[tuple[str, str]]:
+    """The card's recorded commits the repository still has that neither its
+    base nor one of LoopX's refs for the card (kept, archive, saved work)
+    reaches: what removing its folder and branch could lose."""
+    recorded = _recorded(store, found.card)
+    if not recorded or not found.base:
+        return []
+    from ..workspace import git
+
+    repo = git.main_checkout(found.path) if os.path.isdir(found.path) else repository(store)
+    if repo is None:
+        return []
+    tips = git.tips(repo, (f"refs/heads/{found.base}", f"{REF_PREFIX}{ids.fmt(ids.CARD, found.card)}/"))
+    unreached, _ = git.unreached(repo, list(recorded), tips.values())
+    base = tips.get(f"refs/heads/{found.base}")
+    return [(c, recorded[c]) for c in unreached if not git.same_change_in(repo, c, [base])]  # (rebased, then merged: in the base)
+
+
 # -- cleanup ----------------------------------------------------------------------------
 
 
@@ -515,12 +587,13 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     tip = git.save_wip(found.path, ref_prefix(card_id, "wip"), snap) or snap.head
     ref = f"{ref_prefix(card_id, 'archive')}/{tip}"
     git.update_ref(found.path, ref, tip)
+    kept = keep(store, card_id, [c for c, _ in unkept(store, found)])  # recorded commits no branch holds any more
 
     def body():
         row = _row(card_id, lock=True)
         row.state, row.archive_ref, row.head, row.updated_at = "archived", ref, snap.head, clock.now()
         row.save()
-        events.emit(actor, "workspace_archived", card_id, ref=ref, commit=tip, head=snap.head)
+        events.emit(actor, "workspace_archived", card_id, ref=ref, commit=tip, head=snap.head, **({"kept": kept} if kept else {}))
         return view(row)
 
     return store.run(body)
@@ -537,17 +610,21 @@ def _kept(path: str, ref: str | None, snap) -> bool:
     return snap.head in (tip, git.resolve(path, f"{tip}^"))
 
 
-def removable(found: WorkspaceView) -> str | None:
+def removable(found: WorkspaceView, store) -> str | None:
     """Why the workspace's folder may go without losing anything — "merged"
     (nothing uncommitted, its branch in the base), "archived" (the archive ref
     holds exactly what the folder holds), "missing" (the folder is gone) — or
-    None: it may not."""
+    None: it may not. Never while a commit the log recorded for the card is
+    on neither the base nor one of LoopX's refs for it (``unkept``: a
+    receiver's ``git reset --hard main`` makes a branch look merged)."""
     from ..workspace import git
 
     if found.state == "removed":
         return None
     if not os.path.isdir(found.path):
         return "missing"
+    if unkept(store, found):
+        return None
     snap = git.snapshot(found.path)
     if not snap.dirty and merged(found):
         return "merged"
@@ -569,10 +646,12 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
         raise NotFound(f"{key} has no workspace to remove", "`loopx workspace list` shows the workspaces")
     if not here(store, found):
         raise elsewhere(found, key)
-    reason = removable(found)
+    reason = removable(found, store)
     if reason is None:
+        lost = unkept(store, found) if os.path.isdir(found.path) else []
         raise Conflict(
-            f"{key}'s workspace is neither merged into {found.base} nor archived as it is now",
+            f"{key}'s workspace is neither merged into {found.base} nor archived as it is now"
+            + (f" (its recorded commits {work_text(lost)} are on neither {found.base} nor a LoopX ref)" if lost else ""),
             f"merge {found.branch}, or archive it first with `loopx workspace archive {key}`",
             code="not_merged",
         )
@@ -587,6 +666,12 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
         return view(row)
 
     return store.run(body)
+
+
+def work_text(commits: list[tuple[str, str]]) -> str:
+    from ..authority import work
+
+    return work.describe(commits)
 
 
 def agents_at_work(store) -> set[str]:

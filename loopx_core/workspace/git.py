@@ -313,6 +313,37 @@ def missing(repo, commits) -> list[str]:
     return [c for c, said in zip(wanted, answers, strict=False) if not said.endswith(" commit")]
 
 
+def unreached(repo, commits, tips) -> tuple[list[str], list[str]]:
+    """Of ``commits``: (those the repository has that none of ``tips`` reaches,
+    those it no longer has), each in the order given. One ``cat-file`` and one
+    ``rev-list --stdin`` (the list may be long: never on the command line)."""
+    gone = missing(repo, commits)
+    present = [c for c in dict.fromkeys(commits) if c and c not in gone]
+    if not present:
+        return [], gone
+    lines = present + [f"^{t}" for t in dict.fromkeys(tips) if t]
+    reached = set(git(repo, "rev-list", "--stdin", stdin=("\n".join(lines) + "\n").encode()).split())
+    return [c for c in present if c in reached], gone
+
+
+def same_change_in(repo, commit: str, tips, limit: int = 50) -> bool:
+    """Whether one of ``tips`` holds a commit that makes the same change as
+    ``commit`` (``git cherry``'s patch id: a rebased or cherry-picked copy of
+    it). Checked for at most ``limit`` tips."""
+    for tip in list(dict.fromkeys(t for t in tips if t))[:limit]:
+        for line in git(repo, "cherry", tip, commit).splitlines():
+            if line == f"- {commit}":
+                return True
+    return False
+
+
+def tips(repo, refs) -> dict[str, str]:
+    """refname -> commit of each existing ref named in ``refs`` (a full name,
+    or a prefix ending in ``/`` for every ref under it)."""
+    out = git(repo, "for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options", *refs)
+    return {name: commit for commit, _, name in (line.partition(" ") for line in out.splitlines()) if name}
+
+
 def update_ref(repo, ref: str, commit: str) -> None:
     git(repo, "update-ref", ref, commit)
 

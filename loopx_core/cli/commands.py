@@ -48,6 +48,8 @@ class Context:
         self._store = None
         self._location = None
         self._person = None
+        self._held = None  # this terminal's unlock of the person's key, when it holds one
+        self._probing = False
         turn_defaults(args)
         self._witness = None  # a person's signed command witnesses the log (authority/witness.py)
 
@@ -95,6 +97,10 @@ class Context:
         agent = turn_env.agent(getattr(self.args, "agent", None))
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
+    def agent_named(self) -> bool:
+        """An agent identity is present (``--agent`` or ``LOOPX_AGENT``)."""
+        return bool(turn_env.agent(getattr(self.args, "agent", None)))
+
     def refuse_agent(self, what: str) -> None:
         if turn_env.agent(getattr(self.args, "agent", None)):
             raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
@@ -105,12 +111,56 @@ class Context:
         LOOPX_HUMAN or a missing LOOPX_AGENT alone proves nothing (SECURITY.md)."""
         self.refuse_agent(what)
         if self._person is None:
-            from ..authority.keys import unlock
+            from ..authority import keys
             from ..authority.people import member
 
-            self._person = member(self.store, unlock())
+            if self._probing:  # (check before asking: a stand-in that stops at the first signature)
+                self._person = member(self.store, keys.stand_in())
+            elif self._held is not None or not self.would_ask():
+                self._person = member(self.store, self._held or keys.unlock())
+            else:
+                self._person = member(self.store, keys.unlock())
+                self._hold(self._person)
             self.witness()
         return self._person
+
+    def would_ask(self) -> bool:
+        """A person's key must be unlocked with its passphrase: it is sealed
+        and this terminal holds no unlock of it (authority/unlock.py)."""
+        from ..authority import keys, unlock
+
+        found = keys.read()
+        if found is None or not found.sealed:
+            return False
+        held = unlock.held(found.fingerprint, found.public_raw)
+        if held is not None:
+            self._held = keys.Person(found.name, held, found.public_raw)
+            return False
+        return True
+
+    def _hold(self, person) -> None:
+        """Keep a passphrase just typed for this terminal session a while."""
+        from ..authority import keys, unlock
+
+        found = keys.read()
+        if found is not None and found.sealed and found.fingerprint == person.fingerprint:
+            with contextlib.suppress(OSError):
+                unlock.hold(person)
+
+    def probe(self, handler) -> None:
+        """Run ``handler`` as far as its first signature, with a stand-in for
+        the person, and undo it: bad input, an unknown id or a refused state is
+        said before the passphrase is asked (its transaction rolls back)."""
+        from ..authority.keys import WouldSign
+
+        self._probing = True
+        try:
+            handler(self)
+        except WouldSign:
+            pass
+        finally:
+            self._probing = False
+            self._person = None
 
     @property
     def signed(self) -> bool:

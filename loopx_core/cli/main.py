@@ -97,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         ctx.name_board()
         if spec.human:  # one list: the hook refuses the same verbs to agents (shapes/human_verbs.py)
             ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")
+        handler = verbs.resolve(spec.handler)
         try:
-            outcome = verbs.resolve(spec.handler)(ctx)
+            if spec.probe and not ctx.agent_named() and ctx.would_ask():
+                ctx.probe(handler)  # check before asking the passphrase
+            outcome = handler(ctx)
             if ctx.signed:
                 ctx.witness()
         finally:

@@ -92,6 +92,14 @@ def cmd_key_show(ctx: Context) -> Outcome:
     return Outcome({"key": data}, 0, text)
 
 
+def cmd_key_lock(ctx: Context) -> Outcome:
+    from ..authority import unlock
+
+    ended = unlock.lock_all()
+    text = f"locked: {ended} unlock{'s' if ended != 1 else ''} ended" if ended else "locked: no terminal held an unlock"
+    return Outcome({"locked": ended}, 0, text + "\nthe next signed verb asks for your passphrase")
+
+
 def cmd_key_passphrase(ctx: Context) -> Outcome:
     ctx.refuse_agent("change a person's key")
     found = keys.read()
@@ -105,6 +113,9 @@ def cmd_key_passphrase(ctx: Context) -> Outcome:
     else:
         passphrase = _new_passphrase()
     found = keys.reseal(found, person, passphrase)
+    from ..authority import unlock
+
+    unlock.lock_all()  # (an unlock of the old passphrase ends with it)
     text = "passphrase set" if found.sealed else "passphrase removed\n" + _unsealed_warning(found)
     return Outcome({"key": _key_json(found)}, 0, text)
 

@@ -414,7 +414,7 @@ def cmd_agent_list(ctx: Context) -> Outcome:
     after = agent_id(ctx.args.after) if ctx.args.after is not None else ""
     views, cursor = agent_page(ctx.store, limit=page_limit(ctx.args.limit), after=after)
     agents = [a.to_json() for a in views]
-    lines = [f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-'}" for a in agents]
+    lines = [f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-':<24} window {render.window_text(a['window'])}" for a in agents]
     text = "\n".join(lines) or "no agents yet → `loopx agent add ID --can SCOPE`"
     return Outcome({"agents": agents, "next_after": cursor}, 0, text + more_text(["agent", "list", *_filters(ctx.args, "limit")], "--after", cursor))
 
@@ -592,6 +592,15 @@ def cmd_card_budget(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     data = validate("budget", _drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}))
     return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "change a budget")
+
+
+def cmd_card_edit(ctx: Context) -> Outcome:
+    from ..ops.cards import edit_card
+
+    cid = card_id(ctx.args.card)
+    a = ctx.args
+    data = validate("edit", _drop_none({"title": a.title, "body": a.body, "next": a.next, "verify": a.verify}))
+    return _person_card_op(ctx, "card_edit", {"card": cid, **data}, lambda actor: edit_card(ctx.store, cid, data, actor), "edit cards")
 
 
 def cmd_card_window(ctx: Context) -> Outcome:

@@ -157,6 +157,9 @@ def _parse(parser, argv):
     if extra:
         if extra[0] == "--" and isinstance(getattr(args, "rest", None), list) and not args.rest:
             args.rest = extra[1:]
-        else:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        else:  # (the verb's own help, not the root's: what it takes is there)
+            from ..shapes.errors import UsageError
+
+            words = " ".join(w for w in ("loopx", getattr(args, "command", None), getattr(args, "subcommand", None)) if w)
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}", f"see `{words} --help`")
     return args

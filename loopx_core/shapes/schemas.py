@@ -189,6 +189,16 @@ class CardInput(Input):
     backlog: bool = False
 
 
+class EditInput(Input):
+    """``loopx card edit``: what a person rewrites (an empty next or verify clears it)."""
+
+    kind: ClassVar[str] = "edit"
+    title: Annotated[str, _text(limits.TITLE_MAX, multiline=False)] | None = None
+    body: Annotated[str, _text(limits.BODY_MAX, allow_empty=True)] | None = None
+    next: Annotated[str, _text(limits.NEXT_MAX, allow_empty=True)] | None = None
+    verify: Annotated[str, _text(limits.VERIFY_MAX, allow_empty=True)] | None = None
+
+
 class BudgetInput(Input):
     kind: ClassVar[str] = "budget"
     add_turns: Annotated[int, Field(ge=1, le=limits.TURNS_MAX)] | None = None

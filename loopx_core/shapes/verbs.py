@@ -225,6 +225,14 @@ DECLARED: tuple = (
         arg("--add-usd", type="float", metavar="X", help="dollars to add"),
         _OP_ID,
     ), _CMD + "cmd_card_budget", shape="budget", hint="give at least one of --add-turns, --add-tokens, --add-usd", human=True),
+    Verb("card", "edit", "rewrite a card's title, objective, next action or verify command (a person only)", (
+        *_CARD,
+        arg("--title", metavar="T", help="the new title"),
+        arg("--body", metavar="T", help="the new objective in detail"),
+        arg("--next", metavar="T", help="the new next action ('' clears it)"),
+        arg("--verify", metavar="CMD", help="the new verify command ('' clears it)"),
+        _OP_ID,
+    ), _CMD + "cmd_card_edit", shape="edit", hint="e.g. `loopx card edit LX-3 --verify 'pytest -q'` (and/or --title, --body, --next)", human=True),
     Verb("card", "window", "give a card a rolling window: so much per so long (a person only); a spent one pauses the card until it refills", (
         *_CARD,
         arg("--every", metavar="DUR", help="the window's length, e.g. 5h or 1d"),

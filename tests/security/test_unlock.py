@@ -19,7 +19,7 @@ import pytest
 from loopx_core.authority import keys
 
 from ..kernel.conftest import held
-from ..ptys import on_pty
+from ..ptys import terminal_session
 
 PASSPHRASE = "correct horse battery staple"
 PROMPT = b"Passphrase for LoopX key"
@@ -43,25 +43,8 @@ def sitting(team, tmp_path):
 
 
 def terminal(script: str, env: dict, cwd, on_ready=None, typed: bytes = (PASSPHRASE + "\n").encode()):
-    """``script`` run by a shell on a terminal of its own (the person's
-    terminal session); ``typed`` is typed at each passphrase prompt; at each
-    ``READY`` line, ``on_ready()`` runs and a line is typed to go on. Returns
-    (exit code, what the terminal showed, how many prompts)."""
-    seen = {"prompts": 0, "ready": 0}
-
-    def respond(out: bytes):
-        if out.count(b"\nREADY") > seen["ready"]:
-            seen["ready"] += 1
-            if on_ready:
-                on_ready()
-            return b"go\n"
-        if out.count(PROMPT) + out.count(b"Wrong passphrase") > seen["prompts"] and out.rstrip().endswith(b":"):
-            seen["prompts"] += 1
-            return typed
-        return None
-
-    code, out = on_pty(["bash", "--norc", "--noprofile", "-c", script], env, cwd, respond, timeout=240)
-    return code, out, seen["prompts"]
+    """``script`` on the person's terminal (tests/ptys.py): (exit code, output, prompts)."""
+    return terminal_session(script, env, cwd, typed, on_ready)
 
 
 def rc(command: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 
 from ..ptys import terminal_session
 from .harness import ALL, LOOPX, PASSPHRASE
-from .model_server import ScriptedModel, Say
+from .model_server import Say, ScriptedModel
 
 SOURCE = (Path(__file__).resolve().parents[1] / "security" / "unlock_attack.py").read_text()
 # The system python3 running the attack's own source (LoopX is not importable in

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,43 @@ def test_bad_input_is_said_before_the_passphrase_is_asked(sitting):
     assert code == 0 and prompts == 0, out
     assert [line.split()[0] for line in out.splitlines() if line.startswith("rc=")] == ["rc=4", "rc=3", "rc=3", "rc=3", "rc=3", "rc=3", "rc=3", "rc=4", "rc=4", "rc=2"], out
     assert team.snapshot() == before
+
+
+def _as_a_user(code: str, **kw) -> subprocess.Popen:
+    """``code`` in a python of an unprivileged user (root reads any process's
+    memory: the attack is a same-user one), the standard library and LoopX only."""
+    argv = ["/usr/bin/python3", "-c", code]
+    if os.getuid() == 0:
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+    env = {"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": "/usr/bin:/bin"}
+    return subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+@pytest.mark.parametrize("undumpable", [True, False], ids=["holder", "control"])
+def test_a_same_user_process_cannot_read_the_holders_memory(undumpable):
+    """The holder makes itself undumpable (PR_SET_DUMPABLE 0): another process
+    of its user can neither read its memory nor ptrace it. The control, the
+    same process without it, is read."""
+    if not Path("/usr/bin/python3").exists() or (os.getuid() == 0 and not shutil.which("setpriv")):
+        pytest.skip("needs /usr/bin/python3 (and setpriv when run as root)")
+    holder = _as_a_user(
+        "import os, sys\n"
+        + ("from loopx_core.authority import unlock\nunlock._undumpable()\n" if undumpable else "")
+        + "print(os.getpid(), flush=True)\nsys.stdin.read()\n"
+    )
+    try:
+        pid = int(holder.stdout.readline())
+        reader = _as_a_user(
+            "import ctypes, sys\n"
+            f"try:\n    open('/proc/{pid}/mem', 'rb').close()\n    print('mem read')\nexcept OSError as e:\n    print('mem refused', e.errno)\n"
+            f"libc = ctypes.CDLL(None, use_errno=True)\n"
+            f"print('ptrace', libc.ptrace(16, {pid}, 0, 0), ctypes.get_errno())\n"  # PTRACE_ATTACH
+        )
+        out, err = reader.communicate(timeout=60)
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+    if undumpable:
+        assert "mem refused" in out and "ptrace -1" in out, (out, err)
+    else:
+        assert "mem read" in out, (out, err)

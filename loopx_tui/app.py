@@ -60,8 +60,10 @@ from .messages import (
     CardGateWanted,
     ColumnRead,
     ColumnWanted,
+    CommandWanted,
     DialogClosed,
     DialogReady,
+    EditWanted,
     FilterChanged,
     GatesWanted,
     HelpWanted,
@@ -692,6 +694,37 @@ class LoopxApp(App[int]):
 
     def on_budget_wanted(self, message: BudgetWanted) -> None:
         self.raise_budget(message.card_id)
+
+    def on_command_wanted(self, message: CommandWanted) -> None:
+        from .modals.command import CommandModal
+
+        def chosen(argv: list[str] | None) -> None:
+            if argv and self.actions is not None:
+                self.actions.run_verb(argv)
+
+        self.push_screen(CommandModal(message.line, blink=self.background), chosen)
+
+    def on_edit_wanted(self, message: EditWanted) -> None:
+        """The card is read again first (in a worker): the form shows its objective and verify as they are."""
+        from .modals.command import EditCardModal
+
+        if self.reader is None:
+            return
+        reader = self.reader
+
+        def chosen(argv: list[str] | None) -> None:
+            if argv and self.actions is not None:
+                self.actions.run_verb(argv)
+
+        def read() -> None:
+            try:
+                card = reader.card(message.card_id)
+            except LoopxError as err:
+                self.call_from_thread(self.refuse, err.message, err.hint)
+                return
+            self.call_from_thread(self.push_screen, EditCardModal(card, blink=self.background), chosen)
+
+        self.run_worker(read, thread=True, group="reads", name="read a card to edit", exit_on_error=False)
 
     def on_new_card_wanted(self, message: NewCardWanted) -> None:
         self.new_card()

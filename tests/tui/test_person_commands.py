@@ -82,3 +82,58 @@ async def test_a_read_only_board_runs_no_command(make_app, seeded):
         await command(app, pilot, "workspace cap 1G")
         assert any("read-only" in m for severity, m in app.notices if severity == "error"), app.notices
         assert app.store.query("""SELECT max("seq") FROM "event\"""") == before
+
+
+async def test_a_persons_half_hour_on_the_board_asks_the_passphrase_once(make_app, seeded, tmp_path, monkeypatch):
+    """The board asks when it opens (its key sealed with a passphrase here),
+    then the person's usual half hour — agent add, card add, budget, window,
+    the notification command set and tested, a gate answered, a runner paused
+    and resumed, the workspace cap — asks nothing more."""
+    from loopx_core.authority import keys, people
+    from loopx_core.demo.seed import seed_person
+
+    sealed = keys.save(tmp_path / "seed.key.json", seed_person(), "the board's passphrase")
+    monkeypatch.setenv("LOOPX_KEY", str(sealed.path))
+    asked: list[str] = []
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return "the board's passphrase"
+
+    from loopx_core.store.backends import Store
+
+    store = Store.open(seeded.location)
+    person, why, _ = people.session_person(store, ask=ask)
+    store.close()
+    assert person is not None, why
+    app = make_app(person=person)
+    async with app.run_test(size=(110, 34)) as pilot:
+        for line in (
+            "agent add w9 --runtime shell --can git:push", "card add 'ship it' --max-turns 2", f"card budget LX-{4} --add-turns 3",
+            "card window LX-4 --every 1h --turns 5", "notify set -- /bin/true", "notify test", f"gate answer G-{seeded.gate} approve",
+            "runner pause claude-1", "runner resume claude-1", "workspace cap 20G",
+        ):
+            await command(app, pilot, line)
+        assert not [m for severity, m in app.notices if severity == "error"], app.notices
+    assert len(asked) == 1
+    assert app.store.query("""SELECT count(*) FROM "event" WHERE "actor" = ? AND "sig" IS NOT NULL AND "seq" > 0""", (HUMAN,))[0][0] >= 10
+
+
+async def test_the_palette_opens_each_persons_command(make_app, seeded):
+    from textual.command import CommandPalette
+
+    from tests.polling import until_async
+
+    app = make_app()
+    async with app.run_test(size=(110, 34)) as pilot:
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"notifications test")
+        await until_async(lambda: "Notifications: test" in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt), what="the palette's match", pause=lambda: pilot.pause(0.05))
+        await pilot.press("enter")
+        await until_async(lambda: isinstance(app.screen, CommandModal), what="the command line", pause=lambda: pilot.pause(0.05))
+        assert app.screen.query_one("#command-line").value == "notify test"
+        await pilot.press("enter")
+        await app.ops_idle()
+        await pilot.pause()
+        assert any("the command failed" in m or "no notification command" in m for _, m in app.notices), app.notices

@@ -97,6 +97,11 @@ class Context:
         agent = turn_env.agent(getattr(self.args, "agent", None))
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
+    def act_as(self, store, person) -> None:
+        """Run on ``store`` as ``person``, unlocked already (the board's: its
+        one unlock, cli/in_board.py): nothing is asked, and the store stays the caller's."""
+        self._store, self._person = store, person
+
     def agent_named(self) -> bool:
         """An agent identity is present (``--agent`` or ``LOOPX_AGENT``)."""
         return bool(turn_env.agent(getattr(self.args, "agent", None)))

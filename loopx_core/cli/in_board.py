@@ -62,7 +62,7 @@ def run(store, argv: list[str], person):
         raise UsageError(f"`{shown}` is not run from the board", "run it in your terminal")
     spec = verbs.VERBS[key]
     context = verbs.resolve("loopx_core.cli.commands:Context")(args)
-    context._store, context._person = store, person  # (the board's store and its unlock: no prompt, never closed here)
+    context.act_as(store, person)
     if spec.human:
         context.refuse_agent(f"run `loopx {' '.join(w for w in key if w)}`")
     return verbs.resolve(spec.handler)(context)

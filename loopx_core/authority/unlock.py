@@ -234,6 +234,22 @@ def held(fingerprint: str, public_raw: bytes) -> HeldKey | None:
     return HeldKey(dirfd, name, public_raw)
 
 
+def time_left(fingerprint: str) -> float | None:
+    """Seconds this terminal's unlock of ``fingerprint`` has left unused, or None."""
+    where = terminal_session()
+    dirfd = run_dir() if where is not None else None
+    if where is None or dirfd is None:
+        return None
+    try:
+        answer = _request(dirfd, _name(fingerprint, where[0], where[1]), {"op": "status"}, timeout=5.0)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(dirfd)
+    left = answer.get("left")
+    return float(left) if answer.get("ok") is True and isinstance(left, (int, float)) else None
+
+
 def lock_all() -> int:
     """End every unlock this user holds; how many ended."""
     dirfd = run_dir()
@@ -363,11 +379,14 @@ def _serve(listener, dirfd, name, inode, person, seconds, tty, session, leader_s
                 except Refused as why:
                     answer = {"ok": False, "refused": str(why)}
                 else:
-                    deadline = time.monotonic() + seconds  # renewed by use
-                    if op == "sign":
-                        answer = {"signature": person.sign(keys.unb64(request["message"]))}
+                    if op == "status":  # (looking is not using: not renewed)
+                        answer = {"ok": True, "fingerprint": person.fingerprint, "left": max(0.0, deadline - time.monotonic())}
                     else:
-                        answer = {"ok": True, "fingerprint": person.fingerprint, "seconds": seconds}
+                        deadline = time.monotonic() + seconds  # renewed by use
+                        if op == "sign":
+                            answer = {"signature": person.sign(keys.unb64(request["message"]))}
+                        else:
+                            answer = {"ok": True, "fingerprint": person.fingerprint, "seconds": seconds}
             conn.sendall(json.dumps(answer).encode() + b"\n")
         except Exception:  # noqa: BLE001 - one bad request never ends the holder
             pass

@@ -84,8 +84,14 @@ def cmd_key_show(ctx: Context) -> Outcome:
     if found is None:
         raise Forbidden(f"no LoopX key at {keys.key_path()}", "make one with `loopx key init`")
     data = _key_json(found)
+    from ..authority import unlock
+    from ..rules import clock
+
+    left = unlock.time_left(found.fingerprint) if found.sealed else None
+    data["unlocked_here_for"] = left
+    held = f"  unlocked in this terminal for {clock.human_delta(left)} more unless used (`loopx key lock` ends it)" if left is not None else ""
     text = (
-        f"{found.name}  {found.fingerprint}  {'sealed with a passphrase' if found.sealed else 'NO passphrase'}\n"
+        f"{found.name}  {found.fingerprint}  {'sealed with a passphrase' if found.sealed else 'NO passphrase'}{held}\n"
         f"public key: {data['public_key']}\n"
         f"→ a person on a board adds you with: loopx person add {found.name} {data['public_key']}"
     )

@@ -9,6 +9,7 @@ process a runtime started, the socket read as a file."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -94,10 +95,12 @@ def test_a_persons_half_hour_asks_the_passphrase_once(sitting):
 
 def test_key_lock_ends_it_and_the_next_verb_asks_again(sitting):
     team, env = sitting
-    script = rc(f"{LOOPX} card add one") + rc(f"{LOOPX} card add two") + rc(f"{LOOPX} key lock") + rc(f"{LOOPX} card add three")
+    script = rc(f"{LOOPX} card add one") + rc(f"{LOOPX} card add two") + rc(f"{LOOPX} key show") + rc(f"{LOOPX} key lock") + rc(f"{LOOPX} key show") + rc(f"{LOOPX} card add three")
     code, out, prompts = terminal(script, env, team.root)
     assert code == 0 and prompts == 2, out
     assert "1 unlock ended" in out
+    shown = [line for line in out.splitlines() if "sealed with a passphrase" in line]
+    assert re.search(r"unlocked in this terminal for 1[45]m more", shown[0]) and "unlocked" not in shown[1], out
 
 
 def test_unlock_for_zero_keeps_nothing(sitting):

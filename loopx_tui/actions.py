@@ -143,6 +143,22 @@ class HumanActions:
 
         return self._perform("add card", lambda actor: card_ops.add_card(self.store, data, actor), done)
 
+    def run_verb(self, argv: list[str]) -> Worker | None:
+        """A person's verb (``:``, the edit form), run by its own handler under
+        the board's unlock (``loopx_core.cli.in_board``): the CLI's checks and
+        signature, its text said back."""
+        from rich.markup import escape
+
+        from loopx_core.cli import in_board
+
+        what = "loopx " + " ".join(argv[:2])
+
+        def done(outcome) -> None:
+            text = terminal_safe_value(outcome.text or "done")
+            self.app.notice(escape(f"{what}: {text}"), severity="information" if outcome.code == 0 else "warning")
+
+        return self._perform(what, lambda actor: in_board.run(self.store, argv, actor), done)
+
     def keep_try(self, card_id: int, head: str | None = None) -> Worker | None:
         """``k`` on the tries: keep this one (at ``head``, the commit compared); the others are archived and cancelled (signed)."""
         from loopx_core.ops import tries

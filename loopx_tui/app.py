@@ -60,8 +60,10 @@ from .messages import (
     CardGateWanted,
     ColumnRead,
     ColumnWanted,
+    CommandWanted,
     DialogClosed,
     DialogReady,
+    EditWanted,
     FilterChanged,
     GatesWanted,
     HelpWanted,
@@ -101,6 +103,21 @@ OPEN_RETRY = 0.5  # s: how often a board another process holds is tried again
 LOCK_POLL = 0.1  # s: how often, while a person's action runs, the app looks whether it waits for the board's write lock
 LOCK_SAID = 0.3  # s an action waits for the write lock before the footer says so (a passing writer is not worth a flicker)
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
+
+
+# The palette's entries for what a person decides outside the cards: each opens
+# the command line (:) with the verb typed, run as the CLI runs it.
+PERSON_COMMANDS = (
+    ("Person: a command", "Any of a person's verbs, as at the terminal (:)", ""),
+    ("Notifications: the command", "What runs when something needs you (:notify set -- PROGRAM ARG…)", "notify set -- "),
+    ("Notifications: test the command", "Run it once now and see what it did", "notify test"),
+    ("Notifications: last outcome", "The command a person signed and what it last did", "notify show"),
+    ("Agents: register or change one", "Its runtime, scopes and window (:agent add ID --can SCOPE --tokens N --window 5h)", "agent add "),
+    ("Workspaces: cap their size", "e.g. 20G, or none (:workspace cap)", "workspace cap "),
+    ("Workspaces: setup command", "Run once in every new workspace (:workspace setup 'npm ci')", "workspace setup "),
+    ("Prices: price a model", "Dollars per million tokens (:price set MODEL --input $ --output $)", "price set "),
+    ("Gates: dangerous scopes", "Scopes whose gates take y then Y (:dangerous set 'db:*')", "dangerous set "),
+)
 
 
 class LoopxApp(App[int]):
@@ -693,6 +710,37 @@ class LoopxApp(App[int]):
     def on_budget_wanted(self, message: BudgetWanted) -> None:
         self.raise_budget(message.card_id)
 
+    def on_command_wanted(self, message: CommandWanted) -> None:
+        from .modals.command import CommandModal
+
+        def chosen(argv: list[str] | None) -> None:
+            if argv and self.actions is not None:
+                self.actions.run_verb(argv)
+
+        self.push_screen(CommandModal(message.line, blink=self.background), chosen)
+
+    def on_edit_wanted(self, message: EditWanted) -> None:
+        """The card is read again first (in a worker): the form shows its objective and verify as they are."""
+        from .modals.command import EditCardModal
+
+        if self.reader is None:
+            return
+        reader = self.reader
+
+        def chosen(argv: list[str] | None) -> None:
+            if argv and self.actions is not None:
+                self.actions.run_verb(argv)
+
+        def read() -> None:
+            try:
+                card = reader.card(message.card_id)
+            except LoopxError as err:
+                self.call_from_thread(self.refuse, err.message, err.hint)
+                return
+            self.call_from_thread(self.push_screen, EditCardModal(card, blink=self.background), chosen)
+
+        self.run_worker(read, thread=True, group="reads", name="read a card to edit", exit_on_error=False)
+
     def on_new_card_wanted(self, message: NewCardWanted) -> None:
         self.new_card()
 
@@ -908,6 +956,10 @@ class LoopxApp(App[int]):
                 yield SystemCommand(f"Card: reassign {card.key}", "Hand it to another agent (a handoff packet is built)", lambda: self.reassign(card.id))
                 yield SystemCommand(f"Card: raise budget of {card.key}", "Add turns, tokens or dollars", lambda: self.raise_budget(card.id))
                 yield SystemCommand(f"Card: move {card.key} to ready", "A person's move (backlog / ready / cancelled)", lambda: self.move_card(card.id, "ready"))
+                yield SystemCommand(f"Card: edit {card.key}", "Title, objective, next action, verify command (e)", lambda: self.post_message(EditWanted(card.id)))
+                yield SystemCommand(f"Card: window of {card.key}", "So much per so long (:card window)", lambda: self.post_message(CommandWanted(f"card window {card.key} --every ")))
+            for title, help_text, line in PERSON_COMMANDS:
+                yield SystemCommand(title, help_text, lambda line=line: self.post_message(CommandWanted(line)))
             focused, actions = board.focused_agent(), self.actions
             if actions is not None:
                 for agent in sorted(self.model.runners, key=lambda a: (a != focused, a)):  # the selected card's agent first

@@ -231,6 +231,20 @@ class BudgetWanted(Request):
 
 
 @dataclass
+class CommandWanted(Request):
+    """``:``: a person's command line (``line``: what it starts with)."""
+
+    line: str = ""
+
+
+@dataclass
+class EditWanted(Request):
+    """``e``: the edit form of a card (title, objective, next, verify)."""
+
+    card_id: int
+
+
+@dataclass
 class NewCardWanted(Request):
     """``n``: the add-card form."""
 

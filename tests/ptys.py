@@ -45,3 +45,25 @@ def on_pty(argv, env, cwd, respond, timeout=60.0):
         os.close(fd)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def terminal_session(script: str, env, cwd, passphrase: bytes, on_ready=None, prompt: bytes = b"Passphrase for LoopX key", timeout=240.0):
+    """A person's terminal session: ``script`` run by a shell (the session
+    leader) on a pty of its own; ``passphrase`` is typed at each prompt; at each
+    ``READY`` line ``on_ready()`` runs, then a line is typed so the script goes
+    on (its ``read``). Returns (exit code, what the terminal showed, prompts)."""
+    seen = {"prompts": 0, "ready": 0}
+
+    def respond(out: bytes):
+        if out.count(b"\nREADY") > seen["ready"]:
+            seen["ready"] += 1
+            if on_ready:
+                on_ready()
+            return b"go\n"
+        if out.count(prompt) + out.count(b"Wrong passphrase") > seen["prompts"] and out.rstrip().endswith(b":"):
+            seen["prompts"] += 1
+            return passphrase
+        return None
+
+    code, out = on_pty(["bash", "--norc", "--noprofile", "-c", script], env, cwd, respond, timeout=timeout)
+    return code, out, seen["prompts"]

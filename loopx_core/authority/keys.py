@@ -84,7 +84,7 @@ class Person:
         return Person(name, self._private, self.public_raw)
 
     def sign(self, message: bytes) -> str:
-        return b64(self._private.sign(message))
+        return b64(self._private.sign(message))  # (an Ed25519 key, or this terminal's unlock: authority/unlock.py)
 
     def __str__(self) -> str:  # reads like the actor string it replaces
         return self.actor
@@ -178,6 +178,29 @@ def ask_terminal(prompt: str) -> str:
         return getpass.getpass(prompt)
     except EOFError:  # the terminal closed before a line came (input typed ahead is flushed)
         raise Forbidden("no passphrase was typed", "type it at the prompt") from None
+
+
+class WouldSign(BaseException):  # noqa: N818 - not an error: the end of a check
+    """A stand-in's first signature: the checks before it passed. A
+    BaseException, so no handler's ``except Exception`` swallows it and every
+    transaction it crosses rolls back."""
+
+
+class _StandInKey:
+    def sign(self, message: bytes) -> bytes:
+        raise WouldSign
+
+
+def stand_in(path: Path | None = None) -> Person:
+    """The person's public half with no private one: it passes who-is-a-person
+    checks and stops at the first signature (check before asking)."""
+    from ..shapes.errors import Forbidden
+
+    found = read(path)
+    if found is None:
+        where = path or key_path()
+        raise Forbidden(f"no LoopX key at {where}: only a person with a key can do this", "make yours with `loopx key init` (it asks for a passphrase)")
+    return Person(found.name, _StandInKey(), found.public_raw)
 
 
 def create(path: Path, name: str, passphrase: str | None, *, force: bool = False) -> KeyFile:

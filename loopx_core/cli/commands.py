@@ -48,6 +48,8 @@ class Context:
         self._store = None
         self._location = None
         self._person = None
+        self._held = None  # this terminal's unlock of the person's key, when it holds one
+        self._probing = False
         turn_defaults(args)
         self._witness = None  # a person's signed command witnesses the log (authority/witness.py)
 
@@ -95,6 +97,15 @@ class Context:
         agent = turn_env.agent(getattr(self.args, "agent", None))
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
+    def act_as(self, store, person) -> None:
+        """Run on ``store`` as ``person``, unlocked already (the board's: its
+        one unlock, cli/in_board.py): nothing is asked, and the store stays the caller's."""
+        self._store, self._person = store, person
+
+    def agent_named(self) -> bool:
+        """An agent identity is present (``--agent`` or ``LOOPX_AGENT``)."""
+        return bool(turn_env.agent(getattr(self.args, "agent", None)))
+
     def refuse_agent(self, what: str) -> None:
         if turn_env.agent(getattr(self.args, "agent", None)):
             raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
@@ -105,12 +116,56 @@ class Context:
         LOOPX_HUMAN or a missing LOOPX_AGENT alone proves nothing (SECURITY.md)."""
         self.refuse_agent(what)
         if self._person is None:
-            from ..authority.keys import unlock
+            from ..authority import keys
             from ..authority.people import member
 
-            self._person = member(self.store, unlock())
+            if self._probing:  # (check before asking: a stand-in that stops at the first signature)
+                self._person = member(self.store, keys.stand_in())
+            elif self._held is not None or not self.would_ask():
+                self._person = member(self.store, self._held or keys.unlock())
+            else:
+                self._person = member(self.store, keys.unlock())
+                self._hold(self._person)
             self.witness()
         return self._person
+
+    def would_ask(self) -> bool:
+        """A person's key must be unlocked with its passphrase: it is sealed
+        and this terminal holds no unlock of it (authority/unlock.py)."""
+        from ..authority import keys, unlock
+
+        found = keys.read()
+        if found is None or not found.sealed:
+            return False
+        held = unlock.held(found.fingerprint, found.public_raw)
+        if held is not None:
+            self._held = keys.Person(found.name, held, found.public_raw)
+            return False
+        return True
+
+    def _hold(self, person) -> None:
+        """Keep a passphrase just typed for this terminal session a while."""
+        from ..authority import keys, unlock
+
+        found = keys.read()
+        if found is not None and found.sealed and found.fingerprint == person.fingerprint:
+            with contextlib.suppress(OSError):
+                unlock.hold(person)
+
+    def probe(self, handler) -> None:
+        """Run ``handler`` as far as its first signature, with a stand-in for
+        the person, and undo it: bad input, an unknown id or a refused state is
+        said before the passphrase is asked (its transaction rolls back)."""
+        from ..authority.keys import WouldSign
+
+        self._probing = True
+        try:
+            handler(self)
+        except WouldSign:
+            pass
+        finally:
+            self._probing = False
+            self._person = None
 
     @property
     def signed(self) -> bool:
@@ -364,7 +419,7 @@ def cmd_agent_list(ctx: Context) -> Outcome:
     after = agent_id(ctx.args.after) if ctx.args.after is not None else ""
     views, cursor = agent_page(ctx.store, limit=page_limit(ctx.args.limit), after=after)
     agents = [a.to_json() for a in views]
-    lines = [f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-'}" for a in agents]
+    lines = [f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-':<24} window {render.window_text(a['window'])}" for a in agents]
     text = "\n".join(lines) or "no agents yet → `loopx agent add ID --can SCOPE`"
     return Outcome({"agents": agents, "next_after": cursor}, 0, text + more_text(["agent", "list", *_filters(ctx.args, "limit")], "--after", cursor))
 
@@ -548,6 +603,15 @@ def cmd_card_budget(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     data = validate("budget", _drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}))
     return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "change a budget")
+
+
+def cmd_card_edit(ctx: Context) -> Outcome:
+    from ..ops.cards import edit_card
+
+    cid = card_id(ctx.args.card)
+    a = ctx.args
+    data = validate("edit", _drop_none({"title": a.title, "body": a.body, "next": a.next, "verify": a.verify}))
+    return _person_card_op(ctx, "card_edit", {"card": cid, **data}, lambda actor: edit_card(ctx.store, cid, data, actor), "edit cards")
 
 
 def cmd_card_window(ctx: Context) -> Outcome:

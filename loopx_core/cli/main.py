@@ -76,9 +76,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         _refuse_undecodable(argv)
-        from .parser import build
+        from .parser import build, parse
 
-        args = _parse(build(argv), argv)
+        args = parse(build(argv), argv)
         as_json = bool(getattr(args, "json", False))
         if args.version:
             from .. import __version__
@@ -97,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         ctx.name_board()
         if spec.human:  # one list: the hook refuses the same verbs to agents (shapes/human_verbs.py)
             ctx.refuse_agent(f"run `loopx {args.command}{' ' + sub if sub else ''}`")
+        handler = verbs.resolve(spec.handler)
         try:
-            outcome = verbs.resolve(spec.handler)(ctx)
+            if spec.probe and not ctx.agent_named() and ctx.would_ask():
+                ctx.probe(handler)  # check before asking the passphrase
+            outcome = handler(ctx)
             if ctx.signed:
                 ctx.witness()
         finally:
@@ -145,15 +148,3 @@ def entry() -> None:
 if __name__ == "__main__":
     entry()
 
-
-def _parse(parser, argv):
-    """argparse, strict, except that the arguments after ``--`` go to a verb's
-    ``rest`` when it follows a positional (``workspace start CARD … -- ARG…``):
-    argparse gives a ``*`` positional nothing once options came between."""
-    args, extra = parser.parse_known_args(argv)
-    if extra:
-        if extra[0] == "--" and isinstance(getattr(args, "rest", None), list) and not args.rest:
-            args.rest = extra[1:]
-        else:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return args

@@ -128,3 +128,18 @@ def _verb(argv: list[str], top) -> str | None:
         return token if token in top else None
     return None
 
+
+def parse(parser, argv):
+    """argparse, strict, except that the arguments after ``--`` go to a verb's
+    ``rest`` when it follows a positional (``workspace start CARD … -- ARG…``):
+    argparse gives a ``*`` positional nothing once options came between."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if extra[0] == "--" and isinstance(getattr(args, "rest", None), list) and not args.rest:
+            args.rest = extra[1:]
+        else:  # (the verb's own help, not the root's: what it takes is there)
+            from ..shapes.errors import UsageError
+
+            words = " ".join(w for w in ("loopx", getattr(args, "command", None), getattr(args, "subcommand", None)) if w)
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}", f"see `{words} --help`")
+    return args

@@ -139,3 +139,24 @@ def artifact_state(a: dict) -> str:
     if a.get("sha256") is None:
         return f"{a['size']} B (too large to hash)"
     return f"{a['size']} B {a['sha256'][:12]}"
+
+
+def window_text(window: dict | None) -> str:
+    """A rolling window as a person reads it: ``2000000 tokens · $20 · 30 turns / 5h``."""
+    if not window:
+        return "-"
+    parts = []
+    if window.get("tokens") is not None:
+        parts.append(f"{window['tokens']} tokens")
+    if window.get("usd") is not None:
+        parts.append(f"${window['usd']:g}")
+    if window.get("turns") is not None:
+        parts.append(f"{window['turns']} turns")
+    seconds = float(window["seconds"])
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            span = f"{int(seconds // size)}{unit}"
+            break
+    else:
+        span = f"{seconds:g}s"
+    return f"{' · '.join(parts) or 'no limit'} / {span}"

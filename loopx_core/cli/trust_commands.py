@@ -84,12 +84,26 @@ def cmd_key_show(ctx: Context) -> Outcome:
     if found is None:
         raise Forbidden(f"no LoopX key at {keys.key_path()}", "make one with `loopx key init`")
     data = _key_json(found)
+    from ..authority import unlock
+    from ..rules import clock
+
+    left = unlock.time_left(found.fingerprint) if found.sealed else None
+    data["unlocked_here_for"] = left
+    held = f"  unlocked in this terminal for {clock.human_delta(left)} more unless used (`loopx key lock` ends it)" if left is not None else ""
     text = (
-        f"{found.name}  {found.fingerprint}  {'sealed with a passphrase' if found.sealed else 'NO passphrase'}\n"
+        f"{found.name}  {found.fingerprint}  {'sealed with a passphrase' if found.sealed else 'NO passphrase'}{held}\n"
         f"public key: {data['public_key']}\n"
         f"→ a person on a board adds you with: loopx person add {found.name} {data['public_key']}"
     )
     return Outcome({"key": data}, 0, text)
+
+
+def cmd_key_lock(ctx: Context) -> Outcome:
+    from ..authority import unlock
+
+    ended = unlock.lock_all()
+    text = f"locked: {ended} unlock{'s' if ended != 1 else ''} ended" if ended else "locked: no terminal held an unlock"
+    return Outcome({"locked": ended}, 0, text + "\nthe next signed verb asks for your passphrase")
 
 
 def cmd_key_passphrase(ctx: Context) -> Outcome:
@@ -105,6 +119,9 @@ def cmd_key_passphrase(ctx: Context) -> Outcome:
     else:
         passphrase = _new_passphrase()
     found = keys.reseal(found, person, passphrase)
+    from ..authority import unlock
+
+    unlock.lock_all()  # (an unlock of the old passphrase ends with it)
     text = "passphrase set" if found.sealed else "passphrase removed\n" + _unsealed_warning(found)
     return Outcome({"key": _key_json(found)}, 0, text)
 

@@ -209,6 +209,34 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
     return store.run(body)
 
 
+EDITABLE = {"title": "title", "body": "body", "next": "next_action", "verify": "verify"}  # input → column
+
+
+def edit_card(store, card_id: int, data: dict, actor) -> CardView:
+    """A person rewrites a card's title, objective (``body``), next action or
+    verify command (an empty ``verify`` or ``next`` clears it). The signed
+    ``card_edited`` event records the new values."""
+    _person_only(actor, "edit a card")
+    changes = {k: v for k, v in data.items() if k in EDITABLE and v is not None}
+    if not changes:
+        raise InvalidInput("nothing to change", "give at least one of --title, --body, --next, --verify")
+
+    def body():
+        now = clock.now()
+        card = reap_card(card_row(card_id))
+        if card.status in ("done", "cancelled"):
+            raise _refuse(card, card.status, f"{ids.fmt(ids.CARD, card.id)} is {card.status}: its record stays as it ended", "add a new card instead")
+        new = {k: (v if v != "" or k in ("title", "body") else None) for k, v in changes.items()}
+        for key, value in new.items():
+            setattr(card, EDITABLE[key], value)
+        touch(card, now)
+        events.emit(actor, "card_edited", card.id, **new)
+        card.save()
+        return card_view(card)
+
+    return store.run(body)
+
+
 def window_card(store, card_id: int, data: dict, actor) -> CardView:
     """A person gives a card a rolling window (``data``: ``every`` seconds and at
     least one of ``tokens``, ``usd``, ``turns``; or ``clear``). The signed event

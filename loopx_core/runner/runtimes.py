@@ -37,8 +37,9 @@ import re
 from pathlib import Path
 
 from ..adapters import transcript
+from ..rules import limits
 
-NAMES = ("claude-code", "codex", "shell")
+NAMES = limits.RUNTIMES
 PROMPT_TOOL = "mcp__loopx__permission_prompt"  # adapters/mcp_server.PROMPT_TOOL, as Claude Code names it
 
 

@@ -76,6 +76,27 @@ def _finite(value: float) -> float:
     return value
 
 
+def _near_miss(value: str, known, what: str) -> None:
+    """A value that is not one of ``known`` but close to one: a typo, refused
+    with the one it was probably meant to be."""
+    import difflib
+
+    close = difflib.get_close_matches(value, known, n=1, cutoff=0.75)
+    if close and value not in known:
+        raise ValueError(f"unknown {what} {value[:80]!r}: did you mean {close[0]!r}?")
+
+
+def _known_runtime(value: str) -> str:
+    _near_miss(value, limits.RUNTIMES, "runtime")
+    return value
+
+
+def _capability(value: str) -> str:
+    if ":" not in value:  # (a family and an action: git:push; `gitpush` is git:push mistyped)
+        _near_miss(value, limits.WELL_KNOWN_SCOPES, "scope")
+    return value
+
+
 AgentId = Annotated[str, _pattern(limits.AGENT_ID, "agent id", "claude-1")]
 Scope = Annotated[str, _pattern(limits.SCOPE, "scope", "git:push", limits.SCOPE_MAX)]
 TokenId = Annotated[str, _pattern(limits.TOKEN_ID, "id", "turn-42")]
@@ -131,8 +152,8 @@ class NextInput(Input):
 class AgentInput(Input):
     kind: ClassVar[str] = "agent"
     id: AgentId
-    runtime: Runtime | None = None
-    can: list[Scope] = Field(default_factory=list, max_length=limits.LIST_MAX)
+    runtime: Annotated[Runtime, AfterValidator(_known_runtime)] | None = None
+    can: list[Annotated[Scope, AfterValidator(_capability)]] = Field(default_factory=list, max_length=limits.LIST_MAX)
     watch: list[Path] = Field(default_factory=list, max_length=limits.LIST_MAX)
     tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
     usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
@@ -166,6 +187,16 @@ class CardInput(Input):
     max_tokens: Annotated[int, Field(ge=1, le=limits.TOKENS_MAX)] | None = None
     max_usd: Annotated[float, Field(gt=0, le=limits.USD_MAX), AfterValidator(_finite)] | None = None
     backlog: bool = False
+
+
+class EditInput(Input):
+    """``loopx card edit``: what a person rewrites (an empty next or verify clears it)."""
+
+    kind: ClassVar[str] = "edit"
+    title: Annotated[str, _text(limits.TITLE_MAX, multiline=False)] | None = None
+    body: Annotated[str, _text(limits.BODY_MAX, allow_empty=True)] | None = None
+    next: Annotated[str, _text(limits.NEXT_MAX, allow_empty=True)] | None = None
+    verify: Annotated[str, _text(limits.VERIFY_MAX, allow_empty=True)] | None = None
 
 
 class BudgetInput(Input):

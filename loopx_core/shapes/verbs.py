@@ -45,16 +45,22 @@ class Tool:
 class Verb:
     """A command: ``loopx VERB`` or ``loopx VERB SUB``."""
 
-    __slots__ = ("verb", "sub", "help", "args", "handler", "shape", "hint", "tool", "human")
+    __slots__ = ("verb", "sub", "help", "args", "handler", "shape", "hint", "tool", "human", "probe")
 
     def __init__(self, verb: str, sub: str | None, help: str, args: tuple, handler: str, *,
-                 shape: str | None = None, hint: str | None = None, tool: Tool | None = None, human: bool = False):
+                 shape: str | None = None, hint: str | None = None, tool: Tool | None = None, human: bool = False,
+                 probe: bool | None = None):
         self.verb, self.sub, self.help, self.args = verb, sub, help, args
         self.handler = handler  # "module:function", function(ctx) -> Outcome | None | int (an exit code)
         self.shape = shape  # the input kind its flags validate as (a model of that kind in shapes/schemas.py)
         self.hint = hint  # what a refusal of that shape says; default: see `loopx VERB SUB --help`
         self.tool = tool  # its MCP tool, if agents get one
         self.human = human  # only a person may run it: the CLI and the PreToolUse hook refuse it to agents
+        # Check before asking: a person's run is first tried with a stand-in for
+        # their key, up to its first signature (cli/main.py), so bad input and
+        # unknown ids are said before the passphrase. False for a verb that acts
+        # outside the board before it signs (runs a program, touches git).
+        self.probe = human if probe is None else probe
 
     def __repr__(self) -> str:
         return f"Verb({self.verb!r}, {self.sub!r})"
@@ -177,7 +183,7 @@ DECLARED: tuple = (
         arg("--backlog", action="store_true", help="park it in the backlog"),
         arg("--tries", type="int", metavar="N", help="give it to N agents at once: the card and N-1 tries of it, each its own workspace (a person only)"),
         arg("--op-id", metavar="ID", help="idempotency key"),
-    ), _CMD + "cmd_card_add", shape="card"),
+    ), _CMD + "cmd_card_add", shape="card", probe=True),  # (a person's card add signs)
     Verb("card", "list", "list cards, a page at a time (id order)", (
         arg("--status", metavar="S", help="only cards in this status (ready, active, waiting, done …)"),
         arg("--owner", metavar="A", help="only this agent's cards"),
@@ -214,7 +220,7 @@ DECLARED: tuple = (
         *_CARD,
         arg("--head", metavar="SHA", help="the try's commit you compared (`card tries` shows it): refused if its branch moved since"),
         _OP_ID,
-    ), _CMD + "cmd_card_keep", human=True),
+    ), _CMD + "cmd_card_keep", human=True, probe=False),
     Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CMD + "cmd_card_unassign", human=True),
     Verb("card", "budget", "raise a card's budget (a person only; resumes a paused card)", (
         *_CARD,
@@ -223,6 +229,14 @@ DECLARED: tuple = (
         arg("--add-usd", type="float", metavar="X", help="dollars to add"),
         _OP_ID,
     ), _CMD + "cmd_card_budget", shape="budget", hint="give at least one of --add-turns, --add-tokens, --add-usd", human=True),
+    Verb("card", "edit", "rewrite a card's title, objective, next action or verify command (a person only)", (
+        *_CARD,
+        arg("--title", metavar="T", help="the new title"),
+        arg("--body", metavar="T", help="the new objective in detail"),
+        arg("--next", metavar="T", help="the new next action ('' clears it)"),
+        arg("--verify", metavar="CMD", help="the new verify command ('' clears it)"),
+        _OP_ID,
+    ), _CMD + "cmd_card_edit", shape="edit", hint="e.g. `loopx card edit LX-3 --verify 'pytest -q'` (and/or --title, --body, --next)", human=True),
     Verb("card", "window", "give a card a rolling window: so much per so long (a person only); a spent one pauses the card until it refills", (
         *_CARD,
         arg("--every", metavar="DUR", help="the window's length, e.g. 5h or 1d"),
@@ -250,14 +264,16 @@ DECLARED: tuple = (
         arg("--name", metavar="NAME", help="your name on boards (default: $LOOPX_HUMAN or your login)"),
         arg("--no-passphrase", action="store_true", help="store it unsealed: only safe where agents run in their sandbox"),
         arg("--force", action="store_true", help="replace an existing key"),
-    ), _TRUST + "cmd_key_init", human=True),
+    ), _TRUST + "cmd_key_init", human=True, probe=False),
     Verb("key", "show", "your key's fingerprint and public half (give it to a person who adds you to a board)", (), _TRUST + "cmd_key_show"),
+    Verb("key", "lock", "end your unlock now, on every terminal: the next signed verb asks your passphrase again (LOOPX_UNLOCK_FOR sets how long one lasts, default 15m)",
+         (), _TRUST + "cmd_key_lock"),
     Verb("key", "passphrase", "change your key's passphrase",
-         (arg("--none", action="store_true", help="remove the passphrase"),), _TRUST + "cmd_key_passphrase", human=True),
+         (arg("--none", action="store_true", help="remove the passphrase"),), _TRUST + "cmd_key_passphrase", human=True, probe=False),
     Verb("key", "trust", "pin this board's root key on this machine (a second machine or a team board)", (
         arg("fingerprint", metavar="FINGERPRINT", help="the root fingerprint a person on the board read to you"),
         arg("--replace", action="store_true", help="accept this board where this machine knew another, or its log as it is now (signed with your key)"),
-    ), _TRUST + "cmd_key_trust", human=True),
+    ), _TRUST + "cmd_key_trust", human=True, probe=False),
 
     Group("person", "the people whose signed decisions this board honours"),
     Verb("person", "add", "add a person to this board (their decisions count once signed with their key)", (
@@ -288,7 +304,7 @@ DECLARED: tuple = (
         arg("--none", action="store_true", help="run no command"),
         arg("argv", nargs="...", metavar="-- PROGRAM ARG", help="the program by its absolute path and its arguments; the message follows as two more (title, body) and as JSON on stdin"),
     ), _TRUST + "cmd_notify_set", human=True),
-    Verb("notify", "test", "run the notification command once now, and record what it did", (), _TRUST + "cmd_notify_test", human=True),
+    Verb("notify", "test", "run the notification command once now, and record what it did", (), _TRUST + "cmd_notify_test", human=True, probe=False),
 
     Verb("verify", None, "check the event log's hash chain and every person's signature (exit 11 if altered)", (
         arg("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one"),
@@ -434,7 +450,7 @@ DECLARED: tuple = (
         arg("--quiet", action="store_true", help="log only warnings and errors"),
         arg("--verbose", action="store_true", help="log each batch of events the runner reads too"),
         arg("rest", nargs="...", metavar="-- ARG", help="shell: the command to run each turn; claude-code/codex: extra arguments for it"),
-    ), _RUNNER + "cmd_run", human=True),  # a runner is the person's process: an agent's turn never starts one
+    ), _RUNNER + "cmd_run", human=True, probe=False),  # a runner is the person's process: an agent's turn never starts one
 
     Group("runner", "the agents' runners: list them; a person pauses, resumes or stops one"),
     Verb("runner", "list", "every agent's runner: what it is doing, and a person's control of it", (), _RUNNER + "cmd_list"),
@@ -455,11 +471,11 @@ DECLARED: tuple = (
         arg("--bin", metavar="PATH", help="its executable (default: claude / codex on PATH)"),
         arg("--print", dest="print_only", action="store_true", help="print the command, folder and environment instead of starting it (--json implies it)"),
         arg("rest", nargs="*", metavar="-- ARG", help="more arguments for the runtime, after -- (e.g. -- exec \"…\" for a headless Codex turn)"),
-    ), _WORKSPACE + "cmd_start", human=True),  # the person's terminal: an agent never starts an unbounded session
+    ), _WORKSPACE + "cmd_start", human=True, probe=False),  # the person's terminal: an agent never starts an unbounded session
     Verb("workspace", "list", "every card's workspace: folder, branch, card status, merged?, size, age", (), _WORKSPACE + "cmd_list"),
     Verb("workspace", "archive", "keep the card's work (commits and uncommitted files) under a LoopX ref, so gc may remove its folder — a person only", (
         *_CARD,
-    ), _WORKSPACE + "cmd_archive", human=True),
+    ), _WORKSPACE + "cmd_archive", human=True, probe=False),
     Verb("workspace", "setup", "the command run once in every new workspace (install dependencies), bounded in time — a person only", (
         arg("setup_command", nargs="?", metavar="COMMAND", help="a shell command, e.g. 'npm ci'; none: show the current one"),
         arg("--timeout", default="10m", metavar="DUR", help="a setup running longer is stopped (default 10m)"),
@@ -467,7 +483,7 @@ DECLARED: tuple = (
     ), _WORKSPACE + "cmd_setup", human=True),
     Verb("workspace", "gc", "remove the folders of workspaces that are merged into their base or archived (never a commit or an edit) — a person only", (
         arg("--dry-run", action="store_true", help="say what would be removed, remove nothing"),
-    ), _WORKSPACE + "cmd_gc", human=True),
+    ), _WORKSPACE + "cmd_gc", human=True, probe=False),
     Verb("workspace", "cap", "cap the total size of the board's workspaces (e.g. 20G; none lifts it): past it, removable folders go first, then new ones are refused — a person only", (
         arg("size", metavar="SIZE", help="20G, 500M, 1.5GB, bytes, or none"),
     ), _WORKSPACE + "cmd_cap", human=True),

@@ -15,7 +15,9 @@ from ..messages import (
     BudgetWanted,
     CardDropped,
     CardSelected,
+    CommandWanted,
     DragHover,
+    EditWanted,
     FilterChanged,
     GatesWanted,
     HelpWanted,
@@ -54,6 +56,8 @@ class BoardScreen(Screen):
         Binding("n", "new_card", "New", tooltip="add a card (a form, validated like `loopx card add`)"),
         Binding("a", "reassign", "Assign", tooltip="reassign the selected card to an agent (handoff packet) or unassign it"),
         Binding("plus", "raise_budget", "+Budget", show=False, tooltip="raise the selected card's budget (resumes a paused card)"),
+        Binding("e", "edit_card", "Edit", show=False, tooltip="edit the selected card: title, objective, next action, verify command (signed, as `loopx card edit`)"),
+        Binding("colon", "command", "Command", show=False, tooltip="a person's command as at the terminal, under the board's unlock: notify set/test, workspace cap/setup, price set, dangerous set, agent add, card edit/window …"),
         Binding("r", "move('ready')", "To ready", show=False, tooltip="move the selected card to ready"),
         Binding("b", "move('backlog')", "To backlog", show=False, tooltip="move the selected card to the backlog"),
         Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card (asks first: y cancels, n keeps it)"),
@@ -397,6 +401,16 @@ class BoardScreen(Screen):
             self.app.notify("Select a card first (arrows), then press a", severity="warning")
             return
         self.app.post_message(ReassignWanted(card.id))
+
+    def action_edit_card(self) -> None:
+        card = self.selected_card()
+        if card is None:
+            self.app.notify("Select a card first (arrows), then press e", severity="warning")
+            return
+        self.app.post_message(EditWanted(card.id))
+
+    def action_command(self) -> None:
+        self.app.post_message(CommandWanted())
 
     def action_raise_budget(self) -> None:
         card = self.selected_card()

@@ -42,6 +42,7 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("price", "list"), ["price", "list"], {}),
         (("price", "remove"), ["price", "remove", "m1"], {}),
         (("key", "show"), ["key", "show"], {}),
+        (("key", "lock"), ["key", "lock"], {}),
         (("key", "init"), ["key", "init", "--no-passphrase"], {"env": {"LOOPX_KEY": str(other_key)}}),
         (("key", "passphrase"), ["key", "passphrase"], {}),  # no terminal: refused, as JSON
         (("person", "list"), ["person", "list"], {}),
@@ -72,6 +73,7 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("done", None), ["done", "LX-1", "--summary", "finished"], {"agent": "a2"}),
         (("card", "budget"), ["card", "budget", "LX-2", "--add-turns", "1"], {}),
         (("card", "window"), ["card", "window", "LX-2", "--every", "1d", "--turns", "5"], {}),
+        (("card", "edit"), ["card", "edit", "LX-2", "--next", "the next step"], {}),
         (("card", "assign"), ["card", "assign", "LX-2", "--to", "a2"], {}),
         (("card", "unassign"), ["card", "unassign", "LX-2"], {}),
         (("card", "move"), ["card", "move", "LX-2", "--to", "backlog"], {}),

@@ -351,6 +351,10 @@ def cmd_agent_add(ctx: Context) -> Outcome:
 
     a = ctx.args
     ctx.refuse_agent("register agents or change their scopes")
+    from ..rules.given_paths import check_target
+
+    for folder in a.watch or ():
+        check_target(folder, "the watch folder", "give --watch a folder (it may not exist yet)", want="folder")
     data = validate("agent", _drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "usd": a.usd, "turns": a.turns, "window": a.window}))
     agent, changed = add_agent(ctx.store, data, ctx.person("register agents or change their scopes"))
     verb = "registered" if changed else "unchanged:"

@@ -37,12 +37,14 @@ def cmd_start(ctx: Context) -> Outcome | int:
     from ..shapes.errors import UsageError
     from ..store.rows import agent_row
     from .commands import agent_id
+    from .runner_commands import given_bin
 
     a, store = ctx.args, ctx.store
     agent = agent_id(a.drive)
     with store.read():
         agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
     rest = list(a.rest)[1:] if list(a.rest)[:1] == ["--"] else list(a.rest)
+    given_bin(a.bin)
     runtime = runtimes.make(a.runtime, rest, a.bin, agent)
     runtime.project = str(store.project_root())
     problem = runtime.identity_problem(store.project_root())

@@ -43,7 +43,8 @@ def _remember_damage(err) -> None:
 
     store = records.current()
     if store is not None and store.backend == "sqlite":
-        failures.mark_damaged(store.location.path, err.message)
+        if failures.known_damage(store.location.path) is None:  # (the first finding's words stay)
+            failures.mark_damaged(store.location.path, err.message)
         err.hint = failures.DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
 
 
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         _emit(outcome, as_json)
         return outcome.code
     except LoopxError as err:
+        if err.code == "board_damaged":  # (a lookup that found the log's card missing: store/rows.py)
+            _remember_damage(err)
         _emit_error(err, as_json)
         return err.exit_code
     except KeyboardInterrupt:

@@ -495,11 +495,21 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 def cmd_card_show(ctx: Context) -> Outcome:
     from ..ops.cards import show_card, usage_of
+    from ..ops.workspaces import last_rebuild, lookup, rebuilt_text
 
     cid = card_id(ctx.args.card)
     card = show_card(ctx.store, cid).to_json()
     usage = usage_of(ctx.store, cid)
-    return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
+    data: dict = {"card": card, "usage": usage}
+    text = render.card_block(card)
+    ws = lookup(ctx.store, cid)
+    if ws is not None:
+        rebuilt = last_rebuild(ctx.store, cid)
+        data["workspace"] = {"path": ws.path, "branch": ws.branch, "state": ws.state, "rebuilt": rebuilt}
+        text += f"\n  workspace {ws.state}: {ws.path} on {ws.branch}"
+        if rebuilt is not None:
+            text += "\n  " + render.one_line(rebuilt_text(card["id"], rebuilt))
+    return Outcome(data, 0, text + render.usage_block(usage))
 
 
 def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], CardView], verb: str) -> Outcome:

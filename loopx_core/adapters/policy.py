@@ -94,15 +94,14 @@ def load(root: str | None) -> Policy:
     if not root:
         return DEFAULT
     path = os.path.join(root, ".loopx", POLICY_FILE)
-    from ..rules.given_paths import read_regular
-    from ..shapes.errors import LoopxError
+    from ..rules.given_paths import Refused, read_regular
 
     try:  # (a FIFO put there never blocks the hook: rules/given_paths.py)
-        found = read_regular(path, MAX_POLICY * 4, "the policy", "", missing_ok=True)
+        found = read_regular(path, MAX_POLICY * 4, "the policy", "", missing_ok=True, error=Refused)
         if found is None:
             return DEFAULT
         raw = found.decode("utf-8")[: MAX_POLICY + 1]
-    except LoopxError as exc:
+    except Refused as exc:
         return Policy(problems=(exc.message,))
     except ValueError as exc:
         return Policy(problems=(f"cannot read {path}: {exc}",))

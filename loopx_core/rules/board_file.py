@@ -53,13 +53,12 @@ def target(raw: str, cwd: str) -> tuple[str, str]:
 
 
 def _read(path: str) -> str | None:
-    from ..shapes.errors import LoopxError
-    from .given_paths import read_regular
+    from .given_paths import Refused, read_regular
 
     try:  # (a FIFO an agent put in its workspace never blocks: given_paths)
-        raw = read_regular(path, 1 << 16, "", "", missing_ok=True)
+        raw = read_regular(path, 1 << 16, "", "", missing_ok=True, error=Refused)
         return None if raw is None else raw[:4096].decode("utf-8").strip()
-    except (LoopxError, UnicodeDecodeError):
+    except (Refused, UnicodeDecodeError):
         return None
 
 

@@ -26,9 +26,24 @@ from __future__ import annotations
 import os
 import stat
 
-from ..shapes.errors import InvalidInput
-
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class Refused(Exception):
+    """A given path refused, for the cold paths (the hook, board discovery)
+    that must not import the kernel's errors: pass ``error=Refused``."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+def _error(error: type | None) -> type:
+    if error is not None:
+        return error
+    from ..shapes.errors import InvalidInput  # (exit 3: the default refusal)
+
+    return InvalidInput
 
 
 def kind(mode: int) -> str:
@@ -57,12 +72,26 @@ def _dangling(path: str) -> bool:
         return False
 
 
-def open_regular(path: str, what: str, hint: str, *, error: type = InvalidInput, missing_ok: bool = False) -> int | None:
+def open_judged(path: str, *, nofollow: bool = False) -> tuple[int, os.stat_result]:
+    """``path`` opened for reading without waiting (a FIFO's open returns at
+    once), with ``fstat`` of what was opened — the rule every reader of a
+    given path starts from (``open_regular`` below; ``artifacts.hash_within``
+    with ``nofollow``). Raises OSError (ValueError: a NUL in the path)."""
+    fd = os.open(path, _READ_FLAGS | (getattr(os, "O_NOFOLLOW", 0) if nofollow else 0))
+    try:
+        return fd, os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: str, what: str, hint: str, *, error: type | None = None, missing_ok: bool = False) -> int | None:
     """A blocking descriptor, open for reading, on the regular file ``path``;
     ``None`` when it is missing and ``missing_ok``. Anything else is ``error``
     naming what the path is: nothing here waits on a FIFO or a device."""
+    error = _error(error)
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd, st = open_judged(path)
     except FileNotFoundError:
         if _dangling(path):
             raise error(f"{what} {_shown(path)} is a link to a missing file", hint) from None
@@ -74,7 +103,7 @@ def open_regular(path: str, what: str, hint: str, *, error: type = InvalidInput,
     except ValueError as exc:  # a NUL in the path
         raise error(f"cannot read {what} {_shown(path)}: {exc}", hint) from None
     try:
-        mode = os.fstat(fd).st_mode
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             raise error(f"{what} {_shown(path)} is {kind(mode)}, not a regular file", hint)
         os.set_blocking(fd, True)
@@ -84,9 +113,10 @@ def open_regular(path: str, what: str, hint: str, *, error: type = InvalidInput,
     return fd
 
 
-def read_regular(path: str, limit: int, what: str, hint: str, *, error: type = InvalidInput, missing_ok: bool = False) -> bytes | None:
+def read_regular(path: str, limit: int, what: str, hint: str, *, error: type | None = None, missing_ok: bool = False) -> bytes | None:
     """At most ``limit`` bytes of the regular file ``path`` (``open_regular``);
     a larger file is ``error``."""
+    error = _error(error)
     fd = open_regular(path, what, hint, error=error, missing_ok=missing_ok)
     if fd is None:
         return None
@@ -102,9 +132,10 @@ def read_regular(path: str, limit: int, what: str, hint: str, *, error: type = I
     return raw
 
 
-def check_target(path: str, what: str, hint: str, *, want: str = "file", error: type = InvalidInput) -> None:
+def check_target(path: str, what: str, hint: str, *, want: str = "file", error: type | None = None) -> None:
     """``path`` (to be written or created) is missing or ``want`` ("file" or
     "folder"); a link to nothing is refused. Looks without opening."""
+    error = _error(error)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -118,8 +149,9 @@ def check_target(path: str, what: str, hint: str, *, want: str = "file", error: 
         raise error(f"{what} {_shown(path)} is {kind(mode)}, not {'a regular file' if want == 'file' else 'a folder'}", hint)
 
 
-def check_folder(path: str, what: str, hint: str, *, error: type = InvalidInput) -> None:
+def check_folder(path: str, what: str, hint: str, *, error: type | None = None) -> None:
     """``path`` is an existing folder."""
+    error = _error(error)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -130,8 +162,9 @@ def check_folder(path: str, what: str, hint: str, *, error: type = InvalidInput)
         raise error(f"{what} {_shown(path)} is {kind(mode)}, not a folder", hint)
 
 
-def check_program(path: str, what: str, hint: str, *, error: type = InvalidInput) -> None:
+def check_program(path: str, what: str, hint: str, *, error: type | None = None) -> None:
     """``path`` is a regular file this user may execute."""
+    error = _error(error)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

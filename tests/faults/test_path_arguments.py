@@ -82,3 +82,15 @@ def test_a_policy_file_that_is_not_a_file_never_blocks_the_hook_or_policy_show(b
     probe = f"from loopx_core.adapters import policy; print(policy.load({str(board.root)!r}).problems)"
     res = __import__("subprocess").run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and SAID[kind] in res.stdout, res
+
+
+@pytest.mark.parametrize("kind", ("fifo", "folder", "dangling"))  # (a link to /dev/zero is outside the project: refused as such)
+def test_an_artifact_that_is_not_a_file_is_recorded_unhashed_at_once(board, tmp_path, kind):
+    _set_up(board)
+    inside = board.root / "out"
+    inside.mkdir()
+    given = _make(inside, kind)
+    res = board.spawn("--json", "writeback", "LX-1", "--summary", "s", "--artifact", given, agent="a1", timeout=60)
+    assert res.returncode == 0, res
+    (artifact,) = json.loads(res.stdout)["evidence"]["artifacts"]
+    assert artifact["sha256"] is None and artifact["missing"] is True, artifact

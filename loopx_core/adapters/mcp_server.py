@@ -240,6 +240,10 @@ class Tools:
                 with contextlib.suppress(Exception):
                     self.close()
                 self._store = None
+            if known is not None and known.code == "board_damaged":
+                from ..store.failures import remember_damage
+
+                remember_damage(self._store, known)  # (as the CLI does: writes refuse the board from now on)
             exc = known or exc
             from ..shapes.errors import LoopxError
 

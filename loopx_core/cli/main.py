@@ -41,11 +41,7 @@ def _remember_damage(err) -> None:
     """A read met a damaged page: mark the board so writes refuse it (store/failures.py)."""
     from ..store import failures, records
 
-    store = records.current()
-    if store is not None and store.backend == "sqlite":
-        if failures.known_damage(store.location.path) is None:  # (the first finding's words stay)
-            failures.mark_damaged(store.location.path, err.message)
-        err.hint = failures.DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
+    failures.remember_damage(records.current(), err)
 
 
 def _refuse_undecodable(argv: list[str]) -> None:

@@ -71,6 +71,16 @@ def known_damage(path) -> str | None:
         return "found damaged"
 
 
+def remember_damage(store, err) -> None:
+    """A read met damage (a malformed page, a card the log names with no row):
+    mark the SQLite board so writes refuse it, and say so in ``err``'s hint —
+    the CLI and ``loopx mcp`` alike."""
+    if store is not None and store.backend == "sqlite":
+        if known_damage(store.location.path) is None:  # (the first finding's words stay)
+            mark_damaged(store.location.path, err.message)
+        err.hint = DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
+
+
 def clear_damage(path) -> None:
     import contextlib
     import os

@@ -146,3 +146,19 @@ def test_a_card_on_half_a_damaged_leaf_page_is_damage_not_absence(board):
         assert res.returncode == 12 and json.loads(res.stdout)["error"]["code"] == "board_damaged", res
     # a card that never was is still "not found"
     assert board.spawn("--json", "context", "LX-999", agent="a1", timeout=60).returncode == 4
+
+
+async def test_mcp_says_a_hidden_card_is_damage_and_writes_then_refuse(board):
+    """The same rule over `loopx mcp` (a real server, the SDK's client): the
+    agent reads `[board_damaged]`, not "no such card", and the board is marked."""
+    from tests.adapters.test_mcp import session
+
+    board.ok("agent", "add", "a1")
+    for n in range(60):
+        board.ok("card", "add", f"task {n} " + "y" * 80)
+    _damage_half_a_leaf(board.db, "card", 40)
+    async with session(board, "a1") as client:
+        got = await client.call_tool("context", {"card": "LX-40"})
+    assert got.is_error and got.content[0].text.startswith("[board_damaged]"), got.content[0].text
+    res = board.spawn("--json", "card", "add", "new", timeout=60)
+    assert res.returncode == 12 and json.loads(res.stdout)["error"]["code"] == "board_damaged", res

@@ -227,8 +227,7 @@ class Tools:
             from ..shapes.verbs import resolve
 
             answer = resolve(_DECLARED[name].call)
-            with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol: nothing else may reach it
-                return answer(self, **args), False
+            return self._waiting_out_restarts(_DECLARED[name], args, lambda: answer(self, **args)), False
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
@@ -241,6 +240,10 @@ class Tools:
                 with contextlib.suppress(Exception):
                     self.close()
                 self._store = None
+            if known is not None and known.code == "board_damaged":
+                from ..store.failures import remember_damage
+
+                remember_damage(self._store, known)  # (as the CLI does: writes refuse the board from now on)
             exc = known or exc
             from ..shapes.errors import LoopxError
 
@@ -254,6 +257,38 @@ class Tools:
             sys.stderr.write(f"loopx mcp: {name}: {type(exc).__name__}: {exc}\n")
             return f"[internal] {type(exc).__name__}: {exc}", True
 
+
+    def _waiting_out_restarts(self, declared, args: dict, run) -> str:
+        """``run()``; when the board's server goes away under it (a PostgreSQL
+        restart) and the call may run again (``failures.may_run_again``: it only
+        reads, is idempotent — a writeback with an op id — or was cut off before
+        its commit), run it again: the store waits out the reconnect as it does
+        for ``run`` and ``watch`` (``pg.reconnect``), for up to
+        ``LOOPX_RECONNECT_WAIT`` in all (#44). Anything else is raised."""
+        import contextlib
+        import time
+
+        from ..store.failures import may_run_again, reconnect_wait
+
+        deadline, delay = None, 0.2
+        idempotent = declared.idempotent or bool(args.get("op_id"))
+        while True:
+            try:
+                with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol: nothing else may reach it
+                    return run()
+            except Exception as exc:
+                if not may_run_again(exc, reads_only=declared.read_only, idempotent=idempotent):
+                    raise
+                deadline = deadline if deadline is not None else time.monotonic() + reconnect_wait()
+                if time.monotonic() + delay > deadline:
+                    raise
+                sys.stderr.write(f"loopx mcp: {declared.name}: {str(getattr(exc, 'message', exc)).splitlines()[0][:200]}; running it again once the board is back\n")
+                if self._store is None or getattr(exc, "code", None) == "board_unreachable":
+                    with contextlib.suppress(Exception):
+                        self.close()  # (the next attempt opens the board afresh)
+                    self._store = None
+                    time.sleep(delay)  # (opening does not wait: pace the attempts)
+                    delay = min(delay * 2, 5.0)
 
     def permission_prompt(self, arguments) -> tuple[str, bool]:
         """Claude Code's permission prompt, answered by the person through a gate

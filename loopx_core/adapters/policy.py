@@ -94,13 +94,17 @@ def load(root: str | None) -> Policy:
     if not root:
         return DEFAULT
     path = os.path.join(root, ".loopx", POLICY_FILE)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = fh.read(MAX_POLICY + 1)
-    except FileNotFoundError:
-        return DEFAULT
-    except (OSError, ValueError) as exc:
-        return Policy(problems=(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}",))
+    from ..rules.given_paths import Refused, read_regular
+
+    try:  # (a FIFO put there never blocks the hook: rules/given_paths.py)
+        found = read_regular(path, MAX_POLICY * 4, "the policy", "", missing_ok=True, error=Refused)
+        if found is None:
+            return DEFAULT
+        raw = found.decode("utf-8")[: MAX_POLICY + 1]
+    except Refused as exc:
+        return Policy(problems=(exc.message,))
+    except ValueError as exc:
+        return Policy(problems=(f"cannot read {path}: {exc}",))
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:

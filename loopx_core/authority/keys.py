@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # milliseconds it never uses, so they are imported where they are (DESIGN §10).
 
 FORMAT = 1
+KEY_MAX = 1 << 20  # bytes of a key file read (one is ~1 KB)
 SCRYPT = {"n": 1 << 15, "r": 8, "p": 1}  # ~0.1 s and 32 MiB per unlock: slow to guess, quick to type
 
 
@@ -127,11 +128,15 @@ class KeyFile:
 
 def read(path: Path | None = None) -> KeyFile | None:
     """The key file, or None when there is none."""
+    from ..rules import given_paths
     from ..shapes.errors import InvalidInput
 
     path = path or key_path()
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        raw = given_paths.read_regular(str(path), KEY_MAX, "your LoopX key", "fix LOOPX_KEY, or make a new key with `loopx key init --force`", missing_ok=True)
+        if raw is None:
+            return None
+        doc = json.loads(raw.decode("utf-8"))
         if not isinstance(doc, dict) or doc.get("loopx_key") != FORMAT:
             raise ValueError("not a LoopX key file")
         return KeyFile(path, doc)

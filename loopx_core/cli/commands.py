@@ -406,6 +406,10 @@ def cmd_agent_add(ctx: Context) -> Outcome:
 
     a = ctx.args
     ctx.refuse_agent("register agents or change their scopes")
+    from ..rules.given_paths import check_target
+
+    for folder in a.watch or ():
+        check_target(folder, "the watch folder", "give --watch a folder (it may not exist yet)", want="folder")
     data = validate("agent", _drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "usd": a.usd, "turns": a.turns, "window": a.window}))
     agent, changed = add_agent(ctx.store, data, ctx.person("register agents or change their scopes"))
     verb = "registered" if changed else "unchanged:"
@@ -552,11 +556,21 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 def cmd_card_show(ctx: Context) -> Outcome:
     from ..ops.cards import show_card, usage_of
+    from ..ops.workspaces import last_rebuild, lookup, rebuilt_text
 
     cid = card_id(ctx.args.card)
     card = show_card(ctx.store, cid).to_json()
     usage = usage_of(ctx.store, cid)
-    return Outcome({"card": card, "usage": usage}, 0, render.card_block(card) + render.usage_block(usage))
+    data: dict = {"card": card, "usage": usage}
+    text = render.card_block(card)
+    ws = lookup(ctx.store, cid)
+    if ws is not None:
+        rebuilt = last_rebuild(ctx.store, cid)
+        data["workspace"] = {"path": ws.path, "branch": ws.branch, "state": ws.state, "rebuilt": rebuilt}
+        text += f"\n  workspace {ws.state}: {ws.path} on {ws.branch}"
+        if rebuilt is not None:
+            text += "\n  " + render.one_line(rebuilt_text(card["id"], rebuilt))
+    return Outcome(data, 0, text + render.usage_block(usage))
 
 
 def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], CardView], verb: str) -> Outcome:

@@ -41,10 +41,7 @@ def _remember_damage(err) -> None:
     """A read met a damaged page: mark the board so writes refuse it (store/failures.py)."""
     from ..store import failures, records
 
-    store = records.current()
-    if store is not None and store.backend == "sqlite":
-        failures.mark_damaged(store.location.path, err.message)
-        err.hint = failures.DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
+    failures.remember_damage(records.current(), err)
 
 
 def _refuse_undecodable(argv: list[str]) -> None:
@@ -113,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         _emit(outcome, as_json)
         return outcome.code
     except LoopxError as err:
+        if err.code == "board_damaged":  # (a lookup that found the log's card missing: store/rows.py)
+            _remember_damage(err)
         _emit_error(err, as_json)
         return err.exit_code
     except KeyboardInterrupt:

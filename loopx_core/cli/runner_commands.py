@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..rules import clock
+from ..rules.given_paths import check_program, check_target
 from ..shapes.errors import InvalidInput, UsageError
 from .commands import Context, Outcome, agent_id
 
@@ -18,6 +20,12 @@ def _duration(text: str, flag: str) -> float:
         raise InvalidInput(f"{flag}: {exc}", "e.g. 30s, 10m, 2h") from None
 
 
+def given_bin(path: str | None) -> None:
+    """``--bin``: a path to a program (a bare name is looked up on PATH when it runs)."""
+    if path and os.sep in path:
+        check_program(path, "--bin", "give --bin the runtime's executable (or leave it out: claude / codex on PATH)", error=UsageError)
+
+
 def cmd_run(ctx: Context) -> Outcome:
     from ..runner.loop import Options, Runner
     from ..store.rows import agent_row
@@ -29,6 +37,9 @@ def cmd_run(ctx: Context) -> Outcome:
         command = command[1:]
     if a.runtime == "shell" and not command:
         raise UsageError("the shell runtime needs a command", "e.g. `loopx run --agent shell-1 --runtime shell -- ./turn.sh`")
+    given_bin(a.bin)
+    if a.log_file:
+        check_target(a.log_file, "the log file", "give --log-file a regular file (or a new one) in a folder you can write", error=UsageError)
     options = Options(
         agent=agent,
         runtime=a.runtime,

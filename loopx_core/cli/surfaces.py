@@ -9,6 +9,11 @@ import sys
 
 def demo(ctx) -> int:
     args = ctx.args
+    if args.keep:
+        from ..rules.given_paths import check_target
+        from ..shapes.errors import UsageError
+
+        check_target(args.keep, "--keep", "give --keep a folder (a new one is made)", want="folder", error=UsageError)
     if args.script or not (sys.stdout.isatty() and sys.stdin.isatty()):
         from ..demo.script import run_script
 

@@ -242,12 +242,14 @@ def _policy_file(ctx: Context):
     from ..adapters import policy
 
     path = os.path.join(str(ctx.store.project_root()), ".loopx", policy.POLICY_FILE)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.loads(fh.read(policy.MAX_POLICY + 1))
-    except FileNotFoundError:
+    from ..rules.given_paths import read_regular
+
+    raw = read_regular(path, policy.MAX_POLICY * 4, "the policy", "fix the file (it must be one JSON object)", missing_ok=True)
+    if raw is None:
         return path, None, None
-    except (OSError, ValueError, RecursionError) as exc:
+    try:
+        doc = json.loads(raw.decode("utf-8")[: policy.MAX_POLICY + 1])
+    except (ValueError, RecursionError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}", "fix the file (it must be one JSON object)") from None
     parsed = policy.parse(doc, path, signed=True)  # (what it would be once signed: its own problems only)
     return path, doc, parsed

@@ -18,8 +18,9 @@ def cmd_open(ctx: Context) -> Outcome:
     from ..ops.workspaces import open_workspace
 
     cid = card_id(ctx.args.card)
-    ws = open_workspace(ctx.store, cid, ctx.caller("open a workspace"), ctx.args.base).to_json()
-    return Outcome({"workspace": ws}, 0, f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n"
+    said: list[str] = []
+    ws = open_workspace(ctx.store, cid, ctx.caller("open a workspace"), ctx.args.base, said=said).to_json()
+    return Outcome({"workspace": ws}, 0, "".join(line + "\n" for line in said) + f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n"
                    f"→ a runner starts the card's turns there; to work there yourself with an agent, `loopx workspace start {ws['card']} --runtime claude-code|codex --agent ID` "
                    f"(a runtime started there any other way reads the workspace's own settings, which its agent can write)")
 
@@ -37,12 +38,14 @@ def cmd_start(ctx: Context) -> Outcome | int:
     from ..shapes.errors import UsageError
     from ..store.rows import agent_row
     from .commands import agent_id
+    from .runner_commands import given_bin
 
     a, store = ctx.args, ctx.store
     agent = agent_id(a.drive)
     with store.read():
         agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
     rest = list(a.rest)[1:] if list(a.rest)[:1] == ["--"] else list(a.rest)
+    given_bin(a.bin)
     runtime = runtimes.make(a.runtime, rest, a.bin, agent)
     runtime.project = str(store.project_root())
     problem = runtime.identity_problem(store.project_root())

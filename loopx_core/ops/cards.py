@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..rules import clock, holding, ids
-from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
+from ..shapes.errors import Conflict, Forbidden, InvalidInput
 from ..shapes.values import CardDetail, CardView
 from ..store import events, records
 from ..store.records import Card, CardTry, Dependency, Evidence, Gate, Handoff, Observed
@@ -14,6 +14,7 @@ from ..store.rows import (
     card_views,
     evidence_view,
     handoff_view,
+    missing_card,
     observed_view,
     touch,
 )
@@ -52,7 +53,7 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
     ``marks``: more the event records (a try: ``try_of``, ``try_no``)."""
     for dep in data.get("after") or []:
         if Card.get(dep) is None:
-            raise NotFound(f"--after {ids.fmt(ids.CARD, dep)}: no such card", "`loopx card list` shows the cards", code="unknown_card")
+            raise missing_card(dep, f"--after {ids.fmt(ids.CARD, dep)}: no such card")
     if data.get("owner"):
         agent_row(data["owner"])
     pending = [d for d in data.get("after") or [] if card_row(d, lock=False).status != "done"]

@@ -72,6 +72,9 @@ def check_argv(argv: list[str]) -> list[str]:
     for arg in argv:
         if "\x00" in arg or len(arg) > 4000:
             raise InvalidInput("an argument is too long or holds a NUL", "keep each argument under 4000 characters")
+    from ..rules.given_paths import check_program
+
+    check_program(argv[0], "the program", "name an executable file by its full path (`command -v NAME` prints it)")
     return argv
 
 

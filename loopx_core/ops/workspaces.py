@@ -181,11 +181,18 @@ def list_workspaces(store) -> list[tuple[WorkspaceView, str]]:
 
 
 @_git_refusal
-def open_workspace(store, card_id: int, actor, base: str | None = None) -> WorkspaceView:
+def open_workspace(store, card_id: int, actor, base: str | None = None, said: list[str] | None = None) -> WorkspaceView:
     """Make the card's worktree (``git worktree add -b loopx/LX-7 PATH BASE``),
     or return the one already open. Reopening an archived or removed one checks
     its branch out again. Raises InvalidInput when the project is not a git
-    repository (or has no commit to start from)."""
+    repository (or has no commit to start from).
+
+    An open workspace whose folder is gone (deleted by hand) is rebuilt: git is
+    told to forget the folder it still lists (``worktree prune``: else ``add``
+    refuses it for good), the card's branch is checked out again at its tip
+    and the saved uncommitted work (``refs/loopx/LX-7/wip/…``) put back; its
+    ``workspace_opened`` event carries ``rebuilt`` (the card shows it), and a
+    sentence saying so is appended to ``said`` (#44)."""
     from ..workspace import git
 
     key = ids.key(ids.CARD, card_id)
@@ -197,6 +204,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
         raise elsewhere(row, key)
     if row is not None and row.state == "open" and os.path.isdir(row.path):
         return view(row)
+    lost = row is not None and row.state == "open"  # (and its folder is gone)
     repo = repository(store)
     if repo is None:
         raise InvalidInput(
@@ -218,25 +226,29 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
 
         make_room(store)  # a person's cap on the total: removable folders go first, else refused
     try:
+        if lost:
+            git.prune_worktrees(repo)
         if created:
-            made = git.worktree_add(repo, path, branch, base_commit)
+            start = row.head if lost and row is not None and row.head and git.resolve(repo, row.head) else base_commit  # (the branch itself gone too: from its last recorded HEAD)
+            made = git.worktree_add(repo, path, branch, start)
     except git.GitError as exc:
         again = _row_view(store, card_id)
         if again is not None and here(store, again) and again.state == "open" and os.path.isdir(again.path):
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
-    head = base_commit if made else git.head(path)  # a new branch starts at its base
+    head = base_commit if made and not lost else git.head(path)  # a new branch starts at its base
     # Only a branch made now, from the base, gets the setup command: a folder made
     # again for an existing branch holds the agent's commits (e.g. a package.json
     # whose install script `npm ci` would run as the person, outside any sandbox).
-    setup = run_setup(store, path, card_id) if made else None
+    setup = run_setup(store, path, card_id) if made and not lost else None
+    rebuilt = _rebuild_note(path, row, head) if lost and created and row is not None else None
 
     def body():
         now = clock.now()
         found = Workspace.get(card_id, lock=True)
         if found is not None and not here(store, found):
             raise elsewhere(found, key)  # another checkout opened it first
-        if found is not None and found.state == "open":
+        if found is not None and found.state == "open" and rebuilt is None:
             return view(found)
         fields = dict(path=str(path), branch=branch, base=base, base_commit=base_commit if found is None else found.base_commit, state="open", head=head, wip=found.wip if found else None, updated_at=now, checkout=store.checkout_id())
         if found is None:
@@ -246,12 +258,54 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
                 setattr(found, name, value)
             found.save()
         extra: dict[str, object] = {"setup": setup} if setup is not None else {}
+        if rebuilt is not None:
+            extra["rebuilt"] = rebuilt
         if found.checkout:
             extra["checkout"] = found.checkout
         events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
         return view(found)
 
-    return store.run(body)
+    opened = store.run(body)
+    if rebuilt is not None and said is not None:
+        said.append(rebuilt_text(key, rebuilt))
+    return opened
+
+
+def _rebuild_note(path, row: Workspace, head: str | None) -> dict:
+    """The saved uncommitted work put back into a workspace made again, and
+    what its event records: the folder that was gone, the branch's HEAD, the
+    saved work and whether it went back (only onto the commit it was saved on)."""
+    from ..workspace import git
+
+    restored = False
+    if row.wip:
+        try:
+            restored = git.restore(path, row.wip)
+        except git.GitError:
+            restored = False
+    return {"folder": row.path, "head": head, "wip": row.wip, "restored": restored}
+
+
+def rebuilt_text(key: str, rebuilt: dict) -> str:
+    """What the card's holder is told about its rebuilt workspace."""
+    work = ("its saved uncommitted work put back" if rebuilt.get("restored")
+            else "its saved uncommitted work NOT put back (the branch moved past it: it stays under refs/loopx/)" if rebuilt.get("wip")
+            else "no uncommitted work was saved")
+    return f"{key}'s workspace folder was gone ({rebuilt.get('folder')}): rebuilt from its branch at {str(rebuilt.get('head'))[:12]}, {work}"
+
+
+def last_rebuild(store, card_id: int) -> dict | None:
+    """The card's workspace rebuild, when its last opening was one (what
+    ``card show`` says)."""
+    import json
+
+    with store.read():
+        found = records.rows("""SELECT "data" FROM "event" WHERE "card" = ? AND "kind" = 'workspace_opened' ORDER BY "seq" DESC LIMIT 1""", (card_id,))
+    if not found:
+        return None
+    data = json.loads(found[0][0]) if isinstance(found[0][0], str) else found[0][0]
+    rebuilt = (data or {}).get("rebuilt")
+    return rebuilt if isinstance(rebuilt, dict) else None
 
 
 SETUP_KEY = "workspace_setup"
@@ -295,15 +349,16 @@ def run_setup(store, path, card_id: int) -> dict | None:
 
 
 @_git_refusal
-def ensure(store, card_id: int, actor) -> WorkspaceView | None:
+def ensure(store, card_id: int, actor, said: list[str] | None = None) -> WorkspaceView | None:
     """The card's open workspace, made on first use when the project is a git
-    repository; None when it is not (today's behaviour: the project folder)."""
+    repository (rebuilt when its folder was deleted: ``said`` hears of it);
+    None when it is not (today's behaviour: the project folder)."""
     if repository(store) is None:
         return None
     found = lookup(store, card_id)
     if found is not None and here(store, found) and found.state == "open" and os.path.isdir(found.path):
         return found
-    return open_workspace(store, card_id, actor)  # (refused when another checkout holds it)
+    return open_workspace(store, card_id, actor, said=said)  # (refused when another checkout holds it)
 
 
 def before_claim(store, card_id: int, agent: str, in_project: bool = False) -> list[str]:
@@ -351,8 +406,9 @@ def name_in(store, answer: dict, agent: str, in_project: bool = False) -> list[s
         return []
     key = answer["card"]["id"]
     card_id = ids.parse(ids.CARD, key)
+    said: list[str] = []
     try:
-        ws = ensure(store, card_id, f"agent:{agent}")
+        ws = ensure(store, card_id, f"agent:{agent}", said)
     except LoopxError as err:
         given_back = ""
         if answer.get("claimed") and not in_project and err.code != "no_base":
@@ -363,7 +419,7 @@ def name_in(store, answer: dict, agent: str, in_project: bool = False) -> list[s
         return _refused(err, key, in_project, given_back)
     if ws is not None:
         answer["workspace"] = {"path": ws.path, "branch": ws.branch, "base": ws.base}
-    return []
+    return said
 
 
 # -- code state -------------------------------------------------------------------------

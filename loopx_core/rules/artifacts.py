@@ -17,10 +17,10 @@ import stat as statmod
 from pathlib import Path
 
 from ..shapes.errors import InvalidInput
+from .given_paths import open_judged
 
 CHUNK = 1 << 20
 HASH_MAX = 256 << 20  # a larger file is never read: its size is recorded, not its hash (hashing 20 GiB took minutes)
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks us
 
 
 def real(path: str | os.PathLike) -> str:
@@ -72,11 +72,10 @@ def hash_within(path: str, roots: list[str]) -> tuple[int, str | None] | None:
     if not any(inside(path, r) for r in roots):
         return None
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd, st = open_judged(path, nofollow=True)  # (a FIFO never blocks us: given_paths)
     except (OSError, ValueError):
         return None
     try:
-        st = os.fstat(fd)
         if not statmod.S_ISREG(st.st_mode):
             return None
         opened = _opened_path(fd)

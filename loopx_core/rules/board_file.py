@@ -53,10 +53,12 @@ def target(raw: str, cwd: str) -> tuple[str, str]:
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read(4096).strip()
-    except (OSError, UnicodeDecodeError):
+    from .given_paths import Refused, read_regular
+
+    try:  # (a FIFO an agent put in its workspace never blocks: given_paths)
+        raw = read_regular(path, 1 << 16, "", "", missing_ok=True, error=Refused)
+        return None if raw is None else raw[:4096].decode("utf-8").strip()
+    except (Refused, UnicodeDecodeError):
         return None
 
 

@@ -449,6 +449,10 @@ class SqliteStore(Store):
     @classmethod
     def connect(cls, location: BoardLocation, *, create: bool) -> Store:
         assert location.path is not None
+        from ..rules.given_paths import check_target
+
+        # (a FIFO, a device or a link to nothing named as the board: said so, never opened)
+        check_target(str(location.path), "the board", "point --db / LOOPX_DB at a board file (`loopx init` makes one)", error=BoardError)
         if not location.path.exists():
             if not create:
                 if location.source == "none":

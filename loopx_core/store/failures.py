@@ -71,6 +71,16 @@ def known_damage(path) -> str | None:
         return "found damaged"
 
 
+def remember_damage(store, err) -> None:
+    """A read met damage (a malformed page, a card the log names with no row):
+    mark the SQLite board so writes refuse it, and say so in ``err``'s hint —
+    the CLI and ``loopx mcp`` alike."""
+    if store is not None and store.backend == "sqlite":
+        if known_damage(store.location.path) is None:  # (the first finding's words stay)
+            mark_damaged(store.location.path, err.message)
+        err.hint = DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
+
+
 def clear_damage(path) -> None:
     import contextlib
     import os
@@ -232,6 +242,40 @@ def connection_lost(exc: BaseException) -> bool:
         ):
             return True
     return False
+
+
+RECONNECT_WAIT = 60.0  # s: how long a long-lived process tries to reach a server that went away
+
+
+def reconnect_wait() -> float:
+    """``LOOPX_RECONNECT_WAIT`` (seconds, 0–3600; default 60): how long a
+    process waits out a PostgreSQL server that went away (a restart)."""
+    import os
+
+    try:
+        return min(max(float(os.environ.get("LOOPX_RECONNECT_WAIT", RECONNECT_WAIT)), 0.0), 3600.0)
+    except ValueError:
+        return RECONNECT_WAIT
+
+
+def board_lost(exc: BaseException) -> bool:
+    """The board's server went away under this call (a PostgreSQL restart):
+    the driver says so, or the store already said it (``uncommitted``: cut off
+    before its commit; ``board_unreachable``: not back, or cut off at COMMIT)."""
+    return getattr(exc, "code", None) in ("uncommitted", "board_unreachable") or connection_lost(exc)
+
+
+def may_run_again(exc: BaseException, *, reads_only: bool, idempotent: bool) -> bool:
+    """Whether a whole call the server's going away cut off may simply be run
+    again once the board is back — the rule ``loopx mcp`` follows, as the
+    watcher re-runs its idempotent jobs and ``Store.run`` an uncommitted write:
+    a call that only reads, one declared idempotent (an op id, a claim), or
+    one whose transaction was cut off before its commit (nothing of it
+    written). A write cut off *at* its commit may have committed: it is
+    answered, with the hint to retry under the same op id."""
+    if not board_lost(exc):
+        return False
+    return reads_only or idempotent or getattr(exc, "code", None) == "uncommitted"
 
 
 def first_line(exc: BaseException) -> str:

@@ -238,23 +238,16 @@ class Uncommitted(BoardError):
         super().__init__(f"lost the connection to the PostgreSQL board {where} in the middle of a transaction ({first_line(exc)}); nothing of it was written", GONE_HINT)
 
 
-RECONNECT_WAIT = 60.0  # s: how long a long-lived process tries to reach a server that went away
-
-
 def reconnect(db: pw.Database, where: str):
     """Begin a transaction on ``db`` (returns the entered peewee transaction);
     when the server went away, reconnect with backoff (0.2 s doubling to 5 s)
     until ``LOOPX_RECONNECT_WAIT`` (default 60 s) has passed, saying so on stderr."""
-    import os
     import time
 
-    from .failures import connection_lost
+    from .failures import connection_lost, reconnect_wait
     from .failures import first_line as _first_line
 
-    try:
-        wait = min(max(float(os.environ.get("LOOPX_RECONNECT_WAIT", RECONNECT_WAIT)), 0.0), 3600.0)
-    except ValueError:
-        wait = RECONNECT_WAIT
+    wait = reconnect_wait()
     deadline, delay, lost = time.monotonic() + wait, 0.2, None
     while True:
         txn = db.atomic()

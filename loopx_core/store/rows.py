@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..rules import ids
 from ..rules.holding import HELD, owner_of
-from ..shapes.errors import NotFound
+from ..shapes.errors import LoopxError, NotFound
 from ..shapes.values import (
     AgentView,
     Artifact,
@@ -31,12 +31,26 @@ def card_row(card_id: int, *, lock: bool = True) -> Card:
     """The card, locked for this transaction (where the backend locks rows; ``lock``)."""
     row = Card.get(card_id, lock=lock)
     if row is None:
-        raise NotFound(
-            f"no card {ids.fmt(ids.CARD, card_id)} on this board",
-            "`loopx card list` shows the cards; `loopx card add TITLE` creates one",
-            code="unknown_card",
-        )
+        raise missing_card(card_id)
     return row
+
+
+def missing_card(card_id: int, shown: str = "") -> LoopxError:
+    """What a card lookup that found no row means. Cards are never deleted, so
+    a card the log names (its ``card_added``, its moves) that has no row is a
+    damaged board, not an absent card: a page of the card table overwritten can
+    read as "no row" without SQLite raising (#44). One indexed probe of the
+    log, paid only when a lookup misses."""
+    name = ids.fmt(ids.CARD, card_id)
+    if records.exists('SELECT 1 FROM "event" WHERE "card" = ?', (card_id,)):
+        from .failures import damaged
+
+        return damaged("file", f"the log records card {name} but the card table has no row for it")
+    return NotFound(
+        shown or f"no card {name} on this board",
+        "`loopx card list` shows the cards; `loopx card add TITLE` creates one",
+        code="unknown_card",
+    )
 
 
 def agent_row(agent_id: str) -> Agent:

@@ -208,6 +208,12 @@ def worktree_add(repo, path, new_branch: str, base: str) -> bool:
         return False
 
 
+def prune_worktrees(repo) -> None:
+    """Make git forget worktrees whose folders are gone (``add`` refuses a
+    folder git still lists as a worktree, even a deleted one)."""
+    git(repo, "worktree", "prune")
+
+
 def worktree_remove(repo, path) -> None:
     """Remove the worktree folder and git's record of it (its branch and refs stay)."""
     if Path(path).exists():

@@ -25,6 +25,11 @@ def test_the_readme_is_a_first_page_not_a_reference():
         assert needed in text, needed
 
 
+def test_design_describes_the_system_in_a_readable_size():
+    size = len((REPO / "docs" / "DESIGN.md").read_bytes())
+    assert size <= 60_000, f"docs/DESIGN.md is {size} bytes: fold what was appended into its section, move the why to docs/decisions/"
+
+
 def test_every_link_between_the_pages_lands_on_a_file():
     broken = []
     for page in _pages():

@@ -11,8 +11,9 @@ CITED = re.compile(r"\btests/[\w/]+\.py\b")
 
 
 def _citing_files():
-    yield from (REPO / "docs").glob("*.md")
+    yield from (REPO / "docs").rglob("*.md")
     yield REPO / "README.md"
+    yield REPO / "CHANGELOG.md"
     for package in ("loopx_core", "loopx_tui", "bench"):
         # (the demo's strings are the files of the demo's own project, not citations)
         yield from (p for p in (REPO / package).rglob("*.py") if "demo" not in p.relative_to(REPO).parts)

@@ -1,5 +1,5 @@
-"""README's agent quick start, run as written: the newcomer sees the human
-loop the product is about — the gate waits for a person (exit 6), the person
+"""The agent guide's turn by hand (docs/guide/agents.md, "A turn, by hand"),
+run as written: the newcomer sees the human loop the product is about — the gate waits for a person (exit 6), the person
 answers at a terminal, and only then does the agent carry on."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "agents.md"
 
 
 def quickstart_blocks() -> list[list[str]]:
-    text = README.read_text()
-    section = text[text.index("## Agent quick start") :]
+    text = GUIDE.read_text()
+    section = text[text.index("## A turn, by hand") :]
     section = section[: section.index("\n## ", 5)]
     blocks = []
     for body in re.findall(r"```bash\n(.*?)```", section, re.S):
@@ -34,7 +34,7 @@ def quickstart_blocks() -> list[list[str]]:
 
 
 def run_quickstart(tmp_path: Path, loopx: str) -> None:
-    """Every block of the quick start, as a newcomer types it, with ``loopx`` meaning
+    """Every block of the guide's turn, as a newcomer types it, with ``loopx`` meaning
     the command line ``loopx`` (an installed program, or this checkout's module)."""
     project = tmp_path / "project"
     project.mkdir(parents=True)

@@ -20,6 +20,7 @@ import os
 from collections import namedtuple
 
 from . import chain
+from .witness import read_json
 
 EVENT_COLUMNS = "seq, prev, hash, at, actor, card, kind, data, op_id, key, sig"
 PIN_FILE = "trusted.json"
@@ -83,16 +84,6 @@ def pin_path():
     from pathlib import Path
 
     return Path(pin_file())
-
-
-def read_json(path: str) -> dict:
-    """A JSON object of the person's LoopX folder (pins, anchors); {} when missing or broken."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        return doc if isinstance(doc, dict) else {}
-    except (OSError, ValueError):
-        return {}
 
 
 def _read_doc() -> dict:

@@ -59,9 +59,17 @@ def anchor_file() -> str:
     return os.path.join(config_folder(), ANCHOR_FILE)
 
 
-def _read_all() -> dict:
-    from .trust import read_json
+def read_json(path: str) -> dict:
+    """A JSON object of the person's LoopX folder (pins, anchors); {} when missing or broken."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        return doc if isinstance(doc, dict) else {}
+    except (OSError, ValueError):
+        return {}
 
+
+def _read_all() -> dict:
     return read_json(anchor_file())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-EPILOG = "Exit codes: 0 ok · 1 internal · 2 usage · 3 invalid input · 4 not found · 5 conflict · 6 waiting for a human · 7 rejected · 8 paused · 9 nothing to do · 10 forbidden · 11 history altered"
+EPILOG = "Exit codes: 0 ok · 1 internal · 2 usage · 3 invalid input · 4 not found · 5 conflict · 6 waiting for a human · 7 rejected · 8 paused · 9 nothing to do · 10 forbidden · 11 history altered · 12 the board's storage refuses (disk full, read-only, damaged)"
 
 
 class _Formatter(argparse.HelpFormatter):

@@ -310,15 +310,16 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
         return None
 
     def _column_at(self, offset: Offset) -> str | None:
-        from .column import BoardColumn
-
+        """The key of the column under ``offset``: the nearest ancestor that takes
+        dropped cards (a ``BoardColumn`` names itself with ``drop_key``)."""
         try:
             widget, _ = self.screen.get_widget_at(*offset)
         except NoWidget:
             return None
         for node in widget.ancestors_with_self:
-            if isinstance(node, BoardColumn):
-                return node.key
+            key = getattr(node, "drop_key", None)
+            if isinstance(key, str):
+                return key
         return None
 
     def on_mouse_down(self, event: events.MouseDown) -> None:

@@ -59,6 +59,11 @@ class RunnerLine(FittedLine):
 
 
 class BoardColumn(Vertical):
+    @property
+    def drop_key(self) -> str:
+        """What a card dropped on this column moves to (``CardList`` asks it)."""
+        return self.key
+
     def __init__(self, key: str, title: str, now: Callable[[], float], cards: Sequence[CardView] = (), total: int | None = None, unread: bool = False):
         super().__init__(id=css_id(key), classes=f"board-column -col-{css_id(key)[4:]}")
         self.key = key

@@ -1,6 +1,6 @@
 """The real wheel, installed the way README's "Install" says (`uv tool install`,
 `pipx install`: a venv of the tool's own, deps from the wheel's requirements),
-runs README's quick start, writes `init --for` commands that run the installed
+runs the agent guide's turn by hand, writes `init --for` commands that run the installed
 copy, starts the board headless (the styles ship) and completes in bash."""
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def test_installed_as_a_tool_it_runs_a_turn_cycle_the_board_and_init_for(tmp_pat
     venv, loopx = install(how, wheel, tmp_path, env)
     assert subprocess.run([str(loopx), "--version"], env=env, capture_output=True, text=True).stdout.strip() == __version__
 
-    # README's quick start, typed into a shell with the installed `loopx`
+    # the agent guide's turn by hand, typed into a shell with the installed `loopx`
     run_quickstart(tmp_path / "quickstart", shlex.quote(str(loopx)))
 
     # `init --for`: the hooks and the MCP server it writes run the installed copy, never this checkout

@@ -1,0 +1,88 @@
+"""No module imports, directly or through others, a module that imports it.
+
+The import graph of ``loopx_core`` and ``loopx_tui`` (grimp, the library
+import-linter reads with: top-level, function-level and type-checking imports
+alike) is split into its strongly connected components; every component of
+more than one module is a circle. The circles that remain are listed below and
+may only shrink: a new circle, or a module joining an old one, fails the gate.
+(`docs/ARCHITECTURE.md` says how each is to be broken.)"""
+
+from __future__ import annotations
+
+import sys
+
+import grimp
+
+# The circles not yet broken (#41). Remove an entry when its circle is gone.
+KNOWN = [
+    {"loopx_core.store.backends", "loopx_core.store.pg"},
+    {"loopx_core.cli.commands", "loopx_core.cli.trust_commands"},
+    {"loopx_tui.actions", "loopx_tui.app", "loopx_tui.gate_queue"},
+    {
+        "loopx_core.ops.cards", "loopx_core.ops.claims", "loopx_core.ops.done", "loopx_core.ops.gates",
+        "loopx_core.ops.handoffs", "loopx_core.ops.idempotence", "loopx_core.ops.merges",
+        "loopx_core.ops.workspace_cap", "loopx_core.ops.workspaces", "loopx_core.ops.writeback",
+    },
+]
+
+
+def circles(imports: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(imports.get(module, ())):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for module in sorted(imports):
+            if module not in index:
+                visit(module)
+    finally:
+        sys.setrecursionlimit(limit)
+    return found
+
+
+def project_imports() -> dict[str, set[str]]:
+    graph = grimp.build_graph("loopx_core", "loopx_tui", cache_dir=None)
+    return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
+
+def test_no_new_import_circle():
+    new = [sorted(c) for c in circles(project_imports()) if not any(c <= known for known in KNOWN)]
+    assert not new, "modules that import each other (break the circle: move what both need below them):\n" + "\n".join(map(str, new))
+
+
+def test_a_circle_gone_is_taken_off_the_list():
+    now = circles(project_imports())
+    gone = [sorted(k) for k in KNOWN if not any(k & c for c in now)]
+    assert not gone, f"these circles are broken now: remove them from KNOWN in {__file__}: {gone}"
+
+
+def test_the_check_finds_a_circle_through_other_modules():
+    """It bites: a → b → c → a is one circle; a module beside it is not in it."""
+    found = circles({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()})
+    assert found == [{"a", "b", "c"}]

@@ -161,6 +161,12 @@ class BoardReader:
     def delta(self, seq: int) -> board.BoardDelta:
         return self._read("reading changes", lambda: board.board_delta(self.store, seq, self.card_filter, self.by_owner))
 
+    def runners(self) -> tuple:
+        """Every runner's row as it is now (its heartbeat, its process looked at here)."""
+        from loopx_core.ops.runners import list_runners
+
+        return self._read("reading the runners", lambda: tuple(list_runners(self.store)))
+
     def card_detail(self, card_id: int):
         return self._read("reading a card", lambda: cards.card_detail(self.store, card_id, reap=False, evidence_limit=EVIDENCE_SHOWN))
 

@@ -75,6 +75,8 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
     else:
         shown = json.dumps(tool_input, ensure_ascii=False)[:1200]
         asks = [{"question": f"{who} asks to use {tool} on {key}: {shown}"[: limits.QUESTION_MAX - 100]}]
+    for ask in asks:  # (a gate of the runtime's: withdrawn when its runner stops, ops/claims.release_on_stop)
+        ask.update(runtime=runtime, tool=tool)
     opened = [gate for gate, _, _ in gates.ask_all(store, card.id, agent, asks)]
     deadline = time.monotonic() + (WAIT if wait is None else wait)
     while any(g.status == "pending" for g in opened) and time.monotonic() < deadline:

@@ -13,6 +13,8 @@ from . import leases, quota, reaper
 from .lifecycle import block_on_gate, move
 from .reaper import reap_card
 
+RUNTIME = "runtime"  # the kind of a gate a runtime asked for its turn: no one waits on it once its runner stopped
+
 
 def _rules(store):
     """Who may do what on this board (imported when a verb needs it: not every per-turn call does)."""
@@ -73,7 +75,10 @@ def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -
             by = f"capability:{agent}" if by == "capability" else by
             return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
     kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
-    gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now)
+    extra = None
+    if data.get("runtime"):  # a runtime's own question (adapters/runtime_questions): its turn waits on it
+        kind, extra = RUNTIME, {"runtime": data["runtime"], "tool": data.get("tool")}
+    gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now, extra)
     return gate_view(gate), card_view(card), created
 
 

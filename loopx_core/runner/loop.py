@@ -207,7 +207,7 @@ class Runner:
         return err.message
 
     def _finish(self, why: str, turn: str | None) -> None:
-        released = self._release_active()
+        released = self._release_active(why)
         try:
             runners.exited(self.store, self.agent, self.runner_id, why, turn=turn, released=released)
         except LoopxError as err:
@@ -600,15 +600,17 @@ class Runner:
         return None
 
     # -- stopping ----------------------------------------------------------------------------
-    def _release_active(self) -> list[str]:
-        """Give back the agent's active cards (a card waiting on a person, sleeping
-        or paused keeps its holder: releasing would withdraw a pending gate)."""
+    def _release_active(self, why: str) -> list[str]:
+        """Give back the agent's active cards, and those waiting only on its
+        runtime's questions — withdrawn: the turn that asked is over, and no
+        answer reaches it (a card waiting on the agent's own question, sleeping
+        or paused keeps its holder: a person's answer is still awaited)."""
         released = []
         try:
-            for card_id, token in turns.active_cards(self.store, self.agent):
+            for card_id in turns.held_cards(self.store, self.agent):
                 try:
-                    claims.release(self.store, card_id, self.agent, token)
-                    released.append(ids.key(ids.CARD, card_id))
+                    if claims.release_on_stop(self.store, card_id, self.agent, f"the runner stopped ({why}): the turn that asked is over") is not None:
+                        released.append(ids.key(ids.CARD, card_id))
                 except LoopxError as err:
                     self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}", WARNING)
         except Exception as exc:  # stopping anyway: say so, never hang

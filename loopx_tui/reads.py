@@ -180,6 +180,13 @@ class BoardReader:
 
         return self._read("reading a diff", lambda: merges.card_diff(self.store, card_id))
 
+    def card_changes(self, card_id: int):
+        """Everything the card's work changed (``ops.card_changes``): its branch or
+        its merge, and its uncommitted work (git, no store write)."""
+        from loopx_core.ops import card_changes
+
+        return self._read("reading a diff", lambda: card_changes.card_changes(self.store, card_id))
+
     def tries(self, card_id: int):
         """The card's tries side by side (``ops.tries.compare``): (the first card's id, its tries)."""
         from loopx_core.ops import tries

@@ -48,6 +48,55 @@ def questions_of(tool_input) -> list[dict] | None:
     return out
 
 
+SHELL_TOOLS = ("Bash", "PowerShell", "Monitor", "exec_command", "shell", "local_shell")  # a "command" to run
+TEXT_KEPT = 600  # characters of one field's text the question shows
+
+
+def readable(tool: str, tool_input) -> str:
+    """What the tool would do, as a person reads it: a command as its text
+    (``$ git add -A && git commit -m "wip"``), a file edit as its path, every
+    other field as ``name: value`` — never JSON's escapes. One line: the
+    question is one line wherever it is shown (``terminal_safe``), so a
+    line break in a command shows as ``⏎``. Terminal safety is the reader's
+    (every read of a gate passes ``rules.text``)."""
+    if not isinstance(tool_input, dict):
+        return _text(tool_input)
+    fields = dict(tool_input)
+    parts = []
+    command = fields.pop("command", None) if tool in SHELL_TOOLS or "command" in fields else None
+    if command is not None:
+        shown = " ".join(command) if isinstance(command, list) and all(isinstance(c, str) for c in command) else command
+        parts.append("$ " + _text(shown))
+    path = fields.pop("file_path", None) or fields.pop("notebook_path", None)
+    if isinstance(path, str):
+        parts.append(f"file {_text(path)}")
+    for name, value in fields.items():
+        parts.append(f"{name}: {_text(value)}")
+    return " · ".join(parts) if parts else "(no input)"
+
+
+def _text(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return text if len(text) <= TEXT_KEPT else text[: TEXT_KEPT - 1] + "…"
+
+
+def call_digest(tool: str, tool_input) -> str:
+    """The exact call, as one hash: what an "allow for this session" answer allows (nothing else)."""
+    import hashlib
+
+    canonical = json.dumps({"tool": tool, "input": tool_input}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _session(store, agent: str) -> str | None:
+    """The agent's runner session (its ``runner_id``) while it runs, as the board says (never the environment)."""
+    from ..ops.runners import get_runner
+
+    found = get_runner(store, agent)
+    return found.runner_id if found is not None and found.state != "stopped" else None
+
+
 def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float | None = None) -> dict | None:
     """The person's decision on a runtime's own question, for the runtime:
     ``{"behavior": "allow"}`` (with ``updatedInput`` for the question tool)
@@ -73,10 +122,15 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
                 text += " (several may apply: answer in your own words, e.g. 'A, B')"
             asks.append({"question": text[: limits.QUESTION_MAX - 100], "options": q["options"]})
     else:
-        shown = json.dumps(tool_input, ensure_ascii=False)[:1200]
-        asks = [{"question": f"{who} asks to use {tool} on {key}: {shown}"[: limits.QUESTION_MAX - 100]}]
+        asks = [{"question": f"{who} asks to use {tool} on {key}: {readable(tool, tool_input)}"[: limits.QUESTION_MAX - 100]}]
+    session = _session(store, agent)
+    call = call_digest(tool, tool_input)
+    if not questions and session is not None:
+        allowed = gates.session_allows(store, card.id, agent, session, tool, call)
+        if allowed is not None:  # the person allowed this exact call for the runner's session (signed)
+            return {"behavior": "allow", "message": f"allowed for this runner's session by {allowed}"}
     for ask in asks:  # (a gate of the runtime's: withdrawn when its runner stops, ops/claims.release_on_stop)
-        ask.update(runtime=runtime, tool=tool)
+        ask.update(runtime=runtime, tool=tool, call=call, session=session)
     opened = [gate for gate, _, _ in gates.ask_all(store, card.id, agent, asks)]
     deadline = time.monotonic() + (WAIT if wait is None else wait)
     while any(g.status == "pending" for g in opened) and time.monotonic() < deadline:

@@ -24,6 +24,7 @@ import json
 import time
 
 from ..rules import ids, limits
+from ..rules.tool_text import readable
 
 WAIT = 540.0  # seconds a hook waits for the person (under the runtime's 600 s)
 POLL = 0.5
@@ -46,39 +47,6 @@ def questions_of(tool_input) -> list[dict] | None:
         header = q.get("header")
         out.append({"question": q["question"], "header": " ".join(header.split())[:40] if isinstance(header, str) else "", "options": list(dict.fromkeys(labels))[: limits.OPTIONS_MAX], "multi": q.get("multiSelect") is True})
     return out
-
-
-SHELL_TOOLS = ("Bash", "PowerShell", "Monitor", "exec_command", "shell", "local_shell")  # a "command" to run
-TEXT_KEPT = 600  # characters of one field's text the question shows
-
-
-def readable(tool: str, tool_input) -> str:
-    """What the tool would do, as a person reads it: a command as its text
-    (``$ git add -A && git commit -m "wip"``), a file edit as its path, every
-    other field as ``name: value`` — never JSON's escapes. One line: the
-    question is one line wherever it is shown (``terminal_safe``), so a
-    line break in a command shows as ``⏎``. Terminal safety is the reader's
-    (every read of a gate passes ``rules.text``)."""
-    if not isinstance(tool_input, dict):
-        return _text(tool_input)
-    fields = dict(tool_input)
-    parts = []
-    command = fields.pop("command", None) if tool in SHELL_TOOLS or "command" in fields else None
-    if command is not None:
-        shown = " ".join(command) if isinstance(command, list) and all(isinstance(c, str) for c in command) else command
-        parts.append("$ " + _text(shown))
-    path = fields.pop("file_path", None) or fields.pop("notebook_path", None)
-    if isinstance(path, str):
-        parts.append(f"file {_text(path)}")
-    for name, value in fields.items():
-        parts.append(f"{name}: {_text(value)}")
-    return " · ".join(parts) if parts else "(no input)"
-
-
-def _text(value) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
-    return text if len(text) <= TEXT_KEPT else text[: TEXT_KEPT - 1] + "…"
 
 
 def call_digest(tool: str, tool_input) -> str:

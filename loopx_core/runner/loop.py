@@ -556,18 +556,45 @@ class Runner:
         from ..shapes.inputs import validate
 
         text = clean(tail)
-        said = clean(usage.said or "", 300) if usage.said else ""
         why = reason or (f"the runtime exited {code}" if code else "the runtime ended")
-        last = said or (text.splitlines()[-1] if text else "")
-        summary = f"Turn wrote no evidence ({why})." + (f" Last output: {last[:300]}" if last else "")
+        last = ("said: " + usage.said) if usage.said else runtimes.last_step(tail)  # (never a raw stream-json line)
+        last = clean(last or "", 300)
+        summary = f"Turn wrote no evidence ({why})." + (f" Last {last}" if last.startswith(("said:", "called ", "ran:", "error:")) else f" Last output: {last}" if last else "")
         data = validate("evidence", {"summary": summary[:3900], "turn_id": f"{turn_id}.failed"})
         extra = {"failed_turn": True, "turn_id": turn_id, "outcome": outcome, "reason": reason, "exit_code": code, "runtime": self.runtime.name, "tail": text}
+        raw = self._keep_output(card, turn_id, tail)
+        if raw is not None:
+            extra["output"] = raw
         try:
             evidence, _, _ = writeback(self.store, card.id, self.agent, data, source="runner", lease_token=token, extra=extra)
             return ids.fmt(ids.EVIDENCE, evidence.id)
         except LoopxError as err:
             self.log(f"could not record the failed turn on {card.key}: {err.message}", WARNING)
             return None
+
+    def _keep_output(self, card, turn_id: str, output: str) -> dict | None:
+        """A failed turn's raw output (the stream-json, as the runtime printed
+        its end), kept whole in the board's folder
+        (``.loopx/turns/<turn id>.out``, which agents cannot write) and named
+        with its hash on the record: the summary says what happened, the file
+        is the proof. None when there is no such folder (a team board's checkout
+        without ``.loopx/``) or it cannot be written."""
+        from ..rules.artifacts import sha256_file
+
+        root = self.store.project_root()
+        folder = os.path.join(str(root), ".loopx") if root is not None else None
+        if folder is None or not os.path.isdir(folder) or not output:
+            return None
+        path = os.path.join(folder, "turns", f"{card.key}-{turn_id}.out".replace(os.sep, "_"))
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                fh.write(output)
+            size, sha = sha256_file(path)
+        except OSError as err:
+            self.log(f"could not keep the failed turn's output: {err}", WARNING)
+            return None
+        return {"path": os.path.relpath(path, str(root)), "size": size, "sha256": sha}
 
     def _charge(self, card, usage, env, turn_id) -> str | None:
         """The turn's measured usage, charged exactly once: from the transcript

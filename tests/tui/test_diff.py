@@ -186,6 +186,28 @@ async def test_the_diff_tab_shows_work_when_nothing_is_committed(make_app, seede
         assert "draft.py  (untracked)" in stats and "+print('draft')" in view.lines
 
 
+async def test_when_the_folder_is_gone_the_saved_wip_is_shown(make_app, seeded):
+    """A runner recorded the work (refs/loopx/LX-6/wip/…), then the folder went: the tab shows the saved work."""
+    import shutil
+
+    from loopx_core.ops import workspaces
+
+    tree = _uncommitted(seeded)
+    store = Store.open(seeded.location)
+    try:
+        code = workspaces.record(store, OAUTH, "runner:claude-1")
+    finally:
+        store.close()
+    assert code is not None and code["wip"]
+    shutil.rmtree(tree)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_diff_tab(app, pilot)
+        stats = str(view.query_one(".diff-stats").render())
+        assert f"Uncommitted work saved at {code['wip'][:10]} (refs/loopx/…/wip: the folder is gone)" in stats
+        assert "+todo: the callback" in view.lines[view.lines.index(WORK_MARK):]
+
+
 async def test_a_merged_cards_diff_tab_shows_what_its_merge_brought_in(make_app, seeded, merge_gate):
     """#39: after the merge the branch is in the base (its own diff is empty):
     the tab shows the merge's recorded commit against the base before it."""

@@ -122,7 +122,9 @@ def last_step(output: str) -> str | None:
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
                 return "said: " + item["text"].strip()
             if item.get("type") == "command_execution" and isinstance(item.get("command"), str):
-                return f"ran: $ {readable('shell', {'command': item['command']})[2:]}"
+                return f"ran: {readable('shell', {'command': item['command']})}"
+            if item.get("type") == "error" and isinstance(item.get("message"), str):
+                return f"error: {item['message']}"
     return None
 
 

@@ -573,17 +573,17 @@ class Runner:
             return None
 
     def _keep_output(self, card, turn_id: str, output: str) -> dict | None:
-        """A failed turn's raw output (the stream-json, as the runtime printed
-        its end), kept whole in the board's folder
-        (``.loopx/turns/<turn id>.out``, which agents cannot write) and named
-        with its hash on the record: the summary says what happened, the file
-        is the proof. None when there is no such folder (a team board's checkout
-        without ``.loopx/``) or it cannot be written."""
+        """A failed turn's raw output as the runner kept it (its last 16 KiB:
+        the stream-json as the runtime printed it), in the board's folder
+        (``.loopx/turns/<card>-<turn id>.out``) and named with its hash on the
+        record (a later change to the file shows) — the summary says what
+        happened, the file is what it was read from. None when the project has no
+        ``.loopx/`` (a team board's checkout) or it cannot be written."""
         from ..rules.artifacts import sha256_file
 
-        root = self.store.project_root()
-        folder = os.path.join(str(root), ".loopx") if root is not None else None
-        if folder is None or not os.path.isdir(folder) or not output:
+        root = str(self.store.project_root())
+        folder = os.path.join(root, ".loopx")
+        if not output or not os.path.isdir(folder):
             return None
         path = os.path.join(folder, "turns", f"{card.key}-{turn_id}.out".replace(os.sep, "_"))
         try:
@@ -594,7 +594,7 @@ class Runner:
         except OSError as err:
             self.log(f"could not keep the failed turn's output: {err}", WARNING)
             return None
-        return {"path": os.path.relpath(path, str(root)), "size": size, "sha256": sha}
+        return {"path": os.path.relpath(path, root), "size": size, "sha256": sha}
 
     def _charge(self, card, usage, env, turn_id) -> str | None:
         """The turn's measured usage, charged exactly once: from the transcript

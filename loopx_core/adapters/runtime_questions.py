@@ -24,7 +24,8 @@ import json
 import time
 
 from ..rules import ids, limits
-from ..rules.tool_text import readable
+from ..rules.text import terminal_safe
+from ..rules.tool_text import shown
 
 WAIT = 540.0  # seconds a hook waits for the person (under the runtime's 600 s)
 POLL = 0.5
@@ -81,6 +82,7 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
         return None
     key = ids.fmt(ids.CARD, card.id)
     who = f"{NAMES.get(runtime, runtime)} ({agent})"
+    whole = True  # the person sees the whole call (only a permission question can be cut)
     questions = questions_of(tool_input) if tool == QUESTION_TOOL else None
     if questions:
         asks = []
@@ -90,8 +92,13 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
                 text += " (several may apply: answer in your own words, e.g. 'A, B')"
             asks.append({"question": text[: limits.QUESTION_MAX - 100], "options": q["options"]})
     else:
-        asks = [{"question": f"{who} asks to use {tool} on {key}: {readable(tool, tool_input)}"[: limits.QUESTION_MAX - 100]}]
-    session = _session(store, agent)
+        text, whole = shown(tool, tool_input)
+        question = f"{who} asks to use {tool} on {key}: {text}"
+        asks = [{"question": question[: limits.QUESTION_MAX - 100]}]
+        # Allowed for a session only when the person sees exactly the call that runs:
+        # nothing cut, nothing a terminal would drop (a bidi override, a zero-width space).
+        whole = whole and len(question) <= limits.QUESTION_MAX - 100 and terminal_safe(question) == question
+    session = _session(store, agent) if whole else None
     call = call_digest(tool, tool_input)
     if not questions and session is not None:
         allowed = gates.session_allows(store, card.id, agent, session, tool, call)

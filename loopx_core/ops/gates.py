@@ -31,8 +31,8 @@ def _session_of(gate: Gate, key: str, decision: str) -> dict:
                 break
     if not asked or not asked.get("session") or not asked.get("call"):
         raise InvalidInput(
-            f"{key} is not a runtime's question asked in a runner's session: nothing to allow for a session",
-            "approve it once (y), or remember a scope's answer with --remember card|agent|board",
+            f"{key} cannot be allowed for a session: only a runtime's permission question asked in a runner's session, shown whole (nothing cut or hidden), can",
+            "approve it once (y / without --remember), or remember a scope's answer with --remember card|agent|board",
             code="not_a_session_question",
         )
     return {"runner": asked["session"], "tool": asked.get("tool"), "call": asked["call"]}

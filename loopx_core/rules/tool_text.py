@@ -15,23 +15,32 @@ TEXT_KEPT = 600  # characters of one field's text the question shows
 def readable(tool: str, tool_input) -> str:
     """What the tool would do: ``$ git add -A && git commit -m "wip"`` ·
     ``file src/app.py · old_string: … · new_string: …``."""
+    return shown(tool, tool_input)[0]
+
+
+def shown(tool: str, tool_input) -> tuple[str, bool]:
+    """``readable``'s text, and whether it is the whole call (no field cut)."""
     if not isinstance(tool_input, dict):
         return _text(tool_input)
     fields = dict(tool_input)
-    parts = []
+    parts: list[tuple[str, bool]] = []
     command = fields.pop("command", None)  # (Bash, PowerShell, Monitor; Codex's exec_command: a list)
     if command is not None:
-        shown = " ".join(command) if isinstance(command, list) and all(isinstance(c, str) for c in command) else command
-        parts.append("$ " + _text(shown))
+        text, whole = _text(" ".join(command) if isinstance(command, list) and all(isinstance(c, str) for c in command) else command)
+        parts.append(("$ " + text, whole))
     path = fields.pop("file_path", None) or fields.pop("notebook_path", None)
     if isinstance(path, str):
-        parts.append(f"file {_text(path)}")
+        text, whole = _text(path)
+        parts.append((f"file {text}", whole))
     for name, value in fields.items():
-        parts.append(f"{name}: {_text(value)}")
-    return " · ".join(parts) if parts else "(no input)"
+        text, whole = _text(value)
+        parts.append((f"{name}: {text}", whole))
+    if not parts:
+        return "(no input)", True
+    return " · ".join(p for p, _ in parts), all(w for _, w in parts)
 
 
-def _text(value) -> str:
+def _text(value) -> tuple[str, bool]:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
-    return text if len(text) <= TEXT_KEPT else text[: TEXT_KEPT - 1] + "…"
+    return (text, True) if len(text) <= TEXT_KEPT else (text[: TEXT_KEPT - 1] + "…", False)

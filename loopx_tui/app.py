@@ -82,6 +82,7 @@ from .messages import (
     ReassignWanted,
     Refused,
     Request,
+    RunnersRead,
     RunnerWanted,
     Say,
     ViewChanged,
@@ -499,8 +500,13 @@ class LoopxApp(App[int]):
         if self.model.notices != before and self.board_screen is not None and self.board_screen.is_attached:
             self.board_screen.query(CardList).refresh()
 
+    def on_runners_read(self, message: RunnersRead) -> None:
+        if self.is_running and self.board_screen is not None:
+            self.runners_changed(message.runners)
+
     def runners_changed(self, runners) -> None:
-        """Each agent's runner, as the last runner event left it (DESIGN §10 "Runners")."""
+        """Each agent's runner as its row was last read: on a runner event, and
+        on the poller's clock (``workers.RUNNERS_EVERY``; DESIGN §10 "Runners")."""
         self.model.runners = {r.agent: r for r in runners}
         if self.board_screen is not None and self.board_screen.is_attached:
             self.board_screen.board.show_runners()

@@ -36,6 +36,15 @@ class BoardChanged(Message):
 
 
 @dataclass
+class RunnersRead(Message):
+    """The change poller re-read every runner's row on its clock: heartbeats
+    are no events, so only this says a waiting runner is alive or a killed
+    one gone (``rules.liveness.runner_alive``)."""
+
+    runners: tuple  # loopx_core.ops.runners.RunnerView
+
+
+@dataclass
 class PollFailed(Message):
     """The change poller could not read the board (shown, then retried)."""
 

@@ -161,6 +161,12 @@ class BoardReader:
     def delta(self, seq: int) -> board.BoardDelta:
         return self._read("reading changes", lambda: board.board_delta(self.store, seq, self.card_filter, self.by_owner))
 
+    def runners(self) -> tuple:
+        """Every runner's row as it is now (its heartbeat, its process looked at here)."""
+        from loopx_core.ops.runners import list_runners
+
+        return self._read("reading the runners", lambda: tuple(list_runners(self.store)))
+
     def card_detail(self, card_id: int):
         return self._read("reading a card", lambda: cards.card_detail(self.store, card_id, reap=False, evidence_limit=EVIDENCE_SHOWN))
 
@@ -173,6 +179,13 @@ class BoardReader:
         from loopx_core.ops import merges
 
         return self._read("reading a diff", lambda: merges.card_diff(self.store, card_id))
+
+    def card_changes(self, card_id: int):
+        """Everything the card's work changed (``ops.card_changes``): its branch or
+        its merge, and its uncommitted work (git, no store write)."""
+        from loopx_core.ops import card_changes
+
+        return self._read("reading a diff", lambda: card_changes.card_changes(self.store, card_id))
 
     def tries(self, card_id: int):
         """The card's tries side by side (``ops.tries.compare``): (the first card's id, its tries)."""

@@ -8,6 +8,9 @@ seen seq with the cards they touched and posts them to the app. It only reads.
 While the board is busy (a change in the last ``BUSY_FOR`` seconds) it probes
 five times as often: agents write in bursts, and the next write of a burst
 reaches the screen ~20 ms sooner, while an idle board costs what it did.
+Every ``RUNNERS_EVERY`` seconds it also re-reads the runners' rows: their
+heartbeats are no events, and without this the board would call a runner
+waiting on a gate gone, and a killed one running (``runners_every``).
 
 ``LeaseReaper`` is the board's one writer of its own: every few seconds it
 reaps expired leases and overdue gates (a dead agent's card goes back to
@@ -27,13 +30,16 @@ from typing import TYPE_CHECKING
 from loopx_core.ops import reaper
 from loopx_core.store.backends import Store
 
-from .messages import BoardChanged, LogWentBack, PollFailed
+from .messages import BoardChanged, LogWentBack, PollFailed, RunnersRead
 from .reads import BoardReader
 
 if TYPE_CHECKING:
     from textual.message import Message
 
 BUSY_FOR = 2.0  # s after a change during which the poller probes five times as often
+# s between re-reads of the runners' rows: well inside a heartbeat (5 s) and
+# the liveness window (30 s), so the board says "gone" when `runner list` does.
+RUNNERS_EVERY = 2.0
 
 
 class ChangePoller:
@@ -45,8 +51,12 @@ class ChangePoller:
         *,
         interval: float = 0.05,
         cancelled: Callable[[], bool] = lambda: False,
+        runners_every: float = RUNNERS_EVERY,
     ):
         self.reader = reader
+        self.runners_every = runners_every
+        self._runners: tuple | None = None  # the rows last posted (posted again only when they change)
+        self._runners_at = float("-inf")  # (monotonic) when they were read
         self.seq = seq
         self.post = post
         self.interval = interval
@@ -73,6 +83,7 @@ class ChangePoller:
                             self.seq = delta.seq
                             self.post(BoardChanged(delta))
                             busy_until = time.monotonic() + BUSY_FOR
+                    self._reread_runners()
                     failures = 0
                 except Exception as exc:  # a poll must never take the app down
                     failures += 1
@@ -86,6 +97,18 @@ class ChangePoller:
                 if self.wake.wait(self.interval / 5 if busy else self.interval):
                     self.wake.clear()
                     token = None  # our own commits do not move our data_version
+
+    def _reread_runners(self) -> None:
+        """Every ``runners_every`` seconds: the runners' rows, posted when they changed."""
+        at = time.monotonic()
+        if at - self._runners_at < self.runners_every:
+            return
+        self._runners_at = at
+        found = self.reader.runners()
+        if found != self._runners:
+            if self._runners is not None or found:
+                self.post(RunnersRead(found))
+            self._runners = found
 
 
 class LeaseReaper:

@@ -24,6 +24,8 @@ import json
 import time
 
 from ..rules import ids, limits
+from ..rules.text import terminal_safe
+from ..rules.tool_text import shown
 
 WAIT = 540.0  # seconds a hook waits for the person (under the runtime's 600 s)
 POLL = 0.5
@@ -48,6 +50,22 @@ def questions_of(tool_input) -> list[dict] | None:
     return out
 
 
+def call_digest(tool: str, tool_input) -> str:
+    """The exact call, as one hash: what an "allow for this session" answer allows (nothing else)."""
+    import hashlib
+
+    canonical = json.dumps({"tool": tool, "input": tool_input}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _session(store, agent: str) -> str | None:
+    """The agent's runner session (its ``runner_id``) while it runs, as the board says (never the environment)."""
+    from ..ops.runners import get_runner
+
+    found = get_runner(store, agent)
+    return found.runner_id if found is not None and found.state != "stopped" else None
+
+
 def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float | None = None) -> dict | None:
     """The person's decision on a runtime's own question, for the runtime:
     ``{"behavior": "allow"}`` (with ``updatedInput`` for the question tool)
@@ -64,6 +82,7 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
         return None
     key = ids.fmt(ids.CARD, card.id)
     who = f"{NAMES.get(runtime, runtime)} ({agent})"
+    whole = True  # the person sees the whole call (only a permission question can be cut)
     questions = questions_of(tool_input) if tool == QUESTION_TOOL else None
     if questions:
         asks = []
@@ -73,8 +92,20 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
                 text += " (several may apply: answer in your own words, e.g. 'A, B')"
             asks.append({"question": text[: limits.QUESTION_MAX - 100], "options": q["options"]})
     else:
-        shown = json.dumps(tool_input, ensure_ascii=False)[:1200]
-        asks = [{"question": f"{who} asks to use {tool} on {key}: {shown}"[: limits.QUESTION_MAX - 100]}]
+        text, whole = shown(tool, tool_input)
+        question = f"{who} asks to use {tool} on {key}: {text}"
+        asks = [{"question": question[: limits.QUESTION_MAX - 100]}]
+        # Allowed for a session only when the person sees exactly the call that runs:
+        # nothing cut, nothing a terminal would drop (a bidi override, a zero-width space).
+        whole = whole and len(question) <= limits.QUESTION_MAX - 100 and terminal_safe(question) == question
+    session = _session(store, agent) if whole else None
+    call = call_digest(tool, tool_input)
+    if not questions and session is not None:
+        allowed = gates.session_allows(store, card.id, agent, session, tool, call)
+        if allowed is not None:  # the person allowed this exact call for the runner's session (signed)
+            return {"behavior": "allow", "message": f"allowed for this runner's session by {allowed}"}
+    for ask in asks:  # (a gate of the runtime's: withdrawn when its runner stops, ops/claims.release_on_stop)
+        ask.update(runtime=runtime, tool=tool, call=call, session=session)
     opened = [gate for gate, _, _ in gates.ask_all(store, card.id, agent, asks)]
     deadline = time.monotonic() + (WAIT if wait is None else wait)
     while any(g.status == "pending" for g in opened) and time.monotonic() < deadline:

@@ -11,7 +11,7 @@ from ..store import events
 from ..store.records import Agent, Card, Gate
 from ..store.rows import agent_row, card_row, card_view, gate_view, handoff_view, touch
 from . import leases, quota, reaper
-from .gates import _rules, checked_view, holding_gate, open_gate
+from .gates import RUNTIME, _rules, checked_view, holding_gate, open_gate
 from .handoffs import latest_handoff
 from .lifecycle import clear_lease, gate_blocked, move, withdraw_pending
 from .reaper import reap_card
@@ -209,6 +209,29 @@ def release_card(card: Card, actor: str, now: float) -> None:
     events.emit(actor, "released", card.id, token=token)
     quota.hold(card)
     touch(card, now)
+
+
+def release_on_stop(store, card_id: int, agent: str, why: str) -> CardView | None:
+    """A stopping runner gives back ``card_id``: the questions its runtime
+    asked there are withdrawn (no turn waits on them any more: answering one
+    later would answer nobody), and the card goes back to ready unless it
+    still waits on a question the agent asked itself (then it keeps its
+    holder, as a gate waiting on a person should). None: not the agent's, or
+    kept."""
+
+    def body():
+        now = clock.now()
+        agent_row(agent)
+        card = reap_card(card_row(card_id))
+        if card.lease_holder != agent or card.status not in ("active", "waiting"):
+            return None
+        if Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' AND "kind" != ?""", (card.id, RUNTIME)) is not None:
+            return None
+        withdraw_pending(card, now, why)  # (only the runtime's questions are pending)
+        release_card(card, f"agent:{agent}", now)
+        return card_view(card)
+
+    return store.run(body)
 
 
 def release(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:

@@ -7,11 +7,53 @@ from ..rules.decisions import signed_answer
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..shapes.values import CardView, GateView
 from ..store import events, records
-from ..store.records import Card, Gate, Grant
+from ..store.records import Card, Event, Gate, Grant
 from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from . import leases, quota, reaper
 from .lifecycle import block_on_gate, move
 from .reaper import reap_card
+
+RUNTIME = "runtime"  # the kind of a gate a runtime asked for its turn: no one waits on it once its runner stopped
+SESSION = "session"  # remember a runtime gate's approval for its runner's session: that exact call, that card, that agent
+
+
+def _session_of(gate: Gate, key: str, decision: str) -> dict:
+    """What an "allow for this session" approval of ``gate`` allows, signed
+    with the answer: the exact call (tool and input, hashed) its runtime
+    asked, on its card, by its agent, in the runner session it was asked in."""
+    if decision != "approve":
+        raise InvalidInput(f"only an approval of {key} is remembered for the session", "reject without --remember")
+    asked = None
+    if gate.kind == RUNTIME:
+        for row in Event.where("""WHERE "card" = ? AND "kind" = 'gate_asked' ORDER BY "seq" DESC""", (gate.card_id,)):
+            if isinstance(row.data, dict) and row.data.get("gate") == key:
+                asked = row.data
+                break
+    if not asked or not asked.get("session") or not asked.get("call"):
+        raise InvalidInput(
+            f"{key} cannot be allowed for a session: only a runtime's permission question asked in a runner's session, shown whole (nothing cut or hidden), can",
+            "approve it once (y / without --remember), or remember a scope's answer with --remember card|agent|board",
+            code="not_a_session_question",
+        )
+    return {"runner": asked["session"], "tool": asked.get("tool"), "call": asked["call"]}
+
+
+def session_allows(store, card_id: int, agent: str, session: str, tool: str, call: str) -> str | None:
+    """Who allowed this exact call for this runner session on this card (None:
+    nobody): a runtime gate approved with ``remember=session`` whose answer a
+    person signed — the signed event (not the row) naming the same session,
+    tool and call. An edited row or event counts for nothing."""
+    wanted = {"runner": session, "tool": tool, "call": call}
+    with store.read():
+        rules = _rules(store)
+        for gate in Gate.where("""WHERE "card_id" = ? AND "agent" = ? AND "kind" = ? AND "status" = 'approved' ORDER BY "id" DESC""", (card_id, agent, RUNTIME)):
+            if forged(store, gate) is not None:
+                continue
+            signed = rules.people.decision_row(store.query, gate.answer_seq, ("gate_answered",))
+            data = signed.payload() if signed is not None else {}
+            if data.get("remember") == SESSION and data.get("session") == wanted:
+                return f"{signed.actor} ({ids.fmt(ids.GATE, gate.id)})"
+    return None
 
 
 def _rules(store):
@@ -73,7 +115,10 @@ def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -
             by = f"capability:{agent}" if by == "capability" else by
             return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
     kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
-    gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now)
+    extra = None
+    if data.get("runtime"):  # a runtime's own question (adapters/runtime_questions): its turn waits on it
+        kind, extra = RUNTIME, {"runtime": data["runtime"], "tool": data.get("tool"), "call": data.get("call"), "session": data.get("session")}
+    gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now, extra)
     return gate_view(gate), card_view(card), created
 
 
@@ -239,7 +284,10 @@ def answer(
                 code="already_answered",
                 data={"gate": gate_view(gate).to_json()},
             )
-        if remember and not gate.scope:
+        session = None
+        if remember == SESSION:
+            session = _session_of(gate, key or "", decision)
+        elif remember and not gate.scope:
             raise InvalidInput(f"{key} has no scope to remember", "answer without --remember, or ask gates with --scope")
         said = _said(gate, decision, choice, text)
         merge = None
@@ -259,7 +307,7 @@ def answer(
         gate.answered_by = actor
         gate.answered_at = now
         grant_id = None
-        if decision == "approve" and remember:
+        if decision == "approve" and remember and session is None:
             grant = Grant.create(
                 scope=gate.scope,
                 agent=gate.agent if remember == "agent" else None,
@@ -279,6 +327,7 @@ def answer(
         gate.answer_seq = events.emit(
             person, "gate_answered", card.id,
             gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id, **said, **pinned,
+            **({"remember": SESSION, "session": session} if session is not None else {}),
         )
         gate.save()
         if decision == "reject":

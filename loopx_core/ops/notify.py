@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from ..authority import trust
 from ..rules import clock, ids
-from ..rules.liveness import gone_here, host_name
+from ..rules.liveness import STALE, gone_here, host_name
 from ..rules.text import terminal_safe
 from ..shapes.errors import InvalidInput
 from ..store import events, records
@@ -35,7 +35,7 @@ KINDS = ("gate_asked", "paused", "verify_failed", "runtime_notice")  # the event
 TIMEOUT, TIMEOUT_MAX = 10.0, 120.0  # seconds the command may take
 EVERY = 300.0  # seconds: one message per key in this long
 BATCH = 20  # events claimed at once
-SILENT = 30.0  # a runner without a heartbeat this long is gone (ops.runners.STALE)
+SILENT = STALE  # a runner without a heartbeat this long is gone (rules.liveness)
 
 
 class Command(NamedTuple):

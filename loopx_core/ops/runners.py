@@ -22,7 +22,7 @@ from typing import NamedTuple
 from ..authority import trust
 from ..rules import clock, ids
 from ..rules.decisions import CONTROL_OF_KIND, KIND_OF_CONTROL, RUNNER_CONTROLS
-from ..rules.liveness import gone_here
+from ..rules.liveness import STALE, gone_here, runner_alive
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
 from ..store import events, records
 from ..store.records import Runner
@@ -31,7 +31,6 @@ from ..store.rows import agent_row
 STATES = ("running", "asleep", "waiting", "paused", "stopped")
 CONTROLS = ("pause", "resume", "stop")
 HEARTBEAT = 5.0  # seconds between a live runner's heartbeats
-STALE = 30.0  # a runner silent this long is gone: another may take its agent over
 
 
 def actor(agent: str) -> str:
@@ -68,10 +67,11 @@ class RunnerView(NamedTuple):
     seen_seq: int | None
     started_at: float | None
     control: Control = Control("run")
+    process_gone: bool = False  # on this machine, its process was gone when the row was read (liveness.gone_here)
 
     def live(self, now: float) -> bool:
-        """A runner process drives this agent right now (as far as its heartbeat says)."""
-        return self.state != "stopped" and self.heartbeat is not None and now - self.heartbeat < STALE
+        """A runner process drives this agent right now (``liveness.runner_alive``)."""
+        return runner_alive(self.state, self.heartbeat, now, self.process_gone)
 
     def to_json(self, now: float | None = None) -> dict:
         now = clock.now() if now is None else now
@@ -102,15 +102,12 @@ def view(row: Runner, control: Control | None = None) -> RunnerView:
         card=row.card, turn=row.turn or 0, turn_id=row.turn_id, gate=row.gate, wake_at=row.wake_at, detail=row.detail,
         since=row.since, heartbeat=row.heartbeat, seen_seq=row.seen_seq, started_at=row.started_at,
         control=control if control is not None else Control("run"),
+        process_gone=row.state != "stopped" and gone_here(row.host, row.pid),
     )
 
 
 def _live(row: Runner | None, now: float) -> bool:
-    if row is None or row.state == "stopped" or row.heartbeat is None or now - row.heartbeat >= STALE:
-        return False
-    if gone_here(row.host, row.pid):
-        return False  # on this machine a dead process is seen at once
-    return True
+    return row is not None and view(row).live(now)  # (on this machine a dead process is seen at once)
 
 
 # -- a person's control ---------------------------------------------------------------

@@ -167,10 +167,11 @@ def card_state(store, card_id: int) -> tuple[str, str | None]:
         return row.status, row.lease_holder
 
 
-def active_cards(store, agent: str) -> list[tuple[int, int | None]]:
-    """The agent's active cards and their lease tokens (what a stopping runner releases)."""
+def held_cards(store, agent: str) -> list[int]:
+    """The agent's active and waiting cards: what a stopping runner gives back
+    (``claims.release_on_stop`` keeps a card waiting on the agent's own question)."""
     with store.read():
-        return [tuple(r) for r in records.rows('SELECT "id", "lease_token" FROM "card" WHERE "lease_holder" = ? AND "status" = ? ORDER BY "id"', (agent, "active"))]
+        return [r[0] for r in records.rows('SELECT "id" FROM "card" WHERE "lease_holder" = ? AND "status" IN (?, ?) ORDER BY "id"', (agent, "active", "waiting"))]
 
 
 def events_after(store, seq: int) -> list:

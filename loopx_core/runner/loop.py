@@ -207,7 +207,7 @@ class Runner:
         return err.message
 
     def _finish(self, why: str, turn: str | None) -> None:
-        released = self._release_active()
+        released = self._release_active(why)
         try:
             runners.exited(self.store, self.agent, self.runner_id, why, turn=turn, released=released)
         except LoopxError as err:
@@ -556,18 +556,45 @@ class Runner:
         from ..shapes.inputs import validate
 
         text = clean(tail)
-        said = clean(usage.said or "", 300) if usage.said else ""
         why = reason or (f"the runtime exited {code}" if code else "the runtime ended")
-        last = said or (text.splitlines()[-1] if text else "")
-        summary = f"Turn wrote no evidence ({why})." + (f" Last output: {last[:300]}" if last else "")
+        last = ("said: " + usage.said) if usage.said else runtimes.last_step(tail)  # (never a raw stream-json line)
+        last = clean(last or "", 300)
+        summary = f"Turn wrote no evidence ({why})." + (f" Last {last}" if last.startswith(("said:", "called ", "ran:", "error:")) else f" Last output: {last}" if last else "")
         data = validate("evidence", {"summary": summary[:3900], "turn_id": f"{turn_id}.failed"})
         extra = {"failed_turn": True, "turn_id": turn_id, "outcome": outcome, "reason": reason, "exit_code": code, "runtime": self.runtime.name, "tail": text}
+        raw = self._keep_output(card, turn_id, tail)
+        if raw is not None:
+            extra["output"] = raw
         try:
             evidence, _, _ = writeback(self.store, card.id, self.agent, data, source="runner", lease_token=token, extra=extra)
             return ids.fmt(ids.EVIDENCE, evidence.id)
         except LoopxError as err:
             self.log(f"could not record the failed turn on {card.key}: {err.message}", WARNING)
             return None
+
+    def _keep_output(self, card, turn_id: str, output: str) -> dict | None:
+        """A failed turn's raw output as the runner kept it (its last 16 KiB:
+        the stream-json as the runtime printed it), in the board's folder
+        (``.loopx/turns/<card>-<turn id>.out``) and named with its hash on the
+        record (a later change to the file shows) — the summary says what
+        happened, the file is what it was read from. None when the project has no
+        ``.loopx/`` (a team board's checkout) or it cannot be written."""
+        from ..rules.artifacts import sha256_file
+
+        root = str(self.store.project_root())
+        folder = os.path.join(root, ".loopx")
+        if not output or not os.path.isdir(folder):
+            return None
+        path = os.path.join(folder, "turns", f"{card.key}-{turn_id}.out".replace(os.sep, "_"))
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                fh.write(output)
+            size, sha = sha256_file(path)
+        except OSError as err:
+            self.log(f"could not keep the failed turn's output: {err}", WARNING)
+            return None
+        return {"path": os.path.relpath(path, root), "size": size, "sha256": sha}
 
     def _charge(self, card, usage, env, turn_id) -> str | None:
         """The turn's measured usage, charged exactly once: from the transcript
@@ -600,15 +627,17 @@ class Runner:
         return None
 
     # -- stopping ----------------------------------------------------------------------------
-    def _release_active(self) -> list[str]:
-        """Give back the agent's active cards (a card waiting on a person, sleeping
-        or paused keeps its holder: releasing would withdraw a pending gate)."""
+    def _release_active(self, why: str) -> list[str]:
+        """Give back the agent's active cards, and those waiting only on its
+        runtime's questions — withdrawn: the turn that asked is over, and no
+        answer reaches it (a card waiting on the agent's own question, sleeping
+        or paused keeps its holder: a person's answer is still awaited)."""
         released = []
         try:
-            for card_id, token in turns.active_cards(self.store, self.agent):
+            for card_id in turns.held_cards(self.store, self.agent):
                 try:
-                    claims.release(self.store, card_id, self.agent, token)
-                    released.append(ids.key(ids.CARD, card_id))
+                    if claims.release_on_stop(self.store, card_id, self.agent, f"the runner stopped ({why}): the turn that asked is over") is not None:
+                        released.append(ids.key(ids.CARD, card_id))
                 except LoopxError as err:
                     self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}", WARNING)
         except Exception as exc:  # stopping anyway: say so, never hang

@@ -85,6 +85,50 @@ def _event(line: bytes) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def last_step(output: str) -> str | None:
+    """What a turn's output says it did last, as a person reads it (a failed
+    turn's record): the runtime's last words, its error, or the tool it
+    called last (``rules.tool_text``) — read from Claude Code's stream-json
+    or Codex's ``--json`` events, newest first; a plain line as itself (a
+    shell agent). None: nothing to say. Never a raw JSON line."""
+    from ..rules.tool_text import readable
+
+    for line in reversed(output.splitlines()):
+        line = line.strip()
+        if not line:
+            continue
+        if not line.startswith("{"):
+            return line
+        event = _event(line.encode("utf-8", "surrogateescape"))
+        if event is None:
+            continue  # (the tail's first line, cut mid-way)
+        kind = event.get("type")
+        if kind == "result" and isinstance(event.get("result"), str) and event["result"].strip():
+            return ("error: " if event.get("is_error") else "said: ") + event["result"].strip()
+        if kind in ("error", "turn.failed"):
+            detail = event["error"] if isinstance(event.get("error"), dict) else event
+            return f"error: {detail.get('message') or kind}"
+        message = event.get("message") if kind == "assistant" else None
+        blocks = message.get("content") if isinstance(message, dict) else None
+        if isinstance(blocks, list):
+            for block in reversed(blocks):
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                    return "said: " + block["text"].strip()
+                if block.get("type") == "tool_use" and isinstance(block.get("name"), str):
+                    return f"called {block['name']}: {readable(block['name'], block.get('input'))}"
+        item = event.get("item") if kind in ("item.completed", "item.started") else None
+        if isinstance(item, dict):
+            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                return "said: " + item["text"].strip()
+            if item.get("type") == "command_execution" and isinstance(item.get("command"), str):
+                return f"ran: {readable('shell', {'command': item['command']})}"
+            if item.get("type") == "error" and isinstance(item.get("message"), str):
+                return f"error: {item['message']}"
+    return None
+
+
 class ClaudeUsage(LiveUsage):
     def feed(self, line: bytes) -> None:
         event = _event(line)

@@ -219,7 +219,7 @@ class GateAnswerInput(Input):
     kind: ClassVar[str] = "gate_answer"
     decision: Literal["approve", "reject"]
     note: Annotated[str, _text(limits.NOTE_MAX)] | None = None
-    remember: Literal["card", "agent", "board"] | None = None
+    remember: Literal["card", "agent", "board", "session"] | None = None
     for_seconds: Duration | None = None
     choice: Annotated[str, _text(limits.OPTION_MAX, multiline=False)] | None = None  # one of the gate's options (its text or number)
     text: Annotated[str, _text(limits.NOTE_MAX)] | None = None  # the person's own words

@@ -395,7 +395,7 @@ DECLARED: tuple = (
         arg("--choose", metavar="OPTION", help="approve with one of the gate's options (its text or number, 1 = the first)"),
         arg("--text", metavar="T", help="approve with your answer in words (the agent reads it in its next turn)"),
         arg("--note", metavar="T", help="why, for the agent (it reads it in its next turn)"),
-        arg("--remember", choices=["card", "agent", "board"], help="approve as a standing grant"),
+        arg("--remember", choices=["card", "agent", "board", "session"], help="approve as a standing grant (session: a runtime's question, that exact call for the rest of its runner's session)"),
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
         arg("--confirm-ground", action="store_true", help="(a merge that changes the repository's ground: .claude/, CI, git's own files) the second key: you read those files"),
         _OP_ID,

@@ -4,6 +4,8 @@
 remembers the answer as a grant (for this card, this agent or the whole
 board), a number key approves with that option of a gate that offers some,
 ``t`` approves with the person's own words (a text field; Enter sends it),
+``s`` (a runtime's own permission question) approves that exact call for the
+rest of its runner's session on that card,
 ``Esc`` or ``q`` leave it for later in "Needs you" — never an answer.
 
 The answer keys are armed only once the dialog has been on screen for
@@ -42,7 +44,7 @@ from .base import LoopxModal
 
 REMEMBER = (("card", "this card", "c"), ("agent", "this agent, any card", "a"), ("board", "the whole board", "b"))
 PASS_KEYS = ("escape", "q", "ctrl+c", "d")  # later (never an answer), quit and the diff: these work armed or not
-ANSWERS = ("approve", "reject", "remember", "pick", "confirm", "option", "words")  # the actions arming holds back
+ANSWERS = ("approve", "reject", "remember", "pick", "confirm", "option", "words", "session")  # the actions arming holds back
 SMALL_HEIGHT = 22  # rows: below it (a phone over ssh) the dialog shows the evidence on one line and drops its blank lines
 OPTION_KEYS = 9  # options 1–9 have a key (a gate offers at most limits.OPTIONS_MAX = 10; the tenth: t and its text)
 
@@ -51,7 +53,7 @@ OPTION_KEYS = 9  # options 1–9 have a key (a gate offers at most limits.OPTION
 class GateAnswer:
     decision: str  # approve | reject | later | gone
     note: str | None = None
-    remember: str | None = None  # card | agent | board
+    remember: str | None = None  # card | agent | board | session (a runtime's question: that exact call)
     choice: str | None = None  # the option chosen (approves)
     text: str | None = None  # the person's own words (approves)
     second_key: bool = False  # confirmed with Y (a dangerous scope, a merge that changes the ground)
@@ -66,6 +68,7 @@ class GateModal(LoopxModal):
         Binding("n", "reject", "Reject", tooltip="reject it, with an optional note; the card is blocked"),
         Binding("A", "remember", "Approve+remember", tooltip="approve and remember as a grant: this card, this agent or the board"),
         Binding("t", "words", "Answer in words", tooltip="approve with your own words: a text field, Enter sends it"),
+        Binding("s", "session", "Allow for session", tooltip="(a runtime's permission question) approve, and let this exact call run unasked on this card until its runner stops"),
         Binding("escape,q", "later", "Later", tooltip="leave it for later in Needs you (g brings it back); never an answer"),
         Binding("d", "diff", "Diff", tooltip="(a merge gate) the card's whole diff; Esc comes back here"),
         Binding("Y", "confirm", "Yes, approve", show=False, tooltip="(a dangerous scope, after y or A) approve it"),
@@ -166,6 +169,8 @@ class GateModal(LoopxModal):
         return True
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "session" and (self.brief.gate.kind != "runtime" or self.brief.gate.options):
+            return False  # (only a runtime's permission question, not the question tool's)
         if action in ANSWERS and not self.armed:
             return None  # shown dimmed in the footer until armed
         if action == "remember" and (not self.brief.gate.scope or self.brief.gate.kind == "merge"):
@@ -187,6 +192,8 @@ class GateModal(LoopxModal):
         ]
         if gate.options:
             rows.append(("Options", self._options()))
+        elif gate.kind == "runtime":
+            rows.append(("Session", Text("s: this exact call runs unasked here until its runner stops", style="dim")))
         if self.brief.notified is not None:
             at, ok, error = self.brief.notified
             rows.append(("Told you", Text(f"{clock_time(at)} ✓", style="green") if ok else Text(f"{clock_time(at)} ✗ {ellipsize(error or '', 60)}", style="red")))
@@ -232,7 +239,7 @@ class GateModal(LoopxModal):
     def _scope(self) -> Text | str:
         gate = self.brief.gate
         if not gate.scope:
-            return Text("— (a question)", style="dim")
+            return Text("— (the runtime's own permission question)" if gate.kind == "runtime" and not gate.options else "— (a question)", style="dim")
         if self.ground:
             return Text.assemble((gate.scope, "bold"), "  ", (" TOUCHES THE GROUND ", "bold reverse red"), " y, then Y, merges")
         if self.dangerous:
@@ -257,6 +264,8 @@ class GateModal(LoopxModal):
             keys = [("y", "merge"), ("n", "reject"), ("d", "diff"), ("Esc/q", "later")]
         elif not self.brief.gate.scope:
             keys = [k for k in keys if k[0] != "A"]
+            if self.brief.gate.kind == "runtime" and not options:
+                keys.insert(1, ("s", "allow for session"))
         out = Text()
         for i, (key, label) in enumerate(keys):
             if i:
@@ -303,6 +312,10 @@ class GateModal(LoopxModal):
     def action_confirm(self) -> None:
         if self.stage == "confirm" and self._approval is not None:
             self.dismiss(replace(self._approval, second_key=True))
+
+    def action_session(self) -> None:
+        if self.stage == "choose" and self.check_action("session", ()):
+            self._approve(GateAnswer("approve", remember="session"))
 
     def action_reject(self) -> None:
         if self.stage == "choose":

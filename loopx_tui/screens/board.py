@@ -141,6 +141,8 @@ class BoardScreen(Screen):
 
     def tick(self) -> None:
         self.board.tick()
+        if self.model.runners:
+            self.refresh_header()  # (a runner's heartbeat ages: the header's count of gone ones follows the clock)
 
     def _focus_first(self) -> None:
         if isinstance(self.focused, CardList) and self.focused.cards:

@@ -191,7 +191,7 @@ class CardScreen(Screen):
         Binding("2", "tab('gates')", "Gates", show=False, tooltip="gates with their answers"),
         Binding("3", "tab('handoffs')", "Handoffs", show=False, tooltip="handoff packets"),
         Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
-        Binding("5", "tab('diff')", "Diff", show=False, tooltip="the card's branch against the base: files, stats, the patch ([ ] turn pages)"),
+        Binding("5", "tab('diff')", "Diff", show=False, tooltip="what the card's work changed: its branch against the base (once merged: the merge), then its uncommitted work ([ ] turn pages)"),
         Binding("6", "tab('usage')", "Usage", show=False, tooltip="tokens by kind and dollars, per agent and per turn"),
         Binding("t", "timeline", "Timeline", tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
         Binding("T", "tries", "Tries", show=False, tooltip="this card's tries side by side (diff, verify, turns, tokens, dollars); k keeps one"),
@@ -227,7 +227,7 @@ class CardScreen(Screen):
             with TabPane("Events", id="events"):
                 yield VerticalScroll(Static(id="card-events"))
             with TabPane("Diff", id="diff"):
-                yield DiffView(self.card_id, self.reader, id="card-diff")
+                yield DiffView(self.card_id, self.reader, work=True, id="card-diff")
             with TabPane("Usage", id="usage"):
                 yield UsageView(id="card-usage-view")
         yield KeyBar()

@@ -4,7 +4,14 @@ patch highlighted by Rich's diff lexer, a page at a time.
 The diff is read with git in a thread worker (``BoardReader.card_diff``) and
 arrives frozen, its text made terminal-safe: an agent wrote every line of it.
 ``[`` and ``]`` turn the pages, ↑↓ PgUp PgDn scroll one; the card screen's
-Diff tab and the merge gate's ``d`` both show it."""
+Diff tab and the merge gate's ``d`` both show it.
+
+The card screen's tab (``work=True``) shows everything the card's work
+changed (``ops.card_changes``): a merged card's merge (the branch is in the
+base then: its own diff is empty), and the uncommitted work — the workspace
+folder's edits and untracked files, or what LoopX saved when the folder is
+gone — marked as on no commit: a merge does not bring it in. The merge
+gate's ``d`` shows only the branch: what a merge brings in."""
 
 from __future__ import annotations
 
@@ -16,16 +23,17 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from loopx_core.shapes.errors import LoopxError
-
 PAGE_LINES = 200  # a page is drawn at once; a long patch never is
 STATS_FILES = 6  # files listed above the patch (the rest are in it)
+SHARED_FILES = 3  # each of the branch's and the uncommitted work's, when both are listed
 
 
 def stats_text(summary, limit: int | None = None, more: str = "in the patch below", indent: str = " ") -> Text:
-    """``3 files · +10 −2 · 2 commits on loopx/LX-7 (into main)`` and the files, one a line."""
+    """``3 files · +10 −2 · 2 commits on loopx/LX-7 (into main)`` and the files,
+    one a line: the repository's ground first and marked (``rules/repo_ground``),
+    and what a bounded read did not list counted."""
     out = Text()
-    ground = set(getattr(summary, "ground", ()) or ())  # the repository's ground (rules/repo_ground): listed first, marked
+    ground = set(getattr(summary, "ground", ()) or ())
     left_out = getattr(summary, "more", 0) or 0  # files a bounded read did not list
     count = len(summary.files) + left_out
     out.append(f"{count} file{'s' if count != 1 else ''}", style="bold")
@@ -36,8 +44,19 @@ def stats_text(summary, limit: int | None = None, more: str = "in the patch belo
     out.append(f" · {summary.commits} commit{'s' if summary.commits != 1 else ''} on ", style="dim")
     out.append(summary.branch, style="bold")
     out.append(f" (into {summary.base})", style="dim")
-    shown = summary.files if limit is None else summary.files[:limit]
-    for f in shown:
+    _files(out, summary.files, limit=limit, indent=indent, more=more, ground=ground, left_out=left_out)
+    return out
+
+
+NO_BRANCH = "No branch to show: the project is not a git repository, or this card has no workspace branch yet."
+NOTHING = "Nothing changed since the branch left its base."
+WORK_MARK = "### uncommitted work: on no commit (a merge does not bring it in) ###"
+
+
+def _files(out: Text, files, untracked=(), limit: int | None = STATS_FILES, indent: str = " ", more: str = "in the patch below", ground=frozenset(), left_out: int = 0) -> None:
+    """The files, one a line with their counts (``untracked`` ones and the
+    ``ground`` marked), ``limit`` of them, then how many are not listed."""
+    for f in files if limit is None else files[:limit]:
         out.append("\n" + indent)
         if f.added is None:
             out.append(f"{'binary':>11} ", style="dim")
@@ -48,11 +67,57 @@ def stats_text(summary, limit: int | None = None, more: str = "in the patch belo
             out.append(" GROUND ", style="bold reverse red")
             out.append(" ")
         out.append(f.path)
+        if f.path in untracked:
+            out.append("  (untracked)", style="yellow")
+    count = len(files) + left_out
     if limit is not None and count > limit:
         out.append(f"\n{indent}… {count - limit} more files {more}", style="dim")
     elif left_out:
         out.append(f"\n{indent}… {left_out} more files not listed (too many to read here)", style="dim")
-    return out
+
+
+def _counts(out: Text, files) -> None:
+    count = len(files)
+    out.append(f"{count} file{'s' if count != 1 else ''}", style="bold")
+    out.append(" · ")
+    out.append(f"+{sum(f.added or 0 for f in files)}", style="green")
+    out.append(" ")
+    out.append(f"−{sum(f.removed or 0 for f in files)}", style="red")
+
+
+def layout(diff) -> tuple[Text, list[str], bool]:
+    """What the view draws for ``diff``: the text above the patch, the patch's
+    lines, and whether git's patch was cut."""
+    work = getattr(diff, "work", None)
+    merged = getattr(diff, "merged", None)
+    branch = getattr(diff, "branch", diff)  # (a CardDiff: the merge gate's)
+    head, lines, cut = Text(), [], False
+    if merged is not None:
+        if merged.already:
+            head.append(f"Merged by {merged.by}: {merged.branch} was in {merged.base} already (nothing new came in)", style="bold")
+        else:
+            head.append(f"Merged into {merged.base} as {merged.commit[:10]} by {merged.by}: ", style="bold")
+            _counts(head, merged.files)
+            head.append(f" from {merged.branch}", style="dim")
+            _files(head, merged.files, limit=SHARED_FILES if work else STATS_FILES)
+        lines, cut = merged.patch.splitlines(), merged.cut
+    elif branch.summary is not None:
+        head = stats_text(branch.summary, limit=SHARED_FILES if work else STATS_FILES)
+        lines, cut = branch.patch.splitlines(), branch.cut
+        if not lines:
+            head.append("\n" + NOTHING + (" Its uncommitted work is below." if work else ""), style="dim")
+    elif work is None:
+        head.append(NO_BRANCH, style="dim")
+    if work is not None:
+        head.append("\n" if head.plain else "")
+        where = "in the workspace folder" if work.saved is None else f"saved at {work.saved[:10]} (refs/loopx/…/wip: the folder is gone)"
+        head.append("Uncommitted work ", style="bold yellow")
+        head.append(f"{where}, on no commit: ", style="yellow")
+        _counts(head, work.files)
+        _files(head, work.files, work.untracked, limit=SHARED_FILES if (merged or branch.summary) else STATS_FILES)
+        lines = lines + ([WORK_MARK] if lines else []) + work.patch.splitlines()
+        cut = cut or work.cut
+    return head, lines, cut
 
 
 class DiffView(Vertical):
@@ -63,12 +128,15 @@ class DiffView(Vertical):
         Binding("left_square_bracket", "page(-1)", "Prev page", tooltip="the diff's previous page"),
     ]
 
-    def __init__(self, card_id: int, reader, **kw):
+    def __init__(self, card_id: int, reader, *, work: bool = False, **kw):
         super().__init__(**kw)
         self.card_id = card_id
         self.reader = reader
-        self.diff = None  # ops.merges.CardDiff, once read
+        self.work = work  # the card screen's tab: the merge and the uncommitted work too (ops.card_changes)
+        self.diff = None  # ops.merges.CardDiff (or ops.card_changes.CardChanges: ``work``), once read
+        self.head = Text()  # what is drawn above the patch
         self.lines: list[str] = []
+        self.cut = False
         self.page_no = 0
         self.loads = 0  # diffs applied (tests wait on this)
         self.position = ""  # which page and lines are shown
@@ -92,9 +160,9 @@ class DiffView(Vertical):
 
         def read() -> None:
             try:
-                diff = self.reader.card_diff(card_id)
-            except (LoopxError, OSError) as err:
-                self.app.call_from_thread(self._failed, card_id, getattr(err, "message", str(err)))
+                diff = self.reader.card_changes(card_id) if self.work else self.reader.card_diff(card_id)
+            except Exception as err:  # (git's own failure too: said, never a diff left "reading…")
+                self.app.call_from_thread(self._failed, card_id, getattr(err, "message", None) or f"{type(err).__name__}: {err}")
                 return
             self.app.call_from_thread(self.show, card_id, diff)
 
@@ -108,7 +176,7 @@ class DiffView(Vertical):
         if card_id != self.card_id or not self.is_attached:
             return
         self.diff = diff
-        self.lines = diff.patch.splitlines()
+        self.head, self.lines, self.cut = layout(diff)
         self.page_no = min(self.page_no, self.pages - 1)
         self._draw()
         self.loads += 1
@@ -119,18 +187,11 @@ class DiffView(Vertical):
         patch = self.query_one(".diff-patch", Static)
         if diff is None:
             return
-        if diff.summary is None:
-            stats.update(Text("No branch to show: the project is not a git repository, or this card has no workspace branch yet.", style="dim"))
-            patch.update("")
-            return
-        head = stats_text(diff.summary, limit=STATS_FILES)
-        if not self.lines:
-            head.append("\nNothing changed since the branch left its base.", style="dim")
-        stats.update(head)
+        stats.update(self.head)
         first = self.page_no * PAGE_LINES
         body = "\n".join(self.lines[first:first + PAGE_LINES])
         where = Text(f"page {self.page_no + 1}/{self.pages} · lines {first + 1}–{min(first + PAGE_LINES, len(self.lines))} of {len(self.lines)}"
-                     + (" · cut: the patch is longer than the board shows (`git diff` has it all)" if diff.cut else "")
+                     + (" · cut: the patch is longer than the board shows (`git diff` has it all)" if self.cut else "")
                      + ("  ·  ] next page  [ previous" if self.pages > 1 else ""), style="dim")
         self.position = where.plain
         patch.update(Group(where, Syntax(body, "diff", theme="ansi_dark", word_wrap=False, background_color="default")) if self.lines else "")

@@ -337,6 +337,40 @@ def test_sigterm_lets_the_turn_in_flight_finish_then_releases_the_card(project, 
     charged_as_reported(project, model, card)
 
 
+# -- 5b. a stop while Claude Code's own permission question waits: no question left behind ----------
+
+@pytest.mark.parametrize("binary", ["claude-code", "claude-sdk"])
+def test_a_stop_withdraws_claude_codes_pending_permission_question_and_gives_the_card_back(project, model, runners, binary):
+    """#39: the person stops (`loopx runner stop`) a runner whose Claude Code turn waits on its
+    own permission question (2.1.197: through the permission prompt tool `loopx run` names;
+    2.1.335: its PermissionRequest hook). The gate is withdrawn (an event), the lease released,
+    the card ready: nothing pending that no turn waits on, nothing blocked."""
+    project.init("claude-code", "cc1", sandbox=False)  # (in its sandbox 2.1.197 runs the command without asking)
+    card = project.card("Make a file", "--next", "do step 1")
+    brain = Brain(card)
+    brain.special[1] = lambda request, n: Call("Bash", {"command": "touch made-it.txt", "description": "make a file"})
+    scripted(model, brain)
+    proc = runners.start("cc1", "--grace", "3s", binary=binary, mode="default")
+    gate = runners.until("Claude Code asks its own question", lambda: next((g for g in project.gates() if g["status"] == "pending" and "asks to use Bash" in g["question"]), None))
+    assert project.show(card)["status"] == "waiting"
+    as_person(project, "runner", "stop", "cc1")
+    assert runners.ended(proc) == 0
+    assert not sessions_alive(model)
+
+    withdrawn = project.gate(gate["id"])
+    assert withdrawn["status"] == "withdrawn" and withdrawn["answered_by"] == "system"
+    shown = project.show(card)
+    assert shown["status"] == "ready" and shown["lease"] is None and shown["pending_gate"] is None
+    assert [g for g in project.gates() if g["status"] == "pending"] == []
+    events = runners.events()
+    said = [e for e in events if e["kind"] == "gate_withdrawn"]
+    assert len(said) == 1 and "the runner stopped (stopped by human:" in said[0]["data"]["reason"]
+    exited = [e["data"] for e in events if e["kind"] == "runner_exited"]
+    assert exited[0]["released"] == [card]
+    assert not (project.root / "made-it.txt").exists()
+    assert withdrawn["kind"] == "runtime"  # (the runtime's own question: an agent's own question keeps its card waiting)
+
+
 # -- 3. a spent window pauses the card; the runner resumes it after the refill --------------------------
 
 def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refill(project, model, runners):

@@ -4,7 +4,7 @@ grants, deadlines that fail closed, and who may answer."""
 from __future__ import annotations
 
 from ..conftest import NO_KEY
-from .conftest import card, held, kinds, refused, worked
+from .conftest import card, events, held, kinds, refused, worked
 
 GATE_KEYS = {"id", "card", "agent", "question", "scope", "options", "status", "answer", "answered_by"}
 
@@ -276,3 +276,37 @@ def test_the_plain_sqlite_gate_status_answers_exactly_what_the_kernel_answers(te
     assert plainread.gate_status(team.db, 5)["status"] == "pending" and "no valid signed decision" in plainread.gate_status(team.db, 5)["forged"]
     assert [plainread.gate_status(team.db, g)["status"] for g in (1, 2, 3, 4)] == ["approved", "approved", "rejected", "pending"]
     assert plainread.gate_status(team.db, 99) is None and team.cli("gate", "status", "G-99").code == 4
+
+
+def test_a_stopping_runner_withdraws_its_runtimes_questions_and_gives_the_card_back(team):
+    """#39: a stop leaves no runtime question pending. The question Claude Code
+    asked (a gate of kind runtime) is withdrawn with an event, the lease
+    released, the card ready; a card waiting on the agent's own question keeps
+    its holder and its gate (a person's answer is still awaited)."""
+    from loopx_core.adapters import runtime_questions
+    from loopx_core.ops import claims
+
+    team.ok("card", "add", "one")
+    team.ok("card", "add", "two")
+    held(team, "LX-1", "a1")
+    store = team.store()
+    try:
+        said = runtime_questions.decide(store, "a1", "claude-code", "Bash", {"command": "rm -rf build"}, wait=0)
+        assert said is not None and said["behavior"] == "deny"  # no answer yet: the gate stays
+        asked = team.ok("gate", "list", "--pending")["gates"]
+        assert [(g["id"], g["card"]) for g in asked] == [("G-1", "LX-1")] and card(team, "LX-1")["status"] == "waiting"
+        held(team, "LX-2", "a2")
+        assert ask(team, "a2", key="LX-2", question="which branch?").code == 6  # the agent's own question
+        assert claims.release_on_stop(store, 1, "a1", "the runner stopped (stopped by human:tester)") is not None
+        assert claims.release_on_stop(store, 2, "a2", "the runner stopped") is None
+    finally:
+        store.close()
+    gate = team.cli("gate", "status", "G-1").data["gate"]  # (exit 7: withdrawn)
+    assert gate["status"] == "withdrawn" and gate["answered_by"] == "system"
+    one = card(team, "LX-1")
+    assert one["status"] == "ready" and one["lease"] is None and one["pending_gate"] is None
+    assert kinds(team, "LX-1")[-2:] == ["gate_withdrawn", "released"]
+    withdrawn = [e for e in events(team, "LX-1") if e["kind"] == "gate_withdrawn"][-1]
+    assert withdrawn["data"]["reason"] == "the runner stopped (stopped by human:tester)"
+    assert card(team, "LX-2")["status"] == "waiting" and team.cli("gate", "status", "G-2").code == 6  # (pending)
+    assert team.ok("verify")["verify"]["ok"]

@@ -65,6 +65,14 @@ def test_a_dead_process_on_this_host_is_taken_over_at_once(team, store):
     assert store.start("a1", "r-two", "shell", 4242, host_name()).runner_id == "r-two"
 
 
+def test_runner_list_calls_a_dead_process_on_this_host_gone_at_once(team, store):
+    """The rule that lets a runner take over at once (above) is the one
+    `runner list` and the board show: its heartbeat is fresh, its process gone."""
+    store.start("a1", "r-one", "shell", DEAD_PID, host_name())
+    assert team.ok("runner", "list")["runners"][0]["state"] == "gone"
+    assert store.get_runner("a1").live(runners.clock.now()) is False
+
+
 def test_states_are_events_and_the_heartbeat_is_not(team, store):
     store.start("a1", "r", "shell", DEAD_PID, "h")
     before = len(team.ok("events")["events"])

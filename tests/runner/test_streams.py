@@ -151,3 +151,26 @@ def test_a_codex_turn_that_would_spend_the_budget_is_stopped_from_its_rollout(te
     assert charges(watch) == [CODEX_TOKENS[0]]
     assert team.ok("card", "show", "LX-1")["card"]["paused_reason"] == "budget"
     assert not alive(int((team.root / ".fake.pid").read_text()))
+
+
+def test_a_failed_turns_record_says_its_last_step_and_keeps_the_raw_stream(team, watch, fake):
+    """#39: a Claude Code turn stopped after its tool call wrote no evidence: its
+    record says what it did last as a person reads it (never a raw stream-json
+    line), and the raw output is kept whole in .loopx/turns/, named with its hash."""
+    import hashlib
+
+    make, env = fake
+    team.ok("card", "add", "stalls")
+    configure(team, hang_after=1)  # the tool call, then nothing until killed
+    proc = watch.run("a1", "--turns", "1", "--turn-limit", "3s", "--bin", make("claude"), runtime="claude-code", env=env)
+    assert watch.ended(proc) == 0
+    (failed,) = [e for e in watch.evidence() if e["source"] == "runner"]
+    assert "turn time limit" in failed["summary"]
+    assert failed["summary"].endswith("Last called Bash: $ echo hello > out.txt · description: x")
+    assert '{"type"' not in failed["summary"]
+    kept = failed["extra"]["output"]
+    path = team.root / kept["path"]
+    assert kept["path"].startswith(".loopx/turns/LX-1-") and path.is_file()
+    raw = path.read_bytes()
+    assert kept["sha256"] == hashlib.sha256(raw).hexdigest() and kept["size"] == len(raw)
+    assert b'"type":"assistant"' in raw and b'"name":"Bash"' in raw  # the stream as the runtime printed it

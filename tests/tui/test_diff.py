@@ -5,6 +5,8 @@ merges on ``y`` as the person."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from loopx_core.ops.done import done
@@ -12,7 +14,7 @@ from loopx_core.store.backends import Store
 from loopx_tui.modals.gate import GateModal
 from loopx_tui.screens.card import CardScreen
 from loopx_tui.screens.diff import DiffScreen
-from loopx_tui.widgets.diff_view import PAGE_LINES, DiffView
+from loopx_tui.widgets.diff_view import PAGE_LINES, WORK_MARK, DiffView
 from tests.conftest import git, make_repo
 from tests.gitrepo import commit, head, open_workspace
 
@@ -142,6 +144,98 @@ async def test_the_merge_gate_shows_the_diff_d_opens_it_and_y_merges(make_app, s
             assert read_card(store, OAUTH).status == "done"
     finally:
         store.close()
+
+
+def _uncommitted(seeded) -> Path:
+    """LX-6's branch with CHANGE committed, then work nobody committed: an edit
+    of a tracked file (as a killed turn leaves it) and a new, untracked file."""
+    make_repo(seeded.root, {"README.md": "# login\n\nThe login service.\n", "src/app.py": "def login():\n    return 'form'\n"})
+    tree = open_workspace(seeded.location, OAUTH, "claude-1")
+    commit(tree, CHANGE, "GitHub sign-in")
+    (tree / "src" / "app.py").write_text("def login():\n    return 'github'  # half-way through\n")
+    (tree / "notes.txt").write_text("todo: the callback\n")
+    return tree
+
+
+async def test_the_diff_tab_shows_uncommitted_edits_and_untracked_files(make_app, seeded):
+    """#39: a killed turn's edit and an untracked file in the workspace are on
+    the Diff tab, marked as work on no commit (a merge does not bring it in)."""
+    _uncommitted(seeded)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_diff_tab(app, pilot)
+        stats = str(view.query_one(".diff-stats").render())
+        assert "3 files · +11 −2 · 1 commit on loopx/LX-6 (into main)" in stats
+        assert "Uncommitted work in the workspace folder, on no commit: 2 files" in stats
+        assert "notes.txt  (untracked)" in stats and "src/app.py" in stats.split("Uncommitted work", 1)[1]
+        assert WORK_MARK in view.lines
+        after = view.lines[view.lines.index(WORK_MARK):]
+        assert "+todo: the callback" in after and "+    return 'github'  # half-way through" in after
+        assert "+PROVIDER = 'github'" in view.lines[: view.lines.index(WORK_MARK)]  # the branch's commit first
+
+
+async def test_the_diff_tab_shows_work_when_nothing_is_committed(make_app, seeded):
+    make_repo(seeded.root, {"README.md": "# login\n"})
+    tree = open_workspace(seeded.location, OAUTH, "claude-1")
+    (tree / "draft.py").write_text("print('draft')\n")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_diff_tab(app, pilot)
+        stats = str(view.query_one(".diff-stats").render())
+        assert "Nothing changed since the branch left its base. Its uncommitted work is below." in stats
+        assert "draft.py  (untracked)" in stats and "+print('draft')" in view.lines
+
+
+async def test_when_the_folder_is_gone_the_saved_wip_is_shown(make_app, seeded):
+    """A runner recorded the work (refs/loopx/LX-6/wip/…), then the folder went: the tab shows the saved work."""
+    import shutil
+
+    from loopx_core.ops import workspaces
+
+    tree = _uncommitted(seeded)
+    store = Store.open(seeded.location)
+    try:
+        code = workspaces.record(store, OAUTH, "runner:claude-1")
+    finally:
+        store.close()
+    assert code is not None and code["wip"]
+    shutil.rmtree(tree)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_diff_tab(app, pilot)
+        stats = str(view.query_one(".diff-stats").render())
+        assert f"Uncommitted work saved at {code['wip'][:10]} (refs/loopx/…/wip: the folder is gone)" in stats
+        assert "+todo: the callback" in view.lines[view.lines.index(WORK_MARK):]
+
+
+async def test_a_merged_cards_diff_tab_shows_what_its_merge_brought_in(make_app, seeded, merge_gate):
+    """#39: after the merge the branch is in the base (its own diff is empty):
+    the tab shows the merge's recorded commit against the base before it."""
+    from loopx_core.ops import gates
+
+    store = Store.open(seeded.location)
+    try:
+        gates.answer(store, merge_gate, "approve", seeded.person)
+    finally:
+        store.close()
+    merged = head(seeded.root)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_diff_tab(app, pilot)
+        stats = str(view.query_one(".diff-stats").render())
+        assert f"Merged into main as {merged[:10]} by human:seed: 3 files · +11 −2 from loopx/LX-6" in stats
+        assert "src/oauth.py" in stats and "Nothing changed" not in stats
+        assert "+PROVIDER = 'github'" in view.lines
+
+
+def test_snapshot_diff_tab_with_uncommitted_work(make_app, seeded, snap_compare):
+    _uncommitted(seeded)
+
+    async def diff_tab(pilot):
+        await _settle(pilot)
+        await open_diff_tab(pilot.app, pilot)
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=diff_tab)
 
 
 def test_snapshot_diff_tab(make_app, merge_gate, snap_compare):

@@ -24,6 +24,8 @@ import tempfile
 from collections import namedtuple
 from pathlib import Path
 
+from ..rules import git_settings
+
 TIMEOUT = 60.0  # seconds for one git command; a worktree add on a big repository fits
 WIP_AUTHOR = ("LoopX", "loopx@localhost")
 
@@ -49,17 +51,21 @@ class GitError(Exception):
 
 
 def _env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"):
-        env.pop(name, None)  # a caller's git environment never points LoopX's calls elsewhere
-    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"})
+    # A caller's git environment never steers LoopX's calls: GIT_DIR, GIT_CONFIG_*,
+    # GIT_EXEC_PATH, GIT_OBJECT_DIRECTORY, GIT_SSH_COMMAND … all dropped (an agent's
+    # process runs `loopx` too), only the person's identity kept. Replace refs are
+    # ignored: `refs/replace/<commit>` makes git show another commit in its place
+    # (what the person is shown and merged must be the objects themselves).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in git_settings.KEPT_ENV}
+    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"})
     if extra:
         env.update(extra)
     return env
 
 
 def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    argv = ("git", *SAFE, *args)
+    # the repository's own programs blanked first, LoopX's SAFE settings after them (the last `-c` wins)
+    argv = ("git", *repository_programs(cwd), *SAFE, *args)
     try:
         return subprocess.run(
             argv, cwd=str(cwd), env=_env(env), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
@@ -69,6 +75,71 @@ def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | Non
         raise GitError("git is not installed (or not on PATH)", args) from exc
     except subprocess.TimeoutExpired as exc:
         raise GitError(f"`git {' '.join(args[:2])}` took longer than {timeout:g}s", args) from exc
+
+
+# -- what the repository's own config would run -------------------------------------------
+#
+# An agent can write the repository's config (without the sandbox; its worktree's
+# `config.worktree`; an `include.path` file): a filter, diff or merge driver, a
+# `submodule.x.update = !cmd`, a gpg program … set there would run as the person
+# in LoopX's git. Every such setting the repository's own files set (scope local
+# or worktree, includes followed) is blanked with `-c key=` — git then runs no
+# program for it (a `required` filter fails the call instead). The person's own
+# global and system settings are theirs and stay. Listed once per state of the
+# files that said them (their size and time), so a long-lived process notices
+# an edit and a short one pays one `git config` call.
+
+_PROGRAMS: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # cwd -> (the files' stat, the -c blanks)
+
+
+def _stat(paths) -> tuple:
+    out: list[tuple] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append((p, None))
+    return tuple(out)
+
+
+def repository_programs(cwd) -> tuple[str, ...]:
+    """``-c KEY=`` for every program-running setting the repository at ``cwd``
+    sets in its own config files (none outside a repository)."""
+    key = str(cwd)
+    known = _PROGRAMS.get(key)
+    if known is not None and _stat(p for p, *_ in known[0]) == known[0]:
+        return known[1]
+    try:
+        done = subprocess.run(
+            ("git", "config", "--show-origin", "--show-scope", "-z", "--get-regexp", "."),
+            cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+        )
+        where = subprocess.run(
+            ("git", "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir"),
+            cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+        )
+    except OSError:
+        return ()  # no such folder (or no git): the call itself says so
+    except subprocess.TimeoutExpired as exc:
+        raise GitError("git could not list the repository's settings in time", ()) from exc
+    import re
+
+    runs = re.compile(git_settings.RUNS_A_PROGRAM)
+    files = {os.path.join(d, n) for d in where.stdout.decode("utf-8", "surrogateescape").split() for n in ("config", "config.worktree")}
+    names: dict[str, None] = {}
+    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    for scope, origin, entry in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+        name, _, value = entry.partition("\n")
+        if origin.startswith("file:"):
+            files.add(os.path.join(key, origin[5:]))
+            if name.lower().startswith(("include.", "includeif.")) and name.lower().endswith(".path"):
+                files.add(os.path.join(key, os.path.dirname(origin[5:]), os.path.expanduser(value)))  # a file it may read later
+        if scope in ("local", "worktree") and runs.match(name) and not name.lower().startswith(("alias.", "include.", "includeif.")):
+            names[name] = None
+    result = tuple(a for name in names for a in ("-c", f"{name}="))
+    _PROGRAMS[key] = (_stat(sorted(files)), result)
+    return result
 
 
 def git(cwd, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:

@@ -42,9 +42,12 @@ INERT = (
 # other files or programs: a gate.
 INERT_ENV = frozenset((
     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_PAGER", "GIT_OPTIONAL_LOCKS", "GIT_NO_REPLACE_OBJECTS",
+    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_NO_REPLACE_OBJECTS",
     "GIT_FLUSH", "GIT_MERGE_VERBOSITY", "GIT_ADVICE",
 ))
+
+# GIT_TRACE* values that write no file (off, or git's standard error).
+TRACE_OFF_OR_STDERR = frozenset(("", "0", "1", "2", "true", "false"))
 
 # What a caller of LoopX's git may pass on in its environment (the person's
 # identity); every other GIT_* is dropped before LoopX runs git for the person.

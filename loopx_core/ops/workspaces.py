@@ -493,6 +493,7 @@ def merged(found: WorkspaceView) -> bool:
     where = git.main_checkout(repo) if repo.is_dir() else None
     if where is None or not found.base:
         return False
+    git.admitted(where)
     tip = git.resolve(where, found.branch)
     base = git.resolve(where, found.base)
     return tip is not None and base is not None and git.is_ancestor(where, tip, base)

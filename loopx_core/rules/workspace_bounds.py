@@ -89,9 +89,31 @@ def find(start) -> Bounds | None:
     return Bounds(folder, admin, common, branch, main)
 
 
+QUARANTINE = "loopx-objects"  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
+
+
+def quarantine_of(b: Bounds) -> str:
+    return join(b.admin, QUARANTINE)
+
+
+def git_env(b: Bounds) -> dict[str, str]:
+    """The environment a turn's git (and LoopX's own git in the workspace) runs
+    with: new objects into the workspace's quarantine, the shared store read
+    as an alternate (issue #38; checked and moved by workspace/quarantine.py).
+    Makes the quarantine folder."""
+    quarantine = quarantine_of(b)
+    try:
+        os.makedirs(quarantine, exist_ok=True)
+    except OSError:
+        return {}
+    return {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": join(b.common, "objects")}
+
+
 def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
-    """The writable git paths, relative to the common dir, as path parts."""
-    targets = [("objects",), ("worktrees", os.path.basename(b.admin))]
+    """The writable git paths, relative to the common dir, as path parts: the
+    worktree's own admin folder (its HEAD, index, reflog and object quarantine)
+    and its branch's ref and reflog folders — never the shared object store."""
+    targets = [("worktrees", os.path.basename(b.admin))]
     if b.branch:
         parent = tuple(b.branch.split("/")[:-1])
         targets += [("refs", "heads", *parent), ("logs", "refs", "heads", *parent)]

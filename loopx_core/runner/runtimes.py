@@ -233,8 +233,15 @@ class Runtime:
 
     def environ(self, cwd=None) -> dict[str, str]:
         """What the turn started in ``cwd`` gets in its environment besides the
-        runner's (may write files the runtime reads; raises OSError or a setup error)."""
-        return {}
+        runner's (may write files the runtime reads; raises OSError or a setup error).
+        In a card's workspace, git's object quarantine: the turn's objects go to the
+        workspace's own folder, the shared store is read only (issue #38)."""
+        bounds = _workspace(cwd)
+        if bounds is None:
+            return {}
+        from ..rules import workspace_bounds
+
+        return workspace_bounds.git_env(bounds)
 
     def live(self) -> LiveUsage:
         return self.usage_class()
@@ -344,7 +351,7 @@ class Codex(Runtime):
 
         person = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
         home = setup_codex.workspace_home(setup_codex.home_for(bounds.main, self.agent), person, _main_codex_config(bounds), bounds.main)
-        return {"CODEX_HOME": str(home)}
+        return {**super().environ(cwd), "CODEX_HOME": str(home)}
 
     def identity_problem(self, root) -> str | None:
         """Codex has no per-checkout settings: ``init --for codex`` names the agent in

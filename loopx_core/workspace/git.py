@@ -63,12 +63,43 @@ def _env(extra: dict | None = None) -> dict:
     return env
 
 
+_QUARANTINE: dict[str, dict[str, str]] = {}  # cwd -> the env of its workspace's object quarantine
+
+
+def _quarantine_env(cwd) -> dict[str, str]:
+    """In a card's workspace that has an object quarantine (``quarantine.py``),
+    LoopX's git writes objects there too, as the turn's git does, and reads the
+    shared store as an alternate; elsewhere nothing."""
+    key = str(cwd)
+    known = _QUARANTINE.get(key)
+    if known is None:
+        from ..rules import workspace_bounds
+
+        bounds = workspace_bounds.find(key)
+        known = {}
+        if bounds is not None and bounds.main is not None:
+            known = {"GIT_OBJECT_DIRECTORY": workspace_bounds.quarantine_of(bounds), "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(bounds.common, "objects")}
+        _QUARANTINE[key] = known
+    return known if known and os.path.isdir(known["GIT_OBJECT_DIRECTORY"]) else {}
+
+
+def admitted(repo) -> None:
+    """Check the objects every workspace's turns wrote and move the good ones
+    into the shared store (``quarantine.admit_all``): before LoopX reads a
+    card's branch for the person — the diff, the merge, gc, verify."""
+    from . import quarantine
+
+    common = common_dir(repo)
+    if common is not None:
+        quarantine.admit_all(str(common))
+
+
 def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     # the repository's own programs blanked first, LoopX's SAFE settings after them (the last `-c` wins)
     argv = ("git", *repository_programs(cwd), *SAFE, *args)
     try:
         return subprocess.run(
-            argv, cwd=str(cwd), env=_env(env), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+            argv, cwd=str(cwd), env={**_env(), **_quarantine_env(cwd), **(env or {})}, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True, timeout=timeout, check=False,
         )
     except FileNotFoundError as exc:
@@ -335,6 +366,7 @@ def missing(repo, commits) -> list[str]:
     wanted = [c for c in dict.fromkeys(commits) if c]
     if not wanted:
         return []
+    admitted(repo)  # a commit a turn made is in its workspace's quarantine until checked
     out = git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=("\n".join(wanted) + "\n").encode())
     answers = out.splitlines()
     return [c for c, said in zip(wanted, answers, strict=False) if not said.endswith(" commit")]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from .git import GitError, _call, _line, git, is_ancestor, resolve
+from .git import GitError, _call, _line, admitted, git, is_ancestor, resolve
 
 
 class MergeRefused(Exception):
@@ -71,6 +71,7 @@ def _merge_drivers(repo) -> list[str]:
 def preflight(repo, base: str, branch: str) -> Path | None:
     """Refuses (``MergeRefused``) what would make the merge unsafe for the person;
     returns the work tree that has ``base`` checked out, if one does."""
+    admitted(repo)  # the turns' objects checked and in the store before anything is read (#38)
     if tip(repo, branch) is None:
         raise MergeRefused(f"there is no branch {branch} to merge", "the card's branch is gone; look at `git branch --list 'loopx/*'`")
     if tip(repo, base) is None:
@@ -153,6 +154,7 @@ def _range(base: str, branch: str) -> str:
 
 def summary(repo, base: str, branch: str) -> DiffSummary | None:
     """Files and line counts the branch changes since it left the base (None: no such branch)."""
+    admitted(repo)
     if tip(repo, branch) is None or tip(repo, base) is None:
         return None
     text = git(repo, "diff", "--no-ext-diff", "--no-textconv", "--numstat", "-z", "--no-renames", _range(base, branch))
@@ -167,5 +169,6 @@ def summary(repo, base: str, branch: str) -> DiffSummary | None:
 
 def patch(repo, base: str, branch: str, limit: int = 2_000_000) -> tuple[str, bool]:
     """The branch's patch since it left the base, and whether it was cut at ``limit`` bytes."""
+    admitted(repo)
     data = _call(repo, ("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", _range(base, branch)), None, 120.0).stdout
     return data[:limit].decode("utf-8", "replace"), len(data) > limit

@@ -390,6 +390,7 @@ def _capture(row: Workspace, since: str | None) -> dict:
 
     code: dict = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
     try:
+        git.admitted(row.path)  # what the turn's git wrote, checked before it is read and recorded (#38)
         snap = git.snapshot(row.path)
         wip = None
         if snap.dirty:

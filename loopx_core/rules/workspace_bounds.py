@@ -89,7 +89,10 @@ def find(start) -> Bounds | None:
     return Bounds(folder, admin, common, branch, main)
 
 
-QUARANTINE = "loopx-objects"  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
+QUARANTINE = "loopx-objects"
+# Ref folders git reads for everyone — what `git log`, `git show` and a checkout
+# see (replace refs, notes), tags, remote-tracking refs — kept read-only whole.
+SHARED_NAMESPACES = ("replace", "notes", "tags", "remotes")  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
 
 
 def quarantine_of(b: Bounds) -> str:
@@ -189,6 +192,14 @@ def prepare(b: Bounds) -> None:
     sandbox has a path for everything it must keep read-only or let be written."""
     ensure_packed_refs(b)
     loosen_packed(b)
+    for namespace in SHARED_NAMESPACES:
+        # made (empty) when missing, so that a sandbox that keeps only existing paths
+        # read-only keeps them so whole: no replace ref, note, tag or remote-tracking
+        # ref can then be created from the turn (issue #38: `refs/replace/<main>`)
+        try:
+            os.makedirs(join(b.common, "refs", namespace), exist_ok=True)
+        except OSError:
+            pass  # a file where the folder would be: git decides, not us
     for target in _git_targets(b):
         if target[:2] in (("refs", "heads"), ("logs", "refs")):
             try:

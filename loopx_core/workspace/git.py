@@ -63,34 +63,43 @@ def _env(extra: dict | None = None) -> dict:
     return env
 
 
-_QUARANTINE: dict[str, dict[str, str]] = {}  # cwd -> the env of its workspace's object quarantine
+_QUARANTINE: dict[str, tuple[str, str] | None] = {}  # cwd -> (its workspace's quarantine, the shared store)
 
 
 def _quarantine_env(cwd) -> dict[str, str]:
-    """In a card's workspace that has an object quarantine (``quarantine.py``),
-    LoopX's git writes objects there too, as the turn's git does, and reads the
-    shared store as an alternate; elsewhere nothing."""
+    """In a card's workspace whose turns have an object quarantine
+    (``quarantine.py``), LoopX's git reads the quarantine too (the turn's
+    commits are there until checked). It writes into the shared store when it
+    may (the runner, the MCP server: outside the sandbox), else into the
+    quarantine, as the turn's git does (``loopx`` run inside the sandbox)."""
     key = str(cwd)
-    known = _QUARANTINE.get(key)
-    if known is None:
+    if key not in _QUARANTINE:
         from ..rules import workspace_bounds
 
         bounds = workspace_bounds.find(key)
-        known = {}
+        found = None
         if bounds is not None and bounds.main is not None:
-            known = {"GIT_OBJECT_DIRECTORY": workspace_bounds.quarantine_of(bounds), "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(bounds.common, "objects")}
-        _QUARANTINE[key] = known
-    return known if known and os.path.isdir(known["GIT_OBJECT_DIRECTORY"]) else {}
+            found = (workspace_bounds.quarantine_of(bounds), os.path.join(bounds.common, "objects"))
+        _QUARANTINE[key] = found
+    found = _QUARANTINE[key]
+    if found is None or not os.path.isdir(found[0]):
+        return {}
+    quarantine, store = found
+    if os.access(store, os.W_OK):
+        return {"GIT_ALTERNATE_OBJECT_DIRECTORIES": quarantine}
+    return {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": store}
 
 
 def admitted(repo) -> None:
     """Check the objects every workspace's turns wrote and move the good ones
     into the shared store (``quarantine.admit_all``): before LoopX reads a
-    card's branch for the person — the diff, the merge, gc, verify."""
+    card's branch for the person — the diff, the merge, gc, verify — and
+    before it records a workspace's state. Nothing when the store is not
+    LoopX's to write here (``loopx`` run inside a turn's sandbox)."""
     from . import quarantine
 
     common = common_dir(repo)
-    if common is not None:
+    if common is not None and os.access(os.path.join(common, "objects"), os.W_OK):
         quarantine.admit_all(str(common))
 
 

@@ -142,7 +142,9 @@ def admit(common: str, quarantine: str) -> Admitted:
 
 
 def _admit_packs(common: str, quarantine: str) -> tuple[int, list[str]]:
-    from . import git  # (LoopX's one way of running git: no repository programs, no replace refs)
+    from . import (
+        git,  # (LoopX's one way of running git: no repository programs, no replace refs)
+    )
 
     packs = os.path.join(quarantine, "pack")
     store = os.path.join(common, "objects", "pack")

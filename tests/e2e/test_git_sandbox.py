@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from loopx_core.runner import runtimes as runner_runtimes
-from loopx_core.workspace import git as loopx_git
+from loopx_core.workspace import quarantine
 
 from . import runtimes
 from .harness import ALL, Project, claude_env, codex_env, codex_model_args
@@ -81,18 +81,28 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
         runtime.shell(f"echo work > work.txt && git add work.txt && git {ident} commit -qm 'the agent commits' && echo committed"),
         # git itself: a replace ref for main's tip, the shared stash, a note, a tag, a new branch
         runtime.shell(f"git update-ref {evil} HEAD; echo exit=$?"),
-        runtime.shell(f"git stash create >/dev/null; echo x > s.txt; git add s.txt; c=$(git stash create); git stash store -m 'WIP on main: readme' $c; echo exit=$?"),
+        runtime.shell("git stash create >/dev/null; echo x > s.txt; git add s.txt; c=$(git stash create); git stash store -m 'WIP on main: readme' $c; echo exit=$?"),
         runtime.shell(f"git {ident} notes add -m 'reviewed: fine' {main}; echo exit=$?"),
         runtime.shell("git tag v9 HEAD; git branch evil HEAD; git update-ref refs/heads/loopx/LX-9 HEAD; echo exit=$?"),
-        # a program: the same refs as files, the main checkout's .git, the object behind main:README.txt
+        # a program: the same refs as files, the object behind main:README.txt, the repository's config
         runtime.shell(_writes(common / "refs" / "replace" / main, b"0" * 40 + b"\n")),
-        runtime.shell(_writes(common / "refs" / "stash", main.encode() + b"\n")),
-        runtime.shell(_writes(common / "refs" / "heads" / "loopx" / "LX-9", main.encode() + b"\n")),
-        runtime.shell(_writes(common / "MERGE_HEAD", main.encode() + b"\n")),
-        runtime.shell(_writes(common / "shallow", main.encode() + b"\n")),
+        runtime.shell(_writes(common / "refs" / "notes" / "commits", main.encode() + b"\n")),
+        runtime.shell(_writes(common / "refs" / "tags" / "v9", main.encode() + b"\n")),
         runtime.shell(_writes(loose, _forged_blob(b"a lie\n", blob))),
+        runtime.shell(_writes(common / "config", b"[core]\n\tfsmonitor = touch /tmp/pwned\n")),
         # a forged object in its own quarantine, under the name of main:README.txt
         runtime.shell(_writes(f"{blob[:2]}/{blob[2:]}", _forged_blob(b"a lie\n", blob), under_env="GIT_OBJECT_DIRECTORY")),
+    ]
+    if runtime.name == "codex":
+        # Codex keeps the common dir read-only but for the paths LoopX lists; Claude Code
+        # makes it writable whole and keeps read-only only paths that exist (SECURITY.md)
+        steps += [
+            runtime.shell(_writes(common / "refs" / "stash", main.encode() + b"\n")),
+            runtime.shell(_writes(common / "refs" / "heads" / "evil", main.encode() + b"\n")),
+            runtime.shell(_writes(common / "MERGE_HEAD", main.encode() + b"\n")),
+            runtime.shell(_writes(common / "shallow", main.encode() + b"\n")),
+        ]
+    steps += [
         Say("Done."),
     ]
     before = project.git("for-each-ref", "--format=%(refname) %(objectname)")
@@ -113,18 +123,19 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
         proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
         said = "\n".join(f"[{i}] {r.last_tool_result()}" for i, r in enumerate(model.agent_requests()[1:]))
     why = f"{said}\n--- stderr\n{proc.stderr[-3000:]}"
-    print(why)
     assert "committed" in said, why
     # the turn's commit is in its quarantine, not yet in the shared store: LoopX checks it first
-    head = project.git("rev-parse", "loopx/LX-1").strip() if (common / "refs" / "heads" / "loopx" / "LX-1").exists() else None
-    loopx_git.admitted(root)
+    head = (common / "refs" / "heads" / "loopx" / "LX-1").read_text().strip()
+    assert subprocess.run(["git", "cat-file", "-e", head], cwd=root).returncode != 0, why
+    got = quarantine.admit_all(str(common))
+    assert got.moved >= 3 and len(got.refused) == 1 and got.refused[0].endswith(blob[2:]), (got, why)
     assert project.git("log", "--format=%s", "-1", "loopx/LX-1").strip() == "the agent commits", why
-    assert head is not None
     # no ref but its own branch moved or appeared, whether it existed or not
     after = project.git("for-each-ref", "--format=%(refname) %(objectname)")
     changed = set(after.splitlines()) ^ set(before.splitlines())
     assert {line.split()[0] for line in changed} <= {"refs/heads/loopx/LX-1"}, why + "\n" + "\n".join(sorted(changed))
-    assert not (common / "MERGE_HEAD").exists() and not (common / "shallow").exists(), why
+    if runtime.name == "codex":
+        assert not (common / "MERGE_HEAD").exists() and not (common / "shallow").exists(), why
     # what the person's plain git shows is the truth
     assert project.git("show", "main:README.txt") == "the truth\n", why
     assert project.git("ls-tree", "--name-only", "main").split() == project.git("--no-replace-objects", "ls-tree", "--name-only", "main").split()

@@ -116,7 +116,7 @@ def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
     """The writable git paths, relative to the common dir, as path parts: the
     worktree's own admin folder (its HEAD, index, reflog and object quarantine)
     and its branch's ref and reflog folders — never the shared object store."""
-    targets = [("worktrees", os.path.basename(b.admin))]
+    targets: list[tuple[str, ...]] = [("worktrees", os.path.basename(b.admin))]
     if b.branch:
         parent = tuple(b.branch.split("/")[:-1])
         targets += [("refs", "heads", *parent), ("logs", "refs", "heads", *parent)]

@@ -78,18 +78,21 @@ def _check_loose(data: bytes, name: str) -> bool:
 
 
 def _write_new(path: str, data: bytes) -> None:
-    """``data`` as a new read-only file at ``path`` (a temporary file in its folder, renamed)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix="tmp_obj_", dir=os.path.dirname(path))
+    """``data`` as a new read-only file at ``path``: written under a temporary
+    name in its folder (read-only from the start), then renamed into place."""
+    temp = f"{os.path.dirname(path)}/tmp_obj_loopx_{os.getpid()}_{os.path.basename(path)}"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(temp, 0o444)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
+        os.replace(temp, path)  # (the same object written meanwhile by git: the same bytes' name)
+    finally:
+        if os.path.lexists(temp):
             os.unlink(temp)
-        raise
 
 
 def _aside(quarantine: str, path: str) -> str:

@@ -125,10 +125,12 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
     why = f"{said}\n--- stderr\n{proc.stderr[-3000:]}"
     assert "committed" in said, why
     # the turn's commit is in its quarantine, not yet in the shared store: LoopX checks it first
-    head = (common / "refs" / "heads" / "loopx" / "LX-1").read_text().strip()
-    assert subprocess.run(["git", "cat-file", "-e", head], cwd=root).returncode != 0, why
-    got = quarantine.admit_all(str(common))
-    assert got.moved >= 3 and len(got.refused) == 1 and got.refused[0].endswith(blob[2:]), (got, why)
+    # the turn's objects went to its quarantine; the Stop hook (as the runner at a turn's
+    # end) checked them: its commit joined the store, the forged blob was kept out
+    admin = common / "worktrees" / "LX-1"
+    assert (admin / "loopx-refused" / blob[:2] / blob[2:]).exists(), why
+    assert not [p for p in (admin / quarantine.NAME).rglob("*") if p.is_file() and len(p.parent.name) == 2], why
+    assert quarantine.admit_all(str(common)) == quarantine.Admitted(0, [])
     assert project.git("log", "--format=%s", "-1", "loopx/LX-1").strip() == "the agent commits", why
     # no ref but its own branch moved or appeared, whether it existed or not
     after = project.git("for-each-ref", "--format=%(refname) %(objectname)")

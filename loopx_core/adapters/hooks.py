@@ -626,14 +626,13 @@ def _admit_objects(hook: Hook) -> None:
     (issue #38; ``workspace/quarantine.py``), so that the person's own git sees
     the agent's commits — and never an object that fails the check."""
     from ..rules import workspace_bounds
-
-    bounds = workspace_bounds.find(hook.cwd)
-    if bounds is None or bounds.main is None or not os.path.isdir(workspace_bounds.quarantine_of(bounds)):
-        return
     from ..workspace import quarantine
 
+    bounds = workspace_bounds.find(hook.cwd)
+    if bounds is None or bounds.main is None or not os.path.isdir(quarantine.folder(bounds.admin)):
+        return
     try:
-        got = quarantine.admit(bounds.common, workspace_bounds.quarantine_of(bounds))
+        got = quarantine.admit(bounds.common, quarantine.folder(bounds.admin))
     except OSError as exc:
         hook.note(f"could not check the objects the turn wrote: {exc}")
         return

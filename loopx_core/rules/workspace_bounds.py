@@ -89,32 +89,15 @@ def find(start) -> Bounds | None:
     return Bounds(folder, admin, common, branch, main)
 
 
-QUARANTINE = "loopx-objects"
 # Ref folders git reads for everyone — what `git log`, `git show` and a checkout
 # see (replace refs, notes), tags, remote-tracking refs — kept read-only whole.
 SHARED_NAMESPACES = ("replace", "notes", "tags", "remotes")  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
 
 
-def quarantine_of(b: Bounds) -> str:
-    return join(b.admin, QUARANTINE)
-
-
-def git_env(b: Bounds) -> dict[str, str]:
-    """The environment a turn's git (and LoopX's own git in the workspace) runs
-    with: new objects into the workspace's quarantine, the shared store read
-    as an alternate (issue #38; checked and moved by workspace/quarantine.py).
-    Makes the quarantine folder."""
-    quarantine = quarantine_of(b)
-    try:
-        os.makedirs(quarantine, exist_ok=True)
-    except OSError:
-        return {}
-    return {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": join(b.common, "objects")}
-
-
 def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
     """The writable git paths, relative to the common dir, as path parts: the
-    worktree's own admin folder (its HEAD, index, reflog and object quarantine)
+    worktree's own admin folder (its HEAD, index, reflog and object quarantine,
+    ``workspace/quarantine.py``)
     and its branch's ref and reflog folders — never the shared object store."""
     targets: list[tuple[str, ...]] = [("worktrees", os.path.basename(b.admin))]
     if b.branch:

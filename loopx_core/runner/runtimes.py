@@ -239,9 +239,9 @@ class Runtime:
         bounds = _workspace(cwd)
         if bounds is None:
             return {}
-        from ..rules import workspace_bounds
+        from ..workspace import quarantine
 
-        return workspace_bounds.git_env(bounds)
+        return quarantine.turn_env(bounds.common, bounds.admin)
 
     def live(self) -> LiveUsage:
         return self.usage_class()

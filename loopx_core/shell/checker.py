@@ -53,7 +53,7 @@ import os
 import stat
 import sys
 
-from ..rules import git_settings
+from ..workspace import git_settings
 from . import builtin_rules, posix_words
 from .posix_words import Lazy, Word
 from .vocabulary import (

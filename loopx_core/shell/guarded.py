@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import re
 
-from ..rules import git_settings, workspace_bounds
+from ..rules import workspace_bounds
+from ..workspace import git_settings
 from . import builtin_rules
 from .posix_words import Lazy
 from .vocabulary import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
@@ -75,7 +76,7 @@ def _git_reads_only(rest: list[str], reads: tuple[str, ...]) -> bool:
 def _git_config(checker, text: str, rest: list[str], cwd: str | None) -> None:
     """A write of git's settings is the class, whatever the key or the file: a
     setting that runs nothing and points nowhere (identity, colours, output —
-    ``rules/git_settings.INERT``) in the repository's own config is free; any
+    ``workspace/git_settings.INERT``) in the repository's own config is free; any
     other key, any write of a file outside the repository's own config
     (``--global``, ``--system``, ``--file``: the person's settings, a template
     folder's, another checkout's ``.git/config``) and ``--edit`` need a

@@ -24,7 +24,7 @@ import tempfile
 from collections import namedtuple
 from pathlib import Path
 
-from ..rules import git_settings
+from . import git_settings
 
 TIMEOUT = 60.0  # seconds for one git command; a worktree add on a big repository fits
 WIP_AUTHOR = ("LoopX", "loopx@localhost")
@@ -63,31 +63,44 @@ def _env(extra: dict | None = None) -> dict:
     return env
 
 
-_QUARANTINE: dict[str, tuple[str, str] | None] = {}  # cwd -> (its workspace's quarantine, the shared store)
+_WHERE: dict[str, tuple[str, str]] = {}  # cwd -> (its git folder, the common one), as git resolves them
+
+
+def _where(cwd) -> tuple[str, str] | None:
+    key = str(cwd)
+    known = _WHERE.get(key)
+    if known is None or not os.path.isdir(known[0]):  # (a worktree removed and made again: asked again)
+        try:
+            done = subprocess.run(
+                ("git", "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"),
+                cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None  # (not cached: the call itself says what is wrong)
+        parts = done.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if done.returncode != 0 or len(parts) != 2:
+            return None
+        known = _WHERE[key] = (parts[0], parts[1])
+    return known
 
 
 def _quarantine_env(cwd) -> dict[str, str]:
-    """In a card's workspace whose turns have an object quarantine
+    """In a linked worktree whose turns have an object quarantine
     (``quarantine.py``), LoopX's git reads the quarantine too (the turn's
     commits are there until checked). It writes into the shared store when it
     may (the runner, the MCP server: outside the sandbox), else into the
     quarantine, as the turn's git does (``loopx`` run inside the sandbox)."""
-    key = str(cwd)
-    if key not in _QUARANTINE:
-        from ..rules import workspace_bounds
-
-        bounds = workspace_bounds.find(key)
-        found = None
-        if bounds is not None and bounds.main is not None:
-            found = (workspace_bounds.quarantine_of(bounds), os.path.join(bounds.common, "objects"))
-        _QUARANTINE[key] = found
-    found = _QUARANTINE[key]
-    if found is None or not os.path.isdir(found[0]):
+    where = _where(cwd)
+    if where is None or where[0] == where[1]:
         return {}
-    quarantine, store = found
+    from . import quarantine
+
+    folder, store = quarantine.folder(where[0]), os.path.join(where[1], "objects")
+    if not os.path.isdir(folder):
+        return {}
     if os.access(store, os.W_OK):
-        return {"GIT_ALTERNATE_OBJECT_DIRECTORIES": quarantine}
-    return {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": store}
+        return {"GIT_ALTERNATE_OBJECT_DIRECTORIES": folder}
+    return {"GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": store}
 
 
 def admitted(repo) -> None:
@@ -155,10 +168,6 @@ def repository_programs(cwd) -> tuple[str, ...]:
             ("git", "config", "--show-origin", "--show-scope", "-z", "--get-regexp", "."),
             cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
         )
-        where = subprocess.run(
-            ("git", "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir"),
-            cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
-        )
     except OSError:
         return ()  # no such folder (or no git): the call itself says so
     except subprocess.TimeoutExpired as exc:
@@ -166,7 +175,8 @@ def repository_programs(cwd) -> tuple[str, ...]:
     import re
 
     runs = re.compile(git_settings.RUNS_A_PROGRAM)
-    files = {os.path.join(d, n) for d in where.stdout.decode("utf-8", "surrogateescape").split() for n in ("config", "config.worktree")}
+    found = _where(key)
+    files = {os.path.join(d, n) for d in (found or ()) for n in ("config", "config.worktree")}
     names: dict[str, None] = {}
     fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
     for scope, origin, entry in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):

@@ -47,6 +47,17 @@ def folder(admin: str) -> str:
     return os.path.join(admin, NAME)
 
 
+def turn_env(common: str, admin: str) -> dict[str, str]:
+    """The environment a turn's git runs with in the worktree whose private git
+    folder is ``admin``: new objects into its quarantine (made here), the
+    shared store read as an alternate."""
+    try:
+        os.makedirs(folder(admin), exist_ok=True)
+    except OSError:
+        return {}
+    return {"GIT_OBJECT_DIRECTORY": folder(admin), "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(common, "objects")}
+
+
 def _check_loose(data: bytes, name: str) -> bool:
     """Is ``data`` (a loose object file's bytes) a well-formed object whose hash is ``name``?"""
     digest = hashlib.sha1() if len(name) == 40 else hashlib.sha256()

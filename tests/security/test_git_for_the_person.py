@@ -145,6 +145,6 @@ def test_a_callers_git_environment_does_not_steer_loopxs_git(tmp_path, monkeypat
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "filter.evil.clean")
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", f"touch {marker}; cat")
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))
-    (root / "a").write_text("b\n")
+    (root / "a").write_text("a longer line than before\n")  # (another size: no racy-git stat match)
     assert wgit.snapshot(root).dirty
     assert not marker.exists()

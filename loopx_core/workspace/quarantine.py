@@ -13,8 +13,11 @@ workspace run the same way (``git._quarantine_env``).
 
 ``admit`` moves checked objects into the shared store: each loose object is
 read once, inflated, its header checked and its bytes hashed — the name must
-be the hash — and those very bytes written to a new file in the store (the
-agent can rewrite the quarantine's file after the check; never the copy).
+be the hash — and what was checked (never the quarantine's file again: the
+agent can rewrite it after the check) goes into the store: the small ones
+together as one pack that ``git index-pack --fsck-objects`` indexes there
+(hashing them again; one pack, not a file per object), a large one as its
+checked bytes in a new file.
 A pack is copied into the store's pack folder first and indexed there by
 ``git index-pack``, which hashes every object it holds. What fails is moved
 aside to ``loopx-refused`` beside the quarantine, never into the store.
@@ -29,6 +32,7 @@ import hashlib
 import os
 import re
 import shutil
+import struct
 import tempfile
 import zlib
 from collections import namedtuple
@@ -58,19 +62,26 @@ def turn_env(common: str, admin: str) -> dict[str, str]:
     return {"GIT_OBJECT_DIRECTORY": folder(admin), "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(common, "objects")}
 
 
-def _check_loose(data: bytes, name: str) -> bool:
-    """Is ``data`` (a loose object file's bytes) a well-formed object whose hash is ``name``?"""
+_BATCHED = 1 << 20  # objects up to this size (inflated) join the store in one pack; larger ones one by one
+
+
+def _check_loose(data: bytes, name: str):
+    """``(kind, body)`` when ``data`` (a loose object file's bytes) is a
+    well-formed object whose hash is ``name`` (``body`` None for a large one);
+    None when it is not."""
     digest = hashlib.sha1() if len(name) == 40 else hashlib.sha256()
     inflate = zlib.decompressobj()
+    pieces: list[bytes] | None = []
     try:
         head = inflate.decompress(data, 64 * 1024)
         nul = head.find(b"\0")
         if nul < 0:
-            return False
+            return None
         kind, _, size = head[:nul].partition(b" ")
         if kind not in _KINDS or not size.isdigit() or (len(size) > 1 and size.startswith(b"0")):
-            return False
+            return None
         digest.update(head)
+        pieces = [head[nul + 1 :]] if int(size) <= _BATCHED else None
         got = len(head) - nul - 1
         rest = inflate.unconsumed_tail
         while rest:
@@ -78,14 +89,49 @@ def _check_loose(data: bytes, name: str) -> bool:
             rest = inflate.unconsumed_tail
             digest.update(piece)
             got += len(piece)
+            if pieces is not None:
+                pieces.append(piece)
         tail = inflate.flush()
         digest.update(tail)
         got += len(tail)
+        if pieces is not None:
+            pieces.append(tail)
         if not inflate.eof or inflate.unused_data:
-            return False
+            return None
     except zlib.error:
-        return False
-    return got == int(size) and digest.hexdigest() == name
+        return None
+    if got != int(size) or digest.hexdigest() != name:
+        return None
+    return kind, (b"".join(pieces) if pieces is not None else None)
+
+
+_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+
+
+def _pack(objects: list[tuple[bytes, bytes]], sha256: bool) -> bytes:
+    """A pack (version 2) of ``objects`` (kind, body), each stored whole."""
+    out = bytearray(b"PACK" + struct.pack(">II", 2, len(objects)))
+    for kind, body in objects:
+        n = len(body)
+        byte = (_PACK_TYPES[kind] << 4) | (n & 0x0F)
+        n >>= 4
+        while n:
+            out.append(byte | 0x80)
+            byte = n & 0x7F
+            n >>= 7
+        out.append(byte)
+        out += zlib.compress(body, 1)
+    out += (hashlib.sha256 if sha256 else hashlib.sha1)(out).digest()
+    return bytes(out)
+
+
+def _store_pack(common: str, objects: list[tuple[bytes, bytes]], sha256: bool) -> bool:
+    """The checked objects into the store as one pack, indexed by ``git
+    index-pack`` (which hashes them again); False when git refused it."""
+    from . import git  # (LoopX's one way of running git: no repository programs, no replace refs)
+
+    done = git._call(common, ("index-pack", "--stdin", "--fsck-objects"), None, 600.0, stdin=_pack(objects, sha256))
+    return done.returncode == 0
 
 
 def _write_new(path: str, data: bytes) -> None:
@@ -106,6 +152,13 @@ def _write_new(path: str, data: bytes) -> None:
             os.unlink(temp)
 
 
+def _drop(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def _aside(quarantine: str, path: str) -> str:
     """Move a refused file out of the quarantine (kept for a person to look at)."""
     where = os.path.join(os.path.dirname(quarantine), REFUSED, os.path.relpath(path, quarantine))
@@ -123,6 +176,10 @@ def admit(common: str, quarantine: str) -> Admitted:
         fans = sorted(os.listdir(quarantine))
     except OSError:
         return Admitted(0, [])
+    sha256 = False
+    batch: list[tuple[bytes, bytes]] = []  # checked small objects, for one pack
+    sources: list[str] = []  # their quarantine files, removed once the pack is in
+    loose: list[tuple[str, str, bytes]] = []  # (their file, the store's path, the bytes) if the pack is refused
     for fan in fans:
         here = os.path.join(quarantine, fan)
         if len(fan) != 2 or not _HEX.match(fan) or not os.path.isdir(here) or os.path.islink(here):
@@ -140,17 +197,32 @@ def admit(common: str, quarantine: str) -> Admitted:
             except OSError:
                 continue  # gone meanwhile
             name = fan + rest
-            if not _check_loose(data, name):
+            sha256 = len(name) == 64
+            checked = _check_loose(data, name)
+            if checked is None:
                 refused.append(_aside(quarantine, path))
                 continue
             target = os.path.join(store, fan, rest)
-            if not os.path.exists(target):
-                _write_new(target, data)
+            if os.path.exists(target):
+                _drop(path)
+                moved += 1
+            elif checked[1] is not None:
+                batch.append(checked)
+                sources.append(path)
+                loose.append((path, target, data))
+            else:
+                _write_new(target, data)  # a large object: its checked bytes, one file
+                _drop(path)
+                moved += 1
+    if len(batch) > 1 and _store_pack(common, batch, sha256):
+        for path in sources:
+            _drop(path)
+        moved += len(batch)
+    else:
+        for path, target, data in loose:
+            _write_new(target, data)
+            _drop(path)
             moved += 1
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
     pack_moved, pack_refused = _admit_packs(common, quarantine) if os.path.isdir(os.path.join(quarantine, "pack")) else (0, [])
     return Admitted(moved + pack_moved, refused + pack_refused)
 

@@ -128,7 +128,9 @@ def _pack(objects: list[tuple[bytes, bytes]], sha256: bool) -> bytes:
 def _store_pack(common: str, objects: list[tuple[bytes, bytes]], sha256: bool) -> bool:
     """The checked objects into the store as one pack, indexed by ``git
     index-pack`` (which hashes them again); False when git refused it."""
-    from . import git  # (LoopX's one way of running git: no repository programs, no replace refs)
+    from . import (
+        git,  # (LoopX's one way of running git: no repository programs, no replace refs)
+    )
 
     done = git._call(common, ("index-pack", "--stdin", "--fsck-objects"), None, 600.0, stdin=_pack(objects, sha256))
     return done.returncode == 0

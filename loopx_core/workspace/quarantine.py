@@ -128,9 +128,8 @@ def _pack(objects: list[tuple[bytes, bytes]], sha256: bool) -> bytes:
 def _store_pack(common: str, objects: list[tuple[bytes, bytes]], sha256: bool) -> bool:
     """The checked objects into the store as one pack, indexed by ``git
     index-pack`` (which hashes them again); False when git refused it."""
-    from . import (
-        git,  # (LoopX's one way of running git: no repository programs, no replace refs)
-    )
+    # LoopX's one way of running git: no repository programs, no replace refs
+    from . import git
 
     done = git._call(common, ("index-pack", "--stdin", "--fsck-objects"), None, 600.0, stdin=_pack(objects, sha256))
     return done.returncode == 0
@@ -230,9 +229,8 @@ def admit(common: str, quarantine: str) -> Admitted:
 
 
 def _admit_packs(common: str, quarantine: str) -> tuple[int, list[str]]:
-    from . import (
-        git,  # (LoopX's one way of running git: no repository programs, no replace refs)
-    )
+    # LoopX's one way of running git: no repository programs, no replace refs
+    from . import git
 
     packs = os.path.join(quarantine, "pack")
     store = os.path.join(common, "objects", "pack")

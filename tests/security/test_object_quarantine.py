@@ -128,3 +128,16 @@ def test_a_corrupt_pack_in_the_quarantine_is_refused(repo):
     got = quarantine.admit_all(str(repo / ".git"))
     assert len(got.refused) == 1 and not has(repo, head)
     assert git(repo, "show", "main:README.txt") == "the truth\n"
+
+
+def test_verify_finds_a_commit_that_waits_in_a_quarantine(repo):
+    """``loopx verify`` asks whether recorded commits are still there: one the
+    turn made is checked and moved in first, never reported as gone."""
+    from loopx_core.workspace import git as loopx_git
+
+    ws = repo.parent / "ws" / "LX-1"
+    env = turn_env(ws)
+    git(ws, "commit", "-q", "--allow-empty", "-m", "recorded", env=env)
+    head = git(ws, "rev-parse", "HEAD", env=env).strip()
+    assert not has(repo, head)
+    assert loopx_git.missing(repo, [head]) == [] and has(repo, head)

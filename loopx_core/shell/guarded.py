@@ -28,12 +28,17 @@ _TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-pane
 _UNKNOWN = object()
 
 
+def _inert(key: str, value: str | None) -> bool:
+    """A git setting that runs nothing and points nowhere (``workspace/git_settings``)."""
+    return bool(_GIT_INERT_KEYS.match(key)) or (key.lower() in git_settings.INERT_WHEN_OFF and (value or "").lower() in git_settings.OFF)
+
+
 def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
     i = builtin_rules.git_subcommand_index(args)
     for j, a in enumerate(args[: i if i is not None else len(args)]):
         if (a == "-c" and j + 1 < len(args)) or (a.startswith("-c") and len(a) > 2):
-            key = (args[j + 1] if a == "-c" else a[2:]).split("=", 1)[0]
-            if not _GIT_INERT_KEYS.match(key):
+            key, _, value = (args[j + 1] if a == "-c" else a[2:]).partition("=")
+            if not _inert(key, value):
                 why = "makes git run a command" if _GIT_COMMAND_KEYS.match(key) else "changes where git reads, writes or sends"
                 checker.opaque(text, f"`git -c {clip(key, 40)}=…` {why}, which LoopX cannot see")
         elif a.startswith(("--config-env", "--exec-path", "--namespace", "--attr-source")):
@@ -102,7 +107,7 @@ def _git_config(checker, text: str, rest: list[str], cwd: str | None) -> None:
         checker.opaque(text, "it writes a git config file outside this repository's own (the person's settings, a template's, another checkout's): git reads it later, as the person")
     elif any(f.startswith(("--rename-section", "--remove-section")) for f in flags) or action in ("rename-section", "remove-section"):
         checker.opaque(text, "it renames or removes a whole section of git's settings")
-    elif not _GIT_INERT_KEYS.match(key):
+    elif not _inert(key, next((w for w in words[words.index(key) + 1 :] if w != "--"), None) if key in words else None):
         why = "makes git run a command" if _GIT_COMMAND_KEYS.match(key) else "changes where git reads, writes or sends, or what it trusts"
         checker.opaque(text, f"the git setting `{clip(key, 60)}` {why}, which LoopX cannot see")
 

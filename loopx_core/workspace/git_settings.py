@@ -36,6 +36,11 @@ INERT = (
     r"|commit\.(?:verbose|cleanup|status)|gc\.auto|fetch\.(?:prune|prunetags|parallel)|maintenance\.auto)$"
 )
 
+# Settings that switch a program off: inert when their value says off
+# (`git -c commit.gpgsign=false commit`, `core.fsmonitor=false`).
+INERT_WHEN_OFF = frozenset(("commit.gpgsign", "tag.gpgsign", "push.gpgsign", "core.fsmonitor", "rebase.updaterefs", "pull.rebase"))
+OFF = frozenset(("false", "no", "off", "0"))
+
 # Environment variables an agent's git may be given: who it is, how it talks.
 # Any other GIT_* (GIT_DIR, GIT_INDEX_FILE, GIT_CONFIG_*, GIT_EXEC_PATH,
 # GIT_OBJECT_DIRECTORY, GIT_SSH_COMMAND, GIT_TRACE=<file> …) points git at

@@ -152,6 +152,16 @@ class Ground:
                     return why
         return None
 
+    def under(self, folder: str, cwd: str | None) -> list[tuple[str, bool]]:
+        """The ground below ``folder`` (or that folder itself) — each place and
+        whether it is a folder (everything under it counts): what a
+        ``find FOLDER … -exec CMD {}`` may hand its command."""
+        if cwd is None and not os.path.isabs(folder):
+            return []
+        norm = os.path.normpath(os.path.join(cwd, folder)) if cwd and not os.path.isabs(folder) else os.path.normpath(folder)
+        places = [(p, f) for p, _, f in self._places] + [(p, os.path.isdir(p) or p.endswith((".loopx", ".codex"))) for p, _ in self._holds]
+        return [(p, f) for p, f in dict.fromkeys(places) if _is_above(norm, p) or _is_above(os.path.realpath(norm), p)]
+
     def searches(self, folder: str, cwd: str | None) -> str | None:
         """Why searching every file below ``folder`` reaches LoopX's ground
         outside the project (the person's LoopX folder, Codex's, Claude Code's

@@ -595,6 +595,7 @@ def _emit(store, agent: str, kind: str, card_id, **data) -> None:
 # -- Stop ------------------------------------------------------------------------------
 
 def stop(hook: Hook):
+    _admit_objects(hook)
     agent = hook.agent
     if not agent:
         hook.note("LOOPX_AGENT is not set; not checking evidence")
@@ -616,6 +617,27 @@ def stop(hook: Hook):
         return _evidence_gate(hook, store, turn)
     finally:
         store.close()
+
+
+def _admit_objects(hook: Hook) -> None:
+    """At a turn's end in a card's workspace (a runner's, or a session a person
+    started there with ``workspace start``): the objects the turn's git wrote into
+    the workspace's quarantine checked and moved into the repository's store
+    (issue #38; ``workspace/quarantine.py``), so that the person's own git sees
+    the agent's commits — and never an object that fails the check."""
+    from ..rules import workspace_bounds
+    from ..workspace import quarantine
+
+    bounds = workspace_bounds.find(hook.cwd)
+    if bounds is None or bounds.main is None or not os.path.isdir(quarantine.folder(bounds.admin)):
+        return
+    try:
+        got = quarantine.admit(bounds.common, quarantine.folder(bounds.admin))
+    except OSError as exc:
+        hook.note(f"could not check the objects the turn wrote: {exc}")
+        return
+    if got.refused:
+        hook.note(f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository")
 
 
 MAX_TRANSCRIPT = 512 * 1024 * 1024  # a transcript file larger than this is not read

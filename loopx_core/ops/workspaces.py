@@ -446,6 +446,7 @@ def _capture(row: Workspace, since: str | None) -> dict:
 
     code: dict = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
     try:
+        git.admitted(row.path)  # what the turn's git wrote, checked before it is read and recorded (#38)
         snap = git.snapshot(row.path)
         wip = None
         if snap.dirty:
@@ -621,6 +622,7 @@ def merged(found: WorkspaceView) -> bool:
     where = git.main_checkout(repo) if repo.is_dir() else None
     if where is None or not found.base:
         return False
+    git.admitted(where)
     tip = git.resolve(where, found.branch)
     base = git.resolve(where, found.base)
     return tip is not None and base is not None and git.is_ancestor(where, tip, base)

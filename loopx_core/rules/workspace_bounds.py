@@ -89,9 +89,17 @@ def find(start) -> Bounds | None:
     return Bounds(folder, admin, common, branch, main)
 
 
+# Ref folders git reads for everyone — what `git log`, `git show` and a checkout
+# see (replace refs, notes), tags, remote-tracking refs — kept read-only whole.
+SHARED_NAMESPACES = ("replace", "notes", "tags", "remotes")  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
+
+
 def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
-    """The writable git paths, relative to the common dir, as path parts."""
-    targets = [("objects",), ("worktrees", os.path.basename(b.admin))]
+    """The writable git paths, relative to the common dir, as path parts: the
+    worktree's own admin folder (its HEAD, index, reflog and object quarantine,
+    ``workspace/quarantine.py``)
+    and its branch's ref and reflog folders — never the shared object store."""
+    targets: list[tuple[str, ...]] = [("worktrees", os.path.basename(b.admin))]
     if b.branch:
         parent = tuple(b.branch.split("/")[:-1])
         targets += [("refs", "heads", *parent), ("logs", "refs", "heads", *parent)]
@@ -167,6 +175,14 @@ def prepare(b: Bounds) -> None:
     sandbox has a path for everything it must keep read-only or let be written."""
     ensure_packed_refs(b)
     loosen_packed(b)
+    for namespace in SHARED_NAMESPACES:
+        # made (empty) when missing, so that a sandbox that keeps only existing paths
+        # read-only keeps them so whole: no replace ref, note, tag or remote-tracking
+        # ref can then be created from the turn (issue #38: `refs/replace/<main>`)
+        try:
+            os.makedirs(join(b.common, "refs", namespace), exist_ok=True)
+        except OSError:
+            pass  # a file where the folder would be: git decides, not us
     for target in _git_targets(b):
         if target[:2] in (("refs", "heads"), ("logs", "refs")):
             try:

@@ -434,10 +434,26 @@ class Runner:
             return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot start {argv[0] if argv else 'the command'}: {exc.strerror or exc}", "", 0.0)
         outcome, reason = self._watch(proc, card, token, usage, env)
         code = proc.finish()
+        if space:
+            self._admit(space[0])
         for line in proc.next_lines(0):
             usage.feed(line)
         usage.poll(env)
         return self._after(card, token, turn_id, since, code, usage, outcome, reason, proc.tail(), proc.seconds, env)
+
+    def _admit(self, workspace: str) -> None:
+        """The objects the turn wrote (its quarantine, issue #38) checked and moved
+        into the repository's store; what fails the check stays out, and is said."""
+        from ..workspace import git, quarantine
+
+        try:
+            common = git.common_dir(workspace)
+            got = quarantine.admit_all(str(common)) if common is not None else None
+        except (git.GitError, OSError) as exc:
+            self.log(f"could not check the objects the turn wrote: {getattr(exc, 'message', None) or exc}", WARNING)
+            return
+        if got is not None and got.refused:
+            self.log(f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository: {got.refused[0]}", WARNING)
 
     def _watch(self, proc: TurnProcess, card, token, usage, env) -> tuple[str, str | None]:
         """Follow the running turn until it ends or must be stopped: (outcome, reason)."""

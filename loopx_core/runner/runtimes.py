@@ -278,8 +278,15 @@ class Runtime:
 
     def environ(self, cwd=None) -> dict[str, str]:
         """What the turn started in ``cwd`` gets in its environment besides the
-        runner's (may write files the runtime reads; raises OSError or a setup error)."""
-        return {}
+        runner's (may write files the runtime reads; raises OSError or a setup error).
+        In a card's workspace, git's object quarantine: the turn's objects go to the
+        workspace's own folder, the shared store is read only (issue #38)."""
+        bounds = _workspace(cwd)
+        if bounds is None:
+            return {}
+        from ..workspace import quarantine
+
+        return quarantine.turn_env(bounds.common, bounds.admin)
 
     def live(self) -> LiveUsage:
         return self.usage_class()
@@ -389,7 +396,7 @@ class Codex(Runtime):
 
         person = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
         home = setup_codex.workspace_home(setup_codex.home_for(bounds.main, self.agent), person, _main_codex_config(bounds), bounds.main)
-        return {"CODEX_HOME": str(home)}
+        return {**super().environ(cwd), "CODEX_HOME": str(home)}
 
     def identity_problem(self, root) -> str | None:
         """Codex has no per-checkout settings: ``init --for codex`` names the agent in

@@ -53,6 +53,7 @@ import os
 import stat
 import sys
 
+from ..workspace import git_settings
 from . import builtin_rules, posix_words
 from .posix_words import Lazy, Word
 from .vocabulary import (
@@ -458,6 +459,10 @@ class Checker:
             self.forbid(word.text, f"it sets {name}, which says who or when LoopX records an act")
         elif matches(_INJECTING, name):
             self.opaque(word.text, f"setting {name} makes programs run code LoopX cannot see")
+        elif name.startswith("GIT_") and name not in git_settings.INERT_ENV and not (name.startswith("GIT_TRACE") and value in git_settings.TRACE_OFF_OR_STDERR):
+            # GIT_DIR, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, GIT_NAMESPACE, GIT_TRACE=<file>,
+            # GIT_REPLACE_REF_BASE…: the class, not a list — git then reads or writes other files
+            self.opaque(word.text, f"setting {name} points git at other files, settings or programs than LoopX reads")
         elif name == "GLOBIGNORE":
             self.opaque(word.text, "setting GLOBIGNORE lets the shell's patterns match dotfiles (`*` matches `.claude`), which LoopX reads as the shell does by default")
 

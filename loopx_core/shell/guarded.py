@@ -13,6 +13,7 @@ import os
 import re
 
 from ..rules import workspace_bounds
+from ..workspace import git_settings
 from . import builtin_rules
 from .posix_words import Lazy
 from .vocabulary import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
@@ -21,20 +22,27 @@ TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold p
 if TYPE_CHECKING:
     from typing import TypeGuard
 
-_GIT_COMMAND_KEYS = Lazy(r"(?i)^(?:alias\..*|core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(?:command|cmd|helper|program|driver|textconv|clean|smudge|process)|sequence\.editor|pager\..*|credential\..*|gpg\..*|include\..*|includeif\..*|protocol\..*|uploadpack\..*|remote\..*\.(?:uploadpack|receivepack|vcs))$")
+_GIT_COMMAND_KEYS = Lazy(git_settings.RUNS_A_PROGRAM)
+_GIT_INERT_KEYS = Lazy(git_settings.INERT)
 _TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info"))
 _UNKNOWN = object()
+
+
+def _inert(key: str, value: str | None) -> bool:
+    """A git setting that runs nothing and points nowhere (``workspace/git_settings``)."""
+    return bool(_GIT_INERT_KEYS.match(key)) or (key.lower() in git_settings.INERT_WHEN_OFF and (value or "").lower() in git_settings.OFF)
 
 
 def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
     i = builtin_rules.git_subcommand_index(args)
     for j, a in enumerate(args[: i if i is not None else len(args)]):
-        if a == "-c" and j + 1 < len(args):
-            key = args[j + 1].split("=", 1)[0]
-            if _GIT_COMMAND_KEYS.match(key):
-                checker.opaque(text, f"`git -c {clip(key, 40)}=…` makes git run a command LoopX cannot see")
-        elif a.startswith("--config-env"):
-            checker.opaque(text, "`git --config-env` sets git settings LoopX cannot see")
+        if (a == "-c" and j + 1 < len(args)) or (a.startswith("-c") and len(a) > 2):
+            key, _, value = (args[j + 1] if a == "-c" else a[2:]).partition("=")
+            if not _inert(key, value):
+                why = "makes git run a command" if _GIT_COMMAND_KEYS.match(key) else "changes where git reads, writes or sends"
+                checker.opaque(text, f"`git -c {clip(key, 40)}=…` {why}, which LoopX cannot see")
+        elif a.startswith(("--config-env", "--exec-path", "--namespace", "--attr-source")):
+            checker.opaque(text, f"`git {a.split('=')[0]}` points git at settings, programs or refs LoopX cannot see")
     if i is None:
         return
     sub = args[i]
@@ -43,8 +51,10 @@ def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
         _git_in_workspace(checker, text, args[:i], sub, rest, cwd)
     if sub in _GIT_TREE_WRITERS:
         _git_over_untracked(checker, text, sub, rest, _git_folder(args[:i], cwd))
-    elif sub == "config" and any(_GIT_COMMAND_KEYS.match(a) for a in rest if not a.startswith("-")):
-        checker.opaque(text, "it sets a git setting that makes git run a command LoopX cannot see")
+    elif sub == "config":
+        _git_config(checker, text, rest, _git_folder(args[:i], cwd))
+    elif sub == "replace" and not _git_reads_only(rest, ("-l", "--list")):
+        checker.opaque(text, "`git replace` makes git show other objects in place of commits, in everything the person later reads")
     elif sub not in builtin_rules.GIT_COMMANDS:
         alias = git_alias(sub, cwd, checker)
         if alias is _UNKNOWN:
@@ -54,6 +64,52 @@ def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
             import shlex
 
             checker.shell(expansion + " " + " ".join(shlex.quote(a) for a in rest), cwd, depth=MAX_DEPTH - 1)
+
+
+# `git config` that writes (the old option forms and the 2.46 subcommands).
+_CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--get-color", "--get-colorbool"))
+_CONFIG_ACTIONS = frozenset(("get", "set", "unset", "list", "edit", "rename-section", "remove-section"))
+_CONFIG_VALUES = {"-f", "--file", "--blob", "-t", "--type", "--default", "--comment", "--value"}
+_CONFIG_ELSEWHERE = frozenset(("--global", "--system", "-f", "--file"))
+
+
+def _git_reads_only(rest: list[str], reads: tuple[str, ...]) -> bool:
+    flags = [a for a in rest if a.startswith("-")]
+    return not rest or any(f in reads for f in flags)
+
+
+def _git_config(checker, text: str, rest: list[str], cwd: str | None) -> None:
+    """A write of git's settings is the class, whatever the key or the file: a
+    setting that runs nothing and points nowhere (identity, colours, output —
+    ``workspace/git_settings.INERT``) in the repository's own config is free; any
+    other key, any write of a file outside the repository's own config
+    (``--global``, ``--system``, ``--file``: the person's settings, a template
+    folder's, another checkout's ``.git/config``) and ``--edit`` need a
+    person's gate; from a card's workspace, ``--file`` into the main checkout or
+    another workspace is refused."""
+    flags, words = _git_split(rest, _CONFIG_VALUES)
+    files = [rest[k + 1] for k, a in enumerate(rest[:-1]) if a in ("-f", "--file")] + [a.split("=", 1)[1] for a in rest if a.startswith("--file=")]
+    action = words[0] if words and words[0] in _CONFIG_ACTIONS else None
+    if action is not None:
+        words = words[1:]
+    reading = action in ("get", "list") or any(f.split("=")[0] in _CONFIG_READS or f in ("--show-origin", "--show-scope", "--name-only") and len(words) < 2 for f in flags)
+    reading = reading or (action is None and len([w for w in words if w != "--"]) < 2 and not any(f.startswith(("--unset", "--remove-section", "--rename-section", "--add", "--replace-all", "-e", "--edit")) for f in flags))
+    if reading:
+        return
+    if checker.workspace is not None:
+        for path in files:
+            if checker.workspace_write(text, path, cwd):
+                return
+    key = next((w for w in words if w != "--"), "")
+    if action == "edit" or any(f in ("-e", "--edit") for f in flags):
+        checker.opaque(text, "`git config --edit` opens git's settings in an editor: any setting may be written")
+    elif any(f.split("=")[0] in _CONFIG_ELSEWHERE for f in flags):
+        checker.opaque(text, "it writes a git config file outside this repository's own (the person's settings, a template's, another checkout's): git reads it later, as the person")
+    elif any(f.startswith(("--rename-section", "--remove-section")) for f in flags) or action in ("rename-section", "remove-section"):
+        checker.opaque(text, "it renames or removes a whole section of git's settings")
+    elif not _inert(key, next((w for w in words[words.index(key) + 1 :] if w != "--"), None) if key in words else None):
+        why = "makes git run a command" if _GIT_COMMAND_KEYS.match(key) else "changes where git reads, writes or sends, or what it trusts"
+        checker.opaque(text, f"the git setting `{clip(key, 60)}` {why}, which LoopX cannot see")
 
 
 # git commands that take untracked files away or write a commit's files over
@@ -124,8 +180,11 @@ _GIT_VALUES = {  # a subcommand's options that take the next word as their value
     "worktree": {"-b", "-B", "--reason"},
     "reflog": {"--expire", "--expire-unreachable"},
     "tag": {"-m", "--message", "-F", "--file", "-u", "--local-user"},
+    "notes": {"-m", "--message", "-F", "--file", "-C", "--reuse-message", "-c", "--reedit-message", "--ref"},
+    "stash": {"-m", "--message", "--pathspec-from-file"},
 }
 _CARD_ONLY = "an agent in a card's workspace moves only its own branch"
+_BRANCH_LISTS = ("-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--show-current", "--format", "--sort", "--column", "--no-column")
 
 
 def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: list[str], cwd: str | None) -> None:
@@ -162,20 +221,31 @@ def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: lis
         elif "-d" in flags or "--delete" in flags:
             refuse(f"it deletes `{clip(words[0] if words else '', 60)}`, the branch whose commits LoopX recorded")
     elif sub == "symbolic-ref":
-        if len(words) >= 2 and words[1] != f"refs/heads/{own}":
+        if "-d" in flags or "--delete" in flags or (len(words) >= 2 and words[0] != "HEAD"):
+            refuse(f"it writes the symbolic ref `{clip(words[0] if words else '', 60)}`")
+        elif len(words) >= 2 and words[1] != f"refs/heads/{own}":
             refuse(f"it points HEAD at `{clip(words[1], 60)}`")
     elif sub == "branch":
         moving = any(f in ("-f", "--force", "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy") for f in flags) or any(c in short for c in "fdDmMcC")
         deleting = any(f in ("-d", "-D", "--delete", "-m", "-M", "--move") for f in flags) or any(c in short for c in "dDmM")
+        listing = any(f in _BRANCH_LISTS or f.startswith(tuple(k + "=" for k in _BRANCH_LISTS)) for f in flags) or any(c in short for c in "lavr")
+        upstream = any(f.startswith(("-u", "--set-upstream-to", "--unset-upstream", "--edit-description")) for f in flags)
         if moving and any(other(w) for w in words):
             refuse(f"it moves, renames or deletes `{clip(next(w for w in words if other(w)), 60)}`")
         elif deleting and own in words:
             refuse(f"it deletes or renames `{own}`, the branch whose commits LoopX recorded")
+        elif (any(f in ("-c", "-C", "--copy", "-f", "--force") for f in flags) or any(c in short for c in "cCf")) and words and words[-1 if len(words) > 1 and not ("f" in short or "-f" in flags or "--force" in flags) else 0] != own:
+            refuse(f"it makes the branch `{clip(words[-1], 60)}`, a ref every checkout of the repository shares")
+        elif not listing and not upstream and not deleting and not moving and words and words[0] != own:
+            refuse(f"it makes the branch `{clip(words[0], 60)}`, a ref every checkout of the repository shares")
     elif sub in ("checkout", "switch"):
         reset = next((rest[k + 1] for k, a in enumerate(rest[:-1]) if a in ("-B", "-C", "--force-create")), None)
+        made = next((rest[k + 1] for k, a in enumerate(rest[:-1]) if a in ("-b", "-c", "--create", "--orphan")), None)
         target = words[0] if words and words[0] != "--" else None
         if reset is not None and reset != own:
             refuse(f"it resets the branch `{clip(reset, 60)}`")
+        elif made is not None:
+            refuse(f"it makes the branch `{clip(made, 60)}` and moves the workspace onto it")
         elif reset is None and other(target):
             refuse(f"it switches the workspace to `{clip(target, 60)}`, so that its commits would move that branch")
     elif sub == "rebase":
@@ -198,16 +268,20 @@ def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: lis
             refuse(f"`git worktree {action}` changes the repository's other workspaces")
         elif action == "add" and (any(f in ("-B", "-f", "--force") for f in flags) or "B" in short):
             refuse("`git worktree add -B/--force` resets or takes over a branch")
+        elif action == "add" and any(f in ("-b", "--orphan") for f in flags):
+            refuse("`git worktree add -b` makes a branch every checkout of the repository shares")
     elif sub == "reflog" and words and words[0] in ("expire", "delete"):
         refuse(f"`git reflog {words[0]}` drops the record of where branches were, which keeps commits LoopX recorded")
     elif sub == "gc" and any(f.startswith("--prune") and f not in ("--prune", "--no-prune") or f == "--aggressive" for f in flags):
         refuse("`git gc --prune=…` deletes unreachable objects, which may be commits LoopX recorded")
     elif sub == "repack" and ("d" in short or "-d" in flags) and ("a" in short or "A" in short):
         refuse("`git repack -a -d` may drop unreachable objects, which may be commits LoopX recorded")
-    elif sub == "stash" and words and words[0] in ("drop", "clear"):
-        refuse("the stash is shared by every workspace of the repository")
-    elif sub == "tag" and (any(f in ("-d", "--delete", "-f", "--force") for f in flags) or "d" in short or "f" in short):
-        refuse("tags are shared by every workspace of the repository")
+    elif sub == "stash" and (not words or words[0] not in ("list", "show", "create", "apply")):
+        refuse("`refs/stash` is shared by every workspace and the person's checkout (what an agent stores there, the person's `git stash pop` applies)")
+    elif sub == "notes" and not (words and words[0] in ("list", "show", "get-ref")) and not (not words and not flags):
+        refuse("notes are refs every checkout of the repository shares, and `git log` shows them")
+    elif sub == "tag" and not any(f in ("-l", "--list", "-v", "--verify", "-n", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at") or f.startswith(("--sort", "--format", "--contains=", "--points-at=", "--merged=", "-n")) for f in flags) and (words or "d" in short):
+        refuse("tags are shared by every checkout of the repository")
 
 
 def writes_elsewhere(checker, base: str, text: str, args: list, cwd: str | None) -> None:
@@ -320,6 +394,8 @@ def apply_patch(checker, base, head, args, ctx, cwd, depth):
 
 def sqlite(checker, base, head, args, ctx, cwd, depth):
     operands = [w for w in args if not w.text.startswith("-")]
+    if operands and operands[0].dynamic:
+        checker.opaque(f"{base} {operands[0].text}", f"`{base}` opens a database named only when the shell runs it (LoopX's board may be the one)")
     for w in args:
         if w.text.startswith(".") and re.match(r"\.(?:shell|system|load|output|once|import|read|excel)\b", w.text):
             checker.opaque(f"{base} {w.text}", "its dot-command runs programs or reads or writes files LoopX cannot see")

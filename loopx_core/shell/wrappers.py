@@ -169,10 +169,8 @@ def find(checker, base, head, args, ctx, cwd, depth):
                 inner.append(args[j])
                 j += 1
             if inner:
-                start = starts[0]
-                place = Word(os.path.join(start.text, "x"), start.dynamic)
-                inner = [place if w.text == "{}" else (Word(w.text, True) if "{}" in w.text else w) for w in inner]
-                checker.argv(inner, NO_INPUT, cwd, depth + 1)
+                for found in _found(checker, starts, args, cwd):
+                    checker.argv([found if w.text == "{}" else (Word(w.text, True) if "{}" in w.text else w) for w in inner], NO_INPUT, cwd, depth + 1)
             i = j + 1
             continue
         if a == "-delete":
@@ -181,6 +179,47 @@ def find(checker, base, head, args, ctx, cwd, depth):
             checker.redirect(">", args[i + 1], cwd)
         i += 1
     return SAME
+
+
+_FIND_NAMES = frozenset(("-name", "-iname"))
+_FIND_PATHS = frozenset(("-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname"))
+
+
+def _found(checker, starts, args, cwd) -> list:
+    """What ``{}`` of ``find STARTS … -exec CMD {}`` stands for, as words to check
+    the command with: a file under each start, and each piece of LoopX's ground
+    under it that find's name tests could match (``find . -name board.db -exec
+    sqlite3 {} …`` hands sqlite3 the board). A start known only at run time: a
+    word known only then."""
+    from fnmatch import fnmatchcase
+
+    names = [(args[k + 1].text, args[k].text == "-iname") for k in range(len(args) - 1) if args[k].text in _FIND_NAMES]
+    by_path = any(a.text in _FIND_PATHS for a in args) or any(w.dynamic for w in args)
+    out = []
+    for start in starts:
+        if start.dynamic:
+            out.append(Word(start.text, True))
+            continue
+        out.append(Word(os.path.join(start.text, "x")))
+        for place, folder in checker.ground.under(start.text, cwd):
+            if not names or by_path:
+                out.append(Word(os.path.join(place, "x") if folder else place))
+                continue
+            inside = _files_in(place) if folder else []
+            for pattern, nocase in names:
+                fold = (lambda t: t.lower()) if nocase else (lambda t: t)
+                out += [Word(p) for p in (place, *inside) if fnmatchcase(fold(os.path.basename(p)), fold(pattern))]
+    return list({w.text: w for w in out}.values())
+
+
+def _files_in(folder: str, limit: int = 512) -> list[str]:
+    """The paths below ``folder`` (a piece of the ground: a few files), at most ``limit``."""
+    out: list[str] = []
+    for here, dirs, files in os.walk(folder):
+        out += [os.path.join(here, n) for n in dirs + files]
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def wrapper(checker, base, head, args, ctx, cwd, depth):

@@ -25,6 +25,8 @@ import tempfile
 from collections import namedtuple
 from pathlib import Path
 
+from . import git_settings
+
 TIMEOUT = 60.0  # seconds for one git command; a worktree add on a big repository fits
 WIP_AUTHOR = ("LoopX", "loopx@localhost")
 
@@ -51,28 +53,145 @@ class GitError(Exception):
 
 
 def _env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"):
-        env.pop(name, None)  # a caller's git environment never points LoopX's calls elsewhere
-    # GIT_NO_REPLACE_OBJECTS: a ref under refs/replace/ (which a turn could
-    # create) never changes what LoopX shows or merges for the person (#38).
+    # A caller's git environment never steers LoopX's calls: GIT_DIR, GIT_CONFIG_*,
+    # GIT_EXEC_PATH, GIT_OBJECT_DIRECTORY, GIT_SSH_COMMAND … all dropped (an agent's
+    # process runs `loopx` too), only the person's identity kept. Replace refs are
+    # ignored: `refs/replace/<commit>` makes git show another commit in its place
+    # (what the person is shown and merged must be the objects themselves).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in git_settings.KEPT_ENV}
     env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"})
     if extra:
         env.update(extra)
     return env
 
 
+_WHERE: dict[str, tuple[str, str]] = {}  # cwd -> (its git folder, the common one), as git resolves them
+
+
+def _where(cwd) -> tuple[str, str] | None:
+    key = str(cwd)
+    known = _WHERE.get(key)
+    if known is None or not os.path.isdir(known[0]):  # (a worktree removed and made again: asked again)
+        try:
+            done = subprocess.run(
+                ("git", "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"),
+                cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None  # (not cached: the call itself says what is wrong)
+        parts = done.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if done.returncode != 0 or len(parts) != 2:
+            return None
+        known = _WHERE[key] = (parts[0], parts[1])
+    return known
+
+
+def _quarantine_env(cwd) -> dict[str, str]:
+    """In a linked worktree whose turns have an object quarantine
+    (``quarantine.py``), LoopX's git reads the quarantine too (the turn's
+    commits are there until checked). It writes into the shared store when it
+    may (the runner, the MCP server: outside the sandbox), else into the
+    quarantine, as the turn's git does (``loopx`` run inside the sandbox)."""
+    where = _where(cwd)
+    if where is None or where[0] == where[1]:
+        return {}
+    from . import quarantine
+
+    folder, store = quarantine.folder(where[0]), os.path.join(where[1], "objects")
+    if not os.path.isdir(folder):
+        return {}
+    if os.access(store, os.W_OK):
+        return {"GIT_ALTERNATE_OBJECT_DIRECTORIES": folder}
+    return {"GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": store}
+
+
+def admitted(repo) -> None:
+    """Check the objects every workspace's turns wrote and move the good ones
+    into the shared store (``quarantine.admit_all``): before LoopX reads a
+    card's branch for the person — the diff, the merge, gc, verify — and
+    before it records a workspace's state. Nothing when the store is not
+    LoopX's to write here (``loopx`` run inside a turn's sandbox)."""
+    from . import quarantine
+
+    common = common_dir(repo)
+    if common is not None and os.access(os.path.join(common, "objects"), os.W_OK):
+        quarantine.admit_all(str(common))
+
+
 def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    argv = ("git", *SAFE, *args)
+    # the repository's own programs blanked first, LoopX's SAFE settings after them (the last `-c` wins)
+    argv = ("git", *repository_programs(cwd), *SAFE, *args)
     try:
         return subprocess.run(
-            argv, cwd=str(cwd), env=_env(env), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+            argv, cwd=str(cwd), env={**_env(), **_quarantine_env(cwd), **(env or {})}, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True, timeout=timeout, check=False,
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (or not on PATH)", args) from exc
     except subprocess.TimeoutExpired as exc:
         raise GitError(f"`git {' '.join(args[:2])}` took longer than {timeout:g}s", args) from exc
+
+
+# -- what the repository's own config would run -------------------------------------------
+#
+# An agent can write the repository's config (without the sandbox; its worktree's
+# `config.worktree`; an `include.path` file): a filter, diff or merge driver, a
+# `submodule.x.update = !cmd`, a gpg program … set there would run as the person
+# in LoopX's git. Every such setting the repository's own files set (scope local
+# or worktree, includes followed) is blanked with `-c key=` — git then runs no
+# program for it (a `required` filter fails the call instead). The person's own
+# global and system settings are theirs and stay. Listed once per state of the
+# files that said them (their size and time), so a long-lived process notices
+# an edit and a short one pays one `git config` call.
+
+_PROGRAMS: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # cwd -> (the files' stat, the -c blanks)
+
+
+def _stat(paths) -> tuple:
+    out: list[tuple] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append((p, None))
+    return tuple(out)
+
+
+def repository_programs(cwd) -> tuple[str, ...]:
+    """``-c KEY=`` for every program-running setting the repository at ``cwd``
+    sets in its own config files (none outside a repository)."""
+    key = str(cwd)
+    known = _PROGRAMS.get(key)
+    if known is not None and _stat(p for p, *_ in known[0]) == known[0]:
+        return known[1]
+    try:
+        done = subprocess.run(
+            ("git", "config", "--show-origin", "--show-scope", "-z", "--get-regexp", "."),
+            cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+        )
+    except OSError:
+        return ()  # no such folder (or no git): the call itself says so
+    except subprocess.TimeoutExpired as exc:
+        raise GitError("git could not list the repository's settings in time", ()) from exc
+    import re
+
+    runs = re.compile(git_settings.RUNS_A_PROGRAM)
+    found = _where(key)
+    files = {os.path.join(d, n) for d in (found or ()) for n in ("config", "config.worktree")}
+    names: dict[str, None] = {}
+    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    for scope, origin, entry in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+        name, _, value = entry.partition("\n")
+        if origin.startswith("file:"):
+            files.add(os.path.join(key, origin[5:]))
+            if name.lower().startswith(("include.", "includeif.")) and name.lower().endswith(".path"):
+                files.add(os.path.join(key, os.path.dirname(origin[5:]), os.path.expanduser(value)))  # a file it may read later
+        if scope in ("local", "worktree") and runs.match(name) and not name.lower().startswith(("alias.", "include.", "includeif.")):
+            names[name] = None
+    result = tuple(a for name in names for a in ("-c", f"{name}="))
+    _PROGRAMS[key] = (_stat(sorted(files)), result)
+    return result
 
 
 def git(cwd, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:
@@ -90,9 +209,9 @@ def stream(cwd, *args: str, limit: int, timeout: float = TIMEOUT) -> tuple[bytes
     (whatever the repository holds). Returns (the bytes, whether more came)."""
     import threading
 
-    argv = ("git", *SAFE, *args)
+    argv = ("git", *repository_programs(cwd), *SAFE, *args)  # as _call: the repository's own programs blanked
     try:
-        proc = subprocess.Popen(argv, cwd=str(cwd), env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, cwd=str(cwd), env={**_env(), **_quarantine_env(cwd)}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except FileNotFoundError as exc:
         raise GitError("git is not installed (or not on PATH)", args) from exc
     out = proc.stdout
@@ -314,6 +433,7 @@ def missing(repo, commits) -> list[str]:
     wanted = [c for c in dict.fromkeys(commits) if c]
     if not wanted:
         return []
+    admitted(repo)  # a commit a turn made is in its workspace's quarantine until checked
     out = git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=("\n".join(wanted) + "\n").encode())
     answers = out.splitlines()
     return [c for c, said in zip(wanted, answers, strict=False) if not said.endswith(" commit")]

@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from .git import GitError, _call, _line, git, is_ancestor, resolve, stream
+from .git import GitError, _call, _line, admitted, git, is_ancestor, resolve, stream
 
 
 class MergeRefused(Exception):
@@ -96,6 +96,7 @@ def _merge_drivers(repo) -> list[str]:
 def preflight(repo, base: str, branch: str) -> Path | None:
     """Refuses (``MergeRefused``) what would make the merge unsafe for the person;
     returns the work tree that has ``base`` checked out, if one does."""
+    admitted(repo)  # the turns' objects checked and in the store before anything is read (#38)
     if tip(repo, branch) is None:
         raise MergeRefused(f"there is no branch {branch} to merge", "the card's branch is gone; look at `git branch --list 'loopx/*'`")
     if tip(repo, base) is None:
@@ -245,6 +246,7 @@ def summary(repo, base: str, branch: str, pinned: Pin | None = None, ground: tup
     no such branch) — of the ``pinned`` commits when given. ``ground``: the
     pathspecs of the repository's ground (``rules/repo_ground``): those files
     are found by a diff of their own (never lost to the cut) and listed first."""
+    admitted(repo)
     if pinned is None and (tip(repo, branch) is None or tip(repo, base) is None):
         return None
     span = _range(base, branch, pinned)
@@ -288,6 +290,7 @@ def patch(repo, base: str, branch: str, limit: int = 2_000_000, pinned: Pin | No
     """The branch's patch since it left the base, and whether it was cut at
     ``limit`` bytes (git stops there: nothing past it is read). Files over
     ``core.bigFileThreshold`` (1 MB) read as binary. A cut patch ends saying so."""
+    admitted(repo)
     data, cut = stream(repo, *DIFF, _range(base, branch, pinned), limit=limit)
     text = data.decode("utf-8", "replace")
     if cut:

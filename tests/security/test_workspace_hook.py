@@ -83,6 +83,24 @@ MOVES_WHAT_IS_NOT_ITS_OWN = [
     "git tag -d v1",
     "git -C ../../project merge loopx/LX-1",
     "git --git-dir=../../project/.git update-ref refs/heads/main HEAD",
+    # #38: no ref but its own, whether or not it exists yet — the shared namespaces as a class
+    "git update-ref refs/replace/0000000000000000000000000000000000000001 HEAD",
+    "git update-ref refs/notes/commits HEAD",
+    "git symbolic-ref refs/heads/alias refs/heads/main",
+    "git stash",
+    "git stash push -m 'WIP on main: the person'",
+    "git stash store -m 'WIP on main: the person' HEAD",
+    "git stash pop",
+    "git notes add -m 'reviewed' HEAD",
+    "git tag v2",
+    "git tag -a v2 -m release",
+    "git branch scratch",
+    "git branch -c loopx/LX-1 copy",
+    "git switch -c loopx/LX-1-idea",
+    "git checkout -b topic",
+    "git worktree add -b topic ../topic",
+    "git replace HEAD HEAD~1",
+    "git config --file=../../project/.git/config remote.origin.pushurl /tmp/evil",
 ]
 
 
@@ -127,9 +145,12 @@ OWN_WORK = [
     "git merge main",
     "git rebase main",
     "git reset --soft HEAD~1",
-    "git branch scratch",
     "git checkout -- README.md",
-    "git switch -c loopx/LX-1-idea",
+    "git stash list",
+    "git notes list",
+    "git tag --list",
+    "git branch --list 'loopx/*'",
+    "git config user.email agent@localhost",
     "git update-ref refs/heads/loopx/LX-1 HEAD",
     "git log --oneline main..HEAD",
     "git -C {main} log -1",
@@ -167,6 +188,18 @@ def test_pushing_to_itself_from_a_workspace_really_moves_loopxs_refs(workspaces)
 def test_removing_another_workspace_really_removes_it(workspaces):
     _git(workspaces.ws / "LX-1", "worktree", "remove", "--force", str(workspaces.ws / "LX-2"))
     assert not (workspaces.ws / "LX-2").exists()
+
+
+def test_a_stash_stored_in_a_workspace_is_really_popped_by_the_person(workspaces):
+    """The harm (#38): ``refs/stash`` is one ref for every checkout; an entry an
+    agent stores under the person's subject is what their ``git stash pop`` applies."""
+    ws = workspaces.ws / "LX-1"
+    (ws / "README.md").write_text("the agent's change\n")
+    made = _git(ws, "stash", "create").strip()
+    _git(ws, "checkout", "--", "README.md")
+    _git(ws, "stash", "store", "-m", "WIP on main: start", made)
+    _git(workspaces.root, "stash", "pop")
+    assert (workspaces.root / "README.md").read_text() == "the agent's change\n"
 
 
 def test_a_git_file_the_agent_wrote_does_not_make_another_workspace_its_own(hooks, workspaces):

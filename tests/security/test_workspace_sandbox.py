@@ -49,14 +49,14 @@ def test_writable_is_the_workspace_and_what_a_commit_there_writes(repo):
     b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
     common = repo / ".git"
     assert set(workspace_bounds.writable(b)) == {
-        b.workspace, b.admin, str(common / "objects"),
+        b.workspace, b.admin,
         str(common / "refs" / "heads" / "loopx"), str(common / "logs" / "refs" / "heads" / "loopx"),
     }
     guarded = set(workspace_bounds.guarded(b))
-    for kept in ("refs/heads/main", "refs/heads/loopx/LX-2", "logs/refs/heads/loopx/LX-2", "refs/loopx", "HEAD", "index", "config", "hooks",
+    for kept in ("refs/heads/main", "refs/heads/loopx/LX-2", "logs/refs/heads/loopx/LX-2", "refs/loopx", "HEAD", "index", "config", "hooks", "objects",
                  f"worktrees/{(repo.parent / 'ws' / 'LX-2').name}"):
         assert str(common / kept) in guarded, kept
-    for own in ("refs/heads/loopx/LX-1", "objects", f"worktrees/{Path(b.admin).name}", "refs/heads/loopx"):
+    for own in ("refs/heads/loopx/LX-1", f"worktrees/{Path(b.admin).name}", "refs/heads/loopx"):
         assert str(common / own) not in guarded, own
     # Codex keeps the common dir read-only by itself: only what lies inside a writable path
     assert set(workspace_bounds.inside_writable(b, sorted(guarded))) == {
@@ -171,7 +171,11 @@ def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothin
     codex = runtimes.make("codex", [], "codex", "a1")
     env = codex.environ(str(repo.parent / "ws" / "LX-1"))
     assert Path(env["CODEX_HOME"]).parent.parent == (outside_tmp / "data" / "loopx" / "codex-home").resolve()
-    assert codex.environ(str(repo)) == {} and runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1")) == {}
+    # in a workspace every runtime's git writes its objects into the workspace's quarantine (#38)
+    b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
+    quarantine = {"GIT_OBJECT_DIRECTORY": str(Path(b.admin, "loopx-objects")), "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(repo / ".git" / "objects")}
+    assert {k: env[k] for k in quarantine} == quarantine
+    assert codex.environ(str(repo)) == {} and runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1")) == quarantine
 
 
 def test_codex_without_loopxs_profile_gets_the_commits_git_paths_as_extra_writable_roots(repo):

@@ -102,7 +102,8 @@ def test_a_planted_filter_really_runs_in_plain_git(repo, tmp_path):
 
 def test_a_filter_planted_in_the_repositorys_config_runs_nothing_as_the_person(repo, tmp_path):
     """Making the workspace (checkout: smudge), saving its uncommitted work
-    (add: clean), the diff and the merge: none runs the planted programs."""
+    (add: clean), the diff and the merge's answer: none runs the planted
+    programs (the merge is refused while the filter is there)."""
     from loopx_core.ops import merges
     from loopx_core.workspace import git as wgit
 
@@ -123,8 +124,10 @@ def test_a_filter_planted_in_the_repositorys_config_runs_nothing_as_the_person(r
         assert "notes.txt" in merges.card_diff(store, 1).patch
     finally:
         store.close()
-    assert repo.cli("gate", "answer", "G-1", "approve", tty=True).code == 0
-    assert (repo.root / "notes.txt").read_text() == "uncommitted\n"
+    # the merge itself is the person's to make by hand while the repository's own
+    # config names a filter (the merge-driver rule, tests/kernel/test_merge_pin.py)
+    answer = repo.cli("gate", "answer", "G-1", "approve", tty=True)
+    assert answer.code == 5 and answer.data["error"]["code"] == "merge_refused"
     assert sorted(p.name for p in tmp_path.glob("ran-*")) == []
 
 

@@ -115,9 +115,9 @@ class Board:
 def downgrade_sqlite(path: Path, version: int) -> None:
     """Turn a board made by this LoopX back into what schema ``version`` made (a
     real old board, to test that it opens): each later step undone, newest first."""
-    import sqlite3
+    from tests import board_sql
 
-    con = sqlite3.connect(path)
+    con = board_sql.connect(path)
     try:
         if version < 8:
             con.executescript("DROP TABLE IF EXISTS card_try;")

@@ -167,10 +167,12 @@ def changed(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
     if before.get("") != after.get(""):
         old, new = set(before.get("", ("", ()))[1]), set(after.get("", ("", ()))[1])
         out += [f"~/{n} (made)" for n in sorted(new - old)] + [f"~/{n} (removed)" for n in sorted(old - new)]
+    named: list[str] = []
     for rel in sorted(set(before) | set(after)):
         if rel and before.get(rel, ("missing",)) != after.get(rel, ("missing",)):
-            out.append(f"~/{rel}")
-    return out
+            if not any(rel.startswith(parent + "/") for parent in named):  # a folder's changes: the folder named once
+                named.append(rel)
+    return out + [f"~/{rel}" for rel in named]
 
 
 # -- nothing left running ---------------------------------------------------------------------

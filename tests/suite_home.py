@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -78,7 +79,7 @@ def _sweep_stale(base: str) -> None:
             continue
         pid = name[len(PREFIX):].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+            remove(os.path.join(base, name))
 
 
 def _is_worker_of_run() -> bool:
@@ -266,6 +267,25 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(problem, red=True)
 
 
+def _writable_then_retry(func, path, _exc):
+    """A folder a test made read-only (a permissions test): made writable, then removed."""
+    try:
+        os.chmod(os.path.dirname(path), 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+        func(path)
+    except OSError:
+        pass
+
+
+def remove(folder: str) -> None:
+    if folder and os.path.isdir(folder):
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(folder, onexc=_writable_then_retry)
+        else:
+            shutil.rmtree(folder, onerror=_writable_then_retry)
+
+
 def pytest_unconfigure(config):
     if is_owner():
-        shutil.rmtree(os.environ.get(DIR_ENV, ""), ignore_errors=True)
+        remove(os.environ.get(DIR_ENV, ""))

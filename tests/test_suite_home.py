@@ -27,7 +27,7 @@ pytest_unconfigure = suite_home.pytest_unconfigure
 """
 
 
-def run_inner(tmp_path: Path, test: str) -> tuple[subprocess.CompletedProcess, Path]:
+def run_inner(tmp_path: Path, test: str, **env_extra: str) -> tuple[subprocess.CompletedProcess, Path]:
     """pytest on ``test`` with the suite's plugin, HOME being a stand-in of the person's."""
     person = tmp_path / "person-home"
     (person / ".config" / "loopx").mkdir(parents=True)
@@ -36,7 +36,7 @@ def run_inner(tmp_path: Path, test: str) -> tuple[subprocess.CompletedProcess, P
     inner.mkdir()
     (inner / "conftest.py").write_text(CONFTEST)
     (inner / "test_inner.py").write_text(textwrap.dedent(test))
-    env = dict(os.environ, HOME=str(person), PYTHONPATH=str(REPO))
+    env = dict(os.environ, HOME=str(person), PYTHONPATH=str(REPO), **env_extra)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-q", "--rootdir", str(inner), "-c", os.devnull, str(inner)],
         cwd=inner, env=env, capture_output=True, text=True, timeout=300,
@@ -71,9 +71,13 @@ def test_a_run_that_keeps_to_its_own_home_passes_and_leaves_nothing(tmp_path):
                 assert os.environ[name].startswith(os.environ["LOOPX_SUITE_DIR"]), name
             (home / ".config" / "loopx").mkdir(parents=True)
             (home / ".config" / "loopx" / "key.json").write_text('{"private": "a test key"}')
-            print("SUITE_DIR", os.environ["LOOPX_SUITE_DIR"])
-    """)
+            (home / "locked").mkdir()
+            (home / "locked" / "file").write_text("x")
+            (home / "locked").chmod(0o500)  # a permissions test's leftover: removed all the same
+            Path(os.environ["SAID"]).write_text(os.environ["LOOPX_SUITE_DIR"])
+    """, SAID=str(tmp_path / "said"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not Path((tmp_path / "said").read_text()).exists()  # the run's own folder is removed at its end
     assert (person / ".config" / "loopx" / "key.json").read_text() == '{"sealed": "the person\'s own key"}'
     assert sorted(os.listdir(person)) == [".config"]
 

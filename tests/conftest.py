@@ -32,6 +32,7 @@ pytest_configure = suite_home.pytest_configure
 pytest_sessionfinish = suite_home.pytest_sessionfinish
 pytest_terminal_summary = suite_home.pytest_terminal_summary
 pytest_unconfigure = suite_home.pytest_unconfigure
+pytest_runtest_setup = suite_home.pytest_runtest_setup
 
 # Tests open SQLite and PostgreSQL boards in one process: the PostgreSQL driver
 # is imported before peewee, so that peewee finds it (store/orm.py).

@@ -37,6 +37,7 @@ import pytest
 RUN_ENV = "LOOPX_SUITE_RUN"  # the run's marker, inherited by every process it starts (comma-separated when runs nest)
 DIR_ENV = "LOOPX_SUITE_DIR"  # the run's own folder
 OWNER_ENV = "LOOPX_SUITE_PID"  # the process that made it (and removes it)
+TEST_ENV = "LOOPX_SUITE_TEST"  # the test running when a process started (to name it if it outlives the run)
 REAL_HOME_ENV = "LOOPX_SUITE_REAL_HOME"  # the HOME the run started with: the one it must leave untouched
 BASE = "/var/tmp"  # not /tmp (see above); the system's, not the checkout's
 PREFIX = "loopx-suite-"
@@ -179,8 +180,9 @@ def changed(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
 # -- nothing left running ---------------------------------------------------------------------
 
 def marked_processes(token: str) -> list[tuple[int, str]]:
-    """(pid, command line) of the live processes carrying the run's marker, but this one."""
-    needle = f"{RUN_ENV}=".encode()
+    """(pid, what it is) of the live processes carrying the run's marker, but
+    this one: its command line, and the test that was running when it started."""
+    needle, test = f"{RUN_ENV}=".encode(), f"{TEST_ENV}=".encode()
     found = []
     for entry in _listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -190,9 +192,11 @@ def marked_processes(token: str) -> list[tuple[int, str]]:
                 environ = fh.read()
         except OSError:
             continue  # gone, or not ours
-        for var in environ.split(b"\0"):
+        variables = environ.split(b"\0")
+        for var in variables:
             if var.startswith(needle) and token.encode() in var[len(needle):].split(b","):
-                found.append((int(entry), _cmdline(int(entry))))
+                started = [v[len(test):].decode(errors="replace") for v in variables if v.startswith(test)]
+                found.append((int(entry), _cmdline(int(entry)) + (f" (started during {started[0]})" if started else "")))
                 break
     return found
 
@@ -237,6 +241,10 @@ def kill(pids) -> None:
 # -- the hooks (re-exported by tests/conftest.py) -------------------------------------------------
 
 _state: dict = {}
+
+
+def pytest_runtest_setup(item):
+    os.environ[TEST_ENV] = item.nodeid
 
 
 def pytest_configure(config):

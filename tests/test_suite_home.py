@@ -24,6 +24,7 @@ pytest_configure = suite_home.pytest_configure
 pytest_sessionfinish = suite_home.pytest_sessionfinish
 pytest_terminal_summary = suite_home.pytest_terminal_summary
 pytest_unconfigure = suite_home.pytest_unconfigure
+pytest_runtest_setup = suite_home.pytest_runtest_setup
 """
 
 
@@ -96,6 +97,7 @@ def test_a_run_that_leaves_a_daemon_running_fails_naming_it_and_kills_it(tmp_pat
     try:
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert "outlived it" in proc.stdout and f"{pid} " in proc.stdout and "sleep 600" in proc.stdout, proc.stdout
+        assert "(started during test_inner.py::test_starts_a_daemon)" in proc.stdout, proc.stdout
         assert not _running(pid)
     finally:
         if _running(pid):

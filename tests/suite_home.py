@@ -5,8 +5,9 @@ Imported by ``tests/conftest.py`` before anything else, so before any module
 computes a path from HOME (``shell/posix_words`` does at import) or asks
 platformdirs: ``enter()`` points HOME and every XDG folder (config, data,
 state, cache, runtime) into a per-run folder of the suite's own, for the whole
-run. That folder is under /var/tmp: not under /tmp (Codex's sandbox lets the
-agent write /tmp, and LoopX refuses a Codex home there; the e2e tests keep
+run. That folder (``choose_base``) is beside the checkout, or where
+``LOOPX_TEST_BASE`` says: not under /tmp or /var/tmp (Codex's sandbox lets the
+agent write those, and LoopX refuses a Codex home there; the e2e tests keep
 their runtimes' homes under HOME) and not in the checkout LoopX is installed
 from (the hook keeps that read-only to agents). pytest-xdist's workers are
 started after this ran, so they inherit it; each has a HOME of its own inside
@@ -39,8 +40,10 @@ DIR_ENV = "LOOPX_SUITE_DIR"  # the run's own folder
 OWNER_ENV = "LOOPX_SUITE_PID"  # the process that made it (and removes it)
 TEST_ENV = "LOOPX_SUITE_TEST"  # the test running when a process started (to name it if it outlives the run)
 REAL_HOME_ENV = "LOOPX_SUITE_REAL_HOME"  # the HOME the run started with: the one it must leave untouched
-BASE = "/var/tmp"  # not /tmp (see above); the system's, not the checkout's
-PREFIX = "loopx-suite-"
+BASE_ENV = "LOOPX_TEST_BASE"  # where the run's folder is made, when given
+CHECKOUT = Path(__file__).resolve().parent.parent
+TEMPORARY = ("/tmp", "/var/tmp")  # LoopX refuses a Codex home in these (adapters/setup_codex.py), and so the e2e tests would fail
+PREFIX = ".loopx-suite-"
 XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
 
 # What of a person's HOME LoopX itself, the runtimes it drives (Claude Code,
@@ -83,6 +86,28 @@ def _sweep_stale(base: str) -> None:
             remove(os.path.join(base, name))
 
 
+def temporary(path: str) -> bool:
+    real = os.path.realpath(path)
+    return any(real == t or real.startswith(t + os.sep) for t in {*TEMPORARY, os.path.realpath(tempfile.gettempdir())})
+
+
+def choose_base() -> str:
+    """Where the run's folder goes: ``LOOPX_TEST_BASE`` if given; else beside
+    the checkout (its parent folder: neither a temporary folder nor the
+    checkout, which the hook keeps read-only to agents, nor the person's
+    HOME folders LoopX uses); else, the checkout itself being in a temporary
+    folder, the system's temporary folder (the e2e tests that put a Codex home
+    in a card's workspace then fail with LoopX's reason: set LOOPX_TEST_BASE)."""
+    given = os.environ.get(BASE_ENV)
+    if given:
+        os.makedirs(given, exist_ok=True)
+        return os.path.realpath(given)
+    beside = str(CHECKOUT.parent)
+    if not temporary(beside) and os.access(beside, os.W_OK):
+        return beside
+    return "/var/tmp" if os.path.isdir("/var/tmp") and os.access("/var/tmp", os.W_OK) else tempfile.gettempdir()
+
+
 def _is_worker_of_run() -> bool:
     """An xdist worker of the run that made the folder (its direct child);
     not a pytest that a test started (that one gets a folder of its own)."""
@@ -98,7 +123,7 @@ def enter() -> Path:
     elif os.environ.get(OWNER_ENV) == str(os.getpid()) and os.path.isdir(os.environ.get(DIR_ENV, "")):
         return Path(os.environ[DIR_ENV])  # already entered (conftest imported twice)
     else:
-        base = BASE if os.path.isdir(BASE) and os.access(BASE, os.W_OK) else tempfile.gettempdir()
+        base = choose_base()
         _sweep_stale(base)
         suite = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base)).resolve()
         os.environ[DIR_ENV] = str(suite)
@@ -130,7 +155,8 @@ def is_owner() -> bool:
 
 def snapshot(home: str) -> dict[str, tuple]:
     """What the watched part of ``home`` looks like: path -> (kind, size, mtime)."""
-    seen: dict[str, tuple] = {"": ("names", tuple(sorted(_listdir(home))))}
+    names = [n for n in _listdir(home) if not n.startswith(PREFIX)]  # (a run's own folder, should the checkout be right in HOME)
+    seen: dict[str, tuple] = {"": ("names", tuple(sorted(names)))}
     for rel in WATCHED:
         path = os.path.join(home, rel)
         seen[rel] = _stat(path)

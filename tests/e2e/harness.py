@@ -38,7 +38,7 @@ def _homes() -> Path:
     this checkout: LoopX is installed from it (editable), the hook keeps the
     installed LoopX read-only to agents, and a HOME there would put every card's
     workspace (~/.local/share/loopx/workspaces) inside it. HOME here is the test
-    run's own (under /var/tmp, removed at the end: tests/suite_home.py), never the
+    run's own (beside the checkout, removed at the end: tests/suite_home.py), never the
     person's: nothing lands in their ~/.cache."""
     return Path.home().resolve() / ".cache" / "loopx-e2e" / "e2e-homes"
 

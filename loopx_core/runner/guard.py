@@ -148,7 +148,8 @@ def main(argv: list[str]) -> int:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     for sig in STOPS:
         signal.signal(sig, _on_stop)
-    stopped = os.getppid() != parent  # the runner died before PDEATHSIG was armed
+    if os.getppid() != parent:  # the runner died before PDEATHSIG was armed: no turn
+        return 128 + signal.SIGTERM
     pid = os.fork()
     if pid == 0:  # the runtime: default signals, dies with the guard
         try:
@@ -162,8 +163,10 @@ def main(argv: list[str]) -> int:
             os._exit(127)
     status = None
     try:
-        if not stopped:
-            status = os.waitpid(pid, 0)[1]
+        while status is None:  # (reaping, meanwhile, what the runtime's tree leaves to us)
+            ended, how = os.waitpid(-1, 0)
+            if ended == pid:
+                status = how
     except Stop:
         pass
     try:

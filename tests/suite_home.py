@@ -10,8 +10,8 @@ run. That folder (``choose_base``) is beside the checkout, or where
 agent write those, and LoopX refuses a Codex home there; the e2e tests keep
 their runtimes' homes under HOME) and not in the checkout LoopX is installed
 from (the hook keeps that read-only to agents). pytest-xdist's workers are
-started after this ran, so they inherit it; each has a HOME of its own inside
-it. Every process the suite starts inherits it too, and also
+started after this ran, so they inherit it (the same HOME: test ids made
+from its paths must agree among workers). Every process the suite starts inherits it too, and also
 ``LOOPX_SUITE_RUN``: the marker by which the end of the run finds what is
 still alive.
 
@@ -119,7 +119,6 @@ def enter() -> Path:
     """Point HOME and the XDG folders into the run's own folder (idempotent)."""
     if _is_worker_of_run():
         suite = Path(os.environ[DIR_ENV])
-        who = os.environ["PYTEST_XDIST_WORKER"]
     elif os.environ.get(OWNER_ENV) == str(os.getpid()) and os.path.isdir(os.environ.get(DIR_ENV, "")):
         return Path(os.environ[DIR_ENV])  # already entered (conftest imported twice)
     else:
@@ -132,8 +131,10 @@ def enter() -> Path:
         token = uuid.uuid4().hex[:12]
         outer = os.environ.get(RUN_ENV)
         os.environ[RUN_ENV] = f"{outer},{token}" if outer else token
-        who = "main"
-    mine = suite / who
+    # One HOME for the whole run, workers included: test ids made from these paths
+    # (a path in a parametrised command) must be the same in every worker, or
+    # xdist refuses the run. Each test still gets config and data folders of its own.
+    mine = suite / "run"
     home = mine / "home"
     for folder in (home, mine / "config", mine / "data", mine / "state", mine / "cache", mine / "runtime"):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -134,13 +134,15 @@ def enter() -> Path:
     # One HOME for the whole run, workers included: test ids made from these paths
     # (a path in a parametrised command) must be the same in every worker, or
     # xdist refuses the run. Each test still gets config and data folders of its own.
-    mine = suite / "run"
-    home = mine / "home"
-    for folder in (home, mine / "config", mine / "data", mine / "state", mine / "cache", mine / "runtime"):
+    # The XDG folders where they are by default under that HOME (~/.config …): a
+    # path a test computes at import from one must be the path the other names.
+    home = suite / "home"
+    places = dict(zip(XDG, (home / ".config", home / ".local" / "share", home / ".local" / "state", home / ".cache", suite / "runtime")))
+    for folder in (home, *places.values()):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.environ["HOME"] = str(home)
-    for name, sub in zip(XDG, ("config", "data", "state", "cache", "runtime")):
-        os.environ[name] = str(mine / sub)
+    for name, folder in places.items():
+        os.environ[name] = str(folder)
     return suite
 
 

@@ -22,6 +22,18 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
+# First of all, before anything computes a path from HOME: the run's own HOME and
+# XDG folders, and the end-of-run checks that the real HOME is untouched and
+# nothing the run started is left running (tests/suite_home.py, issue #44).
+from tests import suite_home
+
+suite_home.enter()
+pytest_configure = suite_home.pytest_configure
+pytest_sessionfinish = suite_home.pytest_sessionfinish
+pytest_terminal_summary = suite_home.pytest_terminal_summary
+pytest_unconfigure = suite_home.pytest_unconfigure
+pytest_runtest_setup = suite_home.pytest_runtest_setup
+
 # Tests open SQLite and PostgreSQL boards in one process: the PostgreSQL driver
 # is imported before peewee, so that peewee finds it (store/orm.py).
 with contextlib.suppress(ImportError):
@@ -104,9 +116,9 @@ class Board:
 def downgrade_sqlite(path: Path, version: int) -> None:
     """Turn a board made by this LoopX back into what schema ``version`` made (a
     real old board, to test that it opens): each later step undone, newest first."""
-    import sqlite3
+    from tests import board_sql
 
-    con = sqlite3.connect(path)
+    con = board_sql.connect(path)
     try:
         if version < 8:
             con.executescript("DROP TABLE IF EXISTS card_try;")
@@ -301,8 +313,8 @@ def board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request
 # Every test runs as a person who holds a key (SECURITY.md): one unsealed key for
 # the session (made once: key generation is cheap, but not free), found through
 # LOOPX_KEY, and a config folder of the test's own (where boards' roots are
-# pinned), so no test reads or writes the real ~/.config/loopx. Processes the
-# tests spawn inherit both. Agents are the same OS user: tests of what an agent
+# pinned). Processes the tests spawn inherit both. (HOME and every XDG folder
+# are the run's own from the start: suite_home.) Agents are the same OS user: tests of what an agent
 # can do unset or replace LOOPX_KEY, exactly as an agent's environment would.
 
 @pytest.fixture(scope="session")

@@ -11,5 +11,5 @@ continuation packet and the agent's identity, never the person's key.
 One module per concern: ``loop`` (the runner), ``runtimes`` (Claude Code,
 Codex, any shell command: how a turn is started and what its output says),
 ``usage`` (live usage from a runtime's stream), ``process`` (the turn's process
-group), ``waker`` (sleeping until the board changes, without busy polling).
+group), ``guard`` (the turn's keeper: its whole process tree ends with it), ``waker`` (sleeping until the board changes, without busy polling).
 """

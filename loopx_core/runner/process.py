@@ -4,10 +4,14 @@ output read line by line without blocking the runner, stopped as a whole.
 - The group: ``start_new_session`` puts the runtime and everything it starts
   in one process group, so a time limit, a spent budget or an abandoned turn
   ends all of it (``stop``: SIGTERM to the group, SIGKILL after ``KILL_AFTER``).
-- A runner killed with SIGKILL cannot stop its turn: on Linux the runtime gets
-  SIGKILL too (``PR_SET_PDEATHSIG``), so a zombie turn does not go on writing
-  under a lease nobody renews; what it started itself may outlive it, and its
-  writes are refused once its lease is gone (DESIGN §4).
+- The whole tree, on Linux: the turn runs under its keeper (``guard``), the
+  subreaper of everything the runtime starts. Sandbox helpers that leave the
+  group (Claude Code's ``socat`` bridge ``setsid``s, Codex's ``bwrap``) are
+  still found and killed when the turn ends, is stopped, or the runner dies —
+  even by SIGKILL: the keeper gets SIGTERM from the kernel
+  (``PR_SET_PDEATHSIG``) and ends the turn, so no turn goes on writing under a
+  lease nobody renews (its writes would be refused anyway, DESIGN §4), and
+  nothing of it is left on the person's machine (issue #44).
 - The runtime is looked up on PATH's absolute entries only: the others
   resolve against the project, which the agent writes (``rules/spawn``).
 - The output: one thread per stream. Complete stdout lines go to a queue (the
@@ -18,15 +22,17 @@ output read line by line without blocking the runner, stopped as a whole.
 from __future__ import annotations
 
 import collections
+import errno
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 
-from ..rules.spawn import safe_path
+from ..rules.spawn import python_argv, safe_path
 
 KILL_AFTER = 3.0  # seconds between SIGTERM and SIGKILL when a turn is stopped
 TAIL_BYTES = 16 * 1024
@@ -44,6 +50,20 @@ def die_with_parent(sig=signal.SIGKILL) -> None:
             pass
 
 
+def _found(program: str, env: dict, cwd: str) -> str:
+    """``program`` as the runtime would be executed (looked up on the env's PATH; a
+    path with a slash from ``cwd``), or OSError now, in the runner, as before."""
+    if os.sep in program:
+        full = os.path.join(cwd, program)
+        if os.path.isfile(full) and os.access(full, os.X_OK):
+            return program
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+        if found:
+            return found
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
 class TurnProcess:
     def __init__(self, argv: list[str], env: dict, cwd: str, stdin_text: str | None):
         self.argv = argv
@@ -54,15 +74,17 @@ class TurnProcess:
         self.started = time.monotonic()
         if "PATH" in env:  # the runtime is looked up on it, from the project: absolute entries only
             env = dict(env, PATH=safe_path(env["PATH"]))
+        kept = sys.platform.startswith("linux")
+        command = [*python_argv("loopx_core.runner.guard", str(os.getpid()), "--"), _found(argv[0], env, cwd), *argv[1:]] if kept and argv else argv
         self.proc = subprocess.Popen(
-            argv,
+            command,
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=die_with_parent,
+            preexec_fn=None if kept else die_with_parent,
         )
         self._readers = [
             threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True, name="turn stdout"),

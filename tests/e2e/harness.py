@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -36,7 +37,9 @@ def _homes() -> Path:
     ("bwrap: execvp codex-linux-sandbox: No such file or directory"). Nor under
     this checkout: LoopX is installed from it (editable), the hook keeps the
     installed LoopX read-only to agents, and a HOME there would put every card's
-    workspace (~/.local/share/loopx/workspaces) inside it."""
+    workspace (~/.local/share/loopx/workspaces) inside it. HOME here is the test
+    run's own (beside the checkout, removed at the end: tests/suite_home.py), never the
+    person's: nothing lands in their ~/.cache."""
     return Path.home().resolve() / ".cache" / "loopx-e2e" / "e2e-homes"
 
 
@@ -235,9 +238,37 @@ def run_claude(project: Project, model: ScriptedModel, steps, *, binary: str = "
     return _session(project, model, binary, cmd, dict(claude_env(project, model), PATH=path, **(env or {})))
 
 
+def kept(cmd: list) -> list[str]:
+    """``cmd`` under LoopX's turn keeper (loopx_core/runner/guard.py), as the runner
+    starts a turn: whatever the runtime starts — Codex's ``bwrap``, Claude Code's
+    ``socat`` bridge — ends with it (issue #44: they outlived the suite)."""
+    return [str(PYTHON), "-I", "-m", "loopx_core.runner.guard", str(os.getpid()), "--", *map(str, cmd)]
+
+
+def run_kept(cmd: list, *, timeout: float, capture_output: bool = False, **kw) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, …)`` for a runtime the test starts itself: under the
+    keeper, in a session of its own; past ``timeout`` the keeper is told to stop
+    (it ends everything under it) before TimeoutExpired is raised."""
+    if capture_output:
+        kw.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with subprocess.Popen(kept(cmd), start_new_session=True, **kw) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                    proc.wait(timeout=10)
+                    break
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    continue
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 def _session(project: Project, model: ScriptedModel, name: str, cmd: list, env: dict) -> Session:
     """Run one headless session to its end (bounded) and keep what it printed."""
-    proc = subprocess.run(cmd, cwd=project.root, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    proc = run_kept(cmd, cwd=project.root, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
     events = []
     for line in proc.stdout.splitlines():
         try:

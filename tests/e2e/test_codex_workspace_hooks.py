@@ -31,6 +31,7 @@ from .harness import (
     claude_env,
     codex_env,
     codex_model_args,
+    run_kept,
 )
 from .model_server import Call, Say, ScriptedModel
 
@@ -173,7 +174,7 @@ def test_a_session_a_person_starts_in_a_workspace_is_bounded_as_the_runners_turn
         else:
             rest, env = ["-p", "Do the next step.", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"], claude_env(project, model)
         argv = [str(LOOPX), "workspace", "start", card, "--runtime", runtime.setup, "--agent", agent, "--bin", str(runtimes.binary(runtime.name)), "--", *rest]
-        proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        proc = run_kept(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
     why = "\n".join(said) + f"\n--- stderr\n{proc.stderr[-4000:]}"
     assert proc.returncode == 0 and len(said) >= 5, why

@@ -28,7 +28,15 @@ import pytest
 from loopx_core.runner import runtimes as runner_runtimes
 
 from . import runtimes
-from .harness import ALL, LOOPX, Project, claude_env, codex_env, codex_model_args
+from .harness import (
+    ALL,
+    LOOPX,
+    Project,
+    claude_env,
+    codex_env,
+    codex_model_args,
+    run_kept,
+)
 from .model_server import Call, Say, ScriptedModel
 
 TIMEOUT = 120
@@ -100,7 +108,7 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
             monkeypatch.setenv(name, env[name])
         monkeypatch.delenv("XDG_DATA_HOME", raising=False)
         env.update(turn.environ(str(ws)))
-        proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        proc = run_kept(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
         said = "\n".join(str(r.last_tool_result()) for r in model.agent_requests()[1:])
     why = f"{said}\n--- stderr\n{proc.stderr[-3000:]}"
     # the commit landed on the card's branch, in the main repository

@@ -133,9 +133,9 @@ def board_state(board):
     """What a refusal must leave as it was: SQLite's ``data_version`` (it moves on
     any other connection's commit), else the log's head and every table's size."""
     if board.backend == "sqlite":
-        import sqlite3
+        from tests import board_sql
 
-        observer = sqlite3.connect(board.db)
+        observer = board_sql.connect(board.db)
         return lambda: observer.execute("PRAGMA data_version").fetchone()[0]
     import psycopg
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 
 import pytest
+
+from tests import board_sql
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 
 def _root_page(db, table: str) -> tuple[int, int]:
-    con = sqlite3.connect(db)
+    con = board_sql.connect(db)
     try:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         size = con.execute("PRAGMA page_size").fetchone()[0]

@@ -239,10 +239,9 @@ def test_the_plain_sqlite_gate_status_answers_exactly_what_the_kernel_answers(te
     and an approval written into the database (it reads as pending, forged)."""
     if team.backend != "sqlite":
         return  # PostgreSQL boards always take the kernel's path
-    import sqlite3
-
     from loopx_core.ops import gates
     from loopx_core.store import plainread
+    from tests import board_sql
 
     from ..conftest import person
 
@@ -261,7 +260,7 @@ def test_the_plain_sqlite_gate_status_answers_exactly_what_the_kernel_answers(te
     held(team, "LX-4", "a4")
     assert team.cli("gate", "ask", "LX-4", "--question", "wait?", agent="a4").code == 6                          # G-4 pending
     assert team.cli("gate", "ask", "LX-4", "--question", "and this?", "--scope", "deploy:prod", agent="a4").code == 6  # G-5 pending
-    with sqlite3.connect(team.db) as con:  # the attack: an approval written into the database
+    with board_sql.connect(team.db) as con:  # the attack: an approval written into the database
         con.execute("UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester' WHERE id = 5")
     monkeypatch.delenv("LOOPX_NOW")  # the reader leaves a frozen clock to the kernel; the board's times are ahead of the real one
     store = team.store()

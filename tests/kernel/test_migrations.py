@@ -12,7 +12,6 @@ else than the model, fails here — whatever steps exist."""
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 from urllib.parse import quote
 
@@ -22,10 +21,11 @@ from loopx_core.store import models
 from loopx_core.store.backends import Store
 from loopx_core.store.discovery import parse_target
 from loopx_core.store.orm import peewee as pw
+from tests import board_sql
 
 
 def _sqlite_schema(path) -> dict:
-    con = sqlite3.connect(path)
+    con = board_sql.connect(path)
     try:
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         schema = {}

@@ -3,14 +3,14 @@ columns, its evidence counted as verified."""
 
 from __future__ import annotations
 
-import sqlite3
+from tests import board_sql
 
 from .conftest import held, worked
 
 
 def _sql(board, *statements) -> None:
     if board.backend == "sqlite":
-        con = sqlite3.connect(board.db)
+        con = board_sql.connect(board.db)
         try:
             for s in statements:
                 con.execute(s)
@@ -48,7 +48,7 @@ OWNER_INDEX = "card_status_lease_holder_handoff_to_assignee"
 
 def _indexes(board, table: str = "card") -> set[str]:
     if board.backend == "sqlite":
-        con = sqlite3.connect(board.db)
+        con = board_sql.connect(board.db)
         try:
             return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", (table,))}
         finally:

@@ -12,7 +12,12 @@ same), finds "step N" in its next action, and does what the project's
 - ``hold``: create ``.held-<agent>``, wait until the test creates
   ``.let-go-<agent>`` (a turn in flight for as long as the test needs), then work;
 - ``silent``: print a message with escape sequences and exit 3, writing nothing;
-- ``spend:T``: work, reporting T tokens.
+- ``spend:T``: work, reporting T tokens;
+- ``daemon`` / ``daemon-hang``: first start a helper that leaves the turn the
+  way sandbox helpers do (Claude Code's ``socat`` bridge: a double fork and
+  ``setsid``, its parent gone) — ``socat`` listening on a socket where the
+  machine has it, else ``sleep`` — and write its pid to
+  ``.daemon-<agent>.pid``; then work (``daemon``) or hang (``daemon-hang``).
 
 ``.plan.json``: {"steps": {"N": action}, "agents": {"AGENT": {"N": action}}}.
 """
@@ -54,6 +59,32 @@ def work(*extra):
     writeback(f"did step {step}", "--artifact", path, *extra)
 
 
+def daemon():
+    """A helper out of the turn's process group and session, its parent gone."""
+    import shutil
+    import tempfile
+
+    socat = shutil.which("socat")
+    argv = ["socat", f"UNIX-LISTEN:{tempfile.gettempdir()}/loopx-test-{os.getpid()}.sock,fork,unlink-early", "/dev/null"] if socat else ["sleep", "600"]
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(f".daemon-{agent}.pid.tmp", "w") as fh:
+                fh.write(str(os.getpid()))
+            os.replace(f".daemon-{agent}.pid.tmp", f".daemon-{agent}.pid")
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.execvp(argv[0], argv)
+        os._exit(0)
+    os.wait()
+    while not os.path.exists(f".daemon-{agent}.pid"):
+        time.sleep(0.01)
+
+
+if action.startswith("daemon"):
+    daemon()
+    action = "hang" if action == "daemon-hang" else "work"
 if action == "work":
     work()
 elif action == "gate":

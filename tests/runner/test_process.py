@@ -8,6 +8,7 @@ signals."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 
 from .conftest import alive, plan
@@ -121,3 +122,43 @@ def test_a_turn_past_its_time_limit_is_stopped_with_everything_it_started(team, 
     assert finished["outcome"] == "stopped" and "time limit" in finished["reason"]
     failed = watch.evidence()[0]
     assert failed["source"] == "runner" and "time limit" in failed["summary"]
+
+
+def daemon_pid(watch, agent: str) -> int:
+    path = watch.board.root / f".daemon-{agent}.pid"
+    return int(watch.until(f"{agent}'s turn started its helper", lambda: path.exists() and path.read_text().strip() or None))
+
+
+def test_a_turns_helper_that_left_its_process_group_ends_with_the_turn(team, watch):
+    """A sandbox helper that double-forked and setsid'd out of the turn's group
+    (Claude Code's socat bridge does; issue #44) is killed when the turn ends."""
+    team.ok("card", "add", "job", "--next", "step 1")
+    plan(team, {1: "daemon"})
+    proc = watch.run("a1", "--turns", "1")
+    helper = daemon_pid(watch, "a1")
+    try:
+        assert watch.ended(proc) == 0
+        assert [e["summary"] for e in watch.evidence()] == ["did step 1"]
+        watch.until("the turn's helper is gone", lambda: not alive(helper))
+    finally:
+        if alive(helper):
+            os.kill(helper, signal.SIGKILL)
+
+
+def test_a_sigkilled_runner_leaves_nothing_of_its_turn_running(team, watch):
+    """The runner SIGKILLed mid-turn: the turn and the helper it started out of
+    its group both end (the turn's keeper gets SIGTERM from the kernel)."""
+    team.ok("card", "add", "job", "--next", "step 1")
+    plan(team, {1: "daemon-hang"})
+    doomed = watch.run("a1")
+    helper, turn = daemon_pid(watch, "a1"), hung_pid(watch, "a1")
+    try:
+        doomed.expected_exit = True
+        watch.signal(doomed, signal.SIGKILL)
+        watch.ended(doomed)
+        watch.until("the turn died with its runner", lambda: not alive(turn))
+        watch.until("so did the helper it started", lambda: not alive(helper))
+    finally:
+        for pid in (helper, turn):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -20,6 +20,7 @@ import sys
 
 import pytest
 
+from tests import board_sql
 from tests.adapters.conftest import hooks, working  # noqa: F401  (fixtures: a hook runner, an agent holding a card)
 from tests.kernel.conftest import _kernel_pg, clock, pg_url  # noqa: F401  (fixtures: the frozen clock, an emptied schema)
 
@@ -71,17 +72,15 @@ def at_the_prompt(board, command: str, env: dict, typed: str, prompt: str = "ass
     return subprocess.CompletedProcess(argv, code, out, "")
 
 
-def sqlite_client() -> str:
-    client = shutil.which("sqlite3")
-    if not client:
-        pytest.fail("the sqlite3 client is needed for the SQL attacks (apt-get install sqlite3)")
-    return client
+def sqlite_client(db, *commands: str) -> list[str]:
+    """SQLite's own client on ``db``, waiting for the board's write lock like a person's would."""
+    return board_sql.client(db, *commands)
 
 
 def sql(board, statement: str) -> subprocess.CompletedProcess:
     """Edit the board behind LoopX's back with the database's own client."""
     if board.backend == "sqlite":
-        proc = subprocess.run([sqlite_client(), str(board.db), statement], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(sqlite_client(board.db, statement), capture_output=True, text=True, timeout=120)
     else:
         client = shutil.which("psql")
         if not client:

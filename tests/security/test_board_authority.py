@@ -91,14 +91,14 @@ async def test_the_person_decides_with_one_key(launched, seeded):
 async def test_the_board_says_in_red_when_the_history_was_altered(launched, seeded):
     """An agent edits the board's file behind LoopX's back (an approval, an
     event): the board checks its history as it opens and says so in red."""
-    import sqlite3
+    from tests import board_sql
 
     app = launched()
     async with app.run_test(size=(120, 36)) as pilot:
         await on_screen(app, pilot)
         assert app.history is not None and app.history.ok
         assert not [banner for banner in app.board_screen.query("#board-banner") if banner.display]  # no red line
-    con = sqlite3.connect(seeded.location.path)
+    con = board_sql.connect(seeded.location.path)
     con.execute("UPDATE event SET data = '{}' WHERE kind = 'claimed'")
     con.commit()
     con.close()
@@ -118,14 +118,13 @@ async def test_a_history_altered_row_by_row_is_counted_in_full_but_only_its_firs
     problem for as long as it stays open (a bench board altered row by row:
     ~100,000 of them, ~45 MB and 60 MB of RSS). The board keeps the first ones,
     names the first in red and counts them all, as `loopx verify` does."""
-    import sqlite3
-
     from loopx_core.authority import verify
     from loopx_tui import reads
+    from tests import board_sql
 
     if where != "in the board's process":
         monkeypatch.setattr(reads, "VERIFY_HERE", 0)  # (a long history: checked by `loopx verify --json`)
-    con = sqlite3.connect(seeded.location.path)
+    con = board_sql.connect(seeded.location.path)
     con.execute("UPDATE event SET data = '{}' WHERE kind IN ('evidence_added', 'card_added', 'claimed')")  # (30 events; the test clock's setting stays signed)
     con.commit()
     con.close()
@@ -160,8 +159,7 @@ async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_not
         return until_async(check, what="the board to see it", timeout=60, pause=lambda: pilot.pause(0.05))
 
     old = tmp_path / "old.db"
-    client = sqlite_client()
-    subprocess.run([client, str(seeded.location.path), f".backup {old}"], check=True, timeout=60)
+    subprocess.run(sqlite_client(seeded.location.path, f".backup {old}"), check=True, timeout=120)
     app = launched()
     app.background, app.poll_interval = True, 0.02
     async with app.run_test(size=(120, 36)) as pilot:
@@ -170,7 +168,7 @@ async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_not
         assert proc.returncode == 0, proc.stderr
         assert await wait_until(pilot, lambda: app.model.cards[6].evidence_count == 2)  # the board saw the newer head
         seen = app.reader.witness.seen
-        subprocess.run([client, str(seeded.location.path), f".restore {old}"], check=True, timeout=60)
+        subprocess.run(sqlite_client(seeded.location.path, f".restore {old}"), check=True, timeout=120)
         assert await wait_until(pilot, lambda: app.read_only and "WENT BACKWARDS" in app.read_only)
         await pilot.pause()
         banner = str(app.board_screen.query_one("#board-banner").render())
@@ -182,5 +180,5 @@ async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_not
         await app.ops_idle()
         await pilot.pause()
         assert any("WENT BACKWARDS" in message and "nothing more is decided" in message for _, message in app.notices), app.notices  # the refusal says why
-    done = subprocess.run([client, str(seeded.location.path), f"SELECT status FROM gate WHERE id = {seeded.gate}"], capture_output=True, text=True, check=True)
+    done = subprocess.run(sqlite_client(seeded.location.path, f"SELECT status FROM gate WHERE id = {seeded.gate}"), capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "pending"  # (read with SQLite's client: this machine trusts nothing on the board now)

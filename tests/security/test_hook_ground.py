@@ -51,7 +51,7 @@ def event_of(fixture: str) -> str:
     return "pre-skill-shell-command" if "skill" in fixture else "pre-tool-use"
 
 
-@pytest.mark.parametrize("runtime, fixture, command", SHELL, ids=[f"{r}:{c[:50]}" for r, _, c in SHELL])
+@pytest.mark.parametrize("runtime, fixture, command", SHELL, ids=[f"{r}:{c.replace(person_folder(), '<person folder>')[:50]}" for r, _, c in SHELL])  # (the same id in every run and worker)
 def test_shell_tools_cannot_touch_loopx_ground(hooks, working, runtime, fixture, command):
     before = working.snapshot()
     res = hooks.spawn(runtime, event_of(fixture), payload(fixture, CWD=str(working.root), COMMAND=command, SESSION="s", PATH=""))

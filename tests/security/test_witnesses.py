@@ -33,7 +33,7 @@ def watch(board, tmp_path):
 
 def sqlite_rows(board, query: str) -> list[list[str]]:
     """Rows read with SQLite's own client (this machine's LoopX trusts nothing on the board)."""
-    out = subprocess.run([sqlite_client(), str(board.db), query], capture_output=True, text=True, check=True, timeout=60).stdout
+    out = subprocess.run(sqlite_client(board.db, query), capture_output=True, text=True, check=True, timeout=120).stdout
     return [line.split("|") for line in out.splitlines()]
 
 
@@ -63,7 +63,7 @@ def test_a_pause_deleted_with_its_row_nulled_stops_the_runner(team, watch, monke
 def _keep(board, where):
     """An older copy of the whole board, as an agent would keep one."""
     if board.backend == "sqlite":
-        subprocess.run([sqlite_client(), str(board.db), f".backup {where}"], check=True, timeout=60)
+        subprocess.run(sqlite_client(board.db, f".backup {where}"), check=True, timeout=120)
         return
     tables = [t for (t,) in sql_rows(board, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
     sql(board, "; ".join(f'CREATE TABLE "old_{t}" AS SELECT * FROM "{t}"' for t in tables))
@@ -74,7 +74,7 @@ def _put_back(board, where, tables):
     """The older copy over the board: SQLite's own client restores the file
     (open connections read it at once); on PostgreSQL every table's rows."""
     if board.backend == "sqlite":
-        subprocess.run([sqlite_client(), str(board.db), ".timeout 20000", f".restore {where}"], check=True, timeout=60)
+        subprocess.run(sqlite_client(board.db, f".restore {where}"), check=True, timeout=120)
         return
     quoted = ", ".join(f'"{t}"' for t in tables)
     sql(board, f"SET session_replication_role = replica; TRUNCATE {quoted}; " + "; ".join(f'INSERT INTO "{t}" SELECT * FROM "old_{t}"' for t in tables))

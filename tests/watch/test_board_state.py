@@ -4,7 +4,8 @@ engine on a PostgreSQL board."""
 from __future__ import annotations
 
 import json
-import sqlite3
+
+from tests import board_sql
 
 from ..conftest import downgrade_sqlite
 from .conftest import doc, events, evidence, write_atomic
@@ -18,7 +19,7 @@ def test_a_v1_board_opens_and_gains_the_watch_tables(project):
     res = project.spawn("watch", "--once")
     assert res.returncode == 0, res.stderr
     assert "ingested E-1 on LX-1" in res.stdout
-    con = sqlite3.connect(project.db)
+    con = board_sql.connect(project.db)
     try:
         assert con.execute("SELECT value FROM setting WHERE key='schema_version'").fetchone() == (str(migrations.SCHEMA_VERSION),)
         assert con.execute("SELECT count(*) FROM ingest_seen").fetchone() == (1,)
@@ -46,7 +47,7 @@ def test_a_migrated_copy_carries_the_watchers_state(project):
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)  # one JSON object: what this pass did
     assert (report["ingested"], report["refused"], report["results"]) == (0, 0, []), report
-    con = sqlite3.connect(copy)
+    con = board_sql.connect(copy)
     try:
         assert con.execute("SELECT count(*) FROM evidence").fetchone() == (2,)
         assert con.execute("SELECT count(*) FROM event WHERE kind = 'ingest_error'").fetchone() == (2,)

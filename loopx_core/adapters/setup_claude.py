@@ -255,9 +255,6 @@ def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
     if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
         ours = _merged(sandbox, sandbox_settings(key_dir))
         workspace_bounds.prepare(bounds)  # packed-refs, packed-only refs' loose files, the ref folders: paths to keep or open
-        from ..workspace import excludes
-
-        excludes.ensure(bounds.common)  # the placeholders this sandbox mounts in the workspace, out of its `git add -A` (#39)
         ours["filesystem"] = {
             **ours["filesystem"],
             "allowWrite": [

@@ -226,11 +226,6 @@ def open_workspace(store, card_id: int, actor, base: str | None = None) -> Works
             return again  # another process opened it first
         raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
     head = base_commit if made else git.head(path)  # a new branch starts at its base
-    from ..workspace import excludes
-
-    common = git.common_dir(repo)
-    if common is not None:
-        excludes.ensure(str(common))  # Claude Code's sandbox placeholders kept out of the agent's `git add -A` (#39)
     # Only a branch made now, from the base, gets the setup command: a folder made
     # again for an existing branch holds the agent's commits (e.g. a package.json
     # whose install script `npm ci` would run as the person, outside any sandbox).

@@ -301,6 +301,16 @@ class ClaudeCode(Runtime):
     def stdin(self, packet: str) -> str | None:
         return None
 
+    def environ(self, cwd=None) -> dict[str, str]:
+        """In a card's workspace: git told to ignore the placeholders Claude Code's
+        sandbox binds there, or the agent's `git add -A` fails (#39, workspace/excludes)."""
+        bounds = _workspace(cwd)
+        if bounds is None:
+            return {}
+        from ..workspace import excludes
+
+        return excludes.turn_env(bounds, os.environ)
+
 
 class Codex(Runtime):
     name = "codex"

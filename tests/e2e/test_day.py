@@ -23,18 +23,28 @@ Also here, each the test that failed before its fix (#39):
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from . import runtimes
-from .harness import LOOPX, Project, answer_as_person, as_person, claude_env, codex_env, codex_model_args
+from .harness import (
+    LOOPX,
+    Project,
+    answer_as_person,
+    as_person,
+    claude_env,
+    codex_env,
+    codex_model_args,
+)
 from .model_server import Call, Say, ScriptedModel
 
 pytestmark = [pytest.mark.slow]
@@ -113,9 +123,10 @@ class Runners:
         self.procs.append((proc, log))
         return proc
 
-    def claude(self, agent: str, model: ScriptedModel) -> subprocess.Popen:
+    def claude(self, agent: str, model: ScriptedModel, mode: str = "acceptEdits") -> subprocess.Popen:
+        """README's Claude Code runner (``mode``: its permission mode, README's acceptEdits)."""
         return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary("claude-code")),
-                                  "--turns", "1", "--", "--permission-mode", os.environ.get("LOOPX_E2E_DAY_MODE", "acceptEdits")], claude_env(self.project, model))
+                                  "--turns", "1", "--", "--permission-mode", mode], claude_env(self.project, model))
 
     def codex(self, agent: str, model: ScriptedModel) -> subprocess.Popen:
         return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
@@ -130,6 +141,20 @@ class Runners:
             return proc.wait(timeout=DEADLINE)
         except subprocess.TimeoutExpired:
             pytest.fail(f"a runner did not end within {DEADLINE} s\n{self.explain()}")
+
+    def until(self, what: str, predicate):
+        """Wait for ``predicate()`` to be truthy (its value is returned), polling the board;
+        a runner that ended meanwhile fails the test at once."""
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            found = predicate()
+            if found:
+                return found
+            ended = [log.name for proc, log in self.procs if proc.poll() not in (None, 0)]
+            if ended:
+                pytest.fail(f"waiting for {what}: {', '.join(ended)} ended\n{self.explain()}")
+            time.sleep(0.25)
+        pytest.fail(f"waiting for {what}: not within {DEADLINE} s\n{self.explain()}")
 
     def close(self) -> None:
         for proc, _ in self.procs:
@@ -149,6 +174,12 @@ def runners(day, tmp_path):
     r = Runners(day, tmp_path)
     yield r
     r.close()
+
+
+def question_on(project: Project, card: str) -> dict | None:
+    """The runtime's pending question (a permission it asks the person for) on ``card``."""
+    found = [g for g in project.loopx("gate", "list", "--pending", "--card", card).data["gates"] if g["kind"] == "question"]
+    return found[0] if found else None
 
 
 def merge_gate(project: Project, card: str) -> dict:
@@ -182,6 +213,10 @@ def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_merge(day
         codex_model.script([plan(agent_plan(exec_command, "cx1", cards["cx1"]))] * 40)
         procs = {"cc1": runners.claude("cc1", claude_model), "cx1": runners.codex("cx1", codex_model), "sh1": runners.shell("sh1")}
         runners.models = {"claude": claude_model, "codex": codex_model}
+        # a gate: Claude Code (README's acceptEdits) asks the person before its commit runs
+        asked = runners.until("Claude Code asks the person to run its commit", lambda: question_on(project, cards["cc1"]))
+        assert "git add -A" in asked["question"] and asked["agent"] == "cc1"
+        assert answer_as_person(project, asked["id"])["status"] == "approved"
         for agent, proc in procs.items():
             assert runners.ended(proc) == 0, f"{agent}\n{runners.explain()}"
         said = {"claude": claude_model.log()[-4000:], "codex": codex_model.log()[-4000:]}
@@ -215,3 +250,72 @@ def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_merge(day
         merged = subprocess.run(["git", "show", f"main:{path}"], cwd=project.root, capture_output=True, check=True).stdout
         assert hashlib.sha256(merged).hexdigest() == artifacts[agent]["sha256"], agent
     assert "- note the plan" in project.git("show", "main:NOTES.md")
+
+
+# -- #39 item 1: a sandboxed Claude Code turn finishes its card; its verify runs confined ------------
+
+def _writes_file(path: str, text: str) -> str:
+    """A shell command writing ``text`` to ``path`` through base64 (no hook reads what it says)."""
+    return f"echo {base64.b64encode(text.encode()).decode()} | base64 -d > {path}"
+
+
+def test_a_sandboxed_claude_turn_finishes_with_done_and_its_verify_runs_confined(day, runners):
+    project = day
+    project.init("claude-code", "cc1")
+    card = project.card("Tested work", "--owner", "cc1", "--next", "write check.sh", "--verify", "sh check.sh")  # the person's verify runs the agent's code
+    escaped, home_escaped = project.root / "escaped.txt", project.home / "escaped.txt"
+    check = (  # the agent's "tests": try to get out, then pass
+        f"cat {project.key_dir}/key.json > leaked.txt 2>/dev/null\n"
+        f"echo out > {escaped}\n"
+        f"echo out > {home_escaped}\n"
+        "exit 0\n"
+    )
+    steps = [
+        bash(_writes_file("check.sh", check) + f" && git add -A && git {GIT_ID.format(a='cc1')} commit -qm 'cc1: tests' && echo committed"),
+        Call("mcp__loopx__writeback", {"card": card, "summary": "wrote its tests", "artifacts": ["check.sh"]}),
+        Call("mcp__loopx__done", {"card": card, "summary": "tested"}),
+    ]
+    with ScriptedModel() as model:
+        model.script([plan(steps)] * 20)
+        runners.models = {"claude": model}
+        proc = runners.claude("cc1", model, mode="bypassPermissions")  # the worst case: only LoopX and the sandbox stand in the way
+        assert runners.ended(proc) == 0, runners.explain()
+        finished = [r.last_tool_result() for r in model.agent_requests() if "[unknown_tool]" in (r.last_tool_result() or "")]
+    why = runners.explain()
+    assert not finished, why
+    shown = project.show(card)
+    assert shown["status"] == "waiting" and shown["pending_gate"], (shown, why)  # finished: its branch waits for the person
+    verified = [e["extra"]["verify"] for e in project.evidence(card) if e["source"] == "verify"]
+    assert len(verified) == 1 and verified[0]["passed"], verified
+    # the agent's code ran, confined: nothing outside the workspace written, the key not read
+    ws = workspace_of(project, card)
+    assert (ws / "check.sh").is_file()
+    assert not escaped.exists() and not home_escaped.exists(), verified
+    assert not (ws / "leaked.txt").exists() or (ws / "leaked.txt").read_text() == "", verified
+    assert "Read-only file system" in verified[0]["output"] or "Permission denied" in verified[0]["output"], verified
+
+
+# -- #39 item 7: `git add -A` in a workspace inside Claude Code's sandbox ---------------------------
+
+@pytest.mark.parametrize("binary", ["claude-code", "claude-sdk"])
+def test_git_add_all_works_in_a_workspace_inside_claudes_sandbox(day, binary, monkeypatch):
+    from loopx_core.runner import runtimes as runner_runtimes
+
+    project = day
+    project.init("claude-code", "a1")
+    card = project.card("Add a file", "--owner", "a1")
+    claimed = project.loopx("next", "--claim", agent="a1").data  # the card's workspace is made at its claim
+    ws = Path(claimed["workspace"]["path"])
+    steps = [bash(f"echo x > b.txt && git add -A && git {GIT_ID.format(a='a1')} commit -qm 'a1 adds b.txt' && git status --porcelain && echo committed"), Say("Done.")]
+    with ScriptedModel() as model:
+        model.script(steps)
+        env = claude_env(project, model)
+        turn = runner_runtimes.make("claude-code", ["--permission-mode", "bypassPermissions"], str(runtimes.binary(binary)), "a1")
+        monkeypatch.setenv("HOME", env["HOME"])  # the runner's environment is the person's
+        argv = turn.argv("Do the next step of your card.", str(ws))
+        env.update(turn.environ(str(ws)))  # as the runner starts the turn
+        proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        said = "\n".join(str(r.last_tool_result()) for r in model.agent_requests()[1:])
+    assert said.strip().endswith("committed"), f"{said}\n--- stderr\n{proc.stderr[-2000:]}"  # nothing left out of the commit
+    assert project.git("show", "--format=", "--name-only", f"loopx/{card}").split() == ["b.txt"]
+    assert "/.bashrc" not in (project.root / ".git" / "info" / "exclude").read_text()  # the person's repository: as it was

@@ -15,7 +15,8 @@ wider than a turn's in the card's workspace:
   of a commit; a test run needs none of them) — or, on a card with no
   workspace, the project folder — but never what a turn may not write there
   either: the board, the runtimes' settings and git's files (``READ_ONLY``);
-- the person's LoopX folder (the human key) replaced by an empty folder;
+- the person's LoopX folder (the human key) replaced by an empty folder, a
+  key named by ``LOOPX_KEY`` by an empty file, and that variable unset;
 - no network (``--unshare-net``), its own process, IPC and session
   namespaces (``--new-session``: no terminal to push keystrokes into), and
   killed with its parent (``--die-with-parent``).
@@ -39,9 +40,7 @@ READ_ONLY = (".loopx", ".codex", ".claude", ".mcp.json", ".git")
 
 def bwrap() -> str | None:
     """bubblewrap's path, or None."""
-    return shutil.which(BWRAP, path=os.environ.get("PATH") or os.defpath) or next(
-        (p for p in ("/usr/bin/bwrap", "/bin/bwrap") if os.access(p, os.X_OK)), None
-    )
+    return shutil.which(BWRAP, path=os.environ.get("PATH") or os.defpath)
 
 
 def verify_prefix(folder: str) -> list[str]:
@@ -67,5 +66,8 @@ def verify_prefix(folder: str) -> list[str]:
     ]
     key = os.path.realpath(person_folder())
     if os.path.isdir(key):
-        argv += ["--tmpfs", key]  # the human key is never readable from the agent's code
-    return argv
+        argv += ["--tmpfs", key]  # the human key is never readable from the agent's code …
+    named = os.environ.get("LOOPX_KEY")
+    if named and os.path.isfile(named):
+        argv += ["--ro-bind", "/dev/null", os.path.realpath(named)]  # … wherever LOOPX_KEY keeps it
+    return [*argv, "--unsetenv", "LOOPX_KEY", "--unsetenv", "LOOPX_HUMAN"]

@@ -344,8 +344,8 @@ def tool_done(tools, card: str, summary: str) -> str:
     store = tools.store
     view, evidence = done(store, _card(card), agent, data["summary"], turn_env.lease_token(None),
                           vet=lambda command: vet_verify(store, agent, command), confine=verify_prefix)
-    answer = {"card": view.to_json(), "evidence": evidence.to_json()}
-    if answer["card"]["status"] == "waiting":
+    answer: dict[str, object] = {"card": view.to_json(), "evidence": evidence.to_json()}
+    if view.to_json()["status"] == "waiting":
         answer["note"] = "finished; its branch waits for a person to merge it — you cannot merge it yourself. Stop here."
     return _json(answer)
 

@@ -440,6 +440,15 @@ def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:
         f"If you need a person's approval, ask with the tool `gate_ask` and stop; "
         f"if the card is finished, write back and then call the tool `done` (card {card_key}, summary): it runs the card's "
         f"verify command, and a branch with commits then waits for a person's merge. "
-        f"Your shell's `loopx` cannot write the board from the sandbox: use the tools."
+        f"Your shell's `loopx` cannot write the board from the sandbox: use the tools.{_where_loopx()}"
         f"\n\n{packet}"
     )
+
+
+def _where_loopx() -> str:
+    """Where ``loopx`` is, for a runtime whose shell resets PATH (Codex runs
+    commands in a login shell: ``bash -lc``): reading the board works from there."""
+    import sys
+
+    script = Path(sys.executable).with_name("loopx")
+    return f" (`loopx` is {script} if it is not on your PATH.)" if script.exists() else ""

@@ -171,7 +171,10 @@ def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothin
     codex = runtimes.make("codex", [], "codex", "a1")
     env = codex.environ(str(repo.parent / "ws" / "LX-1"))
     assert Path(env["CODEX_HOME"]).parent.parent == (outside_tmp / "data" / "loopx" / "codex-home").resolve()
-    assert codex.environ(str(repo)) == {} and runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1")) == {}
+    assert codex.environ(str(repo)) == {}
+    # Claude Code's turn there: only its git's ignore file (the sandbox's placeholders, #39), no Codex home
+    claude = runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1"))
+    assert claude["GIT_CONFIG_KEY_0"] == "core.excludesFile" and "CODEX_HOME" not in claude
 
 
 def test_codex_without_loopxs_profile_gets_the_commits_git_paths_as_extra_writable_roots(repo):

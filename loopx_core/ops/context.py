@@ -156,7 +156,8 @@ def _turn_hint(ctx: dict, via: str = CLI) -> str:
     if status == "blocked":
         return f"blocked ({ctx.get('blocked_reason') or 'see the card'}) — do not work on it; only a person puts it back (`loopx card move {key} --to ready`)"
     if via == TOOLS:
-        return (f"do the next action, commit it in your workspace, then call the loopx MCP tool `writeback` (card {key}, summary, "
+        commit = ", commit it in your workspace" if ctx.get("workspace") else ""
+        return (f"do the next action{commit}, then call the loopx MCP tool `writeback` (card {key}, summary, "
                 f"artifacts: files you made, next); when the card is finished, the tool `done` (card {key}, summary) — "
                 "your shell's `loopx` cannot write the board from the sandbox")
     return f"do the next action, then `loopx writeback {key} --summary \"…\" [--artifact PATH] [--next \"…\"]`; finish with `loopx done {key} --summary \"…\"`"

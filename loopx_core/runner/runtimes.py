@@ -434,7 +434,7 @@ def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:
     where `loopx writeback` and `loopx done` cannot write the board (#39)."""
     return (
         f"You are agent `{agent}`, working through LoopX on {card_key}. This is one bounded turn: "
-        f"do the next action below (commit your work in your workspace), then record what you did with the loopx MCP tool "
+        f"do the next action below (in a card's workspace, commit your work), then record what you did with the loopx MCP tool "
         f"`writeback` (card {card_key}, turn_id {turn_id}, summary, artifacts: the files you made, next) before you stop "
         f"(a turn that writes no evidence is recorded as failed). "
         f"If you need a person's approval, ask with the tool `gate_ask` and stop; "

@@ -157,8 +157,15 @@ class Runners:
         pytest.fail(f"waiting for {what}: not within {DEADLINE} s\n{self.explain()}")
 
     def close(self) -> None:
+        """Runners still running (a failed test) get the person's SIGTERM, so each ends its
+        turn's whole process group (a SIGKILLed runner leaves Claude Code's socat behind)."""
         for proc, _ in self.procs:
             if proc.poll() is None:
+                proc.terminate()
+        for proc, _ in self.procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=30)
 

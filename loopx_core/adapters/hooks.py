@@ -547,7 +547,8 @@ HEAD = (
     "LoopX is this project's board. Your card below is the continuation of earlier turns: resume from it. "
     "Every LoopX command needs `--agent {agent}` (or LOOPX_AGENT={agent}). "
     "Dangerous commands (git push, deploys, publishing, deleting or writing outside the project) are checked against your card's authority; "
-    "a denial names the gate a human must answer. Before you end a turn, record it with `loopx writeback`."
+    "a denial names the gate a human must answer. Before you end a turn, record it with the loopx MCP tool `writeback` "
+    "(or `loopx writeback` where your shell may write the board); finish a card with the tool `done`."
 )
 
 
@@ -889,10 +890,11 @@ def _evidence_gate(hook: Hook, store, turn):
         _emit(store, agent, "turn_ended", check.card, session=hook.get("session_id"), runtime=hook.runtime)
         return None
     reason = (
-        f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did:\n"
-        f"  loopx writeback {key} --agent {agent} --summary \"<what this turn did>\" [--artifact PATH]… [--next \"<the next step>\"]\n"
-        f"(or the `writeback` tool of the loopx MCP server, with card {key} — the only way when your shell runs in a sandbox).\n"
-        f"If the card is finished, write back first, then `loopx done {key} --agent {agent} --summary \"…\"`. "
+        f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did with the "
+        f"`writeback` tool of the loopx MCP server (card {key}, summary, artifacts: files you made, next) — the way that works "
+        f"from the sandbox; without it, `loopx writeback {key} --agent {agent} --summary \"…\"` from your shell.\n"
+        f"If the card is finished, write back first, then the tool `done` (card {key}, summary) — or, without the sandbox, "
+        f"`loopx done {key} --agent {agent} --summary \"…\"`. "
         "If you are blocked, say so in the summary."
     )
     if hook.runtime == "claude-code":

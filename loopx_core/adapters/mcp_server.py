@@ -9,9 +9,9 @@ machines LoopX runs on, and a runtime (Codex) may send its first model request
 before a slow server has answered ``initialize``. The kernel (peewee, the
 pydantic input models) is imported on the first tool call, not at start.
 
-Eight tools, short descriptions, small schemas (context is precious): cards (a
+Nine tools, short descriptions, small schemas (context is precious): cards (a
 page of short rows, like ``loopx card list``), next, claim, writeback, gate_ask,
-gate_status, handoff, context — each declared with its verb in
+gate_status, handoff, done, context — each declared with its verb in
 ``shapes/verbs.py`` (``tool=Tool(...)``), answered by the ``tool_*`` function
 it names below. Every parameter says its format. There is no tool that answers a gate: only a person does
 that, from the board or a terminal. The agent identity comes from
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # the initialize handshake's, newest first
 INSTRUCTIONS = (
     "LoopX board tools. Each turn: `next` (resume or claim work), `context` (the card's continuation), "
-    "do the work, then `writeback` (what the turn did). Ask a human with `gate_ask`; poll `gate_status`. "
+    "do the work, then `writeback` (what the turn did); when the card is finished, `done`. Ask a human with `gate_ask`; poll `gate_status`. "
     "Only a person answers gates."
 )
 
@@ -186,7 +186,7 @@ def _error(msg_id, code: int, message: str) -> dict:
 # -- the tools ---------------------------------------------------------------------------------
 
 class Tools:
-    """The eight tools over one board, opened on the first call."""
+    """The tools over one board, opened on the first call."""
 
     def __init__(self, db_flag: str | None):
         self.db_flag = db_flag
@@ -363,6 +363,28 @@ def tool_writeback(
     return _json(result)
 
 
+def tool_done(tools, card: str, summary: str) -> str:
+    """The CLI's ``done``: evidence first, no pending gate, the card's verify
+    command (a person's, or vetted as the agent's own shell command, as the
+    CLI does) — run here, in the server's process outside the runtime's
+    sandbox, so run confined: ``adapters/confine`` (issue #39)."""
+    from ..ops.done import done
+    from ..rules import turn_env
+    from ..shapes.inputs import validate
+    from .confine import verify_prefix
+    from .hooks import vet_verify
+
+    agent = _agent()
+    data = validate("done", {"summary": summary})
+    store = tools.store
+    view, evidence = done(store, _card(card), agent, data["summary"], turn_env.lease_token(None),
+                          vet=lambda command: vet_verify(store, agent, command), confine=verify_prefix)
+    answer: dict[str, object] = {"card": view.to_json(), "evidence": evidence.to_json()}
+    if view.to_json()["status"] == "waiting":
+        answer["note"] = "finished; its branch waits for a person to merge it — you cannot merge it yourself. Stop here."
+    return _json(answer)
+
+
 def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) -> str:
     from ..ops.gates import ask
     from ..shapes.inputs import validate
@@ -407,9 +429,9 @@ def tool_cards(tools, status: str = "", limit: int | None = None, after: str = "
 
 
 def tool_context(tools, card: str) -> str:
-    from ..ops.context import build, to_markdown
+    from ..ops.context import TOOLS, build, to_markdown
 
-    return to_markdown(build(tools.store, _card(card)))
+    return to_markdown(build(tools.store, _card(card)), TOOLS)  # asked over MCP: its reader writes back with the tools
 
 
 def check_arguments(tool: dict, arguments) -> dict:

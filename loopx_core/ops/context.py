@@ -80,7 +80,13 @@ def _workspace(store: Store, card_id: int) -> dict | None:
     return {"path": ws.path, "branch": ws.branch, "base": ws.base, "head": ws.head, "wip": ws.wip}
 
 
-def to_markdown(ctx: dict) -> str:
+CLI, TOOLS = "cli", "tools"  # how the reader records its turn: the `loopx` CLI, or the loopx MCP server's tools
+
+
+def to_markdown(ctx: dict, via: str = CLI) -> str:
+    """The packet as Markdown. ``via``: how its reader writes back and finishes —
+    ``TOOLS`` for a Claude Code or Codex turn, whose sandboxed shell cannot
+    write the board (its `loopx writeback`/`done` exit 12; issue #39)."""
     key = ctx["card"]
     lines = [f"# {key}: {ctx['title']}", f"status **{ctx['status']}** · owner {ctx['owner'] or '—'}"]
     if ctx["lease"]:
@@ -130,12 +136,12 @@ def to_markdown(ctx: dict) -> str:
         lines += ["", f"## Last handoff {h['id']} ({h['from'] or 'human'} → {h['to']}{', accepted' if h['accepted'] else ''})", h["summary"]]
         lines += [f"- pending: {p}" for p in h["pending"]]
         lines.append(f"digest `{h['digest'][:16]}…`")
-    lines += ["", "## This turn", _turn_hint(ctx)]
+    lines += ["", "## This turn", _turn_hint(ctx, via)]
     text = "\n".join(lines)
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 40].rstrip() + f"\n… (truncated; `loopx log {key}`)"
 
 
-def _turn_hint(ctx: dict) -> str:
+def _turn_hint(ctx: dict, via: str = CLI) -> str:
     key = ctx["card"]
     status = ctx["status"]
     if status == "handoff":
@@ -149,4 +155,9 @@ def _turn_hint(ctx: dict) -> str:
         return "paused — a human must raise the budget; stop here"
     if status == "blocked":
         return f"blocked ({ctx.get('blocked_reason') or 'see the card'}) — do not work on it; only a person puts it back (`loopx card move {key} --to ready`)"
+    if via == TOOLS:
+        commit = ", commit it in your workspace" if ctx.get("workspace") else ""
+        return (f"do the next action{commit}, then call the loopx MCP tool `writeback` (card {key}, summary, "
+                f"artifacts: files you made, next); when the card is finished, the tool `done` (card {key}, summary) — "
+                "your shell's `loopx` cannot write the board from the sandbox")
     return f"do the next action, then `loopx writeback {key} --summary \"…\" [--artifact PATH] [--next \"…\"]`; finish with `loopx done {key} --summary \"…\"`"

@@ -62,14 +62,16 @@ def _kill_group(proc) -> None:
         proc.kill()
 
 
-def run_verify(command: str, cwd: str, timeout: float, env_extra: dict) -> dict:
+def run_verify(command: str, cwd: str, timeout: float, env_extra: dict, prefix: list[str] | None = None) -> dict:
+    """``prefix``: the argv that confines it (``adapters/confine``), before ``/bin/sh -c``."""
     import subprocess  # only a card with a verify command pays for it
 
     started = time.monotonic()
     env = dict(os.environ, **env_extra)
+    argv: str | list[str] = [*prefix, "/bin/sh", "-c", command] if prefix else command
     # A session of its own, so a timeout kills the command's children too (a shell's
     # `pytest -n 4` or `sleep &` would otherwise outlive the timeout, still running).
-    proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(argv, shell=not prefix, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         output, _ = proc.communicate(timeout=timeout)
         code, timed_out = proc.returncode, False
@@ -130,10 +132,13 @@ def ask_vanished(card: Card, agent: str, lost: list[tuple[str, str]], kept: list
     open_gate(card, agent, question, work.SCOPE, [], None, work.VANISHED, now, extra={"commits": [c for c, _ in lost], "kept": kept})
 
 
-def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None, vet=None) -> tuple[CardView, EvidenceView]:
+def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None, vet=None, confine=None) -> tuple[CardView, EvidenceView]:
     """``vet(command)``: checks a verify command no person set as the agent's
     own shell command (the hook's policy, its scopes and gates); it raises
-    when the command may not run yet. Without it, such a command never runs."""
+    when the command may not run yet. Without it, such a command never runs.
+    ``confine(folder)``: the argv prefix that runs the verify command confined
+    in ``folder`` (the MCP tool's: its server runs outside the agent's sandbox,
+    as the person — issue #39); it raises when it cannot, before anything runs."""
 
     def precheck():
         agent_row(agent)
@@ -157,7 +162,9 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         # Outside any transaction: a slow test suite must not hold the board's write lock.
         # In the card's workspace when it has one: that is where its code is (issue #26).
         timeout = verify_timeout or float(store.setting("verify_timeout", "600"))
-        result = run_verify(command, workspace or str(store.project_root()), timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent})
+        folder = workspace or str(store.project_root())
+        prefix = confine(folder) if confine is not None else None
+        result = run_verify(command, folder, timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent}, prefix)
     code = workspaces.capture(store, card_id) if workspace and not store.in_transaction() else None  # the final code state
 
     def finish():

@@ -58,6 +58,20 @@ def add_evidence(
     )
 
 
+def describe_artifacts(store, card_id: int, paths: list[str], base: Path | None = None) -> list[dict]:
+    """The artifacts as recorded, read where the card's work is: its open
+    workspace when it has one (issue #39: an agent's file there, relative to
+    the workspace, its hash that file's — never the main checkout's namesake;
+    a path outside the workspace is refused), else the project."""
+    if not paths:
+        return []
+    folder = workspaces.open_path(store, card_id)
+    if folder is None:
+        return artifacts.describe(paths, store.project_root(), base)
+    root = Path(folder)
+    return artifacts.describe(paths, root, artifacts.within(root, base), artifacts.WORKSPACE)
+
+
 def writeback(
     store,
     card_id: int,
@@ -87,7 +101,7 @@ def writeback(
     if code is not None:
         extra = {**(extra or {}), "code": code}
     fingerprint = payload_hash({k: v for k, v in data.items() if k != "release"})
-    files = artifacts.describe(data.get("artifacts") or [], store.project_root(), base)
+    files = describe_artifacts(store, card_id, data.get("artifacts") or [], base)
 
     def body():
         now = clock.now()

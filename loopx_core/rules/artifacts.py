@@ -90,35 +90,54 @@ def hash_within(path: str, roots: list[str]) -> tuple[int, str | None] | None:
         os.close(fd)
 
 
-def outside_error(raw: str, root: str | os.PathLike) -> InvalidInput:
+PROJECT = "the project"
+WORKSPACE = "the card's workspace"
+
+
+def outside_error(raw: str, root: str | os.PathLike, where: str = PROJECT) -> InvalidInput:
     return InvalidInput(
-        f"artifact {raw!r} is outside the project ({root})",
-        "evidence may only point at files inside the project (symlinks are followed); copy the file in or drop it",
+        f"artifact {raw!r} is outside {where} ({root})",
+        f"evidence may only point at files inside {where} (symlinks are followed); copy the file in or drop it",
         code="artifact_outside_project",
     )
 
 
-def relative_to_project(raw: str, root: Path, base: Path | None = None) -> str:
-    """The project-relative form of where ``raw`` really is; refuses a path
-    (or a symlink, or a path through a symlinked folder) outside the project."""
+def within(root: Path, base: Path | None) -> Path:
+    """Where a relative artifact path starts: ``base`` (default: the working
+    folder) when it is inside ``root``, else ``root`` itself — so a card's
+    artifact named from the main checkout (the person's `loopx`, the watcher)
+    is still the workspace's file, never the main checkout's namesake (#39)."""
+    start = base or Path.cwd()
+    try:
+        return start if inside(real(start), real(root)) else root
+    except (OSError, ValueError):
+        return root
+
+
+def relative_to_project(raw: str, root: Path, base: Path | None = None, where: str = PROJECT) -> str:
+    """The root-relative form of where ``raw`` really is; refuses a path
+    (or a symlink, or a path through a symlinked folder) outside ``root``."""
     path = Path(os.path.expanduser(raw))
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
     try:
         resolved, real_root = real(path), real(root)
     except (OSError, ValueError):
-        raise outside_error(raw, root) from None
+        raise outside_error(raw, root, where) from None
     if not inside(resolved, real_root):
-        raise outside_error(raw, root)
+        raise outside_error(raw, root, where)
     return Path(os.path.relpath(resolved, real_root)).as_posix()
 
 
-def describe(raw_paths: list[str], root: Path, base: Path | None = None) -> list[dict]:
+def describe(raw_paths: list[str], root: Path, base: Path | None = None, where: str = PROJECT) -> list[dict]:
+    """Each artifact as recorded: its path relative to ``root`` (the project, or
+    the card's workspace when it has one: ``where`` names it), size and sha256
+    of the file there."""
     out: list[dict] = []
     seen: set[str] = set()
     real_root = real(root)
     for raw in raw_paths:
-        rel = relative_to_project(raw, root, base)
+        rel = relative_to_project(raw, root, base, where)
         if rel in seen:
             continue
         seen.add(rel)
@@ -138,4 +157,4 @@ def missing_warnings(artifacts: list[dict]) -> list[str]:
     missing = [a["path"] for a in artifacts if a.get("missing")]
     if not missing:
         return []
-    return [f"no such file in the project: {', '.join(missing)} (recorded as missing, nothing hashed); check the path"]
+    return [f"no such file: {', '.join(missing)} (recorded as missing, nothing hashed); check the path"]

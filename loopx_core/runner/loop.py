@@ -408,7 +408,8 @@ class Runner:
         says which)."""
         token = card.lease.token if card.lease else None
         turn_id = f"{self.agent}.t{self.current.turn + 1}.{uuid.uuid4().hex[:8]}"
-        packet = context.to_markdown(context.build(self.store, card.id))
+        # Claude Code and Codex record their turn with the loopx MCP tools (their sandboxed shell cannot write the board)
+        packet = context.to_markdown(context.build(self.store, card.id), context.CLI if self.runtime.name == "shell" else context.TOOLS)
         since = turns.marks(self.store)
         started, self.control = runners.start_turn(self.store, self.agent, self.runner_id, card.id, turn_id, f"turn {self.current.turn + 1} on {card.key}")
         if started is None:

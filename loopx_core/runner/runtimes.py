@@ -353,6 +353,17 @@ class ClaudeCode(Runtime):
     def stdin(self, packet: str) -> str | None:
         return None
 
+    def environ(self, cwd=None) -> dict[str, str]:
+        """In a card's workspace: the object quarantine (as every runtime), and git
+        told to ignore the placeholders Claude Code's sandbox binds there, or the
+        agent's `git add -A` fails (#39, workspace/excludes)."""
+        bounds = _workspace(cwd)
+        if bounds is None:
+            return {}
+        from ..workspace import excludes
+
+        return {**super().environ(cwd), **excludes.turn_env(bounds, os.environ)}
+
 
 class Codex(Runtime):
     name = "codex"
@@ -470,21 +481,26 @@ def make(name: str, extra: list[str], binary: str | None = None, agent: str = ""
 
 
 def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:
-    """What a headless runtime is asked: its continuation packet, who it is, this turn's id."""
+    """What a headless runtime (Claude Code, Codex) is asked: its continuation
+    packet, who it is, this turn's id — and the loopx MCP tools as the way to
+    record the turn and finish the card: its shell runs in the runtime's sandbox,
+    where `loopx writeback` and `loopx done` cannot write the board (#39)."""
     return (
         f"You are agent `{agent}`, working through LoopX on {card_key}. This is one bounded turn: "
-        f"do the next action below, then record what you did with "
-        f"`loopx writeback {card_key} --turn-id {turn_id} --summary \"…\" [--artifact PATH]… [--next \"…\"]` "
-        f"before you stop (a turn that writes no evidence is recorded as failed). "
-        f"If you need a person's approval, ask with `loopx gate ask {card_key} --question \"…\"` and stop; "
-        f"if the card is finished, write back and then `loopx done {card_key} --summary \"…\"`."
-        f"{_where_loopx()}\n\n{packet}"
+        f"do the next action below (in a card's workspace, commit your work), then record what you did with the loopx MCP tool "
+        f"`writeback` (card {card_key}, turn_id {turn_id}, summary, artifacts: the files you made, next) before you stop "
+        f"(a turn that writes no evidence is recorded as failed). "
+        f"If you need a person's approval, ask with the tool `gate_ask` and stop; "
+        f"if the card is finished, write back and then call the tool `done` (card {card_key}, summary): it runs the card's "
+        f"verify command, and a branch with commits then waits for a person's merge. "
+        f"Your shell's `loopx` cannot write the board from the sandbox: use the tools.{_where_loopx()}"
+        f"\n\n{packet}"
     )
 
 
 def _where_loopx() -> str:
     """Where ``loopx`` is, for a runtime whose shell resets PATH (Codex runs
-    commands in a login shell: ``bash -lc``)."""
+    commands in a login shell: ``bash -lc``): reading the board works from there."""
     import sys
 
     script = Path(sys.executable).with_name("loopx")

@@ -431,7 +431,13 @@ DECLARED: tuple = (
         *_agent(),
         arg("--summary", required=True, metavar="S", help="what the card achieved"),
         arg("--verify-timeout", metavar="DUR", help="how long the card's verify command may run (default 10m)"),
-    ), _CMD + "cmd_done", shape="done"),
+    ), _CMD + "cmd_done", shape="done",
+        # A sandboxed turn's shell cannot write the board: it finishes its card with this
+        # tool, whose server runs the verify command confined (adapters/confine, #39).
+        tool=Tool("done", "Finish your card",
+                  "Finish your card after writeback: runs its verify command (sandboxed); commits then wait for a person's merge.",
+                  {"card": _YOUR_CARD, "summary": {"type": "string", "description": "What the card achieved, in a sentence."}},
+                  _MCP + "tool_done", ("card", "summary"))),
     Verb("context", None, "the continuation packet for the start of a turn",
          (*_CARD, arg("--format", choices=["md", "json"], default="md", help="Markdown for a prompt (default) or JSON")), _CMD + "cmd_context",
          tool=Tool("context", "A card's continuation",

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-TOOLS = {"next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context", "cards"}
+TOOLS = {"next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context", "cards", "done"}
 
 
 @asynccontextmanager

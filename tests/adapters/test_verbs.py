@@ -46,7 +46,7 @@ def test_every_surface_comes_from_the_one_declaration():
     for verb in verbs.VERBS.values():
         assert callable(verbs.resolve(verb.handler)), verb  # the dispatch: each handler, by name
     assert [t["name"] for t in mcp_server.TOOLS] == [v.tool.name for v in verbs.VERBS.values() if v.tool]
-    assert {t["name"] for t in mcp_server.TOOLS} == {"next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context", "cards"}
+    assert {t["name"] for t in mcp_server.TOOLS} == {"next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context", "cards", "done"}
     for verb in verbs.VERBS.values():
         if verb.tool:
             assert callable(verbs.resolve(verb.tool.call)), verb

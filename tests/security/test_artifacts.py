@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,61 @@ def test_a_link_left_in_the_watch_folder_is_not_observed(working, secret, clock)
     assert [l.split(" (")[0] for l in res.stdout.splitlines() if l.startswith("observed")] == ["observed out/made.txt on LX-1"]
     assert [o["path"] for o in working.ok("log", "LX-1")["observed"]] == ["out/made.txt"]
     assert not leaked(working, secret)
+
+
+# -- an artifact in the card's workspace (issue #39, item 2) ------------------------------------
+
+@pytest.fixture
+def in_workspace(repo_team):
+    """a1 claims LX-1 in a git project: its workspace is made; it writes b.txt
+    there, and the main checkout holds another b.txt of the same name."""
+    from tests.kernel.test_workspaces import _loopx_in as loopx_in
+
+    repo_team.ok("card", "add", "one")
+    db = repo_team.url if repo_team.backend == "postgresql" else None
+    code, claimed = loopx_in(repo_team.root, "next", "--claim", agent="a1", db=db)
+    assert code == 0, claimed
+    ws = Path(claimed["workspace"]["path"])
+    (ws / "b.txt").write_text("the agent's artifact\n")
+    (repo_team.root / "b.txt").write_text("the main checkout's namesake\n")
+    repo_team.ws, repo_team.db_flag = ws, db
+    return repo_team
+
+
+def _recorded(board) -> list[dict]:
+    return [a for e in board.ok("log", "LX-1")["evidence"] for a in e["artifacts"]]
+
+
+@pytest.mark.parametrize("where", ["workspace, relative", "workspace, absolute", "main checkout, relative"])
+def test_a_workspace_artifact_is_hashed_from_the_workspace(in_workspace, where):
+    from tests.kernel.test_workspaces import _loopx_in as loopx_in
+
+    ws = in_workspace.ws
+    folder, named = {"workspace, relative": (ws, "b.txt"), "workspace, absolute": (ws, str(ws / "b.txt")),
+                     "main checkout, relative": (in_workspace.root, "b.txt")}[where]
+    code, out = loopx_in(folder, "writeback", "LX-1", "--summary", "made b.txt", "--artifact", named, agent="a1", db=in_workspace.db_flag)
+    assert code == 0, out
+    assert _recorded(in_workspace) == [{"path": "b.txt", "size": 21, "sha256": hashlib.sha256(b"the agent's artifact\n").hexdigest()}]
+
+
+async def test_an_mcp_writeback_names_a_workspace_artifact(in_workspace):
+    from tests.adapters.test_mcp import call, session
+
+    async with session(in_workspace, "a1") as client:  # (the server started in the main checkout)
+        err, text = await call(client, "writeback", card="LX-1", summary="made b.txt", artifacts=["b.txt", str(in_workspace.ws / "b.txt")])
+    assert not err, text
+    assert [a["sha256"] for a in _recorded(in_workspace)] == [hashlib.sha256(b"the agent's artifact\n").hexdigest()]
+
+
+def test_a_workspace_artifact_outside_the_workspace_or_linked_out_is_refused(in_workspace, secret):
+    from tests.kernel.test_workspaces import _loopx_in as loopx_in
+
+    ws = in_workspace.ws
+    os.symlink(secret, ws / "x")
+    os.symlink(in_workspace.root / "b.txt", ws / "main-b")
+    for named in ("x", "main-b", str(in_workspace.root / "b.txt"), "../../b.txt", str(secret)):
+        code, out = loopx_in(ws, "writeback", "LX-1", "--summary", "s", "--artifact", named, agent="a1", db=in_workspace.db_flag)
+        assert code == 3 and out["error"]["code"] == "artifact_outside_project", (named, out)
+        assert "outside the card's workspace" in out["error"]["message"]
+    assert not leaked(in_workspace, secret)
+    assert in_workspace.ok("card", "show", "LX-1")["card"]["evidence_count"] == 0

@@ -175,7 +175,11 @@ def test_codex_environment_in_a_workspace_names_loopxs_home_and_elsewhere_nothin
     b = workspace_bounds.find(repo.parent / "ws" / "LX-1")
     quarantine = {"GIT_OBJECT_DIRECTORY": str(Path(b.admin, "loopx-objects")), "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(repo / ".git" / "objects")}
     assert {k: env[k] for k in quarantine} == quarantine
-    assert codex.environ(str(repo)) == {} and runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1")) == quarantine
+    assert codex.environ(str(repo)) == {}
+    # Claude Code's turn there: the quarantine and its git's ignore file (the sandbox's placeholders, #39), no Codex home
+    claude = runtimes.make("claude-code", [], "claude", "a1").environ(str(repo.parent / "ws" / "LX-1"))
+    assert {k: claude[k] for k in quarantine} == quarantine
+    assert claude["GIT_CONFIG_KEY_0"] == "core.excludesFile" and "CODEX_HOME" not in claude
 
 
 def test_codex_without_loopxs_profile_gets_the_commits_git_paths_as_extra_writable_roots(repo):

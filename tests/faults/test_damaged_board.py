@@ -97,7 +97,7 @@ def _varint(buf: bytes, at: int) -> tuple[int, int]:
 def _leaf_holding(db, table: str, rowid: int) -> tuple[int, int]:
     """The table's leaf page holding ``rowid`` (dbstat names the leaves; each
     leaf's cells are read for their rowids) and the page size."""
-    con = sqlite3.connect(db)
+    con = board_sql.connect(db)
     try:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         size = con.execute("PRAGMA page_size").fetchone()[0]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..rules import ids
+from ..rules import holding, ids
 from ..shapes.errors import Conflict, InvalidInput
 from ..store import events, records
 from ..store.records import Card, Gate
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..workspace.merge import DiffSummary
 
 SCOPE = "git:merge"
-KIND = "merge"
+KIND = holding.MERGE_GATE  # (rules/holding: a card waiting only on it does not hold its agent)
 
 
 class Plan(NamedTuple):

@@ -4,7 +4,8 @@ patch highlighted by Rich's diff lexer, a page at a time.
 The diff is read with git in a thread worker (``BoardReader.card_diff``) and
 arrives frozen, its text made terminal-safe: an agent wrote every line of it.
 ``[`` and ``]`` turn the pages, ↑↓ PgUp PgDn scroll one; the card screen's
-Diff tab and the merge gate's ``d`` both show it."""
+Diff tab and the merge gate's ``d`` both show it — while a merge gate asks,
+exactly the diff it pinned ("as asked"), and whether the branch moved since."""
 
 from __future__ import annotations
 
@@ -55,6 +56,26 @@ def stats_text(summary, limit: int | None = None, more: str = "in the patch belo
     return out
 
 
+def asked_line(out: Text, diff) -> None:
+    """Say whose diff this is: a merge gate's pinned commits ("as asked"), and
+    where the branch or base is now when it moved (the answer asks again)."""
+    pin = diff.summary.pin if diff.asked else None
+    if pin is None:
+        return
+    out.append("\nas asked: ", style="dim")
+    out.append(pin.head[:12], style="bold")
+    out.append(f" ({diff.asked}, into {diff.summary.base} at {pin.base_commit[:12]})", style="dim")
+    now = diff.moved
+    if now is None:
+        return
+    said = []
+    if now.head != pin.head:
+        said.append(f"{diff.summary.branch} is at {now.head[:12] or 'nothing'}")
+    if now.base_commit != pin.base_commit:
+        said.append(f"{diff.summary.base} is at {now.base_commit[:12] or 'nothing'}")
+    out.append("\nmoved since: " + ", ".join(said) + " now — your answer asks again with the new diff", style="bold yellow")
+
+
 class DiffView(Vertical):
     """The diff of one card; ``load()`` reads it (again) in a worker."""
 
@@ -63,9 +84,10 @@ class DiffView(Vertical):
         Binding("left_square_bracket", "page(-1)", "Prev page", tooltip="the diff's previous page"),
     ]
 
-    def __init__(self, card_id: int, reader, **kw):
+    def __init__(self, card_id: int, reader, gate_id: int | None = None, **kw):
         super().__init__(**kw)
         self.card_id = card_id
+        self.gate_id = gate_id  # the merge gate whose diff to show (None: the card's pending one, else the branch now)
         self.reader = reader
         self.diff = None  # ops.merges.CardDiff, once read
         self.lines: list[str] = []
@@ -83,16 +105,16 @@ class DiffView(Vertical):
         return max(1, -(-len(self.lines) // PAGE_LINES))
 
     def reset(self, card_id: int) -> None:
-        self.card_id, self.diff, self.lines, self.page_no, self.loads = card_id, None, [], 0, 0
+        self.card_id, self.gate_id, self.diff, self.lines, self.page_no, self.loads = card_id, None, None, [], 0, 0
         self.query_one(".diff-stats", Static).update(Text("reading the diff…", style="dim"))
         self.query_one(".diff-patch", Static).update("")
 
     def load(self) -> None:
-        card_id = self.card_id
+        card_id, gate_id = self.card_id, self.gate_id
 
         def read() -> None:
             try:
-                diff = self.reader.card_diff(card_id)
+                diff = self.reader.card_diff(card_id, gate_id)
             except (LoopxError, OSError) as err:
                 self.app.call_from_thread(self._failed, card_id, getattr(err, "message", str(err)))
                 return
@@ -124,6 +146,7 @@ class DiffView(Vertical):
             patch.update("")
             return
         head = stats_text(diff.summary, limit=STATS_FILES)
+        asked_line(head, diff)
         if not self.lines:
             head.append("\nNothing changed since the branch left its base.", style="dim")
         stats.update(head)

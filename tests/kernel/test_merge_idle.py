@@ -111,3 +111,21 @@ def test_a_rejected_merge_leaves_its_agent_at_work(repo_team):
     nxt = repo.ok("next", agent="a1")
     assert nxt["action"] == "work" and nxt["card"]["id"] == "LX-2"
     assert repo.cli("verify").code == 0
+
+
+def test_a_handoff_reaches_an_agent_whose_card_waits_on_its_merge(repo_team):
+    repo = repo_team
+    repo.ok("card", "add", "one")
+    repo.ok("card", "add", "two")
+    t1 = workspace(repo, "LX-1")
+    claimed(repo, "a1")
+    finish(repo, "LX-1", "a1", t1, {"src/one.py": "one = 1\n"}, "one")
+    assert claimed(repo, "a2")["card"]["id"] == "LX-2"
+    worked(repo, "LX-2", "a2", "half of it")
+    repo.ok("handoff", "LX-2", "--to", "a1", "--summary", "half done", agent="a2")
+    offered = repo.cli("next", agent="a1").data
+    assert offered["action"] == "accept" and offered["card"]["id"] == "LX-2", offered
+    repo.ok("accept", "LX-2", agent="a1")
+    assert repo.ok("next", agent="a1")["card"]["id"] == "LX-2"
+    assert card(repo, "LX-1")["pending_gate"] == "G-1" and repo.cli("verify").code == 0
+

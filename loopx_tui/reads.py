@@ -174,11 +174,13 @@ class BoardReader:
         """``card_detail`` started now in a thread of its own (the caller's worker waits for it)."""
         return _AHEAD.submit(self.card_detail, card_id)
 
-    def card_diff(self, card_id: int):
-        """The card's branch against the base: files, stats and the patch (``ops.merges``; git, no store write)."""
+    def card_diff(self, card_id: int, gate_id: int | None = None):
+        """The card's branch against the base: files, stats and the patch — while
+        a merge gate asks (``gate_id``, or the card's pending one), exactly the
+        diff it pinned (``ops.merges``; git, no store write)."""
         from loopx_core.ops import merges
 
-        return self._read("reading a diff", lambda: merges.card_diff(self.store, card_id))
+        return self._read("reading a diff", lambda: merges.card_diff(self.store, card_id, gate_id))
 
     def card_changes(self, card_id: int):
         """Everything the card's work changed (``ops.card_changes``): its branch or

@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - a Python whose sqlite3 is laid out oth
 
 from ..authority import authority, replay, trust
 from ..rules.clock import frozen_by_env
-from ..rules.holding import HELD, choose
+from ..rules.holding import HELD, choose, merging
 from ..rules.lifecycle import GATE, LEASE, is_due
 from ..rules.schema_version import SCHEMA_VERSION
 
@@ -61,13 +61,11 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
             raise NotSure("LOOPX_NOW is set, but this is not a test board: the kernel refuses it")
         if not query("SELECT 1 FROM agent WHERE id=?", (agent,)):
             return Verdict(False, None, {}, {}, list(scopes))
-        card = choose(
-            (Card(*row) for row in query(
-                "SELECT id, status, lease_token, lease_expires, title, monitor_due, priority FROM card WHERE lease_holder=? AND status IN (?,?,?,?)",
-                (agent, *HELD),
-            )),
-            now,
-        )
+        held = [Card(*row) for row in query(
+            "SELECT id, status, lease_token, lease_expires, title, monitor_due, priority FROM card WHERE lease_holder=? AND status IN (?,?,?,?)",
+            (agent, *HELD),
+        )]
+        card = choose(held, now, merging(held, query))
         if card is not None and is_due(LEASE, card, now):
             raise NotSure("the lease has expired; the kernel reaps it")
         if card is not None and tuple(replay.lease_in_log(query, card.id)) != (agent, card.lease_token):

@@ -7,7 +7,7 @@ from ..rules.hints import paused_hint, take_work
 from ..rules.liveness import host_name
 from ..shapes.errors import Conflict, Forbidden
 from ..shapes.values import CardView, NextResult
-from ..store import events
+from ..store import events, records
 from ..store.records import Agent, Card, Gate
 from ..store.rows import agent_row, card_row, card_view, gate_view, handoff_view, touch
 from . import leases, quota, reaper
@@ -110,8 +110,9 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
         marks = ", ".join("?" * len(holding.HELD))
         held = Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *holding.HELD), lock=True)
-        card = holding.choose(held, now)  # work the agent can do now comes before work that waits on someone
-        rank = holding.rank(card.status, card.monitor_due, now) if card is not None else holding.NOT_HELD
+        on_merge = holding.merging(held, records.rows)
+        card = holding.choose(held, now, on_merge)  # work the agent can do now comes before work that waits on someone
+        rank = holding.rank(card.status, card.monitor_due, now, card.id in on_merge) if card is not None else holding.NOT_HELD
         if rank == holding.ACTIVE:
             held_back = quota.hold(card)  # counters put back to the log's first: an edited row buys no turn
             leases.renew(card, now)
@@ -133,6 +134,8 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             return _resume(store, card, agent, "waiting")
         if rank == holding.PAUSED:
             return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
+        # A monitor not due, or a card whose merge the person decides (#39): the
+        # agent holds it, but nothing in it is the agent's to do now — other work is.
         offered = Card.first("""WHERE "status" = 'handoff' AND "handoff_to" = ? ORDER BY "priority", "id" """, (agent,), lock=True)
         if offered is not None:
             row = latest_handoff(offered.id)
@@ -143,8 +146,11 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
                 candidate = reaper.reap_card(candidate, now)
                 return _taken(candidate, _take(store, candidate, agent_obj, lease_seconds, now), "claimed")
         monitoring = [c.monitor_due for c in held if c.status == "monitoring" and c.monitor_due]
-        reason = "no ready card" if claim else "nothing held; add --claim to take the best ready card"
         wake_at = min(monitoring) if monitoring else None
+        merging = holding.choose([c for c in held if c.id in on_merge], now, on_merge)
+        if merging is not None:  # nothing else to do: the agent waits on its merge, as any gate
+            return _resume(store, merging, agent, "waiting")._replace(wake_at=wake_at)
+        reason = "no ready card" if claim else "nothing held; add --claim to take the best ready card"
         refused = _last_refusal(agent)
         if refused is not None:  # say why the agent holds nothing: its last ask was refused
             card, gate = refused

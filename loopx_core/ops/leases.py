@@ -21,7 +21,8 @@ def held_card(agent: str, now: float, statuses: tuple[str, ...] = holding.HELD) 
     inside the caller's transaction: what the hooks gate and charge and the
     watcher observes on."""
     marks = ", ".join("?" * len(statuses))
-    card = holding.choose(Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses)), now)
+    held = Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses))
+    card = holding.choose(held, now, holding.merging(held, records.rows))
     return card if card is None or logged_holder(card) else None  # a lease row the log did not grant gates and charges nothing
 
 

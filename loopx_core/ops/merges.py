@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..rules import ids
+from ..rules import holding, ids
 from ..shapes.errors import Conflict, InvalidInput
 from ..store import events, records
 from ..store.records import Card, Gate
@@ -32,10 +32,10 @@ from ..store.rows import touch
 from .lifecycle import clear_lease, move
 
 if TYPE_CHECKING:
-    from ..workspace.merge import DiffSummary
+    from ..workspace.merge import DiffSummary, Pin
 
 SCOPE = "git:merge"
-KIND = "merge"
+KIND = holding.MERGE_GATE  # (rules/holding: a card waiting only on it does not hold its agent)
 
 
 class Plan(NamedTuple):
@@ -324,6 +324,8 @@ class CardDiff(NamedTuple):
     summary: DiffSummary | None  # None: no repository, or the card has no branch
     patch: str
     cut: bool  # the patch was longer than the board shows
+    asked: str | None = None  # the merge gate (G-7) whose pinned commits these are (``summary.pin``); None: the branch as it is now
+    moved: Pin | None = None  # the branch's and base's commits now, when either moved since that gate asked (its answer asks again)
 
 
 def branch_pin(store, card_id: int):
@@ -369,7 +371,37 @@ def gate_diff(store, gate: Gate) -> DiffSummary | None:
     return git_merge.summary(where[0], plan.base, plan.branch, pinned, tuple(specs))
 
 
-def card_diff(store, card_id: int) -> CardDiff:
+def _merge_gate(store, card_id: int, gate_id: int | None) -> Gate | None:
+    """The merge gate whose diff to show: ``gate_id`` (the dialog's), else the
+    card's pending one (None: the card waits on no merge)."""
+    with store.read():
+        if gate_id is not None:
+            gate = Gate.get(gate_id)
+            return gate if gate is not None and gate.card_id == card_id and gate.kind == KIND else None
+        return Gate.first("""WHERE "card_id" = ? AND "kind" = ? AND "status" = 'pending' ORDER BY "id" DESC""", (card_id, KIND))
+
+
+def _asked_diff(store, gate: Gate) -> CardDiff:
+    """Exactly the diff ``gate`` asked the person about (its pinned commits),
+    and where the branch and base are now when either moved since."""
+    summary = gate_diff(store, gate)
+    where = _branch_of(store, gate.card_id)
+    if summary is None or where is None:
+        return CardDiff(None, "", False)
+    from ..workspace import merge as git_merge
+
+    text, cut = git_merge.patch(where[0], summary.base, summary.branch, pinned=summary.pin)
+    moved = git_merge.moved(where[0], summary.base, summary.branch, summary.pin) if summary.pin is not None else None
+    now = git_merge.Pin(moved.head or "", moved.base_commit or "") if moved is not None else None
+    return CardDiff(summary, text, cut, ids.fmt(ids.GATE, gate.id), now)
+
+
+def card_diff(store, card_id: int, gate_id: int | None = None) -> CardDiff:
+    """The card's diff for the person: while a merge gate asks (``gate_id``, or
+    the card's pending one), exactly the diff it pinned; else the branch now."""
+    gate = _merge_gate(store, card_id, gate_id)
+    if gate is not None:
+        return _asked_diff(store, gate)
     summary = diff_summary(store, card_id)
     if summary is None:
         return CardDiff(None, "", False)

@@ -15,7 +15,27 @@ from __future__ import annotations
 # Statuses in which a card keeps its lease holder: the agent "holds" it.
 HELD = ("active", "waiting", "monitoring", "paused")
 
-ACTIVE, DUE, WAITING, PAUSED, SLEEPING, NOT_HELD = range(6)
+ACTIVE, DUE, WAITING, PAUSED, SLEEPING, MERGING, NOT_HELD = range(7)
+
+MERGE_GATE = "merge"  # the kind of gate a card's merge waits on (ops/merges)
+
+
+def pending_kinds_sql(count: int) -> str:
+    """The pending gates' (card, kind) of ``count`` cards (plain SQL, both backends)."""
+    return f"""SELECT "card_id", "kind" FROM "gate" WHERE "status" = 'pending' AND "card_id" IN ({", ".join("?" * count)})"""
+
+
+def merging(cards, query) -> frozenset:
+    """The ids of the waiting ``cards`` whose every pending gate is a merge
+    gate: the person decides the merge, the agent has nothing left to do there.
+    ``query(sql, params)`` reads the board (the kernel's or the hook's reader)."""
+    waiting = [card.id for card in cards if card.status == "waiting"]
+    if not waiting:
+        return frozenset()
+    kinds: dict = {}
+    for card_id, kind in query(pending_kinds_sql(len(waiting)), tuple(waiting)):
+        kinds.setdefault(card_id, set()).add(kind)
+    return frozenset(card_id for card_id, found in kinds.items() if found == {MERGE_GATE})
 
 
 def owner_of(status: str, lease_holder: str | None, handoff_to: str | None, assignee: str | None) -> str | None:
@@ -26,28 +46,30 @@ def owner_of(status: str, lease_holder: str | None, handoff_to: str | None, assi
     return handoff_to if status == "handoff" else assignee
 
 
-def rank(status: str, monitor_due: float | None, now: float) -> int:
-    """Where a held card stands in the choice order (lower: chosen first)."""
+def rank(status: str, monitor_due: float | None, now: float, on_merge: bool = False) -> int:
+    """Where a held card stands in the choice order (lower: chosen first).
+    ``on_merge``: the card waits only on its merge gate (``merging``)."""
     if status == "active":
         return ACTIVE
     if status == "monitoring":
         return DUE if monitor_due is not None and monitor_due <= now else SLEEPING
     if status == "waiting":
-        return WAITING
+        return MERGING if on_merge else WAITING
     if status == "paused":
         return PAUSED
     return NOT_HELD
 
 
-def order(card, now: float) -> tuple:
-    """Sort key for anything with ``status``, ``monitor_due``, ``priority``, ``id``."""
-    return (rank(card.status, card.monitor_due, now), card.priority, card.id)
+def order(card, now: float, on_merge: frozenset = frozenset()) -> tuple:
+    """Sort key for anything with ``status``, ``monitor_due``, ``priority``, ``id``
+    (``on_merge``: the ids ``merging`` found)."""
+    return (rank(card.status, card.monitor_due, now, card.id in on_merge), card.priority, card.id)
 
 
-def choose(cards, now: float):
+def choose(cards, now: float, on_merge: frozenset = frozenset()):
     """The agent's card among ``cards`` (all held by it), or None."""
     best = None
     for card in cards:
-        if card.status in HELD and (best is None or order(card, now) < order(best, now)):
+        if card.status in HELD and (best is None or order(card, now, on_merge) < order(best, now, on_merge)):
             best = card
     return best

@@ -276,7 +276,7 @@ class Runner:
             elif res.action == "wait":
                 gate = res.gate.id if res.gate else None
                 self._state("waiting", card=res.card.id if res.card else None, gate=gate, detail=f"waiting for a person on {ids.fmt(ids.GATE, gate)}")
-                self._sleep(None)
+                self._sleep(res.wake_at)  # (a card that waits on its merge: a monitored card may be due first)
             elif res.action == "paused":
                 if res.card is not None:
                     what = f"{res.card.key} paused ({res.reason})" + (", resumes by itself" if res.wake_at else "")

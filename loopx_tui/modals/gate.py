@@ -361,14 +361,14 @@ class GateModal(LoopxModal):
         self._approve(GateAnswer("approve", remember=event.option.id))
 
     def action_diff(self) -> None:
-        """The card's whole diff over this dialog; back here, the answer keys wait again."""
+        """The card's whole diff over this dialog — the one this gate pinned; back here, the answer keys wait again."""
         from ..screens.diff import DiffScreen
 
         if self.stage != "choose" or self.brief.gate.kind != "merge" or self.reader is None:
             return
         card = self.brief.card
         self._reading_diff = True
-        self.app.push_screen(DiffScreen(card.id, Text.assemble((f" {card.key} ", "bold reverse"), f" {card.title}  ", (f"diff for {self.brief.gate.key}", "dim")), self.reader))
+        self.app.push_screen(DiffScreen(card.id, Text.assemble((f" {card.key} ", "bold reverse"), f" {card.title}  ", (f"diff for {self.brief.gate.key}", "dim")), self.reader, self.brief.gate.id))
 
     def on_screen_resume(self) -> None:
         """Back from the diff: re-arm, so a key meant for it never answers the gate."""

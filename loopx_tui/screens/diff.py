@@ -1,5 +1,5 @@
 """A card's whole diff over the merge gate that asks to bring it in (``d`` in
-the gate dialog). Esc goes back to the dialog, whose answer keys wait a second
+the gate dialog): exactly the diff the gate pinned. Esc goes back to the dialog, whose answer keys wait a second
 again: a key meant for the diff never answers the gate."""
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ class DiffScreen(Screen):
         Binding("escape,q", "back", "Back", tooltip="back to the gate"),
     ]
 
-    def __init__(self, card_id: int, title: Text, reader):
+    def __init__(self, card_id: int, title: Text, reader, gate_id: int | None = None):
         super().__init__()
         self.card_id = card_id
+        self.gate_id = gate_id  # the gate's pinned diff: exactly what it asks about
         self.title_text = title
         self.reader = reader
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text, id="diff-title")
-        yield DiffView(self.card_id, self.reader, id="diff-view")
+        yield DiffView(self.card_id, self.reader, self.gate_id, id="diff-view")
         yield KeyBar()
 
     def on_mount(self) -> None:

@@ -11,7 +11,9 @@ changed (``ops.card_changes``): a merged card's merge (the branch is in the
 base then: its own diff is empty), and the uncommitted work — the workspace
 folder's edits and untracked files, or what LoopX saved when the folder is
 gone — marked as on no commit: a merge does not bring it in. The merge
-gate's ``d`` shows only the branch: what a merge brings in."""
+gate's ``d`` shows only the branch: what a merge brings in. While a merge gate
+asks, both show exactly the diff it pinned ("as asked"), and whether the
+branch moved since."""
 
 from __future__ import annotations
 
@@ -103,6 +105,7 @@ def layout(diff) -> tuple[Text, list[str], bool]:
         lines, cut = merged.patch.splitlines(), merged.cut
     elif branch.summary is not None:
         head = stats_text(branch.summary, limit=SHARED_FILES if work else STATS_FILES)
+        asked_line(head, branch)
         lines, cut = branch.patch.splitlines(), branch.cut
         if not lines:
             head.append("\n" + NOTHING + (" Its uncommitted work is below." if work else ""), style="dim")
@@ -120,6 +123,26 @@ def layout(diff) -> tuple[Text, list[str], bool]:
     return head, lines, cut
 
 
+def asked_line(out: Text, diff) -> None:
+    """Say whose diff this is: a merge gate's pinned commits ("as asked"), and
+    where the branch or base is now when it moved (the answer asks again)."""
+    pin = diff.summary.pin if getattr(diff, "asked", None) else None
+    if pin is None:
+        return
+    out.append("\nas asked: ", style="dim")
+    out.append(pin.head[:12], style="bold")
+    out.append(f" ({diff.asked}, into {diff.summary.base} at {pin.base_commit[:12]})", style="dim")
+    now = diff.moved
+    if now is None:
+        return
+    said = []
+    if now.head != pin.head:
+        said.append(f"{diff.summary.branch} is at {now.head[:12] or 'nothing'}")
+    if now.base_commit != pin.base_commit:
+        said.append(f"{diff.summary.base} is at {now.base_commit[:12] or 'nothing'}")
+    out.append("\nmoved since: " + ", ".join(said) + " now — your answer asks again with the new diff", style="bold yellow")
+
+
 class DiffView(Vertical):
     """The diff of one card; ``load()`` reads it (again) in a worker."""
 
@@ -128,9 +151,10 @@ class DiffView(Vertical):
         Binding("left_square_bracket", "page(-1)", "Prev page", tooltip="the diff's previous page"),
     ]
 
-    def __init__(self, card_id: int, reader, *, work: bool = False, **kw):
+    def __init__(self, card_id: int, reader, gate_id: int | None = None, *, work: bool = False, **kw):
         super().__init__(**kw)
         self.card_id = card_id
+        self.gate_id = gate_id  # the merge gate whose diff to show (None: the card's pending one, else the branch now)
         self.reader = reader
         self.work = work  # the card screen's tab: the merge and the uncommitted work too (ops.card_changes)
         self.diff = None  # ops.merges.CardDiff (or ops.card_changes.CardChanges: ``work``), once read
@@ -151,16 +175,16 @@ class DiffView(Vertical):
         return max(1, -(-len(self.lines) // PAGE_LINES))
 
     def reset(self, card_id: int) -> None:
-        self.card_id, self.diff, self.lines, self.page_no, self.loads = card_id, None, [], 0, 0
+        self.card_id, self.gate_id, self.diff, self.lines, self.page_no, self.loads = card_id, None, None, [], 0, 0
         self.query_one(".diff-stats", Static).update(Text("reading the diff…", style="dim"))
         self.query_one(".diff-patch", Static).update("")
 
     def load(self) -> None:
-        card_id = self.card_id
+        card_id, gate_id = self.card_id, self.gate_id
 
         def read() -> None:
             try:
-                diff = self.reader.card_changes(card_id) if self.work else self.reader.card_diff(card_id)
+                diff = self.reader.card_changes(card_id) if self.work else self.reader.card_diff(card_id, gate_id)
             except Exception as err:  # (git's own failure too: said, never a diff left "reading…")
                 self.app.call_from_thread(self._failed, card_id, getattr(err, "message", None) or f"{type(err).__name__}: {err}")
                 return

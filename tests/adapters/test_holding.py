@@ -12,6 +12,7 @@ from loopx_core.adapters.hooks import _held
 from loopx_core.rules import clock, holding
 from loopx_core.watch.ingest import Ingestor
 from tests.adapters.conftest import deny_reason, payload
+from tests.gitrepo import commit, open_workspace
 
 T0 = 1_900_000_000
 
@@ -51,6 +52,37 @@ def test_every_reader_picks_the_same_card(team, hooks, monkeypatch):
     assert readers == {name: nxt["card"]["id"] for name in readers}, readers
 
 
+def test_a_card_waiting_on_its_merge_is_never_the_agents_card_when_it_took_another(repo_team, hooks):
+    """a2's LX-1 (the most urgent) waits on the person's merge; `next --claim`
+    gave it LX-2, which waits on a permission gate. Both wait, but only LX-2
+    is a2's to work on: every reader names LX-2, never the merge (#39)."""
+    team = repo_team
+    team.ok("card", "add", "Ship the fix", "--priority", "0")
+    team.ok("card", "add", "Deploy it", "--priority", "2", "--needs", "deploy:prod")
+    tree = open_workspace(team, 1, "a2")
+    team.ok("claim", "LX-1", agent="a2")
+    commit(tree, {"fix.py": "fixed = True\n"}, "the fix")
+    team.ok("writeback", "LX-1", "--summary", "fixed", agent="a2")
+    assert team.ok("done", "LX-1", "--summary", "fixed", agent="a2")["card"]["pending_gate"] == "G-1"  # the merge gate
+    took = team.cli("next", "--claim", agent="a2").data
+    assert took["action"] == "wait" and took["card"]["id"] == "LX-2" and took["claimed"] is True, took  # its permission gate G-2
+
+    reason = deny_reason(hooks.run("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(team.root), COMMAND="git push")))
+    store = team.store()
+    try:
+        with store.read():
+            stop_card = f"LX-{_held('a2').id}"
+        watcher_card = f"LX-{Ingestor(store).held_card('a2').id}"
+    finally:
+        store.close()
+    readers = {"hook": re.search(r"\bon (LX-\d+)", reason).group(1), "stop": stop_card, "watcher": watcher_card}
+    if team.backend == "sqlite":
+        readers["fastcheck"] = f"LX-{fastcheck.check(str(team.db), 'a2', ['git:push'], clock.now()).card.id}"
+    nxt = team.cli("next", agent="a2").data
+    assert nxt["action"] == "wait" and nxt["gate"]["id"] == "G-2"
+    assert readers == {name: "LX-2" for name in readers}, readers
+
+
 def test_the_order(monkeypatch):
     class Card:
         def __init__(self, id, status, priority=2, monitor_due=None):
@@ -63,5 +95,6 @@ def test_the_order(monkeypatch):
     assert holding.choose([cards[0], cards[3]], now).id == 1  # paused before a monitored card that is not due
     assert holding.choose([Card(6, "active", 4), *cards], now).id == 6
     assert holding.choose([cards[4]], now) is None
+    assert holding.choose([cards[1], cards[3]], now, frozenset({2})).id == 4  # a card waiting on its merge comes last
     assert set(holding.HELD) == {"active", "waiting", "monitoring", "paused"}
     assert os.path.basename(holding.__file__) == "holding.py"

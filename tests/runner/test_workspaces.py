@@ -97,3 +97,23 @@ def test_a_repository_without_a_commit_yet_runs_the_turn_in_the_project_folder(t
     (ev,) = [e for e in watch.evidence("LX-1") if e["summary"].startswith("read back")]
     assert ev["summary"] == f"read back: written by a1 in {team.root}"
     assert not watch.events("workspace_opened")
+
+
+def test_a_runner_whose_card_waits_on_its_merge_goes_on_with_the_next_ready_card(repo_team, watch):
+    """#39 item 6: the agent's part of LX-1 is done once its merge gate is
+    asked; the runner does not sit idle on it while LX-2 is ready."""
+    repo_team.ok("card", "add", "one")
+    repo_team.ok("card", "add", "two")
+    runner = watch.run("a1", "--turns", "2", rest=[*TURN, "finish"])
+    watch.until("LX-2 finished too, while LX-1's merge waits", lambda: watch.card(2).status == "waiting")
+    assert watch.ended(runner) == 0  # its two turns: LX-1, then LX-2
+    assert [e.card for e in watch.events("turn_started")] == [1, 2]
+    for key, gate in (("LX-1", "G-1"), ("LX-2", "G-2")):
+        shown = repo_team.ok("card", "show", key)["card"]
+        assert shown["status"] == "waiting" and shown["pending_gate"] == gate and shown["owner"] == "a1"
+    # The person merges both, in their own time (G-2 was asked before main moved: asked again, G-3).
+    assert repo_team.cli("gate", "answer", "G-1", "approve", tty=True).data["card"]["status"] == "done"
+    assert repo_team.cli("gate", "answer", "G-2", "approve", tty=True).data["error"]["code"] == "merge_moved"
+    assert repo_team.cli("gate", "answer", "G-3", "approve", tty=True).data["card"]["status"] == "done"
+    assert (repo_team.root / "LX-1.txt").read_text() == "LX-1 by a1\n" and (repo_team.root / "LX-2.txt").read_text() == "LX-2 by a1\n"
+    assert repo_team.cli("verify").code == 0

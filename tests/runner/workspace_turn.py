@@ -8,7 +8,9 @@ Runs in the folder the runner starts it in (the card's workspace). ``argv[1]``:
 - ``half``: write ``half.txt`` and change ``README.md``, then write its pid to
   ``$HALF_PID_FILE`` and sleep until killed (a turn killed mid-way with uncommitted edits);
 - ``resume``: write back what ``half.txt`` and ``README.md`` hold (the next turn
-  resumes from the killed one's edits), and where it ran.
+  resumes from the killed one's edits), and where it ran;
+- ``finish``: the whole card — write ``<card>.txt``, commit it, write back,
+  ``loopx done`` (the card then waits on the person's merge).
 """
 
 import os
@@ -49,3 +51,10 @@ elif action == "half":
         time.sleep(1)
 elif action == "resume":
     writeback(f"half.txt: {read('half.txt')} | README: {read('README.md').replace(chr(10), ' / ')} | cwd {os.getcwd()}")
+elif action == "finish":
+    with open(f"{card}.txt", "w") as fh:
+        fh.write(f"{card} by {agent}\n")
+    subprocess.run(["git", "add", f"{card}.txt"], check=True)
+    subprocess.run(["git", "-c", "user.name=agent", "-c", "user.email=agent@example.invalid", "commit", "-q", "-m", f"finish {card}"], check=True)
+    writeback(f"finished {card}")
+    subprocess.run(loopx + ["done", card, "--summary", f"finished {card}"], check=True, stdout=subprocess.DEVNULL)

@@ -238,7 +238,15 @@ def test_snapshot_diff_tab_with_uncommitted_work(make_app, seeded, snap_compare)
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=diff_tab)
 
 
-def test_snapshot_diff_tab(make_app, merge_gate, snap_compare):
+@pytest.fixture
+def fixed_commit_dates(monkeypatch):
+    """Commits made at a fixed time: their ids (the Diff tab says "as asked:
+    <commit>" while the merge gate asks) are the same on every run."""
+    for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(name, "2026-12-01T09:00:00+00:00")
+
+
+def test_snapshot_diff_tab(fixed_commit_dates, make_app, merge_gate, snap_compare):
     async def diff_tab(pilot):
         await _settle(pilot)
         await open_diff_tab(pilot.app, pilot)

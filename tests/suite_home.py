@@ -50,11 +50,12 @@ XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "
 # Codex) or git would write: a test that reaches any of these reaches the
 # person's key, boards' pins, workspaces, runtime settings or git identity.
 # Not the whole HOME: the person's own tools (their editor, their own Claude
-# Code session, pip's cache) write it while the suite runs. Plus the names
+# Code session, pip's and uv's caches — a second suite's set-up beside this
+# one installs with them) write it while the suite runs. Plus the names
 # directly in HOME: a test must not make a new one either.
 WATCHED = (
     ".config/loopx", ".local/share/loopx", ".local/state/loopx", ".cache/loopx",
-    ".cache/loopx-e2e", ".cache/loopx-tests", ".cache/pip", ".cache/uv",
+    ".cache/loopx-e2e", ".cache/loopx-tests",
     ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
     ".codex/config.toml", ".codex/hooks.json", ".codex/auth.json", ".codex/AGENTS.md",
     ".gitconfig", ".config/git", ".ssh", ".bashrc", ".profile",

@@ -11,15 +11,13 @@ the small readers of ids, pages and inputs the verb groups use alike.
 Why the package itself: every ``loopx`` process loads it already, so what the
 handlers share costs an agent's per-turn verb no module of its own (the cold
 path, tests/adapters/test_cold_path.py). The PreToolUse hook loads it too:
-its top level imports only what the hook loads anyway (``rules.ids``,
-``rules.turn_env``, ``json``); the errors are imported where they are raised.
+its top level imports nothing the hook does not load anyway (``json``); the
+rest is imported where it is used.
 It imports no module of the package, so none imports back."""
 
 from __future__ import annotations
 
 import json
-
-from ..rules import ids, turn_env
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
@@ -38,6 +36,8 @@ class Outcome:
 
 def turn_defaults(args) -> None:
     """``--lease-token`` and ``--turn-id`` default to the runner's turn (``rules/turn_env``)."""
+    from ..rules import turn_env
+
     if hasattr(args, "lease_token"):
         args.lease_token = turn_env.lease_token(args.lease_token)
     if hasattr(args, "turn_id"):
@@ -96,8 +96,14 @@ class Context:
             self._store.close()
             self._store = None
 
+    def _named_agent(self) -> str | None:
+        """``--agent``, else ``LOOPX_AGENT`` (``rules/turn_env``)."""
+        from ..rules import turn_env
+
+        return turn_env.agent(getattr(self.args, "agent", None))
+
     def agent(self) -> str:
-        agent = turn_env.agent(getattr(self.args, "agent", None))
+        agent = self._named_agent()
         if not agent:
             from ..shapes.errors import UsageError
 
@@ -106,7 +112,7 @@ class Context:
 
     def caller(self, what: str):
         """``agent:<id>`` when an agent identity is present, else the person (their key)."""
-        agent = turn_env.agent(getattr(self.args, "agent", None))
+        agent = self._named_agent()
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
     def act_as(self, store, person) -> None:
@@ -116,10 +122,10 @@ class Context:
 
     def agent_named(self) -> bool:
         """An agent identity is present (``--agent`` or ``LOOPX_AGENT``)."""
-        return bool(turn_env.agent(getattr(self.args, "agent", None)))
+        return bool(self._named_agent())
 
     def refuse_agent(self, what: str) -> None:
-        if turn_env.agent(getattr(self.args, "agent", None)):
+        if self._named_agent():
             from ..shapes.errors import Forbidden
 
             raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
@@ -212,21 +218,26 @@ def agent_id(text: str) -> str:
 
 
 def card_id(text: str) -> int:
-    try:
-        return ids.parse(ids.CARD, text)
-    except ValueError as exc:
-        from ..shapes.errors import InvalidInput
+    from ..rules import ids
 
-        raise InvalidInput(str(exc), "cards look like LX-12") from None
+    return _parse_id(ids.CARD, text, "cards look like LX-12")
 
 
 def gate_id(text: str) -> int:
+    from ..rules import ids
+
+    return _parse_id(ids.GATE, text, "gates look like G-7")
+
+
+def _parse_id(prefix: str, text: str, hint: str) -> int:
+    from ..rules import ids
+
     try:
-        return ids.parse(ids.GATE, text)
+        return ids.parse(prefix, text)
     except ValueError as exc:
         from ..shapes.errors import InvalidInput
 
-        raise InvalidInput(str(exc), "gates look like G-7") from None
+        raise InvalidInput(str(exc), hint) from None
 
 
 def validate(kind: str, data: dict) -> dict:

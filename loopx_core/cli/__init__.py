@@ -12,8 +12,8 @@ Why the package itself: every ``loopx`` process loads it already, so what the
 handlers share costs an agent's per-turn verb no module of its own (the cold
 path, tests/adapters/test_cold_path.py). The PreToolUse hook loads it too:
 its top level imports nothing the hook does not load anyway (``json``); the
-rest is imported where it is used.
-It imports no module of the package, so none imports back."""
+rest is imported where it is used. It imports no module of the package, so
+none imports back."""
 
 from __future__ import annotations
 
@@ -266,6 +266,7 @@ def more_text(words: list[str], flag: str, cursor: str | None) -> str:
 
 
 def flag_words(args, *names: str) -> list[str]:
+    """The filters a page was asked with, as the words ``more_text``'s next command repeats."""
     words = []
     for name in names:
         value = getattr(args, name)
@@ -277,6 +278,8 @@ def flag_words(args, *names: str) -> list[str]:
 
 
 def agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
+    """An agent's operation on its card (``gate ask`` and the turn's verbs):
+    ``fn(agent, card)`` run once per ``--op-id``; a replay answers what the first run recorded."""
     from ..ops.idempotence import once
 
     agent = ctx.agent()

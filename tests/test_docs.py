@@ -57,3 +57,31 @@ def test_every_verb_is_on_the_reference_page():
     page = reference.PAGE.read_text()
     missing = [f"{v} {s or ''}".strip() for (v, s) in verbs.VERBS if f"### `loopx {v}{' ' + s if s else ''}`" not in page]
     assert not missing, missing
+
+
+def _unplaced_verbs(architecture: str) -> list[str]:
+    """The verbs ARCHITECTURE.md's "Where each verb's handler lives" does not
+    place in the module their handler is in (the verb table's ``"module:function"``)."""
+    from loopx_core.shapes import verbs
+
+    section = architecture.split("## Where each verb's handler lives", 1)[-1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[1].endswith(".py`"):
+            rows[cells[1].strip("`")] = cells[0]
+    unplaced = []
+    for (verb, sub), spec in verbs.VERBS.items():
+        module = spec.handler.split(":", 1)[0]
+        named = module.removeprefix("loopx_core.cli.") + ".py"
+        if not module.startswith("loopx_core.cli.") or f"`{verb}`" not in rows.get(named, ""):
+            unplaced.append(f"{verb} {sub or ''}".strip() + f" ({module})")
+    return unplaced
+
+
+def test_a_newcomer_finds_each_verbs_handler_from_the_architecture_page():
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+    assert not _unplaced_verbs(text), "docs/ARCHITECTURE.md does not say where these verbs' handlers are: " + ", ".join(_unplaced_verbs(text))
+    # and the check bites: a verb group the table puts in the wrong module is reported
+    moved = text.replace("| `gate` (ask, status, list, answer) | `gate_commands.py`", "| `gate` (ask, status, list, answer) | `card_commands.py`")
+    assert "gate ask (loopx_core.cli.gate_commands)" in _unplaced_verbs(moved)

@@ -37,7 +37,7 @@ def complete() -> None:
 def cmd_completion(ctx):
     import argcomplete
 
-    from .commands import Outcome
+    from . import Outcome
 
     shell = ctx.args.shell
     # argcomplete's script for zsh starts with `#compdef`, which zsh reads only from a

@@ -17,6 +17,7 @@ import shlex
 
 from ..shapes import verbs
 from ..shapes.errors import UsageError
+from . import Context
 
 # What the board runs: a person's decisions, and the reads that go with them.
 BOARD_VERBS = frozenset({
@@ -61,7 +62,7 @@ def run(store, argv: list[str], person):
         shown = " ".join(w for w in key if w)
         raise UsageError(f"`{shown}` is not run from the board", "run it in your terminal")
     spec = verbs.VERBS[key]
-    context = verbs.resolve("loopx_core.cli.commands:Context")(args)
+    context = Context(args)
     context.act_as(store, person)
     if spec.human:
         context.refuse_agent(f"run `loopx {' '.join(w for w in key if w)}`")

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
         sub = getattr(args, "subcommand", None)
         spec = verbs.VERBS[(args.command, sub)]  # every verb is declared once, there
-        from .commands import Context
+        from . import Context
 
         ctx = Context(args)
         ctx.name_board()

@@ -8,7 +8,7 @@ import sys
 from ..rules import clock
 from ..rules.given_paths import check_program, check_target
 from ..shapes.errors import InvalidInput, UsageError
-from .commands import Context, Outcome, agent_id
+from . import Context, Outcome, agent_id
 
 
 def _duration(text: str, flag: str) -> float:

@@ -17,7 +17,7 @@ from ..shapes.errors import (
     NotFound,
     UsageError,
 )
-from .commands import Context, Outcome
+from . import Context, Outcome
 
 
 def _interactive() -> bool:

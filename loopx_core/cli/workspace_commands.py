@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..rules import clock
-from .commands import Context, Outcome, card_id
+from . import Context, Outcome, card_id
 
 
 def _size_text(size: int | None) -> str:
@@ -37,7 +37,7 @@ def cmd_start(ctx: Context) -> Outcome | int:
     from ..runner import runtimes
     from ..shapes.errors import UsageError
     from ..store.rows import agent_row
-    from .commands import agent_id
+    from . import agent_id
     from .runner_commands import given_bin
 
     a, store = ctx.args, ctx.store

@@ -108,7 +108,12 @@ _YOUR_CARD = {"type": "string", "description": "Your card, like LX-12."}
 _TEXT = {"type": "string"}
 _LIST = {"type": "array", "items": {"type": "string"}}
 
-_CMD = "loopx_core.cli.commands:"
+_BOARDS = "loopx_core.cli.board_commands:"
+_AGENTS = "loopx_core.cli.agent_commands:"
+_CARDS = "loopx_core.cli.card_commands:"
+_PRICES = "loopx_core.cli.price_commands:"
+_GATES = "loopx_core.cli.gate_commands:"
+_TURN = "loopx_core.cli.turn_commands:"
 _TRUST = "loopx_core.cli.trust_commands:"
 _RUNNER = "loopx_core.cli.runner_commands:"
 _SURFACE = "loopx_core.cli.surfaces:"
@@ -124,7 +129,7 @@ _RUNNER_CONTROLS = (
 DECLARED: tuple = (
     Verb("migrate", None, "copy this board (events included) into another board, verified by counts and checksums",
          (arg("--to", required=True, metavar="PATH|URL", help="an empty board to copy into: a SQLite path or postgresql://…"),),
-         _CMD + "cmd_migrate"),
+         _BOARDS + "cmd_migrate"),
     Verb("init", None, "create a board in ./.loopx/ (or at --db) and optionally set up a runtime", (
         arg("--objective", metavar="T", help="what this board is for"),
         arg("--for", dest="runtime", choices=["claude-code", "codex"], help="also set up this runtime's hooks"),
@@ -134,12 +139,12 @@ DECLARED: tuple = (
         arg("--dry-run", action="store_true", help="show what would change (board, agent, files) and write nothing"),
         arg("--test-board", action="store_true", help="a board for tests and demos: LOOPX_NOW may freeze its clock"),
         arg("--name", metavar="NAME", help="your name on the board, if this makes your key (default: $LOOPX_HUMAN or your login)"),
-    ), _CMD + "cmd_init"),
-    Verb("where", None, "print which board this folder uses and why", (), _CMD + "cmd_where"),
+    ), _BOARDS + "cmd_init"),
+    Verb("where", None, "print which board this folder uses and why", (), _BOARDS + "cmd_where"),
     Verb("completion", None, "print the shell completion script for bash, zsh or fish (see README: Shell completion)",
          (arg("shell", choices=["bash", "zsh", "fish"], help="the shell to complete in"),), "loopx_core.cli.completion:cmd_completion"),
     Verb("board", None, "open the live board (text when not in a terminal)",
-         (arg("--text", action="store_true", help="print the board as text instead of opening the TUI"),), _CMD + "cmd_board"),
+         (arg("--text", action="store_true", help="print the board as text instead of opening the TUI"),), _BOARDS + "cmd_board"),
     Verb("demo", None, "open the board on a throwaway demo with simulated agents at work", (
         arg("--script", action="store_true", help="no TUI: run a scripted agent turn cycle and print what happened"),
         arg("--keep", metavar="DIR", help="keep the demo board in DIR"),
@@ -163,9 +168,9 @@ DECLARED: tuple = (
         arg("--usd", type="float", metavar="X", help="dollars per window, e.g. 20"),
         arg("--turns", type="int", metavar="N", help="turns per window"),
         arg("--window", metavar="DUR", help="the rolling window's length, e.g. 5h or 1d"),
-    ), _CMD + "cmd_agent_add", shape="agent", human=True),
-    Verb("agent", "list", "list agents", _page("ID", "claude-1"), _CMD + "cmd_agent_list"),
-    Verb("agent", "show", "show one agent", (arg("id", metavar="ID", help="the agent's id"),), _CMD + "cmd_agent_show"),
+    ), _AGENTS + "cmd_agent_add", shape="agent", human=True),
+    Verb("agent", "list", "list agents", _page("ID", "claude-1"), _AGENTS + "cmd_agent_list"),
+    Verb("agent", "show", "show one agent", (arg("id", metavar="ID", help="the agent's id"),), _AGENTS + "cmd_agent_show"),
 
     Group("card", "add, list, show, move, assign, budget and window cards; tries of one card"),
     Verb("card", "add", "add a card (ready; blocked while an --after card is open; --backlog to park it)", (
@@ -183,13 +188,13 @@ DECLARED: tuple = (
         arg("--backlog", action="store_true", help="park it in the backlog"),
         arg("--tries", type="int", metavar="N", help="give it to N agents at once: the card and N-1 tries of it, each its own workspace (a person only)"),
         arg("--op-id", metavar="ID", help="idempotency key"),
-    ), _CMD + "cmd_card_add", shape="card", probe=True),  # (a person's card add signs)
+    ), _CARDS + "cmd_card_add", shape="card", probe=True),  # (a person's card add signs)
     Verb("card", "list", "list cards, a page at a time (id order)", (
         arg("--status", metavar="S", help="only cards in this status (ready, active, waiting, done …)"),
         arg("--owner", metavar="A", help="only this agent's cards"),
         *_page("CARD", "LX-50"),
         arg("--full", action="store_true", help="each card's whole record (todos, quota, lease …), as `card show` prints it"),
-    ), _CMD + "cmd_card_list",
+    ), _CARDS + "cmd_card_list",
         tool=Tool("cards", "List cards",
                   "Cards a page at a time, in id order, one short row each. Pass next_after back as after for the next page.",
                   {
@@ -198,37 +203,37 @@ DECLARED: tuple = (
                       "after": {**_TEXT, "description": "The card id after which this page starts: the previous page's next_after."},
                   },
                   _MCP + "tool_cards", read_only=True)),
-    Verb("card", "show", "show one card", _CARD, _CMD + "cmd_card_show"),
+    Verb("card", "show", "show one card", _CARD, _CARDS + "cmd_card_show"),
     Verb("card", "move", "a person's move: to backlog, ready or cancelled", (
         *_CARD,
         arg("--to", required=True, choices=["backlog", "ready", "cancelled"], help="where the card goes"),
         _OP_ID,
-    ), _CMD + "cmd_card_move", human=True),
+    ), _CARDS + "cmd_card_move", human=True),
     Verb("card", "assign", "give a card to an agent (a held card is reassigned with a handoff packet)", (
         *_CARD,
         arg("--to", required=True, metavar="A", help="the agent that gets the card"),
         arg("--summary", metavar="T", help="what the receiver should know"),
         _OP_ID,
-    ), _CMD + "cmd_card_assign", human=True),
+    ), _CARDS + "cmd_card_assign", human=True),
     Verb("card", "try", "give a card to one more agent: a try of it, a card of its own with its own workspace", (
         *_CARD,
         arg("--to", metavar="A", help="the agent this try is for (default: any agent may claim it)"),
         _OP_ID,
-    ), _CMD + "cmd_card_try", human=True),
-    Verb("card", "tries", "a card's tries side by side: status, diff size, verify, turns, tokens, dollars", _CARD, _CMD + "cmd_card_tries"),
+    ), _CARDS + "cmd_card_try", human=True),
+    Verb("card", "tries", "a card's tries side by side: status, diff size, verify, turns, tokens, dollars", _CARD, _CARDS + "cmd_card_tries"),
     Verb("card", "keep", "keep one try of a card: the other tries are archived (refs/loopx/…) and cancelled", (
         *_CARD,
         arg("--head", metavar="SHA", help="the try's commit you compared (`card tries` shows it): refused if its branch moved since"),
         _OP_ID,
-    ), _CMD + "cmd_card_keep", human=True, probe=False),
-    Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CMD + "cmd_card_unassign", human=True),
+    ), _CARDS + "cmd_card_keep", human=True, probe=False),
+    Verb("card", "unassign", "take a card back from its agent (its lease is revoked)", (*_CARD, _OP_ID), _CARDS + "cmd_card_unassign", human=True),
     Verb("card", "budget", "raise a card's budget (a person only; resumes a paused card)", (
         *_CARD,
         arg("--add-turns", type="int", metavar="N", help="turns to add to the budget"),
         arg("--add-tokens", type="int", metavar="N", help="tokens to add"),
         arg("--add-usd", type="float", metavar="X", help="dollars to add"),
         _OP_ID,
-    ), _CMD + "cmd_card_budget", shape="budget", hint="give at least one of --add-turns, --add-tokens, --add-usd", human=True),
+    ), _CARDS + "cmd_card_budget", shape="budget", hint="give at least one of --add-turns, --add-tokens, --add-usd", human=True),
     Verb("card", "edit", "rewrite a card's title, objective, next action or verify command (a person only)", (
         *_CARD,
         arg("--title", metavar="T", help="the new title"),
@@ -236,7 +241,7 @@ DECLARED: tuple = (
         arg("--next", metavar="T", help="the new next action ('' clears it)"),
         arg("--verify", metavar="CMD", help="the new verify command ('' clears it)"),
         _OP_ID,
-    ), _CMD + "cmd_card_edit", shape="edit", hint="e.g. `loopx card edit LX-3 --verify 'pytest -q'` (and/or --title, --body, --next)", human=True),
+    ), _CARDS + "cmd_card_edit", shape="edit", hint="e.g. `loopx card edit LX-3 --verify 'pytest -q'` (and/or --title, --body, --next)", human=True),
     Verb("card", "window", "give a card a rolling window: so much per so long (a person only); a spent one pauses the card until it refills", (
         *_CARD,
         arg("--every", metavar="DUR", help="the window's length, e.g. 5h or 1d"),
@@ -245,7 +250,7 @@ DECLARED: tuple = (
         arg("--turns", type="int", metavar="N", help="turns per window"),
         arg("--clear", action="store_true", help="remove the card's window"),
         _OP_ID,
-    ), _CMD + "cmd_card_window", shape="window",
+    ), _CARDS + "cmd_card_window", shape="window",
         hint="e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)", human=True),
 
     Group("price", "token prices per model, for charging the usage hooks measure"),
@@ -255,9 +260,9 @@ DECLARED: tuple = (
         arg("--output", type="float", required=True, metavar="$", help="per million output tokens"),
         arg("--cache-read", type="float", metavar="$", help="per million cached input tokens read (default: the input price)"),
         arg("--cache-write", type="float", metavar="$", help="per million input tokens written to the cache (default: the input price)"),
-    ), _CMD + "cmd_price_set", shape="price", hint="dollars per million tokens, e.g. `loopx price set claude-sonnet-4 --input 3 --output 15`", human=True),
-    Verb("price", "list", "the board's token prices", (), _CMD + "cmd_price_list"),
-    Verb("price", "remove", "remove a model's price", (arg("model", metavar="MODEL", help="the model name (or prefix) as `price list` shows it"),), _CMD + "cmd_price_remove", human=True),
+    ), _PRICES + "cmd_price_set", shape="price", hint="dollars per million tokens, e.g. `loopx price set claude-sonnet-4 --input 3 --output 15`", human=True),
+    Verb("price", "list", "the board's token prices", (), _PRICES + "cmd_price_list"),
+    Verb("price", "remove", "remove a model's price", (arg("model", metavar="MODEL", help="the model name (or prefix) as `price list` shows it"),), _PRICES + "cmd_price_remove", human=True),
 
     Group("key", "your human key: make it, show it, change its passphrase, pin a board"),
     Verb("key", "init", "make your human key (asks a passphrase in a terminal)", (
@@ -310,21 +315,21 @@ DECLARED: tuple = (
         arg("--file", metavar="EXPORT", help="verify an exported board (loopx export) instead of this one"),
         arg("--root", metavar="FINGERPRINT", help="with --file: the root key you expect"),
     ), _TRUST + "cmd_verify"),
-    Verb("log", None, "a card with its evidence and observed artifacts", _CARD, _CMD + "cmd_log"),
+    Verb("log", None, "a card with its evidence and observed artifacts", _CARD, _BOARDS + "cmd_log"),
     Verb("events", None, "the event log", (
         arg("--since", type="count", default=0, metavar="SEQ", help="only events after this sequence number"),
         arg("--card", metavar="CARD", help="only this card's events"),
         arg("--follow", action="store_true", help="keep streaming, one JSON object per line"),
         arg("--limit", type="count", metavar="N", help="at most N events (default 1000); page on with --since NEXT_SINCE"),
-    ), _CMD + "cmd_events"),
-    Verb("export", None, "the whole board as one JSON document", (), _CMD + "cmd_export"),
+    ), _BOARDS + "cmd_events"),
+    Verb("export", None, "the whole board as one JSON document", (), _BOARDS + "cmd_export"),
 
     Verb("next", None, "the pre-turn check: work, wait, accept, paused or idle", (
         *_agent(lease_token=False),
         arg("--claim", action="store_true", help="claim the best ready card when holding none"),
         arg("--lease", metavar="DUR", help="lease length for a claim (default 30m)"),
         _IN_PROJECT,
-    ), _CMD + "cmd_next", shape="next",
+    ), _TURN + "cmd_next", shape="next",
         tool=Tool("next", "What to do this turn",
                   "What to do this turn: resume your card, accept a handoff, wait, or (claim=true) take the best ready card.",
                   {"claim": {"type": "boolean", "default": False, "description": "Take the best ready card (priority, then age) if you hold none."}},
@@ -334,9 +339,9 @@ DECLARED: tuple = (
         *_agent(lease_token=False),
         arg("--lease", metavar="DUR", help="lease length (default 30m)"),
         _IN_PROJECT,
-    ), _CMD + "cmd_claim",  # (validates as `next`'s shape)
+    ), _TURN + "cmd_claim",  # (validates as `next`'s shape)
         tool=Tool("claim", "Claim a card", "Claim a ready card (LX-n).", {"card": _TOOL_CARD}, _MCP + "tool_claim", ("card",), idempotent=True)),
-    Verb("heartbeat", None, "renew your lease", (*_CARD, *_agent()), _CMD + "cmd_heartbeat"),
+    Verb("heartbeat", None, "renew your lease", (*_CARD, *_agent()), _TURN + "cmd_heartbeat"),
     Verb("writeback", None, "record what this turn did (evidence), charge its usage, update the continuation", (
         *_CARD,
         *_agent(),
@@ -350,7 +355,7 @@ DECLARED: tuple = (
         arg("--turn-id", metavar="ID", help="idempotency key for this turn"),
         arg("--release", action="store_true", help="release the card after writing"),
         arg("--input", metavar="FILE|-", help="read an evidence JSON document instead of flags"),
-    ), _CMD + "cmd_writeback", shape="evidence",
+    ), _TURN + "cmd_writeback", shape="evidence",
         tool=Tool("writeback", "Record this turn",
                   "Record what this turn did on your card: summary, artifact paths, next action, todos, usage.",
                   {
@@ -370,7 +375,7 @@ DECLARED: tuple = (
         arg("--option", action="append", default=[], metavar="O", help="an answer to choose from (repeat for each)"),
         arg("--deadline", metavar="DUR", help="unanswered by then counts as rejected"),
         arg("--wait", nargs="?", const="30m", metavar="DUR", help="block until answered (default 30m): exit 0 approved, 7 rejected, 6 still waiting"),
-    ), _CMD + "cmd_gate_ask", shape="gate_ask",
+    ), _GATES + "cmd_gate_ask", shape="gate_ask",
         tool=Tool("gate_ask", "Ask a person",
                   "Ask a human (returns at once; poll gate_status). With a scope a grant may approve it at once.",
                   {
@@ -380,7 +385,7 @@ DECLARED: tuple = (
                       "options": {**_LIST, "description": "Answers to choose from, when not just approve or reject."},
                   },
                   _MCP + "tool_gate_ask", ("card", "question"), idempotent=True)),
-    Verb("gate", "status", "a gate's status (exit 0 approved, 6 pending, 7 rejected)", (arg("gate", metavar="GATE", help="the gate, e.g. G-3"),), _CMD + "cmd_gate_status",
+    Verb("gate", "status", "a gate's status (exit 0 approved, 6 pending, 7 rejected)", (arg("gate", metavar="GATE", help="the gate, e.g. G-3"),), _GATES + "cmd_gate_status",
          tool=Tool("gate_status", "A gate's answer", "A gate's status and answer (G-n).",
                    {"gate": {"type": "string", "description": "A gate id like G-7, from gate_ask or a hook's denial."}},
                    _MCP + "tool_gate_status", ("gate",), read_only=True)),
@@ -388,7 +393,7 @@ DECLARED: tuple = (
         arg("--pending", action="store_true", help="only gates still waiting for a person"),
         arg("--card", metavar="CARD", help="only this card's gates"),
         *_page("GATE", "G-50"),
-    ), _CMD + "cmd_gate_list"),
+    ), _GATES + "cmd_gate_list"),
     Verb("gate", "answer", "answer a gate — a person with their key only", (
         arg("gate", metavar="GATE", help="the gate, e.g. G-3"),
         arg("decision", nargs="?", choices=["approve", "reject"], help="your answer (approve when --choose or --text says more)"),
@@ -399,10 +404,10 @@ DECLARED: tuple = (
         arg("--for", dest="for_", metavar="DUR", help="how long the grant lasts"),
         arg("--confirm-ground", action="store_true", help="(a merge that changes the repository's ground: .claude/, CI, git's own files) the second key: you read those files"),
         _OP_ID,
-    ), _CMD + "cmd_gate_answer", shape="gate_answer", human=True),  # (no MCP tool: only a person answers a gate)
+    ), _GATES + "cmd_gate_answer", shape="gate_answer", human=True),  # (no MCP tool: only a person answers a gate)
 
     Verb("monitor", None, "sleep on a card; `next` returns it when due",
-         (*_CARD, *_agent(), arg("--every", required=True, metavar="DUR", help="how often `next` returns the card, e.g. 10m")), _CMD + "cmd_monitor", shape="monitor"),
+         (*_CARD, *_agent(), arg("--every", required=True, metavar="DUR", help="how often `next` returns the card, e.g. 10m")), _TURN + "cmd_monitor", shape="monitor"),
     Verb("handoff", None, "hand a card to another agent with a verifiable packet", (
         *_CARD,
         *_agent(),
@@ -410,7 +415,7 @@ DECLARED: tuple = (
         arg("--summary", required=True, metavar="S", help="where the work stands, for the next agent"),
         arg("--done", action="append", default=[], metavar="T", help="a thing finished (repeat)"),
         arg("--pending", action="append", default=[], metavar="T", help="a thing that remains (repeat)"),
-    ), _CMD + "cmd_handoff", shape="handoff",
+    ), _TURN + "cmd_handoff", shape="handoff",
         tool=Tool("handoff", "Hand the card over", "Hand your card to another agent with a summary, done and pending lists.",
                   {
                       "card": _YOUR_CARD,
@@ -424,14 +429,14 @@ DECLARED: tuple = (
         *_CARD,
         *_agent(lease_token=False),
         arg("--digest", metavar="SHA", help="refuse unless the packet has this digest"),
-    ), _CMD + "cmd_accept"),
-    Verb("release", None, "give a card back to the ready column", (*_CARD, *_agent()), _CMD + "cmd_release"),
+    ), _TURN + "cmd_accept"),
+    Verb("release", None, "give a card back to the ready column", (*_CARD, *_agent()), _TURN + "cmd_release"),
     Verb("done", None, "finish a card (needs evidence, no pending gate, a passing verify)", (
         *_CARD,
         *_agent(),
         arg("--summary", required=True, metavar="S", help="what the card achieved"),
         arg("--verify-timeout", metavar="DUR", help="how long the card's verify command may run (default 10m)"),
-    ), _CMD + "cmd_done", shape="done",
+    ), _TURN + "cmd_done", shape="done",
         # A sandboxed turn's shell cannot write the board: it finishes its card with this
         # tool, whose server runs the verify command confined (adapters/confine, #39).
         tool=Tool("done", "Finish your card",
@@ -439,7 +444,7 @@ DECLARED: tuple = (
                   {"card": _YOUR_CARD, "summary": {"type": "string", "description": "What the card achieved, in a sentence."}},
                   _MCP + "tool_done", ("card", "summary"))),
     Verb("context", None, "the continuation packet for the start of a turn",
-         (*_CARD, arg("--format", choices=["md", "json"], default="md", help="Markdown for a prompt (default) or JSON")), _CMD + "cmd_context",
+         (*_CARD, arg("--format", choices=["md", "json"], default="md", help="Markdown for a prompt (default) or JSON")), _TURN + "cmd_context",
          tool=Tool("context", "A card's continuation",
                    "The card's continuation packet as Markdown: objective, next action, todos, last evidence, gates.",
                    {"card": _TOOL_CARD}, _MCP + "tool_context", ("card",), read_only=True)),

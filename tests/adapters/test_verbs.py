@@ -65,14 +65,14 @@ from loopx_core.shapes import verbs
 from loopx_core.shapes.verbs import Group, Tool, Verb, arg
 
 def cmd_hello(ctx):
-    from loopx_core.cli.commands import Outcome
+    from loopx_core.cli import Outcome
     return Outcome({"hello": ctx.args.name, "loud": ctx.args.loud}, 0, "hello " + ctx.args.name)
 
 def tool_hello(tools, name):
     return "hello " + name
 
 def cmd_greet_all(ctx):
-    from loopx_core.cli.commands import Outcome
+    from loopx_core.cli import Outcome
     return Outcome({"greeted": "all"}, 0, "greeted")
 
 verbs.DECLARED += (
@@ -125,7 +125,9 @@ def test_a_verb_added_to_the_declarations_alone_parses_runs_and_is_served(tmp_pa
     assert out["called"] == {"content": [{"type": "text", "text": "hello Ada"}], "isError": False}
 
 
-HEAVY = ("pydantic", "peewee", "psycopg", "loopx_core.shapes.schemas", "loopx_core.cli.commands", "loopx_core.cli.trust_commands",
+HEAVY = ("pydantic", "peewee", "psycopg", "loopx_core.shapes.schemas", "loopx_core.cli.board_commands", "loopx_core.cli.agent_commands",
+         "loopx_core.cli.card_commands", "loopx_core.cli.price_commands", "loopx_core.cli.gate_commands", "loopx_core.cli.turn_commands",
+         "loopx_core.cli.trust_commands", "loopx_core.cli.workspace_commands",
          "loopx_core.cli.runner_commands", "loopx_core.cli.surfaces", "loopx_core.adapters", "loopx_core.store", "loopx_core.ops")
 
 

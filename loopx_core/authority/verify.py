@@ -423,9 +423,10 @@ def _commits(query, project_root: str | None, report: Report, checkout: str | No
     if not project_root or not os.path.exists(os.path.join(project_root, ".git")):
         report.notes.append(f"{len(recorded)} recorded commit(s) not checked: the project's repository is not on this machine")
         return report
-    from ..workspace import git
+    from ..workspace import git, quarantine
 
     try:
+        quarantine.admitted(project_root)  # a commit a turn made is in its quarantine until checked
         gone = git.missing(project_root, list(recorded))
     except git.GitError as exc:
         return report._replace(problems=report.problems + [Problem(None, "repository", f"could not check the recorded commits: {exc.message}")])

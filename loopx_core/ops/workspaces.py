@@ -442,11 +442,11 @@ def capture(store, card_id: int, since: str | None = None) -> dict | None:
 
 
 def _capture(row: Workspace, since: str | None) -> dict:
-    from ..workspace import git
+    from ..workspace import git, quarantine
 
     code: dict = {"path": row.path, "branch": row.branch, "base_commit": row.base_commit}
     try:
-        git.admitted(row.path)  # what the turn's git wrote, checked before it is read and recorded (#38)
+        quarantine.admitted(row.path)  # what the turn's git wrote, checked before it is read and recorded (#38)
         snap = git.snapshot(row.path)
         wip = None
         if snap.dirty:
@@ -581,8 +581,9 @@ def keep(store, card_id: int, commits) -> list[str]:
     repo = repository(store)
     if repo is None:
         return []
-    from ..workspace import git
+    from ..workspace import git, quarantine
 
+    quarantine.admitted(repo)  # a commit a turn made is in its quarantine until checked
     gone = set(git.missing(repo, commits))
     refs = []
     for commit in commits:
@@ -616,13 +617,13 @@ def unkept(store, found: WorkspaceView) -> list[tuple[str, str]]:
 
 def merged(found: WorkspaceView) -> bool:
     """Whether the branch's commits are all in the base branch (and nothing is uncommitted)."""
-    from ..workspace import git
+    from ..workspace import git, quarantine
 
     repo = Path(found.path)
     where = git.main_checkout(repo) if repo.is_dir() else None
     if where is None or not found.base:
         return False
-    git.admitted(where)
+    quarantine.admitted(where)
     tip = git.resolve(where, found.branch)
     base = git.resolve(where, found.base)
     return tip is not None and base is not None and git.is_ancestor(where, tip, base)

@@ -86,6 +86,14 @@ def _where(cwd) -> tuple[str, str] | None:
     return known
 
 
+QUARANTINE = "loopx-objects"  # a worktree's own object folder, in its private git folder (quarantine.py)
+
+
+def quarantine_folder(admin: str) -> str:
+    """The object quarantine of the worktree whose private git folder is ``admin``."""
+    return os.path.join(admin, QUARANTINE)
+
+
 def _quarantine_env(cwd) -> dict[str, str]:
     """In a linked worktree whose turns have an object quarantine
     (``quarantine.py``), LoopX's git reads the quarantine too (the turn's
@@ -95,27 +103,12 @@ def _quarantine_env(cwd) -> dict[str, str]:
     where = _where(cwd)
     if where is None or where[0] == where[1]:
         return {}
-    from . import quarantine
-
-    folder, store = quarantine.folder(where[0]), os.path.join(where[1], "objects")
+    folder, store = quarantine_folder(where[0]), os.path.join(where[1], "objects")
     if not os.path.isdir(folder):
         return {}
     if os.access(store, os.W_OK):
         return {"GIT_ALTERNATE_OBJECT_DIRECTORIES": folder}
     return {"GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": store}
-
-
-def admitted(repo) -> None:
-    """Check the objects every workspace's turns wrote and move the good ones
-    into the shared store (``quarantine.admit_all``): before LoopX reads a
-    card's branch for the person — the diff, the merge, gc, verify — and
-    before it records a workspace's state. Nothing when the store is not
-    LoopX's to write here (``loopx`` run inside a turn's sandbox)."""
-    from . import quarantine
-
-    common = common_dir(repo)
-    if common is not None and os.access(os.path.join(common, "objects"), os.W_OK):
-        quarantine.admit_all(str(common))
 
 
 def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -429,11 +422,12 @@ def diff_stat(path, base: str, tree: str) -> dict:
 
 
 def missing(repo, commits) -> list[str]:
-    """Which of ``commits`` the repository no longer has (``cat-file --batch-check``)."""
+    """Which of ``commits`` the repository no longer has (``cat-file --batch-check``).
+    A commit a turn made is in its workspace's quarantine until checked: callers
+    run ``quarantine.admitted(repo)`` first."""
     wanted = [c for c in dict.fromkeys(commits) if c]
     if not wanted:
         return []
-    admitted(repo)  # a commit a turn made is in its workspace's quarantine until checked
     out = git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=("\n".join(wanted) + "\n").encode())
     answers = out.splitlines()
     return [c for c, said in zip(wanted, answers, strict=False) if not said.endswith(" commit")]

@@ -26,7 +26,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from .git import GitError, _call, _line, admitted, git, is_ancestor, resolve, stream
+from .git import GitError, _call, _line, git, is_ancestor, resolve, stream
+from .quarantine import admitted
 
 
 class MergeRefused(Exception):

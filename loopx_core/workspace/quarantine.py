@@ -37,18 +37,15 @@ import tempfile
 import zlib
 from collections import namedtuple
 
-NAME = "loopx-objects"
+from .git import QUARANTINE as NAME
+from .git import quarantine_folder as folder
+
 REFUSED = "loopx-refused"
 _KINDS = (b"blob", b"tree", b"commit", b"tag")
 _HEX = re.compile(r"^[0-9a-f]+$")
 _CHUNK = 1 << 20
 
 Admitted = namedtuple("Admitted", "moved refused")  # counts; refused: paths moved aside
-
-
-def folder(admin: str) -> str:
-    """The quarantine of the worktree whose private git folder is ``admin``."""
-    return os.path.join(admin, NAME)
 
 
 def turn_env(common: str, admin: str) -> dict[str, str]:
@@ -129,7 +126,7 @@ def _store_pack(common: str, objects: list[tuple[bytes, bytes]], sha256: bool) -
     """The checked objects into the store as one pack, indexed by ``git
     index-pack`` (which hashes them again); False when git refused it."""
     # LoopX's one way of running git: no repository programs, no replace refs
-    from . import git
+    from . import git  # (below this module: git imports nothing of the quarantine)
 
     done = git._call(common, ("index-pack", "--stdin", "--fsck-objects"), None, 600.0, stdin=_pack(objects, sha256))
     return done.returncode == 0
@@ -290,3 +287,16 @@ def admit_all(common: str) -> Admitted:
         moved += got.moved
         refused += got.refused
     return Admitted(moved, refused)
+
+
+def admitted(repo) -> None:
+    """Check the objects every workspace's turns wrote and move the good ones
+    into the shared store (``admit_all``): before LoopX reads a
+    card's branch for the person — the diff, the merge, gc, verify — and
+    before it records a workspace's state. Nothing when the store is not
+    LoopX's to write here (``loopx`` run inside a turn's sandbox)."""
+    from .git import common_dir
+
+    common = common_dir(repo)
+    if common is not None and os.access(os.path.join(common, "objects"), os.W_OK):
+        admit_all(str(common))

@@ -22,7 +22,7 @@ def sql(board, statement: str) -> None:
     if board.backend != "sqlite":
         edit(board, statement)
         return
-    proc = subprocess.run([sqlite_client(), "-cmd", ".timeout 5000", str(board.db), statement], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(sqlite_client(board.db, statement), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -115,7 +115,7 @@ def end(b) -> Swept:
         pass
     moved = sorted(set(record.get("swept") or []) | set(got.moved))
     changed = sorted(set(record.get("changes") or []) | set(got.changed))
-    return Swept(moved, changed, got.where or (os.path.join(b.admin, REFUSED) if moved else None))
+    return Swept(moved, changed, got.where or record.get("kept_in"))
 
 
 def _load(path: str) -> dict | None:
@@ -229,16 +229,17 @@ def sweep(common: str, admin: str) -> Swept:
     if record.get("packed") is not None and now["packed"] not in (None, record["packed"]):
         changed.append("packed-refs")
     if moved or changed:
-        _remember(path, record, moved, changed)
+        _remember(path, record, moved, changed, where if moved else None)
     return Swept(moved, sorted(changed), where if moved else None)
 
 
-def _remember(path: str, record: dict, moved: list[str], changed: list[str]) -> None:
+def _remember(path: str, record: dict, moved: list[str], changed: list[str], where: str | None) -> None:
     """A sweep before a read (mid-turn) leaves what it found in the record, so
     that the sweep at the turn's end reports it with its own; the changed refs'
     new state becomes the one compared to (each change said once)."""
     record["swept"] = sorted(set(record.get("swept") or []) | set(moved))
     record["changes"] = sorted(set(record.get("changes") or []) | set(changed))
+    record["kept_in"] = where or record.get("kept_in")
     now = _walk(os.path.dirname(os.path.dirname(path)), "refs")
     record["refs"] = {**(record.get("refs") or {}), **{r: now[r] for r in changed if r in now}}
     record["packed"] = _packed_hash(os.path.dirname(os.path.dirname(path)))

@@ -29,6 +29,9 @@ LoopX workspace beside this one has checked out (made by LoopX meanwhile: its
 folder is in the workspace root, which the turn cannot write). Without a
 record (no turn running) nothing is touched: a person's own ``MERGE_HEAD``
 between turns is theirs. A record whose process is gone is dropped, unswept.
+A ``*.lock`` is never moved: some git holds it mid-update (moving it breaks
+that update), and git never reads one as a ref — a stale one only makes git
+refuse.
 
 Standard library only: the runner's per-turn cost is two walks of ``refs/`` and
 ``logs/``.
@@ -174,6 +177,8 @@ def _other_workspaces(common: str, own_workspace: str) -> set[str]:
 
 
 def _allowed(rel: str, own: set[str], others: set[str]) -> bool:
+    if rel.endswith(".lock"):
+        return True  # a git at work holds it (moving it would break that git's update); git never reads one as a ref
     if rel == "worktrees" or rel.startswith("worktrees/") or rel == TURNS or rel.startswith(TURNS + "/"):
         return True
     if rel == "refs/loopx" or rel.startswith("refs/loopx/"):
@@ -181,7 +186,6 @@ def _allowed(rel: str, own: set[str], others: set[str]) -> bool:
     if rel in own:
         return True
     bare = rel[len("logs/"):] if rel.startswith("logs/") else rel
-    bare = bare[: -len(".lock")] if bare.endswith(".lock") else bare
     if bare in own:
         return True
     return bare in others

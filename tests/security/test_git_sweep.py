@@ -64,9 +64,12 @@ def test_the_turns_creations_are_moved_out_before_a_read_and_named_at_its_end(re
     loopx_git.admitted(repo)  # LoopX reads the repository for the person mid-turn: swept first
     assert git(repo, "branch", "--format=%(refname:short)").split() == ["loopx/LX-1", "main"] and git(repo, "stash", "list") == ""
     plant(common, "hooks/post-commit", "#!/bin/sh\necho agent\n")
+    plant(common, "refs/heads/main.lock", head + "\n")  # a git mid-update holds one: never moved (git never reads it as a ref)
     got = sweep.end(b)
     assert got.moved == sorted(["MERGE_HEAD", "shallow", "refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "config.worktree", "hooks"])
     assert (Path(got.where) / "refs" / "heads" / "evil").read_text() == head + "\n"
+    assert (common / "refs" / "heads" / "main.lock").exists()
+    (common / "refs" / "heads" / "main.lock").unlink()
     assert not (common / "MERGE_HEAD").exists() and not (common / "shallow").exists()
     (repo / "mine.txt").write_text("mine\n")
     git(repo, "add", "mine.txt")

@@ -597,6 +597,7 @@ def _emit(store, agent: str, kind: str, card_id, **data) -> None:
 
 def stop(hook: Hook):
     _admit_objects(hook)
+    _sweep_git(hook)
     agent = hook.agent
     if not agent:
         hook.note("LOOPX_AGENT is not set; not checking evidence")
@@ -639,6 +640,58 @@ def _admit_objects(hook: Hook) -> None:
         return
     if got.refused:
         hook.note(f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository")
+
+
+def _sweep_git(hook: Hook) -> None:
+    """At a turn's end in a card's workspace: what the turn created in the
+    repository's shared git folder that is not its own moved out
+    (``workspace/sweep.py``, #38), recorded on the card, and what exists now
+    recorded for the next turn of the session. Nothing without a record
+    (``workspace start`` and the runner make it before the session)."""
+    from ..rules import workspace_bounds
+    from ..workspace import sweep
+
+    bounds = workspace_bounds.find(hook.cwd)
+    if bounds is None or bounds.main is None or not os.access(os.path.join(bounds.common, "objects"), os.W_OK):
+        return
+    owner = sweep.owner(bounds)
+    if owner is None:
+        return
+    try:
+        got = sweep.end(bounds)
+    except OSError as exc:
+        hook.note(f"could not check what the turn wrote into the repository's git folder: {exc}")
+        return
+    sweep.begin(bounds, owner)  # the session goes on: its next turn is compared to what is there now
+    if not got.moved and not got.changed:
+        return
+    hook.note(f"{len(got.moved)} path(s) the turn created in the repository's git folder were moved out to {got.where}")
+    card = _card_of(bounds)
+    if card is None:
+        return
+    try:
+        from ..ops.workspaces import note_refused
+
+        store = open_store(hook)
+        try:
+            note_refused(store, card, "system", got.moved, got.changed, got.where)
+        finally:
+            store.close()
+    except Exception as exc:  # bookkeeping only: the files are out already
+        hook.note(f"could not record it on the board: {type(exc).__name__}")
+
+
+def _card_of(bounds) -> int | None:
+    """The card whose workspace ``bounds`` is (its branch ``loopx/LX-7``)."""
+    from ..rules import ids
+
+    name = bounds.branch or ""
+    if not name.startswith("loopx/"):
+        return None
+    try:
+        return ids.parse(ids.CARD, name[len("loopx/"):])
+    except ValueError:
+        return None
 
 
 MAX_TRANSCRIPT = 512 * 1024 * 1024  # a transcript file larger than this is not read

@@ -71,10 +71,23 @@ def cmd_start(ctx: Context) -> Outcome | int:
     full = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
     full.update(env)
     os.chdir(ws["path"])
+    _record_git_folder(ws["path"])
     try:
         os.execvpe(argv[0], argv, full)
     except OSError as exc:
         raise UsageError(f"cannot start {argv[0]}: {exc.strerror or exc}", "give its executable with --bin PATH") from None
+
+
+def _record_git_folder(workspace: str) -> None:
+    """What the repository's shared git folder holds as the session starts
+    (``workspace/sweep.py``): its Stop hook moves out what a turn created there.
+    This process becomes the runtime (``exec``), so the record names its pid."""
+    from ..rules import workspace_bounds
+    from ..workspace import sweep
+
+    bounds = workspace_bounds.find(workspace)
+    if bounds is not None and bounds.main is not None:
+        sweep.begin(bounds)
 
 
 def _set_up(runtime: str, root) -> bool:

@@ -481,6 +481,17 @@ def note(card_id: int, code: dict, actor, turn_id: str | None = None) -> None:
     events.emit(actor, "code_state", card_id, **data)
 
 
+def note_refused(store, card_id: int, actor, moved: list[str], changed: list[str], kept_in: str | None, turn_id: str | None = None) -> None:
+    """What a turn created in the repository's shared git folder and LoopX
+    moved out after it (``workspace/sweep.py``, #38): a ``git_refused`` event
+    on the card naming the paths (relative to the common dir), where they were
+    kept, and the existing refs that changed meanwhile (not undone)."""
+    data: dict = {"moved": moved[:200], "moved_count": len(moved), "changed": changed[:200], "kept_in": kept_in}
+    if turn_id:
+        data["turn_id"] = turn_id
+    store.run(lambda: events.emit(actor, "git_refused", card_id, **data))
+
+
 def record(store, card_id: int, actor, since: str | None = None, turn_id: str | None = None) -> dict | None:
     """Capture the card's code state and record it (the runner after every turn,
     whatever the turn did; before a handoff). None when it has no open workspace."""

@@ -47,6 +47,9 @@ from . import board_file
 # committed files): a session started there reads them.
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex", ".loopx")
 join = os.path.join
+# LoopX's record of what the common dir held before a turn (workspace/sweep.py):
+# made before the sandbox is given its paths, so the turn can only read it.
+TURNS = "loopx-turns"
 
 
 # workspace: the linked worktree's top folder; admin: its admin folder in the main
@@ -90,8 +93,9 @@ def find(start) -> Bounds | None:
 
 
 # Ref folders git reads for everyone — what `git log`, `git show` and a checkout
-# see (replace refs, notes), tags, remote-tracking refs — kept read-only whole.
-SHARED_NAMESPACES = ("replace", "notes", "tags", "remotes")  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
+# see (replace refs, notes), tags, remote-tracking refs — kept read-only whole;
+# and LoopX's own refs/loopx (workspace/sweep.py trusts what is new there).
+SHARED_NAMESPACES = ("replace", "notes", "tags", "remotes", "loopx")  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
 
 
 def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
@@ -175,6 +179,10 @@ def prepare(b: Bounds) -> None:
     sandbox has a path for everything it must keep read-only or let be written."""
     ensure_packed_refs(b)
     loosen_packed(b)
+    try:
+        os.makedirs(join(b.common, TURNS), exist_ok=True)
+    except OSError:
+        pass  # not ours to write: nothing is swept then (workspace/sweep.py)
     for namespace in SHARED_NAMESPACES:
         # made (empty) when missing, so that a sandbox that keeps only existing paths
         # read-only keeps them so whole: no replace ref, note, tag or remote-tracking

@@ -429,6 +429,7 @@ class Runner:
             env.update(self.runtime.environ(cwd))  # (Codex in a workspace: LoopX's Codex home)
         except (OSError, ConfigError) as exc:
             return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot prepare the turn's {self.runtime.name} settings: {getattr(exc, 'strerror', None) or exc}", "", 0.0)
+        bounds = self._swept_from(space[0]) if space else None  # what the shared git folder holds, recorded (#38)
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
         except OSError as exc:
@@ -437,6 +438,8 @@ class Runner:
         code = proc.finish()
         if space:
             self._admit(space[0])
+        if bounds is not None:
+            self._sweep(card, bounds, turn_id)
         for line in proc.next_lines(0):
             usage.feed(line)
         usage.poll(env)
@@ -455,6 +458,40 @@ class Runner:
             return
         if got is not None and got.refused:
             self.log(f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository: {got.refused[0]}", WARNING)
+
+    def _swept_from(self, workspace: str):
+        """Before the turn: what the repository's shared git folder holds,
+        recorded (``workspace/sweep.py``); its Bounds, None outside a worktree."""
+        from ..rules import workspace_bounds
+        from ..workspace import sweep
+
+        bounds = workspace_bounds.find(workspace)
+        if bounds is not None and bounds.main is not None:
+            sweep.begin(bounds)
+            return bounds
+        return None
+
+    def _sweep(self, card, bounds, turn_id: str) -> None:
+        """After the turn: what it created in the shared git folder that is not
+        its own (a program's ``MERGE_HEAD``, ``refs/stash``, a branch) moved out
+        of the repository, recorded on the card and said."""
+        from ..workspace import sweep
+
+        try:
+            got = sweep.end(bounds)
+        except OSError as exc:
+            self.log(f"could not check what the turn wrote into the repository's git folder: {exc}", WARNING)
+            return
+        if not got.moved and not got.changed:
+            return
+        if got.moved:
+            self.log(f"the turn created {len(got.moved)} path(s) in the repository's git folder that are not its own; moved out to {got.where}: {', '.join(got.moved[:5])}", WARNING)
+        if got.changed:
+            self.log(f"refs changed in the repository's git folder while the turn ran: {', '.join(got.changed[:5])}", WARNING)
+        try:
+            workspaces.note_refused(self.store, card.id, f"runner:{self.agent}", got.moved, got.changed, got.where, turn_id)
+        except LoopxError as err:
+            self.log(f"could not record it on {card.key}: {err.message}", WARNING)
 
     def _watch(self, proc: TurnProcess, card, token, usage, env) -> tuple[str, str | None]:
         """Follow the running turn until it ends or must be stopped: (outcome, reason)."""

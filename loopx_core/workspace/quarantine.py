@@ -291,12 +291,17 @@ def admit_all(common: str) -> Admitted:
 
 def admitted(repo) -> None:
     """Check the objects every workspace's turns wrote and move the good ones
-    into the shared store (``admit_all``): before LoopX reads a
-    card's branch for the person — the diff, the merge, gc, verify — and
-    before it records a workspace's state. Nothing when the store is not
-    LoopX's to write here (``loopx`` run inside a turn's sandbox)."""
+    into the shared store (``admit_all``): before LoopX reads a card's branch
+    for the person — the diff, the merge, gc, verify — and before it records a
+    workspace's state. And what a running turn created in the shared git folder
+    moved out (``sweep.sweep_all``: only against a turn's record, so a person's
+    own ``MERGE_HEAD`` between turns stays). One rule: nothing a turn wrote is
+    trusted before LoopX checked it. Nothing when the store is not LoopX's to
+    write here (``loopx`` inside a turn's sandbox)."""
+    from . import sweep
     from .git import common_dir
 
     common = common_dir(repo)
     if common is not None and os.access(os.path.join(common, "objects"), os.W_OK):
+        sweep.sweep_all(str(common))
         admit_all(str(common))

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from loopx_core.rules import workspace_bounds
 from loopx_core.runner import runtimes as runner_runtimes
-from loopx_core.workspace import quarantine
+from loopx_core.workspace import quarantine, sweep
 
 from . import runtimes
 from .harness import ALL, Project, claude_env, codex_env, codex_model_args
@@ -93,15 +94,11 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
         # a forged object in its own quarantine, under the name of main:README.txt
         runtime.shell(_writes(f"{blob[:2]}/{blob[2:]}", _forged_blob(b"a lie\n", blob), under_env="GIT_OBJECT_DIRECTORY")),
     ]
-    if runtime.name == "codex":
-        # Codex keeps the common dir read-only but for the paths LoopX lists; Claude Code
-        # makes it writable whole and keeps read-only only paths that exist (SECURITY.md)
-        steps += [
-            runtime.shell(_writes(common / "refs" / "stash", main.encode() + b"\n")),
-            runtime.shell(_writes(common / "refs" / "heads" / "evil", main.encode() + b"\n")),
-            runtime.shell(_writes(common / "MERGE_HEAD", main.encode() + b"\n")),
-            runtime.shell(_writes(common / "shallow", main.encode() + b"\n")),
-        ]
+    # new paths in the shared git folder: Codex keeps the common dir read-only but for
+    # the paths LoopX lists; Claude Code makes it writable whole and keeps read-only
+    # only paths that exist, so there LoopX moves them out after the turn (SECURITY.md)
+    planted = ("refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "MERGE_HEAD", "shallow")
+    steps += [runtime.shell(_writes(common / rel, main.encode() + b"\n")) for rel in planted]
     steps += [
         Say("Done."),
     ]
@@ -120,7 +117,10 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
             monkeypatch.setenv(name, env[name])
         monkeypatch.delenv("XDG_DATA_HOME", raising=False)
         env.update(turn.environ(str(ws)))
+        bounds = workspace_bounds.find(ws)
+        sweep.begin(bounds)  # as the runner before a turn: what the shared git folder holds
         proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        swept = sweep.end(bounds)  # as the runner after it (the Stop hook swept already)
         said = "\n".join(f"[{i}] {r.last_tool_result()}" for i, r in enumerate(model.agent_requests()[1:]))
     why = f"{said}\n--- stderr\n{proc.stderr[-3000:]}"
     assert "committed" in said, why
@@ -136,8 +136,12 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
     after = project.git("for-each-ref", "--format=%(refname) %(objectname)")
     changed = set(after.splitlines()) ^ set(before.splitlines())
     assert {line.split()[0] for line in changed} <= {"refs/heads/loopx/LX-1"}, why + "\n" + "\n".join(sorted(changed))
-    if runtime.name == "codex":
-        assert not (common / "MERGE_HEAD").exists() and not (common / "shallow").exists(), why
+    assert [rel for rel in planted if (common / rel).exists()] == [], why
+    assert swept.moved == [] and swept.changed == [], f"{swept}\n{why}"  # the Stop hook had moved them out already
+    if runtime.name == "claude-code":  # (Codex: denied outright, nothing to move)
+        kept = {p.relative_to(stamp).as_posix() for stamp in (admin / "loopx-refused").iterdir() if len(stamp.name) > 2 for p in stamp.rglob("*") if p.is_file()}
+        assert set(planted) <= set(kept), f"{kept}\n{why}"
+    assert project.git("branch", "--format=%(refname:short)").split() == ["loopx/LX-1", "main"], why
     # what the person's plain git shows is the truth
     assert project.git("show", "main:README.txt") == "the truth\n", why
     assert project.git("ls-tree", "--name-only", "main").split() == project.git("--no-replace-objects", "ls-tree", "--name-only", "main").split()

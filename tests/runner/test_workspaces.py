@@ -117,3 +117,30 @@ def test_a_runner_whose_card_waits_on_its_merge_goes_on_with_the_next_ready_card
     assert repo_team.cli("gate", "answer", "G-3", "approve", tty=True).data["card"]["status"] == "done"
     assert (repo_team.root / "LX-1.txt").read_text() == "LX-1 by a1\n" and (repo_team.root / "LX-2.txt").read_text() == "LX-2 by a1\n"
     assert repo_team.cli("verify").code == 0
+
+
+def test_what_a_turns_program_creates_in_the_shared_git_folder_is_moved_out_after_it(repo_team, watch):
+    """Issue #38: MERGE_HEAD, shallow, a stash, new branches written by a program
+    (no sandbox can deny a path that does not exist yet) are gone from the
+    repository after the runner's turn, kept aside, and named on the card; the
+    turn's own commit on its branch stays."""
+    repo_team.ok("card", "add", "one")
+    runner = watch.run("a1", "--turns", "1", rest=[*TURN, "plant"])
+    assert watch.ended(runner) == 0
+    common = repo_team.root / ".git"
+    planted = ("MERGE_HEAD", "shallow", "refs/stash", "logs/refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "refs/heads/loopx/LX-99x")
+    assert [p for p in planted if (common / p).exists()] == []
+    (event,) = watch.events("git_refused")
+    assert sorted(event.data["moved"]) == sorted(planted) and event.actor == "runner:a1"
+    kept = Path(event.data["kept_in"])
+    assert (kept / "MERGE_HEAD").read_text() == "0" * 40 + "\n" and kept.parent.name == "loopx-refused"
+    # the person's git shows nothing of it, and works
+    assert git(repo_team.root, "stash", "list") == ""
+    assert git(repo_team.root, "branch", "--format=%(refname:short)").split() == ["loopx/LX-1", "main"]
+    assert git(repo_team.root, "log", "--format=%s", "-1", "loopx/LX-1").strip() == "own work"  # the turn's own
+    (repo_team.root / "mine.txt").write_text("the person's\n")
+    git(repo_team.root, "add", "mine.txt")
+    git(repo_team.root, "commit", "-q", "-m", "the person's commit")
+    assert git(repo_team.root, "rev-list", "--count", "HEAD").strip() == "2"  # no merge commit: MERGE_HEAD was not read
+    assert "moved out" in watch.explain()  # the runner's WARNING line
+    assert not any((common / "loopx-turns").iterdir())  # no turn runs now: nothing is swept until the next

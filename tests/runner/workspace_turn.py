@@ -9,6 +9,9 @@ Runs in the folder the runner starts it in (the card's workspace). ``argv[1]``:
   ``$HALF_PID_FILE`` and sleep until killed (a turn killed mid-way with uncommitted edits);
 - ``resume``: write back what ``half.txt`` and ``README.md`` hold (the next turn
   resumes from the killed one's edits), and where it ran;
+- ``plant``: a program (not git) writing into the repository's shared git folder
+  what a turn must not create there (issue #38: the sandbox cannot deny a path
+  that does not exist yet), then committing its own work on its branch;
 - ``finish``: the whole card — write ``<card>.txt``, commit it, write back,
   ``loopx done`` (the card then waits on the person's merge).
 """
@@ -58,3 +61,17 @@ elif action == "finish":
     subprocess.run(["git", "-c", "user.name=agent", "-c", "user.email=agent@example.invalid", "commit", "-q", "-m", f"finish {card}"], check=True)
     writeback(f"finished {card}")
     subprocess.run(loopx + ["done", card, "--summary", f"finished {card}"], check=True, stdout=subprocess.DEVNULL)
+elif action == "plant":
+    common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], check=True, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    for rel, text in (("MERGE_HEAD", "0" * 40), ("shallow", head), ("refs/stash", head), ("logs/refs/stash", f"{'0' * 40} {head} agent <a@x> 0 +0000\tWIP on main: planted\n"),
+                      ("refs/heads/evil", head), ("refs/heads/loopx/LX-99", head), ("refs/heads/loopx/LX-99x/deep", head)):
+        path = os.path.join(common, *rel.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+    with open(f"{card}.txt", "w") as fh:
+        fh.write("own work\n")
+    subprocess.run(["git", "add", f"{card}.txt"], check=True)
+    subprocess.run(["git", "-c", "user.name=agent", "-c", "user.email=agent@example.invalid", "commit", "-q", "-m", "own work"], check=True)
+    writeback("planted")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loopx_core.rules import workspace_bounds
-from loopx_core.workspace import git as loopx_git
+from loopx_core.workspace import quarantine
 from loopx_core.workspace import sweep
 
 ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
@@ -61,7 +61,7 @@ def test_the_turns_creations_are_moved_out_before_a_read_and_named_at_its_end(re
     for rel in ("MERGE_HEAD", "shallow", "refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "config.worktree"):
         plant(common, rel, head + "\n")
     assert git(repo, "branch", "--format=%(refname:short)").split() == ["evil", "loopx/LX-1", "loopx/LX-99", "main"]  # the harm
-    loopx_git.admitted(repo)  # LoopX reads the repository for the person mid-turn: swept first
+    quarantine.admitted(repo)  # LoopX reads the repository for the person mid-turn: swept first
     assert git(repo, "branch", "--format=%(refname:short)").split() == ["loopx/LX-1", "main"] and git(repo, "stash", "list") == ""
     plant(common, "hooks/post-commit", "#!/bin/sh\necho agent\n")
     plant(common, "refs/heads/main.lock", head + "\n")  # a git mid-update holds one: never moved (git never reads it as a ref)
@@ -89,7 +89,7 @@ def test_without_a_running_turn_nothing_is_touched_a_persons_own_merge_included(
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "--no-commit", "--no-ff", "side")  # the person's own merge, in progress
     assert (repo / ".git" / "MERGE_HEAD").exists()
-    loopx_git.admitted(repo)  # LoopX reads the repository meanwhile (the board's diff)
+    quarantine.admitted(repo)  # LoopX reads the repository meanwhile (the board's diff)
     assert (repo / ".git" / "MERGE_HEAD").exists() and "side" in git(repo, "branch")
 
 
@@ -97,7 +97,7 @@ def test_a_record_whose_process_is_gone_sweeps_nothing(repo):
     b = bounds(repo)
     sweep.begin(b, pid=2**22 + 12345)  # (no such process)
     plant(repo / ".git", "MERGE_HEAD", "x\n")
-    loopx_git.admitted(repo)
+    quarantine.admitted(repo)
     assert (repo / ".git" / "MERGE_HEAD").exists() and not any((repo / ".git" / "loopx-turns").iterdir())
 
 

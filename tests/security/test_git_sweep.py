@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from loopx_core.rules import workspace_bounds
-from loopx_core.workspace import quarantine
-from loopx_core.workspace import sweep
+from loopx_core.workspace import quarantine, sweep
 
 ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
 

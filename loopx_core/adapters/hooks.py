@@ -420,7 +420,7 @@ def open_gates(store, agent: str, needs):
 
 def vet_verify(store, agent: str, command: str) -> None:
     """A card's verify command no person set runs only as the agent's own
-    shell command would (DESIGN §10 "A card's verify command"): the hook's
+    shell command would (DESIGN §5 "A card's verify command"): the hook's
     policy over it, from the project folder, with the agent's scopes, grants
     and gates. Raises Forbidden for LoopX's ground, Conflict with the gate it
     opened (or found pending) for a scope the agent lacks."""

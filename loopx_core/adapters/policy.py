@@ -42,7 +42,7 @@ searched in the tool input's JSON) and always apply. ``allow`` regexes exempt
 a simple shell command from the built-in rules, and ``outside_ok`` lists
 folders that count as inside the project: both loosen the rules, so they apply
 only when ``loosening_allowed`` says a person signed the file — until LoopX has
-the human key, never (DESIGN §10).
+the human key, never (DESIGN §11).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A runtime's own question to the person, as gates on the agent's card (DESIGN
-§10 #29): "may this tool run?" (Claude Code's and Codex's ``PermissionRequest``,
+§8): "may this tool run?" (Claude Code's and Codex's ``PermissionRequest``,
 Claude Code's ``--permission-prompt-tool``) and Claude Code's question tool
 (``AskUserQuestion``). One rule for every route: a gate per question, reused
 while the same question is pending; the answer read as ``gate status`` reads

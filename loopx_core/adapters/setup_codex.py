@@ -5,7 +5,7 @@ tried against the real ``@openai/codex`` 0.171.0 binary (``tests/e2e``):
 
 - ``.codex/config.toml`` (the project layer, read only in a trusted project),
   edited with tomlkit, so the person's comments, order and layout survive and
-  LoopX's own entries are updated where they stand (DESIGN §10):
+  LoopX's own entries are updated where they stand (DESIGN §8 "Codex"):
   - ``default_permissions = "loopx"`` (a top-level key, before the first
     table), selecting the permission profile below;
   - ``[permissions.loopx]`` (``config/src/permissions_toml.rs``):
@@ -22,7 +22,7 @@ tried against the real ``@openai/codex`` 0.171.0 binary (``tests/e2e``):
     approval policy "never" and fails an MCP call that would need a prompt);
   - ``[[hooks.<Event>]]`` groups (``config/src/hook_config.rs``): SessionStart,
     PreToolUse, Stop and PermissionRequest (run before Codex's automatic
-    reviewer of an escalation under ``codex exec --approve-for-me``; DESIGN §10
+    reviewer of an escalation under ``codex exec --approve-for-me``; DESIGN §8
     #29).
 - ``$CODEX_HOME/config.toml`` (the person's own, default ``~/.codex``), edited
   the same way: ``[projects."<root>"] trust_level = "trusted"`` (without

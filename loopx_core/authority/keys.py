@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # The PreToolUse hook reads this module (to check an approval's signature) before
 # every tool call a gate allowed: pathlib, base64 and the kernel's errors cost it
-# milliseconds it never uses, so they are imported where they are (DESIGN §10).
+# milliseconds it never uses, so they are imported where they are (docs/PERFORMANCE.md).
 
 FORMAT = 1
 KEY_MAX = 1 << 20  # bytes of a key file read (one is ~1 KB)

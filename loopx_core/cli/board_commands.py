@@ -199,7 +199,7 @@ def cmd_events(ctx: Context) -> Outcome | None:
     if not ctx.args.follow:
         from ..rules.limits import PAGE_MAX
 
-        limit = page_limit(ctx.args.limit, PAGE_MAX, low=0)  # --limit 0: no events (DESIGN §10)
+        limit = page_limit(ctx.args.limit, PAGE_MAX, low=0)  # --limit 0: no events (DESIGN §13 "Bad input")
         with store.read():
             found = [e.to_json() for e in events.since(seq, card=card, limit=limit + 1)]
         cursor = str(found[limit - 1]["seq"]) if len(found) > limit and limit else None

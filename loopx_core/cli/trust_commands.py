@@ -280,7 +280,7 @@ def cmd_policy_sign(ctx: Context) -> Outcome:
     person = ctx.person("sign the hook policy")
     path, doc, parsed = _policy_file(ctx)
     if doc is None:
-        raise NotFound(f"no policy file at {path}", "write one first (DESIGN §10 \"The hook's policy file\")")
+        raise NotFound(f"no policy file at {path}", "write one first (DESIGN §11 \"The hook's policy file\")")
     if parsed.problems:
         raise InvalidInput("the policy file has problems: " + "; ".join(parsed.problems), "fix them, then sign it")
     value = policy.digest(doc)

@@ -28,7 +28,7 @@ STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "hando
 FINISHED = ("done", "cancelled")
 
 # A condition is ``(sql, params)`` with ``?`` placeholders (plain SQL on the
-# record layer's connection, both backends: DESIGN §10 "the board's reads").
+# record layer's connection, both backends: DESIGN §9 "How it stays fast").
 
 
 def _in(values) -> tuple[str, tuple]:

@@ -97,7 +97,7 @@ def run_verify(command: str, cwd: str, timeout: float, env_extra: dict, prefix: 
 def set_by_a_person(store, card_id: int, command: str) -> bool:
     """Is ``command`` the verify command a person set on the card — the one
     their signed ``card_added`` names? (Else an agent set it, or the card row
-    was edited: DESIGN §10 "A card's verify command".)"""
+    was edited: DESIGN §5 "A card's verify command".)"""
     rows = store.query("SELECT seq FROM event WHERE card = ? AND kind = ? ORDER BY seq LIMIT 1", (card_id, "card_added"))
     decided = store.trust().decision(store.query, rows[0][0], ("card_added",)) if rows else None
     return decided is not None and decided.get("verify") == command

@@ -1,4 +1,4 @@
-"""Merging is the person's (#26, DESIGN §10 "Merging is the person's").
+"""Merging is the person's (#26, DESIGN §12 "Merging is the person's").
 
 ``done`` on a card whose branch (``loopx/LX-7``) holds commits the base lacks
 does not close it: it opens a ``git:merge`` gate (kind ``merge``) and the card

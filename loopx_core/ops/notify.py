@@ -1,4 +1,4 @@
-"""The notification command (DESIGN §10 #29): what runs when something needs
+"""The notification command (DESIGN §10 "The notification command"): what runs when something needs
 the person — a gate asked, a card paused on its budget or window, a verify
 that failed, a runner gone silent, a runtime saying it needs its person
 (Claude Code's Notification hook) — with no board open.

@@ -1,4 +1,4 @@
-"""The budget rule, in one place (DESIGN §5 "Quota", §10).
+"""The budget rule, in one place (DESIGN §4 "The budget rule", §5 "Quota").
 
 A card past one of its limits never runs another turn: the turn that crosses
 a limit is the last one charged. Two kinds of caller keep that true, whatever

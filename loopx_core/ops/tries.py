@@ -1,4 +1,4 @@
-"""One card, several tries (#26, DESIGN §10 "One card, several tries").
+"""One card, several tries (#26, DESIGN §12 "Tries").
 
 A try is a card of its own — its own lease, budget, workspace and branch
 (``loopx/LX-9``), claimable by another agent — linked to the card it tries:

@@ -2,7 +2,7 @@
 (``wrote_since``) and by the Stop hook before a turn ends (``stop_check``):
 the agent's own report — a writeback (not usage measured from a transcript,
 not a failed turn the runner recorded, not an inbox document that only names
-it) — or a handoff it made (DESIGN §10 "Runners", "One rule: did a turn
+it) — or a handoff it made (DESIGN §10 "Runners", "After the turn": did a turn
 report?"). The two differ only in *since when*: the runner marks the board's
 last evidence and handoff before it starts the turn; the hook knows only
 times (the turn's last prompt in the transcript, else the session's previous

@@ -18,7 +18,7 @@ its last model call had not been written yet (Claude Code writes the
 transcript asynchronously: the race of a Stop that reads it early, made
 certain — ``lagging``). It can only make a Stop charge less: what it hides is
 charged by the session's next Stop, its SessionEnd or ``loopx run`` — which
-is what the tests that arm it show (§10 #29).
+is what the tests that arm it show (DESIGN §13 "Fault points").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 One rule for every reader: ``loopx next`` (``claims.next_turn``), the hooks
 (the PreToolUse gate, the Stop hook's usage charge and evidence check), the
 hook's sqlite3 reader (``adapters.fastcheck``) and the watcher (observed
-artifacts). DESIGN §10 "next with several held cards": work the agent can do
+artifacts). DESIGN §5 "next": work the agent can do
 now comes first — an active card, then a monitored card that is due, then a
 pending gate (waiting), then a paused card; a monitored card that is not due
 comes last. Ties go to the higher priority (the lower number), then the older

@@ -342,7 +342,7 @@ class ClaudeCode(Runtime):
         named no prompt tool of their own: headless, Claude Code then asks the
         person (a gate) instead of denying at once — 2.1.197 runs no
         PermissionRequest hook under `-p` — and offers the model its question tool,
-        which it leaves out of `-p` without one (DESIGN §10 #29)."""
+        which it leaves out of `-p` without one (DESIGN §8)."""
         if any(a == "--permission-prompt-tool" or a.startswith("--permission-prompt-tool=") for a in self.extra):
             return []
         servers = _json(root / ".mcp.json").get("mcpServers")

@@ -7,7 +7,7 @@ scope the agent must hold (or a human must grant through a gate), or, with
 command, a command too large to check).
 
 The rule for what it cannot resolve: **a command word it cannot know needs
-authority.** Decided per construct (DESIGN §10 "Shell commands the hook
+authority.** Decided per construct (DESIGN §8 "What the hook reads"; "Shell commands the hook
 cannot read"):
 
 - looked through, then checked as the command they run: ``env``/``sudo``/

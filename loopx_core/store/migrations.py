@@ -151,7 +151,7 @@ def _v3(db) -> None:
 
 
 def _v4(db) -> None:
-    """Runners and quota windows (DESIGN §10): one row per agent's runner (which
+    """Runners and quota windows (DESIGN §4 "Windows", §10 "Rows"): one row per agent's runner (which
     process drives it, what it is doing, a person's signed control), a card's
     rolling window (and when a spent one refills), an agent's window in
     dollars and turns as well as tokens."""

@@ -1,4 +1,4 @@
-"""The per-turn path's rows, over the standard library alone (DESIGN §10, 2026-12-04).
+"""The per-turn path's rows, over the standard library alone (DESIGN §3 "Two layers over one schema").
 
 An agent's verbs (next, claim, heartbeat, writeback, context, done, gate ask,
 gate status, card add, release, handoff, accept) run in a cold process

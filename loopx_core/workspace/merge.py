@@ -1,4 +1,4 @@
-"""Bringing a card's branch into the base, for the person (DESIGN §10, #26),
+"""Bringing a card's branch into the base, for the person (DESIGN §12),
 and the branch's diff for the person's eyes — over ``workspace/git.py``.
 
 Standard library only. The merge never touches the person's work tree beyond

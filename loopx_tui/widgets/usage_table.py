@@ -1,6 +1,6 @@
 """The card screen's Usage tab: where the card's tokens and dollars come from,
 per agent and per turn — tokens by kind (input, cache write, cache read,
-output) and dollars at the person's prices (§10 #29).
+output) and dollars at the person's prices (DESIGN §9).
 
 The figures are ``loopx_core.ops.cards.usage_of``'s, the ones ``card show``
 prints: the card's detail carries them (``CardDetail.usage``), read in the

@@ -1,6 +1,6 @@
 """Artifacts are judged by where their bytes really are: symlinks, ``..`` and
 symlinked folders are resolved before the "inside the project?" check, and a
-file outside the project is never hashed (DESIGN §5 "Evidence", §10)."""
+file outside the project is never hashed (DESIGN §5 "Evidence")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A card never runs past its budget: the turn that crosses a limit is the last
 one charged, whatever status the card is in and whichever operator would put
-it back to work; the agent's token window likewise (DESIGN §5 "Quota", §10)."""
+it back to work; the agent's token window likewise (DESIGN §4 "The budget rule", §5 "Quota")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A gate that said no — rejected by a person, or expired (fail closed) — blocks
 its card whatever status the card is in, and no agent operator puts work on
-it again until a person moves it (DESIGN §5 "gate answer", §10)."""
+it again until a person moves it (DESIGN §4, §5 "gate answer")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rolling quota windows (DESIGN §10 "Quota windows"): a person gives a card or
+"""Rolling quota windows (DESIGN §4 "Windows"): a person gives a card or
 an agent so much per so long; a spent card window pauses the card with the
 refill time, `next` says when, and the card resumes by itself once the clock
 passes it — no person needed. One rule for both (quota.window_state)."""

@@ -2,7 +2,7 @@
 name, outside its sandbox, with no PreToolUse hook in between. The attack: an
 agent adds a card with `--verify 'git push …'`, claims it, writes back and
 runs `loopx done`. A verify command no person set is checked as the agent's
-own shell command (DESIGN §10 "A card's verify command"); a person's, signed
+own shell command (DESIGN §5 "A card's verify command"); a person's, signed
 with the card, runs as set. Every step is a real `loopx` process; the remote
 is a real bare repository."""
 
@@ -106,7 +106,7 @@ def test_a_persons_verify_command_edited_in_the_database_is_checked_again(repo):
 
 
 def test_an_everyday_verify_command_runs(repo):
-    # (In the card's workspace, a git worktree: its .git is a file, DESIGN §10 #26.)
+    # (In the card's workspace, a git worktree: its .git is a file, DESIGN §12.)
     as_agent(repo, "a2", "card", "add", "Fix", "--verify", "test -e .git && echo ok")
     claim_and_write_back(repo, "a2")
     finished = as_agent(repo, "a2", "done", "LX-1", "--summary", "fixed")

@@ -2,7 +2,7 @@
 fresh process imports the board (loopx_tui.app), opens a seeded board in a
 worker thread and reads it as the board does — the snapshot, a filtered page
 of the owner view, more of a column, one card, the changes since the start
-and a gate's brief — on the record layer's plain SQL (DESIGN §10, contract
+and a gate's brief — on the record layer's plain SQL (DESIGN §9, contract
 ``board-reads-without-orm``). A PostgreSQL board is opened through peewee
 (store/pg.py); the models stay unloaded there too."""
 

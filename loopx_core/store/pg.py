@@ -17,7 +17,7 @@ import sys
 from .. import POSTGRES_HINT
 from ..rules import faults
 from ..shapes.errors import BoardError
-from .backends import Store
+from .base import Store
 
 try:  # before peewee loads (orm.py), so that it finds its driver
     import psycopg  # noqa: F401
@@ -86,7 +86,7 @@ def open_postgres(location) -> pw.Database:
 
 
 def take_write_lock(db: pw.Database) -> None:
-    from .backends import lock_wait
+    from .base import lock_wait
 
     # Bounded (LOOPX_LOCK_WAIT): a writer that holds the lock long makes this
     # one fail with "lock timeout", said as such by ``Store.run``.

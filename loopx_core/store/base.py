@@ -73,11 +73,13 @@ def _is_busy(exc: Exception) -> bool:
 
 
 def _errors(name: str) -> tuple:
-    """sqlite3's exception class ``name``, and peewee's when peewee is loaded (it wraps the driver's)."""
+    """sqlite3's exception class ``name``, and peewee's (it wraps the driver's)
+    and PostgreSQL's libpq client's (store/libpq.py) when they are loaded."""
     found = [getattr(sqlite3, name)]
-    pw = sys.modules.get("peewee")
-    if pw is not None:
-        found.append(getattr(pw, name))
+    for module in ("peewee", "loopx_core.store.libpq"):
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found.append(getattr(loaded, name))
     return tuple(found)
 
 # backend name -> its Store subclass, imported when first asked for (``backends`` fills it)

@@ -5,9 +5,10 @@ throwaway schema. Prints:
 - per turn (``--per-turn``, the default): the CPU time (user + system) of a
   cold process of every per-turn verb on each backend, sampled interleaved —
   the floor (python + a SQLite insert), the verb on SQLite, the same verb on
-  PostgreSQL, in turn — so load on this shared machine hits all three alike;
-  the medians, each backend against the floor, and the ratio PostgreSQL/SQLite
-  (the target: <= 1.3x); and how many modules each backend's `next` imports.
+  PostgreSQL, and on PostgreSQL as before #42 (``LOOPX_PG_CLIENT=psycopg``:
+  psycopg and peewee), in turn — so load on this shared machine hits all
+  alike; the medians, against the floor, and the ratio PostgreSQL/SQLite (the
+  target: <= 1.3x); and how many modules each one's `next` imports.
 - the 8-agent drain (``--drain``, the default): throughput and errors.
 
 Usage: python bench/pg_bench.py [--runs N] [--per-turn | --drain]"""
@@ -68,8 +69,8 @@ def modules(env, cwd) -> int:
 
 
 def per_turn(runs: int) -> None:
-    with pg_schema() as url, tempfile.TemporaryDirectory() as tmp:
-        if url is None:
+    with pg_schema() as url, pg_schema() as before, tempfile.TemporaryDirectory() as tmp:
+        if url is None or before is None:
             return
         boards = {}
         for backend, db in (("sqlite", None), ("postgresql", url)):
@@ -79,6 +80,13 @@ def per_turn(runs: int) -> None:
             for agent in (["solo", "--can", "git:push"], ["solo2"]):
                 subprocess.run(LOOPX + ["agent", "add", *agent], env=env, cwd=folder, check=True, capture_output=True)
             boards[backend] = (folder, env)
+            if backend == "postgresql":  # the code before #42: a board of its own, through psycopg and peewee
+                folder = Path(tmp) / "psycopg"
+                folder.mkdir()
+                env = dict(setup_board(folder, before, 0), LOOPX_PG_CLIENT="psycopg")
+                for agent in (["solo", "--can", "git:push"], ["solo2"]):
+                    subprocess.run(LOOPX + ["agent", "add", *agent], env=env, cwd=folder, check=True, capture_output=True)
+                boards["psycopg"] = (folder, env)
         floor = floor_argv(Path(tmp))
         times: dict[str, list[float]] = {"floor": []}
         failures: list[str] = []
@@ -97,12 +105,12 @@ def per_turn(runs: int) -> None:
         med = {k: statistics.median(v) for k, v in times.items()}
         floor_ms = med["floor"]
         print(f"CPU time, cold process, median of {runs} interleaved rounds; floor (python + sqlite insert/commit) {floor_ms:.1f} ms")
-        print(f"{'verb':<12} {'sqlite ms':>10} {'x floor':>8} {'pg ms':>8} {'x floor':>8} {'pg/sqlite':>10}")
+        print(f"{'verb':<12} {'sqlite ms':>10} {'x floor':>8} {'pg ms':>8} {'x floor':>8} {'pg/sqlite':>10} {'before ms':>10} {'before/sqlite':>14}")
         worst = 0.0
         for verb in VERBS:
-            lite, pg = med[f"sqlite {verb}"], med[f"postgresql {verb}"]
+            lite, pg, old = med[f"sqlite {verb}"], med[f"postgresql {verb}"], med[f"psycopg {verb}"]
             worst = max(worst, pg / lite)
-            print(f"{verb:<12} {lite:10.1f} {lite / floor_ms:8.2f} {pg:8.1f} {pg / floor_ms:8.2f} {pg / lite:9.2f}x")
+            print(f"{verb:<12} {lite:10.1f} {lite / floor_ms:8.2f} {pg:8.1f} {pg / floor_ms:8.2f} {pg / lite:9.2f}x {old:10.1f} {old / lite:13.2f}x")
         print(f"worst pg/sqlite: {worst:.2f}x (target <= 1.3x)")
         print("modules a cold `next` imports: " + ", ".join(f"{backend} {modules(env, folder)}" for backend, (folder, env) in boards.items()))
         print(f"errors: {len(failures)}" + (f" ({', '.join(sorted(set(failures)))})" if failures else ""))

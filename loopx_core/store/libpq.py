@@ -250,3 +250,9 @@ class Connection:
         if self._conn:
             self._lib.PQfinish(self._conn)
             self._conn = None
+
+    def __del__(self):  # a thread's connection, dropped with the thread: let the server know
+        try:
+            self.close()
+        except Exception:  # (at interpreter exit ctypes may be half gone)
+            pass

@@ -189,6 +189,12 @@ class Store:
         """Cheap "did anyone write?" probe."""
         raise NotImplementedError
 
+    def listener(self):
+        """Something to ``select`` on that becomes readable when another
+        process commits a write (``fileno()``; ``drain()`` reads it; ``close()``),
+        or None where the backend pushes nothing (SQLite: the probe is cheap)."""
+        return None
+
     def close(self) -> None:
         """Close this thread's connection."""
         raise NotImplementedError

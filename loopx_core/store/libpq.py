@@ -10,7 +10,8 @@ mode); peewee and psycopg load only when something needs the models.
 
 What is used is libpq's documented C API: ``PQconnectdb``, ``PQexecParams``
 (text format), ``PQresultStatus``, ``PQgetvalue``/``PQgetisnull``, ``PQftype``,
-``PQresultErrorField`` (SQLSTATE), ``PQtransactionStatus``. Values come back as
+``PQresultErrorField`` (SQLSTATE), ``PQtransactionStatus``; for LISTEN,
+``PQsocket``, ``PQconsumeInput`` and ``PQnotifies``. Values come back as
 psycopg returns them for LoopX's column types: integers, floats, booleans,
 text; NULL as None.
 """
@@ -104,6 +105,10 @@ def _load():
             ("PQcmdTuples", cp, [vp]),
             ("PQclear", None, [vp]),
             ("PQtransactionStatus", i, [vp]),
+            ("PQsocket", i, [vp]),
+            ("PQconsumeInput", i, [vp]),
+            ("PQnotifies", vp, [vp]),
+            ("PQfreemem", None, [vp]),
         ):
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = res, args
@@ -245,6 +250,24 @@ class Connection:
             return Cursor(rows, height, description)
         finally:
             lib.PQclear(result)
+
+    def fileno(self) -> int:
+        """The connection's socket: readable when the server sent something (a notification)."""
+        return self._lib.PQsocket(self._conn) if self._conn else -1
+
+    def notifications(self) -> int:
+        """How many notifications (LISTEN) arrived, read without waiting."""
+        if not self._conn:
+            raise OperationalError("the connection is closed")
+        if not self._lib.PQconsumeInput(self._conn):
+            raise OperationalError(self._message() or "the connection is gone")
+        count = 0
+        while True:
+            found = self._lib.PQnotifies(self._conn)
+            if not found:
+                return count
+            self._lib.PQfreemem(found)
+            count += 1
 
     def close(self) -> None:
         if self._conn:

@@ -310,6 +310,8 @@ class PostgresStore(Store):
                             take_write_lock(self.execute)
                             self._locked()
                         result = body()
+                        if write:
+                            self._notify()
                         faults.point("commit")
                     faults.point("committed")
                     return result
@@ -320,6 +322,8 @@ class PostgresStore(Store):
                     take_write_lock(self.execute)
                     self._locked()
                 result = body()
+                if write:
+                    self._notify()
                 faults.point("commit")
             faults.point("committed")
             return result
@@ -451,6 +455,55 @@ class PostgresStore(Store):
     def change_token(self) -> int:
         """The event sequence: PostgreSQL has no cheap "another connection committed" counter."""
         return self.max_seq()
+
+    def channel(self) -> str:
+        """The board's notification channel (LISTEN/NOTIFY are per database, and
+        a database may hold several boards, one per schema)."""
+        uid = "".join(c for c in self.board_uid().lower() if c.isalnum() or c == "_")
+        return f"loopx_{uid}"[:63]
+
+    def _notify(self) -> None:
+        """Listeners (``listener``) hear of this write when it commits."""
+        self.execute("SELECT pg_notify(?, '')", (self.channel(),))
+
+    def listener(self):
+        """A LISTEN on the board's channel, on a libpq connection of its own
+        (None when it cannot be had: the caller keeps polling)."""
+        try:
+            return Listener(self.location, self.channel())
+        except Exception:  # no libpq, the server away: polling still notices every change
+            return None
+
+
+class Listener:
+    """A connection LISTENing on a board's channel: its socket becomes readable
+    when a write commits. A waker selects on it beside its polling, which
+    stays the fallback (a notification lost with the connection is caught by
+    the next probe)."""
+
+    def __init__(self, location, channel: str):
+        from . import libpq
+
+        self._conn: libpq.Connection | None = libpq.Connection(normalise(location.url))
+        self._conn.execute(f'LISTEN "{channel}"')
+
+    def fileno(self) -> int:
+        return self._conn.fileno() if self._conn is not None else -1
+
+    def drain(self) -> int:
+        """Notifications that arrived (0 once the connection is gone: polling goes on)."""
+        if self._conn is None:
+            return 0
+        try:
+            return self._conn.notifications()
+        except Exception:
+            self.close()
+            return 0
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 class Uncommitted(BoardError):

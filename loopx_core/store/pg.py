@@ -192,11 +192,10 @@ class PostgresStore(Store):
         """Peewee's database: built on first use, and from then on the store's client."""
         if self._db is None:
             self._db = open_postgres(self.location)
-        if self._fast:
-            self._fast = False
-            conn = getattr(self._local, "conn", None)
-            if conn is not None and conn.in_transaction and getattr(self._local, "writing", False):
-                raise NeedsModels
+        self._fast = False
+        conn = getattr(self._local, "conn", None)  # (this thread's write on libpq, begun before the switch or by another thread's)
+        if conn is not None and conn.in_transaction and getattr(self._local, "writing", False):
+            raise NeedsModels
         return self._db
 
     def _raw(self) -> libpq.Connection:

@@ -192,6 +192,7 @@ class Runner:
                     self._finish(why, turn)
             finally:
                 self.interrupted.close()
+                self.waker.close()
         return 0
 
     def _gone(self):

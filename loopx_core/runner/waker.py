@@ -6,7 +6,9 @@ changes whenever another connection commits, never for our own commits).
 PostgreSQL: the newest event's ``seq`` (``Store.change_token``). The probe
 runs every ``FAST`` seconds right after a change and backs off to ``SLOW``
 while the board is quiet, so an idle runner costs a fraction of a percent of a
-core and still notices a change within ``SLOW`` seconds.
+core and still notices a change within ``SLOW`` seconds. On PostgreSQL every
+write also NOTIFYs the board's channel as it commits, and the waker LISTENs
+(``Store.listener``): a change wakes it at once, the probe stays the fallback.
 """
 
 from __future__ import annotations
@@ -47,9 +49,11 @@ class Interrupt:
     def is_set(self) -> bool:
         return self._set
 
-    def wait(self, seconds: float) -> bool:
+    def wait(self, seconds: float, also=()) -> bool:
+        """Sleep up to ``seconds``, or until set or one of ``also`` (objects
+        with ``fileno``) is readable."""
         if not self._set:
-            select.select([self._read], [], [], max(0.0, seconds))
+            select.select([self._read, *also], [], [], max(0.0, seconds))
         return self._set
 
     def close(self) -> None:
@@ -66,6 +70,7 @@ class Waker:
         self.interrupted = interrupted  # set by a signal handler: stop waiting at once
         self.fast, self.slow = fast, slow
         self.interval = fast
+        self.listener = store.listener()  # pushed changes (PostgreSQL), or None
         self.token = self._probe()
 
     def _probe(self):
@@ -85,9 +90,18 @@ class Waker:
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            self.interrupted.wait(min(self.interval, left))
+            pushed = (self.listener,) if self.listener is not None and self.listener.fileno() >= 0 else ()
+            self.interrupted.wait(min(self.interval, left), also=pushed)
+            if pushed and self.listener.drain():
+                continue  # a write committed: probe now
             self.interval = min(self.slow, self.interval * BACK_OFF)
 
     def reset(self) -> None:
         """After our own writes: take the current token as seen."""
+        if self.listener is not None:
+            self.listener.drain()  # (our own writes' notifications)
         self.token = self._probe()
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()

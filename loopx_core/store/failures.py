@@ -219,7 +219,7 @@ def _sqlstate(exc: BaseException) -> str | None:
 
 
 def _is_db_error(exc: BaseException) -> bool:
-    return type(exc).__module__.startswith(("sqlite3", "psycopg", "peewee"))
+    return type(exc).__module__.startswith(("sqlite3", "psycopg", "peewee", "loopx_core.store.libpq"))
 
 
 def _wrapped_name(exc: BaseException) -> str | None:
@@ -229,12 +229,12 @@ def _wrapped_name(exc: BaseException) -> str | None:
 
 
 def connection_lost(exc: BaseException) -> bool:
-    """psycopg (or peewee around it) saying the server went away."""
+    """psycopg (or peewee around it), or libpq (store/libpq.py), saying the server went away."""
     for found in (exc, exc.__cause__, exc.__context__):
         if found is None:
             continue
         module = type(found).__module__
-        if not module.startswith(("psycopg", "peewee")):
+        if not module.startswith(("psycopg", "peewee", "loopx_core.store.libpq")):
             continue
         text = str(found).lower()
         if type(found).__name__ in ("OperationalError", "InterfaceError", "AdminShutdown") and any(

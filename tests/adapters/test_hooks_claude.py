@@ -274,8 +274,8 @@ def test_charges_respect_the_budget_and_the_token_window(hooks, team, transcript
 def test_the_pre_tool_use_path_stays_lean(hooks, working):
     """No pydantic, peewee, MCP SDK, textual or watchfiles on the per-call path
     (a safe call, and a retried dangerous call). On a PostgreSQL board the
-    dangerous call goes through the kernel and its driver by design (peewee, the
-    store, psycopg), and still loads nothing else."""
+    dangerous call goes through the kernel by design (the store), on libpq: no
+    peewee, no psycopg (#42), and still loads nothing else."""
     import subprocess
     import sys
 
@@ -288,7 +288,7 @@ def test_the_pre_tool_use_path_stays_lean(hooks, working):
         "heavy = ('peewee', 'pydantic', 'mcp', 'textual', 'watchfiles', 'platformdirs', 'loopx_core.store.backends', 'typing', 'psycopg')\n"
         "sys.stderr.write(json.dumps([m for m in heavy if m in sys.modules]))\n"
     )
-    kernel = ("peewee", "loopx_core.store.backends", "typing", "psycopg") if working.backend == "postgresql" else ()
+    kernel = ("loopx_core.store.backends", "typing") if working.backend == "postgresql" else ()
     env = {**__import__("os").environ, "LOOPX_DB": working.url, "LOOPX_AGENT": "a2"}
     for command in ("ls -la", "git push"):
         proc = subprocess.run([sys.executable, "-c", probe, json.dumps(bash(command, working))], cwd=working.root, env=env, capture_output=True, text=True, timeout=60)

@@ -3,8 +3,8 @@ fresh process imports the board (loopx_tui.app), opens a seeded board in a
 worker thread and reads it as the board does — the snapshot, a filtered page
 of the owner view, more of a column, one card, the changes since the start
 and a gate's brief — on the record layer's plain SQL (DESIGN §9, contract
-``board-reads-without-orm``). A PostgreSQL board is opened through peewee
-(store/pg.py); the models stay unloaded there too."""
+``board-reads-without-orm``). A PostgreSQL board is read on libpq itself
+(store/libpq.py): neither peewee nor psycopg there either (#42)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def read():
 worker = threading.Thread(target=read)
 worker.start()
 worker.join()
-out["loaded"] = [m for m in ("peewee", "loopx_core.store.models", "loopx_core.store.orm") if m in sys.modules]
+out["loaded"] = [m for m in ("peewee", "loopx_core.store.models", "loopx_core.store.orm", "psycopg") if m in sys.modules]
 print(json.dumps(out))
 """
 
@@ -70,4 +70,4 @@ def test_opening_and_following_the_board_imports_neither_peewee_nor_the_models(t
         "delta": [True, 4, True, True, 1],
         "brief": ["ship?", 1, "drew the form"],
     }
-    assert out["loaded"] == ([] if team.backend == "sqlite" else ["peewee", "loopx_core.store.orm"])  # (orm: how pg.py imports peewee)
+    assert out["loaded"] == []

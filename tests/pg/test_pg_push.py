@@ -1,0 +1,36 @@
+"""Pushed, not polled (#42): on a team board every write NOTIFYs the board's
+channel as it commits, and a runner's waker LISTENs — it wakes on another
+process's write at once, its polling only the fallback."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.pg.test_pg_board import ok
+
+
+def test_a_waker_that_no_longer_polls_still_wakes_on_a_write(pg_url, tmp_path):
+    from loopx_core.runner.waker import Interrupt, Waker
+    from loopx_core.store.backends import Store
+    from loopx_core.store.discovery import parse_target
+
+    ok(pg_url, "init", cwd=tmp_path)
+    store = Store.open(parse_target(pg_url, "flag"))
+    interrupted = Interrupt()
+    waker = Waker(store, interrupted, fast=3600.0, slow=3600.0)  # its next probe an hour away
+    assert waker.listener is not None
+    woke: list[bool] = []
+    waiting = threading.Thread(target=lambda: woke.append(waker.wait(600.0)))
+    try:
+        waiting.start()
+        ok(pg_url, "card", "add", "from another process", cwd=tmp_path)
+        waiting.join(timeout=120)
+        assert woke == [True]  # the write woke it, not a poll
+        assert waker.token == store.change_token()
+    finally:
+        interrupted.set()
+        waiting.join(timeout=60)
+        waker.close()
+        interrupted.close()
+        store.close()
+

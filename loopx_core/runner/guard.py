@@ -121,7 +121,13 @@ def wait_for(pid: int, timeout: float) -> int | None:
         pass
     try:
         while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                # Already reaped: the stop came between the main loop's waitpid
+                # returning the runtime and its status being kept. It ended as
+                # the stop meant it to (a busy machine makes this race real).
+                return signal.SIGTERM  # (the wait status of "killed by SIGTERM")
             if done:
                 return status
             left = deadline - time.monotonic()

@@ -78,9 +78,9 @@ def test_eight_agent_processes_drain_the_board_each_card_done_once(board):
     assert sorted(by_card, key=lambda k: int(k[3:])) == [f"LX-{i}" for i in range(1, CARDS + 1)]
     for key, seq in by_card.items():
         ks = [e["kind"] for e in seq]
-        assert ks == ["card_added", "claimed", "evidence_added", "done"], (key, ks)
+        assert ks == ["card_added", "claimed", "evidence_added", "done_reported", "done"], (key, ks)
         claimer = seq[1]["data"]["agent"]
-        assert seq[2]["actor"] == seq[3]["actor"] == f"agent:{claimer}"  # the winner did the work
+        assert seq[2]["actor"] == seq[3]["actor"] == seq[4]["actor"] == f"agent:{claimer}"  # the winner did the work
     # Each agent's claims happen one at a time: claimed, then done, before its next claim.
     for agent in logs:
         mine = [e["kind"] for e in evs if e["actor"] == f"agent:{agent}" and e["kind"] in ("claimed", "done")]

@@ -51,7 +51,9 @@ READ = textwrap.dedent("""
         "patch_bytes": len(text.encode()), "cut": cut, "tail": text[-300:],
         "seconds": time.monotonic() - started,
         "git_peak_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-        "own_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        # (VmHWM, not RUSAGE_SELF's ru_maxrss: that one keeps the high-water mark
+        # from before exec — the long-lived pytest worker this was forked from)
+        "own_peak_kb": int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM:"))),
     }))
 """)
 

@@ -574,8 +574,9 @@ def vanished(store, card_id: int) -> list[tuple[str, str]]:
     if not recorded:
         return []
     from ..authority import work
-    from ..workspace import git
+    from ..workspace import git, quarantine
 
+    quarantine.admitted(repo)  # the turn's commits are in its quarantine until checked (#38)
     with store.read():
         people = store.trust()
         gone_ok = work.let_go(store.query, card_id, lambda seq: people.decision(store.query, seq, ("gate_answered",)) is not None)
@@ -612,11 +613,12 @@ def unkept(store, found: WorkspaceView) -> list[tuple[str, str]]:
     recorded = _recorded(store, found.card)
     if not recorded or not found.base:
         return []
-    from ..workspace import git
+    from ..workspace import git, quarantine
 
     repo = git.main_checkout(found.path) if os.path.isdir(found.path) else repository(store)
     if repo is None:
         return []
+    quarantine.admitted(repo)
     tips = git.tips(repo, (f"refs/heads/{found.base}", f"{REF_PREFIX}{ids.fmt(ids.CARD, found.card)}/"))
     unreached, _ = git.unreached(repo, list(recorded), tips.values())
     base = tips.get(f"refs/heads/{found.base}")

@@ -122,6 +122,7 @@ def preflight(repo, base: str, branch: str) -> Path | None:
 
 def pin(repo, base: str, branch: str) -> Pin | None:
     """The branch's and the base's commits now (None: one of them is missing)."""
+    admitted(repo)  # a turn's commits are in its quarantine until checked: pinned as they will be merged
     head, base_commit = tip(repo, branch), tip(repo, base)
     return Pin(head, base_commit) if head and base_commit else None
 

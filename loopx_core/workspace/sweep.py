@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
 from collections import namedtuple
 
@@ -176,6 +177,29 @@ def _other_workspaces(common: str, own_workspace: str) -> set[str]:
     return out
 
 
+def _inert(common: str, rel: str) -> bool:
+    """An entry git never reads, which may be another turn's sandbox at work:
+    a name under refs/ or logs/ with a component git refuses (``.git``,
+    ``.codex``: Codex binds its protected names in each writable root, Claude
+    Code binds placeholders over denied paths), an empty folder, or no regular
+    file (a character device, a socket). Moving one out from under a running
+    turn's sandbox breaks that turn; leaving it misleads no git."""
+    parts = rel.split("/")
+    if parts[0] in ("refs", "logs") and any(p.startswith(".") for p in parts[1:]):
+        return True
+    path = os.path.join(common, *parts)
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return True
+    if stat.S_ISDIR(mode):
+        try:
+            return not os.listdir(path)
+        except OSError:
+            return True
+    return not stat.S_ISREG(mode)
+
+
 def _allowed(rel: str, own: set[str], others: set[str]) -> bool:
     if rel.endswith(".lock"):
         return True  # a git at work holds it (moving it would break that git's update); git never reads one as a ref
@@ -212,7 +236,7 @@ def sweep(common: str, admin: str) -> Swept:
             continue  # inside a folder already moved out
         if others is None and (rel.startswith("refs/heads/loopx/") or rel.startswith("logs/refs/heads/loopx/")):
             others = _other_workspaces(common, str(record.get("workspace") or ""))
-        if _allowed(rel, own, others or set()):
+        if _allowed(rel, own, others or set()) or _inert(common, rel):
             continue
         if any(q.startswith(rel + "/") and _allowed(q, own, others or set()) for q in new):
             continue  # a new folder holding something allowed: its other entries one by one

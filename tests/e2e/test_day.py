@@ -1,6 +1,6 @@
 """A day with agents (issue #39): the real, pinned Claude Code and Codex
 binaries with their sandbox on and a shell agent, set up exactly as README's
-"A day with agents" tells a person (docs/pending/day-e2e.md), each take a
+"A day with agents" tells a person (README.md), each take a
 card from claim to the person's merge.
 
 The person: ``loopx init --for claude-code``, ``loopx init --for codex``,

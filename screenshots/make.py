@@ -57,6 +57,9 @@ async def shoot(location, name: str, size: tuple[int, int], keys, card) -> Path:
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="loopx-shots-") as tmp:
+        # The board's history check writes this machine's anchor (anchors.json)
+        # into the person's LoopX folder: a throwaway board's goes in its own.
+        os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
         seeded = seed_board(Path(tmp) / "project")
         clock.freeze(seeded.now)
         try:

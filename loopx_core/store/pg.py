@@ -304,30 +304,26 @@ class PostgresStore(Store):
         try:
             if self._fast:
                 try:
-                    with self._fast_atomic(write=write):
-                        if write:
-                            take_write_lock(self.execute)
-                            self._locked()
-                        result = body()
-                        if write:
-                            self._notify()
-                        faults.point("commit")
-                    faults.point("committed")
-                    return result
+                    return self._run_in(self._fast_atomic(write=write), body, write)
                 except NeedsModels:
                     self._drop_fast()  # rolled back: run again on peewee, below
-            with self._pg_atomic():
-                if write:
-                    take_write_lock(self.execute)
-                    self._locked()
-                result = body()
-                if write:
-                    self._notify()
-                faults.point("commit")
-            faults.point("committed")
-            return result
+            return self._run_in(self._pg_atomic(), body, write)
         finally:
             records.release(token)
+
+    def _run_in(self, atomic, body: Callable[[], T], write: bool) -> T:
+        """``body`` in the transaction ``atomic`` (either client's): a write takes
+        the board's write lock first and notifies its channel before COMMIT."""
+        with atomic:
+            if write:
+                take_write_lock(self.execute)
+                self._locked()
+            result = body()
+            if write:
+                self._notify()
+            faults.point("commit")
+        faults.point("committed")
+        return result
 
     _savepoints = 0
 

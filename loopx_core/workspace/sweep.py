@@ -182,7 +182,7 @@ def _inert(common: str, rel: str) -> bool:
     a name under refs/ or logs/ with a component git refuses (``.git``,
     ``.codex``: Codex binds its protected names in each writable root, Claude
     Code binds placeholders over denied paths), an empty folder, or no regular
-    file (a character device, a socket). Moving one out from under a running
+    file or link (a character device, a socket). Moving one out from under a running
     turn's sandbox breaks that turn; leaving it misleads no git."""
     parts = rel.split("/")
     if parts[0] in ("refs", "logs") and any(p.startswith(".") for p in parts[1:]):
@@ -197,7 +197,7 @@ def _inert(common: str, rel: str) -> bool:
             return not os.listdir(path)
         except OSError:
             return True
-    return not stat.S_ISREG(mode)
+    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))  # (git follows a link: a linked MERGE_HEAD or ref is read)
 
 
 def _allowed(rel: str, own: set[str], others: set[str]) -> bool:

@@ -134,3 +134,26 @@ def test_the_record_folder_is_the_one_prepare_makes(repo):
     workspace_bounds.prepare(b)
     assert (repo / ".git" / workspace_bounds.TURNS) .is_dir()
     assert str(repo / ".git" / workspace_bounds.TURNS) in workspace_bounds.guarded(b)  # so the sandbox keeps the record read-only
+
+
+def test_a_linked_entry_is_swept_and_a_sandboxs_mount_point_is_left(repo, tmp_path):
+    """git follows a link: a program's ``MERGE_HEAD`` or branch made as a symlink
+    to a file it wrote is swept like a file. What git never reads — an empty
+    folder, a name git refuses under refs/ (another turn's sandbox binds them) —
+    stays where it is."""
+    b = bounds(repo)
+    workspace_bounds.prepare(b)
+    common = repo / ".git"
+    sweep.begin(b)
+    head = git(repo, "rev-parse", "main").strip()
+    target = tmp_path / "elsewhere"
+    target.write_text(head + "\n")
+    (common / "MERGE_HEAD").symlink_to(target)
+    (common / "refs" / "heads" / "linked").symlink_to(target)
+    assert "linked" in git(repo, "branch", "--format=%(refname:short)").split()  # the harm: git reads through the link
+    (common / "refs" / "heads" / "loopx" / ".codex").mkdir(parents=True)  # a mount point Codex's sandbox binds
+    quarantine.admitted(repo)
+    assert not (common / "MERGE_HEAD").is_symlink() and not (common / "refs" / "heads" / "linked").is_symlink()
+    assert "linked" not in git(repo, "branch", "--format=%(refname:short)").split()
+    assert (common / "refs" / "heads" / "loopx" / ".codex").is_dir()
+    sweep.end(b)

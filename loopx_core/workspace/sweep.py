@@ -181,8 +181,8 @@ def _inert(common: str, rel: str) -> bool:
     """An entry git never reads, which may be another turn's sandbox at work:
     a name under refs/ or logs/ with a component git refuses (``.git``,
     ``.codex``: Codex binds its protected names in each writable root, Claude
-    Code binds placeholders over denied paths), an empty folder, or no regular
-    file or link (a character device, a socket). Moving one out from under a running
+    Code binds placeholders over denied paths), an empty folder, or a device
+    (a placeholder bound over a path). Moving one out from under a running
     turn's sandbox breaks that turn; leaving it misleads no git."""
     parts = rel.split("/")
     if parts[0] in ("refs", "logs") and any(p.startswith(".") for p in parts[1:]):
@@ -197,7 +197,9 @@ def _inert(common: str, rel: str) -> bool:
             return not os.listdir(path)
         except OSError:
             return True
-    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))  # (git follows a link: a linked MERGE_HEAD or ref is read)
+    # A device is a sandbox's placeholder; a link is followed by git, and a FIFO
+    # would hang the person's next git reading it: both are swept.
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def _allowed(rel: str, own: set[str], others: set[str]) -> bool:

@@ -150,10 +150,12 @@ def test_a_linked_entry_is_swept_and_a_sandboxs_mount_point_is_left(repo, tmp_pa
     target.write_text(head + "\n")
     (common / "MERGE_HEAD").symlink_to(target)
     (common / "refs" / "heads" / "linked").symlink_to(target)
+    os.mkfifo(common / "shallow")  # the person's next git would hang reading it
     assert "linked" in git(repo, "branch", "--format=%(refname:short)").split()  # the harm: git reads through the link
     (common / "refs" / "heads" / "loopx" / ".codex").mkdir(parents=True)  # a mount point Codex's sandbox binds
     quarantine.admitted(repo)
     assert not (common / "MERGE_HEAD").is_symlink() and not (common / "refs" / "heads" / "linked").is_symlink()
+    assert not (common / "shallow").exists()
     assert "linked" not in git(repo, "branch", "--format=%(refname:short)").split()
     assert (common / "refs" / "heads" / "loopx" / ".codex").is_dir()
     sweep.end(b)

@@ -30,6 +30,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -217,10 +218,8 @@ def marked_processes(token: str) -> list[tuple[int, str]]:
     for entry in _listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                environ = fh.read()
-        except OSError:
+        environ = _environ(int(entry))
+        if environ is None:
             continue  # gone, or not ours
         variables = environ.split(b"\0")
         for var in variables:
@@ -229,6 +228,46 @@ def marked_processes(token: str) -> list[tuple[int, str]]:
                 found.append((int(entry), _cmdline(int(entry)) + (f" (started during {started[0]})" if started else "")))
                 break
     return found
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _environ(pid: int, patience: float = 2.0) -> bytes | None:
+    """The environment ``pid`` started with. A process in the middle of an
+    ``exec`` reads as having none, and no command line either, for a moment
+    (the kernel fills both in only once the new program is loaded): such a
+    one is read again until it has them — a daemon a test just started
+    ``setsid sleep …`` is two execs away from its program — rather than
+    passed over (the cause of a leftover missed under load). A program that
+    was given no environment at all shows a command line and still none,
+    read after it: that is its answer."""
+    deadline = time.monotonic() + patience
+    while True:
+        environ = _read(f"/proc/{pid}/environ")
+        if environ or environ is None:
+            return environ
+        stat = _read(f"/proc/{pid}/stat")
+        if stat is None or _zombie_or_kernel(stat) or time.monotonic() > deadline:
+            return environ
+        if _read(f"/proc/{pid}/cmdline"):
+            again = _read(f"/proc/{pid}/environ")
+            if again or again is None or _read(f"/proc/{pid}/cmdline"):
+                return again  # its program is loaded: this is its environment
+        time.sleep(0.005)
+
+
+def _zombie_or_kernel(stat: bytes) -> bool:
+    try:
+        fields = stat.rsplit(b")", 1)[1].split()
+        return fields[0] in (b"Z", b"X") or bool(int(fields[6]) & 0x00200000)  # state; flags: PF_KTHREAD
+    except (IndexError, ValueError):
+        return True
 
 
 def _cmdline(pid: int) -> str:

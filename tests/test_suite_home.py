@@ -115,3 +115,20 @@ def _running(pid: int) -> bool:
 def test_this_run_has_its_own_home():
     assert os.environ["HOME"].startswith(os.environ[suite_home.DIR_ENV])
     assert os.environ["HOME"] != os.environ[suite_home.REAL_HOME_ENV]
+
+
+def test_a_leftover_caught_in_the_middle_of_an_exec_is_still_found(tmp_path):
+    """A process between ``exec`` and its new program reads as having no
+    environment for a moment: the daemon of the test above, two execs from
+    ``sleep``, was missed that way on a loaded CI machine. A process that does
+    nothing but exec itself is found by every scan, not most."""
+    token = "exec-" + os.urandom(4).hex()
+    script = tmp_path / "again.sh"
+    script.write_text(f"exec /bin/sh {script}\n")
+    proc = subprocess.Popen(["/bin/sh", str(script)], env=dict(os.environ, **{suite_home.RUN_ENV: token}))
+    try:
+        scans = [pid for _ in range(200) for pid, _cmd in suite_home.marked_processes(token)]
+        assert scans == [proc.pid] * 200
+    finally:
+        proc.kill()
+        proc.wait()

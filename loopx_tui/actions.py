@@ -29,12 +29,12 @@ if TYPE_CHECKING:
 
     from loopx_core.store.backends import Store
 
-    from .app import LoopxApp
+    from .host import ActionsHost
 
 
 class HumanActions:
-    def __init__(self, app: LoopxApp, store: Store, person, read_only: str | None = None, hint: str = ""):
-        self.app = app
+    def __init__(self, app: ActionsHost, store: Store, person, read_only: str | None = None, hint: str = ""):
+        self.app = app  # the app, as far as the actions see it (host.py)
         self.store = store
         self.person = person  # keys.Person, or None (read-only)
         # Why human actions are refused (None: they are allowed); the header shows
@@ -47,7 +47,7 @@ class HumanActions:
     # -- the one place -----------------------------------------------------------
     def _perform(self, what: str, operator: Callable[[Any], Any], done: Callable[[Any], None] | None = None) -> Worker | None:
         if self.refusal is not None:
-            self.app.refuse(f"{what}: the board is read-only ({self.refusal})", self.hint)
+            self.app.toasts.refuse(f"{what}: the board is read-only ({self.refusal})", self.hint)
             return None
         actor = self.person
 
@@ -58,10 +58,10 @@ class HumanActions:
                 with self.store.thread_connection():
                     result = terminal_safe_value(operator(actor))
             except LoopxError as err:
-                self._finished(thread, self.app.refuse, terminal_safe_value(err.message), terminal_safe_value(err.hint or ""))
+                self._finished(thread, self.app.toasts.refuse, terminal_safe_value(err.message), terminal_safe_value(err.hint or ""))
                 return None
             except Exception as exc:  # an operator bug must not take the board down
-                self._finished(thread, self.app.refuse, f"{what} failed: {type(exc).__name__}: {exc}", "")
+                self._finished(thread, self.app.toasts.refuse, f"{what} failed: {type(exc).__name__}: {exc}", "")
                 return None
             self._finished(thread, self.app.action_done, result, done)
             return result
@@ -100,12 +100,12 @@ class HumanActions:
             gate, card = result
             if gate.kind == "merge" and gate.status == "approved":
                 said = f"{card.key} merged" if card.status == "done" else f"{card.key} did not merge, back to {card.owner}: {card.next_action}"
-                self.app.notice(f"{key} approved by you; {said}")
+                self.app.toasts.say(f"{key} approved by you; {said}")
                 return
             extra = f", remembered for this {remember}" if remember else ""
             # (an option is an agent's text: the toast names its number, never its words, which could carry markup)
             said = f" with option {gate.options.index(gate.choice) + 1}" if gate.choice else (" with your answer" if gate.text else "")
-            self.app.notice(f"{key} {gate.status}{said} by you{extra}; {card.key} is {card.status}")
+            self.app.toasts.say(f"{key} {gate.status}{said} by you{extra}; {card.key} is {card.status}")
 
         def answer(actor):
             return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text, second_key=second_key)
@@ -114,30 +114,30 @@ class HumanActions:
 
     def move(self, card_id: int, to: str) -> Worker | None:
         def done(card: CardView):
-            self.app.notice(f"{card.key} moved to {card.status}")
+            self.app.toasts.say(f"{card.key} moved to {card.status}")
 
         return self._perform(f"move {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.move_card(self.store, card_id, to, actor), done)
 
     def assign(self, card_id: int, to: str | None) -> Worker | None:
         def done(card: CardView):
             if to is None:
-                self.app.notice(f"{card.key} unassigned; it is {card.status}")
+                self.app.toasts.say(f"{card.key} unassigned; it is {card.status}")
             elif card.status == "handoff":
-                self.app.notice(f"{card.key} handed to {to} with a handoff packet; the old lease is revoked")
+                self.app.toasts.say(f"{card.key} handed to {to} with a handoff packet; the old lease is revoked")
             else:
-                self.app.notice(f"{card.key} assigned to {to}")
+                self.app.toasts.say(f"{card.key} assigned to {to}")
 
         return self._perform(f"assign {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.assign_card(self.store, card_id, to, actor), done)
 
     def raise_budget(self, card_id: int, data: dict) -> Worker | None:
         def done(card: CardView):
-            self.app.notice(f"{card.key} budget raised; it is {card.status}")
+            self.app.toasts.say(f"{card.key} budget raised; it is {card.status}")
 
         return self._perform(f"budget {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.budget_card(self.store, card_id, data, actor), done)
 
     def add_card(self, data: dict, then: Callable[[CardView], None] | None = None) -> Worker | None:
         def done(card: CardView):
-            self.app.notice(f"{card.key} added ({card.status})")
+            self.app.toasts.say(f"{card.key} added ({card.status})")
             if then is not None:
                 then(card)
 
@@ -155,7 +155,7 @@ class HumanActions:
 
         def done(outcome) -> None:
             text = terminal_safe_value(outcome.text or "done")
-            self.app.notice(escape(f"{what}: {text}"), severity="information" if outcome.code == 0 else "warning")
+            self.app.toasts.say(escape(f"{what}: {text}"), severity="information" if outcome.code == 0 else "warning")
 
         return self._perform(what, lambda actor: in_board.run(self.store, argv, actor), done)
 
@@ -166,7 +166,7 @@ class HumanActions:
         def done(result):
             kept, cancelled = result
             gone = ", ".join(c.key for c in cancelled) or "none still open"
-            self.app.notice(f"kept {kept.key}; archived and cancelled: {gone}")
+            self.app.toasts.say(f"kept {kept.key}; archived and cancelled: {gone}")
 
         return self._perform(f"keep {ids.fmt(ids.CARD, card_id)}", lambda actor: tries.keep(self.store, card_id, actor, head), done)
 
@@ -177,6 +177,6 @@ class HumanActions:
         then = {"pause": "no new turn starts", "resume": "it goes on (a stopped runner: start `loopx run` again)", "stop": "it ends its turn, releases its card and exits"}[what]
 
         def done(_view):
-            self.app.notice(f"{agent}'s runner: {what} — {then}")
+            self.app.toasts.say(f"{agent}'s runner: {what} — {then}")
 
         return self._perform(f"{what} {agent}'s runner", lambda actor: runners.control(self.store, agent, what, actor), done)

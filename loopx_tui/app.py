@@ -65,6 +65,7 @@ from .messages import (
     DialogReady,
     EditWanted,
     FilterChanged,
+    GateAnswer,
     GatesWanted,
     HelpWanted,
     HistoryChecked,
@@ -91,11 +92,14 @@ from .notices import follow
 from .paths import css_paths
 from .reads import BoardReader, open_store
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel, Standing
+from .toasts import Toasts
 from .widgets.card_list import CardList
 
 if TYPE_CHECKING:
     from loopx_core.authority.verify import Report
+    from loopx_core.ops.board import GateBrief
 
+    from .host import GateDialog
     from .screens.board import BoardScreen
     from .screens.card import CardScreen
     from .workers import ChangePoller, LeaseReaper
@@ -185,9 +189,10 @@ class LoopxApp(App[int]):
         self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
         self._retry_open = threading.Event()  # set as the app stops: a board waited for is not tried again
         self.history: Report | None = None  # once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
-        # What tests (and the curious) can look at.
-        self.notices: list[tuple[str, str]] = []
-        self._held: list[tuple[str, str, SeverityLevel, float]] = []  # notices kept while a gate is on screen
+        # What the board says in passing, held while a gate is on screen (toasts.py);
+        # ``notices`` is what it said (tests and the curious look at it).
+        self.toasts = Toasts(self.notify, holding=lambda: self.gates.on_screen)
+        self.notices = self.toasts.said
         self.applied = 0  # board changes applied from the poller
         self.lock_line = ""  # what every footer says while a person's action waits for the board (#30)
         self.lock_said = asyncio.Event()  # set while it says so (tests wait on it)
@@ -542,25 +547,11 @@ class LoopxApp(App[int]):
 
     # -- telling the person -----------------------------------------------------------
     def notice(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None:
-        """``notify`` that also remembers the message (tests read ``notices``).
-        While a gate is on screen, notices wait until it is answered: nothing
-        covers the question (at 80×24 a toast would)."""
-        self.notices.append((severity, message))
-        del self.notices[:-200]  # a day in a tmux pane must not grow without bound
-        timeout = timeout if timeout is not None else (8 if severity == "error" else 4)
-        if self.gates.on_screen:
-            self._held.append((message, title, severity, timeout))
-            del self._held[:-5]
-            return
-        self.notify(message, title=title, severity=severity, timeout=timeout)
-
-    def release_notices(self) -> None:
-        held, self._held = self._held, []
-        for message, title, severity, timeout in held:
-            self.notify(message, title=title, severity=severity, timeout=timeout)
+        """A toast, remembered, held while a gate is on screen (toasts.py)."""
+        self.toasts.say(message, title=title, severity=severity, timeout=timeout)
 
     def refuse(self, message: str, hint: str = "") -> None:
-        self.notice(message + (f"\n→ {hint}" if hint else ""), title="Refused", severity="error")
+        self.toasts.refuse(message, hint)
 
     def on_say(self, message: Say) -> None:
         self.notice(message.text, severity=message.severity)
@@ -684,6 +675,24 @@ class LoopxApp(App[int]):
 
     def on_dialog_closed(self, message: DialogClosed) -> None:
         self.call_later(self.gates.show_next)
+
+    # -- what the gate queue asks of the app (host.GatesHost) ------------------------------
+    def show_gate(self, brief: GateBrief, answered: Callable[[GateAnswer | None], None]) -> GateDialog:
+        from .modals.gate import GateModal
+
+        self.clear_notifications()  # nothing may cover the question
+        modal = GateModal(brief, self.now, blink=self.background, ticks=self.ticks, arm_delay=self.arm_delay, reader=self.reader)
+        self.push_screen(modal, callback=answered)
+        return modal
+
+    def answer_gate(self, gate_id: int, answer: GateAnswer) -> None:
+        if self.actions is not None:
+            self.actions.answer_gate(gate_id, answer.decision, answer.note, answer.remember, answer.choice, answer.text, second_key=answer.second_key)
+
+    def refresh_header(self) -> None:
+        board = self.board_screen
+        if board is not None and board.is_attached:
+            board.refresh_header()
 
     # -- what the screens ask for (messages: no screen calls the app) ---------------------
     def post_message(self, message: Message) -> bool:

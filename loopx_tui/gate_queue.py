@@ -26,8 +26,8 @@ from loopx_core.rules import ids
 from loopx_core.shapes.values import GateView
 
 if TYPE_CHECKING:
-    from .app import LoopxApp
-    from .modals.gate import GateAnswer, GateModal
+    from .host import GateDialog, GatesHost
+    from .messages import GateAnswer
     from .reads import BoardReader
 
 
@@ -45,11 +45,11 @@ def idle_setting() -> float:
 
 
 class GateQueue:
-    def __init__(self, app: LoopxApp):
-        self.app = app
+    def __init__(self, app: GatesHost):
+        self.app = app  # the app, as far as the gate queue sees it (host.py)
         self.queue: list[int] = []
         self.deferred: set[int] = set()
-        self.modal: GateModal | None = None  # the dialog on screen
+        self.modal: GateDialog | None = None  # the dialog on screen
         self._fetching: int | None = None  # a brief being read
 
     @property
@@ -97,7 +97,7 @@ class GateQueue:
         self.deferred.clear()
         pending = sorted(self.app.model.pending)
         if not pending:
-            self.app.notice("No gates are waiting for you")
+            self.app.toasts.say("No gates are waiting for you")
             return
         self.queue = pending
         self.show_next(asked=True)
@@ -145,12 +145,10 @@ class GateQueue:
         self.app.run_worker(job, thread=True, group="reads", name=f"brief {ids.fmt(ids.GATE, gid)}", exit_on_error=False)
 
     def _fetched(self, gid: int, brief, error: str | None, asked: bool) -> None:
-        from .modals.gate import GateModal
-
         self._fetching = None
         app = self.app
         if error is not None:
-            app.notice(f"cannot read {ids.fmt(ids.GATE, gid)}: {error}", severity="error")
+            app.toasts.say(f"cannot read {ids.fmt(ids.GATE, gid)}: {error}", severity="error")
         elif brief is None or brief.gate.status != "pending":
             app.model.pending.pop(gid, None)
         elif gid not in app.model.pending or gid in self.deferred or not app.is_running:
@@ -160,32 +158,28 @@ class GateQueue:
             self._say_waiting()
             return
         else:
-            app.clear_notifications()  # nothing may cover the question
-            modal = self.modal = GateModal(brief, app.now, blink=app.background, ticks=app.ticks, arm_delay=app.arm_delay, reader=app.reader)
-            app.push_screen(modal, callback=self._answered)
+            self.modal = app.show_gate(brief, self._answered)
             self._say_waiting()
             return
         self.show_next(asked)
 
     def _say_waiting(self) -> None:
-        board = self.app.board_screen
-        if board is not None and board.is_attached:
-            board.refresh_header()
+        self.app.refresh_header()
 
     def _answered(self, result: GateAnswer | None) -> None:
         modal, self.modal = self.modal, None
         gid = modal.gate_id if modal is not None else None
-        self.app.release_notices()
+        self.app.toasts.release()
         if result is None or gid is None:
             return
         key = ids.fmt(ids.GATE, gid)
         if result.decision == "later":
             self.deferred.add(gid)
-            self.app.notice(f"{key} left for later in Needs you — g answers it")
+            self.app.toasts.say(f"{key} left for later in Needs you — g answers it")
         elif result.decision == "gone":
-            self.app.notice(f"{key} was answered elsewhere")
-        elif self.app.actions is not None:
-            self.app.actions.answer_gate(gid, result.decision, result.note, result.remember, result.choice, result.text, second_key=result.second_key)
+            self.app.toasts.say(f"{key} was answered elsewhere")
+        else:
+            self.app.answer_gate(gid, result)
         self._say_waiting()
         # The person is answering gates: the next one is asked for (not after
         # one that vanished under them, answered elsewhere).

@@ -317,3 +317,15 @@ class Refused(Request):
 
     text: str
     hint: str = ""
+
+
+@dataclass(frozen=True)
+class GateAnswer:
+    """What a gate's dialog closes with (modals/gate.py), for the gate queue (gate_queue.py)."""
+
+    decision: str  # approve | reject | later | gone
+    note: str | None = None
+    remember: str | None = None  # card | agent | board | session (a runtime's question: that exact call)
+    choice: str | None = None  # the option chosen (approves)
+    text: str | None = None  # the person's own words (approves)
+    second_key: bool = False  # confirmed with Y (a dangerous scope, a merge that changes the ground)

@@ -35,8 +35,10 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     importing pydantic, the board's reads building SQL with the models, the
     authority reading the store, a rule importing the verbs' table, the
     leases reaching up to the budget rule, a board screen importing the app, a
-    shell reader importing the checker that calls it, and the shell reader
-    reaching up to the hook's ground."""
+    shell reader importing the checker that calls it, the shell reader
+    reaching up to the hook's ground, the board's gate queue naming the app
+    again (if only for its type: the old circle) and its actions reaching into
+    the gate queue beside them."""
     for pkg in ("loopx_core", "loopx_tui"):
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     shortcuts = {
@@ -56,6 +58,10 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
         module.write_text(module.read_text() + f"\n{line}  # noqa\n")
     screen = tmp_path / "loopx_tui" / "screens" / "card.py"  # a screen calling the app again, if only for its type
     screen.write_text(screen.read_text() + "\nfrom typing import TYPE_CHECKING  # noqa\n\nif TYPE_CHECKING:\n    from ..app import LoopxApp  # noqa\n")
+    queue = tmp_path / "loopx_tui" / "gate_queue.py"
+    queue.write_text(queue.read_text() + "\nif TYPE_CHECKING:\n    from .app import LoopxApp  # noqa\n")
+    actions = tmp_path / "loopx_tui" / "actions.py"
+    actions.write_text(actions.read_text() + "\nfrom . import gate_queue  # noqa\n")
     res = lint(tmp_path)
     assert res.returncode != 0
     assert "loopx_core.adapters.hooks -> loopx_core.store.models" in res.stdout, res.stdout
@@ -67,6 +73,8 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     assert "loopx_core.rules.ids -> loopx_core.shapes.verbs" in res.stdout, res.stdout  # rules: only shapes.errors
     assert "loopx_core.ops.leases -> loopx_core.ops.quota" in res.stdout, res.stdout  # no lifecycle circle
     assert "loopx_tui.screens.card -> loopx_tui.app" in res.stdout, res.stdout  # screens post messages to the app
+    assert "loopx_tui.gate_queue -> loopx_tui.app" in res.stdout, res.stdout  # the services see the app as host.py's protocols
+    assert "loopx_tui.actions -> loopx_tui.gate_queue" in res.stdout, res.stdout  # the app's services are independent
     assert "loopx_core.shell.guarded -> loopx_core.shell.checker" in res.stdout, res.stdout  # no reader imports the checker
     assert "loopx_core.shell.posix_words -> loopx_core.adapters.ground" in res.stdout, res.stdout  # the shell reader is below the hook
 

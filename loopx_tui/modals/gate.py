@@ -23,7 +23,7 @@ refused and the new gate asks again with the new diff (``ops/merges``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from rich.text import Text
 from textual import on
@@ -37,6 +37,7 @@ from textual.widgets.option_list import Option
 from loopx_core.ops.board import GateBrief
 
 from ..format import ago, clock_time, ellipsize, short_sha, size
+from ..messages import GateAnswer
 from ..reads import BoardReader
 from ..widgets.diff_view import stats_text
 from ..widgets.footer import KeyBar
@@ -47,16 +48,6 @@ PASS_KEYS = ("escape", "q", "ctrl+c", "d")  # later (never an answer), quit and 
 ANSWERS = ("approve", "reject", "remember", "pick", "confirm", "option", "words", "session")  # the actions arming holds back
 SMALL_HEIGHT = 22  # rows: below it (a phone over ssh) the dialog shows the evidence on one line and drops its blank lines
 OPTION_KEYS = 9  # options 1–9 have a key (a gate offers at most limits.OPTIONS_MAX = 10; the tenth: t and its text)
-
-
-@dataclass(frozen=True)
-class GateAnswer:
-    decision: str  # approve | reject | later | gone
-    note: str | None = None
-    remember: str | None = None  # card | agent | board | session (a runtime's question: that exact call)
-    choice: str | None = None  # the option chosen (approves)
-    text: str | None = None  # the person's own words (approves)
-    second_key: bool = False  # confirmed with Y (a dangerous scope, a merge that changes the ground)
 
 
 class GateModal(LoopxModal):

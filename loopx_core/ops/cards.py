@@ -19,7 +19,9 @@ from ..store.rows import (
     touch,
 )
 from . import lifecycle, quota, reaper
-from .handoffs import open_handoff
+from .dependencies import open_deps
+from .gate_rows import checked_view
+from .handoff_packet import open_handoff
 from .lifecycle import clear_lease, move, withdraw_pending
 from .quota import over_budget
 from .reaper import reap_card
@@ -30,16 +32,6 @@ HUMAN_MOVES = ("backlog", "ready", "cancelled")
 def _person_only(actor, what: str) -> None:
     if not hasattr(actor, "sign"):
         raise Forbidden(f"only a person can {what}", "a person does this from the board or their own terminal with their key", code="person_only")
-
-
-def open_deps(card_id: int) -> list[int]:
-    return [
-        after
-        for (after,) in records.rows(
-            """SELECT d."after_id" FROM "dependency" d JOIN "card" c ON d."after_id" = c."id" WHERE d."card_id" = ? AND c."status" != 'done' ORDER BY d."after_id" """,
-            (card_id,),
-        )
-    ]
 
 
 def add_card(store, data: dict, actor) -> CardView:
@@ -370,8 +362,6 @@ def _usage(card_id: int) -> dict:
 
 def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
     """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
-    from .gates import checked_view
-
     if reap:
         _reap_if_due(store)
     with store.read():

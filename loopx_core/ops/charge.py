@@ -26,12 +26,13 @@ from __future__ import annotations
 import json
 
 from ..rules import clock, ids
+from ..rules.digest import payload_hash
 from ..store import events, records
 from ..store.records import Evidence
 from ..store.rows import agent_row, card_row, card_view, evidence_view, touch
 from . import quota
+from .evidence import add_evidence
 from .reaper import reap_card
-from .writeback import add_evidence, payload_hash
 
 SOURCE = "hook"
 

@@ -23,7 +23,7 @@ from ..rules import clock
 from ..store import events, records
 from ..store.records import Agent, Card
 from . import leases, quota
-from .writeback import NOT_REPORTS
+from .evidence import NOT_REPORTS
 
 # collections.namedtuple, not typing's: the Stop hook imports this module on every turn end.
 
@@ -169,7 +169,7 @@ def card_state(store, card_id: int) -> tuple[str, str | None]:
 
 def held_cards(store, agent: str) -> list[int]:
     """The agent's active and waiting cards: what a stopping runner gives back
-    (``claims.release_on_stop`` keeps a card waiting on the agent's own question)."""
+    (``release.release_on_stop`` keeps a card waiting on the agent's own question)."""
     with store.read():
         return [r[0] for r in records.rows('SELECT "id" FROM "card" WHERE "lease_holder" = ? AND "status" IN (?, ?) ORDER BY "id"', (agent, "active", "waiting"))]
 

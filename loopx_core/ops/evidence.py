@@ -10,7 +10,8 @@ from ..store.records import Evidence
 SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
 # Evidence that is not an agent's report of its work: usage measured from a
 # transcript (``hook``) and a turn the runner recorded as failed (``runner``).
-NOT_REPORTS = ("hook", "runner")
+MEASURED = "hook"  # usage a hook (or the runner) measured from a transcript: ``charge``
+NOT_REPORTS = (MEASURED, "runner")
 
 
 def add_evidence(

@@ -1,4 +1,4 @@
-"""Claiming work: claim, next (the pre-turn check), heartbeat, release, monitor."""
+"""Claiming work: claim, next (the pre-turn check), heartbeat, monitor (giving it back: ``release``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Giving a card back: its lease cleared, its pending gates withdrawn, the
-card ``ready`` again (an exhausted one paused). The step ``claims``,
-``writeback --release``, a runner that stops and a claim whose workspace
-could not be made (``workspace_open.name_in``) share; ``release`` is the
-agent's own ``loopx release``. It imports no verb."""
+card ``ready`` again (an exhausted one paused): the agent's own ``loopx
+release``, and the step ``writeback --release``, a runner that stops
+(``release_on_stop``) and a claim whose workspace could not be made
+(``workspace_open.name_in``) share. It imports no verb."""
 
 from __future__ import annotations
 

@@ -24,6 +24,10 @@ workspace is that checkout's: from another checkout it is listed, never
 opened, recorded, archived or removed (``workspace_elsewhere``) — its
 commits are in that checkout's repository.
 
+Opening one — made on first use, its setup command, named in the ``next``
+answer that says "work" — is ``workspace_open``, above this module and the
+person's cap on their total size (``workspace_cap``).
+
 The per-turn path pays nothing when there is no workspace: ``capture`` asks
 the board's table (one indexed read) only when the project folder has a
 ``.git``, and imports the git plumbing only when a workspace is open.

@@ -3,7 +3,7 @@
 Prints, for this machine, medians over --runs, each LoopX sample taken next to
 its bare counterpart so machine noise hits both alike:
 
-- opening a card's workspace (``ops.workspaces.open_workspace``: the board read,
+- opening a card's workspace (``ops.workspace_open.open_workspace``: the board read,
   ``git worktree add -b loopx/LX-N PATH BASE``, the event) against ``git
   worktree add`` itself. Target: <= 1.2x. Also the cold ``loopx workspace
   open`` process, for reference (a Python start on top).
@@ -89,7 +89,7 @@ def main() -> int:
         env["XDG_DATA_HOME"] = str(folder / "data")
         os.environ.update(LOOPX_KEY=env["LOOPX_KEY"], XDG_CONFIG_HOME=env["XDG_CONFIG_HOME"], XDG_DATA_HOME=env["XDG_DATA_HOME"])
         from loopx_core.authority import keys
-        from loopx_core.ops import workspaces
+        from loopx_core.ops import workspace_open, workspaces
         from loopx_core.ops.board import init_board
         from loopx_core.ops.cards import add_card
         from loopx_core.store.discovery import parse_target
@@ -106,7 +106,7 @@ def main() -> int:
         cli_env = dict(env, LOOPX_DB=str(project / ".loopx" / "board.db"))
         for n in range(args.runs):
             bare_add.append(timed(lambda n=n: sh(project, "worktree", "add", "-q", "-b", f"bench/{n}", str(folder / "bare" / str(n)), base)))
-            opened.append(timed(lambda n=n: workspaces.open_workspace(store, n + 1, "agent:bench")))
+            opened.append(timed(lambda n=n: workspace_open.open_workspace(store, n + 1, "agent:bench")))
             cold.append(timed(lambda n=n: subprocess.run([*loopx, f"LX-{args.runs + n + 1}"], env=cli_env, cwd=project, check=True, capture_output=True)))
         # a turn's edits: ten files changed, two new ones
         ws = workspaces.lookup(store, 1).path

@@ -1,5 +1,5 @@
 """A card's workspace in the tests of merging and the diff (#26): opened by the
-kernel itself (``ops.workspaces``), committed to with real git."""
+kernel itself (``ops.workspace_open``), committed to with real git."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from tests.conftest import git
 
 def open_workspace(location_or_board, card_id: int, agent: str = "a1") -> Path:
     """The card's workspace (a worktree on ``loopx/LX-N``), as a claim's first turn makes it."""
-    from loopx_core.ops import workspaces
+    from loopx_core.ops import workspace_open
     from loopx_core.store.backends import Store
 
     store = location_or_board.store() if hasattr(location_or_board, "store") else Store.open(location_or_board)
     try:
-        return Path(workspaces.open_workspace(store, card_id, f"agent:{agent}").path)
+        return Path(workspace_open.open_workspace(store, card_id, f"agent:{agent}").path)
     finally:
         store.close()
 

@@ -34,7 +34,9 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     reading the models, the watcher writing events itself, the cold path
     importing pydantic, the board's reads building SQL with the models, the
     authority reading the store, a rule importing the verbs' table, the
-    leases reaching up to the budget rule, a board screen importing the app, a
+    leases reaching up to the budget rule, a verb importing another verb (the
+    operators' tiers), a shared step reaching up to the verb that calls it, a
+    board screen importing the app, a
     shell reader importing the checker that calls it, the shell reader
     reaching up to the hook's ground, the board's gate queue naming the app
     again (if only for its type: the old circle) and its actions reaching into
@@ -50,6 +52,8 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
         "authority/trust.py": "from ..store import records",
         "rules/ids.py": "from ..shapes import verbs",
         "ops/leases.py": "from . import quota",
+        "ops/cards.py": "from . import claims",
+        "ops/gate_rows.py": "from . import gates",
         "shell/guarded.py": "from . import checker",
         "shell/posix_words.py": "from ..adapters import ground",
     }
@@ -72,6 +76,8 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     assert "loopx_core.authority.trust -> loopx_core.store.records" in res.stdout, res.stdout  # the store builds on authority, never back
     assert "loopx_core.rules.ids -> loopx_core.shapes.verbs" in res.stdout, res.stdout  # rules: only shapes.errors
     assert "loopx_core.ops.leases -> loopx_core.ops.quota" in res.stdout, res.stdout  # no lifecycle circle
+    assert "loopx_core.ops.cards -> loopx_core.ops.claims" in res.stdout, res.stdout  # no verb imports another
+    assert "loopx_core.ops.gate_rows -> loopx_core.ops.gates" in res.stdout, res.stdout  # the shared steps are below the verbs
     assert "loopx_tui.screens.card -> loopx_tui.app" in res.stdout, res.stdout  # screens post messages to the app
     assert "loopx_tui.gate_queue -> loopx_tui.app" in res.stdout, res.stdout  # the services see the app as host.py's protocols
     assert "loopx_tui.actions -> loopx_tui.gate_queue" in res.stdout, res.stdout  # the app's services are independent

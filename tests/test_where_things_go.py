@@ -13,7 +13,7 @@ BASES = (REPO, REPO / "loopx_core", REPO / "loopx_tui")
 TASKS = ("a verb", "an MCP tool", "a rule", "an event kind", "a gate kind", "a migration", "a runtime", "a key on the board", "a screen or a dialog", "a bench")
 CODE = re.compile(r"`([^`]+)`")
 FILE = re.compile(r"^[\w./-]*\w/[\w./-]*\.(?:py|md|tcss|toml)$|^[\w-]+/$|^[\w]+/[\w/]+/$")
-NAME = re.compile(r"^((?:[\w]+/)+[\w]+)\.([A-Za-z_]\w*)")  # ops/gates.open_gate(...)
+NAME = re.compile(r"^((?:[\w]+/)+[\w]+)\.([A-Za-z_]\w*)")  # ops/gate_rows.open_gate(...)
 
 
 def section() -> str:
@@ -59,7 +59,7 @@ def test_every_file_and_name_it_points_at_is_there():
 
 def test_a_moved_file_or_a_renamed_name_is_caught():
     """It bites: the table as it would read after a module moved, or a name in it was renamed."""
-    row = "| a gate kind | `ops/gates.open_gate(...)` | `loopx_tui/modals/gate.py`, `cli/gate_commands.py` | `tests/tui/test_gates.py` |"
+    row = "| a gate kind | `ops/gate_rows.open_gate(...)` | `loopx_tui/modals/gate.py`, `cli/gate_commands.py` | `tests/tui/test_gates.py` |"
     assert missing(row) == []
-    assert missing(row.replace("open_gate", "open_the_gate")) == ["ops/gates.open_the_gate(...): ops/gates.py defines no open_the_gate"]
+    assert missing(row.replace("open_gate", "open_the_gate")) == ["ops/gate_rows.open_the_gate(...): ops/gate_rows.py defines no open_the_gate"]
     assert missing(row.replace("cli/gate_commands.py", "cli/gates.py")) == ["cli/gates.py: no such file or folder"]

@@ -5,7 +5,7 @@ the whole budget of a dangerous call, so this reads the board with ``sqlite3``
 directly — but decides with the kernel's own rules: ``authority.Authority``
 (capabilities, grants and approvals, each honoured only when a person's
 signature verifies) over a plain-SQL query function. It finds the pending gate
-a retry reuses (``gates.open_gate``). It never writes: anything it is not sure
+a retry reuses (``gate_rows.open_gate``). It never writes: anything it is not sure
 about (a schema it does not know, an expired lease, an overdue gate, a scope
 with no gate yet, ``LOOPX_NOW`` on a board that is not a test board — the
 kernel's ``trust.clock_movable``, asked here too) is left to the kernel's

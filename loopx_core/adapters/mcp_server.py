@@ -336,7 +336,7 @@ def tool_claim(tools, card: str) -> str:
 
 def _with_workspace(tools, answer: dict, agent: str) -> str:
     """The card's workspace named in the answer (made at its first claim), as the CLI's ``next`` does."""
-    from ..ops.workspaces import name_in
+    from ..ops.workspace_open import name_in
 
     warnings = name_in(tools.store, answer, agent)
     if warnings:

@@ -146,7 +146,8 @@ def cmd_card_list(ctx: Context) -> Outcome:
 
 def cmd_card_show(ctx: Context) -> Outcome:
     from ..ops.cards import show_card, usage_of
-    from ..ops.workspaces import last_rebuild, lookup, rebuilt_text
+    from ..ops.workspace_open import last_rebuild, rebuilt_text
+    from ..ops.workspaces import lookup
 
     cid = card_id(ctx.args.card)
     card = show_card(ctx.store, cid).to_json()

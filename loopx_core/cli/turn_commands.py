@@ -73,7 +73,7 @@ def cmd_claim(ctx: Context) -> Outcome:
 
     data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease})
     cid = card_id(ctx.args.card)
-    from ..ops.workspaces import before_claim
+    from ..ops.workspace_open import before_claim
 
     early = before_claim(ctx.store, cid, data["agent"], ctx.args.in_project)  # refused with nothing written, or made
 
@@ -87,7 +87,7 @@ def cmd_claim(ctx: Context) -> Outcome:
 
 
 def _workspace_of(ctx: Context, result: dict, agent: str, in_project: bool) -> list[str]:
-    from ..ops.workspaces import name_in
+    from ..ops.workspace_open import name_in
 
     return name_in(ctx.store, result, agent, in_project)
 
@@ -210,7 +210,7 @@ def cmd_accept(ctx: Context) -> Outcome:
 
 
 def cmd_release(ctx: Context) -> Outcome:
-    from ..ops.claims import release
+    from ..ops.release import release
 
     def fn(agent, cid):
         card = release(ctx.store, cid, agent, ctx.args.lease_token).to_json()

@@ -15,7 +15,7 @@ def _size_text(size: int | None) -> str:
 
 
 def cmd_open(ctx: Context) -> Outcome:
-    from ..ops.workspaces import open_workspace
+    from ..ops.workspace_open import open_workspace
 
     cid = card_id(ctx.args.card)
     said: list[str] = []
@@ -33,7 +33,7 @@ def cmd_start(ctx: Context) -> Outcome | int:
     any other way reads the workspace's own settings, which its agent can write."""
     import shlex
 
-    from ..ops.workspaces import open_workspace
+    from ..ops.workspace_open import open_workspace
     from ..runner import runtimes
     from ..shapes.errors import UsageError
     from ..store.rows import agent_row
@@ -217,7 +217,7 @@ def _setup_text(current: dict | None) -> str:
 
 
 def cmd_setup(ctx: Context) -> Outcome:
-    from ..ops.workspaces import set_setup, setup_of
+    from ..ops.workspace_open import set_setup, setup_of
     from ..rules.durations import parse_duration
     from ..shapes.errors import InvalidInput, UsageError
 

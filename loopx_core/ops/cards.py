@@ -6,7 +6,7 @@ from ..rules import clock, holding, ids
 from ..shapes.errors import Conflict, Forbidden, InvalidInput
 from ..shapes.values import CardDetail, CardView
 from ..store import events, records
-from ..store.records import Card, CardTry, Dependency, Evidence, Gate, Handoff, Observed
+from ..store.records import Card, Evidence, Gate, Handoff, Observed
 from ..store.rows import (
     agent_row,
     card_row,
@@ -14,32 +14,18 @@ from ..store.rows import (
     card_views,
     evidence_view,
     handoff_view,
-    missing_card,
     observed_view,
     touch,
 )
-from . import lifecycle, quota, reaper
-from .handoffs import open_handoff
+from . import quota, reaper
+from .card_steps import apply_move, create_card, person_only, refused_move
+from .dependencies import open_deps
+from .gate_rows import checked_view
+from .handoff_packet import open_handoff
 from .lifecycle import clear_lease, move, withdraw_pending
-from .quota import over_budget
 from .reaper import reap_card
 
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
-
-
-def _person_only(actor, what: str) -> None:
-    if not hasattr(actor, "sign"):
-        raise Forbidden(f"only a person can {what}", "a person does this from the board or their own terminal with their key", code="person_only")
-
-
-def open_deps(card_id: int) -> list[int]:
-    return [
-        after
-        for (after,) in records.rows(
-            """SELECT d."after_id" FROM "dependency" d JOIN "card" c ON d."after_id" = c."id" WHERE d."card_id" = ? AND c."status" != 'done' ORDER BY d."after_id" """,
-            (card_id,),
-        )
-    ]
 
 
 def add_card(store, data: dict, actor) -> CardView:
@@ -48,96 +34,21 @@ def add_card(store, data: dict, actor) -> CardView:
     return store.run(lambda: card_view(create_card(data, actor, clock.now())))
 
 
-def create_card(data: dict, actor, now: float, **marks) -> Card:
-    """The card and its signed ``card_added`` (in the caller's transaction).
-    ``marks``: more the event records (a try: ``try_of``, ``try_no``)."""
-    for dep in data.get("after") or []:
-        if Card.get(dep) is None:
-            raise missing_card(dep, f"--after {ids.fmt(ids.CARD, dep)}: no such card")
-    if data.get("owner"):
-        agent_row(data["owner"])
-    pending = [d for d in data.get("after") or [] if card_row(d, lock=False).status != "done"]
-    card = lifecycle.create(
-        backlog=bool(data.get("backlog")),
-        waiting_on=pending,
-        title=data["title"],
-        body=data.get("body") or "",
-        assignee=data.get("owner"),
-        needs=sorted(set(data.get("needs") or [])),
-        priority=data.get("priority", 2),
-        next_action=data.get("next"),
-        verify=data.get("verify"),
-        max_turns=data.get("max_turns"),
-        max_tokens=data.get("max_tokens"),
-        max_usd=data.get("max_usd"),
-        created_at=now,
-        updated_at=now,
-    )
-    for dep in sorted(set(data.get("after") or [])):
-        Dependency.create(card_id=card.id, after_id=dep)
-    if marks.get("try_of"):  # the index of the link the signed event below records (ops/try_family.py)
-        CardTry.create(card_id=card.id, try_of=ids.parse(ids.CARD, marks["try_of"]), try_no=marks["try_no"])
-    seq = events.emit(
-        actor, "card_added", card.id,
-        title=card.title, status=card.status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
-        max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify, **marks,
-    )
-    if hasattr(actor, "sign"):
-        card.budget_seq = seq
-        card.save()
-    return card
-
-
-def _refuse(card: Card, to: str, why: str, hint: str = "") -> Conflict:
-    return Conflict(f"cannot move {ids.fmt(ids.CARD, card.id)} from {card.status} to {to}: {why}", hint, code="illegal_move", data={"card": card_view(card).to_json()})
-
-
 def move_card(store, card_id: int, to: str, actor) -> CardView:
     """A person's move to backlog, ready or cancelled (``actor``: a ``keys.Person``,
     whose key signs it); every other status is reached only through the agents' operators."""
-    _person_only(actor, "move cards")
+    person_only(actor, "move cards")
     if to not in HUMAN_MOVES:
         raise InvalidInput(f"cannot move a card to {to!r} by hand", f"use one of: {', '.join(HUMAN_MOVES)}")
 
     return store.run(lambda: card_view(apply_move(reap_card(card_row(card_id)), to, actor, clock.now())))
 
 
-def apply_move(card: Card, to: str, actor, now: float) -> Card:
-    """A person's move of ``card`` (in the caller's transaction), refused when illegal."""
-    key = ids.fmt(ids.CARD, card.id)
-    frm = card.status
-    if frm == to:
-        raise _refuse(card, to, f"it is already {to}")
-    if frm == "done":
-        raise _refuse(card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`")
-    if to in ("ready", "backlog") and frm in ("waiting", "handoff"):
-        hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
-        raise _refuse(card, to, f"it is {frm}", hint)
-    if to == "backlog" and frm in ("active", "monitoring"):
-        raise _refuse(card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it")
-    if to == "ready":
-        blocking = open_deps(card.id)
-        if blocking:
-            raise _refuse(card, to, "waiting on " + ", ".join(ids.key(ids.CARD, d) for d in blocking), "finish those cards first")
-        if over_budget(card):  # whatever it was: an exhausted card is never made claimable
-            raise _refuse(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
-    revoked = card.lease_holder
-    withdraw_pending(card, now, f"moved to {to} by {actor}")
-    clear_lease(card)
-    move(card, to, "card_moved")
-    card.paused_reason = card.blocked_reason = card.handoff_to = None
-    card.monitor_due = None
-    card.stalls = 0
-    touch(card, now)
-    events.emit(actor, "card_moved", card.id, **{"from": frm, "to": to, "revoked": revoked})
-    return card
-
-
 def assign_card(store, card_id: int, to: str | None, actor, summary: str | None = None) -> CardView:
     """A person gives a card to an agent (``actor``: a ``keys.Person``). A card
     someone holds is reassigned with a handoff packet built from its state; the
     old lease is revoked. ``to=None`` unassigns."""
-    _person_only(actor, "reassign cards")
+    person_only(actor, "reassign cards")
 
     def body():
         now = clock.now()
@@ -146,7 +57,7 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
         if to is not None:
             agent_row(to)
         if card.status in ("done", "cancelled"):
-            raise _refuse(card, to or "unassigned", f"it is {card.status}")
+            raise refused_move(card, to or "unassigned", f"it is {card.status}")
         holder = card.lease_holder if card.status in holding.HELD else (card.handoff_to if card.status == "handoff" else None)
         if holder is not None and holder == to:
             raise Conflict(f"{key} is already with {to}", "", code="no_change", data={"card": card_view(card).to_json()})
@@ -217,7 +128,7 @@ def edit_card(store, card_id: int, data: dict, actor) -> CardView:
     """A person rewrites a card's title, objective (``body``), next action or
     verify command (an empty ``verify`` or ``next`` clears it). The signed
     ``card_edited`` event records the new values."""
-    _person_only(actor, "edit a card")
+    person_only(actor, "edit a card")
     changes = {k: v for k, v in data.items() if k in EDITABLE and v is not None}
     if not changes:
         raise InvalidInput("nothing to change", "give at least one of --title, --body, --next, --verify")
@@ -226,7 +137,7 @@ def edit_card(store, card_id: int, data: dict, actor) -> CardView:
         now = clock.now()
         card = reap_card(card_row(card_id))
         if card.status in ("done", "cancelled"):
-            raise _refuse(card, card.status, f"{ids.fmt(ids.CARD, card.id)} is {card.status}: its record stays as it ended", "add a new card instead")
+            raise refused_move(card, card.status, f"{ids.fmt(ids.CARD, card.id)} is {card.status}: its record stays as it ended", "add a new card instead")
         new = {k: (v if v != "" or k in ("title", "body") else None) for k, v in changes.items()}
         for key, value in new.items():
             setattr(card, EDITABLE[key], value)
@@ -370,8 +281,6 @@ def _usage(card_id: int) -> dict:
 
 def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
     """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
-    from .gates import checked_view
-
     if reap:
         _reap_if_due(store)
     with store.read():

@@ -1,4 +1,4 @@
-"""Claiming work: claim, next (the pre-turn check), heartbeat, release, monitor."""
+"""Claiming work: claim, next (the pre-turn check), heartbeat, monitor (giving it back: ``release``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from ..store import events, records
 from ..store.records import Agent, Card, Gate
 from ..store.rows import agent_row, card_row, card_view, gate_view, handoff_view, touch
 from . import leases, quota, reaper
-from .gates import RUNTIME, _rules, checked_view, holding_gate, open_gate
-from .handoffs import latest_handoff
-from .lifecycle import clear_lease, gate_blocked, move, withdraw_pending
+from .gate_rows import authority_of, checked_view, holding_gate, open_gate
+from .handoff_packet import latest_handoff
+from .lifecycle import gate_blocked, move
 from .reaper import reap_card
 from .try_family import first_of, other_try_of
 
@@ -27,7 +27,7 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
     first_gate = None
     needs = card.needs or []
-    rules = _rules(store) if needs else None
+    rules = authority_of(store) if needs else None
     for scope in needs:
         if rules is not None and rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
             gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
@@ -201,52 +201,6 @@ def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -
             leases.renew(card, now)
         touch(card, now)
         events.emit(f"agent:{agent}", "heartbeat", card.id, token=card.lease_token, expires_at=clock.iso(card.lease_expires))
-        return card_view(card)
-
-    return store.run(body)
-
-
-def release_card(card: Card, actor: str, now: float) -> None:
-    withdraw_pending(card, now, f"released by {actor}")
-    token = card.lease_token
-    clear_lease(card)
-    move(card, "ready", "released")
-    card.monitor_due = None
-    events.emit(actor, "released", card.id, token=token)
-    quota.hold(card)
-    touch(card, now)
-
-
-def release_on_stop(store, card_id: int, agent: str, why: str) -> CardView | None:
-    """A stopping runner gives back ``card_id``: the questions its runtime
-    asked there are withdrawn (no turn waits on them any more: answering one
-    later would answer nobody), and the card goes back to ready unless it
-    still waits on a question the agent asked itself (then it keeps its
-    holder, as a gate waiting on a person should). None: not the agent's, or
-    kept."""
-
-    def body():
-        now = clock.now()
-        agent_row(agent)
-        card = reap_card(card_row(card_id))
-        if card.lease_holder != agent or card.status not in ("active", "waiting"):
-            return None
-        if Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' AND "kind" != ?""", (card.id, RUNTIME)) is not None:
-            return None
-        withdraw_pending(card, now, why)  # (only the runtime's questions are pending)
-        release_card(card, f"agent:{agent}", now)
-        return card_view(card)
-
-    return store.run(body)
-
-
-def release(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
-    def body():
-        now = clock.now()
-        agent_row(agent)
-        card = reap_card(card_row(card_id))
-        leases.require_holder(card, agent, lease_token, ("active", "waiting", "monitoring"))
-        release_card(card, f"agent:{agent}", now)
         return card_view(card)
 
     return store.run(body)

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import time
-
 from ..rules import clock, ids
+from ..rules.digest import payload_hash
 from ..shapes.errors import Conflict, Forbidden
 from ..shapes.values import CardView, EvidenceView
 from ..store import events, records
 from ..store.records import Card, Evidence
 from ..store.rows import agent_row, card_row, card_view, evidence_view, touch
-from . import idempotence, leases, workspaces
-from .cards import open_deps
-from .gates import holding_gate
+from . import idempotence, leases, merges, workspaces
+from .dependencies import unblock_after
+from .evidence import NOT_REPORTS
+from .gate_rows import holding_gate, open_gate
 from .lifecycle import clear_lease, move
 from .reaper import reap_card
-from .writeback import NOT_REPORTS, payload_hash
-
-OUTPUT_TAIL = 4000
+from .verify_command import run_verify
 
 
 def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
@@ -33,65 +30,12 @@ def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
         raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}" + (f" ({why})" if why else ""), "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
 
 
-def unblock_after(card: Card, now: float) -> None:
-    """``card`` is done: the cards waiting only on it go ready."""
-    for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
-        waiting = card_row(waiting_id)  # (the dependency's key holds it there)
-        if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
-            move(waiting, "ready", "unblocked")
-            waiting.blocked_reason = None
-            touch(waiting, now)
-            events.emit("system", "unblocked", waiting.id, by=ids.fmt(ids.CARD, card.id))
-
-
 def _settled(card: Card, row: Evidence):
     """The finished answer, its --op-id recorded in this same transaction (a kill after
     the commit finds it on the retry)."""
     view, evidence = card_view(card), evidence_view(row)
     idempotence.settle({"card": view.to_json(), "evidence": evidence.to_json()}, 0)
     return view, evidence, True
-
-
-def _kill_group(proc) -> None:
-    """Kill the verify command and everything it started (it leads its own session)."""
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
-def run_verify(command: str, cwd: str, timeout: float, env_extra: dict, prefix: list[str] | None = None) -> dict:
-    """``prefix``: the argv that confines it (``adapters/confine``), before ``/bin/sh -c``."""
-    import subprocess  # only a card with a verify command pays for it
-
-    started = time.monotonic()
-    env = dict(os.environ, **env_extra)
-    argv: str | list[str] = [*prefix, "/bin/sh", "-c", command] if prefix else command
-    # A session of its own, so a timeout kills the command's children too (a shell's
-    # `pytest -n 4` or `sleep &` would otherwise outlive the timeout, still running).
-    proc = subprocess.Popen(argv, shell=not prefix, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-        code, timed_out = proc.returncode, False
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        output, _ = proc.communicate()
-        code, timed_out = None, True
-    except BaseException:
-        _kill_group(proc)
-        proc.wait()
-        raise
-    text = output.decode("utf-8", "replace") if isinstance(output, bytes) else (output or "")
-    return {
-        "command": command,
-        "exit_code": code,
-        "passed": code == 0 and not timed_out,
-        "timed_out": timed_out,
-        "seconds": round(time.monotonic() - started, 3),
-        "output": text[-OUTPUT_TAIL:],
-    }
 
 
 def set_by_a_person(store, card_id: int, command: str) -> bool:
@@ -122,7 +66,6 @@ def ask_vanished(card: Card, agent: str, lost: list[tuple[str, str]], kept: list
     waits): the person approves finishing without those commits — kept under
     LoopX's refs for the card — or rejects, and the card goes back."""
     from ..authority import work
-    from .gates import open_gate
 
     key = ids.fmt(ids.CARD, card.id)
     question = (
@@ -147,8 +90,6 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         return card.lease_token, card.verify
 
     token, command = store.run(precheck)
-    from . import merges
-
     merge = merges.pending_merge(store, card_id)  # a branch with new commits: the person merges it (git, outside the transaction)
     lost = workspaces.vanished(store, card_id)  # recorded commits on neither the base nor the branch: the person lets them go
     kept = workspaces.keep(store, card_id, [c for c, _ in lost]) if lost else []  # (before asking: no git gc loses them meanwhile)

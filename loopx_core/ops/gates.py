@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from ..rules import clock, ids
 from ..rules.decisions import signed_answer
-from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
+from ..shapes.errors import Conflict, Forbidden, InvalidInput
 from ..shapes.values import CardView, GateView
 from ..store import events, records
 from ..store.records import Card, Event, Gate, Grant
 from ..store.rows import agent_row, card_row, card_view, gate_view, touch
 from . import leases, quota, reaper
+from .gate_rows import RUNTIME, authority_of, checked_view, forged, gate_row, open_gate
 from .lifecycle import block_on_gate, move
 from .reaper import reap_card
 
-RUNTIME = "runtime"  # the kind of a gate a runtime asked for its turn: no one waits on it once its runner stopped
 SESSION = "session"  # remember a runtime gate's approval for its runner's session: that exact call, that card, that agent
 
 
@@ -45,7 +45,7 @@ def session_allows(store, card_id: int, agent: str, session: str, tool: str, cal
     tool and call. An edited row or event counts for nothing."""
     wanted = {"runner": session, "tool": tool, "call": call}
     with store.read():
-        rules = _rules(store)
+        rules = authority_of(store)
         for gate in Gate.where("""WHERE "card_id" = ? AND "agent" = ? AND "kind" = ? AND "status" = 'approved' ORDER BY "id" DESC""", (card_id, agent, RUNTIME)):
             if forged(store, gate) is not None:
                 continue
@@ -54,44 +54,6 @@ def session_allows(store, card_id: int, agent: str, session: str, tool: str, cal
             if data.get("remember") == SESSION and data.get("session") == wanted:
                 return f"{signed.actor} ({ids.fmt(ids.GATE, gate.id)})"
     return None
-
-
-def _rules(store):
-    """Who may do what on this board (imported when a verb needs it: not every per-turn call does)."""
-    from ..authority.authority import Authority
-
-    return Authority.of(store)
-
-
-def open_gate(card: Card, agent: str, question: str, scope: str | None, options: list[str], deadline: float | None, kind: str, now: float, extra: dict | None = None) -> tuple[Gate, bool]:
-    """The pending gate for this question (reused on a retry) or a new one.
-    Returns (gate, created). The card goes ``waiting`` while any gate is pending.
-    ``extra``: more the ``gate_asked`` event records (a merge gate: branch, base, head)."""
-    pending = """WHERE "card_id" = ? AND "status" = 'pending' AND """
-    if scope:
-        existing = Gate.first(pending + '"scope" = ? ORDER BY "id"', (card.id, scope))
-    else:
-        existing = Gate.first(pending + '"scope" IS NULL AND "question" = ? ORDER BY "id"', (card.id, question))
-    if existing is not None:
-        return existing, False
-    gate = Gate.create(
-        card_id=card.id,
-        agent=agent,
-        kind=kind,
-        question=question,
-        scope=scope,
-        options=options,
-        status="pending",
-        deadline=(now + deadline) if deadline else None,
-        lease_token=card.lease_token,
-        created_at=now,
-    )
-    move(card, "waiting", "gate_asked")
-    card.lease_expires = None  # a lease does not run out while a human decides
-    card.progress_mark = True
-    touch(card, now)
-    events.emit(f"agent:{agent}", "gate_asked", card.id, gate=ids.fmt(ids.GATE, gate.id), question=question, scope=scope, kind=kind, **(extra or {}))
-    return gate, True
 
 
 def _auto_approve(card: Card, agent: str, question: str, scope: str, by: str, now: float) -> Gate:
@@ -110,7 +72,7 @@ def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     scope = data.get("scope")
     if scope:
-        by = _rules(store).allowed(scope, agent, card.id, card.lease_token, now)
+        by = authority_of(store).allowed(scope, agent, card.id, card.lease_token, now)
         if by is not None:
             by = f"capability:{agent}" if by == "capability" else by
             return gate_view(_auto_approve(card, agent, data["question"], scope, by, now)), card_view(card), True
@@ -138,7 +100,7 @@ def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str
     on it now, each with what allows it (a capability, a grant, an approved gate)."""
     with store.read():
         agent_row(agent)
-        rules = _rules(store)
+        rules = authority_of(store)
         now = clock.now()
         card = leases.held_card(agent, now)
         allowed = {}
@@ -147,46 +109,6 @@ def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str
             if by is not None:
                 allowed[scope] = by
         return (card_view(card) if card is not None else None), allowed
-
-
-def gate_row(gate_id: int) -> Gate:
-    row = Gate.get(gate_id, lock=True)
-    if row is None:
-        raise NotFound(f"no gate {ids.fmt(ids.GATE, gate_id)}", "`loopx gate list --pending` shows the open gates", code="unknown_gate")
-    return row
-
-
-def forged(store, gate: Gate) -> str | None:
-    """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
-    if gate.status != "approved":
-        return None
-    from ..authority.authority import forged_approval
-
-    return forged_approval(_rules(store), gate, clock.now())
-
-
-def holding_gate(store, card: Card) -> tuple[Gate | None, str | None]:
-    """The gate ``card`` waits on, as its people decided it: a pending one, or
-    an approval of this lease that no signature backs (a row edited to
-    "approved" reads as pending: ``next``, ``claim`` and ``done`` never honour
-    it). Returns (gate, why it is forged or None)."""
-    pending = Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
-    if pending is not None:
-        return pending, None
-    if card.lease_token is None:
-        return None, None
-    for gate in Gate.where("""WHERE "card_id" = ? AND "status" = 'approved' AND "lease_token" = ? ORDER BY "id" """, (card.id, card.lease_token)):
-        why = forged(store, gate)
-        if why is not None:
-            return gate, why
-    return None, None
-
-
-def checked_view(store, gate: Gate) -> GateView:
-    """The gate as its people decided it: an approval no signature backs reads as pending."""
-    why = forged(store, gate)
-    view = gate_view(gate)
-    return view if why is None else view.unbacked(why)
 
 
 def status(store, gate_id: int) -> GateView:

@@ -6,10 +6,10 @@ import json
 from contextvars import ContextVar
 
 from ..rules import clock, limits
+from ..rules.digest import payload_hash
 from ..shapes.errors import Conflict, InvalidInput
 from ..store import events
 from ..store.records import Operation
-from .writeback import payload_hash
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:

@@ -29,7 +29,9 @@ from ..shapes.errors import Conflict, InvalidInput
 from ..store import events, records
 from ..store.records import Card, Gate
 from ..store.rows import touch
-from .lifecycle import clear_lease, move
+from .dependencies import unblock_after
+from .gate_rows import open_gate
+from .lifecycle import SYSTEM, clear_lease, move
 
 if TYPE_CHECKING:
     from ..workspace.merge import DiffSummary, Pin
@@ -153,8 +155,6 @@ def behind(store, card_id: int) -> tuple[str, int] | None:
 
 def ask(card: Card, agent: str, plan: Plan, now: float) -> Gate:
     """Open the card's merge gate (the caller's transaction; the card waits)."""
-    from .gates import open_gate
-
     question = f"Merge {plan.branch} into {plan.base}?"
     extra = {**plan._asdict(), "ground": list(plan.ground)}
     gate, _ = open_gate(card, agent, question, SCOPE, [], None, KIND, now, extra=extra)
@@ -231,7 +231,6 @@ def rearm(store, person, card: Card, gate: Gate, moved, now: float) -> Conflict:
     conflict. Returns the refusal the person reads."""
     from ..workspace.git import GitError
     from ..workspace.merge import MergeRefused
-    from .lifecycle import SYSTEM
 
     old = plan_of(gate)
     key, ckey = ids.fmt(ids.GATE, gate.id), ids.fmt(ids.CARD, card.id)
@@ -284,7 +283,6 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
     """The approved merge, in the answer's transaction: ``merged`` or ``merge_conflict``."""
     from ..workspace import merge as git_merge
     from ..workspace.git import GitError
-    from .done import unblock_after
 
     key, gkey = ids.fmt(ids.CARD, card.id), ids.fmt(ids.GATE, gate.id)
     message = f"Merge {plan.branch} into {plan.base} ({key}, {gkey})"

@@ -21,7 +21,7 @@ from ..shapes.values import CardView
 from ..store import events, records
 from ..store.records import Card
 from ..store.rows import card_row, card_view
-from .cards import _person_only, apply_move, create_card
+from .card_steps import apply_move, create_card, person_only
 from .reaper import reap_card
 from .try_family import family, first_of
 
@@ -67,7 +67,7 @@ def _new_try(first: Card, person, agent: str | None, now: float) -> Card:
 def add_tries(store, card_id: int, person, agents: list[str | None]) -> list[CardView]:
     """``len(agents)`` more tries of the card (each for that agent, or for any
     when None), in one transaction: all or none."""
-    _person_only(person, "give a card to several agents")
+    person_only(person, "give a card to several agents")
 
     def body():
         now = clock.now()
@@ -86,7 +86,7 @@ def add_tries(store, card_id: int, person, agents: list[str | None]) -> list[Car
 def add_with_tries(store, data: dict, person, count: int) -> tuple[CardView, list[CardView]]:
     """A new card given to ``count`` agents at once: the card (try 1) and its
     other tries, in one transaction."""
-    _person_only(person, "give a card to several agents")
+    person_only(person, "give a card to several agents")
 
     def body():
         now = clock.now()
@@ -152,7 +152,7 @@ def keep(store, card_id: int, person, head: str | None = None) -> tuple[CardView
     chose is what is kept (#38). The signed ``try_kept`` names the commit."""
     from . import merges, workspaces
 
-    _person_only(person, "keep a try")
+    person_only(person, "keep a try")
     key = ids.fmt(ids.CARD, card_id)
     seen = merges.branch_pin(store, card_id)  # (git, before any transaction)
     if head is not None:

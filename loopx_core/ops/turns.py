@@ -23,7 +23,7 @@ from ..rules import clock
 from ..store import events, records
 from ..store.records import Agent, Card
 from . import leases, quota
-from .writeback import NOT_REPORTS
+from .evidence import MEASURED, NOT_REPORTS
 
 # collections.namedtuple, not typing's: the Stop hook imports this module on every turn end.
 
@@ -69,8 +69,6 @@ def charged_card(store, agent: str, started_at: float | None) -> int | None:
     """The card a turn's measured usage is charged to: the agent's card
     (``holding``'s rule), else — it released its card during the turn — the
     card of its last report since the turn began."""
-    from .charge import SOURCE
-
     with store.read():
         card = leases.held_card(agent, clock.now())
         if card is not None:
@@ -79,7 +77,7 @@ def charged_card(store, agent: str, started_at: float | None) -> int | None:
             return None
         found = records.rows(
             'SELECT "card_id" FROM "evidence" WHERE "agent" = ? AND "source" != ? AND "created_at" >= ? ORDER BY "id" DESC LIMIT 1',
-            (agent, SOURCE, started_at),
+            (agent, MEASURED, started_at),
         )
         return found[0][0] if found else None
 
@@ -169,7 +167,7 @@ def card_state(store, card_id: int) -> tuple[str, str | None]:
 
 def held_cards(store, agent: str) -> list[int]:
     """The agent's active and waiting cards: what a stopping runner gives back
-    (``claims.release_on_stop`` keeps a card waiting on the agent's own question)."""
+    (``release.release_on_stop`` keeps a card waiting on the agent's own question)."""
     with store.read():
         return [r[0] for r in records.rows('SELECT "id" FROM "card" WHERE "lease_holder" = ? AND "status" IN (?, ?) ORDER BY "id"', (agent, "active", "waiting"))]
 

@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 from ..rules import clock, ids
 from ..shapes.errors import Conflict, InvalidInput
+from .workspaces import here as mine
+from .workspaces import list_workspaces, removable, remove
 
 SETTING = "workspace_cap"
 UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2, "G": 1024 ** 3, "GB": 1024 ** 3, "T": 1024 ** 4, "TB": 1024 ** 4}
@@ -75,8 +77,6 @@ def lines(store) -> list[WorkspaceLine]:
     file system: call it in a worker, or from the CLI) — of this checkout: on a
     team board, another checkout's folders are on its disk, not this one's."""
     from ..workspace import git
-    from .workspaces import here as mine
-    from .workspaces import list_workspaces, removable
 
     now = clock.now()
     out = []
@@ -98,8 +98,6 @@ def make_room(store) -> None:
     limit = cap(store)
     if limit is None:
         return
-    from .workspaces import remove
-
     found = lines(store)
     total = sum(w.size or 0 for w in found)
     for w in sorted(found, key=lambda w: -w.age):

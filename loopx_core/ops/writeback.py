@@ -2,60 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..rules import artifacts, clock, ids
-from ..rules.digest import sha256_hex
+from ..rules.digest import payload_hash
 from ..shapes.errors import Conflict, InvalidInput
 from ..shapes.values import CardView, EvidenceView
 from ..store import events
 from ..store.records import Evidence
 from ..store.rows import agent_row, card_row, card_view, evidence_view, touch
 from . import leases, quota, workspaces
-from .claims import release_card
+from .evidence import add_evidence
 from .reaper import reap_card
+from .release import release_card
 
-SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
-# Evidence that is not an agent's report of its work: usage measured from a
-# transcript (``hook``) and a turn the runner recorded as failed (``runner``).
-NOT_REPORTS = ("hook", "runner")
 CAPTURE = object()  # writeback's ``code`` default: read the card's workspace now
-
-
-def payload_hash(data: dict) -> str:
-    return sha256_hex(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
-
-
-def add_evidence(
-    card,
-    agent: str,
-    *,
-    now: float,
-    summary: str,
-    source: str,
-    payload_hash: str,
-    turn_id: str | None = None,
-    artifacts: list | None = None,
-    next_action: str | None = None,
-    todos_added: list | None = None,
-    todos_done: list | None = None,
-    tokens_in: int = 0,
-    tokens_out: int = 0,
-    tokens: int | None = None,
-    usd: float = 0.0,
-    extra: dict | None = None,
-    unverified: bool = False,
-) -> Evidence:
-    """Insert one evidence row on ``card`` — a writeback, or usage the hook or
-    the runner measured (``charge.charge_usage``) — and return it. What the
-    row does to the card (quota, todos, stalls) is the caller's."""
-    return Evidence.create(
-        card_id=card.id, agent=agent, turn_id=turn_id, summary=summary, artifacts=artifacts or [], next_action=next_action,
-        todos_added=todos_added or [], todos_done=todos_done or [], tokens_in=tokens_in, tokens_out=tokens_out,
-        tokens=tokens_in + tokens_out if tokens is None else tokens, usd=usd, source=source, extra=extra,
-        payload_hash=payload_hash, created_at=now, unverified=unverified,
-    )
 
 
 def describe_artifacts(store, card_id: int, paths: list[str], base: Path | None = None) -> list[dict]:

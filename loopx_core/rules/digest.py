@@ -8,6 +8,8 @@ itself falls back to — gives the same digest at no such cost. Files
 
 from __future__ import annotations
 
+import json
+
 try:
     from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12+ (a private module: no stubs)
 except ImportError:  # pragma: no cover - which one exists depends on the Python version
@@ -19,3 +21,9 @@ except ImportError:  # pragma: no cover - which one exists depends on the Python
 
 def sha256_hex(data: bytes) -> str:
     return sha256(data).hexdigest()
+
+
+def payload_hash(data: dict) -> str:
+    """The digest of a JSON payload, whatever its keys' order: a writeback's
+    (a retried ``--turn-id`` must send the same) and an ``--op-id``'s."""
+    return sha256_hex(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())

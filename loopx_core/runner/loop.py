@@ -47,8 +47,10 @@ from ..ops import (
     handoffs,
     notify_send,
     reaper,
+    release,
     runners,
     turns,
+    workspace_open,
     workspaces,
 )
 from ..ops.charge import charge_usage
@@ -360,7 +362,7 @@ class Runner:
         if not self.runtime.in_workspace:
             return None  # (runtimes.Runtime.in_workspace: not before its hooks and sandbox are there)
         try:
-            space = workspaces.begin_turn(self.store, card.id, f"agent:{self.agent}")
+            space = workspace_open.begin_turn(self.store, card.id, f"agent:{self.agent}")
         except LoopxError as err:
             if err.code == "no_base":
                 return None  # a repository without a commit yet has no workspaces
@@ -379,7 +381,7 @@ class Runner:
         why = f"no workspace for {card.key}: {err.message}; no turn runs outside it ({err.hint})"
         self.log(why, WARNING)
         try:
-            claims.release(self.store, card.id, self.agent, card.lease.token if card.lease else None)
+            release.release(self.store, card.id, self.agent, card.lease.token if card.lease else None)
         except LoopxError as released:
             self.log(f"could not release {card.key}: {released.message}", WARNING)
         wake = clock.now() + delay
@@ -691,7 +693,7 @@ class Runner:
         try:
             for card_id in turns.held_cards(self.store, self.agent):
                 try:
-                    if claims.release_on_stop(self.store, card_id, self.agent, f"the runner stopped ({why}): the turn that asked is over") is not None:
+                    if release.release_on_stop(self.store, card_id, self.agent, f"the runner stopped ({why}): the turn that asked is over") is not None:
                         released.append(ids.key(ids.CARD, card_id))
                 except LoopxError as err:
                     self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}", WARNING)

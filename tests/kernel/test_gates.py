@@ -283,7 +283,7 @@ def test_a_stopping_runner_withdraws_its_runtimes_questions_and_gives_the_card_b
     released, the card ready; a card waiting on the agent's own question keeps
     its holder and its gate (a person's answer is still awaited)."""
     from loopx_core.adapters import runtime_questions
-    from loopx_core.ops import claims
+    from loopx_core.ops import release
 
     team.ok("card", "add", "one")
     team.ok("card", "add", "two")
@@ -296,8 +296,8 @@ def test_a_stopping_runner_withdraws_its_runtimes_questions_and_gives_the_card_b
         assert [(g["id"], g["card"]) for g in asked] == [("G-1", "LX-1")] and card(team, "LX-1")["status"] == "waiting"
         held(team, "LX-2", "a2")
         assert ask(team, "a2", key="LX-2", question="which branch?").code == 6  # the agent's own question
-        assert claims.release_on_stop(store, 1, "a1", "the runner stopped (stopped by human:tester)") is not None
-        assert claims.release_on_stop(store, 2, "a2", "the runner stopped") is None
+        assert release.release_on_stop(store, 1, "a1", "the runner stopped (stopped by human:tester)") is not None
+        assert release.release_on_stop(store, 2, "a2", "the runner stopped") is None
     finally:
         store.close()
     gate = team.cli("gate", "status", "G-1").data["gate"]  # (exit 7: withdrawn)

@@ -12,11 +12,11 @@ from tests.kernel.conftest import kinds, refused
 
 
 def _open(board, card="LX-1", agent="a1"):
-    from loopx_core.ops import workspaces
+    from loopx_core.ops import workspace_open
 
     store = board.store()
     try:
-        return workspaces.open_workspace(store, int(card.split("-")[1]), f"agent:{agent}")
+        return workspace_open.open_workspace(store, int(card.split("-")[1]), f"agent:{agent}")
     finally:
         store.close()
 
@@ -135,13 +135,13 @@ def test_a_merged_branch_is_removed(repo_team):
 
 
 def test_a_project_that_is_no_repository_has_no_workspaces(team):
-    from loopx_core.ops import workspaces
+    from loopx_core.ops import workspace_open, workspaces
     from loopx_core.shapes.errors import InvalidInput
 
     team.ok("card", "add", "one")
     with pytest.raises(InvalidInput, match="not a git repository"):
         _open(team)
-    assert _ops(team, workspaces.ensure, 1, "agent:a1") is None
+    assert _ops(team, workspace_open.ensure, 1, "agent:a1") is None
     assert _ops(team, workspaces.capture, 1) is None
 
 

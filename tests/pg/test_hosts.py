@@ -1,0 +1,112 @@
+"""Several hosts, one board, tested as several hosts (issue #42): three network
+namespaces on this machine, each with its own checkout, HOME and runners, one
+PostgreSQL server reached through its socket folder (tests/pg/hosts.py). A host
+is killed outright mid-drain and the server restarts: every card is done once,
+nothing is lost, no two holders work a card at once, `verify` is clean."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from tests.conftest import Board
+from tests.faults.pgserver import own_pg  # noqa: F401  (the fixture)
+
+from . import hosts as namespaced
+
+pytestmark = pytest.mark.slow
+
+CARDS = 24
+AGENTS = 2  # runners per host
+LEASE = "20s"  # short, so the killed host's leases run out within the test (a claim to its turn: a git worktree made, slow on a loaded machine)
+
+
+@pytest.fixture
+def three_hosts(own_pg, tmp_path, monkeypatch):  # noqa: F811
+    why = namespaced.missing()
+    if why:
+        pytest.skip(f"several hosts need network namespaces: {why}")
+    monkeypatch.delenv("LOOPX_NOW", raising=False)  # (real time: leases run out)
+    with namespaced.Hosts(tmp_path / "hosts", namespaced.socket_url(own_pg)) as hosts:
+        yield hosts, Board(hosts.first.checkout, monkeypatch, hosts.url)  # (the person's setup and reads: in-process, cheap)
+
+
+def all_events(person: Board) -> list[dict]:
+    found: list[dict] = []
+    since = 0
+    while since is not None:
+        page = person.ok("events", "--since", str(since))
+        found += page["events"]
+        since = page["next_since"]
+    return found
+
+
+def test_three_hosts_drain_one_board_once_while_a_host_dies_and_the_server_restarts(three_hosts, own_pg, tmp_path):  # noqa: F811
+    hosts, person = three_hosts
+    doomed, *others = hosts.hosts
+    for host in hosts.hosts:
+        for i in range(1, AGENTS + 1):
+            person.ok("agent", "add", f"{host.name[-1]}{i}")
+    for i in range(CARDS):
+        person.ok("card", "add", f"card {i}")
+    hold = tmp_path / "hold-doomed"
+    for host in hosts.hosts:
+        for i in range(1, AGENTS + 1):
+            host.start(f"{host.name[-1]}{i}", LEASE, hold=hold if host is doomed else None)
+
+    # Mid-drain: the doomed host's next turns stop after their writeback (half
+    # done, each holding its card); then its whole process tree is killed.
+    hosts.wait_for(lambda: hosts.count("\"status\" = 'done'") >= 4, "four cards done", 60)
+    hold.touch()
+    held = lambda: sorted(p.name.rsplit(".", 1)[1] for p in tmp_path.glob("hold-doomed.LX-*"))  # noqa: E731
+    hosts.wait_for(lambda: len(held()) == AGENTS, f"{doomed.name}'s {AGENTS} runners each hold a card mid-turn", 60)
+    doomed.kill()
+    assert doomed.pids() == []
+    own_pg.stop()  # the server restarts while the other hosts drain
+    own_pg.start()
+
+    # The others finish every card they can; the doomed host's leases run out.
+    stranded = held()
+    hosts.wait_for(lambda: hosts.count("\"status\" = 'done'") >= CARDS - len(stranded), "the other hosts drained the rest", 90)
+    hosts.wait_for(lambda: hosts.count("\"status\" = 'ready'") == len(stranded), f"{doomed.name}'s leases ran out", 60)
+    # Their work is in the doomed host's checkout (its workspaces): no other host took them.
+    taken = [e for e in all_events(person) if e["card"] in stranded and e["kind"] == "claimed" and e["data"]["host"] != doomed.name]
+    assert taken == [], taken
+
+    # The host comes back (same checkout, new processes): its runners take their cards again and finish them.
+    hold.unlink()
+    for i in range(1, AGENTS + 1):
+        doomed.start(f"{doomed.name[-1]}{i}", LEASE)
+    hosts.wait_for(lambda: hosts.count("\"status\" = 'done'") == CARDS, "every card done", 60)
+    for host in others + [doomed]:
+        assert host.stop() == [0] * AGENTS, host.log_tail()
+
+    events = all_events(person)
+    by_card = defaultdict(list)
+    for event in events:
+        if event["card"]:
+            by_card[event["card"]].append(event)
+    assert sorted(by_card) == sorted(f"LX-{i}" for i in range(1, CARDS + 1))  # nothing lost
+    for key, seq in by_card.items():
+        kinds = [e["kind"] for e in seq]
+        assert kinds.count("done") == 1, (key, kinds)
+        # One holder at a time: a claim comes only after the last holder lost the card or gave it back.
+        holding = False
+        for event in seq:
+            if event["kind"] == "claimed":
+                assert not holding, (key, kinds)
+                holding = True
+            elif event["kind"] in ("lease_expired", "released", "done"):
+                holding = False
+        claims = [e for e in seq if e["kind"] == "claimed"]
+        work = [e for e in seq if e["kind"] == "evidence_added" and e["data"].get("summary") == f"worked on {key}"]
+        assert len(work) == len({e["data"].get("token") for e in claims}), (key, kinds)  # the work once per holder
+        if key in stranded:  # taken again by its host after its lease, by no other
+            assert [e["data"]["host"] for e in claims] == [doomed.name, doomed.name] and "lease_expired" in kinds, (key, kinds)
+        else:
+            assert len(claims) == 1 and len(work) == 1, (key, kinds)
+    done_on = {e["data"]["host"] for e in events if e["kind"] == "claimed"}
+    assert done_on == {h.name for h in hosts.hosts}  # the work really was spread over the three
+    for host in hosts.hosts:
+        assert host.loopx("verify", check=False)["code"] == 0, host.name

@@ -54,9 +54,9 @@ def _git(cwd: Path, *args: str) -> None:
 class Host:
     """One machine: a namespace, a checkout, a HOME, runners."""
 
-    def __init__(self, name: str, folder: Path, url: str, tag: str):
-        self.name, self.url = name, url
-        self.netns = f"lx{tag}{name}"  # (unique per run: parallel test workers each make their own)
+    def __init__(self, name: str, folder: Path, url: str | None, tag: str, namespaced: bool = True):
+        self.name, self.url = name, url  # (url None: the checkout's own SQLite board, .loopx/board.db)
+        self.netns = f"lx{tag}{name}" if namespaced else None  # (unique per run: parallel test workers each make their own)
         self.folder = folder / name
         self.checkout = self.folder / "checkout"
         self.home = self.folder / "home"
@@ -68,12 +68,14 @@ class Host:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPX_", "XDG_")) or k in ("LOOPX_KEY", "LOOPX_SUITE_RUN", "LOOPX_SUITE_TEST")}
         env.update(GIT_ENV, HOME=home, XDG_CONFIG_HOME=f"{home}/.config", XDG_DATA_HOME=f"{home}/.local/share",
                    XDG_STATE_HOME=f"{home}/.local/state", XDG_CACHE_HOME=f"{home}/.cache",
-                   LOOPX_HOST=self.name, LOOPX_DB=self.url, PYTHONPATH=os.pathsep.join(sys.path))
+                   LOOPX_HOST=self.name, PYTHONPATH=os.pathsep.join(sys.path))
+        if self.url:
+            env["LOOPX_DB"] = self.url
         env.update(extra)
         return env
 
     def exec_argv(self, argv: list[str]) -> list[str]:
-        return ["ip", "netns", "exec", self.netns, *argv]
+        return ["ip", "netns", "exec", self.netns, *argv] if self.netns else argv
 
     def loopx(self, *args: str, check: bool = True, timeout: float = 120) -> dict:
         """A cold ``loopx --json`` on this host, in its checkout."""
@@ -91,6 +93,9 @@ class Host:
             self.runners.append(subprocess.Popen(self.exec_argv(argv), cwd=self.checkout, env=env, stdout=out, stderr=subprocess.STDOUT))
 
     def pids(self) -> list[int]:
+        """Every process of this host: its namespace's (else its runners and their turns, by process group)."""
+        if self.netns is None:
+            return [p.pid for p in self.runners if p.poll() is None]
         found = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True)
         return [int(p) for p in found.stdout.split()]
 
@@ -132,10 +137,10 @@ class Hosts:
     by the person in its own clone of one origin; a context manager that
     removes every namespace and process, even when the test fails."""
 
-    def __init__(self, folder: Path, url: str, names=("host-a", "host-b", "host-c")):
+    def __init__(self, folder: Path, url: str | None, names=("host-a", "host-b", "host-c"), namespaced: bool = True):
         self.folder, self.url = folder, url
         tag = uuid.uuid4().hex[:6]
-        self.hosts = [Host(name, folder, url, tag) for name in names]
+        self.hosts = [Host(name, folder, url, tag, namespaced) for name in names]
         self.origin = folder / "origin"
 
     def __enter__(self) -> Hosts:
@@ -146,13 +151,14 @@ class Hosts:
             _git(self.origin, "add", "-A")
             _git(self.origin, "commit", "-q", "-m", "first")
             for host in self.hosts:
-                subprocess.run(["ip", "netns", "add", host.netns], check=True, capture_output=True)
-                subprocess.run(["ip", "-n", host.netns, "link", "set", "lo", "up"], check=True, capture_output=True)
+                if host.netns:
+                    subprocess.run(["ip", "netns", "add", host.netns], check=True, capture_output=True)
+                    subprocess.run(["ip", "-n", host.netns, "link", "set", "lo", "up"], check=True, capture_output=True)
                 host.home.mkdir(parents=True)
                 _git(self.folder, "clone", "-q", str(self.origin), str(host.checkout))
                 (host.checkout / ".git" / "info" / "exclude").write_text(".loopx/\n")
             first, *others = self.hosts
-            first.loopx("init", "--objective", "one board, three hosts")
+            first.loopx("init", "--objective", "one board, several hosts")
             for host in others:
                 host.loopx("init")  # (the person sets up each machine's checkout)
         except BaseException:
@@ -165,7 +171,8 @@ class Hosts:
             try:
                 host.kill()
             finally:
-                subprocess.run(["ip", "netns", "del", host.netns], capture_output=True)
+                if host.netns:
+                    subprocess.run(["ip", "netns", "del", host.netns], capture_output=True)
 
     @property
     def first(self) -> Host:
@@ -184,10 +191,19 @@ class Hosts:
     def count(self, where: str) -> int:
         """Cards matching ``where`` (SQL), read straight from the server: a
         cheap probe for waiting, where a cold ``loopx`` per look would load the machine."""
+        sql = f'SELECT count(*) FROM "card" WHERE {where}'
+        if self.url is None:
+            import sqlite3
+
+            conn = sqlite3.connect(f"file:{self.first.checkout / '.loopx' / 'board.db'}?mode=ro", uri=True, timeout=5)
+            try:
+                return conn.execute(sql).fetchone()[0]
+            finally:
+                conn.close()
         import psycopg
 
         with psycopg.connect(self.url, connect_timeout=5) as conn:
-            return conn.execute(f'SELECT count(*) FROM "card" WHERE {where}').fetchone()[0]
+            return conn.execute(sql).fetchone()[0]
 
     def wait_for(self, check, what: str, limit: float) -> None:
         deadline = time.monotonic() + limit

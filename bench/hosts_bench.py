@@ -88,7 +88,9 @@ def _drain(hosts: namespaced.Hosts, agents, cards: int, lease: str, server: OwnS
     wall = time.perf_counter() - start
     for host in hosts.hosts:
         host.stop()
-    return {"seconds": wall, "rate": cards / wall, "rest": (cards - stranded) / rest if rest else None}
+    done_events = [e["card"] for e in hosts.events() if e["kind"] == "done"]
+    once = len(done_events) == len(set(done_events)) == cards
+    return {"seconds": wall, "rate": cards / wall, "rest": (cards - stranded) / rest if rest else None, "once": once}
 
 
 def _pg_run(folder: Path, cards: int, lease: str, seed: int, faults: bool) -> dict:
@@ -148,7 +150,7 @@ def main() -> int:
                     got = _pg_run(folder, args.cards, args.lease, args.seed + run, faults=kind == "pg+faults")
                 results[kind].append(got)
                 rest = f", the rest by two hosts {got['rest']:.2f} cards/s" if got["rest"] else ""
-                print(f"run {run + 1} {kind:<10} {got['seconds']:7.1f} s = {got['rate']:.2f} cards/s{rest}", flush=True)
+                print(f"run {run + 1} {kind:<10} {got['seconds']:7.1f} s = {got['rate']:.2f} cards/s{rest}, every card done once: {got['once']}", flush=True)
     finally:
         shutil.rmtree(env_home, ignore_errors=True)
     med = {kind: statistics.median(r["rate"] for r in rows) for kind, rows in results.items()}

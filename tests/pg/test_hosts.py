@@ -15,8 +15,6 @@ from tests.faults.pgserver import own_pg  # noqa: F401  (the fixture)
 
 from . import hosts as namespaced
 
-pytestmark = pytest.mark.slow
-
 CARDS = 12  # (two rounds of six runners: bounded on a loaded two-core machine; bench/hosts_bench.py drains 24)
 AGENTS = 2  # runners per host
 LEASE = "20s"  # short, so the killed host's leases run out within the test (a claim to its turn: a git worktree made, slow on a loaded machine)
@@ -32,6 +30,67 @@ def three_hosts(own_pg, tmp_path, monkeypatch):  # noqa: F811
         yield hosts, Board(hosts.first.checkout, monkeypatch, hosts.url)  # (the person's setup and reads: in-process, cheap)
 
 
+def duplicates(events: list[dict], cards: int, stranded: list[str], doomed: str) -> list[str]:
+    """What the event log shows done twice, lost, or held by two at once: every
+    card done exactly once; a claim only after the last holder lost the card
+    or gave it back; the work (a "worked on" writeback) once per holder; the
+    stranded cards (``doomed``'s when it died) taken again by it alone, after
+    their lease; every other card claimed and worked once."""
+    by_card = defaultdict(list)
+    for event in events:
+        if event["card"]:
+            by_card[event["card"]].append(event)
+    problems = []
+    if sorted(by_card) != sorted(f"LX-{i}" for i in range(1, cards + 1)):
+        problems.append(f"cards in the log: {sorted(by_card)}")
+    for key, seq in sorted(by_card.items()):
+        kinds = [e["kind"] for e in seq]
+        if kinds.count("done") != 1:
+            problems.append(f"{key} done {kinds.count('done')} times: {kinds}")
+        holding = False
+        for event in seq:
+            if event["kind"] == "claimed":
+                if holding:
+                    problems.append(f"{key} claimed by {event['data']['agent']} while another held it: {kinds}")
+                holding = True
+            elif event["kind"] in ("lease_expired", "released", "done"):
+                holding = False
+        claims = [e for e in seq if e["kind"] == "claimed"]
+        work = [e for e in seq if e["kind"] == "evidence_added" and e["data"].get("summary") == f"worked on {key}"]
+        if len(work) > len(claims):
+            problems.append(f"{key}'s work written {len(work)} times by {len(claims)} holder(s): {kinds}")
+        if key in stranded:
+            if [e["data"]["host"] for e in claims] != [doomed, doomed] or "lease_expired" not in kinds:
+                problems.append(f"{key} (held by {doomed} when it died) not taken back by it alone after its lease: {[e['data']['host'] for e in claims]} {kinds}")
+        elif len(claims) != 1 or len(work) != 1:
+            problems.append(f"{key} claimed {len(claims)} times, its work written {len(work)} times: {kinds}")
+    return problems
+
+
+def test_the_duplicate_check_bites():
+    """The log of a clean drain passes; each kind of duplicate or loss is named."""
+
+    def card(key, *steps):
+        return [{"card": key, "kind": kind, "data": data} for kind, data in steps]
+
+    def claimed(agent, host, token=1):
+        return ("claimed", {"agent": agent, "host": host, "token": token})
+
+    work = lambda key: ("evidence_added", {"summary": f"worked on {key}"})  # noqa: E731
+    clean = card("LX-1", ("card_added", {}), claimed("b1", "host-b"), work("LX-1"), ("done", {})) + card(
+        "LX-2", ("card_added", {}), claimed("a1", "host-a"), work("LX-2"), ("lease_expired", {}), claimed("a1", "host-a", 2), work("LX-2"), ("done", {}))
+    assert duplicates(clean, 2, ["LX-2"], "host-a") == []
+    two_holders = clean[:2] + card("LX-1", claimed("c1", "host-c", 2)) + clean[2:]
+    assert "LX-1 claimed by c1 while another held it" in duplicates(two_holders, 2, ["LX-2"], "host-a")[0]
+    done_twice = clean + card("LX-1", ("done", {}))
+    assert "LX-1 done 2 times" in duplicates(done_twice, 2, ["LX-2"], "host-a")[0]
+    worked_twice = clean[:3] + card("LX-1", work("LX-1")) + clean[3:]
+    assert "LX-1's work written 2 times by 1 holder(s)" in duplicates(worked_twice, 2, ["LX-2"], "host-a")[0]
+    taken_elsewhere = [dict(e, data=dict(e["data"], host="host-c")) if e["card"] == "LX-2" and e["kind"] == "claimed" and e["data"]["token"] == 2 else e for e in clean]
+    assert "LX-2 (held by host-a when it died) not taken back by it alone" in duplicates(taken_elsewhere, 2, ["LX-2"], "host-a")[0]
+    assert duplicates(clean, 3, ["LX-2"], "host-a") == ["cards in the log: ['LX-1', 'LX-2']"]  # LX-3 lost
+
+
 def all_events(person: Board) -> list[dict]:
     found: list[dict] = []
     since = 0
@@ -42,6 +101,7 @@ def all_events(person: Board) -> list[dict]:
     return found
 
 
+@pytest.mark.slow
 def test_three_hosts_drain_one_board_once_while_a_host_dies_and_the_server_restarts(three_hosts, own_pg, tmp_path):  # noqa: F811
     hosts, person = three_hosts
     doomed, *others = hosts.hosts
@@ -83,29 +143,7 @@ def test_three_hosts_drain_one_board_once_while_a_host_dies_and_the_server_resta
         assert host.stop() == [0] * AGENTS, host.log_tail()
 
     events = all_events(person)
-    by_card = defaultdict(list)
-    for event in events:
-        if event["card"]:
-            by_card[event["card"]].append(event)
-    assert sorted(by_card) == sorted(f"LX-{i}" for i in range(1, CARDS + 1))  # nothing lost
-    for key, seq in by_card.items():
-        kinds = [e["kind"] for e in seq]
-        assert kinds.count("done") == 1, (key, kinds)
-        # One holder at a time: a claim comes only after the last holder lost the card or gave it back.
-        holding = False
-        for event in seq:
-            if event["kind"] == "claimed":
-                assert not holding, (key, kinds)
-                holding = True
-            elif event["kind"] in ("lease_expired", "released", "done"):
-                holding = False
-        claims = [e for e in seq if e["kind"] == "claimed"]
-        work = [e for e in seq if e["kind"] == "evidence_added" and e["data"].get("summary") == f"worked on {key}"]
-        assert len(work) == len({e["data"].get("token") for e in claims}), (key, kinds)  # the work once per holder
-        if key in stranded:  # taken again by its host after its lease, by no other
-            assert [e["data"]["host"] for e in claims] == [doomed.name, doomed.name] and "lease_expired" in kinds, (key, kinds)
-        else:
-            assert len(claims) == 1 and len(work) == 1, (key, kinds)
+    assert duplicates(events, CARDS, stranded, doomed.name) == []
     done_on = {e["data"]["host"] for e in events if e["kind"] == "claimed"}
     assert done_on == {h.name for h in hosts.hosts}  # the work really was spread over the three
     for host in hosts.hosts:

@@ -191,36 +191,20 @@ def test_a_runners_waker_is_pushed_to_again_after_the_server_restarts(pg_board, 
     """#42: the LISTEN connection dies with the server; the waker LISTENs
     again on a new one, so a write after the restart still wakes it at once
     (its polling an hour away here), not only at its next poll."""
-    import threading
-
     import psycopg
 
-    from loopx_core.runner.waker import Interrupt, Waker
-    from loopx_core.store.backends import Store
-    from loopx_core.store.discovery import parse_target
-
-    store = Store.open(parse_target(pg_board.url, "flag"))
-    interrupted = Interrupt()
-    waker = Waker(store, interrupted, fast=3600.0, slow=3600.0)
-    assert waker.listener is not None
-    own_pg.stop()
-    own_pg.start()
-    woke: list[bool] = []
-    waiting = threading.Thread(target=lambda: woke.append(waker.wait(600.0)))
+    from tests.pg.test_pg_push import slow_waker
 
     def listening() -> bool:
         with psycopg.connect(own_pg.url, autocommit=True) as probe:
             return bool(probe.execute("SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'LISTEN%'").fetchone())
 
-    try:
+    with slow_waker(pg_board.url) as (waker, waiting, woke):
+        assert waker.listener is not None
+        own_pg.stop()
+        own_pg.start()
         waiting.start()
         _until(listening, "the waker LISTENs again after the restart", 60)
         pg_board.spawn("--json", "card", "add", "after the restart")
         waiting.join(timeout=60)
         assert woke == [True]  # the write woke it, not a poll
-    finally:
-        interrupted.set()
-        waiting.join(timeout=60)
-        waker.close()
-        interrupted.close()
-        store.close()

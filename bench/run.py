@@ -186,7 +186,7 @@ def main() -> int:
     print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
     if args.kernel_only:
         return 0
-    for name in ("pg_bench.py", "hook_bench.py", "list_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py", "runner_bench.py"):
+    for name in ("pg_bench.py", "hook_bench.py", "list_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py", "runner_bench.py", "hosts_bench.py"):
         path = HERE / name
         if path.exists():
             print(f"\n== {name} ==", flush=True)

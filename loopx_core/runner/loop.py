@@ -165,7 +165,7 @@ class Runner:
         why: str | None = "stopped"
         turn: str | None = None
         try:
-            why, turn = self._loop()
+            why, turn = self._loop_through_restarts()
         except Conflict as err:
             if err.code != "runner_replaced":
                 why = f"internal error: {err.message}"
@@ -229,6 +229,24 @@ class Runner:
         if self.control.control == "stop":
             return f"stopped by {self.control.by}"
         return None
+
+    def _loop_through_restarts(self) -> tuple[str, str | None]:
+        """``_loop``, begun again when the board's server went away under one of
+        the runner's own reads or writes (a PostgreSQL restart cut it off, or
+        its COMMIT): the store reconnects at the next BEGIN, and the loop
+        starts from what the board says — ``next`` resumes a card the runner
+        still holds. Once the board stays away past ``LOOPX_RECONNECT_WAIT``,
+        the store says so and the runner stops (#42)."""
+        from ..store.failures import board_lost, first_line
+
+        while True:
+            try:
+                return self._loop()
+            except Exception as exc:
+                if not board_lost(exc) or getattr(exc, "code", None) == "board_unreachable":
+                    raise
+                self.log(f"the board went away under the runner ({first_line(exc)}); going on once it is back", WARNING)
+                self.interrupted.wait(0.5)
 
     def _loop(self) -> tuple[str, str | None]:
         """Returns why the runner stops, and how the turn in flight then ended (if one was)."""
@@ -437,7 +455,11 @@ class Runner:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
         except OSError as exc:
             return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot start {argv[0] if argv else 'the command'}: {exc.strerror or exc}", "", 0.0)
-        outcome, reason = self._watch(proc, card, token, usage, env)
+        try:
+            outcome, reason = self._watch(proc, card, token, usage, env)
+        except BaseException:
+            proc.stop()  # never a turn left running by a runner that raised (nor beside the one it starts next)
+            raise
         code = proc.finish()
         if space:
             self._admit(space[0])

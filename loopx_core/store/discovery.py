@@ -49,10 +49,15 @@ class BoardLocation(namedtuple("BoardLocation", "url backend source path checkou
         if self.path is not None:
             return str(self.path)
         scheme, rest = self.url.split("://", 1)
+        rest, query_mark, query = rest.partition("?")
         creds, at, host = rest.rpartition("@")
         if at and ":" in creds:
             rest = creds.split(":", 1)[0] + ":***@" + host
-        return f"{scheme}://{rest}"
+        if "password=" in query:  # (libpq takes it as a parameter too)
+            import re
+
+            query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", query)
+        return f"{scheme}://{rest}{query_mark}{query}"
 
 
 # A PostgreSQL board was named in this process: peewee, when it loads, must find

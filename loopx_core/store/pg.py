@@ -474,15 +474,40 @@ class Listener:
     """A connection LISTENing on a board's channel: its socket becomes readable
     when a write commits. A waker selects on it beside its polling, which
     stays the fallback (a notification lost with the connection is caught by
-    the next probe)."""
+    the next probe). When the connection is gone (a server restart), it
+    LISTENs again on a new one, trying at most every ``AGAIN`` seconds: a
+    runner that lived through a restart is pushed to again, not left polling."""
+
+    AGAIN = 5.0
 
     def __init__(self, location, channel: str):
+        self._url, self._channel = normalise(location.url), channel
+        self._conn: libpq.Connection | None = None
+        self._closed = False
+        self._again_at = 0.0
+        self._listen()  # (the first failure is the caller's: it keeps polling)
+
+    def _listen(self) -> None:
         from . import libpq
 
-        self._conn: libpq.Connection | None = libpq.Connection(normalise(location.url))
-        self._conn.execute(f'LISTEN "{channel}"')
+        conn = libpq.Connection(self._url)
+        try:
+            conn.execute(f'LISTEN "{self._channel}"')
+        except Exception:
+            conn.close()
+            raise
+        self._conn = conn
 
     def fileno(self) -> int:
+        if self._conn is None and not self._closed:
+            import time
+
+            if time.monotonic() >= self._again_at:
+                self._again_at = time.monotonic() + self.AGAIN
+                try:
+                    self._listen()
+                except Exception:  # the server still away: polling goes on, and so do the attempts
+                    pass
         return self._conn.fileno() if self._conn is not None else -1
 
     def drain(self) -> int:
@@ -492,13 +517,17 @@ class Listener:
         try:
             return self._conn.notifications()
         except Exception:
-            self.close()
+            self._drop()
             return 0
 
-    def close(self) -> None:
+    def _drop(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def close(self) -> None:
+        self._closed = True
+        self._drop()
 
 
 class Uncommitted(BoardError):

@@ -185,3 +185,26 @@ def test_run_reconnects_after_the_server_restarts(pg_board, own_pg):  # noqa: F8
     assert "reconnect" in text, text[-3000:]
     summaries = [e["summary"] for e in pg_board.ok("log", "LX-3")["evidence"]]
     assert "did step 1" in summaries and "did step 2" in summaries, (summaries, text[-3000:])
+
+
+def test_a_runners_waker_is_pushed_to_again_after_the_server_restarts(pg_board, own_pg):  # noqa: F811
+    """#42: the LISTEN connection dies with the server; the waker LISTENs
+    again on a new one, so a write after the restart still wakes it at once
+    (its polling an hour away here), not only at its next poll."""
+    import psycopg
+
+    from tests.pg.test_pg_push import slow_waker
+
+    def listening() -> bool:
+        with psycopg.connect(own_pg.url, autocommit=True) as probe:
+            return bool(probe.execute("SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'LISTEN%'").fetchone())
+
+    with slow_waker(pg_board.url) as (waker, waiting, woke):
+        assert waker.listener is not None
+        own_pg.stop()
+        own_pg.start()
+        waiting.start()
+        _until(listening, "the waker LISTENs again after the restart", 60)
+        pg_board.spawn("--json", "card", "add", "after the restart")
+        waiting.join(timeout=60)
+        assert woke == [True]  # the write woke it, not a poll

@@ -132,3 +132,16 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path):
     assert code == 4
     assert data["error"]["code"] in ("board_unreachable", "no_driver")
     assert "Traceback" not in err
+
+
+def test_a_socket_folder_url_is_a_board_url_and_says_no_password():
+    """A server reached through its unix socket folder (a host with no route
+    to it, #42): the URL names the board, and no password shows where it is said."""
+    from loopx_core.store.discovery import parse_target
+
+    url = "postgresql://loopx:secret@/team?host=/var/run/postgresql&port=5433&password=hidden"
+    found = parse_target(url, "env")
+    assert (found.backend, found.url) == ("postgresql", url)
+    said = found.describe()
+    assert "secret" not in said and "hidden" not in said
+    assert said == "postgresql://loopx:***@/team?host=/var/run/postgresql&port=5433&password=***"

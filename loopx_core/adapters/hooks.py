@@ -77,9 +77,10 @@ def run_hook(runtime: str, event: str, db_flag: str | None = None, *, stdin=None
     """Read the runtime's hook JSON, answer in its format; always exit 0 with a
     decision. Fail closed: a tool call that cannot be read or checked in time
     is denied; a Stop or SessionStart that fails lets the session go on."""
-    from ..rules import faults
+    if os.environ.get("LOOPX_FAULT"):  # (unset, no fault point is armed: nothing to disarm, and nothing to import)
+        from ..rules import faults
 
-    faults.disarm()  # a hook that died reads as "no objection" to the runtime: never a test's fault point here
+        faults.disarm()  # a hook that died reads as "no objection" to the runtime: never a test's fault point here
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr

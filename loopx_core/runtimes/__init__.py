@@ -33,10 +33,14 @@ _MODULES = {"claude-code": "claude_code", "codex": "codex", "shell": "shell"}
 
 
 def module(name: str):
-    """The module of the runtime ``name`` (imported on first ask); KeyError for another name."""
-    import importlib
+    """The module of the runtime ``name`` (imported on first ask); KeyError for
+    another name. (``__import__``, not importlib: the cold hook asks it, and
+    importlib would load three modules more.)"""
+    import sys
 
-    return importlib.import_module(f"{__name__}.{_MODULES[name]}")
+    path = f"{__name__}.{_MODULES[name]}"
+    __import__(path)
+    return sys.modules[path]
 
 
 def make(name: str, extra: list[str], binary: str | None = None, agent: str = ""):

@@ -12,7 +12,7 @@ that fails lets the session go on (blocking could loop).
 
 Each runtime's hook input and answers — their formats, with their sources —
 are its module's (``runtimes/claude_code.py``, ``runtimes/codex.py``): this
-module asks it (``runtime(hook)``) where they differ.
+module asks it (``runtime_of(hook)``) where they differ.
 
 The PreToolUse path imports only the standard library (``policy``,
 ``fastcheck``) unless a call needs a new gate; safe calls never open the board.
@@ -55,7 +55,7 @@ class Hook:
         return self.payload.get(key, default) if isinstance(self.payload, dict) else default
 
 
-def runtime(hook: Hook):
+def runtime_of(hook: Hook):
     """The module of the runtime calling (``runtimes/``): its payloads' and answers' shapes."""
     from .. import runtimes
 
@@ -466,7 +466,7 @@ def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict
         return _deny(reason, message)
     approvers = {by for by in allowed.values() if not by.startswith("capability")}
     if approvers:  # a human already approved this (a gate in this lease, or a remembered grant): the runtime may be told so
-        return runtime(hook).approved("LoopX: " + ", ".join(f"`{s}` approved ({by})" for s, by in allowed.items() if not by.startswith("capability")))
+        return runtime_of(hook).approved("LoopX: " + ", ".join(f"`{s}` approved ({by})" for s, by in allowed.items() if not by.startswith("capability")))
     return None
 
 
@@ -476,7 +476,7 @@ def session_start(hook: Hook):
     text = _session_context(hook)
     out: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     if hook.agent:
-        runtime(hook).session_env(hook.agent, hook.note)  # the agent's id for the session's later shell commands, where the runtime offers a way
+        runtime_of(hook).session_env(hook.agent, hook.note)  # the agent's id for the session's later shell commands, where the runtime offers a way
     return out
 
 
@@ -689,7 +689,7 @@ def _read_transcript(hook: Hook):
     if st.st_size > MAX_TRANSCRIPT:
         hook.note(f"the transcript {path} is larger than {MAX_TRANSCRIPT >> 20} MB; usage not charged")
         return None
-    expected = runtime(hook).expected_last_message(hook.payload)
+    expected = runtime_of(hook).expected_last_message(hook.payload)
     try:
         turn = transcript.read(hook.runtime, path)
         if _lagging(hook):
@@ -816,10 +816,10 @@ def permission_request(hook: Hook):
     decision = _ask_the_person(hook, tool, hook.get("tool_input"))
     if decision is None:  # nobody to ask on: as the runtime says
         assert hook.agent  # (_in_a_runners_turn)
-        decision = runtime(hook).unasked_permission(hook.agent)
+        decision = runtime_of(hook).unasked_permission(hook.agent)
     if decision is None:
         return None
-    updated = decision.get("updatedInput") if runtime(hook).ANSWERS_WITH_INPUT else None
+    updated = decision.get("updatedInput") if runtime_of(hook).ANSWERS_WITH_INPUT else None
     return _permission(decision["behavior"], decision.get("message"), updated)
 
 
@@ -913,7 +913,7 @@ def _evidence_gate(hook: Hook, store, turn):
         f"`loopx done {key} --agent {agent} --summary \"…\"`. "
         "If you are blocked, say so in the summary."
     )
-    return runtime(hook).continue_turn(reason)
+    return runtime_of(hook).continue_turn(reason)
 
 
 HANDLERS = {

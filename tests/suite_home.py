@@ -43,7 +43,7 @@ TEST_ENV = "LOOPX_SUITE_TEST"  # the test running when a process started (to nam
 REAL_HOME_ENV = "LOOPX_SUITE_REAL_HOME"  # the HOME the run started with: the one it must leave untouched
 BASE_ENV = "LOOPX_TEST_BASE"  # where the run's folder is made, when given
 CHECKOUT = Path(__file__).resolve().parent.parent
-TEMPORARY = ("/tmp", "/var/tmp")  # LoopX refuses a Codex home in these (adapters/setup_codex.py), and so the e2e tests would fail
+TEMPORARY = ("/tmp", "/var/tmp")  # LoopX refuses a Codex home in these (runtimes/codex_settings.py), and so the e2e tests would fail
 PREFIX = ".loopx-suite-"
 XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
 

@@ -40,7 +40,9 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     shell reader importing the checker that calls it, the shell reader
     reaching up to the hook's ground, the board's gate queue naming the app
     again (if only for its type: the old circle) and its actions reaching into
-    the gate queue beside them."""
+    the gate queue beside them, a runtime's module asking an operator or
+    reaching up to the hooks, the runtimes' registry importing anything, the
+    verb table importing a runtime's module rather than the registry."""
     for pkg in ("loopx_core", "loopx_tui"):
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     shortcuts = {
@@ -56,6 +58,10 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
         "ops/gate_rows.py": "from . import gates",
         "shell/guarded.py": "from . import checker",
         "shell/posix_words.py": "from ..adapters import ground",
+        "runtimes/codex.py": "from ..ops import gates",
+        "runtimes/base.py": "from ..adapters import charge",
+        "runtimes/__init__.py": "from ..rules import ids",
+        "shapes/values.py": "from ..runtimes import claude_code",
     }
     for path, line in shortcuts.items():
         module = tmp_path / "loopx_core" / path
@@ -83,6 +89,10 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     assert "loopx_tui.actions -> loopx_tui.gate_queue" in res.stdout, res.stdout  # the app's services are independent
     assert "loopx_core.shell.guarded -> loopx_core.shell.checker" in res.stdout, res.stdout  # no reader imports the checker
     assert "loopx_core.shell.posix_words -> loopx_core.adapters.ground" in res.stdout, res.stdout  # the shell reader is below the hook
+    assert "loopx_core.runtimes.codex -> loopx_core.ops.gates" in res.stdout, res.stdout  # a runtime knows its runtime, not the board
+    assert "loopx_core.runtimes.base -> loopx_core.adapters.charge" in res.stdout, res.stdout  # the hooks and init ask the runtimes, never back
+    assert "loopx_core.runtimes -> loopx_core.rules.ids" in res.stdout, res.stdout  # the registry imports nothing (the cold hook reads it)
+    assert "loopx_core.shapes.values -> loopx_core.runtimes.claude_code" in res.stdout, res.stdout  # shapes read the registry's names only
 
 
 HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")

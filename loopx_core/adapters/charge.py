@@ -12,7 +12,9 @@ from ..ops import charge
 def turn_id_for(runtime: str, session: str, marker: str) -> str:
     """The evidence turn id of a charge covering ``session`` up to ``marker``
     (the same whoever charges it: the Stop hook or the runner)."""
-    prefix = "cc" if runtime == "claude-code" else "cx"
+    from .. import runtimes
+
+    prefix = runtimes.module(runtime).CHARGE_PREFIX
     turn_id = f"{prefix}:{session}:{marker}"
     if len(turn_id) > 128 or not turn_id[0].isalnum():
         import hashlib
@@ -43,7 +45,7 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
     ``transcript.read``) that no earlier charge of this session covered.
     ``note(text)`` reports what a person should know; ``by`` says who measured
     it. Returns the evidence created, or None when there was nothing new."""
-    from . import transcript
+    from ..runtimes import transcript
 
     if turn is None or not turn.calls:
         return None
@@ -80,104 +82,6 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
     return evidence if created else None
 
 
-def subagent_transcripts(runtime: str, path: str) -> list[str]:
-    """The transcripts of the session's subagents, whose model calls its own
-    transcript does not hold. Claude Code (the Task/Agent tool): beside the
-    session's, ``<session>/subagents/*.jsonl`` next to ``<session>.jsonl``
-    (2.1.197 and 2.1.335). Codex 0.171 (``multi_agent_v1.spawn_agent``, on by
-    default): a rollout of its own in the sessions tree, whose first line
-    (``session_meta``) names the session that spawned it (``codex_subagents``)."""
-    import os
-
-    if runtime == "codex":
-        return codex_subagents(path)
-    folder = os.path.join(os.path.splitext(path)[0], "subagents")
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
-    except OSError:
-        return []
-    return [os.path.join(folder, n) for n in names if os.path.isfile(os.path.join(folder, n))]
-
-
-CODEX_META_BYTES = 1 << 20  # a rollout's first line (session_meta, with the base instructions: ~22 KB on 0.171)
-CODEX_SCANNED = 2000  # rollouts looked at for one session's subagents, at most (the newest)
-
-
-def codex_meta(path: str) -> dict | None:
-    """A Codex rollout's ``session_meta`` payload (its first line), or None."""
-    import json
-
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64 * 1024)  # the line is ~22 KB: a rollout of many MB is not read whole
-            while b"\n" not in head and len(head) < CODEX_META_BYTES:
-                more = fh.read(64 * 1024)
-                if not more:
-                    break
-                head += more
-    except OSError:
-        return None
-    line = head.split(b"\n", 1)[0]
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return None
-    payload = entry.get("payload") if isinstance(entry, dict) and entry.get("type") == "session_meta" else None
-    return payload if isinstance(payload, dict) else None
-
-
-def codex_subagents(path: str) -> list[str]:
-    """The rollouts of the subagents a Codex session spawned, at any depth: each
-    one's ``session_meta`` has ``session_id`` = the session's own id (0.171: the
-    root thread; ``id`` is the subagent's thread, ``source.subagent.thread_spawn``
-    names its parent). Rollouts live in ``sessions/YYYY/MM/DD/rollout-<local
-    time>-<thread id>.jsonl``: a subagent's is in the session's day folder or a
-    later one, named no earlier than the session's own."""
-    import os
-
-    meta = codex_meta(path)
-    own = meta.get("id") if meta else None
-    if not isinstance(own, str) or not own:
-        return []
-    day = os.path.dirname(path)
-    name = os.path.basename(path)
-    stamp = name[len("rollout-"):len("rollout-") + 19] if name.startswith("rollout-") else ""
-    parts = day.split(os.sep)[-3:]
-    days = [day]
-    if len(parts) == 3 and all(p.isdigit() for p in parts):
-        base = os.path.dirname(os.path.dirname(os.path.dirname(day)))
-        days = [d for d in _day_folders(base) if d.split(os.sep)[-3:] >= parts]
-    candidates = []
-    for folder in days:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        candidates += [os.path.join(folder, n) for n in names if n.startswith("rollout-") and n.endswith(".jsonl") and n[len("rollout-"):len("rollout-") + 19] >= stamp]
-    candidates = sorted(c for c in candidates if c != path)[-CODEX_SCANNED:]
-    found = []
-    for candidate in candidates:
-        child = codex_meta(candidate)
-        if child and child.get("session_id") == own and child.get("id") != own and os.path.isfile(candidate):
-            found.append(candidate)
-    return found
-
-
-def _day_folders(base: str) -> list[str]:
-    import os
-
-    out: list[str] = []
-    for level in (0, 1, 2):
-        parents = [base] if level == 0 else out
-        out = []
-        for parent in parents:
-            try:
-                out += sorted(os.path.join(parent, n) for n in os.listdir(parent) if n.isdigit())
-            except OSError:
-                continue
-    return out
-
-
 def charge_subagents(store, agent: str, runtime: str, session: str, path: str, card_id: int | None, note, by: str, *, lagging: bool = False) -> list:
     """Charge the calls of the session's subagent transcripts no charge covered
     yet to ``card_id`` — the card of the turn that started them. Each is its own
@@ -186,10 +90,11 @@ def charge_subagents(store, agent: str, runtime: str, session: str, path: str, c
     fault point, ``rules/faults.py``)."""
     import os
 
-    from . import transcript
+    from .. import runtimes
+    from ..runtimes import transcript
 
     out = []
-    for sub in subagent_transcripts(runtime, path):
+    for sub in runtimes.module(runtime).subagent_transcripts(path):
         try:
             turn = transcript.read(runtime, sub)
         except OSError:

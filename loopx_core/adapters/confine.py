@@ -33,7 +33,7 @@ import shutil
 
 BWRAP = "bwrap"
 # Inside the writable folder, kept read-only (those that exist): the board,
-# the runtimes' settings (adapters/setup_claude.GUARDED, setup_codex.READ_ONLY)
+# the runtimes' settings (runtimes/claude_code_settings.GUARDED, codex_settings.READ_ONLY)
 # and git's own files (its hooks and config run as the person later).
 READ_ONLY = (".loopx", ".codex", ".claude", ".mcp.json", ".git")
 

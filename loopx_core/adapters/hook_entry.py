@@ -5,7 +5,8 @@ normal parser takes over, with its usual messages."""
 
 from __future__ import annotations
 
-from .hooks import EVENTS, RUNTIMES
+from ..runtimes import HOOKED
+from .hooks import EVENTS
 
 
 def dispatch(argv: list[str]) -> int | None:
@@ -23,7 +24,7 @@ def dispatch(argv: list[str]) -> int | None:
         elif token != "--json":
             rest.append(token)
         i += 1
-    if len(rest) != 3 or rest[0] != "hook" or rest[1] not in RUNTIMES or rest[2] not in EVENTS:
+    if len(rest) != 3 or rest[0] != "hook" or rest[1] not in HOOKED or rest[2] not in EVENTS:
         return None
     from .hooks import run_hook
 

@@ -1,5 +1,6 @@
-"""``loopx hook claude-code|codex session-start|pre-tool-use|stop|permission-request``
-and ``loopx hook claude-code session-end|pre-skill-shell-command|question|notification``.
+"""``loopx hook RUNTIME session-start|pre-tool-use|stop|permission-request``
+(every runtime of ``runtimes.HOOKED``) and ``session-end|pre-skill-shell-command|question|notification``
+(the events Claude Code has).
 
 Each reads the runtime's own hook JSON on stdin and answers in that runtime's
 documented format on stdout, always with exit code 0 (a hook never crashes the
@@ -9,39 +10,9 @@ closed: a tool call it cannot read (not JSON, nested too deeply, larger than
 hits an internal error on is denied with the reason; a Stop or SessionStart
 that fails lets the session go on (blocking could loop).
 
-Formats.
-
-- Claude Code — hooks reference, https://code.claude.com/docs/en/hooks
-  ("Hook input", "JSON output", "PreToolUse decision control", "Stop decision
-  control"). Input: ``session_id``, ``transcript_path``, ``cwd``,
-  ``permission_mode``, ``hook_event_name``; PreToolUse adds ``tool_name``,
-  ``tool_input``, ``tool_use_id``; SessionStart adds ``source``; Stop adds
-  ``stop_hook_active`` and ``last_assistant_message``. Output: SessionStart
-  ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
-  "additionalContext": …}}``; PreToolUse ``{"hookSpecificOutput":
-  {"hookEventName": "PreToolUse", "permissionDecision": "allow"|"deny"|"ask",
-  "permissionDecisionReason": …}}`` (deny: the reason is shown to Claude; exit
-  0 with empty stdout lets the call proceed through the normal permission
-  flow); Stop ``{"hookSpecificOutput": {"hookEventName": "Stop",
-  "additionalContext": …}}`` (``{"decision": "block", "reason"}`` also continues
-  the turn but is shown as "Stop hook error occurred"; the text is Claude's
-  next instruction; ``stop_hook_active`` is true when Claude is already
-  continuing because of a stop hook — we never block then, so it cannot loop).
-  SessionStart hooks may append ``export`` lines to ``$CLAUDE_ENV_FILE`` to set
-  variables for later Bash commands. ``PreSkillShellCommand`` (2.1.335, the
-  SDK's ``sdk.d.ts``) carries a skill's shell command as ``tool_name`` Bash or
-  PowerShell with ``tool_input.command``; its answer is PreToolUse's with
-  ``hookEventName: "PreSkillShellCommand"`` (a deny keeps it from running).
-- Codex — ``codex-rs/hooks/schema/generated/*.command.{input,output}.schema.json``
-  and ``codex-rs/hooks/src/engine/output_parser.rs`` in github.com/openai/codex.
-  The same three events and shapes: PreToolUse input ``tool_name`` (``Bash`` with
-  ``tool_input.command``, ``apply_patch`` with the patch in
-  ``tool_input.command``, MCP tools as ``mcp__server__tool``), ``turn_id``,
-  nullable ``transcript_path``; PreToolUse output ``permissionDecision: "deny"``
-  with a non-empty reason blocks — ``allow`` without ``updatedInput`` and
-  ``ask`` are rejected as unsupported, so an allowed call prints nothing; Stop
-  output ``{"decision": "block", "reason"}``; SessionStart output
-  ``hookSpecificOutput.additionalContext``.
+Each runtime's hook input and answers — their formats, with their sources —
+are its module's (``runtimes/claude_code.py``, ``runtimes/codex.py``): this
+module asks it (``runtime_of(hook)``) where they differ.
 
 The PreToolUse path imports only the standard library (``policy``,
 ``fastcheck``) unless a call needs a new gate; safe calls never open the board.
@@ -58,10 +29,7 @@ import time
 
 from ..rules import board_file, turn_env
 from ..rules.clock import now as _now
-from ..rules.hints import take_work
-from ..rules.holding import HELD
 
-RUNTIMES = ("claude-code", "codex")
 EVENTS = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification")
 MAX_PAYLOAD = 8 * 1024 * 1024  # bytes of hook input read; a larger tool call is refused
 # Seconds each event may take before it answers anyway (the runtime's own
@@ -87,6 +55,13 @@ class Hook:
         return self.payload.get(key, default) if isinstance(self.payload, dict) else default
 
 
+def runtime_of(hook: Hook):
+    """The module of the runtime calling (``runtimes/``): its payloads' and answers' shapes."""
+    from .. import runtimes
+
+    return runtimes.module(hook.runtime)
+
+
 class DeadlinePassed(BaseException):
     """The hook ran out of time. A BaseException, so that no ``except
     Exception`` on the way swallows it and keeps going."""
@@ -102,9 +77,10 @@ def run_hook(runtime: str, event: str, db_flag: str | None = None, *, stdin=None
     """Read the runtime's hook JSON, answer in its format; always exit 0 with a
     decision. Fail closed: a tool call that cannot be read or checked in time
     is denied; a Stop or SessionStart that fails lets the session go on."""
-    from ..rules import faults
+    if os.environ.get("LOOPX_FAULT"):  # (unset, no fault point is armed: nothing to disarm, and nothing to import)
+        from ..rules import faults
 
-    faults.disarm()  # a hook that died reads as "no objection" to the runtime: never a test's fault point here
+        faults.disarm()  # a hook that died reads as "no objection" to the runtime: never a test's fault point here
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
@@ -451,12 +427,18 @@ def vet_verify(store, agent: str, command: str) -> None:
         )
 
 
+def _take_work(agent: str) -> str:
+    from ..rules.hints import take_work
+
+    return take_work(agent)
+
+
 def _no_card(hook: Hook, needs, allowed: dict) -> dict:
     assert hook.agent  # asked only after pre_tool_use checked there is one
     missing = [n for n in needs if n.scope not in allowed]
     return _deny(
         f"LoopX: {'; '.join(f'`{n.what}`' for n in missing)} needs {_scopes(missing)}, which agent {hook.agent} does not hold, "
-        f"and it holds no card to ask a human on. Denied. Take your card first: {take_work(hook.agent)}."
+        f"and it holds no card to ask a human on. Denied. Take your card first: {_take_work(hook.agent)}."
     )
 
 
@@ -483,11 +465,8 @@ def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict
             message = f"LoopX: {hook.agent} asks for {', '.join(f'`{s}`' for s in new)} on {key} — answer {first} on the board (`loopx`)."
         return _deny(reason, message)
     approvers = {by for by in allowed.values() if not by.startswith("capability")}
-    if hook.runtime == "claude-code" and approvers:
-        # A human already approved this (a gate in this lease, or a remembered grant):
-        # say so. Claude Code's own deny/ask rules still apply to an "allow".
-        reason = "LoopX: " + ", ".join(f"`{s}` approved ({by})" for s, by in allowed.items() if not by.startswith("capability"))
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": reason}}
+    if approvers:  # a human already approved this (a gate in this lease, or a remembered grant): the runtime may be told so
+        return runtime_of(hook).approved("LoopX: " + ", ".join(f"`{s}` approved ({by})" for s, by in allowed.items() if not by.startswith("capability")))
     return None
 
 
@@ -496,24 +475,9 @@ def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict
 def session_start(hook: Hook):
     text = _session_context(hook)
     out: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    # Claude Code: a SessionStart hook may export variables for later Bash commands
-    # through $CLAUDE_ENV_FILE. (Recent Codex builds accept hookSpecificOutput.env,
-    # but older ones reject unknown fields and would drop the whole answer, so the
-    # context names --agent explicitly instead.)
-    env_file = os.environ.get("CLAUDE_ENV_FILE")
-    if hook.agent and hook.runtime == "claude-code" and env_file:
-        try:
-            with open(env_file, "a", encoding="utf-8") as fh:
-                fh.write(f"export LOOPX_AGENT={_shell_quote(hook.agent)}\n")
-        except OSError as exc:
-            hook.note(f"cannot write CLAUDE_ENV_FILE: {exc.strerror}")
+    if hook.agent:
+        runtime_of(hook).session_env(hook.agent, hook.note)  # the agent's id for the session's later shell commands, where the runtime offers a way
     return out
-
-
-def _shell_quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
 
 
 def _session_context(hook: Hook) -> str:
@@ -580,8 +544,8 @@ def _describe_next(store, agent: str, result) -> str:
     if result.wake_at is not None:
         from ..rules.clock import iso
 
-        return f"{head}\n\nYour monitored card is not due until {iso(result.wake_at)}; `loopx next --agent {agent}` returns it then. Until then, {take_work(agent)} takes other ready work."
-    return f"{head}\n\nYou hold no card. Take the best ready one with {take_work(agent)} (exit 9: nothing to do)."
+        return f"{head}\n\nYour monitored card is not due until {iso(result.wake_at)}; `loopx next --agent {agent}` returns it then. Until then, {_take_work(agent)} takes other ready work."
+    return f"{head}\n\nYou hold no card. Take the best ready one with {_take_work(agent)} (exit 9: nothing to do)."
 
 
 def _emit(store, agent: str, kind: str, card_id, **data) -> None:
@@ -708,7 +672,7 @@ def _read_transcript(hook: Hook):
     Stop of the session charges the rest)."""
     import stat
 
-    from . import transcript
+    from ..runtimes import transcript
 
     path = hook.get("transcript_path")
     if not isinstance(path, str) or not path:
@@ -725,8 +689,7 @@ def _read_transcript(hook: Hook):
     if st.st_size > MAX_TRANSCRIPT:
         hook.note(f"the transcript {path} is larger than {MAX_TRANSCRIPT >> 20} MB; usage not charged")
         return None
-    expected = hook.get("last_assistant_message") if hook.runtime == "claude-code" else None
-    expected = expected.strip() if isinstance(expected, str) else None
+    expected = runtime_of(hook).expected_last_message(hook.payload)
     try:
         turn = transcript.read(hook.runtime, path)
         if _lagging(hook):
@@ -751,12 +714,13 @@ def _lagging(hook: Hook) -> bool:
     return hook.event == "stop" and faults.lagging("transcript-lag")
 
 
-def _held(agent: str, statuses=HELD):
-    """The agent's card (``holding``'s rule), among those in ``statuses``."""
+def _held(agent: str, statuses=None):
+    """The agent's card (``holding``'s rule), among those in ``statuses`` (the held ones)."""
     from ..ops.leases import held_card
     from ..rules.clock import now
+    from ..rules.holding import HELD
 
-    return held_card(agent, now(), statuses)
+    return held_card(agent, now(), HELD if statuses is None else statuses)
 
 
 def _charge(hook: Hook, store, turn) -> None:
@@ -850,13 +814,12 @@ def permission_request(hook: Hook):
     if not _in_a_runners_turn(hook) or not isinstance(tool, str):
         return None
     decision = _ask_the_person(hook, tool, hook.get("tool_input"))
-    if decision is None and hook.runtime == "codex":
-        # Nobody to ask on: never left to Codex's own automatic reviewer (`--approve-for-me`),
-        # which would let a model decide to run a command outside the sandbox.
-        return _permission("deny", f"LoopX: agent {hook.agent} holds no card to ask the person on; take your card first")
+    if decision is None:  # nobody to ask on: as the runtime says
+        assert hook.agent  # (_in_a_runners_turn)
+        decision = runtime_of(hook).unasked_permission(hook.agent)
     if decision is None:
         return None
-    updated = decision.get("updatedInput") if hook.runtime == "claude-code" else None
+    updated = decision.get("updatedInput") if runtime_of(hook).ANSWERS_WITH_INPUT else None
     return _permission(decision["behavior"], decision.get("message"), updated)
 
 
@@ -868,7 +831,7 @@ def question(hook: Hook):
     with ``updatedInput.answers``: the tool then tells the model "Your
     questions have been answered: …"); a rejection or no answer yet is a deny
     whose reason the model reads. 2.1.197 and 2.1.335 alike."""
-    from .runtime_questions import QUESTION_TOOL
+    from ..runtimes.claude_code import QUESTION_TOOL
 
     if not _in_a_runners_turn(hook) or hook.get("tool_name") != QUESTION_TOOL:
         return None
@@ -950,12 +913,7 @@ def _evidence_gate(hook: Hook, store, turn):
         f"`loopx done {key} --agent {agent} --summary \"…\"`. "
         "If you are blocked, say so in the summary."
     )
-    if hook.runtime == "claude-code":
-        # Claude Code (2.1.197 and 2.1.335 alike) continues the turn with this as
-        # the model's next input; ``decision: block`` does too, but is shown to the
-        # person as "Stop hook error occurred". The next Stop has stop_hook_active.
-        return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
-    return {"decision": "block", "reason": reason}
+    return runtime_of(hook).continue_turn(reason)
 
 
 HANDLERS = {

@@ -89,10 +89,11 @@ PROMPT_TOOL = {
 }
 
 
-PROMPT_CLIENT = "claude-code"  # the clientInfo name Claude Code (2.1.197, 2.1.335) sends
-
-
 def _listed(tools) -> list[dict]:
+    """The tools listed to the client: with the permission prompt tool when
+    it is the runtime that has one (``runtimes/claude_code.PROMPT_CLIENT``)."""
+    from ..runtimes.claude_code import PROMPT_CLIENT
+
     return TOOLS + [PROMPT_TOOL] if getattr(tools, "client", None) == PROMPT_CLIENT else TOOLS
 
 
@@ -296,6 +297,7 @@ class Tools:
         import contextlib
         import os
 
+        from ..runtimes.claude_code import NAME
         from .runtime_questions import decide
 
         tool, given = (arguments.get("tool_name"), arguments.get("input")) if isinstance(arguments, dict) else (None, None)
@@ -305,7 +307,7 @@ class Tools:
             return json.dumps({"behavior": "deny", "message": "LoopX asks the person only in a runner's turn (`loopx run`); not asked here"}), False
         try:
             with contextlib.redirect_stdout(sys.stderr):
-                decision = decide(self.store, _agent(), "claude-code", tool, given)
+                decision = decide(self.store, _agent(), NAME, tool, given)
         except Exception as exc:
             sys.stderr.write(f"loopx mcp: permission_prompt: {type(exc).__name__}: {exc}\n")
             decision = {"behavior": "deny", "message": f"LoopX could not ask the person ({type(exc).__name__})"}

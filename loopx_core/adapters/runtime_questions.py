@@ -6,16 +6,10 @@ while the same question is pending; the answer read as ``gate status`` reads
 it (an approval no person's signature backs reads as pending); waited for up
 to ``WAIT`` seconds.
 
-``AskUserQuestion``'s input (``sdk-tools.d.ts``, ``AskUserQuestionInput``, the
-same in Claude Code 2.1.197 and 2.1.335): ``questions`` (1–4), each with
-``question``, ``header``, ``options`` (2–4, each ``label`` and
-``description``) and ``multiSelect``; and ``answers`` (question text → the
-chosen label; several labels comma-separated), "collected by the permission
-component". The tool returns those answers to the model ("Your questions have
-been answered: …"), so an answer is the same input with ``answers`` filled in
-(``updatedInput``). Each question becomes a gate offering its labels; the
+The question tool's input and answer are its runtime's (``runtimes/claude_code.questions``
+and ``answered``): each question becomes a gate offering its labels; the
 person picks one (``gate answer --choose``) or writes their own words
-(``--text``: Claude Code's "Other", or several labels of a multi-select).
+(``--text``).
 """
 
 from __future__ import annotations
@@ -23,31 +17,13 @@ from __future__ import annotations
 import json
 import time
 
+from .. import runtimes
 from ..rules import ids, limits
 from ..rules.text import terminal_safe
 from ..rules.tool_text import shown
 
 WAIT = 540.0  # seconds a hook waits for the person (under the runtime's 600 s)
 POLL = 0.5
-QUESTION_TOOL = "AskUserQuestion"
-NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
-
-
-def questions_of(tool_input) -> list[dict] | None:
-    """The questions of an ``AskUserQuestion`` input, each {question, header,
-    options, multi}, or None when it does not read as one."""
-    asked = tool_input.get("questions") if isinstance(tool_input, dict) else None
-    if not isinstance(asked, list) or not 1 <= len(asked) <= 4:
-        return None
-    out = []
-    for q in asked:
-        if not isinstance(q, dict) or not isinstance(q.get("question"), str) or not q["question"].strip():
-            return None
-        labels = [o.get("label") for o in q.get("options") or [] if isinstance(o, dict)]
-        labels = [" ".join(label.split())[: limits.OPTION_MAX] for label in labels if isinstance(label, str) and label.strip()]
-        header = q.get("header")
-        out.append({"question": q["question"], "header": " ".join(header.split())[:40] if isinstance(header, str) else "", "options": list(dict.fromkeys(labels))[: limits.OPTIONS_MAX], "multi": q.get("multiSelect") is True})
-    return out
 
 
 def call_digest(tool: str, tool_input) -> str:
@@ -81,9 +57,10 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
     if card is None:
         return None
     key = ids.fmt(ids.CARD, card.id)
-    who = f"{NAMES.get(runtime, runtime)} ({agent})"
+    asker = runtimes.module(runtime)
+    who = f"{asker.TITLE} ({agent})"
     whole = True  # the person sees the whole call (only a permission question can be cut)
-    questions = questions_of(tool_input) if tool == QUESTION_TOOL else None
+    questions = asker.questions(tool_input) if tool == asker.QUESTION_TOOL else None
     if questions:
         asks = []
         for q in questions:
@@ -104,7 +81,7 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
         allowed = gates.session_allows(store, card.id, agent, session, tool, call)
         if allowed is not None:  # the person allowed this exact call for the runner's session (signed)
             return {"behavior": "allow", "message": f"allowed for this runner's session by {allowed}"}
-    for ask in asks:  # (a gate of the runtime's: withdrawn when its runner stops, ops/claims.release_on_stop)
+    for ask in asks:  # (a gate of the runtime's: withdrawn when its runner stops, ops/release.release_on_stop)
         ask.update(runtime=runtime, tool=tool, call=call, session=session)
     opened = [gate for gate, _, _ in gates.ask_all(store, card.id, agent, asks)]
     deadline = time.monotonic() + (WAIT if wait is None else wait)
@@ -121,9 +98,4 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
         return {"behavior": "deny", "message": f"no answer from the person yet; {names} waits for them (`loopx gate status {waiting[0].key}`)"}
     if not questions:
         return {"behavior": "allow"}
-    answers = {}
-    for g, original in zip(opened, tool_input["questions"]):
-        said = g.choice or g.text
-        if said:
-            answers[original["question"]] = said
-    return {"behavior": "allow", "updatedInput": dict(tool_input, answers=answers)}
+    return {"behavior": "allow", "updatedInput": asker.answered(tool_input, [g.choice or g.text for g in opened])}

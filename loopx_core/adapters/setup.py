@@ -1,8 +1,8 @@
-"""``loopx init --for claude-code|codex``: register the agent and write the
+"""``loopx init --for RUNTIME`` (a hooked runtime: ``runtimes.HOOKED``): register the agent and write the
 runtime's configuration, merged into what the project already has.
 
-What each runtime gets, and why each setting, is in ``setup_claude`` and
-``setup_codex``. Every hook command and MCP entry names the *absolute* path of
+What each runtime gets, and why each setting, is in its module
+(``runtimes/claude_code.write_settings``, ``runtimes/codex.write_settings``). Every hook command and MCP entry names the *absolute* path of
 the installed ``loopx`` (a runtime's PATH may not have it; a hook that cannot
 start fails open on older runtimes). Unless ``sandbox=False``, the runtime's
 own OS sandbox is turned on so the agent's shell cannot write the board, read
@@ -24,16 +24,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..rules.person_folder import person_folder
 from ..rules.spawn import loopx_argv
-from .setup_claude import MalformedSettings, SettingsError
-from .setup_codex import ConfigError, MalformedConfig
+from ..runtimes import base
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
-EVENT_NAMES = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification")
 
-SetupError = (SettingsError, ConfigError)
-Malformed = (MalformedSettings, MalformedConfig)  # not JSON/TOML at all: exit 3, not a conflict
+SetupError = base.SettingsConflict
+Malformed = base.SettingsMalformed  # not JSON/TOML at all: exit 3, not a conflict
 
 
 class FileChange:
@@ -126,17 +123,12 @@ def _ask(prompt: str, default: str) -> str:
 # -- file merging ---------------------------------------------------------------------
 
 def hook_command(runtime: str, event: str, agent: str | None, exe: str, db: str | None) -> str:
-    """The hook's command line. Claude Code's carries no agent id (it comes from
-    the session's env, see setup_claude); Codex has no per-checkout settings file,
-    so its commands name the agent."""
+    """The hook's command line; with ``agent`` when the runtime has no
+    per-checkout settings to name it in (its ``write_settings`` says)."""
     env = f"LOOPX_AGENT={shlex.quote(agent)} " if agent else ""
     if db:
         env += f"LOOPX_DB={shlex.quote(db)} "
     return f"{env}{exe} hook {runtime} {event}"
-
-
-def _marker(runtime: str, event: str) -> re.Pattern:
-    return re.compile(rf"\bhook\s+{re.escape(runtime)}\s+{re.escape(event)}\b")
 
 
 def merge_markdown(before: str | None, body: str) -> str:
@@ -154,19 +146,9 @@ def merge_markdown(before: str | None, body: str) -> str:
     return text.rstrip("\n") + "\n\n" + block
 
 
-def key_folder() -> str:
-    """The person's LoopX folder (the human key lives there): platformdirs' user
-    config dir (``rules/person_folder``), spelled with ``~`` when it is under the home folder."""
-    path = Path(person_folder())
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
-
-
 # -- the sections -------------------------------------------------------------------------
 
-def _section(runtime: str, agent: str, sandbox: bool) -> str:
+def _section(agent: str, sandbox: bool) -> str:
     if sandbox:
         return f"""## LoopX (agent `{agent}`)
 
@@ -265,7 +247,7 @@ def init_runtime(
     db = location.url if location.source in ("flag", "env") else None
     exe = _executable()
     exe_text = " ".join(shlex.quote(e) for e in exe)
-    key_dir = key_folder()
+    key_dir = base.key_folder()
     files: list[FileChange] = []
     notes: list[str] = []
 
@@ -280,31 +262,14 @@ def init_runtime(
         files.append(change)
         return change
 
-    if runtime == "claude-code":
-        from . import setup_claude
+    from .. import runtimes
 
-        commands = {name: hook_command(runtime, name, None, exe_text, db) for name in EVENT_NAMES}
-        plan(root / ".claude" / "settings.json", lambda before: setup_claude.merge_settings(before, commands, key_dir, sandbox, lambda n: _marker(runtime, n)))
-        plan(root / ".claude" / "settings.local.json", lambda before: setup_claude.merge_local(before, data["id"]))
-        plan(root / ".mcp.json", lambda before: setup_claude.merge_mcp_json(before, exe, db))
-        plan(root / "CLAUDE.md", lambda before: merge_markdown(before, _section(runtime, data["id"], sandbox)))
-        notes.append("Claude Code reads hooks when a session starts: restart it, or review them under /hooks")
-        if sandbox:
-            notes.append("the sandbox needs bubblewrap and socat on Linux (Debian: apt-get install bubblewrap socat); without them Claude Code refuses to start (failIfUnavailable) — or run init with --no-sandbox")
-    elif runtime == "codex":
-        from . import setup_codex
-
-        commands = {name: hook_command(runtime, name, data["id"], exe_text, db) for _, name, _, _ in setup_codex.EVENTS}  # the events Codex has
-        ours = setup_codex.entries(data["id"], exe, commands, db, key_dir if sandbox else None, root)
-        project = plan(root / ".codex" / "config.toml", lambda before: setup_codex.merge_project(before, ours, sandbox))
-        written = project.after if project.after is not None else project.before
-        if not project.problem and written is not None:
-            trust = setup_codex.trusted_hooks(written, root / ".codex" / "config.toml", commands)
-            plan(setup_codex.codex_home() / "config.toml", lambda before: setup_codex.merge_user(before, root, trust))
-        plan(root / "AGENTS.md", lambda before: merge_markdown(before, _section(runtime, data["id"], sandbox)))
-        notes.append(f"{setup_codex.codex_home() / 'config.toml'} now trusts this project and LoopX's hooks in it (codex exec skips untrusted hooks)")
-    else:  # pragma: no cover - the parser only offers the two
-        raise InvalidInput(f"unknown runtime {runtime!r}", "use --for claude-code or --for codex")
+    if runtime not in runtimes.HOOKED:  # pragma: no cover - the parser offers only these
+        raise InvalidInput(f"unknown runtime {runtime!r}", "use --for " + " or --for ".join(runtimes.HOOKED))
+    runtimes.module(runtime).write_settings(
+        plan, root, data["id"], exe, lambda event, named: hook_command(runtime, event, named, exe_text, db), db, key_dir, sandbox,
+        lambda before: merge_markdown(before, _section(data["id"], sandbox)), notes,
+    )
     conflicts = [f for f in files if f.problem]
     if conflicts:
         unreadable = [f for f in conflicts if f.malformed]  # not JSON/TOML at all: exit 3, else a conflict (5)

@@ -28,6 +28,7 @@ def given_bin(path: str | None) -> None:
 
 def cmd_run(ctx: Context) -> Outcome:
     from ..runner.loop import Options, Runner
+    from ..runtimes import make
     from ..store.rows import agent_row
 
     a = ctx.args
@@ -35,8 +36,8 @@ def cmd_run(ctx: Context) -> Outcome:
     command = list(a.rest)
     if command[:1] == ["--"]:
         command = command[1:]
-    if a.runtime == "shell" and not command:
-        raise UsageError("the shell runtime needs a command", "e.g. `loopx run --agent shell-1 --runtime shell -- ./turn.sh`")
+    if not command and make(a.runtime, command).needs_command:
+        raise UsageError(f"the {a.runtime} runtime needs a command", f"e.g. `loopx run --agent {a.runtime}-1 --runtime {a.runtime} -- ./turn.sh`")
     given_bin(a.bin)
     if a.log_file:
         check_target(a.log_file, "the log file", "give --log-file a regular file (or a new one) in a folder you can write", error=UsageError)
@@ -53,9 +54,7 @@ def cmd_run(ctx: Context) -> Outcome:
     store = ctx.store
     with store.read():
         agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
-    from ..runner import runtimes
-
-    problem = runtimes.make(a.runtime, command, a.bin, agent).identity_problem(store.project_root())
+    problem = make(a.runtime, command, a.bin, agent).identity_problem(store.project_root())
     if problem:
         raise UsageError(problem, f"run it in a checkout set up for it: `loopx init --for {a.runtime} --agent {agent}` there")
     from ..runner.log import runner_logger, writer

@@ -28,13 +28,13 @@ def cmd_open(ctx: Context) -> Outcome:
 def cmd_start(ctx: Context) -> Outcome | int:
     """``loopx workspace start CARD --runtime claude-code|codex --agent ID [-- ARG…]``:
     the card's workspace (made if need be, as the agent's first claim would), then
-    the runtime started there the way the runner starts a turn (``runner/runtimes``:
+    the runtime started there the way the runner starts a turn (``runtimes/``:
     ``by_hand`` and ``environ``), replacing this process. A runtime started there
     any other way reads the workspace's own settings, which its agent can write."""
     import shlex
 
+    from .. import runtimes
     from ..ops.workspace_open import open_workspace
-    from ..runner import runtimes
     from ..shapes.errors import UsageError
     from ..store.rows import agent_row
     from . import agent_id
@@ -57,11 +57,11 @@ def cmd_start(ctx: Context) -> Outcome | int:
     ws = open_workspace(store, card_id(a.card), f"agent:{agent}").to_json()
     argv = runtime.by_hand(ws["path"])
     location = store.location
-    from ..adapters.setup_codex import ConfigError
+    from ..runtimes.base import SettingsConflict
 
     try:
         own = runtime.environ(ws["path"])
-    except (OSError, ConfigError) as exc:
+    except (OSError, SettingsConflict) as exc:
         raise UsageError(f"cannot prepare {a.runtime}'s settings for the workspace: {getattr(exc, 'strerror', None) or exc}", "fix what it names, then start it again") from None
     env = {"LOOPX_AGENT": agent, "LOOPX_DB": str(location.path) if location.path is not None else location.url, "LOOPX_WORKSPACE": ws["path"], **own}
     if a.print_only or getattr(a, "json", False):
@@ -92,7 +92,9 @@ def _record_git_folder(workspace: str) -> None:
 
 def _set_up(runtime: str, root) -> bool:
     """Does the main checkout carry LoopX's PreToolUse hook for ``runtime`` (``init --for``)?"""
-    name = ".claude/settings.json" if runtime == "claude-code" else ".codex/config.toml"
+    from .. import runtimes
+
+    name = runtimes.module(runtime).SETTINGS_FILE
     try:
         with open(os.path.join(str(root), name), encoding="utf-8") as fh:
             return f"hook {runtime} pre-tool-use" in fh.read()
@@ -178,30 +180,13 @@ def cmd_gc(ctx: Context) -> Outcome:
 
 
 def _gc_codex_homes(store, dry_run: bool) -> list[dict]:
-    """LoopX's Codex homes for this project (``setup_codex.home_for``: one per agent
-    whose Codex turns ran in its workspaces) of agents with no open workspace here
-    and no live runner: removed (a turn writes its home afresh). Their links into
-    the person's own Codex home go as links; that home is never touched."""
-    from ..adapters import setup_codex
+    """LoopX's Codex homes for this project of agents with no open workspace here
+    and no live runner: removed (``runtimes/codex.gc_homes``)."""
     from ..ops.workspaces import agents_at_work, repository
+    from ..runtimes import codex
 
     main = repository(store)
-    homes = setup_codex.homes_of(str(main)) if main is not None else []
-    if not homes:
-        return []
-    needed = {setup_codex.home_name(a) for a in agents_at_work(store)}
-    out = []
-    for home in homes:
-        if home.name in needed:
-            continue
-        item = {"agent": home.name, "path": str(home), "removed": True}
-        if not dry_run:
-            try:
-                setup_codex.remove_home(home, setup_codex.codex_home())
-            except (OSError, setup_codex.ConfigError) as exc:
-                item.update(removed=False, why=getattr(exc, "strerror", None) or str(exc))
-        out.append(item)
-    return out
+    return codex.gc_homes(str(main), lambda: agents_at_work(store), dry_run) if main is not None else []
 
 
 def cmd_cap(ctx: Context) -> Outcome:

@@ -9,7 +9,6 @@ AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SCOPE = re.compile(r"[a-z0-9][a-z0-9_.-]*(:[a-z0-9*_./-]+)*")
 TOKEN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}")  # --turn-id / --op-id
 RUNTIME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,31}")
-RUNTIMES = ("claude-code", "codex", "shell")  # what `loopx run` drives (runner/runtimes.py); others are a name only
 # Scopes LoopX itself names (the shell rules' scopes, shell/builtin_rules.py, and
 # the common families): a person's colon-less near miss of one is a typo.
 WELL_KNOWN_SCOPES = (

@@ -39,7 +39,6 @@ from logging import DEBUG, ERROR, INFO, WARNING
 from typing import NamedTuple
 
 from ..adapters import charge
-from ..adapters.setup_codex import ConfigError
 from ..authority.witness import Witness, refused
 from ..ops import (
     claims,
@@ -59,8 +58,9 @@ from ..rules import clock, ids
 from ..rules.decisions import RUNNER_CONTROLS
 from ..rules.liveness import host_name
 from ..rules.text import terminal_safe
+from ..runtimes import base as runtime_base
+from ..runtimes import make as make_runtime
 from ..shapes.errors import ALTERED, Altered, Conflict, LoopxError, Paused
-from . import runtimes
 from .process import TurnProcess
 from .waker import Interrupt, Waker
 
@@ -101,7 +101,7 @@ class Runner:
         self.agent = options.agent
         self.log_line = log
         self.runner_id = uuid.uuid4().hex[:12]
-        self.runtime = runtimes.make(options.runtime, options.command, options.binary, options.agent)
+        self.runtime = make_runtime(options.runtime, options.command, options.binary, options.agent)
         self.runtime.project = str(store.project_root())  # (Codex runs in a workspace only under its sandbox profile)
         self.interrupted = Interrupt()  # not a threading.Event: see waker.Interrupt
         self.stopping: str | None = None  # why the runner is stopping (a signal)
@@ -378,7 +378,7 @@ class Runner:
         runs in the project folder. A workspace git or the person's cap refuses
         raises (LoopxError): the turn must not run in the project folder instead."""
         if not self.runtime.in_workspace:
-            return None  # (runtimes.Runtime.in_workspace: not before its hooks and sandbox are there)
+            return None  # (runtimes/base.Runtime.in_workspace: not before its hooks and sandbox are there)
         try:
             space = workspace_open.begin_turn(self.store, card.id, f"agent:{self.agent}")
         except LoopxError as err:
@@ -418,7 +418,7 @@ class Runner:
             LOOPX_LEASE_TOKEN=str(card.lease.token if card.lease else ""),
             LOOPX_RUNNER=self.runner_id,
         )
-        if self.runtime.name == "shell":
+        if not self.runtime.uses_tools:  # (a shell command reads its packet there too)
             env["LOOPX_CONTEXT"] = packet
         return env
 
@@ -430,7 +430,7 @@ class Runner:
         token = card.lease.token if card.lease else None
         turn_id = f"{self.agent}.t{self.current.turn + 1}.{uuid.uuid4().hex[:8]}"
         # Claude Code and Codex record their turn with the loopx MCP tools (their sandboxed shell cannot write the board)
-        packet = context.to_markdown(context.build(self.store, card.id), context.CLI if self.runtime.name == "shell" else context.TOOLS)
+        packet = context.to_markdown(context.build(self.store, card.id), context.TOOLS if self.runtime.uses_tools else context.CLI)
         since = turns.marks(self.store)
         started, self.control = runners.start_turn(self.store, self.agent, self.runner_id, card.id, turn_id, f"turn {self.current.turn + 1} on {card.key}")
         if started is None:
@@ -444,11 +444,11 @@ class Runner:
         if space:
             env["LOOPX_WORKSPACE"] = space[0]
         self.turn_workspace, self.turn_head = space if space else (None, None)
-        argv = self.runtime.argv(runtimes.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
+        argv = self.runtime.argv(runtime_base.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
         try:
             env.update(self.runtime.environ(cwd))  # (Codex in a workspace: LoopX's Codex home)
-        except (OSError, ConfigError) as exc:
+        except (OSError, runtime_base.SettingsConflict) as exc:
             return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot prepare the turn's {self.runtime.name} settings: {getattr(exc, 'strerror', None) or exc}", "", 0.0)
         bounds = self._swept_from(space[0]) if space else None  # what the shared git folder holds, recorded (#38)
         try:
@@ -636,7 +636,7 @@ class Runner:
 
         text = clean(tail)
         why = reason or (f"the runtime exited {code}" if code else "the runtime ended")
-        last = ("said: " + usage.said) if usage.said else runtimes.last_step(tail)  # (never a raw stream-json line)
+        last = ("said: " + usage.said) if usage.said else self.runtime.last_step(tail)  # (never a raw stream-json line)
         last = clean(last or "", 300)
         summary = f"Turn wrote no evidence ({why})." + (f" Last {last}" if last.startswith(("said:", "called ", "ran:", "error:")) else f" Last output: {last}" if last else "")
         data = validate("evidence", {"summary": summary[:3900], "turn_id": f"{turn_id}.failed"})
@@ -679,7 +679,7 @@ class Runner:
         """The turn's measured usage, charged exactly once: from the transcript
         through the Stop hook's code (calls it charged already are skipped), or —
         without a transcript — from the runtime's own totals."""
-        from ..adapters import transcript
+        from ..runtimes import transcript
 
         path = usage.transcript_path(env)
         try:

@@ -87,7 +87,9 @@ def _near_miss(value: str, known, what: str) -> None:
 
 
 def _known_runtime(value: str) -> str:
-    _near_miss(value, limits.RUNTIMES, "runtime")
+    from ..runtimes import NAMES  # (the registry imports nothing)
+
+    _near_miss(value, NAMES, "runtime")
     return value
 
 

@@ -19,6 +19,7 @@ send it every turn).
 
 from __future__ import annotations
 
+from .. import runtimes  # the registry of runtime names: imports nothing
 from . import evidence as evidence_shape
 
 # (Plain classes, not NamedTuples: building typing.NamedTuple classes costs more
@@ -132,7 +133,7 @@ DECLARED: tuple = (
          _BOARDS + "cmd_migrate"),
     Verb("init", None, "create a board in ./.loopx/ (or at --db) and optionally set up a runtime", (
         arg("--objective", metavar="T", help="what this board is for"),
-        arg("--for", dest="runtime", choices=["claude-code", "codex"], help="also set up this runtime's hooks"),
+        arg("--for", dest="runtime", choices=list(runtimes.HOOKED), help="also set up this runtime's hooks"),
         arg("--agent", metavar="ID", help="with --for: the agent id to register"),
         arg("--can", action="append", default=[], metavar="SCOPE", help="with --for: a capability of that agent"),
         arg("--no-sandbox", dest="sandbox", action="store_false", help="with --for: leave the runtime's OS sandbox off (the agent's shell may then write the board)"),
@@ -154,14 +155,14 @@ DECLARED: tuple = (
          shape="document", hint="an evidence document needs card, agent and summary (DESIGN §7)"),
     Verb("mcp", None, "serve the MCP tools over stdio (agent id from LOOPX_AGENT)", (), _SURFACE + "mcp"),
     Verb("hook", None, "what runtime hooks call (reads the runtime's hook JSON on stdin)", (
-        arg("runtime", choices=["claude-code", "codex"], help="the runtime calling (as `loopx init --for` wrote it)"),
+        arg("runtime", choices=list(runtimes.HOOKED), help="the runtime calling (as `loopx init --for` wrote it)"),
         arg("event", choices=["session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification"], help="the hook event"),
     ), _SURFACE + "hook"),
 
     Group("agent", "register and list agents"),
     Verb("agent", "add", "register an agent (or update it)", (
         arg("id", metavar="ID", help="the agent's id, e.g. claude-1 (letters, digits, - _ .)"),
-        arg("--runtime", metavar="R", help="claude-code, codex, shell, …"),
+        arg("--runtime", metavar="R", help=", ".join(runtimes.NAMES) + ", …"),
         arg("--can", action="append", default=[], metavar="SCOPE", help="a capability (scope) it holds, e.g. git:push"),
         arg("--watch", action="append", default=[], metavar="DIR", help="an output folder to take evidence from"),
         arg("--tokens", type="int", metavar="N", help="tokens per window, e.g. 2000000"),
@@ -451,7 +452,7 @@ DECLARED: tuple = (
     Verb("run", None, "drive one agent's turns for as long as it runs: sleeps, wakes and resumes (a person starts it)", (
         # (--agent names the agent to drive, not the caller: an agent identity is refused.)
         arg("--agent", dest="drive", required=True, metavar="ID", help="the agent this runner drives (registered with `loopx agent add`)"),
-        arg("--runtime", required=True, choices=["claude-code", "codex", "shell"], help="what runs each turn"),
+        arg("--runtime", required=True, choices=list(runtimes.NAMES), help="what runs each turn"),
         arg("--turn-limit", default="30m", metavar="DUR", help="a turn running longer is stopped (default 30m)"),
         arg("--lease", metavar="DUR", help="lease length of the cards it claims (default: the board's, 30m)"),
         arg("--grace", default="30s", metavar="DUR", help="on SIGTERM or a person's stop, how long the turn in flight may take to finish (default 30s)"),
@@ -478,7 +479,7 @@ DECLARED: tuple = (
     Verb("workspace", "start", "start Claude Code or Codex by hand in the card's workspace, as the runner starts its turns there: the main checkout's hooks and loopx server, the agent's identity, the sandbox bounded to the workspace, nothing the workspace says — a person only", (
         *_CARD,
         arg("--agent", dest="drive", required=True, metavar="ID", help="the agent the session works as (its hooks and MCP server act as it)"),
-        arg("--runtime", required=True, choices=["claude-code", "codex"], help="the runtime to start"),
+        arg("--runtime", required=True, choices=list(runtimes.HOOKED), help="the runtime to start"),
         arg("--bin", metavar="PATH", help="its executable (default: claude / codex on PATH)"),
         arg("--print", dest="print_only", action="store_true", help="print the command, folder and environment instead of starting it (--json implies it)"),
         arg("rest", nargs="*", metavar="-- ARG", help="more arguments for the runtime, after -- (e.g. -- exec \"…\" for a headless Codex turn)"),

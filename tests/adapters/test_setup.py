@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from loopx_core.adapters import setup_codex
-from loopx_core.adapters.setup import key_folder
+from loopx_core.runtimes import codex_settings as setup_codex
+from loopx_core.runtimes.base import key_folder
 
 CLAUDE_SETTINGS = """{
     "permissions": {

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from loopx_core.adapters import transcript
+from loopx_core.runtimes import claude_code, codex, transcript
 from tests.adapters.conftest import FIXTURES
 
 
 def test_claude_transcript():
-    turn = transcript.read_claude(str(FIXTURES / "claude" / "transcript.jsonl"))
+    turn = claude_code.read_transcript(str(FIXTURES / "claude" / "transcript.jsonl"))
     assert turn.started_at == transcript.parse_time("2026-03-11T02:40:00.000Z")
     assert turn.markers[turn.prompt_index] == "u-0003"  # tool results and snapshots are not prompts
     calls, through = transcript.uncharged(turn, None)
@@ -19,14 +19,14 @@ def test_claude_transcript():
 def test_claude_transcript_meta_entries_are_not_prompts(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text((FIXTURES / "claude" / "transcript.jsonl").read_text() + (FIXTURES / "claude" / "transcript_continued.jsonl").read_text() + '{"type":"assistant","message":{"id":"x"')
-    turn = transcript.read_claude(str(path))
+    turn = claude_code.read_transcript(str(path))
     assert turn.markers[turn.prompt_index] == "u-0003"  # the isMeta stop-hook feedback does not start a turn
     calls, through = transcript.uncharged(turn, "a-0008")
     assert [(c.tokens_in, c.tokens_out) for c in calls] == [(6504, 30)] and through == "a-0010"
 
 
 def test_codex_rollout():
-    turn = transcript.read_codex(str(FIXTURES / "codex" / "rollout.jsonl"))
+    turn = codex.read_transcript(str(FIXTURES / "codex" / "rollout.jsonl"))
     assert turn.started_at == transcript.parse_time("2026-03-11T02:40:00.000Z")
     calls, _ = transcript.uncharged(turn, None)
     assert [(c.tokens_in, c.tokens_out) for c in calls] == [(9500, 60), (9800, 40)]
@@ -48,7 +48,7 @@ def test_claude_background_task_notices_are_not_prompts():
         entries = _entries(name)
         notices = [i for i, e in enumerate(entries) if (e.get("origin") or {}).get("kind") == "task-notification"]
         assert notices, name  # the binary wrote one after the turn
-        turn = transcript.read_claude(str(REAL / name))
+        turn = claude_code.read_transcript(str(REAL / name))
         prompt = entries[turn.prompt_index]
         assert prompt["message"]["content"] == "Do the next step of your card.", name
         assert turn.prompt_index < notices[0]
@@ -61,7 +61,7 @@ def test_claude_background_task_notices_are_not_prompts():
 def test_codex_0171_rollout_prompt_and_calls():
     entries = _entries("codex-0.171.0.jsonl")
     assert not any(e["type"] == "event_msg" and e["payload"].get("type") == "user_message" for e in entries)
-    turn = transcript.read_codex(str(REAL / "codex-0.171.0.jsonl"))
+    turn = codex.read_transcript(str(REAL / "codex-0.171.0.jsonl"))
     prompt = entries[turn.prompt_index]["payload"]
     assert prompt["type"] == "item_completed" and prompt["item"]["type"] == "UserMessage"
     # the prompt comes after the instructions and the session-start context, before any model call

@@ -315,7 +315,7 @@ def test_a_sandboxed_claude_turn_finishes_with_done_and_its_verify_runs_confined
 
 @pytest.mark.parametrize("binary", ["claude-code", "claude-sdk"])
 def test_git_add_all_works_in_a_workspace_inside_claudes_sandbox(day, binary, monkeypatch):
-    from loopx_core.runner import runtimes as runner_runtimes
+    from loopx_core import runtimes as runner_runtimes
 
     project = day
     project.init("claude-code", "a1")

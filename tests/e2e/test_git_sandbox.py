@@ -1,7 +1,7 @@
 """A sandboxed turn cannot change what git will show the person (issue #38):
 the real Claude Code (2.1.197, 2.1.335) and Codex (0.171) binaries, started
 in a card's workspace with the exact command line and environment the runner
-gives them (``runner/runtimes.py``), sandbox on, the scripted model running
+gives them (``runtimes/``), sandbox on, the scripted model running
 each attack an agent whose only tool is git would try — as git itself and as a
 program that names no path a hook could read. Afterwards the person's git
 (plain, replace refs honoured) shows the truth, and LoopX's check of the
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from loopx_core import runtimes as runner_runtimes
 from loopx_core.rules import workspace_bounds
-from loopx_core.runner import runtimes as runner_runtimes
 from loopx_core.workspace import quarantine, sweep
 
 from . import runtimes

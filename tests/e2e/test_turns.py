@@ -323,7 +323,7 @@ def _person_answers_when_asked(project, answer: tuple, found: list, asked: str =
 
 
 CLAUDES = [r for r in ALL if r.setup == "claude-code"]
-PROMPT_TOOL = ("--permission-prompt-tool", "mcp__loopx__permission_prompt")  # what `loopx run` passes (runner/runtimes.py)
+PROMPT_TOOL = ("--permission-prompt-tool", "mcp__loopx__permission_prompt")  # what `loopx run` passes (runtimes/claude_code.py)
 
 
 def _turn_of_a_runner(project, model, runtime, steps):

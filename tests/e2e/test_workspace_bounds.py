@@ -1,6 +1,6 @@
 """A turn started in a card's workspace, with the runtime's sandbox on, by the
 real Claude Code (2.1.197, 2.1.335) and Codex (0.171) binaries, each started
-with the exact command line the runner builds (``runner/runtimes.py``) — issue
+with the exact command line the runner builds (``runtimes/``) — issue
 #26, "the workspace boundary".
 
 The workspace is a linked git worktree on ``loopx/LX-1``; a second card's
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from loopx_core.runner import runtimes as runner_runtimes
+from loopx_core import runtimes as runner_runtimes
 
 from . import runtimes
 from .harness import (

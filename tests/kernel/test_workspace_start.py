@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from loopx_core.adapters import setup_claude, setup_codex
+from loopx_core.runtimes import claude_code_settings as setup_claude
+from loopx_core.runtimes import codex_settings as setup_codex
 from tests.kernel.conftest import refused
 
 

@@ -391,7 +391,7 @@ def test_gc_removes_the_codex_homes_no_agent_at_work_here_needs_and_never_the_pe
     `workspace gc` removes those of agents with no open workspace here and no live
     runner — their links into the person's own Codex home as links: the person's
     login and sessions stay."""
-    from loopx_core.adapters import setup_codex
+    from loopx_core.runtimes import codex_settings as setup_codex
     from tests.conftest import person_ok
 
     person = tmp_path / "person-codex"

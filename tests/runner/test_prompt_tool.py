@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from loopx_core.runner.runtimes import ClaudeCode
+from loopx_core.runtimes.claude_code import Command as ClaudeCode
 
 FLAG = ["--permission-prompt-tool", "mcp__loopx__permission_prompt"]
 

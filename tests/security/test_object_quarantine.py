@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from loopx_core.runner import runtimes
+from loopx_core import runtimes
 from loopx_core.workspace import merge, quarantine
 
 ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}

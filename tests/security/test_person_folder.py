@@ -14,9 +14,9 @@ import pytest
 from platformdirs.macos import MacOS
 from platformdirs.unix import Unix
 
-from loopx_core.adapters.setup import key_folder
 from loopx_core.authority import keys
 from loopx_core.rules.person_folder import person_folder
+from loopx_core.runtimes.base import key_folder
 from tests.adapters.conftest import deny_reason, payload
 
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from loopx_core.adapters import setup_claude, setup_codex
-from loopx_core.adapters.setup import key_folder
+from loopx_core import runtimes
 from loopx_core.rules import workspace_bounds
-from loopx_core.runner import runtimes
+from loopx_core.runtimes import claude_code_settings as setup_claude
+from loopx_core.runtimes import codex_settings as setup_codex
+from loopx_core.runtimes.base import key_folder
 
 
 def git(cwd, *args) -> str:

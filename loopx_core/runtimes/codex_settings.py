@@ -45,6 +45,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from . import base
+
 EVENTS = (
     ("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60),
     ("PermissionRequest", "permission-request", "*", 600),  # an approval Codex would ask the person for joins the queue (#29)
@@ -59,11 +61,11 @@ READ_ONLY = (".loopx", ".claude", ".mcp.json")
 _OLD_MARKER = re.compile(r"^# loopx:(begin|end)\b.*\n?", re.M)
 
 
-class ConfigError(Exception):
+class ConfigError(base.SettingsConflict):
     """The file says something LoopX's entries would contradict (exit 5)."""
 
 
-class MalformedConfig(ConfigError):
+class MalformedConfig(ConfigError, base.SettingsMalformed):
     """The file is not TOML at all (exit 3): nothing is written."""
 
 

@@ -43,6 +43,8 @@ import json
 import os
 import re
 
+from . import base
+
 EVENTS = (
     ("SessionStart", "session-start", None, 30),
     ("PreToolUse", "pre-tool-use", "*", 30),
@@ -65,11 +67,11 @@ GUARDED_FILES = (".mcp.json", ".claude/settings.json", ".claude/settings.local.j
 GUARDED = GUARDED_DIRS + GUARDED_FILES
 
 
-class SettingsError(Exception):
+class SettingsError(base.SettingsConflict):
     """The file says something LoopX's entries would contradict (exit 5)."""
 
 
-class MalformedSettings(SettingsError):
+class MalformedSettings(SettingsError, base.SettingsMalformed):
     """The file is not JSON at all (exit 3): nothing is written."""
 
 

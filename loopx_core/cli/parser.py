@@ -103,7 +103,7 @@ def build(argv: list[str] | None = None) -> Parser:
             group = cmd(name, verbs.GROUPS[name], sub)
             gsub = group.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
             for (verb, subname), spec in verbs.VERBS.items():
-                if verb == name:
+                if verb == name and subname is not None:  # (a group's verbs each have a subcommand)
                     _define(cmd(subname, spec.help, gsub), spec.args)
         else:
             spec = verbs.VERBS[(name, None)]

@@ -147,7 +147,7 @@ class _Engine:
         try:
             self.store.db.close()
         except Exception:  # a connection the server dropped may not close cleanly
-            self.store.db._state.reset()
+            self.store.db._state.reset()  # type: ignore[attr-defined]  # (peewee-stubs leave out _state, its per-thread connection state)
 
     def _job(self, fn, args):
         if self.store is not None:  # None before _setup opens it (watch_board given a location)

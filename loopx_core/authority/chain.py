@@ -67,6 +67,6 @@ def signed_message(digest: str) -> bytes:
     return SIG_PREFIX + digest.encode("ascii")
 
 
-def data_text(data: dict) -> str:
+def data_text(data: object) -> str:  # (an event's data; a JSON column's list too)
     """The canonical text of an event's data (what ``models.JSONText`` stores)."""
     return json.dumps(data, separators=(",", ":"), sort_keys=True)

@@ -41,7 +41,7 @@ def _remember_damage(err) -> None:
     """A read met a damaged page: mark the board so writes refuse it (store/failures.py)."""
     from ..store import failures, records
 
-    failures.remember_damage(records.current(), err)
+    failures.remember_damage(records.current_or_none(), err)
 
 
 def _refuse_undecodable(argv: list[str]) -> None:

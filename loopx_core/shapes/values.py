@@ -49,7 +49,7 @@ else:
 
 class Lease(NamedTuple):
     holder: str
-    token: int
+    token: int | None  # (set while a card is held: the lease row has it)
     expires_at: float | None  # None while the card waits on a human or a monitor
 
     def to_json(self) -> dict:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # (Plain classes, not NamedTuples: building typing.NamedTuple classes costs more
 # than the rest of this table, and the parser of every cold call reads it.)
 
-def arg(*names: str, **options: object) -> tuple[tuple[str, ...], dict[str, object]]:
+def arg(*names: str, **options: Any) -> tuple[tuple[str, ...], dict[str, Any]]:  # (argparse's keyword arguments)
     """One argparse argument as plain data, ``(names, options)``: ``type`` is
     named ("int", "float", "count" — a whole number >= 0), never a function."""
     return names, options

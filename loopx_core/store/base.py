@@ -28,7 +28,7 @@ from .discovery import BoardLocation
 
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator
     from contextlib import AbstractContextManager
     from pathlib import Path
     from typing import Any, Protocol, TypeVar
@@ -38,18 +38,7 @@ if TYPE_CHECKING:
     from ..authority.keys import Person
     from ..authority.trust import Trust
     from ..shapes.errors import BoardBusy, LoopxError
-
-    # A statement's parameters (``?`` placeholders), in order.
-    Params = Sequence[Any]
-
-    class Cursor(Protocol):
-        """A statement's cursor (sqlite3's, or store/libpq.py's): its rows (tuples
-        of column values) and how many rows it changed."""
-
-        @property
-        def rowcount(self) -> int: ...
-        def fetchall(self) -> list[Any]: ...
-        def fetchone(self) -> Any: ...
+    from .records import Cursor, Params
 
     class Listener(Protocol):
         """Readable (``fileno``) when another process committed a write (pg.Listener)."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import sqlite3
     from pathlib import Path
 
-    from .base import Store
+    from .records import Store
 
     BoardPath = str | Path  # a SQLite board's file
 

@@ -9,6 +9,7 @@ held by tests (tests/kernel/test_migrations.py, tests/kernel/test_records.py).""
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from ..authority.chain import data_text
 from .orm import peewee as pw
@@ -16,6 +17,8 @@ from .orm import peewee as pw
 TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
     from typing import Any
+
+    from .base import Store
 
 
 class _BoardDatabase(pw.DatabaseProxy):
@@ -31,7 +34,8 @@ class _BoardDatabase(pw.DatabaseProxy):
     def obj(self) -> pw.Database | None:
         from . import records
 
-        store = records.current_or_none()
+        # (the bound store is a base.Store: records names only what it uses)
+        store = cast("Store | None", records.current_or_none())
         return None if store is None else store.db
 
     def __setattr__(self, attr: str, value: object) -> None:

@@ -45,11 +45,32 @@ from .columns import (
 
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
     from contextvars import Token
-    from typing import Any, Self
+    from typing import Any, Protocol, Self
 
-    from .base import Cursor, Params, Store
+    from .discovery import BoardLocation
+
+    # A statement's parameters (``?`` placeholders), in order.
+    Params = Sequence[Any]
+
+    class Cursor(Protocol):
+        """A statement's cursor (sqlite3's, or store/libpq.py's): its rows (tuples
+        of column values) and how many rows it changed."""
+
+        @property
+        def rowcount(self) -> int: ...
+        def fetchall(self) -> list[Any]: ...
+        def fetchone(self) -> Any: ...
+
+    class Store(Protocol):
+        """The open board statements run on (``base.Store``, which imports this module)."""
+
+        backend: str
+        locks_rows: bool
+        location: BoardLocation
+
+        def execute(self, sql: str, params: Params = ...) -> Cursor: ...
 
 # -- which store's connection ------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from .merge import FileStat
 
 TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
-    from _typeshed import StrPath
+    from .git import StrPath
 
 TRUE_OBJECTS = {"GIT_NO_REPLACE_OBJECTS": "1"}
 DIFF = ("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames")

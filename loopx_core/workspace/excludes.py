@@ -28,15 +28,8 @@ import subprocess
 TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Protocol
 
-    class TurnBounds(Protocol):
-        """A card's workspace (``rules.workspace_bounds.Bounds``; the git plumbing imports no rules)."""
-
-        @property
-        def workspace(self) -> str: ...
-        @property
-        def admin(self) -> str: ...
+    from .sweep import SweptBounds as TurnBounds
 
 # The placeholders seen in a workspace with Claude Code's sandbox on (2.1.197; 2.1.335
 # adds those under .claude/).

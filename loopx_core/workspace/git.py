@@ -31,7 +31,7 @@ TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from _typeshed import StrPath
+    StrPath = str | os.PathLike[str]  # a path as a string or a Path
 
 TIMEOUT = 60.0  # seconds for one git command; a worktree add on a big repository fits
 WIP_AUTHOR = ("LoopX", "loopx@localhost")

@@ -33,7 +33,7 @@ TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from _typeshed import StrPath
+    from .git import StrPath
 
 
 class MergeRefused(Exception):

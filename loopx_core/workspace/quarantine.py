@@ -42,7 +42,7 @@ from .git import quarantine_folder as folder
 
 TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
-    from _typeshed import StrPath
+    from .git import StrPath
 
 REFUSED = "loopx-refused"
 _KINDS = (b"blob", b"tree", b"commit", b"tag")

@@ -433,7 +433,8 @@ class LoopxApp(App[int]):
     async def _watch_files(self) -> None:
         from loopx_core.watch import watch_board
 
-        await watch_board(self.store)
+        if self.store is not None:  # (always: started only once the board is open)
+            await watch_board(self.store)
 
     def tick(self) -> None:
         """Once a second: what depends on the clock (lease time left, "asked 2m ago")."""

@@ -17,31 +17,61 @@ from ..rules.decisions import signed_answer
 from ..rules.scopes import covers
 from . import trust
 
+TYPE_CHECKING = False  # (annotations only: the hook imports this cold; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Protocol
+
+    from .chain import Query
+    from .trust import BoardReader, EventRow, Trust
+
+    class ApprovedGate(Protocol):
+        """What the approval check reads of a gate row (the kernel's or the plain reader's)."""
+
+        @property
+        def id(self) -> int: ...
+        @property
+        def card_id(self) -> int: ...
+        @property
+        def agent(self) -> str: ...
+        @property
+        def scope(self) -> str | None: ...
+        @property
+        def status(self) -> str: ...
+        @property
+        def answer(self) -> str | None: ...
+        @property
+        def answered_by(self) -> str | None: ...
+        @property
+        def answer_seq(self) -> int | None: ...
+        @property
+        def lease_token(self) -> int | None: ...
+
 AGENT_DECISIONS = ("agent_added", "agent_updated")
 
 
-def has_capability(capabilities, scope: str) -> bool:
+def has_capability(capabilities: Iterable[str] | None, scope: str) -> bool:
     return any(covers(c, scope) for c in capabilities or ())
 
 
 class Authority:
     """Who may do what on one board, as its people signed it."""
 
-    def __init__(self, query, people):
+    def __init__(self, query: Query, people: Trust | Callable[[], Trust]):
         self.query = query
         self._people = people  # a trust.Trust, or a function that loads one
 
     @classmethod
-    def of(cls, store) -> Authority:
+    def of(cls, store: BoardReader) -> Authority:
         return cls(store.query, store.trust)
 
     @property
-    def people(self):
+    def people(self) -> Trust:
         if callable(self._people):
             self._people = self._people()
         return self._people
 
-    def _claimed(self, agent: str, scope: str | None):
+    def _claimed(self, agent: str, scope: str | None) -> EventRow | None:
         """The event that registered ``agent`` if it claims ``scope`` (any scope
         when None), unverified: a signature is checked only when it would grant."""
         rows = self.query("SELECT decided_seq FROM agent WHERE id = ?", (agent,))
@@ -133,7 +163,7 @@ class Authority:
         return None
 
 
-def forged_approval(rules: Authority, gate, now: float) -> str | None:
+def forged_approval(rules: Authority, gate: ApprovedGate, now: float) -> str | None:
     """Why ``gate``'s recorded approval is not real (None: it is, or it is not
     approved). ``gate``: a row with the gate table's columns (the kernel's model
     or the plain reader's tuple)."""

@@ -15,6 +15,32 @@ import json
 
 from ..rules.digest import sha256_hex
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:  # the board as every reader of the log sees it (here: the bottom of authority)
+    from contextlib import AbstractContextManager
+    from typing import Any, Protocol
+
+    class Query(Protocol):
+        """A plain read of the board: (sql with ``?`` placeholders, params) -> the
+        rows, each a tuple of column values (``Store.query``, ``records.rows``,
+        the hook's reader)."""
+
+        def __call__(self, sql: str, params: tuple[Any, ...], /) -> list[Any]: ...
+
+    class Place(Protocol):
+        """Where a board was found (``store.discovery.BoardLocation``)."""
+
+        def describe(self) -> str: ...
+
+    class LogReader(Protocol):
+        """The store as the witness reads it (``store.base.Store``, a layer above authority)."""
+
+        @property
+        def location(self) -> Place: ...
+        def query(self, sql: str, params: tuple[Any, ...] = ...) -> list[Any]: ...
+        def board_uid(self) -> str: ...
+        def read(self) -> AbstractContextManager[None]: ...
+
 VERSION = 1
 SIG_PREFIX = b"loopx-event-v1:"  # what a signature covers: this, then the event's hash
 
@@ -41,6 +67,6 @@ def signed_message(digest: str) -> bytes:
     return SIG_PREFIX + digest.encode("ascii")
 
 
-def data_text(data: dict) -> str:
+def data_text(data: object) -> str:  # (an event's data; a JSON column's list too)
     """The canonical text of an event's data (what ``models.JSONText`` stores)."""
     return json.dumps(data, separators=(",", ":"), sort_keys=True)

@@ -22,7 +22,20 @@ from ..rules.person_folder import (
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+    from typing import Protocol
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+
+    class Signer(Protocol):
+        """What signs for a person: their Ed25519 key, this terminal's holder
+        of it (authority/unlock.py), or a stand-in that refuses (``stand_in``)."""
+
+        def sign(self, message: bytes, /) -> bytes: ...
 
 # The PreToolUse hook reads this module (to check an approval's signature) before
 # every tool call a gate allowed: pathlib, base64 and the kernel's errors cost it
@@ -70,7 +83,7 @@ class Person:
 
     __slots__ = ("name", "fingerprint", "public_raw", "_private")
 
-    def __init__(self, name: str, private_key, public_raw: bytes):
+    def __init__(self, name: str, private_key: Signer, public_raw: bytes):
         self.name = name
         self._private = private_key
         self.public_raw = public_raw
@@ -146,7 +159,7 @@ def read(path: Path | None = None) -> KeyFile | None:
         raise InvalidInput(f"cannot read your LoopX key {path}: {exc}", "fix LOOPX_KEY, or make a new key with `loopx key init --force`") from None
 
 
-def unlock(path: Path | None = None, *, ask=None, tries: int = 1) -> Person:
+def unlock(path: Path | None = None, *, ask: Callable[[str], str] | None = None, tries: int = 1) -> Person:
     """Load and unlock the person's key. ``ask(prompt)`` reads a passphrase
     (default: the controlling terminal, never stdin), up to ``tries`` times
     while it is wrong (as sudo does); the last wrong one is raised."""
@@ -232,7 +245,8 @@ def save(path: Path, person: Person, passphrase: str | None = None) -> KeyFile:
         PrivateFormat,
     )
 
-    seed = person._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    # (only a person unlocked from a key file is saved: their signer is the Ed25519 key itself)
+    seed = person._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())  # type: ignore[attr-defined]  # (see above)
     doc = {"loopx_key": FORMAT, "name": person.name, "public": b64(person.public_raw), "secret": _seal(seed, passphrase) if passphrase else {"plain": b64(seed)}}
     write(path, doc)
     return KeyFile(path, doc)
@@ -249,7 +263,7 @@ def write(path: Path, doc: dict) -> None:
     os.replace(tmp, path)
 
 
-def _public_raw(private) -> bytes:
+def _public_raw(private: Ed25519PrivateKey) -> bytes:
     # (public_bytes_raw, not public_bytes(Encoding.Raw, …): the serialization
     # package and its SSH formats cost a person's every signed verb ~15 ms.)
     return private.public_key().public_bytes_raw()
@@ -276,7 +290,7 @@ def _open_seal(secret: dict, passphrase: str) -> bytes:
     return AESGCM(key).decrypt(unb64(secret["nonce"]), unb64(secret["sealed"]), b"loopx-key-v1")
 
 
-def _ed25519_public(public_raw: bytes):
+def _ed25519_public(public_raw: bytes) -> Ed25519PublicKey:
     """The Ed25519 public key object. Built by the binding the public class
     itself calls (``Ed25519PublicKey.from_public_bytes`` returns this very
     object), without importing ``cryptography.hazmat.primitives``, whose

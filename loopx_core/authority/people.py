@@ -15,15 +15,23 @@ from ..rules import turn_env
 from ..shapes.errors import Altered, Forbidden, InvalidInput
 from . import keys, trust
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
-def member(store, person: keys.Person) -> keys.Person:
+    from .trust import BoardReader
+
+
+def member(store: BoardReader, person: keys.Person) -> keys.Person:
     """``person`` under the name the board knows them by; refused unless their
     key is one of the board's trusted people."""
-    found = store.trust().people.get(person.fingerprint)
-    if found is None and store.trust().changed:
-        raise Altered(store.trust().changed, "until a person accepts it, this machine signs nothing on it and honours nothing of it")
+    people = store.trust()  # (loaded once per open board)
+    found = people.people.get(person.fingerprint)
+    if found is None and people.changed:
+        raise Altered(people.changed, "until a person accepts it, this machine signs nothing on it and honours nothing of it")
     if found is None:
-        problems = store.trust().problems
+        problems = people.problems
         why = f" ({problems[0]})" if problems else ""
         raise Forbidden(
             f"your key {person.fingerprint} is not one of this board's people{why}",
@@ -35,7 +43,7 @@ def member(store, person: keys.Person) -> keys.Person:
     return person.named(found.name)
 
 
-def pin_root(store) -> trust.PersonKey | None:
+def pin_root(store: BoardReader) -> trust.PersonKey | None:
     """Remember this board's root key on this machine (a person's process only)."""
     t = store.trust()
     where = store.location.describe()
@@ -45,7 +53,7 @@ def pin_root(store) -> trust.PersonKey | None:
     return t.root
 
 
-def session_person(store, ask=None, tries: int = 3) -> tuple[keys.Person | None, str | None, str]:
+def session_person(store: BoardReader, ask: Callable[[str], str] | None = None, tries: int = 3) -> tuple[keys.Person | None, str | None, str]:
     """Who decides in a long-running surface (the board): the person whose key
     unlocks (a wrong passphrase is asked again, ``tries`` times in all) and is
     one of the board's people; or None, why not (the surface is then
@@ -66,7 +74,7 @@ def session_person(store, ask=None, tries: int = 3) -> tuple[keys.Person | None,
         return None, err.message, err.hint or ""
 
 
-def _home_short(path) -> str:
+def _home_short(path: str | Path) -> str:
     home = os.path.expanduser("~")
     text = str(path)
     return "~" + text[len(home):] if home not in ("", "/") and text.startswith(home + os.sep) else text

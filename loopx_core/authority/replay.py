@@ -28,6 +28,13 @@ from collections import (
 from ..rules.decisions import CONTROL_OF_KIND, signed_answer
 from ..rules.lifecycle import status_after
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .chain import Query
+
 # Events that give a card's lease to an agent (with its fencing token), and
 # those that end it. ``gate_answered`` ends it only when it rejects.
 LEASE_GRANTS = ("claimed", "handoff_accepted")
@@ -39,7 +46,7 @@ OFF_STATUSES = ("done", "cancelled")  # a gate that says no leaves these as they
 MERGES = ("merged", "merge_conflict")  # a person's merge of a card's branch (ops/merges)
 
 
-def _card_no(text) -> int | None:
+def _card_no(text: object) -> int | None:
     try:
         return int(str(text).split("-", 1)[1])
     except (IndexError, ValueError):
@@ -87,7 +94,7 @@ def charge_of(kind: str, data: dict) -> tuple[int, int, float]:
     return 0, 0, 0.0
 
 
-def _newest(query, card_id: int, kinds: tuple[str, ...]):
+def _newest(query: Query, card_id: int, kinds: tuple[str, ...]) -> Iterator[tuple[int, str, str, str | None]]:
     """The card's events of ``kinds``, newest first, a few at a time."""
     marks = ",".join("?" * len(kinds))
     before, batch = None, 8
@@ -101,7 +108,7 @@ def _newest(query, card_id: int, kinds: tuple[str, ...]):
         before, batch = rows[-1][0], batch * 4
 
 
-def lease_in_log(query, card_id: int) -> Lease:
+def lease_in_log(query: Query, card_id: int) -> Lease:
     """The card's lease as its newest lease event left it."""
     for _, actor, kind, data in _newest(query, card_id, LEASE_GRANTS + LEASE_ENDS):
         lease = lease_after(kind, actor, json.loads(data) if data else {})
@@ -110,7 +117,7 @@ def lease_in_log(query, card_id: int) -> Lease:
     return Lease(None, None)
 
 
-def used_in_log(query, card_id: int) -> tuple[int, int, float] | None:
+def used_in_log(query: Query, card_id: int) -> tuple[int, int, float] | None:
     """The card's used turns, tokens and dollars as its newest charge recorded
     them (None: nothing was charged yet that recorded its totals)."""
     for _, _, _, data in _newest(query, card_id, CHARGES):
@@ -123,7 +130,7 @@ def used_in_log(query, card_id: int) -> tuple[int, int, float] | None:
 class CardState:
     __slots__ = ("status", "assignee", "holder", "token", "turns", "tokens", "usd", "after", "seq", "odd")
 
-    def __init__(self, status, assignee, after, seq):
+    def __init__(self, status: str | None, assignee: str | None, after: list[int], seq: int):
         self.status, self.assignee, self.after, self.seq = status, assignee, after, seq
         self.holder = self.token = None
         self.turns, self.tokens, self.usd = 0, 0, 0.0
@@ -162,7 +169,7 @@ def _pending_on(p: Projection, card_id: int) -> bool:
     return any(g[0] == card_id and g[1] == "pending" for g in p.gates.values())
 
 
-def _apply(p: Projection, seq: int, actor: str, card_id, kind: str, data: dict) -> None:
+def _apply(p: Projection, seq: int, actor: str, card_id: int | None, kind: str, data: dict[str, Any]) -> None:
     if kind in CONTROL_OF_KIND and actor.startswith("human:"):
         p.runners[data.get("agent")] = CONTROL_OF_KIND[kind]
         return
@@ -272,10 +279,10 @@ UNSCOPED = ("card_added", "grant_created")  # folded whether or not their card i
 class Replay:
     """The fold, an event at a time (``loopx verify`` feeds it from its own walk of the chain)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.projection = Projection({}, {}, {}, {}, {})
 
-    def add(self, seq: int, actor: str, card, kind: str, data_text) -> None:
+    def add(self, seq: int, actor: str, card: int | None, kind: str, data_text: str | None) -> None:
         if kind not in FOLDED or (card is not None and kind not in UNSCOPED and card not in self.projection.cards):
             return  # (a card from before the log was kept: not replayed)
         _apply(self.projection, seq, actor, card, kind, json.loads(data_text) if data_text else {})
@@ -289,7 +296,7 @@ class Replay:
         return p
 
 
-def replay(query, since: int = 0) -> Projection:
+def replay(query: Query, since: int = 0) -> Projection:
     """Fold every event (in seq order) into the rows it leaves."""
     fold = Replay()
     last, batch = 0, 5000
@@ -303,7 +310,7 @@ def replay(query, since: int = 0) -> Projection:
     return fold.result(since)
 
 
-def differences(query, p: Projection) -> list[Difference]:
+def differences(query: Query, p: Projection) -> list[Difference]:
     """Every row (card, gate, grant, runner) that says something the log does not.
     A gate of a card that is not replayed is not compared; nor is a grant row
     the log never created (the authority check names it: no signed decision)."""
@@ -357,7 +364,7 @@ def differences(query, p: Projection) -> list[Difference]:
     return out
 
 
-def _workspace_differences(query, p: Projection, replayed: set) -> list[Difference]:
+def _workspace_differences(query: Query, p: Projection, replayed: set) -> list[Difference]:
     out = []
     logged = dict(p.workspaces or {})
     for cid, state, branch, head, checkout in query("SELECT card_id, state, branch, head, checkout FROM workspace ORDER BY card_id", ()):

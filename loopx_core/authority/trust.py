@@ -32,7 +32,18 @@ SETTING_EVENTS = ("setting_changed", "price_set", "price_removed")
 
 TYPE_CHECKING = False  # (checkers read this as typing's)
 if TYPE_CHECKING:
-    from typing import NamedTuple
+    from pathlib import Path
+    from typing import NamedTuple, Protocol
+
+    from .chain import LogReader, Query
+
+    class BoardReader(LogReader, Protocol):
+        """The store as authority reads it (``store.base.Store``, a layer above)."""
+
+        def trust(self) -> Trust: ...
+        def forget_trust(self) -> None: ...
+        def project_folder(self) -> Path | None: ...
+        def checkout_id(self) -> str | None: ...
 
     class _EventFields(NamedTuple):  # EVENT_COLUMNS with their types (tests/kernel/test_records.py holds them equal)
         seq: int
@@ -66,7 +77,7 @@ class EventRow(_EventFields):
 PersonKey = namedtuple("PersonKey", "fingerprint name public_raw added_seq revoked_seq")
 
 
-def event_row(query, seq: int) -> EventRow | None:
+def event_row(query: Query, seq: int) -> EventRow | None:
     rows = query(f"SELECT {EVENT_COLUMNS} FROM event WHERE seq = ?", (seq,))
     return EventRow(*rows[0]) if rows else None
 
@@ -80,7 +91,7 @@ def pin_file() -> str:
     return os.path.join(keys.config_folder(), PIN_FILE)
 
 
-def pin_path():
+def pin_path() -> Path:
     from pathlib import Path
 
     return Path(pin_file())
@@ -166,7 +177,7 @@ class Trust:
             return f"event {row.seq}'s signature does not verify"
         return None
 
-    def decision_row(self, query, seq: int | None, kinds: tuple[str, ...]) -> EventRow | None:
+    def decision_row(self, query: Query, seq: int | None, kinds: tuple[str, ...]) -> EventRow | None:
         """Event ``seq`` if it is a valid signed decision of one of ``kinds``, else None."""
         if seq is None:
             return None
@@ -175,13 +186,13 @@ class Trust:
             return None
         return row
 
-    def decision(self, query, seq: int | None, kinds: tuple[str, ...]) -> dict | None:
+    def decision(self, query: Query, seq: int | None, kinds: tuple[str, ...]) -> dict | None:
         """The data of event ``seq`` if it is a valid signed decision of one of ``kinds``, else None."""
         row = self.decision_row(query, seq, kinds)
         return row.payload() if row is not None else None
 
 
-def load(query, board_uid: str, place: str | None = None, *, machine: bool = True) -> Trust:
+def load(query: Query, board_uid: str, place: str | None = None, *, machine: bool = True) -> Trust:
     """The board's trusted people, as this machine sees them. ``place``: where
     the board was found (its file, or its URL as ``describe`` shows it); a board
     there other than the one this machine pinned there trusts nobody.
@@ -278,7 +289,7 @@ def _added_by(row: EventRow | None, person: PersonKey, trusted: dict, root: Pers
     return None
 
 
-def signed_setting(query, key: str, people: Trust | None = None) -> str | None:
+def signed_setting(query: Query, key: str, people: Trust | None = None) -> str | None:
     """A person's setting (prices, the hook policy, the test-board clock): its
     value only when the signed event that set it verifies and says the same."""
     rows = query("SELECT value, decided_seq FROM setting WHERE key = ?", (key,))
@@ -292,7 +303,7 @@ def signed_setting(query, key: str, people: Trust | None = None) -> str | None:
     return value
 
 
-def clock_movable(query, people: Trust | None = None) -> bool:
+def clock_movable(query: Query, people: Trust | None = None) -> bool:
     """May ``LOOPX_NOW`` move this board's clock? Only on a board a person made
     for tests and demos (its signed ``test_clock`` setting on). The one rule:
     the kernel (``Store.open``) and the hook's reader (``adapters/fastcheck``)
@@ -300,7 +311,7 @@ def clock_movable(query, people: Trust | None = None) -> bool:
     return signed_setting(query, "test_clock", people) == "on"
 
 
-def latest_setting(query, people: Trust, key: str) -> tuple[int, float, str | None, bool] | None:
+def latest_setting(query: Query, people: Trust, key: str) -> tuple[int, float, str | None, bool] | None:
     """The newest ``setting_changed`` event that set ``key``, read from the log
     (a setting row edited or deleted counts for nothing): (seq, at, value,
     verified). Not verified: that event's signature fails (fail closed). None:
@@ -315,7 +326,7 @@ def latest_setting(query, people: Trust, key: str) -> tuple[int, float, str | No
     return None
 
 
-def board_uid_from(query) -> str | None:
+def board_uid_from(query: Query) -> str | None:
     rows = query("SELECT value FROM setting WHERE key = 'board_uid'", ())
     return rows[0][0] if rows else None
 

@@ -31,6 +31,10 @@ import os
 import socket
 import struct
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from .keys import Person
+
 DEFAULT_FOR = 15 * 60.0
 # Markers a coding runtime leaves in the environment of the processes it runs
 # (Claude Code: CLAUDECODE=1; Codex: CODEX_SANDBOX… / CODEX_… in its shells), and
@@ -276,7 +280,7 @@ def lock_all() -> int:
 
 # -- the holder --------------------------------------------------------------------------------
 
-def hold(person, seconds: float | None = None) -> bool:
+def hold(person: Person, seconds: float | None = None) -> bool:
     """Keep ``person``'s unlocked key for this terminal session in a holder
     process (forked here). False when there is nothing to hold it for."""
     seconds = unlock_for() if seconds is None else seconds
@@ -326,7 +330,7 @@ def _undumpable() -> None:
         pass
 
 
-def _serve(listener, dirfd, name, inode, person, seconds, tty, session, leader_start) -> None:
+def _serve(listener: socket.socket, dirfd: int, name: str, inode: int, person: Person, seconds: float, tty: int, session: int, leader_start: int) -> None:
     import select
     import time
 

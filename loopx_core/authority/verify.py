@@ -21,7 +21,7 @@ unsigned history, not as an alteration. Exit code 11 when anything fails.
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..rules.decisions import (
     RUNNER_CONTROLS,
@@ -32,6 +32,13 @@ from ..rules.decisions import (
 from . import chain, replay, trust
 from .authority import Authority
 from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from .chain import LogReader, Query
+    from .trust import BoardReader
 
 PERSON_KINDS = ("person_added", "person_revoked")
 AGENT_KINDS = ("agent_added", "agent_updated")
@@ -95,7 +102,7 @@ RAW = {
 }
 
 
-def verify_store(store, *, anchor: bool = True) -> Report:
+def verify_store(store: BoardReader, *, anchor: bool = True) -> Report:
     people = store.trust()
     with store.read():
         if people.changed:  # this machine trusts nothing on it: say why, then check the board on its own terms
@@ -112,7 +119,7 @@ def verify_store(store, *, anchor: bool = True) -> Report:
     return report
 
 
-def _repository_of(store):
+def _repository_of(store: BoardReader) -> str | Path | None:
     """The project whose repository holds the recorded commits: the folder the
     board's ``.loopx/`` sits in (wherever the project was moved or restored
     to), else the ``project_root`` recorded at init (a board named by --db
@@ -125,9 +132,9 @@ def _repository_of(store):
     return store.project_folder()
 
 
-def export_chain(store) -> dict:
+def export_chain(store: LogReader) -> dict[str, object]:
     """What ``export`` adds so ``loopx verify --file`` can check a copy elsewhere."""
-    tables = {}
+    tables: dict[str, dict[str, list[Any]]] = {}
     for table, columns in RAW.items():
         name = '"grant"' if table == "grant" else table
         tables[table] = {"columns": [c.strip() for c in columns.split(",")], "rows": [list(r) for r in store.query(f"SELECT {columns} FROM {name}")]}
@@ -157,7 +164,7 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
         con.execute('ALTER TABLE gate ADD COLUMN "answer"')
         con.execute("UPDATE gate SET answer = CASE status WHEN 'expired' THEN 'rejected' WHEN 'pending' THEN NULL WHEN 'withdrawn' THEN NULL ELSE status END")
 
-    def query(sql, params=()):
+    def query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         return con.execute(sql, params).fetchall()
 
     people = trust.load(query, part["board_uid"])
@@ -171,7 +178,7 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
     return report
 
 
-def verify_rows(query, board_uid: str, people: trust.Trust | None = None, *, project: bool = True) -> Report:
+def verify_rows(query: Query, board_uid: str, people: trust.Trust | None = None, *, project: bool = True) -> Report:
     people = people or trust.load(query, board_uid)
     problems: list[Problem] = [Problem(None, "people", p) for p in people.problems]
     notes: list[str] = []
@@ -237,13 +244,13 @@ def verify_rows(query, board_uid: str, people: trust.Trust | None = None, *, pro
 EVIDENCE_FACTS = ("done_reported", "evidence_added", "usage_charged")
 
 
-def _verify_fact(result) -> dict | None:
+def _verify_fact(result: object) -> dict[str, object] | None:
     if not isinstance(result, dict):
         return None
     return {k: result.get(k) for k in ("command", "passed", "exit_code", "timed_out")}
 
 
-def _evidence(query) -> list[Problem]:
+def _evidence(query: Query) -> list[Problem]:
     """Every evidence row a chained event describes says what the event says:
     a ``done``'s summary and verify result (``done_reported``: what ``card
     tries`` and the merge gate show), a turn's summary, tokens and dollars
@@ -283,14 +290,14 @@ def _evidence(query) -> list[Problem]:
     return out
 
 
-def _number(text) -> int:
+def _number(text: str | int | None) -> int:
     try:
         return max(0, int(text or 0))
     except (TypeError, ValueError):
         return 0
 
 
-def _projection(query, projection: replay.Projection) -> list[Problem]:
+def _projection(query: Query, projection: replay.Projection) -> list[Problem]:
     """Every row the replay of the log does not support (card, gate, grant, runner)."""
     out = []
     for d in replay.differences(query, projection):
@@ -302,7 +309,7 @@ def _projection(query, projection: replay.Projection) -> list[Problem]:
     return out
 
 
-def _latest(query, kinds: tuple[str, ...], match, card: int | None = None) -> int | None:
+def _latest(query: Query, kinds: tuple[str, ...], match: Callable[[dict[str, Any]], bool], card: int | None = None) -> int | None:
     """The seq of the newest event by a person of ``kinds`` (on ``card``) whose data satisfies ``match``."""
     marks = ",".join("?" * len(kinds))
     sql = f"SELECT seq, data FROM event WHERE kind IN ({marks}) AND actor LIKE 'human:%'"
@@ -315,10 +322,10 @@ def _latest(query, kinds: tuple[str, ...], match, card: int | None = None) -> in
     return None
 
 
-def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
+def _authority(query: Query, people: trust.Trust, settings: dict) -> list[Problem]:
     out: list[Problem] = []
 
-    def decided(seq, kinds):
+    def decided(seq: int | None, kinds: tuple[str, ...]) -> dict[str, Any] | None:
         return people.decision(query, seq, kinds)
 
     for gid, status, answered_by, answer_seq, scope, card, answer in query('SELECT id, status, answered_by, answer_seq, scope, card_id, answer FROM gate WHERE answered_by LIKE ?', ("human:%",)):
@@ -362,7 +369,10 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
         elif newest != seq:
             out.append(Problem(seq, f"card LX-{card}", "its window points at an older decision than the latest one (rolled back)"))
     for agent, control, seq in query("SELECT agent, control, control_seq FROM runner", ()):
-        newest = _latest(query, RUNNER_CONTROLS, lambda d, agent=agent: d.get("agent") == agent)
+        def about_agent(d: dict[str, Any], agent: str = agent) -> bool:
+            return d.get("agent") == agent
+
+        newest = _latest(query, RUNNER_CONTROLS, about_agent)
         if seq is None and newest is None and control is None:
             continue  # no person ever controlled this agent's runner
         data = decided(seq, RUNNER_CONTROLS)
@@ -384,7 +394,7 @@ def _authority(query, people: trust.Trust, settings: dict) -> list[Problem]:
 CODE_KINDS = ("workspace_opened", "code_state", "workspace_archived")
 
 
-def recorded_commits(query, checkout: str | None = None) -> tuple[dict[str, tuple[int, int | None, str]], int]:
+def recorded_commits(query: Query, checkout: str | None = None) -> tuple[dict[str, tuple[int, int | None, str]], int]:
     """Every commit the log says a workspace of ``checkout`` had (a team board's
     checkout; None: the board's one project folder): commit -> (seq, card,
     what); and how many events named commits of other checkouts' workspaces."""
@@ -408,7 +418,7 @@ def recorded_commits(query, checkout: str | None = None) -> tuple[dict[str, tupl
     return out, others
 
 
-def _commits(query, project_root: str | None, report: Report, checkout: str | None = None) -> Report:
+def _commits(query: Query, project_root: str | None, report: Report, checkout: str | None = None) -> Report:
     """Every recorded commit must still be in the project's repository: a
     commit that vanished (a rewritten branch, a deleted ref and a gc) is
     history altered, named with its card and turn. On a team board, this
@@ -444,7 +454,7 @@ def _commits(query, project_root: str | None, report: Report, checkout: str | No
     return report._replace(problems=problems)
 
 
-def _left_behind(query, repo: str, checkout: str | None, notes: list[str]) -> list[Problem]:
+def _left_behind(query: Query, repo: str, checkout: str | None, notes: list[str]) -> list[Problem]:
     """Each card's recorded commits that are on no base or branch of a card
     and that no person let go (``work.py``): a done card's are history
     altered (it finished without them); an open card's are named in a note
@@ -488,7 +498,7 @@ def _left_behind(query, repo: str, checkout: str | None, notes: list[str]) -> li
     return out
 
 
-def _merges_as_approved(query, project_root: str) -> list[Problem]:
+def _merges_as_approved(query: Query, project_root: str) -> list[Problem]:
     """Each merge commit LoopX made is of the very commits the person's signed
     answer approved (#38): its parents are the pinned base and branch head.
     Read with replace refs off (``workspace/git``), so a ``refs/replace/``
@@ -525,7 +535,7 @@ def _merges_as_approved(query, project_root: str) -> list[Problem]:
 
 # -- this machine's anchor (authority/witness.py) ---------------------------------------
 
-def _check_anchor(store, report: Report) -> Report:
+def _check_anchor(store: LogReader, report: Report) -> Report:
     from . import witness
 
     with store.read():
@@ -535,7 +545,7 @@ def _check_anchor(store, report: Report) -> Report:
     return report._replace(problems=[Problem(why.seq, f"event {why.seq}", why.what)] + report.problems)
 
 
-def save_anchor(store, report: Report) -> None:
+def save_anchor(store: LogReader, report: Report) -> None:
     """Remember the verified head on this machine (the person's config folder)."""
     if not report.ok or report.head is None:
         return

@@ -24,6 +24,11 @@ import json
 import os
 from collections import namedtuple
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..shapes.errors import Altered
+    from .chain import LogReader, Query
+
 ANCHOR_FILE = "anchors.json"
 
 Head = namedtuple("Head", "seq hash")
@@ -46,7 +51,7 @@ def alarm(gone: Gone) -> str:
     return f"THE BOARD'S LOG WENT BACKWARDS: {gone}"
 
 
-def refused(gone: Gone):
+def refused(gone: Gone) -> Altered:
     """The error a witness raises: exit 11, nothing more done on this board."""
     from ..shapes.errors import Altered
 
@@ -79,7 +84,7 @@ def anchor_key(board_uid: str, place: str) -> str:
     return f"{board_uid} {place}"
 
 
-def store_key(store) -> str:
+def store_key(store: LogReader) -> str:
     return anchor_key(store.board_uid(), store.location.describe())
 
 
@@ -95,12 +100,12 @@ def read_anchor(board_uid: str) -> Head | None:
         return None
 
 
-def head(query) -> Head | None:
+def head(query: Query) -> Head | None:
     rows = query("SELECT seq, hash FROM event ORDER BY seq DESC LIMIT 1", ())
     return Head(int(rows[0][0]), rows[0][1]) if rows else None
 
 
-def vanished(query, seen: Head, who: str, did: str = "saw") -> Gone | None:
+def vanished(query: Query, seen: Head, who: str, did: str = "saw") -> Gone | None:
     """Why the log no longer holds ``seen`` as ``who`` saw (or acted on) it (None: it does)."""
     rows = query("SELECT hash FROM event WHERE seq = ?", (seen.seq,))
     if not rows:
@@ -111,7 +116,7 @@ def vanished(query, seen: Head, who: str, did: str = "saw") -> Gone | None:
     return None
 
 
-def check(query, board_uid: str, seen: Head | None = None) -> Gone | None:
+def check(query: Query, board_uid: str, seen: Head | None = None) -> Gone | None:
     """The remembered heads — ``seen`` (this process's) and this machine's
     anchor — still in the chain? What vanished, or None."""
     for mark, who in ((seen, "this process"), (read_anchor(board_uid), "this machine")):
@@ -150,7 +155,7 @@ class _locked:
     def __init__(self, path: str):
         self.path = path
 
-    def __enter__(self):
+    def __enter__(self) -> _locked:
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             import fcntl
@@ -159,7 +164,7 @@ class _locked:
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         os.close(self.fd)  # (closing releases the lock)
 
 
@@ -174,12 +179,12 @@ class Witness:
     process obeys (a runner's control), remembered too: one deleted from the
     middle of the log is not behind the head, but it is gone all the same."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.seen: Head | None = None
         self.held: dict[int, str] = {}  # seq -> hash of events this process acted on
         self.problem: Gone | None = None
 
-    def observe(self, store, acted_on: int | None = None) -> Gone | None:
+    def observe(self, store: LogReader, acted_on: int | None = None) -> Gone | None:
         if self.problem is not None:
             return self.problem
         uid = store_key(store)

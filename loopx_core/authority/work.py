@@ -19,12 +19,19 @@ from __future__ import annotations
 
 import json
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .chain import Query
+
 VANISHED = "vanished"  # the gate kind: the card's recorded commits are on neither its base nor its branch
 SCOPE = "workspace:drop"  # its scope (never a capability's or a grant's: ``done`` opens it itself)
 WORK_KINDS = ("workspace_opened", "code_state", "workspace_archived")
 
 
-def _data(text) -> dict:
+def _data(text: str | dict[str, object] | None) -> dict[str, Any]:  # (an event's data: any JSON values)
     if isinstance(text, dict):
         return text
     try:
@@ -34,7 +41,7 @@ def _data(text) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def recorded(query, card_id: int) -> dict[str, str]:
+def recorded(query: Query, card_id: int) -> dict[str, str]:
     """Every commit the log says the card's workspace had committed, in the
     order first recorded: commit -> what it was ("HEAD of turn a1.t3")."""
     out: dict[str, str] = {}
@@ -51,7 +58,7 @@ def recorded(query, card_id: int) -> dict[str, str]:
     return out
 
 
-def let_go(query, card_id: int, signed=None) -> set[str]:
+def let_go(query: Query, card_id: int, signed: Callable[[int], bool] | None = None) -> set[str]:
     """The commits a person agreed the card may finish without: those named by
     its ``vanished`` gates they approved. ``signed(seq)``: whether the answer
     event ``seq`` is a valid signed decision (``done`` checks it; ``verify``

@@ -21,7 +21,13 @@ import json
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
+
+    from ..authority.keys import Person
+    from ..authority.witness import Witness
+    from ..store.backends import Store
+    from ..store.discovery import BoardLocation
 
 
 class Outcome:
@@ -34,7 +40,7 @@ class Outcome:
         self.data, self.code, self.text, self.warnings = data, code, text, warnings or []
 
 
-def turn_defaults(args) -> None:
+def turn_defaults(args: argparse.Namespace) -> None:
     """``--lease-token`` and ``--turn-id`` default to the runner's turn (``rules/turn_env``)."""
     from ..rules import turn_env
 
@@ -47,18 +53,18 @@ def turn_defaults(args) -> None:
 class Context:
     """What every handler needs: the parsed args, the board, who is calling."""
 
-    def __init__(self, args):
+    def __init__(self, args: argparse.Namespace):
         self.args = args
-        self._store = None
-        self._location = None
-        self._person = None
-        self._held = None  # this terminal's unlock of the person's key, when it holds one
+        self._store: Store | None = None
+        self._location: BoardLocation | None = None
+        self._person: Person | None = None
+        self._held: Person | None = None  # this terminal's unlock of the person's key, when it holds one
         self._probing = False
         turn_defaults(args)
-        self._witness = None  # a person's signed command witnesses the log (authority/witness.py)
+        self._witness: Witness | None = None  # a person's signed command witnesses the log (authority/witness.py)
 
     @property
-    def location(self):
+    def location(self) -> BoardLocation:
         if self._location is None:
             from ..store.discovery import discover
 
@@ -82,7 +88,7 @@ class Context:
             pass
 
     @property
-    def store(self):
+    def store(self) -> Store:
         if self._store is None:
             from ..store.backends import Store
 
@@ -110,12 +116,12 @@ class Context:
             raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
         return agent_id(agent)
 
-    def caller(self, what: str):
+    def caller(self, what: str) -> str | Person:
         """``agent:<id>`` when an agent identity is present, else the person (their key)."""
         agent = self._named_agent()
         return f"agent:{agent_id(agent)}" if agent else self.person(what)
 
-    def act_as(self, store, person) -> None:
+    def act_as(self, store: Store, person: Person) -> None:
         """Run on ``store`` as ``person``, unlocked already (the board's: its
         one unlock, cli/in_board.py): nothing is asked, and the store stays the caller's."""
         self._store, self._person = store, person
@@ -130,7 +136,7 @@ class Context:
 
             raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
 
-    def person(self, what: str):
+    def person(self, what: str) -> Person:
         """The person running this: refused for an agent identity, else proved by
         their key (unlocked here) being one of the board's people. A terminal,
         LOOPX_HUMAN or a missing LOOPX_AGENT alone proves nothing (SECURITY.md)."""
@@ -163,7 +169,7 @@ class Context:
             return False
         return True
 
-    def _hold(self, person) -> None:
+    def _hold(self, person: Person) -> None:
         """Keep a passphrase just typed for this terminal session a while."""
         from ..authority import keys, unlock
 
@@ -174,7 +180,7 @@ class Context:
             except OSError:
                 pass
 
-    def probe(self, handler) -> None:
+    def probe(self, handler: Callable[[Context], object]) -> None:
         """Run ``handler`` as far as its first signature, with a stand-in for
         the person, and undo it: bad input, an unknown id or a refused state is
         said before the passphrase is asked (its transaction rolls back)."""
@@ -265,7 +271,7 @@ def more_text(words: list[str], flag: str, cursor: str | None) -> str:
     return "\nmore: `loopx " + " ".join(shlex.quote(w) for w in [*words, flag, cursor]) + "` for the next page"
 
 
-def flag_words(args, *names: str) -> list[str]:
+def flag_words(args: argparse.Namespace, *names: str) -> list[str]:
     """The filters a page was asked with, as the words ``more_text``'s next command repeats."""
     words = []
     for name in names:
@@ -286,7 +292,7 @@ def agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int],
     cid = card_id(ctx.args.card)
     texts: list[str] = []
 
-    def run():
+    def run() -> tuple[dict, int]:
         data, code, text = fn(agent, cid)
         texts.append(text)
         return data, code

@@ -20,6 +20,10 @@ from . import (
     validate,
 )
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.discovery import BoardLocation
+
 
 def cmd_init(ctx: Context) -> Outcome:
     from ..ops.board import init_board
@@ -112,7 +116,7 @@ def cmd_where(ctx: Context) -> Outcome:
     return Outcome(data, 0, text)
 
 
-def _pointer_names(loc) -> tuple[str, str]:
+def _pointer_names(loc: BoardLocation) -> tuple[str, str]:
     """Does the checkout's ``.loopx/team.json`` name this board? Without opening the
     board (``where`` never does): the address ``init`` wrote in it against this one.
     The board's uid would take a query, so an equal address is "this address"."""

@@ -44,7 +44,7 @@ def cmd_card_add(ctx: Context) -> Outcome:
             raise InvalidInput(f"--tries {tries}: give a card to 2 to {MAX_TRIES} agents", "leave --tries out for one")
     caller = ctx.person("give a card to several agents") if tries else ctx.caller("add cards")
 
-    def run():
+    def run() -> tuple[dict, int]:
         if not tries:
             return {"card": add_card(ctx.store, data, caller).to_json()}, 0
         from ..ops.tries import add_with_tries
@@ -70,7 +70,7 @@ def cmd_card_try(ctx: Context) -> Outcome:
     agent = agent_id(ctx.args.to) if ctx.args.to else None
     actor = ctx.person("give a card to several agents")
 
-    def run():
+    def run() -> tuple[dict, int]:
         return {"card": add_tries(ctx.store, cid, actor, [agent])[0].to_json()}, 0
 
     result, code = once(ctx.store, ctx.args.op_id, "card_try", {"card": cid, "agent": agent}, run)
@@ -107,7 +107,7 @@ def cmd_card_keep(ctx: Context) -> Outcome:
     if head is not None and not (7 <= len(head) <= 64 and all(c in "0123456789abcdef" for c in head)):
         raise InvalidInput(f"--head {ctx.args.head[:70]!r} is not a commit id", "give the commit `loopx card tries` shows (7 hex digits or more)")
 
-    def run():
+    def run() -> tuple[dict, int]:
         kept, cancelled = keep(ctx.store, cid, actor, head)
         return {"card": kept.to_json(), "cancelled": [c.to_json() for c in cancelled]}, 0
 
@@ -169,7 +169,7 @@ def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object],
 
     actor = ctx.person(verb)
 
-    def run():
+    def run() -> tuple[dict, int]:
         return {"card": fn(actor).to_json()}, 0
 
     result, code = once(ctx.store, ctx.args.op_id, op, payload, run)

@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from . import Context, Outcome
+
 SHELLS = ("bash", "zsh", "fish")
 INSTALL = {
     "bash": 'eval "$(loopx completion bash)"    # in ~/.bashrc',
@@ -34,7 +38,7 @@ def complete() -> None:
     sys.exit(0)  # argcomplete exits itself; reached only when it had nothing to say
 
 
-def cmd_completion(ctx):
+def cmd_completion(ctx: Context) -> Outcome | int:
     import argcomplete
 
     from . import Outcome

@@ -21,12 +21,16 @@ from . import (
     validate,
 )
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.backends import Store
+
 
 def _gate_code(g: dict) -> int:
     return {"approved": 0, "pending": errors.WAITING}.get(g["status"], errors.REJECTED)
 
 
-def _wait_for(store, gid: int, seconds: float) -> dict:
+def _wait_for(store: Store, gid: int, seconds: float) -> dict:
     from ..ops.gates import status
 
     deadline = time.monotonic() + seconds
@@ -43,7 +47,7 @@ def cmd_gate_ask(ctx: Context) -> Outcome:
     a = ctx.args
     data = validate("gate_ask", drop_none({"question": a.question, "scope": a.scope, "options": a.option, "deadline": a.deadline, "wait": a.wait}))
 
-    def fn(agent, cid):
+    def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         gate, card, created = ask(ctx.store, cid, agent, data, a.lease_token)
         g = gate.to_json()
         return {"gate": g, "card": card.to_json()}, _gate_code(g), ""
@@ -137,7 +141,7 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     data = validate("gate_answer", drop_none({"decision": decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_, "choice": a.choose, "text": a.text}))
     actor = ctx.person("answer a gate")
 
-    def run():
+    def run() -> tuple[dict, int]:
         gate, card = answer(
             ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"),
             second_key=bool(a.confirm_ground),

@@ -19,6 +19,12 @@ from ..shapes import verbs
 from ..shapes.errors import UsageError
 from . import Context
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority.keys import Person
+    from ..store.backends import Store
+    from . import Outcome
+
 # What the board runs: a person's decisions, and the reads that go with them.
 BOARD_VERBS = frozenset({
     ("agent", "add"), ("agent", "list"), ("agent", "show"),
@@ -49,7 +55,7 @@ def words(line: str) -> list[str]:
     return argv
 
 
-def run(store, argv: list[str], person):
+def run(store: Store, argv: list[str], person: Person) -> Outcome | None | int:
     """Run ``loopx ARGV`` as ``person`` (unlocked, one of the board's people) on
     ``store``: the verb's ``Outcome``, or its refusal raised."""
     from .parser import build, parse

@@ -6,8 +6,13 @@ import json
 import os
 import sys
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..shapes.errors import LoopxError
+    from . import Outcome
 
-def _emit(outcome, as_json: bool) -> None:
+
+def _emit(outcome: Outcome, as_json: bool) -> None:
     if outcome.warnings:  # on stderr either way: an agent reading --json sees them in the "warnings" field too
         from .render import for_terminal
 
@@ -20,7 +25,7 @@ def _emit(outcome, as_json: bool) -> None:
         sys.stdout.write(for_terminal(outcome.text) + "\n")
 
 
-def _emit_error(err, as_json: bool) -> None:
+def _emit_error(err: LoopxError, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(err.to_json(), default=str) + "\n")
     else:
@@ -37,11 +42,11 @@ def _emit_error(err, as_json: bool) -> None:
         sys.stderr.write(msg + "\n")
 
 
-def _remember_damage(err) -> None:
+def _remember_damage(err: LoopxError) -> None:
     """A read met a damaged page: mark the board so writes refuse it (store/failures.py)."""
     from ..store import failures, records
 
-    failures.remember_damage(records.current(), err)
+    failures.remember_damage(records.current_or_none(), err)
 
 
 def _refuse_undecodable(argv: list[str]) -> None:

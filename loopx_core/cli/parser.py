@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import argparse
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Container, Iterable
+    from typing import Any, NoReturn
+
 EPILOG = "Exit codes: 0 ok · 1 internal · 2 usage · 3 invalid input · 4 not found · 5 conflict · 6 waiting for a human · 7 rejected · 8 paused · 9 nothing to do · 10 forbidden · 11 history altered · 12 the board's storage refuses (disk full, read-only, damaged)"
 
 
 class _Formatter(argparse.HelpFormatter):
     # A fixed width: argparse otherwise imports shutil (and bz2, lzma) on every
     # parser build just to ask the terminal size, even when no help is printed.
-    def __init__(self, prog):
+    def __init__(self, prog: str):
         super().__init__(prog, width=100, max_help_position=28)
 
 
 class Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so errors share one printer (and --json)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any):  # (argparse.ArgumentParser's own)
         kwargs.setdefault("formatter_class", _Formatter)
         # No prefix of an option stands for it (argparse's default): `--ag z1`
         # would be `--agent z1`, which the hook, reading words, cannot know.
@@ -26,7 +31,7 @@ class Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
-    def error(self, message):  # noqa: D401 - argparse API
+    def error(self, message: str) -> NoReturn:  # noqa: D401 - argparse API
         from ..shapes.errors import UsageError
 
         raise UsageError(message, _did_you_mean(message) or f"see `{self.prog} --help`")
@@ -66,13 +71,13 @@ def _common(p: argparse.ArgumentParser) -> None:
 TYPES = {"int": int, "float": float, "count": count}
 
 
-def cmd(name: str, help_text: str, parent) -> Parser:
+def cmd(name: str, help_text: str, parent: argparse._SubParsersAction[Parser]) -> Parser:
     p = parent.add_parser(name, help=help_text, description=help_text, epilog=EPILOG)
     _common(p)
     return p
 
 
-def _define(p: argparse.ArgumentParser, args) -> None:
+def _define(p: argparse.ArgumentParser, args: Iterable[tuple[tuple[str, ...], dict[str, Any]]]) -> None:
     """The arguments a verb declares (shapes/verbs.py), as argparse calls."""
     for names, options in args:
         options = dict(options)
@@ -103,7 +108,7 @@ def build(argv: list[str] | None = None) -> Parser:
             group = cmd(name, verbs.GROUPS[name], sub)
             gsub = group.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", parser_class=Parser, required=True)
             for (verb, subname), spec in verbs.VERBS.items():
-                if verb == name:
+                if verb == name and subname is not None:  # (a group's verbs each have a subcommand)
                     _define(cmd(subname, spec.help, gsub), spec.args)
         else:
             spec = verbs.VERBS[(name, None)]
@@ -111,7 +116,7 @@ def build(argv: list[str] | None = None) -> Parser:
     return root
 
 
-def _verb(argv: list[str], top) -> str | None:
+def _verb(argv: list[str], top: Container[str]) -> str | None:
     """The verb in ``argv`` (skipping global options), or None to build everything."""
     skip = False
     for token in argv:
@@ -129,7 +134,7 @@ def _verb(argv: list[str], top) -> str | None:
     return None
 
 
-def parse(parser, argv):
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """argparse, strict, except that the arguments after ``--`` go to a verb's
     ``rest`` when it follows a positional (``workspace start CARD … -- ARG…``):
     argparse gives a ``*`` positional nothing once options came between."""

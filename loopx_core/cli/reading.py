@@ -10,11 +10,15 @@ import sys
 from ..rules import given_paths
 from ..shapes.errors import InvalidInput
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..shapes.errors import LoopxError
+
 EVIDENCE_MAX = 1 << 20  # bytes: an evidence document (its fields' limits add up to far less)
 EXPORT_MAX = 256 << 20  # bytes: an export (`loopx export`) that `verify --file` reads
 
 
-def read_text(source: str, limit: int, what: str, hint: str, *, error=InvalidInput) -> str:
+def read_text(source: str, limit: int, what: str, hint: str, *, error: type[LoopxError] = InvalidInput) -> str:
     """The UTF-8 text of ``source`` (a path, or ``-`` for stdin), at most ``limit``
     bytes; anything else is ``error`` (a refusal, exit 3 unless told)."""
     if source == "-":

@@ -62,7 +62,7 @@ def _arguments(args: tuple) -> list[str]:
     return lines
 
 
-def _verb(spec) -> list[str]:
+def _verb(spec: verbs.Verb) -> list[str]:
     title = f"loopx {spec.verb}" + (f" {spec.sub}" if spec.sub else "")
     marks = (["**person**"] if spec.human else []) + ([f"**MCP** `{spec.tool.name}`"] if spec.tool else [])
     lines = [f"### `{title}`", "", _cell(spec.help[0].upper() + spec.help[1:]) + "." + (f" {' · '.join(marks)}" if marks else "")]

@@ -13,7 +13,7 @@ def for_terminal(text: str) -> str:
     return terminal_safe(text, multiline=True)
 
 
-def one_line(text) -> str:
+def one_line(text: str | None) -> str:
     """An agent's one-line field (a title, a question, a note) for text output."""
     return terminal_safe(text) if text else ""
 

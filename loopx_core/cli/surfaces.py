@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from . import Context
 
-def demo(ctx) -> int:
+
+def demo(ctx: Context) -> int:
     args = ctx.args
     if args.keep:
         from ..rules.given_paths import check_target
@@ -23,19 +27,19 @@ def demo(ctx) -> int:
     return run_demo(keep=args.keep)
 
 
-def watch(ctx) -> int:
+def watch(ctx: Context) -> int:
     from ..watch.cli import run_watch
 
     return run_watch(getattr(ctx.args, "db", None), once=ctx.args.once, as_json=bool(getattr(ctx.args, "json", False)))
 
 
-def mcp(ctx) -> int:
+def mcp(ctx: Context) -> int:
     from ..adapters.mcp_server import serve
 
     return serve(getattr(ctx.args, "db", None))
 
 
-def hook(ctx) -> int:
+def hook(ctx: Context) -> int:
     from ..adapters.hooks import run_hook
 
     return run_hook(ctx.args.runtime, ctx.args.event, getattr(ctx.args, "db", None))

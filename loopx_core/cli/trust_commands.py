@@ -19,6 +19,15 @@ from ..shapes.errors import (
 )
 from . import Context, Outcome
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+    
+    from ..adapters.policy import Policy
+    from ..ops import notify
+    from ..store.backends import Store
+
 
 def _interactive() -> bool:
     return sys.stdin.isatty()
@@ -42,7 +51,7 @@ def _unsealed_warning(found: keys.KeyFile) -> str:
     )
 
 
-def person_for_init(args) -> tuple[keys.Person, str]:
+def person_for_init(args: argparse.Namespace) -> tuple[keys.Person, str]:
     """The person running ``init``: their key, made now if they have none."""
     found = keys.read()
     if found is not None:
@@ -168,7 +177,9 @@ def cmd_person_add(ctx: Context) -> Outcome:
     if not AGENT_ID.fullmatch(a.name):
         raise UsageError(f"not a usable name: {a.name[:64]!r}", "letters, digits and ._- (at most 64), e.g. bob")
     added = add_person(ctx.store, ctx.person("add people to a board"), a.name, a.public_key)
-    return Outcome({"person": added}, 0, f"added {added['name']} ({added['fingerprint']}): their signed decisions now count on this board\n→ on their machine: `loopx key trust {ctx.store.trust().root.fingerprint}` pins this board")
+    root = ctx.store.trust().root  # (a board with people has its root)
+    pin = f"\n→ on their machine: `loopx key trust {root.fingerprint}` pins this board" if root is not None else ""
+    return Outcome({"person": added}, 0, f"added {added['name']} ({added['fingerprint']}): their signed decisions now count on this board{pin}")
 
 
 def cmd_person_list(ctx: Context) -> Outcome:
@@ -213,7 +224,7 @@ def cmd_verify(ctx: Context) -> Outcome:
     return Outcome(data, ALTERED, "\n".join(lines))
 
 
-def _file_damage(store) -> Outcome | None:
+def _file_damage(store: Store) -> Outcome | None:
     """SQLite's integrity check of the board's file, before its rows are read:
     damage is named (exit 12) and marked, so writes refuse the board until a
     check finds it whole again (store/failures.py)."""
@@ -235,8 +246,9 @@ def _file_damage(store) -> Outcome | None:
     return Outcome(data, STORAGE, "\n".join(lines))
 
 
-def _policy_file(ctx: Context):
-    """The policy file of this board's project, parsed (refused when broken)."""
+def _policy_file(ctx: Context) -> tuple[str, Any, Policy]:
+    """The policy file of this board's project: its path, its JSON document (None
+    when there is none: then the empty policy) and the policy parsed (refused when broken)."""
     import os
 
     from ..adapters import policy
@@ -246,7 +258,7 @@ def _policy_file(ctx: Context):
 
     raw = read_regular(path, policy.MAX_POLICY * 4, "the policy", "fix the file (it must be one JSON object)", missing_ok=True)
     if raw is None:
-        return path, None, None
+        return path, None, policy.Policy()
     try:
         doc = json.loads(raw.decode("utf-8")[: policy.MAX_POLICY + 1])
     except (ValueError, RecursionError) as exc:
@@ -326,7 +338,7 @@ def _read_export(path: str) -> dict:
     return doc
 
 
-def _notify_text(cmd, last=None) -> str:
+def _notify_text(cmd: notify.Command | None, last: tuple[float, bool, str | None] | None = None) -> str:
     if cmd is None:
         return "no notification command: only the board's bell tells you (set one: `loopx notify set -- /usr/bin/notify-send LoopX`)"
     shown = " ".join(shlex.quote(a) for a in cmd.argv)

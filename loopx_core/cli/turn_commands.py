@@ -58,7 +58,7 @@ def cmd_next(ctx: Context) -> Outcome:
 
     data = validate("next", {"agent": ctx.agent(), "lease": ctx.args.lease, "claim": ctx.args.claim})
 
-    def run():
+    def run() -> tuple[dict, int]:
         result = next_turn(ctx.store, data["agent"], claim=data["claim"], lease_seconds=data["lease"])
         return result.to_json(), NEXT_CODES[result.action]
 
@@ -77,7 +77,7 @@ def cmd_claim(ctx: Context) -> Outcome:
 
     early = before_claim(ctx.store, cid, data["agent"], ctx.args.in_project)  # refused with nothing written, or made
 
-    def run():
+    def run() -> tuple[dict, int]:
         result = claim(ctx.store, cid, data["agent"], data["lease"])
         return result.to_json(), NEXT_CODES[result.action]
 
@@ -95,7 +95,7 @@ def _workspace_of(ctx: Context, result: dict, agent: str, in_project: bool) -> l
 def cmd_heartbeat(ctx: Context) -> Outcome:
     from ..ops.claims import heartbeat
 
-    def fn(agent, cid):
+    def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         card = heartbeat(ctx.store, cid, agent, ctx.args.lease_token).to_json()
         return {"card": card}, 0, f"{card['id']}: {render.lease_text(card['lease'])}"
 
@@ -174,7 +174,7 @@ def cmd_monitor(ctx: Context) -> Outcome:
 
     every = validate("monitor", {"every": ctx.args.every})["every"]
 
-    def fn(agent, cid):
+    def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         card = monitor(ctx.store, cid, agent, every, ctx.args.lease_token).to_json()
         return {"card": card}, 0, f"{card['id']} monitoring; `loopx next` returns it at {card['monitor_due']}"
 
@@ -189,7 +189,7 @@ def cmd_handoff(ctx: Context) -> Outcome:
     data = validate("handoff", {"to": a.to, "summary": a.summary, "done": a.done, "pending": a.pending})
     code = capture(ctx.store, card_id(a.card))  # before --op-id's transaction: git never runs under the write lock
 
-    def fn(agent, cid):
+    def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         h, card = handoff(ctx.store, cid, agent, data, a.lease_token, code=code)
         hj = h.to_json()
         return {"handoff": hj, "card": card.to_json()}, 0, f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`"
@@ -200,7 +200,7 @@ def cmd_handoff(ctx: Context) -> Outcome:
 def cmd_accept(ctx: Context) -> Outcome:
     from ..ops.handoffs import accept
 
-    def fn(agent, cid):
+    def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         h, card = accept(ctx.store, cid, agent, ctx.args.digest)
         cj = card.to_json()
         then = f"it is paused ({cj['paused_reason']}): stop here; a human must raise its budget" if cj["status"] == "paused" else f"`loopx context {cj['id']}`"
@@ -212,7 +212,7 @@ def cmd_accept(ctx: Context) -> Outcome:
 def cmd_release(ctx: Context) -> Outcome:
     from ..ops.release import release
 
-    def fn(agent, cid):
+    def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         card = release(ctx.store, cid, agent, ctx.args.lease_token).to_json()
         return {"card": card}, 0, f"released {card['id']} → ready"
 
@@ -224,7 +224,7 @@ def cmd_done(ctx: Context) -> Outcome:
 
     data = validate("done", drop_none({"summary": ctx.args.summary, "verify_timeout": ctx.args.verify_timeout}))
 
-    def fn(agent, cid):
+    def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         from ..adapters.hooks import vet_verify
 
         card, evidence = done(ctx.store, cid, agent, data["summary"], ctx.args.lease_token, data.get("verify_timeout"), vet=lambda command: vet_verify(ctx.store, agent, command))

@@ -7,6 +7,10 @@ import os
 from ..rules import clock
 from . import Context, Outcome, card_id
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.backends import Store
+
 
 def _size_text(size: int | None) -> str:
     from ..ops.workspace_cap import human_size
@@ -90,7 +94,7 @@ def _record_git_folder(workspace: str) -> None:
         sweep.begin(bounds)
 
 
-def _set_up(runtime: str, root) -> bool:
+def _set_up(runtime: str, root: str | os.PathLike[str]) -> bool:
     """Does the main checkout carry LoopX's PreToolUse hook for ``runtime`` (``init --for``)?"""
     from .. import runtimes
 
@@ -179,7 +183,7 @@ def cmd_gc(ctx: Context) -> Outcome:
     return Outcome({"removed": removed, "kept": kept, "codex_homes": homes, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")
 
 
-def _gc_codex_homes(store, dry_run: bool) -> list[dict]:
+def _gc_codex_homes(store: Store, dry_run: bool) -> list[dict]:
     """LoopX's Codex homes for this project of agents with no open workspace here
     and no live runner: removed (``runtimes/codex.gc_homes``)."""
     from ..ops.workspaces import agents_at_work, repository

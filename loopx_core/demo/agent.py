@@ -29,9 +29,13 @@ from ..store.discovery import parse_target
 from ..store.models import Evidence
 from .scenario import Step, plan_for
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 class SimulatedAgent:
-    def __init__(self, store: Store, agent: str, root: Path, log=print):
+    def __init__(self, store: Store, agent: str, root: Path, log: Callable[[str], object] = print):
         self.store = store
         self.agent = agent
         self.root = root

@@ -11,11 +11,15 @@ from ..rules import spawn
 from ..store.discovery import BoardLocation, parse_target
 from .scenario import AGENTS, CARDS, OBJECTIVE, WINDOWS
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority.keys import Person
+
 PERSON_NAME = "you"
 KEY_FILE = "demo-person.key.json"  # the demo's throwaway key: unsealed, in the demo folder
 
 
-def demo_person(folder: Path):
+def demo_person(folder: Path) -> Person:
     """The person of a demo board: a throwaway key kept next to it (so `--keep` reopens as them)."""
     from ..authority import keys
 
@@ -24,7 +28,7 @@ def demo_person(folder: Path):
     return found.unlock()
 
 
-def build_demo_board(folder: Path, *, windows: bool = True):
+def build_demo_board(folder: Path, *, windows: bool = True) -> tuple[BoardLocation, Person]:
     """A board in ``folder/.loopx/board.db`` with the scenario's agents and
     cards (left as it is when ``folder`` already holds the demo board), and
     with ``windows`` the scenario's quota windows (a card that sleeps until its

@@ -12,6 +12,10 @@ from pathlib import Path
 
 from ..rules import spawn
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority.keys import Person
+
 STEPS: list[tuple[str, str, dict]] = [
     ("set up a board", "loopx init --objective 'Ship the login page'", {}),
     ("register two agents", "loopx agent add claude-1 --runtime claude-code --can git:push", {}),
@@ -70,7 +74,7 @@ def run_script(keep: str | None = None, *, as_json: bool = False) -> int:
     return 0
 
 
-def _approve(env: dict, gate: str, person) -> str:
+def _approve(env: dict, gate: str, person: Person) -> str:
     """What the board does when you press y: the gate operator, as a human."""
     from ..ops.gates import answer
     from ..rules import ids

@@ -22,6 +22,10 @@ from ..rules import clock
 from ..shapes.inputs import validate
 from ..store.discovery import BoardLocation, parse_target
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority.keys import Person
+
 T0 = 1767603600.0  # 2026-01-05 09:00:00 UTC
 # The seeded board's person: a fixed, public key — the board is a picture, not a real board.
 PERSON_NAME = "seed"
@@ -37,13 +41,13 @@ class Seeded(NamedTuple):
     person: object  # the board's person (keys.Person): what the board decides as in tests
 
 
-def seed_person():
+def seed_person() -> Person:
     from ..authority.keys import ephemeral
 
     return ephemeral(PERSON_NAME, PERSON_SEED)
 
 
-def save(path: Path, person) -> None:
+def save(path: Path, person: Person) -> None:
     from ..authority.keys import save as save_key
 
     save_key(path, person)
@@ -84,11 +88,11 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
         for spec in (("claude-1", "claude-code", ["git:push"]), ("codex-1", "codex", []), ("cursor-1", "cursor", []), ("shell-1", "shell", [])):
             add_agent(store, validate("agent", {"id": spec[0], "runtime": spec[1], "can": spec[2]}), HUMAN)
 
-        def card(title: str, **data) -> int:
+        def card(title: str, **data: object) -> int:
             tick.tick(30)
             return cards.add_card(store, validate("card", {"title": title, **data}), HUMAN).id
 
-        def write(card_id: int, agent: str, summary: str, files: dict[str, str] | None = None, **data) -> None:
+        def write(card_id: int, agent: str, summary: str, files: dict[str, str] | None = None, **data: object) -> None:
             tick.tick(90)
             payload = validate("evidence", {"summary": summary, "artifacts": _files(root, files or {}), **data})
             writeback(store, card_id, agent, payload, base=root)

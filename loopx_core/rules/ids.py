@@ -18,7 +18,7 @@ def fmt(prefix: str, number: int | None) -> str | None:
     return None if number is None else key(prefix, number)
 
 
-def parse(prefix: str, text: str | int) -> int:
+def parse(prefix: str, text: object) -> int:
     """``"LX-12"``, ``"lx-12"`` or ``"12"`` -> 12. ``ValueError`` for anything else."""
     if isinstance(text, int) and not isinstance(text, bool):
         if text <= 0:

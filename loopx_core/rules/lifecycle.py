@@ -81,7 +81,7 @@ WINDOW = Due("window_refilled", "card", (("status", "paused"), ("paused_reason",
 DUE = (LEASE, GATE, WINDOW)
 
 
-def is_due(due: Due, row, now: float) -> bool:
+def is_due(due: Due, row: object, now: float) -> bool:
     """The Python form: ``row`` (attributes named as the columns) is due at ``now``."""
     if any(getattr(row, column) != value for column, value in due.state):
         return False

@@ -12,11 +12,27 @@ from __future__ import annotations
 
 import json
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Protocol, TypeVar
+
+    T = TypeVar("T")
+    PersonT = TypeVar("PersonT", contravariant=True)
+
+    class SignedSettings(Protocol[PersonT]):
+        """The store as the price list uses it (``store.base.Store``; a person is
+        authority's ``keys.Person``, which a rule does not import)."""
+
+        def signed_setting(self, key: str) -> str | None: ...
+        def put_signed_setting(self, key: str, value: str, person: PersonT, kind: str = ..., **extra: object) -> None: ...
+        def run(self, body: Callable[[], T]) -> T: ...
+
 KINDS = ("input", "output", "cache_read", "cache_write")
 SETTING = "prices"
 
 
-def load(store) -> dict[str, dict[str, float]]:
+def load(store: SignedSettings[PersonT]) -> dict[str, dict[str, float]]:
     """The price list a person signed (prices edited in the database count for nothing)."""
     raw = store.signed_setting(SETTING) or "{}"
     try:
@@ -47,16 +63,16 @@ def cost(price: dict, parts: dict[str, int]) -> float:
     return round(total, 6)
 
 
-def _save(store, table: dict, person, kind: str, **extra) -> None:
+def _save(store: SignedSettings[PersonT], table: dict[str, dict[str, float]], person: PersonT, kind: str, **extra: object) -> None:
     """The new list, signed: the ``price_set``/``price_removed`` event is the proof."""
     store.put_signed_setting(SETTING, json.dumps(table, sort_keys=True), person, kind, **extra)
 
 
-def set_price(store, model: str, price: dict[str, float], actor) -> dict:
+def set_price(store: SignedSettings[PersonT], model: str, price: dict[str, float], actor: PersonT) -> dict[str, float]:
     """Add or replace a model's price (one transaction): a person's decision,
     signed (``actor``: a ``keys.Person``)."""
 
-    def body():
+    def body() -> dict[str, float]:
         table = load(store)
         table[model] = {k: price[k] for k in KINDS if price.get(k) is not None}
         _save(store, table, actor, "price_set", model=model, **table[model])
@@ -65,8 +81,8 @@ def set_price(store, model: str, price: dict[str, float], actor) -> dict:
     return store.run(body)
 
 
-def remove_price(store, model: str, actor) -> bool:
-    def body():
+def remove_price(store: SignedSettings[PersonT], model: str, actor: PersonT) -> bool:
+    def body() -> bool:
         table = load(store)
         if model not in table:
             return False

@@ -21,6 +21,10 @@ from __future__ import annotations
 import json
 import os
 
+TYPE_CHECKING = False  # (annotations only: the hook imports this cold; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 GROUND = (
     ".claude/**", ".codex/**", ".mcp.json", ".loopx/**",  # the runtimes' settings and LoopX's board
     "**/CLAUDE.md", "**/CLAUDE.local.md", "**/AGENTS.md", "**/AGENTS.override.md",  # what the runtimes read as instructions
@@ -53,7 +57,7 @@ def pathspecs(extra: tuple[str, ...] = ()) -> list[str]:
     return [f":(glob,icase){p}" for p in (*GROUND, *extra)]
 
 
-def extra_patterns(project_root) -> tuple[str, ...]:
+def extra_patterns(project_root: str | os.PathLike[str] | None) -> tuple[str, ...]:
     """The person's additions in ``<project>/.loopx/policy.json`` (``"ground"``);
     a missing or malformed file adds none."""
     if not project_root:
@@ -69,7 +73,7 @@ def extra_patterns(project_root) -> tuple[str, ...]:
     return tuple(p.strip("/") if not p.endswith("/**") else p for p in found if isinstance(p, str) and 0 < len(p) <= MAX_PATTERN and "\0" not in p)[:MAX_PATTERNS]
 
 
-def first(paths, extra: tuple[str, ...] = ()) -> list[str]:
+def first(paths: Iterable[str], extra: tuple[str, ...] = ()) -> list[str]:
     """``paths`` with the ground ones first (each group in its order)."""
     listed = list(paths)
     return [p for p in listed if is_ground(p, extra)] + [p for p in listed if not is_ground(p, extra)]

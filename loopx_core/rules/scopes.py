@@ -6,6 +6,10 @@ Standard library only: ``authority`` (the kernel) and ``adapters.fastcheck``
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # (annotations only: the hook imports this cold; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 
 def covers(granted: str, needed: str) -> bool:
     """``deploy:*`` covers ``deploy:prod`` (and ``deploy``); ``*`` covers everything."""
@@ -16,7 +20,7 @@ def covers(granted: str, needed: str) -> bool:
     return False
 
 
-def dangerous(scope: str | None, patterns) -> bool:
+def dangerous(scope: str | None, patterns: Iterable[str]) -> bool:
     """Whether a gate for ``scope`` is one a person marked dangerous (``patterns``:
     their signed list, ``ops/dangerous``); a question without a scope is not."""
     if not scope:

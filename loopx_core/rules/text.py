@@ -26,6 +26,12 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
 REPLACEMENT = "\ufffd"
 
 # An escape sequence, removed whole: CSI, then OSC / DCS / SOS / PM / APC
@@ -114,23 +120,27 @@ def _ascii_has_no_category(ch: str) -> str:
     raise AssertionError(f"only a non-ASCII character asks its category: {ch!r}")
 
 
-def terminal_safe_value(value):
+def terminal_safe_value(value: T) -> T:
     """``value`` with every string inside it made ``terminal_safe``: plain
     values (NamedTuples, tuples, lists, dicts) as the kernel returns them.
     Summaries, bodies and notes keep their newlines; every other string is one line."""
+    return _made_safe(value)  # (the same shape of value back)
+
+
+def _made_safe(value: Any) -> Any:  # (any plain value, read as its type at run time)
     if isinstance(value, str):
         return terminal_safe(value)
     if isinstance(value, tuple):
         fields = getattr(value, "_fields", None)
         if fields is not None:
             return type(value)._make(  # type: ignore[attr-defined]  # (a named tuple: it has _fields)
-                terminal_safe(v, multiline=name in MULTILINE_FIELDS) if isinstance(v, str) else terminal_safe_value(v) for name, v in zip(fields, value)
+                terminal_safe(v, multiline=name in MULTILINE_FIELDS) if isinstance(v, str) else _made_safe(v) for name, v in zip(fields, value)
             )
-        return tuple(terminal_safe_value(v) for v in value)
+        return tuple(_made_safe(v) for v in value)
     if isinstance(value, list):
-        return [terminal_safe_value(v) for v in value]
+        return [_made_safe(v) for v in value]
     if isinstance(value, dict):
-        return {terminal_safe(k) if isinstance(k, str) else k: terminal_safe_value(v) for k, v in value.items()}
+        return {terminal_safe(k) if isinstance(k, str) else k: _made_safe(v) for k, v in value.items()}
     return value
 
 

@@ -12,13 +12,13 @@ import json
 TEXT_KEPT = 600  # characters of one field's text the question shows
 
 
-def readable(tool: str, tool_input) -> str:
+def readable(tool: str, tool_input: object) -> str:
     """What the tool would do: ``$ git add -A && git commit -m "wip"`` ·
     ``file src/app.py · old_string: … · new_string: …``."""
     return shown(tool, tool_input)[0]
 
 
-def shown(tool: str, tool_input) -> tuple[str, bool]:
+def shown(tool: str, tool_input: object) -> tuple[str, bool]:
     """``readable``'s text, and whether it is the whole call (no field cut)."""
     if not isinstance(tool_input, dict):
         return _text(tool_input)
@@ -40,7 +40,7 @@ def shown(tool: str, tool_input) -> tuple[str, bool]:
     return " · ".join(p for p, _ in parts), all(w for _, w in parts)
 
 
-def _text(value) -> tuple[str, bool]:
+def _text(value: object) -> tuple[str, bool]:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
     return (text, True) if len(text) <= TEXT_KEPT else (text[: TEXT_KEPT - 1] + "…", False)

@@ -67,7 +67,7 @@ def _read(path: str, limit: int = 4096) -> str | None:
         return None
 
 
-def find(start) -> Bounds | None:
+def find(start: str | os.PathLike[str]) -> Bounds | None:
     """The bounds of the linked worktree holding ``start``; None when ``start`` is
     in a main checkout, a plain folder, or cannot be read. A ``.git`` file whose
     worktree git does not link back to (``board_file.main_checkout``: one an

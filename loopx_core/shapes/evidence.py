@@ -8,13 +8,18 @@ the hook imports the verb table cold."""
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # (annotations only: the hook imports this cold; checkers read this as typing's)
+if TYPE_CHECKING:
+    # a field: its name, its default (a value, or a callable making a fresh one), its MCP schema
+    EvidenceField = tuple[str, object, dict[str, object] | None]
+
 _TEXT = {"type": "string"}
 _LIST = {"type": "array", "items": {"type": "string"}}
 
 LIST = list  # a fresh list per input
 
 
-def Field(name: str, default, mcp: dict | None) -> tuple:
+def Field(name: str, default: object, mcp: dict[str, object] | None) -> EvidenceField:
     """A field: its name, its default when absent (None: required or unset),
     its MCP schema (None: not offered over MCP). Plain tuples: the cold
     parser reads this table."""
@@ -36,7 +41,7 @@ FIELDS = (
 NAMES = frozenset(name for name, _, _ in FIELDS)
 
 
-def default_of(value):
+def default_of(value: object) -> object:
     return value() if callable(value) else value
 
 

@@ -17,11 +17,23 @@ from ..rules.durations import parse_duration
 from . import evidence, verbs
 from .errors import InvalidInput
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable
+
+    from pydantic import ValidationError
+
+    # A field's pre-check: the value an agent sent, as JSON decoded it, to the
+    # value the model would make of it (or _Unsure).
+    Check = Callable[[object], object]
+    FastCheck = Callable[[dict[str, object]], "dict[str, object] | None"]
+
 # What a refusal of each shape says: declared with the verb that owns the shape (shapes/verbs.py).
 HINTS = {verb.shape: verbs.hint_of(verb) for verb in verbs.VERBS.values() if verb.shape}
 
 
-def _text_ok(value, max_len: int, multiline: bool = True) -> bool:
+def _text_ok(value: object, max_len: int, multiline: bool = True) -> bool:
     return isinstance(value, str) and limits.text_problem(value, max_len=max_len, multiline=multiline) is None
 
 
@@ -84,8 +96,8 @@ class _Unsure(Exception):
     """The pre-check cannot vouch for a value: pydantic decides (and words the error)."""
 
 
-def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True):
-    def check(value):
+def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True) -> Check:
+    def check(value: object) -> str:
         if type(value) is not str or limits.text_problem(value, max_len=max_len, allow_empty=allow_empty, multiline=multiline):
             raise _Unsure
         return value if multiline else value.strip()
@@ -93,8 +105,8 @@ def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True):
     return check
 
 
-def _pattern(regex, max_len: int = 128):
-    def check(value):
+def _pattern(regex: re.Pattern[str], max_len: int = 128) -> Check:
+    def check(value: object) -> str:
         if type(value) is not str or len(value) > max_len or not regex.fullmatch(value):
             raise _Unsure
         return value
@@ -102,8 +114,8 @@ def _pattern(regex, max_len: int = 128):
     return check
 
 
-def _whole(low: int, high: int):
-    def check(value):
+def _whole(low: int, high: int) -> Check:
+    def check(value: object) -> int:
         if type(value) is not int or not low <= value <= high:
             raise _Unsure
         return value
@@ -111,7 +123,7 @@ def _whole(low: int, high: int):
     return check
 
 
-def _money(value):
+def _money(value: object) -> float:
     """A positive, finite amount up to USD_MAX (``gt=0``: zero is pydantic's to refuse)."""
     if type(value) is int and 0 < value <= limits.USD_MAX:
         return float(value)
@@ -120,7 +132,7 @@ def _money(value):
     raise _Unsure
 
 
-def _duration(value):
+def _duration(value: object) -> float:
     if type(value) is not str:
         raise _Unsure
     try:
@@ -129,7 +141,7 @@ def _duration(value):
         raise _Unsure from None
 
 
-def _card_ref(value):
+def _card_ref(value: object) -> int:
     if type(value) is not str:
         raise _Unsure
     try:
@@ -138,14 +150,14 @@ def _card_ref(value):
         raise _Unsure from None
 
 
-def _flag(value):
+def _flag(value: object) -> bool:
     if type(value) is not bool:
         raise _Unsure
     return value
 
 
-def _list_of(check, max_items: int):
-    def checks(value):
+def _list_of(check: Check, max_items: int) -> Check:
+    def checks(value: object) -> list[object]:
         if type(value) is not list or len(value) > max_items:
             raise _Unsure
         return [check(v) for v in value]
@@ -156,14 +168,14 @@ def _list_of(check, max_items: int):
 _REQUIRED = object()
 
 
-def _fields(spec: dict):
+def _fields(spec: dict[str, tuple[Check, object]]) -> FastCheck:
     """A pre-check for one pydantic model: ``spec`` maps each field, in the
     model's order, to (check, default or _REQUIRED) — the same limits table."""
 
-    def fast(data: dict) -> dict | None:
+    def fast(data: dict[str, object]) -> dict[str, object] | None:
         if type(data) is not dict or set(data) - spec.keys():
             return None
-        out = {}
+        out: dict[str, object] = {}
         try:
             for name, (check, default) in spec.items():
                 if name in data and not (data[name] is None and default is None):
@@ -226,7 +238,7 @@ def page_limit(limit: int | None, default: int | None = None, low: int = 1) -> i
     return limit
 
 
-def _describe(exc) -> str:
+def _describe(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err.get("loc", ())) or "input"

@@ -5,12 +5,16 @@ documents, evidence files and MCP tool calls all validate here."""
 from __future__ import annotations
 
 import math
-from typing import Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..rules import ids, limits
 from ..rules.durations import parse_duration
+
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Collection
 
 # Each helper below makes the validator of an ``Annotated`` field (spelled out at
 # each use, so a type checker reads the field's type: ``Annotated[str, _text(…)]``).
@@ -26,7 +30,7 @@ def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True) ->
     return AfterValidator(check)
 
 
-def _pattern(regex, what: str, example: str, max_len: int = 128) -> AfterValidator:
+def _pattern(regex: re.Pattern[str], what: str, example: str, max_len: int = 128) -> AfterValidator:
     def check(value: str) -> str:
         if len(value) > max_len or not regex.fullmatch(value):
             raise ValueError(f"not a valid {what}: {value[:80]!r} (e.g. {example})")
@@ -36,7 +40,7 @@ def _pattern(regex, what: str, example: str, max_len: int = 128) -> AfterValidat
 
 
 def _id_of(prefix: str) -> BeforeValidator:
-    def parse(value):
+    def parse(value: object) -> int:
         if isinstance(value, bool):
             raise ValueError(f"expected a {prefix}- id")
         try:
@@ -47,7 +51,7 @@ def _id_of(prefix: str) -> BeforeValidator:
     return BeforeValidator(parse)
 
 
-def _duration(value):
+def _duration(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 30m")
     if isinstance(value, int) and not 0 < value <= 366 * 86400:  # before float(): a huge int overflows
@@ -59,7 +63,7 @@ def _duration(value):
     return parse_duration(str(value))
 
 
-def _todo_ref(value):
+def _todo_ref(value: object) -> object:  # (a number, else what pydantic then refuses)
     if isinstance(value, bool):
         raise ValueError("expected a todo number such as 3")
     if isinstance(value, str):
@@ -76,7 +80,7 @@ def _finite(value: float) -> float:
     return value
 
 
-def _near_miss(value: str, known, what: str) -> None:
+def _near_miss(value: str, known: Collection[str], what: str) -> None:
     """A value that is not one of ``known`` but close to one: a typo, refused
     with the one it was probably meant to be."""
     import difflib
@@ -115,6 +119,7 @@ Todo = Annotated[str, _text(limits.TODO_MAX, multiline=False)]
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    kind: ClassVar[str]  # each shape's name, as a verb declares it (shapes/verbs.py)
 
 
 class EvidenceInput(Input):
@@ -269,9 +274,9 @@ class TextInput(Input):
     text: Annotated[str, _text(limits.BODY_MAX, allow_empty=True)]
 
 
-def _models(base) -> dict:
+def _models(base: type[Input]) -> dict[str, type[Input]]:
     """Every input model by its ``kind`` (the shape a verb declares in shapes/verbs.py)."""
-    found = {}
+    found: dict[str, type[Input]] = {}
     for model in base.__subclasses__():
         found[model.kind] = model
         found.update(_models(model))

@@ -16,13 +16,17 @@ from collections import namedtuple
 from ..rules import ids
 from ..rules.clock import iso
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class _ValueType(type):
     """``class X(Value): field: kind = default`` makes X a subclass of
     ``namedtuple("X", fields, defaults=…)`` with the body's methods (what
     ``typing.NamedTuple`` makes, without checking the annotations)."""
 
-    def __new__(mcls, name, bases, ns):
+    def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> type:  # (a class body: any values)
         if not bases:
             return super().__new__(mcls, name, bases, ns)
         fields = list(ns.get("__annotations__", {}))
@@ -37,7 +41,6 @@ class Value(metaclass=_ValueType):
     """The base of every value below (never instantiated itself)."""
 
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # checkers see what the classes below are: typing's named tuples
     from typing import NamedTuple
 else:
@@ -46,7 +49,7 @@ else:
 
 class Lease(NamedTuple):
     holder: str
-    token: int
+    token: int | None  # (set while a card is held: the lease row has it)
     expires_at: float | None  # None while the card waits on a human or a monitor
 
     def to_json(self) -> dict:

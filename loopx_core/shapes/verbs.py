@@ -22,10 +22,15 @@ from __future__ import annotations
 from .. import runtimes  # the registry of runtime names: imports nothing
 from . import evidence as evidence_shape
 
+TYPE_CHECKING = False  # (annotations only: the parser of every cold call reads this; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
 # (Plain classes, not NamedTuples: building typing.NamedTuple classes costs more
 # than the rest of this table, and the parser of every cold call reads it.)
 
-def arg(*names: str, **options) -> tuple:
+def arg(*names: str, **options: Any) -> tuple[tuple[str, ...], dict[str, Any]]:  # (argparse's keyword arguments)
     """One argparse argument as plain data, ``(names, options)``: ``type`` is
     named ("int", "float", "count" — a whole number >= 0), never a function."""
     return names, options
@@ -513,10 +518,10 @@ HELP_ORDER = (
 )
 
 
-def _index(declared) -> tuple[dict, dict, dict]:
-    verbs: dict = {}
-    groups: dict = {}
-    top: dict = {}  # every top-level word
+def _index(declared: Iterable[Verb | Group]) -> tuple[dict[tuple[str, str | None], Verb], dict[str, str], dict[str, None]]:
+    verbs: dict[tuple[str, str | None], Verb] = {}
+    groups: dict[str, str] = {}
+    top: dict[str, None] = {}  # every top-level word
     for item in declared:
         top.setdefault(item.verb, None)
         if isinstance(item, Group):
@@ -537,7 +542,7 @@ def redeclare() -> None:
     VERBS, GROUPS, TOP = _index(DECLARED)
 
 
-def resolve(ref: str):
+def resolve(ref: str) -> Callable[..., Any]:
     """The function named ``"module:function"`` (imported now, not when the table is built)."""
     import importlib
 

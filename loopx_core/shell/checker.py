@@ -76,7 +76,12 @@ from .vocabulary import (
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Sequence
+
     from ..rules.workspace_bounds import Bounds
+    from .posix_words import Command
+    from .vocabulary import CommandRule, GroundReader, Handler, Same
 
 _DEV_OK = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/", "/proc/self/fd/")
 _KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "{", "}", "!", "time", "coproc", "]]"))
@@ -92,7 +97,7 @@ _INJECTING = (
 )
 
 
-def handler(base: str, powershell: bool):
+def handler(base: str, powershell: bool) -> Handler | None:
     """The function that reads command ``base``, or None for a plain command."""
     found = route(base, powershell)
     if found is None:
@@ -117,7 +122,8 @@ class Checker:
     that count as inside the project; ``agent``: the hook's agent (``--agent``
     and ``LOOPX_AGENT`` naming another are refused)."""
 
-    def __init__(self, root: str, ground, *, rules=(), allow=(), outside_ok=(), agent: str | None = None):
+    def __init__(self, root: str, ground: GroundReader, *, rules: Sequence[CommandRule] = (), allow: Sequence[re.Pattern[str]] = (), outside_ok: Sequence[str] = (),
+                 agent: str | None = None):
         self.root = root
         self.ground = ground
         self.rules = rules
@@ -235,7 +241,7 @@ class Checker:
             self.shell(" ".join(w.text for w in words), cwd, depth=depth + 1, powershell=powershell)
 
     # -- one simple command --------------------------------------------------------------------
-    def command(self, cmd, cwd: str | None, depth: int, powershell: bool) -> str | None:
+    def command(self, cmd: Command, cwd: str | None, depth: int, powershell: bool) -> str | None:
         # The same simple command from the same folder needs the same: check it once.
         key = (tuple((w.text, w.dynamic, w.glob, w.braces) for w in cmd.words), tuple((o, w.text, w.dynamic) for o, w in cmd.redirects), tuple(cmd.stdin), cmd.piped, cwd, powershell, depth)
         if key in self._commands:
@@ -244,7 +250,7 @@ class Checker:
         self._commands[key] = after
         return after
 
-    def _command(self, cmd, cwd: str | None, depth: int, powershell: bool) -> str | None:
+    def _command(self, cmd: Command, cwd: str | None, depth: int, powershell: bool) -> str | None:
         from_file = False
         for op, word in cmd.redirects:
             self.redirect(op, word, cwd)
@@ -542,7 +548,7 @@ def _may_write_first(commands: list, now: int, concurrent: bool, script: str) ->
     return any(not _leaves_files(c) and not _makes_activate(c, script) for i, c in enumerate(commands) if i < now or (concurrent and i != now))
 
 
-def _makes_activate(cmd, script: str) -> bool:
+def _makes_activate(cmd: Command, script: str) -> bool:
     """``python -m venv DIR`` (``virtualenv DIR``, ``uv venv DIR``) writes
     ``DIR/bin/activate`` from its own template: sourcing it next runs no text
     of the agent's."""
@@ -561,14 +567,14 @@ def _makes_activate(cmd, script: str) -> bool:
     return any(os.path.normpath(script).startswith(os.path.normpath(f) + "/bin/activate") for f in folders)
 
 
-def _leaves_files(cmd) -> bool:
+def _leaves_files(cmd: Command) -> bool:
     words = [w for w in cmd.words if not (not w.quoted and w.text in _KEYWORDS) and not ("=" in w.text and matches(ASSIGN + ".*", w.text))]
     if any(op not in ("<", "<<", "<<-", "<<<") and not (op in (">&", "<&") and word.text.isdigit()) and word.text != "/dev/null" for op, word in cmd.redirects):
         return False
     return not words or (not words[0].dynamic and words[0].text in _LEAVES_FILES)
 
 
-def cd(checker: Checker, base, head, args, ctx, cwd, depth):
+def cd(checker: Checker, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     """``cd``/``pushd``/``popd`` (and PowerShell's Set-Location): the folder that follows."""
     words = [w for w in args if not w.text.startswith("-") or (w.text == "-" and not ctx.powershell)]
     if base in ("popd", "pop-location"):
@@ -586,7 +592,7 @@ def cd(checker: Checker, base, head, args, ctx, cwd, depth):
 _GLOB_OPTIONS = frozenset(("dotglob", "nocaseglob", "extglob", "globasciiranges", "nocasematch"))
 
 
-def glob_options(checker: Checker, base, head, args, ctx, cwd, depth):
+def glob_options(checker: Checker, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     """``shopt -s dotglob``, zsh's ``setopt``: LoopX reads patterns as the shell
     does by default, so a line that changes how they match is opaque."""
     names = [w.text.lower().replace("_", "") for w in args if not w.text.startswith(("-", "+"))]

@@ -9,6 +9,7 @@ terminal refusal's reason is the ground's: ``checker.ground.TERMINAL``).
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 
@@ -20,12 +21,23 @@ from .vocabulary import INTERACTIVE, MAX_DEPTH, SAME, Need, clip
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
-    from typing import TypeGuard
+    from typing import Final, TypeGuard
+
+    from ..rules.workspace_bounds import Bounds
+    from .posix_words import Word
+    from .vocabulary import Ctx, Reader, Same
 
 _GIT_COMMAND_KEYS = Lazy(git_settings.RUNS_A_PROGRAM)
 _GIT_INERT_KEYS = Lazy(git_settings.INERT)
 _TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info"))
-_UNKNOWN = object()
+class _Unknown(enum.Enum):
+    """``git_alias``'s answer when a config file LoopX cannot follow might define
+    the alias (an enum: checkers tell it from a value; ``re`` imported enum)."""
+
+    UNKNOWN = "unknown"
+
+
+_UNKNOWN: Final = _Unknown.UNKNOWN
 
 
 def _inert(key: str, value: str | None) -> bool:
@@ -33,7 +45,7 @@ def _inert(key: str, value: str | None) -> bool:
     return bool(_GIT_INERT_KEYS.match(key)) or (key.lower() in git_settings.INERT_WHEN_OFF and (value or "").lower() in git_settings.OFF)
 
 
-def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
+def git_rules(checker: Reader, text: str, args: list[str], cwd: str | None) -> None:
     i = builtin_rules.git_subcommand_index(args)
     for j, a in enumerate(args[: i if i is not None else len(args)]):
         if (a == "-c" and j + 1 < len(args)) or (a.startswith("-c") and len(a) > 2):
@@ -48,7 +60,7 @@ def git_rules(checker, text: str, args: list[str], cwd: str | None) -> None:
     sub = args[i]
     rest = args[i + 1 :]
     if checker.workspace is not None:
-        _git_in_workspace(checker, text, args[:i], sub, rest, cwd)
+        _git_in_workspace(checker, checker.workspace, text, args[:i], sub, rest, cwd)
     if sub in _GIT_TREE_WRITERS:
         _git_over_untracked(checker, text, sub, rest, _git_folder(args[:i], cwd))
     elif sub == "config":
@@ -78,7 +90,7 @@ def _git_reads_only(rest: list[str], reads: tuple[str, ...]) -> bool:
     return not rest or any(f in reads for f in flags)
 
 
-def _git_config(checker, text: str, rest: list[str], cwd: str | None) -> None:
+def _git_config(checker: Reader, text: str, rest: list[str], cwd: str | None) -> None:
     """A write of git's settings is the class, whatever the key or the file: a
     setting that runs nothing and points nowhere (identity, colours, output —
     ``workspace/git_settings.INERT``) in the repository's own config is free; any
@@ -120,7 +132,7 @@ _UNTRACKED_GONE = "it takes untracked files away — LoopX's hooks (.claude/sett
 _OVERWRITTEN = "it writes a commit's files over untracked ones, and LoopX cannot tell whether that commit holds LoopX's hooks settings (.claude/settings.json, .mcp.json, .codex/)"
 
 
-def _git_over_untracked(checker, text: str, sub: str, rest: list[str], cwd: str | None) -> None:
+def _git_over_untracked(checker: Reader, text: str, sub: str, rest: list[str], cwd: str | None) -> None:
     """``git stash -u/-a`` and ``git clean`` remove untracked (and ignored) files:
     refused unless each path given to it holds none of LoopX's ground. ``reset
     --hard COMMIT``, ``checkout -f COMMIT``, ``checkout COMMIT -- PATH``,
@@ -187,8 +199,7 @@ _CARD_ONLY = "an agent in a card's workspace moves only its own branch"
 _BRANCH_LISTS = ("-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--show-current", "--format", "--sort", "--column", "--no-column")
 
 
-def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: list[str], cwd: str | None) -> None:
-    bounds = checker.workspace
+def _git_in_workspace(checker: Reader, bounds: Bounds, text: str, before: list[str], sub: str, rest: list[str], cwd: str | None) -> None:
     own = bounds.branch
     for j, a in enumerate(before):
         if a in ("--git-dir", "--work-tree", "--namespace") or a.startswith(("--git-dir=", "--work-tree=", "--namespace=")):
@@ -284,7 +295,7 @@ def _git_in_workspace(checker, text: str, before: list[str], sub: str, rest: lis
         refuse("tags are shared by every checkout of the repository")
 
 
-def writes_elsewhere(checker, base: str, text: str, args: list, cwd: str | None) -> None:
+def writes_elsewhere(checker: Reader, base: str, text: str, args: list[Word], cwd: str | None) -> None:
     """``cp``, ``mv``, ``tee``, ``touch``, ``rm``… from a card's workspace: refused
     when a path they write is in the main checkout or another workspace."""
     words = [w for w in args if not w.dynamic]
@@ -332,12 +343,12 @@ def _git_folder(before: list[str], cwd: str | None) -> str | None:
     return cwd
 
 
-def loopx(checker, base, head, args, ctx, cwd, depth):
+def loopx(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     loopx_verb(checker, [w.text for w in args], "loopx " + " ".join(w.text for w in args), args)
     return SAME
 
 
-def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
+def loopx_verb(checker: Reader, argv: list[str], text: str, words: list[Word]) -> None:
     from ..shapes.human_verbs import (
         is_human_verb,  # (the verbs' declarations: only a loopx command needs them)
     )
@@ -357,7 +368,7 @@ def loopx_verb(checker, argv: list[str], text: str, words: list) -> None:
         checker.forbid(text, f"`--agent {agent}` speaks for another agent; you are {checker.agent}")
 
 
-def terminal(checker, base, head, args, ctx, cwd, depth):
+def terminal(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     words = [w.text for w in args]
     if base == "tmux" and _tmux_only_reads(args):
         return SAME
@@ -369,7 +380,7 @@ def terminal(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def _tmux_only_reads(args) -> bool:
+def _tmux_only_reads(args: list[Word]) -> bool:
     """A tmux call that only lists: one listing command, no `;` (tmux runs
     the next command after an argument `;` — `\\;` or `';'` to the shell),
     no format (`-F`, where `#(…)` runs a program; `display -p` prints one), no
@@ -381,7 +392,7 @@ def _tmux_only_reads(args) -> bool:
     return sub in _TMUX_READ or (sub is None and words == ["-V"])
 
 
-def apply_patch(checker, base, head, args, ctx, cwd, depth):
+def apply_patch(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     for body, _ in ctx.stdin:
         for need in patch_needs(body, cwd, checker):
             checker.need(need.scope, need.what, need.why)
@@ -392,7 +403,7 @@ def apply_patch(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def sqlite(checker, base, head, args, ctx, cwd, depth):
+def sqlite(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     operands = [w for w in args if not w.text.startswith("-")]
     if operands and operands[0].dynamic:
         checker.opaque(f"{base} {operands[0].text}", f"`{base}` opens a database named only when the shell runs it (LoopX's board may be the one)")
@@ -415,7 +426,7 @@ def sqlite(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def postgres(checker, base, head, args, ctx, cwd, depth):
+def postgres(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     url = checker.ground.board_url
     if url:
         text = " ".join(w.text for w in args)
@@ -460,7 +471,7 @@ def _pg_database(url: str) -> str | None:
     return name or None
 
 
-def git_alias(sub: str, cwd: str | None, checker):
+def git_alias(sub: str, cwd: str | None, checker: Reader) -> str | _Unknown | None:
     """``git SUB``'s alias value from git's config files, None when SUB is no
     alias, ``_UNKNOWN`` when a config file LoopX cannot follow might define it."""
     files = []
@@ -491,11 +502,11 @@ def git_alias(sub: str, cwd: str | None, checker):
     for path in files:
         if not os.path.exists(path):
             continue
-        text = checker.read_file(path, None)
-        if text is None:
+        config = checker.read_file(path, None)
+        if config is None:
             return _UNKNOWN
         section = None
-        for raw in text.splitlines():
+        for raw in config.splitlines():
             line = raw.strip()
             if line.startswith("["):
                 section = line.strip("[]").strip().lower()
@@ -509,7 +520,7 @@ def git_alias(sub: str, cwd: str | None, checker):
     return None
 
 
-def patch_needs(patch: str, cwd: str | None, checker) -> list[Need]:
+def patch_needs(patch: str, cwd: str | None, checker: Reader) -> list[Need]:
     """Codex ``apply_patch``: the files its ``*** Add/Update/Delete File:`` and
     ``*** Move to:`` headers name."""
     found: list[Need] = []

@@ -27,6 +27,12 @@ from .vocabulary import (
     matches,
 )
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .vocabulary import Ctx, Reader, Same
+
 _PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)?)?[mtw]?")
 
 # Interpreter code that starts programs, or builds code or names at run time.
@@ -63,7 +69,7 @@ _AWK_RUNS = re.compile(r"\bsystem\s*\(|\|(?!\|)|\bgetline\b|@load|\bextension\s*
 
 
 
-def run_file(checker, name: str, args: list, ctx, cwd: str | None, depth: int) -> None:
+def run_file(checker: Reader, name: str, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> None:
     """A program run by its path (``./deploy.sh``): read what it is."""
     if not checker.vouch(name, name, cwd):
         return
@@ -85,7 +91,7 @@ def run_file(checker, name: str, args: list, ctx, cwd: str | None, depth: int) -
         code(checker, _language(interpreter), text, name, cwd)
 
 
-def code(checker, language: str | None, code: str, what: str, cwd: str | None) -> None:
+def code(checker: Reader, language: str | None, code: str, what: str, cwd: str | None) -> None:
     """Interpreter code: opaque when it starts programs or builds code at run time."""
     pattern = _CODE_RUNS.get(language) if language else None
     if pattern is None or pattern.search(code):
@@ -97,7 +103,7 @@ def code(checker, language: str | None, code: str, what: str, cwd: str | None) -
         checker.opaque(what, "its code calls LoopX's own modules directly instead of the loopx command")
 
 
-def shell(checker, base, head, args, ctx, cwd, depth):
+def shell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     """sh/bash/zsh…: ``-c CODE``, a script file, or a program from stdin."""
     if _asks_only_about_itself(args):
         return SAME
@@ -141,7 +147,7 @@ def shell(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def read_script(checker, base, script: Word, cwd) -> str | None:
+def read_script(checker: Reader, base: str, script: Word, cwd: str | None) -> str | None:
     """The text of the script ``base`` runs; None — after saying what it
     needs — when it is only known at run time or cannot be read. A script that
     does not exist runs nothing."""
@@ -158,13 +164,13 @@ def read_script(checker, base, script: Word, cwd) -> str | None:
     return text
 
 
-def script_file(checker, base, script: Word, cwd, depth, powershell=False) -> None:
+def script_file(checker: Reader, base: str, script: Word, cwd: str | None, depth: int, powershell: bool = False) -> None:
     text = read_script(checker, base, script, cwd)
     if text is not None:
         checker.shell(text, cwd, depth=depth + 1, powershell=powershell)
 
 
-def stdin_program(checker, base, ctx, cwd, depth, check) -> None:
+def stdin_program(checker: Reader, base: str, ctx: Ctx, cwd: str | None, depth: int, check: Callable[[str], object]) -> None:  # (``check``: what it answers is not used)
     """A shell or interpreter that reads its program from stdin."""
     if ctx.stdin:
         for body, _literal in ctx.stdin:
@@ -176,7 +182,7 @@ def stdin_program(checker, base, ctx, cwd, depth, check) -> None:
     checker.need(INTERACTIVE, base, f"`{base}` waits for input: text typed into it later (Codex's write_stdin) is never checked")
 
 
-def powershell(checker, base, head, args, ctx, cwd, depth):
+def powershell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     i = 0
     while i < len(args):
         a = args[i].text.lower()
@@ -224,7 +230,7 @@ def powershell(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def cmd_exe(checker, base, head, args, ctx, cwd, depth):
+def cmd_exe(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text.lower() in ("/c", "/k", "/r"):
             checker.run_text(base, args[i + 1 :], cwd, depth)
@@ -233,7 +239,7 @@ def cmd_exe(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def python(checker, base, head, args, ctx, cwd, depth):
+def python(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     if _asks_only_about_itself(args):
         return SAME
     i = 0
@@ -289,13 +295,13 @@ def python(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def interpreted_file(checker, base, language, word: Word, cwd) -> None:
+def interpreted_file(checker: Reader, base: str, language: str | None, word: Word, cwd: str | None) -> None:
     text = read_script(checker, base, word, cwd)
     if text is not None:
         code(checker, language, text, f"{base} {word.text}", cwd)
 
 
-def interpreter(checker, base, head, args, ctx, cwd, depth):
+def interpreter(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     if _asks_only_about_itself(args):
         return SAME
     language, code_opts, arg_opts = _INTERPRETERS[base]
@@ -350,7 +356,7 @@ def interpreter(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def awk(checker, base, head, args, ctx, cwd, depth):
+def awk(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     i = 0
     while i < len(args):
         a = args[i].text
@@ -377,7 +383,7 @@ def awk(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def sed(checker, base, head, args, ctx, cwd, depth):
+def sed(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     scripts = []
     i = 0
     explicit = False
@@ -407,19 +413,19 @@ def sed(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def eval_words(checker, base, head, args, ctx, cwd, depth):
+def eval_words(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     checker.run_text(base, args, cwd, depth)
     return SAME
 
 
-def source(checker, base, head, args, ctx, cwd, depth):
+def source(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     if not args:
         return SAME
     script_file(checker, base, args[0], cwd, depth)
     return SAME
 
 
-def alias(checker, base, head, args, ctx, cwd, depth):
+def alias(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     for w in args:
         name, eq, value = w.text.partition("=")
         if not eq:
@@ -432,20 +438,20 @@ def alias(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def export(checker, base, head, args, ctx, cwd, depth):
+def export(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     for w in args:
         if "=" in w.text and matches(ASSIGN + ".*", w.text):
             checker.assignment(w, cwd)
     return SAME
 
 
-def trap(checker, base, head, args, ctx, cwd, depth):
+def trap(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     words = [w for w in args if not w.text.startswith("-")]
     checker.run_text(base, words[:1], cwd, depth)
     return SAME
 
 
-def editor(checker, base, head, args, ctx, cwd, depth):
+def editor(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     if _asks_only_about_itself(args):
         return SAME
     words = [w.text for w in args]
@@ -467,7 +473,7 @@ def editor(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def _asks_only_about_itself(args) -> bool:
+def _asks_only_about_itself(args: list[Word]) -> bool:
     """``python3 --version``, ``bash --help``: prints and ends, reads nothing."""
     return len(args) == 1 and args[0].text in ("--version", "-V", "--help", "-h", "-version", "-help", "version", "help")
 

@@ -29,6 +29,10 @@ from __future__ import annotations
 import os
 import re
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class Lazy:
     """A regular expression compiled on first use: the hook's cold start pays
@@ -36,11 +40,11 @@ class Lazy:
 
     __slots__ = ("_args", "_compiled")
 
-    def __init__(self, *args):
-        self._args = args
-        self._compiled = None
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:  # (the compiled pattern's attribute: its method, its flags)
         if self._compiled is None:
             self._compiled = re.compile(*self._args)
         return getattr(self._compiled, name)
@@ -397,7 +401,7 @@ class _Lexer:
         self._command(frame)
         frame.redirect = op
 
-    def _dollar(self, stack: list, owner: _Frame, m, *, quoted: bool, dq_group: int = 0) -> int:
+    def _dollar(self, stack: list[_Frame], owner: _Frame, m: re.Match[str], *, quoted: bool, dq_group: int = 0) -> int:
         """``$…`` in a command context (``m`` from _CMD_TOKENS) or in double
         quotes (``m`` from _DQ_TOKENS, ``dq_group`` its group)."""
         tok = m.group()
@@ -485,10 +489,10 @@ class _Lexer:
         return i
 
 
-_DELIMITERS: dict = {}
+_DELIMITERS: dict[tuple[str, bool], re.Pattern[str]] = {}
 
 
-def _delimiter_line(delimiter: str, strip_tabs: bool):
+def _delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
     """The line that ends a here-document (``<<-``: leading tabs allowed)."""
     key = (delimiter, strip_tabs)
     pattern = _DELIMITERS.get(key)
@@ -522,7 +526,7 @@ _ANSI_BODY = Lazy(r"(?:[^\\']|\\.|\\\Z)*", re.DOTALL)
 _ANSI_ESCAPE = Lazy(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
 
 
-def _ansi_escape(m) -> str:
+def _ansi_escape(m: re.Match[str]) -> str:
     e = m.group(1)
     head = e[0]
     if head in "xuU":
@@ -569,7 +573,7 @@ def expand_braces(text: str, limit: int = 64) -> list[str] | None:
 _SEQ = Lazy(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.-?\d+)?")
 
 
-def _first_brace(text: str):
+def _first_brace(text: str) -> tuple[int, int, list[str]] | None:
     """(start, end, alternatives) of the first ``{…,…}`` or ``{x..y}`` in ``text``."""
     i = text.find("{")
     while i != -1:

@@ -15,6 +15,10 @@ from . import interpreters
 from .posix_words import Word
 from .vocabulary import NO_INPUT, SAME
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from .vocabulary import Ctx, Reader, Same
+
 _PS_OPAQUE = re.compile(
     r"(?i)diagnostics\.process|processstartinfo|\[scriptblock\]|scriptblock\]::create|\.invoke(?:returnasis)?\s*\(|invokescript|"
     r"executioncontext|\[powershell\]|runspace|add-type|reflection\.assembly|activator\]|invoke-wmimethod|invoke-cimmethod|"
@@ -22,12 +26,12 @@ _PS_OPAQUE = re.compile(
 )
 
 
-def opaque_calls(checker, text: str) -> None:
+def opaque_calls(checker: Reader, text: str) -> None:
     if _PS_OPAQUE.search(text):
         checker.opaque(text, "it calls .NET or script blocks that can start programs LoopX cannot see")
 
 
-def invoke_expression(checker, base, head, args, ctx, cwd, depth):
+def invoke_expression(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     code = [w for w in args if not w.text.lower().startswith("-command")]
     if not code:
         checker.opaque("Invoke-Expression", "`Invoke-Expression` runs text from its input, which LoopX cannot see")
@@ -36,7 +40,7 @@ def invoke_expression(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def start_process(checker, base, head, args, ctx, cwd, depth):
+def start_process(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     program = None
     arglist: list = []
     i = 0
@@ -73,21 +77,21 @@ def start_process(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def invoke_command(checker, base, head, args, ctx, cwd, depth):
+def invoke_command(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text.lower() in ("-filepath", "-fp") and i + 1 < len(args):
             interpreters.script_file(checker, base, args[i + 1], cwd, depth, powershell=True)
     return SAME  # a -ScriptBlock { … } was read with the statement
 
 
-def remove_item(checker, base, head, args, ctx, cwd, depth):
+def remove_item(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     words = [w for w in args if not w.text.startswith("-")]
     if any(w.text.lower().startswith("-r") and "-recurse".startswith(w.text.lower()) for w in args):
         checker.deletes("Remove-Item " + " ".join(w.text for w in args), words, cwd)
     return SAME
 
 
-def writes(checker, base, head, args, ctx, cwd, depth):
+def writes(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     text = f"{base} " + " ".join(w.text for w in args)
     targets = [w for w in args if not w.text.startswith("-") and w.text != "{…}"]
     if base in ("copy-item", "move-item"):
@@ -99,7 +103,7 @@ def writes(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def set_alias(checker, base, head, args, ctx, cwd, depth):
+def set_alias(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     words = [w for w in args if not w.text.startswith("-")]
     if len(words) >= 2:
         if words[1].dynamic:
@@ -109,12 +113,12 @@ def set_alias(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def dot_source(checker, base, head, args, ctx, cwd, depth):
+def dot_source(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     if args:
         interpreters.script_file(checker, ".", args[0], cwd, depth, powershell=ctx.powershell)
     return SAME
 
 
-def invoke_item(checker, base, head, args, ctx, cwd, depth):
+def invoke_item(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     checker.opaque("Invoke-Item " + " ".join(w.text for w in args), "`Invoke-Item` opens a file with whatever program the system picks")
     return SAME

@@ -25,6 +25,12 @@ from .vocabulary import (
     route,
 )
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Container
+
+    from .vocabulary import Ctx, Reader, Same
+
 # wrapper: (options that take a value, how many operands come before the command,
 #           set when running it bare starts a shell (None: it does not), options whose value is shell code)
 _WRAPPERS = {
@@ -98,7 +104,7 @@ _RUNNER_ARGS = {
 }
 
 
-def first_operand(args, with_arg) -> int:
+def first_operand(args: list[Word], with_arg: Container[str]) -> int:
     """Where the operands start: after the options (those in ``with_arg`` take
     a value) and an optional ``--``; ``len(args)`` when there are none."""
     i = 0
@@ -119,7 +125,7 @@ _XARGS_WITH_ARG = frozenset({"-I", "-i", "-n", "-P", "-L", "-l", "-s", "-d", "-E
 _SSH_WITH_ARG = frozenset({"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B", "-P"})
 
 
-def xargs(checker, base, head, args, ctx, cwd, depth):
+def xargs(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     start = first_operand(args, _XARGS_WITH_ARG)
     replace = None
     for i, w in enumerate(args[:start]):
@@ -135,7 +141,7 @@ def xargs(checker, base, head, args, ctx, cwd, depth):
     return fed(checker, base, inner, cwd, depth)
 
 
-def fed(checker, base, inner: list, cwd, depth):
+def fed(checker: Reader, base: str, inner: list[Word], cwd: str | None, depth: int) -> Same:
     """``inner`` runs with arguments LoopX cannot see (from stdin)."""
     name = inner[0]
     inner_base = base_name(name.text, False)
@@ -147,12 +153,12 @@ def fed(checker, base, inner: list, cwd, depth):
     return SAME
 
 
-def parallel(checker, base, head, args, ctx, cwd, depth):
+def parallel(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     checker.opaque("parallel " + " ".join(w.text for w in args), "`parallel` builds the commands it runs from its input")
     return SAME
 
 
-def find(checker, base, head, args, ctx, cwd, depth):
+def find(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     starts = []
     i = 0
     while i < len(args) and not args[i].text.startswith(("-", "(", "!")):
@@ -185,7 +191,7 @@ _FIND_NAMES = frozenset(("-name", "-iname"))
 _FIND_PATHS = frozenset(("-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname"))
 
 
-def _found(checker, starts, args, cwd) -> list:
+def _found(checker: Reader, starts: list[Word], args: list[Word], cwd: str | None) -> list[Word]:
     """What ``{}`` of ``find STARTS … -exec CMD {}`` stands for, as words to check
     the command with: a file under each start, and each piece of LoopX's ground
     under it that find's name tests could match (``find . -name board.db -exec
@@ -222,7 +228,7 @@ def _files_in(folder: str, limit: int = 512) -> list[str]:
     return out[:limit]
 
 
-def wrapper(checker, base, head, args, ctx, cwd, depth):
+def wrapper(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     spec = _WRAPPERS[base]
     with_arg, positional, interactive, code_opts = spec
     readings = unwrap(checker, args, with_arg, positional, code_opts, base, cwd, depth)
@@ -237,7 +243,7 @@ def wrapper(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def unwrap(checker, args, with_arg, positional, code_opts, base, cwd, depth):
+def unwrap(checker: Reader, args: list[Word], with_arg: Container[str], positional: int, code_opts: Container[str], base: str, cwd: str | None, depth: int) -> list[int] | None:
     """Where the wrapped command starts: a list of candidate indexes (two
     when an option LoopX does not know might take a value), [] when there
     is none, None when handled here (a code option)."""
@@ -288,7 +294,7 @@ def unwrap(checker, args, with_arg, positional, code_opts, base, cwd, depth):
     return readings
 
 
-def sudo(checker, base, head, args, ctx, cwd, depth):
+def sudo(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     if any(w.text in ("-s", "-i", "--shell", "--login") for w in args):
         rest = [w for w in args if not w.text.startswith("-")]
         if not rest or all(w.text in ("root",) for w in rest):
@@ -297,13 +303,13 @@ def sudo(checker, base, head, args, ctx, cwd, depth):
     return wrapper(checker, base, head, args, ctx, cwd, depth)
 
 
-def command_builtin(checker, base, head, args, ctx, cwd, depth):
+def command_builtin(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     if any(w.text in ("-v", "-V") for w in args):
         return SAME  # command -v NAME: only says where NAME is
     return wrapper(checker, base, head, args, ctx, cwd, depth)
 
 
-def watch(checker, base, head, args, ctx, cwd, depth):
+def watch(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     i = 0
     exec_mode = False
     while i < len(args) and args[i].text.startswith("-"):
@@ -319,7 +325,7 @@ def watch(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def ssh(checker, base, head, args, ctx, cwd, depth):
+def ssh(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     host = first_operand(args, _SSH_WITH_ARG)
     if host >= len(args):
         return SAME
@@ -331,7 +337,7 @@ def ssh(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def su(checker, base, head, args, ctx, cwd, depth):
+def su(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text in ("-c", "--command", "--session-command") and i + 1 < len(args):
             checker.run_text(base, [args[i + 1]], cwd, depth)
@@ -344,7 +350,7 @@ def su(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def script_cmd(checker, base, head, args, ctx, cwd, depth):
+def script_cmd(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text in ("-c", "--command") and i + 1 < len(args):
             checker.run_text(base, [args[i + 1]], cwd, depth)
@@ -353,11 +359,11 @@ def script_cmd(checker, base, head, args, ctx, cwd, depth):
     return SAME
 
 
-def busybox(checker, base, head, args, ctx, cwd, depth):
+def busybox(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     return checker.argv(list(args), ctx, cwd, depth + 1) if args else SAME
 
 
-def runner(checker, base, head, args, ctx, cwd, depth):
+def runner(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
     """Package managers' "run this command" verbs: ``poetry run``, ``uv run``,
     ``npm exec``, ``pnpm dlx``, ``bundle exec`` …; anything else is a plain
     command (``npm publish``)."""

@@ -43,7 +43,13 @@ from .discovery import BoardLocation
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from pathlib import Path
     from typing import TypeVar
+
+    import peewee
+
+    from ..shapes.errors import BoardBusy, LoopxError
+    from .base import Cursor, Params
 
     T = TypeVar("T")  # what an operator body returns
 
@@ -55,13 +61,13 @@ SQLITE_PRAGMAS = (
     ("foreign_keys", 1),
 )
 
-def _reads_only(path, refusal):
+def _reads_only(path: Path, refusal: LoopxError) -> sqlite3.Connection | None:
     from .failures import read_only_fallback
 
     return read_only_fallback(path, refusal)
 
 
-def _adopting_peewee(store: SqliteStore):
+def _adopting_peewee(store: SqliteStore) -> peewee.SqliteDatabase:
     """A peewee database whose connections are the store's own (one per
     thread): the models run inside the store's transactions. ``_connect`` is
     peewee's documented hook for where connections come from ("Adding a Custom
@@ -69,10 +75,10 @@ def _adopting_peewee(store: SqliteStore):
     from .orm import peewee as pw
 
     class Adopted(pw.SqliteDatabase):
-        def _connect(self):
+        def _connect(self) -> sqlite3.Connection:
             return store.connection()
 
-        def close(self):
+        def close(self) -> bool:
             closed = super().close()
             store._drop_connection()
             return closed
@@ -88,7 +94,7 @@ class SqliteStore(Store):
 
     backend = "sqlite"
 
-    def __init__(self, location: BoardLocation, db=None):
+    def __init__(self, location: BoardLocation, db: peewee.Database | None = None):
         super().__init__(location, db)
         self._local = thread_local()
 
@@ -113,12 +119,12 @@ class SqliteStore(Store):
         return cls(location)
 
     @property
-    def db(self):
+    def db(self) -> peewee.Database:
         if self._db is None:
             self._db = _adopting_peewee(self)
         return self._db
 
-    def connection(self):
+    def connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             try:
@@ -156,7 +162,7 @@ class SqliteStore(Store):
         if detail is not None:
             self.refuses_writes = damaged(self.location.describe(), detail)
 
-    def _busy(self, exc: Exception):
+    def _busy(self, exc: Exception) -> BoardBusy:
         """The board could not be had in time: who holds it, as far as the OS says."""
         from ..shapes.errors import BoardBusy
         from .holder import holder
@@ -168,7 +174,7 @@ class SqliteStore(Store):
             data={"holder": who.to_json()},
         )
 
-    def _refuse_if_held(self, conn, exc: Exception) -> None:
+    def _refuse_if_held(self, conn: sqlite3.Connection, exc: Exception) -> None:
         """A new connection found the board's file locked: raise ``BoardBusy``
         when a process holds it in exclusive locking mode and still does after
         ``HELD_FOR``. SQLite itself locks the whole file for a while too — the
@@ -197,7 +203,7 @@ class SqliteStore(Store):
             self._local.conn = None
             conn.close()
 
-    def execute(self, sql: str, params=()):
+    def execute(self, sql: str, params: Params = ()) -> Cursor:
         return self.connection().execute(sql, params)
 
     def _in_transaction(self) -> bool:

@@ -29,10 +29,23 @@ from .discovery import BoardLocation
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import TypeVar
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+    from typing import Any, Protocol, TypeVar
 
+    import peewee as pw
+
+    from ..authority.keys import Person
     from ..authority.trust import Trust
-    from ..shapes.errors import StorageError
+    from ..shapes.errors import BoardBusy, LoopxError
+    from .records import Cursor, Params
+
+    class Listener(Protocol):
+        """Readable (``fileno``) when another process committed a write (pg.Listener)."""
+
+        def fileno(self) -> int: ...
+        def drain(self) -> object: ...
+        def close(self) -> None: ...
 
     T = TypeVar("T")  # what an operator body returns
 
@@ -56,7 +69,7 @@ def lock_wait() -> float:
         return LOCK_WAIT
 
 
-def _cannot_open(exc: Exception, where: str, path=None):
+def _cannot_open(exc: Exception, where: str, path: str | Path | None = None) -> LoopxError:
     """A full disk, a read-only or damaged file said as such (store/failures.py);
     anything else: not a board."""
     from .failures import explain
@@ -96,13 +109,13 @@ class Store:
     backend = ""
     locks_rows = False  # reads taken "for update" lock their rows (SQLite's BEGIN IMMEDIATE already serialises writers)
 
-    def __init__(self, location: BoardLocation, db=None):
+    def __init__(self, location: BoardLocation, db: pw.Database | None = None):
         self.location = location
         self._db = db  # peewee's database (``db``)
         self._settings: dict[str, str] | None = None
         self._trust: Trust | None = None
         self.created = False  # this open created the board's schema
-        self.refuses_writes: StorageError | None = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
+        self.refuses_writes: LoopxError | None = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
         self._lock_waits: dict[int, float] = {}  # thread → since when (time.monotonic) its write waits for the write lock
 
     # -- opening -----------------------------------------------------------
@@ -130,16 +143,17 @@ class Store:
         raise NotImplementedError
 
     @property
-    def db(self):
-        """Peewee's database (imports peewee): for the models, migrations and raw tests."""
-        return self._db
+    def db(self) -> pw.Database:
+        """Peewee's database (imports peewee): for the models, migrations and raw
+        tests (each backend builds its own on first use)."""
+        raise NotImplementedError
 
     # -- what each backend says ----------------------------------------------
-    def connection(self):
+    def connection(self) -> Any:  # (the backend's DB-API connection: sqlite3's or libpq's)
         """This thread's DB-API connection."""
         raise NotImplementedError
 
-    def execute(self, sql: str, params=()):
+    def execute(self, sql: str, params: Params = ()) -> Cursor:
         """Run one statement (``?`` placeholders on both backends) in this
         thread's connection; returns the cursor."""
         raise NotImplementedError
@@ -164,7 +178,7 @@ class Store:
     def _savepoint(self, body: Callable[[], T]) -> T:
         raise NotImplementedError
 
-    def _snapshot(self):
+    def _snapshot(self) -> AbstractContextManager[None]:
         """A context manager: a read transaction on this thread's connection."""
         raise NotImplementedError
 
@@ -181,7 +195,7 @@ class Store:
         """Who holds the board's write lock, as far as this backend can tell ("" when it cannot)."""
         return ""
 
-    def thread_connection(self):
+    def thread_connection(self) -> AbstractContextManager[None]:
         """A context manager: one connection per thread; worker threads wrap jobs in it."""
         raise NotImplementedError
 
@@ -189,7 +203,7 @@ class Store:
         """Cheap "did anyone write?" probe."""
         raise NotImplementedError
 
-    def listener(self):
+    def listener(self) -> Listener | None:
         """Something to ``select`` on that becomes readable when another
         process commits a write (``fileno()``; ``drain()`` reads it; ``close()``),
         or None where the backend pushes nothing (SQLite: the probe is cheap)."""
@@ -235,7 +249,7 @@ class Store:
                 raise BoardError(f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`")
             raise BoardError(f"no LoopX board in {self.location.describe()}", f"create one: `loopx --db {self.location.url} init`")
 
-        def migrate():
+        def migrate() -> None:
             current = self._schema_version()  # re-read under the write lock: another process may have won
             self.created = current == 0
             for target, step in migrations.STEPS:
@@ -258,7 +272,7 @@ class Store:
         self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"', (key, value))
         self._settings = None
 
-    def put_signed_setting(self, key: str, value: str, person, kind: str = "setting_changed", **extra) -> None:
+    def put_signed_setting(self, key: str, value: str, person: Person, kind: str = "setting_changed", **extra: object) -> None:
         """A person's setting: the signed event (``kind``, one of SETTING_EVENTS,
         its data holding ``key`` and ``value``) is its proof (inside the caller's
         write transaction)."""
@@ -320,7 +334,7 @@ class Store:
         says "waiting for the board" while a person's action does (#30)."""
         return dict(self._lock_waits)
 
-    def _waited(self, exc: Exception):
+    def _waited(self, exc: Exception) -> BoardBusy:
         """A write waited ``LOOPX_LOCK_WAIT`` for another writer: said, with who (exit 5)."""
         from ..shapes.errors import BoardBusy
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # each table's columns as a row's attributes (records.py's ro
 '''
 
 
-def kind(field) -> str:
+def kind(field: pw.Field) -> str:
     """The stored kind of a model field, as ``records.py`` converts it."""
     if isinstance(field, models.JSONText):
         return "json"
@@ -57,7 +57,7 @@ def kind(field) -> str:
     raise TypeError(f"{field.model.__name__}.{field.name}: no per-turn kind for {type(field).__name__}")
 
 
-def default(field) -> str:
+def default(field: pw.Field) -> str:
     if isinstance(field, pw.AutoField):
         return "..."
     value = field.default
@@ -68,14 +68,14 @@ def default(field) -> str:
     return _literal(value)
 
 
-def _literal(value) -> str:
+def _literal(value: object) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
 _PYTHON = {"int": "int", "float": "float", "text": "str", "bool": "bool"}
 
 
-def python_type(field) -> str:
+def python_type(field: pw.Field) -> str:
     """The attribute's type on a row (``records.py``), for the type checker."""
     name = kind(field)
     if name == "json":
@@ -85,7 +85,7 @@ def python_type(field) -> str:
     return f"{named} | None" if field.null and named != "Any" else named
 
 
-def columns_class(model) -> str:
+def columns_class(model: type[pw.Model]) -> str:
     """``TableColumns``: the name of the class declaring a table's columns as attributes."""
     return "".join(part.title() for part in model._meta.table_name.split("_")) + "Columns"
 

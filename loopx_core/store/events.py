@@ -18,6 +18,13 @@ from ..shapes.values import EventView
 from . import records
 from .records import Event
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..authority.keys import Person
+    from .columns import EventColumns
+
 # The --op-id of the operation being run in this context (thread, task),
 # stamped on its first event.
 _op_id: ContextVar[str | None] = ContextVar("loopx_op_id", default=None)
@@ -27,7 +34,7 @@ INSERT_SQL = 'INSERT INTO "event" ("seq", "at", "actor", "card", "kind", "data",
 
 
 @contextlib.contextmanager
-def stamping(op_id: str):
+def stamping(op_id: str) -> Iterator[None]:
     """Stamp ``op_id`` on the first event emitted inside the block."""
     token = _op_id.set(op_id)
     try:
@@ -36,11 +43,11 @@ def stamping(op_id: str):
         _op_id.reset(token)
 
 
-def emit(actor, kind: str, card: int | None = None, /, **data) -> int:
+def emit(actor: str | Person, kind: str, card: int | None = None, /, **data: object) -> int:
     """Append one event (inside the caller's write transaction); returns its seq.
     ``actor`` is an actor string, or a ``keys.Person`` whose key signs the event."""
-    signer = actor if hasattr(actor, "sign") else None
-    name = signer.actor if signer is not None else actor
+    signer = None if isinstance(actor, str) else actor
+    name = actor if isinstance(actor, str) else actor.actor
     if signer is None and name.startswith("human:"):
         raise Forbidden("a person's decision must be signed with their key", "unlock your key: run this as the person, not as an agent")
     at = clock.now()
@@ -62,7 +69,7 @@ def emit(actor, kind: str, card: int | None = None, /, **data) -> int:
     return seq
 
 
-def view(row) -> EventView:
+def view(row: EventColumns) -> EventView:
     return EventView(seq=row.seq, at=row.at, actor=row.actor, card=row.card, kind=row.kind, data=row.data or {}, op_id=row.op_id, signed=row.sig is not None)
 
 

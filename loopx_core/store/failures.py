@@ -15,6 +15,15 @@ from ..shapes.errors import (
     StorageError,
 )
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    import sqlite3
+    from pathlib import Path
+
+    from .records import Store
+
+    BoardPath = str | Path  # a SQLite board's file
+
 FULL = "the disk holding the board is full"
 FULL_HINT = "free some space (or move the board: `loopx migrate --to PATH`), then retry; reads still work"
 READ_ONLY_HINT = (
@@ -43,11 +52,11 @@ def damaged(where: str, detail: str) -> StorageError:
 # write refuses it — before it writes into the damaged file — until `verify`
 # finds the file whole again (a backup put back) and removes the mark.
 
-def damage_mark(path) -> str:
+def damage_mark(path: BoardPath) -> str:
     return f"{path}-damaged"
 
 
-def mark_damaged(path, detail: str) -> None:
+def mark_damaged(path: BoardPath, detail: str) -> None:
     import json
     import time
 
@@ -58,7 +67,7 @@ def mark_damaged(path, detail: str) -> None:
         pass  # (a full or read-only disk: the refusal is said anyway)
 
 
-def known_damage(path) -> str | None:
+def known_damage(path: BoardPath) -> str | None:
     """What the mark beside the board says, or None when there is none."""
     import json
 
@@ -71,7 +80,7 @@ def known_damage(path) -> str | None:
         return "found damaged"
 
 
-def remember_damage(store, err) -> None:
+def remember_damage(store: Store | None, err: LoopxError) -> None:
     """A read met damage (a malformed page, a card the log names with no row):
     mark the SQLite board so writes refuse it, and say so in ``err``'s hint —
     the CLI and ``loopx mcp`` alike."""
@@ -81,7 +90,7 @@ def remember_damage(store, err) -> None:
         err.hint = DAMAGED_HINT + "; writes refuse this board until `loopx verify` finds the file whole"
 
 
-def clear_damage(path) -> None:
+def clear_damage(path: BoardPath) -> None:
     import contextlib
     import os
 
@@ -91,7 +100,7 @@ def clear_damage(path) -> None:
             os.remove(mark)
 
 
-def integrity_problems(conn) -> list[str]:
+def integrity_problems(conn: sqlite3.Connection) -> list[str]:
     """SQLite's quick check of the whole file (every page, every row's shape;
     not the indexes' contents): what it names, empty when the file is whole."""
     import sqlite3
@@ -103,7 +112,7 @@ def integrity_problems(conn) -> list[str]:
     return [] if found == ["ok"] else found
 
 
-def explain(exc: BaseException, where: str = "", path=None) -> LoopxError | None:
+def explain(exc: BaseException, where: str = "", path: BoardPath | None = None) -> LoopxError | None:
     """The refusal ``exc`` stands for, or None when it is a real internal error.
     ``path``: the board's file (a full disk is told by its folder's free space)."""
     if isinstance(exc, LoopxError):
@@ -118,7 +127,7 @@ def explain(exc: BaseException, where: str = "", path=None) -> LoopxError | None
     return found
 
 
-def read_only_parts(path) -> list[str]:
+def read_only_parts(path: BoardPath) -> list[str]:
     """What keeps this user from writing the board at ``path``: its file
     system, its folder, the file, or the WAL files beside it (SQLite makes those
     with the board file's mode, so a board once read-only leaves them so after
@@ -139,7 +148,7 @@ def read_only_parts(path) -> list[str]:
     return found
 
 
-def _disk_full(path) -> bool:
+def _disk_full(path: BoardPath) -> bool:
     import os
 
     try:
@@ -149,7 +158,7 @@ def _disk_full(path) -> bool:
     return found.f_bavail * found.f_frsize < 64 * 1024  # less than SQLite's WAL index needs to grow
 
 
-def read_only_fallback(path, reason: LoopxError):
+def read_only_fallback(path: BoardPath, reason: LoopxError) -> sqlite3.Connection | None:
     """A connection that can still read a board whose storage refuses writes
     (a full disk, a read-only file or file system): SQLite's ``immutable`` mode,
     which needs no WAL index — only when no write waits in the WAL, or it would

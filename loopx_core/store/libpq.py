@@ -24,7 +24,8 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
+    from typing import Any
 
 
 class Error(Exception):
@@ -81,7 +82,7 @@ def _find() -> str | None:
 _lib = None
 
 
-def _load():
+def _load() -> ctypes.CDLL:
     global _lib
     if _lib is None:
         path = _find()
@@ -133,7 +134,7 @@ def placeholders(sql: str) -> str:
     return "".join(part + (f"${n}" if n < len(parts) else "") for n, part in enumerate(parts, 1))
 
 
-def _param(value) -> tuple[int, bytes | None]:
+def _param(value: object) -> tuple[int, bytes | None]:
     """(type OID, text) of one parameter, typed as psycopg types it; text is
     left to the server to infer (OID 0), as psycopg does."""
     if value is None:
@@ -150,7 +151,7 @@ def _param(value) -> tuple[int, bytes | None]:
     return 0, str(value).encode()
 
 
-def _value(oid: int, raw: bytes):
+def _value(oid: int, raw: bytes) -> int | float | bool | bytes | str:
     if oid in _INTS:
         return int(raw)
     if oid in _FLOATS:
@@ -168,7 +169,7 @@ def _value(oid: int, raw: bytes):
 class Cursor:
     """The rows of one statement (all fetched), as DB-API's cursor gives them."""
 
-    def __init__(self, rows: list[tuple], rowcount: int, description):
+    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int, description: list[tuple[Any, ...]] | None):
         self._rows = rows
         self._at = 0
         self.rowcount = rowcount
@@ -178,13 +179,13 @@ class Cursor:
         rows, self._at = self._rows[self._at :], len(self._rows)
         return rows
 
-    def fetchone(self):
+    def fetchone(self) -> tuple[Any, ...] | None:
         if self._at >= len(self._rows):
             return None
         self._at += 1
         return self._rows[self._at - 1]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
         return iter(self.fetchall())
 
 
@@ -274,7 +275,7 @@ class Connection:
             self._lib.PQfinish(self._conn)
             self._conn = None
 
-    def __del__(self):  # a thread's connection, dropped with the thread: let the server know
+    def __del__(self) -> None:  # a thread's connection, dropped with the thread: let the server know
         try:
             self.close()
         except Exception:  # (at interpreter exit ctypes may be half gone)

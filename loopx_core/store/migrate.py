@@ -16,7 +16,7 @@ BATCH = 500
 COPIED = models.TABLES + models.WATCH_TABLES + models.RUNNER_TABLES
 
 
-def _rows(model) -> list[dict]:
+def _rows(model: type[models.Base]) -> list[dict]:
     pk = model._meta.primary_key
     order = [getattr(model, name) for name in pk.field_names] if isinstance(pk, models.pw.CompositeKey) else [pk]
     return list(model.select().order_by(*order).dicts())
@@ -49,7 +49,7 @@ def migrate(source: Store, target: Store) -> dict:
                 code="target_not_empty",
             )
 
-        def copy():
+        def copy() -> None:
             models.Setting.delete().execute()
             for model, rows in data.items():
                 for i in range(0, len(rows), BATCH):

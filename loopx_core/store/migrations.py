@@ -13,6 +13,10 @@ import re
 
 from ..rules.schema_version import SCHEMA_VERSION  # noqa: F401 (the version STEPS reach)
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from peewee import Database
+
 # Column types that differ between the two backends.
 TYPES = {
     "sqlite": {"SERIAL": "INTEGER", "BIGINT": "INTEGER", "REAL": "REAL", "BOOL": "INTEGER"},
@@ -102,7 +106,7 @@ CREATE INDEX IF NOT EXISTS "card_try_try_of" ON "card_try" ("try_of")
 _ADD_COLUMN = re.compile(r'ALTER TABLE "(\w+)" ADD COLUMN "(\w+)"')
 
 
-def _run(db, script: str) -> None:
+def _run(db: Database, script: str) -> None:
     """Each statement of a step; like the CREATE ... IF NOT EXISTS ones, an added
     column already there is left alone, so a step can run again on its own result."""
     types = TYPES["postgresql" if "postgres" in type(db).__name__.lower() else "sqlite"]
@@ -113,16 +117,16 @@ def _run(db, script: str) -> None:
         db.execute_sql(line.format(**types))
 
 
-def _v1(db) -> None:
+def _v1(db: Database) -> None:
     _run(db, V1)
 
 
-def _v2(db) -> None:
+def _v2(db: Database) -> None:
     """The file watcher's state: JSONL read offsets and documents already handled."""
     _run(db, V2)
 
 
-def _v3(db) -> None:
+def _v3(db: Database) -> None:
     """Signed human decisions and the hash-chained event log (SECURITY.md), and
     evidence identity (DESIGN §7: whether a piece of evidence has a verifiable
     writer, and how many on each card have not). An old board's events are
@@ -150,7 +154,7 @@ def _v3(db) -> None:
         db.execute_sql(f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("signed_from", str(last + 1)))
 
 
-def _v4(db) -> None:
+def _v4(db: Database) -> None:
     """Runners and quota windows (DESIGN §4 "Windows", §10 "Rows"): one row per agent's runner (which
     process drives it, what it is doing, a person's signed control), a card's
     rolling window (and when a spent one refills), an agent's window in
@@ -158,21 +162,21 @@ def _v4(db) -> None:
     _run(db, V4)
 
 
-def _v5(db) -> None:
+def _v5(db: Database) -> None:
     """The four columns a card's owner is worked out from, with its status, in
     one index: the board counts its cards by owner from the index alone (a
     50,000-card board in a few ms, not a read of every row)."""
     _run(db, V5)
 
 
-def _v6(db) -> None:
+def _v6(db: Database) -> None:
     """Events by kind, newest first, from an index: a runner asks for its
     person's newest control at every turn (``ops.runners.controls``), and on a
     board that never paused it that read every event (34 ms at 200,000)."""
     _run(db, V6)
 
 
-def _v7(db) -> None:
+def _v7(db: Database) -> None:
     """Workspaces (issue #26): one git worktree per card, where it is, its
     branch and base, and the code state last recorded (HEAD, saved uncommitted
     work). Every change to a row is an event (workspace_opened, code_state,
@@ -180,7 +184,7 @@ def _v7(db) -> None:
     _run(db, V7)
 
 
-def _v8(db) -> None:
+def _v8(db: Database) -> None:
     """Team boards' workspaces and tries by index (issue #26): a workspace names
     the checkout of a PostgreSQL team board that holds it (several checkouts,
     on several machines, share one board); ``card_try`` links each try to the

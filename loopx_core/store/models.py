@@ -9,9 +9,16 @@ held by tests (tests/kernel/test_migrations.py, tests/kernel/test_records.py).""
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from ..authority.chain import data_text
 from .orm import peewee as pw
+
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .base import Store
 
 
 class _BoardDatabase(pw.DatabaseProxy):
@@ -24,13 +31,14 @@ class _BoardDatabase(pw.DatabaseProxy):
     __slots__ = ()
 
     @property
-    def obj(self):
+    def obj(self) -> pw.Database | None:
         from . import records
 
-        store = records.current()
+        # (the bound store is a base.Store: records names only what it uses)
+        store = cast("Store | None", records.current_or_none())
         return None if store is None else store.db
 
-    def __setattr__(self, attr, value):
+    def __setattr__(self, attr: str, value: object) -> None:
         if attr != "obj":  # (Proxy.__init__ sets obj = None: the store is found per call, above)
             object.__setattr__(self, attr, value)
 
@@ -41,10 +49,10 @@ database = _BoardDatabase()
 class JSONText(pw.TextField):
     """JSON in a TEXT column: identical on SQLite and PostgreSQL."""
 
-    def db_value(self, value):
+    def db_value(self, value: object) -> str | None:  # (any JSON value)
         return None if value is None else data_text(value)
 
-    def python_value(self, value):
+    def python_value(self, value: str | None) -> Any:  # (the JSON document: any JSON value)
         return None if value is None else json.loads(value)
 
 

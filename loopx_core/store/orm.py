@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
 _DRIVERS = ("psycopg", "psycopg2", "psycopg2cffi", "pymysql", "MySQLdb")
 
 
-def _load_peewee():
+# (peewee as Any, as it always read here: with peewee-stubs' types the models'
+# fields are descriptors, not the columns the row types (store/columns.py) say.)
+def _load_peewee() -> tuple[Any, set[str]]:
     if "peewee" in sys.modules:
         return sys.modules["peewee"], set()
     from . import discovery

@@ -33,10 +33,17 @@ from .base import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from typing import TypeVar
+    from collections.abc import Callable, Iterator, Sequence
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+    from types import ModuleType
+    from typing import Any, TypeVar
+
+    import peewee
 
     from . import libpq
+    from .base import Cursor, Params
+    from .discovery import BoardLocation
 
     T = TypeVar("T")
 
@@ -48,7 +55,7 @@ def normalise(url: str) -> str:
     return "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
 
 
-def _peewee():
+def _peewee() -> ModuleType:
     """peewee, with psycopg imported first so that it finds its driver."""
     try:  # before peewee loads (orm.py)
         import psycopg  # noqa: F401
@@ -62,7 +69,7 @@ def _peewee():
 _database_class = None
 
 
-def _loopx_postgres():
+def _loopx_postgres() -> type[peewee.PostgresqlDatabase]:
     """PostgreSQL with table lookups in the connection's current schema (not
     always ``public``), so a board can live in its own schema via search_path."""
     global _database_class
@@ -70,15 +77,15 @@ def _loopx_postgres():
         pw = _peewee()
 
         class LoopxPostgres(pw.PostgresqlDatabase):  # type: ignore[name-defined]  # (peewee, imported here: only when the models are needed)
-            def get_tables(self, schema=None):
+            def get_tables(self, schema: str | None = None) -> list[str]:
                 if schema is None:
                     schema = self.execute_sql("SELECT current_schema()").fetchone()[0]
                 return super().get_tables(schema)
 
-            def table_exists(self, table_name, schema=None):
+            def table_exists(self, table_name: str, schema: str | None = None) -> bool:
                 return table_name in self.get_tables(schema)
 
-            def get_columns(self, table, schema=None):
+            def get_columns(self, table: str, schema: str | None = None) -> list[peewee.ColumnMetadata]:
                 if schema is None:
                     schema = self.execute_sql("SELECT current_schema()").fetchone()[0]
                 return super().get_columns(table, schema)
@@ -96,7 +103,7 @@ def _unreachable(exc: Exception) -> BoardError:
     )
 
 
-def open_postgres(location):
+def open_postgres(location: BoardLocation) -> peewee.PostgresqlDatabase:
     """Peewee's database for ``location``, connected (imports psycopg and peewee)."""
     pw = _peewee()
     from .orm import has_psycopg
@@ -121,7 +128,7 @@ def open_postgres(location):
     return db
 
 
-def take_write_lock(execute) -> None:
+def take_write_lock(execute: Callable[[str, Params], object]) -> None:
     """``execute``: a statement runner taking ``?`` placeholders."""
     from .base import lock_wait
 
@@ -131,7 +138,7 @@ def take_write_lock(execute) -> None:
     execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
 
 
-def reset_sequences(db, models) -> None:
+def reset_sequences(db: peewee.Database, models: Sequence[type[peewee.Model]]) -> None:
     """After rows were copied in with explicit ids, move each serial past them."""
     pw = _peewee()
     for model in models:
@@ -168,13 +175,13 @@ class PostgresStore(Store):
     backend = "postgresql"
     locks_rows = True
 
-    def __init__(self, location, db=None, *, fast: bool = False):
+    def __init__(self, location: BoardLocation, db: peewee.Database | None = None, *, fast: bool = False):
         super().__init__(location, db)
         self._fast = fast  # statements go to libpq (``_local.conn``), not peewee
         self._local = thread_local()
 
     @classmethod
-    def connect(cls, location, *, create: bool) -> Store:
+    def connect(cls, location: BoardLocation, *, create: bool) -> Store:
         if _fast_client_wanted():
             from . import libpq
 
@@ -188,7 +195,7 @@ class PostgresStore(Store):
 
     # -- the two clients -------------------------------------------------------
     @property
-    def db(self):
+    def db(self) -> peewee.Database:
         """Peewee's database: built on first use, and from then on the store's client."""
         if self._db is None:
             self._db = open_postgres(self.location)
@@ -221,11 +228,11 @@ class PostgresStore(Store):
             self._local.conn = None
             conn.close()
 
-    def connection(self):
+    def connection(self) -> Any:  # (libpq's, or psycopg's under peewee)
         conn = self._fast_here()
         return conn if conn is not None else self.db.connection()
 
-    def _checkout(self):
+    def _checkout(self) -> tuple[Path, str] | None:
         """(folder, checkout id) of this machine's checkout of the board, or None
         — read once per location (the per-turn verbs ask it more than once)."""
         cached = getattr(self, "_checkout_of", None)
@@ -235,7 +242,7 @@ class PostgresStore(Store):
             cached = self._checkout_of = (self.location, team_checkout.of(self.location, self.board_uid()))
         return cached[1]
 
-    def project_folder(self):
+    def project_folder(self) -> Path | None:
         """A team board records no project folder (it spans machines): this
         machine's is the checkout the command runs in, when it points at this
         board (``store/team_checkout.py``, issue #26)."""
@@ -246,7 +253,7 @@ class PostgresStore(Store):
         found = self._checkout()
         return found[1] if found else None
 
-    def execute(self, sql: str, params=()):
+    def execute(self, sql: str, params: Params = ()) -> Cursor:
         from .failures import connection_lost
 
         conn = self._fast_here()
@@ -311,7 +318,7 @@ class PostgresStore(Store):
         finally:
             records.release(token)
 
-    def _run_in(self, atomic, body: Callable[[], T], write: bool) -> T:
+    def _run_in(self, atomic: AbstractContextManager[object], body: Callable[[], T], write: bool) -> T:
         """``body`` in the transaction ``atomic`` (either client's): a write takes
         the board's write lock first and notifies its channel before COMMIT."""
         with atomic:
@@ -344,11 +351,11 @@ class PostgresStore(Store):
         conn.execute(f"RELEASE SAVEPOINT {name}")
         return result
 
-    def _snapshot(self):
+    def _snapshot(self) -> AbstractContextManager[None]:
         return self._fast_atomic() if self._fast else self._pg_atomic()
 
     @contextlib.contextmanager
-    def _fast_atomic(self, *, write: bool = False):
+    def _fast_atomic(self, *, write: bool = False) -> Iterator[None]:
         """``_pg_atomic`` on libpq: a BEGIN that finds the server gone
         reconnects with backoff; cut off before COMMIT: ``Uncommitted``."""
         from .failures import connection_lost
@@ -409,7 +416,7 @@ class PostgresStore(Store):
             return conn
 
     @contextlib.contextmanager
-    def _pg_atomic(self):
+    def _pg_atomic(self) -> Iterator[None]:
         """A transaction whose BEGIN finds the server gone (a restart)
         reconnects with backoff and begins again — safe, as nothing of it ran
         yet — for up to ``LOOPX_RECONNECT_WAIT`` seconds, said on stderr
@@ -426,7 +433,7 @@ class PostgresStore(Store):
             except Exception:
                 if not connection_lost(exc):
                     raise
-                self.db._state.reset()  # (the rollback could not reach the server either)
+                self.db._state.reset()  # type: ignore[attr-defined]  # (peewee-stubs leave out _state; the rollback could not reach the server either)
             if isinstance(exc, Exception) and connection_lost(exc):
                 raise Uncommitted(self.location.describe(), exc) from exc
             raise
@@ -461,7 +468,7 @@ class PostgresStore(Store):
         """Listeners (``listener``) hear of this write when it commits."""
         self.execute("SELECT pg_notify(?, '')", (self.channel(),))
 
-    def listener(self):
+    def listener(self) -> Listener | None:
         """A LISTEN on the board's channel, on a libpq connection of its own
         (None when it cannot be had: the caller keeps polling)."""
         try:
@@ -480,7 +487,7 @@ class Listener:
 
     AGAIN = 5.0
 
-    def __init__(self, location, channel: str):
+    def __init__(self, location: BoardLocation, channel: str):
         self._url, self._channel = normalise(location.url), channel
         self._conn: libpq.Connection | None = None
         self._closed = False
@@ -542,7 +549,7 @@ class Uncommitted(BoardError):
         super().__init__(f"lost the connection to the PostgreSQL board {where} in the middle of a transaction ({first_line(exc)}); nothing of it was written", GONE_HINT)
 
 
-def reconnect(db, where: str):
+def reconnect(db: peewee.Database, where: str) -> peewee._atomic:
     """Begin a transaction on ``db`` (returns the entered peewee transaction);
     when the server went away, reconnect with backoff (0.2 s doubling to 5 s)
     until ``LOOPX_RECONNECT_WAIT`` (default 60 s) has passed, saying so on stderr."""
@@ -567,7 +574,7 @@ def reconnect(db, where: str):
             try:
                 db.close()
             except Exception:  # a connection the server dropped may not close cleanly
-                db._state.reset()
+                db._state.reset()  # type: ignore[attr-defined]  # (peewee-stubs leave out _state, its per-thread connection state)
             if time.monotonic() + delay > deadline:
                 raise BoardError(
                     f"lost the connection to the PostgreSQL board {where} and could not reconnect within {wait:g} s: {_first_line(exc)}",

@@ -28,6 +28,13 @@ from ..rules.lifecycle import DUE, DUE_SQL
 from ..rules.schema_version import SCHEMA_VERSION
 from ..shapes.values import CardView, GateView, Limit, Quota, shown_reasons
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    BoardFile = str | os.PathLike[str] | None  # a SQLite board's file (None: not a SQLite board)
+
 _COLUMNS = "id, title, status, lease_holder, handoff_to, assignee, priority, version, paused_reason, blocked_reason, updated_at"
 _NO_QUOTA = Quota(Limit(0, None), Limit(0, None), Limit(0.0, None))  # (a list row shows no quota: CardView.to_row)
 
@@ -37,7 +44,7 @@ class _NotSure(Exception):
 
 
 @contextmanager
-def _snapshot(path):
+def _snapshot(path: BoardFile) -> Iterator[tuple[sqlite3.Connection, float]]:
     """A read-only connection in one snapshot, on a board this reader may answer for."""
     if clock.frozen_by_env() or path is None or not os.path.exists(path):
         raise _NotSure
@@ -58,7 +65,7 @@ def _snapshot(path):
         con.close()
 
 
-def card_page(path, status: str | None, owner: str | None, *, limit: int, after: int) -> tuple[list[dict], int | None] | None:
+def card_page(path: BoardFile, status: str | None, owner: str | None, *, limit: int, after: int) -> tuple[list[dict], int | None] | None:
     """(rows as ``CardView.to_row``, next ``after`` or None), or None: ask the kernel."""
     try:
         with _snapshot(path) as (con, _):
@@ -67,8 +74,9 @@ def card_page(path, status: str | None, owner: str | None, *, limit: int, after:
         return None
 
 
-def _card_page(con, status, owner, limit, after):
-    where, params = ["id > ?"], [after]
+def _card_page(con: sqlite3.Connection, status: str | None, owner: str | None, limit: int, after: int) -> tuple[list[dict], int | None]:
+    where: list[str] = ["id > ?"]
+    params: list[object] = [after]
     if status:
         where.append("status = ?")
         params.append(status)
@@ -102,10 +110,12 @@ def _row(r: tuple, pending_gate: int | None) -> dict:
 _GATE = namedtuple("_GATE", "id card_id agent kind question scope options status answer note answered_by deadline created_at answered_at answer_seq lease_token")
 
 
-def gate_status(path, gate_id: int) -> dict | None:
+def gate_status(path: BoardFile, gate_id: int) -> dict | None:
     """``GateView.to_json`` of the gate as its people decided it, or None: ask the kernel."""
     from ..authority import authority, trust
 
+    if path is None:  # (not a SQLite board: the kernel answers, as _snapshot would say)
+        return None
     try:
         with _snapshot(path) as (con, now):
             found = con.execute(f"SELECT {', '.join(_GATE._fields)} FROM gate WHERE id = ?", (gate_id,)).fetchall()
@@ -113,7 +123,7 @@ def gate_status(path, gate_id: int) -> dict | None:
                 raise _NotSure  # the kernel words the refusal
             gate = _GATE(*found[0])
 
-            def query(sql, params=()):
+            def query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
                 return con.execute(sql, params).fetchall()
 
             why = None

@@ -45,49 +45,84 @@ from .columns import (
 
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
-    from typing import Self
+    from collections.abc import Iterable, Sequence
+    from contextvars import Token
+    from typing import Any, Protocol, Self
+
+    from .discovery import BoardLocation
+
+    # A statement's parameters (``?`` placeholders), in order.
+    Params = Sequence[Any]
+
+    class Cursor(Protocol):
+        """A statement's cursor (sqlite3's, or store/libpq.py's): its rows (tuples
+        of column values) and how many rows it changed."""
+
+        @property
+        def rowcount(self) -> int: ...
+        def fetchall(self) -> list[Any]: ...
+        def fetchone(self) -> Any: ...
+
+    class Store(Protocol):
+        """The open board statements run on (``base.Store``, which imports this module)."""
+
+        backend: str
+        locks_rows: bool
+        location: BoardLocation
+
+        def execute(self, sql: str, params: Params = ...) -> Cursor: ...
 
 # -- which store's connection ------------------------------------------------------------
 
-_current: ContextVar = ContextVar("loopx_store", default=None)
-_default = None
+_current: ContextVar[Store | None] = ContextVar("loopx_store", default=None)
+_default: Store | None = None
 
 
-def bind_default(store) -> None:
+def bind_default(store: Store) -> None:
     """The store statements run on outside a transaction (``Store.open``)."""
     global _default
     _default = store
 
 
-def current():
+def current_or_none() -> Store | None:
+    """The store statements run on here, or None before any board was opened."""
     store = _current.get()
     return store if store is not None else _default
 
 
-def using(store):
+def current() -> Store:
+    """The store statements run on here (a statement before any board was
+    opened is a bug, said as one)."""
+    found = current_or_none()
+    if found is None:
+        raise RuntimeError("no board is open: Store.open binds one")
+    return found
+
+
+def using(store: Store) -> Token[Store | None]:
     """Bind ``store`` for the current context; returns the token to ``release``."""
     return _current.set(store)
 
 
-def release(token) -> None:
+def release(token: Token[Store | None]) -> None:
     _current.reset(token)
 
 
-def execute(sql: str, params=()):
+def execute(sql: str, params: Params = ()) -> Cursor:
     """Run one statement (``?`` placeholders) on the current transaction's connection; the cursor."""
     return current().execute(sql, params)
 
 
-def rows(sql: str, params=()) -> list:
+def rows(sql: str, params: Params = ()) -> list[Any]:
     return current().execute(sql, params).fetchall()
 
 
-def scalar(sql: str, params=()):
+def scalar(sql: str, params: Params = ()) -> Any:  # (a column's value, or None)
     found = rows(sql, params)
     return found[0][0] if found else None
 
 
-def exists(sql: str, params=()) -> bool:
+def exists(sql: str, params: Params = ()) -> bool:
     return bool(rows(f"SELECT 1 WHERE EXISTS ({sql})", params))
 
 
@@ -108,7 +143,7 @@ class Table:
         pk, columns = _columns.TABLES[name]
         return cls(name, pk, columns)
 
-    def __init__(self, name: str, pk: str | None, columns: tuple):
+    def __init__(self, name: str, pk: str | None, columns: tuple[tuple[str, str, Any], ...]):
         self.name = name
         self.pk = pk
         self.columns = columns
@@ -143,7 +178,7 @@ TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSE
 # -- records -----------------------------------------------------------------------------
 
 
-def _stored(kind: str, value):
+def _stored(kind: str, value: Any) -> str | int | float | bool | None:
     """A Python value as its column stores it (coerced as peewee's fields coerce)."""
     if value is None:
         return None
@@ -165,7 +200,7 @@ class Record:
 
     table: Table
 
-    def __init__(self, **values):
+    def __init__(self, **values: Any):
         t = self.table
         for name, kind, default in t.columns:
             if name in values:
@@ -180,7 +215,7 @@ class Record:
         self.__dict__["_stored"] = None  # not in the database yet
 
     @classmethod
-    def _loaded(cls, values: tuple) -> Self:
+    def _loaded(cls, values: tuple[Any, ...]) -> Self:
         row = cls.__new__(cls)
         t = cls.table
         data = dict(zip(t.names, values))
@@ -200,10 +235,10 @@ class Record:
         pk = self.table.pk
         return f"<{self.table.name} {getattr(self, pk) if pk else ''}>"
 
-    def changed(self) -> dict:
+    def changed(self) -> dict[str, str | int | float | bool | None]:
         """Stored values of the columns that differ from the row as read."""
         stored = self.__dict__["_stored"]
-        out = {}
+        out: dict[str, str | int | float | bool | None] = {}
         for name, kind, _ in self.table.columns:
             value = _stored(kind, self.__dict__[name])
             if stored is None or stored.get(name) != value:
@@ -244,11 +279,11 @@ class Record:
         return self
 
     @classmethod
-    def create(cls, **values) -> Self:
+    def create(cls, **values: Any) -> Self:
         return cls(**values).insert()
 
     @classmethod
-    def where(cls, clause: str = "", params=(), *, lock: bool = False) -> list[Self]:
+    def where(cls, clause: str = "", params: Params = (), *, lock: bool = False) -> list[Self]:
         """Rows ``SELECT … FROM table <clause>`` (``clause``: WHERE/ORDER BY/LIMIT
         with ``?`` placeholders); ``lock``: locked for this transaction where the
         backend locks rows (SQLite's BEGIN IMMEDIATE already serialises writers)."""
@@ -259,12 +294,13 @@ class Record:
         return [cls._loaded(values) for values in store.execute(sql, params).fetchall()]
 
     @classmethod
-    def page(cls, after, conditions=(), limit: int | None = None) -> list[Self]:
+    def page(cls, after: int | str, conditions: Iterable[tuple[str, Params]] = (), limit: int | None = None) -> list[Self]:
         """The keyset page every list reads: rows whose primary key is above
         ``after``, in key order, meeting every ``(sql, params)`` condition, at
         most ``limit``."""
         pk = cls.table.pk
-        clause, params = f'WHERE "{pk}" > ?', [after]
+        clause = f'WHERE "{pk}" > ?'
+        params: list[Any] = [after]
         for sql, values in conditions:
             clause += f" AND {sql}"
             params += values
@@ -275,12 +311,12 @@ class Record:
         return cls.where(clause, tuple(params))
 
     @classmethod
-    def first(cls, clause: str = "", params=(), *, lock: bool = False) -> Self | None:
+    def first(cls, clause: str = "", params: Params = (), *, lock: bool = False) -> Self | None:
         found = cls.where(clause + " LIMIT 1", params, lock=lock)
         return found[0] if found else None
 
     @classmethod
-    def get(cls, key, *, lock: bool = False) -> Self | None:
+    def get(cls, key: int | str, *, lock: bool = False) -> Self | None:
         """The row with this primary key, or None."""
         return cls.first(f'WHERE "{cls.table.pk}" = ?', (key,), lock=lock)
 

@@ -26,6 +26,17 @@ from ..shapes.values import (
 from . import records
 from .records import Agent, Card
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from .columns import (
+        AgentColumns,
+        CardColumns,
+        EvidenceColumns,
+        GateColumns,
+        HandoffColumns,
+        ObservedColumns,
+    )
+
 
 def card_row(card_id: int, *, lock: bool = True) -> Card:
     """The card, locked for this transaction (where the backend locks rows; ``lock``)."""
@@ -99,7 +110,7 @@ def first_pending_gate(card_id: int) -> int | None:
     return records.scalar("""SELECT "id" FROM "gate" WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" LIMIT 1""", (card_id,))
 
 
-def card_view(row, deps: list[int] | None = None, pending_gate: int | None | bool = False) -> CardView:
+def card_view(row: CardColumns, deps: list[int] | None = None, pending_gate: int | None | bool = False) -> CardView:
     if deps is None:
         deps = [after for (after,) in records.rows('SELECT "after_id" FROM "dependency" WHERE "card_id" = ?', (row.id,))]
     if pending_gate is False:
@@ -151,7 +162,7 @@ def card_views(rows: list) -> list[CardView]:
     return [card_view(r, deps.get(r.id, []), gates.get(r.id)) for r in rows]
 
 
-def gate_view(row) -> GateView:
+def gate_view(row: GateColumns) -> GateView:
     return GateView(
         id=row.id,
         card=row.card_id,
@@ -174,7 +185,7 @@ def artifact_values(raw: list[dict]) -> tuple[Artifact, ...]:
     return tuple(Artifact(path=a["path"], size=a.get("size"), sha256=a.get("sha256"), missing=bool(a.get("missing")), too_large=bool(a.get("too_large"))) for a in raw or ())
 
 
-def evidence_view(row) -> EvidenceView:
+def evidence_view(row: EvidenceColumns) -> EvidenceView:
     return EvidenceView(
         id=row.id,
         card=row.card_id,
@@ -196,11 +207,11 @@ def evidence_view(row) -> EvidenceView:
     )
 
 
-def observed_view(row) -> ObservedView:
+def observed_view(row: ObservedColumns) -> ObservedView:
     return ObservedView(id=row.id, card=row.card_id, agent=row.agent, path=row.path, size=row.size, sha256=row.sha256, created_at=row.created_at)
 
 
-def handoff_view(row) -> HandoffView:
+def handoff_view(row: HandoffColumns) -> HandoffView:
     import json
 
     return HandoffView(
@@ -217,7 +228,7 @@ def handoff_view(row) -> HandoffView:
     )
 
 
-def agent_view(row) -> AgentView:
+def agent_view(row: AgentColumns) -> AgentView:
     return AgentView(
         id=row.id,
         runtime=row.runtime,

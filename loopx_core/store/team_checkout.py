@@ -20,6 +20,10 @@ from pathlib import Path
 
 from ..rules.board_file import BOARD_DIR, TEAM_FILE
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from .discovery import BoardLocation
+
 
 def read(folder: Path | str) -> dict | None:
     """The pointer in ``folder/.loopx/team.json`` when it is one (a board uid and a checkout id), else None."""
@@ -53,7 +57,7 @@ def write(folder: Path, board_uid: str, described: str) -> dict:
     return pointer
 
 
-def of(location, board_uid: str) -> tuple[Path, str] | None:
+def of(location: BoardLocation, board_uid: str) -> tuple[Path, str] | None:
     """(the checkout's folder, its id) when the command runs in a checkout that
     points at this board; None otherwise (no project folder on this machine)."""
     if location.checkout is None or not board_uid:

@@ -104,8 +104,13 @@ from __future__ import annotations
 
 __all__ = ["watch_board", "WatchConfig", "WatchStats", "Result", "Ingestor"]
 
+TYPE_CHECKING = False  # (checkers read the names here; at run time __getattr__ imports them when asked)
+if TYPE_CHECKING:
+    from .ingest import Ingestor, Result
+    from .watcher import WatchConfig, WatchStats, watch_board
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> object:
     if name in ("watch_board", "WatchConfig", "WatchStats"):
         from . import watcher
 

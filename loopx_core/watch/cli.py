@@ -18,12 +18,19 @@ import time
 from ..rules.text import terminal_safe
 from ..shapes.errors import LoopxError, UsageError
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from .ingest import Result
+    from .watcher import WatchStats
+
 PROGRESS_FROM = 50  # a catch-up over at least this many files shows progress
 JSON_RESULTS = 1000  # --json: outcomes kept for the one object (a catch-up can see 20,000 files)
 
 
 class _Printer:
-    def __init__(self, out=None, err=None, *, as_json: bool = False):
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, as_json: bool = False):
         self.as_json = as_json
         self.kept: list[dict] = []  # --json: the outcomes, for the one object at the end
         self.left_out = 0
@@ -40,7 +47,7 @@ class _Printer:
             self.err.flush()
             self.bar_shown = False
 
-    def result(self, result) -> None:
+    def result(self, result: Result) -> None:
         if result.kind == "duplicate":
             return
         if result.kind == "notice":
@@ -105,7 +112,7 @@ def run_watch(db_flag: str | None, *, once: bool = False, as_json: bool = False)
         return _refused(err, as_json)
     printer = _Printer(as_json=as_json)
 
-    async def main():
+    async def main() -> WatchStats:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

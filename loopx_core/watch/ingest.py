@@ -26,7 +26,7 @@ import os
 import re
 import stat as statmod
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, TypeVar
 
 from ..ops import leases, observed
 from ..rules import clock, ids
@@ -34,6 +34,14 @@ from ..rules.artifacts import hash_within, inside, real, too_large, too_large_te
 from ..rules.text import terminal_safe
 from ..shapes.errors import Forbidden, InvalidInput, LoopxError
 from .rules import Origin, display
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..store.base import Store
+    from ..store.columns import CardColumns
+
+T = TypeVar("T")  # what a transaction's body returns
 
 MAX_DOC = 4 << 20  # a document larger than this is refused, not read
 MAX_LINE = 4 << 20  # likewise one JSONL line
@@ -100,7 +108,7 @@ class Result(NamedTuple):
         return self.message
 
 
-def _hash(*parts) -> str:
+def _hash(*parts: object) -> str:
     digest = hashlib.sha256()
     for part in parts:
         digest.update(part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogatepass"))
@@ -108,7 +116,7 @@ def _hash(*parts) -> str:
     return digest.hexdigest()
 
 
-def _canonical(obj) -> bytes:
+def _canonical(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
@@ -119,7 +127,7 @@ def signature(st: os.stat_result) -> tuple[int, int, int]:
 class Ingestor:
     """Ingestion against one open board. Not thread-safe: one thread uses it."""
 
-    def __init__(self, store, *, settle: float = 1.0):
+    def __init__(self, store: Store, *, settle: float = 1.0):
         self.store = store
         self.settle = settle
         self.project_root = Path(os.path.normpath(store.project_root()))
@@ -145,7 +153,7 @@ class Ingestor:
     def _restore(self, saved: tuple[dict, ...]) -> None:
         self._done_sig, self._pending_sig, self._stream_sig, self._observed_sig = (dict(c) for c in saved)
 
-    def batch(self, work):
+    def batch(self, work: Callable[[], T]) -> T:
         """Run ``work()`` — several files — in one write transaction, so a burst
         pays one commit per batch rather than one per document. Each document
         still runs in its own savepoint (one that fails leaves nothing behind),
@@ -153,7 +161,7 @@ class Ingestor:
         transaction if it does not commit."""
         saved = self._caches()
 
-        def attempt():
+        def attempt() -> T:
             self._restore(saved)
             self._uncommitted = []
             return work()
@@ -170,7 +178,7 @@ class Ingestor:
         self._seen.update(keys)  # reached only once the batch committed
         return result
 
-    def _run(self, body):
+    def _run(self, body: Callable[[], T]) -> T:
         """``store.run`` that remembers the keys it recorded only once they are
         committed (a retried or rolled-back body must not leave them behind)."""
         if self._in_batch:  # a savepoint: its keys wait for the batch's commit
@@ -181,7 +189,7 @@ class Ingestor:
                 del self._uncommitted[mark:]
                 raise
 
-        def attempt():
+        def attempt() -> T:
             self._uncommitted = []
             return body()
 
@@ -442,7 +450,7 @@ class Ingestor:
         return self._apply(obj, line, path, show, lineno, refused_key, origin, stream=True)
 
     # -- applying one document (inside the caller's transaction) -----------------------
-    def _apply(self, obj, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin, *, stream: bool = False) -> list[Result]:
+    def _apply(self, obj: object, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin, *, stream: bool = False) -> list[Result]:
         from ..ops.writeback import writeback
         from ..shapes.inputs import validate
 
@@ -529,17 +537,17 @@ class Ingestor:
         self._refused_lines[path] = count + 1
         return out
 
-    def _refuse_alone(self, path, show, line, card, err, key) -> list[Result]:
+    def _refuse_alone(self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str) -> list[Result]:
         if key in self._seen:
             return []
         return self._run(lambda: self._refuse(path, show, line, card, err, key))
 
     # -- observed artifacts ---------------------------------------------------------------
-    def held_card(self, agent: str):
+    def held_card(self, agent: str) -> CardColumns | None:
         """The card ``loopx next`` would resume for ``agent``, if it holds one."""
         return leases.held_card(agent, clock.now())
 
-    def _lookup(self, read):
+    def _lookup(self, read: Callable[[], T]) -> T:
         """A read: in a batch, inside a savepoint (on PostgreSQL an error outside
         one would void the whole batch); otherwise in a read snapshot."""
         if self._in_batch:
@@ -635,7 +643,7 @@ def identity_refusal(show: str, agent: str, origin: Origin, doc: dict) -> LoopxE
     )
 
 
-def _fingerprint(handle, offset: int) -> tuple[str, str]:
+def _fingerprint(handle: BinaryIO, offset: int) -> tuple[str, str]:
     """Hashes of a stream's first bytes and of the bytes just before ``offset``:
     if either changed, the consumed part was rewritten (a same-size rewrite that
     touches neither is not noticed; replace files atomically instead)."""

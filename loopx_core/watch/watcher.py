@@ -20,7 +20,20 @@ from .rules import IGNORED_DIRS, Root, Rules, norm
 
 TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, Protocol, TypeGuard, TypeVar
+
+    from watchfiles import Change
+
     from ..store.backends import Store
+    from ..store.discovery import BoardLocation
+
+    T = TypeVar("T")
+
+    class StopSignal(Protocol):
+        """What stops the watcher: an asyncio.Event (awaited), a threading.Event or the like (polled)."""
+
+        def is_set(self) -> bool: ...
 
 RECONNECT_FIRST, RECONNECT_MAX = 0.5, 10.0  # s: the backoff between tries to reach a board whose server went away
 BATCH = 25  # files per write transaction (about 30 ms of lock at ~1 ms a document)
@@ -60,7 +73,8 @@ def _outermost(paths: list[str]) -> list[str]:
 
 
 class _Engine:
-    def __init__(self, board, config: WatchConfig, on_result, on_progress, stop_event):
+    def __init__(self, board: BoardLocation, config: WatchConfig, on_result: Callable[[Result], object] | None,
+                 on_progress: Callable[[int, int], object] | None, stop_event: StopSignal | None):
         self.cfg = config
         self.board = board
         self.on_result = on_result
@@ -110,7 +124,7 @@ class _Engine:
         return self.wake
 
     # -- plumbing ---------------------------------------------------------------------
-    async def call(self, fn, *args):
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` in the watcher's worker thread (its own board connection).
         A board whose server went away (a PostgreSQL restart) is reconnected
         with backoff, said in a notice, and the job run again: ingesting is
@@ -147,9 +161,9 @@ class _Engine:
         try:
             self.store.db.close()
         except Exception:  # a connection the server dropped may not close cleanly
-            self.store.db._state.reset()
+            self.store.db._state.reset()  # type: ignore[attr-defined]  # (peewee-stubs leave out _state, its per-thread connection state)
 
-    def _job(self, fn, args):
+    def _job(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         if self.store is not None:  # None before _setup opens it (watch_board given a location)
             db = self.store.db
             if db.is_closed():
@@ -162,7 +176,7 @@ class _Engine:
         if self.store is not None and not self.store.db.is_closed():
             self.store.db.close()
 
-    def emit(self, results) -> None:
+    def emit(self, results: Iterable[Result]) -> None:
         for result in results:
             self.counts[result.kind] += 1
             if self.on_result is not None:
@@ -258,7 +272,7 @@ class _Engine:
             await self.catch_up(present)
 
     # -- watchfiles ---------------------------------------------------------------------------
-    def _filter(self, change, path: str) -> bool:
+    def _filter(self, change: Change, path: str) -> bool:
         return self.rules.wanted(path)
 
     async def _produce(self, paths: list[str], stop: asyncio.Event, started: asyncio.Event) -> None:
@@ -437,7 +451,7 @@ class _Engine:
             self.ing.forget(path)
 
     # -- scheduling ---------------------------------------------------------------------------------
-    def schedule(self, items, now: float | None = None) -> None:
+    def schedule(self, items: Iterable[tuple[str, str, tuple[str, ...]]], now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
         for path, kind, agents in items:
             delay = self.cfg.observe_delay if kind == "other" else self.cfg.settle
@@ -520,11 +534,14 @@ class _Engine:
 
     # -- the loop ----------------------------------------------------------------------------------------
     async def _stop_waiter(self) -> None:
-        waiter = getattr(self.stop_event, "wait", None)
+        stop = self.stop_event
+        if stop is None:  # (never: the waiter runs only with a stop_event)
+            return
+        waiter = getattr(stop, "wait", None)
         if waiter is not None and asyncio.iscoroutinefunction(waiter):
-            await self.stop_event.wait()
+            await waiter()
         else:  # a threading.Event or similar: poll it
-            while not self.stop_event.is_set():
+            while not stop.is_set():
                 await asyncio.sleep(0.05)
         self.stopping = True
         self.woken.set()
@@ -590,14 +607,14 @@ def _is_watch_limit(exc: BaseException) -> bool:
     return "watch limit" in text or getattr(exc, "errno", None) == 28
 
 
-def _is_store(obj) -> bool:
+def _is_store(obj: object) -> TypeGuard[Store]:
     return hasattr(obj, "run") and hasattr(obj, "db") and hasattr(obj, "location")
 
 
 async def watch_board(
-    board,
+    board: Store | BoardLocation | str,
     *,
-    stop_event=None,
+    stop_event: StopSignal | None = None,
     on_result: Callable[[Result], object] | None = None,
     on_progress: Callable[[int, int], object] | None = None,
     once: bool = False,
@@ -609,9 +626,11 @@ async def watch_board(
 
     if isinstance(board, str):
         board = discover(board)
-    engine = _Engine(board, config or WatchConfig(), on_result, on_progress, stop_event)
     if _is_store(board):
+        engine = _Engine(board.location, config or WatchConfig(), on_result, on_progress, stop_event)
         engine.store = board
-    elif not isinstance(board, BoardLocation):
+    elif isinstance(board, BoardLocation):
+        engine = _Engine(board, config or WatchConfig(), on_result, on_progress, stop_event)
+    else:
         raise TypeError("watch_board takes a Store, a BoardLocation or a --db string")
     return await engine.run(once)

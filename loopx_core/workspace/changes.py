@@ -13,11 +13,15 @@ from __future__ import annotations
 from . import git
 from .merge import FileStat
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from .git import StrPath
+
 TRUE_OBJECTS = {"GIT_NO_REPLACE_OBJECTS": "1"}
 DIFF = ("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames")
 
 
-def files_between(path, old: str, new: str) -> tuple[FileStat, ...]:
+def files_between(path: StrPath, old: str, new: str) -> tuple[FileStat, ...]:
     """The files ``new`` changes against ``old`` (commits or trees), with their line counts."""
     out = git.git(path, *DIFF, "--numstat", "-z", old, new, "--", env=TRUE_OBJECTS)
     files = []
@@ -29,17 +33,17 @@ def files_between(path, old: str, new: str) -> tuple[FileStat, ...]:
     return tuple(files)
 
 
-def patch_between(path, old: str, new: str, limit: int = 2_000_000) -> tuple[str, bool]:
+def patch_between(path: StrPath, old: str, new: str, limit: int = 2_000_000) -> tuple[str, bool]:
     """The patch from ``old`` to ``new``, and whether it was cut at ``limit`` characters."""
     text = git.git(path, *DIFF, old, new, "--", env=TRUE_OBJECTS, timeout=120.0)
     return text[:limit], len(text) > limit
 
 
-def untracked(path) -> tuple[str, ...]:
+def untracked(path: StrPath) -> tuple[str, ...]:
     """Files in the work tree git does not track (ignored ones not)."""
     out = git.git(path, "ls-files", "--others", "--exclude-standard", "-z", env=TRUE_OBJECTS)
     return tuple(p for p in out.split("\0") if p)
 
 
-def first_parent(path, commit: str) -> str | None:
+def first_parent(path: StrPath, commit: str) -> str | None:
     return git.resolve(path, f"{commit}^1")

@@ -25,6 +25,12 @@ from __future__ import annotations
 import os
 import subprocess
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .sweep import SweptBounds as TurnBounds
+
 # The placeholders seen in a workspace with Claude Code's sandbox on (2.1.197; 2.1.335
 # adds those under .claude/).
 PLACEHOLDERS = (
@@ -38,7 +44,7 @@ FILE = "loopx-exclude"  # in the worktree's admin folder (<common>/worktrees/<na
 HEAD = "# LoopX: the person's global ignore rules, then what Claude Code's sandbox mounts in the work tree\n"
 
 
-def _persons_rules(workspace: str, environ) -> str:
+def _persons_rules(workspace: str, environ: Mapping[str, str]) -> str:
     """The text of the ignore file git reads for the person now (``core.excludesFile``,
     by default ``$XDG_CONFIG_HOME/git/ignore``), or ''."""
     try:
@@ -56,7 +62,7 @@ def _persons_rules(workspace: str, environ) -> str:
         return ""
 
 
-def turn_env(bounds, environ) -> dict[str, str]:
+def turn_env(bounds: TurnBounds, environ: Mapping[str, str]) -> dict[str, str]:
     """The environment a turn in the workspace ``bounds`` gets so that its git ignores
     the sandbox's placeholders (and still the person's own rules); {} when the file
     cannot be written (the agent's `git add -A` then says why)."""

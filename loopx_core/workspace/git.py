@@ -27,6 +27,12 @@ from pathlib import Path
 
 from . import git_settings
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    StrPath = str | os.PathLike[str]  # a path as a string or a Path
+
 TIMEOUT = 60.0  # seconds for one git command; a worktree add on a big repository fits
 WIP_AUTHOR = ("LoopX", "loopx@localhost")
 
@@ -68,7 +74,7 @@ def _env(extra: dict | None = None) -> dict:
 _WHERE: dict[str, tuple[str, str]] = {}  # cwd -> (its git folder, the common one), as git resolves them
 
 
-def _where(cwd) -> tuple[str, str] | None:
+def _where(cwd: StrPath) -> tuple[str, str] | None:
     key = str(cwd)
     known = _WHERE.get(key)
     if known is None or not os.path.isdir(known[0]):  # (a worktree removed and made again: asked again)
@@ -94,7 +100,7 @@ def quarantine_folder(admin: str) -> str:
     return os.path.join(admin, QUARANTINE)
 
 
-def _quarantine_env(cwd) -> dict[str, str]:
+def _quarantine_env(cwd: StrPath) -> dict[str, str]:
     """In a linked worktree whose turns have an object quarantine
     (``quarantine.py``), LoopX's git reads the quarantine too (the turn's
     commits are there until checked). It writes into the shared store when it
@@ -111,7 +117,7 @@ def _quarantine_env(cwd) -> dict[str, str]:
     return {"GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": store}
 
 
-def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+def _call(cwd: StrPath, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     # the repository's own programs blanked first, LoopX's SAFE settings after them (the last `-c` wins)
     argv = ("git", *repository_programs(cwd), *SAFE, *args)
     try:
@@ -140,8 +146,8 @@ def _call(cwd, args: tuple, env: dict | None, timeout: float, stdin: bytes | Non
 _PROGRAMS: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # cwd -> (the files' stat, the -c blanks)
 
 
-def _stat(paths) -> tuple:
-    out: list[tuple] = []
+def _stat(paths: Iterable[str]) -> tuple[tuple[object, ...], ...]:  # (each: the path and its stat, or None)
+    out: list[tuple[object, ...]] = []
     for p in paths:
         try:
             st = os.stat(p)
@@ -151,7 +157,7 @@ def _stat(paths) -> tuple:
     return tuple(out)
 
 
-def repository_programs(cwd) -> tuple[str, ...]:
+def repository_programs(cwd: StrPath) -> tuple[str, ...]:
     """``-c KEY=`` for every program-running setting the repository at ``cwd``
     sets in its own config files (none outside a repository)."""
     key = str(cwd)
@@ -187,7 +193,7 @@ def repository_programs(cwd) -> tuple[str, ...]:
     return result
 
 
-def git(cwd, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:
+def git(cwd: StrPath, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:
     """Run ``git ARGS`` in ``cwd``; its stdout (raises ``GitError`` on another exit code)."""
     done = _call(cwd, args, env, timeout, stdin)
     if done.returncode not in ok:
@@ -196,7 +202,7 @@ def git(cwd, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: 
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def stream(cwd, *args: str, limit: int, timeout: float = TIMEOUT) -> tuple[bytes, bool]:
+def stream(cwd: StrPath, *args: str, limit: int, timeout: float = TIMEOUT) -> tuple[bytes, bool]:
     """``git ARGS``'s stdout, read as it comes and cut at ``limit`` bytes: at
     most ``limit`` bytes are held, and git is stopped once they are read
     (whatever the repository holds). Returns (the bytes, whether more came)."""
@@ -236,14 +242,14 @@ def stream(cwd, *args: str, limit: int, timeout: float = TIMEOUT) -> tuple[bytes
     return b"".join(chunks)[:limit], cut
 
 
-def _line(cwd, *args: str, **kw) -> str:
-    return git(cwd, *args, **kw).strip()
+def _line(cwd: StrPath, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,)) -> str:
+    return git(cwd, *args, env=env, timeout=timeout, ok=ok).strip()
 
 
 # -- where ------------------------------------------------------------------------------
 
 
-def toplevel(path) -> Path | None:
+def toplevel(path: StrPath) -> Path | None:
     """The work tree ``path`` is in (a worktree's own folder), or None when it is in no repository."""
     try:
         out = _line(path, "rev-parse", "--show-toplevel")
@@ -252,7 +258,7 @@ def toplevel(path) -> Path | None:
     return Path(out) if out else None
 
 
-def common_dir(path) -> Path | None:
+def common_dir(path: StrPath) -> Path | None:
     """The repository's shared ``.git`` folder (the same from every worktree), or None."""
     try:
         out = _line(path, "rev-parse", "--path-format=absolute", "--git-common-dir")
@@ -261,7 +267,7 @@ def common_dir(path) -> Path | None:
     return Path(out)
 
 
-def main_checkout(path) -> Path | None:
+def main_checkout(path: StrPath) -> Path | None:
     """The main worktree of the repository ``path`` is in (where the project's
     ``.loopx/`` lives), or None (not a repository, or a bare one)."""
     common = common_dir(path)
@@ -270,24 +276,24 @@ def main_checkout(path) -> Path | None:
     return common.parent
 
 
-def branch(path) -> str | None:
+def branch(path: StrPath) -> str | None:
     """The checked-out branch (``loopx/LX-7``), or None when HEAD is detached."""
     out = _line(path, "symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1))
     return out or None
 
 
-def head(path) -> str | None:
+def head(path: StrPath) -> str | None:
     """HEAD's commit, or None in a repository without commits."""
     out = _line(path, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1))
     return out or None
 
 
-def resolve(path, rev: str) -> str | None:
+def resolve(path: StrPath, rev: str) -> str | None:
     out = _line(path, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", ok=(0, 1))
     return out or None
 
 
-def base_branch(path) -> str | None:
+def base_branch(path: StrPath) -> str | None:
     """The branch the main checkout ``path`` is on: where a new card's branch
     starts by default (read from its ``.git/HEAD`` when it says so plainly)."""
     try:
@@ -303,11 +309,11 @@ def base_branch(path) -> str | None:
 # -- worktrees --------------------------------------------------------------------------
 
 
-def branch_exists(repo, name: str) -> bool:
+def branch_exists(repo: StrPath, name: str) -> bool:
     return bool(_line(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}", ok=(0, 1)))
 
 
-def worktree_add(repo, path, new_branch: str, base: str) -> bool:
+def worktree_add(repo: StrPath, path: StrPath, new_branch: str, base: str) -> bool:
     """``git worktree add -b NEW PATH BASE`` (True), or check out ``NEW`` when
     it already exists (False: its HEAD is wherever that branch is)."""
     try:
@@ -320,20 +326,20 @@ def worktree_add(repo, path, new_branch: str, base: str) -> bool:
         return False
 
 
-def prune_worktrees(repo) -> None:
+def prune_worktrees(repo: StrPath) -> None:
     """Make git forget worktrees whose folders are gone (``add`` refuses a
     folder git still lists as a worktree, even a deleted one)."""
     git(repo, "worktree", "prune")
 
 
-def worktree_remove(repo, path) -> None:
+def worktree_remove(repo: StrPath, path: StrPath) -> None:
     """Remove the worktree folder and git's record of it (its branch and refs stay)."""
     if Path(path).exists():
         git(repo, "worktree", "remove", "--force", "--end-of-options", str(path))
     git(repo, "worktree", "prune")
 
 
-def worktrees(repo) -> list[Path]:
+def worktrees(repo: StrPath) -> list[Path]:
     out = git(repo, "worktree", "list", "--porcelain")
     return [Path(line[9:]) for line in out.splitlines() if line.startswith("worktree ")]
 
@@ -341,13 +347,13 @@ def worktrees(repo) -> list[Path]:
 # -- code state -------------------------------------------------------------------------
 
 
-def commits_between(path, since: str | None, until: str = "HEAD") -> list[str]:
+def commits_between(path: StrPath, since: str | None, until: str = "HEAD") -> list[str]:
     """Commits reachable from ``until`` but not ``since``, oldest first (all of them when ``since`` is None)."""
     spec = f"{since}..{until}" if since else until
     return git(path, "rev-list", "--reverse", "--end-of-options", spec).split()
 
 
-def is_ancestor(repo, older: str, newer: str) -> bool:
+def is_ancestor(repo: StrPath, older: str, newer: str) -> bool:
     """Whether ``older`` is in ``newer``'s history (a branch merged into the base)."""
     return _call(repo, ("merge-base", "--is-ancestor", older, newer), None, TIMEOUT).returncode == 0
 
@@ -355,7 +361,7 @@ def is_ancestor(repo, older: str, newer: str) -> bool:
 Snapshot = namedtuple("Snapshot", "head tree dirty")
 
 
-def snapshot(path) -> Snapshot:
+def snapshot(path: StrPath) -> Snapshot:
     """The work tree as a tree object (tracked and untracked files, ignored ones
     not), without touching the work tree or its index; ``dirty``: it differs from HEAD."""
     index = Path(_line(path, "rev-parse", "--path-format=absolute", "--git-path", "index"))
@@ -377,11 +383,11 @@ def snapshot(path) -> Snapshot:
     return Snapshot(top, tree, tree != head_tree)
 
 
-def resolve_tree(path, commit: str) -> str:
+def resolve_tree(path: StrPath, commit: str) -> str:
     return _line(path, "rev-parse", "--verify", f"{commit}^{{tree}}")
 
 
-def save_wip(path, ref_prefix: str, snap: Snapshot | None = None, message: str = "LoopX: uncommitted work") -> str | None:
+def save_wip(path: StrPath, ref_prefix: str, snap: Snapshot | None = None, message: str = "LoopX: uncommitted work") -> str | None:
     """Keep the work tree's uncommitted changes as a commit on top of HEAD under
     ``ref_prefix/<commit>`` (a LoopX ref). None when there is nothing uncommitted."""
     snap = snap or snapshot(path)
@@ -395,7 +401,7 @@ def save_wip(path, ref_prefix: str, snap: Snapshot | None = None, message: str =
     return commit
 
 
-def restore(path, wip: str) -> bool:
+def restore(path: StrPath, wip: str) -> bool:
     """Put a saved WIP commit's files back into the work tree (index untouched)
     when the work tree lost them: only when HEAD is still the commit it was
     made on and the work tree has nothing uncommitted. True when it restored."""
@@ -409,7 +415,7 @@ def restore(path, wip: str) -> bool:
     return True
 
 
-def diff_stat(path, base: str, tree: str) -> dict:
+def diff_stat(path: StrPath, base: str, tree: str) -> dict:
     """Files, insertions and deletions from ``base`` to ``tree`` (``--numstat``)."""
     out = git(path, "diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--numstat", base, tree)
     files = insertions = deletions = 0
@@ -421,7 +427,7 @@ def diff_stat(path, base: str, tree: str) -> dict:
     return {"files": files, "insertions": insertions, "deletions": deletions}
 
 
-def missing(repo, commits) -> list[str]:
+def missing(repo: StrPath, commits: Iterable[str]) -> list[str]:
     """Which of ``commits`` the repository no longer has (``cat-file --batch-check``).
     A commit a turn made is in its workspace's quarantine until checked: callers
     run ``quarantine.admitted(repo)`` first."""
@@ -433,7 +439,7 @@ def missing(repo, commits) -> list[str]:
     return [c for c, said in zip(wanted, answers, strict=False) if not said.endswith(" commit")]
 
 
-def unreached(repo, commits, tips) -> tuple[list[str], list[str]]:
+def unreached(repo: StrPath, commits: Iterable[str], tips: Iterable[str]) -> tuple[list[str], list[str]]:
     """Of ``commits``: (those the repository has that none of ``tips`` reaches,
     those it no longer has), each in the order given. One ``cat-file`` and one
     ``rev-list --stdin`` (the list may be long: never on the command line)."""
@@ -446,7 +452,7 @@ def unreached(repo, commits, tips) -> tuple[list[str], list[str]]:
     return [c for c in present if c in reached], gone
 
 
-def same_change_in(repo, commit: str, tips, limit: int = 50) -> bool:
+def same_change_in(repo: StrPath, commit: str, tips: Iterable[str | None], limit: int = 50) -> bool:
     """Whether one of ``tips`` holds a commit that makes the same change as
     ``commit`` (``git cherry``'s patch id: a rebased or cherry-picked copy of
     it). Checked for at most ``limit`` tips."""
@@ -457,22 +463,22 @@ def same_change_in(repo, commit: str, tips, limit: int = 50) -> bool:
     return False
 
 
-def tips(repo, refs) -> dict[str, str]:
+def tips(repo: StrPath, refs: Iterable[str]) -> dict[str, str]:
     """refname -> commit of each existing ref named in ``refs`` (a full name,
     or a prefix ending in ``/`` for every ref under it)."""
     out = git(repo, "for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options", *refs)
     return {name: commit for commit, _, name in (line.partition(" ") for line in out.splitlines()) if name}
 
 
-def update_ref(repo, ref: str, commit: str) -> None:
+def update_ref(repo: StrPath, ref: str, commit: str) -> None:
     git(repo, "update-ref", ref, commit)
 
 
-def delete_branch(repo, name: str) -> None:
+def delete_branch(repo: StrPath, name: str) -> None:
     git(repo, "branch", "-D", "--end-of-options", name)
 
 
-def size_on_disk(path) -> int:
+def size_on_disk(path: StrPath) -> int:
     """Bytes the worktree's files take (its ``.git`` is a file pointing into the repository)."""
     total = 0
     for folder, dirs, files in os.walk(path):

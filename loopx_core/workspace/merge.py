@@ -29,6 +29,12 @@ from typing import NamedTuple
 from .git import GitError, _call, _line, git, is_ancestor, resolve, stream
 from .quarantine import admitted
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .git import StrPath
+
 
 class MergeRefused(Exception):
     """The merge cannot happen now; the message says why and what to do."""
@@ -59,18 +65,18 @@ class Merged(NamedTuple):
     already: bool = False  # the branch was already in the base: nothing to do
 
 
-def tip(repo, branch: str) -> str | None:
+def tip(repo: StrPath, branch: str) -> str | None:
     return resolve(repo, f"refs/heads/{branch}")
 
 
-def ahead(repo, base: str, branch: str) -> int:
+def ahead(repo: StrPath, base: str, branch: str) -> int:
     """Commits on ``branch`` that ``base`` lacks (0: nothing to merge, or no such branch)."""
     if tip(repo, branch) is None or tip(repo, base) is None:
         return 0
     return int(_line(repo, "rev-list", "--count", f"refs/heads/{base}..refs/heads/{branch}") or 0)
 
 
-def checked_out_in(repo, branch: str) -> Path | None:
+def checked_out_in(repo: StrPath, branch: str) -> Path | None:
     """The work tree that has ``branch`` checked out, if one does."""
     wanted, path = f"branch refs/heads/{branch}", None
     for line in git(repo, "worktree", "list", "--porcelain").splitlines():
@@ -87,14 +93,14 @@ def dirty(tree: Path) -> list[str]:
     return [entry[3:] for entry in text.split("\0") if len(entry) > 3 and entry[2] == " "]
 
 
-def _merge_drivers(repo) -> list[str]:
+def _merge_drivers(repo: StrPath) -> list[str]:
     """Commands the repository's own config names for a merge driver or a
     filter (a fast-forward of the person's checkout runs its smudge filter)."""
     pattern = r"^(merge\..*\.driver|filter\..*\.(clean|smudge|process))$"
     return _line(repo, "config", "--local", "--name-only", "--get-regexp", pattern, ok=(0, 1)).splitlines()
 
 
-def preflight(repo, base: str, branch: str) -> Path | None:
+def preflight(repo: StrPath, base: str, branch: str) -> Path | None:
     """Refuses (``MergeRefused``) what would make the merge unsafe for the person;
     returns the work tree that has ``base`` checked out, if one does."""
     admitted(repo)  # the turns' objects checked and in the store before anything is read (#38)
@@ -120,14 +126,14 @@ def preflight(repo, base: str, branch: str) -> Path | None:
     return tree
 
 
-def pin(repo, base: str, branch: str) -> Pin | None:
+def pin(repo: StrPath, base: str, branch: str) -> Pin | None:
     """The branch's and the base's commits now (None: one of them is missing)."""
     admitted(repo)  # a turn's commits are in its quarantine until checked: pinned as they will be merged
     head, base_commit = tip(repo, branch), tip(repo, base)
     return Pin(head, base_commit) if head and base_commit else None
 
 
-def moved(repo, base: str, branch: str, pinned: Pin) -> Moved | None:
+def moved(repo: StrPath, base: str, branch: str, pinned: Pin) -> Moved | None:
     """Why the branch or the base is no longer what was pinned (None: both are)."""
     head, base_commit = tip(repo, branch), tip(repo, base)
     if head == pinned.head and base_commit == pinned.base_commit:
@@ -146,7 +152,7 @@ def moved(repo, base: str, branch: str, pinned: Pin) -> Moved | None:
     )
 
 
-def merge_tree(repo, base_oid: str, branch_oid: str) -> tuple[str | None, tuple[str, ...]]:
+def merge_tree(repo: StrPath, base_oid: str, branch_oid: str) -> tuple[str | None, tuple[str, ...]]:
     """The merged tree of two commits, made in the object store only (git ≥
     2.38): (its tree, ()) or (None, the conflicted paths)."""
     proc = _call(repo, ("merge-tree", "--write-tree", "--name-only", "--no-messages", base_oid, branch_oid), None, 120.0)
@@ -159,14 +165,14 @@ def merge_tree(repo, base_oid: str, branch_oid: str) -> tuple[str | None, tuple[
     return lines[0], ()
 
 
-def conflicts(repo, pinned: Pin) -> tuple[str, ...]:
+def conflicts(repo: StrPath, pinned: Pin) -> tuple[str, ...]:
     """The paths that would conflict merging the pinned branch head into the pinned base (empty: none)."""
     if is_ancestor(repo, pinned.head, pinned.base_commit) or is_ancestor(repo, pinned.base_commit, pinned.head):
         return ()
     return merge_tree(repo, pinned.base_commit, pinned.head)[1]
 
 
-def bring_in(repo, base: str, branch: str, message: str, who: str, pinned: Pin) -> Merged:
+def bring_in(repo: StrPath, base: str, branch: str, message: str, who: str, pinned: Pin) -> Merged:
     """Merge the pinned head of ``branch`` into ``base`` at its pinned commit (a
     merge commit; nothing changes on a conflict; ``Moved`` when either branch is
     elsewhere now). ``who``: the person, as the commit's author when git has no identity."""
@@ -196,7 +202,7 @@ def bring_in(repo, base: str, branch: str, message: str, who: str, pinned: Pin) 
     return Merged(commit, ())
 
 
-def parents(repo, commit: str) -> list[str] | None:
+def parents(repo: StrPath, commit: str) -> list[str] | None:
     """A commit's parents (None: the repository has no such commit)."""
     out = _line(repo, "rev-list", "--parents", "-n", "1", "--end-of-options", commit, ok=(0, 128))
     return out.split()[1:] if out else None
@@ -239,11 +245,11 @@ def _range(base: str, branch: str, pinned: Pin | None = None) -> str:
     return f"refs/heads/{base}...refs/heads/{branch}"  # from where the branch left the base
 
 
-def _counted(repo, span: str) -> int:
+def _counted(repo: StrPath, span: str) -> int:
     return int(_line(repo, "rev-list", "--count", "--end-of-options", span) or 0)
 
 
-def summary(repo, base: str, branch: str, pinned: Pin | None = None, ground: tuple[str, ...] | None = None) -> DiffSummary | None:
+def summary(repo: StrPath, base: str, branch: str, pinned: Pin | None = None, ground: tuple[str, ...] | None = None) -> DiffSummary | None:
     """Files and line counts the branch changes since it left the base (None:
     no such branch) — of the ``pinned`` commits when given. ``ground``: the
     pathspecs of the repository's ground (``rules/repo_ground``): those files
@@ -275,20 +281,20 @@ def summary(repo, base: str, branch: str, pinned: Pin | None = None, ground: tup
     return DiffSummary(base, branch, tuple(files), commits, more, touched, pinned)
 
 
-def ground_files(repo, span: str, ground) -> tuple[str, ...]:
+def ground_files(repo: StrPath, span: str, ground: Iterable[str]) -> tuple[str, ...]:
     """The files of the diff ``span`` (``A...B``) that the pathspecs ``ground``
     match: a diff of their own, so no cut of a long diff hides one."""
     named, _ = stream(repo, *DIFF, "--name-only", "-z", span, "--", *ground, limit=SUMMARY_BYTES)
     return tuple(p for p in named.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
-def _count_names(repo, span: str) -> int:
+def _count_names(repo: StrPath, span: str) -> int:
     """How many files the diff changes, read as names only (bounded too: a lower bound past the cap)."""
     names, _ = stream(repo, *DIFF, "--name-only", "-z", span, limit=20 * SUMMARY_BYTES)
     return names.count(b"\0")
 
 
-def patch(repo, base: str, branch: str, limit: int = 2_000_000, pinned: Pin | None = None) -> tuple[str, bool]:
+def patch(repo: StrPath, base: str, branch: str, limit: int = 2_000_000, pinned: Pin | None = None) -> tuple[str, bool]:
     """The branch's patch since it left the base, and whether it was cut at
     ``limit`` bytes (git stops there: nothing past it is read). Files over
     ``core.bigFileThreshold`` (1 MB) read as binary. A cut patch ends saying so."""

@@ -40,6 +40,10 @@ from collections import namedtuple
 from .git import QUARANTINE as NAME
 from .git import quarantine_folder as folder
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from .git import StrPath
+
 REFUSED = "loopx-refused"
 _KINDS = (b"blob", b"tree", b"commit", b"tag")
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -62,7 +66,7 @@ def turn_env(common: str, admin: str) -> dict[str, str]:
 _BATCHED = 1 << 20  # objects up to this size (inflated) join the store in one pack; larger ones one by one
 
 
-def _check_loose(data: bytes, name: str):
+def _check_loose(data: bytes, name: str) -> tuple[bytes, bytes | None] | None:
     """``(kind, body)`` when ``data`` (a loose object file's bytes) is a
     well-formed object whose hash is ``name`` (``body`` None for a large one);
     None when it is not."""
@@ -205,7 +209,7 @@ def admit(common: str, quarantine: str) -> Admitted:
                 _drop(path)
                 moved += 1
             elif checked[1] is not None:
-                batch.append(checked)
+                batch.append((checked[0], checked[1]))
                 sources.append(path)
                 loose.append((path, target, data))
             else:
@@ -289,7 +293,7 @@ def admit_all(common: str) -> Admitted:
     return Admitted(moved, refused)
 
 
-def admitted(repo) -> None:
+def admitted(repo: StrPath) -> None:
     """Check the objects every workspace's turns wrote and move the good ones
     into the shared store (``admit_all``): before LoopX reads a card's branch
     for the person — the diff, the merge, gc, verify — and before it records a

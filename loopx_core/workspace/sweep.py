@@ -46,6 +46,22 @@ import stat
 import time
 from collections import namedtuple
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class SweptBounds(Protocol):
+        """A card's workspace (``rules.workspace_bounds.Bounds``; the git plumbing imports no rules)."""
+
+        @property
+        def workspace(self) -> str: ...
+        @property
+        def admin(self) -> str: ...
+        @property
+        def common(self) -> str: ...
+        @property
+        def branch(self) -> str | None: ...
+
 TURNS = "loopx-turns"  # (rules/workspace_bounds.TURNS, which prepare makes: the workspace layer does not import rules)
 REFUSED = "loopx-refused"
 Swept = namedtuple("Swept", "moved changed where")  # paths (relative to the common dir) moved out; existing refs changed; the folder they went to
@@ -92,7 +108,7 @@ def _state(common: str) -> dict:
     return {"top": top, "refs": _walk(common, "refs"), "logs": sorted(_walk(common, "logs")), "packed": _packed_hash(common)}
 
 
-def begin(b, pid: int | None = None) -> None:
+def begin(b: SweptBounds, pid: int | None = None) -> None:
     """Record what the common dir holds before a turn in the workspace ``b``
     (``pid``: the process the turn runs under; a record whose process is gone
     is stale)."""
@@ -108,7 +124,7 @@ def begin(b, pid: int | None = None) -> None:
         pass  # not ours to write (a read-only repository): nothing can be swept then
 
 
-def end(b) -> Swept:
+def end(b: SweptBounds) -> Swept:
     """After the turn: ``sweep``, then the record dropped (no turn runs now).
     Says what this sweep and the earlier ones of the turn (before a read) found."""
     got = sweep(b.common, b.admin)
@@ -131,7 +147,7 @@ def _load(path: str) -> dict | None:
     return record if isinstance(record, dict) and isinstance(record.get("top"), list) else None
 
 
-def _alive(pid) -> bool:
+def _alive(pid: object) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -303,7 +319,7 @@ def sweep_all(common: str) -> list[Swept]:
     return out
 
 
-def owner(b) -> int | None:
+def owner(b: SweptBounds) -> int | None:
     """The process of the turn recorded for the workspace ``b`` (None: no record)."""
     record = _load(_record(b.common, b.admin))
     pid = record.get("pid") if record is not None else None

@@ -377,6 +377,24 @@ def snapshot(path) -> Snapshot:
     return Snapshot(top, tree, tree != head_tree)
 
 
+def git_dir(path) -> str | None:
+    """The worktree's own git folder (a linked worktree's admin folder), or None."""
+    where = _where(path)
+    return where[0] if where else None
+
+
+def uncommitted(path, excludes: str | None = None, limit: int = 200) -> list[str]:
+    """The work tree's paths that are not as HEAD has them, sorted: tracked
+    files edited, staged or deleted, and untracked files ``git add -A`` would
+    take (ignored ones not; ``excludes``: an ignore file read besides the
+    person's, as a turn's git reads it). At most ``limit``. A read: like every
+    call here it takes no optional lock (``GIT_OPTIONAL_LOCKS=0``)."""
+    ignore = ("-c", f"core.excludesFile={excludes}") if excludes else ()
+    out = git(path, *ignore, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    names = sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
+    return names[:limit]
+
+
 def resolve_tree(path, commit: str) -> str:
     return _line(path, "rev-parse", "--verify", f"{commit}^{{tree}}")
 

@@ -3,7 +3,11 @@
 Standard library only. Every call is an argument list (never a shell), has a
 timeout, and runs with options that keep a person's own configuration from
 running programs: no hooks (``core.hooksPath`` points at an empty place), no
-pager, no fsmonitor, no external diff, no prompt for credentials. Output is
+pager, no fsmonitor, no external diff, no prompt for credentials. And no
+optional lock (``GIT_OPTIONAL_LOCKS=0``, whatever the caller's environment
+says): LoopX reads a workspace while its agent commits there, and a ``git
+status`` that refreshed the index would hold the ``index.lock`` the agent's
+commit needs (it dies with "File exists"; tests/kernel/test_git_reads_take_no_lock.py). Output is
 read in the C locale. A failing command raises ``GitError`` naming it and
 git's own message.
 

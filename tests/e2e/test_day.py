@@ -256,7 +256,13 @@ async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_mer
             # `kill -9` of an idle runner: gone on the board within the liveness window, as in `runner list`
             assert await board.gone_after_kill("sh2", killed) < STALE
             assert "1 gone" in board.header(), board.header()
-            # the person stops cc2's runner while its runtime's question is pending: the question
+            # the person stops sh1's runner: its card still waits on their merge (no runtime's question)
+            as_person(project, "runner", "stop", "sh1")
+            await board.until("sh1's runner ends", lambda: waiter.poll() is not None, DEADLINE)
+            assert waiter.returncode == 0, runners.explain()
+            assert await board.agree("sh1", lambda s: s == "stopped") == "stopped"
+            merge_gate(project, cards["sh1"])
+            # and cc2's, while its Claude Code turn's question is pending: the question
             # is withdrawn, its card released; the board and `runner list` say stopped
             as_person(project, "runner", "stop", "cc2")
             await board.until("cc2's runner ends", lambda: stopped.poll() is not None, DEADLINE)
@@ -265,12 +271,6 @@ async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_mer
             left = project.show(stopped_card)
             assert left["status"] == "ready" and not left.get("lease"), left
             assert await board.agree("cc2", lambda s: s == "stopped") == "stopped"
-            # and sh1's: its card still waits on the person's merge (theirs, not a runtime's question)
-            as_person(project, "runner", "stop", "sh1")
-            await board.until("sh1's runner ends", lambda: waiter.poll() is not None, DEADLINE)
-            assert waiter.returncode == 0, runners.explain()
-            assert await board.agree("sh1", lambda s: s == "stopped") == "stopped"
-            merge_gate(project, cards["sh1"])
             for agent, proc in procs.items():
                 await board.until(f"{agent}'s runner ends", lambda proc=proc: proc.poll() is not None, DEADLINE)
                 assert proc.returncode == 0, f"{agent}\n{runners.explain()}"

@@ -256,6 +256,11 @@ async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_mer
             # `kill -9` of an idle runner: gone on the board within the liveness window, as in `runner list`
             assert await board.gone_after_kill("sh2", killed) < STALE
             assert "1 gone" in board.header(), board.header()
+            # cc1 and cx1 finish their turns first: the stops below meet no turn of theirs (one run
+            # that stopped cc2 mid-way through cc1's turn saw cc1's Bash end "Connection closed")
+            for agent, proc in procs.items():
+                await board.until(f"{agent}'s runner ends", lambda proc=proc: proc.poll() is not None, DEADLINE)
+                assert proc.returncode == 0, f"{agent}\n{runners.explain()}"
             # the person stops sh1's runner: its card still waits on their merge (no runtime's question)
             as_person(project, "runner", "stop", "sh1")
             await board.until("sh1's runner ends", lambda: waiter.poll() is not None, DEADLINE)
@@ -271,9 +276,6 @@ async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_mer
             left = project.show(stopped_card)
             assert left["status"] == "ready" and not left.get("lease"), left
             assert await board.agree("cc2", lambda s: s == "stopped") == "stopped"
-            for agent, proc in procs.items():
-                await board.until(f"{agent}'s runner ends", lambda proc=proc: proc.poll() is not None, DEADLINE)
-                assert proc.returncode == 0, f"{agent}\n{runners.explain()}"
         said = {"claude": claude_model.log()[-4000:], "codex": codex_model.log()[-4000:]}
         assert not claude_model.problems and not codex_model.problems, said
 

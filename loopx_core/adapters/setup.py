@@ -162,8 +162,8 @@ This project's work is tracked on a LoopX board. Work in turns, and keep the boa
    answer — wait with `gate_status`, never work around it.
 3. End of a turn: commit your work in the card's workspace, then `writeback` with a summary of what
    the turn did (and `next`, `artifacts`: files you made, named in your workspace).
-4. When the card is finished: `writeback`, then `done` (it runs the card's verify command in a sandbox;
-   a branch with commits then waits for a person's merge). Your shell's `loopx done` cannot write the board.
+4. When the card is finished: `writeback`, then `done` (it refuses while your workspace holds uncommitted
+   work; it runs the card's verify command in a sandbox; a branch with commits then waits for a person's merge). Your shell's `loopx done` cannot write the board.
 5. Handing over: `handoff`.
 
 Only a person answers gates. This text is advice; the hooks and the sandbox are enforcement."""
@@ -176,7 +176,8 @@ This project's work is tracked on a LoopX board. Work in turns, and keep the boa
 2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
    writing or deleting outside the project) expect a check: a denial names a gate a human must
    answer — wait with `loopx gate status G-n`, never work around it.
-3. End of a turn: `loopx writeback LX-n --agent {agent} --summary "what this turn did" [--artifact PATH]… [--next "the next step"]`.
+3. End of a turn: commit your work in the card's workspace (`done` refuses uncommitted work), then
+   `loopx writeback LX-n --agent {agent} --summary "what this turn did" [--artifact PATH]… [--next "the next step"]`.
    When the card is finished: `loopx done LX-n --agent {agent} --summary "…"`.
 4. Handing over: `loopx handoff LX-n --agent {agent} --to OTHER --summary "…"`.
 

@@ -155,9 +155,9 @@ def _turn_hint(ctx: dict, via: str = CLI) -> str:
         return "paused — a human must raise the budget; stop here"
     if status == "blocked":
         return f"blocked ({ctx.get('blocked_reason') or 'see the card'}) — do not work on it; only a person puts it back (`loopx card move {key} --to ready`)"
+    commit = ", commit it in your workspace (`done` refuses uncommitted work)" if ctx.get("workspace") else ""
     if via == TOOLS:
-        commit = ", commit it in your workspace" if ctx.get("workspace") else ""
         return (f"do the next action{commit}, then call the loopx MCP tool `writeback` (card {key}, summary, "
                 f"artifacts: files you made, next); when the card is finished, the tool `done` (card {key}, summary) — "
                 "your shell's `loopx` cannot write the board from the sandbox")
-    return f"do the next action, then `loopx writeback {key} --summary \"…\" [--artifact PATH] [--next \"…\"]`; finish with `loopx done {key} --summary \"…\"`"
+    return f"do the next action{commit}, then `loopx writeback {key} --summary \"…\" [--artifact PATH] [--next \"…\"]`; finish with `loopx done {key} --summary \"…\"`"

@@ -75,6 +75,29 @@ def ask_vanished(card: Card, agent: str, lost: list[tuple[str, str]], kept: list
     open_gate(card, agent, question, work.SCOPE, [], None, work.VANISHED, now, extra={"commits": [c for c, _ in lost], "kept": kept})
 
 
+UNCOMMITTED_NAMED = 10  # paths named in the message (all of them, up to 200, in its data)
+
+
+def refuse_uncommitted(store, card_id: int) -> None:
+    """A card whose workspace holds uncommitted work is not finished: the
+    person merges commits, so a done would leave that work behind unseen —
+    on a card with no commit it would even finish as if nothing were made.
+    Refused (exit 5, ``uncommitted``) naming the paths, the store unchanged;
+    the agent commits them on the card's branch or removes them."""
+    found = workspaces.uncommitted(store, card_id)
+    if found is None:
+        return
+    path, left = found
+    key = ids.fmt(ids.CARD, card_id)
+    named = ", ".join(left[:UNCOMMITTED_NAMED]) + (f" and {len(left) - UNCOMMITTED_NAMED} more" if len(left) > UNCOMMITTED_NAMED else "")
+    raise Conflict(
+        f"{key}'s workspace holds uncommitted work: {named}; {key} stays as it is (the person merges commits: this work would be left behind)",
+        f"commit it on the card's branch (`git add -A && git commit -m …` in {path}) or remove what is not part of the work, then run `loopx done {key}` again",
+        code="uncommitted",
+        data={"workspace": path, "paths": left},
+    )
+
+
 def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None, vet=None, confine=None) -> tuple[CardView, EvidenceView]:
     """``vet(command)``: checks a verify command no person set as the agent's
     own shell command (the hook's policy, its scopes and gates); it raises
@@ -90,6 +113,7 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         return card.lease_token, card.verify
 
     token, command = store.run(precheck)
+    refuse_uncommitted(store, card_id)
     merge = merges.pending_merge(store, card_id)  # a branch with new commits: the person merges it (git, outside the transaction)
     lost = workspaces.vanished(store, card_id)  # recorded commits on neither the base nor the branch: the person lets them go
     kept = workspaces.keep(store, card_id, [c for c, _ in lost]) if lost else []  # (before asking: no git gc loses them meanwhile)

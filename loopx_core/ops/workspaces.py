@@ -167,6 +167,23 @@ def open_path(store, card_id: int) -> str | None:
     return found[0][0] if found else None
 
 
+@git_refusal
+def uncommitted(store, card_id: int) -> tuple[str, list[str]] | None:
+    """The card's open workspace here and what its work tree holds that is
+    not committed (``git.uncommitted``, read with the ignore rules its turns'
+    git reads: ``workspace/excludes``), or None when nothing is (or the card
+    has no workspace here). A git failure is a Conflict (``git_failed``)."""
+    path = open_path(store, card_id)
+    if path is None or not os.path.isdir(path):
+        return None
+    from ..workspace import excludes, git
+
+    admin = git.git_dir(path)
+    rules = os.path.join(admin, excludes.FILE) if admin else None
+    left = git.uncommitted(path, rules if rules and os.path.isfile(rules) else None)
+    return (path, left) if left else None
+
+
 def list_workspaces(store) -> list[tuple[WorkspaceView, str]]:
     """Every workspace, with its card's status, by card."""
     with store.read():

@@ -48,7 +48,7 @@ def _persons_rules(workspace: str, environ: Mapping[str, str]) -> str:
     """The text of the ignore file git reads for the person now (``core.excludesFile``,
     by default ``$XDG_CONFIG_HOME/git/ignore``), or ''."""
     try:
-        named = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=workspace, env=dict(environ),
+        named = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=workspace, env=dict(environ, GIT_OPTIONAL_LOCKS="0"),
                                capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         named = ""

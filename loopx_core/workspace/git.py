@@ -3,7 +3,11 @@
 Standard library only. Every call is an argument list (never a shell), has a
 timeout, and runs with options that keep a person's own configuration from
 running programs: no hooks (``core.hooksPath`` points at an empty place), no
-pager, no fsmonitor, no external diff, no prompt for credentials. Output is
+pager, no fsmonitor, no external diff, no prompt for credentials. And no
+optional lock (``GIT_OPTIONAL_LOCKS=0``, whatever the caller's environment
+says): LoopX reads a workspace while its agent commits there, and a ``git
+status`` that refreshed the index would hold the ``index.lock`` the agent's
+commit needs (it dies with "File exists"; tests/kernel/test_git_reads_take_no_lock.py). Output is
 read in the C locale. A failing command raises ``GitError`` naming it and
 git's own message.
 
@@ -381,6 +385,24 @@ def snapshot(path: StrPath) -> Snapshot:
             os.unlink(temp)
     head_tree = resolve_tree(path, top) if top else None
     return Snapshot(top, tree, tree != head_tree)
+
+
+def git_dir(path: StrPath) -> str | None:
+    """The worktree's own git folder (a linked worktree's admin folder), or None."""
+    where = _where(path)
+    return where[0] if where else None
+
+
+def uncommitted(path: StrPath, excludes: str | None = None, limit: int = 200) -> list[str]:
+    """The work tree's paths that are not as HEAD has them, sorted: tracked
+    files edited, staged or deleted, and untracked files ``git add -A`` would
+    take (ignored ones not; ``excludes``: an ignore file read besides the
+    person's, as a turn's git reads it). At most ``limit``. A read: like every
+    call here it takes no optional lock (``GIT_OPTIONAL_LOCKS=0``)."""
+    ignore = ("-c", f"core.excludesFile={excludes}") if excludes else ()
+    out = git(path, *ignore, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    names = sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
+    return names[:limit]
 
 
 def resolve_tree(path: StrPath, commit: str) -> str:

@@ -14,6 +14,14 @@ sandbox, ``docs/examples/turn.sh`` (README's example turn) for the shell.
 At the end every branch is merged on the base and every artifact's recorded
 hash is the workspace file's.
 
+The person's board (the real Textual app, headless in the test process,
+``board_watch.py``) is open on the same board all along, and at each
+checkpoint says what ``loopx runner list`` says of each runner (one liveness
+rule): a runner waiting a minute on its card's merge gate is alive and
+waiting; an idle runner killed with ``kill -9`` is gone within the liveness
+window; a runner the person stops while its Claude Code turn asks a question
+leaves no question pending and its card ready.
+
 Also here, each the test that failed before its fix (#39):
 - item 1: a sandboxed Claude Code turn finishes its card with the MCP ``done``
   tool; its verify command (the agent's own code) runs confined — it cannot
@@ -35,7 +43,10 @@ from pathlib import Path
 
 import pytest
 
+from loopx_core.rules.liveness import STALE
+
 from . import runtimes
+from .board_watch import board_open
 from .harness import (
     LOOPX,
     Project,
@@ -52,6 +63,7 @@ pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 TURN_SH = REPO / "docs" / "examples" / "turn.sh"  # README's example turn for a shell agent
 DEADLINE = float(os.environ.get("LOOPX_E2E_DAY_DEADLINE", "240"))  # one runner's whole day, on a loaded 2-core machine
+GATE_WAIT = 62.0  # s the person lets a question wait: longer than the liveness window twice over
 GIT_ID = "-c user.name={a} -c user.email={a}@localhost"
 
 
@@ -132,9 +144,11 @@ class Runners:
         return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
                                   "--turns", "1", "--", "--sandbox", "workspace-write", *codex_model_args(model)], codex_env(self.project))
 
-    def shell(self, agent: str) -> subprocess.Popen:
+    def shell(self, agent: str, turns: int | None = 1) -> subprocess.Popen:
+        """README's shell runner (``turns``: how many it runs; None: until it is stopped)."""
         env = self.project.env(PATH=f"{LOOPX.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}")  # loopx on the PATH, as installed
-        return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "shell", "--turns", "1", "--", str(TURN_SH)], env)
+        limit = ["--turns", str(turns)] if turns else []
+        return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "shell", *limit, "--", str(TURN_SH)], env)
 
     def ended(self, proc: subprocess.Popen) -> int:
         try:
@@ -205,27 +219,63 @@ def sha256(path: Path) -> str:
 
 # -- the day --------------------------------------------------------------------------------------------
 
-def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_merge(day, runners):
+async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_merge(day, runners):
     project = day
     project.init("claude-code", "cc1")  # README: init --for claude-code (makes the board and the person's key)
     project.init("codex", "cx1")  # and --for codex in the same checkout
     as_person(project, "agent", "add", "sh1", "--runtime", "shell")
+    as_person(project, "agent", "add", "cc2", "--runtime", "claude-code")  # its runner is stopped mid-question
+    as_person(project, "agent", "add", "sh2", "--runtime", "shell")  # no card: its runner idles, then is killed
     cards = {  # each with its tests (the verify command), set by the person
         "cc1": project.card("Claude's part", "--owner", "cc1", "--next", "write cc1/result.txt", "--verify", "grep -qx ok cc1/result.txt"),
         "cx1": project.card("Codex's part", "--owner", "cx1", "--next", "write cx1/result.txt", "--verify", "grep -qx ok cx1/result.txt"),
         "sh1": project.card("The shell agent's part", "--owner", "sh1", "--next", "note the plan", "--verify", "grep -q 'note the plan' NOTES.md"),
     }
-    with ScriptedModel() as claude_model, ScriptedModel() as codex_model:
+    stopped_card = project.card("Claude's second part", "--owner", "cc2", "--next", "write cc2/result.txt")
+    with ScriptedModel() as claude_model, ScriptedModel() as codex_model, ScriptedModel() as stopped_model:
         claude_model.script([plan(agent_plan(bash, "cc1", cards["cc1"]))] * 40)
         codex_model.script([plan(agent_plan(exec_command, "cx1", cards["cx1"]))] * 40)
-        procs = {"cc1": runners.claude("cc1", claude_model), "cx1": runners.codex("cx1", codex_model), "sh1": runners.shell("sh1")}
-        runners.models = {"claude": claude_model, "codex": codex_model}
-        # a gate: Claude Code (README's acceptEdits) asks the person before its commit runs
-        asked = runners.until("Claude Code asks the person to run its commit", lambda: question_on(project, cards["cc1"]))
-        assert "git add -A" in asked["question"] and asked["agent"] == "cc1"
-        assert answer_as_person(project, asked["id"])["status"] == "approved"
-        for agent, proc in procs.items():
-            assert runners.ended(proc) == 0, f"{agent}\n{runners.explain()}"
+        stopped_model.script([plan(agent_plan(bash, "cc2", stopped_card)[:1])] * 10)  # asks to run its commit, then is stopped
+        runners.models = {"claude": claude_model, "codex": codex_model, "claude cc2": stopped_model}
+        async with board_open(project, runners.explain) as board:  # the person's board, open all day
+            procs = {"cc1": runners.claude("cc1", claude_model), "cx1": runners.codex("cx1", codex_model)}
+            waiter = runners.shell("sh1", turns=None)  # runs until stopped: it waits on its card's merge gate meanwhile
+            stopped, killed = runners.claude("cc2", stopped_model), runners.shell("sh2")
+            # a gate: Claude Code (README's acceptEdits) asks the person before its commit runs
+            asked = await board.until("Claude Code asks the person to run its commit", lambda: question_on(project, cards["cc1"]), DEADLINE)
+            assert "git add -A" in asked["question"] and asked["agent"] == "cc1"
+            assert answer_as_person(project, asked["id"])["status"] == "approved"
+            other = await board.until("cc2's Claude Code asks too", lambda: question_on(project, stopped_card), DEADLINE)
+            # sh1's card waits on the person's merge, and so does its runner — for a minute: the
+            # board shows it alive and waiting all along (heartbeats are no events), as `runner list` does
+            assert await board.agree("sh1", lambda s: s == "waiting", timeout=DEADLINE) == "waiting"
+            await board.hold_alive(["cc1", "cx1", "cc2", "sh1", "sh2"], GATE_WAIT, waiting="sh1")
+            assert await board.agree("sh1", lambda s: s == "waiting") == "waiting"
+            assert await board.agree("sh2", lambda s: s not in ("gone", "stopped")), board.shown()
+            assert "gone" not in board.header(), board.header()
+            # `kill -9` of an idle runner: gone on the board within the liveness window, as in `runner list`
+            assert await board.gone_after_kill("sh2", killed) < STALE
+            assert "1 gone" in board.header(), board.header()
+            # cc1 and cx1 finish their turns first: the stops below meet no turn of theirs (one run
+            # that stopped cc2 mid-way through cc1's turn saw cc1's Bash end "Connection closed")
+            for agent, proc in procs.items():
+                await board.until(f"{agent}'s runner ends", lambda proc=proc: proc.poll() is not None, DEADLINE)
+                assert proc.returncode == 0, f"{agent}\n{runners.explain()}"
+            # the person stops sh1's runner: its card still waits on their merge (no runtime's question)
+            as_person(project, "runner", "stop", "sh1")
+            await board.until("sh1's runner ends", lambda: waiter.poll() is not None, DEADLINE)
+            assert waiter.returncode == 0, runners.explain()
+            assert await board.agree("sh1", lambda s: s == "stopped") == "stopped"
+            merge_gate(project, cards["sh1"])
+            # and cc2's, while its Claude Code turn's question is pending: the question
+            # is withdrawn, its card released; the board and `runner list` say stopped
+            as_person(project, "runner", "stop", "cc2")
+            await board.until("cc2's runner ends", lambda: stopped.poll() is not None, DEADLINE)
+            assert stopped.returncode == 0, runners.explain()
+            assert project.gate(other["id"])["status"] != "pending" and question_on(project, stopped_card) is None
+            left = project.show(stopped_card)
+            assert left["status"] == "ready" and not left.get("lease"), left
+            assert await board.agree("cc2", lambda s: s == "stopped") == "stopped"
         said = {"claude": claude_model.log()[-4000:], "codex": codex_model.log()[-4000:]}
         assert not claude_model.problems and not codex_model.problems, said
 

@@ -159,3 +159,22 @@ def test_a_linked_entry_is_swept_and_a_sandboxs_mount_point_is_left(repo, tmp_pa
     assert "linked" not in git(repo, "branch", "--format=%(refname:short)").split()
     assert (common / "refs" / "heads" / "loopx" / ".codex").is_dir()
     sweep.end(b)
+
+
+def test_an_empty_packed_refs_another_runner_made_stays_and_one_naming_refs_goes(repo):
+    """Another runner's sandboxed turn starting meanwhile makes the common dir's
+    ``packed-refs`` (header only) so its sandbox can keep it read-only: that names
+    no ref and stays (it was moved out, a false alarm on this card, seen in the
+    e2e day). One naming a ref is a planted one: moved out."""
+    b = bounds(repo)
+    common = repo / ".git"
+    assert not (common / "packed-refs").exists()
+    sweep.begin(b)  # this turn's record: no packed-refs yet
+    workspace_bounds.ensure_packed_refs(b)  # another runner's prepare, meanwhile
+    assert sweep.end(b).moved == [] and (common / "packed-refs").exists()
+    (common / "packed-refs").unlink()
+    sweep.begin(b)
+    head = git(repo, "rev-parse", "main").strip()
+    plant(common, "packed-refs", f"# pack-refs with: peeled fully-peeled sorted \n{head} refs/heads/evil\n")
+    assert sweep.end(b).moved == ["packed-refs"]
+    assert "evil" not in git(repo, "branch", "--format=%(refname:short)")

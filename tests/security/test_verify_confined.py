@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import git
 from tests.kernel.test_workspaces import _loopx_in as loopx_in
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)")
@@ -55,6 +56,8 @@ def tested(repo_team):
         f"echo out > '{repo_team.escaped}'\n"
         "exit 0\n"
     )
+    git(ws, "add", "check.sh")  # committed, as done asks (#39: uncommitted work refuses it)
+    git(ws, "commit", "-q", "-m", "the tests")
     code, out = loopx_in(ws, "writeback", "LX-1", "--summary", "wrote the tests", agent="a1", db=db)
     assert code == 0, out
     repo_team.ws = ws

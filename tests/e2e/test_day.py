@@ -187,7 +187,14 @@ class Runners:
         gates = json.dumps(self.project.loopx("gate", "list", check=False).data.get("gates"), indent=1)[-3000:]
         runners = "\n".join(f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-5000:]}" for proc, log in self.procs)
         models = "\n".join(f"--- {name}'s model\n{model.log()[-4000:]}" for name, model in self.models.items())
-        return f"{runners}\n--- gates\n{gates}\n{models}"
+        servers = "\n".join(f"--- {log}\n{log.read_text(errors='replace')[-3000:]}" for log in self._mcp_logs())
+        return f"{runners}\n--- gates\n{gates}\n{models}\n--- the loopx MCP servers' logs (Claude Code's)\n{servers or '(none)'}"
+
+    def _mcp_logs(self) -> list[Path]:
+        """What Claude Code kept of its MCP servers' stderr (``mcp-logs-*`` under its cache
+        in the test's HOME): a ``loopx mcp`` that ended mid-call says why there."""
+        home = Path(self.project.home)
+        return sorted(home.glob(".cache/claude-cli-nodejs/*/mcp-logs-*/*"))[-6:]
 
 
 @pytest.fixture

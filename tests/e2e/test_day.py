@@ -191,10 +191,12 @@ class Runners:
         return f"{runners}\n--- gates\n{gates}\n{models}\n--- the loopx MCP servers' logs (Claude Code's)\n{servers or '(none)'}"
 
     def _mcp_logs(self) -> list[Path]:
-        """What Claude Code kept of its MCP servers' stderr (``mcp-logs-*`` under its cache
-        in the test's HOME): a ``loopx mcp`` that ended mid-call says why there."""
+        """What Claude Code kept of its MCP connections (``mcp-logs-*``: each call, how it
+        ended; under its cache folder, XDG_CACHE_HOME when set, in a folder named after the
+        session's working directory, which holds this test's HOME's name)."""
         home = Path(self.project.home)
-        return sorted(home.glob(".cache/claude-cli-nodejs/*/mcp-logs-*/*"))[-6:]
+        caches = {home / ".cache", Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")}
+        return sorted(log for cache in caches for log in cache.glob(f"claude-cli-nodejs/*{home.name}*/mcp-logs-*/*"))[-6:]
 
 
 @pytest.fixture

@@ -90,8 +90,10 @@ def main() -> int:
         for name, url, count in runs:
             report = one(url, args.seed, count, args.seconds)
             bad += len(report["internal"]) + len(report["changed"])
-            print(f"{name}: {report['calls']} calls in {report['seconds']} s, exit codes {report['codes']}; "
-                  f"internal errors: {len(report['internal'])}, refusals that changed the board: {len(report['changed'])}")
+            print(
+                f"{name}: {report['calls']} calls in {report['seconds']} s, exit codes {report['codes']}; "
+                f"internal errors: {len(report['internal'])}, refusals that changed the board: {len(report['changed'])}"
+            )
             for finding in report["internal"][:20] + report["changed"][:20]:
                 print("  " + repr(finding).replace("\n", "\n  "))
         if args.pg:

@@ -25,7 +25,9 @@ def compiled_env() -> dict:
 def person_env(folder: Path) -> dict:
     """The bench's person: a key and a config folder inside the bench's own
     folder, so a bench never touches the real ~/.config/loopx."""
-    return dict(compiled_env(), LOOPX_KEY=str(Path(folder) / "person-key.json"), XDG_CONFIG_HOME=str(Path(folder) / "config"))
+    return dict(
+        compiled_env(), LOOPX_KEY=str(Path(folder) / "person-key.json"), XDG_CONFIG_HOME=str(Path(folder) / "config")
+    )
 
 
 def floor_argv(folder: Path) -> list[str]:
@@ -40,4 +42,8 @@ def floor_argv(folder: Path) -> list[str]:
         con.execute("create table t (x integer)")
         con.commit()
         con.close()
-    return [sys.executable, "-c", f"import sqlite3\nc=sqlite3.connect({str(db)!r})\nc.execute('insert into t values (1)')\nc.commit()"]
+    return [
+        sys.executable,
+        "-c",
+        f"import sqlite3\nc=sqlite3.connect({str(db)!r})\nc.execute('insert into t values (1)')\nc.commit()",
+    ]

@@ -32,16 +32,18 @@ LOOPX = loopx_argv()  # what the hook command `init` writes runs: the interprete
 
 
 def payload(folder: Path, command: str) -> bytes:
-    return json.dumps({
-        "session_id": "bench-session",
-        "transcript_path": str(folder / "transcript.jsonl"),
-        "cwd": str(folder),
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "bench"},
-        "tool_use_id": "toolu_bench",
-    }).encode()
+    return json.dumps(
+        {
+            "session_id": "bench-session",
+            "transcript_path": str(folder / "transcript.jsonl"),
+            "cwd": str(folder),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "bench"},
+            "tool_use_id": "toolu_bench",
+        }
+    ).encode()
 
 
 def timed(argv, env, cwd, stdin: bytes | None = None) -> tuple[float, bytes]:
@@ -59,7 +61,9 @@ def main() -> int:
         env = person_env(folder)
         env.pop("LOOPX_AGENT", None)
         env.pop("LOOPX_DB", None)
-        run = lambda *a, **kw: subprocess.run(LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True, **kw)
+        run = lambda *a, **kw: subprocess.run(
+            LOOPX + list(a), env=env, cwd=folder, check=True, capture_output=True, **kw
+        )
         run("init")
         run("agent", "add", "bench")
         run("card", "add", "bench card")
@@ -70,7 +74,11 @@ def main() -> int:
         out = subprocess.run(hook, env=hook_env, cwd=folder, input=danger, capture_output=True, check=True).stdout
         assert b'"deny"' in out, out  # opens G-1
         board = folder / ".loopx" / "board.db"
-        floor = [sys.executable, "-c", f"import sqlite3\nc=sqlite3.connect({str(board)!r})\nc.execute('select count(*) from card').fetchone()"]
+        floor = [
+            sys.executable,
+            "-c",
+            f"import sqlite3\nc=sqlite3.connect({str(board)!r})\nc.execute('select count(*) from card').fetchone()",
+        ]
 
         def rounds(cases: dict, n: int) -> dict:
             times = {name: [] for name in cases}
@@ -83,22 +91,38 @@ def main() -> int:
                         times[name].append(ms)
             return {k: statistics.median(v) for k, v in times.items()}
 
-        pending = rounds({
-            "floor": (floor, env, None, None),
-            "safe": (hook, hook_env, safe, None),
-            "dangerous (gate pending: deny)": (hook, hook_env, danger, b'"deny"'),
-        }, args.runs)
+        pending = rounds(
+            {
+                "floor": (floor, env, None, None),
+                "safe": (hook, hook_env, safe, None),
+                "dangerous (gate pending: deny)": (hook, hook_env, danger, b'"deny"'),
+            },
+            args.runs,
+        )
         gate_env = dict(env)
-        subprocess.run(LOOPX + ["gate", "answer", "G-1", "approve"], env=gate_env, cwd=folder, check=False, capture_output=True)
-        approved_ok = b'"allow"' in subprocess.run(hook, env=hook_env, cwd=folder, input=danger, capture_output=True).stdout
-        approved = rounds({
-            "floor": (floor, env, None, None),
-            "dangerous (gate approved: allow)": (hook, hook_env, danger, b'"allow"'),
-        }, args.runs) if approved_ok else {}
+        subprocess.run(
+            LOOPX + ["gate", "answer", "G-1", "approve"], env=gate_env, cwd=folder, check=False, capture_output=True
+        )
+        approved_ok = (
+            b'"allow"' in subprocess.run(hook, env=hook_env, cwd=folder, input=danger, capture_output=True).stdout
+        )
+        approved = (
+            rounds(
+                {
+                    "floor": (floor, env, None, None),
+                    "dangerous (gate approved: allow)": (hook, hook_env, danger, b'"allow"'),
+                },
+                args.runs,
+            )
+            if approved_ok
+            else {}
+        )
         print(f"floor (python + sqlite open + one query): {pending['floor']:.1f} ms median of {args.runs}")
         for name, ms in pending.items():
             if name != "floor":
-                print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= {'1.5' if name == 'safe' else '2'}x)")
+                print(
+                    f"pre-tool-use, {name}: {ms:.1f} ms = {ms / pending['floor']:.2f}x floor (target <= {'1.5' if name == 'safe' else '2'}x)"
+                )
         for name, ms in approved.items():
             if name != "floor":
                 print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2x)")

@@ -54,19 +54,32 @@ def shapes(folder: Path) -> dict:
         "PowerShell words": ("PowerShell", {"command": fill("w ")}),
         "PowerShell blocks": ("PowerShell", {"command": fill("{")}),
         "JSON nested 400,000 deep": ("Bash", None),
-        "apply_patch 1 MB": ("apply_patch", {"command": fill("*** Add File: docs/a.md\n+x\n", "*** Begin Patch\n", "*** End Patch\n")}),
+        "apply_patch 1 MB": (
+            "apply_patch",
+            {"command": fill("*** Add File: docs/a.md\n+x\n", "*** Begin Patch\n", "*** End Patch\n")},
+        ),
         "Write 1 MB": ("Write", {"file_path": str(folder / "big.txt"), "content": fill("x")}),
     }
 
 
 def payload(folder: Path, tool: str, tool_input: dict | None) -> bytes:
     if tool_input is None:  # nested deeper than json.dumps itself can write
-        return ('{"tool_name": "Bash", "cwd": %s, "tool_input": {"command": "ls", "x": %s}}' % (json.dumps(str(folder)), "[" * 400_000 + "]" * 400_000)).encode()
-    return json.dumps({
-        "session_id": "bench", "transcript_path": str(folder / "t.jsonl"), "cwd": str(folder),
-        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
-        "tool_input": tool_input, "tool_use_id": "toolu_worst",
-    }).encode()
+        return (
+            '{"tool_name": "Bash", "cwd": %s, "tool_input": {"command": "ls", "x": %s}}'
+            % (json.dumps(str(folder)), "[" * 400_000 + "]" * 400_000)
+        ).encode()
+    return json.dumps(
+        {
+            "session_id": "bench",
+            "transcript_path": str(folder / "t.jsonl"),
+            "cwd": str(folder),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": tool_input,
+            "tool_use_id": "toolu_worst",
+        }
+    ).encode()
 
 
 def run(argv, env, cwd, stdin: bytes) -> tuple[float, int, bytes]:
@@ -90,7 +103,9 @@ def main() -> int:
         folder = Path(tmp)
         env = dict(compiled_env(), LOOPX_HUMAN="bench", LOOPX_AGENT="bench")
         env.pop("LOOPX_DB", None)
-        setup = lambda *a: subprocess.run(LOOPX + list(a), env={**env, "LOOPX_AGENT": ""}, cwd=folder, check=True, capture_output=True)
+        setup = lambda *a: subprocess.run(
+            LOOPX + list(a), env={**env, "LOOPX_AGENT": ""}, cwd=folder, check=True, capture_output=True
+        )
         setup("init")
         setup("agent", "add", "bench")
         setup("card", "add", "bench card")
@@ -111,7 +126,15 @@ def main() -> int:
             print(f"{name:28s} {len(data):9,d} {med:10.0f}  {answer}")
             if med > worst[1]:
                 worst = (name, med)
-        stop = json.dumps({"session_id": "bench", "transcript_path": "/dev/zero", "cwd": str(folder), "hook_event_name": "Stop", "stop_hook_active": False}).encode()
+        stop = json.dumps(
+            {
+                "session_id": "bench",
+                "transcript_path": "/dev/zero",
+                "cwd": str(folder),
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            }
+        ).encode()
         ms, code, out = run(LOOPX + ["hook", "claude-code", "stop"], env, folder, stop)
         print(f"{'Stop, transcript /dev/zero':28s} {len(stop):9,d} {ms:10.0f}  {decision(out)} (exit {code})")
         if ms > worst[1]:

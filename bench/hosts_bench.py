@@ -65,7 +65,9 @@ def _drain(hosts: namespaced.Hosts, agents, cards: int, lease: str, server: OwnS
     hold = hosts.folder / "hold"
     start = time.perf_counter()
     for host_name, agent in agents:
-        by_name[host_name].start(agent, lease, hold=hold if server is not None and by_name[host_name] is hosts.first else None)
+        by_name[host_name].start(
+            agent, lease, hold=hold if server is not None and by_name[host_name] is hosts.first else None
+        )
     done = "\"status\" = 'done'"
     rest, stranded = None, 0
     if server is not None:
@@ -139,7 +141,9 @@ def main() -> int:
 
         keys.create(Path(os.environ["LOOPX_KEY"]), "bench", None)
     results: dict[str, list[dict]] = {"pg": [], "pg+faults": [], "sqlite": []}
-    print(f"{args.cards} cards, {len(HOSTS)} x {RUNNERS} runners, lease {args.lease}, load {os.getloadavg()[0]:.1f} at the start")
+    print(
+        f"{args.cards} cards, {len(HOSTS)} x {RUNNERS} runners, lease {args.lease}, load {os.getloadavg()[0]:.1f} at the start"
+    )
     try:
         for run in range(args.runs):
             for kind in results:
@@ -150,7 +154,10 @@ def main() -> int:
                     got = _pg_run(folder, args.cards, args.lease, args.seed + run, faults=kind == "pg+faults")
                 results[kind].append(got)
                 rest = f", the rest by two hosts {got['rest']:.2f} cards/s" if got["rest"] else ""
-                print(f"run {run + 1} {kind:<10} {got['seconds']:7.1f} s = {got['rate']:.2f} cards/s{rest}, every card done once: {got['once']}", flush=True)
+                print(
+                    f"run {run + 1} {kind:<10} {got['seconds']:7.1f} s = {got['rate']:.2f} cards/s{rest}, every card done once: {got['once']}",
+                    flush=True,
+                )
     finally:
         shutil.rmtree(env_home, ignore_errors=True)
     med = {kind: statistics.median(r["rate"] for r in rows) for kind, rows in results.items()}
@@ -158,8 +165,12 @@ def main() -> int:
     print(f"{'drain':<44} {'cards/s':>8} {'x sqlite':>9}")
     print(f"{'SQLite, 3 runner groups on one host':<44} {med['sqlite']:8.2f} {1.0:8.2f}x")
     print(f"{'PostgreSQL, 3 namespaced hosts':<44} {med['pg']:8.2f} {med['pg'] / med['sqlite']:8.2f}x")
-    print(f"{'  + a host killed, the server restarted':<44} {med['pg+faults']:8.2f} {med['pg+faults'] / med['sqlite']:8.2f}x  ({med['pg+faults'] / med['pg']:.2f}x without; includes the {args.lease} lease)")
-    print(f"{'    the rest, drained by the two hosts left':<44} {rest:8.2f} {rest / med['sqlite']:8.2f}x  ({rest / med['pg']:.2f}x three hosts)")
+    print(
+        f"{'  + a host killed, the server restarted':<44} {med['pg+faults']:8.2f} {med['pg+faults'] / med['sqlite']:8.2f}x  ({med['pg+faults'] / med['pg']:.2f}x without; includes the {args.lease} lease)"
+    )
+    print(
+        f"{'    the rest, drained by the two hosts left':<44} {rest:8.2f} {rest / med['sqlite']:8.2f}x  ({rest / med['pg']:.2f}x three hosts)"
+    )
     print(f"load {os.getloadavg()[0]:.1f} at the end")
     return 0
 

@@ -53,7 +53,9 @@ POINTS = ("commit", "committed")
 class Run:
     """One board and the agents working on it."""
 
-    def __init__(self, folder: Path, url: str, env: dict, seed: int, agents: int, ops: int, seconds: float, kill: float):
+    def __init__(
+        self, folder: Path, url: str, env: dict, seed: int, agents: int, ops: int, seconds: float, kill: float
+    ):
         self.folder, self.url, self.env = folder, url, env
         self.rng = random.Random(seed)
         self.agents = [f"a{i + 1}" for i in range(agents)]
@@ -72,7 +74,14 @@ class Run:
             env["LOOPX_AGENT"] = agent
         if fault:
             env["LOOPX_FAULT"] = fault
-        proc = subprocess.Popen([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=self.folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "loopx_core", "--json", *argv],
+            cwd=self.folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         timer = None
         if kill_after is not None:
             timer = threading.Timer(kill_after, lambda: proc.poll() is None and proc.send_signal(signal.SIGKILL))
@@ -110,7 +119,16 @@ class Run:
                 answer = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
             except ValueError:
                 answer = {}
-            record = {"kind": kind, "op_id": op_id, "argv": argv, "agent": agent, "code": code, "answer": answer, "kills": kills, "said": (out[-300:] + err[-500:]) if code == 1 else ""}
+            record = {
+                "kind": kind,
+                "op_id": op_id,
+                "argv": argv,
+                "agent": agent,
+                "code": code,
+                "answer": answer,
+                "kills": kills,
+                "said": (out[-300:] + err[-500:]) if code == 1 else "",
+            }
             with self.lock:
                 self.done_ops.append(record)
             return record
@@ -139,7 +157,9 @@ class Run:
             roll = rng.random()
             if roll < 0.6:
                 tag = uuid.uuid4().hex[:8]  # (a new next action: progress, so the card is not paused for making none)
-                got = self.operate(rng, "writeback", ["writeback", key, "--summary", f"W {tag}", "--next", f"after {tag}"], name)
+                got = self.operate(
+                    rng, "writeback", ["writeback", key, "--summary", f"W {tag}", "--next", f"after {tag}"], name
+                )
                 if got["code"] != 0:
                     holding = None
             elif roll < 0.85:
@@ -161,6 +181,7 @@ class Run:
 
 
 # -- what the board holds --------------------------------------------------------------
+
 
 def _marker(op: dict) -> str | None:
     """The text an operation wrote (its title or summary), when it has one."""
@@ -217,7 +238,14 @@ def one(name: str, url: str, folder: Path, env: dict, args) -> dict:
         full.pop("LOOPX_AGENT", None)
         if agent:
             full["LOOPX_AGENT"] = agent
-        return subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=full, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "loopx_core", "--json", *argv],
+            cwd=folder,
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     made = cli("init", "--objective", f"kill and retry on {name}")
     assert made.returncode == 0, made.stderr
@@ -282,8 +310,10 @@ def main() -> int:
         runs = [] if args.no_sqlite else [("sqlite", None)]
         if args.pg:
             runs.append(("postgresql", args.pg))
-        print(f"kill_retry: seed {args.seed}, {args.agents} agents, up to {args.ops} operations and {args.seconds:g} s per backend, "
-              f"an attempt killed with chance {args.kill:g}, on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.1f}")
+        print(
+            f"kill_retry: seed {args.seed}, {args.agents} agents, up to {args.ops} operations and {args.seconds:g} s per backend, "
+            f"an attempt killed with chance {args.kill:g}, on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.1f}"
+        )
         for name, server in runs:
             folder = home_path / name
             folder.mkdir()
@@ -300,14 +330,21 @@ def main() -> int:
 
                     with psycopg.connect(server, autocommit=True) as conn:
                         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-            bad += report["lost"] + report["duplicated"] + report["partial"] + report["internal"] + (report["verify"] != 0)
-            print(f"{name}: {report['operations']} operations by {report['agents']} agents in {report['seconds']} s "
-                  f"({report['attempts']} processes), {report['kills']} SIGKILLs ({', '.join(f'{k} {v}' for k, v in sorted(report['kills_by'].items()))}) and retries; "
-                  f"{report['acknowledged']} acknowledged, refused {report['refused']}, internal errors {report['internal']}; "
-                  f"acknowledged lost {report['lost']}, duplicated {report['duplicated']}, partial {report['partial']}; "
-                  f"verify exit {report['verify']}" + (" (clean)" if report["verify"] == 0 else ""))
+            bad += (
+                report["lost"] + report["duplicated"] + report["partial"] + report["internal"] + (report["verify"] != 0)
+            )
+            print(
+                f"{name}: {report['operations']} operations by {report['agents']} agents in {report['seconds']} s "
+                f"({report['attempts']} processes), {report['kills']} SIGKILLs ({', '.join(f'{k} {v}' for k, v in sorted(report['kills_by'].items()))}) and retries; "
+                f"{report['acknowledged']} acknowledged, refused {report['refused']}, internal errors {report['internal']}; "
+                f"acknowledged lost {report['lost']}, duplicated {report['duplicated']}, partial {report['partial']}; "
+                f"verify exit {report['verify']}" + (" (clean)" if report["verify"] == 0 else "")
+            )
             if report["findings"] or report["internal_errors"]:
-                print("  " + json.dumps({"findings": report["findings"], "internal": report["internal_errors"]}, default=str))
+                print(
+                    "  "
+                    + json.dumps({"findings": report["findings"], "internal": report["internal_errors"]}, default=str)
+                )
     return 1 if bad else 0
 
 

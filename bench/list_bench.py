@@ -26,7 +26,23 @@ LOOPX = [sys.executable, "-m", "loopx_core"]
 _script = Path(sys.executable).with_name("loopx")
 if _script.exists():
     LOOPX = [str(_script)]
-STATUSES = ["ready"] * 5 + ["backlog", "active", "waiting", "paused", "blocked", "done", "done", "done", "done", "done", "done", "done", "done", "done", "cancelled"]
+STATUSES = ["ready"] * 5 + [
+    "backlog",
+    "active",
+    "waiting",
+    "paused",
+    "blocked",
+    "done",
+    "done",
+    "done",
+    "done",
+    "done",
+    "done",
+    "done",
+    "done",
+    "done",
+    "cancelled",
+]
 
 
 def grow(db: Path, upto: int, have: int, rnd: random.Random) -> None:
@@ -44,15 +60,30 @@ def grow(db: Path, upto: int, have: int, rnd: random.Random) -> None:
         for i in range(have, upto):
             status = rnd.choice(STATUSES)
             holder = f"agent-{i % 8}" if status in ("active", "waiting", "paused") else None
-            rows.append({
-                "title": f"Card {i}: " + rnd.choice(["fix", "add", "refactor", "test", "ship"]) + " " + rnd.choice(["login", "billing", "search", "cache", "docs"]),
-                "status": status, "priority": rnd.randint(0, 4), "assignee": holder, "needs": [], "todos": [{"id": 1, "text": "a todo", "done": False}],
-                "lease_holder": holder, "lease_token": 1 if holder else None, "fence": 1 if holder else 0,
-                "lease_expires": now + 86400 if holder else None, "lease_seconds": 86400 if holder else None,
-                "paused_reason": "budget" if status == "paused" else None, "blocked_reason": "gate rejected" if status == "blocked" else None,
-                "body": "Some words about the card. " * 8, "created_at": now - 86400 + i, "updated_at": now - 3600 + i,
-                "done_at": now - 100 if status == "done" else None,
-            })
+            rows.append(
+                {
+                    "title": f"Card {i}: "
+                    + rnd.choice(["fix", "add", "refactor", "test", "ship"])
+                    + " "
+                    + rnd.choice(["login", "billing", "search", "cache", "docs"]),
+                    "status": status,
+                    "priority": rnd.randint(0, 4),
+                    "assignee": holder,
+                    "needs": [],
+                    "todos": [{"id": 1, "text": "a todo", "done": False}],
+                    "lease_holder": holder,
+                    "lease_token": 1 if holder else None,
+                    "fence": 1 if holder else 0,
+                    "lease_expires": now + 86400 if holder else None,
+                    "lease_seconds": 86400 if holder else None,
+                    "paused_reason": "budget" if status == "paused" else None,
+                    "blocked_reason": "gate rejected" if status == "blocked" else None,
+                    "body": "Some words about the card. " * 8,
+                    "created_at": now - 86400 + i,
+                    "updated_at": now - 3600 + i,
+                    "done_at": now - 100 if status == "done" else None,
+                }
+            )
         for chunk in range(0, len(rows), 500):
             Card.insert_many(rows[chunk : chunk + 500]).execute()
 

@@ -26,15 +26,26 @@ sys.path.insert(0, str(HERE))
 from common import compiled_env  # noqa: E402
 from hook_bench import LOOPX  # noqa: E402
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+}
 NEXT = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "next", "arguments": {}}}
-FLOOR = [sys.executable, "-c", "import sys\nsys.stdin.readline()\nsys.stdout.write('{}\\n')\nsys.stdout.flush()\nsys.stdin.readline()\nsys.stdout.write('{}\\n')\nsys.stdout.flush()"]
+FLOOR = [
+    sys.executable,
+    "-c",
+    "import sys\nsys.stdin.readline()\nsys.stdout.write('{}\\n')\nsys.stdout.flush()\nsys.stdin.readline()\nsys.stdout.write('{}\\n')\nsys.stdout.flush()",
+]
 
 
 def round_trips(argv, env, cwd) -> tuple[float, float]:
     """(ms to the initialize answer, ms from then to the first tool answer)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     try:
         proc.stdin.write((json.dumps(INIT) + "\n").encode())
         proc.stdin.flush()
@@ -43,7 +54,11 @@ def round_trips(argv, env, cwd) -> tuple[float, float]:
         if not first:
             raise SystemExit("no answer to initialize")
         mark = time.perf_counter()
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n" + json.dumps(NEXT) + "\n").encode())
+        proc.stdin.write(
+            (
+                json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n" + json.dumps(NEXT) + "\n"
+            ).encode()
+        )
         proc.stdin.flush()
         if not proc.stdout.readline():
             raise SystemExit("no answer to the first tool call")
@@ -78,7 +93,10 @@ def main() -> int:
         print(f"floor (python started, one line read and answered): {floor:.0f} ms median of {args.runs}")
         for name in ("initialize", "first tool call"):
             values = times[name]
-            print(f"loopx mcp, {name}: median {statistics.median(values):.0f} ms, worst {max(values):.0f} ms = {statistics.median(values) / floor:.1f}x floor" + (" (target < 1000 ms)" if name == "initialize" else ""))
+            print(
+                f"loopx mcp, {name}: median {statistics.median(values):.0f} ms, worst {max(values):.0f} ms = {statistics.median(values) / floor:.1f}x floor"
+                + (" (target < 1000 ms)" if name == "initialize" else "")
+            )
     return 0
 
 

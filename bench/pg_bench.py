@@ -64,7 +64,13 @@ def pg_schema():
 
 def modules(env, cwd) -> int:
     """How many modules a cold `next` imports."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "loopx_core", "next"], env=dict(env, LOOPX_AGENT="solo"), cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "loopx_core", "next"],
+        env=dict(env, LOOPX_AGENT="solo"),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
     return sum(line.startswith("import time:") for line in proc.stderr.splitlines()) - 1
 
 
@@ -85,7 +91,9 @@ def per_turn(runs: int) -> None:
                 folder.mkdir()
                 env = dict(setup_board(folder, before, 0), LOOPX_PG_CLIENT="psycopg")
                 for agent in (["solo", "--can", "git:push"], ["solo2"]):
-                    subprocess.run(LOOPX + ["agent", "add", *agent], env=env, cwd=folder, check=True, capture_output=True)
+                    subprocess.run(
+                        LOOPX + ["agent", "add", *agent], env=env, cwd=folder, check=True, capture_output=True
+                    )
                 boards["psycopg"] = (folder, env)
         floor = floor_argv(Path(tmp))
         times: dict[str, list[float]] = {"floor": []}
@@ -104,25 +112,38 @@ def per_turn(runs: int) -> None:
                         times.setdefault(f"{backend} {name}", []).append(sample[backend])
         med = {k: statistics.median(v) for k, v in times.items()}
         floor_ms = med["floor"]
-        print(f"CPU time, cold process, median of {runs} interleaved rounds; floor (python + sqlite insert/commit) {floor_ms:.1f} ms")
-        print(f"{'verb':<12} {'sqlite ms':>10} {'x floor':>8} {'pg ms':>8} {'x floor':>8} {'pg/sqlite':>10} {'before ms':>10} {'before/sqlite':>14}")
+        print(
+            f"CPU time, cold process, median of {runs} interleaved rounds; floor (python + sqlite insert/commit) {floor_ms:.1f} ms"
+        )
+        print(
+            f"{'verb':<12} {'sqlite ms':>10} {'x floor':>8} {'pg ms':>8} {'x floor':>8} {'pg/sqlite':>10} {'before ms':>10} {'before/sqlite':>14}"
+        )
         worst = 0.0
         for verb in VERBS:
             lite, pg, old = med[f"sqlite {verb}"], med[f"postgresql {verb}"], med[f"psycopg {verb}"]
             worst = max(worst, pg / lite)
-            print(f"{verb:<12} {lite:10.1f} {lite / floor_ms:8.2f} {pg:8.1f} {pg / floor_ms:8.2f} {pg / lite:9.2f}x {old:10.1f} {old / lite:13.2f}x")
+            print(
+                f"{verb:<12} {lite:10.1f} {lite / floor_ms:8.2f} {pg:8.1f} {pg / floor_ms:8.2f} {pg / lite:9.2f}x {old:10.1f} {old / lite:13.2f}x"
+            )
         print(f"worst pg/sqlite: {worst:.2f}x (target <= 1.3x)")
-        print("modules a cold `next` imports: " + ", ".join(f"{backend} {modules(env, folder)}" for backend, (folder, env) in boards.items()))
+        print(
+            "modules a cold `next` imports: "
+            + ", ".join(f"{backend} {modules(env, folder)}" for backend, (folder, env) in boards.items())
+        )
         print(f"errors: {len(failures)}" + (f" ({', '.join(sorted(set(failures)))})" if failures else ""))
 
 
 def drains() -> None:
     d = drain(8, 24, None)
-    print(f"sqlite     8 agents, 24 cards: {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
+    print(
+        f"sqlite     8 agents, 24 cards: {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}"
+    )
     with pg_schema() as url:
         if url is not None:
             d = drain(8, 24, url)
-            print(f"postgresql 8 agents, 24 cards: {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
+            print(
+                f"postgresql 8 agents, 24 cards: {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}"
+            )
 
 
 def main() -> int:

@@ -59,7 +59,12 @@ CYCLE = [
     ("claim", "solo", ["claim", "{card}"], {0}),
     ("next", "solo", ["next"], {0}),
     ("heartbeat", "solo", ["heartbeat", "{card}"], {0}),
-    ("writeback", "solo", ["writeback", "{card}", "--summary", "turn {i}", "--next", "step {i}", "--tokens", "100"], {0}),
+    (
+        "writeback",
+        "solo",
+        ["writeback", "{card}", "--summary", "turn {i}", "--next", "step {i}", "--tokens", "100"],
+        {0},
+    ),
     ("context", "solo", ["context", "{card}"], {0}),
     ("gate ask", "solo", ["gate", "ask", "{card}", "--question", "push {i}?", "--scope", "git:push"], {0}),
     ("gate status", "solo", ["gate", "status", "G-{gate}"], {0}),
@@ -85,7 +90,9 @@ def per_turn(runs: int, db: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         env = setup_board(folder, db, 0)
-        subprocess.run(LOOPX + ["agent", "add", "solo", "--can", "git:push"], env=env, cwd=folder, check=True, capture_output=True)
+        subprocess.run(
+            LOOPX + ["agent", "add", "solo", "--can", "git:push"], env=env, cwd=folder, check=True, capture_output=True
+        )
         subprocess.run(LOOPX + ["agent", "add", "solo2"], env=env, cwd=folder, check=True, capture_output=True)
         floor = floor_argv(folder)
         times: dict[str, list[float]] = {"floor": [], **{v: [] for v in VERBS}}
@@ -111,7 +118,12 @@ def per_turn(runs: int, db: str | None) -> dict:
                     times.setdefault(name, []).append(ms)
         med = {k: statistics.median(v) for k, v in times.items()}
         names = VERBS + [name for name, _ in PERSON]
-        return {"runs": runs, "floor_ms": med["floor"], "verbs": {v: (med[v], med[v] / med["floor"]) for v in names}, "failures": failures}
+        return {
+            "runs": runs,
+            "floor_ms": med["floor"],
+            "verbs": {v: (med[v], med[v] / med["floor"]) for v in names},
+            "failures": failures,
+        }
 
 
 AGENT_LOOP = r"""
@@ -146,14 +158,35 @@ def drain(agents: int, cards: int, db: str | None) -> dict:
             subprocess.run(LOOPX + ["card", "add", f"card {i}"], env=env, cwd=folder, check=True, capture_output=True)
         start = time.perf_counter()
         procs = [
-            subprocess.Popen([sys.executable, "-c", AGENT_LOOP, json.dumps(LOOPX), f"agent-{i % 8}" if agents <= 8 else f"agent-{i % 8}"], env=env, cwd=folder, stdout=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    AGENT_LOOP,
+                    json.dumps(LOOPX),
+                    f"agent-{i % 8}" if agents <= 8 else f"agent-{i % 8}",
+                ],
+                env=env,
+                cwd=folder,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             for i in range(agents)
         ]
         results = [json.loads(p.communicate()[0]) for p in procs]
         wall = time.perf_counter() - start
         events, since = [], 0
         while since is not None:  # a page at a time (next_since)
-            out = json.loads(subprocess.run(LOOPX + ["--json", "events", "--since", str(since)], env=env, cwd=folder, capture_output=True, text=True, check=True).stdout)
+            out = json.loads(
+                subprocess.run(
+                    LOOPX + ["--json", "events", "--since", str(since)],
+                    env=env,
+                    cwd=folder,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+            )
             events += out["events"]
             since = out["next_since"]
         done_events = [e["card"] for e in events if e["kind"] == "done"]
@@ -178,15 +211,32 @@ def main() -> int:
     backend = "postgresql" if args.db else "sqlite"
     print(f"== kernel ({backend}) ==")
     turn = per_turn(args.runs, args.db)
-    print(f"floor (python + sqlite insert/commit): {turn['floor_ms']:.1f} ms median of {turn['runs'] * (len(CYCLE) + len(PERSON))}, sampled before every call")
+    print(
+        f"floor (python + sqlite insert/commit): {turn['floor_ms']:.1f} ms median of {turn['runs'] * (len(CYCLE) + len(PERSON))}, sampled before every call"
+    )
     for verb, (ms, ratio) in turn["verbs"].items():
         print(f"loopx {verb:<17} {ms:6.1f} ms = {ratio:4.2f}x floor (target <= 3x)")
-    print(f"errors: {len(turn['failures'])}" + (f" ({', '.join(sorted(set(turn['failures'])))})" if turn["failures"] else ""))
+    print(
+        f"errors: {len(turn['failures'])}"
+        + (f" ({', '.join(sorted(set(turn['failures'])))})" if turn["failures"] else "")
+    )
     d = drain(args.agents, args.cards, args.db)
-    print(f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}")
+    print(
+        f"drain: {d['agents']} agents, {d['cards']} cards in {d['seconds']} s = {d['cards_per_second']} cards/s, errors {d['errors']}, every card done once: {d['done_once']}"
+    )
     if args.kernel_only:
         return 0
-    for name in ("pg_bench.py", "hook_bench.py", "list_bench.py", "hook_worst.py", "mcp_bench.py", "watch_bench.py", "tui_bench.py", "runner_bench.py", "hosts_bench.py"):
+    for name in (
+        "pg_bench.py",
+        "hook_bench.py",
+        "list_bench.py",
+        "hook_worst.py",
+        "mcp_bench.py",
+        "watch_bench.py",
+        "tui_bench.py",
+        "runner_bench.py",
+        "hosts_bench.py",
+    ):
         path = HERE / name
         if path.exists():
             print(f"\n== {name} ==", flush=True)

@@ -69,12 +69,33 @@ class Bench:
         self.person = member(self.store, unlock())
 
     def loopx(self, args: list[str]) -> None:
-        subprocess.run([sys.executable, "-m", "loopx_core", *args], cwd=self.folder, env=self.env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "loopx_core", *args],
+            cwd=self.folder,
+            env=self.env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
     def runner(self, mode: str) -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "loopx_core", "run", "--agent", "a1", "--runtime", "shell", "--", sys.executable, str(self.folder / "turn.py")],
-            cwd=self.folder, env=dict(self.env, BENCH_MODE=mode), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "loopx_core",
+                "run",
+                "--agent",
+                "a1",
+                "--runtime",
+                "shell",
+                "--",
+                sys.executable,
+                str(self.folder / "turn.py"),
+            ],
+            cwd=self.folder,
+            env=dict(self.env, BENCH_MODE=mode),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     def runner_state(self) -> tuple[str | None, str | None]:
@@ -106,7 +127,9 @@ class Bench:
 def idle_cost(bench: Bench, seconds: float, busy: bool) -> float:
     proc = bench.runner("none")
     try:
-        bench.wait("the runner asleep", lambda: bench.runner_state()[0] == "asleep" and bench.runner_state()[1] != "starting")
+        bench.wait(
+            "the runner asleep", lambda: bench.runner_state()[0] == "asleep" and bench.runner_state()[1] != "starting"
+        )
         time.sleep(1.0)
         if busy:  # another agent writes to the board every second (its own card, heartbeats)
             from loopx_core.ops import cards, claims
@@ -162,14 +185,21 @@ def ready_latency(bench: Bench, samples: int) -> list[float]:
     out = []
     try:
         for i in range(samples):
-            bench.wait("the runner idle", lambda: bench.runner_state()[0] == "asleep" and bench.runner_state()[1] != "starting")
+            bench.wait(
+                "the runner idle", lambda: bench.runner_state()[0] == "asleep" and bench.runner_state()[1] != "starting"
+            )
             time.sleep(random.uniform(1.5, 3.0))
             seq = bench.seq()
             cards.add_card(bench.store, {"title": f"ready {i}", "owner": "a1"}, bench.person)
             added = time.time()
             started = bench.wait("its turn", lambda: bench.turn_after(seq))
             out.append(started.at - added)
-            bench.wait("the card done", lambda: bench.runner_state()[0] == "asleep" and bench.turn_after(started.seq) is None and _done(bench, i))
+            bench.wait(
+                "the card done",
+                lambda: (
+                    bench.runner_state()[0] == "asleep" and bench.turn_after(started.seq) is None and _done(bench, i)
+                ),
+            )
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -187,8 +217,10 @@ def report(name: str, values: list[float], slow: float) -> None:
     values = sorted(values)
     median = statistics.median(values)
     p90 = values[int(0.9 * (len(values) - 1))]
-    print(f"{name}: median {median * 1000:.0f} ms, p90 {p90 * 1000:.0f} ms, max {values[-1] * 1000:.0f} ms over {len(values)} "
-          f"({median / slow:.2f}× the slowest probe interval of {slow * 1000:.0f} ms; target median ≤ 1 s: {'met' if median <= 1.0 else 'NOT met'})")
+    print(
+        f"{name}: median {median * 1000:.0f} ms, p90 {p90 * 1000:.0f} ms, max {values[-1] * 1000:.0f} ms over {len(values)} "
+        f"({median / slow:.2f}× the slowest probe interval of {slow * 1000:.0f} ms; target median ≤ 1 s: {'met' if median <= 1.0 else 'NOT met'})"
+    )
 
 
 def main() -> int:
@@ -203,7 +235,9 @@ def main() -> int:
         bench = Bench(Path(tmp), args.db)
         quiet = idle_cost(bench, args.idle, busy=False)
         busy = idle_cost(bench, args.idle, busy=True)
-        print(f"idle runner, quiet board: {quiet:.2f} % of one core · board written every second: {busy:.2f} % (target ≤ 1 %: {'met' if max(quiet, busy) <= 1.0 else 'NOT met'})")
+        print(
+            f"idle runner, quiet board: {quiet:.2f} % of one core · board written every second: {busy:.2f} % (target ≤ 1 %: {'met' if max(quiet, busy) <= 1.0 else 'NOT met'})"
+        )
         report("gate answered → next turn", gate_latency(bench, args.samples), SLOW)
         report("card added → idle runner's turn", ready_latency(bench, args.samples), SLOW)
         bench.store.close()

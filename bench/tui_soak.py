@@ -86,7 +86,23 @@ AGENTS = textwrap.dedent(
     """
 )
 
-KEYS = ("j", "j", "k", "v", "l", "h", "v", "enter", "escape", "t", "escape", "question_mark", "escape", "slash", "escape")
+KEYS = (
+    "j",
+    "j",
+    "k",
+    "v",
+    "l",
+    "h",
+    "v",
+    "enter",
+    "escape",
+    "t",
+    "escape",
+    "question_mark",
+    "escape",
+    "slash",
+    "escape",
+)
 
 
 def rss_mb() -> float:
@@ -99,7 +115,21 @@ def rss_mb() -> float:
 class MallInfo2(__import__("ctypes").Structure):
     """glibc's ``struct mallinfo2`` (malloc.h): the heap's bytes, in size_t."""
 
-    _fields_ = [(name, __import__("ctypes").c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (name, __import__("ctypes").c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def malloc_figures() -> dict:
@@ -113,7 +143,12 @@ def malloc_figures() -> dict:
         return {}
     fn.restype = MallInfo2
     info = fn()
-    return {"heap": info.arena / 2**20, "in use": info.uordblks / 2**20, "free": info.fordblks / 2**20, "mmapped": info.hblkhd / 2**20}
+    return {
+        "heap": info.arena / 2**20,
+        "in use": info.uordblks / 2**20,
+        "free": info.fordblks / 2**20,
+        "mmapped": info.hblkhd / 2**20,
+    }
 
 
 def pymalloc_figures() -> dict:
@@ -135,7 +170,15 @@ def pymalloc_figures() -> dict:
         out.seek(0)
         text = out.read().decode(errors="replace")
     figures = {}
-    for label, key in (("arenas allocated current", "arenas"), ("arenas highwater mark", "most arenas"), ("bytes in allocated blocks", "in use"), ("bytes in available blocks", "free blocks"), ("bytes lost to pool headers", "headers"), ("bytes lost to quantization", "quantization"), ("bytes in maximum", "")):
+    for label, key in (
+        ("arenas allocated current", "arenas"),
+        ("arenas highwater mark", "most arenas"),
+        ("bytes in allocated blocks", "in use"),
+        ("bytes in available blocks", "free blocks"),
+        ("bytes lost to pool headers", "headers"),
+        ("bytes lost to quantization", "quantization"),
+        ("bytes in maximum", ""),
+    ):
         found = re.search(rf"# {label}\s*=\s*([\d,]+)", text)
         if found and key:
             value = int(found.group(1).replace(",", ""))
@@ -161,7 +204,15 @@ def by_type() -> Counter:
     return Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
 
 
-def soak(location, minutes: float, rate: float, cards_every: int, types: list | None = None, traced: list | None = None, trim: bool = False) -> list[tuple[float, int, float, int]]:
+def soak(
+    location,
+    minutes: float,
+    rate: float,
+    cards_every: int,
+    types: list | None = None,
+    traced: list | None = None,
+    trim: bool = False,
+) -> list[tuple[float, int, float, int]]:
     """``types``: when given, filled with (cards held, objects by type) after the first minute and at the end."""
     from textual import events
 
@@ -183,7 +234,12 @@ def soak(location, minutes: float, rate: float, cards_every: int, types: list | 
             await app.loaded.wait()
             await app.reads_idle()
             await pilot.pause()
-            agents = subprocess.Popen([sys.executable, "-c", AGENTS, str(location.path), str(minutes * 60), str(rate), str(cards_every)], stdout=subprocess.PIPE, text=True, cwd=REPO)
+            agents = subprocess.Popen(
+                [sys.executable, "-c", AGENTS, str(location.path), str(minutes * 60), str(rate), str(cards_every)],
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=REPO,
+            )
             start = time.monotonic()
             next_sample, pressed, settled = start, 0, None
             while agents.poll() is None:
@@ -197,14 +253,20 @@ def soak(location, minutes: float, rate: float, cards_every: int, types: list | 
                         import tracemalloc
 
                         tracemalloc.start()
-                    print(f"after the first minute and a full collection: RSS {settled[2]:.1f} MB, {settled[3]:,} tracked objects; malloc {malloc_figures()}; pymalloc {pymalloc_figures()}")
+                    print(
+                        f"after the first minute and a full collection: RSS {settled[2]:.1f} MB, {settled[3]:,} tracked objects; malloc {malloc_figures()}; pymalloc {pymalloc_figures()}"
+                    )
                 if now >= next_sample:
                     samples.append((now - start, changes, rss_mb(), len(gc.get_objects())))
                     heap = malloc_figures()
                     threads, fds = threads_and_connections(location.path)
                     print(
                         f"{now - start:6.0f} s  {changes:6,} changes  RSS {samples[-1][2]:6.1f} MB  {samples[-1][3]:9,} tracked objects"
-                        + (f"  malloc: heap {heap['heap']:5.1f} in use {heap['in use']:5.1f} free {heap['free']:5.1f} mmapped {heap['mmapped']:5.1f} MB" if heap else "")
+                        + (
+                            f"  malloc: heap {heap['heap']:5.1f} in use {heap['in use']:5.1f} free {heap['free']:5.1f} mmapped {heap['mmapped']:5.1f} MB"
+                            if heap
+                            else ""
+                        )
                         + f"  pymalloc blocks {sys.getallocatedblocks():,}  threads {threads}  db files open {fds}",
                         flush=True,
                     )
@@ -224,7 +286,9 @@ def soak(location, minutes: float, rate: float, cards_every: int, types: list | 
 
                 traced.append(tracemalloc.take_snapshot())
                 tracemalloc.stop()
-            print(f"at the end, after a full collection: RSS {samples[-1][2]:.1f} MB, {samples[-1][3]:,} tracked objects; malloc {malloc_figures()}; pymalloc {pymalloc_figures()}")
+            print(
+                f"at the end, after a full collection: RSS {samples[-1][2]:.1f} MB, {samples[-1][3]:,} tracked objects; malloc {malloc_figures()}; pymalloc {pymalloc_figures()}"
+            )
             if trim:
                 import ctypes
 
@@ -242,18 +306,36 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--rate", type=float, default=10.0, help="agent writes a second")
-    parser.add_argument("--cards-every", type=int, default=5, help="one write in N adds a card (0: none, only turns' evidence)")
-    parser.add_argument("--by-type", action="store_true", help="which types of object grew from the first minute to the end")
-    parser.add_argument("--trim", action="store_true", help="at the end, what glibc gives back to the system when asked (malloc_trim)")
-    parser.add_argument("--tracemalloc", action="store_true", help="Python's allocations after the first minute still alive at the end, by line")
+    parser.add_argument(
+        "--cards-every", type=int, default=5, help="one write in N adds a card (0: none, only turns' evidence)"
+    )
+    parser.add_argument(
+        "--by-type", action="store_true", help="which types of object grew from the first minute to the end"
+    )
+    parser.add_argument(
+        "--trim", action="store_true", help="at the end, what glibc gives back to the system when asked (malloc_trim)"
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="Python's allocations after the first minute still alive at the end, by line",
+    )
     args = parser.parse_args()
     from loopx_core.store.discovery import parse_target
 
     with tempfile.TemporaryDirectory(prefix="loopx-tui-soak-") as tmp:
         # Built in a process of its own: the board's process holds only the board.
-        built = subprocess.run([sys.executable, "-c", BOARD, tmp, str(REPO / "bench")], capture_output=True, text=True, cwd=REPO, check=True)
+        built = subprocess.run(
+            [sys.executable, "-c", BOARD, tmp, str(REPO / "bench")],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=True,
+        )
         location = parse_target(built.stdout.strip().splitlines()[-1], "flag")
-        print(f"LoopX board soak: {args.minutes:g} min, ~{args.rate:g} agent writes/s, keys in bursts of 8 a quarter of a second apart (load average {load_average()})")
+        print(
+            f"LoopX board soak: {args.minutes:g} min, ~{args.rate:g} agent writes/s, keys in bursts of 8 a quarter of a second apart (load average {load_average()})"
+        )
         types: list | None = [] if args.by_type else None
         traced: list | None = [] if args.tracemalloc else None
         samples = soak(location, args.minutes, args.rate, args.cards_every, types, traced, args.trim)
@@ -263,25 +345,37 @@ def main() -> int:
         f"from the first minute to the end: RSS {first[2]:.1f} -> {last[2]:.1f} MB ({(last[2] - first[2]) * per_k:+.2f} MB per 1,000 changes), "
         f"tracked objects {first[3]:,} -> {last[3]:,} ({(last[3] - first[3]) * per_k:+,.0f} per 1,000 changes) over {last[1] - first[1]:,} changes"
     )
-    half = next((s for s in samples[1:] if s[0] >= samples[-1][0] / 2), None)  # (the slope of the second half: a warm-up, or a leak?)
+    half = next(
+        (s for s in samples[1:] if s[0] >= samples[-1][0] / 2), None
+    )  # (the slope of the second half: a warm-up, or a leak?)
     if half is not None and last[1] > half[1]:
-        print(f"the second half ({half[0]:.0f} s to the end): RSS {half[2]:.1f} -> {last[2]:.1f} MB ({(last[2] - half[2]) * 1000 / (last[1] - half[1]):+.2f} MB per 1,000 changes over {last[1] - half[1]:,} changes)")
+        print(
+            f"the second half ({half[0]:.0f} s to the end): RSS {half[2]:.1f} -> {last[2]:.1f} MB ({(last[2] - half[2]) * 1000 / (last[1] - half[1]):+.2f} MB per 1,000 changes over {last[1] - half[1]:,} changes)"
+        )
     if traced:
         stats = traced[0].statistics("lineno")
         total = sum(st.size for st in stats)
-        print(f"Python's allocations after the first minute still alive at the end: {total / 1e6:.2f} MB in {sum(st.count for st in stats):,} blocks; the largest:")
+        print(
+            f"Python's allocations after the first minute still alive at the end: {total / 1e6:.2f} MB in {sum(st.count for st in stats):,} blocks; the largest:"
+        )
         for st in stats[:12]:
             frame = st.traceback[0]
-            print(f"  {st.size / 1e3:9.1f} kB {st.count:8,}  {frame.filename.split('site-packages/')[-1].replace(str(REPO) + '/', '')}:{frame.lineno}")
+            print(
+                f"  {st.size / 1e3:9.1f} kB {st.count:8,}  {frame.filename.split('site-packages/')[-1].replace(str(REPO) + '/', '')}:{frame.lineno}"
+            )
     if types and len(types) == 2:
         (cards_then, then), (cards_now, now) = types
         grown = now - then  # (a Counter's subtraction keeps only what grew)
         held = cards_now - cards_then
-        print(f"cards the board holds: {cards_then:,} -> {cards_now:,} ({held:+,}); what grew, per new card held and in all:")
+        print(
+            f"cards the board holds: {cards_then:,} -> {cards_now:,} ({held:+,}); what grew, per new card held and in all:"
+        )
         for name, n in grown.most_common(15):
             print(f"  {name:60s} {n:+9,}  ({n / held:+.1f} per card)" if held > 0 else f"  {name:60s} {n:+9,}")
         shrank = sum((then - now).values())
-        print(f"  (every other type: {sum(grown.values()) - sum(n for _, n in grown.most_common(15)):+,}; types that shrank: -{shrank:,})")
+        print(
+            f"  (every other type: {sum(grown.values()) - sum(n for _, n in grown.most_common(15)):+,}; types that shrank: -{shrank:,})"
+        )
     return 0
 
 

@@ -54,10 +54,19 @@ def build(folder: Path, n: int) -> float:
                 card = 1 + i % CARDS
                 used[card][0] += 1
                 used[card][1] += i
-                events.emit("agent:bench", "evidence_added", card, evidence=f"E-{i}", summary="a turn of work " * 3, tokens=i,
-                            used={"turns": used[card][0], "tokens": used[card][1], "usd": 0.0})
+                events.emit(
+                    "agent:bench",
+                    "evidence_added",
+                    card,
+                    evidence=f"E-{i}",
+                    summary="a turn of work " * 3,
+                    tokens=i,
+                    used={"turns": used[card][0], "tokens": used[card][1], "usd": 0.0},
+                )
         for card, (turns, tokens) in used.items():
-            records.execute('UPDATE "card" SET "used_turns" = ?, "used_tokens" = ? WHERE "id" = ?', (turns, tokens, card))
+            records.execute(
+                'UPDATE "card" SET "used_turns" = ?, "used_tokens" = ? WHERE "id" = ?', (turns, tokens, card)
+            )
 
     store.run(body)
     per_event = (time.perf_counter() - start) / n * 1e6
@@ -102,7 +111,9 @@ def main() -> int:
         f, v = statistics.median(times["floor"]), statistics.median(times["verify"])
         print(f"chained event write: {per_event:.0f} µs per event (in-process, one transaction)")
         print(f"floor (python + sqlite insert/commit): {f:.1f} ms median of {args.runs}")
-        print(f"loopx verify, {args.events:,} events ({args.events // 100:,} signed): {v:.0f} ms = {v / f:.1f}x floor (target <= 2000 ms)")
+        print(
+            f"loopx verify, {args.events:,} events ({args.events // 100:,} signed): {v:.0f} ms = {v / f:.1f}x floor (target <= 2000 ms)"
+        )
     return 0
 
 

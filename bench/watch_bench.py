@@ -40,7 +40,13 @@ if _script.exists():
 
 def setup(folder: Path) -> tuple[dict, Path]:
     env = dict(person_env(folder), LOOPX_DB=str(folder / ".loopx" / "board.db"))
-    run = lambda *a, agent=None: subprocess.run(LOOPX + list(a), env=dict(env, **({"LOOPX_AGENT": agent} if agent else {})), cwd=folder, check=True, capture_output=True)
+    run = lambda *a, agent=None: subprocess.run(
+        LOOPX + list(a),
+        env=dict(env, **({"LOOPX_AGENT": agent} if agent else {})),
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
     run("init")
     (folder / "out").mkdir()
     run("agent", "add", "bench", "--watch", "out")
@@ -51,7 +57,9 @@ def setup(folder: Path) -> tuple[dict, Path]:
 
 class Watch:
     def __init__(self, env: dict, cwd: Path, *args: str):
-        self.proc = subprocess.Popen(LOOPX + ["watch", *args], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            LOOPX + ["watch", *args], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         self.started = threading.Event()
         self.err: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -85,7 +93,9 @@ _seq = 0
 
 
 def document(i: int, tag: str) -> str:
-    return json.dumps({"card": "LX-1", "agent": "bench", "summary": f"{tag} turn {i}", "next": f"{tag} step {i}", "tokens": 100})
+    return json.dumps(
+        {"card": "LX-1", "agent": "bench", "summary": f"{tag} turn {i}", "next": f"{tag} step {i}", "tokens": 100}
+    )
 
 
 def land(folder: Path, name: str, text: str) -> float:
@@ -174,12 +184,20 @@ def main() -> int:
 
     lat = sorted(latencies)
     p95 = lat[max(0, int(round(0.95 * len(lat))) - 1)]
-    print(f"  burst of {args.burst} documents : {burst_s:.2f} s to the last in the board ({args.burst / burst_s:.0f}/s; writing them took {write_s:.2f} s)   target <= 3 s   {'OK' if burst_s <= 3 else 'MISSED'}")
-    print(f"  latency, file -> board     : p50 {statistics.median(lat):.0f} ms · p95 {p95:.0f} ms · max {lat[-1]:.0f} ms over {len(lat)}   target p95 <= 250 ms   {'OK' if p95 <= 250 else 'MISSED'}")
+    print(
+        f"  burst of {args.burst} documents : {burst_s:.2f} s to the last in the board ({args.burst / burst_s:.0f}/s; writing them took {write_s:.2f} s)   target <= 3 s   {'OK' if burst_s <= 3 else 'MISSED'}"
+    )
+    print(
+        f"  latency, file -> board     : p50 {statistics.median(lat):.0f} ms · p95 {p95:.0f} ms · max {lat[-1]:.0f} ms over {len(lat)}   target p95 <= 250 ms   {'OK' if p95 <= 250 else 'MISSED'}"
+    )
     print(f"  jsonl burst of {args.burst} lines  : {stream_s:.2f} s ({args.burst / stream_s:.0f}/s)")
     print(f"  --once over {args.burst} files     : {once_s:.2f} s (process start included)")
-    print(f"  floor: writeback operator  : {floor_ms:.2f} ms per document in-process ({args.burst * floor_ms / 1000:.2f} s per {args.burst}; best of before/after)")
-    print(f"  watcher's own cost         : {burst_s * 1000 / args.burst - floor_ms:.2f} ms per document in the burst, on top of the operator (rough: measured at different moments)")
+    print(
+        f"  floor: writeback operator  : {floor_ms:.2f} ms per document in-process ({args.burst * floor_ms / 1000:.2f} s per {args.burst}; best of before/after)"
+    )
+    print(
+        f"  watcher's own cost         : {burst_s * 1000 / args.burst - floor_ms:.2f} ms per document in the burst, on top of the operator (rough: measured at different moments)"
+    )
     return 0
 
 

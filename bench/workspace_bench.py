@@ -32,11 +32,18 @@ from common import person_env
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-GIT_ID = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
+}
 
 
 def sh(cwd, *args, env=None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=env or dict(os.environ, **GIT_ID), check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env or dict(os.environ, **GIT_ID), check=True, capture_output=True, text=True
+    ).stdout
 
 
 def make_repository(root: Path, files: int) -> None:
@@ -87,7 +94,9 @@ def main() -> int:
         make_repository(project, args.files)
         env = person_env(folder)
         env["XDG_DATA_HOME"] = str(folder / "data")
-        os.environ.update(LOOPX_KEY=env["LOOPX_KEY"], XDG_CONFIG_HOME=env["XDG_CONFIG_HOME"], XDG_DATA_HOME=env["XDG_DATA_HOME"])
+        os.environ.update(
+            LOOPX_KEY=env["LOOPX_KEY"], XDG_CONFIG_HOME=env["XDG_CONFIG_HOME"], XDG_DATA_HOME=env["XDG_DATA_HOME"]
+        )
         from loopx_core.authority import keys
         from loopx_core.ops import workspace_open, workspaces
         from loopx_core.ops.board import init_board
@@ -105,9 +114,21 @@ def main() -> int:
         loopx = [sys.executable, "-m", "loopx_core", "workspace", "open"]
         cli_env = dict(env, LOOPX_DB=str(project / ".loopx" / "board.db"))
         for n in range(args.runs):
-            bare_add.append(timed(lambda n=n: sh(project, "worktree", "add", "-q", "-b", f"bench/{n}", str(folder / "bare" / str(n)), base)))
+            bare_add.append(
+                timed(
+                    lambda n=n: sh(
+                        project, "worktree", "add", "-q", "-b", f"bench/{n}", str(folder / "bare" / str(n)), base
+                    )
+                )
+            )
             opened.append(timed(lambda n=n: workspace_open.open_workspace(store, n + 1, "agent:bench")))
-            cold.append(timed(lambda n=n: subprocess.run([*loopx, f"LX-{args.runs + n + 1}"], env=cli_env, cwd=project, check=True, capture_output=True)))
+            cold.append(
+                timed(
+                    lambda n=n: subprocess.run(
+                        [*loopx, f"LX-{args.runs + n + 1}"], env=cli_env, cwd=project, check=True, capture_output=True
+                    )
+                )
+            )
         # a turn's edits: ten files changed, two new ones
         ws = workspaces.lookup(store, 1).path
         recorded, bare = [], []
@@ -124,7 +145,9 @@ def main() -> int:
     def line(what, ours, theirs, target=None):
         ratio = statistics.median(ours) / statistics.median(theirs)
         mark = "" if target is None else ("  ok" if ratio <= target else f"  OVER the {target}x target")
-        print(f"{what:<46} {statistics.median(ours):8.1f} ms vs {statistics.median(theirs):8.1f} ms  {ratio:5.2f}x{mark}")
+        print(
+            f"{what:<46} {statistics.median(ours):8.1f} ms vs {statistics.median(theirs):8.1f} ms  {ratio:5.2f}x{mark}"
+        )
 
     print(f"workspaces on a {args.files:,}-file repository, medians of {args.runs}")
     line("open a workspace vs git worktree add", opened, bare_add, 1.2)

@@ -45,7 +45,9 @@ class HumanActions:
         self.in_flight = 0  # operators started and not yet reported (the app looks for lock waits meanwhile)
 
     # -- the one place -----------------------------------------------------------
-    def _perform(self, what: str, operator: Callable[[Any], Any], done: Callable[[Any], None] | None = None) -> Worker | None:
+    def _perform(
+        self, what: str, operator: Callable[[Any], Any], done: Callable[[Any], None] | None = None
+    ) -> Worker | None:
         if self.refusal is not None:
             self.app.toasts.refuse(f"{what}: the board is read-only ({self.refusal})", self.hint)
             return None
@@ -58,7 +60,12 @@ class HumanActions:
                 with self.store.thread_connection():
                     result = terminal_safe_value(operator(actor))
             except LoopxError as err:
-                self._finished(thread, self.app.toasts.refuse, terminal_safe_value(err.message), terminal_safe_value(err.hint or ""))
+                self._finished(
+                    thread,
+                    self.app.toasts.refuse,
+                    terminal_safe_value(err.message),
+                    terminal_safe_value(err.hint or ""),
+                )
                 return None
             except Exception as exc:  # an operator bug must not take the board down
                 self._finished(thread, self.app.toasts.refuse, f"{what} failed: {type(exc).__name__}: {exc}", "")
@@ -91,7 +98,13 @@ class HumanActions:
 
     # -- the actions -------------------------------------------------------------
     def answer_gate(
-        self, gate_id: int, decision: str, note: str | None = None, remember: str | None = None, choice: str | None = None, text: str | None = None,
+        self,
+        gate_id: int,
+        decision: str,
+        note: str | None = None,
+        remember: str | None = None,
+        choice: str | None = None,
+        text: str | None = None,
         second_key: bool = False,
     ) -> Worker | None:
         key = ids.fmt(ids.GATE, gate_id)
@@ -99,16 +112,34 @@ class HumanActions:
         def done(result):
             gate, card = result
             if gate.kind == "merge" and gate.status == "approved":
-                said = f"{card.key} merged" if card.status == "done" else f"{card.key} did not merge, back to {card.owner}: {card.next_action}"
+                said = (
+                    f"{card.key} merged"
+                    if card.status == "done"
+                    else f"{card.key} did not merge, back to {card.owner}: {card.next_action}"
+                )
                 self.app.toasts.say(f"{key} approved by you; {said}")
                 return
             extra = f", remembered for this {remember}" if remember else ""
             # (an option is an agent's text: the toast names its number, never its words, which could carry markup)
-            said = f" with option {gate.options.index(gate.choice) + 1}" if gate.choice else (" with your answer" if gate.text else "")
+            said = (
+                f" with option {gate.options.index(gate.choice) + 1}"
+                if gate.choice
+                else (" with your answer" if gate.text else "")
+            )
             self.app.toasts.say(f"{key} {gate.status}{said} by you{extra}; {card.key} is {card.status}")
 
         def answer(actor):
-            return gate_ops.answer(self.store, gate_id, decision, actor, note=note or None, remember=remember, choice=choice, text=text, second_key=second_key)
+            return gate_ops.answer(
+                self.store,
+                gate_id,
+                decision,
+                actor,
+                note=note or None,
+                remember=remember,
+                choice=choice,
+                text=text,
+                second_key=second_key,
+            )
 
         return self._perform(f"answer {key}", answer, done)
 
@@ -116,7 +147,9 @@ class HumanActions:
         def done(card: CardView):
             self.app.toasts.say(f"{card.key} moved to {card.status}")
 
-        return self._perform(f"move {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.move_card(self.store, card_id, to, actor), done)
+        return self._perform(
+            f"move {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.move_card(self.store, card_id, to, actor), done
+        )
 
     def assign(self, card_id: int, to: str | None) -> Worker | None:
         def done(card: CardView):
@@ -127,13 +160,21 @@ class HumanActions:
             else:
                 self.app.toasts.say(f"{card.key} assigned to {to}")
 
-        return self._perform(f"assign {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.assign_card(self.store, card_id, to, actor), done)
+        return self._perform(
+            f"assign {ids.fmt(ids.CARD, card_id)}",
+            lambda actor: card_ops.assign_card(self.store, card_id, to, actor),
+            done,
+        )
 
     def raise_budget(self, card_id: int, data: dict) -> Worker | None:
         def done(card: CardView):
             self.app.toasts.say(f"{card.key} budget raised; it is {card.status}")
 
-        return self._perform(f"budget {ids.fmt(ids.CARD, card_id)}", lambda actor: card_ops.budget_card(self.store, card_id, data, actor), done)
+        return self._perform(
+            f"budget {ids.fmt(ids.CARD, card_id)}",
+            lambda actor: card_ops.budget_card(self.store, card_id, data, actor),
+            done,
+        )
 
     def add_card(self, data: dict, then: Callable[[CardView], None] | None = None) -> Worker | None:
         def done(card: CardView):
@@ -168,15 +209,23 @@ class HumanActions:
             gone = ", ".join(c.key for c in cancelled) or "none still open"
             self.app.toasts.say(f"kept {kept.key}; archived and cancelled: {gone}")
 
-        return self._perform(f"keep {ids.fmt(ids.CARD, card_id)}", lambda actor: tries.keep(self.store, card_id, actor, head), done)
+        return self._perform(
+            f"keep {ids.fmt(ids.CARD, card_id)}", lambda actor: tries.keep(self.store, card_id, actor, head), done
+        )
 
     def control_runner(self, agent: str, what: str) -> Worker | None:
         """``p``/``u``/``s``: pause, resume or stop ``agent``'s runner (signed, DESIGN §10 "Runners")."""
         from loopx_core.ops import runners
 
-        then = {"pause": "no new turn starts", "resume": "it goes on (a stopped runner: start `loopx run` again)", "stop": "it ends its turn, releases its card and exits"}[what]
+        then = {
+            "pause": "no new turn starts",
+            "resume": "it goes on (a stopped runner: start `loopx run` again)",
+            "stop": "it ends its turn, releases its card and exits",
+        }[what]
 
         def done(_view):
             self.app.toasts.say(f"{agent}'s runner: {what} — {then}")
 
-        return self._perform(f"{what} {agent}'s runner", lambda actor: runners.control(self.store, agent, what, actor), done)
+        return self._perform(
+            f"{what} {agent}'s runner", lambda actor: runners.control(self.store, agent, what, actor), done
+        )

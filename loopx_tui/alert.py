@@ -29,13 +29,17 @@ def desktop_command() -> list[str] | None:
     """The program that shows a desktop notification here, or None."""
     if sys.platform == "darwin" and shutil.which("osascript"):
         return ["osascript"]
-    if (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("DBUS_SESSION_BUS_ADDRESS")) and shutil.which("notify-send"):
+    if (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+    ) and shutil.which("notify-send"):
         return ["notify-send"]
     return None
 
 
 class GateAlert:
-    def __init__(self, app: App, *, bell: bool | None = None, desktop: bool | None = None, command: list[str] | None = None):
+    def __init__(
+        self, app: App, *, bell: bool | None = None, desktop: bool | None = None, command: list[str] | None = None
+    ):
         self.app = app
         self.bell = _switch("LOOPX_BELL") if bell is None else bell
         self.desktop = _switch("LOOPX_DESKTOP_NOTIFY") if desktop is None else desktop
@@ -52,7 +56,10 @@ class GateAlert:
             self.bells += 1
             self.app.bell()
         if self.desktop and self.command is not None and not self.app.app_focus:
-            self._send(f"LoopX: {gate.key} needs you", f"{gate.agent} on {card.key if card else 'a card'}: {gate.question}"[:200])
+            self._send(
+                f"LoopX: {gate.key} needs you",
+                f"{gate.agent} on {card.key if card else 'a card'}: {gate.question}"[:200],
+            )
 
     def runtime_wants(self, title: str, message: str) -> None:
         """A runtime's own "needs you" (notices.py): said as a gate is."""
@@ -72,7 +79,13 @@ class GateAlert:
         else:
             argv = [*command, "--app-name=LoopX", title, body]
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError:
             self.command = None  # gone since start: stop trying
             return

@@ -106,7 +106,9 @@ if TYPE_CHECKING:
 
 OPEN_RETRY = 0.5  # s: how often a board another process holds is tried again
 LOCK_POLL = 0.1  # s: how often, while a person's action runs, the app looks whether it waits for the board's write lock
-LOCK_SAID = 0.3  # s an action waits for the write lock before the footer says so (a passing writer is not worth a flicker)
+LOCK_SAID = (
+    0.3  # s an action waits for the write lock before the footer says so (a passing writer is not worth a flicker)
+)
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
 
 
@@ -114,10 +116,18 @@ DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before sho
 # the command line (:) with the verb typed, run as the CLI runs it.
 PERSON_COMMANDS = (
     ("Person: a command", "Any of a person's verbs, as at the terminal (:)", ""),
-    ("Notifications: the command", "What runs when something needs you (:notify set -- PROGRAM ARG…)", "notify set -- "),
+    (
+        "Notifications: the command",
+        "What runs when something needs you (:notify set -- PROGRAM ARG…)",
+        "notify set -- ",
+    ),
     ("Notifications: test the command", "Run it once now and see what it did", "notify test"),
     ("Notifications: last outcome", "The command a person signed and what it last did", "notify show"),
-    ("Agents: register or change one", "Its runtime, scopes and window (:agent add ID --can SCOPE --tokens N --window 5h)", "agent add "),
+    (
+        "Agents: register or change one",
+        "Its runtime, scopes and window (:agent add ID --can SCOPE --tokens N --window 5h)",
+        "agent add ",
+    ),
     ("Workspaces: cap their size", "e.g. 20G, or none (:workspace cap)", "workspace cap "),
     ("Workspaces: setup command", "Run once in every new workspace (:workspace setup 'npm ci')", "workspace setup "),
     ("Prices: price a model", "Dollars per million tokens (:price set MODEL --input $ --output $)", "price set "),
@@ -152,7 +162,9 @@ class LoopxApp(App[int]):
         super().__init__()
         self._loop_thread = threading.get_ident()  # the app's event loop runs here (on_mount says so again)
         self.location = location if location is not None or store is None else store.location
-        self.store: Store | None = store  # opened already (the launcher unlocks the key with it), or opened here in a worker
+        self.store: Store | None = (
+            store  # opened already (the launcher unlocks the key with it), or opened here in a worker
+        )
         self.reader: BoardReader | None = None
         self.actions: HumanActions | None = None
         self.background = background
@@ -188,7 +200,9 @@ class LoopxApp(App[int]):
         self.loaded = asyncio.Event()  # set once the board (or the no-board screen) is on screen
         self.painted = threading.Event()  # set after the board's first paint (work that can wait, waits for it)
         self._retry_open = threading.Event()  # set as the app stops: a board waited for is not tried again
-        self.history: Report | None = None  # once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
+        self.history: Report | None = (
+            None  # once the board checked its history (its first problems: reads.PROBLEMS_KEPT)
+        )
         # What the board says in passing, held while a gate is on screen (toasts.py);
         # ``notices`` is what it said (tests and the curious look at it).
         self.toasts = Toasts(self.notify, holding=lambda: self.gates.on_screen)
@@ -245,13 +259,23 @@ class LoopxApp(App[int]):
                 return
             except Exception as exc:  # not a board at all, a broken file: said on screen
                 where = self.location.describe() if self.location is not None else "the board"
-                self.post_message(BoardFailed(LoopxError(f"cannot open {where}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")))
+                self.post_message(
+                    BoardFailed(
+                        LoopxError(f"cannot open {where}: {type(exc).__name__}: {exc}", "check --db / LOOPX_DB")
+                    )
+                )
                 return
         self.post_message(BoardLoaded(store, snapshot))
 
     def on_board_waiting(self, message: BoardWaiting) -> None:
         self.board_error = message.error
-        text = Text.assemble((" LoopX ", "bold reverse"), "  waiting for the board\n\n", message.error.message, "\n", (f"→ {message.error.hint}\n\nq quits", "dim"))
+        text = Text.assemble(
+            (" LoopX ", "bold reverse"),
+            "  waiting for the board\n\n",
+            message.error.message,
+            "\n",
+            (f"→ {message.error.hint}\n\nq quits", "dim"),
+        )
         try:
             self.query_one("#opening", Static).update(text)
         except Exception:  # (the opening screen is gone: the app is closing)
@@ -273,9 +297,18 @@ class LoopxApp(App[int]):
         self.reader = BoardReader(self.store, self.now)
         self.actions = HumanActions(self, self.store, self.person, self.read_only, self.read_only_hint)
         self.project_root = snap.project_root
-        self.model.start(snap.page, snap.agents, snap.pending_gates, snap.objective, STATUS, {k: n for k, n in self.first_pages(STATUS).items() if n and k is not None})
+        self.model.start(
+            snap.page,
+            snap.agents,
+            snap.pending_gates,
+            snap.objective,
+            STATUS,
+            {k: n for k, n in self.first_pages(STATUS).items() if n and k is not None},
+        )
         self.model.runners = {r.agent: r for r in snap.runners}
-        board = self.board_screen = BoardScreen(self.model, self.now, demo=self.demo, blink=self.background, standing=self.standing)
+        board = self.board_screen = BoardScreen(
+            self.model, self.now, demo=self.demo, blink=self.background, standing=self.standing
+        )
         # The board is the base of a screen stack of its own, not pushed over
         # the "opening…" screen: Textual keeps the screen under the top one
         # "current" whatever covers it, and its repaints redrew the whole board
@@ -322,7 +355,12 @@ class LoopxApp(App[int]):
         self.board_screen.show_banner(
             f"HISTORY ALTERED: {first.where} {first.what} · decisions that do not verify count for nothing · `loopx verify` shows every problem"
         )
-        self.notice(f"{message.problems:,} problem(s) in the board's history — see the red line", title="History altered", severity="error", timeout=15)
+        self.notice(
+            f"{message.problems:,} problem(s) in the board's history — see the red line",
+            title="History altered",
+            severity="error",
+            timeout=15,
+        )
 
     def on_board_shown(self, message: BoardShown) -> None:
         self.board_ready()
@@ -345,8 +383,17 @@ class LoopxApp(App[int]):
         if mode == STATUS:
             wanted = lambda key: key not in ON_DEMAND or key in self.model.asked or bool(self.model.query.card_filter)  # noqa: E731
             return {col.key: (PAGE if wanted(col.key) else 0) for col in self.model._columns(STATUS)}
-        counts = self.model.tally.by_column(OWNER) if not self.model.query.card_filter else (self.model.shown or self.model.tally).by_column(OWNER)
-        return {(None if col.key == UNASSIGNED else col.key): (PAGE if counts.get(None if col.key == UNASSIGNED else col.key) else 0) for col in self.model._columns(OWNER)}
+        counts = (
+            self.model.tally.by_column(OWNER)
+            if not self.model.query.card_filter
+            else (self.model.shown or self.model.tally).by_column(OWNER)
+        )
+        return {
+            (None if col.key == UNASSIGNED else col.key): (
+                PAGE if counts.get(None if col.key == UNASSIGNED else col.key) else 0
+            )
+            for col in self.model._columns(OWNER)
+        }
 
     def read_pages(self, mode: str) -> None:
         """Read (in a worker) the counts and the first cards of ``mode``'s columns, for the filter as it is now."""
@@ -411,9 +458,17 @@ class LoopxApp(App[int]):
 
         if self.reader is None or self.store is None:
             return
-        poller = self.poller = ChangePoller(self.reader, self.model.seq, self.post_message, interval=self.poll_interval, cancelled=lambda: not self.is_running)
+        poller = self.poller = ChangePoller(
+            self.reader,
+            self.model.seq,
+            self.post_message,
+            interval=self.poll_interval,
+            cancelled=lambda: not self.is_running,
+        )
         reaper = self.reaper = LeaseReaper(self.store, cancelled=lambda: not self.is_running, reaped=poller.wake.set)
-        self.run_worker(self._follow(poller), thread=True, group="background", name="change poller", exit_on_error=False)
+        self.run_worker(
+            self._follow(poller), thread=True, group="background", name="change poller", exit_on_error=False
+        )
         self.run_worker(self._follow(reaper), thread=True, group="background", name="lease reaper", exit_on_error=False)
         self.set_interval(1.0, self.tick, name="clock")
         # The file watcher (DESIGN §7): the same engine as `loopx watch`, so both
@@ -484,10 +539,14 @@ class LoopxApp(App[int]):
             if event.kind == "paused":
                 key = ids.fmt(ids.CARD, event.card)
                 why = event.data.get("reason", "")
-                hint = "press + to raise its budget" if why == "budget" else "no progress for several turns; + resumes it"
+                hint = (
+                    "press + to raise its budget" if why == "budget" else "no progress for several turns; + resumes it"
+                )
                 self.notice(f"{key} paused ({why}): {hint}", severity="warning")
             elif event.kind == "ingest_error":
-                self.notice(f"ingest error: {event.data.get('file', '')} {event.data.get('reason', '')}", severity="error")
+                self.notice(
+                    f"ingest error: {event.data.get('file', '')} {event.data.get('reason', '')}", severity="error"
+                )
         self.runtime_notices(delta.events)
         touched = frozenset(e.card for e in delta.events if e.card is not None)
         for screen in self.screen_stack:
@@ -529,7 +588,9 @@ class LoopxApp(App[int]):
         if self.actions is not None:
             self.actions.refusal = alarm
         if self.board_screen is not None and self.board_screen.is_attached:
-            self.board_screen.show_banner(f"{alarm} · the board is read-only and follows it no further · `loopx verify` names what changed")
+            self.board_screen.show_banner(
+                f"{alarm} · the board is read-only and follows it no further · `loopx verify` names what changed"
+            )
             self.board_screen.refresh_header()
         self.notice(f"{alarm} — nothing more is decided here", title="Log went backwards", severity="error", timeout=30)
 
@@ -547,7 +608,9 @@ class LoopxApp(App[int]):
         return changed
 
     # -- telling the person -----------------------------------------------------------
-    def notice(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None:
+    def notice(
+        self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None
+    ) -> None:
         """A toast, remembered, held while a gate is on screen (toasts.py)."""
         self.toasts.say(message, title=title, severity=severity, timeout=timeout)
 
@@ -633,7 +696,9 @@ class LoopxApp(App[int]):
         from .modals.base import LoopxModal
 
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
-            self.last_input = self.ticks()  # (the older garbage and unasked gates wait for a pause: heap.py, gate_queue.py)
+            self.last_input = (
+                self.ticks()
+            )  # (the older garbage and unasked gates wait for a pause: heap.py, gate_queue.py)
         if isinstance(event, events.Key) and self.screen_stack:
             screen = self.screen
             if isinstance(screen, LoopxModal) and not screen.ready:
@@ -682,13 +747,23 @@ class LoopxApp(App[int]):
         from .modals.gate import GateModal
 
         self.clear_notifications()  # nothing may cover the question
-        modal = GateModal(brief, self.now, blink=self.background, ticks=self.ticks, arm_delay=self.arm_delay, reader=self.reader)
+        modal = GateModal(
+            brief, self.now, blink=self.background, ticks=self.ticks, arm_delay=self.arm_delay, reader=self.reader
+        )
         self.push_screen(modal, callback=answered)
         return modal
 
     def answer_gate(self, gate_id: int, answer: GateAnswer) -> None:
         if self.actions is not None:
-            self.actions.answer_gate(gate_id, answer.decision, answer.note, answer.remember, answer.choice, answer.text, second_key=answer.second_key)
+            self.actions.answer_gate(
+                gate_id,
+                answer.decision,
+                answer.note,
+                answer.remember,
+                answer.choice,
+                answer.text,
+                second_key=answer.second_key,
+            )
 
     def refresh_header(self) -> None:
         board = self.board_screen
@@ -856,6 +931,7 @@ class LoopxApp(App[int]):
 
         def chosen(data: dict | None) -> None:
             if data and self.actions is not None:
+
                 def focus(view: CardView) -> None:
                     if self.board_screen is not None:
                         self.board_screen.call_after_refresh(self.board_screen.select_card, view.id)
@@ -896,7 +972,13 @@ class LoopxApp(App[int]):
         if self.reader is None:
             return
         ahead = self.reader.card_detail_ahead(card.id)
-        self.run_worker(self._show_card(card, ahead), group="open card", name=f"open {card.key}", exclusive=True, exit_on_error=False)
+        self.run_worker(
+            self._show_card(card, ahead),
+            group="open card",
+            name=f"open {card.key}",
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     async def _show_card(self, card: CardView, ahead) -> None:
         from .screens.card import CardScreen
@@ -914,7 +996,9 @@ class LoopxApp(App[int]):
             screen.show(card, ahead)
             self.push_screen("card")
         else:
-            self.push_screen(CardScreen(card, self.reader, self.now, ahead))  # (opened from within a card's own screens)
+            self.push_screen(
+                CardScreen(card, self.reader, self.now, ahead)
+            )  # (opened from within a card's own screens)
 
     def on_open_card(self, message: OpenCard) -> None:
         message.stop()
@@ -960,34 +1044,82 @@ class LoopxApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         board = self.board_screen
         if board is not None and self.store is not None:
-            yield SystemCommand("Board: toggle view", "Columns by status, or one column per agent", board.action_toggle_view)
+            yield SystemCommand(
+                "Board: toggle view", "Columns by status, or one column per agent", board.action_toggle_view
+            )
             yield SystemCommand("Board: filter cards", "By words, @agent or status:…", board.action_filter)
             yield SystemCommand("Board: add a card", "A new card (validated like `loopx card add`)", self.new_card)
-            yield SystemCommand("Board: timeline", "Turns, gate waits, pauses and burn of the whole board", self.open_timeline)
-            yield SystemCommand("Gates: answer waiting gates", "One at a time: y approve, n reject, A remember", self.gates.show_all)
+            yield SystemCommand(
+                "Board: timeline", "Turns, gate waits, pauses and burn of the whole board", self.open_timeline
+            )
+            yield SystemCommand(
+                "Gates: answer waiting gates", "One at a time: y approve, n reject, A remember", self.gates.show_all
+            )
             card = board.selected_card()
             if card is not None:
                 yield SystemCommand(f"Card: open {card.key}", card.title, lambda: self.open_card(card.id))
-                yield SystemCommand(f"Card: timeline of {card.key}", "Its turns, gate waits, pauses and burn", lambda: self.open_timeline(card.id))
-                yield SystemCommand(f"Card: reassign {card.key}", "Hand it to another agent (a handoff packet is built)", lambda: self.reassign(card.id))
-                yield SystemCommand(f"Card: raise budget of {card.key}", "Add turns, tokens or dollars", lambda: self.raise_budget(card.id))
-                yield SystemCommand(f"Card: move {card.key} to ready", "A person's move (backlog / ready / cancelled)", lambda: self.move_card(card.id, "ready"))
-                yield SystemCommand(f"Card: edit {card.key}", "Title, objective, next action, verify command (e)", lambda: self.post_message(EditWanted(card.id)))
-                yield SystemCommand(f"Card: window of {card.key}", "So much per so long (:card window)", lambda: self.post_message(CommandWanted(f"card window {card.key} --every ")))
+                yield SystemCommand(
+                    f"Card: timeline of {card.key}",
+                    "Its turns, gate waits, pauses and burn",
+                    lambda: self.open_timeline(card.id),
+                )
+                yield SystemCommand(
+                    f"Card: reassign {card.key}",
+                    "Hand it to another agent (a handoff packet is built)",
+                    lambda: self.reassign(card.id),
+                )
+                yield SystemCommand(
+                    f"Card: raise budget of {card.key}",
+                    "Add turns, tokens or dollars",
+                    lambda: self.raise_budget(card.id),
+                )
+                yield SystemCommand(
+                    f"Card: move {card.key} to ready",
+                    "A person's move (backlog / ready / cancelled)",
+                    lambda: self.move_card(card.id, "ready"),
+                )
+                yield SystemCommand(
+                    f"Card: edit {card.key}",
+                    "Title, objective, next action, verify command (e)",
+                    lambda: self.post_message(EditWanted(card.id)),
+                )
+                yield SystemCommand(
+                    f"Card: window of {card.key}",
+                    "So much per so long (:card window)",
+                    lambda: self.post_message(CommandWanted(f"card window {card.key} --every ")),
+                )
             for title, help_text, line in PERSON_COMMANDS:
                 yield SystemCommand(title, help_text, lambda line=line: self.post_message(CommandWanted(line)))
             focused, actions = board.focused_agent(), self.actions
             if actions is not None:
-                for agent in sorted(self.model.runners, key=lambda a: (a != focused, a)):  # the selected card's agent first
-                    for what, title, then in (("pause", "Pause runner", "no new turn starts (p)"), ("resume", "Resume runner", "it goes on (u)"), ("stop", "Stop runner", "it ends its turn, releases its card and exits (s)")):
-                        yield SystemCommand(f"{title} of {agent}", then, lambda agent=agent, what=what: actions.control_runner(agent, what))
+                for agent in sorted(
+                    self.model.runners, key=lambda a: (a != focused, a)
+                ):  # the selected card's agent first
+                    for what, title, then in (
+                        ("pause", "Pause runner", "no new turn starts (p)"),
+                        ("resume", "Resume runner", "it goes on (u)"),
+                        ("stop", "Stop runner", "it ends its turn, releases its card and exits (s)"),
+                    ):
+                        yield SystemCommand(
+                            f"{title} of {agent}",
+                            then,
+                            lambda agent=agent, what=what: actions.control_runner(agent, what),
+                        )
             if self.location is not None:
                 where = self.location.describe()
                 yield SystemCommand("Board: where is this board?", where, lambda: self.notice(f"Board: {where}"))
         alert = self.alert
-        yield SystemCommand(f"Notifications: bell {'off' if alert.bell else 'on'}", "Ring the terminal bell when a gate arrives", self._toggle_bell)
+        yield SystemCommand(
+            f"Notifications: bell {'off' if alert.bell else 'on'}",
+            "Ring the terminal bell when a gate arrives",
+            self._toggle_bell,
+        )
         if alert.desktop_available:
-            yield SystemCommand(f"Notifications: desktop {'off' if alert.desktop else 'on'}", "A desktop notification for a gate while you look elsewhere", self._toggle_desktop)
+            yield SystemCommand(
+                f"Notifications: desktop {'off' if alert.desktop else 'on'}",
+                "A desktop notification for a gate while you look elsewhere",
+                self._toggle_desktop,
+            )
         yield SystemCommand("Help: every key", "What each key does, per screen", self.action_help)
         yield from super().get_system_commands(screen)
 

@@ -141,7 +141,7 @@ def hang(lead: Text | str, body: str, width: int, style: str = "") -> Text:
         while cell_len(word) > room:  # a word longer than a line is cut
             head = set_cell_size(word, room)
             words.append(head)
-            word = word[len(head):]
+            word = word[len(head) :]
         words.append(word)
     line, lines = "", []
     for word in words:
@@ -166,7 +166,9 @@ def sparks(values: list[float], width: int) -> str:
     top = max(shown, default=0.0)
     if top <= 0:
         return SPARKS[0] * len(shown)
-    return "".join(SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1) + 0.5))] if v > 0 else " " for v in shown)
+    return "".join(
+        SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1) + 0.5))] if v > 0 else " " for v in shown
+    )
 
 
 def lock_wait_line(waiting: list[str], seconds: float, limit: float) -> str:

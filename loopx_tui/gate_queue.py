@@ -115,7 +115,13 @@ class GateQueue:
         """Show the next queued gate, unless one (or another dialog) is up, or
         — unless the person ``asked`` — they are typing (DESIGN §9)."""
         app = self.app
-        if self.modal is not None or self._fetching is not None or app.reader is None or not app.is_running or not app.screen_stack:
+        if (
+            self.modal is not None
+            or self._fetching is not None
+            or app.reader is None
+            or not app.is_running
+            or not app.screen_stack
+        ):
             return
         if isinstance(app.screen, ModalScreen):
             return  # shown when that dialog closes
@@ -142,7 +148,9 @@ class GateQueue:
                 return
             self.app.call_from_thread(self._fetched, gid, brief, None, asked)
 
-        self.app.run_worker(job, thread=True, group="reads", name=f"brief {ids.fmt(ids.GATE, gid)}", exit_on_error=False)
+        self.app.run_worker(
+            job, thread=True, group="reads", name=f"brief {ids.fmt(ids.GATE, gid)}", exit_on_error=False
+        )
 
     def _fetched(self, gid: int, brief, error: str | None, asked: bool) -> None:
         self._fetching = None

@@ -24,7 +24,9 @@ def run_board(location: BoardLocation) -> int:
     try:
         store = Store.open(location)  # never creates one: `loopx init` does
     except BoardBusy:  # another process holds it: the board says who and opens once it is let go
-        app = LoopxApp(location, read_only="the board was held by another process when it opened: restart it to unlock your key")
+        app = LoopxApp(
+            location, read_only="the board was held by another process when it opened: restart it to unlock your key"
+        )
     except LoopxError:
         app = LoopxApp(location)  # it says why, on its "No LoopX board here" screen
     else:

@@ -31,7 +31,9 @@ def styles_dir() -> Path:
     for candidate in (here / "styles", here.parent / "styles"):
         if (candidate / STYLE_FILES[0]).is_file():
             return candidate
-    raise FileNotFoundError(f"LoopX styles not found next to {here} (looked in {here / 'styles'} and {here.parent / 'styles'})")
+    raise FileNotFoundError(
+        f"LoopX styles not found next to {here} (looked in {here / 'styles'} and {here.parent / 'styles'})"
+    )
 
 
 def css_paths() -> list[str | PurePath]:

@@ -108,6 +108,7 @@ class BoardReader:
         with self.store.thread_connection():
             events = self.store.max_seq()
         if events <= VERIFY_HERE:
+
             def check():
                 report = verify.verify_store(self.store)
                 verify.save_anchor(self.store, report)
@@ -116,7 +117,14 @@ class BoardReader:
             return _kept(self._read("verifying the history", check))
         env = spawn.person_env(LOOPX_DB=self.store.location.url)  # (a URL's password stays out of the process list)
         env.pop("LOOPX_AGENT", None)
-        proc = subprocess.Popen(spawn.loopx_argv("verify", "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            spawn.loopx_argv("verify", "--json"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
         self.children.append(proc)
         try:
             out, err = proc.communicate()
@@ -152,14 +160,18 @@ class BoardReader:
 
     def more(self, mode: str, key: str | None, offset: int, limit: int, card_filter: board_pages.CardFilter) -> tuple:
         """The next cards of one column."""
-        return self._read("reading a column", lambda: board_pages.more_of_column(self.store, mode, key, offset, limit, card_filter))
+        return self._read(
+            "reading a column", lambda: board_pages.more_of_column(self.store, mode, key, offset, limit, card_filter)
+        )
 
     def card(self, card_id: int):
         """One card (to open a card that is not on the board's pages)."""
         return self._read("reading a card", lambda: board_pages.read_card(self.store, card_id))
 
     def delta(self, seq: int) -> board.BoardDelta:
-        return self._read("reading changes", lambda: board.board_delta(self.store, seq, self.card_filter, self.by_owner))
+        return self._read(
+            "reading changes", lambda: board.board_delta(self.store, seq, self.card_filter, self.by_owner)
+        )
 
     def runners(self) -> tuple:
         """Every runner's row as it is now (its heartbeat, its process looked at here)."""
@@ -168,7 +180,9 @@ class BoardReader:
         return self._read("reading the runners", lambda: tuple(list_runners(self.store)))
 
     def card_detail(self, card_id: int):
-        return self._read("reading a card", lambda: cards.card_detail(self.store, card_id, reap=False, evidence_limit=EVIDENCE_SHOWN))
+        return self._read(
+            "reading a card", lambda: cards.card_detail(self.store, card_id, reap=False, evidence_limit=EVIDENCE_SHOWN)
+        )
 
     def card_detail_ahead(self, card_id: int) -> Future:
         """``card_detail`` started now in a thread of its own (the caller's worker waits for it)."""
@@ -199,7 +213,9 @@ class BoardReader:
         """The board's workspaces with their size and age, and the person's cap (``ops.workspace_cap``)."""
         from loopx_core.ops import workspace_cap
 
-        return self._read("measuring the workspaces", lambda: (workspace_cap.lines(self.store), workspace_cap.cap(self.store)))
+        return self._read(
+            "measuring the workspaces", lambda: (workspace_cap.lines(self.store), workspace_cap.cap(self.store))
+        )
 
     def gate_brief(self, gate_id: int) -> board.GateBrief | None:
         return self._read("reading a gate", lambda: board.gate_brief(self.store, gate_id))

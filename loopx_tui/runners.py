@@ -44,7 +44,9 @@ def runner_variants(view: RunnerView | None, now: float) -> list[str]:
     elif what == "waiting":
         parts += [("wait", 0)] + ([(ids.fmt(ids.GATE, view.gate) or "?", 0)] if view.gate else [])
     elif what == "asleep":
-        parts += [("sleep", 0)] + ([(human_delta(view.wake_at - now), 1)] if view.wake_at and view.wake_at > now else [])
+        parts += [("sleep", 0)] + (
+            [(human_delta(view.wake_at - now), 1)] if view.wake_at and view.wake_at > now else []
+        )
     elif what == "gone":
         parts += [("gone", 0), (human_delta(now - (view.heartbeat or view.since)), 1)]
     else:

@@ -29,7 +29,12 @@ PAGE = 24
 ON_DEMAND = frozenset({"done"})
 
 # Within a column, the cards that need attention come first.
-_STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled"))}
+_STATUS_RANK = {
+    s: i
+    for i, s in enumerate(
+        ("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled")
+    )
+}
 
 
 class Column(NamedTuple):
@@ -81,7 +86,9 @@ class Query:
                     errors.append(f"no status {value!r} (one of: {', '.join(KNOWN_STATUSES)})")
             else:
                 words.append(token)
-        return cls(text=text.strip(), words=tuple(words), owners=tuple(owners), statuses=tuple(statuses), errors=tuple(errors))
+        return cls(
+            text=text.strip(), words=tuple(words), owners=tuple(owners), statuses=tuple(statuses), errors=tuple(errors)
+        )
 
     @property
     def active(self) -> bool:
@@ -138,15 +145,28 @@ class BoardModel:
     tally: Tally = field(default_factory=lambda: Tally(()))  # every card, by (status, owner)
     shown: Tally | None = None  # the cards passing the filter (None: no filter, ``tally``)
     read: dict[tuple[str, str], int] = field(default_factory=dict)  # (mode, column) -> cards read from the store
-    frontier: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (mode, column) -> sort key of the last one read
+    frontier: dict[tuple[str, str], tuple] = field(
+        default_factory=dict
+    )  # (mode, column) -> sort key of the last one read
     paged: dict[str, str] = field(default_factory=dict)  # mode -> the filter its columns were read for
     live: set[int] = field(default_factory=set)  # cards that changed while the board was open
     owners_seen: set[str] = field(default_factory=set)  # owners counted before counts by status only came
-    notices: dict[int, str] = field(default_factory=dict)  # card id -> the badge of a runtime's notice standing on it (notices.py)
-    asked: set[str] = field(default_factory=set)  # columns of history (``ON_DEMAND``) the person asked for: read with the rest from then on
+    notices: dict[int, str] = field(
+        default_factory=dict
+    )  # card id -> the badge of a runtime's notice standing on it (notices.py)
+    asked: set[str] = field(
+        default_factory=set
+    )  # columns of history (``ON_DEMAND``) the person asked for: read with the rest from then on
 
     # -- loading and applying -------------------------------------------------
-    def load(self, cards: Iterable[CardView], agents: Iterable[AgentView], pending: Iterable[GateView], seq: int, objective: str = "") -> None:
+    def load(
+        self,
+        cards: Iterable[CardView],
+        agents: Iterable[AgentView],
+        pending: Iterable[GateView],
+        seq: int,
+        objective: str = "",
+    ) -> None:
         """Every card of the board at once (small boards, tests): every column complete."""
         self.cards = {c.id: c for c in cards}
         self.agents = sorted(a.id for a in agents)
@@ -162,7 +182,15 @@ class BoardModel:
         self.frontier = {(mode, col.key): COMPLETE for mode in (STATUS, OWNER) for col in self._columns(mode)}
         self.paged = {STATUS: self.query.text, OWNER: self.query.text}
 
-    def start(self, page: Page, agents: Iterable[AgentView], pending: Iterable[GateView], objective: str, mode: str, limits: dict[str, int]) -> None:
+    def start(
+        self,
+        page: Page,
+        agents: Iterable[AgentView],
+        pending: Iterable[GateView],
+        objective: str,
+        mode: str,
+        limits: dict[str, int],
+    ) -> None:
         """The board as it opens: counts, and the first page of some columns."""
         self.cards = {}
         self.agents = sorted(a.id for a in agents)
@@ -248,7 +276,10 @@ class BoardModel:
     def _recount(self, old: CardView, new: CardView) -> None:
         def moved(tally: Tally, passes) -> Tally:
             rows = {(st, ow): n for st, ow, n in tally.rows}
-            was, now = (old.status, old.owner if tally.by_owner else None), (new.status, new.owner if tally.by_owner else None)
+            was, now = (
+                (old.status, old.owner if tally.by_owner else None),
+                (new.status, new.owner if tally.by_owner else None),
+            )
             if passes(old):
                 rows[was] = max(0, rows.get(was, 0) - 1)
             if passes(new):
@@ -281,7 +312,11 @@ class BoardModel:
     def _columns(self, mode: str) -> list[Column]:
         if mode == STATUS:
             return [Column(key, title) for key, title, _ in STATUS_COLUMNS]
-        owners = set(self.agents) | {c.owner for c in self.cards.values() if c.owner} | {o for _, o, n in self.tally.rows if o and n}
+        owners = (
+            set(self.agents)
+            | {c.owner for c in self.cards.values() if c.owner}
+            | {o for _, o, n in self.tally.rows if o and n}
+        )
         if not self.tally.by_owner:
             owners |= self.owners_seen
         return [Column(a, a) for a in sorted(owners)] + [Column(UNASSIGNED, "Unassigned")]

@@ -24,7 +24,9 @@ class Toasts:
         self.said: list[tuple[str, str]] = []  # (severity, message), oldest first
         self._held: list[tuple[str, str, SeverityLevel, float]] = []
 
-    def say(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None:
+    def say(
+        self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None
+    ) -> None:
         self.said.append((severity, message))
         del self.said[:-SAID_KEPT]
         timeout = timeout if timeout is not None else (8 if severity == "error" else 4)

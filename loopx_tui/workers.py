@@ -112,7 +112,14 @@ class ChangePoller:
 
 
 class LeaseReaper:
-    def __init__(self, store: Store, *, every: float = 2.0, cancelled: Callable[[], bool] = lambda: False, reaped: Callable[[], None] = lambda: None):
+    def __init__(
+        self,
+        store: Store,
+        *,
+        every: float = 2.0,
+        cancelled: Callable[[], bool] = lambda: False,
+        reaped: Callable[[], None] = lambda: None,
+    ):
         self.store = store
         self.every = every
         self.cancelled = cancelled

@@ -25,7 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=60)
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=60
+    )
 
 
 def check(repo: Path = REPO, floor: str = FLOOR, limit: int = LIMIT) -> tuple[int, str]:
@@ -37,9 +39,15 @@ def check(repo: Path = REPO, floor: str = FLOOR, limit: int = LIMIT) -> tuple[in
     if top.returncode != 0:
         return 0, "commit subjects not checked: no git history here (a tarball?)"
     if Path(top.stdout.strip()).resolve() != repo.resolve():
-        return 0, f"commit subjects not checked: {repo} is not a repository's root (a tarball unpacked inside {top.stdout.strip()}?)"
+        return (
+            0,
+            f"commit subjects not checked: {repo} is not a repository's root (a tarball unpacked inside {top.stdout.strip()}?)",
+        )
     if _git(repo, "cat-file", "-e", f"{floor}^{{commit}}").returncode != 0:
-        return 0, f"commit subjects not checked: the history has no commit {floor[:12]} (a shallow clone? `git fetch --unshallow`)"
+        return (
+            0,
+            f"commit subjects not checked: the history has no commit {floor[:12]} (a shallow clone? `git fetch --unshallow`)",
+        )
     log = _git(repo, "log", "-z", "--format=%H %s", f"{floor}..HEAD")
     if log.returncode != 0:
         return 1, f"cannot read the commits after {floor[:12]}: {log.stderr.strip()}"
@@ -47,7 +55,11 @@ def check(repo: Path = REPO, floor: str = FLOOR, limit: int = LIMIT) -> tuple[in
     long = [(sha, subject) for sha, subject in commits if len(subject) > limit]
     if long:
         lines = [f"{sha[:12]} {len(subject)} characters: {subject}" for sha, subject in long]
-        return 1, f"commit subjects longer than {limit} characters (say it shorter; the detail goes in the body — `git commit --amend`, or `git rebase -i` and reword):\n" + "\n".join(lines)
+        return (
+            1,
+            f"commit subjects longer than {limit} characters (say it shorter; the detail goes in the body — `git commit --amend`, or `git rebase -i` and reword):\n"
+            + "\n".join(lines),
+        )
     return 0, f"commit subjects: the {len(commits)} commit(s) after {floor[:12]} are each at most {limit} characters"
 
 

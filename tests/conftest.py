@@ -61,7 +61,15 @@ class Board:
 
     # In-process: the real argument parsing, dispatch, output and exit codes,
     # without paying a cold interpreter per call.
-    def cli(self, *argv: str, agent: str | None = None, stdin: str | None = None, tty: bool = False, json_out: bool = True, env: dict | None = None) -> Result:
+    def cli(
+        self,
+        *argv: str,
+        agent: str | None = None,
+        stdin: str | None = None,
+        tty: bool = False,
+        json_out: bool = True,
+        env: dict | None = None,
+    ) -> Result:
         from loopx_core.cli.main import main
 
         args = (["--json"] if json_out else []) + [str(a) for a in argv]
@@ -92,19 +100,31 @@ class Board:
         assert res.code == 0, (argv, res)
         return res.data
 
-    def spawn(self, *argv: str, agent: str | None = None, env: dict | None = None, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
+    def spawn(
+        self, *argv: str, agent: str | None = None, env: dict | None = None, timeout: float = 60, **kw
+    ) -> subprocess.CompletedProcess:
         """A real, cold ``loopx`` process (for concurrency, crashes and ttys)."""
         full = dict(os.environ, LOOPX_DB=self.url, **(env or {}))
         full.pop("LOOPX_AGENT", None)
         if agent:
             full["LOOPX_AGENT"] = agent
-        return subprocess.run([sys.executable, "-m", "loopx_core", *map(str, argv)], cwd=self.root, env=full, capture_output=True, text=True, timeout=timeout, **kw)
+        return subprocess.run(
+            [sys.executable, "-m", "loopx_core", *map(str, argv)],
+            cwd=self.root,
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            **kw,
+        )
 
     def store(self):
         from loopx_core.store.backends import Store
         from loopx_core.store.discovery import parse_target
 
-        return Store.open(parse_target(self.url, "flag", self.root))  # (a team board: this project is its checkout here)
+        return Store.open(
+            parse_target(self.url, "flag", self.root)
+        )  # (a team board: this project is its checkout here)
 
     def snapshot(self) -> dict:
         """Everything in the board, to assert that a refusal changed nothing."""
@@ -129,16 +149,19 @@ def downgrade_sqlite(path: Path, version: int) -> None:
         if version < 4:
             con.executescript(
                 "DROP TABLE runner;"
-                + "".join(f"ALTER TABLE card DROP COLUMN {c};" for c in ("window_seconds", "window_tokens", "window_usd", "window_turns", "window_seq", "wake_at"))
+                + "".join(
+                    f"ALTER TABLE card DROP COLUMN {c};"
+                    for c in ("window_seconds", "window_tokens", "window_usd", "window_turns", "window_seq", "wake_at")
+                )
                 + "ALTER TABLE agent DROP COLUMN window_usd; ALTER TABLE agent DROP COLUMN window_turns;"
             )
         if version < 3:
             con.executescript(
-                'DROP TABLE person; DELETE FROM setting WHERE key IN (\'board_uid\', \'signed_from\');'
-                'ALTER TABLE event DROP COLUMN prev; ALTER TABLE event DROP COLUMN hash; ALTER TABLE event DROP COLUMN key; ALTER TABLE event DROP COLUMN sig;'
-                'ALTER TABLE setting DROP COLUMN decided_seq; ALTER TABLE agent DROP COLUMN decided_seq; ALTER TABLE card DROP COLUMN budget_seq;'
+                "DROP TABLE person; DELETE FROM setting WHERE key IN ('board_uid', 'signed_from');"
+                "ALTER TABLE event DROP COLUMN prev; ALTER TABLE event DROP COLUMN hash; ALTER TABLE event DROP COLUMN key; ALTER TABLE event DROP COLUMN sig;"
+                "ALTER TABLE setting DROP COLUMN decided_seq; ALTER TABLE agent DROP COLUMN decided_seq; ALTER TABLE card DROP COLUMN budget_seq;"
                 'ALTER TABLE gate DROP COLUMN answer_seq; ALTER TABLE "grant" DROP COLUMN decided_seq;'
-                'ALTER TABLE evidence DROP COLUMN unverified; ALTER TABLE card DROP COLUMN unverified_evidence;'
+                "ALTER TABLE evidence DROP COLUMN unverified; ALTER TABLE card DROP COLUMN unverified_evidence;"
             )
         if version < 2:
             con.executescript("DROP TABLE ingest_seen; DROP TABLE ingest_stream;")
@@ -221,7 +244,12 @@ def _sweep(conn, base: str, host: str) -> None:
     """Drop the stale worker databases of killed runs (best effort: another worker may drop them first)."""
     import psycopg
 
-    names = [row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (base.replace("_", r"\_") + r"\_gw%",))]
+    names = [
+        row[0]
+        for row in conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s", (base.replace("_", r"\_") + r"\_gw%",)
+        )
+    ]
     for name in stale_databases(names, base, host):
         try:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -317,6 +345,7 @@ def board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request
 # are the run's own from the start: suite_home.) Agents are the same OS user: tests of what an agent
 # can do unset or replace LOOPX_KEY, exactly as an agent's environment would.
 
+
 @pytest.fixture(scope="session")
 def person_key(tmp_path_factory) -> Path:
     from loopx_core.authority import keys
@@ -343,13 +372,20 @@ def tester(person_key: Path):
     return keys.unlock(person_key)
 
 
-GIT_ID = {"GIT_AUTHOR_NAME": "Tester", "GIT_AUTHOR_EMAIL": "tester@localhost", "GIT_COMMITTER_NAME": "Tester", "GIT_COMMITTER_EMAIL": "tester@localhost"}
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "Tester",
+    "GIT_AUTHOR_EMAIL": "tester@localhost",
+    "GIT_COMMITTER_NAME": "Tester",
+    "GIT_COMMITTER_EMAIL": "tester@localhost",
+}
 
 
 def git(cwd: Path, *args: str) -> str:
     """Real git in ``cwd`` (a tester's identity, no global config), its stdout."""
     env = dict(os.environ, **GIT_ID, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=60).stdout
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=60
+    ).stdout
 
 
 def make_repo(root: Path, files: dict[str, str] | None = None) -> str:
@@ -394,6 +430,7 @@ def _reset_clock():
 # Every human action in a test (gate answer, card budget/move/assign/unassign,
 # price) goes through these two, so how a person proves who they are is
 # switched in one place: the tester's key (``_person_env``) and no agent identity.
+
 
 def person(board: Board, *argv: str, **kw) -> Result:
     """Run ``loopx ARGV`` as the person: no agent identity, the tester's key."""

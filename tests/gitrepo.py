@@ -46,8 +46,22 @@ def commit_by_index(tree: Path, path: str, body: bytes, message: str = "tidy") -
     from tests.conftest import GIT_ID
 
     env = dict(os.environ, **GIT_ID)
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=tree, input=body, capture_output=True, check=True, env=env).stdout.decode().strip()
-    subprocess.run(["git", "update-index", "--index-info"], cwd=tree, input=f"100644 {blob}\t{path}\n".encode(), check=True, env=env)
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=tree, input=body, capture_output=True, check=True, env=env
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(
+        ["git", "update-index", "--index-info"],
+        cwd=tree,
+        input=f"100644 {blob}\t{path}\n".encode(),
+        check=True,
+        env=env,
+    )
     subprocess.run(["git", "commit", "-q", "-m", message], cwd=tree, check=True, env=env)
-    subprocess.run(["git", "checkout", "--", path], cwd=tree, check=True, env=env)  # the work tree as committed (done refuses uncommitted work)
+    subprocess.run(
+        ["git", "checkout", "--", path], cwd=tree, check=True, env=env
+    )  # the work tree as committed (done refuses uncommitted work)
     return head(tree, "HEAD")

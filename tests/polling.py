@@ -47,8 +47,15 @@ class _Wait:
         return False
 
 
-def until(check: Callable[[], T], *, what: str, timeout: float = DEADLINE, interval: float = INTERVAL,
-          explain: Callable[[], str] | None = None, abort: Callable[[], str | None] | None = None) -> T:
+def until(
+    check: Callable[[], T],
+    *,
+    what: str,
+    timeout: float = DEADLINE,
+    interval: float = INTERVAL,
+    explain: Callable[[], str] | None = None,
+    abort: Callable[[], str | None] | None = None,
+) -> T:
     """Call ``check()`` until it returns something truthy, and return that."""
     wait = _Wait(what, timeout, explain, abort)
     while not wait.done(value := check()):
@@ -56,9 +63,16 @@ def until(check: Callable[[], T], *, what: str, timeout: float = DEADLINE, inter
     return value
 
 
-async def until_async(check: Callable[[], T], *, what: str, timeout: float = DEADLINE, interval: float = INTERVAL,
-                      explain: Callable[[], str] | None = None, abort: Callable[[], str | None] | None = None,
-                      pause: Callable[[], Awaitable] | None = None) -> T:
+async def until_async(
+    check: Callable[[], T],
+    *,
+    what: str,
+    timeout: float = DEADLINE,
+    interval: float = INTERVAL,
+    explain: Callable[[], str] | None = None,
+    abort: Callable[[], str | None] | None = None,
+    pause: Callable[[], Awaitable] | None = None,
+) -> T:
     """``until`` on the test's event loop: between checks it awaits ``pause()``
     (for example ``lambda: pilot.pause(0.05)``, so a Textual app under test
     processes its messages) or else sleeps ``interval`` seconds on the loop."""

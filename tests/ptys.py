@@ -47,7 +47,9 @@ def on_pty(argv, env, cwd, respond, timeout=60.0):
     return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
 
 
-def terminal_session(script: str, env, cwd, passphrase: bytes, on_ready=None, prompt: bytes = b"Passphrase for LoopX key", timeout=240.0):
+def terminal_session(
+    script: str, env, cwd, passphrase: bytes, on_ready=None, prompt: bytes = b"Passphrase for LoopX key", timeout=240.0
+):
     """A person's terminal session: ``script`` run by a shell (the session
     leader) on a pty of its own; ``passphrase`` is typed at each prompt; at each
     ``READY`` line ``on_ready()`` runs, then a line is typed so the script goes

@@ -43,7 +43,10 @@ TEST_ENV = "LOOPX_SUITE_TEST"  # the test running when a process started (to nam
 REAL_HOME_ENV = "LOOPX_SUITE_REAL_HOME"  # the HOME the run started with: the one it must leave untouched
 BASE_ENV = "LOOPX_TEST_BASE"  # where the run's folder is made, when given
 CHECKOUT = Path(__file__).resolve().parent.parent
-TEMPORARY = ("/tmp", "/var/tmp")  # LoopX refuses a Codex home in these (runtimes/codex_settings.py), and so the e2e tests would fail
+TEMPORARY = (
+    "/tmp",
+    "/var/tmp",
+)  # LoopX refuses a Codex home in these (runtimes/codex_settings.py), and so the e2e tests would fail
 PREFIX = ".loopx-suite-"
 XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
 
@@ -55,11 +58,24 @@ XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "
 # one installs with them) write it while the suite runs. Plus the names
 # directly in HOME: a test must not make a new one either.
 WATCHED = (
-    ".config/loopx", ".local/share/loopx", ".local/state/loopx", ".cache/loopx",
-    ".cache/loopx-e2e", ".cache/loopx-tests",
-    ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
-    ".codex/config.toml", ".codex/hooks.json", ".codex/auth.json", ".codex/AGENTS.md",
-    ".gitconfig", ".config/git", ".ssh", ".bashrc", ".profile",
+    ".config/loopx",
+    ".local/share/loopx",
+    ".local/state/loopx",
+    ".cache/loopx",
+    ".cache/loopx-e2e",
+    ".cache/loopx-tests",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/CLAUDE.md",
+    ".codex/config.toml",
+    ".codex/hooks.json",
+    ".codex/auth.json",
+    ".codex/AGENTS.md",
+    ".gitconfig",
+    ".config/git",
+    ".ssh",
+    ".bashrc",
+    ".profile",
 )
 MAX_ENTRIES = 50_000  # per watched folder: a snapshot stays cheap however big it is
 
@@ -83,7 +99,7 @@ def _sweep_stale(base: str) -> None:
     for name in names:
         if not name.startswith(PREFIX):
             continue
-        pid = name[len(PREFIX):].split("-", 1)[0]
+        pid = name[len(PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             remove(os.path.join(base, name))
 
@@ -114,7 +130,12 @@ def _is_worker_of_run() -> bool:
     """An xdist worker of the run that made the folder (its direct child);
     not a pytest that a test started (that one gets a folder of its own)."""
     owner = os.environ.get(OWNER_ENV, "")
-    return bool(os.environ.get("PYTEST_XDIST_WORKER")) and owner.isdigit() and os.getppid() == int(owner) and os.path.isdir(os.environ.get(DIR_ENV, ""))
+    return (
+        bool(os.environ.get("PYTEST_XDIST_WORKER"))
+        and owner.isdigit()
+        and os.getppid() == int(owner)
+        and os.path.isdir(os.environ.get(DIR_ENV, ""))
+    )
 
 
 def enter() -> Path:
@@ -139,7 +160,18 @@ def enter() -> Path:
     # The XDG folders where they are by default under that HOME (~/.config …): a
     # path a test computes at import from one must be the path the other names.
     home = suite / "home"
-    places = dict(zip(XDG, (home / ".config", home / ".local" / "share", home / ".local" / "state", home / ".cache", suite / "runtime")))
+    places = dict(
+        zip(
+            XDG,
+            (
+                home / ".config",
+                home / ".local" / "share",
+                home / ".local" / "state",
+                home / ".cache",
+                suite / "runtime",
+            ),
+        )
+    )
     for folder in (home, *places.values()):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.environ["HOME"] = str(home)
@@ -158,9 +190,12 @@ def is_owner() -> bool:
 
 # -- the real HOME, untouched --------------------------------------------------------------
 
+
 def snapshot(home: str) -> dict[str, tuple]:
     """What the watched part of ``home`` looks like: path -> (kind, size, mtime)."""
-    names = [n for n in _listdir(home) if not n.startswith(PREFIX)]  # (a run's own folder, should the checkout be right in HOME)
+    names = [
+        n for n in _listdir(home) if not n.startswith(PREFIX)
+    ]  # (a run's own folder, should the checkout be right in HOME)
     seen: dict[str, tuple] = {"": ("names", tuple(sorted(names)))}
     for rel in WATCHED:
         path = os.path.join(home, rel)
@@ -210,6 +245,7 @@ def changed(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
 
 # -- nothing left running ---------------------------------------------------------------------
 
+
 def marked_processes(token: str) -> list[tuple[int, str]]:
     """(pid, what it is) of the live processes carrying the run's marker, but
     this one: its command line, and the test that was running when it started."""
@@ -223,9 +259,11 @@ def marked_processes(token: str) -> list[tuple[int, str]]:
             continue  # gone, or not ours
         variables = environ.split(b"\0")
         for var in variables:
-            if var.startswith(needle) and token.encode() in var[len(needle):].split(b","):
-                started = [v[len(test):].decode(errors="replace") for v in variables if v.startswith(test)]
-                found.append((int(entry), _cmdline(int(entry)) + (f" (started during {started[0]})" if started else "")))
+            if var.startswith(needle) and token.encode() in var[len(needle) :].split(b","):
+                started = [v[len(test) :].decode(errors="replace") for v in variables if v.startswith(test)]
+                found.append(
+                    (int(entry), _cmdline(int(entry)) + (f" (started during {started[0]})" if started else ""))
+                )
                 break
     return found
 
@@ -332,7 +370,10 @@ def pytest_sessionfinish(session):
     alive = leftovers(_own_token())
     if alive:
         kill(pid for pid, _ in alive)
-        problems.append("processes the run started outlived it (now killed): " + "; ".join(f"{pid} {cmd}" for pid, cmd in alive[:20]))
+        problems.append(
+            "processes the run started outlived it (now killed): "
+            + "; ".join(f"{pid} {cmd}" for pid, cmd in alive[:20])
+        )
     if problems:
         _state["problems"] = problems
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

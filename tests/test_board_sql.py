@@ -32,7 +32,9 @@ def python_edit(board, statement: str) -> None:
 def test_an_edit_from_outside_waits_for_a_held_write_lock(board, edit):
     if board.backend != "sqlite":
         pytest.skip("SQLite's lock (PostgreSQL's psql waits for row locks by itself)")
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         release = threading.Timer(1.0, holder.stdin.close)  # a runner's turn of bookkeeping, made long by load

@@ -12,7 +12,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _commit(repo: Path, subject: str) -> str:
-    git(repo, "commit", "-q", "--allow-empty", "-m", subject, "-m", "the detail, in the body, as long as it needs to be " * 4)
+    git(
+        repo,
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        subject,
+        "-m",
+        "the detail, in the body, as long as it needs to be " * 4,
+    )
     return git(repo, "rev-parse", "HEAD").strip()
 
 
@@ -23,7 +32,10 @@ def test_a_subject_over_72_characters_after_the_floor_fails_and_is_named(tmp_pat
     fits = "board: the gate queue sees the app as a protocol — no circle ⇄ any more!"
     assert len(fits) == 72 and len(fits.encode()) > 72  # characters are counted, not bytes
     _commit(tmp_path, fits)
-    assert commit_subjects.check(tmp_path, floor) == (0, f"commit subjects: the 1 commit(s) after {floor[:12]} are each at most 72 characters")
+    assert commit_subjects.check(tmp_path, floor) == (
+        0,
+        f"commit subjects: the 1 commit(s) after {floor[:12]} are each at most 72 characters",
+    )
 
     too_long = _commit(tmp_path, fits + ".")
     code, said = commit_subjects.check(tmp_path, floor)
@@ -35,7 +47,14 @@ def test_a_subject_over_72_characters_after_the_floor_fails_and_is_named(tmp_pat
 def test_a_subject_of_two_lines_is_one_subject(tmp_path):
     """git's subject is the first paragraph: two lines without a blank one between are read as one."""
     floor = make_repo(tmp_path)
-    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "board: a short first line\nand a second line that git joins to it, making it long")
+    git(
+        tmp_path,
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "board: a short first line\nand a second line that git joins to it, making it long",
+    )
     code, said = commit_subjects.check(tmp_path, floor)
     assert code == 1 and "board: a short first line and a second line" in said
 

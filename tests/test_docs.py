@@ -21,13 +21,22 @@ def test_the_readme_is_a_first_page_not_a_reference():
     lines = (REPO / "README.md").read_text().splitlines()
     assert len(lines) <= 200, f"README.md has {len(lines)} lines: move reference into docs/"
     text = "\n".join(lines)
-    for needed in ("## Two commands", "./dev demo", "./dev test", "## Install", "## A day with agents", "## Where to go next"):
+    for needed in (
+        "## Two commands",
+        "./dev demo",
+        "./dev test",
+        "## Install",
+        "## A day with agents",
+        "## Where to go next",
+    ):
         assert needed in text, needed
 
 
 def test_design_describes_the_system_in_a_readable_size():
     size = len((REPO / "docs" / "DESIGN.md").read_bytes())
-    assert size <= 60_000, f"docs/DESIGN.md is {size} bytes: fold what was appended into its section, move the why to docs/decisions/"
+    assert size <= 60_000, (
+        f"docs/DESIGN.md is {size} bytes: fold what was appended into its section, move the why to docs/decisions/"
+    )
 
 
 def test_every_link_between_the_pages_lands_on_a_file():
@@ -55,7 +64,9 @@ def test_every_verb_is_on_the_reference_page():
     from loopx_core.shapes import verbs
 
     page = reference.PAGE.read_text()
-    missing = [f"{v} {s or ''}".strip() for (v, s) in verbs.VERBS if f"### `loopx {v}{' ' + s if s else ''}`" not in page]
+    missing = [
+        f"{v} {s or ''}".strip() for (v, s) in verbs.VERBS if f"### `loopx {v}{' ' + s if s else ''}`" not in page
+    ]
     assert not missing, missing
 
 
@@ -81,7 +92,12 @@ def _unplaced_verbs(architecture: str) -> list[str]:
 
 def test_a_newcomer_finds_each_verbs_handler_from_the_architecture_page():
     text = (REPO / "docs" / "ARCHITECTURE.md").read_text()
-    assert not _unplaced_verbs(text), "docs/ARCHITECTURE.md does not say where these verbs' handlers are: " + ", ".join(_unplaced_verbs(text))
+    assert not _unplaced_verbs(text), "docs/ARCHITECTURE.md does not say where these verbs' handlers are: " + ", ".join(
+        _unplaced_verbs(text)
+    )
     # and the check bites: a verb group the table puts in the wrong module is reported
-    moved = text.replace("| `gate` (ask, status, list, answer) | `gate_commands.py`", "| `gate` (ask, status, list, answer) | `card_commands.py`")
+    moved = text.replace(
+        "| `gate` (ask, status, list, answer) | `gate_commands.py`",
+        "| `gate` (ask, status, list, answer) | `card_commands.py`",
+    )
     assert "gate ask (loopx_core.cli.gate_commands)" in _unplaced_verbs(moved)

@@ -62,7 +62,10 @@ def project_imports() -> dict[str, set[str]]:
 
 def test_the_project_has_no_import_circle():
     found = [sorted(c) for c in circles(project_imports())]
-    assert not found, "modules that import each other (break the circle: move what both need below them):\n" + "\n".join(map(str, found))
+    assert not found, (
+        "modules that import each other (break the circle: move what both need below them):\n"
+        + "\n".join(map(str, found))
+    )
 
 
 def test_the_check_finds_a_circle_through_other_modules():

@@ -15,12 +15,24 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())", "--no-cache"]
+LINT = [
+    sys.executable,
+    "-c",
+    "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())",
+    "--no-cache",
+]
 
 
 def lint(root: Path) -> subprocess.CompletedProcess:
     """lint-imports over the packages under ``root`` (first on the path)."""
-    return subprocess.run([*LINT, str(REPO / "pyproject.toml")], cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [*LINT, str(REPO / "pyproject.toml")],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_import_contracts_hold():
@@ -67,7 +79,10 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
         module = tmp_path / "loopx_core" / path
         module.write_text(module.read_text() + f"\n{line}  # noqa\n")
     screen = tmp_path / "loopx_tui" / "screens" / "card.py"  # a screen calling the app again, if only for its type
-    screen.write_text(screen.read_text() + "\nfrom typing import TYPE_CHECKING  # noqa\n\nif TYPE_CHECKING:\n    from ..app import LoopxApp  # noqa\n")
+    screen.write_text(
+        screen.read_text()
+        + "\nfrom typing import TYPE_CHECKING  # noqa\n\nif TYPE_CHECKING:\n    from ..app import LoopxApp  # noqa\n"
+    )
     queue = tmp_path / "loopx_tui" / "gate_queue.py"
     queue.write_text(queue.read_text() + "\nif TYPE_CHECKING:\n    from .app import LoopxApp  # noqa\n")
     actions = tmp_path / "loopx_tui" / "actions.py"
@@ -76,26 +91,63 @@ def test_a_broken_layer_fails_the_contracts(tmp_path):
     assert res.returncode != 0
     assert "loopx_core.adapters.hooks -> loopx_core.store.models" in res.stdout, res.stdout
     assert "loopx_core.adapters.fastcheck -> loopx_core.shapes.schemas" in res.stdout, res.stdout
-    assert "loopx_core.runner.loop -> loopx_core.store.models" in res.stdout, res.stdout  # the runner calls operators too
-    assert "loopx_core.watch.ingest -> loopx_core.store.events" in res.stdout, res.stdout  # events are written by operators
-    assert "loopx_core.ops.board_pages -> loopx_core.store.models" in res.stdout, res.stdout  # the board's reads are plain SQL
-    assert "loopx_core.authority.trust -> loopx_core.store.records" in res.stdout, res.stdout  # the store builds on authority, never back
+    assert "loopx_core.runner.loop -> loopx_core.store.models" in res.stdout, (
+        res.stdout
+    )  # the runner calls operators too
+    assert "loopx_core.watch.ingest -> loopx_core.store.events" in res.stdout, (
+        res.stdout
+    )  # events are written by operators
+    assert "loopx_core.ops.board_pages -> loopx_core.store.models" in res.stdout, (
+        res.stdout
+    )  # the board's reads are plain SQL
+    assert "loopx_core.authority.trust -> loopx_core.store.records" in res.stdout, (
+        res.stdout
+    )  # the store builds on authority, never back
     assert "loopx_core.rules.ids -> loopx_core.shapes.verbs" in res.stdout, res.stdout  # rules: only shapes.errors
     assert "loopx_core.ops.leases -> loopx_core.ops.quota" in res.stdout, res.stdout  # no lifecycle circle
     assert "loopx_core.ops.cards -> loopx_core.ops.claims" in res.stdout, res.stdout  # no verb imports another
-    assert "loopx_core.ops.gate_rows -> loopx_core.ops.gates" in res.stdout, res.stdout  # the shared steps are below the verbs
+    assert "loopx_core.ops.gate_rows -> loopx_core.ops.gates" in res.stdout, (
+        res.stdout
+    )  # the shared steps are below the verbs
     assert "loopx_tui.screens.card -> loopx_tui.app" in res.stdout, res.stdout  # screens post messages to the app
-    assert "loopx_tui.gate_queue -> loopx_tui.app" in res.stdout, res.stdout  # the services see the app as host.py's protocols
+    assert "loopx_tui.gate_queue -> loopx_tui.app" in res.stdout, (
+        res.stdout
+    )  # the services see the app as host.py's protocols
     assert "loopx_tui.actions -> loopx_tui.gate_queue" in res.stdout, res.stdout  # the app's services are independent
-    assert "loopx_core.shell.guarded -> loopx_core.shell.checker" in res.stdout, res.stdout  # no reader imports the checker
-    assert "loopx_core.shell.posix_words -> loopx_core.adapters.ground" in res.stdout, res.stdout  # the shell reader is below the hook
-    assert "loopx_core.runtimes.codex -> loopx_core.ops.gates" in res.stdout, res.stdout  # a runtime knows its runtime, not the board
-    assert "loopx_core.runtimes.base -> loopx_core.adapters.charge" in res.stdout, res.stdout  # the hooks and init ask the runtimes, never back
-    assert "loopx_core.runtimes -> loopx_core.rules.ids" in res.stdout, res.stdout  # the registry imports nothing (the cold hook reads it)
-    assert "loopx_core.shapes.values -> loopx_core.runtimes.claude_code" in res.stdout, res.stdout  # shapes read the registry's names only
+    assert "loopx_core.shell.guarded -> loopx_core.shell.checker" in res.stdout, (
+        res.stdout
+    )  # no reader imports the checker
+    assert "loopx_core.shell.posix_words -> loopx_core.adapters.ground" in res.stdout, (
+        res.stdout
+    )  # the shell reader is below the hook
+    assert "loopx_core.runtimes.codex -> loopx_core.ops.gates" in res.stdout, (
+        res.stdout
+    )  # a runtime knows its runtime, not the board
+    assert "loopx_core.runtimes.base -> loopx_core.adapters.charge" in res.stdout, (
+        res.stdout
+    )  # the hooks and init ask the runtimes, never back
+    assert "loopx_core.runtimes -> loopx_core.rules.ids" in res.stdout, (
+        res.stdout
+    )  # the registry imports nothing (the cold hook reads it)
+    assert "loopx_core.shapes.values -> loopx_core.runtimes.claude_code" in res.stdout, (
+        res.stdout
+    )  # shapes read the registry's names only
 
 
-HEAVY = ("pydantic", "peewee", "psycopg", "textual", "rich", "watchfiles", "platformdirs", "mcp", "loopx_core.store", "loopx_core.ops", "loopx_core.shapes.schemas", "loopx_tui")
+HEAVY = (
+    "pydantic",
+    "peewee",
+    "psycopg",
+    "textual",
+    "rich",
+    "watchfiles",
+    "platformdirs",
+    "mcp",
+    "loopx_core.store",
+    "loopx_core.ops",
+    "loopx_core.shapes.schemas",
+    "loopx_tui",
+)
 
 
 def test_the_cold_path_loads_nothing_heavy():
@@ -103,7 +155,12 @@ def test_the_cold_path_loads_nothing_heavy():
     rule module and every module of the shell reader loads no pydantic, Textual, SQL builder, store or operator."""
     rules = sorted(p.stem for p in (REPO / "loopx_core" / "rules").glob("*.py") if p.stem != "__init__")
     shell = sorted(p.stem for p in (REPO / "loopx_core" / "shell").glob("*.py") if p.stem != "__init__")
-    modules = ["loopx_core.adapters.hook_entry", "loopx_core.adapters.fastcheck", *(f"loopx_core.rules.{r}" for r in rules), *(f"loopx_core.shell.{m}" for m in shell)]
+    modules = [
+        "loopx_core.adapters.hook_entry",
+        "loopx_core.adapters.fastcheck",
+        *(f"loopx_core.rules.{r}" for r in rules),
+        *(f"loopx_core.shell.{m}" for m in shell),
+    ]
     probe = (
         "import importlib, json, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"

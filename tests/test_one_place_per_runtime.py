@@ -54,7 +54,9 @@ def test_no_module_outside_the_runtimes_decides_by_a_runtimes_name():
             lines = scattered(path.read_text(encoding="utf-8"))
             if lines:
                 found[str(path.relative_to(REPO))] = lines
-    assert not found, f"a runtime's specifics outside loopx_core/runtimes/ (ask its module instead: runtimes.module(name)): {found}"
+    assert not found, (
+        f"a runtime's specifics outside loopx_core/runtimes/ (ask its module instead: runtimes.module(name)): {found}"
+    )
 
 
 def test_every_runtime_the_registry_names_has_its_module():
@@ -65,7 +67,20 @@ def test_every_runtime_the_registry_names_has_its_module():
         assert runtimes.make(name, ["x"]).name == name
     for name in runtimes.HOOKED:
         module = runtimes.module(name)
-        for provided in ("read_transcript", "subagent_transcripts", "CHARGE_PREFIX", "SETTINGS_FILE", "write_settings", "expected_last_message", "approved", "continue_turn", "session_env", "unasked_permission", "ANSWERS_WITH_INPUT", "QUESTION_TOOL"):
+        for provided in (
+            "read_transcript",
+            "subagent_transcripts",
+            "CHARGE_PREFIX",
+            "SETTINGS_FILE",
+            "write_settings",
+            "expected_last_message",
+            "approved",
+            "continue_turn",
+            "session_env",
+            "unasked_permission",
+            "ANSWERS_WITH_INPUT",
+            "QUESTION_TOOL",
+        ):
             assert hasattr(module, provided), f"{module.__name__} has no {provided}"
 
 

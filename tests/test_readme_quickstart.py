@@ -40,7 +40,9 @@ def run_quickstart(tmp_path: Path, loopx: str) -> None:
     project.mkdir(parents=True)
     (project / "README.md").write_text("the artifact the quick start reports\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOPX_")}
-    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path / "home"))  # `init` makes the person's key here
+    env.update(
+        XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path / "home")
+    )  # `init` makes the person's key here
     codes: dict[str, int] = {}
     setup, turn, person, after = quickstart_blocks()
     assert not any("--can" in line for line in setup), "the quick start must not pre-approve the scope it asks for"

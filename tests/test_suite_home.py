@@ -39,28 +39,51 @@ def run_inner(tmp_path: Path, test: str, **env_extra: str) -> tuple[subprocess.C
     (inner / "test_inner.py").write_text(textwrap.dedent(test))
     env = dict(os.environ, HOME=str(person), PYTHONPATH=str(REPO), **env_extra)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-q", "--rootdir", str(inner), "-c", os.devnull, str(inner)],
-        cwd=inner, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(inner),
+            "-c",
+            os.devnull,
+            str(inner),
+        ],
+        cwd=inner,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     return proc, person
 
 
 def test_a_run_whose_test_writes_the_real_home_fails_naming_it(tmp_path):
-    proc, person = run_inner(tmp_path, """
+    proc, person = run_inner(
+        tmp_path,
+        """
         import os
         from pathlib import Path
 
         def test_overwrites_the_key():
             real = Path(os.environ["LOOPX_SUITE_REAL_HOME"])  # what a test bypassing HOME would reach
             (real / ".config" / "loopx" / "key.json").write_text('{"private": "a test key"}')
-    """)
+    """,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout  # the test itself passed: the run failed on what it did
     assert "the run changed the real HOME" in proc.stdout and "~/.config/loopx/key.json" in proc.stdout, proc.stdout
 
 
 def test_a_run_that_keeps_to_its_own_home_passes_and_leaves_nothing(tmp_path):
-    proc, person = run_inner(tmp_path, """
+    proc, person = run_inner(
+        tmp_path,
+        """
         import os
         from pathlib import Path
 
@@ -76,7 +99,9 @@ def test_a_run_that_keeps_to_its_own_home_passes_and_leaves_nothing(tmp_path):
             (home / "locked" / "file").write_text("x")
             (home / "locked").chmod(0o500)  # a permissions test's leftover: removed all the same
             Path(os.environ["SAID"]).write_text(os.environ["LOOPX_SUITE_DIR"])
-    """, SAID=str(tmp_path / "said"))
+    """,
+        SAID=str(tmp_path / "said"),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not Path((tmp_path / "said").read_text()).exists()  # the run's own folder is removed at its end
     assert (person / ".config" / "loopx" / "key.json").read_text() == '{"sealed": "the person\'s own key"}'
@@ -85,14 +110,17 @@ def test_a_run_that_keeps_to_its_own_home_passes_and_leaves_nothing(tmp_path):
 
 def test_a_run_that_leaves_a_daemon_running_fails_naming_it_and_kills_it(tmp_path):
     pidfile = tmp_path / "daemon.pid"
-    proc, _ = run_inner(tmp_path, f"""
+    proc, _ = run_inner(
+        tmp_path,
+        f"""
         import os
         import subprocess
 
         def test_starts_a_daemon():
             # a grandchild in a session of its own, its parent gone: what a sandbox helper does
             subprocess.run(["sh", "-c", "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > {pidfile}"], check=True)
-    """)
+    """,
+    )
     pid = int(pidfile.read_text())
     try:
         assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -40,7 +40,9 @@ def price_calls(store, calls) -> tuple[float, list[str]]:
     return round(usd, 6), unpriced
 
 
-def charge_transcript(store, agent: str, runtime: str, session: str, path: str, turn, card_id: int | None, note, by: str):
+def charge_transcript(
+    store, agent: str, runtime: str, session: str, path: str, turn, card_id: int | None, note, by: str
+):
     """Charge ``card_id`` for the model calls of ``turn`` (a transcript read by
     ``transcript.read``) that no earlier charge of this session covered.
     ``note(text)`` reports what a person should know; ``by`` says who measured
@@ -68,7 +70,16 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
     usd, unpriced = price_calls(store, calls)
     # What each call has been charged in all, by kind: a later charge adds only what it grew by (idempotent by call id).
     totals = {c.identity: {k: counted.get(c.identity, {}).get(k, 0) + v for k, v in c.parts.items()} for c in calls}
-    extra = {"session": session, "transcript": path, "through": marker, "calls": len(calls), "runtime": runtime, "usage": usage, "parts": parts, "counted": totals}
+    extra = {
+        "session": session,
+        "transcript": path,
+        "through": marker,
+        "calls": len(calls),
+        "runtime": runtime,
+        "usage": usage,
+        "parts": parts,
+        "counted": totals,
+    }
     if unpriced:
         extra["unpriced"] = unpriced
         note(
@@ -78,11 +89,24 @@ def charge_transcript(store, agent: str, runtime: str, session: str, path: str, 
     summary = f"usage: {tokens_in + tokens_out:,} tokens ({tokens_in:,} in, {tokens_out:,} out) over {len(calls)} model call(s), measured by {by}"
     if usd:
         summary += f", ${usd:.4f}"
-    evidence, _, created = charge.charge_usage(store, card_id, agent, turn_id_for(runtime, session, marker), tokens_in, tokens_out, usd, extra, summary)
+    evidence, _, created = charge.charge_usage(
+        store, card_id, agent, turn_id_for(runtime, session, marker), tokens_in, tokens_out, usd, extra, summary
+    )
     return evidence if created else None
 
 
-def charge_subagents(store, agent: str, runtime: str, session: str, path: str, card_id: int | None, note, by: str, *, lagging: bool = False) -> list:
+def charge_subagents(
+    store,
+    agent: str,
+    runtime: str,
+    session: str,
+    path: str,
+    card_id: int | None,
+    note,
+    by: str,
+    *,
+    lagging: bool = False,
+) -> list:
     """Charge the calls of the session's subagent transcripts no charge covered
     yet to ``card_id`` — the card of the turn that started them. Each is its own
     session (``SESSION/subagents/NAME``) for the boundary and the call ids.
@@ -102,7 +126,17 @@ def charge_subagents(store, agent: str, runtime: str, session: str, path: str, c
         if lagging:
             turn = transcript.before_last_call(turn)
         turn = turn._replace(prompt_index=None)  # a subagent's task is not a person's prompt: every call of it counts
-        evidence = charge_transcript(store, agent, runtime, f"{session}/subagents/{os.path.basename(sub)}", sub, turn, card_id, note, by=f"{by} (subagent)")
+        evidence = charge_transcript(
+            store,
+            agent,
+            runtime,
+            f"{session}/subagents/{os.path.basename(sub)}",
+            sub,
+            turn,
+            card_id,
+            note,
+            by=f"{by} (subagent)",
+        )
         if evidence is not None:
             out.append(evidence)
     return out

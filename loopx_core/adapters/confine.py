@@ -58,11 +58,28 @@ def verify_prefix(folder: str) -> list[str]:
         )
     folder = os.path.realpath(folder)
     argv = [
-        exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--bind", folder, folder,
+        exe,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        folder,
+        folder,
         *(a for rel in READ_ONLY if os.path.lexists(p := os.path.join(folder, rel)) for a in ("--ro-bind", p, p)),
-        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-        "--new-session", "--die-with-parent", "--chdir", folder,
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--new-session",
+        "--die-with-parent",
+        "--chdir",
+        folder,
     ]
     key = os.path.realpath(person_folder())
     if os.path.isdir(key):

@@ -61,10 +61,13 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
             raise NotSure("LOOPX_NOW is set, but this is not a test board: the kernel refuses it")
         if not query("SELECT 1 FROM agent WHERE id=?", (agent,)):
             return Verdict(False, None, {}, {}, list(scopes))
-        held = [Card(*row) for row in query(
-            "SELECT id, status, lease_token, lease_expires, title, monitor_due, priority FROM card WHERE lease_holder=? AND status IN (?,?,?,?)",
-            (agent, *HELD),
-        )]
+        held = [
+            Card(*row)
+            for row in query(
+                "SELECT id, status, lease_token, lease_expires, title, monitor_due, priority FROM card WHERE lease_holder=? AND status IN (?,?,?,?)",
+                (agent, *HELD),
+            )
+        ]
         card = choose(held, now, merging(held, query))
         if card is not None and is_due(LEASE, card, now):
             raise NotSure("the lease has expired; the kernel reaps it")
@@ -82,10 +85,13 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
             if card is None:
                 rest.append(scope)
                 continue
-            waiting = [Asked(*row) for row in query(
-                "SELECT id, status, deadline FROM gate WHERE card_id=? AND status='pending' AND scope=? ORDER BY id LIMIT 1",
-                (card.id, scope),
-            )]
+            waiting = [
+                Asked(*row)
+                for row in query(
+                    "SELECT id, status, deadline FROM gate WHERE card_id=? AND status='pending' AND scope=? ORDER BY id LIMIT 1",
+                    (card.id, scope),
+                )
+            ]
             if waiting and is_due(GATE, waiting[0], now):
                 raise NotSure("a pending gate is overdue; the kernel expires it")
             if waiting:

@@ -84,7 +84,10 @@ class Ground:
         self._cwd_inside: dict[str, bool] = {}
         # A word that matches none of this may still reach the ground through
         # a symbolic link (``resolved``), but not by its text.
-        names = sorted({os.path.basename(p) for p, _, _ in self._places if os.path.basename(p)} | {os.path.basename(os.path.dirname(p)) for p, _, folder in self._places if not folder})
+        names = sorted(
+            {os.path.basename(p) for p, _, _ in self._places if os.path.basename(p)}
+            | {os.path.basename(os.path.dirname(p)) for p, _, folder in self._places if not folder}
+        )
         self._filter = re.compile(_NAMES.pattern + "".join("|" + re.escape(n) for n in names if n), re.IGNORECASE)
 
     # -- by name -----------------------------------------------------------------------------
@@ -158,8 +161,14 @@ class Ground:
         ``find FOLDER … -exec CMD {}`` may hand its command."""
         if cwd is None and not os.path.isabs(folder):
             return []
-        norm = os.path.normpath(os.path.join(cwd, folder)) if cwd and not os.path.isabs(folder) else os.path.normpath(folder)
-        places = [(p, f) for p, _, f in self._places] + [(p, os.path.isdir(p) or p.endswith((".loopx", ".codex"))) for p, _ in self._holds]
+        norm = (
+            os.path.normpath(os.path.join(cwd, folder))
+            if cwd and not os.path.isabs(folder)
+            else os.path.normpath(folder)
+        )
+        places = [(p, f) for p, _, f in self._places] + [
+            (p, os.path.isdir(p) or p.endswith((".loopx", ".codex"))) for p, _ in self._holds
+        ]
         return [(p, f) for p, f in dict.fromkeys(places) if _is_above(norm, p) or _is_above(os.path.realpath(norm), p)]
 
     def searches(self, folder: str, cwd: str | None) -> str | None:
@@ -170,10 +179,17 @@ class Ground:
         search's pattern decides.)"""
         if cwd is None and not os.path.isabs(folder):
             return None
-        norm = os.path.normpath(os.path.join(cwd, folder)) if cwd and not os.path.isabs(folder) else os.path.normpath(folder)
+        norm = (
+            os.path.normpath(os.path.join(cwd, folder))
+            if cwd and not os.path.isabs(folder)
+            else os.path.normpath(folder)
+        )
         real = os.path.realpath(norm)
         home = os.path.expanduser("~")
-        personal = [(p, w) for p, w, _ in self._places] + [(os.path.join(home, ".claude", "settings.json"), SETTINGS_CLAUDE), (os.path.join(home, ".claude.json"), SETTINGS_CLAUDE)]
+        personal = [(p, w) for p, w, _ in self._places] + [
+            (os.path.join(home, ".claude", "settings.json"), SETTINGS_CLAUDE),
+            (os.path.join(home, ".claude.json"), SETTINGS_CLAUDE),
+        ]
         inside = os.path.realpath(self.root).rstrip(os.sep) + os.sep
         for place, why in personal:
             if os.path.realpath(place).startswith(inside):
@@ -219,8 +235,15 @@ class Ground:
             found = [(os.path.dirname(package), True)]  # site-packages, or an editable install's source
             if sys.prefix != getattr(sys, "base_prefix", sys.prefix):
                 found.append((sys.prefix, True))  # the virtual environment
-            programs = [os.path.join(os.path.dirname(sys.executable), "loopx"), sys.argv[0] if os.path.basename(sys.argv[0] or "") == "loopx" else ""]
-            programs += [os.path.join(d, "loopx") for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.exists(os.path.join(d, "loopx"))]
+            programs = [
+                os.path.join(os.path.dirname(sys.executable), "loopx"),
+                sys.argv[0] if os.path.basename(sys.argv[0] or "") == "loopx" else "",
+            ]
+            programs += [
+                os.path.join(d, "loopx")
+                for d in os.environ.get("PATH", "").split(os.pathsep)
+                if d and os.path.exists(os.path.join(d, "loopx"))
+            ]
             found += [(p, False) for p in programs if p]
             root = os.path.realpath(self.root).rstrip(os.sep) + os.sep
             places: set = set()
@@ -325,7 +348,9 @@ def _by_name(norm: str) -> str | None:
                 return SETTINGS_CLAUDE
         if i == last - 1 and _is(part, ".claude", globbed):
             name = parts[i + 1]
-            if fnmatchcase(name, "settings*.json") or (_GLOB.search(name) and (fnmatchcase("settings.json", name) or fnmatchcase("settings.local.json", name))):
+            if fnmatchcase(name, "settings*.json") or (
+                _GLOB.search(name) and (fnmatchcase("settings.json", name) or fnmatchcase("settings.local.json", name))
+            ):
                 return SETTINGS_CLAUDE
         if part == ".config" and i < last and _is(parts[i + 1], "loopx", _GLOB.search(parts[i + 1]) is not None):
             return HUMAN_CONFIG

@@ -30,16 +30,41 @@ import time
 from ..rules import board_file, turn_env
 from ..rules.clock import now as _now
 
-EVENTS = ("session-start", "pre-tool-use", "stop", "session-end", "permission-request", "pre-skill-shell-command", "question", "notification")
+EVENTS = (
+    "session-start",
+    "pre-tool-use",
+    "stop",
+    "session-end",
+    "permission-request",
+    "pre-skill-shell-command",
+    "question",
+    "notification",
+)
 MAX_PAYLOAD = 8 * 1024 * 1024  # bytes of hook input read; a larger tool call is refused
 # Seconds each event may take before it answers anyway (the runtime's own
 # timeout, set by `loopx init`, is 30 s for the first two and 60 s for Stop).
-DEADLINES = {"pre-tool-use": 20.0, "pre-skill-shell-command": 20.0, "session-start": 20.0, "stop": 45.0, "session-end": 25.0, "permission-request": 570.0, "question": 570.0, "notification": 20.0}
+DEADLINES = {
+    "pre-tool-use": 20.0,
+    "pre-skill-shell-command": 20.0,
+    "session-start": 20.0,
+    "stop": 45.0,
+    "session-end": 25.0,
+    "permission-request": 570.0,
+    "question": 570.0,
+    "notification": 20.0,
+}
 
 
 class Hook:
     def __init__(self, runtime: str, event: str, payload, raw: str, db_flag: str | None, err):
-        self.runtime, self.event, self.payload, self.raw, self.db_flag, self.err = runtime, event, payload, raw, db_flag, err
+        self.runtime, self.event, self.payload, self.raw, self.db_flag, self.err = (
+            runtime,
+            event,
+            payload,
+            raw,
+            db_flag,
+            err,
+        )
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         self.cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd()
         self.agent = turn_env.agent()
@@ -177,13 +202,17 @@ def _fallback(hook: Hook, what: str):
     """After an internal error or the deadline: deny the tool call (fail
     closed); let a session start or stop go on."""
     if hook.event in ("pre-tool-use", "pre-skill-shell-command", "question"):
-        return _deny(f"{what}, so it is denied; the hook's stderr says why. Try a simpler call, or tell the person if this repeats.", event=_EVENT_NAMES[hook.event])
+        return _deny(
+            f"{what}, so it is denied; the hook's stderr says why. Try a simpler call, or tell the person if this repeats.",
+            event=_EVENT_NAMES[hook.event],
+        )
     if hook.event == "permission-request":
         return _permission("deny", f"{what}; the runtime's own question was not answered")
     return None
 
 
 # -- locating the board without importing the kernel --------------------------------
+
 
 def board_target(db_flag: str | None, cwd: str) -> tuple[str, str | None]:
     """("sqlite", path) | ("postgresql", url) | ("user", None): discovery.discover's
@@ -192,7 +221,9 @@ def board_target(db_flag: str | None, cwd: str) -> tuple[str, str | None]:
     raw = db_flag or os.environ.get("LOOPX_DB")
     if raw:
         kind, text = board_file.target(raw, cwd)
-        return ("postgresql" if kind == "other" else kind), text  # (an unknown scheme: the kernel refuses it with its own message)
+        return (
+            "postgresql" if kind == "other" else kind
+        ), text  # (an unknown scheme: the kernel refuses it with its own message)
     found, _ = board_file.nearest(cwd)
     return ("sqlite", found) if found else ("user", None)
 
@@ -201,7 +232,9 @@ def project_root(target: tuple[str, str | None], cwd: str) -> str:
     kind, path = target
     if kind == "sqlite" and path and os.path.basename(os.path.dirname(path)) == ".loopx":
         return os.path.realpath(os.path.dirname(os.path.dirname(path)))
-    if kind == "postgresql":  # a team board: this machine's checkout of it, the kernel's rule (from a workspace: the main checkout)
+    if (
+        kind == "postgresql"
+    ):  # a team board: this machine's checkout of it, the kernel's rule (from a workspace: the main checkout)
         checkout = board_file.team_checkout(cwd)
         if checkout is not None:
             return os.path.realpath(checkout)
@@ -228,11 +261,17 @@ def open_store(hook: Hook):
 
 # -- PreToolUse ------------------------------------------------------------------------
 
-_EVENT_NAMES = {"pre-tool-use": "PreToolUse", "pre-skill-shell-command": "PreSkillShellCommand", "question": "PreToolUse"}
+_EVENT_NAMES = {
+    "pre-tool-use": "PreToolUse",
+    "pre-skill-shell-command": "PreSkillShellCommand",
+    "question": "PreToolUse",
+}
 
 
 def _deny(reason: str, message: str | None = None, event: str = "PreToolUse") -> dict:
-    out: dict[str, object] = {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason}}
+    out: dict[str, object] = {
+        "hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason}
+    }
     if message:
         out["systemMessage"] = message
     return out
@@ -252,7 +291,9 @@ def pre_tool_use(hook: Hook):
         )
     tool = hook.get("tool_name")
     if not isinstance(tool, str) or not tool:
-        return _deny("LoopX could not tell which tool this call uses (no tool_name), so it is denied to be safe.", event=event)
+        return _deny(
+            "LoopX could not tell which tool this call uses (no tool_name), so it is denied to be safe.", event=event
+        )
     target = board_target(hook.db_flag, hook.cwd)
     root = project_root(target, hook.cwd)
     rules = policy.load(root)
@@ -260,19 +301,28 @@ def pre_tool_use(hook: Hook):
         hook.note(problem)
     from .ground import Ground
 
-    ground = Ground(root, board_file=target[1] if target[0] == "sqlite" else None, board_url=target[1] if target[0] == "postgresql" else None)
+    ground = Ground(
+        root,
+        board_file=target[1] if target[0] == "sqlite" else None,
+        board_url=target[1] if target[0] == "postgresql" else None,
+    )
     needs = policy.classify(tool, hook.get("tool_input"), hook.cwd, root, rules, ground=ground, agent=hook.agent)
     refused = [n for n in needs if n.scope is None]
     if refused:
         reasons = "; ".join(f"`{n.what}`: {n.why}" for n in refused[:3])
-        return _deny(f"LoopX never lets an agent do this, whatever it is granted — {reasons}. Do not try another way: do the work without it, or ask the person.", event=event)
+        return _deny(
+            f"LoopX never lets an agent do this, whatever it is granted — {reasons}. Do not try another way: do the work without it, or ask the person.",
+            event=event,
+        )
     if not needs:
         return None
     what = "; ".join(f"`{n.what}`" for n in needs)
     if not hook.agent:
         return _deny(
             f"LoopX: {what} needs {_scopes(needs)}, and this hook has no agent identity (LOOPX_AGENT is not set in the hook command), "
-            "so LoopX cannot check its authority. Denied. Re-run `loopx init --for " + hook.runtime + " --agent ID` to set it.",
+            "so LoopX cannot check its authority. Denied. Re-run `loopx init --for "
+            + hook.runtime
+            + " --agent ID` to set it.",
             event=event,
         )
     try:
@@ -323,9 +373,13 @@ def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
             verdict = None
         if verdict is not None:
             if not verdict.known_agent:
-                return _deny(f"LoopX: unknown agent {agent!r}, so {_scopes(needs)} cannot be checked. Denied. Register it: `loopx agent add {agent} --can SCOPE…`.")
+                return _deny(
+                    f"LoopX: unknown agent {agent!r}, so {_scopes(needs)} cannot be checked. Denied. Register it: `loopx agent add {agent} --can SCOPE…`."
+                )
             if not verdict.open:
-                return _answer(hook, needs, verdict.card.id if verdict.card else None, verdict.allowed, verdict.pending, {})
+                return _answer(
+                    hook, needs, verdict.card.id if verdict.card else None, verdict.allowed, verdict.pending, {}
+                )
             if verdict.card is None:
                 return _no_card(hook, needs, verdict.allowed)
     return _through_kernel(hook, needs)
@@ -345,7 +399,10 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
         except LoopxError as err:
             refused_on = getattr(err, "card", None)  # set by open_gates
             on = f" on {ids.fmt(ids.CARD, refused_on.id)}" if refused_on is not None else ""
-            return _deny(f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}" + (f" → {err.hint}" if err.hint else ""))
+            return _deny(
+                f"LoopX: {'; '.join(f'`{n.what}`' for n in needs)} needs {_scopes(needs)}{on}, and LoopX refused: {err.message}"
+                + (f" → {err.hint}" if err.hint else "")
+            )
         if card is None:
             if any(n.scope not in allowed for n in needs):
                 return _no_card(hook, needs, allowed)
@@ -380,7 +437,9 @@ def open_gates(store, agent: str, needs):
             question += f" because {need.why}"
         asked[need.scope] = question
     try:
-        opened = gates.ask_all(store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()])
+        opened = gates.ask_all(
+            store, card.id, agent, [{"question": q[:1900], "scope": scope} for scope, q in asked.items()]
+        )
     except LoopxError as err:
         err.card = card  # type: ignore[attr-defined]  # the card it could not ask on, for the hook's refusal text: LoopxError (shapes/) has no field for it, and its JSON must not grow one
         raise
@@ -407,13 +466,19 @@ def vet_verify(store, agent: str, command: str) -> None:
 
     root = str(store.project_root())
     target = board_target(None, root)
-    ground = Ground(root, board_file=target[1] if target[0] == "sqlite" else None, board_url=target[1] if target[0] == "postgresql" else None)
+    ground = Ground(
+        root,
+        board_file=target[1] if target[0] == "sqlite" else None,
+        board_url=target[1] if target[0] == "postgresql" else None,
+    )
     needs = policy.classify("Bash", {"command": command}, root, root, policy.load(root), ground=ground, agent=agent)
     refused = [n for n in needs if n.scope is None]
     if refused:
         raise Forbidden(
-            f"the card's verify command `{command[:200]}` does what LoopX never lets an agent do: " + "; ".join(f"`{n.what}`: {n.why}" for n in refused[:3]),
-            "a person sets a verify command that must do this (`loopx card add --verify` run by a person)", code="verify_forbidden",
+            f"the card's verify command `{command[:200]}` does what LoopX never lets an agent do: "
+            + "; ".join(f"`{n.what}`: {n.why}" for n in refused[:3]),
+            "a person sets a verify command that must do this (`loopx card add --verify` run by a person)",
+            code="verify_forbidden",
         )
     if not needs:
         return
@@ -422,8 +487,12 @@ def vet_verify(store, agent: str, command: str) -> None:
     if missing:
         gates = ", ".join(f"{ids.fmt(ids.GATE, pending[n.scope])} (`{n.scope}`)" for n in missing if n.scope in pending)
         raise Conflict(
-            f"the card's verify command `{command[:200]}` needs {_scopes(missing)}, which {agent} does not hold" + (f": gate {gates} asks a human" if gates else ""),
-            "wait for the answer (`loopx gate status G-…`), then run `loopx done` again" if gates else "take the card first", code="verify_gated",
+            f"the card's verify command `{command[:200]}` needs {_scopes(missing)}, which {agent} does not hold"
+            + (f": gate {gates} asks a human" if gates else ""),
+            "wait for the answer (`loopx gate status G-…`), then run `loopx done` again"
+            if gates
+            else "take the card first",
+            code="verify_gated",
         )
 
 
@@ -465,25 +534,37 @@ def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict
             message = f"LoopX: {hook.agent} asks for {', '.join(f'`{s}`' for s in new)} on {key} — answer {first} on the board (`loopx`)."
         return _deny(reason, message)
     approvers = {by for by in allowed.values() if not by.startswith("capability")}
-    if approvers:  # a human already approved this (a gate in this lease, or a remembered grant): the runtime may be told so
-        return runtime_of(hook).approved("LoopX: " + ", ".join(f"`{s}` approved ({by})" for s, by in allowed.items() if not by.startswith("capability")))
+    if (
+        approvers
+    ):  # a human already approved this (a gate in this lease, or a remembered grant): the runtime may be told so
+        return runtime_of(hook).approved(
+            "LoopX: "
+            + ", ".join(f"`{s}` approved ({by})" for s, by in allowed.items() if not by.startswith("capability"))
+        )
     return None
 
 
 # -- SessionStart ------------------------------------------------------------------------
 
+
 def session_start(hook: Hook):
     text = _session_context(hook)
     out: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     if hook.agent:
-        runtime_of(hook).session_env(hook.agent, hook.note)  # the agent's id for the session's later shell commands, where the runtime offers a way
+        runtime_of(hook).session_env(
+            hook.agent, hook.note
+        )  # the agent's id for the session's later shell commands, where the runtime offers a way
     return out
 
 
 def _session_context(hook: Hook) -> str:
     agent = hook.agent
     if not agent:
-        return "LoopX: this session has no agent identity (LOOPX_AGENT is not set in the hook command), so LoopX cannot tell which card is yours. Ask the human to run `loopx init --for " + hook.runtime + " --agent ID`."
+        return (
+            "LoopX: this session has no agent identity (LOOPX_AGENT is not set in the hook command), so LoopX cannot tell which card is yours. Ask the human to run `loopx init --for "
+            + hook.runtime
+            + " --agent ID`."
+        )
     from ..shapes.errors import LoopxError
 
     try:
@@ -500,7 +581,15 @@ def _session_context(hook: Hook) -> str:
             result = next_turn(store, agent, claim=False)
         except LoopxError as err:
             return f"LoopX: {err.message}" + (f"\n→ {err.hint}" if err.hint else "")
-        _emit(store, agent, "session_started", result.card.id if result.card else None, session=hook.get("session_id"), runtime=hook.runtime, source=hook.get("source"))
+        _emit(
+            store,
+            agent,
+            "session_started",
+            result.card.id if result.card else None,
+            session=hook.get("session_id"),
+            runtime=hook.runtime,
+            source=hook.get("source"),
+        )
         return _describe_next(store, agent, result)
     finally:
         store.close()
@@ -535,7 +624,7 @@ def _describe_next(store, agent: str, result) -> str:
         elif result.action == "paused":
             lead = f"{key} is paused ({result.reason}): a human must raise its budget. Stop here."
         else:
-            lead = f"Work on {key}. When the turn is done: `loopx writeback {key} --agent {agent} --summary \"…\"`."
+            lead = f'Work on {key}. When the turn is done: `loopx writeback {key} --agent {agent} --summary "…"`.'
         return f"{head}\n\n{lead}\n\n{md}"
     if result.action == "paused":
         from ..rules.clock import iso
@@ -558,6 +647,7 @@ def _emit(store, agent: str, kind: str, card_id, **data) -> None:
 
 
 # -- Stop ------------------------------------------------------------------------------
+
 
 def stop(hook: Hook):
     _admit_objects(hook)
@@ -603,7 +693,9 @@ def _admit_objects(hook: Hook) -> None:
         hook.note(f"could not check the objects the turn wrote: {exc}")
         return
     if got.refused:
-        hook.note(f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository")
+        hook.note(
+            f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository"
+        )
 
 
 def _sweep_git(hook: Hook) -> None:
@@ -653,7 +745,7 @@ def _card_of(bounds) -> int | None:
     if not name.startswith("loopx/"):
         return None
     try:
-        return ids.parse(ids.CARD, name[len("loopx/"):])
+        return ids.parse(ids.CARD, name[len("loopx/") :])
     except ValueError:
         return None
 
@@ -740,7 +832,9 @@ def _charge(hook: Hook, store, turn) -> None:
     path = os.path.expanduser(hook.get("transcript_path"))
     by = f"the {hook.runtime} {hook.event} hook"
     charge.charge_transcript(store, agent, hook.runtime, session, path, turn, card_id, hook.note, by=by)
-    charge.charge_subagents(store, agent, hook.runtime, session, path, card_id, hook.note, by=by, lagging=_lagging(hook))
+    charge.charge_subagents(
+        store, agent, hook.runtime, session, path, card_id, hook.note, by=by, lagging=_lagging(hook)
+    )
 
 
 def session_end(hook: Hook):
@@ -839,11 +933,17 @@ def question(hook: Hook):
     if decision is None:
         return None
     if decision["behavior"] == "allow":
-        out = {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "LoopX: the person answered on the board"}
+        out = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "LoopX: the person answered on the board",
+        }
         if "updatedInput" in decision:
             out["updatedInput"] = decision["updatedInput"]
         return {"hookSpecificOutput": out}
-    return _deny(f"LoopX: {decision['message']}. Go on without the answer, or wait and check the gate with `gate_status`.")
+    return _deny(
+        f"LoopX: {decision['message']}. Go on without the answer, or wait and check the gate with `gate_status`."
+    )
 
 
 def notification(hook: Hook):
@@ -871,9 +971,16 @@ def notification(hook: Hook):
             card = _held(hook.agent)
         title = hook.get("title")
         note(
-            store, hook.agent, "runtime_notice", card.id if card else None, runtime=hook.runtime, agent_id=hook.agent,
-            type=terminal_safe(str(kind or "notice"))[:40], message=terminal_safe(message)[:500],
-            title=terminal_safe(title)[:120] if isinstance(title, str) else None, session=hook.get("session_id"),
+            store,
+            hook.agent,
+            "runtime_notice",
+            card.id if card else None,
+            runtime=hook.runtime,
+            agent_id=hook.agent,
+            type=terminal_safe(str(kind or "notice"))[:40],
+            message=terminal_safe(message)[:500],
+            title=terminal_safe(title)[:120] if isinstance(title, str) else None,
+            session=hook.get("session_id"),
         )
     finally:
         store.close()
@@ -906,17 +1013,23 @@ def _evidence_gate(hook: Hook, store, turn):
         _emit(store, agent, "turn_ended", check.card, session=hook.get("session_id"), runtime=hook.runtime)
         return None
     reason = (
-        f"LoopX: this turn wrote no evidence on {key} (\"{title[:80]}\"). Before you stop, record what the turn did with the "
+        f'LoopX: this turn wrote no evidence on {key} ("{title[:80]}"). Before you stop, record what the turn did with the '
         f"`writeback` tool of the loopx MCP server (card {key}, summary, artifacts: files you made, next) — the way that works "
-        f"from the sandbox; without it, `loopx writeback {key} --agent {agent} --summary \"…\"` from your shell.\n"
+        f'from the sandbox; without it, `loopx writeback {key} --agent {agent} --summary "…"` from your shell.\n'
         f"If the card is finished, write back first, then the tool `done` (card {key}, summary) — or, without the sandbox, "
-        f"`loopx done {key} --agent {agent} --summary \"…\"`. "
+        f'`loopx done {key} --agent {agent} --summary "…"`. '
         "If you are blocked, say so in the summary."
     )
     return runtime_of(hook).continue_turn(reason)
 
 
 HANDLERS = {
-    "session-start": session_start, "pre-tool-use": pre_tool_use, "stop": stop, "session-end": session_end, "permission-request": permission_request,
-    "pre-skill-shell-command": pre_skill_shell_command, "question": question, "notification": notification,
+    "session-start": session_start,
+    "pre-tool-use": pre_tool_use,
+    "stop": stop,
+    "session-end": session_end,
+    "permission-request": permission_request,
+    "pre-skill-shell-command": pre_skill_shell_command,
+    "question": question,
+    "notification": notification,
 }

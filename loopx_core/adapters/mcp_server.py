@@ -48,7 +48,12 @@ def _tool(tool) -> dict:
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
-        "inputSchema": {"type": "object", "properties": tool.properties, "required": list(tool.required), "additionalProperties": False},
+        "inputSchema": {
+            "type": "object",
+            "properties": tool.properties,
+            "required": list(tool.required),
+            "additionalProperties": False,
+        },
         "annotations": annotations,
     }
 
@@ -85,7 +90,13 @@ PROMPT_TOOL = {
         "properties": {"tool_name": {"type": "string"}, "input": {"type": "object"}, "tool_use_id": {"type": "string"}},
         "required": ["tool_name", "input"],
     },
-    "annotations": {"title": "Ask the person", "readOnlyHint": False, "openWorldHint": False, "destructiveHint": False, "idempotentHint": True},
+    "annotations": {
+        "title": "Ask the person",
+        "readOnlyHint": False,
+        "openWorldHint": False,
+        "destructiveHint": False,
+        "idempotentHint": True,
+    },
 }
 
 
@@ -97,8 +108,22 @@ def _listed(tools) -> list[dict]:
     return TOOLS + [PROMPT_TOOL] if getattr(tools, "client", None) == PROMPT_CLIENT else TOOLS
 
 
-_KINDS = {"string": "a text", "boolean": "true or false", "integer": "a whole number", "number": "a number", "array": "a list", "object": "an object"}
-_JSON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "array": list, "object": dict}
+_KINDS = {
+    "string": "a text",
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "number": "a number",
+    "array": "a list",
+    "object": "an object",
+}
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "boolean": bool,
+    "integer": int,
+    "number": (int, float),
+    "array": list,
+    "object": dict,
+}
 
 
 class ToolFailed(Exception):
@@ -106,6 +131,7 @@ class ToolFailed(Exception):
 
 
 # -- the protocol ------------------------------------------------------------------------------
+
 
 def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
     """Answer JSON-RPC messages from stdin until it closes."""
@@ -121,7 +147,9 @@ def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
                 continue
             reply = handle_line(line, tools)
             if reply is not None:
-                writer.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace") + b"\n")
+                writer.write(
+                    json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace") + b"\n"
+                )
                 writer.flush()
     except (KeyboardInterrupt, BrokenPipeError):
         return 0
@@ -158,12 +186,15 @@ def handle(message, tools: Tools):
             tools.client = client.get("name")
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
-        return _result(msg_id, {
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "loopx", "title": "LoopX", "version": __version__},
-            "instructions": INSTRUCTIONS,
-        })
+        return _result(
+            msg_id,
+            {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "loopx", "title": "LoopX", "version": __version__},
+                "instructions": INSTRUCTIONS,
+            },
+        )
     if method == "ping":
         return _result(msg_id, {})
     if method == "tools/list":
@@ -185,6 +216,7 @@ def _error(msg_id, code: int, message: str) -> dict:
 
 
 # -- the tools ---------------------------------------------------------------------------------
+
 
 class Tools:
     """The tools over one board, opened on the first call."""
@@ -222,7 +254,10 @@ class Tools:
             return self.permission_prompt(arguments)
         tool = _BY_NAME.get(name) if isinstance(name, str) else None
         if tool is None:
-            return f"[unknown_tool] no tool {str(name)[:60]!r}; the tools are {', '.join(_BY_NAME)} (only a person answers gates)", True
+            return (
+                f"[unknown_tool] no tool {str(name)[:60]!r}; the tools are {', '.join(_BY_NAME)} (only a person answers gates)",
+                True,
+            )
         try:
             args = check_arguments(tool, arguments)
             from ..shapes.verbs import resolve
@@ -258,7 +293,6 @@ class Tools:
             sys.stderr.write(f"loopx mcp: {name}: {type(exc).__name__}: {exc}\n")
             return f"[internal] {type(exc).__name__}: {exc}", True
 
-
     def _waiting_out_restarts(self, declared, args: dict, run) -> str:
         """``run()``; when the board's server goes away under it (a PostgreSQL
         restart) and the call may run again (``failures.may_run_again``: it only
@@ -283,7 +317,9 @@ class Tools:
                 deadline = deadline if deadline is not None else time.monotonic() + reconnect_wait()
                 if time.monotonic() + delay > deadline:
                     raise
-                sys.stderr.write(f"loopx mcp: {declared.name}: {str(getattr(exc, 'message', exc)).splitlines()[0][:200]}; running it again once the board is back\n")
+                sys.stderr.write(
+                    f"loopx mcp: {declared.name}: {str(getattr(exc, 'message', exc)).splitlines()[0][:200]}; running it again once the board is back\n"
+                )
                 if self._store is None or getattr(exc, "code", None) == "board_unreachable":
                     with contextlib.suppress(Exception):
                         self.close()  # (the next attempt opens the board afresh)
@@ -300,11 +336,20 @@ class Tools:
         from ..runtimes.claude_code import NAME
         from .runtime_questions import decide
 
-        tool, given = (arguments.get("tool_name"), arguments.get("input")) if isinstance(arguments, dict) else (None, None)
+        tool, given = (
+            (arguments.get("tool_name"), arguments.get("input")) if isinstance(arguments, dict) else (None, None)
+        )
         if not isinstance(tool, str) or not isinstance(given, dict):
-            return json.dumps({"behavior": "deny", "message": "LoopX could not read this permission prompt (no tool_name or input)"}), False
+            return json.dumps(
+                {"behavior": "deny", "message": "LoopX could not read this permission prompt (no tool_name or input)"}
+            ), False
         if not os.environ.get("LOOPX_TURN_ID"):
-            return json.dumps({"behavior": "deny", "message": "LoopX asks the person only in a runner's turn (`loopx run`); not asked here"}), False
+            return json.dumps(
+                {
+                    "behavior": "deny",
+                    "message": "LoopX asks the person only in a runner's turn (`loopx run`); not asked here",
+                }
+            ), False
         try:
             with contextlib.redirect_stdout(sys.stderr):
                 decision = decide(self.store, _agent(), NAME, tool, given)
@@ -347,8 +392,19 @@ def _with_workspace(tools, answer: dict, agent: str) -> str:
 
 
 def tool_writeback(
-    tools, card: str, summary: str, artifacts=(), next: str = "", todos_added=(), todos_done=(), tokens: int = 0, usd: float = 0.0,
-    turn_id: str = "", release: bool = False, lease_token: int | None = None, op_id: str = "",
+    tools,
+    card: str,
+    summary: str,
+    artifacts=(),
+    next: str = "",
+    todos_added=(),
+    todos_done=(),
+    tokens: int = 0,
+    usd: float = 0.0,
+    turn_id: str = "",
+    release: bool = False,
+    lease_token: int | None = None,
+    op_id: str = "",
 ) -> str:
     """The CLI's writeback (``ops/turn_report.record``): the same operator,
     fenced by the same lease token (default: the runner's turn,
@@ -357,11 +413,31 @@ def tool_writeback(
     from ..rules import turn_env
     from ..shapes.inputs import validate
 
-    data = validate("evidence", _drop_none({
-        "summary": summary, "artifacts": list(artifacts), "next": next or None, "todos_added": list(todos_added),
-        "todos_done": list(todos_done), "tokens": tokens or None, "usd": usd or None, "turn_id": turn_env.turn_id(turn_id or None), "release": release,
-    }))
-    result, _, _ = record(tools.store, _card(card), _agent(), data, lease_token=turn_env.lease_token(lease_token), op_id=op_id or None, source="mcp")
+    data = validate(
+        "evidence",
+        _drop_none(
+            {
+                "summary": summary,
+                "artifacts": list(artifacts),
+                "next": next or None,
+                "todos_added": list(todos_added),
+                "todos_done": list(todos_done),
+                "tokens": tokens or None,
+                "usd": usd or None,
+                "turn_id": turn_env.turn_id(turn_id or None),
+                "release": release,
+            }
+        ),
+    )
+    result, _, _ = record(
+        tools.store,
+        _card(card),
+        _agent(),
+        data,
+        lease_token=turn_env.lease_token(lease_token),
+        op_id=op_id or None,
+        source="mcp",
+    )
     return _json(result)
 
 
@@ -379,11 +455,20 @@ def tool_done(tools, card: str, summary: str) -> str:
     agent = _agent()
     data = validate("done", {"summary": summary})
     store = tools.store
-    view, evidence = done(store, _card(card), agent, data["summary"], turn_env.lease_token(None),
-                          vet=lambda command: vet_verify(store, agent, command), confine=verify_prefix)
+    view, evidence = done(
+        store,
+        _card(card),
+        agent,
+        data["summary"],
+        turn_env.lease_token(None),
+        vet=lambda command: vet_verify(store, agent, command),
+        confine=verify_prefix,
+    )
     answer: dict[str, object] = {"card": view.to_json(), "evidence": evidence.to_json()}
     if view.to_json()["status"] == "waiting":
-        answer["note"] = "finished; its branch waits for a person to merge it — you cannot merge it yourself. Stop here."
+        answer["note"] = (
+            "finished; its branch waits for a person to merge it — you cannot merge it yourself. Stop here."
+        )
     return _json(answer)
 
 
@@ -444,14 +529,22 @@ def check_arguments(tool: dict, arguments) -> dict:
     props = schema["properties"]
     unknown = [k for k in arguments if k not in props]
     if unknown:
-        raise ToolFailed(f"[invalid_input] {tool['name']} takes no argument {unknown[0]!r}; it takes {', '.join(props)}")
+        raise ToolFailed(
+            f"[invalid_input] {tool['name']} takes no argument {unknown[0]!r}; it takes {', '.join(props)}"
+        )
     for key in schema["required"]:
         if key not in arguments:
             raise ToolFailed(f"[invalid_input] {tool['name']} needs `{key}`: {props[key]['description']}")
     for key, value in arguments.items():
         spec = props[key]
-        if not _is(value, spec["type"]) or (spec["type"] == "array" and not all(_is(v, spec["items"]["type"]) for v in value)):
-            kind = _KINDS[spec["type"]] if spec["type"] != "array" else f"a list of {_KINDS[spec['items']['type']].split(' ', 1)[-1]}s"
+        if not _is(value, spec["type"]) or (
+            spec["type"] == "array" and not all(_is(v, spec["items"]["type"]) for v in value)
+        ):
+            kind = (
+                _KINDS[spec["type"]]
+                if spec["type"] != "array"
+                else f"a list of {_KINDS[spec['items']['type']].split(' ', 1)[-1]}s"
+            )
             raise ToolFailed(f"[invalid_input] `{key}` must be {kind}: {spec['description']}")
     return arguments
 
@@ -468,7 +561,10 @@ def _agent() -> str:
 
     agent = turn_env.agent()
     if not agent:
-        raise UsageError("no agent identity", "start the server with LOOPX_AGENT=<your agent id> (register it with `loopx agent add ID`)")
+        raise UsageError(
+            "no agent identity",
+            "start the server with LOOPX_AGENT=<your agent id> (register it with `loopx agent add ID`)",
+        )
     return agent
 
 

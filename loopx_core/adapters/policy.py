@@ -62,7 +62,9 @@ POLICY_FILE = "policy.json"
 # tool_name Bash or PowerShell. Codex 0.171 reports exec_command and
 # shell_command as "Bash" (codex-rs/core/src/tools/hook_names.rs); the other
 # names are older Codex builds' own.
-SHELL_TOOLS = frozenset({"Bash", "Monitor", "shell", "shell_command", "exec_command", "local_shell", "container.exec", "unified_exec"})
+SHELL_TOOLS = frozenset(
+    {"Bash", "Monitor", "shell", "shell_command", "exec_command", "local_shell", "container.exec", "unified_exec"}
+)
 POWERSHELL_TOOLS = frozenset({"PowerShell"})
 # Tools that write a file (Claude Code's sdk-tools.d.ts: FileWriteInput,
 # FileEditInput, NotebookEditInput; MultiEdit is gone from 2.1's tool list).
@@ -86,6 +88,7 @@ DEFAULT = Policy()
 
 
 # -- the board's policy file ---------------------------------------------------
+
 
 def load(root: str | None) -> Policy:
     """The board's rules from ``<root>/.loopx/policy.json`` (defaults when absent).
@@ -166,8 +169,12 @@ def parse(doc, where: str = "policy", *, signed=None) -> Policy:
         return Policy(problems=(f"{where} must be a JSON object",))
     rules: list[Rule] = []
     for i, item in enumerate(doc.get("rules") or []):
-        if not isinstance(item, dict) or not isinstance(item.get("scope"), str) or not limits.SCOPE.fullmatch(item["scope"]):
-            problems.append(f"{where}: rules[{i}] needs a valid \"scope\" (e.g. deploy:prod); skipped")
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("scope"), str)
+            or not limits.SCOPE.fullmatch(item["scope"])
+        ):
+            problems.append(f'{where}: rules[{i}] needs a valid "scope" (e.g. deploy:prod); skipped')
             continue
         compiled: dict[str, re.Pattern[str] | None] = {}
         invalid = False
@@ -188,11 +195,13 @@ def parse(doc, where: str = "policy", *, signed=None) -> Policy:
             problems.append(f"{where}: rules[{i}] matches nothing (give tool, command or input); skipped")
             continue
         rules.append(Rule(item["scope"], compiled["tool"], compiled["command"], compiled["input"]))
-    if (doc.get("allow") or doc.get("outside_ok")) and not (loosening_allowed(where, doc) if signed is None else signed):
+    if (doc.get("allow") or doc.get("outside_ok")) and not (
+        loosening_allowed(where, doc) if signed is None else signed
+    ):
         problems.append(
-            f"{where}: its \"allow\" and \"outside_ok\" entries were ignored: they loosen LoopX's rules, and only a "
+            f'{where}: its "allow" and "outside_ok" entries were ignored: they loosen LoopX\'s rules, and only a '
             "policy file a person signed may do that (a person runs `loopx policy sign`). "
-            "Its \"rules\" still apply."
+            'Its "rules" still apply.'
         )
         return Policy(tuple(rules), (), (), tuple(problems))
     allow: list[re.Pattern] = []
@@ -201,13 +210,27 @@ def parse(doc, where: str = "policy", *, signed=None) -> Policy:
             allow.append(re.compile(pattern))
         except (re.error, TypeError, RecursionError, OverflowError) as exc:
             problems.append(f"{where}: allow[{i}] is not a valid regex ({exc}); skipped")
-    outside_ok = tuple(os.path.realpath(os.path.expanduser(p)) for p in (doc.get("outside_ok") or []) if isinstance(p, str) and os.path.isabs(os.path.expanduser(p)))
+    outside_ok = tuple(
+        os.path.realpath(os.path.expanduser(p))
+        for p in (doc.get("outside_ok") or [])
+        if isinstance(p, str) and os.path.isabs(os.path.expanduser(p))
+    )
     return Policy(tuple(rules), tuple(allow), outside_ok, tuple(problems))
 
 
 # -- classification ------------------------------------------------------------
 
-def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAULT, *, ground: Ground | None = None, agent: str | None = None) -> list[Need]:
+
+def classify(
+    tool: str,
+    tool_input,
+    cwd: str,
+    root: str,
+    policy: Policy = DEFAULT,
+    *,
+    ground: Ground | None = None,
+    agent: str | None = None,
+) -> list[Need]:
     """What this tool call needs: scopes to hold (or have a human grant), and
     refusals no scope lifts (``Need.scope is None``: LoopX's own ground, a
     person's command, a call too large to check). Empty: nothing LoopX guards."""
@@ -221,14 +244,21 @@ def classify(tool: str, tool_input, cwd: str, root: str, policy: Policy = DEFAUL
         if command is None:
             command = tool_input.get("cmd")  # older Codex builds' exec_command
         if tool_input.get("dangerouslyDisableSandbox") is True:
-            checker.need(SANDBOX_OFF, f"{tool} outside the sandbox", "it asks to run outside the runtime's sandbox, the wall that keeps agents off LoopX's ground")
+            checker.need(
+                SANDBOX_OFF,
+                f"{tool} outside the sandbox",
+                "it asks to run outside the runtime's sandbox, the wall that keeps agents off LoopX's ground",
+            )
         if isinstance(command, list):
             import shlex
 
             command = shlex.join(str(c) for c in command)
         if isinstance(command, str):
             if len(command) > MAX_COMMAND:
-                checker.forbid(command, f"it is {len(command):,} characters long; LoopX checks commands up to {MAX_COMMAND:,}: write it to a script file and run that")
+                checker.forbid(
+                    command,
+                    f"it is {len(command):,} characters long; LoopX checks commands up to {MAX_COMMAND:,}: write it to a script file and run that",
+                )
             else:
                 checker.shell(command, cwd, powershell=tool in POWERSHELL_TOOLS)
     elif tool in FILE_TOOLS:

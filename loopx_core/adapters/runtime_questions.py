@@ -30,7 +30,9 @@ def call_digest(tool: str, tool_input) -> str:
     """The exact call, as one hash: what an "allow for this session" answer allows (nothing else)."""
     import hashlib
 
-    canonical = json.dumps({"tool": tool, "input": tool_input}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    canonical = json.dumps(
+        {"tool": tool, "input": tool_input}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -87,15 +89,23 @@ def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float |
     deadline = time.monotonic() + (WAIT if wait is None else wait)
     while any(g.status == "pending" for g in opened) and time.monotonic() < deadline:
         time.sleep(POLL)
-        opened = [gates.status(store, g.id) if g.status == "pending" else g for g in opened]  # a forged approval reads as pending
+        opened = [
+            gates.status(store, g.id) if g.status == "pending" else g for g in opened
+        ]  # a forged approval reads as pending
     refused = [g for g in opened if g.status not in ("approved", "pending")]
     if refused:
         g = refused[0]
-        return {"behavior": "deny", "message": f"the person said no ({g.key} {g.status}{': ' + g.note if g.note else ''})"}
+        return {
+            "behavior": "deny",
+            "message": f"the person said no ({g.key} {g.status}{': ' + g.note if g.note else ''})",
+        }
     waiting = [g for g in opened if g.status == "pending"]
     if waiting:
         names = ", ".join(g.key for g in waiting)
-        return {"behavior": "deny", "message": f"no answer from the person yet; {names} waits for them (`loopx gate status {waiting[0].key}`)"}
+        return {
+            "behavior": "deny",
+            "message": f"no answer from the person yet; {names} waits for them (`loopx gate status {waiting[0].key}`)",
+        }
     if not questions:
         return {"behavior": "allow"}
     return {"behavior": "allow", "updatedInput": asker.answered(tool_input, [g.choice or g.text for g in opened])}

@@ -34,7 +34,15 @@ Malformed = base.SettingsMalformed  # not JSON/TOML at all: exit 3, not a confli
 
 
 class FileChange:
-    def __init__(self, path: Path, root: Path, before: str | None, after: str | None, problem: str | None = None, malformed: bool = False):
+    def __init__(
+        self,
+        path: Path,
+        root: Path,
+        before: str | None,
+        after: str | None,
+        problem: str | None = None,
+        malformed: bool = False,
+    ):
         self.path, self.before, self.after, self.problem = path, before, after, problem
         self.malformed = malformed
         try:
@@ -63,7 +71,16 @@ class FileChange:
 
 
 class SetupResult:
-    def __init__(self, runtime: str, agent: str, capabilities: list[str], agent_action: str, files: list[FileChange], notes: list[str], dry_run: bool):
+    def __init__(
+        self,
+        runtime: str,
+        agent: str,
+        capabilities: list[str],
+        agent_action: str,
+        files: list[FileChange],
+        notes: list[str],
+        dry_run: bool,
+    ):
         self.runtime, self.agent, self.capabilities, self.agent_action = runtime, agent, capabilities, agent_action
         self.files, self.notes, self.dry_run = files, notes, dry_run
 
@@ -75,7 +92,9 @@ class SetupResult:
         return {
             "runtime": self.runtime,
             "agent": {"id": self.agent, "capabilities": self.capabilities, "action": self.agent_action},
-            "files": [{"path": f.rel, "action": f.action, **({"problem": f.problem} if f.problem else {})} for f in self.files],
+            "files": [
+                {"path": f.rel, "action": f.action, **({"problem": f.problem} if f.problem else {})} for f in self.files
+            ],
             "dry_run": self.dry_run,
             "changed": self.changed,
             "diff": "".join(f.diff() for f in self.files) if self.dry_run else "",
@@ -84,7 +103,11 @@ class SetupResult:
 
     @property
     def text(self) -> str:
-        verb = {"create": "would create", "update": "would update"} if self.dry_run else {"create": "created", "update": "updated"}
+        verb = (
+            {"create": "would create", "update": "would update"}
+            if self.dry_run
+            else {"create": "created", "update": "updated"}
+        )
         caps = ", ".join(self.capabilities) or "no scopes"
         lines = [f"{self.runtime}: agent {self.agent} ({caps}) {self.agent_action}"]
         for f in self.files:
@@ -101,6 +124,7 @@ class SetupResult:
 
 
 # -- the agent -------------------------------------------------------------------
+
 
 def default_agent_id(runtime: str) -> str:
     try:
@@ -121,6 +145,7 @@ def _ask(prompt: str, default: str) -> str:
 
 
 # -- file merging ---------------------------------------------------------------------
+
 
 def hook_command(runtime: str, event: str, agent: str | None, exe: str, db: str | None) -> str:
     """The hook's command line; with ``agent`` when the runtime has no
@@ -147,6 +172,7 @@ def merge_markdown(before: str | None, body: str) -> str:
 
 
 # -- the sections -------------------------------------------------------------------------
+
 
 def _section(agent: str, sandbox: bool) -> str:
     if sandbox:
@@ -185,6 +211,7 @@ Only a person answers gates. The `loopx` MCP server offers the same turn as tool
 
 
 # -- init ----------------------------------------------------------------------------
+
 
 def _read(path: Path) -> str | None:
     try:
@@ -244,7 +271,9 @@ def init_runtime(
         data["can"] = existing_caps  # keep what it may do unless told otherwise
     caps = sorted(set(data["can"]))
     location = store.location if store is not None else location
-    root = (root or location.project_root or location.checkout or Path.cwd()).absolute()  # (a team board: this machine's checkout)
+    root = (
+        root or location.project_root or location.checkout or Path.cwd()
+    ).absolute()  # (a team board: this machine's checkout)
     db = location.url if location.source in ("flag", "env") else None
     exe = _executable()
     exe_text = " ".join(shlex.quote(e) for e in exe)
@@ -268,8 +297,16 @@ def init_runtime(
     if runtime not in runtimes.HOOKED:  # pragma: no cover - the parser offers only these
         raise InvalidInput(f"unknown runtime {runtime!r}", "use --for " + " or --for ".join(runtimes.HOOKED))
     runtimes.module(runtime).write_settings(
-        plan, root, data["id"], exe, lambda event, named: hook_command(runtime, event, named, exe_text, db), db, key_dir, sandbox,
-        lambda before: merge_markdown(before, _section(data["id"], sandbox)), notes,
+        plan,
+        root,
+        data["id"],
+        exe,
+        lambda event, named: hook_command(runtime, event, named, exe_text, db),
+        db,
+        key_dir,
+        sandbox,
+        lambda before: merge_markdown(before, _section(data["id"], sandbox)),
+        notes,
     )
     conflicts = [f for f in files if f.problem]
     if conflicts:
@@ -288,11 +325,12 @@ def init_runtime(
     else:
         action = "unchanged"
     if not dry_run and action != "unchanged":
-        add_agent(store, {**data, "can": caps}, person)  # a person's signed decision (agents.add_agent refuses anything else)
+        add_agent(
+            store, {**data, "can": caps}, person
+        )  # a person's signed decision (agents.add_agent refuses anything else)
 
     if not dry_run:
         for change in files:
             if change.action in ("create", "update") and change.after is not None:
                 _write(change.path, change.after)
     return SetupResult(runtime, data["id"], caps, action, files, notes, dry_run)
-

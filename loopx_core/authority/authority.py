@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         @property
         def lease_token(self) -> int | None: ...
 
+
 AGENT_DECISIONS = ("agent_added", "agent_updated")
 
 
@@ -107,14 +108,28 @@ class Authority:
             if not covers(granted, scope):
                 continue
             data = self.people.decision(self.query, seq, ("grant_created",))
-            if data is None or [data.get("grant"), data.get("scope"), data.get("agent"), data.get("card"), data.get("expires_at")] != [gid, granted, g_agent, g_card, expires]:
+            if data is None or [
+                data.get("grant"),
+                data.get("scope"),
+                data.get("agent"),
+                data.get("card"),
+                data.get("expires_at"),
+            ] != [gid, granted, g_agent, g_card, expires]:
                 continue
             if expires is None or expires > now:
                 return gid
         return None
 
     def approval_holds(
-        self, gate_id: int, card: int, agent: str, scope: str | None, answered_by: str | None, answer_seq: int | None, lease_token: int | None, now: float,
+        self,
+        gate_id: int,
+        card: int,
+        agent: str,
+        scope: str | None,
+        answered_by: str | None,
+        answer_seq: int | None,
+        lease_token: int | None,
+        now: float,
         answer: str | None = "approved",
     ) -> bool:
         """Is this gate's "approved" a real approval? (a person's signed answer,
@@ -127,8 +142,12 @@ class Authority:
                 return False
             data = row.payload()
             return (
-                data.get("gate") == f"G-{gate_id}" and data.get("answer") == "approved" and data.get("scope") == scope and data.get("agent") == agent
-                and data.get("lease_token") == lease_token and signed_answer(data) == answer
+                data.get("gate") == f"G-{gate_id}"
+                and data.get("answer") == "approved"
+                and data.get("scope") == scope
+                and data.get("agent") == agent
+                and data.get("lease_token") == lease_token
+                and signed_answer(data) == answer
             )
         if by.startswith("capability:") and scope:
             return by == f"capability:{agent}" and self.holds(agent, scope)
@@ -169,6 +188,16 @@ def forged_approval(rules: Authority, gate: ApprovedGate, now: float) -> str | N
     or the plain reader's tuple)."""
     if gate.status != "approved":
         return None
-    if rules.approval_holds(gate.id, gate.card_id, gate.agent, gate.scope, gate.answered_by, gate.answer_seq, gate.lease_token, now, gate.answer):
+    if rules.approval_holds(
+        gate.id,
+        gate.card_id,
+        gate.agent,
+        gate.scope,
+        gate.answered_by,
+        gate.answer_seq,
+        gate.lease_token,
+        now,
+        gate.answer,
+    ):
         return None
     return f"recorded as approved by {gate.answered_by or 'nobody'}, but no valid signed decision of a person says so"

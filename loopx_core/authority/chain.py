@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the board as every reader of the log sees it (here: the bot
         def board_uid(self) -> str: ...
         def read(self) -> AbstractContextManager[None]: ...
 
+
 VERSION = 1
 SIG_PREFIX = b"loopx-event-v1:"  # what a signature covers: this, then the event's hash
 
@@ -50,7 +51,17 @@ def genesis(board_uid: str) -> str:
     return sha256_hex(f"loopx-genesis-v{VERSION}:{board_uid}".encode())
 
 
-def event_hash(prev: str | None, seq: int, at: float, actor: str, card: int | None, kind: str, data_text: str, op_id: str | None, key: str | None) -> str:
+def event_hash(
+    prev: str | None,
+    seq: int,
+    at: float,
+    actor: str,
+    card: int | None,
+    kind: str,
+    data_text: str,
+    op_id: str | None,
+    key: str | None,
+) -> str:
     """``data_text`` is the data column exactly as stored (canonical JSON text).
     Every text field is length-prefixed and ``None`` is ``N``, so no two rows
     encode alike; numbers are written as Python writes them (``repr`` of a float

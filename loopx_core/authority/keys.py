@@ -126,16 +126,26 @@ class KeyFile:
         secret = self.doc["secret"]
         if self.sealed:
             if passphrase is None:
-                raise Forbidden(f"your key {self.path} is locked with a passphrase", "run this in a terminal so LoopX can ask for it")
+                raise Forbidden(
+                    f"your key {self.path} is locked with a passphrase",
+                    "run this in a terminal so LoopX can ask for it",
+                )
             try:
                 seed = _open_seal(secret, passphrase)
             except InvalidTag:
-                raise Forbidden("wrong passphrase for your LoopX key", "try again; `loopx key passphrase` changes it", code="wrong_passphrase") from None
+                raise Forbidden(
+                    "wrong passphrase for your LoopX key",
+                    "try again; `loopx key passphrase` changes it",
+                    code="wrong_passphrase",
+                ) from None
         else:
             seed = unb64(secret["plain"])
         private = Ed25519PrivateKey.from_private_bytes(seed)
         if _public_raw(private) != self.public_raw:
-            raise InvalidInput(f"{self.path} is damaged: its private and public halves differ", "make a new key with `loopx key init --force`")
+            raise InvalidInput(
+                f"{self.path} is damaged: its private and public halves differ",
+                "make a new key with `loopx key init --force`",
+            )
         return Person(self.name, private, self.public_raw)
 
 
@@ -146,7 +156,13 @@ def read(path: Path | None = None) -> KeyFile | None:
 
     path = path or key_path()
     try:
-        raw = given_paths.read_regular(str(path), KEY_MAX, "your LoopX key", "fix LOOPX_KEY, or make a new key with `loopx key init --force`", missing_ok=True)
+        raw = given_paths.read_regular(
+            str(path),
+            KEY_MAX,
+            "your LoopX key",
+            "fix LOOPX_KEY, or make a new key with `loopx key init --force`",
+            missing_ok=True,
+        )
         if raw is None:
             return None
         doc = json.loads(raw.decode("utf-8"))
@@ -156,7 +172,10 @@ def read(path: Path | None = None) -> KeyFile | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InvalidInput(f"cannot read your LoopX key {path}: {exc}", "fix LOOPX_KEY, or make a new key with `loopx key init --force`") from None
+        raise InvalidInput(
+            f"cannot read your LoopX key {path}: {exc}",
+            "fix LOOPX_KEY, or make a new key with `loopx key init --force`",
+        ) from None
 
 
 def unlock(path: Path | None = None, *, ask: Callable[[str], str] | None = None, tries: int = 1) -> Person:
@@ -168,7 +187,10 @@ def unlock(path: Path | None = None, *, ask: Callable[[str], str] | None = None,
     found = read(path)
     if found is None:
         where = path or key_path()
-        raise Forbidden(f"no LoopX key at {where}: only a person with a key can do this", "make yours with `loopx key init` (it asks for a passphrase)")
+        raise Forbidden(
+            f"no LoopX key at {where}: only a person with a key can do this",
+            "make yours with `loopx key init` (it asks for a passphrase)",
+        )
     if not found.sealed:
         return found.unlock()
     prompt = f"Passphrase for LoopX key {found.fingerprint} ({found.name}): "
@@ -191,7 +213,10 @@ def ask_terminal(prompt: str) -> str:
     try:
         os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))  # getpass would fall back to stdin without one
     except OSError:
-        raise Forbidden("your LoopX key is locked with a passphrase and there is no terminal to ask for it", "run this command in a terminal (or answer in the board)") from None
+        raise Forbidden(
+            "your LoopX key is locked with a passphrase and there is no terminal to ask for it",
+            "run this command in a terminal (or answer in the board)",
+        ) from None
     try:
         return getpass.getpass(prompt)
     except EOFError:  # the terminal closed before a line came (input typed ahead is flushed)
@@ -217,7 +242,10 @@ def stand_in(path: Path | None = None) -> Person:
     found = read(path)
     if found is None:
         where = path or key_path()
-        raise Forbidden(f"no LoopX key at {where}: only a person with a key can do this", "make yours with `loopx key init` (it asks for a passphrase)")
+        raise Forbidden(
+            f"no LoopX key at {where}: only a person with a key can do this",
+            "make yours with `loopx key init` (it asks for a passphrase)",
+        )
     return Person(found.name, _StandInKey(), found.public_raw)
 
 
@@ -227,7 +255,10 @@ def create(path: Path, name: str, passphrase: str | None, *, force: bool = False
     from ..shapes.errors import UsageError
 
     if path.exists() and not force:
-        raise UsageError(f"a LoopX key already exists at {path}", "keep it (`loopx key show`), or replace it with `--force` (boards trusting the old one must add the new one)")
+        raise UsageError(
+            f"a LoopX key already exists at {path}",
+            "keep it (`loopx key show`), or replace it with `--force` (boards trusting the old one must add the new one)",
+        )
     private = Ed25519PrivateKey.generate()
     return save(path, Person(name, private, _public_raw(private)), passphrase)
 
@@ -247,7 +278,12 @@ def save(path: Path, person: Person, passphrase: str | None = None) -> KeyFile:
 
     # (only a person unlocked from a key file is saved: their signer is the Ed25519 key itself)
     seed = person._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())  # type: ignore[attr-defined]  # (see above)
-    doc = {"loopx_key": FORMAT, "name": person.name, "public": b64(person.public_raw), "secret": _seal(seed, passphrase) if passphrase else {"plain": b64(seed)}}
+    doc = {
+        "loopx_key": FORMAT,
+        "name": person.name,
+        "public": b64(person.public_raw),
+        "secret": _seal(seed, passphrase) if passphrase else {"plain": b64(seed)},
+    }
     write(path, doc)
     return KeyFile(path, doc)
 
@@ -325,7 +361,11 @@ def ephemeral(name: str, seed: bytes | None = None) -> Person:
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    private = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed).digest()) if seed is not None else Ed25519PrivateKey.generate()
+    private = (
+        Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed).digest())
+        if seed is not None
+        else Ed25519PrivateKey.generate()
+    )
     return Person(name, private, _public_raw(private))
 
 

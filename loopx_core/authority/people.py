@@ -29,7 +29,9 @@ def member(store: BoardReader, person: keys.Person) -> keys.Person:
     people = store.trust()  # (loaded once per open board)
     found = people.people.get(person.fingerprint)
     if found is None and people.changed:
-        raise Altered(people.changed, "until a person accepts it, this machine signs nothing on it and honours nothing of it")
+        raise Altered(
+            people.changed, "until a person accepts it, this machine signs nothing on it and honours nothing of it"
+        )
     if found is None:
         problems = people.problems
         why = f" ({problems[0]})" if problems else ""
@@ -39,7 +41,11 @@ def member(store: BoardReader, person: keys.Person) -> keys.Person:
             code="not_a_person",
         )
     if found.revoked_seq is not None:
-        raise Forbidden(f"your key {person.fingerprint} was revoked on this board", "make a new key (`loopx key init --force`) and ask a person on the board to add it", code="not_a_person")
+        raise Forbidden(
+            f"your key {person.fingerprint} was revoked on this board",
+            "make a new key (`loopx key init --force`) and ask a person on the board to add it",
+            code="not_a_person",
+        )
     return person.named(found.name)
 
 
@@ -53,23 +59,37 @@ def pin_root(store: BoardReader) -> trust.PersonKey | None:
     return t.root
 
 
-def session_person(store: BoardReader, ask: Callable[[str], str] | None = None, tries: int = 3) -> tuple[keys.Person | None, str | None, str]:
+def session_person(
+    store: BoardReader, ask: Callable[[str], str] | None = None, tries: int = 3
+) -> tuple[keys.Person | None, str | None, str]:
     """Who decides in a long-running surface (the board): the person whose key
     unlocks (a wrong passphrase is asked again, ``tries`` times in all) and is
     one of the board's people; or None, why not (the surface is then
     read-only) and what to do about it. An agent identity is never a person."""
     agent = turn_env.agent()
     if agent:
-        return None, f"started with LOOPX_AGENT={agent[:64]}: an agent cannot decide", "start `loopx board` in your own shell, without LOOPX_AGENT"
+        return (
+            None,
+            f"started with LOOPX_AGENT={agent[:64]}: an agent cannot decide",
+            "start `loopx board` in your own shell, without LOOPX_AGENT",
+        )
     where = _home_short(keys.key_path())
     try:
         found = keys.read()
         if found is None:
-            return None, f"no LoopX key at {where}", "make yours with `loopx key init`; a person on the board then adds it"
+            return (
+                None,
+                f"no LoopX key at {where}",
+                "make yours with `loopx key init`; a person on the board then adds it",
+            )
         return member(store, keys.unlock(found.path, ask=ask, tries=tries)), None, ""
     except (Altered, Forbidden, InvalidInput) as err:
         if err.code in ("wrong_passphrase", "not_unlocked"):
-            why = f"{tries} wrong passphrases for your key" if err.code == "wrong_passphrase" and tries > 1 else err.message
+            why = (
+                f"{tries} wrong passphrases for your key"
+                if err.code == "wrong_passphrase" and tries > 1
+                else err.message
+            )
             return None, why, f"quit (q), run `loopx board` again and type the passphrase of {where}"
         return None, err.message, err.hint or ""
 
@@ -77,4 +97,4 @@ def session_person(store: BoardReader, ask: Callable[[str], str] | None = None, 
 def _home_short(path: str | Path) -> str:
     home = os.path.expanduser("~")
     text = str(path)
-    return "~" + text[len(home):] if home not in ("", "/") and text.startswith(home + os.sep) else text
+    return "~" + text[len(home) :] if home not in ("", "/") and text.startswith(home + os.sep) else text

@@ -38,7 +38,18 @@ if TYPE_CHECKING:
 # Events that give a card's lease to an agent (with its fencing token), and
 # those that end it. ``gate_answered`` ends it only when it rejects.
 LEASE_GRANTS = ("claimed", "handoff_accepted")
-LEASE_ENDS = ("released", "lease_expired", "done", "card_moved", "card_unassigned", "handoff_created", "gate_expired", "gate_answered", "merged", "merge_conflict")
+LEASE_ENDS = (
+    "released",
+    "lease_expired",
+    "done",
+    "card_moved",
+    "card_unassigned",
+    "handoff_created",
+    "gate_expired",
+    "gate_answered",
+    "merged",
+    "merge_conflict",
+)
 # Events that charge a card's budget; each carries the totals after it (``used``).
 CHARGES = ("evidence_added", "usage_charged")
 GATE_KINDS = ("gate_asked", "gate_answered", "gate_withdrawn", "gate_expired")
@@ -101,7 +112,10 @@ def _newest(query: Query, card_id: int, kinds: tuple[str, ...]) -> Iterator[tupl
     while True:
         bound = "" if before is None else " AND seq < ?"
         params = (card_id, *kinds) + (() if before is None else (before,))
-        rows = query(f"SELECT seq, actor, kind, data FROM event WHERE card = ? AND kind IN ({marks}){bound} ORDER BY seq DESC LIMIT {batch}", params)
+        rows = query(
+            f"SELECT seq, actor, kind, data FROM event WHERE card = ? AND kind IN ({marks}){bound} ORDER BY seq DESC LIMIT {batch}",
+            params,
+        )
         yield from rows
         if len(rows) < batch:
             return
@@ -126,6 +140,7 @@ def used_in_log(query: Query, card_id: int) -> tuple[int, int, float] | None:
 
 
 # -- the whole log ------------------------------------------------------------------------
+
 
 class CardState:
     __slots__ = ("status", "assignee", "holder", "token", "turns", "tokens", "usd", "after", "seq", "odd")
@@ -229,7 +244,12 @@ def _charge(card: CardState, seq: int, kind: str, data: dict) -> None:
     if used is not None:
         said = used_after(data)
         if said != (card.turns, card.tokens, card.usd):
-            card.odd.append((seq, f"records totals {said}, but the charges before it add up to {(card.turns, card.tokens, card.usd)}"))
+            card.odd.append(
+                (
+                    seq,
+                    f"records totals {said}, but the charges before it add up to {(card.turns, card.tokens, card.usd)}",
+                )
+            )
 
 
 def _gate(p: Projection, card: CardState, card_id: int, actor: str, kind: str, data: dict) -> None:
@@ -268,8 +288,24 @@ def _status_after(p: Projection, card: CardState, card_id: int, actor: str, kind
 
 # The kinds the fold reads (others leave every projected row as it was: their data is not even parsed).
 FOLDED = frozenset(
-    ("card_added", "grant_created", "card_assigned", "paused", "resumed", "monitoring", "monitor_due", "unblocked", "budget_raised", "window_set")
-    + LEASE_GRANTS + LEASE_ENDS + CHARGES + GATE_KINDS + tuple(CONTROL_OF_KIND) + WORKSPACE_KINDS
+    (
+        "card_added",
+        "grant_created",
+        "card_assigned",
+        "paused",
+        "resumed",
+        "monitoring",
+        "monitor_due",
+        "unblocked",
+        "budget_raised",
+        "window_set",
+    )
+    + LEASE_GRANTS
+    + LEASE_ENDS
+    + CHARGES
+    + GATE_KINDS
+    + tuple(CONTROL_OF_KIND)
+    + WORKSPACE_KINDS
 )
 
 
@@ -301,7 +337,9 @@ def replay(query: Query, since: int = 0) -> Projection:
     fold = Replay()
     last, batch = 0, 5000
     while True:
-        rows = query(f"SELECT seq, actor, card, kind, data FROM event WHERE seq > ? ORDER BY seq LIMIT {batch}", (last,))
+        rows = query(
+            f"SELECT seq, actor, card, kind, data FROM event WHERE seq > ? ORDER BY seq LIMIT {batch}", (last,)
+        )
         if not rows:
             break
         for seq, actor, card, kind, data in rows:
@@ -317,7 +355,8 @@ def differences(query: Query, p: Projection) -> list[Difference]:
     out: list[Difference] = []
     replayed = set(p.cards)
     for cid, status, assignee, holder, token, turns, tokens, usd in query(
-        "SELECT id, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd FROM card ORDER BY id", ()
+        "SELECT id, status, assignee, lease_holder, lease_token, used_turns, used_tokens, used_usd FROM card ORDER BY id",
+        (),
     ):
         card = p.cards.pop(cid, None)
         if card is None:
@@ -325,8 +364,12 @@ def differences(query: Query, p: Projection) -> list[Difference]:
         for seq, what in card.odd:
             out.append(Difference("event", seq, "data", "used", what, seq))
         for column, row, log in (
-            ("status", status, card.status), ("assignee", assignee, card.assignee), ("lease_holder", holder, card.holder),
-            ("lease_token", token, card.token), ("used_turns", turns, card.turns), ("used_tokens", tokens, card.tokens),
+            ("status", status, card.status),
+            ("assignee", assignee, card.assignee),
+            ("lease_holder", holder, card.holder),
+            ("lease_token", token, card.token),
+            ("used_turns", turns, card.turns),
+            ("used_tokens", tokens, card.tokens),
         ):
             if row != log:
                 out.append(Difference("card", cid, column, row, log))
@@ -335,7 +378,9 @@ def differences(query: Query, p: Projection) -> list[Difference]:
     for cid in p.cards:
         out.append(Difference("card", cid, "id", None, "added"))  # the log added a card the table no longer has
     known = {}
-    for gid, card, status, answered_by, answer in query("SELECT id, card_id, status, answered_by, answer FROM gate ORDER BY id", ()):
+    for gid, card, status, answered_by, answer in query(
+        "SELECT id, card_id, status, answered_by, answer FROM gate ORDER BY id", ()
+    ):
         known[gid] = True
         logged = p.gates.get(gid)
         if card not in replayed and (logged is None or logged[0] not in replayed):
@@ -343,7 +388,12 @@ def differences(query: Query, p: Projection) -> list[Difference]:
         if logged is None:
             out.append(Difference("gate", gid, "id", status, None))
             continue
-        columns = (("card_id", card, logged[0]), ("status", status, logged[1]), ("answered_by", answered_by, logged[2]), ("answer", answer, logged[3]))
+        columns = (
+            ("card_id", card, logged[0]),
+            ("status", status, logged[1]),
+            ("answered_by", answered_by, logged[2]),
+            ("answer", answer, logged[3]),
+        )
         for column, row, log in columns:
             if row != log:
                 out.append(Difference("gate", gid, column, row, log))
@@ -351,7 +401,9 @@ def differences(query: Query, p: Projection) -> list[Difference]:
         if gid not in known and logged[0] in replayed:
             out.append(Difference("gate", gid, "id", None, "asked"))
     grants = {}
-    for gid, scope, agent, card, expires in query('SELECT id, scope, agent, card, expires_at FROM "grant" ORDER BY id', ()):
+    for gid, scope, agent, card, expires in query(
+        'SELECT id, scope, agent, card, expires_at FROM "grant" ORDER BY id', ()
+    ):
         grants[gid] = [scope, agent, card, expires]
     for gid in sorted(p.grants, key=str):
         if grants.get(gid) != p.grants[gid]:
@@ -367,14 +419,21 @@ def differences(query: Query, p: Projection) -> list[Difference]:
 def _workspace_differences(query: Query, p: Projection, replayed: set) -> list[Difference]:
     out = []
     logged = dict(p.workspaces or {})
-    for cid, state, branch, head, checkout in query("SELECT card_id, state, branch, head, checkout FROM workspace ORDER BY card_id", ()):
+    for cid, state, branch, head, checkout in query(
+        "SELECT card_id, state, branch, head, checkout FROM workspace ORDER BY card_id", ()
+    ):
         if cid not in replayed:
             continue
         said = logged.pop(cid, None)
         if said is None:
             out.append(Difference("workspace", cid, "card_id", cid, None))
             continue
-        for column, row, log in (("state", state, said[0]), ("branch", branch, said[1]), ("head", head, said[2]), ("checkout", checkout, said[3])):
+        for column, row, log in (
+            ("state", state, said[0]),
+            ("branch", branch, said[1]),
+            ("head", head, said[2]),
+            ("checkout", checkout, said[3]),
+        ):
             if row != log:
                 out.append(Difference("workspace", cid, column, row, log))
     for cid in logged:

@@ -71,7 +71,9 @@ class EventRow(_EventFields):
         return json.loads(self.data) if self.data else {}
 
     def computed_hash(self) -> str:
-        return chain.event_hash(self.prev or "", self.seq, self.at, self.actor, self.card, self.kind, self.data, self.op_id, self.key)
+        return chain.event_hash(
+            self.prev or "", self.seq, self.at, self.actor, self.card, self.kind, self.data, self.op_id, self.key
+        )
 
 
 PersonKey = namedtuple("PersonKey", "fingerprint name public_raw added_seq revoked_seq")
@@ -83,6 +85,7 @@ def event_row(query: Query, seq: int) -> EventRow | None:
 
 
 # -- pins ------------------------------------------------------------------------------
+
 
 def pin_file() -> str:
     """Where this machine's pins live (a plain path: the hook reads it without pathlib)."""
@@ -147,10 +150,19 @@ def changed_board(where: str, held: dict, board_uid: str, found_root: str | None
 
 # -- the trusted people of one board ---------------------------------------------------
 
+
 class Trust:
     """The people whose signatures count on one board, as this process sees them."""
 
-    def __init__(self, board_uid: str, people: dict[str, PersonKey], root: PersonKey | None, pinned: bool, problems: list[str], changed: str | None = None):
+    def __init__(
+        self,
+        board_uid: str,
+        people: dict[str, PersonKey],
+        root: PersonKey | None,
+        pinned: bool,
+        problems: list[str],
+        changed: str | None = None,
+    ):
         self.board_uid = board_uid
         self.changed = changed  # the announcement when another board stands where this machine knew one
         self.people = people  # fingerprint -> PersonKey, trusted ones only
@@ -232,12 +244,19 @@ def load(query: Query, board_uid: str, place: str | None = None, *, machine: boo
             pinned_raw = keys.unb64(pins["public"])
         except (KeyError, ValueError, TypeError):
             pinned_raw = b""
-        root = next((p for p in candidates if p.public_raw == pinned_raw and p.fingerprint == keys.fingerprint(p.public_raw)), None)
+        root = next(
+            (p for p in candidates if p.public_raw == pinned_raw and p.fingerprint == keys.fingerprint(p.public_raw)),
+            None,
+        )
         if root is None:
-            if place is not None and isinstance(held, dict):  # the same board id, another root: announced like another board
+            if place is not None and isinstance(
+                held, dict
+            ):  # the same board id, another root: announced like another board
                 why = changed_board(place, held, board_uid, candidates[0].fingerprint if candidates else None)
                 return Trust(board_uid, {}, None, True, [why], changed=why)
-            problems.append(f"this board's people do not include the root key pinned on this machine ({pins.get('root')}): nothing on it is trusted")
+            problems.append(
+                f"this board's people do not include the root key pinned on this machine ({pins.get('root')}): nothing on it is trusted"
+            )
             return Trust(board_uid, {}, None, True, problems)
     trusted: dict[str, PersonKey] = {}
     for person in candidates:
@@ -258,7 +277,12 @@ def load(query: Query, board_uid: str, place: str | None = None, *, machine: boo
         if person.revoked_seq is None or person.fingerprint not in trusted:
             continue
         row = event_row(query, person.revoked_seq)
-        if row is not None and row.kind == "person_revoked" and trust.check(row) is None and row.payload().get("fingerprint") == person.fingerprint:
+        if (
+            row is not None
+            and row.kind == "person_revoked"
+            and trust.check(row) is None
+            and row.payload().get("fingerprint") == person.fingerprint
+        ):
             trusted[person.fingerprint] = person
         else:
             problems.append(f"person {person.name}: its revocation is not a valid signed event (ignored)")
@@ -271,7 +295,11 @@ def _added_by(row: EventRow | None, person: PersonKey, trusted: dict, root: Pers
     if row is None or row.kind != "person_added":
         return "the event that added it is missing"
     data = row.payload()
-    if data.get("fingerprint") != person.fingerprint or data.get("public_key") != keys.b64(person.public_raw) or data.get("name") != person.name:
+    if (
+        data.get("fingerprint") != person.fingerprint
+        or data.get("public_key") != keys.b64(person.public_raw)
+        or data.get("name") != person.name
+    ):
         return "it differs from the signed event that added it"
     if row.hash is None or row.computed_hash() != row.hash or not row.sig:
         return "the event that added it was altered"
@@ -284,7 +312,9 @@ def _added_by(row: EventRow | None, person: PersonKey, trusted: dict, root: Pers
             return "added by a revoked key"
     else:
         return "added by a key the board does not trust"
-    if row.actor != f"human:{signer.name}" or not keys.verify_signature(signer.public_raw, row.sig, chain.signed_message(row.hash)):
+    if row.actor != f"human:{signer.name}" or not keys.verify_signature(
+        signer.public_raw, row.sig, chain.signed_message(row.hash)
+    ):
         return "the signature on the event that added it does not verify"
     return None
 
@@ -316,7 +346,10 @@ def latest_setting(query: Query, people: Trust, key: str) -> tuple[int, float, s
     (a setting row edited or deleted counts for nothing): (seq, at, value,
     verified). Not verified: that event's signature fails (fail closed). None:
     never set."""
-    rows = query('SELECT "seq", "at" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq" DESC', ("setting_changed", f'%"{key}"%'))
+    rows = query(
+        'SELECT "seq", "at" FROM "event" WHERE "kind" = ? AND "data" LIKE ? ORDER BY "seq" DESC',
+        ("setting_changed", f'%"{key}"%'),
+    )
     for seq, at in rows:
         decided = people.decision(query, seq, ("setting_changed",))
         if decided is None:

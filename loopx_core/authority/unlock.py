@@ -49,6 +49,7 @@ class Refused(Exception):
 
 # -- what the kernel says about a process ------------------------------------------------------
 
+
 class Proc:
     """``/proc/<pid>/stat``'s fields the checks use."""
 
@@ -57,7 +58,7 @@ class Proc:
     def __init__(self, pid: int):
         with open(f"/proc/{pid}/stat", "rb") as fh:
             raw = fh.read()
-        rest = raw[raw.rindex(b")") + 2:].split()  # (the name may hold spaces and parentheses)
+        rest = raw[raw.rindex(b")") + 2 :].split()  # (the name may hold spaces and parentheses)
         self.pid = pid
         self.ppid, self.session, self.tty = int(rest[1]), int(rest[3]), int(rest[4])
         self.start = int(rest[19])
@@ -151,6 +152,7 @@ def check_peer(pid: int, uid: int, tty: int, session: int, leader_start: int) ->
 
 # -- where the holders listen -----------------------------------------------------------------
 
+
 def run_dir(create: bool = False) -> int | None:
     """An fd of the person's ``run/`` folder (owned by them, 0700), or None.
     Sockets are named through ``/proc/self/fd/N/``: a deep HOME would
@@ -213,7 +215,11 @@ class HeldKey:
             answer = {}
         signature = answer.get("signature")
         if not isinstance(signature, str) or not keys.verify_signature(self.public_raw, signature, message):
-            raise Forbidden("your unlock ended before this could be signed", "run the command again (it asks for your passphrase)", code="not_unlocked")
+            raise Forbidden(
+                "your unlock ended before this could be signed",
+                "run the command again (it asks for your passphrase)",
+                code="not_unlocked",
+            )
         return keys.unb64(signature)
 
 
@@ -280,6 +286,7 @@ def lock_all() -> int:
 
 # -- the holder --------------------------------------------------------------------------------
 
+
 def hold(person: Person, seconds: float | None = None) -> bool:
     """Keep ``person``'s unlocked key for this terminal session in a holder
     process (forked here). False when there is nothing to hold it for."""
@@ -330,7 +337,17 @@ def _undumpable() -> None:
         pass
 
 
-def _serve(listener: socket.socket, dirfd: int, name: str, inode: int, person: Person, seconds: float, tty: int, session: int, leader_start: int) -> None:
+def _serve(
+    listener: socket.socket,
+    dirfd: int,
+    name: str,
+    inode: int,
+    person: Person,
+    seconds: float,
+    tty: int,
+    session: int,
+    leader_start: int,
+) -> None:
     import select
     import time
 
@@ -365,7 +382,9 @@ def _serve(listener: socket.socket, dirfd: int, name: str, inode: int, person: P
         stop = False
         try:
             conn.settimeout(5.0)
-            pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+            pid, uid, _gid = struct.unpack(
+                "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            )
             data = b""
             while not data.endswith(b"\n") and len(data) < 1 << 20:
                 chunk = conn.recv(65536)
@@ -384,7 +403,11 @@ def _serve(listener: socket.socket, dirfd: int, name: str, inode: int, person: P
                     answer = {"ok": False, "refused": str(why)}
                 else:
                     if op == "status":  # (looking is not using: not renewed)
-                        answer = {"ok": True, "fingerprint": person.fingerprint, "left": max(0.0, deadline - time.monotonic())}
+                        answer = {
+                            "ok": True,
+                            "fingerprint": person.fingerprint,
+                            "left": max(0.0, deadline - time.monotonic()),
+                        }
                     else:
                         deadline = time.monotonic() + seconds  # renewed by use
                         if op == "sign":

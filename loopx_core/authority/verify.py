@@ -106,7 +106,9 @@ def verify_store(store: BoardReader, *, anchor: bool = True) -> Report:
     people = store.trust()
     with store.read():
         if people.changed:  # this machine trusts nothing on it: say why, then check the board on its own terms
-            report = verify_rows(store.query, store.board_uid(), trust.load(store.query, store.board_uid(), machine=False))
+            report = verify_rows(
+                store.query, store.board_uid(), trust.load(store.query, store.board_uid(), machine=False)
+            )
         else:
             report = verify_rows(store.query, store.board_uid(), people)
         report.problems.extend(_evidence(store.query))
@@ -137,7 +139,10 @@ def export_chain(store: LogReader) -> dict[str, object]:
     tables: dict[str, dict[str, list[Any]]] = {}
     for table, columns in RAW.items():
         name = '"grant"' if table == "grant" else table
-        tables[table] = {"columns": [c.strip() for c in columns.split(",")], "rows": [list(r) for r in store.query(f"SELECT {columns} FROM {name}")]}
+        tables[table] = {
+            "columns": [c.strip() for c in columns.split(",")],
+            "rows": [list(r) for r in store.query(f"SELECT {columns} FROM {name}")],
+        }
     return {"board_uid": store.board_uid(), "tables": tables}
 
 
@@ -162,19 +167,28 @@ def verify_export(doc: dict, root: str | None = None) -> Report:
     if "answer" not in part["tables"].get("gate", {}).get("columns", ["answer"]):
         # An export from before #29 carries no answer: every answer then was its status (an expiry: rejected).
         con.execute('ALTER TABLE gate ADD COLUMN "answer"')
-        con.execute("UPDATE gate SET answer = CASE status WHEN 'expired' THEN 'rejected' WHEN 'pending' THEN NULL WHEN 'withdrawn' THEN NULL ELSE status END")
+        con.execute(
+            "UPDATE gate SET answer = CASE status WHEN 'expired' THEN 'rejected' WHEN 'pending' THEN NULL WHEN 'withdrawn' THEN NULL ELSE status END"
+        )
 
     def query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         return con.execute(sql, params).fetchall()
 
     people = trust.load(query, part["board_uid"])
-    projected = "used_usd" in part["tables"].get("card", {}).get("columns", ())  # an export by an older LoopX has no projected columns
+    projected = "used_usd" in part["tables"].get("card", {}).get(
+        "columns", ()
+    )  # an export by an older LoopX has no projected columns
     report = verify_rows(query, part["board_uid"], people, project=projected)
     if root is not None and (people.root is None or people.root.fingerprint != root):
         found = people.root.fingerprint if people.root else "none"
-        return report._replace(problems=[Problem(None, "people", f"the export's root key is {found}, not the {root} you expect")] + report.problems)
+        return report._replace(
+            problems=[Problem(None, "people", f"the export's root key is {found}, not the {root} you expect")]
+            + report.problems
+        )
     if root is None and not people.pinned:
-        report.notes.append("this machine has not pinned this board's root: pass --root FINGERPRINT to check it is the one you expect")
+        report.notes.append(
+            "this machine has not pinned this board's root: pass --root FINGERPRINT to check it is the one you expect"
+        )
     return report
 
 
@@ -205,9 +219,17 @@ def verify_rows(query: Query, board_uid: str, people: trust.Trust | None = None,
             if row.seq != expected_seq:
                 problems.append(Problem(row.seq, where, f"events {expected_seq}…{row.seq - 1} are missing"))
             if row.prev != expected_prev:
-                problems.append(Problem(row.seq, where, "does not follow the event before it (its prev hash differs: a row before it was changed, removed or inserted)"))
+                problems.append(
+                    Problem(
+                        row.seq,
+                        where,
+                        "does not follow the event before it (its prev hash differs: a row before it was changed, removed or inserted)",
+                    )
+                )
             if row.hash != row.computed_hash():
-                problems.append(Problem(row.seq, where, f"was altered after it was written ({row.kind} by {row.actor})"))
+                problems.append(
+                    Problem(row.seq, where, f"was altered after it was written ({row.kind} by {row.actor})")
+                )
             if row.key or row.sig:
                 signed += 1
                 first_signed = first_signed or row.seq
@@ -218,17 +240,31 @@ def verify_rows(query: Query, board_uid: str, people: trust.Trust | None = None,
                 if signed_from and row.seq < signed_from and first_signed is None:
                     legacy_unsigned += 1
                 else:
-                    problems.append(Problem(row.seq, where, f"claims to be a person's decision ({row.kind} by {row.actor}) but is not signed"))
+                    problems.append(
+                        Problem(
+                            row.seq,
+                            where,
+                            f"claims to be a person's decision ({row.kind} by {row.actor}) but is not signed",
+                        )
+                    )
             expected_prev = row.hash or ""
             expected_seq = row.seq + 1
             head = row.hash
             if project:
                 fold.add(row.seq, row.actor, row.card, row.kind, row.data)
     if signed_from and first_signed is not None and signed_from > first_signed:
-        problems.append(Problem(None, "setting signed_from", f"says history is unsigned up to event {signed_from}, but event {first_signed} is already signed: the setting was changed outside LoopX"))
+        problems.append(
+            Problem(
+                None,
+                "setting signed_from",
+                f"says history is unsigned up to event {signed_from}, but event {first_signed} is already signed: the setting was changed outside LoopX",
+            )
+        )
         signed_from = 0
     if legacy_unsigned:
-        notes.append(f"{legacy_unsigned} event(s) by people before seq {signed_from} predate signing (this board was made by an older LoopX); they are chained but not signed")
+        notes.append(
+            f"{legacy_unsigned} event(s) by people before seq {signed_from} predate signing (this board was made by an older LoopX); they are chained but not signed"
+        )
     for problem in _authority(query, people, settings):
         if signed_from and problem.seq is None and "no signed decision" in problem.what:
             notes.append(f"{problem.where} is from before signing and is not honoured until a person confirms it")
@@ -257,7 +293,9 @@ def _evidence(query: Query) -> list[Problem]:
     (``evidence_added``, ``usage_charged``: what the windows sum)."""
     marks = ",".join("?" * len(EVIDENCE_FACTS))
     logged: dict[int, tuple[int, str, dict, int | None]] = {}
-    for seq, card, kind, text in query(f"SELECT seq, card, kind, data FROM event WHERE kind IN ({marks}) ORDER BY seq", EVIDENCE_FACTS):
+    for seq, card, kind, text in query(
+        f"SELECT seq, card, kind, data FROM event WHERE kind IN ({marks}) ORDER BY seq", EVIDENCE_FACTS
+    ):
         data = json.loads(text) if isinstance(text, str) else (text or {})
         number = str(data.get("evidence") or "")[2:]
         if number.isdigit():
@@ -266,7 +304,9 @@ def _evidence(query: Query) -> list[Problem]:
         return []
     out = []
     seen = set()
-    for eid, card_id, summary, tokens, usd, extra in query("SELECT id, card_id, summary, tokens, usd, extra FROM evidence ORDER BY id", ()):
+    for eid, card_id, summary, tokens, usd, extra in query(
+        "SELECT id, card_id, summary, tokens, usd, extra FROM evidence ORDER BY id", ()
+    ):
         found = logged.get(eid)
         if found is None:
             continue
@@ -275,18 +315,37 @@ def _evidence(query: Query) -> list[Problem]:
         extra = json.loads(extra) if isinstance(extra, str) else (extra or {})
         said: list[tuple[str, object, object]] = [("card_id", card_id, card)]
         if kind == "done_reported":
-            said += [("summary", summary, data.get("summary")), ("verify", _verify_fact((extra or {}).get("verify")), _verify_fact(data.get("verify")))]
+            said += [
+                ("summary", summary, data.get("summary")),
+                ("verify", _verify_fact((extra or {}).get("verify")), _verify_fact(data.get("verify"))),
+            ]
         else:
-            said += [("tokens", tokens or 0, data.get("tokens") or 0), ("usd", round(usd or 0.0, 6), round(float(data.get("usd") or 0.0), 6))]
+            said += [
+                ("tokens", tokens or 0, data.get("tokens") or 0),
+                ("usd", round(usd or 0.0, 6), round(float(data.get("usd") or 0.0), 6)),
+            ]
             if kind == "evidence_added":
                 said.append(("summary", (summary or "")[:200], data.get("summary")))
         for column, row, log in said:
             if row != log:
                 detail = {"table": "evidence", "id": eid, "column": column, "row": row, "log": log}
-                out.append(Problem(seq, f"evidence E-{eid}", f"evidence.{column} is {row!r} in the row, but event {seq} ({kind}) says {log!r} (the row was changed outside LoopX)", detail))
+                out.append(
+                    Problem(
+                        seq,
+                        f"evidence E-{eid}",
+                        f"evidence.{column} is {row!r} in the row, but event {seq} ({kind}) says {log!r} (the row was changed outside LoopX)",
+                        detail,
+                    )
+                )
     for eid in sorted(set(logged) - seen):
         seq, kind, _, _ = logged[eid]
-        out.append(Problem(seq, f"evidence E-{eid}", f"event {seq} ({kind}) records it, but the row is gone (removed outside LoopX)"))
+        out.append(
+            Problem(
+                seq,
+                f"evidence E-{eid}",
+                f"event {seq} ({kind}) records it, but the row is gone (removed outside LoopX)",
+            )
+        )
     return out
 
 
@@ -309,7 +368,9 @@ def _projection(query: Query, projection: replay.Projection) -> list[Problem]:
     return out
 
 
-def _latest(query: Query, kinds: tuple[str, ...], match: Callable[[dict[str, Any]], bool], card: int | None = None) -> int | None:
+def _latest(
+    query: Query, kinds: tuple[str, ...], match: Callable[[dict[str, Any]], bool], card: int | None = None
+) -> int | None:
     """The seq of the newest event by a person of ``kinds`` (on ``card``) whose data satisfies ``match``."""
     marks = ",".join("?" * len(kinds))
     sql = f"SELECT seq, data FROM event WHERE kind IN ({marks}) AND actor LIKE 'human:%'"
@@ -328,26 +389,59 @@ def _authority(query: Query, people: trust.Trust, settings: dict) -> list[Proble
     def decided(seq: int | None, kinds: tuple[str, ...]) -> dict[str, Any] | None:
         return people.decision(query, seq, kinds)
 
-    for gid, status, answered_by, answer_seq, scope, card, answer in query('SELECT id, status, answered_by, answer_seq, scope, card_id, answer FROM gate WHERE answered_by LIKE ?', ("human:%",)):
+    for gid, status, answered_by, answer_seq, scope, card, answer in query(
+        "SELECT id, status, answered_by, answer_seq, scope, card_id, answer FROM gate WHERE answered_by LIKE ?",
+        ("human:%",),
+    ):
         data = decided(answer_seq, ("gate_answered",))
-        if data is None or data.get("gate") != f"G-{gid}" or data.get("answer") != status or data.get("scope") != scope or signed_answer(data) != answer:
-            out.append(Problem(answer_seq, f"gate G-{gid}", f"says {status} by {answered_by}, but no signed answer says so"))
+        if (
+            data is None
+            or data.get("gate") != f"G-{gid}"
+            or data.get("answer") != status
+            or data.get("scope") != scope
+            or signed_answer(data) != answer
+        ):
+            out.append(
+                Problem(answer_seq, f"gate G-{gid}", f"says {status} by {answered_by}, but no signed answer says so")
+            )
     rules = Authority(query, people)
-    for gid, card, agent, scope, by, seq, token in query("SELECT id, card_id, agent, scope, answered_by, answer_seq, lease_token FROM gate WHERE status = 'approved' AND (answered_by IS NULL OR answered_by NOT LIKE ?)", ("human:%",)):
+    for gid, card, agent, scope, by, seq, token in query(
+        "SELECT id, card_id, agent, scope, answered_by, answer_seq, lease_token FROM gate WHERE status = 'approved' AND (answered_by IS NULL OR answered_by NOT LIKE ?)",
+        ("human:%",),
+    ):
         if not rules.approval_holds(gid, card, agent, scope, by, seq, token, 0.0):
-            out.append(Problem(None, f"gate G-{gid}", f"says approved by {by or 'nobody'}, which no signed scope or grant backs"))
+            out.append(
+                Problem(
+                    None, f"gate G-{gid}", f"says approved by {by or 'nobody'}, which no signed scope or grant backs"
+                )
+            )
     for row in query('SELECT id, scope, agent, card, expires_at, decided_seq FROM "grant"', ()):
         gid, scope, agent, card, expires, seq = row
         data = decided(seq, ("grant_created",))
-        if data is None or [data.get("grant"), data.get("scope"), data.get("agent"), data.get("card"), data.get("expires_at")] != [gid, scope, agent, card, expires]:
+        if data is None or [
+            data.get("grant"),
+            data.get("scope"),
+            data.get("agent"),
+            data.get("card"),
+            data.get("expires_at"),
+        ] != [gid, scope, agent, card, expires]:
             out.append(Problem(seq, f"grant {gid}", f"({scope}) has no signed decision that matches it"))
-    for agent, caps, watch, limit, window, seq, usd, turns in query("SELECT id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns FROM agent", ()):
+    for agent, caps, watch, limit, window, seq, usd, turns in query(
+        "SELECT id, capabilities, watch, token_limit, window_seconds, decided_seq, window_usd, window_turns FROM agent",
+        (),
+    ):
         data = decided(seq, AGENT_KINDS)
         if (
-            data is None or data.get("agent") != agent or data.get("capabilities") != json.loads(caps) or data.get("watch") != json.loads(watch)
-            or [data.get("token_limit"), data.get("window_seconds"), data.get("window_usd"), data.get("window_turns")] != [limit, window, usd, turns]
+            data is None
+            or data.get("agent") != agent
+            or data.get("capabilities") != json.loads(caps)
+            or data.get("watch") != json.loads(watch)
+            or [data.get("token_limit"), data.get("window_seconds"), data.get("window_usd"), data.get("window_turns")]
+            != [limit, window, usd, turns]
         ):
-            out.append(Problem(seq, f"agent {agent}", "its registration or scopes have no signed decision that matches them"))
+            out.append(
+                Problem(seq, f"agent {agent}", "its registration or scopes have no signed decision that matches them")
+            )
         elif _latest(query, AGENT_KINDS, lambda d: d.get("agent") == agent) != seq:
             out.append(Problem(seq, f"agent {agent}", "points at an older decision than the latest one (rolled back)"))
     for card, mt, mtok, musd, seq in query("SELECT id, max_turns, max_tokens, max_usd, budget_seq FROM card", ()):
@@ -358,8 +452,14 @@ def _authority(query: Query, people: trust.Trust, settings: dict) -> list[Proble
         if data is None or [data.get("max_turns"), data.get("max_tokens"), data.get("max_usd")] != [mt, mtok, musd]:
             out.append(Problem(seq, f"card LX-{card}", "its budget has no signed decision that matches it"))
         elif newest != seq:
-            out.append(Problem(seq, f"card LX-{card}", "its budget points at an older decision than the latest one (rolled back)"))
-    for card, *window, seq in query("SELECT id, window_seconds, window_tokens, window_usd, window_turns, window_seq FROM card", ()):
+            out.append(
+                Problem(
+                    seq, f"card LX-{card}", "its budget points at an older decision than the latest one (rolled back)"
+                )
+            )
+    for card, *window, seq in query(
+        "SELECT id, window_seconds, window_tokens, window_usd, window_turns, window_seq FROM card", ()
+    ):
         newest = _latest(query, WINDOW_KINDS, lambda d: True, card=card)
         if seq is None and newest is None:
             continue  # no person ever gave it a window
@@ -367,8 +467,13 @@ def _authority(query: Query, people: trust.Trust, settings: dict) -> list[Proble
         if data is None or [data.get(f) for f in WINDOW_FIELDS] != window:
             out.append(Problem(seq, f"card LX-{card}", "its window has no signed decision that matches it"))
         elif newest != seq:
-            out.append(Problem(seq, f"card LX-{card}", "its window points at an older decision than the latest one (rolled back)"))
+            out.append(
+                Problem(
+                    seq, f"card LX-{card}", "its window points at an older decision than the latest one (rolled back)"
+                )
+            )
     for agent, control, seq in query("SELECT agent, control, control_seq FROM runner", ()):
+
         def about_agent(d: dict[str, Any], agent: str = agent) -> bool:
             return d.get("agent") == agent
 
@@ -379,7 +484,11 @@ def _authority(query: Query, people: trust.Trust, settings: dict) -> list[Proble
         if data is None or data.get("agent") != agent or data.get("control") != (control or "resume"):
             out.append(Problem(seq, f"runner {agent}", "its control has no signed decision that matches it"))
         elif newest != seq:
-            out.append(Problem(seq, f"runner {agent}", "its control points at an older decision than the latest one (rolled back)"))
+            out.append(
+                Problem(
+                    seq, f"runner {agent}", "its control points at an older decision than the latest one (rolled back)"
+                )
+            )
     for key, value, seq in query("SELECT key, value, decided_seq FROM setting", ()):
         if key not in SIGNED_SETTINGS:
             continue
@@ -402,7 +511,9 @@ def recorded_commits(query: Query, checkout: str | None = None) -> tuple[dict[st
     held: dict[int | None, str | None] = {}  # card -> the checkout its workspace is in (a workspace never moves)
     others = 0
     marks = ",".join("?" * len(CODE_KINDS))
-    for seq, card, kind, text in query(f"SELECT seq, card, kind, data FROM event WHERE kind IN ({marks}) ORDER BY seq", CODE_KINDS):
+    for seq, card, kind, text in query(
+        f"SELECT seq, card, kind, data FROM event WHERE kind IN ({marks}) ORDER BY seq", CODE_KINDS
+    ):
         data = json.loads(text) if text else {}
         if kind == "workspace_opened" and card not in held:
             held[card] = data.get("checkout")
@@ -410,7 +521,12 @@ def recorded_commits(query: Query, checkout: str | None = None) -> tuple[dict[st
             others += 1
             continue
         turn = f"turn {data['turn_id']}" if data.get("turn_id") else kind
-        named = [("base", data.get("base_commit")), ("HEAD", data.get("head")), ("saved uncommitted work", data.get("wip")), ("archive", data.get("commit"))]
+        named = [
+            ("base", data.get("base_commit")),
+            ("HEAD", data.get("head")),
+            ("saved uncommitted work", data.get("wip")),
+            ("archive", data.get("commit")),
+        ]
         named += [("commit", c) for c in data.get("commits") or []]
         for what, commit in named:
             if isinstance(commit, str) and commit and commit not in out:
@@ -429,9 +545,13 @@ def _commits(query: Query, project_root: str | None, report: Report, checkout: s
 
     recorded, others = recorded_commits(query, checkout)
     if others:
-        report.notes.append(f"{others} code record(s) of workspaces in other checkouts of this team board not checked here: run `loopx verify` in those checkouts")
+        report.notes.append(
+            f"{others} code record(s) of workspaces in other checkouts of this team board not checked here: run `loopx verify` in those checkouts"
+        )
     if not project_root or not os.path.exists(os.path.join(project_root, ".git")):
-        report.notes.append(f"{len(recorded)} recorded commit(s) not checked: the project's repository is not on this machine")
+        report.notes.append(
+            f"{len(recorded)} recorded commit(s) not checked: the project's repository is not on this machine"
+        )
         return report
     from ..workspace import git, quarantine
 
@@ -439,12 +559,17 @@ def _commits(query: Query, project_root: str | None, report: Report, checkout: s
         quarantine.admitted(project_root)  # a commit a turn made is in its quarantine until checked
         gone = git.missing(project_root, list(recorded))
     except git.GitError as exc:
-        return report._replace(problems=report.problems + [Problem(None, "repository", f"could not check the recorded commits: {exc.message}")])
+        return report._replace(
+            problems=report.problems
+            + [Problem(None, "repository", f"could not check the recorded commits: {exc.message}")]
+        )
     problems = list(report.problems)
     for commit in gone:
         seq, card, what = recorded[commit]
         where = f"card LX-{card}" if card is not None else f"event {seq}"
-        problems.append(Problem(seq, where, f"recorded commit {commit[:12]} ({what}, event {seq}) is no longer in the repository"))
+        problems.append(
+            Problem(seq, where, f"recorded commit {commit[:12]} ({what}, event {seq}) is no longer in the repository")
+        )
     report.notes.append(f"{len(recorded)} recorded commit(s) checked in the repository at {project_root}")
     try:
         problems += _left_behind(query, project_root, checkout, report.notes)
@@ -464,7 +589,10 @@ def _left_behind(query: Query, repo: str, checkout: str | None, notes: list[str]
     from . import work
 
     mine = "w.checkout = ?" if checkout else "w.checkout IS NULL"
-    rows = query(f"SELECT w.card_id, w.base, w.branch, c.status FROM workspace AS w JOIN card AS c ON c.id = w.card_id WHERE {mine} ORDER BY w.card_id", (checkout,) if checkout else ())
+    rows = query(
+        f"SELECT w.card_id, w.base, w.branch, c.status FROM workspace AS w JOIN card AS c ON c.id = w.card_id WHERE {mine} ORDER BY w.card_id",
+        (checkout,) if checkout else (),
+    )
     wanted: dict[str, tuple[int, str, str]] = {}  # commit -> (card, what, status)
     refs: set[str] = set()
     own: dict[int, tuple[str, str]] = {}
@@ -508,7 +636,9 @@ def _merges_as_approved(query: Query, project_root: str) -> list[Problem]:
 
     approved: dict[tuple[int | None, str], dict] = {}
     problems = []
-    rows = query("SELECT seq, card, kind, actor, data FROM event WHERE kind IN ('gate_answered', 'merged') ORDER BY seq", ())
+    rows = query(
+        "SELECT seq, card, kind, actor, data FROM event WHERE kind IN ('gate_answered', 'merged') ORDER BY seq", ()
+    )
     for seq, card, kind, actor, text in rows:
         data = json.loads(text) if text else {}
         if kind == "gate_answered":
@@ -523,17 +653,26 @@ def _merges_as_approved(query: Query, project_root: str) -> list[Problem]:
         try:
             found = parents(project_root, str(data["commit"]))
         except git.GitError as exc:
-            problems.append(Problem(seq, where, f"could not read merge commit {str(data['commit'])[:12]}: {exc.message}"))
+            problems.append(
+                Problem(seq, where, f"could not read merge commit {str(data['commit'])[:12]}: {exc.message}")
+            )
             continue
         if found is None:
             continue  # (a vanished commit: named as a recorded commit when it is one)
         if found != want:
             said = ", ".join(p[:12] for p in found) or "none"
-            problems.append(Problem(seq, where, f"merge commit {str(data['commit'])[:12]} (event {seq}) merged {said}, not what the person approved in {data.get('gate')} ({str(want[0])[:12]}, {str(want[1])[:12]})"))
+            problems.append(
+                Problem(
+                    seq,
+                    where,
+                    f"merge commit {str(data['commit'])[:12]} (event {seq}) merged {said}, not what the person approved in {data.get('gate')} ({str(want[0])[:12]}, {str(want[1])[:12]})",
+                )
+            )
     return problems
 
 
 # -- this machine's anchor (authority/witness.py) ---------------------------------------
+
 
 def _check_anchor(store: LogReader, report: Report) -> Report:
     from . import witness

@@ -55,7 +55,9 @@ def refused(gone: Gone) -> Altered:
     """The error a witness raises: exit 11, nothing more done on this board."""
     from ..shapes.errors import Altered
 
-    return Altered(alarm(gone), "nothing more is done on it: `loopx verify` names what changed; " + ACCEPT, code="log_went_back")
+    return Altered(
+        alarm(gone), "nothing more is done on it: `loopx verify` names what changed; " + ACCEPT, code="log_went_back"
+    )
 
 
 def anchor_file() -> str:
@@ -95,7 +97,9 @@ def read_anchor(board_uid: str) -> Head | None:
         return None
     try:
         digest = seen["hash"]
-        return Head(int(seen["seq"]), digest if isinstance(digest, str) else None)  # (an event written without a hash: verify names it)
+        return Head(
+            int(seen["seq"]), digest if isinstance(digest, str) else None
+        )  # (an event written without a hash: verify names it)
     except (TypeError, KeyError, ValueError):
         return None
 
@@ -110,9 +114,14 @@ def vanished(query: Query, seen: Head, who: str, did: str = "saw") -> Gone | Non
     rows = query("SELECT hash FROM event WHERE seq = ?", (seen.seq,))
     if not rows:
         how = "saw the log up to it" if did == "saw" else f"{did} it"
-        return Gone(seen.seq, f"is gone: {who} {how} (the log was truncated or cut, or an older copy of the board put back)")
+        return Gone(
+            seen.seq, f"is gone: {who} {how} (the log was truncated or cut, or an older copy of the board put back)"
+        )
     if rows[0][0] != seen.hash:
-        return Gone(seen.seq, f"differs from the one {who} {did} (the history was rewritten or an older copy of the board put back)")
+        return Gone(
+            seen.seq,
+            f"differs from the one {who} {did} (the history was rewritten or an older copy of the board put back)",
+        )
     return None
 
 

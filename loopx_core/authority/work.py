@@ -46,7 +46,9 @@ def recorded(query: Query, card_id: int) -> dict[str, str]:
     order first recorded: commit -> what it was ("HEAD of turn a1.t3")."""
     out: dict[str, str] = {}
     marks = ",".join("?" * len(WORK_KINDS))
-    for seq, kind, text in query(f"SELECT seq, kind, data FROM event WHERE card = ? AND kind IN ({marks}) ORDER BY seq", (card_id, *WORK_KINDS)):
+    for seq, kind, text in query(
+        f"SELECT seq, kind, data FROM event WHERE card = ? AND kind IN ({marks}) ORDER BY seq", (card_id, *WORK_KINDS)
+    ):
         data = _data(text)
         if "error" in data:
             continue  # git failed to read it: it names nothing
@@ -65,11 +67,19 @@ def let_go(query: Query, card_id: int, signed: Callable[[int], bool] | None = No
     checks every person's signature on its own walk of the chain)."""
     asked: dict[str, list] = {}
     out: set[str] = set()
-    for seq, actor, kind, text in query("SELECT seq, actor, kind, data FROM event WHERE card = ? AND kind IN ('gate_asked', 'gate_answered') ORDER BY seq", (card_id,)):
+    for seq, actor, kind, text in query(
+        "SELECT seq, actor, kind, data FROM event WHERE card = ? AND kind IN ('gate_asked', 'gate_answered') ORDER BY seq",
+        (card_id,),
+    ):
         data = _data(text)
         if kind == "gate_asked" and data.get("kind") == VANISHED:
             asked[str(data.get("gate"))] = list(data.get("commits") or [])
-        elif kind == "gate_answered" and actor.startswith("human:") and data.get("answer") == "approved" and str(data.get("gate")) in asked:
+        elif (
+            kind == "gate_answered"
+            and actor.startswith("human:")
+            and data.get("answer") == "approved"
+            and str(data.get("gate")) in asked
+        ):
             if signed is None or signed(seq):
                 out.update(c for c in asked[str(data.get("gate"))] if isinstance(c, str))
     return out

@@ -113,7 +113,9 @@ class Context:
         if not agent:
             from ..shapes.errors import UsageError
 
-            raise UsageError("no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)")
+            raise UsageError(
+                "no agent identity", "pass --agent ID or set LOOPX_AGENT (register it with `loopx agent add ID`)"
+            )
         return agent_id(agent)
 
     def caller(self, what: str) -> str | Person:
@@ -134,7 +136,11 @@ class Context:
         if self._named_agent():
             from ..shapes.errors import Forbidden
 
-            raise Forbidden(f"an agent cannot {what}", "only a person does this, from the board or their own terminal with their key", code="person_only")
+            raise Forbidden(
+                f"an agent cannot {what}",
+                "only a person does this, from the board or their own terminal with their key",
+                code="person_only",
+            )
 
     def person(self, what: str) -> Person:
         """The person running this: refused for an agent identity, else proved by
@@ -219,7 +225,9 @@ def agent_id(text: str) -> str:
     if not AGENT_ID.fullmatch(text):
         from ..shapes.errors import InvalidInput
 
-        raise InvalidInput(f"not a valid agent id: {text[:80]!r}", "agent ids are letters, digits and ._- (at most 64), e.g. claude-1")
+        raise InvalidInput(
+            f"not a valid agent id: {text[:80]!r}", "agent ids are letters, digits and ._- (at most 64), e.g. claude-1"
+        )
     return text
 
 
@@ -283,7 +291,9 @@ def flag_words(args: argparse.Namespace, *names: str) -> list[str]:
     return words
 
 
-def agent_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True) -> Outcome:
+def agent_card_op(
+    ctx: Context, op: str, payload: dict, fn: Callable[[str, int], tuple[dict, int, str]], atomic: bool = True
+) -> Outcome:
     """An agent's operation on its card (``gate ask`` and the turn's verbs):
     ``fn(agent, card)`` run once per ``--op-id``; a replay answers what the first run recorded."""
     from ..ops.idempotence import once

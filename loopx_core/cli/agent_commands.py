@@ -27,11 +27,29 @@ def cmd_agent_add(ctx: Context) -> Outcome:
 
     for folder in a.watch or ():
         check_target(folder, "the watch folder", "give --watch a folder (it may not exist yet)", want="folder")
-    data = validate("agent", drop_none({"id": a.id, "runtime": a.runtime, "can": a.can, "watch": a.watch, "tokens": a.tokens, "usd": a.usd, "turns": a.turns, "window": a.window}))
+    data = validate(
+        "agent",
+        drop_none(
+            {
+                "id": a.id,
+                "runtime": a.runtime,
+                "can": a.can,
+                "watch": a.watch,
+                "tokens": a.tokens,
+                "usd": a.usd,
+                "turns": a.turns,
+                "window": a.window,
+            }
+        ),
+    )
     agent, changed = add_agent(ctx.store, data, ctx.person("register agents or change their scopes"))
     verb = "registered" if changed else "unchanged:"
     caps = ", ".join(agent.capabilities) or "no scopes"
-    return Outcome({"agent": agent.to_json()}, 0, f"{verb} agent {agent.id} ({caps})\nnext: it takes a card with {take_work(agent.id)}")
+    return Outcome(
+        {"agent": agent.to_json()},
+        0,
+        f"{verb} agent {agent.id} ({caps})\nnext: it takes a card with {take_work(agent.id)}",
+    )
 
 
 def cmd_agent_list(ctx: Context) -> Outcome:
@@ -40,9 +58,16 @@ def cmd_agent_list(ctx: Context) -> Outcome:
     after = agent_id(ctx.args.after) if ctx.args.after is not None else ""
     views, cursor = agent_page(ctx.store, limit=page_limit(ctx.args.limit), after=after)
     agents = [a.to_json() for a in views]
-    lines = [f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-':<24} window {render.window_text(a['window'])}" for a in agents]
+    lines = [
+        f"{a['id']:<16} {a['runtime'] or '-':<12} {', '.join(a['capabilities']) or '-':<24} window {render.window_text(a['window'])}"
+        for a in agents
+    ]
     text = "\n".join(lines) or "no agents yet → `loopx agent add ID --can SCOPE`"
-    return Outcome({"agents": agents, "next_after": cursor}, 0, text + more_text(["agent", "list", *flag_words(ctx.args, "limit")], "--after", cursor))
+    return Outcome(
+        {"agents": agents, "next_after": cursor},
+        0,
+        text + more_text(["agent", "list", *flag_words(ctx.args, "limit")], "--after", cursor),
+    )
 
 
 def cmd_agent_show(ctx: Context) -> Outcome:

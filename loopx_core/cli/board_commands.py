@@ -31,13 +31,21 @@ def cmd_init(ctx: Context) -> Outcome:
 
     args = ctx.args
     if turn_env.agent():  # (init's own --agent names the agent to register)
-        raise Forbidden("an agent cannot create or set up a board", "only a person does this, in their own terminal with their key", code="person_only")
+        raise Forbidden(
+            "an agent cannot create or set up a board",
+            "only a person does this, in their own terminal with their key",
+            code="person_only",
+        )
     objective = None
     if args.objective is not None:
         objective = validate("text", {"text": args.objective})["text"]
     location = init_target(getattr(args, "db", None))
     if clock.frozen_by_env() and not args.test_board and not location.exists:
-        raise UsageError("LOOPX_NOW is set, but only a test board lets it move the clock", "unset LOOPX_NOW, or make a board for tests and demos: `loopx init --test-board`", code="clock_refused")
+        raise UsageError(
+            "LOOPX_NOW is set, but only a test board lets it move the clock",
+            "unset LOOPX_NOW, or make a board for tests and demos: `loopx init --test-board`",
+            code="clock_refused",
+        )
     key_note = ""
     if args.dry_run:  # nothing is created or changed, the board included
         from ..store.backends import Store
@@ -68,13 +76,22 @@ def cmd_init(ctx: Context) -> Outcome:
     if args.runtime:
         from ..adapters.setup import init_runtime
 
-        result = init_runtime(store, args.runtime, agent=args.agent, can=args.can, dry_run=args.dry_run, location=store.location if store is not None else location, sandbox=args.sandbox, person=ctx._person)
+        result = init_runtime(
+            store,
+            args.runtime,
+            agent=args.agent,
+            can=args.can,
+            dry_run=args.dry_run,
+            location=store.location if store is not None else location,
+            sandbox=args.sandbox,
+            person=ctx._person,
+        )
         data["setup"] = result.to_json()
         text += "\n" + result.text + _in_a_workspace(args.runtime, args.agent)
     elif args.dry_run:
         text += "\ndry run: nothing was written; run it again without --dry-run"
     else:
-        text += "\nnext: register an agent (`loopx agent add claude-1`) and add a card (`loopx card add \"TITLE\"`)"
+        text += '\nnext: register an agent (`loopx agent add claude-1`) and add a card (`loopx card add "TITLE"`)'
     return Outcome(data, 0, text)
 
 
@@ -89,14 +106,24 @@ def _in_a_workspace(runtime: str, agent: str | None) -> str:
     if bounds is None or bounds.main is None:
         return ""
     card = (bounds.branch or "").removeprefix("loopx/") or "CARD"
-    return (f"\nthis folder is a card's workspace: the settings above are the main checkout's ({bounds.main}); "
-            f"start {runtime} here with them, bounded to this workspace: `loopx workspace start {card} --runtime {runtime} --agent {agent or 'ID'}` "
-            f"(started any other way it reads this folder's own settings, which its agent can write)")
+    return (
+        f"\nthis folder is a card's workspace: the settings above are the main checkout's ({bounds.main}); "
+        f"start {runtime} here with them, bounded to this workspace: `loopx workspace start {card} --runtime {runtime} --agent {agent or 'ID'}` "
+        f"(started any other way it reads this folder's own settings, which its agent can write)"
+    )
 
 
 def cmd_where(ctx: Context) -> Outcome:
     loc = ctx.location
-    data = {"board": {"path": loc.describe(), "url": loc.url, "source": loc.source, "exists": loc.exists, "backend": loc.backend}}
+    data = {
+        "board": {
+            "path": loc.describe(),
+            "url": loc.url,
+            "source": loc.source,
+            "exists": loc.exists,
+            "backend": loc.backend,
+        }
+    }
     pointer, pointer_text = None, ""
     if loc.checkout is not None:  # a team board: the checkout this folder belongs to (issue #26)
         data["board"]["checkout"] = str(loc.checkout)
@@ -107,7 +134,10 @@ def cmd_where(ctx: Context) -> Outcome:
 
         return Outcome(data, 0, f"{NO_BOARD}\n→ `loopx init` creates {loc.describe()}")
     why = {
-        "flag": "from --db", "env": "from LOOPX_DB", "nearest": "nearest .loopx/ board", "user": "your user board (no .loopx/ found)",
+        "flag": "from --db",
+        "env": "from LOOPX_DB",
+        "nearest": "nearest .loopx/ board",
+        "user": "your user board (no .loopx/ found)",
         "worktree": "this folder is a git worktree of the project; the board of its main checkout",
     }[loc.source]
     text = f"{loc.describe()}  ({why}{'' if loc.exists else ', not created yet — run `loopx init`'})"
@@ -128,12 +158,19 @@ def _pointer_names(loc: BoardLocation) -> tuple[str, str]:
         return "not checked", ", which does not say which board it was written for: not checked"
     if named == loc.describe():
         return "this address", ""
-    return "another address", (f", written for {render.one_line(named)} — not this board's address: "
-                               f"`loopx init` here points this checkout at this board, or use that board")
+    return "another address", (
+        f", written for {render.one_line(named)} — not this board's address: "
+        f"`loopx init` here points this checkout at this board, or use that board"
+    )
 
 
 def cmd_board(ctx: Context) -> Outcome | None:
-    if not getattr(ctx.args, "text", False) and not getattr(ctx.args, "json", False) and sys.stdout.isatty() and sys.stdin.isatty():
+    if (
+        not getattr(ctx.args, "text", False)
+        and not getattr(ctx.args, "json", False)
+        and sys.stdout.isatty()
+        and sys.stdin.isatty()
+    ):
         try:
             from loopx_tui.launch import run_board
         except ImportError:
@@ -181,7 +218,11 @@ def cmd_log(ctx: Context) -> Outcome:
     from ..ops.cards import card_detail
 
     d = card_detail(ctx.store, card_id(ctx.args.card), event_limit=0, evidence_limit=10**9)
-    data: dict = {"card": d.card.to_json(), "evidence": [e.to_json() for e in d.evidence], "observed": [o.to_json() for o in d.observed]}
+    data: dict = {
+        "card": d.card.to_json(),
+        "evidence": [e.to_json() for e in d.evidence],
+        "observed": [o.to_json() for o in d.observed],
+    }
     lines = [render.card_block(data["card"]), ""]
     for e in data["evidence"]:
         arts = "".join(f"\n      {a['path']} {render.artifact_state(a)}" for a in e["artifacts"])
@@ -208,7 +249,10 @@ def cmd_events(ctx: Context) -> Outcome | None:
             found = [e.to_json() for e in events.since(seq, card=card, limit=limit + 1)]
         cursor = str(found[limit - 1]["seq"]) if len(found) > limit and limit else None
         found = found[:limit]
-        text = "\n".join(f"{e['seq']:>6} {e['at']} {e['actor']:<20} {e['card'] or '':<7} {e['kind']}" for e in found) or "no events"
+        text = (
+            "\n".join(f"{e['seq']:>6} {e['at']} {e['actor']:<20} {e['card'] or '':<7} {e['kind']}" for e in found)
+            or "no events"
+        )
         text += more_text(["events", *flag_words(ctx.args, "card", "limit")], "--since", cursor)
         return Outcome({"events": found, "next_since": int(cursor) if cursor else None}, 0, text)
     token = None

@@ -32,10 +32,25 @@ def cmd_card_add(ctx: Context) -> Outcome:
     from ..ops.idempotence import once
 
     a = ctx.args
-    data = validate("card", drop_none({
-        "title": a.title, "body": a.body, "needs": a.needs, "after": a.after, "priority": a.priority, "owner": a.owner,
-        "next": a.next, "verify": a.verify, "max_turns": a.max_turns, "max_tokens": a.max_tokens, "max_usd": a.max_usd, "backlog": a.backlog,
-    }))
+    data = validate(
+        "card",
+        drop_none(
+            {
+                "title": a.title,
+                "body": a.body,
+                "needs": a.needs,
+                "after": a.after,
+                "priority": a.priority,
+                "owner": a.owner,
+                "next": a.next,
+                "verify": a.verify,
+                "max_turns": a.max_turns,
+                "max_tokens": a.max_tokens,
+                "max_usd": a.max_usd,
+                "backlog": a.backlog,
+            }
+        ),
+    )
     tries = a.tries
     if tries is not None:
         from ..ops.tries import MAX_TRIES
@@ -74,7 +89,11 @@ def cmd_card_try(ctx: Context) -> Outcome:
         return {"card": add_tries(ctx.store, cid, actor, [agent])[0].to_json()}, 0
 
     result, code = once(ctx.store, ctx.args.op_id, "card_try", {"card": cid, "agent": agent}, run)
-    return Outcome(result, code, f"added {render.card_line(result['card'])}\ncompare the tries with `loopx card tries {ids.fmt(ids.CARD, cid)}`")
+    return Outcome(
+        result,
+        code,
+        f"added {render.card_line(result['card'])}\ncompare the tries with `loopx card tries {ids.fmt(ids.CARD, cid)}`",
+    )
 
 
 def cmd_card_tries(ctx: Context) -> Outcome:
@@ -85,14 +104,23 @@ def cmd_card_tries(ctx: Context) -> Outcome:
     lines = []
     for t in rows:
         diff = t["diff"]
-        size = f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}" if diff else "no branch"
+        size = (
+            f"{diff['files']} file{'s' if diff['files'] != 1 else ''} +{diff['added']} −{diff['removed']}"
+            if diff
+            else "no branch"
+        )
         verify = {True: "verify passed", False: "verify failed", None: "no verify"}[t["verify"]]
         q = t["quota"]
         at = f"at {t['head'][:12]}" if t.get("head") else ""
-        lines.append(f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "
-                     f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f} {at}".rstrip())
+        lines.append(
+            f"try {t['try']}  {t['card']}  {t['status']:<10} {t['owner'] or '—':<12} {size:<22} {verify:<14} "
+            f"{q['turns']['used']} turns {q['tokens']['used']} tok ${q['usd']['used']:.2f} {at}".rstrip()
+        )
     pin = f" --head {rows[0]['head'][:12]}" if rows[0].get("head") else ""
-    text = "\n".join(render.one_line(line) for line in lines) + f"\n→ keep one: `loopx card keep {rows[0]['card']}{pin}` (or the try's id and commit)"
+    text = (
+        "\n".join(render.one_line(line) for line in lines)
+        + f"\n→ keep one: `loopx card keep {rows[0]['card']}{pin}` (or the try's id and commit)"
+    )
     return Outcome({"card": ids.fmt(ids.CARD, first), "tries": rows}, 0, text)
 
 
@@ -105,7 +133,10 @@ def cmd_card_keep(ctx: Context) -> Outcome:
 
     head = ctx.args.head.strip().lower() if ctx.args.head else None
     if head is not None and not (7 <= len(head) <= 64 and all(c in "0123456789abcdef" for c in head)):
-        raise InvalidInput(f"--head {ctx.args.head[:70]!r} is not a commit id", "give the commit `loopx card tries` shows (7 hex digits or more)")
+        raise InvalidInput(
+            f"--head {ctx.args.head[:70]!r} is not a commit id",
+            "give the commit `loopx card tries` shows (7 hex digits or more)",
+        )
 
     def run() -> tuple[dict, int]:
         kept, cancelled = keep(ctx.store, cid, actor, head)
@@ -113,7 +144,11 @@ def cmd_card_keep(ctx: Context) -> Outcome:
 
     result, code = once(ctx.store, ctx.args.op_id, "card_keep", {"card": cid, **({"head": head} if head else {})}, run)
     gone = ", ".join(c["id"] for c in result["cancelled"]) or "none still open"
-    return Outcome(result, code, f"kept {render.card_line(result['card'])}\ncancelled (workspaces archived under refs/loopx/…): {gone}")
+    return Outcome(
+        result,
+        code,
+        f"kept {render.card_line(result['card'])}\ncancelled (workspaces archived under refs/loopx/…): {gone}",
+    )
 
 
 def cmd_card_list(ctx: Context) -> Outcome:
@@ -180,7 +215,13 @@ def cmd_card_move(ctx: Context) -> Outcome:
     from ..ops.cards import move_card
 
     cid = card_id(ctx.args.card)
-    return _person_card_op(ctx, "card_move", {"card": cid, "to": ctx.args.to}, lambda actor: move_card(ctx.store, cid, ctx.args.to, actor), "move cards")
+    return _person_card_op(
+        ctx,
+        "card_move",
+        {"card": cid, "to": ctx.args.to},
+        lambda actor: move_card(ctx.store, cid, ctx.args.to, actor),
+        "move cards",
+    )
 
 
 def cmd_card_assign(ctx: Context) -> Outcome:
@@ -189,7 +230,13 @@ def cmd_card_assign(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     to = validate("next", {"agent": ctx.args.to})["agent"]
     summary = validate("text", {"text": ctx.args.summary})["text"] if ctx.args.summary else None
-    out = _person_card_op(ctx, "card_assign", {"card": cid, "to": to, "summary": summary}, lambda actor: assign_card(ctx.store, cid, to, actor, summary), "reassign cards")
+    out = _person_card_op(
+        ctx,
+        "card_assign",
+        {"card": cid, "to": to, "summary": summary},
+        lambda actor: assign_card(ctx.store, cid, to, actor, summary),
+        "reassign cards",
+    )
     if out.data["card"]["status"] == "handoff":
         out.text += f"\nhanded to {to}: it accepts with `loopx accept {out.data['card']['id']}`"
     return out
@@ -199,15 +246,26 @@ def cmd_card_unassign(ctx: Context) -> Outcome:
     from ..ops.cards import assign_card
 
     cid = card_id(ctx.args.card)
-    return _person_card_op(ctx, "card_unassign", {"card": cid}, lambda actor: assign_card(ctx.store, cid, None, actor), "unassign cards")
+    return _person_card_op(
+        ctx, "card_unassign", {"card": cid}, lambda actor: assign_card(ctx.store, cid, None, actor), "unassign cards"
+    )
 
 
 def cmd_card_budget(ctx: Context) -> Outcome:
     from ..ops.cards import budget_card
 
     cid = card_id(ctx.args.card)
-    data = validate("budget", drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}))
-    return _person_card_op(ctx, "card_budget", {"card": cid, **data}, lambda actor: budget_card(ctx.store, cid, data, actor), "change a budget")
+    data = validate(
+        "budget",
+        drop_none({"add_turns": ctx.args.add_turns, "add_tokens": ctx.args.add_tokens, "add_usd": ctx.args.add_usd}),
+    )
+    return _person_card_op(
+        ctx,
+        "card_budget",
+        {"card": cid, **data},
+        lambda actor: budget_card(ctx.store, cid, data, actor),
+        "change a budget",
+    )
 
 
 def cmd_card_edit(ctx: Context) -> Outcome:
@@ -216,7 +274,9 @@ def cmd_card_edit(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     a = ctx.args
     data = validate("edit", drop_none({"title": a.title, "body": a.body, "next": a.next, "verify": a.verify}))
-    return _person_card_op(ctx, "card_edit", {"card": cid, **data}, lambda actor: edit_card(ctx.store, cid, data, actor), "edit cards")
+    return _person_card_op(
+        ctx, "card_edit", {"card": cid, **data}, lambda actor: edit_card(ctx.store, cid, data, actor), "edit cards"
+    )
 
 
 def cmd_card_window(ctx: Context) -> Outcome:
@@ -224,8 +284,17 @@ def cmd_card_window(ctx: Context) -> Outcome:
 
     cid = card_id(ctx.args.card)
     a = ctx.args
-    data = validate("window", drop_none({"every": a.every, "tokens": a.tokens, "usd": a.usd, "turns": a.turns, "clear": a.clear or None}))
-    out = _person_card_op(ctx, "card_window", {"card": cid, **data}, lambda actor: window_card(ctx.store, cid, data, actor), "set a card's window")
+    data = validate(
+        "window",
+        drop_none({"every": a.every, "tokens": a.tokens, "usd": a.usd, "turns": a.turns, "clear": a.clear or None}),
+    )
+    out = _person_card_op(
+        ctx,
+        "card_window",
+        {"card": cid, **data},
+        lambda actor: window_card(ctx.store, cid, data, actor),
+        "set a card's window",
+    )
     card = out.data["card"]
     if card["window"] is None:
         out.text += "\nno window"

@@ -45,7 +45,12 @@ def cmd_gate_ask(ctx: Context) -> Outcome:
     from ..ops.gates import ask
 
     a = ctx.args
-    data = validate("gate_ask", drop_none({"question": a.question, "scope": a.scope, "options": a.option, "deadline": a.deadline, "wait": a.wait}))
+    data = validate(
+        "gate_ask",
+        drop_none(
+            {"question": a.question, "scope": a.scope, "options": a.option, "deadline": a.deadline, "wait": a.wait}
+        ),
+    )
 
     def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         gate, card, created = ask(ctx.store, cid, agent, data, a.lease_token)
@@ -62,7 +67,11 @@ def cmd_gate_ask(ctx: Context) -> Outcome:
     elif g["status"] == "pending":
         out.text = f"{g['id']} pending: a human must answer it\n→ wait with `loopx gate status {g['id']}` (exit 6 while pending) or `loopx gate ask … --wait`"
     else:
-        out.text = f"{g['id']} {g['status']} by {g['answered_by']}" + (f": {g['note']}" if g["note"] else "") + "\n→ do not proceed; `loopx next` says what to do"
+        out.text = (
+            f"{g['id']} {g['status']} by {g['answered_by']}"
+            + (f": {g['note']}" if g["note"] else "")
+            + "\n→ do not proceed; `loopx next` says what to do"
+        )
     return out
 
 
@@ -99,13 +108,22 @@ def _merge_facts(ctx: Context, gid: int, out: Outcome) -> None:
         out.text += f"\ncannot read its diff: {err.message}"
         diff = None
     out.data["merge"] = {
-        "base": plan.base, "branch": plan.branch, "head": plan.head, "base_commit": plan.base_commit, "ground": list(plan.ground),
-        "files": [{"path": f.path, "added": f.added, "removed": f.removed, "ground": f.path in plan.ground} for f in (diff.files if diff else ())],
+        "base": plan.base,
+        "branch": plan.branch,
+        "head": plan.head,
+        "base_commit": plan.base_commit,
+        "ground": list(plan.ground),
+        "files": [
+            {"path": f.path, "added": f.added, "removed": f.removed, "ground": f.path in plan.ground}
+            for f in (diff.files if diff else ())
+        ],
         "more": diff.more if diff else 0,
     }
     lines = [f"merges {plan.branch} at {plan.head[:12]} into {plan.base} at {(plan.base_commit or '?')[:12]}"]
     if plan.ground:
-        lines.append(f"! changes the repository's ground ({len(plan.ground)} file(s)): approving takes the second key, --confirm-ground")
+        lines.append(
+            f"! changes the repository's ground ({len(plan.ground)} file(s)): approving takes the second key, --confirm-ground"
+        )
     for f in diff.files if diff else ():
         mark = "! ground " if f.path in plan.ground else "  "
         counts = "binary" if f.added is None else f"+{f.added} -{f.removed}"
@@ -137,18 +155,47 @@ def cmd_gate_answer(ctx: Context) -> Outcome:
     gid = gate_id(a.gate)
     decision = a.decision or ("approve" if a.choose is not None or a.text is not None else None)
     if decision is None:
-        raise InvalidInput(f"say how you answer {a.gate}", f"`loopx gate answer {a.gate} approve`, `reject --note WHY`, `--choose OPTION` or `--text ANSWER`")
-    data = validate("gate_answer", drop_none({"decision": decision, "note": a.note, "remember": a.remember, "for_seconds": a.for_, "choice": a.choose, "text": a.text}))
+        raise InvalidInput(
+            f"say how you answer {a.gate}",
+            f"`loopx gate answer {a.gate} approve`, `reject --note WHY`, `--choose OPTION` or `--text ANSWER`",
+        )
+    data = validate(
+        "gate_answer",
+        drop_none(
+            {
+                "decision": decision,
+                "note": a.note,
+                "remember": a.remember,
+                "for_seconds": a.for_,
+                "choice": a.choose,
+                "text": a.text,
+            }
+        ),
+    )
     actor = ctx.person("answer a gate")
 
     def run() -> tuple[dict, int]:
         gate, card = answer(
-            ctx.store, gid, data["decision"], actor, data.get("note"), data.get("remember"), data.get("for_seconds"), data.get("choice"), data.get("text"),
+            ctx.store,
+            gid,
+            data["decision"],
+            actor,
+            data.get("note"),
+            data.get("remember"),
+            data.get("for_seconds"),
+            data.get("choice"),
+            data.get("text"),
             second_key=bool(a.confirm_ground),
         )
         return {"gate": gate.to_json(), "card": card.to_json()}, 0
 
-    result, code = once(ctx.store, a.op_id, "gate_answer", {"gate": gid, **data, **({"second_key": True} if a.confirm_ground else {})}, run)
+    result, code = once(
+        ctx.store,
+        a.op_id,
+        "gate_answer",
+        {"gate": gid, **data, **({"second_key": True} if a.confirm_ground else {})},
+        run,
+    )
     g, c = result["gate"], result["card"]
     said = f" ({g['answer']})" if g["answer"] not in (g["status"], None) else ""
     text = f"{g['id']} {g['status']}{said} by {g['answered_by']}; {c['id']} is now {c['status']}"

@@ -26,17 +26,39 @@ if TYPE_CHECKING:
     from . import Outcome
 
 # What the board runs: a person's decisions, and the reads that go with them.
-BOARD_VERBS = frozenset({
-    ("agent", "add"), ("agent", "list"), ("agent", "show"),
-    ("card", "add"), ("card", "edit"), ("card", "budget"), ("card", "window"), ("card", "move"), ("card", "assign"), ("card", "unassign"), ("card", "show"),
-    ("notify", "set"), ("notify", "test"), ("notify", "show"),
-    ("workspace", "cap"), ("workspace", "setup"), ("workspace", "list"),
-    ("price", "set"), ("price", "remove"), ("price", "list"),
-    ("dangerous", "set"), ("dangerous", "list"),
-    ("runner", "pause"), ("runner", "resume"), ("runner", "stop"), ("runner", "list"),
-    ("gate", "answer"), ("gate", "list"),
-    ("person", "list"),
-})
+BOARD_VERBS = frozenset(
+    {
+        ("agent", "add"),
+        ("agent", "list"),
+        ("agent", "show"),
+        ("card", "add"),
+        ("card", "edit"),
+        ("card", "budget"),
+        ("card", "window"),
+        ("card", "move"),
+        ("card", "assign"),
+        ("card", "unassign"),
+        ("card", "show"),
+        ("notify", "set"),
+        ("notify", "test"),
+        ("notify", "show"),
+        ("workspace", "cap"),
+        ("workspace", "setup"),
+        ("workspace", "list"),
+        ("price", "set"),
+        ("price", "remove"),
+        ("price", "list"),
+        ("dangerous", "set"),
+        ("dangerous", "list"),
+        ("runner", "pause"),
+        ("runner", "resume"),
+        ("runner", "stop"),
+        ("runner", "list"),
+        ("gate", "answer"),
+        ("gate", "list"),
+        ("person", "list"),
+    }
+)
 
 # The phrases the board's command line offers, as a person starts typing.
 SUGGESTIONS = tuple(f"{verb} {sub} " for verb, sub in sorted(BOARD_VERBS))
@@ -51,7 +73,9 @@ def words(line: str) -> list[str]:
     if argv[:1] == ["loopx"]:
         argv = argv[1:]
     if not argv:
-        raise UsageError("type a command", "e.g. `card edit LX-3 --verify 'pytest -q'`, `notify test`, `workspace cap 20G`")
+        raise UsageError(
+            "type a command", "e.g. `card edit LX-3 --verify 'pytest -q'`, `notify test`, `workspace cap 20G`"
+        )
     return argv
 
 

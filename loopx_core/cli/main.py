@@ -62,7 +62,11 @@ def _refuse_undecodable(argv: list[str]) -> None:
                 shown = word.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")[:80]
             except UnicodeEncodeError:
                 shown = word.encode("ascii", "backslashreplace").decode("ascii")[:80]
-            raise InvalidInput(f"the argument '{shown}' is not UTF-8 text", "pass UTF-8 text (check the shell's locale)", code="not_utf8") from None
+            raise InvalidInput(
+                f"the argument '{shown}' is not UTF-8 text",
+                "pass UTF-8 text (check the shell's locale)",
+                code="not_utf8",
+            ) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         if known is not None:
             _emit_error(known, as_json)
             return known.exit_code
-        internal = LoopxError(f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it")
+        internal = LoopxError(
+            f"internal error: {type(exc).__name__}: {exc}", "rerun with LOOPX_DEBUG=1 for a traceback and report it"
+        )
         _emit_error(internal, as_json)
         return INTERNAL
 
@@ -151,4 +157,3 @@ def entry() -> None:
 
 if __name__ == "__main__":
     entry()
-

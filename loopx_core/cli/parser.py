@@ -65,7 +65,12 @@ def count(text: str) -> int:
 def _common(p: argparse.ArgumentParser) -> None:
     # Accepted after the verb too (`loopx next --json`): agents write it both ways.
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print exactly one JSON object")
-    p.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH|URL", help="board to use (default: LOOPX_DB, nearest .loopx/, user board)")
+    p.add_argument(
+        "--db",
+        default=argparse.SUPPRESS,
+        metavar="PATH|URL",
+        help="board to use (default: LOOPX_DB, nearest .loopx/, user board)",
+    )
 
 
 TYPES = {"int": int, "float": float, "count": count}
@@ -94,8 +99,12 @@ def build(argv: list[str] | None = None) -> Parser:
     pay for sixty subparsers it never uses."""
     from ..shapes import verbs
 
-    root = Parser(prog="loopx", description="LoopX — the state kernel for long-running AI coding agents.", epilog=EPILOG)
-    root.add_argument("--db", metavar="PATH|URL", help="board to use (default: LOOPX_DB, nearest .loopx/board.db, user board)")
+    root = Parser(
+        prog="loopx", description="LoopX — the state kernel for long-running AI coding agents.", epilog=EPILOG
+    )
+    root.add_argument(
+        "--db", metavar="PATH|URL", help="board to use (default: LOOPX_DB, nearest .loopx/board.db, user board)"
+    )
     root.add_argument("--json", action="store_true", help="print exactly one JSON object")
     root.add_argument("--version", action="store_true", help="print the version")
     sub = root.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -145,6 +154,8 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
         else:  # (the verb's own help, not the root's: what it takes is there)
             from ..shapes.errors import UsageError
 
-            words = " ".join(w for w in ("loopx", getattr(args, "command", None), getattr(args, "subcommand", None)) if w)
+            words = " ".join(
+                w for w in ("loopx", getattr(args, "command", None), getattr(args, "subcommand", None)) if w
+            )
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}", f"see `{words} --help`")
     return args

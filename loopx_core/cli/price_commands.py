@@ -15,7 +15,18 @@ def cmd_price_set(ctx: Context) -> Outcome:
     from ..rules.prices import set_price
 
     a = ctx.args
-    data = validate("price", drop_none({"model": a.model, "input": a.input, "output": a.output, "cache_read": a.cache_read, "cache_write": a.cache_write}))
+    data = validate(
+        "price",
+        drop_none(
+            {
+                "model": a.model,
+                "input": a.input,
+                "output": a.output,
+                "cache_read": a.cache_read,
+                "cache_write": a.cache_write,
+            }
+        ),
+    )
     actor = ctx.person("set prices")
     price = set_price(ctx.store, data.pop("model"), data, actor)
     return Outcome({"model": a.model, "price": price}, 0, _price_line(a.model, price))
@@ -26,7 +37,12 @@ def cmd_price_list(ctx: Context) -> Outcome:
 
     table = load(ctx.store)
     text = "\n".join(_price_line(m, table[m]) for m in sorted(table))
-    return Outcome({"prices": table}, 0, text or "no prices: hook-measured usage is charged $0\nadd one: `loopx price set MODEL --input $ --output $` (dollars per million tokens)")
+    return Outcome(
+        {"prices": table},
+        0,
+        text
+        or "no prices: hook-measured usage is charged $0\nadd one: `loopx price set MODEL --input $ --output $` (dollars per million tokens)",
+    )
 
 
 def cmd_price_remove(ctx: Context) -> Outcome:

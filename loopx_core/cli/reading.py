@@ -23,7 +23,11 @@ def read_text(source: str, limit: int, what: str, hint: str, *, error: type[Loop
     bytes; anything else is ``error`` (a refusal, exit 3 unless told)."""
     if source == "-":
         try:
-            raw = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read(limit + 1).encode("utf-8", "surrogatepass")
+            raw = (
+                sys.stdin.buffer.read(limit + 1)
+                if hasattr(sys.stdin, "buffer")
+                else sys.stdin.read(limit + 1).encode("utf-8", "surrogatepass")
+            )
         except OSError as exc:
             raise error(f"cannot read {what} from stdin: {exc.strerror or exc}", hint) from None
         if len(raw) > limit:

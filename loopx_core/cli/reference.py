@@ -38,7 +38,11 @@ def _name(names: tuple, options: dict) -> str:
         metavar = options.get("metavar")
         if options.get("choices") and not metavar:
             metavar = "{" + ",".join(options["choices"]) + "}"
-        return shown + (f" {_cell(metavar)}" if metavar and options.get("action") not in ("store_true", "store_false", "count") else "")
+        return shown + (
+            f" {_cell(metavar)}"
+            if metavar and options.get("action") not in ("store_true", "store_false", "count")
+            else ""
+        )
     metavar = options.get("metavar") or names[0]
     if options.get("choices"):
         metavar = "{" + ",".join(options["choices"]) + "}"
@@ -55,7 +59,11 @@ def _arguments(args: tuple) -> list[str]:
             more.append("required")
         if options.get("action") == "append":
             more.append("may be repeated")
-        if options.get("nargs") in ("*", "...") or options.get("nargs") is not None and not isinstance(options.get("nargs"), int):
+        if (
+            options.get("nargs") in ("*", "...")
+            or options.get("nargs") is not None
+            and not isinstance(options.get("nargs"), int)
+        ):
             more.append("the rest of the line" if options.get("nargs") == "..." else "any number")
         tail = f" ({', '.join(more)})" if more else ""
         lines.append(f"| {_name(names, options)} | {_cell(options.get('help', ''))}{tail} |")
@@ -65,7 +73,11 @@ def _arguments(args: tuple) -> list[str]:
 def _verb(spec: verbs.Verb) -> list[str]:
     title = f"loopx {spec.verb}" + (f" {spec.sub}" if spec.sub else "")
     marks = (["**person**"] if spec.human else []) + ([f"**MCP** `{spec.tool.name}`"] if spec.tool else [])
-    lines = [f"### `{title}`", "", _cell(spec.help[0].upper() + spec.help[1:]) + "." + (f" {' · '.join(marks)}" if marks else "")]
+    lines = [
+        f"### `{title}`",
+        "",
+        _cell(spec.help[0].upper() + spec.help[1:]) + "." + (f" {' · '.join(marks)}" if marks else ""),
+    ]
     return lines + _arguments(spec.args) + [""]
 
 

@@ -56,7 +56,10 @@ def card_line(card: dict) -> str:
 
 
 def card_block(card: dict) -> str:
-    lines = [f"{card['id']}: {one_line(card['title'])}", f"  status {card['status']}" + (f" · owner {card['owner']}" if card["owner"] else "")]
+    lines = [
+        f"{card['id']}: {one_line(card['title'])}",
+        f"  status {card['status']}" + (f" · owner {card['owner']}" if card["owner"] else ""),
+    ]
     if card["lease"]:
         lines.append("  " + lease_text(card["lease"]))
     if card["needs"]:
@@ -85,7 +88,7 @@ def card_block(card: dict) -> str:
 def board_text(cards: list[dict], where: str) -> str:
     out = [f"LoopX board — {where}"]
     if not cards:
-        out.append("(no cards yet) → add one: loopx card add \"TITLE\"")
+        out.append('(no cards yet) → add one: loopx card add "TITLE"')
         return "\n".join(out)
     for _, title, statuses in STATUS_COLUMNS:
         col = [c for c in cards if c["status"] in statuses]
@@ -97,7 +100,13 @@ def board_text(cards: list[dict], where: str) -> str:
     return "\n".join(out)
 
 
-KIND_NAMES = (("input", "in"), ("cache_write", "cache write"), ("cache_read", "cache read"), ("output", "out"), ("unsplit", "unsplit"))
+KIND_NAMES = (
+    ("input", "in"),
+    ("cache_write", "cache write"),
+    ("cache_read", "cache read"),
+    ("output", "out"),
+    ("unsplit", "unsplit"),
+)
 
 
 def kinds_line(kinds: dict) -> str:
@@ -112,8 +121,13 @@ def usage_block(usage: dict) -> str:
     lines = ["", "  usage by agent:"]
     for a in usage["agents"]:
         split = f" ({kinds_line(a['kinds'])})" if a.get("kinds") and kinds_line(a["kinds"]) else ""
-        lines.append(f"    {one_line(a['agent'])}: {a['tokens']:,} tokens{split}, ${a['usd']:.4f} over {a['turns']} turn(s)")
-    lines.append("  usage by turn:" + (f" (the latest {len(usage['turns'])}; {usage['turns_left_out']} before)" if usage["turns_left_out"] else ""))
+        lines.append(
+            f"    {one_line(a['agent'])}: {a['tokens']:,} tokens{split}, ${a['usd']:.4f} over {a['turns']} turn(s)"
+        )
+    lines.append(
+        "  usage by turn:"
+        + (f" (the latest {len(usage['turns'])}; {usage['turns_left_out']} before)" if usage["turns_left_out"] else "")
+    )
     for t in usage["turns"]:
         who = one_line(t["agent"]) + (" (subagent)" if t.get("subagent") else "")
         split = f" ({kinds_line(t['kinds'])})" if t.get("kinds") and kinds_line(t["kinds"]) else ""

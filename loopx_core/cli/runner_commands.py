@@ -23,7 +23,12 @@ def _duration(text: str, flag: str) -> float:
 def given_bin(path: str | None) -> None:
     """``--bin``: a path to a program (a bare name is looked up on PATH when it runs)."""
     if path and os.sep in path:
-        check_program(path, "--bin", "give --bin the runtime's executable (or leave it out: claude / codex on PATH)", error=UsageError)
+        check_program(
+            path,
+            "--bin",
+            "give --bin the runtime's executable (or leave it out: claude / codex on PATH)",
+            error=UsageError,
+        )
 
 
 def cmd_run(ctx: Context) -> Outcome:
@@ -37,10 +42,18 @@ def cmd_run(ctx: Context) -> Outcome:
     if command[:1] == ["--"]:
         command = command[1:]
     if not command and make(a.runtime, command).needs_command:
-        raise UsageError(f"the {a.runtime} runtime needs a command", f"e.g. `loopx run --agent {a.runtime}-1 --runtime {a.runtime} -- ./turn.sh`")
+        raise UsageError(
+            f"the {a.runtime} runtime needs a command",
+            f"e.g. `loopx run --agent {a.runtime}-1 --runtime {a.runtime} -- ./turn.sh`",
+        )
     given_bin(a.bin)
     if a.log_file:
-        check_target(a.log_file, "the log file", "give --log-file a regular file (or a new one) in a folder you can write", error=UsageError)
+        check_target(
+            a.log_file,
+            "the log file",
+            "give --log-file a regular file (or a new one) in a folder you can write",
+            error=UsageError,
+        )
     options = Options(
         agent=agent,
         runtime=a.runtime,
@@ -56,17 +69,24 @@ def cmd_run(ctx: Context) -> Outcome:
         agent_row(agent)  # an unknown agent: exit 4 with the command that registers it
     problem = make(a.runtime, command, a.bin, agent).identity_problem(store.project_root())
     if problem:
-        raise UsageError(problem, f"run it in a checkout set up for it: `loopx init --for {a.runtime} --agent {agent}` there")
+        raise UsageError(
+            problem, f"run it in a checkout set up for it: `loopx init --for {a.runtime} --agent {agent}` there"
+        )
     from ..runner.log import runner_logger, writer
 
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
     if a.quiet and a.verbose:
-        raise UsageError("--quiet and --verbose contradict each other", "give one of them (or neither: the runner's ordinary log)")
+        raise UsageError(
+            "--quiet and --verbose contradict each other", "give one of them (or neither: the runner's ordinary log)"
+        )
     verbosity = "quiet" if a.quiet else "verbose" if a.verbose else "normal"
     try:
         logger = runner_logger(agent, out, log_file=a.log_file, verbosity=verbosity)
     except OSError as exc:
-        raise UsageError(f"cannot write the log file {a.log_file}: {exc.strerror or exc}", "give --log-file a path in a folder you can write") from None
+        raise UsageError(
+            f"cannot write the log file {a.log_file}: {exc.strerror or exc}",
+            "give --log-file a path in a folder you can write",
+        ) from None
     runner = Runner(store, options, writer(logger, agent))
     code = runner.run()
     if runner.altered is not None:
@@ -88,7 +108,9 @@ def _line(r: dict) -> str:
     elif r["state"] == "waiting":
         what = f"waiting on {r['gate']} ({r['card']})"
     elif r["state"] == "asleep":
-        what = "asleep" + (f" until {r['wake_at']}" if r["wake_at"] else "") + (f": {r['detail']}" if r["detail"] else "")
+        what = (
+            "asleep" + (f" until {r['wake_at']}" if r["wake_at"] else "") + (f": {r['detail']}" if r["detail"] else "")
+        )
     elif r["state"] in ("paused", "stopped", "gone"):
         what = r["state"] + (f": {r['detail']}" if r["detail"] else "")
     control = r["control"]
@@ -105,7 +127,10 @@ def cmd_list(ctx: Context) -> Outcome:
 
     now = clock.now()
     found = [r.to_json(now) for r in list_runners(ctx.store)]
-    text = "\n".join(_line(r) for r in found) or "no runners yet → start one: `loopx run --agent ID --runtime claude-code|codex|shell`"
+    text = (
+        "\n".join(_line(r) for r in found)
+        or "no runners yet → start one: `loopx run --agent ID --runtime claude-code|codex|shell`"
+    )
     return Outcome({"runners": found}, 0, text)
 
 

@@ -23,7 +23,7 @@ TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
     import argparse
     from typing import Any
-    
+
     from ..adapters.policy import Policy
     from ..ops import notify
     from ..store.backends import Store
@@ -35,7 +35,9 @@ def _interactive() -> bool:
 
 def _new_passphrase() -> str | None:
     """Ask twice on the terminal; empty means none."""
-    first = keys.ask_terminal("New passphrase for your LoopX key (empty: none — then only an agent sandbox protects it): ")
+    first = keys.ask_terminal(
+        "New passphrase for your LoopX key (empty: none — then only an agent sandbox protects it): "
+    )
     if not first:
         return None
     if keys.ask_terminal("Again: ") != first:
@@ -46,7 +48,9 @@ def _new_passphrase() -> str | None:
 def _unsealed_warning(found: keys.KeyFile) -> str:
     return (
         f"your key {found.fingerprint} has NO passphrase: any program running as you — agents included — can sign as you "
-        "unless the runtime's sandbox keeps them out of " + str(found.path.parent) + " (`loopx init --for claude-code|codex` turns it on). "
+        "unless the runtime's sandbox keeps them out of "
+        + str(found.path.parent)
+        + " (`loopx init --for claude-code|codex` turns it on). "
         "Seal it: `loopx key passphrase`."
     )
 
@@ -75,7 +79,10 @@ def cmd_key_init(ctx: Context) -> Outcome:
         raise UsageError(f"not a usable name: {name[:64]!r}", "letters, digits and ._- (at most 64), e.g. alice")
     passphrase = None if a.no_passphrase else (_new_passphrase() if _interactive() else None)
     if not a.no_passphrase and not _interactive():
-        raise UsageError("making a key with a passphrase needs a terminal", "run it in a terminal, or pass --no-passphrase (only safe where agents run in their sandbox)")
+        raise UsageError(
+            "making a key with a passphrase needs a terminal",
+            "run it in a terminal, or pass --no-passphrase (only safe where agents run in their sandbox)",
+        )
     found = keys.create(keys.key_path(), name, passphrase, force=a.force)
     text = f"made your LoopX key {found.fingerprint} ({found.name}) at {found.path}"
     if not found.sealed:
@@ -85,7 +92,13 @@ def cmd_key_init(ctx: Context) -> Outcome:
 
 
 def _key_json(found: keys.KeyFile) -> dict:
-    return {"fingerprint": found.fingerprint, "name": found.name, "public_key": keys.b64(found.public_raw), "path": str(found.path), "sealed": found.sealed}
+    return {
+        "fingerprint": found.fingerprint,
+        "name": found.name,
+        "public_key": keys.b64(found.public_raw),
+        "path": str(found.path),
+        "sealed": found.sealed,
+    }
 
 
 def cmd_key_show(ctx: Context) -> Outcome:
@@ -98,7 +111,11 @@ def cmd_key_show(ctx: Context) -> Outcome:
 
     left = unlock.time_left(found.fingerprint) if found.sealed else None
     data["unlocked_here_for"] = left
-    held = f"  unlocked in this terminal for {clock.human_delta(left)} more unless used (`loopx key lock` ends it)" if left is not None else ""
+    held = (
+        f"  unlocked in this terminal for {clock.human_delta(left)} more unless used (`loopx key lock` ends it)"
+        if left is not None
+        else ""
+    )
     text = (
         f"{found.name}  {found.fingerprint}  {'sealed with a passphrase' if found.sealed else 'NO passphrase'}{held}\n"
         f"public key: {data['public_key']}\n"
@@ -147,12 +164,22 @@ def cmd_key_trust(ctx: Context) -> Outcome:
     if t.changed:
         raise Altered(t.changed, "to accept it: `loopx key trust ROOT_FINGERPRINT --replace`")
     if t.root is None:
-        raise Forbidden("this board has no trusted root person", "; ".join(t.problems) or "it was made by an older LoopX: a person runs `loopx init` on it")
+        raise Forbidden(
+            "this board has no trusted root person",
+            "; ".join(t.problems) or "it was made by an older LoopX: a person runs `loopx init` on it",
+        )
     if t.root.fingerprint != want:
-        raise Forbidden(f"this board's root key is {t.root.fingerprint}, not {want}", "do not trust it: ask the person who made the board to read you its fingerprint (`loopx person list`)")
+        raise Forbidden(
+            f"this board's root key is {t.root.fingerprint}, not {want}",
+            "do not trust it: ask the person who made the board to read you its fingerprint (`loopx person list`)",
+        )
     trust.pin(store.board_uid(), t.root, store.location.describe())
     store.forget_trust()
-    return Outcome({"pinned": {"board": store.board_uid(), "root": want}}, 0, f"pinned {want} ({t.root.name}) as this board's root on this machine")
+    return Outcome(
+        {"pinned": {"board": store.board_uid(), "root": want}},
+        0,
+        f"pinned {want} ({t.root.name}) as this board's root on this machine",
+    )
 
 
 def _replace_board(ctx: Context, want: str) -> Outcome:
@@ -165,7 +192,11 @@ def _replace_board(ctx: Context, want: str) -> Outcome:
     ctx.refuse_agent("accept a board")
     found = accept_board(ctx.store, keys.unlock(), want)
     was = f"; it replaces board {found['replaces']} here" if found["replaces"] else ""
-    return Outcome({"accepted": found}, 0, f"accepted board {found['board']} at {found['place']} with root {want}{was}; this machine follows its log from event {found['seq']}")
+    return Outcome(
+        {"accepted": found},
+        0,
+        f"accepted board {found['board']} at {found['place']} with root {want}{was}; this machine follows its log from event {found['seq']}",
+    )
 
 
 def cmd_person_add(ctx: Context) -> Outcome:
@@ -179,7 +210,11 @@ def cmd_person_add(ctx: Context) -> Outcome:
     added = add_person(ctx.store, ctx.person("add people to a board"), a.name, a.public_key)
     root = ctx.store.trust().root  # (a board with people has its root)
     pin = f"\n→ on their machine: `loopx key trust {root.fingerprint}` pins this board" if root is not None else ""
-    return Outcome({"person": added}, 0, f"added {added['name']} ({added['fingerprint']}): their signed decisions now count on this board{pin}")
+    return Outcome(
+        {"person": added},
+        0,
+        f"added {added['name']} ({added['fingerprint']}): their signed decisions now count on this board{pin}",
+    )
 
 
 def cmd_person_list(ctx: Context) -> Outcome:
@@ -191,14 +226,23 @@ def cmd_person_list(ctx: Context) -> Outcome:
         for p in found
     ]
     problems = ctx.store.trust().problems
-    return Outcome({"people": found, "problems": problems}, 0, "\n".join(lines + [f"! {p}" for p in problems]) or "no people: this board predates signing — a person runs `loopx init` on it")
+    return Outcome(
+        {"people": found, "problems": problems},
+        0,
+        "\n".join(lines + [f"! {p}" for p in problems])
+        or "no people: this board predates signing — a person runs `loopx init` on it",
+    )
 
 
 def cmd_person_revoke(ctx: Context) -> Outcome:
     from ..ops.people import revoke_person
 
     out = revoke_person(ctx.store, ctx.person("revoke people"), ctx.args.fingerprint.strip())
-    return Outcome({"person": out}, 0, f"revoked {out['name']} ({out['fingerprint']}): signatures made with it from now on count for nothing")
+    return Outcome(
+        {"person": out},
+        0,
+        f"revoked {out['name']} ({out['fingerprint']}): signatures made with it from now on count for nothing",
+    )
 
 
 def cmd_verify(ctx: Context) -> Outcome:
@@ -219,8 +263,12 @@ def cmd_verify(ctx: Context) -> Outcome:
         return Outcome(data, 0, text)
     first = report.first
     assert first is not None  # (not ok: it has a problem)
-    lines = [f"ALTERED: {first.where} {first.what}"] + [f"  also: {p.where} {p.what}" for p in report.problems if p is not first][:20]
-    lines.append("→ decisions that do not verify are not honoured; compare with a backup or an export (`loopx verify --file`), and tell the people on the board")
+    lines = [f"ALTERED: {first.where} {first.what}"] + [
+        f"  also: {p.where} {p.what}" for p in report.problems if p is not first
+    ][:20]
+    lines.append(
+        "→ decisions that do not verify are not honoured; compare with a backup or an export (`loopx verify --file`), and tell the people on the board"
+    )
     return Outcome(data, ALTERED, "\n".join(lines))
 
 
@@ -240,9 +288,24 @@ def _file_damage(store: Store) -> Outcome | None:
         return None
     failures.mark_damaged(path, "; ".join(found)[:2000])
     problems = [{"seq": None, "where": "file", "what": what[:300]} for what in found]
-    data = {"verify": {"ok": False, "damaged": True, "events": None, "signed": None, "head": None, "first_bad": problems[0], "problems": problems, "notes": []}}
-    lines = [f"DAMAGED: the board's file {store.location.describe()} fails SQLite's integrity check:"] + [f"  {what[:300]}" for what in found[:20]]
-    lines.append(f"→ writes refuse this board now. {failures.DAMAGED_HINT}; `loopx verify` clears this once the file checks out")
+    data = {
+        "verify": {
+            "ok": False,
+            "damaged": True,
+            "events": None,
+            "signed": None,
+            "head": None,
+            "first_bad": problems[0],
+            "problems": problems,
+            "notes": [],
+        }
+    }
+    lines = [f"DAMAGED: the board's file {store.location.describe()} fails SQLite's integrity check:"] + [
+        f"  {what[:300]}" for what in found[:20]
+    ]
+    lines.append(
+        f"→ writes refuse this board now. {failures.DAMAGED_HINT}; `loopx verify` clears this once the file checks out"
+    )
     return Outcome(data, STORAGE, "\n".join(lines))
 
 
@@ -256,7 +319,9 @@ def _policy_file(ctx: Context) -> tuple[str, Any, Policy]:
     path = os.path.join(str(ctx.store.project_root()), ".loopx", policy.POLICY_FILE)
     from ..rules.given_paths import read_regular
 
-    raw = read_regular(path, policy.MAX_POLICY * 4, "the policy", "fix the file (it must be one JSON object)", missing_ok=True)
+    raw = read_regular(
+        path, policy.MAX_POLICY * 4, "the policy", "fix the file (it must be one JSON object)", missing_ok=True
+    )
     if raw is None:
         return path, None, policy.Policy()
     try:
@@ -292,12 +357,16 @@ def cmd_policy_sign(ctx: Context) -> Outcome:
     person = ctx.person("sign the hook policy")
     path, doc, parsed = _policy_file(ctx)
     if doc is None:
-        raise NotFound(f"no policy file at {path}", "write one first (DESIGN §11 \"The hook's policy file\")")
+        raise NotFound(f"no policy file at {path}", 'write one first (DESIGN §11 "The hook\'s policy file")')
     if parsed.problems:
         raise InvalidInput("the policy file has problems: " + "; ".join(parsed.problems), "fix them, then sign it")
     value = policy.digest(doc)
     ctx.store.run(lambda: ctx.store.put_signed_setting("policy", value, person, policy=doc))
-    return Outcome({"policy": doc, "path": path, "signed": True, "digest": value}, 0, f"signed {path} ({value[:12]}): its allow/outside_ok entries now apply; any later edit is unsigned again")
+    return Outcome(
+        {"policy": doc, "path": path, "signed": True, "digest": value},
+        0,
+        f"signed {path} ({value[:12]}): its allow/outside_ok entries now apply; any later edit is unsigned again",
+    )
 
 
 def _dangerous_text(found: tuple[str, ...]) -> str:
@@ -319,7 +388,9 @@ def cmd_dangerous_set(ctx: Context) -> Outcome:
 
     a = ctx.args
     if bool(a.patterns) == bool(a.none):
-        raise UsageError("name the scopes to mark dangerous, or pass --none", "e.g. `loopx dangerous set 'db:*' 'deploy:*'`")
+        raise UsageError(
+            "name the scopes to mark dangerous, or pass --none", "e.g. `loopx dangerous set 'db:*' 'deploy:*'`"
+        )
     person = ctx.person("mark scopes dangerous")
     found = dangerous.set_patterns(ctx.store, list(a.patterns), person)
     return Outcome({"dangerous": list(found)}, 0, _dangerous_text(found))
@@ -328,13 +399,20 @@ def cmd_dangerous_set(ctx: Context) -> Outcome:
 def _read_export(path: str) -> dict:
     from .reading import EXPORT_MAX, read_text
 
-    text = read_text(path, EXPORT_MAX, "the export", "pass a file written by `loopx export` (at most 256 MiB)", error=UsageError)
+    text = read_text(
+        path, EXPORT_MAX, "the export", "pass a file written by `loopx export` (at most 256 MiB)", error=UsageError
+    )
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise UsageError(f"cannot read the export {path[:200]!r}: {str(exc)[:200]}", "pass a file written by `loopx export`") from None
+        raise UsageError(
+            f"cannot read the export {path[:200]!r}: {str(exc)[:200]}", "pass a file written by `loopx export`"
+        ) from None
     if not isinstance(doc, dict) or "chain" not in doc:
-        raise UsageError(f"{path!r} is not a LoopX export with its chain", "export it again with this LoopX (`loopx export > board.json`)")
+        raise UsageError(
+            f"{path!r} is not a LoopX export with its chain",
+            "export it again with this LoopX (`loopx export > board.json`)",
+        )
     return doc
 
 
@@ -359,12 +437,17 @@ def cmd_notify_show(ctx: Context) -> Outcome:
 
     with ctx.store.read():
         cmd = notify.command(ctx.store)
-        rows = ctx.store.query("""SELECT "at", "data" FROM "event" WHERE "kind" = 'notified' ORDER BY "seq" DESC LIMIT 1""")
+        rows = ctx.store.query(
+            """SELECT "at", "data" FROM "event" WHERE "kind" = 'notified' ORDER BY "seq" DESC LIMIT 1"""
+        )
     last = None
     if rows:
         data = json.loads(rows[0][1] or "{}")
         last = (rows[0][0], bool(data.get("ok")), data.get("error"))
-    out = {"notify": cmd.to_json() if cmd else None, "last": None if last is None else {"at": last[0], "ok": last[1], "error": last[2]}}
+    out = {
+        "notify": cmd.to_json() if cmd else None,
+        "last": None if last is None else {"at": last[0], "ok": last[1], "error": last[2]},
+    }
     return Outcome(out, 0, _notify_text(cmd, last))
 
 
@@ -378,9 +461,17 @@ def cmd_notify_set(ctx: Context) -> Outcome:
         argv = argv[1:]
     given = [bool(argv), a.shell is not None, bool(a.none)]
     if sum(given) != 1:
-        raise UsageError("give the command after --, or --shell 'CMD', or --none", "e.g. `loopx notify set -- /usr/bin/notify-send LoopX` or `loopx notify set --shell 'curl -fsS -d \"$1: $2\" https://ntfy.sh/mine'`")
+        raise UsageError(
+            "give the command after --, or --shell 'CMD', or --none",
+            "e.g. `loopx notify set -- /usr/bin/notify-send LoopX` or `loopx notify set --shell 'curl -fsS -d \"$1: $2\" https://ntfy.sh/mine'`",
+        )
     if a.shell is not None:
-        argv = ["/bin/sh", "-c", a.shell, "loopx-notify"]  # the person's own shell text; the message is $1 and $2, never spliced in
+        argv = [
+            "/bin/sh",
+            "-c",
+            a.shell,
+            "loopx-notify",
+        ]  # the person's own shell text; the message is $1 and $2, never spliced in
     try:
         timeout, every = parse_duration(a.timeout), parse_duration(a.every)
     except ValueError as exc:
@@ -397,9 +488,16 @@ def cmd_notify_test(ctx: Context) -> Outcome:
     with ctx.store.read():
         cmd = notify.command(ctx.store)
     if cmd is None:
-        raise UsageError("no notification command is set (or its signature does not verify)", "`loopx notify set -- /usr/bin/notify-send LoopX`, then test it again")
-    notice = notify.Notice("test", "test", None, None, "LoopX test notification", "if you read this, LoopX can reach you")
+        raise UsageError(
+            "no notification command is set (or its signature does not verify)",
+            "`loopx notify set -- /usr/bin/notify-send LoopX`, then test it again",
+        )
+    notice = notify.Notice(
+        "test", "test", None, None, "LoopX test notification", "if you read this, LoopX can reach you"
+    )
     ok, error, seconds = notify_send.run(cmd, notice)
     notify.record(ctx.store, notice, ok, error, seconds)
     out = {"ok": ok, "error": error, "seconds": round(seconds, 3)}
-    return Outcome(out, 0 if ok else 5, "the command ran ✓" if ok else f"the command failed: {terminal_safe(error or '')}")
+    return Outcome(
+        out, 0 if ok else 5, "the command ran ✓" if ok else f"the command failed: {terminal_safe(error or '')}"
+    )

@@ -21,7 +21,7 @@ def _next_text(r: dict) -> str:
     action = r["action"]
     if action == "work":
         key = card["id"]
-        head = f"work on {key} \"{card['title']}\" ({render.lease_text(r['lease'])})"
+        head = f'work on {key} "{card["title"]}" ({render.lease_text(r["lease"])})'
         if card["next"]:
             head += f"\nnext: {card['next']}"
         if r.get("workspace"):
@@ -33,7 +33,9 @@ def _next_text(r: dict) -> str:
             return f"wait: {card['id']} is waiting ({r['reason']})\n→ stop for now; a person can check the board with `loopx verify`"
         return f"wait: {g['id']} on {card['id']} is pending ({g['question']})\n→ `loopx gate status {g['id']}` until a human answers"
     if action == "accept":
-        return f"accept: {card['id']} was handed to you\n→ `loopx context {card['id']}`, then `loopx accept {card['id']}`"
+        return (
+            f"accept: {card['id']} was handed to you\n→ `loopx context {card['id']}`, then `loopx accept {card['id']}`"
+        )
     if action == "paused":
         if card is None:
             return f"paused: your window is spent; it reopens at {r['wake_at']}"
@@ -44,7 +46,11 @@ def _next_text(r: dict) -> str:
     g = r["gate"]
     if g and g["status"] in ("rejected", "expired"):
         note = f": {g['note']}" if g["note"] else ""
-        then = "no ready card to take either" if r["reason"].endswith("no ready card") else "take other work with `loopx next --claim`"
+        then = (
+            "no ready card to take either"
+            if r["reason"].endswith("no ready card")
+            else "take other work with `loopx next --claim`"
+        )
         return (
             f"idle: {g['id']} on {card['id']} was {g['status']} by {g['answered_by']}{note}\n"
             f"→ do not do it; {card['id']} is blocked until a person moves it; {then}{wake}"
@@ -109,11 +115,16 @@ def _read_input(source: str) -> dict:
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", "an evidence document is one JSON object") from None
+        raise InvalidInput(
+            f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            "an evidence document is one JSON object",
+        ) from None
     except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting too deep
-        raise InvalidInput(f"--input is not a usable JSON document: {str(exc)[:120]}", "an evidence document is one flat JSON object") from None
+        raise InvalidInput(
+            f"--input is not a usable JSON document: {str(exc)[:120]}", "an evidence document is one flat JSON object"
+        ) from None
     if not isinstance(doc, dict):
-        raise InvalidInput("--input must be a JSON object", "e.g. {\"summary\": \"…\", \"artifacts\": [\"out/report.md\"]}")
+        raise InvalidInput("--input must be a JSON object", 'e.g. {"summary": "…", "artifacts": ["out/report.md"]}')
     return doc
 
 
@@ -125,21 +136,38 @@ def evidence_from_args(ctx: Context, agent: str, cid: int) -> dict:
             if key in doc:
                 theirs = doc.pop(key)
                 if str(theirs).upper() != mine.upper():
-                    raise InvalidInput(f"--input names {key} {theirs!r} but the command is for {mine}", f"drop {key!r} from the document or fix it")
+                    raise InvalidInput(
+                        f"--input names {key} {theirs!r} but the command is for {mine}",
+                        f"drop {key!r} from the document or fix it",
+                    )
         if a.release:
             doc.setdefault("release", True)
         if a.turn_id:
             doc.setdefault("turn_id", a.turn_id)
         return validate("evidence", doc)
     if a.summary is None:
-        raise UsageError("--summary is required (or --input FILE)", "e.g. `loopx writeback LX-3 --summary \"what this turn did\"`")
+        raise UsageError(
+            "--summary is required (or --input FILE)", 'e.g. `loopx writeback LX-3 --summary "what this turn did"`'
+        )
     todo_done = []
     for ref in a.todo_done:
         todo_done.append(int(ref) if ref.isascii() and ref.isdigit() and len(ref) <= 18 else ref)
-    return validate("evidence", drop_none({
-        "summary": a.summary, "artifacts": a.artifact, "next": a.next, "todos_added": a.todo_add, "todos_done": todo_done,
-        "tokens": a.tokens, "usd": a.usd, "turn_id": a.turn_id, "release": a.release,
-    }))
+    return validate(
+        "evidence",
+        drop_none(
+            {
+                "summary": a.summary,
+                "artifacts": a.artifact,
+                "next": a.next,
+                "todos_added": a.todo_add,
+                "todos_done": todo_done,
+                "tokens": a.tokens,
+                "usd": a.usd,
+                "turn_id": a.turn_id,
+                "release": a.release,
+            }
+        ),
+    )
 
 
 def cmd_writeback(ctx: Context) -> Outcome:
@@ -150,7 +178,16 @@ def cmd_writeback(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     data = evidence_from_args(ctx, agent, cid)
     code_state = capture(ctx.store, cid)  # before --op-id's transaction: git never runs under the write lock
-    result, code, replayed = record(ctx.store, cid, agent, data, lease_token=ctx.args.lease_token, op_id=ctx.args.op_id, source="cli", code=code_state)
+    result, code, replayed = record(
+        ctx.store,
+        cid,
+        agent,
+        data,
+        lease_token=ctx.args.lease_token,
+        op_id=ctx.args.op_id,
+        source="cli",
+        code=code_state,
+    )
     if replayed:
         return Outcome(result, code, "(replayed) " + json.dumps(result)[:300], result.get("warnings"))
     ev, cj = result["evidence"], result["card"]
@@ -158,7 +195,9 @@ def cmd_writeback(ctx: Context) -> Outcome:
     if ev["artifacts"]:
         text += f" with {len(ev['artifacts'])} artifact(s)"
     if cj["status"] == "paused" and cj["wake_at"]:
-        text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
+        text += (
+            f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; it resumes by itself at {cj['wake_at']}"
+        )
     elif cj["status"] == "paused":
         text += f"\n{cj['id']} is now paused ({cj['paused_reason']}): stop here; a human must raise its budget"
     elif cj["status"] == "ready":
@@ -192,7 +231,11 @@ def cmd_handoff(ctx: Context) -> Outcome:
     def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         h, card = handoff(ctx.store, cid, agent, data, a.lease_token, code=code)
         hj = h.to_json()
-        return {"handoff": hj, "card": card.to_json()}, 0, f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`"
+        return (
+            {"handoff": hj, "card": card.to_json()},
+            0,
+            f"{hj['id']}: {hj['card']} handed to {hj['to']} (digest {hj['digest'][:12]}…)\n→ {hj['to']} runs `loopx accept {hj['card']}`",
+        )
 
     return agent_card_op(ctx, "handoff", {"data": data}, fn)
 
@@ -203,8 +246,16 @@ def cmd_accept(ctx: Context) -> Outcome:
     def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         h, card = accept(ctx.store, cid, agent, ctx.args.digest)
         cj = card.to_json()
-        then = f"it is paused ({cj['paused_reason']}): stop here; a human must raise its budget" if cj["status"] == "paused" else f"`loopx context {cj['id']}`"
-        return {"handoff": h.to_json(), "card": cj}, 0, f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ {then}"
+        then = (
+            f"it is paused ({cj['paused_reason']}): stop here; a human must raise its budget"
+            if cj["status"] == "paused"
+            else f"`loopx context {cj['id']}`"
+        )
+        return (
+            {"handoff": h.to_json(), "card": cj},
+            0,
+            f"accepted {cj['id']} ({render.lease_text(cj['lease'])})\n→ {then}",
+        )
 
     return agent_card_op(ctx, "accept", {"digest": ctx.args.digest}, fn)
 
@@ -227,11 +278,23 @@ def cmd_done(ctx: Context) -> Outcome:
     def fn(agent: str, cid: int) -> tuple[dict, int, str]:
         from ..adapters.hooks import vet_verify
 
-        card, evidence = done(ctx.store, cid, agent, data["summary"], ctx.args.lease_token, data.get("verify_timeout"), vet=lambda command: vet_verify(ctx.store, agent, command))
+        card, evidence = done(
+            ctx.store,
+            cid,
+            agent,
+            data["summary"],
+            ctx.args.lease_token,
+            data.get("verify_timeout"),
+            vet=lambda command: vet_verify(ctx.store, agent, command),
+        )
         cj = card.to_json()
         verified = " (verify passed)" if evidence.source == "verify" else ""
         text = f"done {cj['id']}{verified}"
-        asked = ctx.store.query("SELECT kind FROM gate WHERE id = ?", (card.pending_gate,)) if cj["status"] == "waiting" and card.pending_gate else []
+        asked = (
+            ctx.store.query("SELECT kind FROM gate WHERE id = ?", (card.pending_gate,))
+            if cj["status"] == "waiting" and card.pending_gate
+            else []
+        )
         if asked and asked[0][0] == "vanished":
             text = (  # commits recorded on the card are on neither its base nor its branch (authority/work.py)
                 f"{cj['id']} is not finished: commits recorded on it are on neither its base nor its branch; a person decides whether it "
@@ -241,7 +304,9 @@ def cmd_done(ctx: Context) -> Outcome:
             text = f"{cj['id']} finished{verified}; its branch waits for a person to merge it (gate {cj.get('pending_gate') or 'pending'}); you cannot merge it yourself"
         still_open = [t for t in cj["todos"] if not t["done"]]
         if still_open:
-            text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5])
+            text += f"\nnote: {len(still_open)} todo{'s' if len(still_open) != 1 else ''} still open: " + "; ".join(
+                f"{t['id']}. {render.one_line(t['text'])}" for t in still_open[:5]
+            )
             text += "\n  (close them with `writeback --todo-done ID` next time, or add follow-up cards)"
         return {"card": cj, "evidence": evidence.to_json()}, 0, text + "\n→ `loopx next --claim` for the next card"
 

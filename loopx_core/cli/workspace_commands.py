@@ -24,9 +24,13 @@ def cmd_open(ctx: Context) -> Outcome:
     cid = card_id(ctx.args.card)
     said: list[str] = []
     ws = open_workspace(ctx.store, cid, ctx.caller("open a workspace"), ctx.args.base, said=said).to_json()
-    return Outcome({"workspace": ws}, 0, "".join(line + "\n" for line in said) + f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n"
-                   f"→ a runner starts the card's turns there; to work there yourself with an agent, `loopx workspace start {ws['card']} --runtime claude-code|codex --agent ID` "
-                   f"(a runtime started there any other way reads the workspace's own settings, which its agent can write)")
+    return Outcome(
+        {"workspace": ws},
+        0,
+        "".join(line + "\n" for line in said) + f"{ws['card']}: {ws['path']} on {ws['branch']} (from {ws['base']})\n"
+        f"→ a runner starts the card's turns there; to work there yourself with an agent, `loopx workspace start {ws['card']} --runtime claude-code|codex --agent ID` "
+        f"(a runtime started there any other way reads the workspace's own settings, which its agent can write)",
+    )
 
 
 def cmd_start(ctx: Context) -> Outcome | int:
@@ -54,10 +58,16 @@ def cmd_start(ctx: Context) -> Outcome | int:
     runtime.project = str(store.project_root())
     problem = runtime.identity_problem(store.project_root())
     if problem:
-        raise UsageError(problem, f"set the project up for it first: `loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}")
+        raise UsageError(
+            problem,
+            f"set the project up for it first: `loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}",
+        )
     if not _set_up(a.runtime, store.project_root()):
-        raise UsageError(f"the project is not set up for {a.runtime}: its main checkout has no LoopX hooks to start it with",
-                         f"`loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}, then start it again", code="not_set_up")
+        raise UsageError(
+            f"the project is not set up for {a.runtime}: its main checkout has no LoopX hooks to start it with",
+            f"`loopx init --for {a.runtime} --agent {agent}` in {store.project_root()}, then start it again",
+            code="not_set_up",
+        )
     ws = open_workspace(store, card_id(a.card), f"agent:{agent}").to_json()
     argv = runtime.by_hand(ws["path"])
     location = store.location
@@ -66,20 +76,41 @@ def cmd_start(ctx: Context) -> Outcome | int:
     try:
         own = runtime.environ(ws["path"])
     except (OSError, SettingsConflict) as exc:
-        raise UsageError(f"cannot prepare {a.runtime}'s settings for the workspace: {getattr(exc, 'strerror', None) or exc}", "fix what it names, then start it again") from None
-    env = {"LOOPX_AGENT": agent, "LOOPX_DB": str(location.path) if location.path is not None else location.url, "LOOPX_WORKSPACE": ws["path"], **own}
+        raise UsageError(
+            f"cannot prepare {a.runtime}'s settings for the workspace: {getattr(exc, 'strerror', None) or exc}",
+            "fix what it names, then start it again",
+        ) from None
+    env = {
+        "LOOPX_AGENT": agent,
+        "LOOPX_DB": str(location.path) if location.path is not None else location.url,
+        "LOOPX_WORKSPACE": ws["path"],
+        **own,
+    }
     if a.print_only or getattr(a, "json", False):
-        text = f"cd {shlex.quote(ws['path'])} && " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(argv)
-        return Outcome({"workspace": ws, "command": argv, "cwd": ws["path"], "env": env}, 0, text + "\n→ run it, or `loopx workspace start` without --print starts it")
+        text = (
+            f"cd {shlex.quote(ws['path'])} && "
+            + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+            + " "
+            + shlex.join(argv)
+        )
+        return Outcome(
+            {"workspace": ws, "command": argv, "cwd": ws["path"], "env": env},
+            0,
+            text + "\n→ run it, or `loopx workspace start` without --print starts it",
+        )
     ctx.close()  # (the board is the runtime's hooks' now)
-    full = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
+    full = {
+        k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")
+    }  # the person's key is not the agent's
     full.update(env)
     os.chdir(ws["path"])
     _record_git_folder(ws["path"])
     try:
         os.execvpe(argv[0], argv, full)
     except OSError as exc:
-        raise UsageError(f"cannot start {argv[0]}: {exc.strerror or exc}", "give its executable with --bin PATH") from None
+        raise UsageError(
+            f"cannot start {argv[0]}: {exc.strerror or exc}", "give its executable with --bin PATH"
+        ) from None
 
 
 def _record_git_folder(workspace: str) -> None:
@@ -132,11 +163,17 @@ def cmd_list(ctx: Context) -> Outcome:
         + ("" if w["here"] else f"  (in checkout {w['checkout']})")
         for w in rows
     ]
-    text = "\n".join(lines) if lines else "no workspaces (a card gets one at its first turn when the project is a git repository)"
+    text = (
+        "\n".join(lines)
+        if lines
+        else "no workspaces (a card gets one at its first turn when the project is a git repository)"
+    )
     from ..ops.workspace_cap import cap
 
     total, limit = sum(w["size"] or 0 for w in rows), cap(ctx.store)
-    text += f"\ntotal {_size_text(total)}" + (f" of a {_size_text(limit)} cap" if limit else " (no cap: `loopx workspace cap 20G` sets one)")
+    text += f"\ntotal {_size_text(total)}" + (
+        f" of a {_size_text(limit)} cap" if limit else " (no cap: `loopx workspace cap 20G` sets one)"
+    )
     if any(w["removable"] for w in rows):
         text += "\n→ `loopx workspace gc` removes the merged and archived ones (their commits and refs stay)"
     return Outcome({"workspaces": rows, "total": total, "cap": limit}, 0, text)
@@ -147,7 +184,11 @@ def cmd_archive(ctx: Context) -> Outcome:
 
     cid = card_id(ctx.args.card)
     ws = archive(ctx.store, cid, ctx.person("archive a workspace")).to_json()
-    return Outcome({"workspace": ws}, 0, f"{ws['card']}: its work is kept under {ws['archive_ref']}\n→ `loopx workspace gc` may now remove its folder")
+    return Outcome(
+        {"workspace": ws},
+        0,
+        f"{ws['card']}: its work is kept under {ws['archive_ref']}\n→ `loopx workspace gc` may now remove its folder",
+    )
 
 
 def cmd_gc(ctx: Context) -> Outcome:
@@ -165,7 +206,15 @@ def cmd_gc(ctx: Context) -> Outcome:
             from ..ops.workspaces import unkept, work_text
 
             lost = unkept(ctx.store, ws) if os.path.isdir(ws.path) else []
-            kept.append({"card": key, "path": ws.path, "why": f"its recorded commits {work_text(lost)} are on neither {ws.base} nor a LoopX ref" if lost else "neither merged nor archived"})
+            kept.append(
+                {
+                    "card": key,
+                    "path": ws.path,
+                    "why": f"its recorded commits {work_text(lost)} are on neither {ws.base} nor a LoopX ref"
+                    if lost
+                    else "neither merged nor archived",
+                }
+            )
             continue
         if ctx.args.dry_run:
             removed.append({"card": key, "path": ws.path, "reason": why})
@@ -177,10 +226,21 @@ def cmd_gc(ctx: Context) -> Outcome:
             kept.append({"card": key, "path": ws.path, "why": err.message})
     verb = "would remove" if ctx.args.dry_run else "removed"
     homes = _gc_codex_homes(ctx.store, bool(ctx.args.dry_run))
-    text = "\n".join([f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed] + [f"kept {k['card']}: {k['why']}" for k in kept]
-                     + [f"{verb} the Codex home of {h['agent']} (no open workspace or live runner of its here): {h['path']}" for h in homes if h["removed"]]
-                     + [f"kept the Codex home {h['path']}: {h['why']}" for h in homes if not h["removed"]])
-    return Outcome({"removed": removed, "kept": kept, "codex_homes": homes, "dry_run": bool(ctx.args.dry_run)}, 0, text or "no workspaces")
+    text = "\n".join(
+        [f"{verb} {r['card']} ({r['reason']}): {r['path']}" for r in removed]
+        + [f"kept {k['card']}: {k['why']}" for k in kept]
+        + [
+            f"{verb} the Codex home of {h['agent']} (no open workspace or live runner of its here): {h['path']}"
+            for h in homes
+            if h["removed"]
+        ]
+        + [f"kept the Codex home {h['path']}: {h['why']}" for h in homes if not h["removed"]]
+    )
+    return Outcome(
+        {"removed": removed, "kept": kept, "codex_homes": homes, "dry_run": bool(ctx.args.dry_run)},
+        0,
+        text or "no workspaces",
+    )
 
 
 def _gc_codex_homes(store: Store, dry_run: bool) -> list[dict]:
@@ -198,11 +258,19 @@ def cmd_cap(ctx: Context) -> Outcome:
 
     size = set_cap(ctx.store, parse_size(ctx.args.size), ctx.person("cap the workspaces"))
     text = f"workspaces capped at {_size_text(size)} in total" if size else "no cap on the workspaces"
-    return Outcome({"cap": size}, 0, text + "\n→ past it, merged and archived folders are removed first, then new workspaces are refused")
+    return Outcome(
+        {"cap": size},
+        0,
+        text + "\n→ past it, merged and archived folders are removed first, then new workspaces are refused",
+    )
 
 
 def _setup_text(current: dict | None) -> str:
-    return f"new workspaces run: {current['command']} (at most {clock.human_delta(current['timeout'])})" if current else "no setup command"
+    return (
+        f"new workspaces run: {current['command']} (at most {clock.human_delta(current['timeout'])})"
+        if current
+        else "no setup command"
+    )
 
 
 def cmd_setup(ctx: Context) -> Outcome:
@@ -222,5 +290,11 @@ def cmd_setup(ctx: Context) -> Outcome:
         timeout = parse_duration(a.timeout)
     except ValueError as exc:
         raise InvalidInput(f"--timeout: {exc}", "e.g. 30s, 10m") from None
-    current = set_setup(ctx.store, None if a.clear else a.setup_command, timeout, ctx.person("set the workspace setup command"))
-    return Outcome({"setup": current}, 0, _setup_text(current) + "\n→ its output is recorded in each new workspace's workspace_opened event")
+    current = set_setup(
+        ctx.store, None if a.clear else a.setup_command, timeout, ctx.person("set the workspace setup command")
+    )
+    return Outcome(
+        {"setup": current},
+        0,
+        _setup_text(current) + "\n→ its output is recorded in each new workspace's workspace_opened event",
+    )

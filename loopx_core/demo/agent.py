@@ -57,7 +57,11 @@ class SimulatedAgent:
     def step_of(self, card: CardView) -> Step:
         plan = plan_for(card.title, self.agent)
         with self.store.read():
-            written = Evidence.select().where((Evidence.card == card.id) & (Evidence.agent == self.agent) & (Evidence.source == "cli")).count()
+            written = (
+                Evidence.select()
+                .where((Evidence.card == card.id) & (Evidence.agent == self.agent) & (Evidence.source == "cli"))
+                .count()
+            )
         return plan[min(written, len(plan) - 1)]
 
     def work(self, card: CardView) -> None:
@@ -91,7 +95,9 @@ class SimulatedAgent:
             },
         )
         _, after, _ = writeback(self.store, card.id, self.agent, data, base=self.root)
-        self.log(f"writeback {card.key}: {summary} -> {after.status}{' (' + after.paused_reason + ')' if after.paused_reason else ''}")
+        self.log(
+            f"writeback {card.key}: {summary} -> {after.status}{' (' + after.paused_reason + ')' if after.paused_reason else ''}"
+        )
 
     def run_step(self, card: CardView, step: Step, turn_id: str | None = None) -> None:
         if step.kind in ("write", "stall"):
@@ -104,7 +110,12 @@ class SimulatedAgent:
         elif step.kind == "handoff":
             done = [t.text for t in card.todos if t.done]
             pending = [t.text for t in card.todos if not t.done]
-            view, after = handoffs.handoff(self.store, card.id, self.agent, {"to": step.to, "summary": step.summary, "done": done, "pending": pending})
+            view, after = handoffs.handoff(
+                self.store,
+                card.id,
+                self.agent,
+                {"to": step.to, "summary": step.summary, "done": done, "pending": pending},
+            )
             self.log(f"handed {card.key} to {step.to} ({view.key})")
         elif step.kind == "done":
             after, _ = done_ops.done(self.store, card.id, self.agent, step.summary)
@@ -123,7 +134,9 @@ def main() -> int:
         from ..rules import ids
 
         card = show_card(store, ids.parse(ids.CARD, key))
-        simulated = SimulatedAgent(store, agent, store.project_root(), log=lambda text: print(f"{agent}: {text}", flush=True))
+        simulated = SimulatedAgent(
+            store, agent, store.project_root(), log=lambda text: print(f"{agent}: {text}", flush=True)
+        )
         simulated.run_step(card, simulated.step_of(card), os.environ.get("LOOPX_TURN_ID"))
     except LoopxError as err:
         print(f"{agent}: refused: {err.message}", flush=True)

@@ -46,7 +46,9 @@ def build_demo_board(folder: Path, *, windows: bool = True) -> tuple[BoardLocati
     try:
         if created:
             for spec in AGENTS:
-                add_agent(store, validate("agent", {"id": spec.id, "runtime": spec.runtime, "can": list(spec.can)}), person)
+                add_agent(
+                    store, validate("agent", {"id": spec.id, "runtime": spec.runtime, "can": list(spec.can)}), person
+                )
             for card in CARDS:
                 add_card(store, validate("card", {"title": card.title, **card.data}), person)
             if windows:
@@ -67,7 +69,9 @@ class DemoAgents:
     logs to ``.loopx/demo-<id>.log``; ``stop`` sends them SIGTERM (they give
     their cards back), and they end with the demo even if it dies."""
 
-    def __init__(self, location: BoardLocation, folder: Path, pace: float | None = None, turns: int = 0, grace: float = 2.0):
+    def __init__(
+        self, location: BoardLocation, folder: Path, pace: float | None = None, turns: int = 0, grace: float = 2.0
+    ):
         self.location = location
         self.folder = Path(folder)
         self.pace = pace if pace is not None else float(os.environ.get("LOOPX_DEMO_PACE", "2.5"))
@@ -86,11 +90,31 @@ class DemoAgents:
         for spec in AGENTS:
             log = open(logs / f"demo-{spec.id}.log", "ab")
             cmd = spawn.loopx_argv(
-                "run", "--agent", spec.id, "--runtime", "shell",
-                "--turn-limit", "2m", "--grace", f"{self.grace}s", "--turns", str(self.turns),
-                "--", *spawn.python_argv("loopx_core.demo.agent"),
+                "run",
+                "--agent",
+                spec.id,
+                "--runtime",
+                "shell",
+                "--turn-limit",
+                "2m",
+                "--grace",
+                f"{self.grace}s",
+                "--turns",
+                str(self.turns),
+                "--",
+                *spawn.python_argv("loopx_core.demo.agent"),
             )
-            self.procs.append(subprocess.Popen(cmd, cwd=self.folder, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=lambda: die_with_parent(signal.SIGTERM)))
+            self.procs.append(
+                subprocess.Popen(
+                    cmd,
+                    cwd=self.folder,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    preexec_fn=lambda: die_with_parent(signal.SIGTERM),
+                )
+            )
             log.close()
 
     def stop(self) -> None:

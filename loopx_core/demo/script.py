@@ -20,15 +20,31 @@ STEPS: list[tuple[str, str, dict]] = [
     ("set up a board", "loopx init --objective 'Ship the login page'", {}),
     ("register two agents", "loopx agent add claude-1 --runtime claude-code --can git:push", {}),
     ("", "loopx agent add codex-1 --runtime codex", {}),
-    ("add cards (one needs a deploy permission; one waits on another)", "loopx card add 'Write the login form' --max-turns 5 --next 'sketch the form'", {}),
+    (
+        "add cards (one needs a deploy permission; one waits on another)",
+        "loopx card add 'Write the login form' --max-turns 5 --next 'sketch the form'",
+        {},
+    ),
     ("", "loopx card add 'Deploy to staging' --needs deploy:staging --after LX-1", {}),
     ("an agent's pre-turn check claims the best ready card", "loopx next --agent claude-1 --claim", {}),
     ("it reads its continuation", "loopx context LX-1", {}),
-    ("it works, then writes back evidence with an artifact and todos", "loopx writeback LX-1 --agent claude-1 --summary 'Form markup and validation' --artifact src/login.html --todo-add 'add tests' --next 'write the tests' --tokens 5400 --usd 0.03 --turn-id turn-1", {}),
-    ("a retry of the same turn is a no-op", "loopx writeback LX-1 --agent claude-1 --summary 'Form markup and validation' --artifact src/login.html --todo-add 'add tests' --next 'write the tests' --tokens 5400 --usd 0.03 --turn-id turn-1", {}),
+    (
+        "it works, then writes back evidence with an artifact and todos",
+        "loopx writeback LX-1 --agent claude-1 --summary 'Form markup and validation' --artifact src/login.html --todo-add 'add tests' --next 'write the tests' --tokens 5400 --usd 0.03 --turn-id turn-1",
+        {},
+    ),
+    (
+        "a retry of the same turn is a no-op",
+        "loopx writeback LX-1 --agent claude-1 --summary 'Form markup and validation' --artifact src/login.html --todo-add 'add tests' --next 'write the tests' --tokens 5400 --usd 0.03 --turn-id turn-1",
+        {},
+    ),
     ("a second agent cannot take the held card", "loopx claim LX-1 --agent codex-1", {}),
     ("the first agent finishes", "loopx done LX-1 --agent claude-1 --summary 'Login form done, tests pass'", {}),
-    ("the deploy card is unblocked; codex claims it and is stopped at a gate", "loopx next --agent codex-1 --claim", {}),
+    (
+        "the deploy card is unblocked; codex claims it and is stopped at a gate",
+        "loopx next --agent codex-1 --claim",
+        {},
+    ),
     ("a human answers the gate (in the board: y)", "@approve G-1", {}),
     ("codex goes on", "loopx next --agent codex-1", {}),
     ("", "loopx writeback LX-2 --agent codex-1 --summary 'Deployed build 42 to staging' --tokens 2100", {}),
@@ -45,7 +61,11 @@ def run_script(keep: str | None = None, *, as_json: bool = False) -> int:
     from .runner import KEY_FILE, demo_person
 
     person = demo_person(folder)  # the demo's throwaway key: its person is "you"
-    env = spawn.person_env(LOOPX_DB=str(folder / ".loopx" / "board.db"), LOOPX_KEY=str(folder / ".loopx" / KEY_FILE), XDG_CONFIG_HOME=str(folder / ".config"))
+    env = spawn.person_env(
+        LOOPX_DB=str(folder / ".loopx" / "board.db"),
+        LOOPX_KEY=str(folder / ".loopx" / KEY_FILE),
+        XDG_CONFIG_HOME=str(folder / ".config"),
+    )
     env.pop("LOOPX_AGENT", None)
     say = (lambda *_: None) if as_json else print
     steps = []

@@ -85,7 +85,12 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
     save(root / ".loopx" / KEY_FILE, HUMAN)  # so another process can act as the seeded board's person
     store, _ = init_board(location, "Ship the login page", HUMAN, test_board=True, pin=False)
     try:
-        for spec in (("claude-1", "claude-code", ["git:push"]), ("codex-1", "codex", []), ("cursor-1", "cursor", []), ("shell-1", "shell", [])):
+        for spec in (
+            ("claude-1", "claude-code", ["git:push"]),
+            ("codex-1", "codex", []),
+            ("cursor-1", "cursor", []),
+            ("shell-1", "shell", []),
+        ):
             add_agent(store, validate("agent", {"id": spec[0], "runtime": spec[1], "can": spec[2]}), HUMAN)
 
         def card(title: str, **data: object) -> int:
@@ -100,7 +105,9 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
         login = card("Write the login form", owner="claude-1", priority=1, max_turns=8, next="sketch the form")
         tests = card("Add form tests", owner="codex-1", priority=1, next="cover the happy path")
         deploy = card("Deploy to staging", owner="codex-1", priority=1, next="build the bundle")
-        buttons = card("Tune the button styles", owner="cursor-1", max_turns=3, max_usd=0.5, next="make the submit button pop")
+        buttons = card(
+            "Tune the button styles", owner="cursor-1", max_turns=3, max_usd=0.5, next="make the submit button pop"
+        )
         flaky = card("Investigate the flaky CI job", owner="shell-1", next="reproduce the failure")
         oauth = card("Choose the OAuth provider", owner="claude-1", next="compare providers")
         limiter = card("Add rate limiting to login", priority=1, next="pick a limiter")
@@ -111,29 +118,105 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
 
         # Done, with three turns of evidence and real artifacts.
         claims.claim(store, login, "claude-1")
-        write(login, "claude-1", "Sketched the form markup", {"src/login.html": '<form id="login" method="post">\n  <input type="email" name="email" required>\n  <input type="password" name="password" minlength="12" required>\n  <button type="submit">Sign in</button>\n</form>\n'}, next="style it", todos_added=["style the form", "client-side validation"], tokens=5400, usd=0.03, turn_id="t1")
-        write(login, "claude-1", "Styled the form", {"src/login.css": "#login { display: grid; gap: .75rem; max-width: 22rem; }\n"}, next="client-side validation", todos_done=[1], tokens=4100, usd=0.02, turn_id="t2")
-        write(login, "claude-1", "Added client-side validation", {"src/login.js": "export function validate(form) {\n  return form.password.value.length >= 12;\n}\n"}, next="ship it", todos_done=[2], tokens=6200, usd=0.04, turn_id="t3")
+        write(
+            login,
+            "claude-1",
+            "Sketched the form markup",
+            {
+                "src/login.html": '<form id="login" method="post">\n  <input type="email" name="email" required>\n  <input type="password" name="password" minlength="12" required>\n  <button type="submit">Sign in</button>\n</form>\n'
+            },
+            next="style it",
+            todos_added=["style the form", "client-side validation"],
+            tokens=5400,
+            usd=0.03,
+            turn_id="t1",
+        )
+        write(
+            login,
+            "claude-1",
+            "Styled the form",
+            {"src/login.css": "#login { display: grid; gap: .75rem; max-width: 22rem; }\n"},
+            next="client-side validation",
+            todos_done=[1],
+            tokens=4100,
+            usd=0.02,
+            turn_id="t2",
+        )
+        write(
+            login,
+            "claude-1",
+            "Added client-side validation",
+            {"src/login.js": "export function validate(form) {\n  return form.password.value.length >= 12;\n}\n"},
+            next="ship it",
+            todos_done=[2],
+            tokens=6200,
+            usd=0.04,
+            turn_id="t3",
+        )
         tick.tick(60)
         done_ops.done(store, login, "claude-1", "Login form done: markup, styles, validation")
 
         # A handoff from codex-1 to claude-1, not accepted yet.
         claims.claim(store, tests, "codex-1")
-        write(tests, "codex-1", "Wrote the happy-path test", {"tests/test_login.py": "def test_accepts_a_good_login():\n    assert validate('ada@example.com', 'correct horse battery')\n"}, next="cover the refusals", todos_added=["refusal cases", "run in CI"], tokens=3900, usd=0.02)
+        write(
+            tests,
+            "codex-1",
+            "Wrote the happy-path test",
+            {
+                "tests/test_login.py": "def test_accepts_a_good_login():\n    assert validate('ada@example.com', 'correct horse battery')\n"
+            },
+            next="cover the refusals",
+            todos_added=["refusal cases", "run in CI"],
+            tokens=3900,
+            usd=0.02,
+        )
         tick.tick(60)
-        handoffs.handoff(store, tests, "codex-1", {"to": "claude-1", "summary": "Tests written; please wire them into CI.", "done": [], "pending": ["refusal cases", "run in CI"]})
+        handoffs.handoff(
+            store,
+            tests,
+            "codex-1",
+            {
+                "to": "claude-1",
+                "summary": "Tests written; please wire them into CI.",
+                "done": [],
+                "pending": ["refusal cases", "run in CI"],
+            },
+        )
 
         # A pending gate: codex-1 built the bundle and asks before deploying (it lacks deploy:staging).
         claims.claim(store, deploy, "codex-1")
-        write(deploy, "codex-1", "Built the bundle for staging", {"dist/build.log": "build 42: 14 modules, 38.2 kB gzip\nsmoke tests: 12 passed\n"}, next="deploy build 42", tokens=2100, usd=0.01)
+        write(
+            deploy,
+            "codex-1",
+            "Built the bundle for staging",
+            {"dist/build.log": "build 42: 14 modules, 38.2 kB gzip\nsmoke tests: 12 passed\n"},
+            next="deploy build 42",
+            tokens=2100,
+            usd=0.01,
+        )
         tick.tick(60)
-        gate, _, _ = gates.ask(store, deploy, "codex-1", validate("gate_ask", {"question": "Deploy build 42 to staging?", "scope": "deploy:staging"}))
+        gate, _, _ = gates.ask(
+            store,
+            deploy,
+            "codex-1",
+            validate("gate_ask", {"question": "Deploy build 42 to staging?", "scope": "deploy:staging"}),
+        )
         gate_id = gate.id
 
         # Paused by its budget: three turns of a three-turn card.
         claims.claim(store, buttons, "cursor-1")
-        for i, text in enumerate(("Tried three button palettes", "Adjusted contrast for accessibility", "Polished the hover states")):
-            write(buttons, "cursor-1", text, {"src/buttons.css": f"button {{ background: #1d4e{i}8; }}\n"}, next=f"review {i}", tokens=9000, usd=0.14)
+        for i, text in enumerate(
+            ("Tried three button palettes", "Adjusted contrast for accessibility", "Polished the hover states")
+        ):
+            write(
+                buttons,
+                "cursor-1",
+                text,
+                {"src/buttons.css": f"button {{ background: #1d4e{i}8; }}\n"},
+                next=f"review {i}",
+                tokens=9000,
+                usd=0.14,
+            )
 
         # Paused for no progress: three turns that changed nothing.
         claims.claim(store, flaky, "shell-1")
@@ -143,7 +226,12 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
         # Blocked by a rejected gate.
         claims.claim(store, keys, "shell-1")
         tick.tick(60)
-        g, _, _ = gates.ask(store, keys, "shell-1", validate("gate_ask", {"question": "Rotate the production API keys now?", "scope": "secrets:rotate"}))
+        g, _, _ = gates.ask(
+            store,
+            keys,
+            "shell-1",
+            validate("gate_ask", {"question": "Rotate the production API keys now?", "scope": "secrets:rotate"}),
+        )
         tick.tick(120)
         gates.answer(store, g.id, "reject", HUMAN, note="wait for the Friday window")
 
@@ -153,7 +241,15 @@ def seed_board(root: Path, *, keep_clock: bool = False) -> Seeded:
 
         # Active, with its lease running (claimed last, so the lease shows time left).
         claims.claim(store, oauth, "claude-1")
-        write(oauth, "claude-1", "Compared GitHub and Google sign-in", {"notes/oauth.md": "GitHub: developers already have accounts.\nGoogle: broader reach.\n"}, next="ask which one", tokens=3600, usd=0.02)
+        write(
+            oauth,
+            "claude-1",
+            "Compared GitHub and Google sign-in",
+            {"notes/oauth.md": "GitHub: developers already have accounts.\nGoogle: broader reach.\n"},
+            next="ask which one",
+            tokens=3600,
+            usd=0.02,
+        )
         now = tick.tick(300)
     finally:
         store.close()

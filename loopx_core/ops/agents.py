@@ -18,10 +18,15 @@ def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
     (``person``: a ``keys.Person``); its scopes count only through that signed
     event (authority.py). Returns the agent and whether anything changed."""
     if not hasattr(person, "sign"):
-        raise Forbidden("only a person can register agents or change their scopes", "a person runs `loopx agent add` with their key")
+        raise Forbidden(
+            "only a person can register agents or change their scopes", "a person runs `loopx agent add` with their key"
+        )
     limited = any(data.get(k) is not None for k in ("tokens", "usd", "turns"))
     if limited != (data.get("window") is not None):
-        raise InvalidInput("a window is a length and at least one limit: --window DUR with --tokens N, --usd X and/or --turns N", "e.g. `--tokens 2000000 --window 5h` or `--usd 20 --window 1d`")
+        raise InvalidInput(
+            "a window is a length and at least one limit: --window DUR with --tokens N, --usd X and/or --turns N",
+            "e.g. `--tokens 2000000 --window 5h` or `--usd 20 --window 1d`",
+        )
     watch = [os.path.abspath(os.path.expanduser(w)) for w in data.get("watch") or []]
     fields = {
         "runtime": data.get("runtime"),
@@ -42,7 +47,11 @@ def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
             row.decided_seq = events.emit(person, "agent_added", None, agent=row.id, **fields)
             row.save()
             return agent_view(row), True
-        if all(getattr(row, k) == v for k, v in fields.items()) and all(getattr(row, f) is None for f in ("window_usd", "window_turns") if f not in fields) and row.decided_seq is not None:
+        if (
+            all(getattr(row, k) == v for k, v in fields.items())
+            and all(getattr(row, f) is None for f in ("window_usd", "window_turns") if f not in fields)
+            and row.decided_seq is not None
+        ):
             return agent_view(row), False
         for key, value in fields.items():
             setattr(row, key, value)

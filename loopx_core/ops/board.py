@@ -29,7 +29,9 @@ from . import dangerous, notify, reaper
 from .board_pages import CardFilter, Page, Tally, board_page, tally
 
 
-def init_board(location: BoardLocation, objective: str | None, person, *, test_board: bool = False, pin: bool = True) -> tuple[Store, bool]:
+def init_board(
+    location: BoardLocation, objective: str | None, person, *, test_board: bool = False, pin: bool = True
+) -> tuple[Store, bool]:
     """Create the board if needed, its first person being ``person`` (a
     ``keys.Person``: they sign their own entry, and this machine pins their key
     as the board's root). On an existing board ``person`` must be one of its
@@ -53,7 +55,14 @@ def init_board(location: BoardLocation, objective: str | None, person, *, test_b
             root = location.project_root
             if root is not None:
                 store.put_setting("project_root", str(root))
-            events.emit(me, "board_created" if created else "board_updated", None, objective=objective, path=location.describe(), test_board=test_board or None)
+            events.emit(
+                me,
+                "board_created" if created else "board_updated",
+                None,
+                objective=objective,
+                path=location.describe(),
+                test_board=test_board or None,
+            )
             if test_board:
                 store.put_signed_setting("test_clock", "on", me)
 
@@ -123,7 +132,7 @@ def _agents() -> tuple[AgentView, ...]:
 
 
 def _pending_gates() -> tuple[GateView, ...]:
-    return tuple(gate_view(g) for g in Gate.where("WHERE \"status\" = 'pending' ORDER BY \"id\""))
+    return tuple(gate_view(g) for g in Gate.where('WHERE "status" = \'pending\' ORDER BY "id"'))
 
 
 def export(store: Store) -> dict:
@@ -131,7 +140,11 @@ def export(store: Store) -> dict:
 
     with store.read():
         return {
-            "board": {"path": store.location.describe(), "settings": {s.key: s.value for s in Setting.where()}, "exported_at": clock.iso(clock.now())},
+            "board": {
+                "path": store.location.describe(),
+                "settings": {s.key: s.value for s in Setting.where()},
+                "exported_at": clock.iso(clock.now()),
+            },
             "agents": [a.to_json() for a in _agents()],
             "cards": [c.to_json() for c in card_views(Card.where('ORDER BY "id"'))],
             "gates": [gate_view(g).to_json() for g in Gate.where('ORDER BY "id"')],
@@ -167,7 +180,9 @@ def _runners(store: Store) -> tuple:
     return tuple(list_runners(store))
 
 
-def board_snapshot(store: Store, mode: str, limits: dict, card_filter: CardFilter = CardFilter(), *, reap: bool = True) -> BoardSnapshot:
+def board_snapshot(
+    store: Store, mode: str, limits: dict, card_filter: CardFilter = CardFilter(), *, reap: bool = True
+) -> BoardSnapshot:
     """The board as it opens, in one read transaction: ``board_pages.board_page``
     for the columns in ``limits``, agents, pending gates and the seq.
     ``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
@@ -177,7 +192,9 @@ def board_snapshot(store: Store, mode: str, limits: dict, card_filter: CardFilte
         page = board_page(store, mode, limits, card_filter)
         agents = _agents()
         gates = _pending_gates()
-        settings = dict(records.rows("""SELECT "key", "value" FROM "setting" WHERE "key" IN ('objective', 'project_root')"""))
+        settings = dict(
+            records.rows("""SELECT "key", "value" FROM "setting" WHERE "key" IN ('objective', 'project_root')""")
+        )
         found = _runners(store)
     return BoardSnapshot(
         seq=page.seq,
@@ -204,11 +221,36 @@ class BoardDelta(NamedTuple):
     shown: Tally | None = None  # the counts passing ``card_filter`` (when one was given)
 
 
-GATE_EVENTS = frozenset({"gate_asked", "gate_answered", "gate_withdrawn", "gate_expired", "card_moved", "card_unassigned", "handoff_created", "released", "lease_expired"})
+GATE_EVENTS = frozenset(
+    {
+        "gate_asked",
+        "gate_answered",
+        "gate_withdrawn",
+        "gate_expired",
+        "card_moved",
+        "card_unassigned",
+        "handoff_created",
+        "released",
+        "lease_expired",
+    }
+)
 AGENT_EVENTS = frozenset({"agent_added", "agent_updated"})
 # Events that never add a card nor change its status or owner: no recount.
-COUNT_KEEPING_EVENTS = frozenset({"evidence_added", "heartbeat", "artifact_observed", "usage_charged", "turn_started", "turn_finished"})
-RUNNER_EVENTS = frozenset({"runner_started", "runner_state", "turn_started", "turn_finished", "runner_exited", "runner_paused", "runner_resumed", "runner_stopped"})
+COUNT_KEEPING_EVENTS = frozenset(
+    {"evidence_added", "heartbeat", "artifact_observed", "usage_charged", "turn_started", "turn_finished"}
+)
+RUNNER_EVENTS = frozenset(
+    {
+        "runner_started",
+        "runner_state",
+        "turn_started",
+        "turn_finished",
+        "runner_exited",
+        "runner_paused",
+        "runner_resumed",
+        "runner_stopped",
+    }
+)
 
 
 def board_delta(store: Store, seq: int, card_filter: CardFilter = CardFilter(), by_owner: bool = True) -> BoardDelta:
@@ -241,7 +283,9 @@ class GateBrief(NamedTuple):
     card: CardView
     evidence: EvidenceView | None  # the card's latest evidence
     dangerous: bool = False  # its scope is one the person marked dangerous (ops/dangerous)
-    notified: tuple[float, bool, str | None] | None = None  # when the notification command last told the person of it (ops/notify)
+    notified: tuple[float, bool, str | None] | None = (
+        None  # when the notification command last told the person of it (ops/notify)
+    )
     diff: object = None  # a merge gate: the card's branch against the base (workspace.merge.DiffSummary)
 
 
@@ -257,7 +301,9 @@ def gate_brief(store: Store, gate_id: int) -> GateBrief | None:
         risky = scopes.dangerous(gate.scope, dangerous.patterns(store)) if gate.scope else False
         told = notify.last_outcome(store, card.id, f"gate:{gate.key}")
         brief = GateBrief(gate, card_views([card])[0], evidence_view(latest) if latest else None, risky, told)
-    if gate.kind == "merge":  # what the person is asked to bring in: the commits the gate pinned (git, outside the read)
+    if (
+        gate.kind == "merge"
+    ):  # what the person is asked to bring in: the commits the gate pinned (git, outside the read)
         from .merges import gate_diff
 
         brief = brief._replace(diff=gate_diff(store, row))

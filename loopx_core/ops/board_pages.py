@@ -24,7 +24,12 @@ STATUS_MODE, OWNER_MODE = "status", "owner"
 UNASSIGNED_WORDS = ("none", "unassigned", "-")
 
 # Within an owner's column, the cards that need attention come first.
-STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled"))}
+STATUS_RANK = {
+    s: i
+    for i, s in enumerate(
+        ("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled")
+    )
+}
 FINISHED = ("done", "cancelled")
 
 # A condition is ``(sql, params)`` with ``?`` placeholders (plain SQL on the
@@ -73,14 +78,25 @@ class CardFilter(NamedTuple):
     def matches(self, card: CardView) -> bool:
         if self.owners:
             owner = (card.owner or "unassigned").lower()  # (an empty owner is none)
-            if not any(o == owner or (o in UNASSIGNED_WORDS and not card.owner) or owner.startswith(o) for o in self.owners):
+            if not any(
+                o == owner or (o in UNASSIGNED_WORDS and not card.owner) or owner.startswith(o) for o in self.owners
+            ):
                 return False
         if self.statuses:
             column = COLUMN_OF.get(card.status, "")
             if not any(s == card.status or s == column or card.status.startswith(s) for s in self.statuses):
                 return False
         if self.words:
-            hay = " ".join((card.key.lower(), card.title.lower(), (card.owner or "").lower(), card.status, " ".join(card.needs).lower(), (card.next_action or "").lower()))
+            hay = " ".join(
+                (
+                    card.key.lower(),
+                    card.title.lower(),
+                    (card.owner or "").lower(),
+                    card.status,
+                    " ".join(card.needs).lower(),
+                    (card.next_action or "").lower(),
+                )
+            )
             if not all(w in hay for w in self.words):
                 return False
         return True
@@ -94,7 +110,12 @@ class CardFilter(NamedTuple):
         if self.owners:
             any_owner: list[tuple[str, tuple]] = []
             for o in self.owners:
-                any_owner.append((f"SUBSTR(LOWER(COALESCE(NULLIF({owner}, ''), 'unassigned')), 1, ?) = ?", (*owner_params, len(o), o)))
+                any_owner.append(
+                    (
+                        f"SUBSTR(LOWER(COALESCE(NULLIF({owner}, ''), 'unassigned')), 1, ?) = ?",
+                        (*owner_params, len(o), o),
+                    )
+                )
                 if o in UNASSIGNED_WORDS:  # (an empty owner is no owner, as in the unassigned column)
                     any_owner.append((f"({owner} IS NULL OR {owner} = '')", owner_params * 2))
             conds.append(_any(any_owner))
@@ -165,7 +186,9 @@ def tally(card_filter: CardFilter = CardFilter(), by_owner: bool = True) -> Tall
     for status, lease_holder, handoff_to, assignee, n in found:
         key = (status, owner_of(status, lease_holder, handoff_to, assignee) or None)
         counts[key] = counts.get(key, 0) + int(n)
-    return Tally(tuple(sorted(((status, owner, n) for (status, owner), n in counts.items()), key=lambda r: (r[0], r[1] or ""))))
+    return Tally(
+        tuple(sorted(((status, owner, n) for (status, owner), n in counts.items()), key=lambda r: (r[0], r[1] or "")))
+    )
 
 
 # -- one column, a page at a time ------------------------------------------------------
@@ -174,10 +197,13 @@ def tally(card_filter: CardFilter = CardFilter(), by_owner: bool = True) -> Tall
 def _order(mode: str, key: str | None) -> tuple[str, tuple]:
     """ORDER BY of a column, in the board's order."""
     if mode == OWNER_MODE:
-        rank = "CASE \"status\" " + " ".join("WHEN ? THEN ?" for _ in STATUS_RANK) + " ELSE 99 END"
+        rank = 'CASE "status" ' + " ".join("WHEN ? THEN ?" for _ in STATUS_RANK) + " ELSE 99 END"
         finished, finished_params = _in(FINISHED)
         recency = f'CASE WHEN "status" IN {finished} THEN {FINISHED_AT} * -1 ELSE 0 END'
-        return f'{rank}, {recency}, "priority", "id"', (*(v for item in STATUS_RANK.items() for v in item), *finished_params)
+        return f'{rank}, {recency}, "priority", "id"', (
+            *(v for item in STATUS_RANK.items() for v in item),
+            *finished_params,
+        )
     first = {"ready": "ready", "needs_you": "waiting", "done": "done"}.get(key or "")
     if key == "done":
         return f'"status" != ?, {FINISHED_AT} DESC, "id"', (first,)
@@ -196,12 +222,19 @@ def column_where(mode: str, key: str | None) -> tuple[str, tuple]:
     return (f'"status" IN {marks}', statuses) if statuses else ("1 = 0", ())
 
 
-def column_page(mode: str, key: str | None, offset: int, limit: int, card_filter: CardFilter = CardFilter()) -> list[CardView]:
+def column_page(
+    mode: str, key: str | None, offset: int, limit: int, card_filter: CardFilter = CardFilter()
+) -> list[CardView]:
     """Cards ``offset``…``offset+limit`` of a column, in the board's order
     (inside the caller's read). ``key``: a status column, or an owner (None: unassigned)."""
-    where, params = _all([c for c in (column_where(mode, key), card_filter.where()) if c is not None]) or ("1 = 1", ())  # (the column's own condition is always there)
+    where, params = _all([c for c in (column_where(mode, key), card_filter.where()) if c is not None]) or (
+        "1 = 1",
+        (),
+    )  # (the column's own condition is always there)
     order, order_params = _order(mode, key)
-    return card_views(Card.where(f"WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?", (*params, *order_params, limit, offset)))
+    return card_views(
+        Card.where(f"WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?", (*params, *order_params, limit, offset))
+    )
 
 
 class Page(NamedTuple):
@@ -226,7 +259,9 @@ def board_page(store: Store, mode: str, limits: dict[str | None, int], card_filt
     return Page(seq, everything, shown, tuple(cards))
 
 
-def more_of_column(store: Store, mode: str, key: str | None, offset: int, limit: int, card_filter: CardFilter = CardFilter()) -> tuple[CardView, ...]:
+def more_of_column(
+    store: Store, mode: str, key: str | None, offset: int, limit: int, card_filter: CardFilter = CardFilter()
+) -> tuple[CardView, ...]:
     with store.read():
         return tuple(column_page(mode, key, offset, limit, card_filter))
 

@@ -66,8 +66,14 @@ def _merged(repo, actor: str, data: dict) -> MergedDiff | None:
         return None  # (the commit is gone from this repository: a rewritten base)
     already = bool(data.get("already"))
     parent = None if already else changes.first_parent(repo, commit)
-    files, (text, cut) = ((), ("", False)) if parent is None else (changes.files_between(repo, parent, commit), changes.patch_between(repo, parent, commit))
-    return MergedDiff(commit, str(data.get("base") or ""), str(data.get("branch") or ""), actor, already, files, text, cut)
+    files, (text, cut) = (
+        ((), ("", False))
+        if parent is None
+        else (changes.files_between(repo, parent, commit), changes.patch_between(repo, parent, commit))
+    )
+    return MergedDiff(
+        commit, str(data.get("base") or ""), str(data.get("branch") or ""), actor, already, files, text, cut
+    )
 
 
 def git_missing(repo, commit: str) -> bool:
@@ -84,7 +90,9 @@ def _work(repo, found) -> WorkDiff | None:
         if not snap.dirty or not snap.head:
             return None
         text, cut = changes.patch_between(found.path, snap.head, snap.tree)
-        return WorkDiff(None, changes.files_between(found.path, snap.head, snap.tree), changes.untracked(found.path), text, cut)
+        return WorkDiff(
+            None, changes.files_between(found.path, snap.head, snap.tree), changes.untracked(found.path), text, cut
+        )
     if found.wip and repo is not None and not git_missing(repo, found.wip):
         parent = changes.first_parent(repo, found.wip)
         if parent is None:

@@ -17,7 +17,11 @@ from .quota import over_budget
 
 def person_only(actor, what: str) -> None:
     if not hasattr(actor, "sign"):
-        raise Forbidden(f"only a person can {what}", "a person does this from the board or their own terminal with their key", code="person_only")
+        raise Forbidden(
+            f"only a person can {what}",
+            "a person does this from the board or their own terminal with their key",
+            code="person_only",
+        )
 
 
 def create_card(data: dict, actor, now: float, **marks) -> Card:
@@ -50,9 +54,19 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
     if marks.get("try_of"):  # the index of the link the signed event below records (ops/try_family.py)
         CardTry.create(card_id=card.id, try_of=ids.parse(ids.CARD, marks["try_of"]), try_no=marks["try_no"])
     seq = events.emit(
-        actor, "card_added", card.id,
-        title=card.title, status=card.status, needs=card.needs, after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []], owner=card.assignee,
-        max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd, verify=card.verify, **marks,
+        actor,
+        "card_added",
+        card.id,
+        title=card.title,
+        status=card.status,
+        needs=card.needs,
+        after=[ids.fmt(ids.CARD, d) for d in data.get("after") or []],
+        owner=card.assignee,
+        max_turns=card.max_turns,
+        max_tokens=card.max_tokens,
+        max_usd=card.max_usd,
+        verify=card.verify,
+        **marks,
     )
     if hasattr(actor, "sign"):
         card.budget_seq = seq
@@ -61,7 +75,12 @@ def create_card(data: dict, actor, now: float, **marks) -> Card:
 
 
 def refused_move(card: Card, to: str, why: str, hint: str = "") -> Conflict:
-    return Conflict(f"cannot move {ids.fmt(ids.CARD, card.id)} from {card.status} to {to}: {why}", hint, code="illegal_move", data={"card": card_view(card).to_json()})
+    return Conflict(
+        f"cannot move {ids.fmt(ids.CARD, card.id)} from {card.status} to {to}: {why}",
+        hint,
+        code="illegal_move",
+        data={"card": card_view(card).to_json()},
+    )
 
 
 def apply_move(card: Card, to: str, actor, now: float) -> Card:
@@ -71,18 +90,33 @@ def apply_move(card: Card, to: str, actor, now: float) -> Card:
     if frm == to:
         raise refused_move(card, to, f"it is already {to}")
     if frm == "done":
-        raise refused_move(card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`")
+        raise refused_move(
+            card, to, "it is done", f"add a new card for follow-up work: `loopx card add TITLE --after {key}`"
+        )
     if to in ("ready", "backlog") and frm in ("waiting", "handoff"):
-        hint = "answer its gate first (`loopx gate list --pending`)" if frm == "waiting" else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
+        hint = (
+            "answer its gate first (`loopx gate list --pending`)"
+            if frm == "waiting"
+            else f"the receiver must accept it, or reassign it: `loopx card assign {key} --to AGENT`"
+        )
         raise refused_move(card, to, f"it is {frm}", hint)
     if to == "backlog" and frm in ("active", "monitoring"):
-        raise refused_move(card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it")
+        raise refused_move(
+            card, to, f"{card.lease_holder} is working on it", "move it to ready to take it back, or cancel it"
+        )
     if to == "ready":
         blocking = open_deps(card.id)
         if blocking:
-            raise refused_move(card, to, "waiting on " + ", ".join(ids.key(ids.CARD, d) for d in blocking), "finish those cards first")
+            raise refused_move(
+                card, to, "waiting on " + ", ".join(ids.key(ids.CARD, d) for d in blocking), "finish those cards first"
+            )
         if over_budget(card):  # whatever it was: an exhausted card is never made claimable
-            raise refused_move(card, to, "its budget is spent", f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)")
+            raise refused_move(
+                card,
+                to,
+                "its budget is spent",
+                f"raise it first: `loopx card budget {key} --add-turns N` (or `+` on the board)",
+            )
     revoked = card.lease_holder
     withdraw_pending(card, now, f"moved to {to} by {actor}")
     clear_lease(card)

@@ -58,13 +58,26 @@ def assign_card(store, card_id: int, to: str | None, actor, summary: str | None 
             agent_row(to)
         if card.status in ("done", "cancelled"):
             raise refused_move(card, to or "unassigned", f"it is {card.status}")
-        holder = card.lease_holder if card.status in holding.HELD else (card.handoff_to if card.status == "handoff" else None)
+        holder = (
+            card.lease_holder
+            if card.status in holding.HELD
+            else (card.handoff_to if card.status == "handoff" else None)
+        )
         if holder is not None and holder == to:
-            raise Conflict(f"{key} is already with {to}", "", code="no_change", data={"card": card_view(card).to_json()})
+            raise Conflict(
+                f"{key} is already with {to}", "", code="no_change", data={"card": card_view(card).to_json()}
+            )
         if holder is None and card.assignee == to:
-            raise Conflict(f"{key} is already {'unassigned' if to is None else 'assigned to ' + to}", "", code="no_change", data={"card": card_view(card).to_json()})
+            raise Conflict(
+                f"{key} is already {'unassigned' if to is None else 'assigned to ' + to}",
+                "",
+                code="no_change",
+                data={"card": card_view(card).to_json()},
+            )
         if holder is not None and to is not None:
-            text = summary or f"Reassigned by {actor} from {holder} to {to}." + (f" Last: {_last_summary(card.id)}" if _last_summary(card.id) else "")
+            text = summary or f"Reassigned by {actor} from {holder} to {to}." + (
+                f" Last: {_last_summary(card.id)}" if _last_summary(card.id) else ""
+            )
             open_handoff(card, holder, to, text, [], [], actor, now)
             card.assignee = to
             card.save()
@@ -95,7 +108,10 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
     """A person raises a card's budget (``actor``: a ``keys.Person``); the signed
     event carries the resulting limits, which the kernel holds the card to."""
     if not hasattr(actor, "sign"):
-        raise Forbidden("only a person can change a budget", "a person runs `loopx card budget` with their key, or presses + on the board")
+        raise Forbidden(
+            "only a person can change a budget",
+            "a person runs `loopx card budget` with their key, or presses + on the board",
+        )
     if not any(data.get(k) for k in ("add_turns", "add_tokens", "add_usd")):
         raise InvalidInput("nothing to add", "give at least one of --add-turns N, --add-tokens N, --add-usd X")
 
@@ -105,15 +121,24 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
         if data.get("add_turns"):
             card.max_turns = (card.max_turns if card.max_turns is not None else card.used_turns) + data["add_turns"]
         if data.get("add_tokens"):
-            card.max_tokens = (card.max_tokens if card.max_tokens is not None else card.used_tokens) + data["add_tokens"]
+            card.max_tokens = (card.max_tokens if card.max_tokens is not None else card.used_tokens) + data[
+                "add_tokens"
+            ]
         if data.get("add_usd"):
             card.max_usd = round((card.max_usd if card.max_usd is not None else card.used_usd) + data["add_usd"], 6)
         resumed = quota.settle(card, now) if card.status == "paused" else None
         touch(card, now)
         card.budget_seq = events.emit(
-            actor, "budget_raised", card.id,
-            add_turns=data.get("add_turns"), add_tokens=data.get("add_tokens"), add_usd=data.get("add_usd"), resumed=resumed,
-            max_turns=card.max_turns, max_tokens=card.max_tokens, max_usd=card.max_usd,
+            actor,
+            "budget_raised",
+            card.id,
+            add_turns=data.get("add_turns"),
+            add_tokens=data.get("add_tokens"),
+            add_usd=data.get("add_usd"),
+            resumed=resumed,
+            max_turns=card.max_turns,
+            max_tokens=card.max_tokens,
+            max_usd=card.max_usd,
         )
         card.save()
         return card_view(card)
@@ -137,7 +162,12 @@ def edit_card(store, card_id: int, data: dict, actor) -> CardView:
         now = clock.now()
         card = reap_card(card_row(card_id))
         if card.status in ("done", "cancelled"):
-            raise refused_move(card, card.status, f"{ids.fmt(ids.CARD, card.id)} is {card.status}: its record stays as it ended", "add a new card instead")
+            raise refused_move(
+                card,
+                card.status,
+                f"{ids.fmt(ids.CARD, card.id)} is {card.status}: its record stays as it ended",
+                "add a new card instead",
+            )
         new = {k: (v if v != "" or k in ("title", "body") else None) for k, v in changes.items()}
         for key, value in new.items():
             setattr(card, EDITABLE[key], value)
@@ -161,8 +191,16 @@ def window_card(store, card_id: int, data: dict, actor) -> CardView:
         window = dict.fromkeys(quota.WINDOW_FIELDS)
     else:
         if not data.get("every") or not any(data.get(k) is not None for k in ("tokens", "usd", "turns")):
-            raise InvalidInput("a window is a length and at least one limit", "e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)")
-        window = {"window_seconds": data["every"], "window_tokens": data.get("tokens"), "window_usd": data.get("usd"), "window_turns": data.get("turns")}
+            raise InvalidInput(
+                "a window is a length and at least one limit",
+                "e.g. `loopx card window LX-3 --every 5h --tokens 2000000` (or --usd X, --turns N; --clear removes it)",
+            )
+        window = {
+            "window_seconds": data["every"],
+            "window_tokens": data.get("tokens"),
+            "window_usd": data.get("usd"),
+            "window_turns": data.get("turns"),
+        }
 
     def body():
         now = clock.now()
@@ -201,7 +239,9 @@ def list_cards(store, status: str | None = None, owner: str | None = None) -> li
         return card_views(_cards_matching(status, owner))
 
 
-def card_page(store, status: str | None = None, owner: str | None = None, *, limit: int, after: int = 0) -> tuple[list[CardView], int | None]:
+def card_page(
+    store, status: str | None = None, owner: str | None = None, *, limit: int, after: int = 0
+) -> tuple[list[CardView], int | None]:
     """Up to ``limit`` matching cards with ids above ``after``, in id order, and
     the id to pass as ``after`` for the next page (None: this is the last).
     A keyset cursor: a page costs the same at 100 cards and at 50,000."""
@@ -220,7 +260,13 @@ def show_card(store, card_id: int) -> CardView:
 
 
 USAGE_TURNS = 20  # the latest turns `card show` and the board list; the agents' sums cover every one
-KINDS = ("input", "cache_write", "cache_read", "output", "unsplit")  # tokens by the kind a price names; "unsplit": a total reported with no split
+KINDS = (
+    "input",
+    "cache_write",
+    "cache_read",
+    "output",
+    "unsplit",
+)  # tokens by the kind a price names; "unsplit": a total reported with no split
 
 
 def usage_of(store, card_id: int) -> dict:
@@ -264,7 +310,18 @@ def _usage(card_id: int) -> dict:
         except ValueError:
             extra = {}
         kinds = kinds_of(tokens, tokens_in, tokens_out, extra)
-        mine = agents.setdefault(agent, {"agent": agent, "turns": 0, "tokens": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0, "kinds": dict.fromkeys(KINDS, 0)})
+        mine = agents.setdefault(
+            agent,
+            {
+                "agent": agent,
+                "turns": 0,
+                "tokens": 0,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "usd": 0.0,
+                "kinds": dict.fromkeys(KINDS, 0),
+            },
+        )
         mine["turns"] += 1
         for key, n in (("tokens", tokens), ("tokens_in", tokens_in), ("tokens_out", tokens_out)):
             mine[key] += n
@@ -272,14 +329,30 @@ def _usage(card_id: int) -> dict:
             mine["kinds"][kind] += n
         mine["usd"] = round(mine["usd"] + (usd or 0.0), 6)
         subagent = isinstance(extra.get("session"), str) and "/subagents/" in extra["session"]
-        turns.append({
-            "agent": agent, "turn_id": turn_id, "source": source, "subagent": subagent, "tokens": tokens, "tokens_in": tokens_in,
-            "tokens_out": tokens_out, "kinds": kinds, "usd": usd or 0.0, "at": clock.iso(at),
-        })
-    return {"agents": list(agents.values()), "turns": turns[-USAGE_TURNS:], "turns_left_out": max(0, len(turns) - USAGE_TURNS)}
+        turns.append(
+            {
+                "agent": agent,
+                "turn_id": turn_id,
+                "source": source,
+                "subagent": subagent,
+                "tokens": tokens,
+                "tokens_in": tokens_in,
+                "tokens_out": tokens_out,
+                "kinds": kinds,
+                "usd": usd or 0.0,
+                "at": clock.iso(at),
+            }
+        )
+    return {
+        "agents": list(agents.values()),
+        "turns": turns[-USAGE_TURNS:],
+        "turns_left_out": max(0, len(turns) - USAGE_TURNS),
+    }
 
 
-def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True) -> CardDetail:
+def card_detail(
+    store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True
+) -> CardDetail:
     """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
     if reap:
         _reap_if_due(store)
@@ -291,7 +364,9 @@ def card_detail(store, card_id: int, *, event_limit: int = 200, evidence_limit: 
             card=card_view(card),
             evidence=tuple(reversed([evidence_view(e) for e in evidence])),
             observed=tuple(observed_view(o) for o in Observed.where(*of_card)),
-            gates=tuple(checked_view(store, g) for g in Gate.where(*of_card)),  # an answer no signature backs reads as pending
+            gates=tuple(
+                checked_view(store, g) for g in Gate.where(*of_card)
+            ),  # an answer no signature backs reads as pending
             handoffs=tuple(handoff_view(h) for h in Handoff.where(*of_card)),
             events=tuple(events.latest(card_id, event_limit)) if event_limit else (),
             usage=_usage(card_id),

@@ -35,7 +35,17 @@ from .evidence import MEASURED, add_evidence
 from .reaper import reap_card
 
 
-def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, tokens_out: int, usd: float, extra: dict, summary: str):
+def charge_usage(
+    store,
+    card_id: int,
+    agent: str,
+    turn_id: str,
+    tokens_in: int,
+    tokens_out: int,
+    usd: float,
+    extra: dict,
+    summary: str,
+):
     """Returns (evidence, card, created)."""
     data = {"turn_id": turn_id, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd, "extra": extra}
     fingerprint = payload_hash(data)
@@ -49,11 +59,31 @@ def charge_usage(store, card_id: int, agent: str, turn_id: str, tokens_in: int, 
         card = reap_card(card_row(card_id))
         tokens = tokens_in + tokens_out
         row = add_evidence(
-            card, agent, now=now, turn_id=turn_id, summary=summary, tokens_in=tokens_in, tokens_out=tokens_out,
-            usd=usd, source=MEASURED, extra=extra, payload_hash=fingerprint,
+            card,
+            agent,
+            now=now,
+            turn_id=turn_id,
+            summary=summary,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            usd=usd,
+            source=MEASURED,
+            extra=extra,
+            payload_hash=fingerprint,
         )
         quota.charge(card, tokens, usd, turn=False)
-        events.emit(f"agent:{agent}", "usage_charged", card.id, evidence=ids.fmt(ids.EVIDENCE, row.id), tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out, usd=usd, source=MEASURED, used=quota.totals(card))
+        events.emit(
+            f"agent:{agent}",
+            "usage_charged",
+            card.id,
+            evidence=ids.fmt(ids.EVIDENCE, row.id),
+            tokens=tokens,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            usd=usd,
+            source=MEASURED,
+            used=quota.totals(card),
+        )
         quota.pause_if_spent(card)
         touch(card, now)
         return evidence_view(row), card_view(card), True
@@ -70,7 +100,10 @@ def previous_through(store, agent: str, session: str, transcript: str) -> tuple[
     through: str | None = None
     counted: dict[str, dict] = {}
     with store.read():
-        rows = records.rows('SELECT "extra" FROM "evidence" WHERE "agent" = ? AND "source" = ? ORDER BY "id" DESC LIMIT 50', (agent, MEASURED))
+        rows = records.rows(
+            'SELECT "extra" FROM "evidence" WHERE "agent" = ? AND "source" = ? ORDER BY "id" DESC LIMIT 50',
+            (agent, MEASURED),
+        )
         for (text,) in rows:
             extra = json.loads(text) if text else {}
             if extra.get("session") != session or extra.get("transcript") != transcript:

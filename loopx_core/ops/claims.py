@@ -24,13 +24,30 @@ def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) ->
     move(card, "active", "claimed")
     card.stalls = 0
     touch(card, now)
-    events.emit(f"agent:{agent.id}", "claimed", card.id, agent=agent.id, host=host_name(), token=card.lease_token, expires_at=clock.iso(card.lease_expires))
+    events.emit(
+        f"agent:{agent.id}",
+        "claimed",
+        card.id,
+        agent=agent.id,
+        host=host_name(),
+        token=card.lease_token,
+        expires_at=clock.iso(card.lease_expires),
+    )
     first_gate = None
     needs = card.needs or []
     rules = authority_of(store) if needs else None
     for scope in needs:
         if rules is not None and rules.allowed(scope, agent.id, card.id, card.lease_token, now) is None:
-            gate, _ = open_gate(card, agent.id, f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}", scope, [], None, "permission", now)
+            gate, _ = open_gate(
+                card,
+                agent.id,
+                f"{agent.id} needs `{scope}` for {ids.fmt(ids.CARD, card.id)}: {card.title}",
+                scope,
+                [],
+                None,
+                "permission",
+                now,
+            )
             first_gate = first_gate or gate
     if quota.hold(card):  # an exhausted card is claimed paused: its holder's `next` says so
         touch(card, now)
@@ -70,7 +87,10 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
                 why, hint = f"{key} is paused ({card.paused_reason})", f"{paused_hint(card)}; meanwhile {hint}"
             raise Conflict(why, hint, code="not_ready", data={"card": card_view(card).to_json()})
         if card.assignee and card.assignee != agent:
-            raise Forbidden(f"{key} is assigned to {card.assignee}", f"a human can reassign it: `loopx card assign {key} --to {agent}`")
+            raise Forbidden(
+                f"{key} is assigned to {card.assignee}",
+                f"a human can reassign it: `loopx card assign {key} --to {agent}`",
+            )
         other = other_try_of(card_id, agent)
         if other is not None:
             first = ids.fmt(ids.CARD, first_of(card_id))
@@ -92,9 +112,18 @@ def _resume(store, card: Card, agent: str, reason: str) -> NextResult:
     gate, why = holding_gate(store, card)
     if gate is not None:
         shown = checked_view(store, gate)
-        return NextResult("wait", card=card_view(card), gate=shown, reason="waiting for a human" if why is None else f"waiting for a human ({why})")
+        return NextResult(
+            "wait",
+            card=card_view(card),
+            gate=shown,
+            reason="waiting for a human" if why is None else f"waiting for a human ({why})",
+        )
     if card.status == "waiting":  # waiting on no gate at all: the row says so, nothing in the log does
-        return NextResult("wait", card=card_view(card), reason="waiting, but no gate is pending; `loopx verify` names what was changed")
+        return NextResult(
+            "wait",
+            card=card_view(card),
+            reason="waiting, but no gate is pending; `loopx verify` names what was changed",
+        )
     return NextResult("work", card=card_view(card), reason=reason)
 
 
@@ -109,10 +138,16 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             return NextResult("paused", wake_at=wake_at, reason="token_window")
         reaper.reap_due(now)  # every expired lease: a zombie's card must be claimable again
         marks = ", ".join("?" * len(holding.HELD))
-        held = Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *holding.HELD), lock=True)
+        held = Card.where(
+            f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *holding.HELD), lock=True
+        )
         on_merge = holding.merging(held, records.rows)
         card = holding.choose(held, now, on_merge)  # work the agent can do now comes before work that waits on someone
-        rank = holding.rank(card.status, card.monitor_due, now, card.id in on_merge) if card is not None else holding.NOT_HELD
+        rank = (
+            holding.rank(card.status, card.monitor_due, now, card.id in on_merge)
+            if card is not None
+            else holding.NOT_HELD
+        )
         if rank == holding.ACTIVE:
             held_back = quota.hold(card)  # counters put back to the log's first: an edited row buys no turn
             leases.renew(card, now)
@@ -136,10 +171,14 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
             return NextResult("paused", card=card_view(card), reason=card.paused_reason, wake_at=card.wake_at)
         # A monitor not due, or a card whose merge the person decides (#39): the
         # agent holds it, but nothing in it is the agent's to do now — other work is.
-        offered = Card.first("""WHERE "status" = 'handoff' AND "handoff_to" = ? ORDER BY "priority", "id" """, (agent,), lock=True)
+        offered = Card.first(
+            """WHERE "status" = 'handoff' AND "handoff_to" = ? ORDER BY "priority", "id" """, (agent,), lock=True
+        )
         if offered is not None:
             row = latest_handoff(offered.id)
-            return NextResult("accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting")
+            return NextResult(
+                "accept", card=card_view(offered), handoff=handoff_view(row) if row else None, reason="handoff waiting"
+            )
         if claim:
             candidate = _claimable(agent, store.checkout_id())
             if candidate is not None:
@@ -154,7 +193,13 @@ def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | Non
         refused = _last_refusal(agent)
         if refused is not None:  # say why the agent holds nothing: its last ask was refused
             card, gate = refused
-            return NextResult("idle", card=card_view(card), gate=gate_view(gate), wake_at=wake_at, reason=f"{ids.fmt(ids.GATE, gate.id)} {gate.status}; {reason}")
+            return NextResult(
+                "idle",
+                card=card_view(card),
+                gate=gate_view(gate),
+                wake_at=wake_at,
+                reason=f"{ids.fmt(ids.GATE, gate.id)} {gate.status}; {reason}",
+            )
         return NextResult("idle", wake_at=wake_at, reason=reason)
 
     return store.run(body)
@@ -173,7 +218,8 @@ def _claimable(agent: str, checkout: str | None = None) -> Card | None:
         skip = f'AND "id" NOT IN ({", ".join("?" * len(passed))}) ' if passed else ""
         candidate = Card.first(
             f"""WHERE "status" = 'ready' AND ("assignee" IS NULL OR "assignee" = ?) {here}{skip}ORDER BY "priority", "created_at", "id" """,
-            (agent, *((checkout,) if checkout is not None else ()), *passed), lock=True,
+            (agent, *((checkout,) if checkout is not None else ()), *passed),
+            lock=True,
         )
         if candidate is None or other_try_of(candidate.id, agent) is None:
             return candidate
@@ -182,7 +228,9 @@ def _claimable(agent: str, checkout: str | None = None) -> Card | None:
 
 def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
     """The agent's latest rejected (or expired) gate, while its card is still blocked by it."""
-    gate = Gate.first("""WHERE "agent" = ? AND "status" IN ('rejected', 'expired') ORDER BY "answered_at" DESC, "id" DESC""", (agent,))
+    gate = Gate.first(
+        """WHERE "agent" = ? AND "status" IN ('rejected', 'expired') ORDER BY "answered_at" DESC, "id" DESC""", (agent,)
+    )
     if gate is None:
         return None
     card = Card.get(gate.card_id)
@@ -200,7 +248,9 @@ def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -
         if card.status == "active":
             leases.renew(card, now)
         touch(card, now)
-        events.emit(f"agent:{agent}", "heartbeat", card.id, token=card.lease_token, expires_at=clock.iso(card.lease_expires))
+        events.emit(
+            f"agent:{agent}", "heartbeat", card.id, token=card.lease_token, expires_at=clock.iso(card.lease_expires)
+        )
         return card_view(card)
 
     return store.run(body)

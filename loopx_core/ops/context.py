@@ -43,11 +43,26 @@ def build(store: Store, card_id: int) -> dict:
         "todos_more": max(0, len(open_todos) - TODOS_SHOWN),
         "todos_done": sum(1 for t in card.todos if t.done),
         "evidence": [
-            {"summary": _clip(e.summary, 400), "agent": e.agent, "at": clock.iso(e.created_at), "artifacts": [a.path for a in e.artifacts][:8], **({"unverified": True} if e.unverified else {}), **({"failed": True} if e.source == "runner" else {})}
+            {
+                "summary": _clip(e.summary, 400),
+                "agent": e.agent,
+                "at": clock.iso(e.created_at),
+                "artifacts": [a.path for a in e.artifacts][:8],
+                **({"unverified": True} if e.unverified else {}),
+                **({"failed": True} if e.source == "runner" else {}),
+            }
             for e in reported
         ],
         "gates": [
-            {"id": g.key, "status": g.status, "question": _clip(g.question, 200), "scope": g.scope, "choice": g.choice, "text": _clip(g.text, 1000) or None, "note": _clip(g.note, 200) or None}
+            {
+                "id": g.key,
+                "status": g.status,
+                "question": _clip(g.question, 200),
+                "scope": g.scope,
+                "choice": g.choice,
+                "text": _clip(g.text, 1000) or None,
+                "note": _clip(g.note, 200) or None,
+            }
             for g in gates
         ],
         "handoff": None
@@ -98,7 +113,9 @@ def to_markdown(ctx: dict, via: str = CLI) -> str:
         if limit is not None or used:
             parts.append(f"{name} {used:g}/{limit:g}" if limit is not None else f"{name} {used:g}")
     if parts:
-        lines.append("quota: " + ", ".join(parts) + (f" — **paused: {ctx['paused_reason']}**" if ctx["paused_reason"] else ""))
+        lines.append(
+            "quota: " + ", ".join(parts) + (f" — **paused: {ctx['paused_reason']}**" if ctx["paused_reason"] else "")
+        )
     if ctx["board_objective"]:
         lines.append(f"board objective: {ctx['board_objective']}")
     if ctx["objective"]:
@@ -107,7 +124,11 @@ def to_markdown(ctx: dict, via: str = CLI) -> str:
         lines += ["", "## Authority", "needs: " + ", ".join(f"`{s}`" for s in ctx["authority"]["needs"])]
     if ctx.get("workspace"):
         ws = ctx["workspace"]
-        lines += ["", "## Workspace", f"work in `{ws['path']}` (branch `{ws['branch']}`, from `{ws['base']}`): edit and commit there; LoopX records the branch, HEAD and uncommitted work after every turn"]
+        lines += [
+            "",
+            "## Workspace",
+            f"work in `{ws['path']}` (branch `{ws['branch']}`, from `{ws['base']}`): edit and commit there; LoopX records the branch, HEAD and uncommitted work after every turn",
+        ]
     lines += ["", "## Next action", ctx["next"] or "(none recorded — decide one and write it back with --next)"]
     lines += ["", f"## Todos ({len(ctx['todos']) + ctx['todos_more']} open, {ctx['todos_done']} done)"]
     lines += [f"- [ ] {t['id']}. {t['text']}" for t in ctx["todos"]] or ["(none)"]
@@ -133,7 +154,11 @@ def to_markdown(ctx: dict, via: str = CLI) -> str:
                 lines.append(f"  - the person answered: {g['text']}")
     if ctx["handoff"]:
         h = ctx["handoff"]
-        lines += ["", f"## Last handoff {h['id']} ({h['from'] or 'human'} → {h['to']}{', accepted' if h['accepted'] else ''})", h["summary"]]
+        lines += [
+            "",
+            f"## Last handoff {h['id']} ({h['from'] or 'human'} → {h['to']}{', accepted' if h['accepted'] else ''})",
+            h["summary"],
+        ]
         lines += [f"- pending: {p}" for p in h["pending"]]
         lines.append(f"digest `{h['digest'][:16]}…`")
     lines += ["", "## This turn", _turn_hint(ctx, via)]
@@ -157,7 +182,9 @@ def _turn_hint(ctx: dict, via: str = CLI) -> str:
         return f"blocked ({ctx.get('blocked_reason') or 'see the card'}) — do not work on it; only a person puts it back (`loopx card move {key} --to ready`)"
     commit = ", commit it in your workspace (`done` refuses uncommitted work)" if ctx.get("workspace") else ""
     if via == TOOLS:
-        return (f"do the next action{commit}, then call the loopx MCP tool `writeback` (card {key}, summary, "
-                f"artifacts: files you made, next); when the card is finished, the tool `done` (card {key}, summary) — "
-                "your shell's `loopx` cannot write the board from the sandbox")
-    return f"do the next action{commit}, then `loopx writeback {key} --summary \"…\" [--artifact PATH] [--next \"…\"]`; finish with `loopx done {key} --summary \"…\"`"
+        return (
+            f"do the next action{commit}, then call the loopx MCP tool `writeback` (card {key}, summary, "
+            f"artifacts: files you made, next); when the card is finished, the tool `done` (card {key}, summary) — "
+            "your shell's `loopx` cannot write the board from the sandbox"
+        )
+    return f'do the next action{commit}, then `loopx writeback {key} --summary "…" [--artifact PATH] [--next "…"]`; finish with `loopx done {key} --summary "…"`'

@@ -41,7 +41,10 @@ def set_patterns(store, wanted: list[str], person) -> tuple[str, ...]:
     chosen: list[str] = []
     for pattern in wanted:
         if len(pattern) > limits.SCOPE_MAX or not limits.SCOPE.fullmatch(pattern) and pattern != "*":
-            raise InvalidInput(f"{pattern[:140]!r} is not a scope pattern", "a scope like db:drop, a family like 'db:*', or '*' (quote the * in the shell)")
+            raise InvalidInput(
+                f"{pattern[:140]!r} is not a scope pattern",
+                "a scope like db:drop, a family like 'db:*', or '*' (quote the * in the shell)",
+            )
         if pattern not in chosen:
             chosen.append(pattern)
     store.run(lambda: store.put_signed_setting(SETTING, json.dumps(chosen), person))

@@ -24,9 +24,15 @@ def open_deps(card_id: int) -> list[int]:
 
 def unblock_after(card: Card, now: float) -> None:
     """``card`` is done: the cards waiting only on it go ready."""
-    for (waiting_id,) in records.rows('SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)):
+    for (waiting_id,) in records.rows(
+        'SELECT "card_id" FROM "dependency" WHERE "after_id" = ? ORDER BY "card_id"', (card.id,)
+    ):
         waiting = card_row(waiting_id)  # (the dependency's key holds it there)
-        if waiting.status == "blocked" and (waiting.blocked_reason or "").startswith("waiting on") and not open_deps(waiting.id):
+        if (
+            waiting.status == "blocked"
+            and (waiting.blocked_reason or "").startswith("waiting on")
+            and not open_deps(waiting.id)
+        ):
             move(waiting, "ready", "unblocked")
             waiting.blocked_reason = None
             touch(waiting, now)

@@ -23,11 +23,21 @@ def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     # Usage the Stop hook measured (source "hook") and a failed turn the runner recorded are not a writeback.
     marks = ", ".join("?" * len(NOT_REPORTS))
-    if not records.exists(f'SELECT 1 FROM "evidence" WHERE "card_id" = ? AND "source" NOT IN ({marks})', (card.id, *NOT_REPORTS)):
-        raise Conflict(f"{key} has no evidence yet", f"write what this turn did first: `loopx writeback {key} --summary …`", code="no_evidence")
+    if not records.exists(
+        f'SELECT 1 FROM "evidence" WHERE "card_id" = ? AND "source" NOT IN ({marks})', (card.id, *NOT_REPORTS)
+    ):
+        raise Conflict(
+            f"{key} has no evidence yet",
+            f"write what this turn did first: `loopx writeback {key} --summary …`",
+            code="no_evidence",
+        )
     gate, why = holding_gate(store, card)  # an approval no signature backs is still pending
     if gate is not None:
-        raise Conflict(f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}" + (f" ({why})" if why else ""), "wait for the human's answer: `loopx gate status G-…`", code="gate_pending")
+        raise Conflict(
+            f"{key} has a pending gate {ids.fmt(ids.GATE, gate.id)}" + (f" ({why})" if why else ""),
+            "wait for the human's answer: `loopx gate status G-…`",
+            code="gate_pending",
+        )
 
 
 def _settled(card: Card, row: Evidence):
@@ -42,7 +52,9 @@ def set_by_a_person(store, card_id: int, command: str) -> bool:
     """Is ``command`` the verify command a person set on the card — the one
     their signed ``card_added`` names? (Else an agent set it, or the card row
     was edited: DESIGN §5 "A card's verify command".)"""
-    rows = store.query("SELECT seq FROM event WHERE card = ? AND kind = ? ORDER BY seq LIMIT 1", (card_id, "card_added"))
+    rows = store.query(
+        "SELECT seq FROM event WHERE card = ? AND kind = ? ORDER BY seq LIMIT 1", (card_id, "card_added")
+    )
     decided = store.trust().decision(store.query, rows[0][0], ("card_added",)) if rows else None
     return decided is not None and decided.get("verify") == command
 
@@ -50,7 +62,9 @@ def set_by_a_person(store, card_id: int, command: str) -> bool:
 REPORTED = "done_reported"  # the facts of a done a person chooses between, in the log (#38)
 
 
-def report(agent: str, card_id: int, row: Evidence, summary: str, result: dict | None, code: dict | None, outcome: str) -> None:
+def report(
+    agent: str, card_id: int, row: Evidence, summary: str, result: dict | None, code: dict | None, outcome: str
+) -> None:
     """The done's facts as a chained event beside its evidence row — its
     summary, the verify command's result, the branch's diff, what followed
     (``done``, ``merge``: waits on its merge gate, ``vanished``: on the
@@ -58,7 +72,16 @@ def report(agent: str, card_id: int, row: Evidence, summary: str, result: dict |
     verify`` and ``card tries`` reads them from here, not from the row."""
     verified = None if result is None else {k: result[k] for k in ("command", "passed", "exit_code", "timed_out")}
     diff = code.get("diff") if code and "error" not in code else None
-    events.emit(f"agent:{agent}", REPORTED, card_id, evidence=ids.fmt(ids.EVIDENCE, row.id), summary=summary, verify=verified, diff=diff, outcome=outcome)
+    events.emit(
+        f"agent:{agent}",
+        REPORTED,
+        card_id,
+        evidence=ids.fmt(ids.EVIDENCE, row.id),
+        summary=summary,
+        verify=verified,
+        diff=diff,
+        outcome=outcome,
+    )
 
 
 def ask_vanished(card: Card, agent: str, lost: list[tuple[str, str]], kept: list[str], now: float) -> None:
@@ -72,7 +95,17 @@ def ask_vanished(card: Card, agent: str, lost: list[tuple[str, str]], kept: list
         f"{key}'s recorded work is on neither its base nor its branch: {work.describe(lost)}. "
         f"Finish {key} without it? (kept under refs/loopx/{key}/kept/)"
     )
-    open_gate(card, agent, question, work.SCOPE, [], None, work.VANISHED, now, extra={"commits": [c for c, _ in lost], "kept": kept})
+    open_gate(
+        card,
+        agent,
+        question,
+        work.SCOPE,
+        [],
+        None,
+        work.VANISHED,
+        now,
+        extra={"commits": [c for c, _ in lost], "kept": kept},
+    )
 
 
 UNCOMMITTED_NAMED = 10  # paths named in the message (all of them, up to 200, in its data)
@@ -89,7 +122,9 @@ def refuse_uncommitted(store, card_id: int) -> None:
         return
     path, left = found
     key = ids.fmt(ids.CARD, card_id)
-    named = ", ".join(left[:UNCOMMITTED_NAMED]) + (f" and {len(left) - UNCOMMITTED_NAMED} more" if len(left) > UNCOMMITTED_NAMED else "")
+    named = ", ".join(left[:UNCOMMITTED_NAMED]) + (
+        f" and {len(left) - UNCOMMITTED_NAMED} more" if len(left) > UNCOMMITTED_NAMED else ""
+    )
     raise Conflict(
         f"{key}'s workspace holds uncommitted work: {named}; {key} stays as it is (the person merges commits: this work would be left behind)",
         f"commit it on the card's branch (`git add -A && git commit -m …` in {path}) or remove what is not part of the work, then run `loopx done {key}` again",
@@ -98,7 +133,16 @@ def refuse_uncommitted(store, card_id: int) -> None:
     )
 
 
-def done(store, card_id: int, agent: str, summary: str, lease_token: int | None = None, verify_timeout: float | None = None, vet=None, confine=None) -> tuple[CardView, EvidenceView]:
+def done(
+    store,
+    card_id: int,
+    agent: str,
+    summary: str,
+    lease_token: int | None = None,
+    verify_timeout: float | None = None,
+    vet=None,
+    confine=None,
+) -> tuple[CardView, EvidenceView]:
     """``vet(command)``: checks a verify command no person set as the agent's
     own shell command (the hook's policy, its scopes and gates); it raises
     when the command may not run yet. Without it, such a command never runs.
@@ -114,13 +158,23 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
 
     token, command = store.run(precheck)
     refuse_uncommitted(store, card_id)
-    merge = merges.pending_merge(store, card_id)  # a branch with new commits: the person merges it (git, outside the transaction)
-    lost = workspaces.vanished(store, card_id)  # recorded commits on neither the base nor the branch: the person lets them go
-    kept = workspaces.keep(store, card_id, [c for c, _ in lost]) if lost else []  # (before asking: no git gc loses them meanwhile)
+    merge = merges.pending_merge(
+        store, card_id
+    )  # a branch with new commits: the person merges it (git, outside the transaction)
+    lost = workspaces.vanished(
+        store, card_id
+    )  # recorded commits on neither the base nor the branch: the person lets them go
+    kept = (
+        workspaces.keep(store, card_id, [c for c, _ in lost]) if lost else []
+    )  # (before asking: no git gc loses them meanwhile)
     result = None
     if command and not set_by_a_person(store, card_id, command):
         if vet is None:
-            raise Forbidden(f"{ids.fmt(ids.CARD, card_id)}'s verify command was not set by a person, and nothing here can check it", "run `loopx done` from the CLI, which checks it as your own shell command", code="verify_unchecked")
+            raise Forbidden(
+                f"{ids.fmt(ids.CARD, card_id)}'s verify command was not set by a person, and nothing here can check it",
+                "run `loopx done` from the CLI, which checks it as your own shell command",
+                code="verify_unchecked",
+            )
         vet(command)
     workspace = workspaces.open_path(store, card_id)
     if command:
@@ -129,8 +183,12 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         timeout = verify_timeout or float(store.setting("verify_timeout", "600"))
         folder = workspace or str(store.project_root())
         prefix = confine(folder) if confine is not None else None
-        result = run_verify(command, folder, timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent}, prefix)
-    code = workspaces.capture(store, card_id) if workspace and not store.in_transaction() else None  # the final code state
+        result = run_verify(
+            command, folder, timeout, {"LOOPX_CARD": ids.fmt(ids.CARD, card_id), "LOOPX_AGENT": agent}, prefix
+        )
+    code = (
+        workspaces.capture(store, card_id) if workspace and not store.in_transaction() else None
+    )  # the final code state
 
     def finish():
         now = clock.now()
@@ -142,23 +200,57 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
             extra["code"] = code
             workspaces.note(card.id, code, f"agent:{agent}")
         row = Evidence.create(
-            card_id=card.id, agent=agent, summary=summary, artifacts=[], source="verify" if result else "cli",
-            extra=extra, payload_hash=payload_hash({"done": summary}), created_at=now,
+            card_id=card.id,
+            agent=agent,
+            summary=summary,
+            artifacts=[],
+            source="verify" if result else "cli",
+            extra=extra,
+            payload_hash=payload_hash({"done": summary}),
+            created_at=now,
         )
         card.evidence_count += 1
-        outcome = "verify_failed" if failed is not None else "vanished" if lost else "merge_would_conflict" if isinstance(merge, merges.Unmergeable) else "merge" if merge is not None else "done"
+        outcome = (
+            "verify_failed"
+            if failed is not None
+            else "vanished"
+            if lost
+            else "merge_would_conflict"
+            if isinstance(merge, merges.Unmergeable)
+            else "merge"
+            if merge is not None
+            else "done"
+        )
         report(agent, card.id, row, summary, result, code, outcome)
         if failed is not None:
             touch(card, now)
-            events.emit(f"agent:{agent}", "verify_failed", card.id, command=failed["command"], exit_code=failed["exit_code"], timed_out=failed["timed_out"])
+            events.emit(
+                f"agent:{agent}",
+                "verify_failed",
+                card.id,
+                command=failed["command"],
+                exit_code=failed["exit_code"],
+                timed_out=failed["timed_out"],
+            )
             return card_view(card), evidence_view(row), False
         if lost:
             ask_vanished(card, agent, lost, kept, now)  # the person lets them go, or sends the card back
             return _settled(card, row)
-        if isinstance(merge, merges.Unmergeable):  # no gate on a branch that would conflict: the agent brings the base in
+        if isinstance(
+            merge, merges.Unmergeable
+        ):  # no gate on a branch that would conflict: the agent brings the base in
             card.next_action = merge.hint(ids.fmt(ids.CARD, card.id))
             touch(card, now)
-            events.emit(f"agent:{agent}", "merge_would_conflict", card.id, base=merge.base, branch=merge.branch, head=merge.head, base_commit=merge.base_commit, files=list(merge.files))
+            events.emit(
+                f"agent:{agent}",
+                "merge_would_conflict",
+                card.id,
+                base=merge.base,
+                branch=merge.branch,
+                head=merge.head,
+                base_commit=merge.base_commit,
+                files=list(merge.files),
+            )
             return card_view(card), evidence_view(row), merge
         if merge is not None:
             merges.ask(card, agent, merge, now)  # the branch is the person's to bring in: the card waits
@@ -186,9 +278,13 @@ def done(store, card_id: int, agent: str, summary: str, lease_token: int | None 
         tail = result["output"].strip().splitlines()[-5:]
         lacking = merges.behind(store, card_id)
         bring = (
-            f"{lacking[0]} has {lacking[1]} commit(s) your branch lacks (merged since it was cut): bring them in first — "
-            f"`git merge {lacking[0]}` in your workspace — then verify again. "
-        ) if lacking else ""
+            (
+                f"{lacking[0]} has {lacking[1]} commit(s) your branch lacks (merged since it was cut): bring them in first — "
+                f"`git merge {lacking[0]}` in your workspace — then verify again. "
+            )
+            if lacking
+            else ""
+        )
         raise Conflict(
             f"verify `{result['command']}` {what}; {ids.fmt(ids.CARD, card_id)} stays active",
             bring + "fix it and run `loopx done` again. Last output:\n" + "\n".join(tail),

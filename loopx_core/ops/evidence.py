@@ -38,8 +38,21 @@ def add_evidence(
     the runner measured (``charge.charge_usage``) — and return it. What the
     row does to the card (quota, todos, stalls) is the caller's."""
     return Evidence.create(
-        card_id=card.id, agent=agent, turn_id=turn_id, summary=summary, artifacts=artifacts or [], next_action=next_action,
-        todos_added=todos_added or [], todos_done=todos_done or [], tokens_in=tokens_in, tokens_out=tokens_out,
-        tokens=tokens_in + tokens_out if tokens is None else tokens, usd=usd, source=source, extra=extra,
-        payload_hash=payload_hash, created_at=now, unverified=unverified,
+        card_id=card.id,
+        agent=agent,
+        turn_id=turn_id,
+        summary=summary,
+        artifacts=artifacts or [],
+        next_action=next_action,
+        todos_added=todos_added or [],
+        todos_done=todos_done or [],
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        tokens=tokens_in + tokens_out if tokens is None else tokens,
+        usd=usd,
+        source=source,
+        extra=extra,
+        payload_hash=payload_hash,
+        created_at=now,
+        unverified=unverified,
     )

@@ -24,7 +24,17 @@ def authority_of(store):
     return Authority.of(store)
 
 
-def open_gate(card: Card, agent: str, question: str, scope: str | None, options: list[str], deadline: float | None, kind: str, now: float, extra: dict | None = None) -> tuple[Gate, bool]:
+def open_gate(
+    card: Card,
+    agent: str,
+    question: str,
+    scope: str | None,
+    options: list[str],
+    deadline: float | None,
+    kind: str,
+    now: float,
+    extra: dict | None = None,
+) -> tuple[Gate, bool]:
     """The pending gate for this question (reused on a retry) or a new one.
     Returns (gate, created). The card goes ``waiting`` while any gate is pending.
     ``extra``: more the ``gate_asked`` event records (a merge gate: branch, base, head)."""
@@ -51,14 +61,27 @@ def open_gate(card: Card, agent: str, question: str, scope: str | None, options:
     card.lease_expires = None  # a lease does not run out while a human decides
     card.progress_mark = True
     touch(card, now)
-    events.emit(f"agent:{agent}", "gate_asked", card.id, gate=ids.fmt(ids.GATE, gate.id), question=question, scope=scope, kind=kind, **(extra or {}))
+    events.emit(
+        f"agent:{agent}",
+        "gate_asked",
+        card.id,
+        gate=ids.fmt(ids.GATE, gate.id),
+        question=question,
+        scope=scope,
+        kind=kind,
+        **(extra or {}),
+    )
     return gate, True
 
 
 def gate_row(gate_id: int) -> Gate:
     row = Gate.get(gate_id, lock=True)
     if row is None:
-        raise NotFound(f"no gate {ids.fmt(ids.GATE, gate_id)}", "`loopx gate list --pending` shows the open gates", code="unknown_gate")
+        raise NotFound(
+            f"no gate {ids.fmt(ids.GATE, gate_id)}",
+            "`loopx gate list --pending` shows the open gates",
+            code="unknown_gate",
+        )
     return row
 
 
@@ -81,7 +104,10 @@ def holding_gate(store, card: Card) -> tuple[Gate | None, str | None]:
         return pending, None
     if card.lease_token is None:
         return None, None
-    for gate in Gate.where("""WHERE "card_id" = ? AND "status" = 'approved' AND "lease_token" = ? ORDER BY "id" """, (card.id, card.lease_token)):
+    for gate in Gate.where(
+        """WHERE "card_id" = ? AND "status" = 'approved' AND "lease_token" = ? ORDER BY "id" """,
+        (card.id, card.lease_token),
+    ):
         why = forged(store, gate)
         if why is not None:
             return gate, why

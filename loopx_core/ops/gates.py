@@ -14,7 +14,9 @@ from .gate_rows import RUNTIME, authority_of, checked_view, forged, gate_row, op
 from .lifecycle import block_on_gate, move
 from .reaper import reap_card
 
-SESSION = "session"  # remember a runtime gate's approval for its runner's session: that exact call, that card, that agent
+SESSION = (
+    "session"  # remember a runtime gate's approval for its runner's session: that exact call, that card, that agent
+)
 
 
 def _session_of(gate: Gate, key: str, decision: str) -> dict:
@@ -46,7 +48,10 @@ def session_allows(store, card_id: int, agent: str, session: str, tool: str, cal
     wanted = {"runner": session, "tool": tool, "call": call}
     with store.read():
         rules = authority_of(store)
-        for gate in Gate.where("""WHERE "card_id" = ? AND "agent" = ? AND "kind" = ? AND "status" = 'approved' ORDER BY "id" DESC""", (card_id, agent, RUNTIME)):
+        for gate in Gate.where(
+            """WHERE "card_id" = ? AND "agent" = ? AND "kind" = ? AND "status" = 'approved' ORDER BY "id" DESC""",
+            (card_id, agent, RUNTIME),
+        ):
             if forged(store, gate) is not None:
                 continue
             signed = rules.people.decision_row(store.query, gate.answer_seq, ("gate_answered",))
@@ -58,8 +63,18 @@ def session_allows(store, card_id: int, agent: str, session: str, tool: str, cal
 
 def _auto_approve(card: Card, agent: str, question: str, scope: str, by: str, now: float) -> Gate:
     gate = Gate.create(
-        card_id=card.id, agent=agent, kind="permission", question=question, scope=scope, options=[], status="approved",
-        answer="approved", answered_by=by, lease_token=card.lease_token, created_at=now, answered_at=now,
+        card_id=card.id,
+        agent=agent,
+        kind="permission",
+        question=question,
+        scope=scope,
+        options=[],
+        status="approved",
+        answer="approved",
+        answered_by=by,
+        lease_token=card.lease_token,
+        created_at=now,
+        answered_at=now,
     )
     events.emit(by, "gate_answered", card.id, gate=ids.fmt(ids.GATE, gate.id), answer="approved", scope=scope, by=by)
     return gate
@@ -79,8 +94,18 @@ def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -
     kind = "permission" if scope else "question"  # a gate with a scope asks leave to act, not a question
     extra = None
     if data.get("runtime"):  # a runtime's own question (adapters/runtime_questions): its turn waits on it
-        kind, extra = RUNTIME, {"runtime": data["runtime"], "tool": data.get("tool"), "call": data.get("call"), "session": data.get("session")}
-    gate, created = open_gate(card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now, extra)
+        kind, extra = (
+            RUNTIME,
+            {
+                "runtime": data["runtime"],
+                "tool": data.get("tool"),
+                "call": data.get("call"),
+                "session": data.get("session"),
+            },
+        )
+    gate, created = open_gate(
+        card, agent, data["question"], scope, data.get("options") or [], data.get("deadline"), kind, now, extra
+    )
     return gate_view(gate), card_view(card), created
 
 
@@ -138,7 +163,9 @@ def list_gates(store, pending: bool = False, card_id: int | None = None) -> list
         return [v for v in views if v.status == "pending"] if pending else views
 
 
-def gate_page(store, pending: bool = False, card_id: int | None = None, *, limit: int, after: int = 0) -> tuple[list[GateView], int | None]:
+def gate_page(
+    store, pending: bool = False, card_id: int | None = None, *, limit: int, after: int = 0
+) -> tuple[list[GateView], int | None]:
     """Up to ``limit`` gates with ids above ``after`` and the id to pass as
     ``after`` next (None: the last page). With ``pending`` a page may hold fewer
     than ``limit`` (an approved gate whose signature fails is checked out here)."""
@@ -158,7 +185,9 @@ def _said(gate: Gate, decision: str, choice: str | None, text: str | None) -> di
         return {}
     key = ids.fmt(ids.GATE, gate.id)
     if decision != "approve":
-        raise InvalidInput(f"choosing an option or writing an answer says yes to {key}", "to say no, reject it with --note saying why")
+        raise InvalidInput(
+            f"choosing an option or writing an answer says yes to {key}", "to say no, reject it with --note saying why"
+        )
     if choice is not None and text is not None:
         raise InvalidInput(f"{key}: one answer, an option or your own words", "give --choose or --text, not both")
     if text is not None and not text.strip():
@@ -181,8 +210,16 @@ def chosen_option(gate: Gate, choice: str) -> str:
 
 
 def answer(
-    store, gate_id: int, decision: str, person, note: str | None = None, remember: str | None = None, for_seconds: float | None = None,
-    choice: str | None = None, text: str | None = None, second_key: bool = False,
+    store,
+    gate_id: int,
+    decision: str,
+    person,
+    note: str | None = None,
+    remember: str | None = None,
+    for_seconds: float | None = None,
+    choice: str | None = None,
+    text: str | None = None,
+    second_key: bool = False,
 ) -> tuple[GateView, CardView]:
     """Record a person's answer, signed with their key (``person``: a
     ``keys.Person``). Anything else is refused here as well as in the CLI.
@@ -190,7 +227,10 @@ def answer(
     answers yes with something more; the gate's answer is then that option or
     text, and the signed event carries it (DESIGN §5)."""
     if not hasattr(person, "sign"):
-        raise Forbidden("only a person can answer a gate", "answer it in the board (y/n) or with `loopx gate answer` in your own terminal")
+        raise Forbidden(
+            "only a person can answer a gate",
+            "answer it in the board (y/n) or with `loopx gate answer` in your own terminal",
+        )
     actor = person.actor
 
     def body():
@@ -210,7 +250,9 @@ def answer(
         if remember == SESSION:
             session = _session_of(gate, key or "", decision)
         elif remember and not gate.scope:
-            raise InvalidInput(f"{key} has no scope to remember", "answer without --remember, or ask gates with --scope")
+            raise InvalidInput(
+                f"{key} has no scope to remember", "answer without --remember, or ask gates with --scope"
+            )
         said = _said(gate, decision, choice, text)
         merge = None
         pinned: dict = {}
@@ -241,20 +283,40 @@ def answer(
             )
             grant_id = grant.id
             grant.decided_seq = events.emit(
-                person, "grant_created", card.id,
-                grant=grant.id, scope=grant.scope, agent=grant.agent, card=grant.card, expires_at=grant.expires_at, remember=remember, gate=key,
+                person,
+                "grant_created",
+                card.id,
+                grant=grant.id,
+                scope=grant.scope,
+                agent=grant.agent,
+                card=grant.card,
+                expires_at=grant.expires_at,
+                remember=remember,
+                gate=key,
             )
             grant.save()
         # What the person signs: this gate, its card (the event's), agent, scope and lease.
         gate.answer_seq = events.emit(
-            person, "gate_answered", card.id,
-            gate=key, answer=gate.status, note=note, scope=gate.scope, agent=gate.agent, lease_token=gate.lease_token, grant=grant_id, **said, **pinned,
+            person,
+            "gate_answered",
+            card.id,
+            gate=key,
+            answer=gate.status,
+            note=note,
+            scope=gate.scope,
+            agent=gate.agent,
+            lease_token=gate.lease_token,
+            grant=grant_id,
+            **said,
+            **pinned,
             **({"remember": SESSION, "session": session} if session is not None else {}),
         )
         gate.save()
         if decision == "reject":
             block_on_gate(card, gate, now)  # whatever the card's status: one rule
-        elif card.status == "waiting" and not records.exists("""SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)):
+        elif card.status == "waiting" and not records.exists(
+            """SELECT 1 FROM "gate" WHERE "card_id" = ? AND "status" = 'pending'""", (card.id,)
+        ):
             move(card, "active", "gate_answered")
             leases.renew(card, now)
             quota.hold(card)  # an exhausted card is not put back to work

@@ -28,7 +28,9 @@ def digest_of(text: str) -> str:
 
 def _last_artifacts(card_id: int, limit: int = 10) -> list[dict]:
     out: list[dict] = []
-    for (text,) in records.rows('SELECT "artifacts" FROM "evidence" WHERE "card_id" = ? ORDER BY "id" DESC LIMIT 20', (card_id,)):
+    for (text,) in records.rows(
+        'SELECT "artifacts" FROM "evidence" WHERE "card_id" = ? ORDER BY "id" DESC LIMIT 20', (card_id,)
+    ):
         for art in json.loads(text) if text else []:
             if len(out) < limit and art["path"] not in {a["path"] for a in out}:
                 out.append(art)
@@ -48,11 +50,25 @@ def refuse_second_try(card_id: int, agent: str, doing: str, hint: str) -> None:
         )
 
 
-def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str, done: list[str], pending: list[str], actor: str, now: float) -> Handoff:
+def open_handoff(
+    card: Card,
+    from_agent: str | None,
+    to_agent: str,
+    summary: str,
+    done: list[str],
+    pending: list[str],
+    actor: str,
+    now: float,
+) -> Handoff:
     """Build the packet from the card's own state plus what the giver says, and
     put the card in ``handoff`` to the receiver with the giver's lease revoked.
     Refused (``other_try``) when the receiver worked on another try of the card."""
-    refuse_second_try(card.id, to_agent, "hand", "tries compare different agents' work: hand it to an agent that has worked on no other try of it")
+    refuse_second_try(
+        card.id,
+        to_agent,
+        "hand",
+        "tries compare different agents' work: hand it to an agent that has worked on no other try of it",
+    )
     todos = card.todos or []
     gates = Gate.where("""WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" """, (card.id,))
     packet: dict = {
@@ -74,13 +90,29 @@ def open_handoff(card: Card, from_agent: str | None, to_agent: str, summary: str
         # The code travels with the packet (issue #26): the digest covers where it is and what it is.
         packet["code"] = {"path": ws.path, "branch": ws.branch, "base": ws.base, "head": ws.head, "wip": ws.wip}
     text = canonical(packet)
-    row = Handoff.create(card_id=card.id, from_agent=from_agent, to_agent=to_agent, packet=text, digest=digest_of(text), created_by=actor, created_at=now)
+    row = Handoff.create(
+        card_id=card.id,
+        from_agent=from_agent,
+        to_agent=to_agent,
+        packet=text,
+        digest=digest_of(text),
+        created_by=actor,
+        created_at=now,
+    )
     previous = card.lease_holder
     move(card, "handoff", "handoff_created")
     card.handoff_to = to_agent
     clear_lease(card)
     touch(card, now)
-    events.emit(actor, "handoff_created", card.id, handoff=ids.fmt(ids.HANDOFF, row.id), to=to_agent, revoked=previous, digest=row.digest)
+    events.emit(
+        actor,
+        "handoff_created",
+        card.id,
+        handoff=ids.fmt(ids.HANDOFF, row.id),
+        to=to_agent,
+        revoked=previous,
+        digest=row.digest,
+    )
     return row
 
 

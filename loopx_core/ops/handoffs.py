@@ -15,7 +15,9 @@ from .reaper import reap_card
 CAPTURE = object()  # ``handoff``'s ``code`` default: read the card's workspace now
 
 
-def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None = None, code=CAPTURE) -> tuple[HandoffView, CardView]:
+def handoff(
+    store, card_id: int, agent: str, data: dict, lease_token: int | None = None, code=CAPTURE
+) -> tuple[HandoffView, CardView]:
     """The giver's handoff. ``code``: the card's code state read before the
     transaction (default: read here, unless already inside one), recorded with
     the packet so its branch, HEAD and saved uncommitted work are the ones handed over."""
@@ -32,13 +34,24 @@ def handoff(store, card_id: int, agent: str, data: dict, lease_token: int | None
             raise InvalidInput("cannot hand a card to yourself", "name another registered agent with --to")
         if code is not None:
             workspaces.note(card.id, code, f"agent:{agent}")
-        row = open_handoff(card, agent, data["to"], data["summary"], data.get("done") or [], data.get("pending") or [], f"agent:{agent}", now)
+        row = open_handoff(
+            card,
+            agent,
+            data["to"],
+            data["summary"],
+            data.get("done") or [],
+            data.get("pending") or [],
+            f"agent:{agent}",
+            now,
+        )
         return handoff_view(row), card_view(card)
 
     return store.run(body)
 
 
-def accept(store, card_id: int, agent: str, digest: str | None = None, lease_seconds: float | None = None) -> tuple[HandoffView, CardView]:
+def accept(
+    store, card_id: int, agent: str, digest: str | None = None, lease_seconds: float | None = None
+) -> tuple[HandoffView, CardView]:
     def body():
         now = clock.now()
         agent_obj = agent_row(agent)
@@ -48,17 +61,34 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
             blocked = gate_blocked(card)
             if blocked is not None:
                 raise blocked
-            raise Conflict(f"{key} has no handoff waiting (it is {card.status})", "`loopx next --agent ID` says what to do", data={"card": card_view(card).to_json()})
+            raise Conflict(
+                f"{key} has no handoff waiting (it is {card.status})",
+                "`loopx next --agent ID` says what to do",
+                data={"card": card_view(card).to_json()},
+            )
         if card.handoff_to != agent:
-            raise Forbidden(f"the handoff of {key} is for {card.handoff_to}, not {agent}", "only the receiver can accept it")
+            raise Forbidden(
+                f"the handoff of {key} is for {card.handoff_to}, not {agent}", "only the receiver can accept it"
+            )
         row = latest_handoff(card_id)
         if row is None:  # (a card is put in handoff only with its packet)
             raise Conflict(f"{key} is in handoff without a packet", "ask a human to reassign the card")
         if digest_of(row.packet) != row.digest:
-            raise Conflict(f"handoff {ids.fmt(ids.HANDOFF, row.id)} does not match its digest", "the packet was altered; ask a human to reassign the card")
+            raise Conflict(
+                f"handoff {ids.fmt(ids.HANDOFF, row.id)} does not match its digest",
+                "the packet was altered; ask a human to reassign the card",
+            )
         if digest is not None and digest != row.digest:
-            raise Conflict(f"digest mismatch for {ids.fmt(ids.HANDOFF, row.id)}", f"the packet's digest is {row.digest}; re-read it with `loopx context {key}`")
-        refuse_second_try(card_id, agent, "give", f"tries compare different agents' work: leave it; a person can reassign it (`loopx card assign {key} --to AGENT`)")
+            raise Conflict(
+                f"digest mismatch for {ids.fmt(ids.HANDOFF, row.id)}",
+                f"the packet's digest is {row.digest}; re-read it with `loopx context {key}`",
+            )
+        refuse_second_try(
+            card_id,
+            agent,
+            "give",
+            f"tries compare different agents' work: leave it; a person can reassign it (`loopx card assign {key} --to AGENT`)",
+        )
         quota.require_window(agent_obj, now)
         row.accepted_at, row.accepted_digest = now, row.digest
         row.save()
@@ -70,7 +100,14 @@ def accept(store, card_id: int, agent: str, digest: str | None = None, lease_sec
         move(card, "waiting" if pending else "active", "handoff_accepted")
         if pending:
             card.lease_expires = None
-        events.emit(f"agent:{agent}", "handoff_accepted", card.id, handoff=ids.fmt(ids.HANDOFF, row.id), digest=row.digest, token=card.lease_token)
+        events.emit(
+            f"agent:{agent}",
+            "handoff_accepted",
+            card.id,
+            handoff=ids.fmt(ids.HANDOFF, row.id),
+            digest=row.digest,
+            token=card.lease_token,
+        )
         quota.hold(card)  # an exhausted card is accepted paused: the receiver's `next` says so
         touch(card, now)
         return handoff_view(row), card_view(card)

@@ -28,14 +28,19 @@ def settle(result: dict, code: int) -> None:
         record(result, code)
 
 
-def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tuple[dict, int]], *, atomic: bool = True) -> tuple[dict, int]:
+def once(
+    store, op_id: str | None, op: str, payload: dict, run: Callable[[], tuple[dict, int]], *, atomic: bool = True
+) -> tuple[dict, int]:
     """Run ``run`` (which returns the JSON result and exit code) at most once per op id.
     The operation and its record commit together: in ``run``'s one transaction
     (``atomic``), else in its last one, where the operator calls ``settle``."""
     if not op_id:
         return run()
     if not limits.TOKEN_ID.fullmatch(op_id):  # the same shape as --turn-id; the column holds 128
-        raise InvalidInput(f"not a valid --op-id: {op_id[:80]!r}", "letters, digits and ._:@/+- (at most 128), e.g. `--op-id turn-42-claim`")
+        raise InvalidInput(
+            f"not a valid --op-id: {op_id[:80]!r}",
+            "letters, digits and ._:@/+- (at most 128), e.g. `--op-id turn-42-claim`",
+        )
     fingerprint = payload_hash({"op": op, "payload": json.loads(json.dumps(payload, default=str))})
 
     def replay():
@@ -43,13 +48,20 @@ def once(store, op_id: str | None, op: str, payload: dict, run: Callable[[], tup
         if row is None:
             return None
         if row.payload_hash != fingerprint:
-            raise Conflict(f"op id {op_id!r} was used for a different operation", "use a fresh --op-id for a new operation", code="op_conflict")
+            raise Conflict(
+                f"op id {op_id!r} was used for a different operation",
+                "use a fresh --op-id for a new operation",
+                code="op_conflict",
+            )
         return row.result, row.exit_code
 
     def record(result: dict, code: int) -> None:
-        Operation.create(op_id=op_id, op=op, payload_hash=fingerprint, result=result, exit_code=code, created_at=clock.now())
+        Operation.create(
+            op_id=op_id, op=op, payload_hash=fingerprint, result=result, exit_code=code, created_at=clock.now()
+        )
 
     if atomic:
+
         def body():
             earlier = replay()
             if earlier is not None:

@@ -23,7 +23,9 @@ def held_card(agent: str, now: float, statuses: tuple[str, ...] = holding.HELD) 
     marks = ", ".join("?" * len(statuses))
     held = Card.where(f'WHERE "lease_holder" = ? AND "status" IN ({marks}) ORDER BY "id"', (agent, *statuses))
     card = holding.choose(held, now, holding.merging(held, records.rows))
-    return card if card is None or logged_holder(card) else None  # a lease row the log did not grant gates and charges nothing
+    return (
+        card if card is None or logged_holder(card) else None
+    )  # a lease row the log did not grant gates and charges nothing
 
 
 def logged_holder(card: Card) -> bool:
@@ -73,7 +75,15 @@ def check_logged(card: Card) -> None:
             data={"card": card_view(card).to_json()},
         )
     card.lease_holder, card.lease_token = logged
-    events.emit("system", "row_restored", card.id, table="card", columns=["lease_holder", "lease_token"], row=list(row), log=list(logged))
+    events.emit(
+        "system",
+        "row_restored",
+        card.id,
+        table="card",
+        columns=["lease_holder", "lease_token"],
+        row=list(row),
+        log=list(logged),
+    )
 
 
 def require_holder(card: Card, agent: str, token: int | None = None, statuses: tuple[str, ...] = ("active",)) -> None:
@@ -113,4 +123,9 @@ def require_holder(card: Card, agent: str, token: int | None = None, statuses: t
     if card.status not in statuses:
         if card.status == "paused":
             raise Paused(f"{key} is paused ({card.paused_reason})", paused_hint(card), data=state)
-        raise Conflict(f"{key} is {card.status}, not {' or '.join(statuses)}", "`loopx next` says what to do now", code="wrong_status", data=state)
+        raise Conflict(
+            f"{key} is {card.status}, not {' or '.join(statuses)}",
+            "`loopx next` says what to do now",
+            code="wrong_status",
+            data=state,
+        )

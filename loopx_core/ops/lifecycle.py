@@ -63,7 +63,14 @@ def block_on_gate(card: Card, gate: Gate, now: float) -> None:
     withdraw_pending(card, now, why)
     if card.status == "handoff":
         offer = records.scalar('SELECT "id" FROM "handoff" WHERE "card_id" = ? ORDER BY "id" DESC LIMIT 1', (card.id,))
-        events.emit(SYSTEM, "handoff_void", card.id, handoff=ids.fmt(ids.HANDOFF, offer) if offer else None, to=card.handoff_to, reason=why)
+        events.emit(
+            SYSTEM,
+            "handoff_void",
+            card.id,
+            handoff=ids.fmt(ids.HANDOFF, offer) if offer else None,
+            to=card.handoff_to,
+            reason=why,
+        )
     move(card, "blocked", "gate_expired" if gate.status == "expired" else "gate_answered")
     what = "expired unanswered" if gate.status == "expired" else "rejected" + (f": {gate.note}" if gate.note else "")
     card.blocked_reason = f"{GATE_BLOCK}{key} {what}"

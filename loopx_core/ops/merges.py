@@ -134,7 +134,9 @@ def pending_merge(store, card_id: int) -> Plan | Unmergeable | None:
     try:
         return _plan(store, repo, found.base, found.branch)
     except (GitError, MergeRefused) as err:
-        raise Conflict(f"git refused: {err.message}", "fix the repository, then run `loopx done` again", code="git_failed") from None
+        raise Conflict(
+            f"git refused: {err.message}", "fix the repository, then run `loopx done` again", code="git_failed"
+        ) from None
 
 
 def behind(store, card_id: int) -> tuple[str, int] | None:
@@ -178,7 +180,9 @@ def plan_of(gate: Gate) -> Plan:
 
 def refused(err) -> Conflict:
     """A merge git or this module refused: exit 5, the gate left pending."""
-    return Conflict(err.message, getattr(err, "hint", "fix the repository, then answer the gate again"), code="merge_refused")
+    return Conflict(
+        err.message, getattr(err, "hint", "fix the repository, then answer the gate again"), code="merge_refused"
+    )
 
 
 def check(store, gate: Gate, remember: str | None, second_key: bool = False) -> Plan:
@@ -187,7 +191,9 @@ def check(store, gate: Gate, remember: str | None, second_key: bool = False) -> 
     changes the ground needs the second key. A branch or base that moved since
     the gate was asked raises ``Moved`` (the caller re-asks)."""
     if remember:
-        raise InvalidInput(f"{ids.fmt(ids.GATE, gate.id)} asks to merge: each merge is decided once", "answer without --remember")
+        raise InvalidInput(
+            f"{ids.fmt(ids.GATE, gate.id)} asks to merge: each merge is decided once", "answer without --remember"
+        )
     plan = plan_of(gate)
     _branch_of(store, gate.card_id, deciding=True)  # (its branch in another checkout: answer there)
     from ..workspace import merge as git_merge
@@ -240,24 +246,47 @@ def rearm(store, person, card: Card, gate: Gate, moved, now: float) -> Conflict:
         raise refused(err) from None
     if fresh is None:
         raise Conflict(
-            moved.message.replace(": nothing merged", "") + f", and {old.branch} now adds nothing to {old.base}: nothing merged",
+            moved.message.replace(": nothing merged", "")
+            + f", and {old.branch} now adds nothing to {old.base}: nothing merged",
             f"reject {key} (`loopx gate answer {key} reject --note WHY`) and ask the agent what happened to its commits",
             code="merge_moved",
         )
-    gate.status, gate.answered_by, gate.answered_at, gate.note = "withdrawn", SYSTEM, now, "the branch moved before the answer"
+    gate.status, gate.answered_by, gate.answered_at, gate.note = (
+        "withdrawn",
+        SYSTEM,
+        now,
+        "the branch moved before the answer",
+    )
     gate.save()
     events.emit(SYSTEM, "gate_withdrawn", card.id, gate=key, reason="the branch or base moved before the answer")
     events.emit(
-        person, "merge_moved", card.id, gate=key, base=old.base, branch=old.branch,
-        head=old.head, base_commit=old.base_commit, now_head=fresh.head, now_base_commit=fresh.base_commit,
+        person,
+        "merge_moved",
+        card.id,
+        gate=key,
+        base=old.base,
+        branch=old.branch,
+        head=old.head,
+        base_commit=old.base_commit,
+        now_head=fresh.head,
+        now_base_commit=fresh.base_commit,
     )
     if isinstance(fresh, Unmergeable):
         _send_back(person, card, gate.agent, fresh, key, now)
-        return Conflict(moved.message, f"{old.branch} now conflicts with {old.base}: {ckey} went back to {gate.agent} to bring the base in", code="merge_moved",
-                        data={"card": ckey, "gate": None, "files": list(fresh.files)})
+        return Conflict(
+            moved.message,
+            f"{old.branch} now conflicts with {old.base}: {ckey} went back to {gate.agent} to bring the base in",
+            code="merge_moved",
+            data={"card": ckey, "gate": None, "files": list(fresh.files)},
+        )
     new = ask(card, gate.agent, fresh, now)
     nkey = ids.fmt(ids.GATE, new.id)
-    return Conflict(moved.message, f"{nkey} asks again with the new diff: read it (`loopx gate status {nkey}`), then answer {nkey}", code="merge_moved", data={"card": ckey, "gate": nkey})
+    return Conflict(
+        moved.message,
+        f"{nkey} asks again with the new diff: read it (`loopx gate status {nkey}`), then answer {nkey}",
+        code="merge_moved",
+        data={"card": ckey, "gate": nkey},
+    )
 
 
 def _send_back(person, card: Card, agent: str, found: Unmergeable, gkey: str | None, now: float) -> None:
@@ -270,8 +299,18 @@ def _send_back(person, card: Card, agent: str, found: Unmergeable, gkey: str | N
     card.next_action = f"merge conflict: {found.hint(key)}"
     card.progress_mark = True
     touch(card, now)
-    events.emit(person, "merge_conflict", card.id, gate=gkey, base=found.base, branch=found.branch, head=found.head, base_commit=found.base_commit,
-                files=list(found.files), agent=agent)
+    events.emit(
+        person,
+        "merge_conflict",
+        card.id,
+        gate=gkey,
+        base=found.base,
+        branch=found.branch,
+        head=found.head,
+        base_commit=found.base_commit,
+        files=list(found.files),
+        agent=agent,
+    )
 
 
 def answered_pin(plan: Plan) -> dict:
@@ -289,8 +328,12 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
     pinned = plan.pinned()
     try:
         if pinned is None:
-            raise git_merge.MergeRefused(f"{gkey} does not say which commits to merge", "reject it; the agent's next `loopx done` asks again")
-        result = git_merge.bring_in(_checked_repo(store), plan.base, plan.branch, message, person.actor.split(":", 1)[-1], pinned)
+            raise git_merge.MergeRefused(
+                f"{gkey} does not say which commits to merge", "reject it; the agent's next `loopx done` asks again"
+            )
+        result = git_merge.bring_in(
+            _checked_repo(store), plan.base, plan.branch, message, person.actor.split(":", 1)[-1], pinned
+        )
     except (git_merge.MergeRefused, GitError) as err:
         raise refused(err) from None
     agent = gate.agent
@@ -306,13 +349,34 @@ def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> N
         )
         card.progress_mark = True
         touch(card, now)
-        events.emit(person, "merge_conflict", card.id, gate=gkey, base=plan.base, branch=plan.branch, head=plan.head, files=list(result.conflicts), agent=agent)
+        events.emit(
+            person,
+            "merge_conflict",
+            card.id,
+            gate=gkey,
+            base=plan.base,
+            branch=plan.branch,
+            head=plan.head,
+            files=list(result.conflicts),
+            agent=agent,
+        )
         return
     move(card, "done", "merged")
     card.done_at = now
     touch(card, now)
-    events.emit(person, "merged", card.id, gate=gkey, base=plan.base, branch=plan.branch, commit=result.commit, already=result.already, agent=agent,
-                head=plan.head, base_commit=plan.base_commit)
+    events.emit(
+        person,
+        "merged",
+        card.id,
+        gate=gkey,
+        base=plan.base,
+        branch=plan.branch,
+        commit=result.commit,
+        already=result.already,
+        agent=agent,
+        head=plan.head,
+        base_commit=plan.base_commit,
+    )
     unblock_after(card, now)
 
 
@@ -322,8 +386,12 @@ class CardDiff(NamedTuple):
     summary: DiffSummary | None  # None: no repository, or the card has no branch
     patch: str
     cut: bool  # the patch was longer than the board shows
-    asked: str | None = None  # the merge gate (G-7) whose pinned commits these are (``summary.pin``); None: the branch as it is now
-    moved: Pin | None = None  # the branch's and base's commits now, when either moved since that gate asked (its answer asks again)
+    asked: str | None = (
+        None  # the merge gate (G-7) whose pinned commits these are (``summary.pin``); None: the branch as it is now
+    )
+    moved: Pin | None = (
+        None  # the branch's and base's commits now, when either moved since that gate asked (its answer asks again)
+    )
 
 
 def branch_pin(store, card_id: int):
@@ -376,7 +444,9 @@ def _merge_gate(store, card_id: int, gate_id: int | None) -> Gate | None:
         if gate_id is not None:
             gate = Gate.get(gate_id)
             return gate if gate is not None and gate.card_id == card_id and gate.kind == KIND else None
-        return Gate.first("""WHERE "card_id" = ? AND "kind" = ? AND "status" = 'pending' ORDER BY "id" DESC""", (card_id, KIND))
+        return Gate.first(
+            """WHERE "card_id" = ? AND "kind" = ? AND "status" = 'pending' ORDER BY "id" DESC""", (card_id, KIND)
+        )
 
 
 def _asked_diff(store, gate: Gate) -> CardDiff:
@@ -406,5 +476,7 @@ def card_diff(store, card_id: int, gate_id: int | None = None) -> CardDiff:
     from ..workspace import merge as git_merge
 
     where = _branch_of(store, card_id)
-    text, cut = git_merge.patch(where[0], summary.base, summary.branch, pinned=summary.pin)  # (the commits the summary counted)
+    text, cut = git_merge.patch(
+        where[0], summary.base, summary.branch, pinned=summary.pin
+    )  # (the commits the summary counted)
     return CardDiff(summary, text, cut)

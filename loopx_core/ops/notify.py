@@ -31,7 +31,12 @@ from ..store import events, records
 
 SETTING = "notify_command"
 ACTOR = "system:notify"
-KINDS = ("gate_asked", "paused", "verify_failed", "runtime_notice")  # the events that need a person (runners are read from their rows)
+KINDS = (
+    "gate_asked",
+    "paused",
+    "verify_failed",
+    "runtime_notice",
+)  # the events that need a person (runners are read from their rows)
 TIMEOUT, TIMEOUT_MAX = 10.0, 120.0  # seconds the command may take
 EVERY = 300.0  # seconds: one message per key in this long
 BATCH = 20  # events claimed at once
@@ -58,12 +63,22 @@ class Notice(NamedTuple):
     body: str
 
     def to_json(self) -> dict:
-        return {"key": self.key, "kind": self.kind, "event": self.about, "card": ids.fmt(ids.CARD, self.card) if self.card else None, "title": self.title, "body": self.body}
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "event": self.about,
+            "card": ids.fmt(ids.CARD, self.card) if self.card else None,
+            "title": self.title,
+            "body": self.body,
+        }
 
 
 def check_argv(argv: list[str]) -> list[str]:
     if not argv:
-        raise InvalidInput("no command to run", "e.g. `loopx notify set -- /usr/bin/notify-send LoopX` or `--shell 'curl -d @- https://…'`")
+        raise InvalidInput(
+            "no command to run",
+            "e.g. `loopx notify set -- /usr/bin/notify-send LoopX` or `--shell 'curl -d @- https://…'`",
+        )
     if not argv[0].startswith("/"):
         raise InvalidInput(
             f"{argv[0][:80]!r} is not an absolute path",
@@ -78,14 +93,18 @@ def check_argv(argv: list[str]) -> list[str]:
     return argv
 
 
-def set_command(store, argv: list[str] | None, person, timeout: float = TIMEOUT, every: float = EVERY) -> Command | None:
+def set_command(
+    store, argv: list[str] | None, person, timeout: float = TIMEOUT, every: float = EVERY
+) -> Command | None:
     """Set (or with ``argv`` None, clear) the command: a person's signed setting."""
     if argv is not None:
         check_argv(argv)
         if not 0 < timeout <= TIMEOUT_MAX:
             raise InvalidInput(f"--timeout must be between 1 s and {TIMEOUT_MAX:.0f} s", "e.g. --timeout 10s")
         if not 0 <= every <= 86400:
-            raise InvalidInput("--every must be between 0 and a day", "e.g. --every 5m (one message per gate in five minutes)")
+            raise InvalidInput(
+                "--every must be between 0 and a day", "e.g. --every 5m (one message per gate in five minutes)"
+            )
     value = json.dumps({"argv": argv, "timeout": timeout, "every": every} if argv is not None else None)
     store.run(lambda: store.put_signed_setting(SETTING, value, person))
     with store.read():
@@ -100,7 +119,13 @@ def command(store) -> Command | None:
     seq, at, value, _ = found
     try:
         chosen = json.loads(value or "null")
-        return None if chosen is None else Command(tuple(check_argv(list(chosen["argv"]))), float(chosen["timeout"]), float(chosen["every"]), seq, at)
+        return (
+            None
+            if chosen is None
+            else Command(
+                tuple(check_argv(list(chosen["argv"]))), float(chosen["timeout"]), float(chosen["every"]), seq, at
+            )
+        )
     except (ValueError, KeyError, TypeError, InvalidInput):
         return None
 
@@ -125,7 +150,10 @@ class Claim(NamedTuple):
 
 def _claims_since(at: float) -> list[tuple[int, float, dict]]:
     """(seq, at, data) of the claims since ``at``, oldest first."""
-    rows = records.rows("""SELECT "seq", "at", "data" FROM "event" WHERE "kind" = 'notify_claimed' AND "at" >= ? ORDER BY "seq" """, (at,))
+    rows = records.rows(
+        """SELECT "seq", "at", "data" FROM "event" WHERE "kind" = 'notify_claimed' AND "at" >= ? ORDER BY "seq" """,
+        (at,),
+    )
     return [(seq, when, json.loads(data)) for seq, when, data in rows if data]
 
 
@@ -150,7 +178,11 @@ def _given_back(claims, started: set, now: float) -> dict[str, tuple[int, int | 
         about = data.get("about") or [None] * len(data.get("keys", []))
         for key, event in zip(data.get("keys", []), about, strict=False):
             newest[key] = (seq, data, event)
-    return {key: (seq, event) for key, (seq, data, event) in newest.items() if (seq, key) not in started and _gone(data, now)}
+    return {
+        key: (seq, event)
+        for key, (seq, data, event) in newest.items()
+        if (seq, key) not in started and _gone(data, now)
+    }
 
 
 def _cursor(cmd: Command) -> int:
@@ -163,19 +195,52 @@ def _notice(seq: int, card: int | None, kind: str, data: dict) -> Notice | None:
     key = ids.key(ids.CARD, card) if card else "the board"
     if kind == "gate_asked":
         gate = data.get("gate")
-        pending = records.scalar("""SELECT "status" FROM "gate" WHERE "id" = ?""", (ids.parse(ids.GATE, gate) if gate else -1,))
+        pending = records.scalar(
+            """SELECT "status" FROM "gate" WHERE "id" = ?""", (ids.parse(ids.GATE, gate) if gate else -1,)
+        )
         if pending != "pending":
             return None  # answered already (or approved at once): nothing needs the person
-        return Notice(f"gate:{gate}", kind, seq, card, f"{gate} on {key} needs you", terminal_safe(str(data.get("question") or "")))
+        return Notice(
+            f"gate:{gate}",
+            kind,
+            seq,
+            card,
+            f"{gate} on {key} needs you",
+            terminal_safe(str(data.get("question") or "")),
+        )
     if kind == "paused":
         reason = str(data.get("reason") or "paused")
-        return Notice(f"paused:{key}", kind, seq, card, f"{key} paused ({terminal_safe(reason)})", "raise its budget or wait for its window: `loopx card show " + key + "`")
+        return Notice(
+            f"paused:{key}",
+            kind,
+            seq,
+            card,
+            f"{key} paused ({terminal_safe(reason)})",
+            "raise its budget or wait for its window: `loopx card show " + key + "`",
+        )
     if kind == "runtime_notice":  # the runtime's own "needs you" (Claude Code's Notification hook)
         agent, what = terminal_safe(str(data.get("agent_id") or "?")), terminal_safe(str(data.get("type") or "notice"))
         title = f"{terminal_safe(str(data.get('title') or 'the runtime'))} ({agent}) needs you"
-        return Notice(f"runtime:{agent}:{what}", kind, seq, card, title, terminal_safe(str(data.get("message") or "")) + (f" ({key})" if card else ""))
+        return Notice(
+            f"runtime:{agent}:{what}",
+            kind,
+            seq,
+            card,
+            title,
+            terminal_safe(str(data.get("message") or "")) + (f" ({key})" if card else ""),
+        )
     if kind == "verify_failed":
-        return Notice(f"verify:{key}", kind, seq, card, f"{key}: its verify failed", terminal_safe(f"`{data.get('command')}` exited {data.get('exit_code')}" + (" (timed out)" if data.get("timed_out") else "")))
+        return Notice(
+            f"verify:{key}",
+            kind,
+            seq,
+            card,
+            f"{key}: its verify failed",
+            terminal_safe(
+                f"`{data.get('command')}` exited {data.get('exit_code')}"
+                + (" (timed out)" if data.get("timed_out") else "")
+            ),
+        )
     return None
 
 
@@ -187,9 +252,21 @@ def _notice_of_event(seq: int) -> Notice | None:
 
 def _silent_runners(cmd: Command, now: float) -> list[Notice]:
     out = []
-    rows = records.rows("""SELECT "agent", "heartbeat", "card" FROM "runner" WHERE "state" != 'stopped' AND "heartbeat" IS NOT NULL AND "heartbeat" < ? AND "heartbeat" >= ?""", (now - SILENT, cmd.at))
+    rows = records.rows(
+        """SELECT "agent", "heartbeat", "card" FROM "runner" WHERE "state" != 'stopped' AND "heartbeat" IS NOT NULL AND "heartbeat" < ? AND "heartbeat" >= ?""",
+        (now - SILENT, cmd.at),
+    )
     for agent, beat, card in rows:
-        out.append(Notice(f"runner:{agent}:{beat:.3f}", "runner_silent", None, card, f"{terminal_safe(agent)}'s runner went silent", f"no heartbeat since {clock.iso(beat)}: `loopx runner list`"))
+        out.append(
+            Notice(
+                f"runner:{agent}:{beat:.3f}",
+                "runner_silent",
+                None,
+                card,
+                f"{terminal_safe(agent)}'s runner went silent",
+                f"no heartbeat since {clock.iso(beat)}: `loopx runner list`",
+            )
+        )
     return out
 
 
@@ -205,7 +282,11 @@ def claim(store, cmd: Command, by: str) -> Claim:
             f"""SELECT "seq", "card", "kind", "data" FROM "event" WHERE "kind" IN ({", ".join("?" * len(KINDS))}) AND "seq" > ? ORDER BY "seq" LIMIT {BATCH}""",
             (*KINDS, last),
         )
-        candidates = [n for seq, card, kind, data in found if (n := _notice(seq, card, kind, json.loads(data) if data else {})) is not None]
+        candidates = [
+            n
+            for seq, card, kind, data in found
+            if (n := _notice(seq, card, kind, json.loads(data) if data else {})) is not None
+        ]
         silent = _silent_runners(cmd, now)
         since = now - max(cmd.every, RECLAIM_WITHIN, *(now - float(n.key.rsplit(":", 1)[1]) for n in silent))
         claims = _claims_since(since)
@@ -216,7 +297,9 @@ def claim(store, cmd: Command, by: str) -> Claim:
         seen = {k for seq, at, data in claims for k in data.get("keys", []) if at >= window and k not in given_back}
         if silent:
             oldest = min(float(n.key.rsplit(":", 1)[1]) for n in silent)
-            seen |= {k for seq, at, data in claims for k in data.get("keys", []) if at >= oldest and k not in given_back}
+            seen |= {
+                k for seq, at, data in claims for k in data.get("keys", []) if at >= oldest and k not in given_back
+            }
         chosen: list[Notice] = []
         for key, (_, event) in sorted(given_back.items(), key=lambda item: item[1][0]):
             again = _notice_of_event(event) if event is not None else next((n for n in silent if n.key == key), None)
@@ -232,9 +315,18 @@ def claim(store, cmd: Command, by: str) -> Claim:
         if upto == last and not chosen:
             return Claim(0, [])
         seq = events.emit(
-            ACTOR, "notify_claimed", None, upto=upto, by=by, keys=[n.key for n in chosen], about=[n.about for n in chosen],
-            skipped=len(candidates) + len(silent) - (len(chosen) - taken_back), taken_back=taken_back,
-            pid=os.getpid(), host=host_name(), until=now + len(chosen) * (cmd.timeout + 5.0) + GRACE,
+            ACTOR,
+            "notify_claimed",
+            None,
+            upto=upto,
+            by=by,
+            keys=[n.key for n in chosen],
+            about=[n.about for n in chosen],
+            skipped=len(candidates) + len(silent) - (len(chosen) - taken_back),
+            taken_back=taken_back,
+            pid=os.getpid(),
+            host=host_name(),
+            until=now + len(chosen) * (cmd.timeout + 5.0) + GRACE,
         )
         return Claim(seq, chosen)
 
@@ -247,7 +339,9 @@ def start(store, claimed: Claim, notice: Notice) -> bool:
     (this deliverer was thought gone), so it is not run here."""
 
     def body() -> bool:
-        later = records.rows("""SELECT "data" FROM "event" WHERE "kind" = 'notify_claimed' AND "seq" > ?""", (claimed.seq,))
+        later = records.rows(
+            """SELECT "data" FROM "event" WHERE "kind" = 'notify_claimed' AND "seq" > ?""", (claimed.seq,)
+        )
         if any(notice.key in json.loads(r[0]).get("keys", []) for r in later if r[0]):
             return False
         events.emit(ACTOR, "notify_sending", notice.card, claim=claimed.seq, key=notice.key)
@@ -258,12 +352,27 @@ def start(store, claimed: Claim, notice: Notice) -> bool:
 
 def record(store, notice: Notice, ok: bool, error: str | None, seconds: float) -> int:
     """The command's outcome for ``notice``, as an event on its card (the board shows it)."""
-    return store.run(lambda: events.emit(ACTOR, "notified", notice.card, key=notice.key, kind=notice.kind, event=notice.about, ok=ok, error=error, seconds=round(seconds, 3)))
+    return store.run(
+        lambda: events.emit(
+            ACTOR,
+            "notified",
+            notice.card,
+            key=notice.key,
+            kind=notice.kind,
+            event=notice.about,
+            ok=ok,
+            error=error,
+            seconds=round(seconds, 3),
+        )
+    )
 
 
 def last_outcome(store, card: int, key: str) -> tuple[float, bool, str | None] | None:
     """When the person was last told about ``key`` on ``card``, and whether it worked."""
-    rows = store.query("""SELECT "at", "data" FROM "event" WHERE "kind" = 'notified' AND "card" = ? ORDER BY "seq" DESC LIMIT 20""", (card,))
+    rows = store.query(
+        """SELECT "at", "data" FROM "event" WHERE "kind" = 'notified' AND "card" = ? ORDER BY "seq" DESC LIMIT 20""",
+        (card,),
+    )
     for at, data in rows:
         d = json.loads(data) if data else {}
         if d.get("key") == key:

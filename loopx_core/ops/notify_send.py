@@ -23,7 +23,19 @@ import time
 from ..rules import faults, spawn
 from . import notify
 
-KEPT = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
+KEPT = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XDG_RUNTIME_DIR",
+    "DBUS_SESSION_BUS_ADDRESS",
+)
 OUTPUT_KEPT = 300  # characters of the command's output kept in the error
 POLL = 2.0  # seconds between a deliverer's looks at the board
 
@@ -38,8 +50,13 @@ def run(cmd: notify.Command, notice: notify.Notice) -> tuple[bool, str | None, f
     message = json.dumps(notice.to_json())
     try:
         proc = subprocess.Popen(
-            [*cmd.argv, notice.title, notice.body], cwd="/", env=command_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
+            [*cmd.argv, notice.title, notice.body],
+            cwd="/",
+            env=command_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     except OSError as exc:
         return False, f"could not start {cmd.argv[0]}: {exc.strerror or exc}", time.monotonic() - started

@@ -68,7 +68,12 @@ def record_observed(agent: str, card_id: int, show: str, size: int, sha: str) ->
     card = Card.get_or_none(Card.id == card_id)
     if card is None or card.lease_holder != agent or card.status not in holding.HELD:
         return False
-    last = Observed.select().where((Observed.card == card_id) & (Observed.path == show)).order_by(Observed.id.desc()).first()
+    last = (
+        Observed.select()
+        .where((Observed.card == card_id) & (Observed.path == show))
+        .order_by(Observed.id.desc())
+        .first()
+    )
     if last is not None and last.size == size and last.sha256 == sha:
         return False
     row = Observed.create(card=card_id, agent=agent, path=show, size=size, sha256=sha, created_at=clock.now())
@@ -106,4 +111,3 @@ def refused_count(path: str) -> int:
 def ingest_error(card: int | None, **data) -> None:
     """A document the watcher refused, on the board once (an ``ingest_error`` event)."""
     events.emit("system", "ingest_error", card, **data)
-

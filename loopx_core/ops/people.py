@@ -33,13 +33,17 @@ def add_person(store, by: keys.Person, name: str, public_b64: str) -> dict:
     except ValueError:
         raw = b""
     if len(raw) != 32:
-        raise InvalidInput("not an Ed25519 public key", "paste what `loopx key show` prints on their machine (base64, 44 characters)")
+        raise InvalidInput(
+            "not an Ed25519 public key", "paste what `loopx key show` prints on their machine (base64, 44 characters)"
+        )
     by = member(store, by)
 
     def body():
         fp = keys.fingerprint(raw)
         if Person.get(fp) is not None:
-            raise Conflict(f"key {fp} is already on this board", "`loopx person list` shows the people", code="no_change")
+            raise Conflict(
+                f"key {fp} is already on this board", "`loopx person list` shows the people", code="no_change"
+            )
         _insert(by, name, raw)
         return {"fingerprint": fp, "name": name}
 
@@ -64,7 +68,9 @@ def revoke_person(store, by: keys.Person, fingerprint: str) -> dict:
         if row.revoked_seq is not None:
             raise Conflict(f"key {fingerprint} is already revoked", "", code="no_change")
         if not exists('SELECT 1 FROM "person" WHERE "fingerprint" <> ? AND "revoked_seq" IS NULL', (fingerprint,)):
-            raise Conflict("that is the board's last person", "add another person first (`loopx person add`), then revoke this key")
+            raise Conflict(
+                "that is the board's last person", "add another person first (`loopx person add`), then revoke this key"
+            )
         row.revoked_seq = events.emit(by, "person_revoked", None, fingerprint=fingerprint, name=row.name)
         row.save()
         return {"fingerprint": fingerprint, "name": row.name, "revoked": True}
@@ -104,10 +110,17 @@ def accept_board(store, person: keys.Person, root: str) -> dict:
     if own.root is None:
         raise Forbidden("this board has no root person", "; ".join(own.problems) or "a person runs `loopx init` on it")
     if own.root.fingerprint != root:
-        raise Forbidden(f"this board's root key is {own.root.fingerprint}, not {root}", "do not accept it: ask the person who made it to read you its fingerprint (`loopx person list`)")
+        raise Forbidden(
+            f"this board's root key is {own.root.fingerprint}, not {root}",
+            "do not accept it: ask the person who made it to read you its fingerprint (`loopx person list`)",
+        )
     found = own.people.get(person.fingerprint)
     if found is None or found.revoked_seq is not None:
-        raise Forbidden(f"your key {person.fingerprint} is not one of this board's people", "only a person on the board accepts it (a person on it adds you: `loopx person add`)", code="not_a_person")
+        raise Forbidden(
+            f"your key {person.fingerprint} is not one of this board's people",
+            "only a person on the board accepts it (a person on it adds you: `loopx person add`)",
+            code="not_a_person",
+        )
     held = trust.read_places().get(where)
     replaces = held.get("board") if isinstance(held, dict) and held.get("board") != uid else None
     signer = person.named(found.name)

@@ -68,7 +68,15 @@ def restore_used(card: Card) -> bool:
     if logged is None or logged == row:
         return False
     card.used_turns, card.used_tokens, card.used_usd = logged
-    events.emit("system", "row_restored", card.id, table="card", columns=["used_turns", "used_tokens", "used_usd"], row=list(row), log=list(logged))
+    events.emit(
+        "system",
+        "row_restored",
+        card.id,
+        table="card",
+        columns=["used_turns", "used_tokens", "used_usd"],
+        row=list(row),
+        log=list(logged),
+    )
     return True
 
 
@@ -188,7 +196,14 @@ def _spent_in(window: Window, column: str, value, now: float) -> list[tuple[floa
         (value, now - window.seconds),
     )
     return [
-        (at, {"tokens": tokens or 0, "usd": usd or 0.0, "turns": 1 if charged_turn(source, json.loads(extra) if extra else None) else 0})
+        (
+            at,
+            {
+                "tokens": tokens or 0,
+                "usd": usd or 0.0,
+                "turns": 1 if charged_turn(source, json.loads(extra) if extra else None) else 0,
+            },
+        )
         for at, tokens, usd, source, extra in rows
     ]
 
@@ -281,7 +296,9 @@ def decided(store, seq: int | None, kinds: tuple[str, ...], card_id: int, strict
         from ..authority.trust import event_row
 
         row = event_row(store.query, seq)
-        if row is not None and (row.kind not in kinds or not row.actor.startswith("human:") or row.computed_hash() != row.hash):
+        if row is not None and (
+            row.kind not in kinds or not row.actor.startswith("human:") or row.computed_hash() != row.hash
+        ):
             row = None
     return row.payload() if row is not None and row.card == card_id else None
 

@@ -58,7 +58,9 @@ def reap_due(now: float | None = None, agent: str | None = None) -> None:
     mine = agent is not None
     card_ids: set[int] = set()
     for due in DUE:
-        card_ids.update(c for (c,) in records.rows(due_sql(due, f'"{due.card}"', mine=mine), (now, agent) if mine else (now,)))
+        card_ids.update(
+            c for (c,) in records.rows(due_sql(due, f'"{due.card}"', mine=mine), (now, agent) if mine else (now,))
+        )
     for card_id in sorted(card_ids):
         reap_card(card_row(card_id), now)
 

@@ -42,7 +42,10 @@ def release_on_stop(store, card_id: int, agent: str, why: str) -> CardView | Non
         card = reap_card(card_row(card_id))
         if card.lease_holder != agent or card.status not in ("active", "waiting"):
             return None
-        if Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' AND "kind" != ?""", (card.id, RUNTIME)) is not None:
+        if (
+            Gate.first("""WHERE "card_id" = ? AND "status" = 'pending' AND "kind" != ?""", (card.id, RUNTIME))
+            is not None
+        ):
             return None
         withdraw_pending(card, now, why)  # (only the runtime's questions are pending)
         release_card(card, f"agent:{agent}", now)

@@ -98,9 +98,22 @@ class RunnerView(NamedTuple):
 
 def view(row: Runner, control: Control | None = None) -> RunnerView:
     return RunnerView(
-        agent=row.agent, runner_id=row.runner_id, runtime=row.runtime, pid=row.pid, host=row.host, state=row.state,
-        card=row.card, turn=row.turn or 0, turn_id=row.turn_id, gate=row.gate, wake_at=row.wake_at, detail=row.detail,
-        since=row.since, heartbeat=row.heartbeat, seen_seq=row.seen_seq, started_at=row.started_at,
+        agent=row.agent,
+        runner_id=row.runner_id,
+        runtime=row.runtime,
+        pid=row.pid,
+        host=row.host,
+        state=row.state,
+        card=row.card,
+        turn=row.turn or 0,
+        turn_id=row.turn_id,
+        gate=row.gate,
+        wake_at=row.wake_at,
+        detail=row.detail,
+        since=row.since,
+        heartbeat=row.heartbeat,
+        seen_seq=row.seen_seq,
+        started_at=row.started_at,
         control=control if control is not None else Control("run"),
         process_gone=row.state != "stopped" and gone_here(row.host, row.pid),
     )
@@ -111,6 +124,7 @@ def _live(row: Runner | None, now: float) -> bool:
 
 
 # -- a person's control ---------------------------------------------------------------
+
 
 def controls(store, agents) -> dict[str, Control]:
     """The control a person signed for each of ``agents``: the newest control
@@ -137,12 +151,19 @@ def controls(store, agents) -> dict[str, Control]:
         if intact and (named not in wanted or named in out):
             continue  # another agent's, or older than one already decided
         why = store.trust().check(row)
-        for agent in ([named] if intact and named is not None else sorted(wanted - set(out))):  # (intact: named is in wanted)
+        for agent in (
+            [named] if intact and named is not None else sorted(wanted - set(out))
+        ):  # (intact: named is in wanted)
             if why is None and data.get("control") == CONTROL_OF_KIND.get(row.kind):
                 what = data["control"]
                 out[agent] = Control("run" if what == "resume" else what, row.actor, seq)
             else:
-                out[agent] = Control("pause", None, seq, f"the newest control of this runner ({row.kind}, event {seq}) is not a valid signed decision: {why or 'its data does not match its kind'}")
+                out[agent] = Control(
+                    "pause",
+                    None,
+                    seq,
+                    f"the newest control of this runner ({row.kind}, event {seq}) is not a valid signed decision: {why or 'its data does not match its kind'}",
+                )
     return {agent: out.get(agent, Control("run")) for agent in wanted}
 
 
@@ -159,7 +180,11 @@ def control(store, agent: str, what: str, person) -> RunnerView:
     runner's grace time), its lease is released and the process exits, and no
     ``loopx run`` for the agent starts until a person resumes it."""
     if not hasattr(person, "sign"):
-        raise Forbidden("only a person can pause, resume or stop a runner", "a person runs `loopx runner pause|resume|stop AGENT` with their key, or presses p/u/s on the board", code="person_only")
+        raise Forbidden(
+            "only a person can pause, resume or stop a runner",
+            "a person runs `loopx runner pause|resume|stop AGENT` with their key, or presses p/u/s on the board",
+            code="person_only",
+        )
     if what not in CONTROLS:
         raise InvalidInput(f"no runner control {what!r}", f"one of: {', '.join(CONTROLS)}")
 
@@ -180,6 +205,7 @@ def control(store, agent: str, what: str, person) -> RunnerView:
 
 
 # -- the runner's own operators ----------------------------------------------------------
+
 
 def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) -> RunnerView:
     """A runner process starts driving ``agent``: refused while another one is
@@ -208,16 +234,38 @@ def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) 
                 data={"runner": view(row).to_json(now)},
             )
         if row is not None and row.state != "stopped":
-            previous = {"runner": row.runner_id, "pid": row.pid, "host": row.host, "heartbeat": clock.iso(row.heartbeat)}
+            previous = {
+                "runner": row.runner_id,
+                "pid": row.pid,
+                "host": row.host,
+                "heartbeat": clock.iso(row.heartbeat),
+            }
         if row is None:
             row = Runner(agent=agent, turn=0)
             new = True
         else:
             new = False
         row.runner_id, row.runtime, row.pid, row.host = runner_id, runtime, pid, host
-        row.state, row.card, row.turn_id, row.gate, row.wake_at, row.detail = "asleep", None, None, None, None, "starting"
+        row.state, row.card, row.turn_id, row.gate, row.wake_at, row.detail = (
+            "asleep",
+            None,
+            None,
+            None,
+            None,
+            "starting",
+        )
         row.since = row.heartbeat = row.started_at = now
-        row.seen_seq = events.emit(actor(agent), "runner_started", None, agent=agent, runner=runner_id, runtime=runtime, pid=pid, host=host, took_over=previous)
+        row.seen_seq = events.emit(
+            actor(agent),
+            "runner_started",
+            None,
+            agent=agent,
+            runner=runner_id,
+            runtime=runtime,
+            pid=pid,
+            host=host,
+            took_over=previous,
+        )
         row.insert() if new else row.save()
         return view(row, decided)
 
@@ -254,7 +302,13 @@ def _record(agent: str, runner_id: str, wanted: dict, new_turn: bool) -> RunnerV
         row.turn = (row.turn or 0) + 1
     row.save()
     card = wanted["card"]
-    data = {"agent": agent, "state": wanted["state"], "gate": ids.fmt(ids.GATE, wanted["gate"]), "wake_at": clock.iso(wanted["wake_at"]), "detail": wanted["detail"]}
+    data = {
+        "agent": agent,
+        "state": wanted["state"],
+        "gate": ids.fmt(ids.GATE, wanted["gate"]),
+        "wake_at": clock.iso(wanted["wake_at"]),
+        "detail": wanted["detail"],
+    }
     if new_turn:
         events.emit(actor(agent), "turn_started", card, turn=row.turn, turn_id=wanted["turn_id"], **data)
     else:
@@ -262,8 +316,18 @@ def _record(agent: str, runner_id: str, wanted: dict, new_turn: bool) -> RunnerV
     return view(row)
 
 
-def set_state(store, agent: str, runner_id: str, state: str, *, card: int | None = None, turn_id: str | None = None, gate: int | None = None,
-              wake_at: float | None = None, detail: str | None = None) -> RunnerView:
+def set_state(
+    store,
+    agent: str,
+    runner_id: str,
+    state: str,
+    *,
+    card: int | None = None,
+    turn_id: str | None = None,
+    gate: int | None = None,
+    wake_at: float | None = None,
+    detail: str | None = None,
+) -> RunnerView:
     """What the runner does now (not a new turn: ``start_turn``)."""
     if state not in STATES:
         raise InvalidInput(f"no runner state {state!r}", ", ".join(STATES))
@@ -271,7 +335,9 @@ def set_state(store, agent: str, runner_id: str, state: str, *, card: int | None
     return store.run(lambda: _record(agent, runner_id, wanted, False))
 
 
-def start_turn(store, agent: str, runner_id: str, card: int, turn_id: str, detail: str | None = None) -> tuple[RunnerView | None, Control]:
+def start_turn(
+    store, agent: str, runner_id: str, card: int, turn_id: str, detail: str | None = None
+) -> tuple[RunnerView | None, Control]:
     """The runner starts a turn on ``card`` — unless a person's newest control
     for the agent is a pause or a stop (or does not verify: a pause). Read in
     the transaction that records ``turn_started``, which waits for every other
@@ -307,7 +373,10 @@ def beat(store, agent: str, runner_id: str, seen_seq: int | None = None) -> bool
     event. False when another runner has taken the agent over."""
 
     def body():
-        changed = records.execute('UPDATE "runner" SET "heartbeat" = ?, "seen_seq" = ? WHERE "agent" = ? AND "runner_id" = ?', (clock.now(), seen_seq, agent, runner_id))
+        changed = records.execute(
+            'UPDATE "runner" SET "heartbeat" = ?, "seen_seq" = ? WHERE "agent" = ? AND "runner_id" = ?',
+            (clock.now(), seen_seq, agent, runner_id),
+        )
         return changed.rowcount > 0
 
     return store.run(body)

@@ -24,11 +24,25 @@ DAY = 24 * HOUR
 # branch a person merged finishes with `merged`, not `done` (#26); a conflict
 # sends it back to ready.
 _WORK_STARTS = frozenset({"claimed", "handoff_accepted", "monitor_due"})
-_WORK_ENDS = frozenset({
-    "gate_asked", "paused", "released", "lease_expired", "done", "merged", "merge_conflict", "handoff_created", "card_moved",
-    "card_unassigned", "monitoring", "gate_expired",
-})
-_PAUSE_ENDS = frozenset({"budget_raised", "card_moved", "card_unassigned", "done", "merged", "merge_conflict", "released", "lease_expired"})
+_WORK_ENDS = frozenset(
+    {
+        "gate_asked",
+        "paused",
+        "released",
+        "lease_expired",
+        "done",
+        "merged",
+        "merge_conflict",
+        "handoff_created",
+        "card_moved",
+        "card_unassigned",
+        "monitoring",
+        "gate_expired",
+    }
+)
+_PAUSE_ENDS = frozenset(
+    {"budget_raised", "card_moved", "card_unassigned", "done", "merged", "merge_conflict", "released", "lease_expired"}
+)
 _DATA_KINDS = frozenset({"gate_answered", "budget_raised", "paused", "handoff_created"})  # whose data the spans read
 SPAN_KINDS = _WORK_STARTS | _WORK_ENDS | _PAUSE_ENDS | {"gate_answered", "card_added"}
 
@@ -96,29 +110,58 @@ def _rows(store, query) -> list[tuple]:
 def read_trajectory(store, card_id: int | None, now: float) -> Trajectory:
     """One read transaction: the rows a timeline needs (``card_id=None``: the board)."""
     with store.read():
-        evidence = Evidence.select(Evidence.created_at, Evidence.card, Evidence.agent, Evidence.tokens, Evidence.usd, Evidence.source)
+        evidence = Evidence.select(
+            Evidence.created_at, Evidence.card, Evidence.agent, Evidence.tokens, Evidence.usd, Evidence.source
+        )
         gates = Gate.select(Gate.id, Gate.card, Gate.status, Gate.created_at, Gate.answered_at, Gate.answered_by)
         if card_id is not None:
-            card_rows = _rows(store, Card.select(Card.id, Card.created_at, Card.done_at, Card.status).where(Card.id == card_id))
-            turn_rows = _rows(store, evidence.where(Evidence.card == card_id).order_by(Evidence.created_at, Evidence.id))
+            card_rows = _rows(
+                store, Card.select(Card.id, Card.created_at, Card.done_at, Card.status).where(Card.id == card_id)
+            )
+            turn_rows = _rows(
+                store, evidence.where(Evidence.card == card_id).order_by(Evidence.created_at, Evidence.id)
+            )
             gates = gates.where(Gate.card == card_id)
-            events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(Event.card == card_id, Event.kind.in_(sorted(SPAN_KINDS)))
+            events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(
+                Event.card == card_id, Event.kind.in_(sorted(SPAN_KINDS))
+            )
         else:
             # The board: when it began (not every card), its turns summed per
             # slice of time when there are many, and no "card_added" events
             # (the cards' first time says when the board began).
             card_rows = [(None, *_rows(store, Card.select(pw.fn.MIN(Card.created_at)))[0], None, None)]
-            count, first, last = _rows(store, Evidence.select(pw.fn.COUNT(Evidence.id), pw.fn.MIN(Evidence.created_at), pw.fn.MAX(Evidence.created_at)))[0]
+            count, first, last = _rows(
+                store,
+                Evidence.select(
+                    pw.fn.COUNT(Evidence.id), pw.fn.MIN(Evidence.created_at), pw.fn.MAX(Evidence.created_at)
+                ),
+            )[0]
             if count > SUM_OVER:
                 width = max(1.0, (last - first) / SLICES)
                 hook = Evidence.source == "hook"
                 key = pw.Cast((Evidence.created_at - first) / width, "INTEGER")
                 # (grouped by position: PostgreSQL will not match expressions with parameters)
-                summed = Evidence.select(pw.fn.MIN(Evidence.created_at), pw.fn.SUM(Evidence.tokens), pw.fn.SUM(Evidence.usd), hook, pw.fn.COUNT(Evidence.id), key).group_by(pw.SQL("4"), pw.SQL("6")).order_by(pw.SQL("1"))
-                turn_rows = [(at, None, "", tokens, usd, "hook" if by_hook else "", n) for at, tokens, usd, by_hook, n, _ in _rows(store, summed)]
+                summed = (
+                    Evidence.select(
+                        pw.fn.MIN(Evidence.created_at),
+                        pw.fn.SUM(Evidence.tokens),
+                        pw.fn.SUM(Evidence.usd),
+                        hook,
+                        pw.fn.COUNT(Evidence.id),
+                        key,
+                    )
+                    .group_by(pw.SQL("4"), pw.SQL("6"))
+                    .order_by(pw.SQL("1"))
+                )
+                turn_rows = [
+                    (at, None, "", tokens, usd, "hook" if by_hook else "", n)
+                    for at, tokens, usd, by_hook, n, _ in _rows(store, summed)
+                ]
             else:
                 turn_rows = _rows(store, evidence.order_by(Evidence.created_at, Evidence.id))
-            events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(Event.kind.in_(sorted(SPAN_KINDS - {"card_added"})))
+            events = Event.select(Event.at, Event.card, Event.kind, Event.actor, Event.data).where(
+                Event.kind.in_(sorted(SPAN_KINDS - {"card_added"}))
+            )
         gate_rows = _rows(store, gates.order_by(Gate.id))
         event_rows = _rows(store, events.order_by(Event.seq))
     return build(card_id, now, card_rows, turn_rows, gate_rows, event_rows)
@@ -133,7 +176,10 @@ def _data(data) -> dict:
 
 def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajectory:
     """The trajectory from plain rows (tuples in the column order read above)."""
-    turns = tuple(Turn(at, card, agent, int(tokens or 0), float(usd or 0.0), source == "hook", *n) for at, card, agent, tokens, usd, source, *n in turn_rows)
+    turns = tuple(
+        Turn(at, card, agent, int(tokens or 0), float(usd or 0.0), source == "hook", *n)
+        for at, card, agent, tokens, usd, source, *n in turn_rows
+    )
     gates, answers = [], []
     for gid, card, status, asked, answered, by in gate_rows:
         if answered is not None and answered <= asked:
@@ -152,7 +198,9 @@ def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajecto
         if kind in _PAUSE_ENDS and card in paused and (kind != "budget_raised" or data.get("resumed")):
             start, why = paused.pop(card)
             pauses.append(Span(start, at, card, why))
-        approved = kind == "gate_answered" and data.get("answer") == "approved" and data.get("scope") != MERGE_SCOPE  # (a merge ends the work)
+        approved = (
+            kind == "gate_answered" and data.get("answer") == "approved" and data.get("scope") != MERGE_SCOPE
+        )  # (a merge ends the work)
         if kind in _WORK_STARTS or approved or (kind == "budget_raised" and data.get("resumed") == "active"):
             working.setdefault(card, (at, actor.split(":", 1)[-1]))
         if kind == "paused":
@@ -166,7 +214,18 @@ def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajecto
     end = None
     if card_id is not None and card_rows and card_rows[0][3] in ("done", "cancelled"):
         end = card_rows[0][2] or max([start] + [t.at for t in turns] + [row[0] for row in event_rows])
-    return Trajectory(card_id, start, now, end, turns, tuple(gates), _in_order(pauses), _in_order(work), tuple(handoffs), tuple(answers))
+    return Trajectory(
+        card_id,
+        start,
+        now,
+        end,
+        turns,
+        tuple(gates),
+        _in_order(pauses),
+        _in_order(work),
+        tuple(handoffs),
+        tuple(answers),
+    )
 
 
 def _in_order(spans: list[Span]) -> tuple[Span, ...]:
@@ -263,4 +322,6 @@ def burn(t: Trajectory, max_bars: int = 120) -> Burn:
         b = min(bars - 1, max(0, int((x.at - t.start) // step)))
         tokens[b] += x.tokens
         usd[b] += x.usd
-    return Burn(float(step), tuple(b * step / HOUR for b in range(bars)), tuple(tokens), tuple(round(u, 6) for u in usd))
+    return Burn(
+        float(step), tuple(b * step / HOUR for b in range(bars)), tuple(tokens), tuple(round(u, 6) for u in usd)
+    )

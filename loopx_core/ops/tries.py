@@ -44,9 +44,16 @@ class Try(NamedTuple):
     def to_json(self) -> dict:
         c = self.card.to_json()
         return {
-            "try": self.number, "card": c["id"], "title": c["title"], "status": c["status"], "owner": c["owner"],
+            "try": self.number,
+            "card": c["id"],
+            "title": c["title"],
+            "status": c["status"],
+            "owner": c["owner"],
             "diff": None if self.files is None else {"files": self.files, "added": self.added, "removed": self.removed},
-            "verify": self.verify, "quota": c["quota"], "workspace": self.workspace, "head": self.head,
+            "verify": self.verify,
+            "quota": c["quota"],
+            "workspace": self.workspace,
+            "head": self.head,
         }
 
 
@@ -54,12 +61,21 @@ def _new_try(first: Card, person, agent: str | None, now: float) -> Card:
     tries = family(first.id)
     key = ids.fmt(ids.CARD, first.id)
     if len(tries) >= MAX_TRIES:
-        raise InvalidInput(f"{key} has {len(tries)} tries already (at most {MAX_TRIES})", "keep one with `loopx card keep CARD`")
+        raise InvalidInput(
+            f"{key} has {len(tries)} tries already (at most {MAX_TRIES})", "keep one with `loopx card keep CARD`"
+        )
     number = max(n for n, _ in tries) + 1
     data = {
-        "title": f"{first.title} (try {number} of {key})", "body": first.body, "needs": first.needs, "priority": first.priority,
-        "owner": agent, "next": first.next_action, "verify": first.verify,
-        "max_turns": first.max_turns, "max_tokens": first.max_tokens, "max_usd": first.max_usd,
+        "title": f"{first.title} (try {number} of {key})",
+        "body": first.body,
+        "needs": first.needs,
+        "priority": first.priority,
+        "owner": agent,
+        "next": first.next_action,
+        "verify": first.verify,
+        "max_turns": first.max_turns,
+        "max_tokens": first.max_tokens,
+        "max_usd": first.max_usd,
     }
     return create_card(data, person, now, try_of=key, try_no=number)
 
@@ -75,9 +91,14 @@ def add_tries(store, card_id: int, person, agents: list[str | None]) -> list[Car
         key = ids.fmt(ids.CARD, card_id)
         source = first_of(card_id)
         if source != card_id:
-            raise InvalidInput(f"{key} is itself a try of {ids.fmt(ids.CARD, source)}", f"try that card again: `loopx card try {ids.fmt(ids.CARD, source)}`")
+            raise InvalidInput(
+                f"{key} is itself a try of {ids.fmt(ids.CARD, source)}",
+                f"try that card again: `loopx card try {ids.fmt(ids.CARD, source)}`",
+            )
         if first.status in OFF:
-            raise Conflict(f"{key} is {first.status}: there is nothing left to try", "add a new card instead", code="illegal_move")
+            raise Conflict(
+                f"{key} is {first.status}: there is nothing left to try", "add a new card instead", code="illegal_move"
+            )
         return [card_view(_new_try(first, person, agent, now)) for agent in agents]
 
     return store.run(body)
@@ -103,7 +124,10 @@ def _verify_result(card_id: int) -> bool | None:
     """The card's last verify result as the chained log records it (never an
     evidence row, which an edit of the board file could swap between tries)."""
     marks = ", ".join("?" * len(VERIFY_KINDS))
-    for kind, text in records.rows(f'SELECT "kind", "data" FROM "event" WHERE "card" = ? AND "kind" IN ({marks}) ORDER BY "seq" DESC', (card_id, *VERIFY_KINDS)):
+    for kind, text in records.rows(
+        f'SELECT "kind", "data" FROM "event" WHERE "card" = ? AND "kind" IN ({marks}) ORDER BY "seq" DESC',
+        (card_id, *VERIFY_KINDS),
+    ):
         data = json.loads(text) if isinstance(text, str) else (text or {})
         if kind == "verify_failed":
             return False
@@ -169,14 +193,21 @@ def keep(store, card_id: int, person, head: str | None = None) -> tuple[CardView
         first = first_of(card_id)
         tries = family(first)
         if len(tries) < 2:
-            raise InvalidInput(f"{key} has no other tries to choose from", f"give it another agent first: `loopx card try {key} --to AGENT`")
+            raise InvalidInput(
+                f"{key} has no other tries to choose from",
+                f"give it another agent first: `loopx card try {key} --to AGENT`",
+            )
         if kept.status == "cancelled":
             raise Conflict(f"{key} was cancelled", "keep another try", code="illegal_move")
         others = [c for _, c in tries if c != card_id]
         merged = [c for c in others if card_row(c, lock=False).status == "done"]
         if merged:
             done_key = ids.fmt(ids.CARD, merged[0])
-            raise Conflict(f"{done_key}, another try, is done already: its code is in the base", f"keep {done_key}, or cancel {key} by hand", code="illegal_move")
+            raise Conflict(
+                f"{done_key}, another try, is done already: its code is in the base",
+                f"keep {done_key}, or cancel {key} by hand",
+                code="illegal_move",
+            )
         return first, [c for c in others if card_row(c, lock=False).status != "cancelled"]
 
     with store.read():
@@ -192,7 +223,9 @@ def keep(store, card_id: int, person, head: str | None = None) -> tuple[CardView
         first_again, still = plan()
         gone = [card_view(apply_move(reap_card(card_row(c)), "cancelled", person, now)) for c in still]
         pinned = {"head": seen.head, "base_commit": seen.base_commit} if seen is not None else {}
-        events.emit(person, "try_kept", first_again, kept=key, cancelled=[c.key for c in gone], archived=archived, **pinned)
+        events.emit(
+            person, "try_kept", first_again, kept=key, cancelled=[c.key for c in gone], archived=archived, **pinned
+        )
         return card_view(reap_card(card_row(card_id))), gone
 
     return store.run(decide)

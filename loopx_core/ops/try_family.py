@@ -19,7 +19,9 @@ def first_of(card_id: int) -> int:
 def family(first: int) -> list[tuple[int, int]]:
     """(try number, card id) of the first card and its tries, in order."""
     found = [(1, first)]
-    for card, number in records.rows('SELECT "card_id", "try_no" FROM "card_try" WHERE "try_of" = ? ORDER BY "card_id"', (first,)):
+    for card, number in records.rows(
+        'SELECT "card_id", "try_no" FROM "card_try" WHERE "try_of" = ? ORDER BY "card_id"', (first,)
+    ):
         found.append((int(number or len(found) + 1), int(card)))
     return found
 

@@ -10,17 +10,26 @@ from .idempotence import once
 from .writeback import writeback
 
 
-def record(store, card_id: int, agent: str, data: dict, *, lease_token: int | None, op_id: str | None, source: str, code=None) -> tuple[dict, int, bool]:
+def record(
+    store, card_id: int, agent: str, data: dict, *, lease_token: int | None, op_id: str | None, source: str, code=None
+) -> tuple[dict, int, bool]:
     """Record ``data`` (a validated evidence shape) on the card; returns the
     result, its exit code and whether it is a replay of an op id's first run.
     ``code``: the card's workspace as captured before the transaction."""
     ran = []
 
     def run():
-        evidence, card, created = writeback(store, card_id, agent, data, source=source, lease_token=lease_token, code=code)
+        evidence, card, created = writeback(
+            store, card_id, agent, data, source=source, lease_token=lease_token, code=code
+        )
         ran.append(True)
         ev = evidence.to_json()
-        return {"evidence": ev, "card": card.to_json(), "created": created, "warnings": missing_warnings(ev["artifacts"])}, 0
+        return {
+            "evidence": ev,
+            "card": card.to_json(),
+            "created": created,
+            "warnings": missing_warnings(ev["artifacts"]),
+        }, 0
 
     result, code = once(store, op_id, "writeback", {"agent": agent, "card": card_id, "data": data}, run)
     return result, code, not ran

@@ -129,6 +129,7 @@ def stop_check(store, agent: str, session, started_at: float | None) -> StopChec
 
 # -- the runner's reads around a turn (runner/loop.py calls operators, never the models) --
 
+
 def _card(card_id: int) -> Card:
     card = Card.get(card_id)
     if card is None:
@@ -150,7 +151,10 @@ def room(store, card_id: int, agent: str) -> tuple[float | None, float | None]:
             tokens.append(card.max_tokens - card.used_tokens)
         if card.max_usd is not None:
             usd.append(card.max_usd - card.used_usd)
-        for window, (used, _) in ((quota.card_window(card), quota.card_window_state(card, now)), (quota.agent_window(agent_row), quota.agent_window_state(agent_row, now))):
+        for window, (used, _) in (
+            (quota.card_window(card), quota.card_window_state(card, now)),
+            (quota.agent_window(agent_row), quota.agent_window_state(agent_row, now)),
+        ):
             if window is not None and window.tokens is not None:
                 tokens.append(window.tokens - used["tokens"])
             if window is not None and window.usd is not None:
@@ -169,7 +173,13 @@ def held_cards(store, agent: str) -> list[int]:
     """The agent's active and waiting cards: what a stopping runner gives back
     (``release.release_on_stop`` keeps a card waiting on the agent's own question)."""
     with store.read():
-        return [r[0] for r in records.rows('SELECT "id" FROM "card" WHERE "lease_holder" = ? AND "status" IN (?, ?) ORDER BY "id"', (agent, "active", "waiting"))]
+        return [
+            r[0]
+            for r in records.rows(
+                'SELECT "id" FROM "card" WHERE "lease_holder" = ? AND "status" IN (?, ?) ORDER BY "id"',
+                (agent, "active", "waiting"),
+            )
+        ]
 
 
 def events_after(store, seq: int) -> list:
@@ -188,10 +198,22 @@ def check_signed(store, card_id: int):
 
     def body():
         card = reap_card(card_row(card_id))
-        before = (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS))
+        before = (
+            card.status,
+            card.max_turns,
+            card.max_tokens,
+            card.max_usd,
+            *(getattr(card, f) for f in WINDOW_FIELDS),
+        )
         quota.enforce_signed(store, card, strict=True)
         quota.enforce_signed_window(store, card, strict=True)
-        if (card.status, card.max_turns, card.max_tokens, card.max_usd, *(getattr(card, f) for f in WINDOW_FIELDS)) != before:
+        if (
+            card.status,
+            card.max_turns,
+            card.max_tokens,
+            card.max_usd,
+            *(getattr(card, f) for f in WINDOW_FIELDS),
+        ) != before:
             touch(card, clock.now())
         return card_view(card)
 

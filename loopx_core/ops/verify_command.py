@@ -31,7 +31,16 @@ def run_verify(command: str, cwd: str, timeout: float, env_extra: dict, prefix: 
     argv: str | list[str] = [*prefix, "/bin/sh", "-c", command] if prefix else command
     # A session of its own, so a timeout kills the command's children too (a shell's
     # `pytest -n 4` or `sleep &` would otherwise outlive the timeout, still running).
-    proc = subprocess.Popen(argv, shell=not prefix, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        shell=not prefix,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         output, _ = proc.communicate(timeout=timeout)
         code, timed_out = proc.returncode, False

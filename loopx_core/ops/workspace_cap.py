@@ -19,7 +19,18 @@ from .workspaces import here as mine
 from .workspaces import list_workspaces, removable, remove
 
 SETTING = "workspace_cap"
-UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2, "G": 1024 ** 3, "GB": 1024 ** 3, "T": 1024 ** 4, "TB": 1024 ** 4}
+UNITS = {
+    "": 1,
+    "B": 1,
+    "K": 1024,
+    "KB": 1024,
+    "M": 1024**2,
+    "MB": 1024**2,
+    "G": 1024**3,
+    "GB": 1024**3,
+    "T": 1024**4,
+    "TB": 1024**4,
+}
 
 
 class WorkspaceLine(NamedTuple):
@@ -88,7 +99,18 @@ def lines(store) -> list[WorkspaceLine]:
             why = removable(ws, store)
         except git.GitError:
             why = None
-        out.append(WorkspaceLine(ws.card, ws.state, status, ws.branch, ws.path, git.size_on_disk(ws.path) if here else None, max(0.0, now - ws.opened_at), why))
+        out.append(
+            WorkspaceLine(
+                ws.card,
+                ws.state,
+                status,
+                ws.branch,
+                ws.path,
+                git.size_on_disk(ws.path) if here else None,
+                max(0.0, now - ws.opened_at),
+                why,
+            )
+        )
     return out
 
 

@@ -64,7 +64,11 @@ def open_workspace(store, card_id: int, actor, base: str | None = None, said: li
     base = base or (row.base if row is not None else None) or git.base_branch(repo)
     base_commit = git.resolve(repo, base) if base else None
     if base_commit is None:
-        raise InvalidInput(f"no commit to start {key}'s branch from (base {base!r})", "make a first commit in the project, or name a base branch with --base", code="no_base")
+        raise InvalidInput(
+            f"no commit to start {key}'s branch from (base {base!r})",
+            "make a first commit in the project, or name a base branch with --base",
+            code="no_base",
+        )
     path = workspace_root(store) / key
     branch = branch_name(card_id)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,18 +77,26 @@ def open_workspace(store, card_id: int, actor, base: str | None = None, said: li
     if created:
         from .workspace_cap import make_room
 
-        make_room(store)  # a person's cap on the total: removable folders go first, else refused (a new folder only: the per-turn path never loads it)
+        make_room(
+            store
+        )  # a person's cap on the total: removable folders go first, else refused (a new folder only: the per-turn path never loads it)
     try:
         if lost:
             git.prune_worktrees(repo)
         if created:
-            start = row.head if lost and row is not None and row.head and git.resolve(repo, row.head) else base_commit  # (the branch itself gone too: from its last recorded HEAD)
+            start = (
+                row.head if lost and row is not None and row.head and git.resolve(repo, row.head) else base_commit
+            )  # (the branch itself gone too: from its last recorded HEAD)
             made = git.worktree_add(repo, path, branch, start)
     except git.GitError as exc:
         again = lookup(store, card_id)
         if again is not None and here(store, again) and again.state == "open" and os.path.isdir(again.path):
             return again  # another process opened it first
-        raise Conflict(f"could not make {key}'s workspace: {exc.message}", f"see `git worktree list` in {repo}", code="workspace_failed") from None
+        raise Conflict(
+            f"could not make {key}'s workspace: {exc.message}",
+            f"see `git worktree list` in {repo}",
+            code="workspace_failed",
+        ) from None
     head = base_commit if made and not lost else git.head(path)  # a new branch starts at its base
     # Only a branch made now, from the base, gets the setup command: a folder made
     # again for an existing branch holds the agent's commits (e.g. a package.json
@@ -99,7 +111,17 @@ def open_workspace(store, card_id: int, actor, base: str | None = None, said: li
             raise elsewhere(found, key)  # another checkout opened it first
         if found is not None and found.state == "open" and rebuilt is None:
             return view(found)
-        fields = dict(path=str(path), branch=branch, base=base, base_commit=base_commit if found is None else found.base_commit, state="open", head=head, wip=found.wip if found else None, updated_at=now, checkout=store.checkout_id())
+        fields = dict(
+            path=str(path),
+            branch=branch,
+            base=base,
+            base_commit=base_commit if found is None else found.base_commit,
+            state="open",
+            head=head,
+            wip=found.wip if found else None,
+            updated_at=now,
+            checkout=store.checkout_id(),
+        )
         if found is None:
             found = Workspace.create(card_id=card_id, opened_at=now, archive_ref=None, **fields)
         else:
@@ -111,7 +133,17 @@ def open_workspace(store, card_id: int, actor, base: str | None = None, said: li
             extra["rebuilt"] = rebuilt
         if found.checkout:
             extra["checkout"] = found.checkout
-        events.emit(actor, "workspace_opened", card_id, path=str(path), branch=branch, base=base, base_commit=found.base_commit, head=head, **extra)
+        events.emit(
+            actor,
+            "workspace_opened",
+            card_id,
+            path=str(path),
+            branch=branch,
+            base=base,
+            base_commit=found.base_commit,
+            head=head,
+            **extra,
+        )
         return view(found)
 
     opened = store.run(body)
@@ -137,9 +169,13 @@ def _rebuild_note(path, row: Workspace, head: str | None) -> dict:
 
 def rebuilt_text(key: str, rebuilt: dict) -> str:
     """What the card's holder is told about its rebuilt workspace."""
-    work = ("its saved uncommitted work put back" if rebuilt.get("restored")
-            else "its saved uncommitted work NOT put back (the branch moved past it: it stays under refs/loopx/)" if rebuilt.get("wip")
-            else "no uncommitted work was saved")
+    work = (
+        "its saved uncommitted work put back"
+        if rebuilt.get("restored")
+        else "its saved uncommitted work NOT put back (the branch moved past it: it stays under refs/loopx/)"
+        if rebuilt.get("wip")
+        else "no uncommitted work was saved"
+    )
     return f"{key}'s workspace folder was gone ({rebuilt.get('folder')}): rebuilt from its branch at {str(rebuilt.get('head'))[:12]}, {work}"
 
 
@@ -149,7 +185,10 @@ def last_rebuild(store, card_id: int) -> dict | None:
     import json
 
     with store.read():
-        found = records.rows("""SELECT "data" FROM "event" WHERE "card" = ? AND "kind" = 'workspace_opened' ORDER BY "seq" DESC LIMIT 1""", (card_id,))
+        found = records.rows(
+            """SELECT "data" FROM "event" WHERE "card" = ? AND "kind" = 'workspace_opened' ORDER BY "seq" DESC LIMIT 1""",
+            (card_id,),
+        )
     if not found:
         return None
     data = json.loads(found[0][0]) if isinstance(found[0][0], str) else found[0][0]
@@ -194,7 +233,9 @@ def run_setup(store, path, card_id: int) -> dict | None:
         return None
     from .verify_command import run_verify  # (only with a setup command)
 
-    return run_verify(setup["command"], str(path), float(setup.get("timeout") or 600), {"LOOPX_CARD": ids.fmt(ids.CARD, card_id)})
+    return run_verify(
+        setup["command"], str(path), float(setup.get("timeout") or 600), {"LOOPX_CARD": ids.fmt(ids.CARD, card_id)}
+    )
 
 
 @git_refusal

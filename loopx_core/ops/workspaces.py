@@ -54,6 +54,7 @@ COMMITS_KEPT = 200  # commits named in one code-state record (the count is alway
 def git_refusal(fn):
     """A git failure (or a folder it may not write) inside a workspace operator
     is a Conflict (exit 5) naming the reason, never an internal error."""
+
     @functools.wraps(fn)
     def run(*args, **kwargs):
         try:
@@ -61,11 +62,19 @@ def git_refusal(fn):
         except LoopxError:
             raise
         except OSError as exc:  # e.g. a sandboxed caller that may not write the workspaces' folder
-            raise Conflict(f"cannot write the workspace: {exc.strerror or exc}", "open it from outside the agent's sandbox (`loopx workspace open CARD`, a runner)", code="workspace_unwritable") from None
+            raise Conflict(
+                f"cannot write the workspace: {exc.strerror or exc}",
+                "open it from outside the agent's sandbox (`loopx workspace open CARD`, a runner)",
+                code="workspace_unwritable",
+            ) from None
         except Exception as exc:
             plumbing = sys.modules.get("loopx_core.workspace.git")  # (not imported: no git ran, so no git failure)
             if plumbing is not None and isinstance(exc, plumbing.GitError):
-                raise Conflict(f"git refused: {exc.message}", "see `loopx workspace list`; fix the repository, then retry", code="git_failed") from None
+                raise Conflict(
+                    f"git refused: {exc.message}",
+                    "see `loopx workspace list`; fix the repository, then retry",
+                    code="git_failed",
+                ) from None
             raise
 
     return run
@@ -82,8 +91,17 @@ def ref_prefix(card_id: int, kind: str) -> str:
 
 def view(row: Workspace) -> WorkspaceView:
     return WorkspaceView(
-        card=row.card_id, path=row.path, branch=row.branch, base=row.base, base_commit=row.base_commit, state=row.state,
-        head=row.head, wip=row.wip, archive_ref=row.archive_ref, opened_at=row.opened_at, updated_at=row.updated_at,
+        card=row.card_id,
+        path=row.path,
+        branch=row.branch,
+        base=row.base,
+        base_commit=row.base_commit,
+        state=row.state,
+        head=row.head,
+        wip=row.wip,
+        archive_ref=row.archive_ref,
+        opened_at=row.opened_at,
+        updated_at=row.updated_at,
         checkout=row.checkout,
     )
 
@@ -107,7 +125,11 @@ def _row(card_id: int, *, lock: bool = False) -> Workspace:
     never deleted: a removed workspace is a state)."""
     row = Workspace.get(card_id, lock=lock)
     if row is None:
-        raise NotFound(f"{ids.key(ids.CARD, card_id)} has no workspace", "`loopx workspace list` shows the workspaces", code="no_workspace")
+        raise NotFound(
+            f"{ids.key(ids.CARD, card_id)} has no workspace",
+            "`loopx workspace list` shows the workspaces",
+            code="no_workspace",
+        )
     return row
 
 
@@ -163,7 +185,10 @@ def open_path(store, card_id: int) -> str | None:
         return None
     checkout = store.checkout_id()
     mine = '"checkout" = ?' if checkout else '"checkout" IS NULL'  # (another checkout's workspace is not one here)
-    found = store.query(f"""SELECT "path" FROM "workspace" WHERE "card_id" = ? AND "state" = 'open' AND {mine}""", (card_id, *((checkout,) if checkout else ())))
+    found = store.query(
+        f"""SELECT "path" FROM "workspace" WHERE "card_id" = ? AND "state" = 'open' AND {mine}""",
+        (card_id, *((checkout,) if checkout else ())),
+    )
     return found[0][0] if found else None
 
 
@@ -222,14 +247,22 @@ def _capture(row: Workspace, since: str | None) -> dict:
         snap = git.snapshot(row.path)
         wip = None
         if snap.dirty:
-            same = row.wip and snap.head == git.resolve(row.path, f"{row.wip}^") and git.resolve_tree(row.path, row.wip) == snap.tree
+            same = (
+                row.wip
+                and snap.head == git.resolve(row.path, f"{row.wip}^")
+                and git.resolve_tree(row.path, row.wip) == snap.tree
+            )
             wip = row.wip if same else git.save_wip(row.path, ref_prefix(row.card_id, "wip"), snap)
         start = since or row.head or row.base_commit
         if snap.head and git.resolve(row.path, start) is None:
             start = row.base_commit  # the HEAD recorded last is gone (a rewritten branch): count from the base
         commits = git.commits_between(row.path, start) if snap.head else []
         code.update(
-            branch=git.branch(row.path), head=snap.head, wip=wip, commits=commits[-COMMITS_KEPT:], commit_count=len(commits),
+            branch=git.branch(row.path),
+            head=snap.head,
+            wip=wip,
+            commits=commits[-COMMITS_KEPT:],
+            commit_count=len(commits),
             diff=git.diff_stat(row.path, row.base_commit, snap.tree),
         )
     except (git.GitError, OSError) as exc:
@@ -253,7 +286,9 @@ def note(card_id: int, code: dict, actor, turn_id: str | None = None) -> None:
     events.emit(actor, "code_state", card_id, **data)
 
 
-def note_refused(store, card_id: int, actor, moved: list[str], changed: list[str], kept_in: str | None, turn_id: str | None = None) -> None:
+def note_refused(
+    store, card_id: int, actor, moved: list[str], changed: list[str], kept_in: str | None, turn_id: str | None = None
+) -> None:
     """What a turn created in the repository's shared git folder and LoopX
     moved out after it (``workspace/sweep.py``, #38): a ``git_refused`` event
     on the card naming the paths (relative to the common dir), where they were
@@ -296,7 +331,13 @@ def restore(store, card_id: int) -> bool:
     the work tree lost it (HEAD unchanged and nothing uncommitted there): a
     receiver, or the next turn after a runner was killed, resumes from it."""
     found = lookup(store, card_id)
-    if found is None or not here(store, found) or found.state != "open" or not found.wip or not os.path.isdir(found.path):
+    if (
+        found is None
+        or not here(store, found)
+        or found.state != "open"
+        or not found.wip
+        or not os.path.isdir(found.path)
+    ):
         return False
     from ..workspace import git
 
@@ -335,11 +376,15 @@ def vanished(store, card_id: int) -> list[tuple[str, str]]:
     quarantine.admitted(repo)  # the turn's commits are in its quarantine until checked (#38)
     with store.read():
         people = store.trust()
-        gone_ok = work.let_go(store.query, card_id, lambda seq: people.decision(store.query, seq, ("gate_answered",)) is not None)
+        gone_ok = work.let_go(
+            store.query, card_id, lambda seq: people.decision(store.query, seq, ("gate_answered",)) is not None
+        )
     wanted = [c for c in recorded if c not in gone_ok]
     tips = list(git.tips(repo, (f"refs/heads/{found.base}", f"refs/heads/{found.branch}")).values())
     unreached, gone = git.unreached(repo, wanted, tips)
-    unreached = [c for c in unreached if not git.same_change_in(repo, c, tips)]  # (a rebase copied it: the work is there)
+    unreached = [
+        c for c in unreached if not git.same_change_in(repo, c, tips)
+    ]  # (a rebase copied it: the work is there)
     return [(c, recorded[c]) for c in wanted if c in unreached or c in gone]
 
 
@@ -378,7 +423,9 @@ def unkept(store, found: WorkspaceView) -> list[tuple[str, str]]:
     tips = git.tips(repo, (f"refs/heads/{found.base}", f"{REF_PREFIX}{ids.fmt(ids.CARD, found.card)}/"))
     unreached, _ = git.unreached(repo, list(recorded), tips.values())
     base = tips.get(f"refs/heads/{found.base}")
-    return [(c, recorded[c]) for c in unreached if not git.same_change_in(repo, c, [base])]  # (rebased, then merged: in the base)
+    return [
+        (c, recorded[c]) for c in unreached if not git.same_change_in(repo, c, [base])
+    ]  # (rebased, then merged: in the base)
 
 
 # -- cleanup ----------------------------------------------------------------------------
@@ -421,7 +468,15 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
         row = _row(card_id, lock=True)
         row.state, row.archive_ref, row.head, row.updated_at = "archived", ref, snap.head, clock.now()
         row.save()
-        events.emit(actor, "workspace_archived", card_id, ref=ref, commit=tip, head=snap.head, **({"kept": kept} if kept else {}))
+        events.emit(
+            actor,
+            "workspace_archived",
+            card_id,
+            ref=ref,
+            commit=tip,
+            head=snap.head,
+            **({"kept": kept} if kept else {}),
+        )
         return view(row)
 
     return store.run(body)
@@ -479,7 +534,9 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
         lost = unkept(store, found) if os.path.isdir(found.path) else []
         raise Conflict(
             f"{key}'s workspace is neither merged into {found.base} nor archived as it is now"
-            + (f" (its recorded commits {work_text(lost)} are on neither {found.base} nor a LoopX ref)" if lost else ""),
+            + (
+                f" (its recorded commits {work_text(lost)} are on neither {found.base} nor a LoopX ref)" if lost else ""
+            ),
             f"merge {found.branch}, or archive it first with `loopx workspace archive {key}`",
             code="not_merged",
         )

@@ -102,7 +102,13 @@ def writeback(
         tokens: int = given if given is not None else tokens_in + tokens_out
         usd = data.get("usd") or 0.0
         new_next = data.get("next")
-        progressed = bool(files or data.get("todos_added") or data.get("todos_done") or card.progress_mark or (new_next and new_next != card.next_action))
+        progressed = bool(
+            files
+            or data.get("todos_added")
+            or data.get("todos_done")
+            or card.progress_mark
+            or (new_next and new_next != card.next_action)
+        )
         row = add_evidence(
             card,
             agent,

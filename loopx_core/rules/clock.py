@@ -43,7 +43,11 @@ def _from_env() -> float | None:
     if not in_range(value):
         from ..shapes.errors import UsageError
 
-        raise UsageError(f"LOOPX_NOW={raw[:40]!r} is not a time LoopX can record", "give epoch seconds or ISO-8601 between 2000 and 2100", code="bad_time")
+        raise UsageError(
+            f"LOOPX_NOW={raw[:40]!r} is not a time LoopX can record",
+            "give epoch seconds or ISO-8601 between 2000 and 2100",
+            code="bad_time",
+        )
     return value
 
 

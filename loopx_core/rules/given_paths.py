@@ -113,7 +113,9 @@ def open_regular(path: str, what: str, hint: str, *, error: type | None = None, 
     return fd
 
 
-def read_regular(path: str, limit: int, what: str, hint: str, *, error: type | None = None, missing_ok: bool = False) -> bytes | None:
+def read_regular(
+    path: str, limit: int, what: str, hint: str, *, error: type | None = None, missing_ok: bool = False
+) -> bytes | None:
     """At most ``limit`` bytes of the regular file ``path`` (``open_regular``);
     a larger file is ``error``."""
     error = _error(error)
@@ -146,7 +148,9 @@ def check_target(path: str, what: str, hint: str, *, want: str = "file", error: 
         return  # unreachable or unreadable: the opener says so in its own words
     fine = stat.S_ISREG(mode) if want == "file" else stat.S_ISDIR(mode)
     if not fine:
-        raise error(f"{what} {_shown(path)} is {kind(mode)}, not {'a regular file' if want == 'file' else 'a folder'}", hint)
+        raise error(
+            f"{what} {_shown(path)} is {kind(mode)}, not {'a regular file' if want == 'file' else 'a folder'}", hint
+        )
 
 
 def check_folder(path: str, what: str, hint: str, *, error: type | None = None) -> None:
@@ -155,7 +159,9 @@ def check_folder(path: str, what: str, hint: str, *, error: type | None = None) 
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise error(f"{what} {_shown(path)} {'is a link to a missing folder' if _dangling(path) else 'does not exist'}", hint) from None
+        raise error(
+            f"{what} {_shown(path)} {'is a link to a missing folder' if _dangling(path) else 'does not exist'}", hint
+        ) from None
     except (OSError, ValueError) as exc:
         raise error(f"cannot use {what} {_shown(path)}: {getattr(exc, 'strerror', None) or exc}", hint) from None
     if not stat.S_ISDIR(mode):
@@ -168,7 +174,9 @@ def check_program(path: str, what: str, hint: str, *, error: type | None = None)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise error(f"{what} {_shown(path)} {'is a link to a missing file' if _dangling(path) else 'does not exist'}", hint) from None
+        raise error(
+            f"{what} {_shown(path)} {'is a link to a missing file' if _dangling(path) else 'does not exist'}", hint
+        ) from None
     except (OSError, ValueError) as exc:
         raise error(f"cannot use {what} {_shown(path)}: {getattr(exc, 'strerror', None) or exc}", hint) from None
     if not stat.S_ISREG(mode):

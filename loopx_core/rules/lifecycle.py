@@ -45,7 +45,13 @@ ENTERS: dict[str, str | tuple[str, ...] | None] = {
     "budget_raised": None,
     "window_set": None,
 }
-FROM_DATA = {"card_added": "status", "card_moved": "to", "resumed": "status", "budget_raised": "resumed", "window_set": "resumed"}
+FROM_DATA = {
+    "card_added": "status",
+    "card_moved": "to",
+    "resumed": "status",
+    "budget_raised": "resumed",
+    "window_set": "resumed",
+}
 
 
 def may_enter(kind: str, status: str) -> bool:
@@ -77,7 +83,9 @@ Due = namedtuple("Due", "name table state clock card who")
 
 LEASE = Due("lease_expired", "card", (("status", "active"),), "lease_expires", "id", "lease_holder")
 GATE = Due("gate_expired", "gate", (("status", "pending"),), "deadline", "card_id", "agent")
-WINDOW = Due("window_refilled", "card", (("status", "paused"), ("paused_reason", "window")), "wake_at", "id", "lease_holder")
+WINDOW = Due(
+    "window_refilled", "card", (("status", "paused"), ("paused_reason", "window")), "wake_at", "id", "lease_holder"
+)
 DUE = (LEASE, GATE, WINDOW)
 
 

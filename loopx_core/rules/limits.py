@@ -12,8 +12,21 @@ RUNTIME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,31}")
 # Scopes LoopX itself names (the shell rules' scopes, shell/builtin_rules.py, and
 # the common families): a person's colon-less near miss of one is a typo.
 WELL_KNOWN_SCOPES = (
-    "git:push", "git:commit", "git:merge", "git:tag", "deploy:prod", "deploy:staging", "deploy:aws", "deploy:gcloud",
-    "deploy:heroku", "deploy:vercel", "publish:github", "publish:npm", "publish:nuget", "db:drop", "db:migrate",
+    "git:push",
+    "git:commit",
+    "git:merge",
+    "git:tag",
+    "deploy:prod",
+    "deploy:staging",
+    "deploy:aws",
+    "deploy:gcloud",
+    "deploy:heroku",
+    "deploy:vercel",
+    "publish:github",
+    "publish:npm",
+    "publish:nuget",
+    "db:drop",
+    "db:migrate",
 )
 
 TITLE_MAX = 200

@@ -25,8 +25,11 @@ if TYPE_CHECKING:
         authority's ``keys.Person``, which a rule does not import)."""
 
         def signed_setting(self, key: str) -> str | None: ...
-        def put_signed_setting(self, key: str, value: str, person: PersonT, kind: str = ..., **extra: object) -> None: ...
+        def put_signed_setting(
+            self, key: str, value: str, person: PersonT, kind: str = ..., **extra: object
+        ) -> None: ...
         def run(self, body: Callable[[], T]) -> T: ...
+
 
 KINDS = ("input", "output", "cache_read", "cache_write")
 SETTING = "prices"
@@ -63,7 +66,9 @@ def cost(price: dict, parts: dict[str, int]) -> float:
     return round(total, 6)
 
 
-def _save(store: SignedSettings[PersonT], table: dict[str, dict[str, float]], person: PersonT, kind: str, **extra: object) -> None:
+def _save(
+    store: SignedSettings[PersonT], table: dict[str, dict[str, float]], person: PersonT, kind: str, **extra: object
+) -> None:
     """The new list, signed: the ``price_set``/``price_removed`` event is the proof."""
     store.put_signed_setting(SETTING, json.dumps(table, sort_keys=True), person, kind, **extra)
 

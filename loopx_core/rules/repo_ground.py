@@ -26,11 +26,24 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 GROUND = (
-    ".claude/**", ".codex/**", ".mcp.json", ".loopx/**",  # the runtimes' settings and LoopX's board
-    "**/CLAUDE.md", "**/CLAUDE.local.md", "**/AGENTS.md", "**/AGENTS.override.md",  # what the runtimes read as instructions
-    "**/.gitattributes", ".gitmodules", ".lfsconfig",  # git's filters, drivers and submodules
-    ".husky/**", ".githooks/**", ".pre-commit-config.yaml",  # hooks a person's git or tooling runs
-    ".github/workflows/**", ".github/actions/**", ".gitlab-ci.yml", ".circleci/**",  # CI
+    ".claude/**",
+    ".codex/**",
+    ".mcp.json",
+    ".loopx/**",  # the runtimes' settings and LoopX's board
+    "**/CLAUDE.md",
+    "**/CLAUDE.local.md",
+    "**/AGENTS.md",
+    "**/AGENTS.override.md",  # what the runtimes read as instructions
+    "**/.gitattributes",
+    ".gitmodules",
+    ".lfsconfig",  # git's filters, drivers and submodules
+    ".husky/**",
+    ".githooks/**",
+    ".pre-commit-config.yaml",  # hooks a person's git or tooling runs
+    ".github/workflows/**",
+    ".github/actions/**",
+    ".gitlab-ci.yml",
+    ".circleci/**",  # CI
     ".envrc",  # direnv runs it on entering the folder
 )
 MAX_PATTERNS = 100
@@ -70,7 +83,11 @@ def extra_patterns(project_root: str | os.PathLike[str] | None) -> tuple[str, ..
     found = doc.get("ground") if isinstance(doc, dict) else None
     if not isinstance(found, list):
         return ()
-    return tuple(p.strip("/") if not p.endswith("/**") else p for p in found if isinstance(p, str) and 0 < len(p) <= MAX_PATTERN and "\0" not in p)[:MAX_PATTERNS]
+    return tuple(
+        p.strip("/") if not p.endswith("/**") else p
+        for p in found
+        if isinstance(p, str) and 0 < len(p) <= MAX_PATTERN and "\0" not in p
+    )[:MAX_PATTERNS]
 
 
 def first(paths: Iterable[str], extra: tuple[str, ...] = ()) -> list[str]:

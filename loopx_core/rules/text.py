@@ -134,7 +134,8 @@ def _made_safe(value: Any) -> Any:  # (any plain value, read as its type at run 
         fields = getattr(value, "_fields", None)
         if fields is not None:
             return type(value)._make(  # type: ignore[attr-defined]  # (a named tuple: it has _fields)
-                terminal_safe(v, multiline=name in MULTILINE_FIELDS) if isinstance(v, str) else _made_safe(v) for name, v in zip(fields, value)
+                terminal_safe(v, multiline=name in MULTILINE_FIELDS) if isinstance(v, str) else _made_safe(v)
+                for name, v in zip(fields, value)
             )
         return tuple(_made_safe(v) for v in value)
     if isinstance(value, list):

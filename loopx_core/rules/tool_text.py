@@ -26,7 +26,9 @@ def shown(tool: str, tool_input: object) -> tuple[str, bool]:
     parts: list[tuple[str, bool]] = []
     command = fields.pop("command", None)  # (Bash, PowerShell, Monitor; Codex's exec_command: a list)
     if command is not None:
-        text, whole = _text(" ".join(command) if isinstance(command, list) and all(isinstance(c, str) for c in command) else command)
+        text, whole = _text(
+            " ".join(command) if isinstance(command, list) and all(isinstance(c, str) for c in command) else command
+        )
         parts.append(("$ " + text, whole))
     path = fields.pop("file_path", None) or fields.pop("notebook_path", None)
     if isinstance(path, str):

@@ -27,7 +27,10 @@ def lease_token(given: int | None) -> int | None:
             UsageError,  # (only here: the hook reads LOOPX_AGENT on every call)
         )
 
-        raise UsageError(f"LOOPX_LEASE_TOKEN is not a lease token: {text[:40]!r}", "unset it, or pass --lease-token N (the token `loopx next` printed)")
+        raise UsageError(
+            f"LOOPX_LEASE_TOKEN is not a lease token: {text[:40]!r}",
+            "unset it, or pass --lease-token N (the token `loopx next` printed)",
+        )
     return int(text)
 
 

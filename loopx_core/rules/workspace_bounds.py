@@ -85,17 +85,23 @@ def find(start: str | os.PathLike[str]) -> Bounds | None:
             return None
         folder = parent
     text = _read(dot_git) or ""
-    admin = os.path.normpath(join(folder, text[len("gitdir:"):].strip()))
+    admin = os.path.normpath(join(folder, text[len("gitdir:") :].strip()))
     common = join(main, ".git")
     head = _read(join(admin, "HEAD")) or ""
-    branch = head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
+    branch = head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
     return Bounds(folder, admin, common, branch, main)
 
 
 # Ref folders git reads for everyone — what `git log`, `git show` and a checkout
 # see (replace refs, notes), tags, remote-tracking refs — kept read-only whole;
 # and LoopX's own refs/loopx (workspace/sweep.py trusts what is new there).
-SHARED_NAMESPACES = ("replace", "notes", "tags", "remotes", "loopx")  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
+SHARED_NAMESPACES = (
+    "replace",
+    "notes",
+    "tags",
+    "remotes",
+    "loopx",
+)  # workspace/quarantine.NAME: the turn's own object folder, in its admin folder
 
 
 def _git_targets(b: Bounds) -> list[tuple[str, ...]]:
@@ -282,7 +288,7 @@ def others(b: Bounds) -> list[str]:
 def is_branch(b: Bounds, name: str) -> bool:
     """Is ``name`` (``main``, ``refs/heads/main``) an existing local branch?
     Loose ref files and ``packed-refs`` are read; no git process."""
-    short = name[len("refs/heads/"):] if name.startswith("refs/heads/") else name
+    short = name[len("refs/heads/") :] if name.startswith("refs/heads/") else name
     if not short or ".." in short.split("/") or short.startswith("/"):
         return False
     if os.path.isfile(join(b.common, "refs", "heads", short)):

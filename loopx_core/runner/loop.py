@@ -67,10 +67,23 @@ from .waker import Interrupt, Waker
 MAX_IDLE = 300.0  # an idle runner looks at the board at least this often, change or not
 TAIL_KEPT = 2000  # characters of a failed turn's output kept in its record
 # Events that never change what `next` answers another agent (a wake on them is ignored).
-NOISE = frozenset({
-    "heartbeat", "evidence_added", "usage_charged", "turn_ended", "session_started", "artifact_observed",
-    "ingest_error", "verify_failed", "runner_state", "turn_started", "turn_finished", "runner_started", "runner_exited",
-})
+NOISE = frozenset(
+    {
+        "heartbeat",
+        "evidence_added",
+        "usage_charged",
+        "turn_ended",
+        "session_started",
+        "artifact_observed",
+        "ingest_error",
+        "verify_failed",
+        "runner_state",
+        "turn_started",
+        "turn_finished",
+        "runner_started",
+        "runner_exited",
+    }
+)
 # What may let a refused workspace open now: a folder archived or removed, a person's setting (the cap).
 WORKSPACE_NEWS = frozenset({"workspace_archived", "workspace_removed", "setting_changed"})
 WORKSPACE_RETRY = 30.0  # seconds before the first retry of a refused workspace; doubles, up to MAX_IDLE
@@ -91,7 +104,7 @@ class Options(NamedTuple):
 def clean(text: str, limit: int = TAIL_KEPT) -> str:
     """An agent's output made safe to store and show (``text.terminal_safe``:
     escape sequences and control characters removed, newlines kept), its end kept."""
-    return terminal_safe(text[-4 * limit:], multiline=True)[-limit:].strip()
+    return terminal_safe(text[-4 * limit :], multiline=True)[-limit:].strip()
 
 
 class Runner:
@@ -296,7 +309,12 @@ class Runner:
                     self._sleep(clock.now() + 30)
             elif res.action == "wait":
                 gate = res.gate.id if res.gate else None
-                self._state("waiting", card=res.card.id if res.card else None, gate=gate, detail=f"waiting for a person on {ids.fmt(ids.GATE, gate)}")
+                self._state(
+                    "waiting",
+                    card=res.card.id if res.card else None,
+                    gate=gate,
+                    detail=f"waiting for a person on {ids.fmt(ids.GATE, gate)}",
+                )
                 self._sleep(res.wake_at)  # (a card that waits on its merge: a monitored card may be due first)
             elif res.action == "paused":
                 if res.card is not None:
@@ -313,12 +331,18 @@ class Runner:
     def _state(self, state: str, **fields) -> None:
         before = self.view
         self.view = runners.set_state(self.store, self.agent, self.runner_id, state, **fields)
-        if before is None or (before.state, before.detail, before.card) != (state, fields.get("detail"), fields.get("card")):
+        if before is None or (before.state, before.detail, before.card) != (
+            state,
+            fields.get("detail"),
+            fields.get("card"),
+        ):
             self.log(f"{state}" + (f": {fields['detail']}" if fields.get("detail") else ""))
 
     def _beat(self, seen: int | None = None) -> None:
         if not runners.beat(self.store, self.agent, self.runner_id, seen if seen is not None else self.seq):
-            raise Conflict(f"{self.agent}'s runner {self.runner_id} was replaced by another runner", "", code="runner_replaced")
+            raise Conflict(
+                f"{self.agent}'s runner {self.runner_id} was replaced by another runner", "", code="runner_replaced"
+            )
         self.last_beat = time.monotonic()
 
     def _news(self) -> list:
@@ -327,7 +351,9 @@ class Runner:
         new = turns.events_after(self.store, self.seq)
         if new:
             self.seq = new[-1].seq
-            self.log(f"read {len(new)} new event(s) up to {self.seq}: {', '.join(sorted({e.kind for e in new}))}", DEBUG)
+            self.log(
+                f"read {len(new)} new event(s) up to {self.seq}: {', '.join(sorted({e.kind for e in new}))}", DEBUG
+            )
         if any(e.kind in RUNNER_CONTROLS for e in new):
             self.control = runners.control_of(self.store, self.agent)
         return new
@@ -407,7 +433,9 @@ class Runner:
         self._sleep(wake, wake_on=WORKSPACE_NEWS)
 
     def _env(self, card, turn_id: str, packet: str) -> dict:
-        env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")}  # the person's key is not the agent's
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")
+        }  # the person's key is not the agent's
         location = self.store.location
         env.update(
             LOOPX_AGENT=self.agent,
@@ -430,9 +458,13 @@ class Runner:
         token = card.lease.token if card.lease else None
         turn_id = f"{self.agent}.t{self.current.turn + 1}.{uuid.uuid4().hex[:8]}"
         # Claude Code and Codex record their turn with the loopx MCP tools (their sandboxed shell cannot write the board)
-        packet = context.to_markdown(context.build(self.store, card.id), context.TOOLS if self.runtime.uses_tools else context.CLI)
+        packet = context.to_markdown(
+            context.build(self.store, card.id), context.TOOLS if self.runtime.uses_tools else context.CLI
+        )
         since = turns.marks(self.store)
-        started, self.control = runners.start_turn(self.store, self.agent, self.runner_id, card.id, turn_id, f"turn {self.current.turn + 1} on {card.key}")
+        started, self.control = runners.start_turn(
+            self.store, self.agent, self.runner_id, card.id, turn_id, f"turn {self.current.turn + 1} on {card.key}"
+        )
         if started is None:
             self.log(f"turn on {card.key} not started: {self._obeying()}")
             return None
@@ -444,17 +476,41 @@ class Runner:
         if space:
             env["LOOPX_WORKSPACE"] = space[0]
         self.turn_workspace, self.turn_head = space if space else (None, None)
-        argv = self.runtime.argv(runtime_base.prompt(packet, self.agent, card.key, turn_id), cwd)  # the runtime's sandbox bounded to the workspace
+        argv = self.runtime.argv(
+            runtime_base.prompt(packet, self.agent, card.key, turn_id), cwd
+        )  # the runtime's sandbox bounded to the workspace
         usage = self.runtime.live()
         try:
             env.update(self.runtime.environ(cwd))  # (Codex in a workspace: LoopX's Codex home)
         except (OSError, runtime_base.SettingsConflict) as exc:
-            return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot prepare the turn's {self.runtime.name} settings: {getattr(exc, 'strerror', None) or exc}", "", 0.0)
+            return self._after(
+                card,
+                token,
+                turn_id,
+                since,
+                None,
+                usage,
+                "failed",
+                f"cannot prepare the turn's {self.runtime.name} settings: {getattr(exc, 'strerror', None) or exc}",
+                "",
+                0.0,
+            )
         bounds = self._swept_from(space[0]) if space else None  # what the shared git folder holds, recorded (#38)
         try:
             proc = TurnProcess(argv, env, cwd, self.runtime.stdin(packet))
         except OSError as exc:
-            return self._after(card, token, turn_id, since, None, usage, "failed", f"cannot start {argv[0] if argv else 'the command'}: {exc.strerror or exc}", "", 0.0)
+            return self._after(
+                card,
+                token,
+                turn_id,
+                since,
+                None,
+                usage,
+                "failed",
+                f"cannot start {argv[0] if argv else 'the command'}: {exc.strerror or exc}",
+                "",
+                0.0,
+            )
         try:
             outcome, reason = self._watch(proc, card, token, usage, env)
         except BaseException:
@@ -482,7 +538,10 @@ class Runner:
             self.log(f"could not check the objects the turn wrote: {getattr(exc, 'message', None) or exc}", WARNING)
             return
         if got is not None and got.refused:
-            self.log(f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository: {got.refused[0]}", WARNING)
+            self.log(
+                f"{len(got.refused)} object file(s) the turn wrote failed git's hash check and were kept out of the repository: {got.refused[0]}",
+                WARNING,
+            )
 
     def _swept_from(self, workspace: str):
         """Before the turn: what the repository's shared git folder holds,
@@ -510,11 +569,18 @@ class Runner:
         if not got.moved and not got.changed:
             return
         if got.moved:
-            self.log(f"the turn created {len(got.moved)} path(s) in the repository's git folder that are not its own; moved out to {got.where}: {', '.join(got.moved[:5])}", WARNING)
+            self.log(
+                f"the turn created {len(got.moved)} path(s) in the repository's git folder that are not its own; moved out to {got.where}: {', '.join(got.moved[:5])}",
+                WARNING,
+            )
         if got.changed:
-            self.log(f"refs changed in the repository's git folder while the turn ran: {', '.join(got.changed[:5])}", WARNING)
+            self.log(
+                f"refs changed in the repository's git folder while the turn ran: {', '.join(got.changed[:5])}", WARNING
+            )
         try:
-            workspaces.note_refused(self.store, card.id, f"runner:{self.agent}", got.moved, got.changed, got.where, turn_id)
+            workspaces.note_refused(
+                self.store, card.id, f"runner:{self.agent}", got.moved, got.changed, got.where, turn_id
+            )
         except LoopxError as err:
             self.log(f"could not record it on {card.key}: {err.message}", WARNING)
 
@@ -539,14 +605,23 @@ class Runner:
                 self._news()
                 if self.control != before and self.control.control != "stop":  # (a stop: the grace time, below)
                     doing = f"turn {self.current.turn} on {card.key}"
-                    said = doing if self.control.control == "run" else f"{doing}; {self._obeying()}: no turn after this one"
+                    said = (
+                        doing
+                        if self.control.control == "run"
+                        else f"{doing}; {self._obeying()}: no turn after this one"
+                    )
                     self._state("running", card=card.id, turn_id=self.current.turn_id, detail=said)
             stopping = self.stopping or (f"stopped by {self.control.by}" if self.control.control == "stop" else None)
             if stopping:
                 if grace_until is None:
                     grace_until = now + (0 if self.urgent else self.opts.grace)
                     # On the board at once: a person sees the runner is stopping, and when.
-                    self._state("running", card=card.id, turn_id=self.current.turn_id, detail=f"{stopping}: the turn may finish within {self.opts.grace:g} s")
+                    self._state(
+                        "running",
+                        card=card.id,
+                        turn_id=self.current.turn_id,
+                        detail=f"{stopping}: the turn may finish within {self.opts.grace:g} s",
+                    )
                 if self.urgent or now >= grace_until:
                     proc.stop()
                     return "abandoned", f"{stopping}; the turn did not finish within {self.opts.grace:g} s"
@@ -560,7 +635,9 @@ class Runner:
             if renewing and now >= next_renew:
                 next_renew = now + renew_every
                 if self.turn_workspace is not None:
-                    self._save_code(card, workspaces.checkpoint, self.current.turn_id)  # a runner killed mid-turn loses no edit
+                    self._save_code(
+                        card, workspaces.checkpoint, self.current.turn_id
+                    )  # a runner killed mid-turn loses no edit
                 verdict = self._renew(card, token)
                 if verdict == "keep":
                     renewing = False
@@ -577,11 +654,15 @@ class Runner:
     def _over(self, room, usage) -> str | None:
         tokens_left, usd_left = room
         if tokens_left is not None and usage.tokens >= tokens_left:
-            return f"the card's tokens would be spent mid-turn ({usage.tokens:,} used, {max(0, tokens_left):,} were left)"
+            return (
+                f"the card's tokens would be spent mid-turn ({usage.tokens:,} used, {max(0, tokens_left):,} were left)"
+            )
         if usd_left is not None and usage.calls:
             usd, _ = charge.price_calls(self.store, usage.calls)
             if usd >= usd_left - 1e-9:
-                return f"the card's dollars would be spent mid-turn (${usd:.4f} used, ${max(0.0, usd_left):.4f} were left)"
+                return (
+                    f"the card's dollars would be spent mid-turn (${usd:.4f} used, ${max(0.0, usd_left):.4f} were left)"
+                )
         return None
 
     def _renew(self, card, token) -> str | None:
@@ -594,7 +675,9 @@ class Runner:
             return f"the card was paused mid-turn: {err.message}"
         except LoopxError as err:
             status, holder = turns.card_state(self.store, card.id)
-            if status in ("done", "handoff", "monitoring") or (status == "ready" and holder is None and err.code != "gate_blocked"):
+            if status in ("done", "handoff", "monitoring") or (
+                status == "ready" and holder is None and err.code != "gate_blocked"
+            ):
                 return "keep"
             return f"the turn lost its card: {err.message}"
 
@@ -621,11 +704,24 @@ class Runner:
         if self.runtime.measured:
             charged = self._charge(card, usage, env or {}, turn_id)
         runners.turn_finished(
-            self.store, self.agent, self.runner_id, card.id,
-            outcome=outcome, reason=reason, exit_code=code, evidence=wrote, recorded=recorded,
-            seconds=round(seconds, 1), tokens=usage.tokens, charged=charged,
+            self.store,
+            self.agent,
+            self.runner_id,
+            card.id,
+            outcome=outcome,
+            reason=reason,
+            exit_code=code,
+            evidence=wrote,
+            recorded=recorded,
+            seconds=round(seconds, 1),
+            tokens=usage.tokens,
+            charged=charged,
         )
-        self.log(f"turn on {card.key} {outcome}" + (f": {reason}" if reason else "") + ("" if wrote else " (no evidence: recorded as a failed turn)"))
+        self.log(
+            f"turn on {card.key} {outcome}"
+            + (f": {reason}" if reason else "")
+            + ("" if wrote else " (no evidence: recorded as a failed turn)")
+        )
         return outcome
 
     def _record_failed(self, card, token, turn_id, code, outcome, reason, tail, usage) -> str | None:
@@ -638,14 +734,30 @@ class Runner:
         why = reason or (f"the runtime exited {code}" if code else "the runtime ended")
         last = ("said: " + usage.said) if usage.said else self.runtime.last_step(tail)  # (never a raw stream-json line)
         last = clean(last or "", 300)
-        summary = f"Turn wrote no evidence ({why})." + (f" Last {last}" if last.startswith(("said:", "called ", "ran:", "error:")) else f" Last output: {last}" if last else "")
+        summary = f"Turn wrote no evidence ({why})." + (
+            f" Last {last}"
+            if last.startswith(("said:", "called ", "ran:", "error:"))
+            else f" Last output: {last}"
+            if last
+            else ""
+        )
         data = validate("evidence", {"summary": summary[:3900], "turn_id": f"{turn_id}.failed"})
-        extra = {"failed_turn": True, "turn_id": turn_id, "outcome": outcome, "reason": reason, "exit_code": code, "runtime": self.runtime.name, "tail": text}
+        extra = {
+            "failed_turn": True,
+            "turn_id": turn_id,
+            "outcome": outcome,
+            "reason": reason,
+            "exit_code": code,
+            "runtime": self.runtime.name,
+            "tail": text,
+        }
         raw = self._keep_output(card, turn_id, tail)
         if raw is not None:
             extra["output"] = raw
         try:
-            evidence, _, _ = writeback(self.store, card.id, self.agent, data, source="runner", lease_token=token, extra=extra)
+            evidence, _, _ = writeback(
+                self.store, card.id, self.agent, data, source="runner", lease_token=token, extra=extra
+            )
             return ids.fmt(ids.EVIDENCE, evidence.id)
         except LoopxError as err:
             self.log(f"could not record the failed turn on {card.key}: {err.message}", WARNING)
@@ -686,18 +798,49 @@ class Runner:
             if path is not None:
                 turn = transcript.read(self.runtime.name, path)
                 by = f"loopx run ({self.runtime.name})"
-                evidence = charge.charge_transcript(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, turn, card.id, self.log, by=by)
+                evidence = charge.charge_transcript(
+                    self.store,
+                    self.agent,
+                    self.runtime.name,
+                    usage.session or "unknown",
+                    path,
+                    turn,
+                    card.id,
+                    self.log,
+                    by=by,
+                )
                 # its subagents' calls too (the Stop hook charges them; whatever it could not see yet is charged here)
-                charge.charge_subagents(self.store, self.agent, self.runtime.name, usage.session or "unknown", path, card.id, self.log, by=by)
+                charge.charge_subagents(
+                    self.store,
+                    self.agent,
+                    self.runtime.name,
+                    usage.session or "unknown",
+                    path,
+                    card.id,
+                    self.log,
+                    by=by,
+                )
                 return ids.fmt(ids.EVIDENCE, evidence.id) if evidence else None
             if usage.calls or usage.final:
                 self.log(f"no transcript found for session {usage.session}: charging the runtime's own totals")
                 tokens_in = sum(c.tokens_in for c in usage.calls)
                 tokens_out = sum(c.tokens_out for c in usage.calls)
                 usd, _ = charge.price_calls(self.store, usage.calls)
-                extra = {"session": usage.session, "runtime": self.runtime.name, "from": "stream", "calls": len(usage.calls)}
+                extra = {
+                    "session": usage.session,
+                    "runtime": self.runtime.name,
+                    "from": "stream",
+                    "calls": len(usage.calls),
+                }
                 evidence, _, created = charge_usage(
-                    self.store, card.id, self.agent, f"run:{turn_id}", tokens_in, tokens_out, usd, extra,
+                    self.store,
+                    card.id,
+                    self.agent,
+                    f"run:{turn_id}",
+                    tokens_in,
+                    tokens_out,
+                    usd,
+                    extra,
                     f"usage: {tokens_in + tokens_out:,} tokens over {len(usage.calls)} model call(s), from the {self.runtime.name} stream (no transcript found)",
                 )
                 return ids.fmt(ids.EVIDENCE, evidence.id) if created else None
@@ -715,7 +858,12 @@ class Runner:
         try:
             for card_id in turns.held_cards(self.store, self.agent):
                 try:
-                    if release.release_on_stop(self.store, card_id, self.agent, f"the runner stopped ({why}): the turn that asked is over") is not None:
+                    if (
+                        release.release_on_stop(
+                            self.store, card_id, self.agent, f"the runner stopped ({why}): the turn that asked is over"
+                        )
+                        is not None
+                    ):
                         released.append(ids.key(ids.CARD, card_id))
                 except LoopxError as err:
                     self.log(f"could not release {ids.fmt(ids.CARD, card_id)}: {err.message}", WARNING)

@@ -75,7 +75,11 @@ class TurnProcess:
         if "PATH" in env:  # the runtime is looked up on it, from the project: absolute entries only
             env = dict(env, PATH=safe_path(env["PATH"]))
         kept = sys.platform.startswith("linux")
-        command = [*python_argv("loopx_core.runner.guard", str(os.getpid()), "--"), _found(argv[0], env, cwd), *argv[1:]] if kept and argv else argv
+        command = (
+            [*python_argv("loopx_core.runner.guard", str(os.getpid()), "--"), _found(argv[0], env, cwd), *argv[1:]]
+            if kept and argv
+            else argv
+        )
         self.proc = subprocess.Popen(
             command,
             cwd=cwd,

@@ -89,6 +89,7 @@ ANSWERS_WITH_INPUT = True  # a PermissionRequest answer may carry updatedInput (
 
 # -- its turns -----------------------------------------------------------------------
 
+
 class Usage(base.LiveUsage):
     def feed(self, line: bytes) -> None:
         event = base.event(line)
@@ -110,12 +111,24 @@ class Usage(base.LiveUsage):
             usage = event.get("usage")
             if not isinstance(usage, dict):
                 usage = {}
-            total = sum(v for k, v in usage.items() if k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens") and type(v) is int)
-            self.final = {"tokens": total, "usd": event.get("total_cost_usd"), "subtype": event.get("subtype"), "is_error": event.get("is_error")}
+            total = sum(
+                v
+                for k, v in usage.items()
+                if k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+                and type(v) is int
+            )
+            self.final = {
+                "tokens": total,
+                "usd": event.get("total_cost_usd"),
+                "subtype": event.get("subtype"),
+                "is_error": event.get("is_error"),
+            }
             if isinstance(event.get("result"), str) and event["result"].strip():
                 self.said = event["result"]
             if event.get("is_error") or event.get("subtype") != "success":
-                self.error = f"claude ended with {event.get('subtype')}" + (f": {event.get('result')}" if isinstance(event.get("result"), str) else "")
+                self.error = f"claude ended with {event.get('subtype')}" + (
+                    f": {event.get('result')}" if isinstance(event.get("result"), str) else ""
+                )
 
     def transcript_path(self, env: dict) -> str | None:
         if not self.session:
@@ -123,7 +136,9 @@ class Usage(base.LiveUsage):
         import glob
 
         config = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-        found = sorted(glob.glob(os.path.join(glob.escape(config), "projects", "*", glob.escape(self.session) + ".jsonl")))
+        found = sorted(
+            glob.glob(os.path.join(glob.escape(config), "projects", "*", glob.escape(self.session) + ".jsonl"))
+        )
         return found[0] if found else None
 
 
@@ -145,8 +160,17 @@ class Command(base.Runtime):
         bounds = base.workspace(cwd)
         root = Path(bounds.main) if bounds is not None else (Path(cwd) if cwd else Path.cwd())
         return [
-            self.binary or "claude", "-p", prompt, "--allowedTools", "mcp__loopx",
-            "--output-format", "stream-json", "--verbose", *self._bounded(cwd), *self._prompt_tool(root), *self.extra,
+            self.binary or "claude",
+            "-p",
+            prompt,
+            "--allowedTools",
+            "mcp__loopx",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            *self._bounded(cwd),
+            *self._prompt_tool(root),
+            *self.extra,
         ]
 
     def by_hand(self, cwd) -> list[str]:
@@ -162,7 +186,11 @@ class Command(base.Runtime):
         if bounds is not None:
             from . import claude_code_settings
 
-            settings.update(claude_code_settings.workspace_settings(bounds, base.json_file(Path(bounds.main, ".claude", "settings.json")), base.key_folder()))
+            settings.update(
+                claude_code_settings.workspace_settings(
+                    bounds, base.json_file(Path(bounds.main, ".claude", "settings.json")), base.key_folder()
+                )
+            )
             # the workspace's own settings and MCP servers count for nothing (an agent
             # writes the workspace): the main checkout's hooks, sandbox and loopx server hold
             more = ["--setting-sources", "user", "--strict-mcp-config"]
@@ -223,6 +251,7 @@ class Command(base.Runtime):
 
 # -- its transcript --------------------------------------------------------------------
 
+
 def _is_prompt(entry: dict) -> bool:
     if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isSidechain"):
         return False
@@ -281,7 +310,11 @@ def _text(message) -> str | None:
     if isinstance(content, str):
         return content.strip() or None
     if isinstance(content, list):
-        text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        text = "".join(
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
         return text.strip() or None
     return None
 
@@ -291,7 +324,10 @@ def claude_call(message: dict, usage: dict, identity: str) -> transcript.Call:
     entry's, or a ``stream-json`` assistant event's: the same message shape)."""
     from . import transcript
 
-    detail = {k: transcript.count(usage, k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
+    detail = {
+        k: transcript.count(usage, k)
+        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+    }
     parts = {
         "input": detail["input_tokens"],
         "cache_write": detail["cache_creation_input_tokens"],
@@ -299,7 +335,14 @@ def claude_call(message: dict, usage: dict, identity: str) -> transcript.Call:
         "output": detail["output_tokens"],
     }
     model = message.get("model") if isinstance(message.get("model"), str) else None
-    return transcript.Call(identity, parts["input"] + parts["cache_write"] + parts["cache_read"], detail["output_tokens"], detail, model, parts)
+    return transcript.Call(
+        identity,
+        parts["input"] + parts["cache_write"] + parts["cache_read"],
+        detail["output_tokens"],
+        detail,
+        model,
+        parts,
+    )
 
 
 def subagent_transcripts(path: str) -> list[str]:
@@ -316,6 +359,7 @@ def subagent_transcripts(path: str) -> list[str]:
 
 # -- its hooks' answers ---------------------------------------------------------------
 
+
 def expected_last_message(payload: dict) -> str | None:
     """What the Stop payload says the turn's last message was
     (``last_assistant_message``): the transcript is read once it holds it."""
@@ -327,7 +371,13 @@ def approved(reason: str) -> dict | None:
     """PreToolUse's answer to a call a person already approved (a gate in this
     lease, a remembered grant): say so. Claude Code's own deny/ask rules still
     apply to an "allow"."""
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": reason}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def continue_turn(reason: str) -> dict:
@@ -360,6 +410,7 @@ def unasked_permission(agent: str) -> dict | None:
 
 # -- its questions ----------------------------------------------------------------------
 
+
 def questions(tool_input) -> list[dict] | None:
     """The questions of an ``AskUserQuestion`` input, each {question, header,
     options, multi}, or None when it does not read as one.
@@ -384,9 +435,18 @@ def questions(tool_input) -> list[dict] | None:
         if not isinstance(q, dict) or not isinstance(q.get("question"), str) or not q["question"].strip():
             return None
         labels = [o.get("label") for o in q.get("options") or [] if isinstance(o, dict)]
-        labels = [" ".join(label.split())[: limits.OPTION_MAX] for label in labels if isinstance(label, str) and label.strip()]
+        labels = [
+            " ".join(label.split())[: limits.OPTION_MAX] for label in labels if isinstance(label, str) and label.strip()
+        ]
         header = q.get("header")
-        out.append({"question": q["question"], "header": " ".join(header.split())[:40] if isinstance(header, str) else "", "options": list(dict.fromkeys(labels))[: limits.OPTIONS_MAX], "multi": q.get("multiSelect") is True})
+        out.append(
+            {
+                "question": q["question"],
+                "header": " ".join(header.split())[:40] if isinstance(header, str) else "",
+                "options": list(dict.fromkeys(labels))[: limits.OPTIONS_MAX],
+                "multi": q.get("multiSelect") is True,
+            }
+        )
     return out
 
 
@@ -400,7 +460,19 @@ def answered(tool_input: dict, said: list) -> dict:
 
 # -- its settings -----------------------------------------------------------------------
 
-def write_settings(plan, root: Path, agent: str, exe: list[str], command, db: str | None, key_dir: str, sandbox: bool, instructions, notes: list[str]) -> None:
+
+def write_settings(
+    plan,
+    root: Path,
+    agent: str,
+    exe: list[str],
+    command,
+    db: str | None,
+    key_dir: str,
+    sandbox: bool,
+    instructions,
+    notes: list[str],
+) -> None:
     """``init --for claude-code``'s files, each through ``plan(path, make)``:
     the hooks (``command(event, None)``: no agent id, it comes from the
     session's env) and sandbox in ``.claude/settings.json``, the agent in
@@ -418,4 +490,6 @@ def write_settings(plan, root: Path, agent: str, exe: list[str], command, db: st
     plan(root / "CLAUDE.md", instructions)
     notes.append("Claude Code reads hooks when a session starts: restart it, or review them under /hooks")
     if sandbox:
-        notes.append("the sandbox needs bubblewrap and socat on Linux (Debian: apt-get install bubblewrap socat); without them Claude Code refuses to start (failIfUnavailable) — or run init with --no-sandbox")
+        notes.append(
+            "the sandbox needs bubblewrap and socat on Linux (Debian: apt-get install bubblewrap socat); without them Claude Code refuses to start (failIfUnavailable) — or run init with --no-sandbox"
+        )

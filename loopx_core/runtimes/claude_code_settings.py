@@ -49,10 +49,25 @@ EVENTS = (
     ("SessionStart", "session-start", None, 30),
     ("PreToolUse", "pre-tool-use", "*", 30),
     ("Stop", "stop", None, 60),
-    ("SessionEnd", "session-end", None, 30),  # charges what the last Stop could not see yet (adapters/hooks.session_end)
-    ("PermissionRequest", "permission-request", "*", 600),  # the runtime's own question joins the person's queue (2.1.335)
+    (
+        "SessionEnd",
+        "session-end",
+        None,
+        30,
+    ),  # charges what the last Stop could not see yet (adapters/hooks.session_end)
+    (
+        "PermissionRequest",
+        "permission-request",
+        "*",
+        600,
+    ),  # the runtime's own question joins the person's queue (2.1.335)
     ("PreSkillShellCommand", "pre-skill-shell-command", "*", 30),  # skills' `!` shell commands (2.1.335)
-    ("PreToolUse", "question", "AskUserQuestion", 600),  # Claude's question tool answered from the board (adapters/hooks.question)
+    (
+        "PreToolUse",
+        "question",
+        "AskUserQuestion",
+        600,
+    ),  # Claude's question tool answered from the board (adapters/hooks.question)
     ("Notification", "notification", None, 30),  # "Claude needs you" reaches the person's notification command
 )
 GUARDS = ("PreToolUse", "PreSkillShellCommand")  # events that guard an action: a failed hook blocks it
@@ -190,7 +205,11 @@ def _place_hook(hooks: dict, event: str, matcher, marker, handler: dict) -> None
         if not isinstance(handlers, list):
             continue
         for i, existing in enumerate(list(handlers)):
-            if isinstance(existing, dict) and isinstance(existing.get("command"), str) and marker.search(existing["command"]):
+            if (
+                isinstance(existing, dict)
+                and isinstance(existing.get("command"), str)
+                and marker.search(existing["command"])
+            ):
                 if found:
                     handlers.remove(existing)  # a duplicate of ours: keep one
                     continue
@@ -231,6 +250,7 @@ def merge_local(before: str | None, agent: str) -> str | None:
 
 # -- a turn in a card's workspace (issue #26) ---------------------------------------------------
 
+
 def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
     """What a turn started in a card's workspace gets as its ``--settings`` (flag
     settings: the agent cannot edit them), the runner passing
@@ -252,15 +272,24 @@ def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
 
     out = {k: v for k, v in main_settings.items() if k not in ("env", "sandbox")}
     if isinstance(out.get("permissions"), dict):
-        out["permissions"] = {k: [_absolute_rule(r, bounds.main) for r in v] if isinstance(v, list) else v for k, v in out["permissions"].items()}
+        out["permissions"] = {
+            k: [_absolute_rule(r, bounds.main) for r in v] if isinstance(v, list) else v
+            for k, v in out["permissions"].items()
+        }
     sandbox = main_settings.get("sandbox")
     if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
         ours = _merged(sandbox, sandbox_settings(key_dir))
-        workspace_bounds.prepare(bounds)  # packed-refs, packed-only refs' loose files, the ref folders: paths to keep or open
+        workspace_bounds.prepare(
+            bounds
+        )  # packed-refs, packed-only refs' loose files, the ref folders: paths to keep or open
         ours["filesystem"] = {
             **ours["filesystem"],
             "allowWrite": [
-                *(os.path.join(bounds.main, p) for p in ours["filesystem"].get("allowWrite") or [] if isinstance(p, str)),  # the person's own, from the main checkout
+                *(
+                    os.path.join(bounds.main, p)
+                    for p in ours["filesystem"].get("allowWrite") or []
+                    if isinstance(p, str)
+                ),  # the person's own, from the main checkout
                 *(p for p in workspace_bounds.writable(bounds) if p != bounds.workspace),
             ],
             "denyWrite": [

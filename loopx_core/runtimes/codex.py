@@ -60,6 +60,7 @@ ANSWERS_WITH_INPUT = False  # Codex refuses updatedInput in a PermissionRequest 
 
 # -- its turns -----------------------------------------------------------------------
 
+
 class Usage(base.LiveUsage):
     def __init__(self):
         super().__init__()
@@ -77,7 +78,9 @@ class Usage(base.LiveUsage):
             self.session = event["thread_id"]
         elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
             usage = event["usage"]
-            self.final = {"tokens": sum(v for k, v in usage.items() if k in ("input_tokens", "output_tokens") and type(v) is int)}
+            self.final = {
+                "tokens": sum(v for k, v in usage.items() if k in ("input_tokens", "output_tokens") and type(v) is int)
+            }
         elif kind in ("turn.failed", "error"):
             detail = event.get("error")
             if not isinstance(detail, dict):
@@ -95,7 +98,12 @@ class Usage(base.LiveUsage):
             home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
             import glob
 
-            found = sorted(glob.glob(os.path.join(glob.escape(home), "sessions", "**", f"rollout-*-{glob.escape(self.session)}.jsonl"), recursive=True))
+            found = sorted(
+                glob.glob(
+                    os.path.join(glob.escape(home), "sessions", "**", f"rollout-*-{glob.escape(self.session)}.jsonl"),
+                    recursive=True,
+                )
+            )
             self._rollout = found[0] if found else None
         return self._rollout
 
@@ -153,7 +161,11 @@ class Command(base.Runtime):
             from . import codex_settings
 
             more = codex_settings.workspace_overrides(bounds, _main_codex_config(bounds), base.key_folder())
-        extra = _without_workspace_write(self.extra) if any(a.startswith("permissions.loopx=") for a in more) else self.extra
+        extra = (
+            _without_workspace_write(self.extra)
+            if any(a.startswith("permissions.loopx=") for a in more)
+            else self.extra
+        )
         return [*more, *extra]
 
     def stdin(self, packet: str) -> str | None:
@@ -173,7 +185,9 @@ class Command(base.Runtime):
         from . import codex_settings
 
         person = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-        home = codex_settings.workspace_home(codex_settings.home_for(bounds.main, self.agent), person, _main_codex_config(bounds), bounds.main)
+        home = codex_settings.workspace_home(
+            codex_settings.home_for(bounds.main, self.agent), person, _main_codex_config(bounds), bounds.main
+        )
         return {**super().environ(cwd), "CODEX_HOME": str(home)}
 
     def identity_problem(self, root) -> str | None:
@@ -188,7 +202,10 @@ class Command(base.Runtime):
             text = (Path(root) / ".codex" / "config.toml").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
-        named = sorted(set(re.findall(r'LOOPX_AGENT\s*=\s*"([^"]*)"', text)) | set(re.findall(r"LOOPX_AGENT=([A-Za-z0-9_.-]+)", text)))
+        named = sorted(
+            set(re.findall(r'LOOPX_AGENT\s*=\s*"([^"]*)"', text))
+            | set(re.findall(r"LOOPX_AGENT=([A-Za-z0-9_.-]+)", text))
+        )
         if named and named != [self.agent]:
             return f"this checkout's .codex/config.toml is set up for agent {', '.join(named)}, not {self.agent}: its hooks and MCP server would act as {named[0]}"
         return None
@@ -245,6 +262,7 @@ def _main_codex_config(bounds) -> dict:
 
 # -- its transcript --------------------------------------------------------------------
 
+
 def _is_prompt(entry: dict) -> bool:
     payload = entry.get("payload")
     if not isinstance(payload, dict) or entry.get("type") != "event_msg":
@@ -288,7 +306,10 @@ def codex_call(usage: dict, model: str | None, identity: str) -> transcript.Call
     """One Codex model call from a ``token_count`` event's ``last_token_usage``."""
     from . import transcript
 
-    detail = {k: transcript.count(usage, k) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")}
+    detail = {
+        k: transcript.count(usage, k)
+        for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+    }
     # OpenAI counts cached input inside input_tokens, and reasoning inside output_tokens.
     cached = min(detail["cached_input_tokens"], detail["input_tokens"])
     parts = {"input": detail["input_tokens"] - cached, "cache_read": cached, "output": detail["output_tokens"]}
@@ -333,7 +354,7 @@ def subagent_transcripts(path: str) -> list[str]:
         return []
     day = os.path.dirname(path)
     name = os.path.basename(path)
-    stamp = name[len("rollout-"):len("rollout-") + 19] if name.startswith("rollout-") else ""
+    stamp = name[len("rollout-") : len("rollout-") + 19] if name.startswith("rollout-") else ""
     parts = day.split(os.sep)[-3:]
     days = [day]
     if len(parts) == 3 and all(p.isdigit() for p in parts):
@@ -345,7 +366,11 @@ def subagent_transcripts(path: str) -> list[str]:
             names = os.listdir(folder)
         except OSError:
             continue
-        candidates += [os.path.join(folder, n) for n in names if n.startswith("rollout-") and n.endswith(".jsonl") and n[len("rollout-"):len("rollout-") + 19] >= stamp]
+        candidates += [
+            os.path.join(folder, n)
+            for n in names
+            if n.startswith("rollout-") and n.endswith(".jsonl") and n[len("rollout-") : len("rollout-") + 19] >= stamp
+        ]
     candidates = sorted(c for c in candidates if c != path)[-SCANNED:]
     found = []
     for candidate in candidates:
@@ -369,6 +394,7 @@ def _day_folders(top: str) -> list[str]:
 
 
 # -- its hooks' answers ---------------------------------------------------------------
+
 
 def expected_last_message(payload: dict) -> str | None:
     """Codex's Stop payload names no last message: the transcript is read as it is."""
@@ -396,7 +422,10 @@ def unasked_permission(agent: str) -> dict | None:
     """PermissionRequest's answer when nobody can be asked (no card): deny —
     never left to Codex's own automatic reviewer (``--approve-for-me``), which
     would let a model decide to run a command outside the sandbox."""
-    return {"behavior": "deny", "message": f"LoopX: agent {agent} holds no card to ask the person on; take your card first"}
+    return {
+        "behavior": "deny",
+        "message": f"LoopX: agent {agent} holds no card to ask the person on; take your card first",
+    }
 
 
 def gc_homes(main: str, at_work, dry_run: bool) -> list[dict]:
@@ -427,7 +456,19 @@ def gc_homes(main: str, at_work, dry_run: bool) -> list[dict]:
 
 # -- its settings -----------------------------------------------------------------------
 
-def write_settings(plan, root: Path, agent: str, exe: list[str], command, db: str | None, key_dir: str, sandbox: bool, instructions, notes: list[str]) -> None:
+
+def write_settings(
+    plan,
+    root: Path,
+    agent: str,
+    exe: list[str],
+    command,
+    db: str | None,
+    key_dir: str,
+    sandbox: bool,
+    instructions,
+    notes: list[str],
+) -> None:
     """``init --for codex``'s files, each through ``plan(path, make)``: the
     hooks (``command(event, agent)``: Codex has no per-checkout settings file,
     so they name the agent), MCP server and permission profile in
@@ -443,4 +484,6 @@ def write_settings(plan, root: Path, agent: str, exe: list[str], command, db: st
         trust = settings.trusted_hooks(written, root / SETTINGS_FILE, commands)
         plan(settings.codex_home() / "config.toml", lambda before: settings.merge_user(before, root, trust))
     plan(root / "AGENTS.md", instructions)
-    notes.append(f"{settings.codex_home() / 'config.toml'} now trusts this project and LoopX's hooks in it (codex exec skips untrusted hooks)")
+    notes.append(
+        f"{settings.codex_home() / 'config.toml'} now trusts this project and LoopX's hooks in it (codex exec skips untrusted hooks)"
+    )

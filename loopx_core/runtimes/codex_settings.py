@@ -48,8 +48,15 @@ from pathlib import Path
 from . import base
 
 EVENTS = (
-    ("SessionStart", "session-start", None, 30), ("PreToolUse", "pre-tool-use", "*", 30), ("Stop", "stop", None, 60),
-    ("PermissionRequest", "permission-request", "*", 600),  # an approval Codex would ask the person for joins the queue (#29)
+    ("SessionStart", "session-start", None, 30),
+    ("PreToolUse", "pre-tool-use", "*", 30),
+    ("Stop", "stop", None, 60),
+    (
+        "PermissionRequest",
+        "permission-request",
+        "*",
+        600,
+    ),  # an approval Codex would ask the person for joins the queue (#29)
 )
 PROFILE = "loopx"  # the permission profile's name, LoopX's own
 # Read-only inside the writable project. Only paths that exist when init runs:
@@ -69,7 +76,9 @@ class MalformedConfig(ConfigError, base.SettingsMalformed):
     """The file is not TOML at all (exit 3): nothing is written."""
 
 
-def entries(agent: str, exe: list[str], commands: dict[str, str], db: str | None, key_dir: str | None, root: Path) -> dict:
+def entries(
+    agent: str, exe: list[str], commands: dict[str, str], db: str | None, key_dir: str | None, root: Path
+) -> dict:
     """What LoopX puts in ``.codex/config.toml``, as plain data: the MCP
     server, the permission profile (None without the sandbox) and one hook
     group per event."""
@@ -114,12 +123,18 @@ def _plain(text: str) -> dict:
 def _is_ours(handler) -> bool:
     """A hook handler LoopX wrote: it runs ``loopx_core hook codex <event>``."""
     command = handler.get("command") if isinstance(handler, dict) else None
-    return isinstance(command, str) and any(command.endswith(f"loopx_core hook codex {name}") for _, name, _, _ in EVENTS)
+    return isinstance(command, str) and any(
+        command.endswith(f"loopx_core hook codex {name}") for _, name, _, _ in EVENTS
+    )
 
 
 def _our_server(server) -> bool:
     """The MCP entry LoopX wrote: it runs ``loopx mcp`` for an agent."""
-    return isinstance(server, dict) and list(server.get("args", []))[-1:] == ["mcp"] and "LOOPX_AGENT" in server.get("env", {})
+    return (
+        isinstance(server, dict)
+        and list(server.get("args", []))[-1:] == ["mcp"]
+        and "LOOPX_AGENT" in server.get("env", {})
+    )
 
 
 def _super_table(doc, key: str):
@@ -176,7 +191,9 @@ def merge_project(before: str | None, ours: dict, sandbox: bool) -> str:
     if sandbox:
         for key in ("sandbox_mode", "default_permissions"):
             if key in doc and doc[key] != PROFILE:
-                raise ConfigError(f"sets `{key}` already; LoopX selects its own permission profile there. Remove it, or run init with --no-sandbox")
+                raise ConfigError(
+                    f"sets `{key}` already; LoopX selects its own permission profile there. Remove it, or run init with --no-sandbox"
+                )
     servers = doc.get("mcp_servers", {})
     if "loopx" in servers and not _our_server(servers["loopx"]):
         raise ConfigError("already defines [mcp_servers.loopx] (not LoopX's): rename that server and run init again")
@@ -219,6 +236,7 @@ def merge_project(before: str | None, ours: dict, sandbox: bool) -> str:
 
 # -- trust, in the person's own Codex config --------------------------------------------------
 
+
 def codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
@@ -232,7 +250,12 @@ def _canonical(value):
 
 
 def hook_hash(event: str, matcher: str | None, handler: dict) -> str:
-    normalized = {"type": "command", "command": handler["command"], "timeout": max(1, int(handler.get("timeout") or 600)), "async": bool(handler.get("async", False))}
+    normalized = {
+        "type": "command",
+        "command": handler["command"],
+        "timeout": max(1, int(handler.get("timeout") or 600)),
+        "async": bool(handler.get("async", False)),
+    }
     identity = {"event_name": _snake(event), "hooks": [normalized]}
     if matcher is not None:
         identity["matcher"] = matcher
@@ -266,7 +289,9 @@ def merge_user(before: str | None, root: Path, trust: dict[str, str]) -> str:
     if project is None:
         _put(projects, str(root), {"trust_level": "trusted"})
     elif project.get("trust_level") != "trusted":
-        raise ConfigError(f"marks {root} as {project.get('trust_level')!r}; Codex would ignore .codex/config.toml there. Trust the project (`codex` asks at start) and run init again")
+        raise ConfigError(
+            f"marks {root} as {project.get('trust_level')!r}; Codex would ignore .codex/config.toml there. Trust the project (`codex` asks at start) and run init again"
+        )
     # A key names the place of one of LoopX's hooks in the project's config
     # (path, event, group, handler): what is trusted there is LoopX's hook now.
     states = _super_table(_super_table(doc, "hooks"), "state")
@@ -283,6 +308,7 @@ def merge_user(before: str | None, root: Path, trust: dict[str, str]) -> str:
 
 
 # -- a turn in a card's workspace (issue #26) ---------------------------------------------------
+
 
 def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
     """``codex exec`` arguments (``-c key=value``) for a turn started in a card's
@@ -314,7 +340,9 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
         git_paths = [p for p in workspace_bounds.writable(bounds) if p != bounds.workspace]
         return ["-c", "sandbox_workspace_write.writable_roots=[" + ", ".join(_toml_str(p) for p in git_paths) + "]"]
     if main_config.get("default_permissions") == "loopx":
-        workspace_bounds.prepare(bounds)  # the ref folders a commit writes exist; packed-only refs get a file to keep read-only
+        workspace_bounds.prepare(
+            bounds
+        )  # the ref folders a commit writes exist; packed-only refs get a file to keep read-only
         entries = {key_dir: "deny"}
         entries.update({p: "write" for p in workspace_bounds.writable(bounds) if p != bounds.workspace})
         entries.update({p: "read" for p in workspace_bounds.inside_writable(bounds, workspace_bounds.guarded(bounds))})
@@ -325,8 +353,17 @@ def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
         roots = {rel: "read" for rel in READ_ONLY if (workspace / rel).exists()}
         table = ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in entries.items())
         if roots:
-            table += ', ":workspace_roots" = { ' + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in roots.items()) + " }"
-        args += ["-c", 'default_permissions="loopx"', "-c", f'permissions.loopx={{ extends = ":workspace", filesystem = {{ {table} }} }}']
+            table += (
+                ', ":workspace_roots" = { '
+                + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in roots.items())
+                + " }"
+            )
+        args += [
+            "-c",
+            'default_permissions="loopx"',
+            "-c",
+            f'permissions.loopx={{ extends = ":workspace", filesystem = {{ {table} }} }}',
+        ]
     return args
 
 
@@ -388,7 +425,9 @@ def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) 
     except FileNotFoundError:
         config = {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{person_home / 'config.toml'} cannot be read as TOML ({exc}); fix it, then the runner's next turn uses it") from None
+        raise ConfigError(
+            f"{person_home / 'config.toml'} cannot be read as TOML ({exc}); fix it, then the runner's next turn uses it"
+        ) from None
     # No project is trusted here, so no worktree's .codex/config.toml loads; the main
     # checkout is marked untrusted outright (its worktrees inherit that), so an
     # interactive `codex` started in a workspace asks no trust question either.
@@ -399,7 +438,9 @@ def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) 
     # the person's own trust decisions follow their files here (the same hashes, this home's paths)
     here = str(home / "config.toml")
     own = str(person_home) + os.sep
-    state = {(str(home) + os.sep + key[len(own):] if key.startswith(own) else key): value for key, value in state.items()}
+    state = {
+        (str(home) + os.sep + key[len(own) :] if key.startswith(own) else key): value for key, value in state.items()
+    }
     for event, _name, _matcher, _timeout in EVENTS:
         groups: list = hooks[event] if isinstance(hooks.get(event), list) else []
         hooks[event] = groups
@@ -409,7 +450,9 @@ def workspace_home(home: Path, person_home: Path, main_config: dict, main: str) 
             g = len(groups)
             groups.append(group)
             for h, handler in enumerate(group["hooks"]):
-                state[f"{here}:{_snake(event)}:{g}:{h}"] = {"trusted_hash": hook_hash(event, group.get("matcher"), handler)}
+                state[f"{here}:{_snake(event)}:{g}:{h}"] = {
+                    "trusted_hash": hook_hash(event, group.get("matcher"), handler)
+                }
     hooks["state"] = state
     config["hooks"] = hooks
     server = (main_config.get("mcp_servers") or {}).get("loopx")
@@ -430,8 +473,10 @@ def _outside_the_sandbox(home: Path) -> None:
 
     for temp in {"/tmp", "/var/tmp", os.path.realpath(tempfile.gettempdir())}:
         if home == Path(temp) or Path(temp) in home.parents:
-            raise ConfigError(f"LoopX's Codex home for workspace turns would be {home}, inside the temporary folder {temp}, which Codex's sandbox lets the agent write; "
-                              "set XDG_DATA_HOME (LoopX's data folder) to a folder outside it")
+            raise ConfigError(
+                f"LoopX's Codex home for workspace turns would be {home}, inside the temporary folder {temp}, which Codex's sandbox lets the agent write; "
+                "set XDG_DATA_HOME (LoopX's data folder) to a folder outside it"
+            )
 
 
 def _link_person_home(home: Path, person_home: Path) -> None:
@@ -454,7 +499,9 @@ def homes_of(main: str) -> list[Path]:
     agent that had a turn in one of its workspaces)."""
     project = home_for(main, "_").parent
     try:
-        return sorted(project / n for n in os.listdir(project) if not os.path.islink(project / n) and (project / n).is_dir())
+        return sorted(
+            project / n for n in os.listdir(project) if not os.path.islink(project / n) and (project / n).is_dir()
+        )
     except OSError:
         return []
 

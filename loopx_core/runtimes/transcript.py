@@ -85,7 +85,13 @@ def before_last_call(turn: Turn) -> Turn:
         return turn
     cut = max(pos for pos, _ in turn.calls)
     kept = turn.prompt_index is not None and turn.prompt_index < cut
-    return Turn(turn.started_at if kept else None, turn.prompt_index if kept else None, turn.markers[:cut], [(p, c) for p, c in turn.calls if p < cut], None)
+    return Turn(
+        turn.started_at if kept else None,
+        turn.prompt_index if kept else None,
+        turn.markers[:cut],
+        [(p, c) for p, c in turn.calls if p < cut],
+        None,
+    )
 
 
 def uncharged(turn: Turn, through: str | None, counted: dict[str, dict] | None = None) -> tuple[list[Call], str | None]:
@@ -131,4 +137,9 @@ def growth(call: Call, before: dict) -> Call | None:
 
 
 # A Claude Code call's detail, by the part of its usage each key is (a Codex call never grows: one line per call).
-DETAIL_PARTS = {"input_tokens": "input", "cache_creation_input_tokens": "cache_write", "cache_read_input_tokens": "cache_read", "output_tokens": "output"}
+DETAIL_PARTS = {
+    "input_tokens": "input",
+    "cache_creation_input_tokens": "cache_write",
+    "cache_read_input_tokens": "cache_read",
+    "output_tokens": "output",
+}

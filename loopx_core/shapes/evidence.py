@@ -25,18 +25,52 @@ def Field(name: str, default: object, mcp: dict[str, object] | None) -> Evidence
     parser reads this table."""
     return name, default, mcp
 
+
 FIELDS = (
-    Field("summary", None, {"type": "string", "description": "What this turn did (required; at most 4,000 characters)."}),
-    Field("artifacts", LIST, {**_LIST, "description": "Files this turn made or changed, relative to the project; each is hashed."}),
+    Field(
+        "summary", None, {"type": "string", "description": "What this turn did (required; at most 4,000 characters)."}
+    ),
+    Field(
+        "artifacts",
+        LIST,
+        {**_LIST, "description": "Files this turn made or changed, relative to the project; each is hashed."},
+    ),
     Field("next", None, {**_TEXT, "description": "The next action for whoever continues the card."}),
     Field("todos_added", LIST, {**_LIST, "description": "New todo items, one string each."}),
-    Field("todos_done", LIST, {"type": "array", "items": {"type": "integer"}, "description": "Numbers of the card's todos this turn finished, as `context` lists them."}),
-    Field("tokens", None, {"type": "integer", "minimum": 0, "description": "Tokens this turn used, charged to the card's budget."}),
+    Field(
+        "todos_done",
+        LIST,
+        {
+            "type": "array",
+            "items": {"type": "integer"},
+            "description": "Numbers of the card's todos this turn finished, as `context` lists them.",
+        },
+    ),
+    Field(
+        "tokens",
+        None,
+        {"type": "integer", "minimum": 0, "description": "Tokens this turn used, charged to the card's budget."},
+    ),
     Field("tokens_in", None, None),
     Field("tokens_out", None, None),
-    Field("usd", None, {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."}),
-    Field("turn_id", None, {**_TEXT, "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result."}),
-    Field("release", False, {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."}),
+    Field(
+        "usd",
+        None,
+        {"type": "number", "minimum": 0, "description": "Dollars this turn cost, charged to the card's budget."},
+    ),
+    Field(
+        "turn_id",
+        None,
+        {
+            **_TEXT,
+            "description": "An id for this turn (letters, digits, . _ : @ / + -; up to 128): a retry with the same id returns the first result.",
+        },
+    ),
+    Field(
+        "release",
+        False,
+        {"type": "boolean", "default": False, "description": "Give the card back (ready) after recording."},
+    ),
 )
 NAMES = frozenset(name for name, _, _ in FIELDS)
 

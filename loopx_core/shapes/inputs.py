@@ -61,9 +61,16 @@ def _fast_evidence(data: dict) -> dict | None:
         return None
     if out["next"] is not None and not _text_ok(out["next"], limits.NEXT_MAX):
         return None
-    for key, max_len, max_items in (("artifacts", limits.PATH_MAX, limits.ARTIFACTS_MAX), ("todos_added", limits.TODO_MAX, limits.LIST_MAX)):
+    for key, max_len, max_items in (
+        ("artifacts", limits.PATH_MAX, limits.ARTIFACTS_MAX),
+        ("todos_added", limits.TODO_MAX, limits.LIST_MAX),
+    ):
         items = out[key]
-        if not isinstance(items, list) or len(items) > max_items or not all(_text_ok(v, max_len, multiline=False) for v in items):
+        if (
+            not isinstance(items, list)
+            or len(items) > max_items
+            or not all(_text_ok(v, max_len, multiline=False) for v in items)
+        ):
             return None
         out[key] = [v.strip() for v in items]
     done = out["todos_done"]
@@ -98,7 +105,9 @@ class _Unsure(Exception):
 
 def _text(max_len: int, *, allow_empty: bool = False, multiline: bool = True) -> Check:
     def check(value: object) -> str:
-        if type(value) is not str or limits.text_problem(value, max_len=max_len, allow_empty=allow_empty, multiline=multiline):
+        if type(value) is not str or limits.text_problem(
+            value, max_len=max_len, allow_empty=allow_empty, multiline=multiline
+        ):
             raise _Unsure
         return value if multiline else value.strip()
 
@@ -196,34 +205,40 @@ _todos = _list_of(_text(limits.TODO_MAX, multiline=False), limits.LIST_MAX)
 FAST = {
     "next": _fast_next,
     "evidence": _fast_evidence,
-    "card": _fields({
-        "title": (_text(limits.TITLE_MAX, multiline=False), _REQUIRED),
-        "body": (_text(limits.BODY_MAX, allow_empty=True), ""),
-        "needs": (_list_of(_pattern(limits.SCOPE, limits.SCOPE_MAX), limits.LIST_MAX), []),
-        "after": (_list_of(_card_ref, limits.LIST_MAX), []),
-        "priority": (_whole(limits.PRIORITY_MIN, limits.PRIORITY_MAX), 2),
-        "owner": (_pattern(limits.AGENT_ID), None),
-        "next": (_text(limits.NEXT_MAX), None),
-        "verify": (_text(limits.VERIFY_MAX), None),
-        "max_turns": (_whole(1, limits.TURNS_MAX), None),
-        "max_tokens": (_whole(1, limits.TOKENS_MAX), None),
-        "max_usd": (_money, None),
-        "backlog": (_flag, False),
-    }),
+    "card": _fields(
+        {
+            "title": (_text(limits.TITLE_MAX, multiline=False), _REQUIRED),
+            "body": (_text(limits.BODY_MAX, allow_empty=True), ""),
+            "needs": (_list_of(_pattern(limits.SCOPE, limits.SCOPE_MAX), limits.LIST_MAX), []),
+            "after": (_list_of(_card_ref, limits.LIST_MAX), []),
+            "priority": (_whole(limits.PRIORITY_MIN, limits.PRIORITY_MAX), 2),
+            "owner": (_pattern(limits.AGENT_ID), None),
+            "next": (_text(limits.NEXT_MAX), None),
+            "verify": (_text(limits.VERIFY_MAX), None),
+            "max_turns": (_whole(1, limits.TURNS_MAX), None),
+            "max_tokens": (_whole(1, limits.TOKENS_MAX), None),
+            "max_usd": (_money, None),
+            "backlog": (_flag, False),
+        }
+    ),
     "done": _fields({"summary": (_text(limits.SUMMARY_MAX), _REQUIRED), "verify_timeout": (_duration, None)}),
-    "gate_ask": _fields({
-        "question": (_text(limits.QUESTION_MAX), _REQUIRED),
-        "scope": (_pattern(limits.SCOPE, limits.SCOPE_MAX), None),
-        "options": (_list_of(_text(limits.OPTION_MAX, multiline=False), limits.OPTIONS_MAX), []),
-        "deadline": (_duration, None),
-        "wait": (_duration, None),
-    }),
-    "handoff": _fields({
-        "to": (_pattern(limits.AGENT_ID), _REQUIRED),
-        "summary": (_text(limits.SUMMARY_MAX), _REQUIRED),
-        "done": (_todos, []),
-        "pending": (_todos, []),
-    }),
+    "gate_ask": _fields(
+        {
+            "question": (_text(limits.QUESTION_MAX), _REQUIRED),
+            "scope": (_pattern(limits.SCOPE, limits.SCOPE_MAX), None),
+            "options": (_list_of(_text(limits.OPTION_MAX, multiline=False), limits.OPTIONS_MAX), []),
+            "deadline": (_duration, None),
+            "wait": (_duration, None),
+        }
+    ),
+    "handoff": _fields(
+        {
+            "to": (_pattern(limits.AGENT_ID), _REQUIRED),
+            "summary": (_text(limits.SUMMARY_MAX), _REQUIRED),
+            "done": (_todos, []),
+            "pending": (_todos, []),
+        }
+    ),
     "monitor": _fields({"every": (_duration, _REQUIRED)}),
     "text": _fields({"text": (_text(limits.BODY_MAX, allow_empty=True), _REQUIRED)}),
 }
@@ -234,7 +249,10 @@ def page_limit(limit: int | None, default: int | None = None, low: int = 1) -> i
     if limit is None:
         return default or limits.PAGE_DEFAULT
     if not low <= limit <= limits.PAGE_MAX:
-        raise InvalidInput(f"--limit {limit}: a page holds {low} to {limits.PAGE_MAX} rows", f"e.g. --limit {limits.PAGE_DEFAULT}; the next page starts where the JSON's next_after (events: next_since) points")
+        raise InvalidInput(
+            f"--limit {limit}: a page holds {low} to {limits.PAGE_MAX} rows",
+            f"e.g. --limit {limits.PAGE_DEFAULT}; the next page starts where the JSON's next_after (events: next_since) points",
+        )
     return limit
 
 

@@ -217,7 +217,9 @@ class GateAskInput(Input):
     kind: ClassVar[str] = "gate_ask"
     question: Annotated[str, _text(limits.QUESTION_MAX)]
     scope: Scope | None = None
-    options: list[Annotated[str, _text(limits.OPTION_MAX, multiline=False)]] = Field(default_factory=list, max_length=limits.OPTIONS_MAX)
+    options: list[Annotated[str, _text(limits.OPTION_MAX, multiline=False)]] = Field(
+        default_factory=list, max_length=limits.OPTIONS_MAX
+    )
     deadline: Duration | None = None
     wait: Duration | None = None
 
@@ -228,7 +230,9 @@ class GateAnswerInput(Input):
     note: Annotated[str, _text(limits.NOTE_MAX)] | None = None
     remember: Literal["card", "agent", "board", "session"] | None = None
     for_seconds: Duration | None = None
-    choice: Annotated[str, _text(limits.OPTION_MAX, multiline=False)] | None = None  # one of the gate's options (its text or number)
+    choice: Annotated[str, _text(limits.OPTION_MAX, multiline=False)] | None = (
+        None  # one of the gate's options (its text or number)
+    )
     text: Annotated[str, _text(limits.NOTE_MAX)] | None = None  # the person's own words
 
 

@@ -301,7 +301,12 @@ class EvidenceView(NamedTuple):
             "next": self.next_action,
             "todos_added": list(self.todos_added),
             "todos_done": list(self.todos_done),
-            "usage": {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "tokens": self.tokens, "usd": self.usd},
+            "usage": {
+                "tokens_in": self.tokens_in,
+                "tokens_out": self.tokens_out,
+                "tokens": self.tokens,
+                "usd": self.usd,
+            },
             "source": self.source,
             "unverified": self.unverified,
             "created_at": iso(self.created_at),
@@ -375,7 +380,9 @@ class AgentView(NamedTuple):
 
     @property
     def window(self) -> Window | None:
-        if not self.window_seconds or (self.token_limit is None and self.window_usd is None and self.window_turns is None):
+        if not self.window_seconds or (
+            self.token_limit is None and self.window_usd is None and self.window_turns is None
+        ):
             return None
         return Window(self.window_seconds, self.token_limit, self.window_usd, self.window_turns)
 

@@ -11,12 +11,26 @@ publish``, ``gem push``, ``docker push``, ``gh release create`` …) →
 
 from __future__ import annotations
 
-GIT_OPTS_WITH_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix", "--list-cmds", "--attr-source"})
+GIT_OPTS_WITH_ARG = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--exec-path",
+        "--config-env",
+        "--super-prefix",
+        "--list-cmds",
+        "--attr-source",
+    }
+)
 GIT_PUSHES = {"push": None, "send-pack": None, "http-push": None, "subtree": "push", "svn": "dcommit", "p4": "submit"}
 
 # git's own commands (git help -a): any other word is an alias or a git-<name>
 # program, which LoopX looks up before it decides.
-GIT_COMMANDS = frozenset("""
+GIT_COMMANDS = frozenset(
+    """
 add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr check-ignore check-mailmap
 check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit commit-graph commit-tree
 config count-objects credential credential-cache credential-store daemon describe diagnose diff diff-files diff-index
@@ -30,10 +44,31 @@ rev-list rev-parse revert rm scalar send-email send-pack sh-i18n sh-setup shortl
 show-ref sparse-checkout stage stash status stripspace submodule subtree svn switch symbolic-ref tag unpack-file
 unpack-objects update-index update-ref update-server-info upload-archive upload-pack var verify-commit verify-pack
 verify-tag version whatchanged worktree write-tree lfs
-""".split())
+""".split()
+)
 
 DEPLOY = {
-    "kubectl": ({"apply", "create", "delete", "replace", "patch", "rollout", "scale", "set", "edit", "annotate", "label", "drain", "cordon", "taint", "expose", "run"}, "deploy:kubernetes"),
+    "kubectl": (
+        {
+            "apply",
+            "create",
+            "delete",
+            "replace",
+            "patch",
+            "rollout",
+            "scale",
+            "set",
+            "edit",
+            "annotate",
+            "label",
+            "drain",
+            "cordon",
+            "taint",
+            "expose",
+            "run",
+        },
+        "deploy:kubernetes",
+    ),
     "oc": ({"apply", "create", "delete", "replace", "patch", "rollout", "scale", "set", "edit"}, "deploy:kubernetes"),
     "helm": ({"install", "upgrade", "uninstall", "delete", "rollback"}, "deploy:helm"),
     "helmfile": ({"apply", "sync", "destroy", "delete"}, "deploy:helm"),
@@ -98,19 +133,35 @@ def builtin_scope(base: str, args: list[str]) -> str | None:
     if base == "yarn":
         return "publish:npm" if words[:1] == ["publish"] or words[:2] == ["npm", "publish"] else None
     if base == "gh":
-        return "publish:github" if words[:1] == ["release"] and words[1:2] and words[1] in ("create", "upload", "edit", "delete") else None
+        return (
+            "publish:github"
+            if words[:1] == ["release"] and words[1:2] and words[1] in ("create", "upload", "edit", "delete")
+            else None
+        )
     if base == "vercel":
         return "deploy:vercel" if "--prod" in args or sub in ("deploy", "promote", "rollback") else None
     if base == "gcloud":
         return "deploy:gcloud" if "deploy" in args else None
     if base == "aws":
-        if words[:1] == ["cloudformation"] and words[1:2] and words[1] in ("deploy", "create-stack", "update-stack", "delete-stack"):
+        if (
+            words[:1] == ["cloudformation"]
+            and words[1:2]
+            and words[1] in ("deploy", "create-stack", "update-stack", "delete-stack")
+        ):
             return "deploy:aws"
-        if words[:2] in (["ecs", "update-service"], ["lambda", "update-function-code"], ["deploy", "create-deployment"]):
+        if words[:2] in (
+            ["ecs", "update-service"],
+            ["lambda", "update-function-code"],
+            ["deploy", "create-deployment"],
+        ):
             return "deploy:aws"
         return None
     if base == "heroku":
-        return "deploy:heroku" if sub and (sub.startswith("releases:rollback") or sub.startswith("container:release")) else None
+        return (
+            "deploy:heroku"
+            if sub and (sub.startswith("releases:rollback") or sub.startswith("container:release"))
+            else None
+        )
     if base == "dotnet":
         return "publish:nuget" if words[:2] == ["nuget", "push"] else None
     return None

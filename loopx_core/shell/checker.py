@@ -84,10 +84,29 @@ if TYPE_CHECKING:
     from .vocabulary import CommandRule, GroundReader, Handler, Same
 
 _DEV_OK = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/", "/proc/self/fd/")
-_KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "{", "}", "!", "time", "coproc", "]]"))
+_KEYWORDS = frozenset(
+    ("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "{", "}", "!", "time", "coproc", "]]")
+)
 _NOT_COMMANDS = frozenset(("for", "select", "case", "in", "let"))  # their words are data, checked as paths
 _TESTS = frozenset(("[[", "test", "["))  # look at files, never open them
-_PURE = frozenset(("echo", "printf", "true", "false", ":", "test", "[", "[[", "type", "which", "hash", "help", "write-output", "write-host"))
+_PURE = frozenset(
+    (
+        "echo",
+        "printf",
+        "true",
+        "false",
+        ":",
+        "test",
+        "[",
+        "[[",
+        "type",
+        "which",
+        "hash",
+        "help",
+        "write-output",
+        "write-host",
+    )
+)
 _IDENTITY = frozenset(("LOOPX_AGENT", "LOOPX_HUMAN", "LOOPX_NOW"))
 # Setting one of these makes the next program run code LoopX does not see.
 _INJECTING = (
@@ -112,7 +131,26 @@ def handler(base: str, powershell: bool) -> Handler | None:
 
 # Programs that write the paths they are given (the last one for cp/mv/ln/install/rsync):
 # in a card's workspace, none of them may write the main checkout or another workspace.
-_WRITES_ITS_ARGUMENTS = frozenset(("cp", "mv", "ln", "install", "rsync", "tee", "touch", "mkdir", "rm", "rmdir", "truncate", "sed", "dd", "chmod", "unlink", "shred"))
+_WRITES_ITS_ARGUMENTS = frozenset(
+    (
+        "cp",
+        "mv",
+        "ln",
+        "install",
+        "rsync",
+        "tee",
+        "touch",
+        "mkdir",
+        "rm",
+        "rmdir",
+        "truncate",
+        "sed",
+        "dd",
+        "chmod",
+        "unlink",
+        "shred",
+    )
+)
 
 
 class Checker:
@@ -122,15 +160,25 @@ class Checker:
     that count as inside the project; ``agent``: the hook's agent (``--agent``
     and ``LOOPX_AGENT`` naming another are refused)."""
 
-    def __init__(self, root: str, ground: GroundReader, *, rules: Sequence[CommandRule] = (), allow: Sequence[re.Pattern[str]] = (), outside_ok: Sequence[str] = (),
-                 agent: str | None = None):
+    def __init__(
+        self,
+        root: str,
+        ground: GroundReader,
+        *,
+        rules: Sequence[CommandRule] = (),
+        allow: Sequence[re.Pattern[str]] = (),
+        outside_ok: Sequence[str] = (),
+        agent: str | None = None,
+    ):
         self.root = root
         self.ground = ground
         self.rules = rules
         self.allow = allow
         self.outside_ok = outside_ok
         self.agent = agent
-        self.workspace: Bounds | None = None  # rules/workspace_bounds.Bounds when the call runs in a card's workspace (``in_workspace``)
+        self.workspace: Bounds | None = (
+            None  # rules/workspace_bounds.Bounds when the call runs in a card's workspace (``in_workspace``)
+        )
         self.elsewhere: list[str] = []  # then: the main checkout and the other workspaces
         self.found: list[Need] = []
         self.aliases: dict[str, str] = {}
@@ -174,8 +222,15 @@ class Checker:
             return False
         for place in self.elsewhere:
             if resolved == place or resolved.startswith(place.rstrip(os.sep) + os.sep):
-                kind = "the main checkout" if place == self.elsewhere[0] and self.workspace.main else "another card's workspace"
-                self.forbid(what, f"it writes {kind} ({place}); an agent works only in its card's workspace ({self.workspace.workspace})")
+                kind = (
+                    "the main checkout"
+                    if place == self.elsewhere[0] and self.workspace.main
+                    else "another card's workspace"
+                )
+                self.forbid(
+                    what,
+                    f"it writes {kind} ({place}); an agent works only in its card's workspace ({self.workspace.workspace})",
+                )
                 return True
         return False
 
@@ -195,7 +250,10 @@ class Checker:
         else:
             script = posix_words.parse(text)
         if script.limits:
-            self.forbid(text, f"it is too large for LoopX to check ({script.limits[0]}); split it into smaller commands or a script file")
+            self.forbid(
+                text,
+                f"it is too large for LoopX to check ({script.limits[0]}); split it into smaller commands or a script file",
+            )
         if powershell:
             from .pwsh_commands import opaque_calls
 
@@ -220,7 +278,10 @@ class Checker:
         would read the old file (or none) and the shell run the new one: then
         ``shell:opaque``."""
         if any(_may_write_first(commands, now, concurrent, script) for commands, now, concurrent in self._lines):
-            self.opaque(what, f"another command of the same line could write `{clip(script, 60)}` before it runs, so LoopX cannot read what it will run: run the script in a call of its own")
+            self.opaque(
+                what,
+                f"another command of the same line could write `{clip(script, 60)}` before it runs, so LoopX cannot read what it will run: run the script in a call of its own",
+            )
             return False
         if any(_makes_activate(c, script) for commands, now, _ in self._lines for c in commands[:now]):
             return True  # the virtual environment's own script, written just before
@@ -243,7 +304,15 @@ class Checker:
     # -- one simple command --------------------------------------------------------------------
     def command(self, cmd: Command, cwd: str | None, depth: int, powershell: bool) -> str | None:
         # The same simple command from the same folder needs the same: check it once.
-        key = (tuple((w.text, w.dynamic, w.glob, w.braces) for w in cmd.words), tuple((o, w.text, w.dynamic) for o, w in cmd.redirects), tuple(cmd.stdin), cmd.piped, cwd, powershell, depth)
+        key = (
+            tuple((w.text, w.dynamic, w.glob, w.braces) for w in cmd.words),
+            tuple((o, w.text, w.dynamic) for o, w in cmd.redirects),
+            tuple(cmd.stdin),
+            cmd.piped,
+            cwd,
+            powershell,
+            depth,
+        )
         if key in self._commands:
             return self._commands[key]
         after = self._command(cmd, cwd, depth, powershell)
@@ -312,7 +381,12 @@ class Checker:
             try:
                 import shlex
 
-                return self.shell(alias + " " + " ".join(shlex.quote(w.text) for w in words[1:]), cwd, depth=depth + 1, powershell=ctx.powershell)
+                return self.shell(
+                    alias + " " + " ".join(shlex.quote(w.text) for w in words[1:]),
+                    cwd,
+                    depth=depth + 1,
+                    powershell=ctx.powershell,
+                )
             finally:
                 self.aliases[base] = alias
         args = list(words[1:])
@@ -354,7 +428,10 @@ class Checker:
         if base in builtin_rules.RULED and base != "rm":
             sub = next((w for w in args if not w.text.startswith("-")), None)
             if sub is not None and (sub.dynamic or sub.glob):
-                self.opaque(text, f"what `{base}` does depends on `{clip(sub.text, 40)}`, only known when the shell runs or expands it")
+                self.opaque(
+                    text,
+                    f"what `{base}` does depends on `{clip(sub.text, 40)}`, only known when the shell runs or expands it",
+                )
                 return
         scope = builtin_rules.builtin_scope(base, strs)
         if scope:
@@ -389,7 +466,14 @@ class Checker:
             why = self._ground_braces(text)
         elif ground.may_name(text):
             why = ground.text(text)
-        if why is None and cwd is not None and not word.dynamic and not os.path.isabs(text) and "\n" not in text and (".." in text or ground.cwd_inside(cwd)):
+        if (
+            why is None
+            and cwd is not None
+            and not word.dynamic
+            and not os.path.isabs(text)
+            and "\n" not in text
+            and (".." in text or ground.cwd_inside(cwd))
+        ):
             why = ground.path(text, cwd)  # relative to a folder inside the ground
         if why is None and not word.dynamic and "\n" not in text and len(text) < 4096 and not text.startswith("-"):
             why = self._follow(text, cwd)
@@ -402,15 +486,30 @@ class Checker:
         refused, except ``loopx`` itself and ``python -m loopx_core``."""
         ground = self.ground
         program = head.text
-        if "/" not in program and (matches(_PIP, base) or (matches(PYTHON, base) and "pip" in (w.text for w in args[:3]))):
-            program = _on_path(program) or program  # the installer the shell finds: LoopX's own when its environment is active
+        if "/" not in program and (
+            matches(_PIP, base) or (matches(PYTHON, base) and "pip" in (w.text for w in args[:3]))
+        ):
+            program = (
+                _on_path(program) or program
+            )  # the installer the shell finds: LoopX's own when its environment is active
         why = ground.installed(program, cwd)
-        if why and base != "loopx" and not (matches(PYTHON, base) and any(w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4])):
+        if (
+            why
+            and base != "loopx"
+            and not (
+                matches(PYTHON, base)
+                and any(
+                    w.text in ("loopx_core", "loopx") or w.text.startswith(("-mloopx", "-m loopx")) for w in args[:4]
+                )
+            )
+        ):
             self.forbid(" ".join([head.text, *(w.text for w in args)]), why)
             return
         for w in args:
             if not w.dynamic and not (w.text.startswith("-") and "=" not in w.text):
-                why = ground.installed(w.text.split("=", 1)[1] if "=" in w.text else w.text, cwd)  # `--target=DIR`, dd's `of=FILE`
+                why = ground.installed(
+                    w.text.split("=", 1)[1] if "=" in w.text else w.text, cwd
+                )  # `--target=DIR`, dd's `of=FILE`
                 if why:
                     self.forbid(" ".join([head.text, *(a.text for a in args)]), why)
                     return
@@ -465,12 +564,19 @@ class Checker:
             self.forbid(word.text, f"it sets {name}, which says who or when LoopX records an act")
         elif matches(_INJECTING, name):
             self.opaque(word.text, f"setting {name} makes programs run code LoopX cannot see")
-        elif name.startswith("GIT_") and name not in git_settings.INERT_ENV and not (name.startswith("GIT_TRACE") and value in git_settings.TRACE_OFF_OR_STDERR):
+        elif (
+            name.startswith("GIT_")
+            and name not in git_settings.INERT_ENV
+            and not (name.startswith("GIT_TRACE") and value in git_settings.TRACE_OFF_OR_STDERR)
+        ):
             # GIT_DIR, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, GIT_NAMESPACE, GIT_TRACE=<file>,
             # GIT_REPLACE_REF_BASE…: the class, not a list — git then reads or writes other files
             self.opaque(word.text, f"setting {name} points git at other files, settings or programs than LoopX reads")
         elif name == "GLOBIGNORE":
-            self.opaque(word.text, "setting GLOBIGNORE lets the shell's patterns match dotfiles (`*` matches `.claude`), which LoopX reads as the shell does by default")
+            self.opaque(
+                word.text,
+                "setting GLOBIGNORE lets the shell's patterns match dotfiles (`*` matches `.claude`), which LoopX reads as the shell does by default",
+            )
 
     def inside(self, path: str | None, cwd: str | None, *, strict: bool) -> bool:
         """Is ``path`` inside the project? Unknown paths are not (fail closed).
@@ -520,12 +626,64 @@ class Checker:
 # Commands that write no file (when their output goes to no file): a script run
 # on the same line as only these is the file the hook reads, and these may name
 # the installed LoopX.
-_LEAVES_FILES = frozenset((
-    "cd", "pushd", "popd", "true", "false", ":", "echo", "printf", "test", "[", "[[", "pwd", "ls", "cat", "head", "tail",
-    "wc", "grep", "rg", "diff", "cmp", "stat", "file", "basename", "dirname", "realpath", "readlink", "date", "whoami", "id",
-    "uname", "sleep", "wait", "exit", "return", "set", "unset", "export", "type", "which", "hash", "help", "read",
-    "od", "xxd", "hexdump", "strings", "nl", "du", "tree", "md5sum", "sha1sum", "sha256sum", "loopx",
-))
+_LEAVES_FILES = frozenset(
+    (
+        "cd",
+        "pushd",
+        "popd",
+        "true",
+        "false",
+        ":",
+        "echo",
+        "printf",
+        "test",
+        "[",
+        "[[",
+        "pwd",
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "grep",
+        "rg",
+        "diff",
+        "cmp",
+        "stat",
+        "file",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "date",
+        "whoami",
+        "id",
+        "uname",
+        "sleep",
+        "wait",
+        "exit",
+        "return",
+        "set",
+        "unset",
+        "export",
+        "type",
+        "which",
+        "hash",
+        "help",
+        "read",
+        "od",
+        "xxd",
+        "hexdump",
+        "strings",
+        "nl",
+        "du",
+        "tree",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "loopx",
+    )
+)
 
 
 _PIP = r"pip\d*(?:\.\d+)?|easy_install"
@@ -545,7 +703,11 @@ _CONCURRENT = Lazy(r"(?<![&>|])&(?![&>])|(?<!\|)\|(?!\|)")  # `&` to the backgro
 
 def _may_write_first(commands: list, now: int, concurrent: bool, script: str) -> bool:
     """Could a command of this line write ``script`` before command ``now`` reads it?"""
-    return any(not _leaves_files(c) and not _makes_activate(c, script) for i, c in enumerate(commands) if i < now or (concurrent and i != now))
+    return any(
+        not _leaves_files(c) and not _makes_activate(c, script)
+        for i, c in enumerate(commands)
+        if i < now or (concurrent and i != now)
+    )
 
 
 def _makes_activate(cmd: Command, script: str) -> bool:
@@ -568,13 +730,24 @@ def _makes_activate(cmd: Command, script: str) -> bool:
 
 
 def _leaves_files(cmd: Command) -> bool:
-    words = [w for w in cmd.words if not (not w.quoted and w.text in _KEYWORDS) and not ("=" in w.text and matches(ASSIGN + ".*", w.text))]
-    if any(op not in ("<", "<<", "<<-", "<<<") and not (op in (">&", "<&") and word.text.isdigit()) and word.text != "/dev/null" for op, word in cmd.redirects):
+    words = [
+        w
+        for w in cmd.words
+        if not (not w.quoted and w.text in _KEYWORDS) and not ("=" in w.text and matches(ASSIGN + ".*", w.text))
+    ]
+    if any(
+        op not in ("<", "<<", "<<-", "<<<")
+        and not (op in (">&", "<&") and word.text.isdigit())
+        and word.text != "/dev/null"
+        for op, word in cmd.redirects
+    ):
         return False
     return not words or (not words[0].dynamic and words[0].text in _LEAVES_FILES)
 
 
-def cd(checker: Checker, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def cd(
+    checker: Checker, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     """``cd``/``pushd``/``popd`` (and PowerShell's Set-Location): the folder that follows."""
     words = [w for w in args if not w.text.startswith("-") or (w.text == "-" and not ctx.powershell)]
     if base in ("popd", "pop-location"):
@@ -592,14 +765,18 @@ def cd(checker: Checker, base: str, head: Word, args: list[Word], ctx: Ctx, cwd:
 _GLOB_OPTIONS = frozenset(("dotglob", "nocaseglob", "extglob", "globasciiranges", "nocasematch"))
 
 
-def glob_options(checker: Checker, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def glob_options(
+    checker: Checker, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     """``shopt -s dotglob``, zsh's ``setopt``: LoopX reads patterns as the shell
     does by default, so a line that changes how they match is opaque."""
     names = [w.text.lower().replace("_", "") for w in args if not w.text.startswith(("-", "+"))]
     if any(w.dynamic for w in args) or base != "shopt" and names or any(n in _GLOB_OPTIONS for n in names):
-        checker.opaque(" ".join([base, *(w.text for w in args)]), "it changes which files the shell's patterns match, which LoopX reads as the shell does by default")
+        checker.opaque(
+            " ".join([base, *(w.text for w in args)]),
+            "it changes which files the shell's patterns match, which LoopX reads as the shell does by default",
+        )
     return SAME
-
 
 
 def _resolve(word: str, cwd: str | None, real_dirs: dict | None = None) -> str | None:
@@ -607,7 +784,9 @@ def _resolve(word: str, cwd: str | None, real_dirs: dict | None = None) -> str |
     links; None when it cannot be known (relative to an unknown folder)."""
     if not word:
         return None
-    if word[1:3] in (":\\", ":/") or word.startswith("\\\\"):  # C:\x, \\server\share: a Windows path, never under a POSIX project
+    if word[1:3] in (":\\", ":/") or word.startswith(
+        "\\\\"
+    ):  # C:\x, \\server\share: a Windows path, never under a POSIX project
         return os.path.normpath(word) if os.sep == "\\" else word
     cut = min((word.find(c) for c in "*?[" if c in word), default=-1)
     if cut != -1:  # a glob: what it matches lies in the folder before it

@@ -29,7 +29,32 @@ if TYPE_CHECKING:
 
 _GIT_COMMAND_KEYS = Lazy(git_settings.RUNS_A_PROGRAM)
 _GIT_INERT_KEYS = Lazy(git_settings.INERT)
-_TMUX_READ = frozenset(("ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "list-clients", "lsc", "list-commands", "lscm", "list-keys", "lsk", "has-session", "has", "show-options", "show", "show-environment", "showenv", "info", "server-info"))
+_TMUX_READ = frozenset(
+    (
+        "ls",
+        "list-sessions",
+        "list-windows",
+        "lsw",
+        "list-panes",
+        "lsp",
+        "list-clients",
+        "lsc",
+        "list-commands",
+        "lscm",
+        "list-keys",
+        "lsk",
+        "has-session",
+        "has",
+        "show-options",
+        "show",
+        "show-environment",
+        "showenv",
+        "info",
+        "server-info",
+    )
+)
+
+
 class _Unknown(enum.Enum):
     """``git_alias``'s answer when a config file LoopX cannot follow might define
     the alias (an enum: checkers tell it from a value; ``re`` imported enum)."""
@@ -42,7 +67,9 @@ _UNKNOWN: Final = _Unknown.UNKNOWN
 
 def _inert(key: str, value: str | None) -> bool:
     """A git setting that runs nothing and points nowhere (``workspace/git_settings``)."""
-    return bool(_GIT_INERT_KEYS.match(key)) or (key.lower() in git_settings.INERT_WHEN_OFF and (value or "").lower() in git_settings.OFF)
+    return bool(_GIT_INERT_KEYS.match(key)) or (
+        key.lower() in git_settings.INERT_WHEN_OFF and (value or "").lower() in git_settings.OFF
+    )
 
 
 def git_rules(checker: Reader, text: str, args: list[str], cwd: str | None) -> None:
@@ -51,7 +78,11 @@ def git_rules(checker: Reader, text: str, args: list[str], cwd: str | None) -> N
         if (a == "-c" and j + 1 < len(args)) or (a.startswith("-c") and len(a) > 2):
             key, _, value = (args[j + 1] if a == "-c" else a[2:]).partition("=")
             if not _inert(key, value):
-                why = "makes git run a command" if _GIT_COMMAND_KEYS.match(key) else "changes where git reads, writes or sends"
+                why = (
+                    "makes git run a command"
+                    if _GIT_COMMAND_KEYS.match(key)
+                    else "changes where git reads, writes or sends"
+                )
                 checker.opaque(text, f"`git -c {clip(key, 40)}=…` {why}, which LoopX cannot see")
         elif a.startswith(("--config-env", "--exec-path", "--namespace", "--attr-source")):
             checker.opaque(text, f"`git {a.split('=')[0]}` points git at settings, programs or refs LoopX cannot see")
@@ -66,7 +97,9 @@ def git_rules(checker: Reader, text: str, args: list[str], cwd: str | None) -> N
     elif sub == "config":
         _git_config(checker, text, rest, _git_folder(args[:i], cwd))
     elif sub == "replace" and not _git_reads_only(rest, ("-l", "--list")):
-        checker.opaque(text, "`git replace` makes git show other objects in place of commits, in everything the person later reads")
+        checker.opaque(
+            text, "`git replace` makes git show other objects in place of commits, in everything the person later reads"
+        )
     elif sub not in builtin_rules.GIT_COMMANDS:
         alias = git_alias(sub, cwd, checker)
         if alias is _UNKNOWN:
@@ -79,7 +112,9 @@ def git_rules(checker: Reader, text: str, args: list[str], cwd: str | None) -> N
 
 
 # `git config` that writes (the old option forms and the 2.46 subcommands).
-_CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--get-color", "--get-colorbool"))
+_CONFIG_READS = frozenset(
+    ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--get-color", "--get-colorbool")
+)
 _CONFIG_ACTIONS = frozenset(("get", "set", "unset", "list", "edit", "rename-section", "remove-section"))
 _CONFIG_VALUES = {"-f", "--file", "--blob", "-t", "--type", "--default", "--comment", "--value"}
 _CONFIG_ELSEWHERE = frozenset(("--global", "--system", "-f", "--file"))
@@ -100,12 +135,24 @@ def _git_config(checker: Reader, text: str, rest: list[str], cwd: str | None) ->
     person's gate; from a card's workspace, ``--file`` into the main checkout or
     another workspace is refused."""
     flags, words = _git_split(rest, _CONFIG_VALUES)
-    files = [rest[k + 1] for k, a in enumerate(rest[:-1]) if a in ("-f", "--file")] + [a.split("=", 1)[1] for a in rest if a.startswith("--file=")]
+    files = [rest[k + 1] for k, a in enumerate(rest[:-1]) if a in ("-f", "--file")] + [
+        a.split("=", 1)[1] for a in rest if a.startswith("--file=")
+    ]
     action = words[0] if words and words[0] in _CONFIG_ACTIONS else None
     if action is not None:
         words = words[1:]
-    reading = action in ("get", "list") or any(f.split("=")[0] in _CONFIG_READS or f in ("--show-origin", "--show-scope", "--name-only") and len(words) < 2 for f in flags)
-    reading = reading or (action is None and len([w for w in words if w != "--"]) < 2 and not any(f.startswith(("--unset", "--remove-section", "--rename-section", "--add", "--replace-all", "-e", "--edit")) for f in flags))
+    reading = action in ("get", "list") or any(
+        f.split("=")[0] in _CONFIG_READS or f in ("--show-origin", "--show-scope", "--name-only") and len(words) < 2
+        for f in flags
+    )
+    reading = reading or (
+        action is None
+        and len([w for w in words if w != "--"]) < 2
+        and not any(
+            f.startswith(("--unset", "--remove-section", "--rename-section", "--add", "--replace-all", "-e", "--edit"))
+            for f in flags
+        )
+    )
     if reading:
         return
     if checker.workspace is not None:
@@ -116,11 +163,21 @@ def _git_config(checker: Reader, text: str, rest: list[str], cwd: str | None) ->
     if action == "edit" or any(f in ("-e", "--edit") for f in flags):
         checker.opaque(text, "`git config --edit` opens git's settings in an editor: any setting may be written")
     elif any(f.split("=")[0] in _CONFIG_ELSEWHERE for f in flags):
-        checker.opaque(text, "it writes a git config file outside this repository's own (the person's settings, a template's, another checkout's): git reads it later, as the person")
-    elif any(f.startswith(("--rename-section", "--remove-section")) for f in flags) or action in ("rename-section", "remove-section"):
+        checker.opaque(
+            text,
+            "it writes a git config file outside this repository's own (the person's settings, a template's, another checkout's): git reads it later, as the person",
+        )
+    elif any(f.startswith(("--rename-section", "--remove-section")) for f in flags) or action in (
+        "rename-section",
+        "remove-section",
+    ):
         checker.opaque(text, "it renames or removes a whole section of git's settings")
     elif not _inert(key, next((w for w in words[words.index(key) + 1 :] if w != "--"), None) if key in words else None):
-        why = "makes git run a command" if _GIT_COMMAND_KEYS.match(key) else "changes where git reads, writes or sends, or what it trusts"
+        why = (
+            "makes git run a command"
+            if _GIT_COMMAND_KEYS.match(key)
+            else "changes where git reads, writes or sends, or what it trusts"
+        )
         checker.opaque(text, f"the git setting `{clip(key, 60)}` {why}, which LoopX cannot see")
 
 
@@ -142,25 +199,43 @@ def _git_over_untracked(checker: Reader, text: str, sub: str, rest: list[str], c
     flags, words = _git_split(rest, {"-m", "--message", "-e", "--exclude", "-s", "--source", "--pathspec-from-file"})
     short = "".join(f[1:] for f in flags if not f.startswith("--"))
     if sub == "stash":
-        action = words[0] if words and words[0] in ("push", "save", "list", "show", "drop", "pop", "apply", "branch", "clear", "create", "store") else None
+        action = (
+            words[0]
+            if words
+            and words[0]
+            in ("push", "save", "list", "show", "drop", "pop", "apply", "branch", "clear", "create", "store")
+            else None
+        )
         takes = "u" in short or "a" in short or any(f in ("--include-untracked", "--all") for f in flags)
         paths = [p for p in (words[1:] if action == "push" else [] if action == "save" else words) if p != "--"]
-        if action in (None, "push", "save") and takes and (not paths or any(checker.ground.holds(p, cwd) for p in paths)):
+        if (
+            action in (None, "push", "save")
+            and takes
+            and (not paths or any(checker.ground.holds(p, cwd) for p in paths))
+        ):
             checker.forbid(text, _UNTRACKED_GONE)
     elif sub == "clean":
         paths = [p for p in words if p != "--"]
-        if "n" not in short and "--dry-run" not in flags and (not paths or any(checker.ground.holds(p, cwd) for p in paths)):
+        if (
+            "n" not in short
+            and "--dry-run" not in flags
+            and (not paths or any(checker.ground.holds(p, cwd) for p in paths))
+        ):
             checker.forbid(text, _UNTRACKED_GONE)
     elif sub == "reset":
         if words and words[0] != "--" and any(f in ("--hard", "--merge", "--keep") for f in flags):
             checker.opaque(text, _OVERWRITTEN)
     elif sub in ("checkout", "switch"):
         forced = "f" in short or any(f in ("--force", "--discard-changes", "--overwrite-ignore") for f in flags)
-        tree, paths = (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words[:1], words[1:])
+        tree, paths = (
+            (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words[:1], words[1:])
+        )
         if (forced and tree) or (tree and any(checker.ground.holds(p, cwd) for p in paths)):
             checker.opaque(text, _OVERWRITTEN)
     elif sub == "restore":
-        if any(f.startswith(("-s", "--source")) for f in flags) and any(checker.ground.holds(p, cwd) for p in words if p != "--"):
+        if any(f.startswith(("-s", "--source")) for f in flags) and any(
+            checker.ground.holds(p, cwd) for p in words if p != "--"
+        ):
             checker.opaque(text, _OVERWRITTEN)
     elif sub == "read-tree" and ("u" in short or "--reset" in flags):
         checker.opaque(text, _OVERWRITTEN)
@@ -173,7 +248,42 @@ def _git_over_untracked(checker: Reader, text: str, sub: str, rest: list[str], c
 # drop commits LoopX recorded, is refused; so is git pointed at the main checkout
 # or another workspace. The runtime's sandbox holds the same line for programs
 # the hook cannot read (rules/workspace_bounds).
-_GIT_READS = frozenset(("log", "show", "diff", "status", "rev-parse", "rev-list", "ls-files", "ls-tree", "cat-file", "blame", "grep", "describe", "shortlog", "for-each-ref", "show-ref", "name-rev", "merge-base", "diff-tree", "diff-files", "diff-index", "cherry", "annotate", "whatchanged", "count-objects", "var", "help", "version", "check-ignore", "check-attr", "verify-commit", "verify-tag", "fsck"))
+_GIT_READS = frozenset(
+    (
+        "log",
+        "show",
+        "diff",
+        "status",
+        "rev-parse",
+        "rev-list",
+        "ls-files",
+        "ls-tree",
+        "cat-file",
+        "blame",
+        "grep",
+        "describe",
+        "shortlog",
+        "for-each-ref",
+        "show-ref",
+        "name-rev",
+        "merge-base",
+        "diff-tree",
+        "diff-files",
+        "diff-index",
+        "cherry",
+        "annotate",
+        "whatchanged",
+        "count-objects",
+        "var",
+        "help",
+        "version",
+        "check-ignore",
+        "check-attr",
+        "verify-commit",
+        "verify-tag",
+        "fsck",
+    )
+)
 _GIT_DROPS = {
     "prune": "it deletes unreachable objects, which may be commits LoopX recorded",
     "pack-refs": "it packs the repository's refs, which the sandbox then cannot keep apart",
@@ -187,7 +297,18 @@ _GIT_VALUES = {  # a subcommand's options that take the next word as their value
     "rebase": {"--onto", "-s", "--strategy", "-X", "--strategy-option", "--exec", "-x"},
     "update-ref": {"-m"},
     "symbolic-ref": {"-m"},
-    "fetch": {"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "-j", "--jobs", "--upload-pack", "-o", "--server-option", "--negotiation-tip"},
+    "fetch": {
+        "--depth",
+        "--deepen",
+        "--shallow-since",
+        "--shallow-exclude",
+        "-j",
+        "--jobs",
+        "--upload-pack",
+        "-o",
+        "--server-option",
+        "--negotiation-tip",
+    },
     "push": {"--repo", "-o", "--push-option", "--receive-pack", "--exec"},
     "worktree": {"-b", "-B", "--reason"},
     "reflog": {"--expire", "--expire-unreachable"},
@@ -196,15 +317,42 @@ _GIT_VALUES = {  # a subcommand's options that take the next word as their value
     "stash": {"-m", "--message", "--pathspec-from-file"},
 }
 _CARD_ONLY = "an agent in a card's workspace moves only its own branch"
-_BRANCH_LISTS = ("-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--show-current", "--format", "--sort", "--column", "--no-column")
+_BRANCH_LISTS = (
+    "-l",
+    "--list",
+    "-a",
+    "--all",
+    "-r",
+    "--remotes",
+    "-v",
+    "-vv",
+    "--verbose",
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--show-current",
+    "--format",
+    "--sort",
+    "--column",
+    "--no-column",
+)
 
 
-def _git_in_workspace(checker: Reader, bounds: Bounds, text: str, before: list[str], sub: str, rest: list[str], cwd: str | None) -> None:
+def _git_in_workspace(
+    checker: Reader, bounds: Bounds, text: str, before: list[str], sub: str, rest: list[str], cwd: str | None
+) -> None:
     own = bounds.branch
     for j, a in enumerate(before):
-        if a in ("--git-dir", "--work-tree", "--namespace") or a.startswith(("--git-dir=", "--work-tree=", "--namespace=")):
+        if a in ("--git-dir", "--work-tree", "--namespace") or a.startswith(
+            ("--git-dir=", "--work-tree=", "--namespace=")
+        ):
             if sub not in _GIT_READS:
-                checker.forbid(text, f"`git {a.split('=')[0]}` points git at another repository or work tree; {_CARD_ONLY}, in its workspace")
+                checker.forbid(
+                    text,
+                    f"`git {a.split('=')[0]}` points git at another repository or work tree; {_CARD_ONLY}, in its workspace",
+                )
             return
     folder = _git_folder(before, cwd)
     if folder != cwd and sub not in _GIT_READS and checker.workspace_write(text, folder, None):
@@ -216,7 +364,7 @@ def _git_in_workspace(checker: Reader, bounds: Bounds, text: str, before: list[s
         """A branch of the repository that is not this workspace's own."""
         if not name or name.startswith("-"):
             return False
-        bare = name[len("refs/heads/"):] if name.startswith("refs/heads/") else name
+        bare = name[len("refs/heads/") :] if name.startswith("refs/heads/") else name
         return bare != own and workspace_bounds.is_branch(bounds, bare)
 
     def refuse(why: str) -> None:
@@ -237,15 +385,27 @@ def _git_in_workspace(checker: Reader, bounds: Bounds, text: str, before: list[s
         elif len(words) >= 2 and words[1] != f"refs/heads/{own}":
             refuse(f"it points HEAD at `{clip(words[1], 60)}`")
     elif sub == "branch":
-        moving = any(f in ("-f", "--force", "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy") for f in flags) or any(c in short for c in "fdDmMcC")
-        deleting = any(f in ("-d", "-D", "--delete", "-m", "-M", "--move") for f in flags) or any(c in short for c in "dDmM")
-        listing = any(f in _BRANCH_LISTS or f.startswith(tuple(k + "=" for k in _BRANCH_LISTS)) for f in flags) or any(c in short for c in "lavr")
-        upstream = any(f.startswith(("-u", "--set-upstream-to", "--unset-upstream", "--edit-description")) for f in flags)
+        moving = any(
+            f in ("-f", "--force", "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy") for f in flags
+        ) or any(c in short for c in "fdDmMcC")
+        deleting = any(f in ("-d", "-D", "--delete", "-m", "-M", "--move") for f in flags) or any(
+            c in short for c in "dDmM"
+        )
+        listing = any(f in _BRANCH_LISTS or f.startswith(tuple(k + "=" for k in _BRANCH_LISTS)) for f in flags) or any(
+            c in short for c in "lavr"
+        )
+        upstream = any(
+            f.startswith(("-u", "--set-upstream-to", "--unset-upstream", "--edit-description")) for f in flags
+        )
         if moving and any(other(w) for w in words):
             refuse(f"it moves, renames or deletes `{clip(next(w for w in words if other(w)), 60)}`")
         elif deleting and own in words:
             refuse(f"it deletes or renames `{own}`, the branch whose commits LoopX recorded")
-        elif (any(f in ("-c", "-C", "--copy", "-f", "--force") for f in flags) or any(c in short for c in "cCf")) and words and words[-1 if len(words) > 1 and not ("f" in short or "-f" in flags or "--force" in flags) else 0] != own:
+        elif (
+            (any(f in ("-c", "-C", "--copy", "-f", "--force") for f in flags) or any(c in short for c in "cCf"))
+            and words
+            and words[-1 if len(words) > 1 and not ("f" in short or "-f" in flags or "--force" in flags) else 0] != own
+        ):
             refuse(f"it makes the branch `{clip(words[-1], 60)}`, a ref every checkout of the repository shares")
         elif not listing and not upstream and not deleting and not moving and words and words[0] != own:
             refuse(f"it makes the branch `{clip(words[0], 60)}`, a ref every checkout of the repository shares")
@@ -283,15 +443,39 @@ def _git_in_workspace(checker: Reader, bounds: Bounds, text: str, before: list[s
             refuse("`git worktree add -b` makes a branch every checkout of the repository shares")
     elif sub == "reflog" and words and words[0] in ("expire", "delete"):
         refuse(f"`git reflog {words[0]}` drops the record of where branches were, which keeps commits LoopX recorded")
-    elif sub == "gc" and any(f.startswith("--prune") and f not in ("--prune", "--no-prune") or f == "--aggressive" for f in flags):
+    elif sub == "gc" and any(
+        f.startswith("--prune") and f not in ("--prune", "--no-prune") or f == "--aggressive" for f in flags
+    ):
         refuse("`git gc --prune=…` deletes unreachable objects, which may be commits LoopX recorded")
     elif sub == "repack" and ("d" in short or "-d" in flags) and ("a" in short or "A" in short):
         refuse("`git repack -a -d` may drop unreachable objects, which may be commits LoopX recorded")
     elif sub == "stash" and (not words or words[0] not in ("list", "show", "create", "apply")):
-        refuse("`refs/stash` is shared by every workspace and the person's checkout (what an agent stores there, the person's `git stash pop` applies)")
+        refuse(
+            "`refs/stash` is shared by every workspace and the person's checkout (what an agent stores there, the person's `git stash pop` applies)"
+        )
     elif sub == "notes" and not (words and words[0] in ("list", "show", "get-ref")) and not (not words and not flags):
         refuse("notes are refs every checkout of the repository shares, and `git log` shows them")
-    elif sub == "tag" and not any(f in ("-l", "--list", "-v", "--verify", "-n", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at") or f.startswith(("--sort", "--format", "--contains=", "--points-at=", "--merged=", "-n")) for f in flags) and (words or "d" in short):
+    elif (
+        sub == "tag"
+        and not any(
+            f
+            in (
+                "-l",
+                "--list",
+                "-v",
+                "--verify",
+                "-n",
+                "--contains",
+                "--no-contains",
+                "--merged",
+                "--no-merged",
+                "--points-at",
+            )
+            or f.startswith(("--sort", "--format", "--contains=", "--points-at=", "--merged=", "-n"))
+            for f in flags
+        )
+        and (words or "d" in short)
+    ):
         refuse("tags are shared by every checkout of the repository")
 
 
@@ -307,7 +491,9 @@ def writes_elsewhere(checker: Reader, base: str, text: str, args: list[Word], cw
             return
         paths = paths[1:]
     elif base in ("cp", "mv", "ln", "install", "rsync"):
-        target = next((w.text[len("--target-directory="):] for w in words if w.text.startswith("--target-directory=")), None)
+        target = next(
+            (w.text[len("--target-directory=") :] for w in words if w.text.startswith("--target-directory=")), None
+        )
         for j, w in enumerate(words[:-1]):
             if w.text == "-t":
                 target = words[j + 1].text
@@ -343,7 +529,9 @@ def _git_folder(before: list[str], cwd: str | None) -> str | None:
     return cwd
 
 
-def loopx(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def loopx(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     loopx_verb(checker, [w.text for w in args], "loopx " + " ".join(w.text for w in args), args)
     return SAME
 
@@ -356,24 +544,33 @@ def loopx_verb(checker: Reader, argv: list[str], text: str, words: list[Word]) -
     verb, sub, agent = _loopx_verb(argv)
     who = [w for i, w in enumerate(words) if w.text.startswith("--agent") or (i and words[i - 1].text == "--agent")]
     if any(w.dynamic or w.glob for w in words[:4] + who):
-        checker.opaque(text, "which loopx command it runs (and for whom) is only known when the shell runs or expands its patterns")
+        checker.opaque(
+            text, "which loopx command it runs (and for whom) is only known when the shell runs or expands its patterns"
+        )
         return
     if verb is None or verb == "board":
         checker.forbid(text, "the LoopX board is a person's screen: its keys answer gates")
     elif is_human_verb(verb, sub):
-        checker.forbid(text, f"`loopx {verb}{' ' + sub if sub else ''}` is a person's command: agents ask with `loopx gate ask` and wait")
+        checker.forbid(
+            text,
+            f"`loopx {verb}{' ' + sub if sub else ''}` is a person's command: agents ask with `loopx gate ask` and wait",
+        )
     elif verb == "init":
         checker.forbid(text, "`loopx init` rewrites the runtimes' settings and LoopX's hooks: a person runs it")
     elif agent is not None and checker.agent and agent != checker.agent:
         checker.forbid(text, f"`--agent {agent}` speaks for another agent; you are {checker.agent}")
 
 
-def terminal(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def terminal(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     words = [w.text for w in args]
     if base == "tmux" and _tmux_only_reads(args):
         return SAME
     elif base == "screen":
-        if not any(a in ("-X", "-x", "-r", "-R", "-D", "-d", "-p") or a.startswith(("-X", "-x", "-r", "-R")) for a in words):
+        if not any(
+            a in ("-X", "-x", "-r", "-R", "-D", "-d", "-p") or a.startswith(("-X", "-x", "-r", "-R")) for a in words
+        ):
             if any(a in ("-ls", "-list", "-v", "--version", "-h", "--help") for a in words):
                 return SAME
     checker.forbid(f"{base} {' '.join(words)}", checker.ground.TERMINAL)
@@ -386,13 +583,17 @@ def _tmux_only_reads(args: list[Word]) -> bool:
     no format (`-F`, where `#(…)` runs a program; `display -p` prints one), no
     configuration file (`-f`, whose commands a new server runs)."""
     words = [w.text for w in args]
-    if any(w.dynamic or w.glob for w in args) or any(";" in a or "#(" in a or a.startswith(("-F", "-f")) for a in words):
+    if any(w.dynamic or w.glob for w in args) or any(
+        ";" in a or "#(" in a or a.startswith(("-F", "-f")) for a in words
+    ):
         return False
     sub = next((a for a in words if not a.startswith("-")), None)
     return sub in _TMUX_READ or (sub is None and words == ["-V"])
 
 
-def apply_patch(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def apply_patch(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     for body, _ in ctx.stdin:
         for need in patch_needs(body, cwd, checker):
             checker.need(need.scope, need.what, need.why)
@@ -403,13 +604,20 @@ def apply_patch(checker: Reader, base: str, head: Word, args: list[Word], ctx: C
     return SAME
 
 
-def sqlite(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def sqlite(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     operands = [w for w in args if not w.text.startswith("-")]
     if operands and operands[0].dynamic:
-        checker.opaque(f"{base} {operands[0].text}", f"`{base}` opens a database named only when the shell runs it (LoopX's board may be the one)")
+        checker.opaque(
+            f"{base} {operands[0].text}",
+            f"`{base}` opens a database named only when the shell runs it (LoopX's board may be the one)",
+        )
     for w in args:
         if w.text.startswith(".") and re.match(r"\.(?:shell|system|load|output|once|import|read|excel)\b", w.text):
-            checker.opaque(f"{base} {w.text}", "its dot-command runs programs or reads or writes files LoopX cannot see")
+            checker.opaque(
+                f"{base} {w.text}", "its dot-command runs programs or reads or writes files LoopX cannot see"
+            )
         if w.text == "-cmd":
             checker.opaque(f"{base} -cmd", "its -cmd option runs commands before the SQL")
     if len(operands) < 2 and not ctx.stdin and not ctx.piped and not ctx.from_file:
@@ -426,15 +634,31 @@ def sqlite(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, c
     return SAME
 
 
-def postgres(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def postgres(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     url = checker.ground.board_url
     if url:
         text = " ".join(w.text for w in args)
         name = _pg_database(url)
         named = [w.text for w in args]
-        if url in text or (name and (name in named or any(a.endswith("=" + name) or a.endswith("/" + name) or f"dbname={name}" in a for a in named))):
+        if url in text or (
+            name
+            and (
+                name in named
+                or any(a.endswith("=" + name) or a.endswith("/" + name) or f"dbname={name}" in a for a in named)
+            )
+        ):
             checker.forbid(f"{base} {text}", "it opens LoopX's board database")
-    if base in ("psql", "pgcli") and not any(w.text in ("-c", "--command", "-f", "--file") or w.text.startswith(("-c", "--command=")) for w in args) and not ctx.stdin and not ctx.piped and not ctx.from_file:
+    if (
+        base in ("psql", "pgcli")
+        and not any(
+            w.text in ("-c", "--command", "-f", "--file") or w.text.startswith(("-c", "--command=")) for w in args
+        )
+        and not ctx.stdin
+        and not ctx.piped
+        and not ctx.from_file
+    ):
         checker.need(INTERACTIVE, base, f"`{base}` without -c waits for input (its \\! runs programs)")
     return SAME
 
@@ -454,7 +678,10 @@ def _loopx_verb(argv: list[str]) -> tuple[str | None, str | None, str | None]:
         elif a in ("--db", "--d") and verb is None:
             i += 1
         elif a.startswith("-"):
-            if a in ("-h", "--help", "--version", "--v", "--ve", "--ver", "--vers", "--versi", "--versio") and verb is None:
+            if (
+                a in ("-h", "--help", "--version", "--v", "--ve", "--ver", "--vers", "--versi", "--versio")
+                and verb is None
+            ):
                 return "help", None, None
         elif verb is None:
             verb = a
@@ -529,13 +756,20 @@ def patch_needs(patch: str, cwd: str | None, checker: Reader) -> list[Need]:
         if not line.startswith("*** ") or line in seen:
             continue
         seen.add(line)
-        for prefix, scope in (("*** Add File: ", "fs:write-outside"), ("*** Update File: ", "fs:write-outside"), ("*** Move to: ", "fs:write-outside"), ("*** Delete File: ", "fs:delete-outside")):
+        for prefix, scope in (
+            ("*** Add File: ", "fs:write-outside"),
+            ("*** Update File: ", "fs:write-outside"),
+            ("*** Move to: ", "fs:write-outside"),
+            ("*** Delete File: ", "fs:delete-outside"),
+        ):
             if line.startswith(prefix):
                 path = line[len(prefix) :].strip()
                 if not path:
                     continue
                 what = f"apply_patch {line[4:].strip()}"
-                why = checker.ground.path(path, cwd) or checker._follow(path, cwd) or checker.ground.installed(path, cwd)
+                why = (
+                    checker.ground.path(path, cwd) or checker._follow(path, cwd) or checker.ground.installed(path, cwd)
+                )
                 if why:
                     found.append(Need(None, clip(what), why))
                 elif not checker.inside(path, cwd, strict=scope == "fs:delete-outside"):

@@ -37,17 +37,43 @@ _PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)?)?[mtw]?")
 
 # Interpreter code that starts programs, or builds code or names at run time.
 _CODE_RUNS = {
-    "python": re.compile(r"subprocess|\bos\s*\.\s*(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w*|startfile)|\b(?:pty|commands|ctypes|cffi|importlib|multiprocessing|asyncio\.create_subprocess\w*)\b|__import__|\b(?:exec|eval|compile|getattr|globals|vars|breakpoint)\s*\(|__builtins__|\bbuiltins\b|sys\s*\.\s*modules|\bfcntl\b|\bioctl\b|TIOCSTI|from\s+os\s+import|\bcode\s*\.\s*interact"),
-    "node": re.compile(r"child_process|\b(?:exec|execSync|execFile\w*|spawn\w*|fork|eval)\s*\(|\bFunction\s*\(|\bvm\b|worker_threads|process\s*\.\s*(?:binding|dlopen)|require\s*\(\s*(?!['\"][^'\"]*['\"]\s*\))|import\s*\(\s*(?!['\"][^'\"]*['\"]\s*\))|Deno\s*\.\s*(?:run|Command)|Bun\s*\.\s*(?:spawn\w*|\$)|\$`"),
+    "python": re.compile(
+        r"subprocess|\bos\s*\.\s*(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w*|startfile)|\b(?:pty|commands|ctypes|cffi|importlib|multiprocessing|asyncio\.create_subprocess\w*)\b|__import__|\b(?:exec|eval|compile|getattr|globals|vars|breakpoint)\s*\(|__builtins__|\bbuiltins\b|sys\s*\.\s*modules|\bfcntl\b|\bioctl\b|TIOCSTI|from\s+os\s+import|\bcode\s*\.\s*interact"
+    ),
+    "node": re.compile(
+        r"child_process|\b(?:exec|execSync|execFile\w*|spawn\w*|fork|eval)\s*\(|\bFunction\s*\(|\bvm\b|worker_threads|process\s*\.\s*(?:binding|dlopen)|require\s*\(\s*(?!['\"][^'\"]*['\"]\s*\))|import\s*\(\s*(?!['\"][^'\"]*['\"]\s*\))|Deno\s*\.\s*(?:run|Command)|Bun\s*\.\s*(?:spawn\w*|\$)|\$`"
+    ),
     "perl": re.compile(r"\b(?:system|exec|qx|eval|fork|syscall|do|require)\b|`|\bopen\b[^;]*\||\|\s*['\"]|-\|"),
-    "ruby": re.compile(r"\b(?:system|exec|spawn|fork|eval|instance_eval|class_eval|send|public_send|syscall|load|require|Open3|PTY|Kernel|IO\s*\.\s*popen|Process\s*\.\s*spawn)\b|`|%x"),
-    "php": re.compile(r"\b(?:system|exec|shell_exec|passthru|proc_open|popen|pcntl_exec|eval|assert|create_function|call_user_func\w*|include|require\w*)\b|`|\$\w+\s*\("),
+    "ruby": re.compile(
+        r"\b(?:system|exec|spawn|fork|eval|instance_eval|class_eval|send|public_send|syscall|load|require|Open3|PTY|Kernel|IO\s*\.\s*popen|Process\s*\.\s*spawn)\b|`|%x"
+    ),
+    "php": re.compile(
+        r"\b(?:system|exec|shell_exec|passthru|proc_open|popen|pcntl_exec|eval|assert|create_function|call_user_func\w*|include|require\w*)\b|`|\$\w+\s*\("
+    ),
     "lua": re.compile(r"\b(?:os\s*\.\s*execute|io\s*\.\s*popen|load|loadstring|loadfile|dofile|require|package)\b"),
 }
 _INTERPRETERS = {
     # name: (language for _CODE_RUNS (None: any code is opaque), options that take code, options that take an argument)
-    "node": ("node", {"-e", "--eval", "-p", "--print"}, {"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--inspect-port", "--title"}),
-    "nodejs": ("node", {"-e", "--eval", "-p", "--print"}, {"-r", "--require", "--import", "--loader", "--experimental-loader"}),
+    "node": (
+        "node",
+        {"-e", "--eval", "-p", "--print"},
+        {
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "-C",
+            "--conditions",
+            "--inspect-port",
+            "--title",
+        },
+    ),
+    "nodejs": (
+        "node",
+        {"-e", "--eval", "-p", "--print"},
+        {"-r", "--require", "--import", "--loader", "--experimental-loader"},
+    ),
     "perl": ("perl", {"-e", "-E"}, {"-I", "-M", "-m", "-x", "-C"}),
     "ruby": ("ruby", {"-e"}, {"-r", "-I", "-C", "-E", "-x"}),
     "php": ("php", {"-r", "-B", "-R", "-E"}, {"-c", "-d", "-f", "-z"}),
@@ -55,7 +81,11 @@ _INTERPRETERS = {
     "luajit": ("lua", {"-e"}, {"-l", "-j", "-O"}),
     "osascript": (None, {"-e"}, {"-l", "-s"}),
     "Rscript": (None, {"-e"}, set()),
-    "julia": (None, {"-e", "--eval", "-E", "--print"}, {"-L", "--load", "-J", "--sysimage", "-p", "--procs", "-t", "--threads", "--project"}),
+    "julia": (
+        None,
+        {"-e", "--eval", "-E", "--print"},
+        {"-L", "--load", "-J", "--sysimage", "-p", "--procs", "-t", "--threads", "--project"},
+    ),
     "elixir": (None, {"-e", "--eval"}, {"-r", "-pr", "-pa", "-pz"}),
     "tclsh": (None, set(), set()),
     "guile": (None, {"-c"}, {"-l", "-L", "-e", "-x"}),
@@ -66,7 +96,6 @@ _INTERPRETERS = {
     "bun": ("node", {"-e", "--eval", "-p", "--print"}, set()),
 }
 _AWK_RUNS = re.compile(r"\bsystem\s*\(|\|(?!\|)|\bgetline\b|@load|\bextension\s*\(")
-
 
 
 def run_file(checker: Reader, name: str, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> None:
@@ -103,7 +132,9 @@ def code(checker: Reader, language: str | None, code: str, what: str, cwd: str |
         checker.opaque(what, "its code calls LoopX's own modules directly instead of the loopx command")
 
 
-def shell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def shell(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     """sh/bash/zsh…: ``-c CODE``, a script file, or a program from stdin."""
     if _asks_only_about_itself(args):
         return SAME
@@ -141,7 +172,11 @@ def shell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cw
         script_file(checker, base, script, cwd, depth)
         return SAME
     if interactive and not ctx.stdin:
-        checker.need(INTERACTIVE, base, f"`{base} -i` waits for input: text typed into it later (Codex's write_stdin) is never checked")
+        checker.need(
+            INTERACTIVE,
+            base,
+            f"`{base} -i` waits for input: text typed into it later (Codex's write_stdin) is never checked",
+        )
         return SAME
     stdin_program(checker, base, ctx, cwd, depth, lambda text: checker.shell(text, cwd, depth=depth + 1))
     return SAME
@@ -160,17 +195,24 @@ def read_script(checker: Reader, base: str, script: Word, cwd: str | None) -> st
     if text is None:
         full = script.text if os.path.isabs(script.text) else os.path.join(cwd or "", script.text)
         if os.path.exists(full):
-            checker.opaque(f"{base} {script.text}", f"LoopX cannot read the script `{clip(script.text, 60)}` (not a regular file, or larger than {MAX_FILE // 1024} KB)")
+            checker.opaque(
+                f"{base} {script.text}",
+                f"LoopX cannot read the script `{clip(script.text, 60)}` (not a regular file, or larger than {MAX_FILE // 1024} KB)",
+            )
     return text
 
 
-def script_file(checker: Reader, base: str, script: Word, cwd: str | None, depth: int, powershell: bool = False) -> None:
+def script_file(
+    checker: Reader, base: str, script: Word, cwd: str | None, depth: int, powershell: bool = False
+) -> None:
     text = read_script(checker, base, script, cwd)
     if text is not None:
         checker.shell(text, cwd, depth=depth + 1, powershell=powershell)
 
 
-def stdin_program(checker: Reader, base: str, ctx: Ctx, cwd: str | None, depth: int, check: Callable[[str], object]) -> None:  # (``check``: what it answers is not used)
+def stdin_program(
+    checker: Reader, base: str, ctx: Ctx, cwd: str | None, depth: int, check: Callable[[str], object]
+) -> None:  # (``check``: what it answers is not used)
     """A shell or interpreter that reads its program from stdin."""
     if ctx.stdin:
         for body, _literal in ctx.stdin:
@@ -179,10 +221,14 @@ def stdin_program(checker: Reader, base: str, ctx: Ctx, cwd: str | None, depth: 
     if ctx.piped or ctx.from_file:
         checker.opaque(base, f"`{base}` runs a program read from its input, which LoopX cannot see")
         return
-    checker.need(INTERACTIVE, base, f"`{base}` waits for input: text typed into it later (Codex's write_stdin) is never checked")
+    checker.need(
+        INTERACTIVE, base, f"`{base}` waits for input: text typed into it later (Codex's write_stdin) is never checked"
+    )
 
 
-def powershell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def powershell(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     i = 0
     while i < len(args):
         a = args[i].text.lower()
@@ -191,7 +237,14 @@ def powershell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ct
             if rest:
                 checker.run_text(base, rest, cwd, depth, powershell=True)
             else:
-                stdin_program(checker, base, ctx, cwd, depth, lambda text: checker.shell(text, cwd, powershell=True, depth=depth + 1))
+                stdin_program(
+                    checker,
+                    base,
+                    ctx,
+                    cwd,
+                    depth,
+                    lambda text: checker.shell(text, cwd, powershell=True, depth=depth + 1),
+                )
             return SAME
         if a in ("-e", "-ec") or (len(a) >= 3 and a.startswith("-en") and "-encodedcommand".startswith(a)):
             if i + 1 < len(args) and not args[i + 1].dynamic:
@@ -214,7 +267,21 @@ def powershell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ct
         if a in ("-noprofile", "-nop", "-noninteractive", "-noni", "-nologo", "-mta", "-sta", "-nol"):
             i += 1
             continue
-        if a in ("-executionpolicy", "-ep", "-ex", "-workingdirectory", "-wd", "-windowstyle", "-w", "-inputformat", "-if", "-outputformat", "-of", "-configurationname", "-settingsfile"):
+        if a in (
+            "-executionpolicy",
+            "-ep",
+            "-ex",
+            "-workingdirectory",
+            "-wd",
+            "-windowstyle",
+            "-w",
+            "-inputformat",
+            "-if",
+            "-outputformat",
+            "-of",
+            "-configurationname",
+            "-settingsfile",
+        ):
             i += 2
             continue
         if a.startswith("-"):
@@ -226,11 +293,15 @@ def powershell(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ct
         else:
             checker.shell(" ".join(w.text for w in args[i:]), cwd, powershell=True, depth=depth + 1)
         return SAME
-    stdin_program(checker, base, ctx, cwd, depth, lambda text: checker.shell(text, cwd, powershell=True, depth=depth + 1))
+    stdin_program(
+        checker, base, ctx, cwd, depth, lambda text: checker.shell(text, cwd, powershell=True, depth=depth + 1)
+    )
     return SAME
 
 
-def cmd_exe(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def cmd_exe(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text.lower() in ("/c", "/k", "/r"):
             checker.run_text(base, args[i + 1 :], cwd, depth)
@@ -239,7 +310,9 @@ def cmd_exe(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, 
     return SAME
 
 
-def python(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def python(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     if _asks_only_about_itself(args):
         return SAME
     i = 0
@@ -269,7 +342,9 @@ def python(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, c
                     if flag == "m":
                         module = value.split(".", 1)[0]
                         if module in ("loopx_core", "loopx"):
-                            guarded.loopx_verb(checker, [w2.text for w2 in args[i + consumed :]], f"{base} -m {value}", [])
+                            guarded.loopx_verb(
+                                checker, [w2.text for w2 in args[i + consumed :]], f"{base} -m {value}", []
+                            )
                             return SAME
                         if value_word.dynamic:
                             checker.opaque(f"{base} -m {value}", "the module it runs is only known when the shell runs")
@@ -289,7 +364,11 @@ def python(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, c
             checker.need(INTERACTIVE, base, f"`{base} -i` waits for input after the script")
         return SAME
     if interactive and not ctx.stdin:
-        checker.need(INTERACTIVE, base, f"`{base} -i` waits for input: text typed into it later (Codex's write_stdin) is never checked")
+        checker.need(
+            INTERACTIVE,
+            base,
+            f"`{base} -i` waits for input: text typed into it later (Codex's write_stdin) is never checked",
+        )
         return SAME
     stdin_program(checker, base, ctx, cwd, depth, lambda text: code(checker, "python", text, base, cwd))
     return SAME
@@ -301,7 +380,9 @@ def interpreted_file(checker: Reader, base: str, language: str | None, word: Wor
         code(checker, language, text, f"{base} {word.text}", cwd)
 
 
-def interpreter(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def interpreter(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     if _asks_only_about_itself(args):
         return SAME
     language, code_opts, arg_opts = _INTERPRETERS[base]
@@ -310,7 +391,9 @@ def interpreter(checker: Reader, base: str, head: Word, args: list[Word], ctx: C
         if sub == "eval" and len(args) > 1:
             code(checker, language, args[-1].text, f"deno eval {args[-1].text}", cwd)
         elif sub in ("run", "test", "bench", "serve", "task") and len(args) > 1:
-            interpreted_file(checker, base, language, next((w for w in args[1:] if not w.text.startswith("-")), args[-1]), cwd)
+            interpreted_file(
+                checker, base, language, next((w for w in args[1:] if not w.text.startswith("-")), args[-1]), cwd
+            )
         elif sub in ("", "repl"):
             checker.need(INTERACTIVE, base, "`deno repl` waits for input")
         return SAME
@@ -322,7 +405,13 @@ def interpreter(checker: Reader, base: str, head: Word, args: list[Word], ctx: C
             i += 1
             break
         key, eq, inline = a.partition("=")
-        if key in code_opts or (base in ("perl", "ruby") and a.startswith("-") and not a.startswith("--") and "e" in a[1:].lower() and len(a) <= 6):
+        if key in code_opts or (
+            base in ("perl", "ruby")
+            and a.startswith("-")
+            and not a.startswith("--")
+            and "e" in a[1:].lower()
+            and len(a) <= 6
+        ):
             given = inline if eq else (args[i + 1] if i + 1 < len(args) else Word(""))
             code_word = Word(given) if isinstance(given, str) else given
             if code_word.dynamic:
@@ -331,7 +420,11 @@ def interpreter(checker: Reader, base: str, head: Word, args: list[Word], ctx: C
                 code(checker, language, code_word.text, f"{base} {a} {code_word.text}", cwd)
             return SAME
         if key in arg_opts:
-            if key in ("-r", "--require", "--import", "--loader", "--experimental-loader") and base in ("node", "nodejs", "bun"):
+            if key in ("-r", "--require", "--import", "--loader", "--experimental-loader") and base in (
+                "node",
+                "nodejs",
+                "bun",
+            ):
                 target = inline if eq else (args[i + 1].text if i + 1 < len(args) else "")
                 if target.startswith((".", "/")):
                     interpreted_file(checker, base, language, Word(target), cwd)
@@ -342,12 +435,33 @@ def interpreter(checker: Reader, base: str, head: Word, args: list[Word], ctx: C
             continue
         if a == "-":
             break
-        if base == "bun" and a in ("run", "x", "build", "test", "install", "add", "remove", "publish", "pm", "create", "init", "upgrade", "link", "unlink", "outdated", "update"):
+        if base == "bun" and a in (
+            "run",
+            "x",
+            "build",
+            "test",
+            "install",
+            "add",
+            "remove",
+            "publish",
+            "pm",
+            "create",
+            "init",
+            "upgrade",
+            "link",
+            "unlink",
+            "outdated",
+            "update",
+        ):
             if a == "x":
                 return checker.argv(list(args[i + 1 :]), ctx, cwd, depth + 1) if len(args) > i + 1 else SAME
             if a == "publish":
                 checker.need("publish:npm", "bun publish")
-            if a == "run" and i + 1 < len(args) and os.path.splitext(args[i + 1].text)[1] in (".js", ".ts", ".mjs", ".cjs", ".tsx", ".jsx"):
+            if (
+                a == "run"
+                and i + 1 < len(args)
+                and os.path.splitext(args[i + 1].text)[1] in (".js", ".ts", ".mjs", ".cjs", ".tsx", ".jsx")
+            ):
                 interpreted_file(checker, base, language, args[i + 1], cwd)
             return SAME
         interpreted_file(checker, base, language, w, cwd)
@@ -356,7 +470,9 @@ def interpreter(checker: Reader, base: str, head: Word, args: list[Word], ctx: C
     return SAME
 
 
-def awk(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def awk(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     i = 0
     while i < len(args):
         a = args[i].text
@@ -383,7 +499,9 @@ def awk(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd:
     return SAME
 
 
-def sed(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def sed(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     scripts = []
     i = 0
     explicit = False
@@ -413,19 +531,25 @@ def sed(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd:
     return SAME
 
 
-def eval_words(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def eval_words(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     checker.run_text(base, args, cwd, depth)
     return SAME
 
 
-def source(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def source(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     if not args:
         return SAME
     script_file(checker, base, args[0], cwd, depth)
     return SAME
 
 
-def alias(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def alias(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     for w in args:
         name, eq, value = w.text.partition("=")
         if not eq:
@@ -438,44 +562,74 @@ def alias(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cw
     return SAME
 
 
-def export(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def export(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     for w in args:
         if "=" in w.text and matches(ASSIGN + ".*", w.text):
             checker.assignment(w, cwd)
     return SAME
 
 
-def trap(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def trap(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     words = [w for w in args if not w.text.startswith("-")]
     checker.run_text(base, words[:1], cwd, depth)
     return SAME
 
 
-def editor(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def editor(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     if _asks_only_about_itself(args):
         return SAME
     words = [w.text for w in args]
-    if base in ("vi", "vim", "nvim", "view", "vimdiff", "ex") and any(a in ("-c", "-S", "--cmd", "-s") or a.startswith("+") for a in words):
+    if base in ("vi", "vim", "nvim", "view", "vimdiff", "ex") and any(
+        a in ("-c", "-S", "--cmd", "-s") or a.startswith("+") for a in words
+    ):
         checker.opaque(f"{base} {' '.join(words)}", f"`{base}` runs editor commands, which can start programs")
     elif base in ("gdb", "lldb") and any(a in ("-ex", "-x", "--command", "-iex", "-batch", "-o", "-s") for a in words):
         checker.opaque(f"{base} {' '.join(words)}", f"`{base}` runs debugger commands, which can start programs")
-    elif base == "emacs" and any(a.startswith(("--eval", "-l", "--load", "-f", "--funcall", "--batch", "--script")) for a in words):
+    elif base == "emacs" and any(
+        a.startswith(("--eval", "-l", "--load", "-f", "--funcall", "--batch", "--script")) for a in words
+    ):
         checker.opaque(f"{base} {' '.join(words)}", "`emacs` runs Lisp, which can start programs")
     elif base in ("less", "more", "most", "man") and (ctx.piped or ctx.stdin or words):
         return SAME  # a pager in a tool call: no terminal, it prints and ends
-    elif base in ("mysql", "mariadb", "redis-cli", "mongo", "mongosh") and (words and any(a in ("-e", "--execute", "--eval") for a in words) or ctx.stdin or ctx.piped or ctx.from_file or len(words) > 2):
+    elif base in ("mysql", "mariadb", "redis-cli", "mongo", "mongosh") and (
+        words
+        and any(a in ("-e", "--execute", "--eval") for a in words)
+        or ctx.stdin
+        or ctx.piped
+        or ctx.from_file
+        or len(words) > 2
+    ):
         return SAME
     elif base in ("ftp", "sftp", "telnet") and (ctx.stdin or ctx.piped or ctx.from_file):
         checker.opaque(base, f"`{base}` runs commands read from its input")
         return SAME
     else:
-        checker.need(INTERACTIVE, base, f"`{base}` waits for input: text typed into it later (Codex's write_stdin) is never checked")
+        checker.need(
+            INTERACTIVE,
+            base,
+            f"`{base}` waits for input: text typed into it later (Codex's write_stdin) is never checked",
+        )
     return SAME
 
 
 def _asks_only_about_itself(args: list[Word]) -> bool:
     """``python3 --version``, ``bash --help``: prints and ends, reads nothing."""
-    return len(args) == 1 and args[0].text in ("--version", "-V", "--help", "-h", "-version", "-help", "version", "help")
+    return len(args) == 1 and args[0].text in (
+        "--version",
+        "-V",
+        "--help",
+        "-h",
+        "-version",
+        "-help",
+        "version",
+        "help",
+    )
 
 
 def _shebang(line: str) -> str | None:

@@ -67,7 +67,9 @@ class Word:
 
     __slots__ = ("text", "dynamic", "glob", "braces", "quoted")
 
-    def __init__(self, text: str, dynamic: bool = False, glob: bool = False, braces: bool = False, quoted: bool = False):
+    def __init__(
+        self, text: str, dynamic: bool = False, glob: bool = False, braces: bool = False, quoted: bool = False
+    ):
         self.text, self.dynamic, self.glob, self.braces, self.quoted = text, dynamic, glob, braces, quoted
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
@@ -160,7 +162,9 @@ _CMD_TOKENS = re.compile(
     """,
     re.VERBOSE,
 )
-_DQ_TOKENS = re.compile(r'([^"\\$`]+)|(")|(\\[\\$`"\n])|(\\)|(\$\()|(\$\{)|(\$(?:[A-Za-z_][A-Za-z0-9_]*|[@*#?$!0-9-]))|(\$)|(`)')
+_DQ_TOKENS = re.compile(
+    r'([^"\\$`]+)|(")|(\\[\\$`"\n])|(\\)|(\$\()|(\$\{)|(\$(?:[A-Za-z_][A-Za-z0-9_]*|[@*#?$!0-9-]))|(\$)|(`)'
+)
 _PARAM_TOKENS = Lazy(r"""([^}$'"\\`]+)|(\})|(\$\{)|(\$\()|('[^']*'?)|(")|(\\.?)|(`)|(\$)""", re.DOTALL)
 _REDIRECT_OPS = frozenset(("<<<", "<<-", "&>>", ">>", "<<", "<>", ">|", "<&", ">&", "&>", "<", ">"))
 
@@ -173,7 +177,24 @@ class _Frame:
     word being built and the command being collected; quote and parameter
     contexts add to the word of the command context under them."""
 
-    __slots__ = ("kind", "closer", "parens", "command", "parts", "started", "dynamic", "glob", "braces", "quoted", "redirect", "piped", "level", "owner", "depth", "literal_quote")
+    __slots__ = (
+        "kind",
+        "closer",
+        "parens",
+        "command",
+        "parts",
+        "started",
+        "dynamic",
+        "glob",
+        "braces",
+        "quoted",
+        "redirect",
+        "piped",
+        "level",
+        "owner",
+        "depth",
+        "literal_quote",
+    )
 
     def __init__(self, kind: int, level: int, closer: bool = False, owner: _Frame | None = None):
         self.kind = kind
@@ -289,7 +310,9 @@ class _Lexer:
                     if frame.started:
                         self._end_word(frame)
                 elif g == 3:
-                    frame.parts.append(m.group()[1:-1] if m.group().endswith("'") and len(m.group()) > 1 else m.group()[1:])
+                    frame.parts.append(
+                        m.group()[1:-1] if m.group().endswith("'") and len(m.group()) > 1 else m.group()[1:]
+                    )
                     frame.started = frame.quoted = True
                 elif g == 4:
                     frame.started = frame.quoted = True
@@ -466,7 +489,7 @@ class _Lexer:
                     j += 2
                 continue
             break
-        pieces.append(text[start:min(j, n)])
+        pieces.append(text[start : min(j, n)])
         self.work.append(("".join(pieces), False, owner.level + 1))
         owner.started = owner.dynamic = True
         return j + 1
@@ -519,7 +542,21 @@ def _is_fd_var(word: str) -> bool:
     return len(word) > 2 and word[0] == "{" and word[-1] == "}" and _NAME.fullmatch(word[1:-1]) is not None
 
 
-_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 
 
 _ANSI_BODY = Lazy(r"(?:[^\\']|\\.|\\\Z)*", re.DOTALL)
@@ -548,6 +585,7 @@ def _ansi_c(text: str, i: int) -> tuple[str, int]:
 
 
 # -- brace expansion -------------------------------------------------------------------------
+
 
 def expand_braces(text: str, limit: int = 64) -> list[str] | None:
     """The words ``{a,b}c`` and ``{1..3}`` expand to, or None when there would

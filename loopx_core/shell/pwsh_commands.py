@@ -31,7 +31,9 @@ def opaque_calls(checker: Reader, text: str) -> None:
         checker.opaque(text, "it calls .NET or script blocks that can start programs LoopX cannot see")
 
 
-def invoke_expression(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def invoke_expression(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     code = [w for w in args if not w.text.lower().startswith("-command")]
     if not code:
         checker.opaque("Invoke-Expression", "`Invoke-Expression` runs text from its input, which LoopX cannot see")
@@ -40,7 +42,9 @@ def invoke_expression(checker: Reader, base: str, head: Word, args: list[Word], 
     return SAME
 
 
-def start_process(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def start_process(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     program = None
     arglist: list = []
     i = 0
@@ -58,7 +62,25 @@ def start_process(checker: Reader, base: str, head: Word, args: list[Word], ctx:
             i = j
             continue
         if a.startswith("-"):
-            i += 2 if a in ("-workingdirectory", "-wd", "-redirectstandardoutput", "-redirectstandardinput", "-redirectstandarderror", "-rso", "-rsi", "-rse", "-credential", "-verb", "-windowstyle", "-environment") else 1
+            i += (
+                2
+                if a
+                in (
+                    "-workingdirectory",
+                    "-wd",
+                    "-redirectstandardoutput",
+                    "-redirectstandardinput",
+                    "-redirectstandarderror",
+                    "-rso",
+                    "-rsi",
+                    "-rse",
+                    "-credential",
+                    "-verb",
+                    "-windowstyle",
+                    "-environment",
+                )
+                else 1
+            )
             continue
         if program is None:
             program = args[i]
@@ -77,21 +99,27 @@ def start_process(checker: Reader, base: str, head: Word, args: list[Word], ctx:
     return SAME
 
 
-def invoke_command(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def invoke_command(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text.lower() in ("-filepath", "-fp") and i + 1 < len(args):
             interpreters.script_file(checker, base, args[i + 1], cwd, depth, powershell=True)
     return SAME  # a -ScriptBlock { … } was read with the statement
 
 
-def remove_item(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def remove_item(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     words = [w for w in args if not w.text.startswith("-")]
     if any(w.text.lower().startswith("-r") and "-recurse".startswith(w.text.lower()) for w in args):
         checker.deletes("Remove-Item " + " ".join(w.text for w in args), words, cwd)
     return SAME
 
 
-def writes(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def writes(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     text = f"{base} " + " ".join(w.text for w in args)
     targets = [w for w in args if not w.text.startswith("-") and w.text != "{…}"]
     if base in ("copy-item", "move-item"):
@@ -103,7 +131,9 @@ def writes(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, c
     return SAME
 
 
-def set_alias(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def set_alias(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     words = [w for w in args if not w.text.startswith("-")]
     if len(words) >= 2:
         if words[1].dynamic:
@@ -113,12 +143,19 @@ def set_alias(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx
     return SAME
 
 
-def dot_source(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def dot_source(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     if args:
         interpreters.script_file(checker, ".", args[0], cwd, depth, powershell=ctx.powershell)
     return SAME
 
 
-def invoke_item(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
-    checker.opaque("Invoke-Item " + " ".join(w.text for w in args), "`Invoke-Item` opens a file with whatever program the system picks")
+def invoke_item(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
+    checker.opaque(
+        "Invoke-Item " + " ".join(w.text for w in args),
+        "`Invoke-Item` opens a file with whatever program the system picks",
+    )
     return SAME

@@ -57,7 +57,9 @@ _TOKENS = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_DQ_TOKENS = re.compile(r'([^"`$]+)|("")|(")|(`.?)|(\$\()|(\$\{[^}]*\}?)|(\$[A-Za-z_][\w]*(?::[\w]+)?|\$[$?^_])|(\$)', re.DOTALL)
+_DQ_TOKENS = re.compile(
+    r'([^"`$]+)|("")|(")|(`.?)|(\$\()|(\$\{[^}]*\}?)|(\$[A-Za-z_][\w]*(?::[\w]+)?|\$[$?^_])|(\$)', re.DOTALL
+)
 _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _KEYWORDS = frozenset(
     "if elseif else switch foreach for while until do try catch finally trap begin process end dynamicparam "
@@ -71,7 +73,23 @@ _CODE, _DQ = 0, 1
 
 
 class _Frame:
-    __slots__ = ("kind", "closer", "command", "parts", "started", "dynamic", "quoted", "expect", "call", "skip_name", "redirect", "piped", "level", "owner", "here")
+    __slots__ = (
+        "kind",
+        "closer",
+        "command",
+        "parts",
+        "started",
+        "dynamic",
+        "quoted",
+        "expect",
+        "call",
+        "skip_name",
+        "redirect",
+        "piped",
+        "level",
+        "owner",
+        "here",
+    )
 
     def __init__(self, kind: int, level: int, closer: str = "", owner: _Frame | None = None):
         self.kind = kind
@@ -208,7 +226,11 @@ class _Lexer:
                 frame.started = frame.quoted = True
                 self._push(stack, dq)
             elif g == 7:
-                body = tok[1:-1] if len(tok) > 1 and tok.endswith("'") and not tok.endswith("''") or tok == "''" else tok[1:]
+                body = (
+                    tok[1:-1]
+                    if len(tok) > 1 and tok.endswith("'") and not tok.endswith("''") or tok == "''"
+                    else tok[1:]
+                )
                 frame.parts.append(body.replace("''", "'"))
                 frame.started = frame.quoted = True
             elif g == 8:

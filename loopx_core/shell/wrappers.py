@@ -34,7 +34,35 @@ if TYPE_CHECKING:
 # wrapper: (options that take a value, how many operands come before the command,
 #           set when running it bare starts a shell (None: it does not), options whose value is shell code)
 _WRAPPERS = {
-    "sudo": ({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--host", "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout", "--chroot"}, 0, True, set()),
+    "sudo": (
+        {
+            "-u",
+            "-g",
+            "-h",
+            "-p",
+            "-C",
+            "-D",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "-R",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--close-from",
+            "--chdir",
+            "--role",
+            "--type",
+            "--other-user",
+            "--command-timeout",
+            "--chroot",
+        },
+        0,
+        True,
+        set(),
+    ),
     "doas": ({"-u", "-C"}, 0, True, set()),
     "env": ({"-u", "-C", "--unset", "--chdir", "-P"}, 0, None, {"-S", "--split-string"}),
     "nice": ({"-n", "--adjustment"}, 0, None, set()),
@@ -60,47 +88,213 @@ _WRAPPERS = {
     "taskset": ({"-p", "--pid"}, 1, None, set()),
     "chrt": (set(), 1, None, set()),
     "nsenter": ({"-t", "--target", "-S", "-G", "--setuid", "--setgid", "-r", "-w"}, 0, True, set()),
-    "unshare": ({"--propagation", "--setgroups", "--map-user", "--map-group", "-S", "-G", "--setuid", "--setgid", "-R", "--root", "-w", "--wd"}, 0, True, set()),
-    "xvfb-run": ({"-n", "-s", "-e", "-f", "-p", "--server-num", "--server-args", "--error-file", "--auth-file"}, 0, None, set()),
+    "unshare": (
+        {
+            "--propagation",
+            "--setgroups",
+            "--map-user",
+            "--map-group",
+            "-S",
+            "-G",
+            "--setuid",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+        },
+        0,
+        True,
+        set(),
+    ),
+    "xvfb-run": (
+        {"-n", "-s", "-e", "-f", "-p", "--server-num", "--server-args", "--error-file", "--auth-file"},
+        0,
+        None,
+        set(),
+    ),
     "dbus-launch": (set(), 0, None, set()),
     "catchsegv": (set(), 0, None, set()),
     "strace": ({"-e", "-o", "-p", "-s", "-u", "-E", "-I", "-a", "-b", "-O", "-P", "-S", "-X"}, 0, None, set()),
     "ltrace": ({"-e", "-o", "-p", "-s", "-u", "-n", "-a", "-A", "-D", "-F", "-l", "-x"}, 0, None, set()),
     "valgrind": (set(), 0, None, set()),
     "firejail": (set(), 0, True, set()),
-    "systemd-run": ({"-p", "--property", "-u", "--unit", "-E", "--setenv", "--description", "--slice", "--uid", "--gid", "--nice", "-M", "--machine", "-H", "--host", "--working-directory"}, 0, None, set()),
+    "systemd-run": (
+        {
+            "-p",
+            "--property",
+            "-u",
+            "--unit",
+            "-E",
+            "--setenv",
+            "--description",
+            "--slice",
+            "--uid",
+            "--gid",
+            "--nice",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--working-directory",
+        },
+        0,
+        None,
+        set(),
+    ),
     "npx": ({"-p", "--package", "--prefix"}, 0, None, {"-c", "--call"}),
     "pnpx": ({"-p", "--package"}, 0, None, {"-c"}),
     "bunx": ({"-p", "--package"}, 0, None, set()),
-    "uvx": ({"--from", "--with", "--python", "-p", "--index", "--index-url", "--extra-index-url", "--with-requirements"}, 0, None, set()),
+    "uvx": (
+        {"--from", "--with", "--python", "-p", "--index", "--index-url", "--extra-index-url", "--with-requirements"},
+        0,
+        None,
+        set(),
+    ),
     "dotenv": ({"-e", "-f", "-c", "-v"}, 0, None, set()),
     "sg": (set(), 1, True, {"-c"}),
     "doppler": (set(), 0, None, {"--command"}),
 }
 _KNOWN_FLAGS = {
-    "sudo": {"-A", "-b", "-E", "-H", "-K", "-k", "-n", "-P", "-S", "-B", "-N", "--askpass", "--background", "--preserve-env", "--set-home", "--non-interactive", "--preserve-groups", "--stdin", "--bell", "--reset-timestamp", "--remove-timestamp", "--no-update"},
-    "env": {"-i", "-0", "--ignore-environment", "--null", "-v", "--debug", "--default-signal", "--ignore-signal", "--block-signal", "--list-signal-handling"},
-    "nohup": set(), "time": {"-p", "-v", "-a", "--portability", "--verbose", "--append", "-q", "--quiet"},
-    "command": {"-p"}, "exec": {"-c", "-l"}, "setsid": {"-c", "-f", "-w", "--ctty", "--fork", "--wait"},
-    "timeout": {"--foreground", "--preserve-status", "-v", "--verbose"}, "nice": set(), "stdbuf": set(),
-    "flock": {"-s", "-x", "-e", "-n", "-u", "-o", "-F", "--shared", "--exclusive", "--nonblock", "--unlock", "--close", "--no-fork", "--verbose"},
+    "sudo": {
+        "-A",
+        "-b",
+        "-E",
+        "-H",
+        "-K",
+        "-k",
+        "-n",
+        "-P",
+        "-S",
+        "-B",
+        "-N",
+        "--askpass",
+        "--background",
+        "--preserve-env",
+        "--set-home",
+        "--non-interactive",
+        "--preserve-groups",
+        "--stdin",
+        "--bell",
+        "--reset-timestamp",
+        "--remove-timestamp",
+        "--no-update",
+    },
+    "env": {
+        "-i",
+        "-0",
+        "--ignore-environment",
+        "--null",
+        "-v",
+        "--debug",
+        "--default-signal",
+        "--ignore-signal",
+        "--block-signal",
+        "--list-signal-handling",
+    },
+    "nohup": set(),
+    "time": {"-p", "-v", "-a", "--portability", "--verbose", "--append", "-q", "--quiet"},
+    "command": {"-p"},
+    "exec": {"-c", "-l"},
+    "setsid": {"-c", "-f", "-w", "--ctty", "--fork", "--wait"},
+    "timeout": {"--foreground", "--preserve-status", "-v", "--verbose"},
+    "nice": set(),
+    "stdbuf": set(),
+    "flock": {
+        "-s",
+        "-x",
+        "-e",
+        "-n",
+        "-u",
+        "-o",
+        "-F",
+        "--shared",
+        "--exclusive",
+        "--nonblock",
+        "--unlock",
+        "--close",
+        "--no-fork",
+        "--verbose",
+    },
     "npx": {"-y", "--yes", "--no", "-q", "--quiet", "--no-install", "--ignore-existing"},
     "uvx": {"--isolated", "--no-cache", "-q", "--quiet", "-v", "--verbose", "--offline", "--refresh"},
-    "strace": {"-f", "-ff", "-c", "-C", "-d", "-D", "-F", "-h", "-i", "-k", "-q", "-qq", "-r", "-t", "-tt", "-ttt", "-T", "-v", "-V", "-x", "-xx", "-y", "-yy", "-z", "-Z", "-w"},
+    "strace": {
+        "-f",
+        "-ff",
+        "-c",
+        "-C",
+        "-d",
+        "-D",
+        "-F",
+        "-h",
+        "-i",
+        "-k",
+        "-q",
+        "-qq",
+        "-r",
+        "-t",
+        "-tt",
+        "-ttt",
+        "-T",
+        "-v",
+        "-V",
+        "-x",
+        "-xx",
+        "-y",
+        "-yy",
+        "-z",
+        "-Z",
+        "-w",
+    },
 }
 _RUNNER_VERBS = {
-    "poetry": ("run",), "uv": ("run",), "pdm": ("run",), "hatch": ("run",), "pipenv": ("run",), "conda": ("run",),
-    "mamba": ("run",), "micromamba": ("run",), "bundle": ("exec",), "rbenv": ("exec",), "pyenv": ("exec",),
-    "mise": ("exec", "x"), "rtx": ("exec", "x"), "asdf": ("exec",), "npm": ("exec", "x"), "pnpm": ("exec", "dlx"),
-    "yarn": ("exec", "dlx"), "pipx": ("run",), "direnv": ("exec",),
-    "cargo": (), "rye": ("run",), "pixi": ("run", "exec"),
+    "poetry": ("run",),
+    "uv": ("run",),
+    "pdm": ("run",),
+    "hatch": ("run",),
+    "pipenv": ("run",),
+    "conda": ("run",),
+    "mamba": ("run",),
+    "micromamba": ("run",),
+    "bundle": ("exec",),
+    "rbenv": ("exec",),
+    "pyenv": ("exec",),
+    "mise": ("exec", "x"),
+    "rtx": ("exec", "x"),
+    "asdf": ("exec",),
+    "npm": ("exec", "x"),
+    "pnpm": ("exec", "dlx"),
+    "yarn": ("exec", "dlx"),
+    "pipx": ("run",),
+    "direnv": ("exec",),
+    "cargo": (),
+    "rye": ("run",),
+    "pixi": ("run", "exec"),
 }
 _RUNNER_ARGS = {
-    "uv": frozenset({"--with", "--python", "-p", "--from", "--package", "--project", "--directory", "--env-file", "--index", "--group", "--extra"}),
-    "conda": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}), "mamba": frozenset({"-n", "--name", "-p", "--prefix"}),
-    "micromamba": frozenset({"-n", "--name", "-p", "--prefix"}), "pnpm": frozenset({"--filter", "-F", "-C", "--dir"}),
-    "npm": frozenset({"--package", "-p", "-w", "--workspace", "--prefix"}), "pipx": frozenset({"--spec", "--python", "--index-url"}),
-    "hatch": frozenset({"-e", "--env"}), "pixi": frozenset({"-e", "--environment", "--manifest-path"}),
+    "uv": frozenset(
+        {
+            "--with",
+            "--python",
+            "-p",
+            "--from",
+            "--package",
+            "--project",
+            "--directory",
+            "--env-file",
+            "--index",
+            "--group",
+            "--extra",
+        }
+    ),
+    "conda": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    "mamba": frozenset({"-n", "--name", "-p", "--prefix"}),
+    "micromamba": frozenset({"-n", "--name", "-p", "--prefix"}),
+    "pnpm": frozenset({"--filter", "-F", "-C", "--dir"}),
+    "npm": frozenset({"--package", "-p", "-w", "--workspace", "--prefix"}),
+    "pipx": frozenset({"--spec", "--python", "--index-url"}),
+    "hatch": frozenset({"-e", "--env"}),
+    "pixi": frozenset({"-e", "--environment", "--manifest-path"}),
 }
 
 
@@ -121,11 +315,61 @@ def first_operand(args: list[Word], with_arg: Container[str]) -> int:
     return len(args)
 
 
-_XARGS_WITH_ARG = frozenset({"-I", "-i", "-n", "-P", "-L", "-l", "-s", "-d", "-E", "-e", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--eof", "--max-chars", "--process-slot-var"})
-_SSH_WITH_ARG = frozenset({"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B", "-P"})
+_XARGS_WITH_ARG = frozenset(
+    {
+        "-I",
+        "-i",
+        "-n",
+        "-P",
+        "-L",
+        "-l",
+        "-s",
+        "-d",
+        "-E",
+        "-e",
+        "-a",
+        "--max-args",
+        "--max-procs",
+        "--delimiter",
+        "--arg-file",
+        "--replace",
+        "--max-lines",
+        "--eof",
+        "--max-chars",
+        "--process-slot-var",
+    }
+)
+_SSH_WITH_ARG = frozenset(
+    {
+        "-b",
+        "-c",
+        "-D",
+        "-E",
+        "-e",
+        "-F",
+        "-I",
+        "-i",
+        "-J",
+        "-L",
+        "-l",
+        "-m",
+        "-O",
+        "-o",
+        "-p",
+        "-Q",
+        "-R",
+        "-S",
+        "-W",
+        "-w",
+        "-B",
+        "-P",
+    }
+)
 
 
-def xargs(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def xargs(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     start = first_operand(args, _XARGS_WITH_ARG)
     replace = None
     for i, w in enumerate(args[:start]):
@@ -147,18 +391,27 @@ def fed(checker: Reader, base: str, inner: list[Word], cwd: str | None, depth: i
     inner_base = base_name(name.text, False)
     reads_code = route(inner_base, False) is not None and inner_base not in ("sed", "gsed", "cd")
     if name.dynamic or reads_code or (inner_base in builtin_rules.RULED and inner_base != "rm"):
-        checker.opaque(f"{base} {' '.join(w.text for w in inner)}", f"`{base}` gives `{clip(name.text, 40)}` arguments LoopX cannot see")
+        checker.opaque(
+            f"{base} {' '.join(w.text for w in inner)}",
+            f"`{base}` gives `{clip(name.text, 40)}` arguments LoopX cannot see",
+        )
         return SAME
     checker.argv(inner + [Word("", True)], NO_INPUT, cwd, depth + 1)
     return SAME
 
 
-def parallel(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
-    checker.opaque("parallel " + " ".join(w.text for w in args), "`parallel` builds the commands it runs from its input")
+def parallel(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
+    checker.opaque(
+        "parallel " + " ".join(w.text for w in args), "`parallel` builds the commands it runs from its input"
+    )
     return SAME
 
 
-def find(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def find(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     starts = []
     i = 0
     while i < len(args) and not args[i].text.startswith(("-", "(", "!")):
@@ -176,7 +429,12 @@ def find(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd
                 j += 1
             if inner:
                 for found in _found(checker, starts, args, cwd):
-                    checker.argv([found if w.text == "{}" else (Word(w.text, True) if "{}" in w.text else w) for w in inner], NO_INPUT, cwd, depth + 1)
+                    checker.argv(
+                        [found if w.text == "{}" else (Word(w.text, True) if "{}" in w.text else w) for w in inner],
+                        NO_INPUT,
+                        cwd,
+                        depth + 1,
+                    )
             i = j + 1
             continue
         if a == "-delete":
@@ -228,7 +486,9 @@ def _files_in(folder: str, limit: int = 512) -> list[str]:
     return out[:limit]
 
 
-def wrapper(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def wrapper(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     spec = _WRAPPERS[base]
     with_arg, positional, interactive, code_opts = spec
     readings = unwrap(checker, args, with_arg, positional, code_opts, base, cwd, depth)
@@ -243,7 +503,16 @@ def wrapper(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, 
     return SAME
 
 
-def unwrap(checker: Reader, args: list[Word], with_arg: Container[str], positional: int, code_opts: Container[str], base: str, cwd: str | None, depth: int) -> list[int] | None:
+def unwrap(
+    checker: Reader,
+    args: list[Word],
+    with_arg: Container[str],
+    positional: int,
+    code_opts: Container[str],
+    base: str,
+    cwd: str | None,
+    depth: int,
+) -> list[int] | None:
     """Where the wrapped command starts: a list of candidate indexes (two
     when an option LoopX does not know might take a value), [] when there
     is none, None when handled here (a code option)."""
@@ -294,7 +563,9 @@ def unwrap(checker: Reader, args: list[Word], with_arg: Container[str], position
     return readings
 
 
-def sudo(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def sudo(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     if any(w.text in ("-s", "-i", "--shell", "--login") for w in args):
         rest = [w for w in args if not w.text.startswith("-")]
         if not rest or all(w.text in ("root",) for w in rest):
@@ -303,13 +574,17 @@ def sudo(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd
     return wrapper(checker, base, head, args, ctx, cwd, depth)
 
 
-def command_builtin(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def command_builtin(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     if any(w.text in ("-v", "-V") for w in args):
         return SAME  # command -v NAME: only says where NAME is
     return wrapper(checker, base, head, args, ctx, cwd, depth)
 
 
-def watch(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def watch(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     i = 0
     exec_mode = False
     while i < len(args) and args[i].text.startswith("-"):
@@ -325,19 +600,25 @@ def watch(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cw
     return SAME
 
 
-def ssh(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def ssh(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     host = first_operand(args, _SSH_WITH_ARG)
     if host >= len(args):
         return SAME
     rest = args[host + 1 :]
     if not rest:
-        interpreters.stdin_program(checker, base, ctx, cwd, depth, lambda text: checker.shell(text, None, depth=depth + 1))
+        interpreters.stdin_program(
+            checker, base, ctx, cwd, depth, lambda text: checker.shell(text, None, depth=depth + 1)
+        )
     else:
         checker.run_text(base, rest, None, depth)  # it runs in the remote user's home
     return SAME
 
 
-def su(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def su(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text in ("-c", "--command", "--session-command") and i + 1 < len(args):
             checker.run_text(base, [args[i + 1]], cwd, depth)
@@ -350,7 +631,9 @@ def su(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: 
     return SAME
 
 
-def script_cmd(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def script_cmd(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     for i, w in enumerate(args):
         if w.text in ("-c", "--command") and i + 1 < len(args):
             checker.run_text(base, [args[i + 1]], cwd, depth)
@@ -359,11 +642,15 @@ def script_cmd(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ct
     return SAME
 
 
-def busybox(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def busybox(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     return checker.argv(list(args), ctx, cwd, depth + 1) if args else SAME
 
 
-def runner(checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int) -> str | None | Same:
+def runner(
+    checker: Reader, base: str, head: Word, args: list[Word], ctx: Ctx, cwd: str | None, depth: int
+) -> str | None | Same:
     """Package managers' "run this command" verbs: ``poetry run``, ``uv run``,
     ``npm exec``, ``pnpm dlx``, ``bundle exec`` …; anything else is a plain
     command (``npm publish``)."""

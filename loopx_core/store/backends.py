@@ -61,6 +61,7 @@ SQLITE_PRAGMAS = (
     ("foreign_keys", 1),
 )
 
+
 def _reads_only(path: Path, refusal: LoopxError) -> sqlite3.Connection | None:
     from .failures import read_only_fallback
 
@@ -104,7 +105,12 @@ class SqliteStore(Store):
         from ..rules.given_paths import check_target
 
         # (a FIFO, a device or a link to nothing named as the board: said so, never opened)
-        check_target(str(location.path), "the board", "point --db / LOOPX_DB at a board file (`loopx init` makes one)", error=BoardError)
+        check_target(
+            str(location.path),
+            "the board",
+            "point --db / LOOPX_DB at a board file (`loopx init` makes one)",
+            error=BoardError,
+        )
         if not location.path.exists():
             if not create:
                 if location.source == "none":

@@ -95,6 +95,7 @@ def _errors(name: str) -> tuple:
             found.append(getattr(loaded, name))
     return tuple(found)
 
+
 # backend name -> its Store subclass, imported when first asked for (``backends`` fills it)
 KINDS: dict[str, Callable[[], type[Store]]] = {}
 
@@ -115,8 +116,12 @@ class Store:
         self._settings: dict[str, str] | None = None
         self._trust: Trust | None = None
         self.created = False  # this open created the board's schema
-        self.refuses_writes: LoopxError | None = None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
-        self._lock_waits: dict[int, float] = {}  # thread → since when (time.monotonic) its write waits for the write lock
+        self.refuses_writes: LoopxError | None = (
+            None  # the storage's refusal (a full disk, read-only, damaged): writes raise it, reads go on
+        )
+        self._lock_waits: dict[
+            int, float
+        ] = {}  # thread → since when (time.monotonic) its write waits for the write lock
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -246,8 +251,12 @@ class Store:
             )
         if version == 0 and not create:
             if self._has_foreign_tables():
-                raise BoardError(f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`")
-            raise BoardError(f"no LoopX board in {self.location.describe()}", f"create one: `loopx --db {self.location.url} init`")
+                raise BoardError(
+                    f"{self.location.describe()} is not a LoopX board", "point --db at a board, or run `loopx init`"
+                )
+            raise BoardError(
+                f"no LoopX board in {self.location.describe()}", f"create one: `loopx --db {self.location.url} init`"
+            )
 
         def migrate() -> None:
             current = self._schema_version()  # re-read under the write lock: another process may have won
@@ -262,17 +271,25 @@ class Store:
                 if root is not None:
                     rows["project_root"] = str(root)
                 for key, value in rows.items():
-                    self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO NOTHING', (key, value))
+                    self.execute(
+                        'INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO NOTHING',
+                        (key, value),
+                    )
             self.put_setting("schema_version", str(migrations.SCHEMA_VERSION))
 
         self.run(migrate)
 
     def put_setting(self, key: str, value: str) -> None:
         """Upsert a board setting (inside the caller's write transaction)."""
-        self.execute('INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"', (key, value))
+        self.execute(
+            'INSERT INTO "setting" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"',
+            (key, value),
+        )
         self._settings = None
 
-    def put_signed_setting(self, key: str, value: str, person: Person, kind: str = "setting_changed", **extra: object) -> None:
+    def put_signed_setting(
+        self, key: str, value: str, person: Person, kind: str = "setting_changed", **extra: object
+    ) -> None:
         """A person's setting: the signed event (``kind``, one of SETTING_EVENTS,
         its data holding ``key`` and ``value``) is its proof (inside the caller's
         write transaction)."""
@@ -305,7 +322,9 @@ class Store:
                 except BoardError as exc:
                     if exc.code != "uncommitted" or lost >= 3:
                         raise
-                    lost += 1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
+                    lost += (
+                        1  # PostgreSQL went away mid-transaction, before its commit: run it again on a new connection
+                    )
                     continue
                 except _errors("OperationalError") as exc:
                     timed_out = "lock timeout" in str(exc).lower()  # PostgreSQL's lock_timeout: the whole wait

@@ -34,12 +34,12 @@ database numbers the key itself. The primary key is None for a composite one.
 TABLES = {
 '''
 
-TYPED = '''
+TYPED = """
 TYPE_CHECKING = False  # (typing is not imported on the cold path; checkers read this as typing's)
 
 if TYPE_CHECKING:  # each table's columns as a row's attributes (records.py's row classes)
     from typing import Any
-'''
+"""
 
 
 def kind(field: pw.Field) -> str:

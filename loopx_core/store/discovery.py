@@ -71,10 +71,14 @@ def parse_target(raw: str, source: str, base: Path | None = None) -> BoardLocati
     if kind == "postgresql":
         postgres_named = True
         checkout = board_file.team_checkout(str(base or Path.cwd()))
-        return BoardLocation(url=text, backend="postgresql", source=source, checkout=Path(checkout) if checkout else None)
+        return BoardLocation(
+            url=text, backend="postgresql", source=source, checkout=Path(checkout) if checkout else None
+        )
     if kind == "other":
         scheme = text.split("://", 1)[0]
-        raise ValueError(f"unsupported board URL scheme {scheme!r}; use a path, sqlite:///path or postgresql://user@host/db")
+        raise ValueError(
+            f"unsupported board URL scheme {scheme!r}; use a path, sqlite:///path or postgresql://user@host/db"
+        )
     path = Path(text)
     return BoardLocation(url=f"sqlite:///{path}", backend="sqlite", source=source, path=path)
 

@@ -49,10 +49,17 @@ def emit(actor: str | Person, kind: str, card: int | None = None, /, **data: obj
     signer = None if isinstance(actor, str) else actor
     name = actor if isinstance(actor, str) else actor.actor
     if signer is None and name.startswith("human:"):
-        raise Forbidden("a person's decision must be signed with their key", "unlock your key: run this as the person, not as an agent")
+        raise Forbidden(
+            "a person's decision must be signed with their key",
+            "unlock your key: run this as the person, not as an agent",
+        )
     at = clock.now()
     if not clock.in_range(at):
-        raise UsageError(f"the clock says {at!r}, which is not a time LoopX can record", "fix the system clock (or LOOPX_NOW on a test board)", code="bad_time")
+        raise UsageError(
+            f"the clock says {at!r}, which is not a time LoopX can record",
+            "fix the system clock (or LOOPX_NOW on a test board)",
+            code="bad_time",
+        )
     op_id = _op_id.get()
     if op_id is not None:
         _op_id.set(None)
@@ -70,7 +77,16 @@ def emit(actor: str | Person, kind: str, card: int | None = None, /, **data: obj
 
 
 def view(row: EventColumns) -> EventView:
-    return EventView(seq=row.seq, at=row.at, actor=row.actor, card=row.card, kind=row.kind, data=row.data or {}, op_id=row.op_id, signed=row.sig is not None)
+    return EventView(
+        seq=row.seq,
+        at=row.at,
+        actor=row.actor,
+        card=row.card,
+        kind=row.kind,
+        data=row.data or {},
+        op_id=row.op_id,
+        signed=row.sig is not None,
+    )
 
 
 def since(seq: int = 0, *, card: int | None = None, limit: int | None = None) -> list[EventView]:

@@ -38,9 +38,21 @@ DAMAGED_HINT = (
     "run `loopx verify` to see the damage; then copy what still reads into a fresh board (`loopx migrate --to NEW.db`) "
     "or put a backup back in its place"
 )
-GONE_HINT = "check that the PostgreSQL server runs and accepts connections; retry (with the same --op-id) once it is back"
+GONE_HINT = (
+    "check that the PostgreSQL server runs and accepts connections; retry (with the same --op-id) once it is back"
+)
 
-_PATH_ERRNOS = {errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.EINVAL, errno.EACCES, errno.EPERM, errno.EEXIST}
+_PATH_ERRNOS = {
+    errno.ENAMETOOLONG,
+    errno.ENOENT,
+    errno.ENOTDIR,
+    errno.EISDIR,
+    errno.ELOOP,
+    errno.EINVAL,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EEXIST,
+}
 
 
 def damaged(where: str, detail: str) -> StorageError:
@@ -51,6 +63,7 @@ def damaged(where: str, detail: str) -> StorageError:
 # that met a malformed page) is marked by a file beside it, so every later
 # write refuses it — before it writes into the damaged file — until `verify`
 # finds the file whole again (a backup put back) and removes the mark.
+
 
 def damage_mark(path: BoardPath) -> str:
     return f"{path}-damaged"
@@ -123,7 +136,11 @@ def explain(exc: BaseException, where: str = "", path: BoardPath | None = None) 
             return StorageError(f"cannot use the board {where}: {FULL}", FULL_HINT, code="disk_full")
         fixed = read_only_parts(path)
         if fixed:
-            return StorageError(f"cannot write the board {where}: read-only for this user: {', '.join(fixed)}", READ_ONLY_HINT, code="read_only")
+            return StorageError(
+                f"cannot write the board {where}: read-only for this user: {', '.join(fixed)}",
+                READ_ONLY_HINT,
+                code="read_only",
+            )
     return found
 
 
@@ -189,7 +206,11 @@ def _explain(exc: BaseException, where: str) -> LoopxError | None:
         if exc.errno == errno.EROFS:
             return StorageError(f"cannot write{name}: the file system is read-only", READ_ONLY_HINT, code="read_only")
         if exc.errno in _PATH_ERRNOS:
-            return InvalidInput(f"cannot use{name}: {exc.strerror or exc}", "pass a path that can be opened (check its length, its folders and their permissions)", code="bad_path")
+            return InvalidInput(
+                f"cannot use{name}: {exc.strerror or exc}",
+                "pass a path that can be opened (check its length, its folders and their permissions)",
+                code="bad_path",
+            )
         if exc.errno == errno.EIO:
             return StorageError(f"input/output error on{name}: the disk may be failing", DAMAGED_HINT, code="io_error")
         return None
@@ -199,22 +220,48 @@ def _explain(exc: BaseException, where: str) -> LoopxError | None:
         if named == "SQLITE_FULL":
             return StorageError(f"cannot write the board{board}: {FULL}", FULL_HINT, code="disk_full")
         if named.startswith("SQLITE_READONLY"):
-            return StorageError(f"cannot write the board{board}: its file or folder is read-only", READ_ONLY_HINT, code="read_only")
+            return StorageError(
+                f"cannot write the board{board}: its file or folder is read-only", READ_ONLY_HINT, code="read_only"
+            )
         if named.startswith("SQLITE_CORRUPT"):  # (NOTADB: not a board, or its header is gone — said as such)
             return damaged(where or "file", text)
         if named.startswith("SQLITE_IOERR"):
-            return StorageError(f"input/output error on the board{board} ({text})", "check the disk (full? failing? unmounted?) and retry", code="io_error")
+            return StorageError(
+                f"input/output error on the board{board} ({text})",
+                "check the disk (full? failing? unmounted?) and retry",
+                code="io_error",
+            )
         if named.startswith("SQLITE_BUSY") or named.startswith("SQLITE_LOCKED"):
-            return BoardBusy(f"the board{board} stayed locked by another writer ({text})", "retry; if it keeps happening, find the process holding it (`fuser` on the board file)", code="lock_wait")
+            return BoardBusy(
+                f"the board{board} stayed locked by another writer ({text})",
+                "retry; if it keeps happening, find the process holding it (`fuser` on the board file)",
+                code="lock_wait",
+            )
         if named == "SQLITE_CANTOPEN":
-            return BoardError(f"cannot open the board{board} ({text})", "check the path and that its folder exists and is writable", code="cannot_open")
+            return BoardError(
+                f"cannot open the board{board} ({text})",
+                "check the path and that its folder exists and is writable",
+                code="cannot_open",
+            )
     state = _sqlstate(exc)
     if state == "25006":  # read_only_sql_transaction: a standby, or default_transaction_read_only
-        return StorageError(f"cannot write the board{board}: the PostgreSQL server takes no writes here (a read-only transaction)", PG_READ_ONLY_HINT, code="read_only")
+        return StorageError(
+            f"cannot write the board{board}: the PostgreSQL server takes no writes here (a read-only transaction)",
+            PG_READ_ONLY_HINT,
+            code="read_only",
+        )
     if state == "42501":  # insufficient_privilege
-        return StorageError(f"cannot write the board{board}: this PostgreSQL role may not ({text.strip().splitlines()[0][:200] if text.strip() else 'permission denied'})", PG_READ_ONLY_HINT, code="read_only")
+        return StorageError(
+            f"cannot write the board{board}: this PostgreSQL role may not ({text.strip().splitlines()[0][:200] if text.strip() else 'permission denied'})",
+            PG_READ_ONLY_HINT,
+            code="read_only",
+        )
     if connection_lost(exc):
-        return BoardError(f"lost the connection to the PostgreSQL board{board}: {text.strip().splitlines()[0] if text.strip() else type(exc).__name__}", GONE_HINT, code="board_unreachable")
+        return BoardError(
+            f"lost the connection to the PostgreSQL board{board}: {text.strip().splitlines()[0] if text.strip() else type(exc).__name__}",
+            GONE_HINT,
+            code="board_unreachable",
+        )
     return None
 
 
@@ -247,7 +294,8 @@ def connection_lost(exc: BaseException) -> bool:
             continue
         text = str(found).lower()
         if type(found).__name__ in ("OperationalError", "InterfaceError", "AdminShutdown") and any(
-            word in text for word in ("closed", "terminat", "connection", "server", "shutdown", "consuming input failed")
+            word in text
+            for word in ("closed", "terminat", "connection", "server", "shutdown", "consuming input failed")
         ):
             return True
     return False

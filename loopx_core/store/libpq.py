@@ -93,7 +93,11 @@ def _load() -> ctypes.CDLL:
             ("PQstatus", i, [vp]),
             ("PQerrorMessage", cp, [vp]),
             ("PQfinish", None, [vp]),
-            ("PQexecParams", vp, [vp, cp, i, ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(cp), ctypes.POINTER(i), ctypes.POINTER(i), i]),
+            (
+                "PQexecParams",
+                vp,
+                [vp, cp, i, ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(cp), ctypes.POINTER(i), ctypes.POINTER(i), i],
+            ),
             ("PQresultStatus", i, [vp]),
             ("PQresultErrorMessage", cp, [vp]),
             ("PQresultErrorField", cp, [vp, i]),
@@ -142,7 +146,15 @@ def _param(value: object) -> tuple[int, bytes | None]:
     if value is True or value is False:
         return _BOOL, b"t" if value else b"f"
     if isinstance(value, int):
-        oid = 21 if -(2**15) <= value < 2**15 else 23 if -(2**31) <= value < 2**31 else 20 if -(2**63) <= value < 2**63 else _NUMERIC
+        oid = (
+            21
+            if -(2**15) <= value < 2**15
+            else 23
+            if -(2**31) <= value < 2**31
+            else 20
+            if -(2**63) <= value < 2**63
+            else _NUMERIC
+        )
         return oid, str(value).encode()
     if isinstance(value, float):
         return 701, repr(value).encode()
@@ -247,7 +259,9 @@ class Connection:
                 tuple(None if isnull(result, r, c) else _value(oids[c], getvalue(result, r, c)) for c in range(width))
                 for r in range(height)
             ]
-            description = [(lib.PQfname(result, c).decode(), oids[c], None, None, None, None, None) for c in range(width)]
+            description = [
+                (lib.PQfname(result, c).decode(), oids[c], None, None, None, None, None) for c in range(width)
+            ]
             return Cursor(rows, height, description)
         finally:
             lib.PQclear(result)

@@ -64,5 +64,9 @@ def migrate(source: Store, target: Store) -> dict:
     after = fingerprint(target)
     if after != before:
         bad = [t for t in before if before[t] != after.get(t)]
-        raise Conflict(f"verification failed for {', '.join(bad)}", "the target was written but does not match; drop it and retry", code="verify_failed")
+        raise Conflict(
+            f"verification failed for {', '.join(bad)}",
+            "the target was written but does not match; drop it and retry",
+            code="verify_failed",
+        )
     return {"tables": before, "verified": True}

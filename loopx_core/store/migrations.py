@@ -147,11 +147,15 @@ def _v3(db: Database) -> None:
     for seq, at, actor, card, kind, data, op_id, digest in rows:
         if digest is None:  # (a row already chained — this step run again — keeps its hash and signature)
             digest = chain.event_hash(prev, seq, at, actor, card, kind, data, op_id, None)
-            db.execute_sql(f"UPDATE event SET prev = {db.param}, hash = {db.param} WHERE seq = {db.param}", (prev, digest, seq))
+            db.execute_sql(
+                f"UPDATE event SET prev = {db.param}, hash = {db.param} WHERE seq = {db.param}", (prev, digest, seq)
+            )
             last = seq
         prev = digest
     if last is not None and not db.execute_sql("SELECT 1 FROM setting WHERE key = 'signed_from'").fetchall():
-        db.execute_sql(f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("signed_from", str(last + 1)))
+        db.execute_sql(
+            f"INSERT INTO setting (key, value) VALUES ({db.param}, {db.param})", ("signed_from", str(last + 1))
+        )
 
 
 def _v4(db: Database) -> None:
@@ -193,7 +197,9 @@ def _v8(db: Database) -> None:
     import json
 
     _run(db, V8)
-    rows = db.execute_sql("SELECT card, data FROM event WHERE kind = 'card_added' ORDER BY seq").fetchall()  # (once per board)
+    rows = db.execute_sql(
+        "SELECT card, data FROM event WHERE kind = 'card_added' ORDER BY seq"
+    ).fetchall()  # (once per board)
     for card, text in rows:
         data = json.loads(text) if isinstance(text, str) else text
         first = data.get("try_of")
@@ -203,8 +209,20 @@ def _v8(db: Database) -> None:
             continue  # (this step run again)
         if not db.execute_sql(f"SELECT 1 FROM card WHERE id = {db.param}", (int(first[3:]),)).fetchall():
             continue
-        db.execute_sql(f"INSERT INTO card_try (card_id, try_of, try_no) VALUES ({db.param}, {db.param}, {db.param})", (card, int(first[3:]), int(data.get("try_no") or 0)))
+        db.execute_sql(
+            f"INSERT INTO card_try (card_id, try_of, try_no) VALUES ({db.param}, {db.param}, {db.param})",
+            (card, int(first[3:]), int(data.get("try_no") or 0)),
+        )
 
 
 # (version reached, step). Append new steps; never edit a released one.
-STEPS = [(1, _v1), (2, _v2), (3, _v3), (4, _v4), (5, _v5), (6, _v6), (7, _v7), (8, _v8)]  # ending at SCHEMA_VERSION (a test holds it)
+STEPS = [
+    (1, _v1),
+    (2, _v2),
+    (3, _v3),
+    (4, _v4),
+    (5, _v5),
+    (6, _v6),
+    (7, _v7),
+    (8, _v8),
+]  # ending at SCHEMA_VERSION (a test holds it)

@@ -313,7 +313,22 @@ class CardTry(Base):
         table_name = "card_try"
 
 
-TABLES = [Setting, Agent, Card, Dependency, Gate, Grant, Evidence, Handoff, Observed, Operation, Event, Person, Workspace, CardTry]
+TABLES = [
+    Setting,
+    Agent,
+    Card,
+    Dependency,
+    Gate,
+    Grant,
+    Evidence,
+    Handoff,
+    Observed,
+    Operation,
+    Event,
+    Person,
+    Workspace,
+    CardTry,
+]
 
 
 # -- schema v2: the file watcher's own state (DESIGN §7) -----------------------
@@ -350,7 +365,6 @@ WATCH_TABLES = [IngestStream, IngestSeen]
 # v4: runners (not in ``TABLES``: a process's state, but copied by ``loopx migrate``
 # so a person's controls travel with the events that signed them).
 RUNNER_TABLES = [Runner]
-
 
 
 def every_model() -> list:

@@ -147,7 +147,7 @@ def reset_sequences(db: peewee.Database, models: Sequence[type[peewee.Model]]) -
             table = model._meta.table_name
             db.execute_sql(
                 f"SELECT setval(pg_get_serial_sequence('\"{table}\"', '{pk.column_name}'), "
-                f"COALESCE((SELECT MAX(\"{pk.column_name}\") FROM \"{table}\"), 0) + 1, false)"
+                f'COALESCE((SELECT MAX("{pk.column_name}") FROM "{table}"), 0) + 1, false)'
             )
 
 
@@ -200,7 +200,9 @@ class PostgresStore(Store):
         if self._db is None:
             self._db = open_postgres(self.location)
         self._fast = False
-        conn = getattr(self._local, "conn", None)  # (this thread's write on libpq, begun before the switch or by another thread's)
+        conn = getattr(
+            self._local, "conn", None
+        )  # (this thread's write on libpq, begun before the switch or by another thread's)
         if conn is not None and conn.in_transaction and getattr(self._local, "writing", False):
             raise NeedsModels
         return self._db
@@ -286,7 +288,11 @@ class PostgresStore(Store):
 
     def _has_table(self, name: str) -> bool:
         if self._fast:
-            return bool(self.query("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?", (name,)))
+            return bool(
+                self.query(
+                    "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?", (name,)
+                )
+            )
         return self.db.table_exists(name)
 
     def _has_foreign_tables(self) -> bool:
@@ -397,7 +403,9 @@ class PostgresStore(Store):
                 if not connection_lost(exc):
                     raise
                 if lost is None:
-                    sys.stderr.write(f"loopx: lost the connection to the board {where} ({first_line(exc)}); reconnecting for up to {wait:g} s\n")
+                    sys.stderr.write(
+                        f"loopx: lost the connection to the board {where} ({first_line(exc)}); reconnecting for up to {wait:g} s\n"
+                    )
                     sys.stderr.flush()
                 lost = exc
                 self._drop_fast()
@@ -437,7 +445,9 @@ class PostgresStore(Store):
             if isinstance(exc, Exception) and connection_lost(exc):
                 raise Uncommitted(self.location.describe(), exc) from exc
             raise
-        txn.__exit__(None, None, None)  # (the server gone during COMMIT: not known whether it committed, so raised as is)
+        txn.__exit__(
+            None, None, None
+        )  # (the server gone during COMMIT: not known whether it committed, so raised as is)
 
     @contextlib.contextmanager
     def thread_connection(self) -> Iterator[None]:
@@ -546,7 +556,10 @@ class Uncommitted(BoardError):
     def __init__(self, where: str, exc: BaseException):
         from .failures import GONE_HINT, first_line
 
-        super().__init__(f"lost the connection to the PostgreSQL board {where} in the middle of a transaction ({first_line(exc)}); nothing of it was written", GONE_HINT)
+        super().__init__(
+            f"lost the connection to the PostgreSQL board {where} in the middle of a transaction ({first_line(exc)}); nothing of it was written",
+            GONE_HINT,
+        )
 
 
 def reconnect(db: peewee.Database, where: str) -> peewee._atomic:
@@ -568,7 +581,9 @@ def reconnect(db: peewee.Database, where: str) -> peewee._atomic:
             if not connection_lost(exc):
                 raise
             if lost is None:
-                sys.stderr.write(f"loopx: lost the connection to the board {where} ({_first_line(exc)}); reconnecting for up to {wait:g} s\n")
+                sys.stderr.write(
+                    f"loopx: lost the connection to the board {where} ({_first_line(exc)}); reconnecting for up to {wait:g} s\n"
+                )
                 sys.stderr.flush()
             lost = exc
             try:

@@ -65,7 +65,9 @@ def _snapshot(path: BoardFile) -> Iterator[tuple[sqlite3.Connection, float]]:
         con.close()
 
 
-def card_page(path: BoardFile, status: str | None, owner: str | None, *, limit: int, after: int) -> tuple[list[dict], int | None] | None:
+def card_page(
+    path: BoardFile, status: str | None, owner: str | None, *, limit: int, after: int
+) -> tuple[list[dict], int | None] | None:
     """(rows as ``CardView.to_row``, next ``after`` or None), or None: ask the kernel."""
     try:
         with _snapshot(path) as (con, _):
@@ -74,7 +76,9 @@ def card_page(path: BoardFile, status: str | None, owner: str | None, *, limit: 
         return None
 
 
-def _card_page(con: sqlite3.Connection, status: str | None, owner: str | None, limit: int, after: int) -> tuple[list[dict], int | None]:
+def _card_page(
+    con: sqlite3.Connection, status: str | None, owner: str | None, limit: int, after: int
+) -> tuple[list[dict], int | None]:
     where: list[str] = ["id > ?"]
     params: list[object] = [after]
     if status:
@@ -83,14 +87,18 @@ def _card_page(con: sqlite3.Connection, status: str | None, owner: str | None, l
     if owner:
         where.append("(lease_holder = ? OR assignee = ? OR handoff_to = ?)")
         params += [owner, owner, owner]
-    found = con.execute(f"SELECT {_COLUMNS} FROM card WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", (*params, limit + 1)).fetchall()
+    found = con.execute(
+        f"SELECT {_COLUMNS} FROM card WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", (*params, limit + 1)
+    ).fetchall()
     more = len(found) > limit
     found = found[:limit]
     gates: dict[int, int] = {}
     if found:
         ids = [r[0] for r in found]
         marks = ",".join("?" * len(ids))
-        for card, gate in con.execute(f"SELECT card_id, MIN(id) FROM gate WHERE status = 'pending' AND card_id IN ({marks}) GROUP BY card_id", ids):
+        for card, gate in con.execute(
+            f"SELECT card_id, MIN(id) FROM gate WHERE status = 'pending' AND card_id IN ({marks}) GROUP BY card_id", ids
+        ):
             gates[card] = gate
     rows = [_row(r, gates.get(r[0])) for r in found]
     return rows, (found[-1][0] if more else None)
@@ -100,14 +108,31 @@ def _row(r: tuple, pending_gate: int | None) -> dict:
     card_id, title, status, holder, handoff_to, assignee, priority, version, paused, blocked, updated_at = r
     paused, blocked = shown_reasons(status, paused, blocked)
     return CardView(
-        id=card_id, title=title, status=status, owner=owner_of(status, holder, handoff_to, assignee), assignee=assignee, needs=(),
-        priority=priority, next_action=None, todos=(), quota=_NO_QUOTA, lease=None, version=version,
-        paused_reason=paused, blocked_reason=blocked,
-        after=(), evidence_count=0, pending_gate=pending_gate, updated_at=updated_at,
+        id=card_id,
+        title=title,
+        status=status,
+        owner=owner_of(status, holder, handoff_to, assignee),
+        assignee=assignee,
+        needs=(),
+        priority=priority,
+        next_action=None,
+        todos=(),
+        quota=_NO_QUOTA,
+        lease=None,
+        version=version,
+        paused_reason=paused,
+        blocked_reason=blocked,
+        after=(),
+        evidence_count=0,
+        pending_gate=pending_gate,
+        updated_at=updated_at,
     ).to_row()
 
 
-_GATE = namedtuple("_GATE", "id card_id agent kind question scope options status answer note answered_by deadline created_at answered_at answer_seq lease_token")
+_GATE = namedtuple(
+    "_GATE",
+    "id card_id agent kind question scope options status answer note answered_by deadline created_at answered_at answer_seq lease_token",
+)
 
 
 def gate_status(path: BoardFile, gate_id: int) -> dict | None:
@@ -128,7 +153,9 @@ def gate_status(path: BoardFile, gate_id: int) -> dict | None:
 
             why = None
             if gate.status == "approved":
-                rules = authority.Authority(query, lambda: trust.load(query, trust.board_uid_from(query) or "", os.path.abspath(path)))
+                rules = authority.Authority(
+                    query, lambda: trust.load(query, trust.board_uid_from(query) or "", os.path.abspath(path))
+                )
                 why = authority.forged_approval(rules, gate, now)
             view = GateView(*gate[:6], tuple(json.loads(gate.options) if gate.options else ()), *gate[7:14])
             return (view if why is None else view.unbacked(why)).to_json()

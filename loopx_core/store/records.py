@@ -172,7 +172,23 @@ CARD_TRY = Table.of("card_try")  # v8: a try's link to the card it tries (ops/tr
 
 PERSON = Table.of("person")  # v3: the board's people (ops/people.py), so a person's verbs load no ORM either
 
-TABLES = (SETTING, AGENT, CARD, DEPENDENCY, GATE, GRANT, EVIDENCE, HANDOFF, OBSERVED, OPERATION, EVENT, RUNNER, WORKSPACE, CARD_TRY, PERSON)
+TABLES = (
+    SETTING,
+    AGENT,
+    CARD,
+    DEPENDENCY,
+    GATE,
+    GRANT,
+    EVIDENCE,
+    HANDOFF,
+    OBSERVED,
+    OPERATION,
+    EVENT,
+    RUNNER,
+    WORKSPACE,
+    CARD_TRY,
+    PERSON,
+)
 
 
 # -- records -----------------------------------------------------------------------------
@@ -294,7 +310,9 @@ class Record:
         return [cls._loaded(values) for values in store.execute(sql, params).fetchall()]
 
     @classmethod
-    def page(cls, after: int | str, conditions: Iterable[tuple[str, Params]] = (), limit: int | None = None) -> list[Self]:
+    def page(
+        cls, after: int | str, conditions: Iterable[tuple[str, Params]] = (), limit: int | None = None
+    ) -> list[Self]:
         """The keyset page every list reads: rows whose primary key is above
         ``after``, in key order, meeting every ``(sql, params)`` condition, at
         most ``limit``."""

@@ -89,7 +89,9 @@ def deps_of(card_ids: list[int]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     if not card_ids:
         return out
-    for card, after in records.rows(f'SELECT "card_id", "after_id" FROM "dependency" WHERE "card_id" IN ({_marks(len(card_ids))})', tuple(card_ids)):
+    for card, after in records.rows(
+        f'SELECT "card_id", "after_id" FROM "dependency" WHERE "card_id" IN ({_marks(len(card_ids))})', tuple(card_ids)
+    ):
         out.setdefault(card, []).append(after)
     return out
 
@@ -107,12 +109,16 @@ def pending_gates_of(card_ids: list[int] | None = None) -> dict[int, int]:
 
 
 def first_pending_gate(card_id: int) -> int | None:
-    return records.scalar("""SELECT "id" FROM "gate" WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" LIMIT 1""", (card_id,))
+    return records.scalar(
+        """SELECT "id" FROM "gate" WHERE "card_id" = ? AND "status" = 'pending' ORDER BY "id" LIMIT 1""", (card_id,)
+    )
 
 
 def card_view(row: CardColumns, deps: list[int] | None = None, pending_gate: int | None | bool = False) -> CardView:
     if deps is None:
-        deps = [after for (after,) in records.rows('SELECT "after_id" FROM "dependency" WHERE "card_id" = ?', (row.id,))]
+        deps = [
+            after for (after,) in records.rows('SELECT "after_id" FROM "dependency" WHERE "card_id" = ?', (row.id,))
+        ]
     if pending_gate is False:
         pending_gate = first_pending_gate(row.id)
     lease = None
@@ -150,7 +156,9 @@ def card_view(row: CardColumns, deps: list[int] | None = None, pending_gate: int
         updated_at=row.updated_at,
         done_at=row.done_at,
         unverified_evidence=row.unverified_evidence or 0,
-        window=Window(row.window_seconds, row.window_tokens, row.window_usd, row.window_turns) if row.window_seconds else None,
+        window=Window(row.window_seconds, row.window_tokens, row.window_usd, row.window_turns)
+        if row.window_seconds
+        else None,
         wake_at=row.wake_at if row.status == "paused" else None,
     )
 
@@ -182,7 +190,16 @@ def gate_view(row: GateColumns) -> GateView:
 
 
 def artifact_values(raw: list[dict]) -> tuple[Artifact, ...]:
-    return tuple(Artifact(path=a["path"], size=a.get("size"), sha256=a.get("sha256"), missing=bool(a.get("missing")), too_large=bool(a.get("too_large"))) for a in raw or ())
+    return tuple(
+        Artifact(
+            path=a["path"],
+            size=a.get("size"),
+            sha256=a.get("sha256"),
+            missing=bool(a.get("missing")),
+            too_large=bool(a.get("too_large")),
+        )
+        for a in raw or ()
+    )
 
 
 def evidence_view(row: EvidenceColumns) -> EvidenceView:
@@ -208,7 +225,15 @@ def evidence_view(row: EvidenceColumns) -> EvidenceView:
 
 
 def observed_view(row: ObservedColumns) -> ObservedView:
-    return ObservedView(id=row.id, card=row.card_id, agent=row.agent, path=row.path, size=row.size, sha256=row.sha256, created_at=row.created_at)
+    return ObservedView(
+        id=row.id,
+        card=row.card_id,
+        agent=row.agent,
+        path=row.path,
+        size=row.size,
+        sha256=row.sha256,
+        created_at=row.created_at,
+    )
 
 
 def handoff_view(row: HandoffColumns) -> HandoffView:

@@ -32,7 +32,11 @@ def read(folder: Path | str) -> dict | None:
             found = json.loads(fh.read(65536))
     except (OSError, ValueError):
         return None
-    if not isinstance(found, dict) or not isinstance(found.get("board_uid"), str) or not isinstance(found.get("checkout"), str):
+    if (
+        not isinstance(found, dict)
+        or not isinstance(found.get("board_uid"), str)
+        or not isinstance(found.get("checkout"), str)
+    ):
         return None
     if not found["checkout"].isalnum() or not 8 <= len(found["checkout"]) <= 32:
         return None  # it names a folder: never a path of its own

@@ -93,7 +93,9 @@ def _refused(err: LoopxError, as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps(err.to_json(), default=str) + "\n")
     else:
-        sys.stderr.write(terminal_safe(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""), multiline=True))
+        sys.stderr.write(
+            terminal_safe(f"loopx: {err.message}\n" + (f"  → {err.hint}\n" if err.hint else ""), multiline=True)
+        )
     return err.exit_code
 
 
@@ -120,7 +122,9 @@ def run_watch(db_flag: str | None, *, once: bool = False, as_json: bool = False)
                 loop.add_signal_handler(sig, stop.set)
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
                 pass
-        return await watch_board(store, stop_event=stop, on_result=printer.result, on_progress=printer.progress, once=once)
+        return await watch_board(
+            store, stop_event=stop, on_result=printer.result, on_progress=printer.progress, once=once
+        )
 
     deliverer = None
     if not once:  # the person's notification command runs with no board open (ops/notify.py)
@@ -139,9 +143,16 @@ def run_watch(db_flag: str | None, *, once: bool = False, as_json: bool = False)
             deliverer.stop()
         store.close()
     ended = "caught up" if once else "stopped"
-    counts = {"ingested": stats.ingested, "refused": stats.refused, "duplicate": stats.duplicate, "observed": stats.observed}
+    counts = {
+        "ingested": stats.ingested,
+        "refused": stats.refused,
+        "duplicate": stats.duplicate,
+        "observed": stats.observed,
+    }
     if as_json:
-        sys.stdout.write(json.dumps({"watch": ended, **counts, "results": printer.kept, "results_left_out": printer.left_out}) + "\n")
+        sys.stdout.write(
+            json.dumps({"watch": ended, **counts, "results": printer.kept, "results_left_out": printer.left_out}) + "\n"
+        )
     sys.stderr.write(
         f"loopx watch: {ended}: {stats.ingested} ingested, {stats.refused} refused, "
         f"{stats.duplicate} already had, {stats.observed} observed\n"

@@ -51,7 +51,11 @@ TAIL = 64  # bytes before a stream's offset that must not change (else: rewritte
 HEAD = 4096  # ... and the first bytes of a stream likewise
 STREAM_REFUSALS = 20  # refused lines of one stream (path) reported one by one; then one event says the rest are not
 MTIME_SLACK = 0.05  # file mtimes come from a coarse kernel clock, a few ms behind time.time()
-UNUSABLE_JSON = (UnicodeDecodeError, ValueError, RecursionError)  # JSONDecodeError is a ValueError; too deep; an integer of thousands of digits
+UNUSABLE_JSON = (
+    UnicodeDecodeError,
+    ValueError,
+    RecursionError,
+)  # JSONDecodeError is a ValueError; too deep; an integer of thousands of digits
 _CARD_HINT = re.compile(rb'"card"\s*:\s*"?\s*(?:[Ll][Xx]-)?(\d{1,12})')
 
 
@@ -74,7 +78,13 @@ class Result(NamedTuple):
         return f"{self.file}:{self.line}" if self.line else self.file
 
     def to_json(self) -> dict:
-        out = {"kind": self.kind, "file": self.file, "line": self.line, "card": ids.fmt(ids.CARD, self.card), "agent": self.agent}
+        out = {
+            "kind": self.kind,
+            "file": self.file,
+            "line": self.line,
+            "card": ids.fmt(ids.CARD, self.card),
+            "agent": self.agent,
+        }
         if self.evidence is not None:
             out["evidence"] = ids.fmt(ids.EVIDENCE, self.evidence)
         if self.message:
@@ -268,7 +278,10 @@ class Ingestor:
         if escaped is not None:
             return escaped, False
         if st.st_size > MAX_DOC:
-            err = InvalidInput(f"document is {st.st_size} bytes, more than {MAX_DOC >> 20} MB", "an evidence document is one small JSON object")
+            err = InvalidInput(
+                f"document is {st.st_size} bytes, more than {MAX_DOC >> 20} MB",
+                "an evidence document is one small JSON object",
+            )
             out = self._refuse_alone(path, show, None, None, err, _hash("doc-refused", path, sig))
             self._done_sig[path] = sig
             return out, False
@@ -280,7 +293,11 @@ class Ingestor:
             return [], False
         except OSError as exc:  # refused once; looked at again only when it changes
             self._done_sig[path] = sig
-            err = InvalidInput(f"cannot read {show}: {exc.strerror or exc}", "make the document readable by the watcher's user (it is read again when it changes)", code="unreadable")
+            err = InvalidInput(
+                f"cannot read {show}: {exc.strerror or exc}",
+                "make the document readable by the watcher's user (it is read again when it changes)",
+                code="unreadable",
+            )
             return self._refuse_alone(path, show, None, None, err, _hash("doc-unreadable", path, sig)), False
         refused_key = _hash("doc-refused", path, sig, raw)
         if refused_key in self._seen:
@@ -294,13 +311,30 @@ class Ingestor:
                 self._pending_sig[path] = sig
                 return [], True
             if not isinstance(exc, (UnicodeDecodeError, json.JSONDecodeError)):  # nested too deep, a number too long
-                err, line = InvalidInput(f"{show} is not a usable JSON document ({_why(exc)})", "an evidence document is one flat JSON object"), None
+                err, line = (
+                    InvalidInput(
+                        f"{show} is not a usable JSON document ({_why(exc)})",
+                        "an evidence document is one flat JSON object",
+                    ),
+                    None,
+                )
             elif isinstance(exc, UnicodeDecodeError):
                 err, line = InvalidInput(f"{show} is not UTF-8 text", "write the document as UTF-8 JSON"), None
             elif not raw.strip():
-                err, line = InvalidInput(f"{show} is empty", "an evidence document is one JSON object: card, agent, summary, …"), None
+                err, line = (
+                    InvalidInput(
+                        f"{show} is empty", "an evidence document is one JSON object: card, agent, summary, …"
+                    ),
+                    None,
+                )
             else:
-                err, line = InvalidInput(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", "an evidence document is one JSON object; write it atomically (temp file + rename)"), exc.lineno
+                err, line = (
+                    InvalidInput(
+                        f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                        "an evidence document is one JSON object; write it atomically (temp file + rename)",
+                    ),
+                    exc.lineno,
+                )
             self._pending_sig.pop(path, None)
             self._done_sig[path] = sig
             return self._refuse_alone(path, show, line, _card_hint(raw), err, refused_key), False
@@ -364,7 +398,14 @@ class Ingestor:
                     why = "was rewritten"
             if why:
                 offset, lines = 0, 0
-                out.append(Result("notice", path, show, message=f"{show} {why}: reading it again from the start (lines already ingested are skipped)"))
+                out.append(
+                    Result(
+                        "notice",
+                        path,
+                        show,
+                        message=f"{show} {why}: reading it again from the start (lines already ingested are skipped)",
+                    )
+                )
             handle.seek(offset)
             buf = handle.read(READ_CHUNK)
             while b"\n" not in buf and len(buf) < MAX_LINE + 1:
@@ -399,8 +440,15 @@ class Ingestor:
                         if end is None:
                             break  # still being written
                         lines += 1
-                        err = InvalidInput(f"line is longer than {MAX_LINE >> 20} MB", "one evidence document per line, each a small JSON object")
-                        out.extend(self._refuse_line(path, show, lines, None, err, _hash("line-refused", path, st.st_ino, lines, "long")))
+                        err = InvalidInput(
+                            f"line is longer than {MAX_LINE >> 20} MB",
+                            "one evidence document per line, each a small JSON object",
+                        )
+                        out.extend(
+                            self._refuse_line(
+                                path, show, lines, None, err, _hash("line-refused", path, st.st_ino, lines, "long")
+                            )
+                        )
                         consumed = end - offset
                         break
                     if not at_eof:
@@ -415,8 +463,20 @@ class Ingestor:
                     except UNUSABLE_JSON:
                         ok = False
                     if not ok:
-                        err = InvalidInput(f"unfinished last line (no newline): {_short(rest)}", "end every line of a .loopx.jsonl stream with a newline")
-                        out.extend(self._refuse_line(path, show, lines + 1, _card_hint(rest), err, _hash("line-refused", path, st.st_ino, lines + 1, rest)))
+                        err = InvalidInput(
+                            f"unfinished last line (no newline): {_short(rest)}",
+                            "end every line of a .loopx.jsonl stream with a newline",
+                        )
+                        out.extend(
+                            self._refuse_line(
+                                path,
+                                show,
+                                lines + 1,
+                                _card_hint(rest),
+                                err,
+                                _hash("line-refused", path, st.st_ino, lines + 1, rest),
+                            )
+                        )
                         break  # reported and kept: completing the line ingests it
                     line_bytes, end = rest, len(buf)
                 else:
@@ -440,29 +500,56 @@ class Ingestor:
         try:
             obj = json.loads(line.decode("utf-8"))
         except UnicodeDecodeError:
-            return self._refuse_line(path, show, lineno, _card_hint(line), InvalidInput("line is not UTF-8 text", "write the stream as UTF-8 JSON lines"), refused_key)
+            return self._refuse_line(
+                path,
+                show,
+                lineno,
+                _card_hint(line),
+                InvalidInput("line is not UTF-8 text", "write the stream as UTF-8 JSON lines"),
+                refused_key,
+            )
         except json.JSONDecodeError as exc:
-            err = InvalidInput(f"not valid JSON: {exc.msg} at column {exc.colno}", "one evidence document (a JSON object) per line")
+            err = InvalidInput(
+                f"not valid JSON: {exc.msg} at column {exc.colno}", "one evidence document (a JSON object) per line"
+            )
             return self._refuse_line(path, show, lineno, _card_hint(line), err, refused_key)
         except (ValueError, RecursionError) as exc:
-            err = InvalidInput(f"not a usable JSON document ({_why(exc)})", "one flat evidence document (a JSON object) per line")
+            err = InvalidInput(
+                f"not a usable JSON document ({_why(exc)})", "one flat evidence document (a JSON object) per line"
+            )
             return self._refuse_line(path, show, lineno, _card_hint(line), err, refused_key)
         return self._apply(obj, line, path, show, lineno, refused_key, origin, stream=True)
 
     # -- applying one document (inside the caller's transaction) -----------------------
-    def _apply(self, obj: object, raw: bytes, path: str, show: str, line: int | None, refused_key: str, origin: Origin, *, stream: bool = False) -> list[Result]:
+    def _apply(
+        self,
+        obj: object,
+        raw: bytes,
+        path: str,
+        show: str,
+        line: int | None,
+        refused_key: str,
+        origin: Origin,
+        *,
+        stream: bool = False,
+    ) -> list[Result]:
         from ..ops.writeback import writeback
         from ..shapes.inputs import validate
 
         refuse = self._refuse_line if stream else self._refuse
 
         if not isinstance(obj, dict):
-            err = InvalidInput("an evidence document must be a JSON object", "e.g. {\"card\": \"LX-3\", \"agent\": \"claude-1\", \"summary\": \"…\"}")
+            err = InvalidInput(
+                "an evidence document must be a JSON object",
+                'e.g. {"card": "LX-3", "agent": "claude-1", "summary": "…"}',
+            )
             return refuse(path, show, line, None, err, refused_key)
         try:
             doc = validate("document", obj)
         except (ValueError, RecursionError) as exc:  # (InvalidInput is not one) a value nested too deep to check
-            err = InvalidInput(f"not a usable evidence document ({_why(exc)})", "an evidence document is one flat JSON object")
+            err = InvalidInput(
+                f"not a usable evidence document ({_why(exc)})", "an evidence document is one flat JSON object"
+            )
             return refuse(path, show, line, _card_hint(raw), err, refused_key)
         except InvalidInput as err:
             return refuse(path, show, line, _card_hint(raw), err, refused_key)
@@ -484,7 +571,16 @@ class Ingestor:
             return []
         extra = {"file": show, "line": line} if line else {"file": show}
         try:
-            evidence, _, created = writeback(self.store, card, agent, doc, source="file", base=self.project_root, extra=extra, unverified=origin.inbox)
+            evidence, _, created = writeback(
+                self.store,
+                card,
+                agent,
+                doc,
+                source="file",
+                base=self.project_root,
+                extra=extra,
+                unverified=origin.inbox,
+            )
         except LoopxError as err:
             return refuse(path, show, line, card, err, refused_key, agent=agent)
         self._record(content, "ingested", show, line, card)
@@ -498,7 +594,16 @@ class Ingestor:
     def _known(self, key: str) -> bool:
         return observed.is_seen(self.store, key)
 
-    def _refuse(self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str, agent: str | None = None) -> list[Result]:
+    def _refuse(
+        self,
+        path: str,
+        show: str,
+        line: int | None,
+        card: int | None,
+        err: LoopxError,
+        key: str,
+        agent: str | None = None,
+    ) -> list[Result]:
         """Inside a transaction: report ``err`` once (an ``ingest_error`` event)."""
         if key in self._seen or self._known(key):
             self._uncommitted.append(key)
@@ -512,7 +617,16 @@ class Ingestor:
         self._record(key, "refused", show, line, card)
         return [Result("refused", path, show, line, card, agent, None, err.message, err.hint, err.code)]
 
-    def _refuse_line(self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str, agent: str | None = None) -> list[Result]:
+    def _refuse_line(
+        self,
+        path: str,
+        show: str,
+        line: int | None,
+        card: int | None,
+        err: LoopxError,
+        key: str,
+        agent: str | None = None,
+    ) -> list[Result]:
         """A refused line of a stream: reported one by one up to ``STREAM_REFUSALS``
         per stream, then once more to say the rest are not — so a stream of bad
         lines grows the log by at most STREAM_REFUSALS + 1 events."""
@@ -537,7 +651,9 @@ class Ingestor:
         self._refused_lines[path] = count + 1
         return out
 
-    def _refuse_alone(self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str) -> list[Result]:
+    def _refuse_alone(
+        self, path: str, show: str, line: int | None, card: int | None, err: LoopxError, key: str
+    ) -> list[Result]:
         if key in self._seen:
             return []
         return self._run(lambda: self._refuse(path, show, line, card, err, key))
@@ -588,7 +704,11 @@ class Ingestor:
             return []
         show = display(where, Path(self.real_root))  # where the bytes are
         if too_large(st.st_size):  # refused before a byte is read, once per content (a change looks again)
-            err = InvalidInput(f"{show} is {too_large_text(st.st_size)}, not observed", "an observed file is hashed whole: keep large outputs out of the watch folder", code="artifact_too_large")
+            err = InvalidInput(
+                f"{show} is {too_large_text(st.st_size)}, not observed",
+                "an observed file is hashed whole: keep large outputs out of the watch folder",
+                code="artifact_too_large",
+            )
             for agent in held:
                 self._observed_sig[(agent, path)] = sig
             return self._refuse_alone(path, show, None, next(iter(held.values())), err, _hash("too-large", path, sig))
@@ -629,7 +749,7 @@ def identity_refusal(show: str, agent: str, origin: Origin, doc: dict) -> LoopxE
         if doc.get("release"):
             return Forbidden(
                 f"{show} is in the inbox, where the writer is not verified, and asks to release the card",
-                "release it as the agent: `loopx release CARD` (or drop \"release\" from the document)",
+                'release it as the agent: `loopx release CARD` (or drop "release" from the document)',
                 code="unverified_release",
             )
         return None

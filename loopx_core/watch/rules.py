@@ -12,14 +12,38 @@ DOC_SUFFIX = ".loopx.json"
 STREAM_SUFFIX = ".loopx.jsonl"
 
 # Folder names never looked into (anywhere below a watched root).
-IGNORED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".jj", ".bzr",
-    ".loopx",
-    "__pycache__", "node_modules", ".venv", "venv", ".tox", ".nox", ".eggs",
-    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
-    ".pytype", ".pyre", ".ipynb_checkpoints", ".gradle", ".next", ".turbo",
-    ".parcel-cache", ".sass-cache", ".direnv", ".idea",
-})
+IGNORED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        ".bzr",
+        ".loopx",
+        "__pycache__",
+        "node_modules",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".eggs",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".cache",
+        ".pytype",
+        ".pyre",
+        ".ipynb_checkpoints",
+        ".gradle",
+        ".next",
+        ".turbo",
+        ".parcel-cache",
+        ".sass-cache",
+        ".direnv",
+        ".idea",
+    }
+)
 
 # Editor swap/backup/lock files and in-flight temp files (atomic writes,
 # downloads). Matched against the file's own name.
@@ -74,7 +98,7 @@ class Root(NamedTuple):
         prefix = self.path if self.path.endswith(os.sep) else self.path + os.sep
         if not path.startswith(prefix):
             return None
-        return tuple(p for p in path[len(prefix):].split(os.sep) if p)
+        return tuple(p for p in path[len(prefix) :].split(os.sep) if p)
 
 
 class Origin(NamedTuple):
@@ -142,5 +166,5 @@ def display(path: str, project_root: Path | None) -> str:
         root = norm(project_root)
         prefix = root if root.endswith(os.sep) else root + os.sep
         if path.startswith(prefix):
-            return Path(path[len(prefix):]).as_posix()
+            return Path(path[len(prefix) :]).as_posix()
     return path

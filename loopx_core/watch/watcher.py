@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
         def is_set(self) -> bool: ...
 
+
 RECONNECT_FIRST, RECONNECT_MAX = 0.5, 10.0  # s: the backoff between tries to reach a board whose server went away
 BATCH = 25  # files per write transaction (about 30 ms of lock at ~1 ms a document)
 
@@ -73,8 +74,14 @@ def _outermost(paths: list[str]) -> list[str]:
 
 
 class _Engine:
-    def __init__(self, board: BoardLocation, config: WatchConfig, on_result: Callable[[Result], object] | None,
-                 on_progress: Callable[[int, int], object] | None, stop_event: StopSignal | None):
+    def __init__(
+        self,
+        board: BoardLocation,
+        config: WatchConfig,
+        on_result: Callable[[Result], object] | None,
+        on_progress: Callable[[int, int], object] | None,
+        stop_event: StopSignal | None,
+    ):
         self.cfg = config
         self.board = board
         self.on_result = on_result
@@ -256,7 +263,10 @@ class _Engine:
                 who = f"{root.agent}'s watch folder" if root.agent else "the inbox"
                 self.notice(f"{who} {root.path} appeared: following it", root.path)
             elif not initial and root not in self.roots:
-                self.notice(f"following {root.agent}'s watch folder {root.path}" if root.agent else f"following {root.path}", root.path)
+                self.notice(
+                    f"following {root.agent}'s watch folder {root.path}" if root.agent else f"following {root.path}",
+                    root.path,
+                )
         self.missing = missing
         changed = set(present) != set(self.roots)
         self.roots = present
@@ -307,7 +317,9 @@ class _Engine:
             return
         self.producer_stop = asyncio.Event()
         started = asyncio.Event()
-        self.producer = asyncio.create_task(self._produce(paths, self.producer_stop, started), name="loopx-watch-producer")
+        self.producer = asyncio.create_task(
+            self._produce(paths, self.producer_stop, started), name="loopx-watch-producer"
+        )
         # The producer runs from started.set() into awatch without yielding, and
         # awatch creates its watcher (the OS watches) before its first await: once
         # we resume here, changes are being recorded, so the scan that follows
@@ -334,7 +346,11 @@ class _Engine:
         found: list[tuple[float, str]] = []
         for top in _outermost([r.path for r in roots]):
             for folder, dirs, files in os.walk(top):
-                dirs[:] = [d for d in dirs if (d not in IGNORED_DIRS and not d.endswith(".egg-info")) or self._is_root(os.path.join(folder, d))]
+                dirs[:] = [
+                    d
+                    for d in dirs
+                    if (d not in IGNORED_DIRS and not d.endswith(".egg-info")) or self._is_root(os.path.join(folder, d))
+                ]
                 for name in files:
                     path = os.path.join(folder, name)
                     if path in seen or self.rules.classify(path) is None:
@@ -414,7 +430,14 @@ class _Engine:
             except Exception as exc:  # the board is busy or broken: say so, try again later
                 if connection_lost(exc):
                     raise  # the whole job waits for the board (``call``)
-                results.append(Result("notice", path, ing.show(path), message=f"could not ingest {ing.show(path)} ({type(exc).__name__}: {exc}); retrying"))
+                results.append(
+                    Result(
+                        "notice",
+                        path,
+                        ing.show(path),
+                        message=f"could not ingest {ing.show(path)} ({type(exc).__name__}: {exc}); retrying",
+                    )
+                )
                 later.append((path, kind, tuple(agents)))
                 continue
             results.extend(out)
@@ -438,7 +461,14 @@ class _Engine:
             except Exception as exc:
                 if connection_lost(exc):
                     raise
-                results.append(Result("notice", path, ing.show(path), message=f"could not ingest {ing.show(path)} ({type(exc).__name__}: {exc}); retrying"))
+                results.append(
+                    Result(
+                        "notice",
+                        path,
+                        ing.show(path),
+                        message=f"could not ingest {ing.show(path)} ({type(exc).__name__}: {exc}); retrying",
+                    )
+                )
                 again.append((path, kind, agents))
                 continue
             results.extend(out)
@@ -512,7 +542,9 @@ class _Engine:
             await self.call(self._forget, deleted)
         changed = sorted(p for p, c in latest.items() if c != 3)
         for path in changed:
-            self.pending.pop(path, None)  # handled now; rescheduled if still unfinished (or, for artifacts, until quiet)
+            self.pending.pop(
+                path, None
+            )  # handled now; rescheduled if still unfinished (or, for artifacts, until quiet)
         if changed:
             await self.process(await self.call(self._expand, changed), scan=False)
 
@@ -598,7 +630,9 @@ class _Engine:
 
     def stats(self) -> WatchStats:
         c = self.counts
-        return WatchStats(c["ingested"], c["duplicate"], c["refused"], c["observed"], self.scanned, tuple(r.path for r in self.roots))
+        return WatchStats(
+            c["ingested"], c["duplicate"], c["refused"], c["observed"], self.scanned, tuple(r.path for r in self.roots)
+        )
 
 
 def _is_watch_limit(exc: BaseException) -> bool:

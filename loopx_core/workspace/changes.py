@@ -29,7 +29,9 @@ def files_between(path: StrPath, old: str, new: str) -> tuple[FileStat, ...]:
         parts = item.split("\t", 2)
         if len(parts) == 3:
             added, removed, name = parts
-            files.append(FileStat(name, int(added) if added.isdigit() else None, int(removed) if removed.isdigit() else None))
+            files.append(
+                FileStat(name, int(added) if added.isdigit() else None, int(removed) if removed.isdigit() else None)
+            )
     return tuple(files)
 
 

@@ -34,11 +34,32 @@ if TYPE_CHECKING:
 # The placeholders seen in a workspace with Claude Code's sandbox on (2.1.197; 2.1.335
 # adds those under .claude/).
 PLACEHOLDERS = (
-    ".bash_profile", ".bashrc", ".profile", ".zprofile", ".zshrc", ".gitconfig", ".gitmodules",
-    ".ripgreprc", ".idea", ".vscode", ".loopx", ".codex", ".mcp.json",
-    ".claude/agents", ".claude/commands", ".claude/hooks", ".claude/launch.json", ".claude/loop.md",
-    ".claude/output-styles", ".claude/routines", ".claude/scheduled_tasks.json", ".claude/settings.json",
-    ".claude/settings.local.json", ".claude/skills", ".claude/workflows", ".claude/.cc-writes",
+    ".bash_profile",
+    ".bashrc",
+    ".profile",
+    ".zprofile",
+    ".zshrc",
+    ".gitconfig",
+    ".gitmodules",
+    ".ripgreprc",
+    ".idea",
+    ".vscode",
+    ".loopx",
+    ".codex",
+    ".mcp.json",
+    ".claude/agents",
+    ".claude/commands",
+    ".claude/hooks",
+    ".claude/launch.json",
+    ".claude/loop.md",
+    ".claude/output-styles",
+    ".claude/routines",
+    ".claude/scheduled_tasks.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/skills",
+    ".claude/workflows",
+    ".claude/.cc-writes",
 )
 FILE = "loopx-exclude"  # in the worktree's admin folder (<common>/worktrees/<name>), which a commit there writes anyway
 HEAD = "# LoopX: the person's global ignore rules, then what Claude Code's sandbox mounts in the work tree\n"
@@ -48,8 +69,14 @@ def _persons_rules(workspace: str, environ: Mapping[str, str]) -> str:
     """The text of the ignore file git reads for the person now (``core.excludesFile``,
     by default ``$XDG_CONFIG_HOME/git/ignore``), or ''."""
     try:
-        named = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=workspace, env=dict(environ, GIT_OPTIONAL_LOCKS="0"),
-                               capture_output=True, text=True, timeout=30).stdout.strip()
+        named = subprocess.run(
+            ["git", "config", "--path", "--get", "core.excludesFile"],
+            cwd=workspace,
+            env=dict(environ, GIT_OPTIONAL_LOCKS="0"),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         named = ""
     if not named:

@@ -43,13 +43,20 @@ WIP_AUTHOR = ("LoopX", "loopx@localhost")
 # Options given before every subcommand: a person's hooks, pager, fsmonitor and
 # external diff never run from LoopX's calls.
 SAFE = (
-    "-c", f"core.hooksPath={os.devnull}",
-    "-c", "core.pager=cat",
-    "-c", "core.fsmonitor=false",
-    "-c", "diff.external=",
-    "-c", "advice.detachedHead=false",
-    "-c", "gc.auto=0",
-    "-c", "core.bigFileThreshold=1m",  # a larger blob counts as binary in a diff: read in bounded time (#38)
+    "-c",
+    f"core.hooksPath={os.devnull}",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "diff.external=",
+    "-c",
+    "advice.detachedHead=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "core.bigFileThreshold=1m",  # a larger blob counts as binary in a diff: read in bounded time (#38)
 )
 
 
@@ -69,7 +76,15 @@ def _env(extra: dict | None = None) -> dict:
     # ignored: `refs/replace/<commit>` makes git show another commit in its place
     # (what the person is shown and merged must be the objects themselves).
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in git_settings.KEPT_ENV}
-    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"})
+    env.update(
+        {
+            "LC_ALL": "C",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_NO_REPLACE_OBJECTS": "1",
+        }
+    )
     if extra:
         env.update(extra)
     return env
@@ -85,7 +100,12 @@ def _where(cwd: StrPath) -> tuple[str, str] | None:
         try:
             done = subprocess.run(
                 ("git", "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"),
-                cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+                cwd=key,
+                env=_env(),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=TIMEOUT,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired):
             return None  # (not cached: the call itself says what is wrong)
@@ -121,13 +141,21 @@ def _quarantine_env(cwd: StrPath) -> dict[str, str]:
     return {"GIT_OBJECT_DIRECTORY": folder, "GIT_ALTERNATE_OBJECT_DIRECTORIES": store}
 
 
-def _call(cwd: StrPath, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+def _call(
+    cwd: StrPath, args: tuple, env: dict | None, timeout: float, stdin: bytes | None = None
+) -> subprocess.CompletedProcess:
     # the repository's own programs blanked first, LoopX's SAFE settings after them (the last `-c` wins)
     argv = ("git", *repository_programs(cwd), *SAFE, *args)
     try:
         return subprocess.run(
-            argv, cwd=str(cwd), env={**_env(), **_quarantine_env(cwd), **(env or {})}, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True, timeout=timeout, check=False,
+            argv,
+            cwd=str(cwd),
+            env={**_env(), **_quarantine_env(cwd), **(env or {})},
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (or not on PATH)", args) from exc
@@ -171,7 +199,12 @@ def repository_programs(cwd: StrPath) -> tuple[str, ...]:
     try:
         done = subprocess.run(
             ("git", "config", "--show-origin", "--show-scope", "-z", "--get-regexp", "."),
-            cwd=key, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False,
+            cwd=key,
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
         )
     except OSError:
         return ()  # no such folder (or no git): the call itself says so
@@ -189,15 +222,28 @@ def repository_programs(cwd: StrPath) -> tuple[str, ...]:
         if origin.startswith("file:"):
             files.add(os.path.join(key, origin[5:]))
             if name.lower().startswith(("include.", "includeif.")) and name.lower().endswith(".path"):
-                files.add(os.path.join(key, os.path.dirname(origin[5:]), os.path.expanduser(value)))  # a file it may read later
-        if scope in ("local", "worktree") and runs.match(name) and not name.lower().startswith(("alias.", "include.", "includeif.")):
+                files.add(
+                    os.path.join(key, os.path.dirname(origin[5:]), os.path.expanduser(value))
+                )  # a file it may read later
+        if (
+            scope in ("local", "worktree")
+            and runs.match(name)
+            and not name.lower().startswith(("alias.", "include.", "includeif."))
+        ):
             names[name] = None
     result = tuple(a for name in names for a in ("-c", f"{name}="))
     _PROGRAMS[key] = (_stat(sorted(files)), result)
     return result
 
 
-def git(cwd: StrPath, *args: str, env: dict | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:
+def git(
+    cwd: StrPath,
+    *args: str,
+    env: dict | None = None,
+    timeout: float = TIMEOUT,
+    ok: tuple[int, ...] = (0,),
+    stdin: bytes | None = None,
+) -> str:
     """Run ``git ARGS`` in ``cwd``; its stdout (raises ``GitError`` on another exit code)."""
     done = _call(cwd, args, env, timeout, stdin)
     if done.returncode not in ok:
@@ -214,7 +260,14 @@ def stream(cwd: StrPath, *args: str, limit: int, timeout: float = TIMEOUT) -> tu
 
     argv = ("git", *repository_programs(cwd), *SAFE, *args)  # as _call: the repository's own programs blanked
     try:
-        proc = subprocess.Popen(argv, cwd=str(cwd), env={**_env(), **_quarantine_env(cwd)}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            argv,
+            cwd=str(cwd),
+            env={**_env(), **_quarantine_env(cwd)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (or not on PATH)", args) from exc
     out = proc.stdout
@@ -246,7 +299,9 @@ def stream(cwd: StrPath, *args: str, limit: int, timeout: float = TIMEOUT) -> tu
     return b"".join(chunks)[:limit], cut
 
 
-def _line(cwd: StrPath, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,)) -> str:
+def _line(
+    cwd: StrPath, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT, ok: tuple[int, ...] = (0,)
+) -> str:
     return git(cwd, *args, env=env, timeout=timeout, ok=ok).strip()
 
 
@@ -409,7 +464,9 @@ def resolve_tree(path: StrPath, commit: str) -> str:
     return _line(path, "rev-parse", "--verify", f"{commit}^{{tree}}")
 
 
-def save_wip(path: StrPath, ref_prefix: str, snap: Snapshot | None = None, message: str = "LoopX: uncommitted work") -> str | None:
+def save_wip(
+    path: StrPath, ref_prefix: str, snap: Snapshot | None = None, message: str = "LoopX: uncommitted work"
+) -> str | None:
     """Keep the work tree's uncommitted changes as a commit on top of HEAD under
     ``ref_prefix/<commit>`` (a LoopX ref). None when there is nothing uncommitted."""
     snap = snap or snapshot(path)

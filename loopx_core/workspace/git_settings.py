@@ -38,18 +38,31 @@ INERT = (
 
 # Settings that switch a program off: inert when their value says off
 # (`git -c commit.gpgsign=false commit`, `core.fsmonitor=false`).
-INERT_WHEN_OFF = frozenset(("commit.gpgsign", "tag.gpgsign", "push.gpgsign", "core.fsmonitor", "rebase.updaterefs", "pull.rebase"))
+INERT_WHEN_OFF = frozenset(
+    ("commit.gpgsign", "tag.gpgsign", "push.gpgsign", "core.fsmonitor", "rebase.updaterefs", "pull.rebase")
+)
 OFF = frozenset(("false", "no", "off", "0"))
 
 # Environment variables an agent's git may be given: who it is, how it talks.
 # Any other GIT_* (GIT_DIR, GIT_INDEX_FILE, GIT_CONFIG_*, GIT_EXEC_PATH,
 # GIT_OBJECT_DIRECTORY, GIT_SSH_COMMAND, GIT_TRACE=<file> …) points git at
 # other files or programs: a gate.
-INERT_ENV = frozenset((
-    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_NO_REPLACE_OBJECTS",
-    "GIT_FLUSH", "GIT_MERGE_VERBOSITY", "GIT_ADVICE",
-))
+INERT_ENV = frozenset(
+    (
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_OPTIONAL_LOCKS",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_FLUSH",
+        "GIT_MERGE_VERBOSITY",
+        "GIT_ADVICE",
+    )
+)
 
 # GIT_TRACE* values that write no file (off, or git's standard error).
 TRACE_OFF_OR_STDERR = frozenset(("", "0", "1", "2", "true", "false"))

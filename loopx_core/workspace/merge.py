@@ -105,7 +105,9 @@ def preflight(repo: StrPath, base: str, branch: str) -> Path | None:
     returns the work tree that has ``base`` checked out, if one does."""
     admitted(repo)  # the turns' objects checked and in the store before anything is read (#38)
     if tip(repo, branch) is None:
-        raise MergeRefused(f"there is no branch {branch} to merge", "the card's branch is gone; look at `git branch --list 'loopx/*'`")
+        raise MergeRefused(
+            f"there is no branch {branch} to merge", "the card's branch is gone; look at `git branch --list 'loopx/*'`"
+        )
     if tip(repo, base) is None:
         raise MergeRefused(f"there is no base branch {base}", f"create it first: `git branch {base}`")
     drivers = _merge_drivers(repo)
@@ -148,14 +150,17 @@ def moved(repo: StrPath, base: str, branch: str, pinned: Pin) -> Moved | None:
     return Moved(
         "; ".join(said) + " since you were asked: nothing merged",
         "you are asked again with the new diff: read it, then answer the new gate",
-        head, base_commit,
+        head,
+        base_commit,
     )
 
 
 def merge_tree(repo: StrPath, base_oid: str, branch_oid: str) -> tuple[str | None, tuple[str, ...]]:
     """The merged tree of two commits, made in the object store only (git ≥
     2.38): (its tree, ()) or (None, the conflicted paths)."""
-    proc = _call(repo, ("merge-tree", "--write-tree", "--name-only", "--no-messages", base_oid, branch_oid), None, 120.0)
+    proc = _call(
+        repo, ("merge-tree", "--write-tree", "--name-only", "--no-messages", base_oid, branch_oid), None, 120.0
+    )
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     if proc.returncode == 1:
         return None, tuple(dict.fromkeys(p for p in lines[1:] if p))
@@ -190,15 +195,27 @@ def bring_in(repo: StrPath, base: str, branch: str, message: str, who: str, pinn
     identity = {}
     if not _line(repo, "config", "user.email", ok=(0, 1)):
         email = f"{who}@loopx.invalid"
-        identity = {"GIT_AUTHOR_NAME": who, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": who, "GIT_COMMITTER_EMAIL": email}
+        identity = {
+            "GIT_AUTHOR_NAME": who,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": who,
+            "GIT_COMMITTER_EMAIL": email,
+        }
     commit = _line(repo, "commit-tree", merged_tree, "-p", base_oid, "-p", branch_oid, "-m", message, env=identity)
     try:
         if tree is None:
-            git(repo, "update-ref", "-m", message, f"refs/heads/{base}", commit, base_oid)  # fails if the base moved meanwhile
+            git(
+                repo, "update-ref", "-m", message, f"refs/heads/{base}", commit, base_oid
+            )  # fails if the base moved meanwhile
         else:
-            git(tree, "merge", "--ff-only", "--no-edit", commit)  # (from the pinned base only: a moved base is no fast-forward)
+            git(
+                tree, "merge", "--ff-only", "--no-edit", commit
+            )  # (from the pinned base only: a moved base is no fast-forward)
     except GitError as err:
-        raise MergeRefused(f"{base} could not be moved: {err.message}", "clean up what git names (an untracked file in the way?), then answer the gate again") from None
+        raise MergeRefused(
+            f"{base} could not be moved: {err.message}",
+            "clean up what git names (an untracked file in the way?), then answer the gate again",
+        ) from None
     return Merged(commit, ())
 
 
@@ -209,6 +226,7 @@ def parents(repo: StrPath, commit: str) -> list[str] | None:
 
 
 # -- the diff, for the person's eyes -----------------------------------------------------
+
 
 class FileStat(NamedTuple):
     path: str
@@ -249,7 +267,9 @@ def _counted(repo: StrPath, span: str) -> int:
     return int(_line(repo, "rev-list", "--count", "--end-of-options", span) or 0)
 
 
-def summary(repo: StrPath, base: str, branch: str, pinned: Pin | None = None, ground: tuple[str, ...] | None = None) -> DiffSummary | None:
+def summary(
+    repo: StrPath, base: str, branch: str, pinned: Pin | None = None, ground: tuple[str, ...] | None = None
+) -> DiffSummary | None:
     """Files and line counts the branch changes since it left the base (None:
     no such branch) — of the ``pinned`` commits when given. ``ground``: the
     pathspecs of the repository's ground (``rules/repo_ground``): those files
@@ -267,7 +287,9 @@ def summary(repo: StrPath, base: str, branch: str, pinned: Pin | None = None, gr
         parts = item.split("\t", 2)
         if len(parts) == 3:
             added, removed, path = parts
-            files.append(FileStat(path, int(added) if added.isdigit() else None, int(removed) if removed.isdigit() else None))
+            files.append(
+                FileStat(path, int(added) if added.isdigit() else None, int(removed) if removed.isdigit() else None)
+            )
     listed = len(files)
     files = files[:MAX_FILES]
     more = max(1, _count_names(repo, span) - len(files)) if cut else listed - len(files)

@@ -225,7 +225,9 @@ def admit(common: str, quarantine: str) -> Admitted:
             _write_new(target, data)
             _drop(path)
             moved += 1
-    pack_moved, pack_refused = _admit_packs(common, quarantine) if os.path.isdir(os.path.join(quarantine, "pack")) else (0, [])
+    pack_moved, pack_refused = (
+        _admit_packs(common, quarantine) if os.path.isdir(os.path.join(quarantine, "pack")) else (0, [])
+    )
     return Admitted(moved + pack_moved, refused + pack_refused)
 
 

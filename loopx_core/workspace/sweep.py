@@ -62,9 +62,12 @@ if TYPE_CHECKING:
         @property
         def branch(self) -> str | None: ...
 
+
 TURNS = "loopx-turns"  # (rules/workspace_bounds.TURNS, which prepare makes: the workspace layer does not import rules)
 REFUSED = "loopx-refused"
-Swept = namedtuple("Swept", "moved changed where")  # paths (relative to the common dir) moved out; existing refs changed; the folder they went to
+Swept = namedtuple(
+    "Swept", "moved changed where"
+)  # paths (relative to the common dir) moved out; existing refs changed; the folder they went to
 
 
 def _record(common: str, admin: str) -> str:
@@ -105,14 +108,26 @@ def _state(common: str) -> dict:
         top = sorted(os.listdir(common))
     except OSError:
         top = []
-    return {"top": top, "refs": _walk(common, "refs"), "logs": sorted(_walk(common, "logs")), "packed": _packed_hash(common)}
+    return {
+        "top": top,
+        "refs": _walk(common, "refs"),
+        "logs": sorted(_walk(common, "logs")),
+        "packed": _packed_hash(common),
+    }
 
 
 def begin(b: SweptBounds, pid: int | None = None) -> None:
     """Record what the common dir holds before a turn in the workspace ``b``
     (``pid``: the process the turn runs under; a record whose process is gone
     is stale)."""
-    record = {"pid": pid or os.getpid(), "workspace": b.workspace, "admin": b.admin, "branch": b.branch, "at": time.time(), **_state(b.common)}
+    record = {
+        "pid": pid or os.getpid(),
+        "workspace": b.workspace,
+        "admin": b.admin,
+        "branch": b.branch,
+        "at": time.time(),
+        **_state(b.common),
+    }
     path = _record(b.common, b.admin)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -185,11 +200,13 @@ def _other_workspaces(common: str, own_workspace: str) -> set[str]:
         if not gitdir or os.path.dirname(folder) != root or folder == os.path.normpath(own_workspace):
             continue
         link = _read(gitdir)
-        if not link.startswith("gitdir:") or os.path.realpath(link[len("gitdir:"):].strip()) != os.path.realpath(admin):
+        if not link.startswith("gitdir:") or os.path.realpath(link[len("gitdir:") :].strip()) != os.path.realpath(
+            admin
+        ):
             continue
         head = _read(os.path.join(admin, "HEAD"))
         if head.startswith("ref: refs/heads/"):
-            out.add(head[len("ref: "):])
+            out.add(head[len("ref: ") :])
     return out
 
 
@@ -242,7 +259,7 @@ def _allowed(rel: str, own: set[str], others: set[str]) -> bool:
         return True
     if rel in own:
         return True
-    bare = rel[len("logs/"):] if rel.startswith("logs/") else rel
+    bare = rel[len("logs/") :] if rel.startswith("logs/") else rel
     if bare in own:
         return True
     return bare in others
@@ -284,8 +301,12 @@ def sweep(common: str, admin: str) -> Swept:
             continue  # (not ours to move: said nowhere, found again next time)
         moved.append(rel)
     changed = [
-        ref for ref, stat in (record.get("refs") or {}).items()
-        if stat is not None and not ref.startswith(("refs/loopx/", "refs/heads/loopx/")) and ref not in own and now["refs"].get(ref) not in (None, stat)
+        ref
+        for ref, stat in (record.get("refs") or {}).items()
+        if stat is not None
+        and not ref.startswith(("refs/loopx/", "refs/heads/loopx/"))
+        and ref not in own
+        and now["refs"].get(ref) not in (None, stat)
     ]
     if record.get("packed") is not None and now["packed"] not in (None, record["packed"]):
         changed.append("packed-refs")

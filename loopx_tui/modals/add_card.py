@@ -83,7 +83,9 @@ class AddCardModal(LoopxModal):
             for key, label, hint in FIELDS:
                 with Horizontal(classes="form-row"):
                     yield Label(label, classes="form-label")
-                    suggester = SuggestFromList(self.agents, case_sensitive=False) if key == "owner" and self.agents else None
+                    suggester = (
+                        SuggestFromList(self.agents, case_sensitive=False) if key == "owner" and self.agents else None
+                    )
                     yield Input(placeholder=hint, id=f"f-{key}", compact=True, suggester=suggester)
             yield BacklogBox("park it in the backlog", id="f-backlog", compact=True)
             yield Static("", id="add-error", classes="form-error")

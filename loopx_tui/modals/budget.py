@@ -16,7 +16,11 @@ from loopx_core.shapes.values import CardView
 from ..format import limit_text
 from .base import LoopxModal
 
-FIELDS = (("add_turns", "+ turns", "e.g. 3"), ("add_tokens", "+ tokens", "e.g. 50000"), ("add_usd", "+ dollars", "e.g. 0.50"))
+FIELDS = (
+    ("add_turns", "+ turns", "e.g. 3"),
+    ("add_tokens", "+ tokens", "e.g. 50000"),
+    ("add_usd", "+ dollars", "e.g. 0.50"),
+)
 
 
 def budget_data(values: dict[str, str]) -> dict:
@@ -46,7 +50,18 @@ class BudgetModal(LoopxModal):
         with Vertical(id="budget-dialog", classes="dialog") as box:
             box.border_title = f"Raise the budget of {card.key}"
             state = f"{card.status}" + (f" ({card.paused_reason})" if card.paused_reason else "")
-            yield Static(Text.assemble((card.title, "bold"), f"  {state}\n", ("turns ", "dim"), limit_text("turns", quota.turns), ("  tokens ", "dim"), limit_text("tokens", quota.tokens), ("  usd ", "dim"), limit_text("usd", quota.usd)))
+            yield Static(
+                Text.assemble(
+                    (card.title, "bold"),
+                    f"  {state}\n",
+                    ("turns ", "dim"),
+                    limit_text("turns", quota.turns),
+                    ("  tokens ", "dim"),
+                    limit_text("tokens", quota.tokens),
+                    ("  usd ", "dim"),
+                    limit_text("usd", quota.usd),
+                )
+            )
             for key, label, hint in FIELDS:
                 with Horizontal(classes="form-row"):
                     yield Label(label, classes="form-label")

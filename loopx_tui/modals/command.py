@@ -36,10 +36,18 @@ class CommandModal(LoopxModal):
     def compose(self) -> ComposeResult:
         with Vertical(id="command-dialog", classes="dialog") as box:
             box.border_title = "A person's command (signed with the board's unlock)"
-            yield Input(value=self.line, placeholder="e.g. notify test · workspace cap 20G · card edit LX-3 --verify 'pytest -q'", id="command-line",
-                        compact=True, suggester=SuggestFromList(SUGGESTIONS, case_sensitive=False))
+            yield Input(
+                value=self.line,
+                placeholder="e.g. notify test · workspace cap 20G · card edit LX-3 --verify 'pytest -q'",
+                id="command-line",
+                compact=True,
+                suggester=SuggestFromList(SUGGESTIONS, case_sensitive=False),
+            )
             yield Static("", id="command-error", classes="form-error")
-            yield Static("Enter run · → takes the suggestion · Esc cancel · the verbs of `loopx --help` a person decides with", classes="dialog-keys")
+            yield Static(
+                "Enter run · → takes the suggestion · Esc cancel · the verbs of `loopx --help` a person decides with",
+                classes="dialog-keys",
+            )
 
     def on_mount(self) -> None:
         box = self.query_one("#command-line", Input)
@@ -85,7 +93,12 @@ class EditCardModal(LoopxModal):
 
     def compose(self) -> ComposeResult:
         card = self.card
-        now = {"title": card.title, "body": card.body or "", "next": card.next_action or "", "verify": card.verify or ""}
+        now = {
+            "title": card.title,
+            "body": card.body or "",
+            "next": card.next_action or "",
+            "verify": card.verify or "",
+        }
         with Vertical(id="edit-dialog", classes="dialog") as box:
             box.border_title = f"Edit {card.key}"
             for key, label in EDIT_FIELDS:
@@ -93,7 +106,9 @@ class EditCardModal(LoopxModal):
                     yield Label(label, classes="form-label")
                     yield Input(value=now[key], id=f"e-{key}", compact=True)
             yield Static("", id="edit-error", classes="form-error")
-            yield Static("Enter save · Tab next field · an empty Next or Verify clears it · Esc cancel", classes="dialog-keys")
+            yield Static(
+                "Enter save · Tab next field · an empty Next or Verify clears it · Esc cancel", classes="dialog-keys"
+            )
 
     def on_mount(self) -> None:
         for box in self.query(Input):

@@ -33,7 +33,17 @@ class ConfirmModal(LoopxModal):
             yield Static(Text(self.detail, style="bold"), id="confirm-detail")
             yes_key, yes_label = self.yes.split(" ", 1)
             no_key, no_label = self.no.split(" ", 1)
-            yield Static(Text.assemble((yes_key, "bold reverse"), f" {yes_label} · ", (no_key, "bold reverse"), "/", ("Esc", "bold reverse"), f" {no_label}"), classes="dialog-keys")
+            yield Static(
+                Text.assemble(
+                    (yes_key, "bold reverse"),
+                    f" {yes_label} · ",
+                    (no_key, "bold reverse"),
+                    "/",
+                    ("Esc", "bold reverse"),
+                    f" {no_label}",
+                ),
+                classes="dialog-keys",
+            )
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)

@@ -45,8 +45,19 @@ from .base import LoopxModal
 
 REMEMBER = (("card", "this card", "c"), ("agent", "this agent, any card", "a"), ("board", "the whole board", "b"))
 PASS_KEYS = ("escape", "q", "ctrl+c", "d")  # later (never an answer), quit and the diff: these work armed or not
-ANSWERS = ("approve", "reject", "remember", "pick", "confirm", "option", "words", "session")  # the actions arming holds back
-SMALL_HEIGHT = 22  # rows: below it (a phone over ssh) the dialog shows the evidence on one line and drops its blank lines
+ANSWERS = (
+    "approve",
+    "reject",
+    "remember",
+    "pick",
+    "confirm",
+    "option",
+    "words",
+    "session",
+)  # the actions arming holds back
+SMALL_HEIGHT = (
+    22  # rows: below it (a phone over ssh) the dialog shows the evidence on one line and drops its blank lines
+)
 OPTION_KEYS = 9  # options 1–9 have a key (a gate offers at most limits.OPTIONS_MAX = 10; the tenth: t and its text)
 
 
@@ -57,21 +68,48 @@ class GateModal(LoopxModal):
     BINDINGS = [
         Binding("y", "approve", "Approve", tooltip="approve the gate; the card goes back to active"),
         Binding("n", "reject", "Reject", tooltip="reject it, with an optional note; the card is blocked"),
-        Binding("A", "remember", "Approve+remember", tooltip="approve and remember as a grant: this card, this agent or the board"),
+        Binding(
+            "A",
+            "remember",
+            "Approve+remember",
+            tooltip="approve and remember as a grant: this card, this agent or the board",
+        ),
         Binding("t", "words", "Answer in words", tooltip="approve with your own words: a text field, Enter sends it"),
-        Binding("s", "session", "Allow for session", tooltip="(a runtime's permission question) approve, and let this exact call run unasked on this card until its runner stops"),
-        Binding("escape,q", "later", "Later", tooltip="leave it for later in Needs you (g brings it back); never an answer"),
+        Binding(
+            "s",
+            "session",
+            "Allow for session",
+            tooltip="(a runtime's permission question) approve, and let this exact call run unasked on this card until its runner stops",
+        ),
+        Binding(
+            "escape,q", "later", "Later", tooltip="leave it for later in Needs you (g brings it back); never an answer"
+        ),
         Binding("d", "diff", "Diff", tooltip="(a merge gate) the card's whole diff; Esc comes back here"),
         Binding("Y", "confirm", "Yes, approve", show=False, tooltip="(a dangerous scope, after y or A) approve it"),
         Binding("c", "pick('card')", "Card", show=False, tooltip="(after A) remember for this card"),
         Binding("a", "pick('agent')", "Agent", show=False, tooltip="(after A) remember for this agent, any card"),
         Binding("b", "pick('board')", "Board", show=False, tooltip="(after A) remember for the whole board"),
         # One line in the help for the nine keys (a binding without a description is left out of it).
-        Binding("1", "option(1)", "Option", show=False, tooltip=f"(a gate that offers options) 1–{OPTION_KEYS} approve with that option"),
+        Binding(
+            "1",
+            "option(1)",
+            "Option",
+            show=False,
+            tooltip=f"(a gate that offers options) 1–{OPTION_KEYS} approve with that option",
+        ),
         *[Binding(str(n), f"option({n})", "", show=False) for n in range(2, OPTION_KEYS + 1)],
     ]
 
-    def __init__(self, brief: GateBrief, now: Callable[[], float], blink: bool = True, *, ticks: Callable[[], float], arm_delay: float, reader: BoardReader | None = None):
+    def __init__(
+        self,
+        brief: GateBrief,
+        now: Callable[[], float],
+        blink: bool = True,
+        *,
+        ticks: Callable[[], float],
+        arm_delay: float,
+        reader: BoardReader | None = None,
+    ):
         super().__init__()
         self.brief = brief
         self.reader = reader  # what reads the card's diff (``d``)
@@ -97,9 +135,25 @@ class GateModal(LoopxModal):
             yield Static(Text(gate.question, style="bold"), id="gate-question")
             yield Static(self._facts(), id="gate-facts")
             # Disabled (so never focused) until n or A asks for them.
-            yield Input(placeholder="why? (optional) — Enter rejects, Esc goes back", id="gate-note", max_length=2000, compact=True, disabled=True)
-            yield Input(placeholder="your answer — Enter approves with it, Esc goes back", id="gate-words", max_length=2000, compact=True, disabled=True)
-            yield OptionList(*[Option(f"[{key}] {label}", id=value) for value, label, key in REMEMBER], id="gate-remember", disabled=True)
+            yield Input(
+                placeholder="why? (optional) — Enter rejects, Esc goes back",
+                id="gate-note",
+                max_length=2000,
+                compact=True,
+                disabled=True,
+            )
+            yield Input(
+                placeholder="your answer — Enter approves with it, Esc goes back",
+                id="gate-words",
+                max_length=2000,
+                compact=True,
+                disabled=True,
+            )
+            yield OptionList(
+                *[Option(f"[{key}] {label}", id=value) for value, label, key in REMEMBER],
+                id="gate-remember",
+                disabled=True,
+            )
             yield Static(self._keys(), id="gate-keys")
         yield KeyBar()
 
@@ -187,21 +241,56 @@ class GateModal(LoopxModal):
             rows.append(("Session", Text("s: this exact call runs unasked here until its runner stops", style="dim")))
         if self.brief.notified is not None:
             at, ok, error = self.brief.notified
-            rows.append(("Told you", Text(f"{clock_time(at)} ✓", style="green") if ok else Text(f"{clock_time(at)} ✗ {ellipsize(error or '', 60)}", style="red")))
+            rows.append(
+                (
+                    "Told you",
+                    Text(f"{clock_time(at)} ✓", style="green")
+                    if ok
+                    else Text(f"{clock_time(at)} ✗ {ellipsize(error or '', 60)}", style="red"),
+                )
+            )
         if gate.deadline is not None:
-            rows.append(("Deadline", Text(f"{ago(gate.deadline, self._now())} (unanswered = rejected)", style="yellow")))
+            rows.append(
+                ("Deadline", Text(f"{ago(gate.deadline, self._now())} (unanswered = rejected)", style="yellow"))
+            )
         if gate.kind == "merge":
             diff = self.brief.diff
             if diff is not None and self.ground:
-                rows.append(("Ground", Text(f"changes {len(self.ground)} file(s) that configure a runtime, LoopX, git or CI", style="bold red")))
+                rows.append(
+                    (
+                        "Ground",
+                        Text(
+                            f"changes {len(self.ground)} file(s) that configure a runtime, LoopX, git or CI",
+                            style="bold red",
+                        ),
+                    )
+                )
             shown = len(self.ground) + 3  # every ground file, first, then three others
-            rows.append(("Diff", stats_text(diff, limit=shown, more="— d shows the whole diff", indent=" " * 9) if diff is not None else Text("the branch is gone (nothing to merge)", style="bold red")))
+            rows.append(
+                (
+                    "Diff",
+                    stats_text(diff, limit=shown, more="— d shows the whole diff", indent=" " * 9)
+                    if diff is not None
+                    else Text("the branch is gone (nothing to merge)", style="bold red"),
+                )
+            )
         if ev is None:
             rows.append(("Evidence", Text("none yet", style="dim")))
         elif self.app.size.height < SMALL_HEIGHT:
-            rows.append(("Evidence", Text.assemble((f"E-{ev.id}", "bold"), " ", ellipsize(ev.summary, 60))))  # one line; its card has the rest
+            rows.append(
+                ("Evidence", Text.assemble((f"E-{ev.id}", "bold"), " ", ellipsize(ev.summary, 60)))
+            )  # one line; its card has the rest
         else:
-            rows.append(("Evidence", Text.assemble((f"E-{ev.id}", "bold"), f" {ev.agent}, {ago(ev.created_at, self._now())}: ", ellipsize(ev.summary, 200))))
+            rows.append(
+                (
+                    "Evidence",
+                    Text.assemble(
+                        (f"E-{ev.id}", "bold"),
+                        f" {ev.agent}, {ago(ev.created_at, self._now())}: ",
+                        ellipsize(ev.summary, 200),
+                    ),
+                )
+            )
             for art in ev.artifacts[:3]:
                 state = "missing" if art.missing else f"{size(art.size)} {short_sha(art.sha256)}"
                 rows.append(("", Text.assemble("▸ ", (art.path, "bold"), f"  {state}", style="")))
@@ -230,16 +319,29 @@ class GateModal(LoopxModal):
     def _scope(self) -> Text | str:
         gate = self.brief.gate
         if not gate.scope:
-            return Text("— (the runtime's own permission question)" if gate.kind == "runtime" and not gate.options else "— (a question)", style="dim")
+            return Text(
+                "— (the runtime's own permission question)"
+                if gate.kind == "runtime" and not gate.options
+                else "— (a question)",
+                style="dim",
+            )
         if self.ground:
-            return Text.assemble((gate.scope, "bold"), "  ", (" TOUCHES THE GROUND ", "bold reverse red"), " y, then Y, merges")
+            return Text.assemble(
+                (gate.scope, "bold"), "  ", (" TOUCHES THE GROUND ", "bold reverse red"), " y, then Y, merges"
+            )
         if self.dangerous:
-            return Text.assemble((gate.scope, "bold"), "  ", (" DANGEROUS ", "bold reverse red"), " y, then Y, approves")
+            return Text.assemble(
+                (gate.scope, "bold"), "  ", (" DANGEROUS ", "bold reverse red"), " y, then Y, approves"
+            )
         return gate.scope
 
     def _keys(self) -> Text:
         if self.stage == "confirm":
-            what = f"merge, ground files and all ({len(self.ground)})" if self.ground else f"approve {self.brief.gate.scope} (dangerous)"
+            what = (
+                f"merge, ground files and all ({len(self.ground)})"
+                if self.ground
+                else f"approve {self.brief.gate.scope} (dangerous)"
+            )
             return Text.assemble(("Y", "bold reverse"), f" {what}", ("  · ", "dim"), ("Esc", "bold reverse"), " back")
         if self.stage == "note":
             return Text("Enter reject with this note · Esc back", style="bold")
@@ -248,7 +350,13 @@ class GateModal(LoopxModal):
         if self.stage == "remember":
             return Text("c card · a agent · b board (or ↑↓ Enter) · Esc back", style="bold")
         options = self.brief.gate.options
-        keys = [("y", "approve"), ("n", "reject"), ("A", "approve & remember"), ("t", "answer in words"), ("Esc/q", "later")]
+        keys = [
+            ("y", "approve"),
+            ("n", "reject"),
+            ("A", "approve & remember"),
+            ("t", "answer in words"),
+            ("Esc/q", "later"),
+        ]
         if options:
             keys.insert(0, (f"1–{min(len(options), OPTION_KEYS)}" if len(options) > 1 else "1", "choose"))
         if self.brief.gate.kind == "merge":
@@ -273,7 +381,10 @@ class GateModal(LoopxModal):
         self.stage = stage
         self.query_one("#gate-dialog").set_class(stage == "confirm", "-confirm")
         remember = self.query_one("#gate-remember", OptionList)
-        for box, own in ((self.query_one("#gate-note", Input), "note"), (self.query_one("#gate-words", Input), "words")):
+        for box, own in (
+            (self.query_one("#gate-note", Input), "note"),
+            (self.query_one("#gate-words", Input), "words"),
+        ):
             box.disabled = stage != own
             box.display = stage == own
             if stage == own:
@@ -359,7 +470,16 @@ class GateModal(LoopxModal):
             return
         card = self.brief.card
         self._reading_diff = True
-        self.app.push_screen(DiffScreen(card.id, Text.assemble((f" {card.key} ", "bold reverse"), f" {card.title}  ", (f"diff for {self.brief.gate.key}", "dim")), self.reader, self.brief.gate.id))
+        self.app.push_screen(
+            DiffScreen(
+                card.id,
+                Text.assemble(
+                    (f" {card.key} ", "bold reverse"), f" {card.title}  ", (f"diff for {self.brief.gate.key}", "dim")
+                ),
+                self.reader,
+                self.brief.gate.id,
+            )
+        )
 
     def on_screen_resume(self) -> None:
         """Back from the diff: re-arm, so a key meant for it never answers the gate."""

@@ -24,7 +24,10 @@ class PickModal(LoopxModal):
     def compose(self) -> ComposeResult:
         with Vertical(id="pick-dialog", classes="dialog") as box:
             box.border_title = self.title_text
-            options = [Option(label + ("  (now)" if value == self.current else ""), id=value, disabled=value == self.current) for value, label in self.choices]
+            options = [
+                Option(label + ("  (now)" if value == self.current else ""), id=value, disabled=value == self.current)
+                for value, label in self.choices
+            ]
             yield OptionList(*options, id="pick-options")
             yield Static("↑↓ choose · Enter pick · Esc cancel", classes="dialog-keys")
 

@@ -53,7 +53,13 @@ def read_artifact(artifact: Artifact, root: str | None) -> FileView:
     if path is None:
         return FileView(None, None, "outside the project folder: not opened", None, False)
     if not path.is_file():
-        return FileView(path, None, "the file is not there any more" if not artifact.missing else "reported missing by the agent", None, False)
+        return FileView(
+            path,
+            None,
+            "the file is not there any more" if not artifact.missing else "reported missing by the agent",
+            None,
+            False,
+        )
     whole = not too_large(path.stat().st_size)  # a huge file: its first bytes only, never hashed
     digest = hashlib.sha256()
     head = b""
@@ -103,7 +109,9 @@ class ArtifactScreen(Screen):
 
     def _header(self) -> Text:
         art, view = self.artifact, self.view
-        head = Text.assemble((f" {art.path} ", "bold reverse"), (f"  {size(art.size)}  sha256 {short_sha(art.sha256)}", "dim"))
+        head = Text.assemble(
+            (f" {art.path} ", "bold reverse"), (f"  {size(art.size)}  sha256 {short_sha(art.sha256)}", "dim")
+        )
         if view is None:
             head.append("  reading and checking the file…", style="dim")
             return head

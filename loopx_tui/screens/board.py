@@ -45,44 +45,140 @@ class BoardScreen(Screen):
     AUTO_FOCUS = "CardList"
 
     BINDINGS = [
-        Binding("enter", "open_card", "Open", tooltip="open the selected card: evidence, gates, handoffs, events, burn"),
-        Binding("t", "timeline", "Timeline", tooltip="the whole board's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
-        Binding("W", "workspaces", "Workspaces", show=False, tooltip="each card's git worktree: size, age, may it go; the total against your cap"),
+        Binding(
+            "enter", "open_card", "Open", tooltip="open the selected card: evidence, gates, handoffs, events, burn"
+        ),
+        Binding(
+            "t",
+            "timeline",
+            "Timeline",
+            tooltip="the whole board's trajectory: turns, gate waits, pauses, handoffs, burn per hour",
+        ),
+        Binding(
+            "W",
+            "workspaces",
+            "Workspaces",
+            show=False,
+            tooltip="each card's git worktree: size, age, may it go; the total against your cap",
+        ),
         Binding("T", "tries", "Tries", show=False, tooltip="the selected card's tries side by side; k keeps one"),
         Binding("v", "toggle_view", "View", tooltip="columns by status ⇄ one column per agent (plus Unassigned)"),
-        Binding("d", "show_done", "Done", show=False, tooltip="show the done and cancelled cards (counted on open, read when asked for); ↓ past a column's last card reads on"),
+        Binding(
+            "d",
+            "show_done",
+            "Done",
+            show=False,
+            tooltip="show the done and cancelled cards (counted on open, read when asked for); ↓ past a column's last card reads on",
+        ),
         Binding("slash", "filter", "Filter", tooltip="filter by words, @agent or status:… (Esc clears)"),
         Binding("g", "answer_gates", "Gates", tooltip="answer the waiting gates one by one (the deferred ones too)"),
         Binding("n", "new_card", "New", tooltip="add a card (a form, validated like `loopx card add`)"),
-        Binding("a", "reassign", "Assign", tooltip="reassign the selected card to an agent (handoff packet) or unassign it"),
-        Binding("plus", "raise_budget", "+Budget", show=False, tooltip="raise the selected card's budget (resumes a paused card)"),
-        Binding("e", "edit_card", "Edit", show=False, tooltip="edit the selected card: title, objective, next action, verify command (signed, as `loopx card edit`)"),
-        Binding("colon", "command", "Command", show=False, tooltip="a person's command as at the terminal, under the board's unlock: notify set/test, workspace cap/setup, price set, dangerous set, agent add, card edit/window …"),
+        Binding(
+            "a", "reassign", "Assign", tooltip="reassign the selected card to an agent (handoff packet) or unassign it"
+        ),
+        Binding(
+            "plus",
+            "raise_budget",
+            "+Budget",
+            show=False,
+            tooltip="raise the selected card's budget (resumes a paused card)",
+        ),
+        Binding(
+            "e",
+            "edit_card",
+            "Edit",
+            show=False,
+            tooltip="edit the selected card: title, objective, next action, verify command (signed, as `loopx card edit`)",
+        ),
+        Binding(
+            "colon",
+            "command",
+            "Command",
+            show=False,
+            tooltip="a person's command as at the terminal, under the board's unlock: notify set/test, workspace cap/setup, price set, dangerous set, agent add, card edit/window …",
+        ),
         Binding("r", "move('ready')", "To ready", show=False, tooltip="move the selected card to ready"),
         Binding("b", "move('backlog')", "To backlog", show=False, tooltip="move the selected card to the backlog"),
-        Binding("x", "move('cancelled')", "Cancel card", show=False, tooltip="cancel the selected card (asks first: y cancels, n keeps it)"),
-        Binding("shift+right,greater_than_sign", "shift(1)", "Move right", show=False, tooltip="move the card one column right — what a drag there does"),
-        Binding("shift+left,less_than_sign", "shift(-1)", "Move left", show=False, tooltip="move the card one column left — what a drag there does"),
+        Binding(
+            "x",
+            "move('cancelled')",
+            "Cancel card",
+            show=False,
+            tooltip="cancel the selected card (asks first: y cancels, n keeps it)",
+        ),
+        Binding(
+            "shift+right,greater_than_sign",
+            "shift(1)",
+            "Move right",
+            show=False,
+            tooltip="move the card one column right — what a drag there does",
+        ),
+        Binding(
+            "shift+left,less_than_sign",
+            "shift(-1)",
+            "Move left",
+            show=False,
+            tooltip="move the card one column left — what a drag there does",
+        ),
         Binding("up,k", "nav(0,-1)", "Up", show=False, tooltip="select the card above"),
         Binding("down,j", "nav(0,1)", "Down", show=False, tooltip="select the card below"),
         Binding("left,h", "nav(-1,0)", "Left", show=False, tooltip="select a card in the column to the left"),
         Binding("right,l", "nav(1,0)", "Right", show=False, tooltip="select a card in the column to the right"),
-        Binding("pagedown", "page(1)", "Page down", show=False, tooltip="select the card a screenful below (what a click under a column's scrollbar thumb shows); at the last card, reads on"),
+        Binding(
+            "pagedown",
+            "page(1)",
+            "Page down",
+            show=False,
+            tooltip="select the card a screenful below (what a click under a column's scrollbar thumb shows); at the last card, reads on",
+        ),
         Binding("pageup", "page(-1)", "Page up", show=False, tooltip="select the card a screenful above"),
         Binding("home", "page(-1000000)", "First card", show=False, tooltip="select the column's first card"),
-        Binding("end", "page(1000000)", "Last card", show=False, tooltip="select the column's last card read so far (↓ there reads on)"),
-        Binding("tab", "nav(1,0)", "Next column", show=False, tooltip="select a card in the next column (focus stays on the cards)"),
-        Binding("shift+tab", "nav(-1,0)", "Previous column", show=False, tooltip="select a card in the previous column"),
+        Binding(
+            "end",
+            "page(1000000)",
+            "Last card",
+            show=False,
+            tooltip="select the column's last card read so far (↓ there reads on)",
+        ),
+        Binding(
+            "tab",
+            "nav(1,0)",
+            "Next column",
+            show=False,
+            tooltip="select a card in the next column (focus stays on the cards)",
+        ),
+        Binding(
+            "shift+tab", "nav(-1,0)", "Previous column", show=False, tooltip="select a card in the previous column"
+        ),
         Binding("escape", "escape", "Cancel", show=False, tooltip="cancel a drag, or clear the filter"),
         Binding("question_mark", "help", "Help", tooltip="this list of keys"),
         Binding("q", "app.quit", "Quit", tooltip="quit (agents keep working; the board is in the store)"),
         # In the footer only while the selected card's agent has a runner (``footer_shows``).
-        Binding("p", "runner('pause')", "Pause", tooltip="pause the runner of the selected card's agent (owner view: the column's agent): no new turn starts"),
+        Binding(
+            "p",
+            "runner('pause')",
+            "Pause",
+            tooltip="pause the runner of the selected card's agent (owner view: the column's agent): no new turn starts",
+        ),
         Binding("u", "runner('resume')", "Resume", tooltip="resume that agent's runner (lifts a pause or a stop)"),
-        Binding("s", "runner('stop')", "Stop", tooltip="stop that agent's runner: it ends its turn, releases its card and exits"),
+        Binding(
+            "s",
+            "runner('stop')",
+            "Stop",
+            tooltip="stop that agent's runner: it ends its turn, releases its card and exits",
+        ),
     ]
 
-    def __init__(self, model: BoardModel, now: Callable[[], float], *, demo: bool = False, blink: bool = True, standing: Callable[[], Standing] = Standing, **kw):
+    def __init__(
+        self,
+        model: BoardModel,
+        now: Callable[[], float],
+        *,
+        demo: bool = False,
+        blink: bool = True,
+        standing: Callable[[], Standing] = Standing,
+        **kw,
+    ):
         super().__init__(**kw)
         self.model = model
         self.now = now
@@ -113,8 +209,19 @@ class BoardScreen(Screen):
         for header in self.query(BoardHeader):
             standing = self.standing()
             now = self.now()
-            running = (summary(self.model.runners.values(), now), summary(self.model.runners.values(), now, short=True)) if self.model.runners else ("", "")
-            header.show(self.model, demo=self.demo, refusal=standing.refusal, person=standing.person, runners=running, waiting=standing.waiting)
+            running = (
+                (summary(self.model.runners.values(), now), summary(self.model.runners.values(), now, short=True))
+                if self.model.runners
+                else ("", "")
+            )
+            header.show(
+                self.model,
+                demo=self.demo,
+                refusal=standing.refusal,
+                person=standing.person,
+                runners=running,
+                waiting=standing.waiting,
+            )
 
     def show_banner(self, text: str | None) -> None:
         """A line under the header that cannot be missed (None hides it)."""
@@ -135,7 +242,9 @@ class BoardScreen(Screen):
         box = self._filter_box()
         if box is not None:
             return box
-        box = Input(placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True)
+        box = Input(
+            placeholder="filter: words, @agent, status:waiting — Enter keeps, Esc clears", id="filter", compact=True
+        )
         self.mount(box)
         return box
 
@@ -153,7 +262,9 @@ class BoardScreen(Screen):
                 return
 
     # -- applying changes ------------------------------------------------------
-    def apply(self, changed: Iterable[int], old_columns: dict[int, str], rebuild: bool = False, recount: bool = False) -> None:
+    def apply(
+        self, changed: Iterable[int], old_columns: dict[int, str], rebuild: bool = False, recount: bool = False
+    ) -> None:
         """Re-sync only the columns the changed cards left or entered (every
         column when the counts changed: ``recount``)."""
         if not self.is_mounted or not self.query(BoardView):
@@ -166,7 +277,11 @@ class BoardScreen(Screen):
             self.board.rebuild()
             moved_focus = focused is not None
         elif recount:
-            moved_focus = any(old_columns.get(cid) not in (None, model.column_of(model.cards[cid])) for cid in changed if cid == focused)
+            moved_focus = any(
+                old_columns.get(cid) not in (None, model.column_of(model.cards[cid]))
+                for cid in changed
+                if cid == focused
+            )
             if not self.board.sync():
                 self.board.rebuild()
                 moved_focus = focused is not None
@@ -308,7 +423,9 @@ class BoardScreen(Screen):
         model = self.model
         model.mode = OWNER if model.mode == STATUS else STATUS
         focused = self.focus_card
-        self.app.post_message(ViewChanged(model.mode, read=model.needs_pages(model.mode)))  # (read ahead after the first paint, reading is rare)
+        self.app.post_message(
+            ViewChanged(model.mode, read=model.needs_pages(model.mode))
+        )  # (read ahead after the first paint, reading is rare)
         built = model.mode in self.board.views
         self.board.switch()
         self.refresh_header()
@@ -380,7 +497,9 @@ class BoardScreen(Screen):
     def action_show_done(self) -> None:
         """Done and cancelled cards are counted on open and read when asked for."""
         if self.model.mode != STATUS:
-            self.app.post_message(Say("In the owner view each agent's done cards come last in its column: ↓ past the last card reads on"))
+            self.app.post_message(
+                Say("In the owner view each agent's done cards come last in its column: ↓ past the last card reads on")
+            )
             return
         column = self.board.column("done")
         if column is None:
@@ -434,7 +553,10 @@ class BoardScreen(Screen):
     def action_runner(self, what: str) -> None:
         agent = self.focused_agent()
         if agent is None:
-            self.app.notify(f"Select a card of the agent whose runner to {what} (arrows), then press the key again", severity="warning")
+            self.app.notify(
+                f"Select a card of the agent whose runner to {what} (arrows), then press the key again",
+                severity="warning",
+            )
             return
         self.app.post_message(RunnerWanted(agent, what))
 

@@ -57,7 +57,11 @@ def header_text(card: CardView, now: float) -> Text:
     t = Text()
     t.append(f" {card.key} ", style="bold reverse")
     t.append(f" {card.title}", style="bold")
-    status = card.status + (f" ({card.paused_reason})" if card.paused_reason else "") + (f" ({card.blocked_reason})" if card.blocked_reason else "")
+    status = (
+        card.status
+        + (f" ({card.paused_reason})" if card.paused_reason else "")
+        + (f" ({card.blocked_reason})" if card.blocked_reason else "")
+    )
     t.append(f"  [{status}]", style="bold yellow" if card.status in ("waiting", "paused", "blocked") else "dim")
     # identity and continuation
     t.append("\n owner ", style="dim")
@@ -107,7 +111,9 @@ def gates_text(detail: CardDetail, now: float) -> Text:
     for i, g in enumerate(detail.gates):
         if i:
             out.append("\n\n")
-        style = {"pending": "bold yellow", "approved": "green", "rejected": "bold red", "expired": "red"}.get(g.status, "dim")
+        style = {"pending": "bold yellow", "approved": "green", "rejected": "bold red", "expired": "red"}.get(
+            g.status, "dim"
+        )
         out.append(f"{g.key} ", style="bold")
         out.append(g.status, style=style)
         out.append(f"  {g.kind} · asked by {g.agent} {ago(g.created_at, now)}", style="dim")
@@ -137,7 +143,10 @@ def handoffs_text(detail: CardDetail, now: float) -> Text:
         out.append(f"\n  digest {short_sha(h.digest)}", style="dim")
         if h.accepted_at is not None:
             ok = h.accepted_digest == h.digest
-            out.append(f"  accepted {ago(h.accepted_at, now)}" + (" ✓ digest" if ok else " ✗ digest"), style="green" if ok else "bold red")
+            out.append(
+                f"  accepted {ago(h.accepted_at, now)}" + (" ✓ digest" if ok else " ✗ digest"),
+                style="green" if ok else "bold red",
+            )
         else:
             out.append("  not accepted yet", style="yellow")
         out.append(f"\n  {p.get('summary', '')}")
@@ -174,7 +183,9 @@ def events_text(detail: CardDetail) -> Text:
         out.append(f" {e.actor}")
         data = {k: v for k, v in e.data.items() if v not in (None, [], {})}
         if data:
-            out.append("  " + json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)[:300], style="dim")
+            out.append(
+                "  " + json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)[:300], style="dim"
+            )
     return out
 
 
@@ -187,14 +198,37 @@ class CardScreen(Screen):
 
     BINDINGS = [
         Binding("escape,q", "back", "Back", tooltip="back to the board"),
-        Binding("1", "tab('evidence')", "Evidence", show=False, tooltip="the evidence timeline (↑↓ go from artifact to artifact, Enter opens one)"),
+        Binding(
+            "1",
+            "tab('evidence')",
+            "Evidence",
+            show=False,
+            tooltip="the evidence timeline (↑↓ go from artifact to artifact, Enter opens one)",
+        ),
         Binding("2", "tab('gates')", "Gates", show=False, tooltip="gates with their answers"),
         Binding("3", "tab('handoffs')", "Handoffs", show=False, tooltip="handoff packets"),
         Binding("4", "tab('events')", "Events", show=False, tooltip="the raw event history"),
-        Binding("5", "tab('diff')", "Diff", show=False, tooltip="what the card's work changed: its branch against the base (once merged: the merge), then its uncommitted work ([ ] turn pages)"),
+        Binding(
+            "5",
+            "tab('diff')",
+            "Diff",
+            show=False,
+            tooltip="what the card's work changed: its branch against the base (once merged: the merge), then its uncommitted work ([ ] turn pages)",
+        ),
         Binding("6", "tab('usage')", "Usage", show=False, tooltip="tokens by kind and dollars, per agent and per turn"),
-        Binding("t", "timeline", "Timeline", tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour"),
-        Binding("T", "tries", "Tries", show=False, tooltip="this card's tries side by side (diff, verify, turns, tokens, dollars); k keeps one"),
+        Binding(
+            "t",
+            "timeline",
+            "Timeline",
+            tooltip="this card's trajectory: turns, gate waits, pauses, handoffs, burn per hour",
+        ),
+        Binding(
+            "T",
+            "tries",
+            "Tries",
+            show=False,
+            tooltip="this card's tries side by side (diff, verify, turns, tokens, dollars); k keeps one",
+        ),
         Binding("g", "gate", "Answer gate", tooltip="answer this card's pending gate"),
         Binding("plus", "budget", "+Budget", tooltip="raise this card's budget"),
         Binding("a", "reassign", "Assign", tooltip="reassign this card"),
@@ -270,7 +304,14 @@ class CardScreen(Screen):
         if ahead.done() and ahead.exception() is None:
             self._apply(ahead.result())
             return
-        self.run_worker(lambda: self._read(ahead), thread=True, group="reads", name=f"card {self.card.key}", exclusive=True, exit_on_error=False)
+        self.run_worker(
+            lambda: self._read(ahead),
+            thread=True,
+            group="reads",
+            name=f"card {self.card.key}",
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     def _read(self, ahead) -> None:
         try:
@@ -314,7 +355,12 @@ class CardScreen(Screen):
         self.query_one("#card-events", Static).update(events_text(detail))
         self.query_one(UsageView).show(detail.usage)
         tabs = self.query_one(TabbedContent)
-        for pane, count in (("evidence", len(detail.evidence)), ("gates", len(detail.gates)), ("handoffs", len(detail.handoffs)), ("events", len(detail.events))):
+        for pane, count in (
+            ("evidence", len(detail.evidence)),
+            ("gates", len(detail.gates)),
+            ("handoffs", len(detail.handoffs)),
+            ("events", len(detail.events)),
+        ):
             tab = tabs.get_tab(pane)
             tab.label = f"{pane.capitalize()} {count}"
         if detail.usage is not None and detail.usage["agents"]:

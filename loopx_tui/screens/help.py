@@ -27,7 +27,10 @@ MOUSE = (
     ("click a card", "open it"),
     ("drag a card", "move it to that column (status view: ready / cancel; owner view: reassign with a handoff packet)"),
     ("Esc while dragging", "cancel the drag"),
-    ("a column's scrollbar", "drag its thumb to scroll; click above or below it for a page (PgUp / PgDn); the wheel scrolls too"),
+    (
+        "a column's scrollbar",
+        "drag its thumb to scroll; click above or below it for a page (PgUp / PgDn); the wheel scrolls too",
+    ),
     ("+N more (a column's foot)", "click: the next cards (↓ past the last one)"),
 )
 
@@ -56,7 +59,9 @@ def _pairs(rows) -> Table:
 
 
 def _section(app, bindings) -> Table:
-    return _pairs((_keys(app, b), b.tooltip or b.description) for b in bindings if isinstance(b, Binding) and b.description)
+    return _pairs(
+        (_keys(app, b), b.tooltip or b.description) for b in bindings if isinstance(b, Binding) and b.description
+    )
 
 
 def help_renderables(app) -> list:
@@ -88,7 +93,14 @@ def help_renderables(app) -> list:
     out.append(_pairs(MOUSE))
     out.append(Text("\nFilter ( / )", style="bold underline"))
     out.append(_pairs(FILTER))
-    out.append(Text("\nctrl+p opens the command palette (bell and desktop notifications for new gates are switched there, or with LOOPX_BELL=0 / LOOPX_DESKTOP_NOTIFY=0). Gates you answer are recorded as " + getattr(app, "human", "human:you") + ".", style="dim"))
+    out.append(
+        Text(
+            "\nctrl+p opens the command palette (bell and desktop notifications for new gates are switched there, or with LOOPX_BELL=0 / LOOPX_DESKTOP_NOTIFY=0). Gates you answer are recorded as "
+            + getattr(app, "human", "human:you")
+            + ".",
+            style="dim",
+        )
+    )
     return out
 
 
@@ -102,7 +114,9 @@ def help_lines(app, width: int) -> list[Strip]:
     key = (width, getattr(app, "human", ""))
     lines = _LAID_OUT.get(key)
     if lines is None:
-        console = Console(width=width, file=io.StringIO(), color_system="truecolor", force_terminal=True, legacy_windows=False)
+        console = Console(
+            width=width, file=io.StringIO(), color_system="truecolor", force_terminal=True, legacy_windows=False
+        )
         rendered = console.render_lines(Group(*help_renderables(app)), console.options.update_width(width), pad=False)
         lines = _LAID_OUT[key] = [Strip(line) for line in rendered]
     return lines

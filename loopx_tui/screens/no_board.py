@@ -20,7 +20,7 @@ def no_board_text(error: LoopxError, location: BoardLocation | None) -> Text:
     if location is not None:
         text.append(f"(looked at {location.describe()}, from {location.source})\n", style="dim")
     text.append("\nCreate one in your project folder:\n")
-    text.append("    loopx init --objective \"What this board is for\"\n", style="bold")
+    text.append('    loopx init --objective "What this board is for"\n', style="bold")
     text.append("or open another:  ", style="")
     text.append("loopx --db PATH", style="bold")
     text.append("   ·   try a demo:  ", style="")

@@ -74,7 +74,10 @@ class TimelineScreen(Screen):
         from ..widgets.timeline import BurnPlot, TrajectoryPlot
 
         what = ids.fmt(ids.CARD, self.card_id) if self.card_id is not None else "the whole board"
-        yield Static(Text.assemble((" Timeline ", "bold reverse"), (f" {what} ", "bold"), (self.title_text, "")), id="timeline-header")
+        yield Static(
+            Text.assemble((" Timeline ", "bold reverse"), (f" {what} ", "bold"), (self.title_text, "")),
+            id="timeline-header",
+        )
         yield Static(Text(" reading the timeline…", style="dim"), id="timeline-figures")
         yield TrajectoryPlot(id="timeline-trajectory")
         yield BurnPlot(id="timeline-burn")

@@ -30,11 +30,29 @@ def tries_table(tries, selected: int) -> Table:
     for i, t in enumerate(tries):
         label = Text.assemble((f" try {t.number} ", "bold reverse" if i == selected else "bold"), f" {t.card.key}")
         table.add_column(label, no_wrap=True, min_width=14)
+
     def row(name, cells):
         table.add_row(name, *cells)
-    row("status", [Text(t.card.status, style="bold yellow" if t.card.status in ("waiting", "paused", "blocked") else "") for t in tries])
+
+    row(
+        "status",
+        [
+            Text(t.card.status, style="bold yellow" if t.card.status in ("waiting", "paused", "blocked") else "")
+            for t in tries
+        ],
+    )
     row("owner", [t.card.owner or "—" for t in tries])
-    row("diff", [Text.assemble(f"{t.files} file{'s' if t.files != 1 else ''} ", (f"+{t.added}", "green"), " ", (f"−{t.removed}", "red")) if t.files is not None else Text("no branch", style="dim") for t in tries])
+    row(
+        "diff",
+        [
+            Text.assemble(
+                f"{t.files} file{'s' if t.files != 1 else ''} ", (f"+{t.added}", "green"), " ", (f"−{t.removed}", "red")
+            )
+            if t.files is not None
+            else Text("no branch", style="dim")
+            for t in tries
+        ],
+    )
     row("verify", [Text(*VERIFY[t.verify]) for t in tries])
     row("turns", [str(t.card.quota.turns.used) for t in tries])
     row("tokens", [tokens(t.card.quota.tokens.used) for t in tries])
@@ -48,7 +66,12 @@ class TriesScreen(Screen):
         Binding("left,h", "pick(-1)", "◀ Try", tooltip="the try to the left"),
         Binding("right,l", "pick(1)", "Try ▶", tooltip="the try to the right"),
         Binding("enter", "open", "Open", tooltip="open the picked try's card (its Diff tab: 5)"),
-        Binding("k", "keep", "Keep", tooltip="keep the picked try: the others are archived under refs/loopx/… and cancelled (asked first)"),
+        Binding(
+            "k",
+            "keep",
+            "Keep",
+            tooltip="keep the picked try: the others are archived under refs/loopx/… and cancelled (asked first)",
+        ),
         Binding("r", "reload", "Reload", show=False, tooltip="read the tries again"),
     ]
 
@@ -62,7 +85,9 @@ class TriesScreen(Screen):
         self.loads = 0  # reads applied (tests wait on this)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text.assemble((" Tries ", "bold reverse"), f" {ids.fmt(ids.CARD, self.card_id)}"), id="tries-header")
+        yield Static(
+            Text.assemble((" Tries ", "bold reverse"), f" {ids.fmt(ids.CARD, self.card_id)}"), id="tries-header"
+        )
         with VerticalScroll(id="tries-body"):
             yield Static(Text("reading the tries…", style="dim"), id="tries-table")
         yield Static(id="tries-hint")
@@ -89,21 +114,39 @@ class TriesScreen(Screen):
             return
         self.first, self.tries = first, tries
         keys = [t.card.id for t in tries]
-        self.selected = keys.index(self.card_id) if self.card_id in keys and self.loads == 0 else min(self.selected, len(tries) - 1)
+        self.selected = (
+            keys.index(self.card_id) if self.card_id in keys and self.loads == 0 else min(self.selected, len(tries) - 1)
+        )
         self._draw()
         self.loads += 1
 
     def _draw(self) -> None:
         first = self.tries[0].card if self.tries else None
-        header = Text.assemble((" Tries ", "bold reverse"), f" {ids.fmt(ids.CARD, self.first or self.card_id)} ", (first.title if first else "", "bold"))
+        header = Text.assemble(
+            (" Tries ", "bold reverse"),
+            f" {ids.fmt(ids.CARD, self.first or self.card_id)} ",
+            (first.title if first else "", "bold"),
+        )
         self.query_one("#tries-header", Static).update(header)
         if len(self.tries) < 2:
-            self.query_one("#tries-table", Static).update(Text("This card has no other tries. `loopx card try CARD --to AGENT` gives it to one more agent.", style="dim"))
+            self.query_one("#tries-table", Static).update(
+                Text(
+                    "This card has no other tries. `loopx card try CARD --to AGENT` gives it to one more agent.",
+                    style="dim",
+                )
+            )
             self.query_one("#tries-hint", Static).update("")
             return
         self.query_one("#tries-table", Static).update(tries_table(self.tries, self.selected))
         picked = self.tries[self.selected].card
-        self.query_one("#tries-hint", Static).update(Text.assemble(" picked ", (picked.key, "bold"), " — k keeps it (the others are archived and cancelled) · Enter opens it", style="dim"))
+        self.query_one("#tries-hint", Static).update(
+            Text.assemble(
+                " picked ",
+                (picked.key, "bold"),
+                " — k keeps it (the others are archived and cancelled) · Enter opens it",
+                style="dim",
+            )
+        )
 
     def action_pick(self, step: int) -> None:
         if self.tries:
@@ -121,12 +164,17 @@ class TriesScreen(Screen):
 
         picked = self.tries[self.selected]
         kept = picked.card
-        others = ", ".join(t.card.key for t in self.tries if t.card.id != kept.id and t.card.status != "cancelled") or "none still open"
+        others = (
+            ", ".join(t.card.key for t in self.tries if t.card.id != kept.id and t.card.status != "cancelled")
+            or "none still open"
+        )
         detail = f"{kept.key} {kept.title}\nThe other tries ({others}) are archived under refs/loopx/… and cancelled."
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.post_message(KeepTryWanted(kept.id, picked.head))  # what was compared: refused if its branch moved since
+                self.app.post_message(
+                    KeepTryWanted(kept.id, picked.head)
+                )  # what was compared: refused if its branch moved since
                 self.action_reload()  # (refused, the person compares the new heads)
 
         self.app.push_screen(ConfirmModal(f"Keep {kept.key}?", detail, "y keep it", "n not now"), answered)

@@ -27,12 +27,27 @@ def size_text(n: int | None) -> str:
 
 def workspaces_table(found) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 2, 0, 0), header_style="bold")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (("card", "left"), ("state", "left"), ("card is", "left"), ("branch", "left"), ("size", "right"), ("age", "right"), ("may go", "left"))
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("card", "left"),
+        ("state", "left"),
+        ("card is", "left"),
+        ("branch", "left"),
+        ("size", "right"),
+        ("age", "right"),
+        ("may go", "left"),
+    )
     for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
     for w in found:
-        table.add_row(w.key, w.state, w.card_status or "—", w.branch, size_text(w.size), human_delta(w.age),
-                      Text(w.removable or "no: not merged or archived", style="green" if w.removable else "yellow"))
+        table.add_row(
+            w.key,
+            w.state,
+            w.card_status or "—",
+            w.branch,
+            size_text(w.size),
+            human_delta(w.age),
+            Text(w.removable or "no: not merged or archived", style="green" if w.removable else "yellow"),
+        )
     return table
 
 
@@ -49,7 +64,9 @@ class WorkspacesScreen(Screen):
         self.loads = 0  # reads applied (tests wait on this)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text.assemble((" Workspaces ", "bold reverse"), " each card's git worktree"), id="workspaces-header")
+        yield Static(
+            Text.assemble((" Workspaces ", "bold reverse"), " each card's git worktree"), id="workspaces-header"
+        )
         with VerticalScroll(id="workspaces-body"):
             yield Static(Text("measuring the workspaces…", style="dim"), id="workspaces-table")
         yield Static(id="workspaces-total")
@@ -73,7 +90,13 @@ class WorkspacesScreen(Screen):
         if not self.is_attached:
             return
         self.found = found
-        body = workspaces_table(found) if found else Text("No workspaces: a card gets one at its first turn when the project is a git repository.", style="dim")
+        body = (
+            workspaces_table(found)
+            if found
+            else Text(
+                "No workspaces: a card gets one at its first turn when the project is a git repository.", style="dim"
+            )
+        )
         self.query_one("#workspaces-table", Static).update(body)
         total = sum(w.size or 0 for w in found)
         line = Text.assemble(" total ", (size_text(total), "bold"))

@@ -67,7 +67,17 @@ class BoardView(Container, can_focus=False):
 
     def _make_view(self) -> ModeColumns:
         model = self.model
-        columns = {col.key: BoardColumn(col.key, col.title, self._now, model.column_cards(col.key), total=model.column_total(col.key), unread=model.unread(col.key)) for col in model.columns()}
+        columns = {
+            col.key: BoardColumn(
+                col.key,
+                col.title,
+                self._now,
+                model.column_cards(col.key),
+                total=model.column_total(col.key),
+                unread=model.unread(col.key),
+            )
+            for col in model.columns()
+        }
         view = ModeColumns(self.model.mode, columns)
         if self.is_attached and self.app.size.width:
             # Sized before its first layout (the board is the screen's width): sized
@@ -187,7 +197,15 @@ class BoardHeader(Line):
         self.note = ""
         self._parts: tuple = (Text(), "", ())
 
-    def show(self, model: BoardModel, demo: bool = False, refusal: str | None = None, person: str | None = None, runners: tuple[str, str] = ("", ""), waiting: Sequence[int] = ()) -> None:
+    def show(
+        self,
+        model: BoardModel,
+        demo: bool = False,
+        refusal: str | None = None,
+        person: str | None = None,
+        runners: tuple[str, str] = ("", ""),
+        waiting: Sequence[int] = (),
+    ) -> None:
         """``runners``: the runners' summary, long and short; ``waiting``: the gates
         queued behind the person's typing (named first: never cut at 80 columns)."""
         lead = Text()
@@ -231,7 +249,9 @@ class BoardHeader(Line):
         lead, objective, statuses = self._parts
         width = self.size.width
         text = lead.copy()
-        status = next((s for s in statuses if text.cell_len + s.cell_len <= width), statuses[-1] if statuses else Text())
+        status = next(
+            (s for s in statuses if text.cell_len + s.cell_len <= width), statuses[-1] if statuses else Text()
+        )
         room = width - text.cell_len - status.cell_len - 2
         if objective and room >= 4:  # (less than that says nothing)
             text.append(f" {ellipsize(objective, room)} ", style="bold")

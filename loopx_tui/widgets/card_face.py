@@ -27,7 +27,14 @@ HEAVY = ("┏", "━", "┓", "┃", "┗", "━", "┛")  # the selected card: 
 DASHED = ("┏", "╍", "┓", "╏", "┗", "╍", "┛")  # the card being dragged
 
 # The status that picks a card's edge colour (see Look) and whether its text is muted.
-EDGE = {"active": "active", "monitoring": "active", "handoff": "handoff", "waiting": "waiting", "paused": "waiting", "blocked": "blocked"}
+EDGE = {
+    "active": "active",
+    "monitoring": "active",
+    "handoff": "handoff",
+    "waiting": "waiting",
+    "paused": "waiting",
+    "blocked": "blocked",
+}
 MUTED = frozenset({"done", "cancelled", "backlog"})
 
 
@@ -70,7 +77,9 @@ class Look:
     badges: dict[str, Style]
 
 
-def _edge_row(box: tuple[str, str, str], width: int, text: str, style: Style, text_style: Style, right: bool) -> list[Segment]:
+def _edge_row(
+    box: tuple[str, str, str], width: int, text: str, style: Style, text_style: Style, right: bool
+) -> list[Segment]:
     """A top or bottom edge with ``text`` in it, placed as Textual places a
     border title (left, after one edge cell) or subtitle (right)."""
     left_corner, edge, right_corner = box
@@ -147,7 +156,17 @@ def content(card: CardView, width: int, now: float) -> list[Text]:
     return [title, line2, line3]
 
 
-def draw(card: CardView, width: int, now: float, look: Look, *, selected: bool = False, hover: bool = False, dragging: bool = False, notice: str | None = None) -> list[Strip]:
+def draw(
+    card: CardView,
+    width: int,
+    now: float,
+    look: Look,
+    *,
+    selected: bool = False,
+    hover: bool = False,
+    dragging: bool = False,
+    notice: str | None = None,
+) -> list[Strip]:
     """The card's five lines, each exactly ``width`` cells."""
     kind = EDGE.get(card.status, "")
     face = look.face
@@ -167,5 +186,14 @@ def draw(card: CardView, width: int, now: float, look: Look, *, selected: bool =
     rows = [_edge_row(box[0:3], width, label(card), edge, title_style, right=False)]
     for line in content(card, width - 3, now):
         rows.append(_content_row(box[3], width, line, edge, face))
-    rows.append(_edge_row(box[4:7], width, badge(card, notice), edge, look.badges.get("waiting" if notice and card.pending_gate is None else kind, look.badges[""]), right=True))
+    rows.append(
+        _edge_row(
+            box[4:7],
+            width,
+            badge(card, notice),
+            edge,
+            look.badges.get("waiting" if notice and card.pending_gate is None else kind, look.badges[""]),
+            right=True,
+        )
+    )
     return [Strip(row).adjust_cell_length(width) for row in rows]

@@ -114,7 +114,9 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def scroll_to_card(self, index: int, top: bool = False) -> None:
         """Bring the card into view (``top``: to the top of the column)."""
-        self.scroll_to_region(Region(0, index * CARD_ROWS, max(1, self.size.width), CARD_ROWS), animate=False, force=True, top=top)
+        self.scroll_to_region(
+            Region(0, index * CARD_ROWS, max(1, self.size.width), CARD_ROWS), animate=False, force=True, top=top
+        )
 
     def card_region(self, card_id: int) -> Region | None:
         """Where the card is on screen (None when it is not in this list)."""
@@ -208,11 +210,18 @@ class CardList(ScrollView, can_focus=True, inherit_bindings=False):
             index == self._pressed and self._dragging,
         )
         now = self._now()
-        notice = getattr(getattr(self.app, "model", None), "notices", {}).get(card.id)  # a runtime wants its person (notices.py)
+        notice = getattr(getattr(self.app, "model", None), "notices", {}).get(
+            card.id
+        )  # a runtime wants its person (notices.py)
         key = (card, width, state, lease_left(card, now), notice)
         drawn = self._drawn.get(card.id)
         if drawn is None or drawn[0] != key:
-            drawn = (key, draw(card, width, now, self.look(), selected=state[0], hover=state[1], dragging=state[2], notice=notice))
+            drawn = (
+                key,
+                draw(
+                    card, width, now, self.look(), selected=state[0], hover=state[1], dragging=state[2], notice=notice
+                ),
+            )
             self._drawn[card.id] = drawn
         return drawn[1]
 

@@ -64,7 +64,15 @@ class BoardColumn(Vertical):
         """What a card dropped on this column moves to (``CardList`` asks it)."""
         return self.key
 
-    def __init__(self, key: str, title: str, now: Callable[[], float], cards: Sequence[CardView] = (), total: int | None = None, unread: bool = False):
+    def __init__(
+        self,
+        key: str,
+        title: str,
+        now: Callable[[], float],
+        cards: Sequence[CardView] = (),
+        total: int | None = None,
+        unread: bool = False,
+    ):
         super().__init__(id=css_id(key), classes=f"board-column -col-{css_id(key)[4:]}")
         self.key = key
         self.title = title
@@ -123,7 +131,7 @@ class BoardColumn(Vertical):
         self.set_class(self.total == 0, "-empty")
 
     def count_below(self) -> None:
-        """"+N more": what is below the screen now (the list moved, was
+        """ "+N more": what is below the screen now (the list moved, was
         resized, or the cards changed); redrawn only when it says something else."""
         more = self._more_text()
         plain = more.plain if isinstance(more, Text) else more
@@ -202,4 +210,3 @@ class BoardColumn(Vertical):
 
     def tick(self) -> None:
         self.body.tick()
-

@@ -55,7 +55,16 @@ NOTHING = "Nothing changed since the branch left its base."
 WORK_MARK = "### uncommitted work: on no commit (a merge does not bring it in) ###"
 
 
-def _files(out: Text, files, untracked=(), limit: int | None = STATS_FILES, indent: str = " ", more: str = "in the patch below", ground=frozenset(), left_out: int = 0) -> None:
+def _files(
+    out: Text,
+    files,
+    untracked=(),
+    limit: int | None = STATS_FILES,
+    indent: str = " ",
+    more: str = "in the patch below",
+    ground=frozenset(),
+    left_out: int = 0,
+) -> None:
     """The files, one a line with their counts (``untracked`` ones and the
     ``ground`` marked), ``limit`` of them, then how many are not listed."""
     for f in files if limit is None else files[:limit]:
@@ -96,7 +105,10 @@ def layout(diff) -> tuple[Text, list[str], bool]:
     head, lines, cut = Text(), [], False
     if merged is not None:
         if merged.already:
-            head.append(f"Merged by {merged.by}: {merged.branch} was in {merged.base} already (nothing new came in)", style="bold")
+            head.append(
+                f"Merged by {merged.by}: {merged.branch} was in {merged.base} already (nothing new came in)",
+                style="bold",
+            )
         else:
             head.append(f"Merged into {merged.base} as {merged.commit[:10]} by {merged.by}: ", style="bold")
             _counts(head, merged.files)
@@ -113,7 +125,11 @@ def layout(diff) -> tuple[Text, list[str], bool]:
         head.append(NO_BRANCH, style="dim")
     if work is not None:
         head.append("\n" if head.plain else "")
-        where = "in the workspace folder" if work.saved is None else f"saved at {work.saved[:10]} (refs/loopx/…/wip: the folder is gone)"
+        where = (
+            "in the workspace folder"
+            if work.saved is None
+            else f"saved at {work.saved[:10]} (refs/loopx/…/wip: the folder is gone)"
+        )
         head.append("Uncommitted work ", style="bold yellow")
         head.append(f"{where}, on no commit: ", style="yellow")
         _counts(head, work.files)
@@ -140,7 +156,9 @@ def asked_line(out: Text, diff) -> None:
         said.append(f"{diff.summary.branch} is at {now.head[:12] or 'nothing'}")
     if now.base_commit != pin.base_commit:
         said.append(f"{diff.summary.base} is at {now.base_commit[:12] or 'nothing'}")
-    out.append("\nmoved since: " + ", ".join(said) + " now — your answer asks again with the new diff", style="bold yellow")
+    out.append(
+        "\nmoved since: " + ", ".join(said) + " now — your answer asks again with the new diff", style="bold yellow"
+    )
 
 
 class DiffView(Vertical):
@@ -186,7 +204,9 @@ class DiffView(Vertical):
             try:
                 diff = self.reader.card_changes(card_id) if self.work else self.reader.card_diff(card_id, gate_id)
             except Exception as err:  # (git's own failure too: said, never a diff left "reading…")
-                self.app.call_from_thread(self._failed, card_id, getattr(err, "message", None) or f"{type(err).__name__}: {err}")
+                self.app.call_from_thread(
+                    self._failed, card_id, getattr(err, "message", None) or f"{type(err).__name__}: {err}"
+                )
                 return
             self.app.call_from_thread(self.show, card_id, diff)
 
@@ -194,7 +214,9 @@ class DiffView(Vertical):
 
     def _failed(self, card_id: int, message: str) -> None:
         if card_id == self.card_id and self.is_attached:
-            self.query_one(".diff-stats", Static).update(Text(f"the diff could not be read: {message}", style="bold red"))
+            self.query_one(".diff-stats", Static).update(
+                Text(f"the diff could not be read: {message}", style="bold red")
+            )
 
     def show(self, card_id: int, diff) -> None:
         if card_id != self.card_id or not self.is_attached:
@@ -213,12 +235,19 @@ class DiffView(Vertical):
             return
         stats.update(self.head)
         first = self.page_no * PAGE_LINES
-        body = "\n".join(self.lines[first:first + PAGE_LINES])
-        where = Text(f"page {self.page_no + 1}/{self.pages} · lines {first + 1}–{min(first + PAGE_LINES, len(self.lines))} of {len(self.lines)}"
-                     + (" · cut: the patch is longer than the board shows (`git diff` has it all)" if self.cut else "")
-                     + ("  ·  ] next page  [ previous" if self.pages > 1 else ""), style="dim")
+        body = "\n".join(self.lines[first : first + PAGE_LINES])
+        where = Text(
+            f"page {self.page_no + 1}/{self.pages} · lines {first + 1}–{min(first + PAGE_LINES, len(self.lines))} of {len(self.lines)}"
+            + (" · cut: the patch is longer than the board shows (`git diff` has it all)" if self.cut else "")
+            + ("  ·  ] next page  [ previous" if self.pages > 1 else ""),
+            style="dim",
+        )
         self.position = where.plain
-        patch.update(Group(where, Syntax(body, "diff", theme="ansi_dark", word_wrap=False, background_color="default")) if self.lines else "")
+        patch.update(
+            Group(where, Syntax(body, "diff", theme="ansi_dark", word_wrap=False, background_color="default"))
+            if self.lines
+            else ""
+        )
         self.query_one(".diff-scroll", VerticalScroll).scroll_home(animate=False)
 
     def action_page(self, step: int) -> None:

@@ -19,7 +19,14 @@ from ..messages import OpenArtifact
 
 def evidence_text(ev: EvidenceView, now: float, width: int = 0) -> Text:
     """One entry; at ``width`` its summary and next action wrap under themselves."""
-    head = Text.assemble((f"E-{ev.id}", "bold"), "  ", (clock_time(ev.created_at), "dim"), f"  {ev.agent}", (f"  {ev.source}", "dim"), (f"  {ago(ev.created_at, now)}", "dim"))
+    head = Text.assemble(
+        (f"E-{ev.id}", "bold"),
+        "  ",
+        (clock_time(ev.created_at), "dim"),
+        f"  {ev.agent}",
+        (f"  {ev.source}", "dim"),
+        (f"  {ago(ev.created_at, now)}", "dim"),
+    )
     if ev.turn_id:
         head.append(f"  turn {ev.turn_id}", style="dim")
     if ev.unverified:
@@ -44,14 +51,21 @@ def evidence_text(ev: EvidenceView, now: float, width: int = 0) -> Text:
     verify = (ev.extra or {}).get("verify") if isinstance(ev.extra, dict) else None
     if verify:
         ok = verify.get("passed")
-        lines.append(Text(f"  verify `{verify.get('command')}` {'passed' if ok else 'FAILED'} in {verify.get('seconds', 0)}s", style="green" if ok else "bold red"))
+        lines.append(
+            Text(
+                f"  verify `{verify.get('command')}` {'passed' if ok else 'FAILED'} in {verify.get('seconds', 0)}s",
+                style="green" if ok else "bold red",
+            )
+        )
     return Text("\n").join(lines)
 
 
 def artifact_text(art: Artifact) -> Text:
     if art.missing:
         return Text.assemble("    ▸ ", (art.path, "bold"), ("  missing when reported", "red"))
-    return Text.assemble("    ▸ ", (art.path, "bold underline"), (f"  {size(art.size)}  sha256 {short_sha(art.sha256)}", "dim"))
+    return Text.assemble(
+        "    ▸ ", (art.path, "bold underline"), (f"  {size(art.size)}  sha256 {short_sha(art.sha256)}", "dim")
+    )
 
 
 class EvidenceLog(OptionList):
@@ -136,7 +150,11 @@ class EvidenceLog(OptionList):
             self.observed_shown.add(obs.id)
             key = f"O-{obs.id}"
             self.artifacts[key] = Artifact(obs.path, obs.size, obs.sha256, obs.size is None)
-            text = Text.assemble(("  observed ", "dim"), (obs.path, "bold"), (f"  {size(obs.size)}  sha256 {short_sha(obs.sha256)}  {obs.agent}  {ago(obs.created_at, now)}", "dim"))
+            text = Text.assemble(
+                ("  observed ", "dim"),
+                (obs.path, "bold"),
+                (f"  {size(obs.size)}  sha256 {short_sha(obs.sha256)}  {obs.agent}  {ago(obs.created_at, now)}", "dim"),
+            )
             options.append(Option(text, id=key))
         if options:
             if self._placeholder:
@@ -144,10 +162,14 @@ class EvidenceLog(OptionList):
                 self._placeholder = False
             self.add_options(options)
             if self.highlighted is None and self.artifacts:  # Enter opens one at once, as the footer says
-                self.highlighted = next(i for i in range(self.option_count) if self.get_option_at_index(i).id in self.artifacts)
+                self.highlighted = next(
+                    i for i in range(self.option_count) if self.get_option_at_index(i).id in self.artifacts
+                )
         elif not self.shown and not self.observed_shown and not self._placeholder:
             self._placeholder = True
-            self.add_option(Option(Text("No evidence yet: each writeback an agent makes shows here.", style="dim"), disabled=True))
+            self.add_option(
+                Option(Text("No evidence yet: each writeback an agent makes shows here.", style="dim"), disabled=True)
+            )
 
     @property
     def highlighted_artifact(self) -> Artifact | None:

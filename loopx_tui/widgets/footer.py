@@ -85,7 +85,9 @@ class KeyBar(Widget):
             text.append("  ")
         for binding, enabled, tooltip in keys:
             start = cell_len(text.plain)
-            item = Text.assemble((self.app.get_key_display(binding), key_style), (binding.description, description_style))
+            item = Text.assemble(
+                (self.app.get_key_display(binding), key_style), (binding.description, description_style)
+            )
             if not enabled:
                 item.stylize("dim")
             text.append_text(item)
@@ -93,7 +95,12 @@ class KeyBar(Widget):
             text.append("  ")
         if palette is not None:
             binding, enabled, tooltip = palette
-            label = Text.assemble(("▏", self.get_component_rich_style("keybar--palette", partial=True)), (self.app.get_key_display(binding), key_style), (binding.description, description_style), " ")
+            label = Text.assemble(
+                ("▏", self.get_component_rich_style("keybar--palette", partial=True)),
+                (self.app.get_key_display(binding), key_style),
+                (binding.description, description_style),
+                " ",
+            )
             width = self.size.width or 80
             room = width - label.cell_len
             text.truncate(max(0, room), pad=True)

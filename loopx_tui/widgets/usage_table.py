@@ -18,7 +18,13 @@ from textual.widgets import Static
 
 from loopx_core.rules.text import terminal_safe
 
-KINDS = (("input", "in"), ("cache_write", "cache w"), ("cache_read", "cache r"), ("output", "out"), ("unsplit", "unsplit"))
+KINDS = (
+    ("input", "in"),
+    ("cache_write", "cache w"),
+    ("cache_read", "cache r"),
+    ("output", "out"),
+    ("unsplit", "unsplit"),
+)
 
 
 class UsageRow(NamedTuple):
@@ -45,21 +51,38 @@ def usage_model(usage: dict | None) -> UsageModel:
     """``usage_of``'s figures arranged for the tab: every number as it came."""
     usage = usage or {"agents": [], "turns": [], "turns_left_out": 0}
     agents = tuple(
-        UsageRow(a["agent"], "", "", a["turns"], dict(a.get("kinds") or {}), a["tokens"], a["usd"]) for a in usage["agents"]
+        UsageRow(a["agent"], "", "", a["turns"], dict(a.get("kinds") or {}), a["tokens"], a["usd"])
+        for a in usage["agents"]
     )
     turns = tuple(
-        UsageRow(t["agent"] + (" (subagent)" if t.get("subagent") else ""), t["at"], t["source"], 1, dict(t.get("kinds") or {}), t["tokens"], t["usd"])
+        UsageRow(
+            t["agent"] + (" (subagent)" if t.get("subagent") else ""),
+            t["at"],
+            t["source"],
+            1,
+            dict(t.get("kinds") or {}),
+            t["tokens"],
+            t["usd"],
+        )
         for t in usage["turns"]
     )
     kinds = {k: sum(row.kinds.get(k, 0) for row in agents) for k, _ in KINDS}
     shown = tuple(k for k, _ in KINDS if any(row.kinds.get(k) for row in agents + turns))
     return UsageModel(
-        agents, turns, usage.get("turns_left_out", 0), sum(r.tokens for r in agents), round(sum(r.usd for r in agents), 6), kinds, shown
+        agents,
+        turns,
+        usage.get("turns_left_out", 0),
+        sum(r.tokens for r in agents),
+        round(sum(r.usd for r in agents), 6),
+        kinds,
+        shown,
     )
 
 
 def _table(title: str, rows, model: UsageModel, *, turns: bool) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 1), expand=False)
+    table = Table(
+        title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 1), expand=False
+    )
     if turns:
         table.add_column("when", style="dim")
         table.add_column("source", style="dim")
@@ -84,7 +107,12 @@ def _table(title: str, rows, model: UsageModel, *, turns: bool) -> Table:
 
 def usage_renderables(model: UsageModel) -> list:
     if not model.agents:
-        return [Text("No usage charged to this card yet: a hook's or a runner's charge, or a writeback's own figures, shows here.", style="dim")]
+        return [
+            Text(
+                "No usage charged to this card yet: a hook's or a runner's charge, or a writeback's own figures, shows here.",
+                style="dim",
+            )
+        ]
     total = Text()
     total.append("total ", style="dim")
     total.append(f"{model.tokens:,} tokens", style="bold")
@@ -94,7 +122,13 @@ def usage_renderables(model: UsageModel) -> list:
     total.append(f"  ${model.usd:.4f}", style="bold")
     total.append("  at the person's prices", style="dim")
     title = "by turn" + (f" (the latest {len(model.turns)}; {model.left_out} before)" if model.left_out else "")
-    return [total, Text(""), _table("by agent", model.agents, model, turns=False), Text(""), _table(title, model.turns, model, turns=True)]
+    return [
+        total,
+        Text(""),
+        _table("by agent", model.agents, model, turns=False),
+        Text(""),
+        _table(title, model.turns, model, turns=True),
+    ]
 
 
 class UsageView(VerticalScroll):

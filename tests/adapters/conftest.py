@@ -55,19 +55,45 @@ class Hooks:
         self.board = board
         self.mp = monkeypatch
 
-    def spawn(self, runtime: str, event: str, data, *, agent: str | None = "a2", env: dict | None = None, raw: str | None = None) -> HookResult:
+    def spawn(
+        self,
+        runtime: str,
+        event: str,
+        data,
+        *,
+        agent: str | None = "a2",
+        env: dict | None = None,
+        raw: str | None = None,
+    ) -> HookResult:
         """A real, cold ``python -m loopx_core hook …`` process."""
-        full = {k: v for k, v in os.environ.items() if k not in ("LOOPX_AGENT", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR")}
+        full = {
+            k: v for k, v in os.environ.items() if k not in ("LOOPX_AGENT", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR")
+        }
         full.update({"LOOPX_DB": self.board.url, **(env or {})})
         if agent:
             full["LOOPX_AGENT"] = agent
         text = raw if raw is not None else json.dumps(data)
         proc = subprocess.run(
-            [sys.executable, "-m", "loopx_core", "hook", runtime, event], input=text, cwd=self.board.root, env=full, capture_output=True, text=True, timeout=60
+            [sys.executable, "-m", "loopx_core", "hook", runtime, event],
+            input=text,
+            cwd=self.board.root,
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         return HookResult(proc.returncode, _parse(proc.stdout), proc.stdout, proc.stderr)
 
-    def run(self, runtime: str, event: str, data, *, agent: str | None = "a2", env: dict | None = None, raw: str | None = None) -> HookResult:
+    def run(
+        self,
+        runtime: str,
+        event: str,
+        data,
+        *,
+        agent: str | None = "a2",
+        env: dict | None = None,
+        raw: str | None = None,
+    ) -> HookResult:
         """The same hook in-process (fast): ``run_hook`` with the real stdin/stdout contract."""
         from loopx_core.adapters.hooks import run_hook
 
@@ -83,7 +109,14 @@ class Hooks:
                 mp.delenv("LOOPX_AGENT", raising=False)
             for key, value in (env or {}).items():
                 mp.setenv(key, value)
-            code = run_hook(runtime, event, None, stdin=io.StringIO(raw if raw is not None else json.dumps(data)), stdout=out, stderr=err)
+            code = run_hook(
+                runtime,
+                event,
+                None,
+                stdin=io.StringIO(raw if raw is not None else json.dumps(data)),
+                stdout=out,
+                stderr=err,
+            )
         return HookResult(code, _parse(out.getvalue()), out.getvalue(), err.getvalue())
 
     def answer(self, gate: str, decision: str = "approve", remember: str | None = None) -> None:

@@ -49,7 +49,14 @@ def _run(board, agent: str | None, argv: list[str], also: tuple[str, ...] = ()) 
     env.pop("LOOPX_AGENT", None)
     if agent is not None:
         env["LOOPX_AGENT"] = agent
-    proc = subprocess.run([sys.executable, "-c", PROBE, "--json", *argv], cwd=board.root, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "--json", *argv],
+        cwd=board.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     code, *loaded = proc.stderr.rsplit("LOADED ", 1)[-1].split()
     return int(code), loaded
 
@@ -77,7 +84,11 @@ def test_a_persons_verbs_pay_no_more_than_an_agents(team, tmp_path):
     public = json.loads(other.path.read_text())["public"]
     expect: list[str] = []
     also = ("cryptography.hazmat.primitives.serialization",)
-    for argv in (["card", "add", "from a person", "--priority", "1"], ["person", "add", "bo", public], ["person", "list"]):
+    for argv in (
+        ["card", "add", "from a person", "--priority", "1"],
+        ["person", "add", "bo", public],
+        ["person", "list"],
+    ):
         code, loaded = _run(team, None, argv, also)
         assert code == 0 and loaded == expect, (argv, code, loaded)
     fingerprint = keys.fingerprint(keys.unb64(public))
@@ -96,7 +107,9 @@ def test_polling_a_gate_and_listing_cards_read_sqlite_without_peewee(team):
     expect: list[str] = []
     assert _run(team, "a1", ["gate", "status", "G-1"]) == (6, expect)
     assert _run(team, "a1", ["card", "list", "--status", "waiting"]) == (0, expect)
-    assert _run(team, "a1", ["card", "list", "--full"], also=("loopx_core.ops.cards",))[1] == expect + ["loopx_core.ops.cards"]  # whole cards: the kernel
+    assert _run(team, "a1", ["card", "list", "--full"], also=("loopx_core.ops.cards",))[1] == expect + [
+        "loopx_core.ops.cards"
+    ]  # whole cards: the kernel
 
 
 def test_bad_input_still_gets_pydantics_message(team):
@@ -121,9 +134,19 @@ def _stop(board, agent: str, transcript) -> tuple[str, list[str]]:
     """A cold Stop hook process: what it answered, and which heavy modules it loaded."""
     from .conftest import payload
 
-    data = payload("claude/stop.json", CWD=str(board.root), TRANSCRIPT=str(transcript) if transcript else "/nonexistent/t.jsonl")
+    data = payload(
+        "claude/stop.json", CWD=str(board.root), TRANSCRIPT=str(transcript) if transcript else "/nonexistent/t.jsonl"
+    )
     env = {**os.environ, "LOOPX_DB": board.url, "LOOPX_AGENT": agent, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-c", STOP_PROBE], input=json.dumps(data), cwd=board.root, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", STOP_PROBE],
+        input=json.dumps(data),
+        cwd=board.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return proc.stdout, proc.stderr.rsplit("LOADED ", 1)[-1].split()
 
 

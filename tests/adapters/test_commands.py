@@ -29,7 +29,9 @@ def project(tmp_path):
 
 
 def needs(command: str, root, *, tool: str = "Bash", agent: str | None = "a2", cwd=None) -> list:
-    return policy.classify(tool, {"command": command}, str(cwd or root), str(root), ground=Ground(str(root)), agent=agent)
+    return policy.classify(
+        tool, {"command": command}, str(cwd or root), str(root), ground=Ground(str(root)), agent=agent
+    )
 
 
 def scopes(command: str, root, **kw) -> set:
@@ -48,11 +50,11 @@ EVASIONS = [
     ("eval of literal words", "eval git push"),
     ("piped into sh", 'echo "git push" | sh'),
     ("piped into bash -s", "printf 'git push' | bash -s"),
-    ("a python subprocess", 'python3 -c "import subprocess; subprocess.run([\'git\',\'push\'])"'),
+    ("a python subprocess", "python3 -c \"import subprocess; subprocess.run(['git','push'])\""),
     ("python os.system", "python -c 'import os; os.system(\"git push\")'"),
     ("python through __import__", "python3 -c \"__import__('o'+'s').system('git push')\""),
-    ("node child_process", "node -e 'require(\"child_process\").execSync(\"git push\")'"),
-    ("node dynamic require", "node -e 'require(\"child\"+\"_process\").execSync(\"git push\")'"),
+    ("node child_process", 'node -e \'require("child_process").execSync("git push")\''),
+    ("node dynamic require", 'node -e \'require("child"+"_process").execSync("git push")\''),
     ("perl system", "perl -e 'system(\"git push\")'"),
     ("perl backquotes", "perl -e '`git push`'"),
     ("ruby system", "ruby -e 'system(\"git push\")'"),
@@ -120,13 +122,16 @@ def test_what_the_hook_could_not_read_says_why(project):
 GROUND = [
     ("read the board with sqlite3", "sqlite3 .loopx/board.db 'select * from gate'"),
     ("write the board with sqlite3", "sqlite3 .loopx/board.db \"update gate set status='approved'\""),
-    ("open the board from python", "python3 -c \"import sqlite3; sqlite3.connect('.loopx/board.db').execute('delete from gate')\""),
+    (
+        "open the board from python",
+        "python3 -c \"import sqlite3; sqlite3.connect('.loopx/board.db').execute('delete from gate')\"",
+    ),
     ("delete the board folder", "rm -rf .loopx"),
     ("delete the project", "rm -rf ."),
     ("delete with a glob", "rm -rf .lo*"),
     ("copy over the board", "cp /tmp/evil.db .loopx/board.db"),
     ("move the board away", "mv .loopx /tmp/gone"),
-    ("redirect into the policy", "echo '{\"allow\": [\".*\"]}' > .loopx/policy.json"),
+    ("redirect into the policy", 'echo \'{"allow": [".*"]}\' > .loopx/policy.json'),
     ("tee into the policy", "echo '{}' | tee .loopx/policy.json"),
     ("cd into the board folder", "cd .loopx && rm board.db"),
     ("dd over the board", "dd if=/dev/zero of=.loopx/board.db bs=1 count=1"),
@@ -199,7 +204,10 @@ def test_the_board_database_on_postgresql(project):
     ground = Ground(str(project), board_url=url)
 
     def found(command):
-        return {n.scope or "refused" for n in policy.classify("Bash", {"command": command}, str(project), str(project), ground=ground)}
+        return {
+            n.scope or "refused"
+            for n in policy.classify("Bash", {"command": command}, str(project), str(project), ground=ground)
+        }
 
     assert "refused" in found(f"psql {url} -c 'delete from gate'")
     assert "refused" in found("psql -h db.internal -d teamboard -c 'select 1'")
@@ -209,21 +217,27 @@ def test_the_board_database_on_postgresql(project):
 
 # -- file tools and patches ------------------------------------------------------------
 
-@pytest.mark.parametrize("tool, field, path", [
-    ("Write", "file_path", ".loopx/policy.json"),
-    ("Edit", "file_path", ".claude/settings.json"),
-    ("Write", "file_path", ".claude/settings.local.json"),
-    ("Write", "file_path", ".mcp.json"),
-    ("Edit", "file_path", ".codex/config.toml"),
-    ("NotebookEdit", "notebook_path", ".loopx/x.ipynb"),
-    ("Read", "file_path", ".loopx/board.db"),
-    ("Read", "file_path", "~/.config/loopx/key.pem"),
-    ("Grep", "path", ".loopx"),
-    ("view_image", "path", ".loopx/board.db"),
-])
+
+@pytest.mark.parametrize(
+    "tool, field, path",
+    [
+        ("Write", "file_path", ".loopx/policy.json"),
+        ("Edit", "file_path", ".claude/settings.json"),
+        ("Write", "file_path", ".claude/settings.local.json"),
+        ("Write", "file_path", ".mcp.json"),
+        ("Edit", "file_path", ".codex/config.toml"),
+        ("NotebookEdit", "notebook_path", ".loopx/x.ipynb"),
+        ("Read", "file_path", ".loopx/board.db"),
+        ("Read", "file_path", "~/.config/loopx/key.pem"),
+        ("Grep", "path", ".loopx"),
+        ("view_image", "path", ".loopx/board.db"),
+    ],
+)
 def test_file_tools_cannot_touch_the_ground(project, tool, field, path):
     full = os.path.expanduser(path) if path.startswith("~") else str(project / path)
-    found = policy.classify(tool, {field: full, "content": "{}"}, str(project), str(project), ground=Ground(str(project)))
+    found = policy.classify(
+        tool, {field: full, "content": "{}"}, str(project), str(project), ground=Ground(str(project))
+    )
     assert [n.scope for n in found] == [None], found
 
 
@@ -233,7 +247,7 @@ def test_glob_of_the_board_folder(project):
 
 
 def test_codex_apply_patch_cannot_touch_the_ground(project):
-    patch = "*** Begin Patch\n*** Add File: .loopx/policy.json\n+{\"allow\": [\".*\"]}\n*** End Patch\n"
+    patch = '*** Begin Patch\n*** Add File: .loopx/policy.json\n+{"allow": [".*"]}\n*** End Patch\n'
     found = policy.classify("apply_patch", {"command": patch}, str(project), str(project), ground=Ground(str(project)))
     assert [n.scope for n in found] == [None]
     via_shell = "apply_patch <<'PATCH'\n" + patch + "PATCH"
@@ -261,7 +275,7 @@ POWERSHELL = [
     ("Get-ChildItem | ForEach-Object { git push }", {"git:push"}),
     ("Invoke-Command -ScriptBlock { npm publish }", {"publish:npm"}),
     ("Set-Alias g git; g push", {"git:push"}),
-    ("cmd /c \"git push\"", {"git:push"}),
+    ('cmd /c "git push"', {"git:push"}),
     ("[System.Diagnostics.Process]::Start('git', 'push')", {"shell:opaque"}),
     ("pwsh -EncodedCommand " + base64.b64encode("git push".encode("utf-16-le")).decode(), {"git:push"}),
     ("Remove-Item -Recurse -Force C:\\Windows\\Temp\\x", {"fs:delete-outside"}),
@@ -285,7 +299,9 @@ def test_leaving_the_sandbox_needs_a_person(project):
     `loopx init` turns on keeps the agent off LoopX's ground): a scope."""
     found = policy.classify("Bash", {"command": "ls", "dangerouslyDisableSandbox": True}, str(project), str(project))
     assert [n.scope for n in found] == ["sandbox:off"]
-    assert policy.classify("Bash", {"command": "ls", "dangerouslyDisableSandbox": False}, str(project), str(project)) == []
+    assert (
+        policy.classify("Bash", {"command": "ls", "dangerouslyDisableSandbox": False}, str(project), str(project)) == []
+    )
     codex_old = policy.classify("exec_command", {"cmd": "git push"}, str(project), str(project))
     assert [n.scope for n in codex_old] == ["git:push"]
 
@@ -293,38 +309,83 @@ def test_leaving_the_sandbox_needs_a_person(project):
 def test_monitor_and_skill_commands_are_shell_commands(project):
     """Claude Code's Monitor runs `command` in a shell; skill commands come as
     PreSkillShellCommand with tool_name Bash or PowerShell: the same checks."""
-    monitor = policy.classify("Monitor", {"description": "watch", "timeout_ms": 1000, "command": "tail -f log | while read l; do git push; done"}, str(project), str(project))
+    monitor = policy.classify(
+        "Monitor",
+        {"description": "watch", "timeout_ms": 1000, "command": "tail -f log | while read l; do git push; done"},
+        str(project),
+        str(project),
+    )
     assert {n.scope for n in monitor} == {"git:push"}
-    websocket = policy.classify("Monitor", {"description": "ws", "timeout_ms": 1000, "ws": {"url": "ws://127.0.0.1:9"}}, str(project), str(project))
+    websocket = policy.classify(
+        "Monitor",
+        {"description": "ws", "timeout_ms": 1000, "ws": {"url": "ws://127.0.0.1:9"}},
+        str(project),
+        str(project),
+    )
     assert websocket == []
 
 
 # -- what agents run all day needs nothing --------------------------------------------------
 
 BENIGN = [
-    "git status", "git log --oneline -20 | head", "git diff HEAD~1 -- src/",
+    "git status",
+    "git log --oneline -20 | head",
+    "git diff HEAD~1 -- src/",
     'git add -A && git commit -m "Fix the parser\n\nexplains $(why) in quotes"',
     "git commit -m \"$(cat <<'END'\nFix the parser\n\ngit push follows later\nEND\n)\"",
-    "git checkout -b feature/x", "git stash && git pull --rebase && git stash pop", "git clean -n", "git rm --cached -r build",
-    "npm test", "npm run build", "npm install", "pnpm install --frozen-lockfile", "yarn test", "npx tsc --noEmit",
-    "pytest -q tests/ 2>&1 | tail -20", "python -m pytest -x", "uv run pytest", "poetry run pytest -q",
+    "git checkout -b feature/x",
+    "git stash && git pull --rebase && git stash pop",
+    "git clean -n",
+    "git rm --cached -r build",
+    "npm test",
+    "npm run build",
+    "npm install",
+    "pnpm install --frozen-lockfile",
+    "yarn test",
+    "npx tsc --noEmit",
+    "pytest -q tests/ 2>&1 | tail -20",
+    "python -m pytest -x",
+    "uv run pytest",
+    "poetry run pytest -q",
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e .",
     "cd src && ls -la && cd ..",
     'find . -name "*.py" -not -path "./.venv/*" | xargs wc -l',
     "find . -name __pycache__ -type d -exec rm -rf {} +",
-    'grep -rn "TODO" src/ | head -50', 'rg "def main" -g "*.py"',
+    'grep -rn "TODO" src/ | head -50',
+    'rg "def main" -g "*.py"',
     "cat > src/notes.md <<'END'\n# Notes\n$HOME and git push are only words here\nEND",
-    'echo "done" > out.txt', "make test", "cargo build --release", "go test ./...", "docker build -t app .",
-    "curl -s http://localhost:8080/health | jq .", "sed -i 's/foo/bar/g' src/a.py", "awk '{print $1}' data.txt | sort | uniq -c",
-    "for f in src/*.py; do echo $f; done", "if [ -f package.json ]; then npm ci; fi", 'export PATH="$HOME/.local/bin:$PATH"',
+    'echo "done" > out.txt',
+    "make test",
+    "cargo build --release",
+    "go test ./...",
+    "docker build -t app .",
+    "curl -s http://localhost:8080/health | jq .",
+    "sed -i 's/foo/bar/g' src/a.py",
+    "awk '{print $1}' data.txt | sort | uniq -c",
+    "for f in src/*.py; do echo $f; done",
+    "if [ -f package.json ]; then npm ci; fi",
+    'export PATH="$HOME/.local/bin:$PATH"',
     "python -c \"import json,sys; print(json.load(open('package.json'))['version'])\"",
-    'node -e "console.log(require(\'./package.json\').version)"',
-    "mkdir -p build && cp -r src build/", "timeout 60 npm test", "env NODE_ENV=test npm test", "wc -l $(git ls-files)",
-    "diff <(sort a) <(sort b)", "python3 --version", "rm -rf build dist *.egg-info", "rm -f src/*.pyc",
-    "loopx next --claim", 'loopx writeback LX-1 --summary "did x" --artifact src/a.py', "loopx gate status G-1",
-    'loopx gate ask LX-1 --question "Push?" --scope git:push --wait', "loopx context LX-1",
-    "sqlite3 app.db 'select count(*) from users'", "tmux ls", "less README.md", "xargs -n1 echo < list.txt",
-    "echo '.loopx/' >> .gitignore", "./src/a.py --help",
+    "node -e \"console.log(require('./package.json').version)\"",
+    "mkdir -p build && cp -r src build/",
+    "timeout 60 npm test",
+    "env NODE_ENV=test npm test",
+    "wc -l $(git ls-files)",
+    "diff <(sort a) <(sort b)",
+    "python3 --version",
+    "rm -rf build dist *.egg-info",
+    "rm -f src/*.pyc",
+    "loopx next --claim",
+    'loopx writeback LX-1 --summary "did x" --artifact src/a.py',
+    "loopx gate status G-1",
+    'loopx gate ask LX-1 --question "Push?" --scope git:push --wait',
+    "loopx context LX-1",
+    "sqlite3 app.db 'select count(*) from users'",
+    "tmux ls",
+    "less README.md",
+    "xargs -n1 echo < list.txt",
+    "echo '.loopx/' >> .gitignore",
+    "./src/a.py --help",
 ]
 
 

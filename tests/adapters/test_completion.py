@@ -45,9 +45,21 @@ def test_bash_completes_verbs_subcommands_and_options_from_the_verb_table():
 def test_each_shell_gets_a_script_that_registers_loopx():
     for shell, mark in (("bash", "complete -o"), ("zsh", "compdef"), ("fish", "complete --command loopx")):
         done = subprocess.run([str(BIN / "loopx"), "completion", shell], capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0 and mark in done.stdout and "loopx" in done.stdout, (shell, done.stdout[:400], done.stderr)
-    as_json = json.loads(subprocess.run([str(BIN / "loopx"), "--json", "completion", "fish"], capture_output=True, text=True, timeout=60).stdout)
-    assert as_json["shell"] == "fish" and "fish/completions" in as_json["install"] and "complete --command loopx" in as_json["script"]
+        assert done.returncode == 0 and mark in done.stdout and "loopx" in done.stdout, (
+            shell,
+            done.stdout[:400],
+            done.stderr,
+        )
+    as_json = json.loads(
+        subprocess.run(
+            [str(BIN / "loopx"), "--json", "completion", "fish"], capture_output=True, text=True, timeout=60
+        ).stdout
+    )
+    assert (
+        as_json["shell"] == "fish"
+        and "fish/completions" in as_json["install"]
+        and "complete --command loopx" in as_json["script"]
+    )
     bad = subprocess.run([str(BIN / "loopx"), "completion", "tcsh"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "bash" in bad.stderr  # the choices, said
 
@@ -63,7 +75,14 @@ def test_a_completion_request_never_answers_for_the_hook(tmp_path):
     (board / "board.db").write_text("")
     event = payload("claude/pre_tool_use_bash.json", CWD=str(tmp_path), COMMAND="cat .loopx/board.db")
     env = dict(os.environ, _ARGCOMPLETE="1", COMP_LINE="loopx ", COMP_POINT="6", LOOPX_AGENT="a1")
-    done = subprocess.run([sys.executable, "-I", "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"], input=json.dumps(event),
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"],
+        input=json.dumps(event),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     answer = json.loads(done.stdout)
     assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", done.stdout

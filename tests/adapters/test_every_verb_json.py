@@ -91,12 +91,20 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
         (("runner", "stop"), ["runner", "stop", "a1"], {}),
         (("workspace", "open"), ["workspace", "open", "LX-2"], {}),  # not a git repository: refused, as JSON
         (("workspace", "list"), ["workspace", "list"], {}),
-        (("workspace", "start"), ["workspace", "start", "LX-2", "--runtime", "claude-code", "--agent", AGENT], {}),  # no hooks set up: refused, as JSON
+        (
+            ("workspace", "start"),
+            ["workspace", "start", "LX-2", "--runtime", "claude-code", "--agent", AGENT],
+            {},
+        ),  # no hooks set up: refused, as JSON
         (("workspace", "archive"), ["workspace", "archive", "LX-2"], {}),
         (("workspace", "gc"), ["workspace", "gc", "--dry-run"], {}),
         (("workspace", "setup"), ["workspace", "setup", "true", "--timeout", "1m"], {}),
         (("card", "add"), ["card", "add", "Third"], {}),  # a ready card for a2's runner's one turn
-        (("run", None), ["run", "--agent", "a2", "--runtime", "shell", "--turns", "1", "--", sys.executable, "-c", "pass"], {}),
+        (
+            ("run", None),
+            ["run", "--agent", "a2", "--runtime", "shell", "--turns", "1", "--", sys.executable, "-c", "pass"],
+            {},
+        ),
         (("watch", None), ["watch", "--once"], {}),
         (("board", None), ["board"], {}),
         (("demo", None), ["demo", "--script"], {}),

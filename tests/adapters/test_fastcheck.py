@@ -19,7 +19,10 @@ def kernel_view(board, agent: str, now: float) -> dict:
         with store.read():
             card = Card.select().where((Card.lease_holder == agent) & Card.status.in_(fastcheck.HELD)).first()
             rules = authority.Authority.of(store)
-            return {s: rules.allowed(s, agent, card.id if card else None, card.lease_token if card else None, now) for s in SCOPES}
+            return {
+                s: rules.allowed(s, agent, card.id if card else None, card.lease_token if card else None, now)
+                for s in SCOPES
+            }
     finally:
         store.close()
 
@@ -80,13 +83,23 @@ def test_the_hook_reads_now_as_the_kernel_does(hooks, working, value):
     from tests.adapters.conftest import deny_reason, payload
 
     before = working.snapshot()
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="git push origin main", SESSION="s", PATH=""), agent="a1", env={"LOOPX_NOW": value})
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(
+            "claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="git push origin main", SESSION="s", PATH=""
+        ),
+        agent="a1",
+        env={"LOOPX_NOW": value},
+    )
     assert "LOOPX_NOW" in deny_reason(res) and "Traceback" not in res.stderr
     assert working.snapshot() == before
     assert working.cli("card", "list", agent="a1", env={"LOOPX_NOW": value}).code == 2  # the CLI refuses the same time
 
 
-def test_on_a_board_that_is_not_a_test_board_the_hook_refuses_loopx_now_as_the_kernel_does(hooks, tmp_path, monkeypatch):
+def test_on_a_board_that_is_not_a_test_board_the_hook_refuses_loopx_now_as_the_kernel_does(
+    hooks, tmp_path, monkeypatch
+):
     """The fast reader took any in-range ``LOOPX_NOW`` as "now" on any board,
     while the kernel honours it only on a test board and refuses it on every
     other (``clock_refused``). One rule (``trust.clock_movable``) now answers
@@ -109,7 +122,9 @@ def test_on_a_board_that_is_not_a_test_board_the_hook_refuses_loopx_now_as_the_k
     real.ok("card", "add", "ship")
     real.ok("claim", "LX-1", agent="a1")
     hooks.board = real
-    push = payload("claude/pre_tool_use_bash.json", CWD=str(real.root), COMMAND="git push origin main", SESSION="s", PATH="")
+    push = payload(
+        "claude/pre_tool_use_bash.json", CWD=str(real.root), COMMAND="git push origin main", SESSION="s", PATH=""
+    )
     assert hooks.spawn("claude-code", "pre-tool-use", push, agent="a1").out is None  # the real clock: a1 may push
     before = real.snapshot()
     past = {"LOOPX_NOW": repr(time.time() - 3600)}  # in range, and on a board that is not a test board

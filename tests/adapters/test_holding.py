@@ -33,7 +33,14 @@ def test_every_reader_picks_the_same_card(team, hooks, monkeypatch):
     clock.freeze(later)
 
     # the PreToolUse hook's gate: the card it asks on
-    reason = deny_reason(hooks.run("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(team.root), COMMAND="git push"), env={"LOOPX_NOW": str(later)}))
+    reason = deny_reason(
+        hooks.run(
+            "claude-code",
+            "pre-tool-use",
+            payload("claude/pre_tool_use_bash.json", CWD=str(team.root), COMMAND="git push"),
+            env={"LOOPX_NOW": str(later)},
+        )
+    )
     hook_card = re.search(r"\bon (LX-\d+)", reason).group(1)
 
     store = team.store()
@@ -65,9 +72,17 @@ def test_a_card_waiting_on_its_merge_is_never_the_agents_card_when_it_took_anoth
     team.ok("writeback", "LX-1", "--summary", "fixed", agent="a2")
     assert team.ok("done", "LX-1", "--summary", "fixed", agent="a2")["card"]["pending_gate"] == "G-1"  # the merge gate
     took = team.cli("next", "--claim", agent="a2").data
-    assert took["action"] == "wait" and took["card"]["id"] == "LX-2" and took["claimed"] is True, took  # its permission gate G-2
+    assert took["action"] == "wait" and took["card"]["id"] == "LX-2" and took["claimed"] is True, (
+        took
+    )  # its permission gate G-2
 
-    reason = deny_reason(hooks.run("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(team.root), COMMAND="git push")))
+    reason = deny_reason(
+        hooks.run(
+            "claude-code",
+            "pre-tool-use",
+            payload("claude/pre_tool_use_bash.json", CWD=str(team.root), COMMAND="git push"),
+        )
+    )
     store = team.store()
     try:
         with store.read():
@@ -89,7 +104,13 @@ def test_the_order(monkeypatch):
             self.id, self.status, self.priority, self.monitor_due = id, status, priority, monitor_due
 
     now = 100.0
-    cards = [Card(1, "paused", 0), Card(2, "waiting", 1), Card(3, "monitoring", 0, monitor_due=50), Card(4, "monitoring", 0, monitor_due=500), Card(5, "done", 0)]
+    cards = [
+        Card(1, "paused", 0),
+        Card(2, "waiting", 1),
+        Card(3, "monitoring", 0, monitor_due=50),
+        Card(4, "monitoring", 0, monitor_due=500),
+        Card(5, "done", 0),
+    ]
     assert holding.choose(cards, now).id == 3
     assert holding.choose([c for c in cards if c.id != 3], now).id == 2
     assert holding.choose([cards[0], cards[3]], now).id == 1  # paused before a monitored card that is not due

@@ -20,7 +20,11 @@ def gates(board) -> list:
 
 
 def test_monitor_commands_are_checked(hooks, working):
-    call = payload("claude/pre_tool_use_monitor.json", CWD=str(working.root), COMMAND="tail -f build.log | grep -q done && git push")
+    call = payload(
+        "claude/pre_tool_use_monitor.json",
+        CWD=str(working.root),
+        COMMAND="tail -f build.log | grep -q done && git push",
+    )
     reason = deny_reason(hooks.run("claude-code", "pre-tool-use", call))
     assert "`git:push`" in reason and "G-1" in reason
 
@@ -36,10 +40,19 @@ def test_skill_shell_commands_are_checked_and_answered_as_their_event(hooks, wor
     out = res.out["hookSpecificOutput"]
     assert res.code == 0 and out["hookEventName"] == "PreSkillShellCommand"
     assert out["permissionDecision"] == "deny" and "`publish:npm`" in out["permissionDecisionReason"]
-    ground = payload("claude/pre_skill_shell_command.json", CWD=str(working.root), COMMAND="sqlite3 .loopx/board.db .dump")
+    ground = payload(
+        "claude/pre_skill_shell_command.json", CWD=str(working.root), COMMAND="sqlite3 .loopx/board.db .dump"
+    )
     out = hooks.run("claude-code", "pre-skill-shell-command", ground).out["hookSpecificOutput"]
     assert out["hookEventName"] == "PreSkillShellCommand" and out["permissionDecision"] == "deny"
-    assert hooks.run("claude-code", "pre-skill-shell-command", payload("claude/pre_skill_shell_command.json", CWD=str(working.root), COMMAND="git log -1")).stdout == ""
+    assert (
+        hooks.run(
+            "claude-code",
+            "pre-skill-shell-command",
+            payload("claude/pre_skill_shell_command.json", CWD=str(working.root), COMMAND="git log -1"),
+        ).stdout
+        == ""
+    )
 
 
 def test_init_registers_the_skill_event_for_claude_code_only(board):
@@ -59,7 +72,14 @@ def test_codex_interactive_sessions_need_a_scope(hooks, working):
     for command in ("bash", "python3 -i", "node", "sqlite3 notes.db"):
         call = payload("codex/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command, SESSION="s")
         assert "`shell:interactive`" in deny_reason(hooks.run("codex", "pre-tool-use", call)), command
-    assert hooks.run("codex", "pre-tool-use", payload("codex/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="python3 -m pytest -q", SESSION="s")).stdout == ""
+    assert (
+        hooks.run(
+            "codex",
+            "pre-tool-use",
+            payload("codex/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="python3 -m pytest -q", SESSION="s"),
+        ).stdout
+        == ""
+    )
 
 
 def test_ground_is_refused_without_a_gate(hooks, working):
@@ -70,10 +90,21 @@ def test_ground_is_refused_without_a_gate(hooks, working):
     working.ok("card", "add", "Another")
     working.ok("next", "--claim", agent="root")
     for agent in ("a2", "root"):
-        res = hooks.run("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="sqlite3 .loopx/board.db \"update gate set status='approved'\""), agent=agent)
+        res = hooks.run(
+            "claude-code",
+            "pre-tool-use",
+            payload(
+                "claude/pre_tool_use_bash.json",
+                CWD=str(working.root),
+                COMMAND="sqlite3 .loopx/board.db \"update gate set status='approved'\"",
+            ),
+            agent=agent,
+        )
         reason = deny_reason(res)
         assert "never lets an agent do this" in reason and "only LoopX itself may touch it" in reason
-    edit = payload("claude/pre_tool_use_edit.json", CWD=str(working.root), PATH=str(working.root / ".claude" / "settings.json"))
+    edit = payload(
+        "claude/pre_tool_use_edit.json", CWD=str(working.root), PATH=str(working.root / ".claude" / "settings.json")
+    )
     assert "Claude Code's settings" in deny_reason(hooks.run("claude-code", "pre-tool-use", edit))
     assert gates(working) == []
 
@@ -82,10 +113,17 @@ def test_unreadable_or_hostile_payloads_are_denied(hooks, working):
     deep = '{"tool_name": "Bash", "tool_input": {"command": "ls", "x": ' + "[" * 100_000 + "]" * 100_000 + "}}"
     res = hooks.spawn("claude-code", "pre-tool-use", None, raw=deep)
     assert res.code == 0 and "nested too deeply" in deny_reason(res) and "Traceback" not in res.stderr
-    huge = json.dumps({"tool_name": "Write", "tool_input": {"file_path": str(working.root / "a.txt"), "content": "x" * (hook_module.MAX_PAYLOAD + 10)}})
+    huge = json.dumps(
+        {
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(working.root / "a.txt"), "content": "x" * (hook_module.MAX_PAYLOAD + 10)},
+        }
+    )
     res = hooks.run("claude-code", "pre-tool-use", None, raw=huge)
     assert "larger than 8 MB" in deny_reason(res)
-    long_command = payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="echo " + "x" * policy.MAX_COMMAND)
+    long_command = payload(
+        "claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="echo " + "x" * policy.MAX_COMMAND
+    )
     assert "characters long" in deny_reason(hooks.run("claude-code", "pre-tool-use", long_command))
     odd = payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="git push \ud800\x1b[31m")
     res = hooks.spawn("claude-code", "pre-tool-use", odd)
@@ -97,7 +135,9 @@ def test_an_internal_error_denies_the_call(hooks, working, monkeypatch):
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(policy, "classify", broken)
-    res = hooks.run("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="ls"))
+    res = hooks.run(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="ls")
+    )
     assert "internal error: ZeroDivisionError" in deny_reason(res) and "boom" in res.stderr
 
 
@@ -107,7 +147,9 @@ def test_a_check_that_runs_out_of_time_denies_the_call(hooks, working, monkeypat
     monkeypatch.setitem(hook_module.DEADLINES, "pre-tool-use", 0.5)
     never = threading.Event()
     monkeypatch.setattr(policy, "classify", lambda *a, **k: never.wait())
-    res = hooks.run("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="ls"))
+    res = hooks.run(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="ls")
+    )
     assert "could not check this call in time" in deny_reason(res)
 
 
@@ -121,4 +163,6 @@ def test_stop_never_reads_a_transcript_that_does_not_end(hooks, working, tmp_pat
     stop = payload("claude/stop.json", CWD=str(working.root), TRANSCRIPT=path)
     res = hooks.spawn("claude-code", "stop", stop)
     assert res.code == 0 and "not a regular file" in res.stderr
-    assert "wrote no evidence" in res.out["hookSpecificOutput"]["additionalContext"]  # the evidence check still ran (Claude Code: Stop continues with additionalContext)
+    assert (
+        "wrote no evidence" in res.out["hookSpecificOutput"]["additionalContext"]
+    )  # the evidence check still ran (Claude Code: Stop continues with additionalContext)

@@ -18,6 +18,7 @@ def write(path: str, board) -> dict:
 
 # -- PreToolUse ----------------------------------------------------------------------
 
+
 def test_gate_opened_reused_then_allowed_once_a_human_approves(hooks, working):
     """The key path, as real processes: deny with a gate, the retry reuses it,
     a human approves, the very same call is allowed."""
@@ -42,14 +43,24 @@ def test_gate_opened_reused_then_allowed_once_a_human_approves(hooks, working):
     assert decision["permissionDecision"] == "allow" and "G-1" in decision["permissionDecisionReason"]
     assert allowed.stderr == ""
     # the approval covers the scope for the rest of the lease, not just that command
-    assert hooks.run("claude-code", "pre-tool-use", bash("git push --tags", working)).out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert (
+        hooks.run("claude-code", "pre-tool-use", bash("git push --tags", working)).out["hookSpecificOutput"][
+            "permissionDecision"
+        ]
+        == "allow"
+    )
     assert len(working.ok("gate", "list")["gates"]) == 1
 
 
 def test_safe_calls_are_decided_without_the_board(hooks, working, tmp_path):
     missing = {"LOOPX_DB": str(tmp_path / "nowhere" / "board.db")}
-    for call in (bash("ls -la", working), bash("pytest -q", working), write(str(working.root / "src" / "a.py"), working),
-                 payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="cat README.md") | {"tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"}}):
+    for call in (
+        bash("ls -la", working),
+        bash("pytest -q", working),
+        write(str(working.root / "src" / "a.py"), working),
+        payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="cat README.md")
+        | {"tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"}},
+    ):
         res = hooks.spawn("claude-code", "pre-tool-use", call, env=missing)
         assert (res.code, res.stdout, res.stderr) == (0, "", ""), res
     # the board being unreadable fails closed for a dangerous call, and says why
@@ -63,7 +74,9 @@ def test_malformed_and_empty_stdin_fail_closed(hooks, working):
     """A tool call the hook cannot read is denied, with the reason, never a traceback."""
     empty = hooks.spawn("claude-code", "pre-tool-use", None, raw="")
     assert empty.code == 0 and "stdin is empty" in deny_reason(empty) and "stdin is empty" in empty.stderr
-    garbled = hooks.spawn("claude-code", "pre-tool-use", None, raw='{"tool_name": "Bash", "tool_input": {"command": "git push origin ma')
+    garbled = hooks.spawn(
+        "claude-code", "pre-tool-use", None, raw='{"tool_name": "Bash", "tool_input": {"command": "git push origin ma'
+    )
     assert garbled.code == 0 and "not a JSON object" in deny_reason(garbled)
     harmless = hooks.spawn("claude-code", "pre-tool-use", None, raw='{"tool_name": "Read", "tool_input": {"file_pa')
     assert harmless.code == 0 and "could not read this tool call" in deny_reason(harmless)
@@ -94,7 +107,9 @@ def test_write_outside_the_project(hooks, working):
 
 def test_rm_rf_outside_the_project(hooks, working):
     assert hooks.run("claude-code", "pre-tool-use", bash("rm -rf build dist", working)).stdout == ""
-    assert "`fs:delete-outside`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("rm -rf ~/old-project", working)))
+    assert "`fs:delete-outside`" in deny_reason(
+        hooks.run("claude-code", "pre-tool-use", bash("rm -rf ~/old-project", working))
+    )
 
 
 def test_rejected_gate_then_no_card(hooks, working):
@@ -105,9 +120,13 @@ def test_rejected_gate_then_no_card(hooks, working):
 
 
 def test_identity_problems_deny_only_dangerous_calls(hooks, working):
-    assert "LOOPX_AGENT is not set" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push", working), agent=None))
+    assert "LOOPX_AGENT is not set" in deny_reason(
+        hooks.run("claude-code", "pre-tool-use", bash("git push", working), agent=None)
+    )
     assert hooks.run("claude-code", "pre-tool-use", bash("ls", working), agent=None).stdout == ""
-    assert "unknown agent 'ghost'" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push", working), agent="ghost"))
+    assert "unknown agent 'ghost'" in deny_reason(
+        hooks.run("claude-code", "pre-tool-use", bash("git push", working), agent="ghost")
+    )
 
 
 def test_board_rules_from_the_policy_file(hooks, working):
@@ -115,7 +134,14 @@ def test_board_rules_from_the_policy_file(hooks, working):
     `allow` is ignored (and says so on stderr)."""
     folder = working.root / ".loopx"
     folder.mkdir(exist_ok=True)
-    (folder / "policy.json").write_text(json.dumps({"rules": [{"command": r"^make release\b", "scope": "publish:release"}], "allow": ["^git push origin agent/"]}))
+    (folder / "policy.json").write_text(
+        json.dumps(
+            {
+                "rules": [{"command": r"^make release\b", "scope": "publish:release"}],
+                "allow": ["^git push origin agent/"],
+            }
+        )
+    )
     assert "`publish:release`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("make release", working)))
     res = hooks.run("claude-code", "pre-tool-use", bash("git push origin agent/fix", working))
     assert "`git:push`" in deny_reason(res)
@@ -131,11 +157,16 @@ def test_an_agent_written_allow_everything_policy_allows_nothing(hooks, working)
     (working.root / ".loopx").mkdir(exist_ok=True)  # a PostgreSQL board has no board.db here, but may have a policy
     (working.root / ".loopx" / "policy.json").write_text(json.dumps({"allow": [".*"], "outside_ok": ["/"]}))
     assert "`git:push`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push origin main", working)))
-    assert "`fs:delete-outside`" in deny_reason(hooks.run("claude-code", "pre-tool-use", bash("rm -rf /tmp/elsewhere", working)))
-    assert "`fs:write-outside`" in deny_reason(hooks.run("claude-code", "pre-tool-use", write("/etc/loopx-test.conf", working)))
+    assert "`fs:delete-outside`" in deny_reason(
+        hooks.run("claude-code", "pre-tool-use", bash("rm -rf /tmp/elsewhere", working))
+    )
+    assert "`fs:write-outside`" in deny_reason(
+        hooks.run("claude-code", "pre-tool-use", write("/etc/loopx-test.conf", working))
+    )
 
 
 # -- SessionStart -----------------------------------------------------------------------
+
 
 def context_of(res) -> str:
     out = res.out["hookSpecificOutput"]
@@ -144,9 +175,16 @@ def context_of(res) -> str:
 
 
 def test_session_start_injects_the_continuation(hooks, working, tmp_path):
-    working.ok("writeback", "LX-1", "--summary", "found the bug in parse_date", "--todo-add", "cover the Z suffix", agent="a2")
+    working.ok(
+        "writeback", "LX-1", "--summary", "found the bug in parse_date", "--todo-add", "cover the Z suffix", agent="a2"
+    )
     env_file = tmp_path / "claude.env"
-    res = hooks.spawn("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), env={"CLAUDE_ENV_FILE": str(env_file)})
+    res = hooks.spawn(
+        "claude-code",
+        "session-start",
+        payload("claude/session_start.json", CWD=str(working.root)),
+        env={"CLAUDE_ENV_FILE": str(env_file)},
+    )
     assert res.code == 0 and res.stderr == ""
     text = context_of(res)
     assert "# LX-1: Fix the date parser" in text
@@ -158,22 +196,35 @@ def test_session_start_injects_the_continuation(hooks, working, tmp_path):
 
 
 def test_session_start_without_a_card_says_what_next_says(hooks, working):
-    text = context_of(hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), agent="a1"))
+    text = context_of(
+        hooks.run(
+            "claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), agent="a1"
+        )
+    )
     assert "You hold no card" in text and "loopx next --agent a1 --claim" in text
-    text = context_of(hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), agent="ghost"))
+    text = context_of(
+        hooks.run(
+            "claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)), agent="ghost"
+        )
+    )
     assert "unknown agent 'ghost'" in text and "loopx agent add ghost" in text
 
 
 def test_session_start_for_a_waiting_card(hooks, working):
     deny_reason(hooks.run("claude-code", "pre-tool-use", bash("git push", working)))
-    text = context_of(hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root))))
+    text = context_of(
+        hooks.run("claude-code", "session-start", payload("claude/session_start.json", CWD=str(working.root)))
+    )
     assert "waits for a human to answer G-1" in text
 
 
 # -- Stop ---------------------------------------------------------------------------
 
+
 def stop(board, transcript=None, active=False) -> dict:
-    data = payload("claude/stop.json", CWD=str(board.root), TRANSCRIPT=str(transcript) if transcript else "/nonexistent/t.jsonl")
+    data = payload(
+        "claude/stop.json", CWD=str(board.root), TRANSCRIPT=str(transcript) if transcript else "/nonexistent/t.jsonl"
+    )
     data["stop_hook_active"] = active
     return data
 
@@ -291,7 +342,14 @@ def test_the_pre_tool_use_path_stays_lean(hooks, working):
     kernel = ("loopx_core.store.backends", "typing") if working.backend == "postgresql" else ()
     env = {**__import__("os").environ, "LOOPX_DB": working.url, "LOOPX_AGENT": "a2"}
     for command in ("ls -la", "git push"):
-        proc = subprocess.run([sys.executable, "-c", probe, json.dumps(bash(command, working))], cwd=working.root, env=env, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, json.dumps(bash(command, working))],
+            cwd=working.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         loaded = json.loads(proc.stderr.strip().splitlines()[-1])
         allowed = kernel if command == "git push" else ()
         assert [m for m in loaded if m not in allowed] == [], (command, proc.stderr)
@@ -300,8 +358,17 @@ def test_the_pre_tool_use_path_stays_lean(hooks, working):
         # Once a person approved G-1, the retry checks their signature (cryptography)
         # and nothing else it does not use: no pathlib, base64, kernel errors or verb table.
         hooks.answer("G-1")
-        probe = probe.replace("'psycopg')", "'psycopg', 'pathlib', 'base64', 'loopx_core.shapes.errors', 'loopx_core.shapes.verbs')")
-        proc = subprocess.run([sys.executable, "-c", probe, json.dumps(bash("git push", working))], cwd=working.root, env=env, capture_output=True, text=True, timeout=60)
+        probe = probe.replace(
+            "'psycopg')", "'psycopg', 'pathlib', 'base64', 'loopx_core.shapes.errors', 'loopx_core.shapes.verbs')"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, json.dumps(bash("git push", working))],
+            cwd=working.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert '"allow"' in proc.stdout and json.loads(proc.stderr.strip().splitlines()[-1]) == [], proc.stderr
 
 
@@ -311,7 +378,19 @@ def test_usage_is_charged_in_dollars_at_the_boards_prices(hooks, working, transc
     assert "no price for claude-sonnet-4-6" in first.stderr and "loopx price set claude-sonnet-4-6" in first.stderr
     assert working.ok("card", "show", "LX-1")["card"]["quota"]["usd"]["used"] == 0
     # A prefix prices the model; each kind of token at its own rate.
-    working.ok("price", "set", "claude-sonnet-4", "--input", "3", "--output", "15", "--cache-read", "0.3", "--cache-write", "3.75")
+    working.ok(
+        "price",
+        "set",
+        "claude-sonnet-4",
+        "--input",
+        "3",
+        "--output",
+        "15",
+        "--cache-read",
+        "0.3",
+        "--cache-write",
+        "3.75",
+    )
     transcript.append()
     working.ok("writeback", "LX-1", "--summary", "fixed", agent="a2")
     second = hooks.run("claude-code", "stop", stop(working, transcript.path, active=True))
@@ -321,8 +400,10 @@ def test_usage_is_charged_in_dollars_at_the_boards_prices(hooks, working, transc
     assert usage["source"] == "hook"
     detail = usage["extra"]["usage"]
     expected = (
-        detail["input_tokens"] * 3 + detail["cache_creation_input_tokens"] * 3.75
-        + detail["cache_read_input_tokens"] * 0.3 + detail["output_tokens"] * 15
+        detail["input_tokens"] * 3
+        + detail["cache_creation_input_tokens"] * 3.75
+        + detail["cache_read_input_tokens"] * 0.3
+        + detail["output_tokens"] * 15
     ) / 1e6
     assert expected > 0 and charged["usage"]["usd"] == round(expected, 6)
     assert working.ok("card", "show", "LX-1")["card"]["quota"]["usd"]["used"] == round(expected, 6)
@@ -355,25 +436,48 @@ def test_prices_are_set_by_people_with_clear_refusals(team):
 
 # -- every token charged (#29) ----------------------------------------------------------
 
+
 def _entry(uuid: str, kind: str, **fields) -> str:
     import json
 
-    base = {"sessionId": "s-29", "type": kind, "uuid": uuid, "timestamp": "2026-03-11T02:40:00.000Z", "isSidechain": kind == "assistant" and fields.pop("side", False)}
+    base = {
+        "sessionId": "s-29",
+        "type": kind,
+        "uuid": uuid,
+        "timestamp": "2026-03-11T02:40:00.000Z",
+        "isSidechain": kind == "assistant" and fields.pop("side", False),
+    }
     return json.dumps({**base, **fields}) + "\n"
 
 
 def _assistant(uuid: str, msg: str, inp: int, out: int, text: str = "Done.") -> str:
     usage = {"input_tokens": inp, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    return _entry(uuid, "assistant", requestId=f"req-{msg}", message={"id": msg, "role": "assistant", "model": "claude", "content": [{"type": "text", "text": text}], "usage": usage})
+    return _entry(
+        uuid,
+        "assistant",
+        requestId=f"req-{msg}",
+        message={
+            "id": msg,
+            "role": "assistant",
+            "model": "claude",
+            "content": [{"type": "text", "text": text}],
+            "usage": usage,
+        },
+    )
 
 
-def test_usage_that_reached_the_transcript_after_the_stop_and_subagents_are_charged_at_session_end(hooks, working, tmp_path):
+def test_usage_that_reached_the_transcript_after_the_stop_and_subagents_are_charged_at_session_end(
+    hooks, working, tmp_path
+):
     """Claude Code writes a call's partial usage first (output 1) and the rest
     may land after the last Stop read it (2.1.197: one Stop, undercharged); a
     subagent's calls are in a transcript of its own. SessionEnd charges both,
     each call once, by its id."""
     path = tmp_path / "s-29.jsonl"
-    path.write_text(_entry("u-1", "user", message={"role": "user", "content": "Do the next step."}) + _assistant("a-2", "msg_A", 500, 1))
+    path.write_text(
+        _entry("u-1", "user", message={"role": "user", "content": "Do the next step."})
+        + _assistant("a-2", "msg_A", 500, 1)
+    )
     payload_ = stop(working, path)
     payload_["last_assistant_message"] = "Done."
     hooks.run("claude-code", "stop", payload_)
@@ -385,7 +489,8 @@ def test_usage_that_reached_the_transcript_after_the_stop_and_subagents_are_char
     subagents.mkdir(parents=True)
     (subagents / "agent-1.jsonl").write_text(
         _entry("su-1", "user", message={"role": "user", "content": "Look up the parser's callers."}, isSidechain=True)
-        + _assistant("sa-2", "msg_S1", 100, 20) + _assistant("sa-3", "msg_S2", 200, 30)
+        + _assistant("sa-2", "msg_S1", 100, 20)
+        + _assistant("sa-3", "msg_S2", 200, 30)
     )
     end = dict(payload_, hook_event_name="SessionEnd", reason="other")
     end.pop("stop_hook_active", None)
@@ -403,9 +508,14 @@ def test_usage_that_reached_the_transcript_after_the_stop_and_subagents_are_char
 
 # -- the runtime's own question joins the queue (#29) -----------------------------------
 
+
 def permission_payload(board) -> dict:
     data = stop(board)
-    data.update(hook_event_name="PermissionRequest", tool_name="Bash", tool_input={"command": "rm -rf build", "description": "clean"})
+    data.update(
+        hook_event_name="PermissionRequest",
+        tool_name="Bash",
+        tool_input={"command": "rm -rf build", "description": "clean"},
+    )
     data.pop("stop_hook_active", None)
     return data
 
@@ -425,7 +535,9 @@ def test_a_permission_request_waits_for_a_signed_approval_never_a_forged_one(hoo
     from ..security.conftest import sql
 
     monkeypatch.setattr(hook_module, "PERMISSION_WAIT", 0.6)
-    assert hooks.run("claude-code", "permission-request", permission_payload(working)).stdout == ""  # a person at their own terminal: Claude Code's dialog
+    assert (
+        hooks.run("claude-code", "permission-request", permission_payload(working)).stdout == ""
+    )  # a person at their own terminal: Claude Code's dialog
     monkeypatch.setenv("LOOPX_TURN_ID", "turn-29")  # a runner's turn: nobody at that terminal
     unanswered = decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))
     assert unanswered["behavior"] == "deny" and "G-1 waits for them" in unanswered["message"]
@@ -434,18 +546,30 @@ def test_a_permission_request_waits_for_a_signed_approval_never_a_forged_one(hoo
     # The agent writes an approval into the database: it reads as pending, the runtime is told no
     # (the same question asks again: G-2).
     sql(working, "UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester' WHERE id = 1")
-    assert decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))["behavior"] == "deny"
+    assert (
+        decision_of(hooks.run("claude-code", "permission-request", permission_payload(working)))["behavior"] == "deny"
+    )
     sql(working, "UPDATE gate SET status = 'pending', answer = NULL, answered_by = NULL WHERE id = 1")
     assert len(working.cli("gate", "list", "--pending").data["gates"]) == 2
     # A real hook process waits; the person says no meanwhile; the runtime is told why.
     results = []
     other = permission_payload(working)
     other["tool_input"] = {"command": "rm -rf dist", "description": "clean"}
-    waiting = threading.Thread(target=lambda: results.append(hooks.spawn("claude-code", "permission-request", other, env={"LOOPX_TURN_ID": "turn-29"})))
+    waiting = threading.Thread(
+        target=lambda: results.append(
+            hooks.spawn("claude-code", "permission-request", other, env={"LOOPX_TURN_ID": "turn-29"})
+        )
+    )
     waiting.start()
-    until(lambda: len(working.cli("gate", "list", "--pending").data["gates"]) == 3, timeout=60, what="the gate the hook waits on")
+    until(
+        lambda: len(working.cli("gate", "list", "--pending").data["gates"]) == 3,
+        timeout=60,
+        what="the gate the hook waits on",
+    )
     working.ok("gate", "answer", "G-3", "reject", "--note", "not the dist folder", tty=True)
     waiting.join(timeout=60)
     said = decision_of(results[0])
     assert said["behavior"] == "deny" and "the person said no (G-3 rejected: not the dist folder)" in said["message"]
-    assert hooks.run("claude-code", "permission-request", permission_payload(working), agent="a1").stdout == ""  # no card: the runtime decides
+    assert (
+        hooks.run("claude-code", "permission-request", permission_payload(working), agent="a1").stdout == ""
+    )  # no card: the runtime decides

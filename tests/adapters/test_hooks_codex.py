@@ -36,7 +36,9 @@ def test_apply_patch_outside_the_project(hooks, working):
 
 
 def test_session_start_context(hooks, working):
-    res = hooks.spawn("codex", "session-start", payload("codex/session_start.json", CWD=str(working.root), SESSION=SESSION))
+    res = hooks.spawn(
+        "codex", "session-start", payload("codex/session_start.json", CWD=str(working.root), SESSION=SESSION)
+    )
     out = res.out["hookSpecificOutput"]
     assert out["hookEventName"] == "SessionStart"
     assert "# LX-1: Fix the date parser" in out["additionalContext"]
@@ -68,7 +70,9 @@ def test_codex_usage_is_priced_with_cached_input_at_the_cache_rate(hooks, workin
     working.ok("price", "set", "gpt-5.1-codex", "--input", "1.25", "--output", "10", "--cache-read", "0.125")
     rollout = tmp_path / "rollout-2026-03-11T02-29-59-b5f6c1c2.jsonl"
     shutil.copy(FIXTURES / "codex" / "rollout.jsonl", rollout)
-    res = hooks.spawn("codex", "stop", payload("codex/stop.json", CWD=str(working.root), SESSION=SESSION, TRANSCRIPT=str(rollout)))
+    res = hooks.spawn(
+        "codex", "stop", payload("codex/stop.json", CWD=str(working.root), SESSION=SESSION, TRANSCRIPT=str(rollout))
+    )
     assert res.code == 0 and "no price" not in res.stderr
     charged = [e for e in working.ok("log", "LX-1")["evidence"] if e["source"] == "hook"]
     # turn 2: 9500 in (8000 cached) + 60 out, then 9800 in (9000 cached) + 40 out

@@ -18,7 +18,9 @@ async def session(board, agent: str | None):
     env = {"LOOPX_DB": board.url, "PYTHONPATH": os.pathsep.join(sys.path)}
     if agent:
         env["LOOPX_AGENT"] = agent
-    params = StdioServerParameters(command=sys.executable, args=["-m", "loopx_core", "mcp"], env=env, cwd=str(board.root))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "loopx_core", "mcp"], env=env, cwd=str(board.root)
+    )
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as client:
@@ -50,7 +52,15 @@ async def test_the_agent_turn_over_mcp(team):
         err, text = await call(client, "claim", card="LX-2")
         assert not err and json.loads(text)["card"]["status"] == "active"
 
-        err, text = await call(client, "writeback", card="LX-1", summary="parsed the dates", next="cover the Z suffix", todos_added=["add a test"], tokens=1200)
+        err, text = await call(
+            client,
+            "writeback",
+            card="LX-1",
+            summary="parsed the dates",
+            next="cover the Z suffix",
+            todos_added=["add a test"],
+            tokens=1200,
+        )
         data = json.loads(text)
         assert not err and data["evidence"]["source"] == "mcp" and data["card"]["next"] == "cover the Z suffix"
 
@@ -135,7 +145,10 @@ async def test_the_cards_tool_pages_like_card_list(team):
         assert not err and page == team.ok("card", "list", "--limit", "2")  # the CLI's rows and cursor
         assert [c["id"] for c in page["cards"]] == ["LX-1", "LX-2"] and page["next_after"] == "LX-2"
         err, text = await call(client, "cards", status="ready", after=page["next_after"])
-        assert not err and json.loads(text) == {"cards": team.ok("card", "list", "--status", "ready", "--after", "LX-2")["cards"], "next_after": None}
+        assert not err and json.loads(text) == {
+            "cards": team.ok("card", "list", "--status", "ready", "--after", "LX-2")["cards"],
+            "next_after": None,
+        }
         assert [c["id"] for c in json.loads(text)["cards"]] == ["LX-3", "LX-4", "LX-5"]
         err, text = await call(client, "cards")
         assert not err and len(json.loads(text)["cards"]) == 5 and "todos" not in text
@@ -161,15 +174,27 @@ def test_the_protocol_itself_without_the_sdk(team):
         b"[" * 5000 + b"\n",
     ]
     env = {**os.environ, "LOOPX_DB": team.url, "LOOPX_AGENT": "a2", "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-m", "loopx_core", "mcp"], input=b"".join(lines), capture_output=True, env=env, cwd=team.root, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "mcp"],
+        input=b"".join(lines),
+        capture_output=True,
+        env=env,
+        cwd=team.root,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
     assert replies[0]["error"]["code"] == -32700 and replies[0]["id"] is None
-    assert replies[1]["result"]["protocolVersion"] == "2025-11-25" and replies[1]["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert replies[1]["result"]["protocolVersion"] == "2025-11-25" and replies[1]["result"]["capabilities"] == {
+        "tools": {"listChanged": False}
+    }
     assert replies[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}
     assert replies[3]["error"]["code"] == -32601
     assert replies[4] == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
-    assert replies[5]["result"]["isError"] is True and "only a person answers gates" in replies[5]["result"]["content"][0]["text"]
+    assert (
+        replies[5]["result"]["isError"] is True
+        and "only a person answers gates" in replies[5]["result"]["content"][0]["text"]
+    )
     assert replies[6]["error"]["code"] == -32700
     assert len(replies) == 7
 
@@ -182,10 +207,14 @@ async def test_a_writeback_is_one_path_for_the_cli_and_mcp(team):
     as a different operation."""
     team.ok("card", "add", "Parse dates")
     team.ok("claim", "LX-1", agent="a2")
-    first = team.ok("writeback", "LX-1", "--summary", "parsed the dates", "--tokens", "100", "--op-id", "turn-7-report", agent="a2")
+    first = team.ok(
+        "writeback", "LX-1", "--summary", "parsed the dates", "--tokens", "100", "--op-id", "turn-7-report", agent="a2"
+    )
     assert first["created"] is True and first["warnings"] == []
     async with session(team, "a2") as client:
-        err, text = await call(client, "writeback", card="LX-1", summary="parsed the dates", tokens=100, op_id="turn-7-report")
+        err, text = await call(
+            client, "writeback", card="LX-1", summary="parsed the dates", tokens=100, op_id="turn-7-report"
+        )
         assert not err, text
         assert json.loads(text)["evidence"]["id"] == first["evidence"]["id"]
         err, text = await call(client, "writeback", card="LX-1", summary="something else", op_id="turn-7-report")

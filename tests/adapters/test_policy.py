@@ -27,7 +27,7 @@ def scopes(command: str, cwd: str = ROOT, pol: policy.Policy = policy.DEFAULT) -
         ("git -C sub --no-pager push --force", ["git:push"]),
         ("cd app && git push", ["git:push"]),
         ("x=$(git push 2>&1); echo $x", ["git:push"]),
-        ("echo \"`git push`\"", ["git:push"]),
+        ('echo "`git push`"', ["git:push"]),
         ('bash -c "git push"', ["git:push"]),
         ("sudo -u deploy env A=1 kubectl apply -f k8s/", ["deploy:kubernetes"]),
         ("kubectl get pods", []),
@@ -85,7 +85,9 @@ def test_file_tools():
     assert need("Edit", "/srv/project/../elsewhere/a.py") == ["fs:write-outside"]
     assert need("MultiEdit", "/etc/hosts") == []  # not a tool of Claude Code 2.1 (sdk-tools.d.ts)
     assert need("Write", "notes/a.md") == []  # relative to the cwd
-    assert [n.scope for n in policy.classify("NotebookEdit", {"notebook_path": "/tmp/a.ipynb"}, ROOT, ROOT)] == ["fs:write-outside"]
+    assert [n.scope for n in policy.classify("NotebookEdit", {"notebook_path": "/tmp/a.ipynb"}, ROOT, ROOT)] == [
+        "fs:write-outside"
+    ]
     assert policy.classify("Read", {"file_path": "/etc/passwd"}, ROOT, ROOT) == []
     assert policy.classify("Grep", {"pattern": "git push"}, ROOT, ROOT) == []
 
@@ -110,17 +112,21 @@ def test_symlinked_folder_pointing_outside(tmp_path):
 
 def _board_policy(tmp_path):
     (tmp_path / ".loopx").mkdir()
-    (tmp_path / ".loopx" / "policy.json").write_text(json.dumps({
-        "rules": [
-            {"command": r"^make release\b", "scope": "publish:release"},
-            {"tool": "mcp__github__create_release", "scope": "publish:github"},
-            {"tool": "mcp__db__query", "input": "DROP TABLE", "scope": "db:drop"},
-            {"command": "x", "scope": "Not A Scope"},
-            {"command": "(", "scope": "ok:scope"},
-        ],
-        "allow": [r"^git push origin agent/"],
-        "outside_ok": ["/tmp"],
-    }))
+    (tmp_path / ".loopx" / "policy.json").write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {"command": r"^make release\b", "scope": "publish:release"},
+                    {"tool": "mcp__github__create_release", "scope": "publish:github"},
+                    {"tool": "mcp__db__query", "input": "DROP TABLE", "scope": "db:drop"},
+                    {"command": "x", "scope": "Not A Scope"},
+                    {"command": "(", "scope": "ok:scope"},
+                ],
+                "allow": [r"^git push origin agent/"],
+                "outside_ok": ["/tmp"],
+            }
+        )
+    )
 
 
 def test_board_rules(tmp_path):
@@ -162,7 +168,9 @@ def test_a_signed_policy_file_may_loosen(tmp_path, monkeypatch):
     assert need("Bash", {"command": "rm -rf /tmp/scratch"}) == []
     assert need("Write", {"file_path": "/tmp/x.txt"}) == []
     assert need("Write", {"file_path": "/var/x.txt"}) == ["fs:write-outside"]
-    assert need("Bash", {"command": "git push origin agent/x; sqlite3 .loopx/board.db 'delete from gate'"}) == ["refused"]
+    assert need("Bash", {"command": "git push origin agent/x; sqlite3 .loopx/board.db 'delete from gate'"}) == [
+        "refused"
+    ]
 
 
 def test_a_broken_policy_file_keeps_the_builtin_rules(tmp_path):
@@ -170,4 +178,6 @@ def test_a_broken_policy_file_keeps_the_builtin_rules(tmp_path):
     (tmp_path / ".loopx" / "policy.json").write_text("{not json")
     pol = policy.load(str(tmp_path))
     assert pol.problems and "not valid JSON" in pol.problems[0]
-    assert [n.scope for n in policy.classify("Bash", {"command": "git push"}, str(tmp_path), str(tmp_path), pol)] == ["git:push"]
+    assert [n.scope for n in policy.classify("Bash", {"command": "git push"}, str(tmp_path), str(tmp_path), pol)] == [
+        "git:push"
+    ]

@@ -51,18 +51,27 @@ def test_claude_code_merges_and_is_idempotent(board):
     setup = res["setup"]
     assert setup["agent"] == {"id": "cc1", "capabilities": ["git:push"], "action": "registered"}
     assert [(f["path"], f["action"]) for f in setup["files"]] == [
-        (".claude/settings.json", "update"), (".claude/settings.local.json", "create"), (".mcp.json", "create"), ("CLAUDE.md", "update"),
+        (".claude/settings.json", "update"),
+        (".claude/settings.local.json", "create"),
+        (".mcp.json", "create"),
+        ("CLAUDE.md", "update"),
     ]
     settings = json.loads((board.root / ".claude" / "settings.json").read_text())
     assert settings["permissions"]["allow"] == ["Bash(npm test:*)"]
-    assert settings["hooks"]["PostToolUse"] == [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}]
+    assert settings["hooks"]["PostToolUse"] == [
+        {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}
+    ]
     pre = settings["hooks"]["PreToolUse"]
     assert pre[0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/check-bash.sh"}]}
     ours = pre[1]["hooks"][0]
     assert pre[1]["matcher"] == "*" and ours["onFailure"] == "block"  # fail closed where the runtime supports it
-    exe = " ".join(ours["command"].split(" hook ")[0].split()[-4:])  # (the test board is named by LOOPX_DB, so that comes first)
+    exe = " ".join(
+        ours["command"].split(" hook ")[0].split()[-4:]
+    )  # (the test board is named by LOOPX_DB, so that comes first)
     python = exe.split()[0]
-    assert exe == f"{python} -I -m loopx_core"  # isolated: nothing from the project it runs in is imported (rules/spawn)
+    assert (
+        exe == f"{python} -I -m loopx_core"
+    )  # isolated: nothing from the project it runs in is imported (rules/spawn)
     assert Path(python).is_absolute() and Path(python).exists()  # the runtime's PATH may not hold loopx
     assert ours["command"].endswith(f"{exe} hook claude-code pre-tool-use")
     assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith(f"{exe} hook claude-code session-start")
@@ -74,14 +83,27 @@ def test_claude_code_merges_and_is_idempotent(board):
     assert settings["enabledMcpjsonServers"] == ["loopx"]
     assert settings["disableSkillShellExecution"] is True  # 2.1.197 runs skills' `!` commands with no hook
     sandbox = settings["sandbox"]
-    assert sandbox["enabled"] is True and sandbox["failIfUnavailable"] is True and sandbox["allowUnsandboxedCommands"] is False
-    assert ".loopx" in sandbox["filesystem"]["denyWrite"] and ".claude/settings.json" in sandbox["filesystem"]["denyWrite"]
+    assert (
+        sandbox["enabled"] is True
+        and sandbox["failIfUnavailable"] is True
+        and sandbox["allowUnsandboxedCommands"] is False
+    )
+    assert (
+        ".loopx" in sandbox["filesystem"]["denyWrite"] and ".claude/settings.json" in sandbox["filesystem"]["denyWrite"]
+    )
     key_dir = key_folder()  # the person's LoopX folder (this test's XDG_CONFIG_HOME/loopx)
     assert sandbox["filesystem"]["denyRead"] == [key_dir]
-    assert "Edit(/.loopx/**)" in settings["permissions"]["deny"] and f"Read({key_dir}/**)" in settings["permissions"]["deny"]
-    assert (board.root / ".claude" / "settings.json").read_text().startswith('{\n    "permissions"')  # the file's own indentation
+    assert (
+        "Edit(/.loopx/**)" in settings["permissions"]["deny"]
+        and f"Read({key_dir}/**)" in settings["permissions"]["deny"]
+    )
+    assert (
+        (board.root / ".claude" / "settings.json").read_text().startswith('{\n    "permissions"')
+    )  # the file's own indentation
     md = (board.root / "CLAUDE.md").read_text()
-    assert md.startswith(CLAUDE_MD) and md.count("<!-- loopx:begin -->") == 1 and "agent `cc1`" in md and "MCP tools" in md
+    assert (
+        md.startswith(CLAUDE_MD) and md.count("<!-- loopx:begin -->") == 1 and "agent `cc1`" in md and "MCP tools" in md
+    )
     agent = board.ok("agent", "show", "cc1")["agent"]
     assert agent["runtime"] == "claude-code" and agent["capabilities"] == ["git:push"]
 
@@ -89,7 +111,9 @@ def test_claude_code_merges_and_is_idempotent(board):
     before = files(board.root, *names)
     again = board.ok("init", "--for", "claude-code", "--agent", "cc1")["setup"]
     assert again["changed"] is False and {f["action"] for f in again["files"]} == {"unchanged"}
-    assert again["agent"]["action"] == "unchanged" and again["agent"]["capabilities"] == ["git:push"]  # kept without --can
+    assert again["agent"]["action"] == "unchanged" and again["agent"]["capabilities"] == [
+        "git:push"
+    ]  # kept without --can
     assert files(board.root, *names) == before
 
     # another agent id changes only this checkout's local settings and the section: no duplicates
@@ -147,7 +171,11 @@ def test_a_broken_settings_file_is_left_alone(board):
     (board.root / ".claude").mkdir()
     (board.root / ".claude" / "settings.json").write_text("{ // comments are not JSON\n}")
     res = board.cli("init", "--for", "claude-code", "--agent", "cc1")
-    assert res.code == 3 and res.data["error"]["code"] == "setup_malformed" and "not valid JSON" in res.data["error"]["message"]
+    assert (
+        res.code == 3
+        and res.data["error"]["code"] == "setup_malformed"
+        and "not valid JSON" in res.data["error"]["message"]
+    )
     assert (board.root / ".claude" / "settings.json").read_text() == "{ // comments are not JSON\n}"
     assert not (board.root / "CLAUDE.md").exists()
     assert board.cli("agent", "show", "cc1").code == 4
@@ -161,24 +189,41 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     (board.root / ".codex" / "config.toml").write_text(CODEX_CONFIG)
     (board.root / "AGENTS.md").write_text(AGENTS_MD)
     setup = board.ok("init", "--for", "codex", "--agent", "cx1", "--can", "git:push")["setup"]
-    assert [(f["path"], f["action"]) for f in setup["files"]] == [(".codex/config.toml", "update"), (str(user_config), "update"), ("AGENTS.md", "update")]
+    assert [(f["path"], f["action"]) for f in setup["files"]] == [
+        (".codex/config.toml", "update"),
+        (str(user_config), "update"),
+        ("AGENTS.md", "update"),
+    ]
     text = (board.root / ".codex" / "config.toml").read_text()
-    assert text.startswith(CODEX_CONFIG.split("\n\n")[0] + '\ndefault_permissions = "loopx"\n')  # a top-level key, before every table
+    assert text.startswith(
+        CODEX_CONFIG.split("\n\n")[0] + '\ndefault_permissions = "loopx"\n'
+    )  # a top-level key, before every table
     for line in CODEX_CONFIG.splitlines():
         assert line in text.splitlines()  # every line and comment of the person's kept as it was
     config = tomllib.loads(text)
     assert config["model"] == "gpt-5.1-codex" and config["mcp_servers"]["docs"]["command"] == "npx"
     server = config["mcp_servers"]["loopx"]
-    assert Path(server["command"]).is_absolute() and server["args"] == ["-I", "-m", "loopx_core", "mcp"] and server["env"]["LOOPX_AGENT"] == "cx1"
+    assert (
+        Path(server["command"]).is_absolute()
+        and server["args"] == ["-I", "-m", "loopx_core", "mcp"]
+        and server["env"]["LOOPX_AGENT"] == "cx1"
+    )
     assert server["required"] is True and server["default_tools_approval_mode"] == "approve"
     profile = config["permissions"]["loopx"]
     assert profile["extends"] == ":workspace" and profile["filesystem"][key_folder()] == "deny"
     # the board's folder read-only inside the writable project (a team board's: its checkout's pointer, .loopx/team.json)
     assert profile["filesystem"][":workspace_roots"] == {".loopx": "read"}
-    for event, name in (("SessionStart", "session-start"), ("PreToolUse", "pre-tool-use"), ("Stop", "stop"), ("PermissionRequest", "permission-request")):
+    for event, name in (
+        ("SessionStart", "session-start"),
+        ("PreToolUse", "pre-tool-use"),
+        ("Stop", "stop"),
+        ("PermissionRequest", "permission-request"),
+    ):
         handler = config["hooks"][event][0]["hooks"][0]
         assert handler["type"] == "command" and handler["timeout"] > 0
-        assert handler["command"].startswith("LOOPX_AGENT=cx1 ") and handler["command"].endswith(f"{server['command']} -I -m loopx_core hook codex {name}")
+        assert handler["command"].startswith("LOOPX_AGENT=cx1 ") and handler["command"].endswith(
+            f"{server['command']} -I -m loopx_core hook codex {name}"
+        )
     md = (board.root / "AGENTS.md").read_text()
     assert md.startswith(AGENTS_MD) and "<!-- loopx:end -->" in md
     # the person's own config: this project trusted, each LoopX hook trusted by the hash Codex computes
@@ -187,9 +232,13 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     assert user["projects"][str(board.root)] == {"trust_level": "trusted"}
     project_file = board.root / ".codex" / "config.toml"
     states = user["hooks"]["state"]
-    assert set(states) == {f"{project_file}:{event}:0:0" for event in ("session_start", "pre_tool_use", "stop", "permission_request")}
+    assert set(states) == {
+        f"{project_file}:{event}:0:0" for event in ("session_start", "pre_tool_use", "stop", "permission_request")
+    }
     pre = config["hooks"]["PreToolUse"][0]
-    assert states[f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash("PreToolUse", "*", pre["hooks"][0])
+    assert states[f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash(
+        "PreToolUse", "*", pre["hooks"][0]
+    )
 
     names = (".codex/config.toml", "AGENTS.md")
     before = files(board.root, *names)
@@ -201,11 +250,17 @@ def test_codex_keeps_comments_and_is_idempotent(board, a_home_of_its_own):
     board.ok("init", "--for", "codex", "--agent", "cx2")
     text = (board.root / ".codex" / "config.toml").read_text()
     config = tomllib.loads(text)
-    assert config["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx2" and [len(config["hooks"][e]) for e in ("SessionStart", "PreToolUse", "Stop")] == [1, 1, 1]
-    assert text.endswith('[profiles.fast]\nmodel = "gpt-5-mini"\n') and config["profiles"]["fast"]["model"] == "gpt-5-mini"
+    assert config["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx2" and [
+        len(config["hooks"][e]) for e in ("SessionStart", "PreToolUse", "Stop")
+    ] == [1, 1, 1]
+    assert (
+        text.endswith('[profiles.fast]\nmodel = "gpt-5-mini"\n') and config["profiles"]["fast"]["model"] == "gpt-5-mini"
+    )
     user = tomllib.loads(user_config.read_text())
     new_pre = tomllib.loads(text)["hooks"]["PreToolUse"][0]["hooks"][0]
-    assert user["hooks"]["state"][f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash("PreToolUse", "*", new_pre)
+    assert user["hooks"]["state"][f"{project_file}:pre_tool_use:0:0"]["trusted_hash"] == setup_codex.hook_hash(
+        "PreToolUse", "*", new_pre
+    )
     assert user_config.read_text().startswith('# mine\nmodel = "o4"\n') and len(user["projects"]) == 1
 
 
@@ -238,8 +293,14 @@ def test_codex_keeps_an_odd_layout_and_changes_nothing_the_second_time(board, a_
         if not line.startswith("mcp_servers"):  # (the one line LoopX adds its server to)
             assert line in text.splitlines(), line
     config = tomllib.loads(text)
-    assert config["mcp_servers"]["docs"] == {"command": "npx", "args": ["-y", "docs-mcp"]} and config["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx1"
-    assert config["hooks"]["PreToolUse"][0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}
+    assert (
+        config["mcp_servers"]["docs"] == {"command": "npx", "args": ["-y", "docs-mcp"]}
+        and config["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx1"
+    )
+    assert config["hooks"]["PreToolUse"][0] == {
+        "matcher": "Bash",
+        "hooks": [{"type": "command", "command": "./check.sh"}],
+    }
     assert config["hooks"]["PreToolUse"][1]["hooks"][0]["command"].endswith("loopx_core hook codex pre-tool-use")
     assert config["profiles"]["deep"]["model"] == "o3-pro" and config["tui"]["notifications"] is True
     user = tomllib.loads((a_home_of_its_own / ".codex" / "config.toml").read_text())
@@ -256,7 +317,10 @@ def test_a_config_from_an_older_init_loses_its_markers_and_keeps_the_rest(board,
     config_file.write_text(CODEX_CONFIG)
     board.ok("init", "--for", "codex", "--agent", "cx1")
     ours = tomllib.loads(config_file.read_text())
-    old = '# loopx:begin-top — managed by `loopx init --for codex`\ndefault_permissions = "loopx"\n# loopx:end-top\n' + CODEX_CONFIG
+    old = (
+        '# loopx:begin-top — managed by `loopx init --for codex`\ndefault_permissions = "loopx"\n# loopx:end-top\n'
+        + CODEX_CONFIG
+    )
     old += "\n# loopx:begin — managed by `loopx init --for codex`; this block is rewritten on every init\n"
     old += config_file.read_text().split("# the end of my file\n", 1)[1].lstrip("\n") + "# loopx:end\n"
     assert tomllib.loads(old) == ours
@@ -267,14 +331,17 @@ def test_a_config_from_an_older_init_loses_its_markers_and_keeps_the_rest(board,
     assert tomllib.loads(text)["mcp_servers"]["loopx"]["env"]["LOOPX_AGENT"] == "cx2"
 
 
-@pytest.mark.parametrize("broken", ['model = "o3\n', "[mcp_servers\ncommand = 1\n", 'a = 1\na = 2\n'])
+@pytest.mark.parametrize("broken", ['model = "o3\n', "[mcp_servers\ncommand = 1\n", "a = 1\na = 2\n"])
 def test_a_malformed_codex_config_is_said_and_nothing_is_written(board, a_home_of_its_own, broken):
     (board.root / ".codex").mkdir()
     config_file = board.root / ".codex" / "config.toml"
     config_file.write_text(broken)
     res = board.cli("init", "--for", "codex", "--agent", "cx1")
     assert res.code == 3 and res.data["error"]["code"] == "setup_malformed", res
-    assert ".codex/config.toml is not valid TOML" in res.data["error"]["message"] and "run `loopx init --for codex` again" in res.data["error"]["hint"]
+    assert (
+        ".codex/config.toml is not valid TOML" in res.data["error"]["message"]
+        and "run `loopx init --for codex` again" in res.data["error"]["hint"]
+    )
     assert config_file.read_text() == broken
     assert not (board.root / "AGENTS.md").exists() and not (a_home_of_its_own / ".codex" / "config.toml").exists()
     assert board.cli("agent", "show", "cx1").code == 4
@@ -284,8 +351,13 @@ def test_codex_hook_hash_is_codexs():
     """The hash Codex 0.171 trusted for a PreToolUse handler in the e2e probe (an
     untrusted or wrongly hashed hook never runs under `codex exec`)."""
     handler = {"type": "command", "command": "/tmp/x/hp/dump.sh pre", "timeout": 30}
-    assert setup_codex.hook_hash("PreToolUse", "*", handler) == "sha256:ad6d9540c13ddcfb4749219bd848fb936cb1e9ebe010697b13c58b9ed3faab3f"
-    assert setup_codex.hook_hash("PreToolUse", "*", handler) == setup_codex.hook_hash("PreToolUse", "*", dict(handler, **{"async": False}))
+    assert (
+        setup_codex.hook_hash("PreToolUse", "*", handler)
+        == "sha256:ad6d9540c13ddcfb4749219bd848fb936cb1e9ebe010697b13c58b9ed3faab3f"
+    )
+    assert setup_codex.hook_hash("PreToolUse", "*", handler) == setup_codex.hook_hash(
+        "PreToolUse", "*", dict(handler, **{"async": False})
+    )
     assert setup_codex.hook_hash("PreToolUse", "*", handler) != setup_codex.hook_hash("PreToolUse", None, handler)
     assert setup_codex.hook_hash("Stop", None, handler).startswith("sha256:")
 
@@ -294,7 +366,11 @@ def test_codex_refuses_a_sandbox_mode_of_the_persons(board):
     (board.root / ".codex").mkdir()
     (board.root / ".codex" / "config.toml").write_text('sandbox_mode = "danger-full-access"\n')
     res = board.cli("init", "--for", "codex", "--agent", "cx1")
-    assert res.code == 5 and "sandbox_mode" in res.data["error"]["message"] and "--no-sandbox" in res.data["error"]["message"]
+    assert (
+        res.code == 5
+        and "sandbox_mode" in res.data["error"]["message"]
+        and "--no-sandbox" in res.data["error"]["message"]
+    )
     assert (board.root / ".codex" / "config.toml").read_text() == 'sandbox_mode = "danger-full-access"\n'
     assert board.ok("init", "--for", "codex", "--agent", "cx1", "--no-sandbox")["setup"]["changed"] is True
     assert "permissions" not in tomllib.loads((board.root / ".codex" / "config.toml").read_text())

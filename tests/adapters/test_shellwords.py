@@ -21,22 +21,25 @@ def commands(text: str) -> list[list[str]]:
     return [[w.text for w in c.words] for c in shellwords.parse(text).commands]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("git push", [["git", "push"]]),
-    ("g'i't p\"us\"h", [["git", "push"]]),
-    ("$'\\x67\\151t' push", [["git", "push"]]),
-    ("a && b || c; d & e | f |& g", [["a"], ["b"], ["c"], ["d"], ["e"], ["f"], ["g"]]),
-    ("echo \"x$(git push)y\"", [["git", "push"], ["echo", "xy"]]),
-    ("echo `git push`", [["echo", ""], ["git", "push"]]),  # backquotes are read after their line
-    ("(cd /tmp && rm x)", [["cd", "/tmp"], ["rm", "x"]]),
-    ("echo a#b # a comment", [["echo", "a#b"]]),
-    ("echo ${x:-$(rm -r y)}", [["rm", "-r", "y"], ["echo", ""]]),
-    ("cat <<'END'\n$(git push)\nEND\nls", [["cat"], ["ls"]]),
-    ("cat <<END\n$(git push)\nEND", [["cat"], ["git", "push"]]),
-    ("diff <(git push) b", [["git", "push"], ["diff", "/dev/fd/63", "b"]]),
-    ("echo 'unterminated", [["echo", "unterminated"]]),
-    ("a\\\nb", [["ab"]]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("git push", [["git", "push"]]),
+        ("g'i't p\"us\"h", [["git", "push"]]),
+        ("$'\\x67\\151t' push", [["git", "push"]]),
+        ("a && b || c; d & e | f |& g", [["a"], ["b"], ["c"], ["d"], ["e"], ["f"], ["g"]]),
+        ('echo "x$(git push)y"', [["git", "push"], ["echo", "xy"]]),
+        ("echo `git push`", [["echo", ""], ["git", "push"]]),  # backquotes are read after their line
+        ("(cd /tmp && rm x)", [["cd", "/tmp"], ["rm", "x"]]),
+        ("echo a#b # a comment", [["echo", "a#b"]]),
+        ("echo ${x:-$(rm -r y)}", [["rm", "-r", "y"], ["echo", ""]]),
+        ("cat <<'END'\n$(git push)\nEND\nls", [["cat"], ["ls"]]),
+        ("cat <<END\n$(git push)\nEND", [["cat"], ["git", "push"]]),
+        ("diff <(git push) b", [["git", "push"], ["diff", "/dev/fd/63", "b"]]),
+        ("echo 'unterminated", [["echo", "unterminated"]]),
+        ("a\\\nb", [["ab"]]),
+    ],
+)
 def test_shell_commands(text, expected):
     assert commands(text) == expected
 

@@ -14,9 +14,15 @@ FIXTURES = Path(__file__).resolve().parent.parent / "runner" / "fixtures"
 
 
 def test_a_command_reads_as_its_text():
-    assert readable("Bash", {"command": 'grep -n "a\\tb" x.py\nmake test', "description": "find it"}) == '$ grep -n "a\\tb" x.py ⏎ make test · description: find it'
+    assert (
+        readable("Bash", {"command": 'grep -n "a\\tb" x.py\nmake test', "description": "find it"})
+        == '$ grep -n "a\\tb" x.py ⏎ make test · description: find it'
+    )
     assert readable("exec_command", {"command": ["git", "status"]}) == "$ git status"
-    assert readable("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}) == "file src/app.py · old_string: a · new_string: b"
+    assert (
+        readable("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"})
+        == "file src/app.py · old_string: a · new_string: b"
+    )
     assert readable("mcp__x__y", {"n": 3, "tags": ["a", "é"]}) == 'n: 3 · tags: ["a", "é"]'
     assert len(readable("Bash", {"command": "x" * 5000})) == len("$ ") + TEXT_KEPT
 
@@ -38,7 +44,9 @@ def test_a_codexs_last_step_is_read_from_its_events():
     last_step = make("codex", []).last_step
     assert last_step(lines("codex-0.171.0.stream.jsonl", 5)) == "ran: $ /bin/bash -lc 'echo hello > out.txt'"
     assert last_step(lines("codex-0.171.0.stream.jsonl")) == "said: All done."
-    assert last_step(lines("codex-0.171.0.stream.jsonl", 2)).startswith("error: Model metadata for `gpt-5.1-codex` not found")
+    assert last_step(lines("codex-0.171.0.stream.jsonl", 2)).startswith(
+        "error: Model metadata for `gpt-5.1-codex` not found"
+    )
 
 
 def test_a_shell_agents_last_line_is_itself():

@@ -11,14 +11,21 @@ def test_claude_transcript():
     assert turn.started_at == transcript.parse_time("2026-03-11T02:40:00.000Z")
     assert turn.markers[turn.prompt_index] == "u-0003"  # tool results and snapshots are not prompts
     calls, through = transcript.uncharged(turn, None)
-    assert [(c.identity, c.tokens_in, c.tokens_out) for c in calls] == [("msg_011B:req_011B", 6205, 90), ("msg_011C:req_011C", 6302, 40)]
+    assert [(c.identity, c.tokens_in, c.tokens_out) for c in calls] == [
+        ("msg_011B:req_011B", 6205, 90),
+        ("msg_011C:req_011C", 6302, 40),
+    ]
     assert through == "a-0008"
     assert transcript.uncharged(turn, "a-0008")[0] == []
 
 
 def test_claude_transcript_meta_entries_are_not_prompts(tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_text((FIXTURES / "claude" / "transcript.jsonl").read_text() + (FIXTURES / "claude" / "transcript_continued.jsonl").read_text() + '{"type":"assistant","message":{"id":"x"')
+    path.write_text(
+        (FIXTURES / "claude" / "transcript.jsonl").read_text()
+        + (FIXTURES / "claude" / "transcript_continued.jsonl").read_text()
+        + '{"type":"assistant","message":{"id":"x"'
+    )
     turn = claude_code.read_transcript(str(path))
     assert turn.markers[turn.prompt_index] == "u-0003"  # the isMeta stop-hook feedback does not start a turn
     calls, through = transcript.uncharged(turn, "a-0008")
@@ -55,7 +62,9 @@ def test_claude_background_task_notices_are_not_prompts():
         # every model call of the session counts once, the ones after the notice included
         calls, _ = transcript.uncharged(turn, None)
         answered = {e["message"]["id"] for e in entries if e.get("type") == "assistant" and e["message"].get("usage")}
-        assert len(calls) == len(answered) >= 5, name  # next, bash, writeback, "Turn done.", "Saw the background notice."…
+        assert len(calls) == len(answered) >= 5, (
+            name
+        )  # next, bash, writeback, "Turn done.", "Saw the background notice."…
 
 
 def test_codex_0171_rollout_prompt_and_calls():
@@ -67,8 +76,16 @@ def test_codex_0171_rollout_prompt_and_calls():
     # the prompt comes after the instructions and the session-start context, before any model call
     assert all(pos > turn.prompt_index for pos, _ in turn.calls)
     calls, _ = transcript.uncharged(turn, None)
-    counts = [e for e in entries if e["type"] == "event_msg" and e["payload"].get("type") == "token_count" and e["payload"].get("info")]
+    counts = [
+        e
+        for e in entries
+        if e["type"] == "event_msg" and e["payload"].get("type") == "token_count" and e["payload"].get("info")
+    ]
     assert len(calls) == len(counts) and all(c.tokens_in == 100 and c.tokens_out == 20 for c in calls)
     # a Stop hook's feedback (a HookPrompt item) does not start a new turn
-    hook_prompts = [i for i, e in enumerate(entries) if e["type"] == "event_msg" and (e["payload"].get("item") or {}).get("type") == "HookPrompt"]
+    hook_prompts = [
+        i
+        for i, e in enumerate(entries)
+        if e["type"] == "event_msg" and (e["payload"].get("item") or {}).get("type") == "HookPrompt"
+    ]
     assert all(i > turn.prompt_index for i in hook_prompts)

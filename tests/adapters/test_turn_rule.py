@@ -27,10 +27,19 @@ TURNS = {
     # what the turn did -> did it report?
     "wrote evidence": (lambda b, s: b.ok("writeback", "LX-1", "--summary", "fixed it", agent="a2"), True),
     "wrote evidence over MCP": (lambda b, s: _report(s, "mcp"), True),
-    "handed the card off": (lambda b, s: b.ok("handoff", "LX-1", "--to", "a1", "--summary", "yours now", agent="a2"), True),
+    "handed the card off": (
+        lambda b, s: b.ok("handoff", "LX-1", "--to", "a1", "--summary", "yours now", agent="a2"),
+        True,
+    ),
     "did nothing": (lambda b, s: None, False),
-    "only charged usage": (lambda b, s: charge_usage(s, 1, "a2", "t-1", 1200, 80, 0.0, {"session": "s"}, "usage: 1,280 tokens"), False),
-    "asked a gate": (lambda b, s: b.cli("gate", "ask", "LX-1", "--question", "may I push?", "--scope", "git:push", agent="a2"), False),
+    "only charged usage": (
+        lambda b, s: charge_usage(s, 1, "a2", "t-1", 1200, 80, 0.0, {"session": "s"}, "usage: 1,280 tokens"),
+        False,
+    ),
+    "asked a gate": (
+        lambda b, s: b.cli("gate", "ask", "LX-1", "--question", "may I push?", "--scope", "git:push", agent="a2"),
+        False,
+    ),
     "was recorded as failed by the runner": (lambda b, s: _report(s, "runner"), False),
     "was only named by an inbox document": (lambda b, s: _report(s, "file", unverified=True), False),
     "reported in an earlier turn only": (None, False),
@@ -44,7 +53,10 @@ def test_the_stop_hook_and_the_runner_agree(working, what):
         working.ok("writeback", "LX-1", "--summary", "last turn", agent="a2", env={"LOOPX_NOW": str(time.time() - 120)})
     store = working.store()
     try:
-        marks, started_at = turns.marks(store), clock.now()  # the turn begins: the runner's marks, the hook's prompt time
+        marks, started_at = (
+            turns.marks(store),
+            clock.now(),
+        )  # the turn begins: the runner's marks, the hook's prompt time
         if act is not None:
             act(working, store)
         runner = turns.wrote_since(store, "a2", marks)

@@ -46,7 +46,17 @@ def test_every_surface_comes_from_the_one_declaration():
     for verb in verbs.VERBS.values():
         assert callable(verbs.resolve(verb.handler)), verb  # the dispatch: each handler, by name
     assert [t["name"] for t in mcp_server.TOOLS] == [v.tool.name for v in verbs.VERBS.values() if v.tool]
-    assert {t["name"] for t in mcp_server.TOOLS} == {"next", "claim", "writeback", "gate_ask", "gate_status", "handoff", "context", "cards", "done"}
+    assert {t["name"] for t in mcp_server.TOOLS} == {
+        "next",
+        "claim",
+        "writeback",
+        "gate_ask",
+        "gate_status",
+        "handoff",
+        "context",
+        "cards",
+        "done",
+    }
     for verb in verbs.VERBS.values():
         if verb.tool:
             assert callable(verbs.resolve(verb.tool.call)), verb
@@ -59,7 +69,7 @@ def test_every_surface_comes_from_the_one_declaration():
     assert all(MODELS[kind].kind == kind for kind in MODELS)
 
 
-PROBE = r'''
+PROBE = r"""
 import io, json, os, sys
 from loopx_core.shapes import verbs
 from loopx_core.shapes.verbs import Group, Tool, Verb, arg
@@ -106,13 +116,15 @@ out["listed"] = [t["name"] for t in mcp_server.handle({"jsonrpc": "2.0", "id": 1
 out["called"] = mcp_server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hello", "arguments": {"name": "Ada"}}}, tools)["result"]
 out["human"] = [is_human_verb("greet", "all"), is_human_verb("hello")]
 print("RESULT " + json.dumps(out))
-'''
+"""
 
 
 def test_a_verb_added_to_the_declarations_alone_parses_runs_and_is_served(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "LOOPX_AGENT"}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
-    res = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout.split("RESULT ", 1)[1])
     assert out["hello"] == [0, '{"hello":"Ada","loud":true}\n']  # parsed and dispatched
@@ -125,10 +137,25 @@ def test_a_verb_added_to_the_declarations_alone_parses_runs_and_is_served(tmp_pa
     assert out["called"] == {"content": [{"type": "text", "text": "hello Ada"}], "isError": False}
 
 
-HEAVY = ("pydantic", "peewee", "psycopg", "loopx_core.shapes.schemas", "loopx_core.cli.board_commands", "loopx_core.cli.agent_commands",
-         "loopx_core.cli.card_commands", "loopx_core.cli.price_commands", "loopx_core.cli.gate_commands", "loopx_core.cli.turn_commands",
-         "loopx_core.cli.trust_commands", "loopx_core.cli.workspace_commands",
-         "loopx_core.cli.runner_commands", "loopx_core.cli.surfaces", "loopx_core.adapters", "loopx_core.store", "loopx_core.ops")
+HEAVY = (
+    "pydantic",
+    "peewee",
+    "psycopg",
+    "loopx_core.shapes.schemas",
+    "loopx_core.cli.board_commands",
+    "loopx_core.cli.agent_commands",
+    "loopx_core.cli.card_commands",
+    "loopx_core.cli.price_commands",
+    "loopx_core.cli.gate_commands",
+    "loopx_core.cli.turn_commands",
+    "loopx_core.cli.trust_commands",
+    "loopx_core.cli.workspace_commands",
+    "loopx_core.cli.runner_commands",
+    "loopx_core.cli.surfaces",
+    "loopx_core.adapters",
+    "loopx_core.store",
+    "loopx_core.ops",
+)
 
 
 def test_building_the_whole_parser_imports_no_handler():
@@ -205,7 +232,12 @@ def test_handing_over_another_agents_card_by_an_abbreviated_option_is_refused(te
 
 
 def test_every_argument_of_every_verb_says_what_it_is_for():
-    missing = [(verb, sub, names) for (verb, sub), spec in verbs.VERBS.items() for names, options in spec.args if not options.get("help")]
+    missing = [
+        (verb, sub, names)
+        for (verb, sub), spec in verbs.VERBS.items()
+        for names, options in spec.args
+        if not options.get("help")
+    ]
     assert not missing, f"arguments without help text: {missing}"
 
 
@@ -215,6 +247,10 @@ def test_the_help_lists_the_commands_as_a_person_meets_them():
     assert set(verbs.TOP) == set(verbs.HELP_ORDER) and len(verbs.HELP_ORDER) == len(set(verbs.HELP_ORDER))
     from loopx_core.cli.parser import build
 
-    listed = [line.split()[0] for line in build().format_help().split("COMMAND\n", 1)[1].split("\noptions:")[0].splitlines() if line.startswith("    ") and not line.startswith("     ")]
+    listed = [
+        line.split()[0]
+        for line in build().format_help().split("COMMAND\n", 1)[1].split("\noptions:")[0].splitlines()
+        if line.startswith("    ") and not line.startswith("     ")
+    ]
     assert listed == list(verbs.HELP_ORDER)
     assert listed[0] == "init" and listed.index("migrate") > listed.index("init")

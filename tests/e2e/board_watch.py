@@ -52,8 +52,14 @@ class BoardWatch:
             board, listed = self.shown().get(agent), self.listed().get(agent)
             seen[:] = [board, listed]
             return board if board is not None and board == listed and wanted(board) else None
-        return await until_async(both, what=f"the board and `runner list` to agree on {agent}'s runner", timeout=timeout, pause=self.pause,
-                                 explain=lambda: f"board {seen[0]!r}, runner list {seen[1]!r}\n{self.explain()}")
+
+        return await until_async(
+            both,
+            what=f"the board and `runner list` to agree on {agent}'s runner",
+            timeout=timeout,
+            pause=self.pause,
+            explain=lambda: f"board {seen[0]!r}, runner list {seen[1]!r}\n{self.explain()}",
+        )
 
     async def hold_alive(self, agents, seconds: float, waiting: str) -> None:
         """``seconds`` pass with ``waiting``'s runner waiting on its gate; throughout, the board
@@ -64,7 +70,9 @@ class BoardWatch:
             shown = self.shown()
             gone = [a for a in agents if shown.get(a) == "gone"]
             assert not gone, f"the board calls {gone} gone while they work or wait: {shown}\n{self.explain()}"
-            assert shown.get(waiting) == "waiting", f"{waiting}'s runner no longer waits on its gate: {shown}\n{self.explain()}"
+            assert shown.get(waiting) == "waiting", (
+                f"{waiting}'s runner no longer waits on its gate: {shown}\n{self.explain()}"
+            )
             await self.pilot.pause(1.0)
 
     async def gone_after_kill(self, agent: str, proc) -> float:

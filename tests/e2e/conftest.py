@@ -28,7 +28,9 @@ def pytest_configure(config):
 
 def pytest_terminal_summary(terminalreporter):
     if os.environ.get(runtimes.SKIP_ENV) == "1":
-        terminalreporter.write_sep("!", f"{runtimes.SKIP_ENV}=1: the e2e suite against the real runtimes was SKIPPED", red=True, bold=True)
+        terminalreporter.write_sep(
+            "!", f"{runtimes.SKIP_ENV}=1: the e2e suite against the real runtimes was SKIPPED", red=True, bold=True
+        )
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,9 @@ from . import runtimes
 from .model_server import Call, ScriptedModel
 
 LOOPX = Path(sys.executable).parent / "loopx"  # the installed console script of this venv
-PYTHON = Path(sys.executable).absolute()  # the interpreter `init` writes into the runtimes' settings (`-I -m loopx_core`)
+PYTHON = Path(
+    sys.executable
+).absolute()  # the interpreter `init` writes into the runtimes' settings (`-I -m loopx_core`)
 
 
 def _homes() -> Path:
@@ -75,9 +77,15 @@ class Project:
         return self.home / ".config" / "loopx"
 
     def env(self, **extra) -> dict:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPX_", "CLAUDE", "ANTHROPIC", "CODEX", "OPENAI"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("LOOPX_", "CLAUDE", "ANTHROPIC", "CODEX", "OPENAI"))
+        }
         env.pop("XDG_CONFIG_HOME", None)  # platformdirs then uses ~/.config, as for most people
-        env.pop("XDG_DATA_HOME", None)  # and ~/.local/share (workspaces, LoopX's Codex home): not under /tmp, which Codex's sandbox writes
+        env.pop(
+            "XDG_DATA_HOME", None
+        )  # and ~/.local/share (workspaces, LoopX's Codex home): not under /tmp, which Codex's sandbox writes
         env.update(HOME=str(self.home), CODEX_HOME=str(self.home / ".codex"))
         env.update(extra)
         return env
@@ -87,10 +95,20 @@ class Project:
         full = self.env(**(env or {}))
         if agent:
             full["LOOPX_AGENT"] = agent
-        proc = subprocess.run([str(LOOPX), "--json", *map(str, args)], cwd=self.root, env=full, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [str(LOOPX), "--json", *map(str, args)],
+            cwd=self.root,
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         data = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {}
         if check and proc.returncode != 0:
-            raise AssertionError(f"loopx {' '.join(map(str, args))} exited {proc.returncode}: {proc.stdout}{proc.stderr}")
+            raise AssertionError(
+                f"loopx {' '.join(map(str, args))} exited {proc.returncode}: {proc.stdout}{proc.stderr}"
+            )
         return Result(proc.returncode, data, proc.stdout, proc.stderr)
 
     def init(self, runtime: str, agent: str, *, can=(), sandbox: bool = True) -> dict:
@@ -104,8 +122,16 @@ class Project:
         return as_person(self, *args).data
 
     def git(self, *args) -> str:
-        env = dict(self.env(), GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e2e@localhost", GIT_COMMITTER_NAME="e2e", GIT_COMMITTER_EMAIL="e2e@localhost")
-        return subprocess.run(["git", *args], cwd=self.root, env=env, capture_output=True, text=True, check=True, timeout=60).stdout
+        env = dict(
+            self.env(),
+            GIT_AUTHOR_NAME="e2e",
+            GIT_AUTHOR_EMAIL="e2e@localhost",
+            GIT_COMMITTER_NAME="e2e",
+            GIT_COMMITTER_EMAIL="e2e@localhost",
+        )
+        return subprocess.run(
+            ["git", *args], cwd=self.root, env=env, capture_output=True, text=True, check=True, timeout=60
+        ).stdout
 
     def with_remote(self) -> Path:
         """A commit on main and an ``origin`` that is a bare repository inside the project
@@ -121,7 +147,12 @@ class Project:
 
     def pushed(self) -> bool:
         """Did anything reach the remote?"""
-        out = subprocess.run(["git", "--git-dir", str(self.root / "remote.git"), "for-each-ref"], capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run(
+            ["git", "--git-dir", str(self.root / "remote.git"), "for-each-ref"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
         return bool(out.strip())
 
     def card(self, title: str, *extra) -> str:
@@ -138,7 +169,6 @@ class Project:
 
     def evidence(self, card: str) -> list[dict]:
         return self.loopx("log", card).data["evidence"]
-
 
 
 PASSPHRASE = "e2e correct horse battery staple"
@@ -206,6 +236,7 @@ def _at_terminal(argv: list, env: dict, cwd: Path, timeout: float = 60.0) -> tup
 
 # -- sessions -------------------------------------------------------------------------------------
 
+
 @dataclass
 class Session:
     runtime: str
@@ -230,11 +261,31 @@ def claude_env(project: Project, model: ScriptedModel) -> dict:
     )
 
 
-def run_claude(project: Project, model: ScriptedModel, steps, *, binary: str = "claude-code", prompt: str = "Do the next step of your card.", args=(), path: str = RUNTIME_PATH, env: dict | None = None) -> Session:
+def run_claude(
+    project: Project,
+    model: ScriptedModel,
+    steps,
+    *,
+    binary: str = "claude-code",
+    prompt: str = "Do the next step of your card.",
+    args=(),
+    path: str = RUNTIME_PATH,
+    env: dict | None = None,
+) -> Session:
     """One ``claude -p`` session, tools pre-approved (the worst case: only LoopX and the sandbox stand in the way).
     ``env``: more variables for the runtime (and so its hooks), e.g. a test's ``LOOPX_FAULT``."""
     model.script(steps)
-    cmd = [str(runtimes.binary(binary)), "-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", *args]
+    cmd = [
+        str(runtimes.binary(binary)),
+        "-p",
+        prompt,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "bypassPermissions",
+        *args,
+    ]
     return _session(project, model, binary, cmd, dict(claude_env(project, model), PATH=path, **(env or {})))
 
 
@@ -268,7 +319,9 @@ def run_kept(cmd: list, *, timeout: float, capture_output: bool = False, **kw) -
 
 def _session(project: Project, model: ScriptedModel, name: str, cmd: list, env: dict) -> Session:
     """Run one headless session to its end (bounded) and keep what it printed."""
-    proc = run_kept(cmd, cwd=project.root, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    proc = run_kept(
+        cmd, cwd=project.root, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+    )
     events = []
     for line in proc.stdout.splitlines():
         try:
@@ -280,11 +333,28 @@ def _session(project: Project, model: ScriptedModel, name: str, cmd: list, env: 
     return session
 
 
-def run_codex(project: Project, model: ScriptedModel, steps, *, prompt: str = "Do the next step of your card.", args=(), path: str = RUNTIME_PATH, env: dict | None = None) -> Session:
+def run_codex(
+    project: Project,
+    model: ScriptedModel,
+    steps,
+    *,
+    prompt: str = "Do the next step of your card.",
+    args=(),
+    path: str = RUNTIME_PATH,
+    env: dict | None = None,
+) -> Session:
     """One ``codex exec --json`` session. The model provider is given on the command line
     so the person's ~/.codex/config.toml holds only what ``loopx init`` wrote."""
     model.script(steps)
-    cmd = [str(runtimes.binary("codex")), "exec", "--json", "--skip-git-repo-check", *codex_model_args(model), *args, prompt]
+    cmd = [
+        str(runtimes.binary("codex")),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        *codex_model_args(model),
+        *args,
+        prompt,
+    ]
     return _session(project, model, "codex", cmd, dict(codex_env(project, path), **(env or {})))
 
 
@@ -294,7 +364,14 @@ def codex_model_args(model: ScriptedModel) -> list[str]:
         '{name="scripted", base_url="' + model.url + '/v1", wire_api="responses", env_key="LOOPX_E2E_MODEL_KEY", '
         "request_max_retries=0, stream_max_retries=0}"
     )
-    return ["-c", f'model="{CODEX_MODEL}"', "-c", 'model_provider="scripted"', "-c", f"model_providers.scripted={provider}"]
+    return [
+        "-c",
+        f'model="{CODEX_MODEL}"',
+        "-c",
+        'model_provider="scripted"',
+        "-c",
+        f"model_providers.scripted={provider}",
+    ]
 
 
 def codex_env(project: Project, path: str = RUNTIME_PATH) -> dict:
@@ -302,6 +379,7 @@ def codex_env(project: Project, path: str = RUNTIME_PATH) -> dict:
 
 
 # -- one runtime, as a test sees it -------------------------------------------------------------
+
 
 class Runtime:
     """A runtime under test: how its model calls the shell and the MCP tools, how it runs."""
@@ -321,7 +399,16 @@ class Runtime:
     def tool(self, name: str, **args) -> Call:
         return Call(f"mcp__loopx__{name}", args)
 
-    def run(self, project: Project, model: ScriptedModel, steps, *, no_sandbox: bool = False, path: str = RUNTIME_PATH, env: dict | None = None) -> Session:
+    def run(
+        self,
+        project: Project,
+        model: ScriptedModel,
+        steps,
+        *,
+        no_sandbox: bool = False,
+        path: str = RUNTIME_PATH,
+        env: dict | None = None,
+    ) -> Session:
         if self.name == "codex":
             args = ("--dangerously-bypass-approvals-and-sandbox",) if no_sandbox else ()
             return run_codex(project, model, steps, args=args, path=path, env=env)

@@ -28,7 +28,16 @@ def steps(runtime):
     if runtime.name == "codex":
         work.append(runtime.shell("echo working"))
     else:
-        work.append(Call("Bash", {"command": "sleep 0.3; echo background-finished", "description": "background work", "run_in_background": True}))
+        work.append(
+            Call(
+                "Bash",
+                {
+                    "command": "sleep 0.3; echo background-finished",
+                    "description": "background work",
+                    "run_in_background": True,
+                },
+            )
+        )
     work += [runtime.tool("writeback", card="LX-1", summary="Started the work"), Say("Turn done.")]
     if runtime.name != "codex":
         work.append(Say("Saw the background notice."))
@@ -58,9 +67,20 @@ def main() -> None:
             with ScriptedModel() as model:
                 session = runtime.run(project, model, steps(runtime))
             assert session.code == 0, session.explain()
-            found = sorted(project.home.glob(".claude/projects/*/*.jsonl")) + sorted(project.home.glob(".codex/sessions/**/*.jsonl"))
-            subs = [(str(project.home), "/home/user"), (str(project.root), "/project"), (re.sub(r"[^A-Za-z0-9]", "-", str(project.root)), "-project"), ("/tmp/claude-0", "/tmp/claude")]
-            lines = [json.dumps(scrub(json.loads(line), subs), ensure_ascii=False) for line in found[0].read_text().splitlines() if line.strip()]
+            found = sorted(project.home.glob(".claude/projects/*/*.jsonl")) + sorted(
+                project.home.glob(".codex/sessions/**/*.jsonl")
+            )
+            subs = [
+                (str(project.home), "/home/user"),
+                (str(project.root), "/project"),
+                (re.sub(r"[^A-Za-z0-9]", "-", str(project.root)), "-project"),
+                ("/tmp/claude-0", "/tmp/claude"),
+            ]
+            lines = [
+                json.dumps(scrub(json.loads(line), subs), ensure_ascii=False)
+                for line in found[0].read_text().splitlines()
+                if line.strip()
+            ]
             (OUT / NAMES[runtime.name]).write_text("\n".join(lines) + "\n")
             print(f"{runtime.name}: {len(lines)} lines → {OUT / NAMES[runtime.name]}")
         finally:

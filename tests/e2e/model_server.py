@@ -92,7 +92,9 @@ class Request:
 
     def text(self) -> str:
         """Everything the binary sent as conversation, as one string (for searching)."""
-        return json.dumps(self.body.get("messages") or self.body.get("input") or [], ensure_ascii=False) + json.dumps(self.body.get("system") or self.body.get("instructions") or "", ensure_ascii=False)
+        return json.dumps(self.body.get("messages") or self.body.get("input") or [], ensure_ascii=False) + json.dumps(
+            self.body.get("system") or self.body.get("instructions") or "", ensure_ascii=False
+        )
 
     def last_tool_result(self) -> str | None:
         """The output of the most recent tool call, as the model sees it."""
@@ -106,7 +108,11 @@ class Request:
                         return _flatten(block.get("content"))
             return None
         for item in reversed(self.body.get("input") or []):
-            if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output", "mcp_tool_call_output"):
+            if isinstance(item, dict) and item.get("type") in (
+                "function_call_output",
+                "custom_tool_call_output",
+                "mcp_tool_call_output",
+            ):
                 return _flatten(item.get("output"))
         return None
 
@@ -224,7 +230,12 @@ class ScriptedModel:
             return step
         earlier = [r for r in self.requests if r.step is not None and not r.detour]
         not_up = "is still connecting. Call WaitForMcpServers" in result or "No such tool available: mcp__" in result
-        if not_up and earlier and isinstance(self._answered.get(earlier[-1].step), Call) and self._detours.get(earlier[-1].step, 0) < 3:
+        if (
+            not_up
+            and earlier
+            and isinstance(self._answered.get(earlier[-1].step), Call)
+            and self._detours.get(earlier[-1].step, 0) < 3
+        ):
             self._detours[earlier[-1].step] = self._detours.get(earlier[-1].step, 0) + 1
             earlier[-1].superseded = True
             request.step, request.detour = earlier[-1].step, True
@@ -245,6 +256,7 @@ class ScriptedModel:
 
 
 # -- the HTTP side ---------------------------------------------------------------------------
+
 
 def _handler(model: ScriptedModel):
     class Handler(BaseHTTPRequestHandler):
@@ -322,6 +334,7 @@ def _handler(model: ScriptedModel):
 
 # -- Anthropic Messages ---------------------------------------------------------------------
 
+
 def anthropic_message(model: ScriptedModel, body: dict, step: Say | Call) -> dict:
     usage = {
         "input_tokens": step.usage.input,
@@ -355,18 +368,52 @@ def anthropic_events(message: dict) -> list[tuple[str, dict]]:
     events = [("message_start", {"type": "message_start", "message": start})]
     for i, block in enumerate(message["content"]):
         if block["type"] == "text":
-            events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}))
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}}))
+            events.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}},
+                )
+            )
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}},
+                )
+            )
         else:
-            events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": dict(block, input={})}))
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+            events.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": i, "content_block": dict(block, input={})},
+                )
+            )
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    },
+                )
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}, "usage": message["usage"]}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": message["usage"],
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
 
 # -- OpenAI Responses ---------------------------------------------------------------------------
+
 
 def openai_events(model: ScriptedModel, body: dict, step: Say | Call) -> list[tuple[str, dict]]:
     response_id = model.new_id("resp")
@@ -385,7 +432,7 @@ def openai_events(model: ScriptedModel, body: dict, step: Say | Call) -> list[tu
         if step.tool.startswith("mcp__") and step.tool.count("__") >= 2:
             # Codex offers an MCP server's tools as a namespace ("mcp__loopx") of plain
             # names; a call names both.
-            server, _, name = step.tool[len("mcp__"):].partition("__")
+            server, _, name = step.tool[len("mcp__") :].partition("__")
             call.update(namespace=f"mcp__{server}", name=name)
         elif "." in step.tool:
             # Codex's own namespaced tools (0.171: "multi_agent_v1" holds spawn_agent, wait_agent…)
@@ -394,13 +441,34 @@ def openai_events(model: ScriptedModel, body: dict, step: Say | Call) -> list[tu
         items.append(call)
     else:
         items.append(_openai_text(model, step.text))
-    head = {"id": response_id, "object": "response", "status": "in_progress", "model": body.get("model") or "gpt-scripted", "output": []}
+    head = {
+        "id": response_id,
+        "object": "response",
+        "status": "in_progress",
+        "model": body.get("model") or "gpt-scripted",
+        "output": [],
+    }
     events = [("response.created", {"type": "response.created", "response": head})]
     for i, item in enumerate(items):
-        events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": i, "item": item}))
+        events.append(
+            ("response.output_item.added", {"type": "response.output_item.added", "output_index": i, "item": item})
+        )
         if item["type"] == "message":
-            events.append(("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"], "output_index": i, "content_index": 0, "delta": item["content"][0]["text"]}))
-        events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": i, "item": item}))
+            events.append(
+                (
+                    "response.output_text.delta",
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": item["id"],
+                        "output_index": i,
+                        "content_index": 0,
+                        "delta": item["content"][0]["text"],
+                    },
+                )
+            )
+        events.append(
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": i, "item": item})
+        )
     usage = {
         "input_tokens": step.usage.input + step.usage.cache_read,  # OpenAI counts cached input inside input_tokens
         "input_tokens_details": {"cached_tokens": step.usage.cache_read},
@@ -414,4 +482,10 @@ def openai_events(model: ScriptedModel, body: dict, step: Say | Call) -> list[tu
 
 
 def _openai_text(model: ScriptedModel, text: str) -> dict:
-    return {"type": "message", "role": "assistant", "id": model.new_id("msg"), "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "id": model.new_id("msg"),
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }

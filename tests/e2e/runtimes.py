@@ -26,7 +26,10 @@ MODULES = CACHE / "node_modules"
 # name → (binary inside node_modules, what it is)
 BINARIES = {
     "claude-code": ("@anthropic-ai/claude-code/bin/claude.exe", "Claude Code 2.1.197 (@anthropic-ai/claude-code)"),
-    "claude-sdk": ("@anthropic-ai/claude-agent-sdk-linux-x64/claude", "Claude Code 2.1.335 (the CLI inside @anthropic-ai/claude-agent-sdk 0.3.335)"),
+    "claude-sdk": (
+        "@anthropic-ai/claude-agent-sdk-linux-x64/claude",
+        "Claude Code 2.1.335 (the CLI inside @anthropic-ai/claude-agent-sdk 0.3.335)",
+    ),
     "codex": ("@openai/codex/bin/codex.js", "Codex 0.171.0 (@openai/codex)"),
 }
 SKIP_ENV = "LOOPX_E2E_SKIP"  # =1: skip the e2e suite (local quick runs only; prints a loud warning)
@@ -37,7 +40,11 @@ def lock_digest() -> str:
 
 
 def installed() -> bool:
-    return STAMP.exists() and STAMP.read_text().strip() == lock_digest() and all((MODULES / rel).exists() for rel, _ in BINARIES.values())
+    return (
+        STAMP.exists()
+        and STAMP.read_text().strip() == lock_digest()
+        and all((MODULES / rel).exists() for rel, _ in BINARIES.values())
+    )
 
 
 def install(out=sys.stderr) -> None:
@@ -51,12 +58,20 @@ def install(out=sys.stderr) -> None:
     for name in ("package.json", "package-lock.json"):
         shutil.copyfile(PINS / name, CACHE / name)
     out.write(f"installing the pinned runtimes into {CACHE} (npm ci)…\n")
-    proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CACHE, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=CACHE,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"npm ci failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}")
     missing = [rel for rel, _ in BINARIES.values() if not (MODULES / rel).exists()]
     if missing:
-        raise RuntimeError(f"npm ci finished but these binaries are missing: {', '.join(missing)} (an optional platform package did not install?)")
+        raise RuntimeError(
+            f"npm ci finished but these binaries are missing: {', '.join(missing)} (an optional platform package did not install?)"
+        )
     STAMP.write_text(lock_digest() + "\n")
 
 
@@ -75,7 +90,9 @@ def problem() -> str | None:
         home = CACHE / "version-check-home"  # not /tmp: Codex refuses its helper links there
         env = dict(os.environ, HOME=str(home), CODEX_HOME=str(home / ".codex"))
         try:
-            proc = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                [str(path), "--version"], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"{what} at {path} does not run: {exc}"
         if proc.returncode != 0:
@@ -87,7 +104,9 @@ if __name__ == "__main__":
     try:
         install()
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-        sys.stderr.write(f"!!! the e2e runtimes could not be installed: {exc}\n!!! the e2e suite will fail; set {SKIP_ENV}=1 to skip it on purpose\n")
+        sys.stderr.write(
+            f"!!! the e2e runtimes could not be installed: {exc}\n!!! the e2e suite will fail; set {SKIP_ENV}=1 to skip it on purpose\n"
+        )
         sys.exit(1)
     for name, (rel, what) in BINARIES.items():
         print(f"{name}: {what} → {MODULES / rel}")

@@ -49,7 +49,9 @@ def charged(project, card) -> tuple[dict, dict]:
 
 
 def priced(project, name: str) -> None:
-    as_person(project, "price", "set", name, "--input", "3", "--output", "15", "--cache-read", "0.3", "--cache-write", "3.75")
+    as_person(
+        project, "price", "set", name, "--input", "3", "--output", "15", "--cache-read", "0.3", "--cache-write", "3.75"
+    )
 
 
 def on_the_board(project, card: str):
@@ -82,7 +84,11 @@ def assert_charged_exactly(project, model, runtime, card) -> list[dict]:
     kinds, shown = charged(project, card)
     assert kinds == dict(want, unsplit=0), (kinds, want)
     board = on_the_board(project, card)  # the board's figures: the same, per kind and in dollars
-    assert (board.kinds, board.tokens, board.usd) == (kinds, sum(want.values()), round(shown["card"]["quota"]["usd"]["used"], 6))
+    assert (board.kinds, board.tokens, board.usd) == (
+        kinds,
+        sum(want.values()),
+        round(shown["card"]["quota"]["usd"]["used"], 6),
+    )
     assert shown["card"]["quota"]["tokens"]["used"] == sum(want.values())
     usd = sum(want[k] * PRICES[k] for k in KINDS) / 1e6
     assert shown["card"]["quota"]["usd"]["used"] == pytest.approx(usd, abs=1e-6)
@@ -102,12 +108,23 @@ def test_every_token_is_charged_once_when_each_stop_reads_the_transcript_before_
 
     def spawn(request):
         tool = "Agent" if "Agent" in request.tool_names() else "Task"
-        return Call(tool, {"description": "find the callers", "prompt": "List the callers of parse().", "subagent_type": "general-purpose", "run_in_background": False}, usage=Usage(input=700, output=60, cache_read=900, cache_write=40))
+        return Call(
+            tool,
+            {
+                "description": "find the callers",
+                "prompt": "List the callers of parse().",
+                "subagent_type": "general-purpose",
+                "run_in_background": False,
+            },
+            usage=Usage(input=700, output=60, cache_read=900, cache_write=40),
+        )
 
     steps = [
         runtime.tool("next", claim=True),
         spawn,
-        Say("parse() has no callers.", usage=Usage(input=333, output=44, cache_read=500, cache_write=20)),  # the subagent's own call
+        Say(
+            "parse() has no callers.", usage=Usage(input=333, output=44, cache_read=500, cache_write=20)
+        ),  # the subagent's own call
         Say("All done."),  # no writeback: the first Stop sends the model back
         runtime.tool("writeback", card=card, summary="Checked the callers"),
         Say("Recorded."),
@@ -157,14 +174,26 @@ class Spawner:
         return Call("mcp__loopx__next", {"claim": True}, usage=Usage(input=500, output=10, cache_read=200))
 
     def spawn(self, request):
-        return Call("multi_agent_v1.spawn_agent", {"message": "List the callers of parse()."}, usage=Usage(input=700, output=60, cache_read=300))
+        return Call(
+            "multi_agent_v1.spawn_agent",
+            {"message": "List the callers of parse()."},
+            usage=Usage(input=700, output=60, cache_read=300),
+        )
 
     def wait(self, request):
         spawned = json.loads(request.last_tool_result() or "{}")
-        return Call("multi_agent_v1.wait_agent", {"targets": [spawned.get("agent_id")], "timeout_ms": 60000}, usage=Usage(input=800, output=30, cache_read=400))
+        return Call(
+            "multi_agent_v1.wait_agent",
+            {"targets": [spawned.get("agent_id")], "timeout_ms": 60000},
+            usage=Usage(input=800, output=30, cache_read=400),
+        )
 
     def write_back(self, request):
-        return Call("mcp__loopx__writeback", {"card": self.card, "summary": "Checked the callers"}, usage=Usage(input=900, output=40, cache_read=500))
+        return Call(
+            "mcp__loopx__writeback",
+            {"card": self.card, "summary": "Checked the callers"},
+            usage=Usage(input=900, output=40, cache_read=500),
+        )
 
     def end(self, request):
         return Say("Done.", usage=Usage(input=1000, output=5, cache_read=600))
@@ -182,7 +211,9 @@ def test_a_codex_subagents_calls_are_charged_to_the_card_of_the_turn_that_starte
     assert session.code == 0, session.stderr[-2000:]
     assert not model.problems and not brain.root and not brain.subagent, model.log()
     turn = next(e for e in session.events if e.get("type") == "turn.completed")
-    assert turn["usage"]["input_tokens"] < sum(u.input + u.cache_read for u in model.usage_reported)  # the runtime's own total leaves the subagent out
+    assert turn["usage"]["input_tokens"] < sum(
+        u.input + u.cache_read for u in model.usage_reported
+    )  # the runtime's own total leaves the subagent out
     charges = assert_charged_exactly(project, model, CODEX, card)
     assert any("(subagent)" in e["summary"] for e in charges)
 
@@ -201,8 +232,24 @@ def test_a_codex_runners_turn_is_charged_exactly_when_each_stop_reads_before_the
     brain = Spawner(card)
     model.script([brain] * 8)
     runners = Runners(project, model, tmp_path)
-    argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")), "--turn-limit", "90s", "--turns", "1",
-            "--", "--sandbox", "workspace-write", *codex_model_args(model)]
+    argv = [
+        str(LOOPX),
+        "run",
+        "--agent",
+        agent,
+        "--runtime",
+        "codex",
+        "--bin",
+        str(runtimes.binary("codex")),
+        "--turn-limit",
+        "90s",
+        "--turns",
+        "1",
+        "--",
+        "--sandbox",
+        "workspace-write",
+        *codex_model_args(model),
+    ]
     try:
         proc = runners.spawn(agent, argv, dict(codex_env(project), LOOPX_FAULT="transcript-lag"), project.root)
         assert runners.ended(proc) == 0, runners.explain()
@@ -213,4 +260,6 @@ def test_a_codex_runners_turn_is_charged_exactly_when_each_stop_reads_before_the
     by_stop = sum(e["usage"]["tokens"] for e in charges if "stop hook" in e["summary"])
     by_runner = [e for e in charges if "loopx run" in e["summary"]]
     assert 0 < by_stop < sum(served(model, CODEX).values())
-    assert any("(subagent)" in e["summary"] for e in by_runner) and any("(subagent)" not in e["summary"] for e in by_runner)
+    assert any("(subagent)" in e["summary"] for e in by_runner) and any(
+        "(subagent)" not in e["summary"] for e in by_runner
+    )

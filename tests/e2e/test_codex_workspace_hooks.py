@@ -59,9 +59,15 @@ def _python_appends(path_of, text: str):
 
     def step(request):
         encoded = base64.b64encode(str(path_of()).encode()).decode()
-        return Call("exec_command", {"cmd": (
-            "python3 -c \"import base64; p = base64.b64decode('" + encoded + "').decode(); "
-            "open(p, 'a').write('" + text + "')\"; echo exit=$?")})
+        return Call(
+            "exec_command",
+            {
+                "cmd": (
+                    "python3 -c \"import base64; p = base64.b64decode('" + encoded + "').decode(); "
+                    "open(p, 'a').write('" + text + "')\"; echo exit=$?"
+                )
+            },
+        )
 
     return step
 
@@ -84,34 +90,71 @@ def test_a_codex_turn_in_a_workspace_runs_loopxs_hooks_and_loads_nothing_the_age
     steps = [
         Call("exec_command", {"cmd": "pwd && git branch --show-current"}),
         Call("exec_command", {"cmd": "git push origin main"}),  # needs git:push: LoopX's PreToolUse gates it
-        _python_appends(lambda: _loopx_codex_home(project) / "config.toml", "\\n[mcp_servers.mine]\\ncommand = \\\"sh\\\"\\n"),
+        _python_appends(
+            lambda: _loopx_codex_home(project) / "config.toml", '\\n[mcp_servers.mine]\\ncommand = \\"sh\\"\\n'
+        ),
         Say("Waiting for a person."),
     ]
     log = tmp_path / "runner.log"
     with ScriptedModel() as model:
         model.script(steps)
-        argv = [str(LOOPX), "run", "--agent", "cx1", "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
-                "--turns", "1", "--turn-limit", "120s", "--", "--sandbox", "workspace-write", *codex_model_args(model)]
+        argv = [
+            str(LOOPX),
+            "run",
+            "--agent",
+            "cx1",
+            "--runtime",
+            "codex",
+            "--bin",
+            str(runtimes.binary("codex")),
+            "--turns",
+            "1",
+            "--turn-limit",
+            "120s",
+            "--",
+            "--sandbox",
+            "workspace-write",
+            *codex_model_args(model),
+        ]
         with open(log, "wb") as out:
-            code = subprocess.run(argv, cwd=project.root, env=codex_env(project), stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=300).returncode
+            code = subprocess.run(
+                argv,
+                cwd=project.root,
+                env=codex_env(project),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                timeout=300,
+            ).returncode
         said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
-    why = "\n".join(said) + "\n--- runner\n" + log.read_text(errors="replace")[-6000:] + "\n--- board\n" + project.loopx("log", card).out[-6000:]
+    why = (
+        "\n".join(said)
+        + "\n--- runner\n"
+        + log.read_text(errors="replace")[-6000:]
+        + "\n--- board\n"
+        + project.loopx("log", card).out[-6000:]
+    )
     assert code == 0 and len(said) >= 3, why
     # the turn ran in the card's workspace, on its branch
     assert str(ws) in said[0] and f"loopx/{card}" in said[0], why
     # LoopX's PreToolUse hook ran: the push was held for a person, and the board says so
     assert "git:push" in said[1] and "G-1" in said[1], why
     gate = project.gate("G-1")
-    assert gate["status"] == "pending" and gate["scope"] == "git:push" and gate["card"] == card and gate["agent"] == "cx1", why
+    assert (
+        gate["status"] == "pending" and gate["scope"] == "git:push" and gate["card"] == card and gate["agent"] == "cx1"
+    ), why
     assert not project.pushed() and project.git("rev-parse", "main").strip() == base, why
     assert remote.exists()
     # the server the agent's branch names never ran, and LoopX's Codex home is not the agent's to write
     assert not marker.exists(), why
-    assert "exit=1" in said[2] and "mcp_servers.mine" not in (_loopx_codex_home(project) / "config.toml").read_text(), why
+    assert "exit=1" in said[2] and "mcp_servers.mine" not in (_loopx_codex_home(project) / "config.toml").read_text(), (
+        why
+    )
 
 
-def test_a_codex_turn_without_loopxs_profile_runs_in_the_workspace_commits_there_and_runs_loopxs_hooks(outside_tmp, tmp_path):
+def test_a_codex_turn_without_loopxs_profile_runs_in_the_workspace_commits_there_and_runs_loopxs_hooks(
+    outside_tmp, tmp_path
+):
     """`init --no-sandbox`: no LoopX permission profile, Codex's own workspace-write
     mode (README's runner command). Before, such turns ran in the project folder:
     that mode keeps a worktree's git folder read-only and a commit failed. Now the
@@ -124,24 +167,60 @@ def test_a_codex_turn_without_loopxs_profile_runs_in_the_workspace_commits_there
     base = project.git("rev-parse", "main").strip()
     steps = [
         Call("exec_command", {"cmd": "pwd && git branch --show-current"}),
-        Call("exec_command", {"cmd": "echo n > notes.txt && git add notes.txt && git -c user.name=cx1 -c user.email=cx1@localhost commit -qm 'notes by codex' && echo committed"}),
+        Call(
+            "exec_command",
+            {
+                "cmd": "echo n > notes.txt && git add notes.txt && git -c user.name=cx1 -c user.email=cx1@localhost commit -qm 'notes by codex' && echo committed"
+            },
+        ),
         Call("exec_command", {"cmd": "git push origin main"}),  # LoopX's PreToolUse hook gates it (git:push)
         Say("Waiting for a person."),
     ]
     log = tmp_path / "runner.log"
     with ScriptedModel() as model:
         model.script(steps)
-        argv = [str(LOOPX), "run", "--agent", "cx1", "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
-                "--turns", "1", "--turn-limit", "120s", "--", "--sandbox", "workspace-write", *codex_model_args(model)]
+        argv = [
+            str(LOOPX),
+            "run",
+            "--agent",
+            "cx1",
+            "--runtime",
+            "codex",
+            "--bin",
+            str(runtimes.binary("codex")),
+            "--turns",
+            "1",
+            "--turn-limit",
+            "120s",
+            "--",
+            "--sandbox",
+            "workspace-write",
+            *codex_model_args(model),
+        ]
         with open(log, "wb") as out:
-            code = subprocess.run(argv, cwd=project.root, env=codex_env(project), stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=300).returncode
+            code = subprocess.run(
+                argv,
+                cwd=project.root,
+                env=codex_env(project),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                timeout=300,
+            ).returncode
         said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
-    why = "\n".join(said) + "\n--- runner\n" + log.read_text(errors="replace")[-6000:] + "\n--- board\n" + project.loopx("log", card).out[-6000:]
+    why = (
+        "\n".join(said)
+        + "\n--- runner\n"
+        + log.read_text(errors="replace")[-6000:]
+        + "\n--- board\n"
+        + project.loopx("log", card).out[-6000:]
+    )
     assert code == 0 and len(said) >= 3, why
     ws = Path(project.loopx("workspace", "list").data["workspaces"][0]["path"])
     assert str(ws) in said[0] and f"loopx/{card}" in said[0], why  # in the card's workspace, on its branch
-    assert "committed" in said[1] and project.git("log", "--format=%s", "-1", f"loopx/{card}").strip() == "notes by codex", why
+    assert (
+        "committed" in said[1] and project.git("log", "--format=%s", "-1", f"loopx/{card}").strip() == "notes by codex"
+    ), why
     assert project.git("rev-parse", "main").strip() == base and not (project.root / "notes.txt").exists(), why
     assert "git:push" in said[2] and "G-1" in said[2], why  # LoopX's hook ran there (its Codex home)
     assert project.gate("G-1")["scope"] == "git:push" and not project.pushed(), why
@@ -164,16 +243,45 @@ def test_a_session_a_person_starts_in_a_workspace_is_bounded_as_the_runners_turn
         runtime.shell("pwd && git branch --show-current"),
         runtime.shell("git push origin main"),
         runtime.shell(_python_writes(root / "pwn.txt")),
-        runtime.shell("echo n > notes.txt && git add notes.txt && git -c user.name=a -c user.email=a@localhost commit -qm 'by hand' && echo committed"),
+        runtime.shell(
+            "echo n > notes.txt && git add notes.txt && git -c user.name=a -c user.email=a@localhost commit -qm 'by hand' && echo committed"
+        ),
         Say("Waiting for a person."),
     ]
     with ScriptedModel() as model:
         model.script(steps)
         if runtime.name == "codex":
-            rest, env = ["exec", "--json", "--skip-git-repo-check", *codex_model_args(model), "Do the next step."], codex_env(project)
+            rest, env = (
+                ["exec", "--json", "--skip-git-repo-check", *codex_model_args(model), "Do the next step."],
+                codex_env(project),
+            )
         else:
-            rest, env = ["-p", "Do the next step.", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"], claude_env(project, model)
-        argv = [str(LOOPX), "workspace", "start", card, "--runtime", runtime.setup, "--agent", agent, "--bin", str(runtimes.binary(runtime.name)), "--", *rest]
+            rest, env = (
+                [
+                    "-p",
+                    "Do the next step.",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--permission-mode",
+                    "bypassPermissions",
+                ],
+                claude_env(project, model),
+            )
+        argv = [
+            str(LOOPX),
+            "workspace",
+            "start",
+            card,
+            "--runtime",
+            runtime.setup,
+            "--agent",
+            agent,
+            "--bin",
+            str(runtimes.binary(runtime.name)),
+            "--",
+            *rest,
+        ]
         proc = run_kept(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
     why = "\n".join(said) + f"\n--- stderr\n{proc.stderr[-4000:]}"
@@ -189,4 +297,6 @@ def test_a_session_a_person_starts_in_a_workspace_is_bounded_as_the_runners_turn
 
 def _python_writes(path) -> str:
     encoded = base64.b64encode(str(path).encode()).decode()
-    return "python3 -c \"import base64; open(base64.b64decode('" + encoded + "').decode(), 'w').write('x')\"; echo exit=$?"
+    return (
+        "python3 -c \"import base64; open(base64.b64decode('" + encoded + "').decode(), 'w').write('x')\"; echo exit=$?"
+    )

@@ -83,19 +83,31 @@ def day(installed_runtimes):
 
 # -- the model's side: a plan per session, step n answered after n tool results ----------------------
 
+
 def _tool_results(request) -> int:
     if request.wire == "anthropic":
-        return sum(1 for m in request.body.get("messages") or [] if m.get("role") == "user" and isinstance(m.get("content"), list)
-                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
-    return sum(1 for item in request.body.get("input") or [] if isinstance(item, dict)
-               and item.get("type") in ("function_call_output", "custom_tool_call_output", "mcp_tool_call_output"))
+        return sum(
+            1
+            for m in request.body.get("messages") or []
+            if m.get("role") == "user" and isinstance(m.get("content"), list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        )
+    return sum(
+        1
+        for item in request.body.get("input") or []
+        if isinstance(item, dict)
+        and item.get("type") in ("function_call_output", "custom_tool_call_output", "mcp_tool_call_output")
+    )
 
 
 def plan(steps: list):
     """Each session does ``steps`` in order (a step after each tool result), then says it is done."""
+
     def reply(request):
         n = _tool_results(request)
         return steps[n] if n < len(steps) else Say("Done.")
+
     return reply
 
 
@@ -103,10 +115,19 @@ def agent_plan(shell, agent: str, card: str, verify_ok: str = "ok") -> list:
     """A sandboxed agent's one turn, as its packet tells it: edit, commit, write back naming
     an artifact made in its workspace, finish with the MCP ``done`` tool."""
     return [
-        shell(f"mkdir -p {agent} && printf '{verify_ok}\\n' > {agent}/result.txt && echo '{agent} was here' > {agent}/notes.txt && git add -A && "
-              f"git {GIT_ID.format(a=agent)} commit -qm '{agent}: the work' && echo committed"),
-        Call("mcp__loopx__writeback", {"card": card, "summary": f"{agent} wrote its result and notes", "artifacts": [f"{agent}/notes.txt"],
-                                       "next": "finish"}),
+        shell(
+            f"mkdir -p {agent} && printf '{verify_ok}\\n' > {agent}/result.txt && echo '{agent} was here' > {agent}/notes.txt && git add -A && "
+            f"git {GIT_ID.format(a=agent)} commit -qm '{agent}: the work' && echo committed"
+        ),
+        Call(
+            "mcp__loopx__writeback",
+            {
+                "card": card,
+                "summary": f"{agent} wrote its result and notes",
+                "artifacts": [f"{agent}/notes.txt"],
+                "next": "finish",
+            },
+        ),
         Call("mcp__loopx__done", {"card": card, "summary": f"{agent} finished"}),
     ]
 
@@ -121,6 +142,7 @@ def exec_command(command: str) -> Call:
 
 # -- the person's side -------------------------------------------------------------------------------
 
+
 class Runners:
     """``loopx run`` processes as the person starts them (README's commands), each one's log kept."""
 
@@ -131,24 +153,65 @@ class Runners:
     def spawn(self, agent: str, argv: list, env: dict) -> subprocess.Popen:
         log = self.logs / f"runner-{agent}.log"
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(argv, cwd=self.project.root, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                argv, cwd=self.project.root, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         self.procs.append((proc, log))
         return proc
 
     def claude(self, agent: str, model: ScriptedModel, mode: str = "acceptEdits") -> subprocess.Popen:
         """README's Claude Code runner (``mode``: its permission mode, README's acceptEdits)."""
-        return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary("claude-code")),
-                                  "--turns", "1", "--", "--permission-mode", mode], claude_env(self.project, model))
+        return self.spawn(
+            agent,
+            [
+                str(LOOPX),
+                "run",
+                "--agent",
+                agent,
+                "--runtime",
+                "claude-code",
+                "--bin",
+                str(runtimes.binary("claude-code")),
+                "--turns",
+                "1",
+                "--",
+                "--permission-mode",
+                mode,
+            ],
+            claude_env(self.project, model),
+        )
 
     def codex(self, agent: str, model: ScriptedModel) -> subprocess.Popen:
-        return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
-                                  "--turns", "1", "--", "--sandbox", "workspace-write", *codex_model_args(model)], codex_env(self.project))
+        return self.spawn(
+            agent,
+            [
+                str(LOOPX),
+                "run",
+                "--agent",
+                agent,
+                "--runtime",
+                "codex",
+                "--bin",
+                str(runtimes.binary("codex")),
+                "--turns",
+                "1",
+                "--",
+                "--sandbox",
+                "workspace-write",
+                *codex_model_args(model),
+            ],
+            codex_env(self.project),
+        )
 
     def shell(self, agent: str, turns: int | None = 1) -> subprocess.Popen:
         """README's shell runner (``turns``: how many it runs; None: until it is stopped)."""
-        env = self.project.env(PATH=f"{LOOPX.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}")  # loopx on the PATH, as installed
+        env = self.project.env(
+            PATH=f"{LOOPX.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+        )  # loopx on the PATH, as installed
         limit = ["--turns", str(turns)] if turns else []
-        return self.spawn(agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "shell", *limit, "--", str(TURN_SH)], env)
+        return self.spawn(
+            agent, [str(LOOPX), "run", "--agent", agent, "--runtime", "shell", *limit, "--", str(TURN_SH)], env
+        )
 
     def ended(self, proc: subprocess.Popen) -> int:
         try:
@@ -185,7 +248,10 @@ class Runners:
 
     def explain(self) -> str:
         gates = json.dumps(self.project.loopx("gate", "list", check=False).data.get("gates"), indent=1)[-3000:]
-        runners = "\n".join(f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-5000:]}" for proc, log in self.procs)
+        runners = "\n".join(
+            f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-5000:]}"
+            for proc, log in self.procs
+        )
         models = "\n".join(f"--- {name}'s model\n{model.log()[-4000:]}" for name, model in self.models.items())
         servers = "\n".join(f"--- {log}\n{log.read_text(errors='replace')[-3000:]}" for log in self._mcp_logs())
         return f"{runners}\n--- gates\n{gates}\n{models}\n--- the loopx MCP servers' logs (Claude Code's)\n{servers or '(none)'}"
@@ -196,7 +262,9 @@ class Runners:
         session's working directory, which holds this test's HOME's name)."""
         home = Path(self.project.home)
         caches = {home / ".cache", Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")}
-        return sorted(log for cache in caches for log in cache.glob(f"claude-cli-nodejs/*{home.name}*/mcp-logs-*/*"))[-6:]
+        return sorted(log for cache in caches for log in cache.glob(f"claude-cli-nodejs/*{home.name}*/mcp-logs-*/*"))[
+            -6:
+        ]
 
 
 @pytest.fixture
@@ -208,7 +276,9 @@ def runners(day, tmp_path):
 
 def question_on(project: Project, card: str) -> dict | None:
     """The runtime's pending question (a permission it asks the person for) on ``card``."""
-    found = [g for g in project.loopx("gate", "list", "--pending", "--card", card).data["gates"] if g["kind"] == "runtime"]  # (a runtime's own question: kind runtime)
+    found = [
+        g for g in project.loopx("gate", "list", "--pending", "--card", card).data["gates"] if g["kind"] == "runtime"
+    ]  # (a runtime's own question: kind runtime)
     return found[0] if found else None
 
 
@@ -228,6 +298,7 @@ def sha256(path: Path) -> str:
 
 # -- the day --------------------------------------------------------------------------------------------
 
+
 async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_merge(day, runners):
     project = day
     project.init("claude-code", "cc1")  # README: init --for claude-code (makes the board and the person's key)
@@ -236,25 +307,49 @@ async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_mer
     as_person(project, "agent", "add", "cc2", "--runtime", "claude-code")  # its runner is stopped mid-question
     as_person(project, "agent", "add", "sh2", "--runtime", "shell")  # no card: its runner idles, then is killed
     cards = {  # each with its tests (the verify command), set by the person
-        "cc1": project.card("Claude's part", "--owner", "cc1", "--next", "write cc1/result.txt", "--verify", "grep -qx ok cc1/result.txt"),
-        "cx1": project.card("Codex's part", "--owner", "cx1", "--next", "write cx1/result.txt", "--verify", "grep -qx ok cx1/result.txt"),
-        "sh1": project.card("The shell agent's part", "--owner", "sh1", "--next", "note the plan", "--verify", "grep -q 'note the plan' NOTES.md"),
+        "cc1": project.card(
+            "Claude's part",
+            "--owner",
+            "cc1",
+            "--next",
+            "write cc1/result.txt",
+            "--verify",
+            "grep -qx ok cc1/result.txt",
+        ),
+        "cx1": project.card(
+            "Codex's part", "--owner", "cx1", "--next", "write cx1/result.txt", "--verify", "grep -qx ok cx1/result.txt"
+        ),
+        "sh1": project.card(
+            "The shell agent's part",
+            "--owner",
+            "sh1",
+            "--next",
+            "note the plan",
+            "--verify",
+            "grep -q 'note the plan' NOTES.md",
+        ),
     }
     stopped_card = project.card("Claude's second part", "--owner", "cc2", "--next", "write cc2/result.txt")
     with ScriptedModel() as claude_model, ScriptedModel() as codex_model, ScriptedModel() as stopped_model:
         claude_model.script([plan(agent_plan(bash, "cc1", cards["cc1"]))] * 40)
         codex_model.script([plan(agent_plan(exec_command, "cx1", cards["cx1"]))] * 40)
-        stopped_model.script([plan(agent_plan(bash, "cc2", stopped_card)[:1])] * 10)  # asks to run its commit, then is stopped
+        stopped_model.script(
+            [plan(agent_plan(bash, "cc2", stopped_card)[:1])] * 10
+        )  # asks to run its commit, then is stopped
         runners.models = {"claude": claude_model, "codex": codex_model, "claude cc2": stopped_model}
         async with board_open(project, runners.explain) as board:  # the person's board, open all day
             procs = {"cc1": runners.claude("cc1", claude_model), "cx1": runners.codex("cx1", codex_model)}
             waiter = runners.shell("sh1", turns=None)  # runs until stopped: it waits on its card's merge gate meanwhile
             stopped, killed = runners.claude("cc2", stopped_model), runners.shell("sh2")
             # a gate: Claude Code (README's acceptEdits) asks the person before its commit runs
-            asked = await board.until("Claude Code asks the person to run its commit", lambda: question_on(project, cards["cc1"]), DEADLINE)
+            asked = await board.until(
+                "Claude Code asks the person to run its commit", lambda: question_on(project, cards["cc1"]), DEADLINE
+            )
             assert "git add -A" in asked["question"] and asked["agent"] == "cc1"
             assert answer_as_person(project, asked["id"])["status"] == "approved"
-            other = await board.until("cc2's Claude Code asks too", lambda: question_on(project, stopped_card), DEADLINE)
+            other = await board.until(
+                "cc2's Claude Code asks too", lambda: question_on(project, stopped_card), DEADLINE
+            )
             # sh1's card waits on the person's merge, and so does its runner — for a minute: the
             # board shows it alive and waiting all along (heartbeats are no events), as `runner list` does
             assert await board.agree("sh1", lambda s: s == "waiting", timeout=DEADLINE) == "waiting"
@@ -322,12 +417,15 @@ async def test_a_day_three_agents_each_take_a_card_from_claim_to_the_persons_mer
     for agent in cards:
         assert f"{agent} " in log, log
         path = artifacts[agent]["path"]
-        merged = subprocess.run(["git", "show", f"main:{path}"], cwd=project.root, capture_output=True, check=True).stdout
+        merged = subprocess.run(
+            ["git", "show", f"main:{path}"], cwd=project.root, capture_output=True, check=True
+        ).stdout
         assert hashlib.sha256(merged).hexdigest() == artifacts[agent]["sha256"], agent
     assert "- note the plan" in project.git("show", "main:NOTES.md")
 
 
 # -- #39 item 1: a sandboxed Claude Code turn finishes its card; its verify runs confined ------------
+
 
 def _writes_file(path: str, text: str) -> str:
     """A shell command writing ``text`` to ``path`` through base64 (no hook reads what it says)."""
@@ -337,7 +435,9 @@ def _writes_file(path: str, text: str) -> str:
 def test_a_sandboxed_claude_turn_finishes_with_done_and_its_verify_runs_confined(day, runners):
     project = day
     project.init("claude-code", "cc1")
-    card = project.card("Tested work", "--owner", "cc1", "--next", "write check.sh", "--verify", "sh check.sh")  # the person's verify runs the agent's code
+    card = project.card(
+        "Tested work", "--owner", "cc1", "--next", "write check.sh", "--verify", "sh check.sh"
+    )  # the person's verify runs the agent's code
     escaped, home_escaped = project.root / "escaped.txt", project.home / "escaped.txt"
     check = (  # the agent's "tests": try to get out, then pass
         f"cat {project.key_dir}/key.json > leaked.txt 2>/dev/null\n"
@@ -346,20 +446,30 @@ def test_a_sandboxed_claude_turn_finishes_with_done_and_its_verify_runs_confined
         "exit 0\n"
     )
     steps = [
-        bash(_writes_file("check.sh", check) + f" && git add -A && git {GIT_ID.format(a='cc1')} commit -qm 'cc1: tests' && echo committed"),
+        bash(
+            _writes_file("check.sh", check)
+            + f" && git add -A && git {GIT_ID.format(a='cc1')} commit -qm 'cc1: tests' && echo committed"
+        ),
         Call("mcp__loopx__writeback", {"card": card, "summary": "wrote its tests", "artifacts": ["check.sh"]}),
         Call("mcp__loopx__done", {"card": card, "summary": "tested"}),
     ]
     with ScriptedModel() as model:
         model.script([plan(steps)] * 20)
         runners.models = {"claude": model}
-        proc = runners.claude("cc1", model, mode="bypassPermissions")  # the worst case: only LoopX and the sandbox stand in the way
+        proc = runners.claude(
+            "cc1", model, mode="bypassPermissions"
+        )  # the worst case: only LoopX and the sandbox stand in the way
         assert runners.ended(proc) == 0, runners.explain()
-        finished = [r.last_tool_result() for r in model.agent_requests() if "[unknown_tool]" in (r.last_tool_result() or "")]
+        finished = [
+            r.last_tool_result() for r in model.agent_requests() if "[unknown_tool]" in (r.last_tool_result() or "")
+        ]
     why = runners.explain()
     assert not finished, why
     shown = project.show(card)
-    assert shown["status"] == "waiting" and shown["pending_gate"], (shown, why)  # finished: its branch waits for the person
+    assert shown["status"] == "waiting" and shown["pending_gate"], (
+        shown,
+        why,
+    )  # finished: its branch waits for the person
     verified = [e["extra"]["verify"] for e in project.evidence(card) if e["source"] == "verify"]
     assert len(verified) == 1 and verified[0]["passed"], verified
     # the agent's code ran, confined: nothing outside the workspace written, the key not read
@@ -372,6 +482,7 @@ def test_a_sandboxed_claude_turn_finishes_with_done_and_its_verify_runs_confined
 
 # -- #39 item 7: `git add -A` in a workspace inside Claude Code's sandbox ---------------------------
 
+
 @pytest.mark.parametrize("binary", ["claude-code", "claude-sdk"])
 def test_git_add_all_works_in_a_workspace_inside_claudes_sandbox(day, binary, monkeypatch):
     from loopx_core import runtimes as runner_runtimes
@@ -381,16 +492,29 @@ def test_git_add_all_works_in_a_workspace_inside_claudes_sandbox(day, binary, mo
     card = project.card("Add a file", "--owner", "a1")
     claimed = project.loopx("next", "--claim", agent="a1").data  # the card's workspace is made at its claim
     ws = Path(claimed["workspace"]["path"])
-    steps = [bash(f"echo x > b.txt && git add -A && git {GIT_ID.format(a='a1')} commit -qm 'a1 adds b.txt' && git status --porcelain && echo committed"), Say("Done.")]
+    steps = [
+        bash(
+            f"echo x > b.txt && git add -A && git {GIT_ID.format(a='a1')} commit -qm 'a1 adds b.txt' && git status --porcelain && echo committed"
+        ),
+        Say("Done."),
+    ]
     with ScriptedModel() as model:
         model.script(steps)
         env = claude_env(project, model)
-        turn = runner_runtimes.make("claude-code", ["--permission-mode", "bypassPermissions"], str(runtimes.binary(binary)), "a1")
+        turn = runner_runtimes.make(
+            "claude-code", ["--permission-mode", "bypassPermissions"], str(runtimes.binary(binary)), "a1"
+        )
         monkeypatch.setenv("HOME", env["HOME"])  # the runner's environment is the person's
         argv = turn.argv("Do the next step of your card.", str(ws))
         env.update(turn.environ(str(ws)))  # as the runner starts the turn
-        proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv, cwd=ws, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        )
         said = "\n".join(str(r.last_tool_result()) for r in model.agent_requests()[1:])
-    assert said.strip().endswith("committed"), f"{said}\n--- stderr\n{proc.stderr[-2000:]}"  # nothing left out of the commit
+    assert said.strip().endswith("committed"), (
+        f"{said}\n--- stderr\n{proc.stderr[-2000:]}"
+    )  # nothing left out of the commit
     assert project.git("show", "--format=", "--name-only", f"loopx/{card}").split() == ["b.txt"]
-    assert "/.bashrc" not in (project.root / ".git" / "info" / "exclude").read_text()  # the person's repository: as it was
+    assert (
+        "/.bashrc" not in (project.root / ".git" / "info" / "exclude").read_text()
+    )  # the person's repository: as it was

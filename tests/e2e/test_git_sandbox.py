@@ -38,7 +38,11 @@ def _writes(path: Path | str, data: bytes, under_env: str | None = None) -> str:
     """A python one-liner that replaces the file ``path`` (relative to the folder
     in the environment variable ``under_env``, when given) with ``data`` — paths
     and bytes in base64, so no hook can read what it writes — then its exit status."""
-    where = f"os.path.join(os.environ['{under_env}'], base64.b64decode('{_b64(str(path).encode())}').decode())" if under_env else f"base64.b64decode('{_b64(str(path).encode())}').decode()"
+    where = (
+        f"os.path.join(os.environ['{under_env}'], base64.b64decode('{_b64(str(path).encode())}').decode())"
+        if under_env
+        else f"base64.b64decode('{_b64(str(path).encode())}').decode()"
+    )
     return (
         f"python3 -c \"import base64, os; p = {where}; d = base64.b64decode('{_b64(data)}'); "
         "os.makedirs(os.path.dirname(p), exist_ok=True); os.path.lexists(p) and os.chmod(p, 0o644); "
@@ -79,10 +83,14 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
     ident = "-c user.name=a1 -c user.email=a1@localhost"
     steps = [
         # its own work: a commit on its branch (its objects into its quarantine)
-        runtime.shell(f"echo work > work.txt && git add work.txt && git {ident} commit -qm 'the agent commits' && echo committed"),
+        runtime.shell(
+            f"echo work > work.txt && git add work.txt && git {ident} commit -qm 'the agent commits' && echo committed"
+        ),
         # git itself: a replace ref for main's tip, the shared stash, a note, a tag, a new branch
         runtime.shell(f"git update-ref {evil} HEAD; echo exit=$?"),
-        runtime.shell("git stash create >/dev/null; echo x > s.txt; git add s.txt; c=$(git stash create); git stash store -m 'WIP on main: readme' $c; echo exit=$?"),
+        runtime.shell(
+            "git stash create >/dev/null; echo x > s.txt; git add s.txt; c=$(git stash create); git stash store -m 'WIP on main: readme' $c; echo exit=$?"
+        ),
         runtime.shell(f"git {ident} notes add -m 'reviewed: fine' {main}; echo exit=$?"),
         runtime.shell("git tag v9 HEAD; git branch evil HEAD; git update-ref refs/heads/loopx/LX-9 HEAD; echo exit=$?"),
         # a program: the same refs as files, the object behind main:README.txt, the repository's config
@@ -92,7 +100,9 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
         runtime.shell(_writes(loose, _forged_blob(b"a lie\n", blob))),
         runtime.shell(_writes(common / "config", b"[core]\n\tfsmonitor = touch /tmp/pwned\n")),
         # a forged object in its own quarantine, under the name of main:README.txt
-        runtime.shell(_writes(f"{blob[:2]}/{blob[2:]}", _forged_blob(b"a lie\n", blob), under_env="GIT_OBJECT_DIRECTORY")),
+        runtime.shell(
+            _writes(f"{blob[:2]}/{blob[2:]}", _forged_blob(b"a lie\n", blob), under_env="GIT_OBJECT_DIRECTORY")
+        ),
     ]
     # new paths in the shared git folder: Codex keeps the common dir read-only but for
     # the paths LoopX lists; Claude Code makes it writable whole and keeps read-only
@@ -109,7 +119,10 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
             extra = ["--skip-git-repo-check", *codex_model_args(model)]
             env = codex_env(project)
         else:
-            extra = ["--permission-mode", "bypassPermissions"]  # the worst case: only LoopX and the sandbox stand in the way
+            extra = [
+                "--permission-mode",
+                "bypassPermissions",
+            ]  # the worst case: only LoopX and the sandbox stand in the way
             env = claude_env(project, model)
         turn = runner_runtimes.make(runtime.setup, extra, str(runtimes.binary(runtime.name)), "a1")
         argv = turn.argv("Do the next step of your card.", str(ws))
@@ -119,7 +132,9 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
         env.update(turn.environ(str(ws)))
         bounds = workspace_bounds.find(ws)
         sweep.begin(bounds)  # as the runner before a turn: what the shared git folder holds
-        proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        )
         swept = sweep.end(bounds)  # as the runner after it (the Stop hook swept already)
         said = "\n".join(f"[{i}] {r.last_tool_result()}" for i, r in enumerate(model.agent_requests()[1:]))
     why = f"{said}\n--- stderr\n{proc.stderr[-3000:]}"
@@ -139,12 +154,21 @@ def test_a_sandboxed_turn_changes_nothing_git_shows_the_person(outside_tmp, runt
     assert [rel for rel in planted if (common / rel).exists()] == [], why
     assert swept.moved == [] and swept.changed == [], f"{swept}\n{why}"  # the Stop hook had moved them out already
     if runtime.name == "claude-code":  # (Codex: denied outright, nothing to move)
-        kept = {p.relative_to(stamp).as_posix() for stamp in (admin / "loopx-refused").iterdir() if len(stamp.name) > 2 for p in stamp.rglob("*") if p.is_file()}
+        kept = {
+            p.relative_to(stamp).as_posix()
+            for stamp in (admin / "loopx-refused").iterdir()
+            if len(stamp.name) > 2
+            for p in stamp.rglob("*")
+            if p.is_file()
+        }
         assert set(planted) <= set(kept), f"{kept}\n{why}"
     assert project.git("branch", "--format=%(refname:short)").split() == ["loopx/LX-1", "main"], why
     # what the person's plain git shows is the truth
     assert project.git("show", "main:README.txt") == "the truth\n", why
-    assert project.git("ls-tree", "--name-only", "main").split() == project.git("--no-replace-objects", "ls-tree", "--name-only", "main").split()
+    assert (
+        project.git("ls-tree", "--name-only", "main").split()
+        == project.git("--no-replace-objects", "ls-tree", "--name-only", "main").split()
+    )
     assert project.git("stash", "list").strip() == "", why
     assert "reviewed" not in project.git("log", "-1", "main"), why
     fsck = subprocess.run(["git", "fsck", "--no-dangling"], cwd=root, capture_output=True, text=True)

@@ -45,6 +45,7 @@ STEP = re.compile(r"do step (\d+)")
 
 # -- the model's side -----------------------------------------------------------------------------
 
+
 class Brain:
     """The scripted model across sessions: at a session's first request it reads
     the packet, does the step the next action names, closes the open todos, adds
@@ -84,10 +85,16 @@ class Brain:
     def writeback(self, n: int, summary: str = "", next: str = "") -> Call:
         """What session ``len(firsts)`` writes back: closes the todos its packet showed, adds its own."""
         open_todos = [int(i) for i, _ in TODO.findall(self.firsts[-1])]
-        return Call("mcp__loopx__writeback", dict(
-            card=self.card, summary=summary or f"did step {n}", next=next or f"do step {n + 1}",
-            todos_added=[f"todo of session {len(self.firsts)}"], todos_done=open_todos,
-        ))
+        return Call(
+            "mcp__loopx__writeback",
+            dict(
+                card=self.card,
+                summary=summary or f"did step {n}",
+                next=next or f"do step {n + 1}",
+                todos_added=[f"todo of session {len(self.firsts)}"],
+                todos_done=open_todos,
+            ),
+        )
 
 
 def scripted(model, brain: Brain, steps: int = 400) -> None:
@@ -96,6 +103,7 @@ def scripted(model, brain: Brain, steps: int = 400) -> None:
 
 
 # -- the person's side ------------------------------------------------------------------------------
+
 
 class Runners(Watch):
     """``loopx run`` processes started as the person starts them, and the board read back
@@ -108,17 +116,48 @@ class Runners(Watch):
         self.logs = tmp_path / "runner-logs"
         self.logs.mkdir(exist_ok=True)
 
-    def start(self, agent: str, *args: str, binary: str = "claude-code", mode: str = "bypassPermissions") -> subprocess.Popen:
+    def start(
+        self, agent: str, *args: str, binary: str = "claude-code", mode: str = "bypassPermissions"
+    ) -> subprocess.Popen:
         """``mode``: Claude Code's permission mode (README's runner command says ``acceptEdits``)."""
         env = claude_env(self.project, self.model)  # what the runtime needs reaches it through the runner
-        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "claude-code", "--bin", str(runtimes.binary(binary)),
-                "--turn-limit", "90s", *args, "--", "--permission-mode", mode]
+        argv = [
+            str(LOOPX),
+            "run",
+            "--agent",
+            agent,
+            "--runtime",
+            "claude-code",
+            "--bin",
+            str(runtimes.binary(binary)),
+            "--turn-limit",
+            "90s",
+            *args,
+            "--",
+            "--permission-mode",
+            mode,
+        ]
         return self.spawn(agent, argv, env, self.project.root)
 
     def codex(self, agent: str, *args: str) -> subprocess.Popen:
         """README's Codex runner command, with the scripted model as its model provider."""
-        argv = [str(LOOPX), "run", "--agent", agent, "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
-                "--turn-limit", "90s", *args, "--", "--sandbox", "workspace-write", *codex_model_args(self.model)]
+        argv = [
+            str(LOOPX),
+            "run",
+            "--agent",
+            agent,
+            "--runtime",
+            "codex",
+            "--bin",
+            str(runtimes.binary("codex")),
+            "--turn-limit",
+            "90s",
+            *args,
+            "--",
+            "--sandbox",
+            "workspace-write",
+            *codex_model_args(self.model),
+        ]
         return self.spawn(agent, argv, codex_env(self.project), self.project.root)
 
     def close(self) -> None:
@@ -128,7 +167,10 @@ class Runners(Watch):
                 proc.wait(timeout=30)
 
     def explain(self) -> str:
-        runners = "\n".join(f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-6000:]}" for proc, log in self.procs)
+        runners = "\n".join(
+            f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-6000:]}"
+            for proc, log in self.procs
+        )
         return f"{runners}\n--- model server\n{self.model.log()[-6000:]}"
 
     # -- the board, as ``loopx --json`` shows it ------------------------------------------------------
@@ -191,6 +233,7 @@ def charged_as_reported(project: Project, model, card: str, left_out: int = 0) -
 
 # -- 1 + 2. many sessions of one card, each from the packet the last one left; a gate mid-way --------
 
+
 def test_a_runner_drives_twenty_sessions_from_packet_to_packet_through_a_gate_a_person_answers(project, model, runners):
     card = set_up(project)
     remote = project.with_remote()
@@ -217,7 +260,9 @@ def test_a_runner_drives_twenty_sessions_from_packet_to_packet_through_a_gate_a_
     brain.follow_up = {"Bash": after_push}
     scripted(model, brain)
     proc = runners.start("cc1", "--turns", "20")
-    row = runners.until("the runner waits on the gate", lambda: (r := runners.runner("cc1")) and r["state"] == "waiting" and r)
+    row = runners.until(
+        "the runner waits on the gate", lambda: (r := runners.runner("cc1")) and r["state"] == "waiting" and r
+    )
     assert row["gate"] == "G-1" and row["card"] == card
     assert not project.pushed()
     waited = runners.events("turn_started")
@@ -226,7 +271,11 @@ def test_a_runner_drives_twenty_sessions_from_packet_to_packet_through_a_gate_a_
     assert not model.problems, runners.explain()
 
     # the board: twenty steps done, one asked, one push, nothing doubled
-    expected = [f"did step {n}" for n in range(1, 8)] + ["asked a person to push at step 8"] + [f"did step {n}" for n in range(8, 20)]
+    expected = (
+        [f"did step {n}" for n in range(1, 8)]
+        + ["asked a person to push at step 8"]
+        + [f"did step {n}" for n in range(8, 20)]
+    )
     assert summaries(project, card) == expected
     assert project.pushed()
     gate = project.gate("G-1")
@@ -248,7 +297,9 @@ def test_a_runner_drives_twenty_sessions_from_packet_to_packet_through_a_gate_a_
     started = [e for e in events if e["kind"] == "turn_started"]
     finished = [e for e in events if e["kind"] == "turn_finished"]
     assert [e["data"]["turn"] for e in started] == list(range(1, 21))
-    assert [e["data"]["outcome"] for e in finished] == ["finished"] * 20 and all(e["data"]["evidence"] for e in finished)
+    assert [e["data"]["outcome"] for e in finished] == ["finished"] * 20 and all(
+        e["data"]["evidence"] for e in finished
+    )
     assert [e["data"]["agent"] for e in events if e["kind"] == "claimed"] == ["cc1"]
     answered = next(e for e in events if e["kind"] == "gate_answered")
     assert len(waited) == 8 and all(e["seq"] > answered["seq"] for e in started[8:])
@@ -258,6 +309,7 @@ def test_a_runner_drives_twenty_sessions_from_packet_to_packet_through_a_gate_a_
 
 
 # -- 4. a runner SIGKILLed mid-turn; another agent's runner takes the card over after the lease --------
+
 
 def test_a_sigkilled_runners_card_is_taken_over_after_its_lease_nothing_lost_or_doubled(project, model, runners):
     card = set_up(project)
@@ -281,7 +333,9 @@ def test_a_sigkilled_runners_card_is_taken_over_after_its_lease_nothing_lost_or_
     runners.ended(doomed)
     runners.until("the session died with its runner", lambda: not sessions_alive(model))
     release.set()
-    heir = runners.start("cc9", "--turns", "2")  # (its own lease the default: a slow session on a loaded machine must not outlive it)
+    heir = runners.start(
+        "cc9", "--turns", "2"
+    )  # (its own lease the default: a slow session on a loaded machine must not outlive it)
     assert runners.ended(heir) == 0
 
     written = [(e["agent"], e["summary"]) for e in project.evidence(card) if e["source"] in ("mcp", "runner")]
@@ -289,17 +343,25 @@ def test_a_sigkilled_runners_card_is_taken_over_after_its_lease_nothing_lost_or_
     events = runners.events()
     expired = [e for e in events if e["kind"] == "lease_expired"]
     assert [(e["data"]["holder"], e["data"]["token"]) for e in expired] == [("cc1", 1)]
-    assert [(e["data"]["agent"], e["data"]["token"]) for e in events if e["kind"] == "claimed"] == [("cc1", 1), ("cc9", 2)]
+    assert [(e["data"]["agent"], e["data"]["token"]) for e in events if e["kind"] == "claimed"] == [
+        ("cc1", 1),
+        ("cc9", 2),
+    ]
     heirs = [e for e in events if e["kind"] == "turn_started" and e["actor"] == "runner:cc9"]
     assert len(heirs) == 2 and heirs[0]["seq"] > expired[0]["seq"]  # only once the lease had run out
-    assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == ["finished"] * 3  # the killed turn: no record
+    assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == [
+        "finished"
+    ] * 3  # the killed turn: no record
     shown = project.show(card)
     assert shown["next"] == "do step 4" and shown["lease"] is None and shown["quota"]["turns"]["used"] == 3
-    assert Brain.step_of(brain.firsts[2]) == 2 and "todo of session 1\\n" in brain.firsts[2]  # the heir started where cc1 left it
+    assert (
+        Brain.step_of(brain.firsts[2]) == 2 and "todo of session 1\\n" in brain.firsts[2]
+    )  # the heir started where cc1 left it
     charged_as_reported(project, model, card, left_out=unseen.input + unseen.output)
 
 
 # -- 5. SIGTERM: the turn in flight finishes, the card is released ------------------------------------
+
 
 def test_sigterm_lets_the_turn_in_flight_finish_then_releases_the_card(project, model, runners):
     card = set_up(project, "cc1")
@@ -317,7 +379,10 @@ def test_sigterm_lets_the_turn_in_flight_finish_then_releases_the_card(project, 
     proc = runners.start("cc1", "--grace", "60s", binary="claude-sdk", mode="acceptEdits")  # README's command
     runners.until("the second turn is in flight", in_flight.is_set)
     proc.send_signal(signal.SIGTERM)
-    row = runners.until("the runner's row says it is stopping", lambda: (r := runners.runner("cc1")) and "SIGTERM" in (r["detail"] or "") and r)
+    row = runners.until(
+        "the runner's row says it is stopping",
+        lambda: (r := runners.runner("cc1")) and "SIGTERM" in (r["detail"] or "") and r,
+    )
     assert row["state"] == "running" and row["card"] == card  # the turn goes on meanwhile
     go_on.set()
     assert runners.ended(proc) == 0
@@ -328,7 +393,12 @@ def test_sigterm_lets_the_turn_in_flight_finish_then_releases_the_card(project, 
     assert len([e for e in events if e["kind"] == "turn_started"]) == 2  # no turn after the signal
     assert [e["data"]["outcome"] for e in events if e["kind"] == "turn_finished"] == ["finished", "finished"]
     exited = [e["data"] for e in events if e["kind"] == "runner_exited"]
-    assert len(exited) == 1 and exited[0]["why"] == "SIGTERM received" and exited[0]["turn"] == "finished" and exited[0]["released"] == [card]
+    assert (
+        len(exited) == 1
+        and exited[0]["why"] == "SIGTERM received"
+        and exited[0]["turn"] == "finished"
+        and exited[0]["released"] == [card]
+    )
     released = [e for e in events if e["kind"] == "released"]
     assert len(released) == 1 and released[0]["seq"] < next(e["seq"] for e in events if e["kind"] == "runner_exited")
     shown = project.show(card)
@@ -339,8 +409,11 @@ def test_sigterm_lets_the_turn_in_flight_finish_then_releases_the_card(project, 
 
 # -- 5b. a stop while Claude Code's own permission question waits: no question left behind ----------
 
+
 @pytest.mark.parametrize("binary", ["claude-code", "claude-sdk"])
-def test_a_stop_withdraws_claude_codes_pending_permission_question_and_gives_the_card_back(project, model, runners, binary):
+def test_a_stop_withdraws_claude_codes_pending_permission_question_and_gives_the_card_back(
+    project, model, runners, binary
+):
     """#39: the person stops (`loopx runner stop`) a runner whose Claude Code turn waits on its
     own permission question (2.1.197: through the permission prompt tool `loopx run` names;
     2.1.335: its PermissionRequest hook). The gate is withdrawn (an event), the lease released,
@@ -351,7 +424,12 @@ def test_a_stop_withdraws_claude_codes_pending_permission_question_and_gives_the
     brain.special[1] = lambda request, n: Call("Bash", {"command": "touch made-it.txt", "description": "make a file"})
     scripted(model, brain)
     proc = runners.start("cc1", "--grace", "3s", binary=binary, mode="default")
-    gate = runners.until("Claude Code asks its own question", lambda: next((g for g in project.gates() if g["status"] == "pending" and "asks to use Bash" in g["question"]), None))
+    gate = runners.until(
+        "Claude Code asks its own question",
+        lambda: next(
+            (g for g in project.gates() if g["status"] == "pending" and "asks to use Bash" in g["question"]), None
+        ),
+    )
     assert project.show(card)["status"] == "waiting"
     as_person(project, "runner", "stop", "cc1")
     assert runners.ended(proc) == 0
@@ -368,10 +446,13 @@ def test_a_stop_withdraws_claude_codes_pending_permission_question_and_gives_the
     exited = [e["data"] for e in events if e["kind"] == "runner_exited"]
     assert exited[0]["released"] == [card]
     assert not (project.root / "made-it.txt").exists()
-    assert withdrawn["kind"] == "runtime"  # (the runtime's own question: an agent's own question keeps its card waiting)
+    assert (
+        withdrawn["kind"] == "runtime"
+    )  # (the runtime's own question: an agent's own question keeps its card waiting)
 
 
 # -- 3. a spent window pauses the card; the runner resumes it after the refill --------------------------
+
 
 def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refill(project, model, runners):
     card = set_up(project)
@@ -386,7 +467,11 @@ def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refi
     paused = [e for e in events if e["kind"] == "paused"]
     assert [e["data"]["reason"] for e in paused] == ["window", "window"]  # after each turn: one per 12 s
     assert paused[0]["data"]["wake_at"]
-    asleep = [e for e in events if e["kind"] == "runner_state" and e["data"].get("state") == "asleep" and e["seq"] > paused[0]["seq"]]
+    asleep = [
+        e
+        for e in events
+        if e["kind"] == "runner_state" and e["data"].get("state") == "asleep" and e["seq"] > paused[0]["seq"]
+    ]
     assert asleep and asleep[0]["data"]["wake_at"] == paused[0]["data"]["wake_at"]  # it slept until the refill
     resumed = [e for e in events if e["kind"] == "resumed"]
     assert [(e["actor"], e["data"]["reason"]) for e in resumed] == [("system", "window")]
@@ -396,6 +481,7 @@ def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refi
 
 
 # -- the same loop on Codex ------------------------------------------------------------------------
+
 
 def test_a_codex_runner_drives_sessions_from_packet_to_packet(project, model, runners):
     """Codex 0.171 (``codex exec --json``), README's runner command: three sessions, each

@@ -32,12 +32,22 @@ def test_a_normal_turn(project, model, runtime):
     """SessionStart context in, the model claims through MCP, works in its (sandboxed)
     shell, writes back through MCP, and Stop lets the turn end."""
     agent, card = started(project, runtime)
-    session = runtime.run(project, model, [
-        runtime.tool("next", claim=True),
-        runtime.shell("echo 'def parse(): ...' > parser.py"),
-        runtime.tool("writeback", card=card, summary="Fixed the date parser", artifacts=["parser.py"], next="add a test for leap years"),
-        Say("Done: the parser is fixed."),
-    ])
+    session = runtime.run(
+        project,
+        model,
+        [
+            runtime.tool("next", claim=True),
+            runtime.shell("echo 'def parse(): ...' > parser.py"),
+            runtime.tool(
+                "writeback",
+                card=card,
+                summary="Fixed the date parser",
+                artifacts=["parser.py"],
+                next="add a test for leap years",
+            ),
+            Say("Done: the parser is fixed."),
+        ],
+    )
     assert session.code == 0
     first = model.agent_requests()[0]
     assert f"you are agent `{agent}`" in first.text()  # SessionStart context reached the model
@@ -47,19 +57,27 @@ def test_a_normal_turn(project, model, runtime):
     written = [e for e in project.evidence(card) if e["source"] == "mcp"]
     assert [e["summary"] for e in written] == ["Fixed the date parser"]
     artifact = written[0]["artifacts"][0]
-    assert artifact["path"] == "parser.py" and artifact["sha256"] == hashlib.sha256((project.root / "parser.py").read_bytes()).hexdigest()
+    assert (
+        artifact["path"] == "parser.py"
+        and artifact["sha256"] == hashlib.sha256((project.root / "parser.py").read_bytes()).hexdigest()
+    )
     assert project.show(card)["next"] == "add a test for leap years"
 
 
 def test_a_turn_written_back_through_the_shell(project, model, runtime):
     """Without the sandbox (``init --no-sandbox``) the agent's own ``loopx writeback`` works."""
     agent, card = started(project, runtime, sandbox=False)
-    session = runtime.run(project, model, [
-        runtime.tool("next", claim=True),
-        # by its full path: Codex runs `bash -lc`, whose login profile resets PATH
-        runtime.shell(f"{LOOPX} writeback {card} --agent {agent} --summary 'Wrote back from the shell'"),
-        Say("Done."),
-    ], no_sandbox=True)
+    session = runtime.run(
+        project,
+        model,
+        [
+            runtime.tool("next", claim=True),
+            # by its full path: Codex runs `bash -lc`, whose login profile resets PATH
+            runtime.shell(f"{LOOPX} writeback {card} --agent {agent} --summary 'Wrote back from the shell'"),
+            Say("Done."),
+        ],
+        no_sandbox=True,
+    )
     assert session.code == 0
     assert [e["summary"] for e in project.evidence(card) if e["source"] == "cli"] == ["Wrote back from the shell"]
     assert len(model.agent_requests()) == 3
@@ -68,16 +86,22 @@ def test_a_turn_written_back_through_the_shell(project, model, runtime):
 def test_a_denied_tool_opens_a_gate(project, model, runtime):
     agent, card = started(project, runtime)
     project.with_remote()
-    session = runtime.run(project, model, [
-        runtime.tool("next", claim=True),
-        runtime.shell("git push origin main"),
-        Say("Waiting for a person."),
-    ])
+    session = runtime.run(
+        project,
+        model,
+        [
+            runtime.tool("next", claim=True),
+            runtime.shell("git push origin main"),
+            Say("Waiting for a person."),
+        ],
+    )
     assert session.code == 0
     reason = model.agent_requests()[2].last_tool_result()
     assert "G-1" in reason and "git:push" in reason and "loopx gate status G-1" in reason
     gate = project.gate("G-1")
-    assert gate["status"] == "pending" and gate["scope"] == "git:push" and gate["card"] == card and gate["agent"] == agent
+    assert (
+        gate["status"] == "pending" and gate["scope"] == "git:push" and gate["card"] == card and gate["agent"] == agent
+    )
     assert not project.pushed()
 
 
@@ -91,13 +115,17 @@ def test_a_gate_answered_by_a_person(project, model, runtime):
         assert answer_as_person(project, "G-1")["status"] == "approved"
         return runtime.shell("git push origin main")
 
-    session = runtime.run(project, model, [
-        runtime.tool("next", claim=True),
-        runtime.shell("git push origin main"),
-        person_approves,
-        runtime.tool("writeback", card=card, summary="Pushed the fix"),
-        Say("Pushed."),
-    ])
+    session = runtime.run(
+        project,
+        model,
+        [
+            runtime.tool("next", claim=True),
+            runtime.shell("git push origin main"),
+            person_approves,
+            runtime.tool("writeback", card=card, summary="Pushed the fix"),
+            Say("Pushed."),
+        ],
+    )
     assert session.code == 0 and not model.problems
     assert project.pushed()
     gate = project.gate("G-1")
@@ -107,17 +135,23 @@ def test_a_gate_answered_by_a_person(project, model, runtime):
 
 def test_a_stop_without_evidence_is_sent_back_once(project, model, runtime):
     agent, card = started(project, runtime)
-    session = runtime.run(project, model, [
-        runtime.tool("next", claim=True),
-        Say("All done."),  # no writeback: Stop sends the model back
-        runtime.tool("writeback", card=card, summary="Recorded the turn after the reminder"),
-        Say("Recorded."),
-    ])
+    session = runtime.run(
+        project,
+        model,
+        [
+            runtime.tool("next", claim=True),
+            Say("All done."),  # no writeback: Stop sends the model back
+            runtime.tool("writeback", card=card, summary="Recorded the turn after the reminder"),
+            Say("Recorded."),
+        ],
+    )
     assert session.code == 0
     reminder = model.agent_requests()[2]
     assert f"this turn wrote no evidence on {card}" in reminder.text()
     assert len(model.agent_requests()) == 4 and model.steps_left == 0  # the second Stop let it end
-    assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == ["Recorded the turn after the reminder"]
+    assert [e["summary"] for e in project.evidence(card) if e["source"] == "mcp"] == [
+        "Recorded the turn after the reminder"
+    ]
     if runtime.setup == "claude-code":
         # additionalContext continues cleanly; decision:block would show "Stop hook error occurred"
         assert "Stop hook additional context" in reminder.text() and "Stop hook error" not in session.stdout
@@ -127,13 +161,30 @@ def test_a_stop_without_evidence_is_sent_back_once(project, model, runtime):
 def test_usage_is_charged_as_the_model_reported_it(project, model, runtime):
     agent, card = started(project, runtime)
     model_name = "gpt-5.1-codex" if runtime.name == "codex" else "claude"
-    as_person(project, "price", "set", model_name, "--input", "3", "--output", "15", "--cache-read", "0.3", "--cache-write", "3.75")
+    as_person(
+        project,
+        "price",
+        "set",
+        model_name,
+        "--input",
+        "3",
+        "--output",
+        "15",
+        "--cache-read",
+        "0.3",
+        "--cache-write",
+        "3.75",
+    )
     steps = [
         runtime.tool("next", claim=True),
         runtime.tool("writeback", card=card, summary="Measured turn"),
         Say("Done."),
     ]
-    usages = [Usage(input=1200, output=80, cache_read=4000, cache_write=300), Usage(input=900, output=40, cache_read=5000, cache_write=0), Usage(input=700, output=25, cache_read=5100, cache_write=0)]
+    usages = [
+        Usage(input=1200, output=80, cache_read=4000, cache_write=300),
+        Usage(input=900, output=40, cache_read=5000, cache_write=0),
+        Usage(input=700, output=25, cache_read=5100, cache_write=0),
+    ]
     for step, usage in zip(steps, usages):
         step.usage = usage
     session = runtime.run(project, model, steps)
@@ -165,7 +216,13 @@ def test_the_agent_id_is_not_in_the_shared_settings(project, model, runtime):
     as_person(project, "agent", "add", "runner-2")
     from .harness import run_claude
 
-    run_claude(project, model, [Say("Hello.")], binary=runtime.name, args=("--settings", '{"env": {"LOOPX_AGENT": "runner-2"}}'))
+    run_claude(
+        project,
+        model,
+        [Say("Hello.")],
+        binary=runtime.name,
+        args=("--settings", '{"env": {"LOOPX_AGENT": "runner-2"}}'),
+    )
     assert "you are agent `runner-2`" in model.agent_requests()[0].text()
 
 
@@ -184,13 +241,24 @@ def test_a_background_task_notice_is_not_a_new_prompt(project, model, runtime):
         ended.write_text("")
         return Say("Turn done.")
 
-    session = runtime.run(project, model, [
-        runtime.tool("next", claim=True),
-        Call("Bash", {"command": "timeout 120 sh -c 'until [ -e .turn-ended ]; do sleep 0.05; done'; echo finished", "description": "background work", "run_in_background": True}),
-        runtime.tool("writeback", card=card, summary="Started the background work"),
-        end_the_turn,
-        Say("Saw the background notice."),
-    ])
+    session = runtime.run(
+        project,
+        model,
+        [
+            runtime.tool("next", claim=True),
+            Call(
+                "Bash",
+                {
+                    "command": "timeout 120 sh -c 'until [ -e .turn-ended ]; do sleep 0.05; done'; echo finished",
+                    "description": "background work",
+                    "run_in_background": True,
+                },
+            ),
+            runtime.tool("writeback", card=card, summary="Started the background work"),
+            end_the_turn,
+            Say("Saw the background notice."),
+        ],
+    )
     assert session.code == 0
     texts = [r.text() for r in model.agent_requests()]
     assert any("task-notification" in t for t in texts)  # the notice did arrive
@@ -213,10 +281,15 @@ def test_a_hook_that_cannot_run_blocks_the_tool(project, model):
     assert handler["onFailure"] == "block"
     handler["command"] = handler["command"].replace(str(PYTHON), str(project.root / "uninstalled" / "python"))
     settings_path.write_text(json.dumps(settings))
-    session = run_claude(project, model, [
-        Call("Bash", {"command": "touch ran.txt", "description": "a harmless command"}),
-        Say("Done."),
-    ], binary="claude-sdk")
+    session = run_claude(
+        project,
+        model,
+        [
+            Call("Bash", {"command": "touch ran.txt", "description": "a harmless command"}),
+            Say("Done."),
+        ],
+        binary="claude-sdk",
+    )
     assert session.code == 0
     assert not (project.root / "ran.txt").exists()
     assert "ran.txt" in model.agent_requests()[1].text() and model.agent_requests()[1].last_tool_result()
@@ -239,12 +312,19 @@ def test_a_skill_shell_command_a_person_turned_on_passes_the_hook(project, model
     settings_path.write_text(json.dumps(settings))
     skill = project.root / ".claude" / "skills" / "release" / "SKILL.md"
     skill.parent.mkdir(parents=True)
-    skill.write_text("---\nname: release\ndescription: Release helper\n---\nStatus: !`git push origin HEAD:refs/heads/skilled`\n")
-    session = run_claude(project, model, [
-        Call("mcp__loopx__next", {"claim": True}),
-        Call("Skill", {"skill": "release"}),
-        Say("Done."),
-    ], binary="claude-sdk")
+    skill.write_text(
+        "---\nname: release\ndescription: Release helper\n---\nStatus: !`git push origin HEAD:refs/heads/skilled`\n"
+    )
+    session = run_claude(
+        project,
+        model,
+        [
+            Call("mcp__loopx__next", {"claim": True}),
+            Call("Skill", {"skill": "release"}),
+            Say("Done."),
+        ],
+        binary="claude-sdk",
+    )
     assert session.code == 0
     assert not project.pushed()
     gates = project.gates()
@@ -260,15 +340,28 @@ def test_a_subagents_calls_are_charged_to_the_card_of_the_turn_that_started_it(p
 
     def spawn(request):
         tool = "Agent" if "Agent" in request.tool_names() else "Task"
-        return Call(tool, {"description": "find the callers", "prompt": "List the callers of parse().", "subagent_type": "general-purpose", "run_in_background": False}, usage=Usage(input=700, output=60))
+        return Call(
+            tool,
+            {
+                "description": "find the callers",
+                "prompt": "List the callers of parse().",
+                "subagent_type": "general-purpose",
+                "run_in_background": False,
+            },
+            usage=Usage(input=700, output=60),
+        )
 
-    session = runtime.run(project, model, [
-        runtime.tool("next", claim=True),
-        spawn,
-        Say("parse() has no callers.", usage=Usage(input=333, output=44)),  # the subagent's own call
-        runtime.tool("writeback", card=card, summary="Checked the callers"),
-        Say("Done."),
-    ])
+    session = runtime.run(
+        project,
+        model,
+        [
+            runtime.tool("next", claim=True),
+            spawn,
+            Say("parse() has no callers.", usage=Usage(input=333, output=44)),  # the subagent's own call
+            runtime.tool("writeback", card=card, summary="Checked the callers"),
+            Say("Done."),
+        ],
+    )
     assert session.code == 0, session.stderr[-2000:]
     assert model.steps_left == 0
     reported = model.usage_reported
@@ -289,7 +382,12 @@ def test_a_turn_sent_back_is_charged_exactly_with_its_usage_arriving_late(projec
     tests/e2e/test_charging.py, LOOPX_FAULT=transcript-lag.)"""
     agent, card = started(project, runtime)
     model.usage_delay = 0.4
-    steps = [runtime.tool("next", claim=True), Say("All done."), runtime.tool("writeback", card=card, summary="Recorded after the reminder"), Say("Recorded.")]
+    steps = [
+        runtime.tool("next", claim=True),
+        Say("All done."),
+        runtime.tool("writeback", card=card, summary="Recorded after the reminder"),
+        Say("Recorded."),
+    ]
     for n, step in enumerate(steps):
         step.usage = Usage(input=1000 + n, output=300 + 7 * n, cache_read=2000, cache_write=50)
     session = runtime.run(project, model, steps)
@@ -323,7 +421,10 @@ def _person_answers_when_asked(project, answer: tuple, found: list, asked: str =
 
 
 CLAUDES = [r for r in ALL if r.setup == "claude-code"]
-PROMPT_TOOL = ("--permission-prompt-tool", "mcp__loopx__permission_prompt")  # what `loopx run` passes (runtimes/claude_code.py)
+PROMPT_TOOL = (
+    "--permission-prompt-tool",
+    "mcp__loopx__permission_prompt",
+)  # what `loopx run` passes (runtimes/claude_code.py)
 
 
 def _turn_of_a_runner(project, model, runtime, steps):
@@ -333,8 +434,19 @@ def _turn_of_a_runner(project, model, runtime, steps):
     from .harness import _session, claude_env
 
     model.script(steps)
-    cmd = [str(runtimes.binary(runtime.name)), "-p", "Do the next step of your card.", "--output-format", "stream-json", "--verbose",
-           "--permission-mode", "default", "--allowedTools", "mcp__loopx", *PROMPT_TOOL]
+    cmd = [
+        str(runtimes.binary(runtime.name)),
+        "-p",
+        "Do the next step of your card.",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "default",
+        "--allowedTools",
+        "mcp__loopx",
+        *PROMPT_TOOL,
+    ]
     return _session(project, model, runtime.name, cmd, dict(claude_env(project, model), LOOPX_TURN_ID="turn-29"))
 
 
@@ -347,9 +459,15 @@ def _hear_hooks(project, *events):
     settings = project.root / ".claude" / "settings.json"
     data = json.loads(settings.read_text())
     for event in events:
-        data["hooks"].setdefault(event, []).append({"hooks": [{"type": "command", "command": f"/bin/sh -c 'cat >> {heard}; echo >> {heard}'"}]})
+        data["hooks"].setdefault(event, []).append(
+            {"hooks": [{"type": "command", "command": f"/bin/sh -c 'cat >> {heard}; echo >> {heard}'"}]}
+        )
     settings.write_text(json.dumps(data))
-    return lambda: {json.loads(line)["hook_event_name"] for line in heard.read_text().splitlines() if line.strip()} if heard.exists() else set()
+    return lambda: (
+        {json.loads(line)["hook_event_name"] for line in heard.read_text().splitlines() if line.strip()}
+        if heard.exists()
+        else set()
+    )
 
 
 @pytest.mark.parametrize("runtime", CLAUDES, ids=repr)
@@ -366,22 +484,38 @@ def test_claude_codes_own_permission_question_is_answered_on_the_board(project, 
     found: list = []
     thread = _person_answers_when_asked(project, (decision,), found)
     assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
-    session = _turn_of_a_runner(project, model, runtime, [Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")])
+    session = _turn_of_a_runner(
+        project,
+        model,
+        runtime,
+        [Call("Bash", {"command": "touch made-it.txt", "description": "make a file"}), Say("Done.")],
+    )
     thread.join(timeout=120)  # (returns once the person has answered: a loaded machine may take seconds)
     assert session.code == 0, session.stderr[-2000:]
     assert found and found[1]["status"] == ("approved" if decision == "approve" else "rejected")
     assert (project.root / "made-it.txt").exists() == (decision == "approve")
     ran = heard()
-    assert ("PermissionRequest" in ran) == (runtime.name == "claude-sdk")  # 2.1.197: none under -p, the prompt tool asked
+    assert ("PermissionRequest" in ran) == (
+        runtime.name == "claude-sdk"
+    )  # 2.1.197: none under -p, the prompt tool asked
     assert "Notification" not in ran  # registered, but Claude Code notifies only from its interactive screen
     if decision == "reject":
         assert "the person said no" in (model.agent_requests()[1].last_tool_result() or "")
 
 
-QUESTION = {"questions": [{
-    "question": "Which date parser should I use?", "header": "Parser", "multiSelect": False,
-    "options": [{"label": "dateutil", "description": "the third-party parser"}, {"label": "stdlib", "description": "datetime.strptime"}],
-}]}
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which date parser should I use?",
+            "header": "Parser",
+            "multiSelect": False,
+            "options": [
+                {"label": "dateutil", "description": "the third-party parser"},
+                {"label": "stdlib", "description": "datetime.strptime"},
+            ],
+        }
+    ]
+}
 
 
 @pytest.mark.parametrize("runtime", CLAUDES, ids=repr)
@@ -394,7 +528,9 @@ def test_claude_codes_question_tool_is_answered_on_the_board(project, model, run
     found: list = []
     thread = _person_answers_when_asked(project, ("--choose", "stdlib"), found, asked="Which date parser should I use?")
     assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
-    session = _turn_of_a_runner(project, model, runtime, [Call("AskUserQuestion", QUESTION), Say("I will use the standard library.")])
+    session = _turn_of_a_runner(
+        project, model, runtime, [Call("AskUserQuestion", QUESTION), Say("I will use the standard library.")]
+    )
     thread.join(timeout=120)  # (returns once the person has answered: a loaded machine may take seconds)
     assert session.code == 0, session.stderr[-2000:]
     asked, answered = found
@@ -420,16 +556,38 @@ def test_codex_asks_the_person_for_an_escalation_on_the_board(project, model, tm
     found: list = []
     thread = _person_answers_when_asked(project, ("approve",), found)
     assert project.loopx("claim", card, "--agent", agent).data["action"] == "work"
-    model.script([
-        Call("exec_command", {"cmd": f"touch {outside}", "sandbox_permissions": "require_escalated", "justification": "write the fixture outside"}),
-        Say("Done."),
-    ])
-    cmd = [str(runtimes.binary("codex")), "exec", "--json", "--skip-git-repo-check", *codex_model_args(model), "--approve-for-me", "Do the next step of your card."]
+    model.script(
+        [
+            Call(
+                "exec_command",
+                {
+                    "cmd": f"touch {outside}",
+                    "sandbox_permissions": "require_escalated",
+                    "justification": "write the fixture outside",
+                },
+            ),
+            Say("Done."),
+        ]
+    )
+    cmd = [
+        str(runtimes.binary("codex")),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        *codex_model_args(model),
+        "--approve-for-me",
+        "Do the next step of your card.",
+    ]
     session = _session(project, model, "codex", cmd, dict(codex_env(project), LOOPX_TURN_ID="turn-29"))
     thread.join(timeout=120)  # (returns once the person has answered: a loaded machine may take seconds)
     assert session.code == 0, session.stderr[-2000:]
     asked, answered = found
-    assert asked["question"].startswith(f"Codex ({agent}) asks to use Bash on {card}") and str(outside) in asked["question"]
+    assert (
+        asked["question"].startswith(f"Codex ({agent}) asks to use Bash on {card}")
+        and str(outside) in asked["question"]
+    )
     assert answered["status"] == "approved"
     assert outside.exists()
-    assert "guardian" not in (model.agent_requests()[1].last_tool_result() or "")  # the person decided, not Codex's reviewer
+    assert "guardian" not in (
+        model.agent_requests()[1].last_tool_result() or ""
+    )  # the person decided, not Codex's reviewer

@@ -34,13 +34,19 @@ def test_an_agent_in_its_runtime_cannot_sign_with_the_persons_unlock(project, ru
     seen: dict = {}
 
     def the_agents_turn():
-        steps = [runtime.shell(ATTACK), runtime.shell(f"env -u LOOPX_AGENT {LOOPX} card budget {card} --add-turns 50"), Say("Done.")]
+        steps = [
+            runtime.shell(ATTACK),
+            runtime.shell(f"env -u LOOPX_AGENT {LOOPX} card budget {card} --add-turns 50"),
+            Say("Done."),
+        ]
         with ScriptedModel() as model:
             runtime.run(project, model, steps, no_sandbox=mode == "hook")
             seen["results"] = [r.last_tool_result() or "" for r in model.agent_requests()[1:]]
 
     script = f"{LOOPX} card add 'unlocked here'\necho READY; read line\necho CONTROL; {ATTACK}\n{LOOPX} key lock\n"
-    code, out, prompts = terminal_session(script, project.env(TERM="dumb"), project.root, (PASSPHRASE + "\n").encode(), on_ready=the_agents_turn)
+    code, out, prompts = terminal_session(
+        script, project.env(TERM="dumb"), project.root, (PASSPHRASE + "\n").encode(), on_ready=the_agents_turn
+    )
     assert code == 0 and prompts == 1, out
     assert "CONTROL" in out and "ATTACK SIGNED" in out.split("CONTROL", 1)[1], out  # the unlock was live throughout
     results = "\n".join(seen["results"])

@@ -47,7 +47,7 @@ def _python_writes(path, text: str) -> str:
     encoded = base64.b64encode(str(path).encode()).decode()
     return (
         "python3 -c \"import base64, os; p = base64.b64decode('" + encoded + "').decode(); "
-        "os.makedirs(os.path.dirname(p), exist_ok=True); open(p, 'w').write(" + text + ")\"; echo exit=$?"
+        "os.makedirs(os.path.dirname(p), exist_ok=True); open(p, 'w').write(" + text + ')"; echo exit=$?'
     )
 
 
@@ -80,11 +80,15 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
     project.git("worktree", "add", "-q", "-b", "loopx/LX-1", str(ws), "main")
     project.git("worktree", "add", "-q", "-b", "loopx/LX-2", str(other), "main")
     project.git("update-ref", "refs/loopx/LX-1/wip/t1", "main")
-    project.git("pack-refs", "--all")  # every ref only in packed-refs: no loose file a sandbox could keep read-only, until LoopX makes one
+    project.git(
+        "pack-refs", "--all"
+    )  # every ref only in packed-refs: no loose file a sandbox could keep read-only, until LoopX makes one
     base = project.git("rev-parse", "main").strip()
     head = _own_head(common)
     steps = [
-        runtime.shell("echo work > work.txt && git add work.txt && git -c user.name=a1 -c user.email=a1@localhost commit -qm 'the agent commits' && echo committed"),
+        runtime.shell(
+            "echo work > work.txt && git add work.txt && git -c user.name=a1 -c user.email=a1@localhost commit -qm 'the agent commits' && echo committed"
+        ),
         runtime.shell(_python_writes(root / "pwn.txt", "'main checkout'")),
         runtime.shell(_python_writes(common / "refs" / "heads" / "main", head)),
         runtime.shell(_python_writes(common / "refs" / "heads" / "loopx" / "LX-2", head)),
@@ -100,7 +104,10 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
             extra = ["--skip-git-repo-check", *codex_model_args(model)]
             env = codex_env(project)
         else:
-            extra = ["--permission-mode", "bypassPermissions"]  # the worst case: only LoopX and the sandbox stand in the way
+            extra = [
+                "--permission-mode",
+                "bypassPermissions",
+            ]  # the worst case: only LoopX and the sandbox stand in the way
             env = claude_env(project, model)
         turn = runner_runtimes.make(runtime.setup, extra, str(runtimes.binary(runtime.name)), "a1")
         argv = turn.argv("Do the next step of your card.", str(ws))
@@ -108,7 +115,9 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
             monkeypatch.setenv(name, env[name])
         monkeypatch.delenv("XDG_DATA_HOME", raising=False)
         env.update(turn.environ(str(ws)))
-        proc = run_kept(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        proc = run_kept(
+            argv, cwd=ws, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        )
         said = "\n".join(str(r.last_tool_result()) for r in model.agent_requests()[1:])
     why = f"{said}\n--- stderr\n{proc.stderr[-3000:]}"
     # the commit landed on the card's branch, in the main repository
@@ -125,6 +134,7 @@ def test_a_sandboxed_turn_in_a_workspace_commits_there_and_writes_nothing_else(o
 
 # -- a Claude → Codex handoff on the same branch, through real runners ----------------------------
 
+
 class _Runners:
     """``loopx run`` processes as the person starts them, each one's output kept for a failure."""
 
@@ -134,7 +144,9 @@ class _Runners:
     def spawn(self, agent, argv, env, cwd) -> subprocess.Popen:
         log = self.logs / f"runner-{agent}.log"
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         self.procs.append((proc, log))
         return proc
 
@@ -145,7 +157,10 @@ class _Runners:
             pytest.fail(f"a runner did not exit within {timeout} s\n{self.explain()}")
 
     def explain(self) -> str:
-        return "\n".join(f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-4000:]}" for proc, log in self.procs)
+        return "\n".join(
+            f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-4000:]}"
+            for proc, log in self.procs
+        )
 
     def close(self) -> None:
         for proc, _ in self.procs:
@@ -170,7 +185,13 @@ def test_a_claude_turn_hands_its_workspace_to_a_codex_turn_that_continues_on_the
     root = project.root
 
     def claude_commit(request):
-        return Call("Bash", {"command": "echo 'from claude' > notes.txt && git add notes.txt && git -c user.name=cc1 -c user.email=cc1@localhost commit -qm 'claude writes the notes' && echo 'claude was here' > wip.txt && echo committed", "description": "commit"})
+        return Call(
+            "Bash",
+            {
+                "command": "echo 'from claude' > notes.txt && git add notes.txt && git -c user.name=cc1 -c user.email=cc1@localhost commit -qm 'claude writes the notes' && echo 'claude was here' > wip.txt && echo committed",
+                "description": "commit",
+            },
+        )
 
     claude_steps = [
         claude_commit,
@@ -180,7 +201,12 @@ def test_a_claude_turn_hands_its_workspace_to_a_codex_turn_that_continues_on_the
     ]
     codex_steps = [
         Call("exec_command", {"cmd": "git branch --show-current && git log --format=%s -1 && cat notes.txt wip.txt"}),
-        Call("exec_command", {"cmd": "echo 'from codex' >> notes.txt && git -c user.name=cx1 -c user.email=cx1@localhost commit -qam 'codex goes on' && echo committed"}),
+        Call(
+            "exec_command",
+            {
+                "cmd": "echo 'from codex' >> notes.txt && git -c user.name=cx1 -c user.email=cx1@localhost commit -qam 'codex goes on' && echo committed"
+            },
+        ),
         Call("mcp__loopx__writeback", {"card": card, "summary": "codex continued the notes", "next": "review"}),
         Say("Done."),
     ]
@@ -188,9 +214,26 @@ def test_a_claude_turn_hands_its_workspace_to_a_codex_turn_that_continues_on_the
     try:
         with ScriptedModel() as model:
             model.script(claude_steps)
-            argv = [str(LOOPX), "run", "--agent", "cc1", "--runtime", "claude-code", "--bin", str(runtimes.binary("claude-sdk")),
-                    "--turns", "1", "--turn-limit", "120s", "--", "--permission-mode", "bypassPermissions"]
-            assert watch.ended(watch.spawn("cc1", argv, claude_env(project, model), root), timeout=300) == 0, watch.explain()
+            argv = [
+                str(LOOPX),
+                "run",
+                "--agent",
+                "cc1",
+                "--runtime",
+                "claude-code",
+                "--bin",
+                str(runtimes.binary("claude-sdk")),
+                "--turns",
+                "1",
+                "--turn-limit",
+                "120s",
+                "--",
+                "--permission-mode",
+                "bypassPermissions",
+            ]
+            assert watch.ended(watch.spawn("cc1", argv, claude_env(project, model), root), timeout=300) == 0, (
+                watch.explain()
+            )
             claude_said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
         why = "\n".join(claude_said) + watch.explain()
         assert "committed" in claude_said[0] and "Read-only file system" in claude_said[1], why
@@ -198,8 +241,24 @@ def test_a_claude_turn_hands_its_workspace_to_a_codex_turn_that_continues_on_the
         assert project.git("log", "--format=%s", "-1", "loopx/LX-1").strip() == "claude writes the notes", why
         with ScriptedModel() as model:
             model.script(codex_steps)
-            argv = [str(LOOPX), "run", "--agent", "cx1", "--runtime", "codex", "--bin", str(runtimes.binary("codex")),
-                    "--turns", "1", "--turn-limit", "120s", "--", "--sandbox", "workspace-write", *codex_model_args(model)]  # README's command
+            argv = [
+                str(LOOPX),
+                "run",
+                "--agent",
+                "cx1",
+                "--runtime",
+                "codex",
+                "--bin",
+                str(runtimes.binary("codex")),
+                "--turns",
+                "1",
+                "--turn-limit",
+                "120s",
+                "--",
+                "--sandbox",
+                "workspace-write",
+                *codex_model_args(model),
+            ]  # README's command
             assert watch.ended(watch.spawn("cx1", argv, codex_env(project), root), timeout=300) == 0, watch.explain()
             codex_said = [str(r.last_tool_result()) for r in model.agent_requests()[1:]]
     finally:

@@ -17,20 +17,96 @@ from contextlib import redirect_stderr, redirect_stdout
 
 # Surfaces that run until stopped, and the verbs that replace the tester's own
 # key file (the session's key) — not fuzzed; their inputs are tested elsewhere.
-SKIPPED = {("board", None), ("demo", None), ("watch", None), ("mcp", None), ("hook", None), ("run", None),
-           ("key", "init"), ("key", "passphrase"), ("key", "trust")}
+SKIPPED = {
+    ("board", None),
+    ("demo", None),
+    ("watch", None),
+    ("mcp", None),
+    ("hook", None),
+    ("run", None),
+    ("key", "init"),
+    ("key", "passphrase"),
+    ("key", "trust"),
+}
 WAITING_FLAGS = {"--follow", "--wait"}  # they wait for a human or for events: not in a fuzz loop
 REFUSALS = {2, 3, 4, 5, 10, 11, 12}
 CHANGES_ON_REFUSAL = {"verify_failed"}  # done's failed verify is recorded (evidence), then refused
 
 NASTY = [
-    "", " ", "-", "--", "0", "1", "-1", "2", "3", "99999999999999999999999", "1e400", "nan", "inf", "-inf", "0.5",
-    "LX-1", "LX-2", "lx-1", "LX-0", "LX--1", "LX-99999999999999999999", "G-1", "G-2", "H-1", "E-1", "a1", "a2", "nobody",
-    "x" * 300, "y" * 5000, "\udcff\udcfe", "\x1b]0;owned\x07", "\x1b[2J", "\r\n", "line\nbreak", "💥", "名前",
-    "/dev/zero", "/dev/null", "/dev/urandom", "/", ".", "..", "../../etc/passwd", "/proc/self/mem",
-    "sqlite:///", "postgresql://nobody@127.0.0.1:1/none", "approve", "reject", "card", "agent", "board",
-    "1h", "30s", "0s", "-5m", "99999999999d", "2026-13-45", "backlog", "ready", "cancelled", "done", "md", "json",
-    "git:push", "fs:write:/", "*", "{}", "[]", '{"summary": 1}', "bash", "zsh", "claude-code", "codex",
+    "",
+    " ",
+    "-",
+    "--",
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "99999999999999999999999",
+    "1e400",
+    "nan",
+    "inf",
+    "-inf",
+    "0.5",
+    "LX-1",
+    "LX-2",
+    "lx-1",
+    "LX-0",
+    "LX--1",
+    "LX-99999999999999999999",
+    "G-1",
+    "G-2",
+    "H-1",
+    "E-1",
+    "a1",
+    "a2",
+    "nobody",
+    "x" * 300,
+    "y" * 5000,
+    "\udcff\udcfe",
+    "\x1b]0;owned\x07",
+    "\x1b[2J",
+    "\r\n",
+    "line\nbreak",
+    "💥",
+    "名前",
+    "/dev/zero",
+    "/dev/null",
+    "/dev/urandom",
+    "/",
+    ".",
+    "..",
+    "../../etc/passwd",
+    "/proc/self/mem",
+    "sqlite:///",
+    "postgresql://nobody@127.0.0.1:1/none",
+    "approve",
+    "reject",
+    "card",
+    "agent",
+    "board",
+    "1h",
+    "30s",
+    "0s",
+    "-5m",
+    "99999999999d",
+    "2026-13-45",
+    "backlog",
+    "ready",
+    "cancelled",
+    "done",
+    "md",
+    "json",
+    "git:push",
+    "fs:write:/",
+    "*",
+    "{}",
+    "[]",
+    '{"summary": 1}',
+    "bash",
+    "zsh",
+    "claude-code",
+    "codex",
 ]
 
 
@@ -40,14 +116,16 @@ def _value(rng: random.Random) -> str:
         return rng.choice(NASTY)
     if roll < 0.9:
         return "".join(chr(rng.randrange(1, 0x3000)) for _ in range(rng.randrange(1, 40)))
-    return str(rng.randrange(-10**6, 10**6))
+    return str(rng.randrange(-(10**6), 10**6))
 
 
 def vectors(seed: int):
     """An endless, reproducible stream of argument vectors."""
     from loopx_core.shapes import verbs
 
-    table = [v for key, v in sorted(verbs.VERBS.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")) if key not in SKIPPED]
+    table = [
+        v for key, v in sorted(verbs.VERBS.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")) if key not in SKIPPED
+    ]
     rng = random.Random(seed)
     while True:
         verb = rng.choice(table)
@@ -123,7 +201,13 @@ def fuzz(state, seed: int, count: int, seconds: float, agent_share: float = 0.5)
             if kind not in CHANGES_ON_REFUSAL and state() != before:
                 changed.append(Finding(argv, code, out, err))
     os.environ.pop("LOOPX_AGENT", None)
-    return {"calls": ran, "seconds": round(time.monotonic() - started, 1), "codes": dict(sorted(codes.items())), "internal": internal, "changed": changed}
+    return {
+        "calls": ran,
+        "seconds": round(time.monotonic() - started, 1),
+        "codes": dict(sorted(codes.items())),
+        "internal": internal,
+        "changed": changed,
+    }
 
 
 TABLES = ("card", "event", "evidence", "gate", "agent", "handoff", "setting", "person", "operation")
@@ -140,7 +224,7 @@ def board_state(board):
     import psycopg
 
     conn = psycopg.connect(board.url.replace("postgresql://", "postgresql://", 1), autocommit=True)
-    sql = " UNION ALL ".join(f'SELECT \'{t}\', count(*) FROM "{t}"' for t in TABLES)
+    sql = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM \"{t}\"" for t in TABLES)
 
     def state():
         return conn.execute(sql).fetchall(), conn.execute('SELECT max(seq) FROM "event"').fetchone()

@@ -17,7 +17,10 @@ import pytest
 
 
 def _bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     return Path(found[-1]).parent if found else None
 
 
@@ -34,14 +37,18 @@ class OwnServer:
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}/test"
 
     def _run(self, *argv: str, timeout: float = 120) -> None:
-        subprocess.run([*self.as_user, str(self.bindir / argv[0]), *argv[1:]], check=True, capture_output=True, timeout=timeout)
+        subprocess.run(
+            [*self.as_user, str(self.bindir / argv[0]), *argv[1:]], check=True, capture_output=True, timeout=timeout
+        )
 
     def init(self) -> None:
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "-N")
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"), "-w", "-t", "60", "start")
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"), "-w", "-t", "60", "start"
+        )
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")

@@ -19,7 +19,9 @@ def _root_page(db, table: str) -> tuple[int, int]:
     try:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         size = con.execute("PRAGMA page_size").fetchone()[0]
-        root = con.execute("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
+        root = con.execute("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[
+            0
+        ]
     finally:
         con.close()
     return root, size

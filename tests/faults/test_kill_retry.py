@@ -18,7 +18,15 @@ def test_operations_killed_and_retried_by_several_agents_are_on_the_board_once(b
     folder = tmp_path / "project"
     folder.mkdir()
     url = request.getfixturevalue("pg_url") if backend == "postgresql" else str(folder / ".loopx" / "board.db")
-    env = {k: v for k, v in os.environ.items() if k not in ("LOOPX_NOW", "LOOPX_AGENT")}  # a real board on the real clock
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("LOOPX_NOW", "LOOPX_AGENT")
+    }  # a real board on the real clock
     report = kill_retry.one(backend, url, folder, env, SimpleNamespace(seed=7, agents=3, ops=24, seconds=300, kill=0.5))
     assert report["kills"] > 0 and report["acknowledged"] > 0, report
-    assert (report["lost"], report["duplicated"], report["partial"], report["internal"], report["verify"]) == (0, 0, 0, 0, 0), report
+    assert (report["lost"], report["duplicated"], report["partial"], report["internal"], report["verify"]) == (
+        0,
+        0,
+        0,
+        0,
+        0,
+    ), report

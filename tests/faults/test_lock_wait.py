@@ -32,7 +32,9 @@ sys.stdin.read()
 
 def _hold(board) -> subprocess.Popen:
     script, target = (HOLD_SQLITE, str(board.db)) if board.backend == "sqlite" else (HOLD_PG, board.url)
-    holder = subprocess.Popen([sys.executable, "-c", script, target], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, target], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout.readline().strip() == "held"
     return holder
 

@@ -42,12 +42,23 @@ def _reported(board, title: str) -> str:
 OPERATIONS = {
     "card add": (lambda b, n: None, lambda key, n: ["card", "add", f"task {n}"], ["card_added"], False),
     "claim": (lambda b, n: _card(b, f"c{n}"), lambda key, n: ["claim", key], ["claimed"], True),
-    "writeback": (lambda b, n: _claimed(b, f"w{n}"), lambda key, n: ["writeback", key, "--summary", "step", "--next", "more"], ["evidence_added"], True),
+    "writeback": (
+        lambda b, n: _claimed(b, f"w{n}"),
+        lambda key, n: ["writeback", key, "--summary", "step", "--next", "more"],
+        ["evidence_added"],
+        True,
+    ),
     "release": (lambda b, n: _claimed(b, f"r{n}"), lambda key, n: ["release", key], ["released"], True),
     "done": (lambda b, n: _reported(b, f"d{n}"), lambda key, n: ["done", key, "--summary", "finished"], ["done"], True),
     "done with verify": (
-        lambda b, n: (lambda key: (b.ok("claim", key, agent=AGENT), b.ok("writeback", key, "--summary", "x", agent=AGENT), key)[-1])(_card(b, f"v{n}", verify="true")),
-        lambda key, n: ["done", key, "--summary", "verified"], ["done"], True,
+        lambda b, n: (
+            lambda key: (b.ok("claim", key, agent=AGENT), b.ok("writeback", key, "--summary", "x", agent=AGENT), key)[
+                -1
+            ]
+        )(_card(b, f"v{n}", verify="true")),
+        lambda key, n: ["done", key, "--summary", "verified"],
+        ["done"],
+        True,
     ),
 }
 

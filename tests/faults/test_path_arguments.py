@@ -55,11 +55,25 @@ def test_a_file_argument_that_is_not_a_file_is_refused_at_once(board, tmp_path, 
     if kind != "folder":  # (a folder given as --db names the board inside it, as documented)
         _refused(board.spawn("--json", "--db", given, "card", "list", timeout=60), 4, kind)
         _refused(board.spawn("--json", "migrate", "--to", given, timeout=60), 4, kind)
-    _refused(board.spawn("--json", "run", "--agent", "a1", "--runtime", "shell", "--log-file", given, "--", "/bin/true", timeout=60), 2, kind)
-    _refused(board.spawn("--json", "run", "--agent", "a1", "--runtime", "claude-code", "--bin", given, timeout=60), 2, kind,
-             said="a program" if kind == "device" else None)
-    _refused(board.spawn("--json", "notify", "set", "--", given, timeout=60), 3, kind,
-             said="a program" if kind == "device" else None)
+    _refused(
+        board.spawn(
+            "--json", "run", "--agent", "a1", "--runtime", "shell", "--log-file", given, "--", "/bin/true", timeout=60
+        ),
+        2,
+        kind,
+    )
+    _refused(
+        board.spawn("--json", "run", "--agent", "a1", "--runtime", "claude-code", "--bin", given, timeout=60),
+        2,
+        kind,
+        said="a program" if kind == "device" else None,
+    )
+    _refused(
+        board.spawn("--json", "notify", "set", "--", given, timeout=60),
+        3,
+        kind,
+        said="a program" if kind == "device" else None,
+    )
     _refused(board.spawn("--json", "key", "show", env={"LOOPX_KEY": given}, timeout=60), 3, kind)
     assert board.snapshot() == before
 
@@ -84,7 +98,9 @@ def test_a_policy_file_that_is_not_a_file_never_blocks_the_hook_or_policy_show(b
     assert res.returncode == 0 and SAID[kind] in res.stdout, res
 
 
-@pytest.mark.parametrize("kind", ("fifo", "folder", "dangling"))  # (a link to /dev/zero is outside the project: refused as such)
+@pytest.mark.parametrize(
+    "kind", ("fifo", "folder", "dangling")
+)  # (a link to /dev/zero is outside the project: refused as such)
 def test_an_artifact_that_is_not_a_file_is_recorded_unhashed_at_once(board, tmp_path, kind):
     _set_up(board)
     inside = board.root / "out"

@@ -42,7 +42,9 @@ def _as_user() -> list[str]:
         return []
     setpriv = shutil.which("setpriv")
     if setpriv is None:
-        pytest.skip("running as root, and without setpriv (util-linux) no process here can be a user that permissions stop")
+        pytest.skip(
+            "running as root, and without setpriv (util-linux) no process here can be a user that permissions stop"
+        )
     prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
     _runs_as_that_user(prefix)
     return prefix
@@ -60,7 +62,9 @@ def _runs_as_that_user(prefix: list[str]) -> None:
     that user cannot reach (`./dev py 3.12` here)."""
     problem = _probe(tuple(prefix))
     if problem:
-        pytest.skip(f"{sys.executable} cannot run as user {NOBODY} ({problem}): these tests need an interpreter every user can run")
+        pytest.skip(
+            f"{sys.executable} cannot run as user {NOBODY} ({problem}): these tests need an interpreter every user can run"
+        )
 
 
 def _hand_over(folder: Path) -> None:
@@ -97,7 +101,14 @@ def project(shared, monkeypatch, backend, request):
     board.ok("card", "add", "one")
     for where, dirs, files in os.walk(shared):  # readable by all; the user's own once handed over
         for name in [where, *(os.path.join(where, n) for n in dirs + files)]:
-            os.chmod(name, os.stat(name).st_mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | (0o111 if os.path.isdir(name) else 0))
+            os.chmod(
+                name,
+                os.stat(name).st_mode
+                | stat.S_IRUSR
+                | stat.S_IRGRP
+                | stat.S_IROTH
+                | (0o111 if os.path.isdir(name) else 0),
+            )
     return board
 
 
@@ -112,7 +123,12 @@ def _env(board, url: str | None = None, agent: str | None = None) -> dict:
 def loopx(board, *argv, agent=None, url=None) -> tuple[int, dict, str]:
     """``loopx --json ARGV`` as the unprivileged user."""
     proc = subprocess.run(
-        [*_as_user(), sys.executable, "-m", "loopx_core", "--json", *argv], cwd=board.root, env=_env(board, url, agent), capture_output=True, text=True, timeout=120
+        [*_as_user(), sys.executable, "-m", "loopx_core", "--json", *argv],
+        cwd=board.root,
+        env=_env(board, url, agent),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
     lines = proc.stdout.strip().splitlines()
@@ -180,17 +196,25 @@ def test_a_postgresql_board_whose_server_takes_no_writes_refuses_them_and_reads_
 
 # -- a document the watcher cannot read ---------------------------------------------------
 
+
 class Watching:
     """``loopx watch`` as the unprivileged user, its stdout lines collected."""
 
     def __init__(self, board):
         self.proc = subprocess.Popen(
-            [*_as_user(), sys.executable, "-m", "loopx_core", "watch"], cwd=board.root, env=_env(board), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [*_as_user(), sys.executable, "-m", "loopx_core", "watch"],
+            cwd=board.root,
+            env=_env(board),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         self.out: list[str] = []
         self.err: list[str] = []
         for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
-            threading.Thread(target=lambda s=stream, k=sink: [k.append(line.rstrip("\n")) for line in s], daemon=True).start()
+            threading.Thread(
+                target=lambda s=stream, k=sink: [k.append(line.rstrip("\n")) for line in s], daemon=True
+            ).start()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -216,7 +240,9 @@ def test_an_unreadable_document_is_refused_once_and_read_when_it_changes(project
     code, report, _ = loopx(project, "watch", "--once")
     assert code == 0 and report["refused"] == 1, report
     (said,) = report["results"]
-    assert said["message"] == "cannot read out/secret.loopx.json: Permission denied" and "readable" in said["hint"], said
+    assert said["message"] == "cannot read out/secret.loopx.json: Permission denied" and "readable" in said["hint"], (
+        said
+    )
     (refusal,) = _ingest_errors(project)
     assert refusal["data"]["code"] == "unreadable" and refusal["data"]["file"] == "out/secret.loopx.json", refusal
     # Another watcher's pass over the same, unchanged document: nothing again.
@@ -224,21 +250,42 @@ def test_an_unreadable_document_is_refused_once_and_read_when_it_changes(project
     assert code == 0 and report["refused"] == 0 and report["results"] == [], report
     watching = Watching(project)
     try:
-        until(lambda: any("following" in line for line in watching.err) or watching.proc.poll() is not None, what="loopx watch to start")
+        until(
+            lambda: any("following" in line for line in watching.err) or watching.proc.poll() is not None,
+            what="loopx watch to start",
+        )
         assert watching.proc.poll() is None, watching.err
         # Its passes over the folder (a new document each) leave the unreadable one alone.
         for n in range(3):
-            (out / f"turn-{n}.loopx.json").write_text(json.dumps({"card": "LX-1", "agent": "a1", "summary": f"turn {n}", "next": f"step {n}"}))
+            (out / f"turn-{n}.loopx.json").write_text(
+                json.dumps({"card": "LX-1", "agent": "a1", "summary": f"turn {n}", "next": f"step {n}"})
+            )
             if os.geteuid() == 0:
                 os.chown(out / f"turn-{n}.loopx.json", NOBODY, NOBODY)
-            until(lambda n=n: any(line.startswith("ingested") and f"turn-{n}" in line for line in watching.out), what=f"turn {n} ingested")
+            until(
+                lambda n=n: any(line.startswith("ingested") and f"turn-{n}" in line for line in watching.out),
+                what=f"turn {n} ingested",
+            )
         assert len(_ingest_errors(project)) == 1
         # It changes (readable now, rewritten): read, and ingested.
         if os.geteuid() == 0:
             os.chown(secret, NOBODY, NOBODY)
         secret.chmod(0o644)
-        secret.write_text(json.dumps({"card": "LX-1", "agent": "a1", "summary": "from the locked file, readable now", "next": "the last step"}))
-        until(lambda: any(line.startswith("ingested") and "secret" in line for line in watching.out), what="the document, changed, ingested", explain=lambda: (watching.out[-6:], watching.err[-6:]))
+        secret.write_text(
+            json.dumps(
+                {
+                    "card": "LX-1",
+                    "agent": "a1",
+                    "summary": "from the locked file, readable now",
+                    "next": "the last step",
+                }
+            )
+        )
+        until(
+            lambda: any(line.startswith("ingested") and "secret" in line for line in watching.out),
+            what="the document, changed, ingested",
+            explain=lambda: (watching.out[-6:], watching.err[-6:]),
+        )
     finally:
         watching.stop()
     assert len(_ingest_errors(project)) == 1

@@ -32,8 +32,16 @@ async def test_mcp_answers_again_after_the_server_restarts(pg_board, own_pg):  #
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {"LOOPX_DB": pg_board.url, "LOOPX_AGENT": "a1", "PYTHONPATH": os.pathsep.join(sys.path), "LOOPX_KEY": "/nonexistent/key.json", "LOOPX_NOW": os.environ["LOOPX_NOW"]}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "loopx_core", "mcp"], env=env, cwd=str(pg_board.root))
+    env = {
+        "LOOPX_DB": pg_board.url,
+        "LOOPX_AGENT": "a1",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "LOOPX_KEY": "/nonexistent/key.json",
+        "LOOPX_NOW": os.environ["LOOPX_NOW"],
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "loopx_core", "mcp"], env=env, cwd=str(pg_board.root)
+    )
     errlog_path = pg_board.root / "mcp.err"
     with open(errlog_path, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -45,7 +53,9 @@ async def test_mcp_answers_again_after_the_server_restarts(pg_board, own_pg):  #
                 own_pg.start()
                 answers = []
                 for _ in range(5):  # bounded: the first call after the restart may say the server went away
-                    got = await client.call_tool("writeback", {"card": "LX-1", "summary": "after the restart", "op_id": "after-restart-1"})
+                    got = await client.call_tool(
+                        "writeback", {"card": "LX-1", "summary": "after the restart", "op_id": "after-restart-1"}
+                    )
                     answers.append((got.is_error, got.content[0].text))
                     if not got.is_error:
                         break
@@ -69,13 +79,25 @@ async def test_an_mcp_call_in_flight_while_the_server_restarts_waits_out_the_rec
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {"LOOPX_DB": pg_board.url, "LOOPX_AGENT": "a1", "PYTHONPATH": os.pathsep.join(sys.path), "LOOPX_KEY": "/nonexistent/key.json", "LOOPX_NOW": os.environ["LOOPX_NOW"]}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "loopx_core", "mcp"], env=env, cwd=str(pg_board.root))
+    env = {
+        "LOOPX_DB": pg_board.url,
+        "LOOPX_AGENT": "a1",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "LOOPX_KEY": "/nonexistent/key.json",
+        "LOOPX_NOW": os.environ["LOOPX_NOW"],
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "loopx_core", "mcp"], env=env, cwd=str(pg_board.root)
+    )
     errlog_path = pg_board.root / "mcp.err"
 
     def waiting_on(table: str) -> bool:
         with psycopg.connect(own_pg.url, autocommit=True) as probe:
-            return bool(probe.execute("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE %s", (f"%{table}%",)).fetchone())
+            return bool(
+                probe.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE %s", (f"%{table}%",)
+                ).fetchone()
+            )
 
     with open(errlog_path, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -94,7 +116,9 @@ async def test_an_mcp_call_in_flight_while_the_server_restarts_waits_out_the_rec
                     ("writeback", {"card": "LX-1", "summary": "while it restarted 2"}, "event"),
                 ):
                     holder = psycopg.connect(own_pg.url)
-                    holder.execute(f'LOCK TABLE "{table}" IN ACCESS EXCLUSIVE MODE')  # (the call's transaction waits here)
+                    holder.execute(
+                        f'LOCK TABLE "{table}" IN ACCESS EXCLUSIVE MODE'
+                    )  # (the call's transaction waits here)
                     call = asyncio.create_task(client.call_tool(tool, arguments))
                     await asyncio.to_thread(_until, lambda table=table: waiting_on(table), f"{tool} is in flight")
                     await asyncio.to_thread(own_pg.stop)
@@ -105,7 +129,9 @@ async def test_an_mcp_call_in_flight_while_the_server_restarts_waits_out_the_rec
     assert "running it again once the board is back" in errlog_path.read_text()
     for summary in ("while it restarted", "while it restarted 2"):
         assert len([e for e in pg_board.ok("log", "LX-1")["evidence"] if e["summary"] == summary]) == 1, summary
-    assert pg_board.cli("verify").code == 0  # (ids that jumped after the immediate stops: docs/decisions/…-pg-id-gaps.md)
+    assert (
+        pg_board.cli("verify").code == 0
+    )  # (ids that jumped after the immediate stops: docs/decisions/…-pg-id-gaps.md)
 
 
 def _until(check, what: str, limit: float = 60.0):
@@ -129,13 +155,24 @@ def test_watch_reconnects_after_the_server_restarts(pg_board, own_pg):  # noqa: 
     env = dict(os.environ, LOOPX_DB=pg_board.url)
     err_path = pg_board.root / "watch.err"
     with open(err_path, "w") as err:
-        watch = subprocess.Popen([sys.executable, "-m", "loopx_core", "watch"], cwd=pg_board.root, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "loopx_core", "watch"],
+            cwd=pg_board.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
         try:
             _until(lambda: "following" in err_path.read_text(), "the watcher started")
             own_pg.stop()
-            (pg_board.root / "out" / "during.loopx.json").write_text('{"card": "LX-2", "agent": "w1", "summary": "written while the server was down"}')
+            (pg_board.root / "out" / "during.loopx.json").write_text(
+                '{"card": "LX-2", "agent": "w1", "summary": "written while the server was down"}'
+            )
             own_pg.start()
-            (pg_board.root / "out" / "after.loopx.json").write_text('{"card": "LX-2", "agent": "w1", "summary": "written after the restart"}')
+            (pg_board.root / "out" / "after.loopx.json").write_text(
+                '{"card": "LX-2", "agent": "w1", "summary": "written after the restart"}'
+            )
 
             def both():
                 summaries = {e["summary"] for e in pg_board.ok("log", "LX-2")["evidence"]}
@@ -167,8 +204,26 @@ def test_run_reconnects_after_the_server_restarts(pg_board, own_pg):  # noqa: F8
     err_path = pg_board.root / "run.err"
     with open(err_path, "w") as err:
         runner = subprocess.Popen(
-            [sys.executable, "-m", "loopx_core", "run", "--agent", "a1", "--runtime", "shell", "--turns", "2", "--", sys.executable, str(turn)],
-            cwd=pg_board.root, env=env, stdout=err, stderr=err, text=True,
+            [
+                sys.executable,
+                "-m",
+                "loopx_core",
+                "run",
+                "--agent",
+                "a1",
+                "--runtime",
+                "shell",
+                "--turns",
+                "2",
+                "--",
+                sys.executable,
+                str(turn),
+            ],
+            cwd=pg_board.root,
+            env=env,
+            stdout=err,
+            stderr=err,
+            text=True,
         )
         try:
             _until(lambda: (pg_board.root / ".held-a1").exists(), "the turn is in flight")

@@ -87,7 +87,9 @@ def worked(board, key: str, agent: str, summary: str = "did a step", *extra: str
     return board.ok("writeback", key, "--summary", summary, *extra, agent=agent)
 
 
-def loopx(*argv, cwd, env: dict | None = None, drop: tuple[str, ...] = ("LOOPX_DB", "LOOPX_AGENT"), timeout: float = 60):
+def loopx(
+    *argv, cwd, env: dict | None = None, drop: tuple[str, ...] = ("LOOPX_DB", "LOOPX_AGENT"), timeout: float = 60
+):
     """A cold ``python -m loopx_core`` with full control of cwd and environment
     (``board.spawn`` always sets LOOPX_DB and the project folder)."""
     import os
@@ -96,7 +98,14 @@ def loopx(*argv, cwd, env: dict | None = None, drop: tuple[str, ...] = ("LOOPX_D
 
     full = {k: v for k, v in os.environ.items() if k not in drop}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "loopx_core", *map(str, argv)], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "loopx_core", *map(str, argv)],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 # -- PostgreSQL: one schema for the whole kernel session, emptied per test ------
@@ -105,6 +114,7 @@ def loopx(*argv, cwd, env: dict | None = None, drop: tuple[str, ...] = ("LOOPX_D
 # schema and restarting its sequences gives every test the same fresh board:
 # ids restart at 1 and, with the schema version row gone, `init` creates the
 # board again (its CREATE ... IF NOT EXISTS steps find the tables in place).
+
 
 @pytest.fixture(scope="session")
 def _kernel_pg(pg_server):

@@ -47,7 +47,9 @@ def test_a_symlinked_folder_and_dot_dot_through_it_are_resolved(turn, secret):
     (turn.root / "src").mkdir()
     refused(turn, 3, "writeback", "LX-1", "--summary", "s", "--artifact", "docs/secret.txt", agent="a1")
     refused(turn, 3, "writeback", "LX-1", "--summary", "s", "--artifact", "src/../docs/secret.txt", agent="a1")
-    refused(turn, 3, "writeback", "LX-1", "--summary", "s", "--artifact", str(turn.root / "docs" / "secret.txt"), agent="a1")
+    refused(
+        turn, 3, "writeback", "LX-1", "--summary", "s", "--artifact", str(turn.root / "docs" / "secret.txt"), agent="a1"
+    )
     never_hashed(turn, secret)
 
 
@@ -61,7 +63,9 @@ def test_a_link_inside_the_project_records_the_file_it_points_at(turn):
     (turn.root / "build" / "v3.txt").write_text("release three\n")
     (turn.root / "latest").symlink_to("build/v3.txt")
     ev = turn.ok("writeback", "LX-1", "--summary", "s", "--artifact", "latest", agent="a1")["evidence"]
-    assert ev["artifacts"] == [{"path": "build/v3.txt", "size": 14, "sha256": hashlib.sha256(b"release three\n").hexdigest()}]
+    assert ev["artifacts"] == [
+        {"path": "build/v3.txt", "size": 14, "sha256": hashlib.sha256(b"release three\n").hexdigest()}
+    ]
 
 
 def test_an_input_document_is_held_to_the_same_rule(turn, secret):
@@ -69,7 +73,16 @@ def test_an_input_document_is_held_to_the_same_rule(turn, secret):
     doc = turn.root / "turn.json"
     doc.write_text(json.dumps({"summary": "s", "artifacts": ["x"]}))
     refused(turn, 3, "writeback", "LX-1", "--input", str(doc), agent="a1")
-    refused(turn, 3, "writeback", "LX-1", "--input", "-", agent="a1", stdin=json.dumps({"summary": "s", "artifacts": [str(turn.root / "x")]}))
+    refused(
+        turn,
+        3,
+        "writeback",
+        "LX-1",
+        "--input",
+        "-",
+        agent="a1",
+        stdin=json.dumps({"summary": "s", "artifacts": [str(turn.root / "x")]}),
+    )
     never_hashed(turn, secret)
 
 
@@ -99,4 +112,14 @@ def test_a_project_reached_through_a_symlink(tmp_path, monkeypatch, backend, req
     for given in ("out.txt", str(root / "out.txt"), str(real_root / "out.txt")):
         ev = board.ok("writeback", "LX-1", "--summary", "s", "--artifact", given, agent="a1")["evidence"]
         assert ev["artifacts"][0]["path"] == "out.txt" and ev["artifacts"][0]["size"] == 8, given
-    refused(board, 3, "writeback", "LX-1", "--summary", "s", "--artifact", str(tmp_path / "private" / "elsewhere.txt"), agent="a1")
+    refused(
+        board,
+        3,
+        "writeback",
+        "LX-1",
+        "--summary",
+        "s",
+        "--artifact",
+        str(tmp_path / "private" / "elsewhere.txt"),
+        agent="a1",
+    )

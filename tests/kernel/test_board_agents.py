@@ -53,7 +53,21 @@ def test_a_folder_without_a_board_is_told_to_run_init(board, tmp_path):
 
 
 def test_agent_add_list_show(board):
-    a = board.ok("agent", "add", "claude-1", "--runtime", "claude-code", "--can", "git:push", "--can", "deploy:*", "--tokens", "2000000", "--window", "5h")["agent"]
+    a = board.ok(
+        "agent",
+        "add",
+        "claude-1",
+        "--runtime",
+        "claude-code",
+        "--can",
+        "git:push",
+        "--can",
+        "deploy:*",
+        "--tokens",
+        "2000000",
+        "--window",
+        "5h",
+    )["agent"]
     assert a["id"] == "claude-1" and a["runtime"] == "claude-code"
     assert a["capabilities"] == ["deploy:*", "git:push"]
     assert a["token_window"] == {"tokens": 2000000, "seconds": 5 * 3600.0}
@@ -97,7 +111,13 @@ def test_agent_add_refuses_bad_input(board, argv):
 
 def test_an_unknown_agent_is_told_to_register(board):
     board.ok("card", "add", "one")
-    for argv in (["next"], ["claim", "LX-1"], ["heartbeat", "LX-1"], ["writeback", "LX-1", "--summary", "x"], ["gate", "ask", "LX-1", "--question", "q"]):
+    for argv in (
+        ["next"],
+        ["claim", "LX-1"],
+        ["heartbeat", "LX-1"],
+        ["writeback", "LX-1", "--summary", "x"],
+        ["gate", "ask", "LX-1", "--question", "q"],
+    ):
         err = refused(board, 4, *argv, agent="ghost")
         assert err["code"] == "unknown_agent"
         assert "loopx agent add ghost" in err["hint"], err

@@ -19,37 +19,56 @@ from loopx_core.rules.columns import COLUMN_OF, STATUS_COLUMNS
 from loopx_core.store import records
 from loopx_core.store.rows import card_views
 
-BOARDS = settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+BOARDS = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 AGENTS = st.sampled_from([None, "a1", "a2", "ab", ""])
 WORDS = ("login", "Login", "bill", "LX", "a1", "deploy")
 
 cards_st = st.lists(
-    st.fixed_dictionaries({
-        "status": st.sampled_from(sorted(COLUMN_OF) + ["done", "done", "active", "waiting"]),  # (more of the columns with two orders)
-        "assignee": AGENTS,
-        "lease_holder": AGENTS,
-        "handoff_to": AGENTS,
-        "title": st.lists(st.sampled_from(WORDS + ("x", "step")), min_size=1, max_size=3).map(" ".join),
-        "priority": st.integers(0, 3),
-        "needs": st.sampled_from([[], ["deploy:prod"]]),
-        "next_action": st.sampled_from([None, "bill them", "Ready"]),
-        "updated_at": st.integers(1, 5).map(float),
-        "done_at": st.sampled_from([None, 2.0, 7.0]),
-    }),
+    st.fixed_dictionaries(
+        {
+            "status": st.sampled_from(
+                sorted(COLUMN_OF) + ["done", "done", "active", "waiting"]
+            ),  # (more of the columns with two orders)
+            "assignee": AGENTS,
+            "lease_holder": AGENTS,
+            "handoff_to": AGENTS,
+            "title": st.lists(st.sampled_from(WORDS + ("x", "step")), min_size=1, max_size=3).map(" ".join),
+            "priority": st.integers(0, 3),
+            "needs": st.sampled_from([[], ["deploy:prod"]]),
+            "next_action": st.sampled_from([None, "bill them", "Ready"]),
+            "updated_at": st.integers(1, 5).map(float),
+            "done_at": st.sampled_from([None, 2.0, 7.0]),
+        }
+    ),
     max_size=12,
 )
 
 filters_st = st.builds(
     CardFilter,
-    words=st.lists(st.sampled_from(("login", "bill", "lx-1", "a1", "deploy:prod", "ready", "gin", "step")), max_size=2).map(tuple),
+    words=st.lists(
+        st.sampled_from(("login", "bill", "lx-1", "a1", "deploy:prod", "ready", "gin", "step")), max_size=2
+    ).map(tuple),
     owners=st.lists(st.sampled_from(("a1", "a", "ab", "none", "un", "-", "a2")), max_size=2).map(tuple),
-    statuses=st.lists(st.sampled_from(("active", "act", "needs_you", "done", "ready", "re", "wait", "b")), max_size=2).map(tuple),
+    statuses=st.lists(
+        st.sampled_from(("active", "act", "needs_you", "done", "ready", "re", "wait", "b")), max_size=2
+    ).map(tuple),
 )
 
 # -- the reference: plain Python over the cards in hand -----------------------------
 
-STATUS_RANK = {s: i for i, s in enumerate(("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled"))}
+STATUS_RANK = {
+    s: i
+    for i, s in enumerate(
+        ("waiting", "paused", "active", "handoff", "monitoring", "ready", "blocked", "backlog", "done", "cancelled")
+    )
+}
 
 
 def finished_at(c) -> float:
@@ -62,7 +81,12 @@ def column_key(mode: str, c):
 
 def order(mode: str, key):
     if mode == OWNER_MODE:
-        return lambda c: (STATUS_RANK[c.status], -finished_at(c) if c.status in ("done", "cancelled") else 0, c.priority, c.id)
+        return lambda c: (
+            STATUS_RANK[c.status],
+            -finished_at(c) if c.status in ("done", "cancelled") else 0,
+            c.priority,
+            c.id,
+        )
     first = {"ready": "ready", "needs_you": "waiting", "done": "done"}.get(key)
     if key == "done":
         return lambda c: (c.status != "done", -finished_at(c), c.id)
@@ -104,9 +128,14 @@ def check(store, cards, card_filter, page_size):
     with store.read():
         for by_owner in (True, False):
             assert {(s, o): n for s, o, n in board_pages.tally(by_owner=by_owner).rows} == counts(every, by_owner)
-            assert {(s, o): n for s, o, n in board_pages.tally(card_filter, by_owner).rows} == counts(passing, by_owner), card_filter
+            assert {(s, o): n for s, o, n in board_pages.tally(card_filter, by_owner).rows} == counts(
+                passing, by_owner
+            ), card_filter
     owners = {c.owner or None for c in every} | {"a1", None}
-    for mode, keys in ((STATUS_MODE, [key for key, _, _ in STATUS_COLUMNS]), (OWNER_MODE, sorted(owners, key=lambda o: o or ""))):
+    for mode, keys in (
+        (STATUS_MODE, [key for key, _, _ in STATUS_COLUMNS]),
+        (OWNER_MODE, sorted(owners, key=lambda o: o or "")),
+    ):
         for key in keys:
             wanted = sorted((c for c in passing if column_key(mode, c) == key), key=order(mode, key))
             paged, offset = [], 0

@@ -83,13 +83,32 @@ def test_a_column_read_page_by_page_is_the_column_in_the_boards_order(busy):
     store.close()
 
 
-@pytest.mark.parametrize("text", ["login", "@a1", "@none", "@un", "status:needs-you", "is:done", "status:act", "lx-3", "deploy:prod", "pipeline", "login @a1", "billing status:ready", "@a2 is:done"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "login",
+        "@a1",
+        "@none",
+        "@un",
+        "status:needs-you",
+        "is:done",
+        "status:act",
+        "lx-3",
+        "deploy:prod",
+        "pipeline",
+        "login @a1",
+        "billing status:ready",
+        "@a2 is:done",
+    ],
+)
 def test_the_filter_says_the_same_in_the_store_and_on_a_card_in_hand(busy, text):
     store, cards = every_card(busy)
     card_filter = Query.parse(text).card_filter
     assert card_filter
     wanted = {c.id for c in cards if card_filter.matches(c)}
-    page = board_pages.board_page(store, STATUS, {key: 100 for key in ("ready", "active", "needs_you", "blocked", "done")}, card_filter)
+    page = board_pages.board_page(
+        store, STATUS, {key: 100 for key in ("ready", "active", "needs_you", "blocked", "done")}, card_filter
+    )
     assert {c.id for c in page.cards} == wanted
     assert page.shown.total() == len(wanted) and page.tally.total() == len(cards)
     store.close()
@@ -97,7 +116,9 @@ def test_the_filter_says_the_same_in_the_store_and_on_a_card_in_hand(busy, text)
 
 def test_the_first_page_of_the_board_leaves_history_unread(busy):
     store, cards = every_card(busy)
-    snap = board.board_snapshot(store, STATUS, {"ready": 2, "active": 10, "needs_you": 10, "blocked": 10, "done": 0}, reap=False)
+    snap = board.board_snapshot(
+        store, STATUS, {"ready": 2, "active": 10, "needs_you": 10, "blocked": 10, "done": 0}, reap=False
+    )
     statuses = {c.status for c in snap.page.cards}
     assert not statuses & {"done", "cancelled"}  # counted, not read
     assert snap.page.tally.by_column(STATUS)["done"] == 2

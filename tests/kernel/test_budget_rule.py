@@ -148,6 +148,7 @@ def test_a_writeback_crossing_the_token_limit_while_waiting_pauses(team):
 
 # -- the agent's token window -----------------------------------------------------------
 
+
 def spent_window(team, clock):
     team.ok("agent", "add", "w", "--tokens", "1000", "--window", "1h")
     team.ok("card", "add", "one")

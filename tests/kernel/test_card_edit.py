@@ -11,12 +11,28 @@ from .conftest import held, refused
 
 def test_a_person_edits_a_cards_title_objective_next_and_verify(team):
     team.ok("card", "add", "one", "--verify", "false", "--next", "start")
-    c = person_ok(team, "card", "edit", "LX-1", "--title", "one, better", "--body", "the whole story", "--next", "do it", "--verify", "true")["card"]
+    c = person_ok(
+        team,
+        "card",
+        "edit",
+        "LX-1",
+        "--title",
+        "one, better",
+        "--body",
+        "the whole story",
+        "--next",
+        "do it",
+        "--verify",
+        "true",
+    )["card"]
     assert (c["title"], c["body"], c["next"], c["verify"]) == ("one, better", "the whole story", "do it", "true")
     c = person_ok(team, "card", "edit", "LX-1", "--verify", "")["card"]
     assert c["verify"] is None and c["title"] == "one, better"  # an empty verify clears it, the rest stays
     edits = [e for e in team.ok("events", "--card", "LX-1")["events"] if e["kind"] == "card_edited"]
-    assert [e["data"] for e in edits] == [{"title": "one, better", "body": "the whole story", "next": "do it", "verify": "true"}, {"verify": None}]
+    assert [e["data"] for e in edits] == [
+        {"title": "one, better", "body": "the whole story", "next": "do it", "verify": "true"},
+        {"verify": None},
+    ]
     assert all(e["actor"] == "human:tester" and e["signed"] for e in edits)
     assert team.cli("verify").code == 0
 

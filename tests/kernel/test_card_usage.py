@@ -12,7 +12,9 @@ def test_card_show_gives_usage_per_turn_and_per_agent_adding_up_to_the_quota(tea
     team.ok("writeback", "LX-1", "--summary", "one", "--tokens", "1200", "--usd", "0.02", "--turn-id", "t1", agent="a2")
     team.ok("writeback", "LX-1", "--summary", "two", "--tokens", "300", "--turn-id", "t2", "--release", agent="a2")
     held(team, "LX-1", "a1")
-    team.ok("writeback", "LX-1", "--summary", "three", "--tokens", "500", "--usd", "0.01", "--turn-id", "t3", agent="a1")
+    team.ok(
+        "writeback", "LX-1", "--summary", "three", "--tokens", "500", "--usd", "0.01", "--turn-id", "t3", agent="a1"
+    )
     shown = team.ok("card", "show", "LX-1")
     usage, quota = shown["usage"], shown["card"]["quota"]
     by_agent = {a["agent"]: (a["tokens"], a["usd"], a["turns"]) for a in usage["agents"]}

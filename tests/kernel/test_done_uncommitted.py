@@ -27,7 +27,9 @@ def test_an_untracked_file_refuses_done_naming_it_and_a_commit_lets_it_finish(re
     worked(repo, "LX-1", "a1", "wrote the result")
     err = refused(repo, 5, "done", "LX-1", "--summary", "finished", agent="a1")
     assert err["code"] == "uncommitted", err
-    assert "out/result.txt" in err["message"] and "git add -A && git commit" in err["hint"] and str(tree) in err["hint"], err
+    assert (
+        "out/result.txt" in err["message"] and "git add -A && git commit" in err["hint"] and str(tree) in err["hint"]
+    ), err
     assert card(repo, "LX-1")["status"] == "active"
     git(tree, "add", "-A")
     git(tree, "commit", "-q", "-m", "the result")

@@ -42,7 +42,13 @@ def test_choose_by_number_and_answer_in_words(team):
     assert team.cli("gate", "ask", "LX-2", "--question", "what should the service be called?", agent="a1").code == 6
     res = team.cli("gate", "answer", "G-2", "--text", "ledger-api, lowercase", "--note", "short names", tty=True)
     g = res.data["gate"]
-    assert (g["status"], g["answer"], g["choice"], g["text"], g["note"]) == ("approved", "ledger-api, lowercase", None, "ledger-api, lowercase", "short names")
+    assert (g["status"], g["answer"], g["choice"], g["text"], g["note"]) == (
+        "approved",
+        "ledger-api, lowercase",
+        None,
+        "ledger-api, lowercase",
+        "short names",
+    )
     assert "answer: ledger-api, lowercase" in team.cli("gate", "status", "G-2", json_out=False).out
     ctx = team.cli("context", "LX-2", agent="a1", json_out=False)
     assert "the person answered: ledger-api, lowercase" in ctx.out
@@ -52,7 +58,7 @@ def test_choose_by_number_and_answer_in_words(team):
 def test_answers_that_do_not_fit_are_refused_and_change_nothing(team):
     asked_with_options(team, "sqlite", "postgres")
     before = team.snapshot()
-    assert "--choose" in refused(team, 3, "gate", "answer", "G-1", tty=True)["hint"]        # no answer at all
+    assert "--choose" in refused(team, 3, "gate", "answer", "G-1", tty=True)["hint"]  # no answer at all
     assert "1. sqlite, 2. postgres" in refused(team, 3, "gate", "answer", "G-1", "--choose", "mysql", tty=True)["hint"]
     refused(team, 3, "gate", "answer", "G-1", "--choose", "3", tty=True)
     refused(team, 3, "gate", "answer", "G-1", "--choose", "sqlite", "--text", "either", tty=True)
@@ -86,7 +92,6 @@ def test_an_agent_can_never_choose(team):
     assert report.code == 11 and "G-1" in report.out
 
 
-
 def test_an_export_carries_the_answer_and_one_from_before_it_still_verifies(team, tmp_path, monkeypatch):
     import json
 
@@ -105,7 +110,11 @@ def test_an_export_carries_the_answer_and_one_from_before_it_still_verifies(team
     gates = doc["chain"]["tables"]["gate"]
     at = gates["columns"].index("answer")
     # An export written before answers were carried (no answer column) is read, never an internal error.
-    old = {**gates, "columns": [c for c in gates["columns"] if c != "answer"], "rows": [[v for i, v in enumerate(r) if i != at] for r in gates["rows"]]}
+    old = {
+        **gates,
+        "columns": [c for c in gates["columns"] if c != "answer"],
+        "rows": [[v for i, v in enumerate(r) if i != at] for r in gates["rows"]],
+    }
     doc["chain"]["tables"]["gate"] = {**old, "rows": [r for r in old["rows"] if r[0] == 2]}
     path.write_text(json.dumps(doc))
     res = team.cli("verify", "--file", str(path), "--root", root)

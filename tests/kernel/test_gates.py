@@ -20,8 +20,18 @@ def test_gate_ask_is_pending_with_exit_6(team):
     assert res.code == 6
     g = res.data["gate"]
     assert GATE_KEYS <= set(g)
-    assert g == {**g, "id": "G-1", "card": "LX-1", "agent": "a2", "question": "may I push?", "scope": "git:push",
-                 "options": ["yes", "no"], "status": "pending", "answer": None, "answered_by": None}
+    assert g == {
+        **g,
+        "id": "G-1",
+        "card": "LX-1",
+        "agent": "a2",
+        "question": "may I push?",
+        "scope": "git:push",
+        "options": ["yes", "no"],
+        "status": "pending",
+        "answer": None,
+        "answered_by": None,
+    }
     c = res.data["card"]
     assert c["status"] == "waiting" and c["pending_gate"] == "G-1"
     assert c["lease"]["holder"] == "a2" and c["lease"]["expires_at"] is None
@@ -90,7 +100,12 @@ def test_approve_puts_the_card_back_to_work(team, clock):
     res = team.cli("gate", "answer", "G-1", "approve", "--note", "go ahead", tty=True)
     assert res.code == 0
     g, c = res.data["gate"], res.data["card"]
-    assert g["status"] == "approved" and g["answer"] == "approved" and g["answered_by"] == "human:tester" and g["note"] == "go ahead"
+    assert (
+        g["status"] == "approved"
+        and g["answer"] == "approved"
+        and g["answered_by"] == "human:tester"
+        and g["note"] == "go ahead"
+    )
     assert c["status"] == "active" and c["lease"]["holder"] == "a2"
     assert c["lease"]["expires_at"] == "2027-01-15T09:10:00Z"  # renewed from the answer
     assert team.cli("gate", "status", "G-1").code == 0
@@ -176,7 +191,9 @@ def test_only_a_person_with_their_key_answers(team):
     refused(team, 10, "gate", "answer", "G-1", "approve", agent="a1", tty=True)  # even another agent
     err = refused(team, 10, "gate", "answer", "G-1", "approve", tty=True, env=NO_KEY)  # a terminal proves nothing
     assert "key" in err["message"]
-    refused(team, 10, "gate", "answer", "G-1", "approve", tty=True, env={**NO_KEY, "LOOPX_HUMAN": "tester"})  # nor a name
+    refused(
+        team, 10, "gate", "answer", "G-1", "approve", tty=True, env={**NO_KEY, "LOOPX_HUMAN": "tester"}
+    )  # nor a name
     refused(team, 2, "gate", "answer", "G-1", "approve", "--agent", "a1", tty=True)  # no such flag: no way in
 
 
@@ -248,21 +265,34 @@ def test_the_plain_sqlite_gate_status_answers_exactly_what_the_kernel_answers(te
     for i in range(4):
         team.ok("card", "add", f"card {i}")
     held(team, "LX-1", "a1")
-    team.ok("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", agent="a1")                   # G-1 approved: capability
+    team.ok("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", agent="a1")  # G-1 approved: capability
     held(team, "LX-2", "a2")
-    assert team.cli("gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", "--option", "yes", agent="a2").code == 6  # G-2
-    person(team, "gate", "answer", "G-2", "approve", "--note", "fine")                                           # G-2 approved: signed
+    assert (
+        team.cli(
+            "gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", "--option", "yes", agent="a2"
+        ).code
+        == 6
+    )  # G-2
+    person(team, "gate", "answer", "G-2", "approve", "--note", "fine")  # G-2 approved: signed
     team.ok("agent", "add", "a3")
     held(team, "LX-3", "a3")
-    assert team.cli("gate", "ask", "LX-3", "--question", "deploy?", "--scope", "deploy:prod", agent="a3").code == 6   # G-3
-    person(team, "gate", "answer", "G-3", "reject", "--note", "no")                                              # G-3 rejected
+    assert (
+        team.cli("gate", "ask", "LX-3", "--question", "deploy?", "--scope", "deploy:prod", agent="a3").code == 6
+    )  # G-3
+    person(team, "gate", "answer", "G-3", "reject", "--note", "no")  # G-3 rejected
     team.ok("agent", "add", "a4")
     held(team, "LX-4", "a4")
-    assert team.cli("gate", "ask", "LX-4", "--question", "wait?", agent="a4").code == 6                          # G-4 pending
-    assert team.cli("gate", "ask", "LX-4", "--question", "and this?", "--scope", "deploy:prod", agent="a4").code == 6  # G-5 pending
+    assert team.cli("gate", "ask", "LX-4", "--question", "wait?", agent="a4").code == 6  # G-4 pending
+    assert (
+        team.cli("gate", "ask", "LX-4", "--question", "and this?", "--scope", "deploy:prod", agent="a4").code == 6
+    )  # G-5 pending
     with board_sql.connect(team.db) as con:  # the attack: an approval written into the database
-        con.execute("UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester' WHERE id = 5")
-    monkeypatch.delenv("LOOPX_NOW")  # the reader leaves a frozen clock to the kernel; the board's times are ahead of the real one
+        con.execute(
+            "UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester' WHERE id = 5"
+        )
+    monkeypatch.delenv(
+        "LOOPX_NOW"
+    )  # the reader leaves a frozen clock to the kernel; the board's times are ahead of the real one
     store = team.store()
     try:
         for gid in range(1, 6):
@@ -272,8 +302,16 @@ def test_the_plain_sqlite_gate_status_answers_exactly_what_the_kernel_answers(te
             assert res.data["gate"] == plain and res.code == {"approved": 0, "pending": 6}.get(plain["status"], 7), gid
     finally:
         store.close()
-    assert plainread.gate_status(team.db, 5)["status"] == "pending" and "no valid signed decision" in plainread.gate_status(team.db, 5)["forged"]
-    assert [plainread.gate_status(team.db, g)["status"] for g in (1, 2, 3, 4)] == ["approved", "approved", "rejected", "pending"]
+    assert (
+        plainread.gate_status(team.db, 5)["status"] == "pending"
+        and "no valid signed decision" in plainread.gate_status(team.db, 5)["forged"]
+    )
+    assert [plainread.gate_status(team.db, g)["status"] for g in (1, 2, 3, 4)] == [
+        "approved",
+        "approved",
+        "rejected",
+        "pending",
+    ]
     assert plainread.gate_status(team.db, 99) is None and team.cli("gate", "status", "G-99").code == 4
 
 

@@ -57,7 +57,9 @@ def _worktree(tmp_path: Path) -> Path:
 def test_an_agents_commits_never_meet_a_lock_of_loopx_reads(tmp_path):
     tree = _worktree(tmp_path)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    reads = subprocess.Popen([sys.executable, "-c", READS, str(tree), "600"], env=env, stdout=subprocess.PIPE, text=True)
+    reads = subprocess.Popen(
+        [sys.executable, "-c", READS, str(tree), "600"], env=env, stdout=subprocess.PIPE, text=True
+    )
     try:
         failed = []
         agent = dict(os.environ, **GIT_ID)
@@ -66,9 +68,17 @@ def test_an_agents_commits_never_meet_a_lock_of_loopx_reads(tmp_path):
             (tree / f"f{i % 7}.txt").write_text(f"{i}\n")
             (tree / "new" / str(i)).mkdir(parents=True)
             (tree / "new" / str(i) / "n.txt").write_text("n\n")  # untracked, as an agent's new file
-            done = subprocess.run(["sh", "-c", f"git add -A && git commit -q -m c{i}"], cwd=tree, env=agent, capture_output=True, text=True)
+            done = subprocess.run(
+                ["sh", "-c", f"git add -A && git commit -q -m c{i}"],
+                cwd=tree,
+                env=agent,
+                capture_output=True,
+                text=True,
+            )
             if done.returncode != 0:
-                failed.append(done.stderr.strip().splitlines()[:1])  # "fatal: Unable to create …/index.lock: File exists."
+                failed.append(
+                    done.stderr.strip().splitlines()[:1]
+                )  # "fatal: Unable to create …/index.lock: File exists."
             if reads.poll() is not None:
                 break
         assert reads.poll() is None, "the reads stopped early"
@@ -104,5 +114,9 @@ def test_every_git_loopx_starts_takes_no_optional_lock(tmp_path, monkeypatch):
     plumbing.stream(tree, "log", "--oneline", "-1", limit=1000)
     plumbing.git(tree, "status", "--porcelain")
     calls = said.read_text().splitlines()
-    assert any(" status " in f" {c} " for c in calls) and any("config" in c for c in calls) and any("rev-parse" in c for c in calls), calls
+    assert (
+        any(" status " in f" {c} " for c in calls)
+        and any("config" in c for c in calls)
+        and any("rev-parse" in c for c in calls)
+    ), calls
     assert all(c.startswith("0 ") for c in calls), [c for c in calls if not c.startswith("0 ")]

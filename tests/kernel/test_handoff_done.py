@@ -25,9 +25,24 @@ def handed(team):
     team.ok("card", "add", "one", "--needs", "git:push")
     held(team, "LX-1", "a1")
     (team.root / "notes.md").write_text("notes")
-    worked(team, "LX-1", "a1", "first half", "--artifact", "notes.md", "--todo-add", "a", "--todo-add", "b", "--next", "do b")
+    worked(
+        team,
+        "LX-1",
+        "a1",
+        "first half",
+        "--artifact",
+        "notes.md",
+        "--todo-add",
+        "a",
+        "--todo-add",
+        "b",
+        "--next",
+        "do b",
+    )
     worked(team, "LX-1", "a1", "did a", "--todo-done", "1")
-    out = team.ok("handoff", "LX-1", "--to", "a2", "--summary", "a is done, b is left", "--pending", "b, carefully", agent="a1")
+    out = team.ok(
+        "handoff", "LX-1", "--to", "a2", "--summary", "a is done, b is left", "--pending", "b, carefully", agent="a1"
+    )
     return team, out
 
 
@@ -39,7 +54,19 @@ def test_handoff_builds_an_immutable_packet_with_a_digest(handed):
     assert p["summary"] == "a is done, b is left" and p["done"] == ["a"] and p["pending"] == ["b, carefully"]
     assert p["needs"] == ["git:push"] and p["next"] == "do b" and p["open_gates"] == []
     assert [a["path"] for a in p["last_artifacts"]] == ["notes.md"] and p["last_artifacts"][0]["sha256"]
-    assert set(p) >= {"card", "from", "to", "summary", "done", "pending", "needs", "open_gates", "last_artifacts", "next", "created_at"}
+    assert set(p) >= {
+        "card",
+        "from",
+        "to",
+        "summary",
+        "done",
+        "pending",
+        "needs",
+        "open_gates",
+        "last_artifacts",
+        "next",
+        "created_at",
+    }
     assert h["digest"] == canonical_digest(p)
     assert c["status"] == "handoff" and c["handoff_to"] == "a2" and c["owner"] == "a2" and c["lease"] is None
     # The giver is fenced off at once.
@@ -52,7 +79,9 @@ def test_accept_by_the_receiver_with_the_digest(handed):
     res = team.ok("accept", "LX-1", "--digest", digest, agent="a2")
     assert res["handoff"]["accepted_digest"] == digest and res["handoff"]["accepted_at"]
     c = res["card"]
-    assert c["status"] == "active" and c["lease"]["holder"] == "a2" and c["lease"]["token"] == 2 and c["assignee"] == "a2"
+    assert (
+        c["status"] == "active" and c["lease"]["holder"] == "a2" and c["lease"]["token"] == 2 and c["assignee"] == "a2"
+    )
     assert kinds(team, "LX-1")[-1] == "handoff_accepted"
     assert worked(team, "LX-1", "a2", "did b", "--todo-done", "2")["card"]["todos"][1]["done"] is True
 
@@ -92,6 +121,7 @@ def test_a_handoff_carries_the_open_gates_and_accept_keeps_waiting(team):
 
 
 # -- done -------------------------------------------------------------------
+
 
 def test_done_needs_evidence_first(team):
     team.ok("card", "add", "one")
@@ -170,7 +200,12 @@ def test_a_verify_that_runs_too_long_times_out(team):
     held(team, "LX-1", "a1")
     worked(team, "LX-1", "a1")
     answer = []
-    call = threading.Thread(target=lambda: answer.append(team.cli("done", "LX-1", "--summary", "done?", "--verify-timeout", "0.5s", agent="a1")), daemon=True)
+    call = threading.Thread(
+        target=lambda: answer.append(
+            team.cli("done", "LX-1", "--summary", "done?", "--verify-timeout", "0.5s", agent="a1")
+        ),
+        daemon=True,
+    )
     call.start()
     try:
         until(lambda: answer, what="`done` to return once its verify timed out (did it wait for the verify's child?)")

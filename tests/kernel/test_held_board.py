@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-HOLD = r'''
+HOLD = r"""
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1], isolation_level=None)
 con.execute("PRAGMA locking_mode = EXCLUSIVE")
@@ -24,14 +24,16 @@ con.execute("COMMIT")
 print("held", flush=True)
 sys.stdin.readline()  # until told
 con.close()
-'''
+"""
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # SQLite's file lock
 
 
 class Held:
     def __init__(self, path):
-        self.proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout.readline().strip() == "held"
 
     def release(self) -> None:
@@ -67,7 +69,9 @@ def test_the_holders_command_line_reaches_the_terminal_made_safe(board):
     """The holder's command line is whatever it was started with (an agent's):
     it reaches the terminal made safe."""
     evil = HOLD.replace("import sqlite3, sys", "import sqlite3, sys  # \x1b]0;owned\x07")
-    proc = subprocess.Popen([sys.executable, "-c", evil, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", evil, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "held"
         out = board.spawn("board", "--text")
@@ -85,7 +89,7 @@ def test_the_holders_command_line_reaches_the_terminal_made_safe(board):
 # on the board file's lock bytes. A real connection gives the first; fcntl the
 # second, on the same bytes SQLite locks (PENDING_BYTE 0x40000000, then RESERVED
 # and the SHARED range).
-CHECKPOINTING = r'''
+CHECKPOINTING = r"""
 import fcntl, os, sqlite3, sys
 con = sqlite3.connect(sys.argv[1], isolation_level=None)
 con.execute("SELECT count(*) FROM card").fetchone()  # the WAL index is open and read-locked now
@@ -93,7 +97,7 @@ fd = os.open(sys.argv[1], os.O_RDWR)  # (kept open: closing any fd of the file d
 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 512, 0x40000000)
 print("checkpointing", flush=True)
 sys.stdin.readline()  # until told
-'''
+"""
 
 
 def test_a_connection_checkpointing_as_it_closes_is_waited_for_not_refused(board, monkeypatch):
@@ -107,7 +111,9 @@ def test_a_connection_checkpointing_as_it_closes_is_waited_for_not_refused(board
     from loopx_core.store.backends import SqliteStore as Store
     from loopx_core.store.discovery import parse_target
 
-    proc = subprocess.Popen([sys.executable, "-c", CHECKPOINTING, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHECKPOINTING, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "checkpointing"
         assert holder.exclusive_holders(board.db) == [proc.pid]  # the whole file is locked …
@@ -159,7 +165,12 @@ def test_a_holder_that_looks_like_a_checkpoint_is_named_once_the_busy_timeout_en
     """What LoopX can still say about a holder it must wait for: after the
     busy timeout, exit 5 ``board_busy`` with its pid — never "database is
     locked — is it a LoopX board?" — and nothing half-written."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_AFTER_A_READ, str(board.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_AFTER_A_READ, str(board.db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "held"
         from loopx_core.store import holder

@@ -65,15 +65,24 @@ def test_op_id_on_card_add_creates_one_card(team):
 def test_op_id_on_gate_ask_replays_the_pending_answer(turn):
     turn.ok("card", "add", "two")
     held(turn, "LX-2", "a2")
-    first = turn.cli("gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", "--op-id", "ask-1", agent="a2")
+    first = turn.cli(
+        "gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", "--op-id", "ask-1", agent="a2"
+    )
     assert first.code == 6
-    again = turn.cli("gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", "--op-id", "ask-1", agent="a2")
+    again = turn.cli(
+        "gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", "--op-id", "ask-1", agent="a2"
+    )
     assert again.code == 6 and again.data == first.data
     assert len(turn.ok("gate", "list")["gates"]) == 1
     refused(turn, 5, "gate", "ask", "LX-2", "--question", "deploy?", "--op-id", "ask-1", agent="a2")
     ok = turn.cli("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", "--op-id", "ask-2", agent="a1")
     assert ok.code == 0
-    assert turn.cli("gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", "--op-id", "ask-2", agent="a1").code == 0
+    assert (
+        turn.cli(
+            "gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push", "--op-id", "ask-2", agent="a1"
+        ).code
+        == 0
+    )
 
 
 def test_op_id_on_other_operators(turn):

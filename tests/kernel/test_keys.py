@@ -75,5 +75,8 @@ def test_key_verbs_make_show_and_reseal(board, tmp_path, monkeypatch):
     assert board.cli("key", "init", agent="a1").code == 10
     assert board.cli("key", "init", "--name", "no spaces please", "--no-passphrase", "--force").code == 2
     shown = board.ok("key", "show")["key"]
-    assert shown["public_key"] == made.data["key"]["public_key"] and shown["fingerprint"] == made.data["key"]["fingerprint"]
+    assert (
+        shown["public_key"] == made.data["key"]["public_key"]
+        and shown["fingerprint"] == made.data["key"]["fingerprint"]
+    )
     assert board.cli("key", "init").code == 2  # a passphrase needs a terminal to be typed on

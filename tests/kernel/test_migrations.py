@@ -30,8 +30,14 @@ def _sqlite_schema(path) -> dict:
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         schema = {}
         for table in tables:
-            columns = [(name, kind.upper(), bool(notnull), pk) for _, name, kind, notnull, _, pk in con.execute(f'PRAGMA table_info("{table}")')]
-            keys = sorted((target, src, dst, on_delete) for _, _, target, src, dst, _, on_delete, _ in con.execute(f'PRAGMA foreign_key_list("{table}")'))
+            columns = [
+                (name, kind.upper(), bool(notnull), pk)
+                for _, name, kind, notnull, _, pk in con.execute(f'PRAGMA table_info("{table}")')
+            ]
+            keys = sorted(
+                (target, src, dst, on_delete)
+                for _, _, target, src, dst, _, on_delete, _ in con.execute(f'PRAGMA foreign_key_list("{table}")')
+            )
             indexes = {}
             for _, name, unique, _, _ in con.execute(f'PRAGMA index_list("{table}")'):
                 indexes[name] = (tuple(r[2] for r in con.execute(f'PRAGMA index_info("{name}")')), bool(unique))
@@ -45,22 +51,33 @@ def _postgres_schema(url: str, schema_name: str) -> dict:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as con:
-        tables = [r[0] for r in con.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", (schema_name,))]
+        tables = [
+            r[0]
+            for r in con.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", (schema_name,))
+        ]
         schema = {}
         for table in tables:
-            columns = list(con.execute(
-                "SELECT column_name, data_type, character_maximum_length, is_nullable = 'NO', COALESCE(column_default LIKE 'nextval(%%', FALSE) "
-                "FROM information_schema.columns WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position",
-                (schema_name, table),
-            ))
-            constraints = sorted((kind, definition.replace(f"{schema_name}.", "")) for kind, definition in con.execute(
-                "SELECT contype, pg_get_constraintdef(c.oid) FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid "
-                "JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = %s AND t.relname = %s",
-                (schema_name, table),
-            ))
+            columns = list(
+                con.execute(
+                    "SELECT column_name, data_type, character_maximum_length, is_nullable = 'NO', COALESCE(column_default LIKE 'nextval(%%', FALSE) "
+                    "FROM information_schema.columns WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position",
+                    (schema_name, table),
+                )
+            )
+            constraints = sorted(
+                (kind, definition.replace(f"{schema_name}.", ""))
+                for kind, definition in con.execute(
+                    "SELECT contype, pg_get_constraintdef(c.oid) FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid "
+                    "JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = %s AND t.relname = %s",
+                    (schema_name, table),
+                )
+            )
             indexes = {
                 name: definition.replace(f'"{schema_name}".', "").replace(f"{schema_name}.", "")
-                for name, definition in con.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = %s", (schema_name, table))
+                for name, definition in con.execute(
+                    "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = %s",
+                    (schema_name, table),
+                )
             }
             schema[table] = {"columns": columns, "constraints": constraints, "indexes": indexes}
         return schema

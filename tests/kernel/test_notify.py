@@ -55,12 +55,26 @@ def test_a_gate_is_told_once_with_its_text_as_arguments_and_json(team, told, mon
     held(team, "LX-1", "a2")
     monkeypatch.setenv("LOOPX_AGENT", "a2")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
-    assert team.cli("gate", "ask", "LX-1", "--question", "push \x1b]0;pwned\x07to main?\x1b[2J", "--scope", "git:push", agent="a2").code == 6
+    assert (
+        team.cli(
+            "gate",
+            "ask",
+            "LX-1",
+            "--question",
+            "push \x1b]0;pwned\x07to main?\x1b[2J",
+            "--scope",
+            "git:push",
+            agent="a2",
+        ).code
+        == 6
+    )
     sent = deliver(team)
     assert [(n.key, ok) for n, ok, _ in sent] == [("gate:G-1", True)]
     (got,) = told()
     assert got["argv"] == ["G-1 on LX-1 needs you", "push to main?"]  # terminal-safe: no escape survives
-    assert got["stdin"]["key"] == "gate:G-1" and got["stdin"]["card"] == "LX-1" and got["stdin"]["body"] == "push to main?"
+    assert (
+        got["stdin"]["key"] == "gate:G-1" and got["stdin"]["card"] == "LX-1" and got["stdin"]["body"] == "push to main?"
+    )
     assert got["cwd"] == "/"  # never the project, which an agent writes
     assert not [k for k in got["env"] if k.startswith(("LOOPX", "PYTHON")) or "API_KEY" in k]
     # Asked again (the same pending gate), or another look: nothing new.
@@ -76,7 +90,9 @@ def test_a_pause_and_a_failed_verify_are_told_a_gate_answered_at_once_is_not(tea
     team.ok("writeback", "LX-1", "--summary", "did a thing", "--turn-id", "t1", agent="a2")
     team.ok("card", "add", "capable")
     held(team, "LX-2", "a1")
-    team.ok("gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", agent="a1")  # a1 holds git:push: approved at once
+    team.ok(
+        "gate", "ask", "LX-2", "--question", "push?", "--scope", "git:push", agent="a1"
+    )  # a1 holds git:push: approved at once
     deliver(team)
     kinds = sorted(r["stdin"]["kind"] for r in told())
     assert "paused" in kinds and "gate_asked" not in kinds, kinds
@@ -112,7 +128,10 @@ def test_only_a_person_sets_it_and_an_edited_setting_runs_nothing(team, told, tm
     held(team, "LX-1", "a2")
     team.cli("gate", "ask", "LX-1", "--question", "q?", agent="a2")
     # The agent rewrites the setting row (the log's signed event is what counts) ...
-    sql(team, f"""UPDATE setting SET value = '{{"argv": ["/bin/sh", "-c", "touch {evil}"], "timeout": 5, "every": 0}}' WHERE key = 'notify_command'""")
+    sql(
+        team,
+        f"""UPDATE setting SET value = '{{"argv": ["/bin/sh", "-c", "touch {evil}"], "timeout": 5, "every": 0}}' WHERE key = 'notify_command'""",
+    )
     deliver(team)
     assert not evil.exists() and len(told()) == 1
     # ... or the signed event itself: its signature fails and nothing runs at all.
@@ -145,7 +164,6 @@ def test_notify_set_shell_takes_the_message_as_arguments_not_as_shell_text(team,
     deliver(team)
     assert not marker.exists()
     assert out.read_text() == f"G-1 on LX-1 needs you|$(touch {marker}); `touch {marker}`\n"
-
 
 
 def test_a_runner_gone_silent_is_told_once(team, told, clock):
@@ -186,7 +204,12 @@ def _killed_deliverer(team, by: str, **env) -> None:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-c", DELIVERER, team.url, by], cwd=team.root, env=dict(os.environ, LOOPX_FAULT="notify_claimed", **env), capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", DELIVERER, team.url, by],
+        cwd=team.root,
+        env=dict(os.environ, LOOPX_FAULT="notify_claimed", **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     (last,) = [e for e in team.ok("events", "--limit", "500")["events"] if e["kind"] == "notify_claimed"][-1:]

@@ -98,7 +98,25 @@ def test_writeback_records_hashed_artifacts_todos_and_quota(team):
     team.ok("claim", "LX-1", agent="a1")
     (team.root / "out").mkdir()
     (team.root / "out" / "r.md").write_text("report\n")
-    res = team.ok("writeback", "LX-1", "--summary", "s", "--artifact", "out/r.md", "--artifact", "gone.txt", "--todo-add", "a", "--todo-add", "b", "--tokens", "500", "--usd", "0.5", agent="a1")
+    res = team.ok(
+        "writeback",
+        "LX-1",
+        "--summary",
+        "s",
+        "--artifact",
+        "out/r.md",
+        "--artifact",
+        "gone.txt",
+        "--todo-add",
+        "a",
+        "--todo-add",
+        "b",
+        "--tokens",
+        "500",
+        "--usd",
+        "0.5",
+        agent="a1",
+    )
     arts = res["evidence"]["artifacts"]
     assert arts[0] == {"path": "out/r.md", "size": 7, "sha256": hashlib.sha256(b"report\n").hexdigest()}
     assert arts[1]["missing"] is True
@@ -139,7 +157,12 @@ def test_writeback_input_document_from_file_and_stdin(team):
     team.ok("claim", "LX-1", agent="a1")
     (team.root / "ev.json").write_text('{"summary": "from a file", "next": "n1", "tokens": 3}')
     assert team.ok("writeback", "LX-1", "--input", "ev.json", agent="a1")["evidence"]["summary"] == "from a file"
-    assert team.ok("writeback", "LX-1", "--input", "-", stdin='{"summary": "from stdin", "next": "n2"}', agent="a1")["evidence"]["summary"] == "from stdin"
+    assert (
+        team.ok("writeback", "LX-1", "--input", "-", stdin='{"summary": "from stdin", "next": "n2"}', agent="a1")[
+            "evidence"
+        ]["summary"]
+        == "from stdin"
+    )
     refused(team, 3, "writeback", "LX-1", "--input", "-", stdin="{not json", agent="a1")
     refused(team, 3, "writeback", "LX-1", "--input", "-", stdin='{"summary": "x", "bogus": 1}', agent="a1")
     refused(team, 3, "writeback", "LX-1", "--input", "-", stdin='{"summary": "x", "card": "LX-2"}', agent="a1")
@@ -242,14 +265,32 @@ def test_an_expired_lease_is_reaped_and_the_zombie_is_refused(team):
     kinds = [e["kind"] for e in team.ok("events", env=later)["events"]]
     assert "lease_expired" in kinds
     refused(team, 5, "writeback", "LX-1", "--summary", "zombie", agent="a1", env=later)
-    refused(team, 5, "writeback", "LX-1", "--summary", "stale", "--lease-token", str(first["lease"]["token"]), agent="a2", env=later)
+    refused(
+        team,
+        5,
+        "writeback",
+        "LX-1",
+        "--summary",
+        "stale",
+        "--lease-token",
+        str(first["lease"]["token"]),
+        agent="a2",
+        env=later,
+    )
 
 
 def test_context_fits_a_turn_budget(team):
     team.ok("card", "add", "big", "--body", "objective " * 500)
     team.ok("claim", "LX-1", agent="a1")
     for i in range(8):
-        team.ok("writeback", "LX-1", "--summary", "did a lot " * 80, *sum((["--todo-add", f"todo {i}-{j} " * 10] for j in range(5)), []), agent="a1")
+        team.ok(
+            "writeback",
+            "LX-1",
+            "--summary",
+            "did a lot " * 80,
+            *sum((["--todo-add", f"todo {i}-{j} " * 10] for j in range(5)), []),
+            agent="a1",
+        )
     md = team.cli("context", "LX-1", json_out=False).out
     assert len(md) <= 6000 and "# LX-1: big" in md and "## Todos" in md
     assert team.ok("context", "LX-1", "--format", "json")["context"]["card"] == "LX-1"

@@ -53,8 +53,16 @@ def test_card_list_rows_are_short_unless_full(team):
     team.ok("writeback", "LX-1", "--summary", "s", "--todo-add", "t", agent="a1")
     row = team.ok("card", "list")["cards"][0]
     assert row == {
-        "id": "LX-1", "title": "one", "status": "active", "owner": "a1", "priority": 2, "pending_gate": None,
-        "paused_reason": None, "blocked_reason": None, "version": row["version"], "updated_at": row["updated_at"],
+        "id": "LX-1",
+        "title": "one",
+        "status": "active",
+        "owner": "a1",
+        "priority": 2,
+        "pending_gate": None,
+        "paused_reason": None,
+        "blocked_reason": None,
+        "version": row["version"],
+        "updated_at": row["updated_at"],
     }
     assert not any(isinstance(v, (dict, list)) for v in row.values())
     full = team.ok("card", "list", "--full")["cards"][0]
@@ -75,7 +83,13 @@ def test_text_output_says_how_to_get_the_next_page(team):
 
 def test_bad_pages_are_refused_and_change_nothing(team):
     _add(team, 1)
-    for argv in (("card", "list", "--limit", "0"), ("card", "list", "--limit", "1001"), ("gate", "list", "--limit", "0"), ("agent", "list", "--limit", "5000"), ("events", "--limit", "1001")):
+    for argv in (
+        ("card", "list", "--limit", "0"),
+        ("card", "list", "--limit", "1001"),
+        ("gate", "list", "--limit", "0"),
+        ("agent", "list", "--limit", "5000"),
+        ("events", "--limit", "1001"),
+    ):
         refused(team, 3, *argv)
     refused(team, 3, "card", "list", "--after", "G-1")
     refused(team, 3, "gate", "list", "--after", "LX-1")
@@ -121,26 +135,29 @@ def test_events_page_with_next_since(team):
 
 # -- the peewee-free reader answers what the kernel answers ---------------------------------
 
+
 def _board_in_every_state(team, clock):
     """Cards ready, active, waiting on a gate, handed off, paused, blocked, done, with owners."""
     _add(team, 9)
     team.ok("agent", "add", "a3")
-    team.ok("claim", "LX-1", agent="a1")                                        # active, a1
+    team.ok("claim", "LX-1", agent="a1")  # active, a1
     team.ok("claim", "LX-2", agent="a2")
-    assert team.cli("gate", "ask", "LX-2", "--question", "deploy?", "--scope", "deploy:prod", agent="a2").code == 6  # waiting, G-1
+    assert (
+        team.cli("gate", "ask", "LX-2", "--question", "deploy?", "--scope", "deploy:prod", agent="a2").code == 6
+    )  # waiting, G-1
     team.ok("claim", "LX-3", agent="a3")
     team.ok("handoff", "LX-3", "--to", "a2", "--summary", "yours", agent="a3")  # handoff to a2
-    team.ok("card", "add", "budgeted", "--max-turns", "1")                      # LX-10
+    team.ok("card", "add", "budgeted", "--max-turns", "1")  # LX-10
     team.ok("claim", "LX-10", agent="a3")
-    team.ok("writeback", "LX-10", "--summary", "one turn", agent="a3")          # paused: budget
+    team.ok("writeback", "LX-10", "--summary", "one turn", agent="a3")  # paused: budget
     from tests.conftest import person
 
-    person(team, "card", "assign", "LX-5", "--to", "a1")                        # ready, assigned
+    person(team, "card", "assign", "LX-5", "--to", "a1")  # ready, assigned
     person(team, "card", "move", "LX-6", "--to", "backlog")
-    person(team, "gate", "answer", "G-1", "reject", "--note", "no")            # LX-2 blocked
+    person(team, "gate", "answer", "G-1", "reject", "--note", "no")  # LX-2 blocked
     team.ok("writeback", "LX-1", "--summary", "work", agent="a1")
     team.ok("done", "LX-1", "--summary", "ok", agent="a1")
-    team.ok("claim", "LX-4", agent="a1")                                        # active, a1
+    team.ok("claim", "LX-4", agent="a1")  # active, a1
     statuses = {c["status"] for c in team.ok("card", "list", "--full")["cards"]}
     assert statuses == {"ready", "active", "handoff", "paused", "blocked", "done", "backlog"}, statuses
 
@@ -152,16 +169,27 @@ def test_the_plain_sqlite_reader_answers_exactly_what_the_kernel_answers(team, c
     from loopx_core.store import plainread
 
     _board_in_every_state(team, clock)
-    queries = [(s, o, lim, after) for s in (None, "ready", "active", "paused", "blocked", "handoff", "done", "backlog")
-               for o in (None, "a1", "a2", "a3") for lim, after in ((50, 0), (2, 0), (2, 3), (1, 9))]
-    monkeypatch.delenv("LOOPX_NOW")  # the reader leaves a frozen clock to the kernel; the board's times are ahead of the real one
+    queries = [
+        (s, o, lim, after)
+        for s in (None, "ready", "active", "paused", "blocked", "handoff", "done", "backlog")
+        for o in (None, "a1", "a2", "a3")
+        for lim, after in ((50, 0), (2, 0), (2, 3), (1, 9))
+    ]
+    monkeypatch.delenv(
+        "LOOPX_NOW"
+    )  # the reader leaves a frozen clock to the kernel; the board's times are ahead of the real one
     assert plainread.card_page(team.db, None, None, limit=50, after=0) is not None
     store = team.store()
     try:
         for status, owner, limit, after in queries:
             views, last = cards.card_page(store, status, owner, limit=limit, after=after)
             kernel = ([v.to_row() for v in views], last)
-            assert plainread.card_page(team.db, status, owner, limit=limit, after=after) == kernel, (status, owner, limit, after)
+            assert plainread.card_page(team.db, status, owner, limit=limit, after=after) == kernel, (
+                status,
+                owner,
+                limit,
+                after,
+            )
     finally:
         store.close()
     # And through the CLI, where --json takes the plain reader: the same answer as --full's kernel path, cut to rows.
@@ -169,7 +197,9 @@ def test_the_plain_sqlite_reader_answers_exactly_what_the_kernel_answers(team, c
         argv = ["card", "list", "--limit", "4"] + (["--status", status] if status else [])
         rows = team.ok(*argv)
         full = team.ok(*argv, "--full")
-        assert [r["id"] for r in rows["cards"]] == [c["id"] for c in full["cards"]] and rows["next_after"] == full["next_after"]
+        assert [r["id"] for r in rows["cards"]] == [c["id"] for c in full["cards"]] and rows["next_after"] == full[
+            "next_after"
+        ]
         assert all(r == {k: c[k] for k in r} for r, c in zip(rows["cards"], full["cards"]))
 
 

@@ -72,10 +72,28 @@ def test_a_sealed_key_from_a_pipe_is_refused(asked):
     """No terminal to ask the passphrase on: refused (the pipe cannot type it)."""
     team, env = asked
     before = team.snapshot()
-    piped = subprocess.run(ANSWER, env=env, cwd=team.root, input=PASSPHRASE + "\n", capture_output=True, text=True, timeout=60, start_new_session=True)
+    piped = subprocess.run(
+        ANSWER,
+        env=env,
+        cwd=team.root,
+        input=PASSPHRASE + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
     assert piped.returncode == 10, piped
     assert "terminal" in piped.stderr and "Traceback" not in piped.stderr
-    as_json = subprocess.run([*ANSWER, "--json"], env=env, cwd=team.root, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, start_new_session=True)
+    as_json = subprocess.run(
+        [*ANSWER, "--json"],
+        env=env,
+        cwd=team.root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
     assert as_json.returncode == 10 and json.loads(as_json.stdout)["error"]["code"] == "forbidden"
     assert team.snapshot() == before
 
@@ -145,5 +163,12 @@ def test_init_asks_a_new_passphrase_twice_and_signs_with_the_key_it_made(tmp_pat
     assert "created board" in out and PASSPHRASE not in out
     found = keys.read(tmp_path / "key" / "key.json")
     assert found.sealed and found.unlock(PASSPHRASE).fingerprint == found.fingerprint
-    verified = subprocess.run([sys.executable, "-m", "loopx_core", "verify"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    verified = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "verify"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert verified.returncode == 0, verified

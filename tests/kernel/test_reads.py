@@ -9,17 +9,50 @@ from .conftest import events, held, last_seq, worked
 
 
 def test_context_markdown_is_the_continuation(team):
-    team.ok("card", "add", "parser", "--body", "Parse the config format.", "--needs", "git:push", "--next", "read the grammar")
+    team.ok(
+        "card",
+        "add",
+        "parser",
+        "--body",
+        "Parse the config format.",
+        "--needs",
+        "git:push",
+        "--next",
+        "read the grammar",
+    )
     held(team, "LX-1", "a1")
     (team.root / "grammar.ebnf").write_text("x")
-    worked(team, "LX-1", "a1", "read the grammar", "--artifact", "grammar.ebnf", "--todo-add", "lexer", "--todo-add", "parser", "--next", "write the lexer")
+    worked(
+        team,
+        "LX-1",
+        "a1",
+        "read the grammar",
+        "--artifact",
+        "grammar.ebnf",
+        "--todo-add",
+        "lexer",
+        "--todo-add",
+        "parser",
+        "--next",
+        "write the lexer",
+    )
     res = team.cli("context", "LX-1", json_out=False)
     assert res.code == 0
     md = res.out
     assert md.startswith("# LX-1: parser")
-    for needle in ("## Objective", "Parse the config format.", "`git:push`", "## Next action", "write the lexer",
-                   "- [ ] 1. lexer", "- [ ] 2. parser", "## Last evidence", "grammar.ebnf", "board objective: test board",
-                   "loopx writeback LX-1"):
+    for needle in (
+        "## Objective",
+        "Parse the config format.",
+        "`git:push`",
+        "## Next action",
+        "write the lexer",
+        "- [ ] 1. lexer",
+        "- [ ] 2. parser",
+        "## Last evidence",
+        "grammar.ebnf",
+        "board objective: test board",
+        "loopx writeback LX-1",
+    ):
         assert needle in md, needle
     data = team.ok("context", "LX-1")
     assert data["markdown"].strip() == md.strip()
@@ -35,15 +68,24 @@ def test_context_json(team):
     assert ctx["lease"]["holder"] == "a1" and ctx["quota"]["turns"] == {"used": 1, "limit": 10}
     assert ctx["todos"] == [{"id": 1, "text": "t1", "done": False}]
     assert [e["summary"] for e in ctx["evidence"]] == ["s1"]
-    assert ctx["gates"] == [{"id": "G-1", "status": "pending", "question": "ok?", "scope": None, "choice": None, "text": None, "note": None}]
+    assert ctx["gates"] == [
+        {"id": "G-1", "status": "pending", "question": "ok?", "scope": None, "choice": None, "text": None, "note": None}
+    ]
 
 
 def test_context_stays_small_with_a_long_history(team):
     team.ok("card", "add", "long haul", "--body", "B" * 5000)
     held(team, "LX-1", "a1")
     for i in range(12):
-        worked(team, "LX-1", "a1", f"turn {i}: " + "did many things " * 60,
-               *[a for j in range(5) for a in ("--todo-add", f"todo {i}.{j} " + "detail " * 8)], "--next", f"step {i + 1}")
+        worked(
+            team,
+            "LX-1",
+            "a1",
+            f"turn {i}: " + "did many things " * 60,
+            *[a for j in range(5) for a in ("--todo-add", f"todo {i}.{j} " + "detail " * 8)],
+            "--next",
+            f"step {i + 1}",
+        )
     for fmt in ("md", "json"):
         res = team.cli("context", "LX-1", "--format", fmt, json_out=False)
         assert res.code == 0
@@ -78,7 +120,6 @@ def test_events_since_and_for_one_card(team):
     assert team.ok("events", "--since", str(mark), "--limit", "1")["events"] == new[:1]
 
 
-
 def test_events_refuses_a_negative_or_too_large_position(team):
     team.ok("card", "add", "one")
     for bad in ("--limit=-1", "--since=-5", f"--since={1 << 63}", "--limit=ten"):
@@ -86,6 +127,7 @@ def test_events_refuses_a_negative_or_too_large_position(team):
         assert res.code == 2, (bad, res)
         assert res.data["error"]["code"] == "usage" and "see `loopx events --help`" in res.data["error"]["hint"]
     assert team.ok("events", "--limit=0")["events"] == []
+
 
 def test_log_is_card_evidence_and_observed(team):
     team.ok("card", "add", "one")
@@ -102,7 +144,15 @@ def test_log_is_card_evidence_and_observed(team):
 
 def test_every_json_answer_is_exactly_one_object(team):
     team.ok("card", "add", "one")
-    for argv in (["card", "list"], ["agent", "list"], ["gate", "list"], ["events"], ["export"], ["next", "--agent", "a1"], ["where"]):
+    for argv in (
+        ["card", "list"],
+        ["agent", "list"],
+        ["gate", "list"],
+        ["events"],
+        ["export"],
+        ["next", "--agent", "a1"],
+        ["where"],
+    ):
         res = team.cli(*argv)
         lines = [line for line in res.out.splitlines() if line.strip()]
         assert len(lines) == 1 and isinstance(json.loads(lines[0]), dict), argv

@@ -14,7 +14,9 @@ from loopx_core.store import columns, columns_gen, models, records
 
 def test_the_cold_paths_columns_are_generated_from_the_models():
     written = Path(columns.__file__).read_text()
-    assert written == columns_gen.render(), "store/columns.py is stale: run `.venv/bin/python -m loopx_core.store.columns_gen`"
+    assert written == columns_gen.render(), (
+        "store/columns.py is stale: run `.venv/bin/python -m loopx_core.store.columns_gen`"
+    )
 
 
 def test_each_record_table_is_its_models_table():
@@ -22,7 +24,11 @@ def test_each_record_table_is_its_models_table():
     card = {name: (kind, default) for name, kind, default in records.CARD.columns}
     assert records.CARD.names[0] == "id" and card["id"] == (records.INT, records.AUTO) and records.CARD.auto
     assert card["needs"] == (records.JSON, list) and card["progress_mark"] == (records.BOOL, False)
-    assert card["used_usd"] == (records.FLOAT, 0.0) and card["body"] == (records.TEXT, "") and card["priority"] == (records.INT, 2)
+    assert (
+        card["used_usd"] == (records.FLOAT, 0.0)
+        and card["body"] == (records.TEXT, "")
+        and card["priority"] == (records.INT, 2)
+    )
     assert records.DEPENDENCY.pk is None and records.DEPENDENCY.names == ("card_id", "after_id")
     assert records.EVENT.pk == "seq" and dict((n, d) for n, _, d in records.EVENT.columns)["data"] is dict
     for table in records.TABLES:
@@ -49,7 +55,9 @@ def test_each_row_class_declares_its_own_tables_columns_to_the_type_checker():
 def test_the_typed_event_row_has_the_columns_it_selects():
     """trust.EventRow is a namedtuple of EVENT_COLUMNS at run time; the type checker reads the typed twin."""
     typed = _classes(trust)["_EventFields"]
-    fields = [node.target.id for node in typed.body if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)]
+    fields = [
+        node.target.id for node in typed.body if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    ]
     assert tuple(fields) == trust.EventRow._fields == tuple(trust.EVENT_COLUMNS.split(", "))
 
 
@@ -62,6 +70,7 @@ def test_a_record_reads_and_writes_what_the_models_read_and_write(board):
     """A card written through the records reads back the same through peewee, and the other way round."""
     store = board.store()
     try:
+
         def write():
             card = records.Card.create(title="t", status="ready", needs=["git:push"], created_at=1.0, updated_at=1.0)
             card.todos = [{"id": 1, "text": "x", "done": False}]
@@ -72,10 +81,21 @@ def test_a_record_reads_and_writes_what_the_models_read_and_write(board):
         card_id = store.run(write)
         with store.read():
             row = models.Card.get_by_id(card_id)
-            assert (row.needs, row.todos, row.progress_mark, row.priority, row.body) == (["git:push"], [{"id": 1, "text": "x", "done": False}], True, 2, "")
+            assert (row.needs, row.todos, row.progress_mark, row.priority, row.body) == (
+                ["git:push"],
+                [{"id": 1, "text": "x", "done": False}],
+                True,
+                2,
+                "",
+            )
             models.Card.update(title="renamed", used_usd=1.5).where(models.Card.id == card_id).execute()
             again = records.Card.get(card_id)
-            assert (again.title, again.used_usd, again.needs, again.progress_mark) == ("renamed", 1.5, ["git:push"], True)
+            assert (again.title, again.used_usd, again.needs, again.progress_mark) == (
+                "renamed",
+                1.5,
+                ["git:push"],
+                True,
+            )
             assert again.changed() == {}
     finally:
         store.close()

@@ -120,7 +120,11 @@ def test_an_altered_control_pauses_the_runner_instead_of_lifting_anything(team, 
     newest = [e for e in team.ok("events")["events"] if e["kind"] == "runner_resumed"][-1]["seq"]
     raw = team.store()
     try:
-        raw.run(lambda: raw.execute("UPDATE event SET data = ? WHERE seq = ?", ('{"agent":"a1","control":"resume","x":1}', newest)))
+        raw.run(
+            lambda: raw.execute(
+                "UPDATE event SET data = ? WHERE seq = ?", ('{"agent":"a1","control":"resume","x":1}', newest)
+            )
+        )
     finally:
         raw.close()
     decided = store.control_of("a1")

@@ -50,7 +50,12 @@ def _indexes(board, table: str = "card") -> set[str]:
     if board.backend == "sqlite":
         con = board_sql.connect(board.db)
         try:
-            return {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", (table,))}
+            return {
+                name
+                for (name,) in con.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", (table,)
+                )
+            }
         finally:
             con.close()
     import psycopg
@@ -76,7 +81,9 @@ def test_a_v4_board_gains_the_index_that_counts_cards_by_owner(team):
             counts = board_pages.tally().by_column(board_pages.OWNER_MODE)
         assert counts == {"a1": 1, None: 1}
         if team.backend == "sqlite":
-            plan = store.db.execute_sql("EXPLAIN QUERY PLAN SELECT status, lease_holder, handoff_to, assignee, COUNT(*) FROM card GROUP BY 1, 2, 3, 4").fetchall()
+            plan = store.db.execute_sql(
+                "EXPLAIN QUERY PLAN SELECT status, lease_holder, handoff_to, assignee, COUNT(*) FROM card GROUP BY 1, 2, 3, 4"
+            ).fetchall()
             assert any(f"COVERING INDEX {OWNER_INDEX}" in str(row) for row in plan), plan
     finally:
         store.close()
@@ -104,7 +111,9 @@ def test_a_v5_board_gains_the_index_a_runners_control_is_read_from(team):
             assert runners.control_of(store, "a1").control == "pause"
             assert runners.control_of(store, "a2").control == "run"
         if team.backend == "sqlite":
-            plan = store.db.execute_sql("EXPLAIN QUERY PLAN SELECT seq FROM event WHERE kind IN ('runner_paused', 'runner_resumed') ORDER BY seq DESC").fetchall()
+            plan = store.db.execute_sql(
+                "EXPLAIN QUERY PLAN SELECT seq FROM event WHERE kind IN ('runner_paused', 'runner_resumed') ORDER BY seq DESC"
+            ).fetchall()
             assert any(KIND_INDEX in str(row) for row in plan), plan
     finally:
         store.close()

@@ -124,7 +124,9 @@ class Machine(RuleBasedStateMachine):
         if new and cards is None:
             cards = self.board.ok("card", "list", "--full", "--limit", "1000")["cards"]
         if not human:
-            assert not human_decisions(new), self.explain(f"an agent-side step produced a human decision: {human_decisions(new)}")
+            assert not human_decisions(new), self.explain(
+                f"an agent-side step produced a human decision: {human_decisions(new)}"
+            )
         for event in new:
             self.replay(event)
         if new:
@@ -145,7 +147,9 @@ class Machine(RuleBasedStateMachine):
         runs = kind in ("evidence_added", "done", "claimed", "handoff_accepted", "monitor_due")
         assert not (runs and ledger.said_no), self.explain(f"{kind} on {key} after {ledger.said_no} said no: {e}")
         if kind == "evidence_added":
-            assert not exhausted(ledger.quota), self.explain(f"{key} charged a turn while past its budget {ledger.quota}: {e}")
+            assert not exhausted(ledger.quota), self.explain(
+                f"{key} charged a turn while past its budget {ledger.quota}: {e}"
+            )
             ledger.quota["turns"]["used"] += 1
             ledger.quota["tokens"]["used"] += data["tokens"]
             ledger.quota["usd"]["used"] = round(ledger.quota["usd"]["used"] + data["usd"], 6)
@@ -154,7 +158,9 @@ class Machine(RuleBasedStateMachine):
             limit, seconds = WINDOW[agent]
             at = _epoch(e["at"])
             used = sum(t for when, t in self.spent[agent] if when > at - seconds)
-            assert used < limit, self.explain(f"{agent} started a turn ({kind}) with its window spent ({used}/{limit}): {e}")
+            assert used < limit, self.explain(
+                f"{agent} started a turn ({kind}) with its window spent ({used}/{limit}): {e}"
+            )
             if kind == "evidence_added":
                 self.spent[agent].append((at, data["tokens"]))
         if kind == "gate_expired" or (kind == "gate_answered" and data.get("answer") == "rejected"):
@@ -168,7 +174,9 @@ class Machine(RuleBasedStateMachine):
         for key, c in self.cards.items():
             ledger = self.ledger[key]
             for name in ("turns", "tokens", "usd"):
-                assert abs(c["quota"][name]["used"] - ledger.quota[name]["used"]) < 1e-6, self.explain(f"{key}: a charge the log does not account for: {c['quota']} vs {ledger.quota}")
+                assert abs(c["quota"][name]["used"] - ledger.quota[name]["used"]) < 1e-6, self.explain(
+                    f"{key}: a charge the log does not account for: {c['quota']} vs {ledger.quota}"
+                )
             if exhausted(c["quota"]):
                 assert c["status"] not in WORKABLE, self.explain(f"{key} is {c['status']} past its budget {c['quota']}")
 
@@ -177,7 +185,9 @@ class Machine(RuleBasedStateMachine):
         for key, c in self.cards.items():
             said_no = self.ledger[key].said_no
             if said_no:
-                assert c["status"] == "blocked" and c["lease"] is None, self.explain(f"{key} is {c['status']} after {said_no} said no")
+                assert c["status"] == "blocked" and c["lease"] is None, self.explain(
+                    f"{key} is {c['status']} after {said_no} said no"
+                )
 
     # -- setup -------------------------------------------------------------------------------
     @initialize()
@@ -197,7 +207,9 @@ class Machine(RuleBasedStateMachine):
             tokens = data.draw(st.sampled_from([400, 0, 1500]), label="tokens")
             usd = data.draw(st.sampled_from([0, 0.4]), label="usd")
             extra = ["--todo-add", "more"] if data.draw(st.booleans(), label="progress") else []
-            self.run("writeback", key, "--summary", "a turn", "--tokens", str(tokens), "--usd", str(usd), *extra, agent=agent)
+            self.run(
+                "writeback", key, "--summary", "a turn", "--tokens", str(tokens), "--usd", str(usd), *extra, agent=agent
+            )
         elif move == "gate":
             scope = data.draw(st.sampled_from(["deploy:prod", None, "git:push"]), label="scope")
             deadline = data.draw(st.sampled_from([None, "10m"]), label="deadline")
@@ -215,7 +227,12 @@ class Machine(RuleBasedStateMachine):
         else:  # accept, release
             self.run(move, key, agent=agent)
 
-    @rule(data=st.data(), agent=st.sampled_from(AGENTS), move=st.sampled_from(["writeback", "gate", "writeback", "handoff", "done", "monitor", "release"]), stubborn=st.sampled_from([True, True, False]))
+    @rule(
+        data=st.data(),
+        agent=st.sampled_from(AGENTS),
+        move=st.sampled_from(["writeback", "gate", "writeback", "handoff", "done", "monitor", "release"]),
+        stubborn=st.sampled_from([True, True, False]),
+    )
     def agent_turn(self, data, agent, move, stubborn):
         """A scripted agent's turn: `next --claim`, then one move on the card it is given.
         A stubborn agent told to wait for a person goes on anyway (a writeback, a
@@ -227,19 +244,31 @@ class Machine(RuleBasedStateMachine):
         elif action == "work" or (action == "wait" and stubborn):
             self.act(data, agent, card["id"], move)
 
-    @rule(data=st.data(), move=st.sampled_from(["writeback", "accept", "claim", "gate", "done", "handoff", "monitor", "release"]))
+    @rule(
+        data=st.data(),
+        move=st.sampled_from(["writeback", "accept", "claim", "gate", "done", "handoff", "monitor", "release"]),
+    )
     def any_agent_anything(self, data, move):
         """Any agent, any card, any verb: mostly a pair for which it may be allowed."""
         if move == "accept":
             likely = [(c["handoff_to"], k) for k, c in self.cards.items() if c["handoff_to"]]
         elif move == "claim":
-            likely = [(a, k) for k, c in self.cards.items() if c["status"] == "ready" for a in AGENTS if c["assignee"] in (None, a)]
+            likely = [
+                (a, k)
+                for k, c in self.cards.items()
+                if c["status"] == "ready"
+                for a in AGENTS
+                if c["assignee"] in (None, a)
+            ]
         else:
             likely = [(c["lease"]["holder"], k) for k, c in self.cards.items() if c["lease"]]
         if likely and data.draw(st.integers(0, 3), label="likely") < 3:
             agent, key = data.draw(st.sampled_from(likely), label="pair")
         else:
-            agent, key = data.draw(st.sampled_from(AGENTS), label="agent"), data.draw(st.sampled_from(CARDS), label="card")
+            agent, key = (
+                data.draw(st.sampled_from(AGENTS), label="agent"),
+                data.draw(st.sampled_from(CARDS), label="card"),
+            )
         self.act(data, agent, key, move)
 
     @rule(seconds=st.sampled_from([60, 700, 1300, 4000]))
@@ -251,14 +280,34 @@ class Machine(RuleBasedStateMachine):
     # -- the person ------------------------------------------------------------------------------
     # One rule for everything a person does, so people act less often than agents
     # (and a gate stays pending for a few agent turns, as it does in life).
-    @rule(data=st.data(), key=st.sampled_from(CARDS), how=st.one_of(
-        st.sampled_from([("answer", "reject"), ("answer", "approve"), ("answer", "approve", "--remember", "card"), ("answer", "approve", "--remember", "agent")]),
-        st.sampled_from([
-            ("budget", "--add-turns", "1"), ("budget", "--add-tokens", "1000"), ("budget", "--add-usd", "0.5"),
-            ("move", "--to", "ready"), ("move", "--to", "backlog"), ("move", "--to", "cancelled"),
-            ("assign", "--to", "a1"), ("assign", "--to", "a2"), ("assign", "--to", "w"), ("unassign",),
-        ]),
-    ))
+    @rule(
+        data=st.data(),
+        key=st.sampled_from(CARDS),
+        how=st.one_of(
+            st.sampled_from(
+                [
+                    ("answer", "reject"),
+                    ("answer", "approve"),
+                    ("answer", "approve", "--remember", "card"),
+                    ("answer", "approve", "--remember", "agent"),
+                ]
+            ),
+            st.sampled_from(
+                [
+                    ("budget", "--add-turns", "1"),
+                    ("budget", "--add-tokens", "1000"),
+                    ("budget", "--add-usd", "0.5"),
+                    ("move", "--to", "ready"),
+                    ("move", "--to", "backlog"),
+                    ("move", "--to", "cancelled"),
+                    ("assign", "--to", "a1"),
+                    ("assign", "--to", "a2"),
+                    ("assign", "--to", "w"),
+                    ("unassign",),
+                ]
+            ),
+        ),
+    )
     def a_person_decides(self, data, key, how):
         """A gate answer, a budget raise, a move, a reassign or an unassign."""
         if how[0] == "answer":

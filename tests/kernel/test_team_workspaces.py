@@ -66,7 +66,9 @@ def test_a_team_boards_project_here_is_the_checkout_that_points_at_it(team_repo)
     assert _cold(team_repo, path, "where")["board"]["checkout"] == str(team_repo.root)
     from loopx_core.adapters.hooks import project_root
 
-    assert project_root(("postgresql", team_repo.url), str(path / "src")) == os.path.realpath(team_repo.root)  # the hook: the same rule
+    assert project_root(("postgresql", team_repo.url), str(path / "src")) == os.path.realpath(
+        team_repo.root
+    )  # the hook: the same rule
     # Code state is evidence, the handoff carries it, verify checks its commits: as on SQLite.
     (path / "src" / "app.py").write_text("print('edited')\n")
     ev = _cold(team_repo, path, "writeback", "LX-1", "--summary", "edited", agent="a1")["evidence"]
@@ -109,7 +111,9 @@ def test_two_checkouts_of_one_team_board_keep_their_workspaces_apart(team_repo, 
     res = second.cli("claim", "LX-1", "--in-project", agent="a2")
     assert res.code == 0 and "workspace" not in res.data
     worked(second, "LX-1", "a2", "looked")
-    assert refused(second, 5, "done", "LX-1", "--summary", "finished", agent="a2")["code"] == "workspace_elsewhere"  # never closed without its merge
+    assert (
+        refused(second, 5, "done", "LX-1", "--summary", "finished", agent="a2")["code"] == "workspace_elsewhere"
+    )  # never closed without its merge
     # Each checkout's verify checks its own workspaces' commits and says the rest are elsewhere.
     res = second.cli("verify")
     assert res.code == 0 and "other checkouts" in res.out
@@ -174,7 +178,9 @@ def test_the_watcher_reads_this_checkouts_inbox_and_where_says_whose_pointer_it_
     held(team_repo, "LX-1", "a1")
     inbox = team_repo.root / ".loopx" / "inbox"
     inbox.mkdir(exist_ok=True)
-    (inbox / "step.loopx.json").write_text(json.dumps({"card": "LX-1", "agent": "a1", "summary": "from this checkout's inbox"}))
+    (inbox / "step.loopx.json").write_text(
+        json.dumps({"card": "LX-1", "agent": "a1", "summary": "from this checkout's inbox"})
+    )
     done = loopx("watch", "--once", cwd=team_repo.root, env={"LOOPX_DB": team_repo.url})
     assert done.returncode == 0, done.stderr
     summaries = [e["summary"] for e in team_repo.ok("export")["evidence"]]
@@ -183,7 +189,9 @@ def test_the_watcher_reads_this_checkouts_inbox_and_where_says_whose_pointer_it_
     here = _cold(team_repo, team_repo.root, "where")["board"]
     assert here["checkout"] == str(team_repo.root) and here["pointer"] == "this address"
     pointer = _pointer(team_repo.root)
-    (team_repo.root / ".loopx" / "team.json").write_text(json.dumps({**pointer, "board": "postgresql://elsewhere/other"}))
+    (team_repo.root / ".loopx" / "team.json").write_text(
+        json.dumps({**pointer, "board": "postgresql://elsewhere/other"})
+    )
     there = loopx("--json", "where", cwd=team_repo.root, env={"LOOPX_DB": team_repo.url})
     answer = json.loads(there.stdout.strip().splitlines()[-1])["board"]
     assert answer["pointer"] == "another address" and there.returncode == 0

@@ -11,7 +11,9 @@ from loopx_core.rules.text import terminal_safe
 
 from .conftest import held, loopx
 
-HOSTILE = "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil\u202c z\u200bw \x1b]52;c;Zm9v\x1b\\ back\x08\x08over"
+HOSTILE = (
+    "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil\u202c z\u200bw \x1b]52;c;Zm9v\x1b\\ back\x08\x08over"
+)
 
 
 def test_the_sanitiser_removes_what_drives_or_shifts_a_terminal():
@@ -20,9 +22,14 @@ def test_the_sanitiser_removes_what_drives_or_shifts_a_terminal():
     assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in clean)
     assert "\u202e" not in clean and "\u200b" not in clean and "pwned" not in clean and "Zm9v" not in clean
     # Width tricks: joiners, variation selectors, skin tones, flags, fillers, stacked marks.
-    assert terminal_safe("\U0001F469\u200d\U0001F4BB \u2764\ufe0f \U0001F44D\U0001F3FD \U0001F1FA\U0001F1F8 \u3164x") == "\U0001F469\U0001F4BB \u2764 \U0001F44D  x"
+    assert (
+        terminal_safe("\U0001f469\u200d\U0001f4bb \u2764\ufe0f \U0001f44d\U0001f3fd \U0001f1fa\U0001f1f8 \u3164x")
+        == "\U0001f469\U0001f4bb \u2764 \U0001f44d  x"
+    )
     assert terminal_safe("q" + "\u0301" * 30) == "q\u0301\u0301"  # q has no precomposed accent
-    assert terminal_safe("caf\u00e9 \u6f22\u5b57 \u00fcber") == "caf\u00e9 \u6f22\u5b57 \u00fcber"  # ordinary text untouched
+    assert (
+        terminal_safe("caf\u00e9 \u6f22\u5b57 \u00fcber") == "caf\u00e9 \u6f22\u5b57 \u00fcber"
+    )  # ordinary text untouched
     assert terminal_safe("a\nb\tc") == "a b c"
     assert terminal_safe("a\r\nb\tc\rd", multiline=True) == "a\nb\tc\nd"
 
@@ -56,7 +63,9 @@ def test_a_hostile_title_reaches_a_real_terminal_clean(board):
     cmd = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "loopx_core", "card", "list"))
     env = dict(os.environ, LOOPX_DB=board.url)
     env.pop("LOOPX_AGENT", None)
-    proc = subprocess.run(["script", "-qec", cmd, "/dev/null"], cwd=board.root, env=env, capture_output=True, timeout=60)
+    proc = subprocess.run(
+        ["script", "-qec", cmd, "/dev/null"], cwd=board.root, env=env, capture_output=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert b"esc red bell" in proc.stdout
     assert b"\x1b" not in proc.stdout and b"\x07" not in proc.stdout
@@ -72,7 +81,9 @@ def test_gate_status_text_carries_the_rejection_note_and_a_scoped_gate_is_a_perm
     board = team
     board.ok("card", "add", "Deploy")
     held(board, "LX-1", "a2")
-    gate = board.cli("gate", "ask", "LX-1", "--question", "Deploy to prod?", "--scope", "deploy:prod", agent="a2").data["gate"]
+    gate = board.cli("gate", "ask", "LX-1", "--question", "Deploy to prod?", "--scope", "deploy:prod", agent="a2").data[
+        "gate"
+    ]
     assert gate["kind"] == "permission"
     board.ok("gate", "answer", gate["id"], "reject", "--note", "not on a Friday", tty=True)
     text = board.cli("gate", "status", gate["id"], json_out=False)
@@ -100,7 +111,9 @@ def test_done_with_open_todos_says_so_and_keeps_who_finished(team):
     board = team
     board.ok("card", "add", "Ship")
     held(board, "LX-1", "a1")
-    board.ok("writeback", "LX-1", "--summary", "half", "--todo-add", "write docs", "--todo-add", "tag release", agent="a1")
+    board.ok(
+        "writeback", "LX-1", "--summary", "half", "--todo-add", "write docs", "--todo-add", "tag release", agent="a1"
+    )
     res = board.cli("done", "LX-1", "--summary", "shipped", agent="a1", json_out=False)
     assert res.code == 0
     assert "2 todos still open" in res.out and "write docs" in res.out
@@ -138,8 +151,21 @@ def test_init_keeps_the_board_folder_out_of_git(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    proc = loopx("init", "--objective", "x", cwd=project, env={"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path / "home")}, drop=("LOOPX_DB", "LOOPX_AGENT", "LOOPX_NOW", "LOOPX_KEY"))
+    proc = loopx(
+        "init",
+        "--objective",
+        "x",
+        cwd=project,
+        env={"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path / "home")},
+        drop=("LOOPX_DB", "LOOPX_AGENT", "LOOPX_NOW", "LOOPX_KEY"),
+    )
     assert proc.returncode == 0, proc.stderr
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True, check=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert ".loopx" not in status.stdout
     assert (project / ".loopx" / "board.db").exists()

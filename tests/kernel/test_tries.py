@@ -19,7 +19,11 @@ def test_card_add_with_tries_makes_linked_cards_of_their_own(repo_team):
     out = repo_team.ok("card", "add", "Speed up login", "--verify", "true", "--max-turns", "5", "--tries", "3")
     assert out["card"]["id"] == "LX-1" and [t["id"] for t in out["tries"]] == ["LX-2", "LX-3"]
     for n, t in ((2, out["tries"][0]), (3, out["tries"][1])):
-        assert t["title"] == f"Speed up login (try {n} of LX-1)" and t["status"] == "ready" and t["quota"]["turns"]["limit"] == 5
+        assert (
+            t["title"] == f"Speed up login (try {n} of LX-1)"
+            and t["status"] == "ready"
+            and t["quota"]["turns"]["limit"] == 5
+        )
         added = _events(repo_team, t["id"], "card_added")[0]
         assert added["data"]["try_of"] == "LX-1" and added["data"]["try_no"] == n and added["signed"] is True
     assert repo_team.cli("verify").code == 0
@@ -42,19 +46,29 @@ def test_tries_are_worked_apart_compared_and_one_is_kept(repo_team):
     # Three agents, three workspaces from the same base, three branches.
     base = head(repo_team.root)
     trees = {}
-    for key, agent, files in (("LX-1", "a1", {"src/app.py": "fast = 1\n"}), ("LX-2", "a2", {"src/app.py": "fast = 2\n", "src/cache.py": "c = {}\n"}), ("LX-3", "a3", {"README.md": "faster\n"})):
+    for key, agent, files in (
+        ("LX-1", "a1", {"src/app.py": "fast = 1\n"}),
+        ("LX-2", "a2", {"src/app.py": "fast = 2\n", "src/cache.py": "c = {}\n"}),
+        ("LX-3", "a3", {"README.md": "faster\n"}),
+    ):
         held(repo_team, key, agent)
         trees[key] = open_workspace(repo_team, int(key[3:]), agent)
         assert git(trees[key], "merge-base", "HEAD", "main").strip() == base
         commit(trees[key], files, f"{agent}'s way")
         worked(repo_team, key, agent, f"{agent}'s way", "--tokens", "1000")
-    assert (trees["LX-1"] / "src/app.py").read_text() == "fast = 1\n" and (trees["LX-2"] / "src/app.py").read_text() == "fast = 2\n"
+    assert (trees["LX-1"] / "src/app.py").read_text() == "fast = 1\n" and (
+        trees["LX-2"] / "src/app.py"
+    ).read_text() == "fast = 2\n"
 
     side = repo_team.ok("card", "tries", "LX-2")  # from any try: the whole family
     assert side["card"] == "LX-1" and [t["card"] for t in side["tries"]] == ["LX-1", "LX-2", "LX-3"]
     by = {t["card"]: t for t in side["tries"]}
     assert by["LX-2"]["diff"] == {"files": 2, "added": 2, "removed": 1} and by["LX-3"]["diff"]["files"] == 1
-    assert by["LX-1"]["quota"]["turns"]["used"] == 1 and by["LX-1"]["quota"]["tokens"]["used"] == 1000 and by["LX-1"]["verify"] is None
+    assert (
+        by["LX-1"]["quota"]["turns"]["used"] == 1
+        and by["LX-1"]["quota"]["tokens"]["used"] == 1000
+        and by["LX-1"]["verify"] is None
+    )
     assert by["LX-3"]["owner"] == "a3" and by["LX-2"]["workspace"] == str(trees["LX-2"])
 
     tips = {key: head(repo_team.root, f"loopx/{key}") for key in ("LX-1", "LX-3")}
@@ -63,12 +77,20 @@ def test_tries_are_worked_apart_compared_and_one_is_kept(repo_team):
     assert sorted(c["id"] for c in kept["cancelled"]) == ["LX-1", "LX-3"]
     for key in ("LX-1", "LX-3"):
         assert card(repo_team, key)["status"] == "cancelled"
-        refs = git(repo_team.root, "for-each-ref", "--format=%(refname) %(objectname)", f"refs/loopx/{key}/archive").split()
+        refs = git(
+            repo_team.root, "for-each-ref", "--format=%(refname) %(objectname)", f"refs/loopx/{key}/archive"
+        ).split()
         assert refs and refs[1] == tips[key]  # archived, not deleted: the branch's work is under a LoopX ref
         assert head(repo_team.root, f"loopx/{key}") == tips[key]
     decided = _events(repo_team, "LX-1", "try_kept")[-1]
-    assert decided["data"]["kept"] == "LX-2" and decided["signed"] is True and set(decided["data"]["archived"]) == {"LX-1", "LX-3"}
-    refused(repo_team, 5, "writeback", "LX-1", "--summary", "still going", agent="a1")  # the cancelled try's agent is fenced off
+    assert (
+        decided["data"]["kept"] == "LX-2"
+        and decided["signed"] is True
+        and set(decided["data"]["archived"]) == {"LX-1", "LX-3"}
+    )
+    refused(
+        repo_team, 5, "writeback", "LX-1", "--summary", "still going", agent="a1"
+    )  # the cancelled try's agent is fenced off
     assert repo_team.cli("verify").code == 0
 
 
@@ -105,7 +127,12 @@ def test_a_handoff_never_gives_an_agent_a_second_try_of_a_card(team):
     worked(team, "LX-1", "a1", "a1's way")
     held(team, "LX-2", "a2")
     err = refused(team, 5, "handoff", "LX-2", "--to", "a1", "--summary", "yours now", agent="a2")
-    assert err["code"] == "other_try" and "a1" in err["message"] and "LX-1" in err["message"] and "one try" in err["message"]
+    assert (
+        err["code"] == "other_try"
+        and "a1" in err["message"]
+        and "LX-1" in err["message"]
+        and "one try" in err["message"]
+    )
     assert "hand it to an agent" in err["hint"]
     err = refused(team, 5, "card", "assign", "LX-2", "--to", "a1", as_person=True)  # a person's reassign of a held try
     assert err["code"] == "other_try"
@@ -161,7 +188,9 @@ def test_next_claim_finds_tries_by_index_with_the_same_answers(team, tester, mon
                 data = json.loads(text)
                 if data.get("try_of"):
                     log[cid] = (int(data["try_of"][3:]), data["try_no"])
-            index = {cid: (of, no) for cid, of, no in store.query('SELECT "card_id", "try_of", "try_no" FROM "card_try"')}
+            index = {
+                cid: (of, no) for cid, of, no in store.query('SELECT "card_id", "try_of", "try_no" FROM "card_try"')
+            }
             assert index == log and len(index) == 202  # the index says what the signed events say
             real = records.rows
 

@@ -84,13 +84,23 @@ def test_a_window_given_to_a_card_already_over_it_pauses_it_at_once(team, clock)
 
 def test_an_agent_window_in_dollars_and_turns(team, clock):
     team.ok("agent", "add", "w", "--usd", "2", "--turns", "5", "--window", "1h")
-    assert team.ok("agent", "show", "w")["agent"]["window"] == {"seconds": 3600.0, "tokens": None, "usd": 2.0, "turns": 5}
+    assert team.ok("agent", "show", "w")["agent"]["window"] == {
+        "seconds": 3600.0,
+        "tokens": None,
+        "usd": 2.0,
+        "turns": 5,
+    }
     team.ok("card", "add", "one")
     team.ok("card", "add", "two")
     held(team, "LX-1", "w")
     worked(team, "LX-1", "w", "spends it", "--usd", "2.5", "--todo-add", "x")
     nxt = team.cli("next", "--claim", agent="w")
-    assert nxt.code == 8 and nxt.data["reason"] == "token_window" and nxt.data["wake_at"] == HOUR and nxt.data["card"] is None
+    assert (
+        nxt.code == 8
+        and nxt.data["reason"] == "token_window"
+        and nxt.data["wake_at"] == HOUR
+        and nxt.data["card"] is None
+    )
     err = refused(team, 8, "claim", "LX-2", agent="w")
     assert err["code"] == "token_window" and "$2.50 of $2.00" in err["message"]
     clock.advance(3600)

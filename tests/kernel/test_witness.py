@@ -58,12 +58,17 @@ def test_a_rewritten_head_and_a_rollback_another_witness_saw_are_named(team, mon
     team.ok("card", "add", "one")
     observed(team)  # another process of the person's (the board, a runner) saw this head and left
     seen = head(team)
-    sql(team, f"UPDATE event SET hash = (CASE WHEN substr(hash, 1, 1) = '0' THEN '1' ELSE '0' END) || substr(hash, 2) WHERE seq = {seen.seq}")
+    sql(
+        team,
+        f"UPDATE event SET hash = (CASE WHEN substr(hash, 1, 1) = '0' THEN '1' ELSE '0' END) || substr(hash, 2) WHERE seq = {seen.seq}",
+    )
     monkeypatch.delenv("LOOPX_NOW")  # (nothing on the board is trusted now, not even its test clock)
     _, gone, _ = observed(team)  # a new witness: this machine's anchor tells it
     assert gone.seq == seen.seq and "differs" in gone.what and "this machine" in gone.what
     report = team.cli("verify")
-    assert report.code == 11 and any(p["seq"] == seen.seq and "this machine saw" in p["what"] for p in report.data["verify"]["problems"])
+    assert report.code == 11 and any(
+        p["seq"] == seen.seq and "this machine saw" in p["what"] for p in report.data["verify"]["problems"]
+    )
 
 
 def test_the_anchor_never_goes_backwards_unless_a_person_replaces_it(tmp_path):

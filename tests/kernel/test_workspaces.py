@@ -157,7 +157,14 @@ def _loopx_in(folder: Path, *argv: str, agent: str | None = None, db: str | None
         env["LOOPX_AGENT"] = agent
     if db:
         env["LOOPX_DB"] = db
-    done = subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=folder, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "--json", *argv],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return done.returncode, json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
 
 
@@ -165,7 +172,9 @@ def test_from_inside_a_workspace_loopx_finds_the_projects_one_board_and_says_why
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
+        pytest.skip(
+            "discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py"
+        )
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     code, where = _loopx_in(path / "src", "where")
@@ -183,7 +192,9 @@ def test_a_board_or_a_git_file_an_agent_plants_in_its_workspace_is_not_its_board
     from loopx_core.adapters.hooks import board_target
 
     if repo_team.backend != "sqlite":
-        pytest.skip("discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py")
+        pytest.skip(
+            "discovery finds .loopx/board.db files; a team board's checkout from a workspace: tests/kernel/test_team_workspaces.py"
+        )
     repo_team.ok("card", "add", "one")
     path = Path(_open(repo_team).path)
     fake = path / "sub"
@@ -224,7 +235,9 @@ def test_verify_says_history_altered_when_a_recorded_commit_vanished(repo_team):
     problems = res.data["verify"]["problems"]
     said = [p for p in problems if lost[:12] in p["what"]]
     assert said and said[0]["where"] == "card LX-1" and "turn a1.t1" in said[0]["what"]
-    code = _ops(repo_team, workspaces.record, 1, "agent:a1")  # recording goes on from the base, not stuck on the lost HEAD
+    code = _ops(
+        repo_team, workspaces.record, 1, "agent:a1"
+    )  # recording goes on from the base, not stuck on the lost HEAD
     assert "error" not in code and code["head"] == git(path, "rev-parse", "HEAD").strip() and code["commits"] == []
 
 
@@ -239,7 +252,9 @@ def test_workspace_verbs_open_list_archive_gc_and_the_cleanup_is_a_persons(repo_
     two = repo_team.ok("workspace", "open", "LX-2")["workspace"]
     (one / "wip.txt").write_text("not committed\n")
     listed = {w["card"]: w for w in repo_team.ok("workspace", "list")["workspaces"]}
-    assert listed["LX-1"]["card_status"] == "active" and listed["LX-1"]["size"] > 0 and listed["LX-1"]["merged"] is False
+    assert (
+        listed["LX-1"]["card_status"] == "active" and listed["LX-1"]["size"] > 0 and listed["LX-1"]["merged"] is False
+    )
     assert listed["LX-2"]["removable"] == "merged"  # nothing on its branch yet: all of it is in main
     for verb in (["workspace", "gc"], ["workspace", "archive", "LX-1"]):
         refused = repo_team.cli(*verb, agent="a1")
@@ -263,7 +278,11 @@ def test_a_handoff_carries_the_branch_head_and_saved_work_under_its_digest_and_a
     (path / "half.txt").write_text("half\n")
     h = repo_team.ok("handoff", "LX-1", "--to", "a2", "--summary", "yours now", agent="a1")["handoff"]
     code = h["packet"]["code"]
-    assert code["branch"] == "loopx/LX-1" and code["path"] == str(path) and code["head"] == git(path, "rev-parse", "HEAD").strip()
+    assert (
+        code["branch"] == "loopx/LX-1"
+        and code["path"] == str(path)
+        and code["head"] == git(path, "rev-parse", "HEAD").strip()
+    )
     assert git(path, "show", f"{code['wip']}:half.txt") == "half\n"
     text = json.dumps(h["packet"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert hashlib.sha256(text.encode()).hexdigest() == h["digest"]  # the digest covers the code
@@ -296,7 +315,9 @@ def test_done_runs_the_verify_command_in_the_workspace_and_records_the_final_cod
     git(path, "commit", "-q", "-m", "feature")
     repo_team.ok("writeback", "LX-1", "--summary", "made the feature", agent="a1")
     done = repo_team.ok("done", "LX-1", "--summary", "finished", agent="a1")
-    assert done["card"]["status"] == "waiting"  # verified in the workspace; its new commit waits for the person's merge (test_merge.py)
+    assert (
+        done["card"]["status"] == "waiting"
+    )  # verified in the workspace; its new commit waits for the person's merge (test_merge.py)
     assert not (repo_team.root / "feature.txt").exists()
     code = done["evidence"]["extra"]["code"]
     assert code["head"] == git(path, "rev-parse", "HEAD").strip() and code["wip"] is None
@@ -359,7 +380,9 @@ def test_a_hand_run_claim_whose_workspace_cannot_be_made_is_refused_with_nothing
     away = {"XDG_DATA_HOME": str(blocked)}
     err = refused(repo_team, 5, "claim", "LX-1", agent="a1", env=away)
     assert err["code"] == "no_workspace" and "no workspace for LX-1" in err["message"]
-    assert "loopx workspace open" in err["hint"] and "--in-project" in err["hint"]  # what to do: make it from outside, or say so
+    assert (
+        "loopx workspace open" in err["hint"] and "--in-project" in err["hint"]
+    )  # what to do: make it from outside, or say so
     res = repo_team.cli("claim", "LX-1", "--in-project", agent="a1", env=away)
     assert res.code == 0 and res.data["card"]["id"] == "LX-1" and "workspace" not in res.data
     assert "no workspace for LX-1" in res.err and "--in-project" in res.err
@@ -374,18 +397,29 @@ def test_next_claim_whose_workspace_cannot_be_made_gives_the_card_back(repo_team
     repo_team.ok("card", "add", "one")
     away = {"XDG_DATA_HOME": str(blocked)}
     res = repo_team.cli("next", "--claim", agent="a1", env=away)
-    assert res.code == 5 and res.data["error"]["code"] == "no_workspace" and "released again" in res.data["error"]["message"]
+    assert (
+        res.code == 5
+        and res.data["error"]["code"] == "no_workspace"
+        and "released again" in res.data["error"]["message"]
+    )
     card = repo_team.ok("card", "show", "LX-1")["card"]
     assert card["status"] == "ready" and card["lease"] is None and card["assignee"] is None
     assert [k for k in kinds(repo_team, "LX-1") if k in ("claimed", "released")] == ["claimed", "released"]
     res = repo_team.cli("next", "--claim", "--in-project", agent="a1", env=away)
-    assert res.code == 0 and res.data["card"]["id"] == "LX-1" and "workspace" not in res.data and "no workspace for LX-1" in res.err
+    assert (
+        res.code == 0
+        and res.data["card"]["id"] == "LX-1"
+        and "workspace" not in res.data
+        and "no workspace for LX-1" in res.err
+    )
     # where the workspace can be made, nothing changes: the card and its workspace
     repo_team.ok("card", "add", "two")
     assert repo_team.ok("claim", "LX-2", agent="a2")["workspace"]["branch"] == "loopx/LX-2"
 
 
-def test_gc_removes_the_codex_homes_no_agent_at_work_here_needs_and_never_the_persons_own(repo_team, tmp_path, monkeypatch):
+def test_gc_removes_the_codex_homes_no_agent_at_work_here_needs_and_never_the_persons_own(
+    repo_team, tmp_path, monkeypatch
+):
     """LoopX writes a Codex home per project and agent for Codex turns in
     workspaces (`<data>/loopx/codex-home/<project>/<agent>`); nothing removed them.
     `workspace gc` removes those of agents with no open workspace here and no live
@@ -400,13 +434,18 @@ def test_gc_removes_the_codex_homes_no_agent_at_work_here_needs_and_never_the_pe
     (person / "auth.json").write_text('{"token": "theirs"}\n')
     (person / "sessions" / "2026" / "rollout-1.jsonl").write_text("{}\n")
     monkeypatch.setenv("CODEX_HOME", str(person))
-    monkeypatch.setattr(setup_codex, "_outside_the_sandbox", lambda home: None)  # (the test's data folder is under /tmp)
+    monkeypatch.setattr(
+        setup_codex, "_outside_the_sandbox", lambda home: None
+    )  # (the test's data folder is under /tmp)
     for card in ("one", "two"):
         repo_team.ok("card", "add", card)
     for card, agent in (("LX-1", "a1"), ("LX-2", "a2")):
         path = Path(repo_team.ok("claim", card, agent=agent)["workspace"]["path"])
         (path / "wip.txt").write_text("not committed\n")  # (a workspace with nothing in it would be gc'd as merged)
-    homes = {a: setup_codex.workspace_home(setup_codex.home_for(str(repo_team.root), a), person, {}, str(repo_team.root)) for a in ("a1", "a2", "a3")}
+    homes = {
+        a: setup_codex.workspace_home(setup_codex.home_for(str(repo_team.root), a), person, {}, str(repo_team.root))
+        for a in ("a1", "a2", "a3")
+    }
     assert (homes["a2"] / "auth.json").is_symlink() and (homes["a2"] / "sessions").is_symlink()
     (homes["a2"] / "log").mkdir()  # what Codex writes in the home itself
     (homes["a2"] / "log" / "codex-tui.log").write_text("x\n")

@@ -22,9 +22,25 @@ def test_writeback_records_evidence_with_hashed_artifacts(turn):
     report = turn.root / "out" / "report.md"
     report.parent.mkdir()
     report.write_bytes(b"# findings\n" * 100)
-    res = turn.ok("writeback", "LX-1", "--summary", "wrote the report", "--artifact", "out/report.md",
-                  "--artifact", str(report), "--artifact", "out/missing.txt", "--next", "review it",
-                  "--tokens", "1200", "--usd", "0.05", agent="a1")
+    res = turn.ok(
+        "writeback",
+        "LX-1",
+        "--summary",
+        "wrote the report",
+        "--artifact",
+        "out/report.md",
+        "--artifact",
+        str(report),
+        "--artifact",
+        "out/missing.txt",
+        "--next",
+        "review it",
+        "--tokens",
+        "1200",
+        "--usd",
+        "0.05",
+        agent="a1",
+    )
     ev = res["evidence"]
     assert ev["id"] == "E-1" and ev["card"] == "LX-1" and ev["agent"] == "a1" and ev["source"] == "cli"
     assert ev["summary"] == "wrote the report" and ev["next"] == "review it"
@@ -37,7 +53,11 @@ def test_writeback_records_evidence_with_hashed_artifacts(turn):
     assert ev["usage"] == {"tokens_in": 0, "tokens_out": 0, "tokens": 1200, "usd": 0.05}
     c = res["card"]
     assert c["next"] == "review it" and c["evidence_count"] == 1
-    assert c["quota"] == {"turns": {"used": 1, "limit": None}, "tokens": {"used": 1200, "limit": None}, "usd": {"used": 0.05, "limit": None}}
+    assert c["quota"] == {
+        "turns": {"used": 1, "limit": None},
+        "tokens": {"used": 1200, "limit": None},
+        "usd": {"used": 0.05, "limit": None},
+    }
     e = events(turn, "LX-1")[-1]
     assert e["kind"] == "evidence_added" and e["data"]["artifacts"] == 2 and e["data"]["progress"] is True
 
@@ -51,7 +71,9 @@ def test_a_missing_artifact_is_a_warning_the_agent_sees(turn):
     assert res.data["evidence"]["artifacts"] == [{"path": "README.md", "size": None, "sha256": None, "missing": True}]
     assert len(res.data["warnings"]) == 1 and "README.md" in res.data["warnings"][0]
     assert res.err.startswith("loopx: warning: ") and "README.md" in res.err
-    text = turn.cli("writeback", "LX-1", "--summary", "again", "--artifact", "docs/README.md", agent="a1", json_out=False)
+    text = turn.cli(
+        "writeback", "LX-1", "--summary", "again", "--artifact", "docs/README.md", agent="a1", json_out=False
+    )
     assert text.code == 0 and "loopx: warning: " in text.err and "docs/README.md" in text.err
     (turn.root / "README.md").write_text("# here\n")
     found = turn.cli("writeback", "LX-1", "--summary", "now it exists", "--artifact", "README.md", agent="a1")
@@ -94,18 +116,21 @@ def test_an_unknown_todo_is_invalid_input(turn):
     refused(turn, 3, "writeback", "LX-1", "--summary", "s", "--todo-done", "first", agent="a1")
 
 
-@pytest.mark.parametrize("argv", [
-    ["--summary", ""],
-    ["--summary", "   "],
-    ["--summary", "x" * 4001],
-    ["--summary", "s", "--tokens", "-1"],
-    ["--summary", "s", "--usd", "-0.5"],
-    ["--summary", "s", "--usd", "inf"],
-    ["--summary", "s", "--usd", "nan"],
-    ["--summary", "s", "--turn-id", "has space"],
-    ["--summary", "s", "--todo-add", "two\nlines"],
-    ["--summary", "s\x00"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--summary", ""],
+        ["--summary", "   "],
+        ["--summary", "x" * 4001],
+        ["--summary", "s", "--tokens", "-1"],
+        ["--summary", "s", "--usd", "-0.5"],
+        ["--summary", "s", "--usd", "inf"],
+        ["--summary", "s", "--usd", "nan"],
+        ["--summary", "s", "--turn-id", "has space"],
+        ["--summary", "s", "--todo-add", "two\nlines"],
+        ["--summary", "s\x00"],
+    ],
+)
 def test_writeback_refuses_invalid_input(turn, argv):
     refused(turn, 3, "writeback", "LX-1", *argv, agent="a1")
 
@@ -165,8 +190,18 @@ def test_writeback_release_gives_the_card_back(turn):
 
 def test_input_document_from_a_file(turn):
     (turn.root / "art.txt").write_text("hello")
-    doc = {"card": "LX-1", "agent": "a1", "summary": "from a file", "artifacts": ["art.txt"], "next": "n",
-           "todos_added": ["t"], "tokens_in": 100, "tokens_out": 50, "usd": 0.01, "turn_id": "turn-1"}
+    doc = {
+        "card": "LX-1",
+        "agent": "a1",
+        "summary": "from a file",
+        "artifacts": ["art.txt"],
+        "next": "n",
+        "todos_added": ["t"],
+        "tokens_in": 100,
+        "tokens_out": 50,
+        "usd": 0.01,
+        "turn_id": "turn-1",
+    }
     path = turn.root / "ev.json"
     path.write_text(json.dumps(doc))
     ev = turn.ok("writeback", "LX-1", "--input", str(path), agent="a1")["evidence"]
@@ -181,17 +216,20 @@ def test_input_document_from_stdin(turn):
     assert out["card"]["status"] == "ready"
 
 
-@pytest.mark.parametrize("text,why", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "JSON object"),
-    ('{"summary": "x", "colour": "red"}', "colour"),
-    ('{"summary": "x", "card": "LX-2"}', "LX-2"),
-    ('{"summary": "x", "agent": "a2"}', "a2"),
-    ('{"summary": 5}', "summary"),
-    ('{"summary": "x", "usd": NaN}', "usd"),
-    ('{"summary": "x", "tokens": 1.5}', "tokens"),
-    ("", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"summary": "x", "colour": "red"}', "colour"),
+        ('{"summary": "x", "card": "LX-2"}', "LX-2"),
+        ('{"summary": "x", "agent": "a2"}', "a2"),
+        ('{"summary": 5}', "summary"),
+        ('{"summary": "x", "usd": NaN}', "usd"),
+        ('{"summary": "x", "tokens": 1.5}', "tokens"),
+        ("", "not valid JSON"),
+    ],
+)
 def test_bad_input_documents_are_invalid(turn, text, why):
     err = refused(turn, 3, "writeback", "LX-1", "--input", "-", agent="a1", stdin=text)
     assert why in err["message"], err

@@ -16,7 +16,11 @@ import time
 card, host = os.environ["LOOPX_CARD"], os.environ["LOOPX_HOST"]
 token = os.environ["LOOPX_LEASE_TOKEN"]
 loopx = [sys.executable, "-m", "loopx_core"]
-subprocess.run(loopx + ["writeback", card, "--summary", f"worked on {card}", "--turn-id", f"{card}-lease-{token}"], check=True, stdout=subprocess.DEVNULL)
+subprocess.run(
+    loopx + ["writeback", card, "--summary", f"worked on {card}", "--turn-id", f"{card}-lease-{token}"],
+    check=True,
+    stdout=subprocess.DEVNULL,
+)
 hold = os.environ.get("HOSTS_HOLD")
 if hold and os.path.exists(hold):
     with open(f"{hold}.{card}", "w") as marker:

@@ -23,8 +23,12 @@ from pathlib import Path
 TURN = Path(__file__).resolve().parent / "host_turn.py"
 LOOPX = [sys.executable, "-m", "loopx_core"]
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Tester", "GIT_AUTHOR_EMAIL": "tester@localhost", "GIT_COMMITTER_NAME": "Tester",
-    "GIT_COMMITTER_EMAIL": "tester@localhost", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "Tester",
+    "GIT_AUTHOR_EMAIL": "tester@localhost",
+    "GIT_COMMITTER_NAME": "Tester",
+    "GIT_COMMITTER_EMAIL": "tester@localhost",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
 }
 
 
@@ -48,7 +52,9 @@ def missing() -> str | None:
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=dict(os.environ, **GIT_ENV), check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        ["git", *args], cwd=cwd, env=dict(os.environ, **GIT_ENV), check=True, capture_output=True, timeout=60
+    )
 
 
 class Host:
@@ -56,7 +62,9 @@ class Host:
 
     def __init__(self, name: str, folder: Path, url: str | None, tag: str, namespaced: bool = True):
         self.name, self.url = name, url  # (url None: the checkout's own SQLite board, .loopx/board.db)
-        self.netns = f"lx{tag}{name}" if namespaced else None  # (unique per run: parallel test workers each make their own)
+        self.netns = (
+            f"lx{tag}{name}" if namespaced else None
+        )  # (unique per run: parallel test workers each make their own)
         self.folder = folder / name
         self.checkout = self.folder / "checkout"
         self.home = self.folder / "home"
@@ -65,10 +73,21 @@ class Host:
 
     def env(self, **extra: str) -> dict:
         home = str(self.home)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPX_", "XDG_")) or k in ("LOOPX_KEY", "LOOPX_SUITE_RUN", "LOOPX_SUITE_TEST")}
-        env.update(GIT_ENV, HOME=home, XDG_CONFIG_HOME=f"{home}/.config", XDG_DATA_HOME=f"{home}/.local/share",
-                   XDG_STATE_HOME=f"{home}/.local/state", XDG_CACHE_HOME=f"{home}/.cache",
-                   LOOPX_HOST=self.name, PYTHONPATH=os.pathsep.join(sys.path))
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("LOOPX_", "XDG_")) or k in ("LOOPX_KEY", "LOOPX_SUITE_RUN", "LOOPX_SUITE_TEST")
+        }
+        env.update(
+            GIT_ENV,
+            HOME=home,
+            XDG_CONFIG_HOME=f"{home}/.config",
+            XDG_DATA_HOME=f"{home}/.local/share",
+            XDG_STATE_HOME=f"{home}/.local/state",
+            XDG_CACHE_HOME=f"{home}/.cache",
+            LOOPX_HOST=self.name,
+            PYTHONPATH=os.pathsep.join(sys.path),
+        )
         if self.url:
             env["LOOPX_DB"] = self.url
         env.update(extra)
@@ -79,18 +98,41 @@ class Host:
 
     def loopx(self, *args: str, check: bool = True, timeout: float = 120) -> dict:
         """A cold ``loopx --json`` on this host, in its checkout."""
-        done = subprocess.run(self.exec_argv([*LOOPX, "--json", *args]), cwd=self.checkout, env=self.env(), capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            self.exec_argv([*LOOPX, "--json", *args]),
+            cwd=self.checkout,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and done.returncode != 0:
-            raise AssertionError(f"{self.name}: loopx {' '.join(args)} exit {done.returncode}: {done.stdout[-500:]} {done.stderr[-1500:]}")
+            raise AssertionError(
+                f"{self.name}: loopx {' '.join(args)} exit {done.returncode}: {done.stdout[-500:]} {done.stderr[-1500:]}"
+            )
         return {"code": done.returncode, **(json.loads(done.stdout) if done.stdout.strip().startswith("{") else {})}
 
     def start(self, agent: str, lease: str, hold: Path | None = None) -> None:
         log = self.folder / f"run-{agent}-{len(self.logs)}.log"
         self.logs.append(log)
         env = self.env(**({"HOSTS_HOLD": str(hold)} if hold else {}))
-        argv = [*LOOPX, "run", "--agent", agent, "--runtime", "shell", "--lease", lease, "--", sys.executable, str(TURN)]
+        argv = [
+            *LOOPX,
+            "run",
+            "--agent",
+            agent,
+            "--runtime",
+            "shell",
+            "--lease",
+            lease,
+            "--",
+            sys.executable,
+            str(TURN),
+        ]
         with open(log, "w") as out:
-            self.runners.append(subprocess.Popen(self.exec_argv(argv), cwd=self.checkout, env=env, stdout=out, stderr=subprocess.STDOUT))
+            self.runners.append(
+                subprocess.Popen(self.exec_argv(argv), cwd=self.checkout, env=env, stdout=out, stderr=subprocess.STDOUT)
+            )
 
     def pids(self) -> list[int]:
         """Every process of this host: its namespace's (else its runners and their turns, by process group)."""
@@ -129,7 +171,9 @@ class Host:
         return codes
 
     def log_tail(self, chars: int = 1500) -> str:
-        return "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-chars:]}" for log in self.logs if log.exists())
+        return "\n".join(
+            f"--- {log.name}\n{log.read_text(errors='replace')[-chars:]}" for log in self.logs if log.exists()
+        )
 
 
 class Hosts:

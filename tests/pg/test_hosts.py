@@ -27,7 +27,10 @@ def three_hosts(own_pg, tmp_path, monkeypatch):  # noqa: F811
         pytest.skip(f"several hosts need network namespaces: {why}")
     monkeypatch.delenv("LOOPX_NOW", raising=False)  # (real time: leases run out)
     with namespaced.Hosts(tmp_path / "hosts", namespaced.socket_url(own_pg)) as hosts:
-        yield hosts, Board(hosts.first.checkout, monkeypatch, hosts.url)  # (the person's setup and reads: in-process, cheap)
+        yield (
+            hosts,
+            Board(hosts.first.checkout, monkeypatch, hosts.url),
+        )  # (the person's setup and reads: in-process, cheap)
 
 
 def duplicates(events: list[dict], cards: int, stranded: list[str], doomed: str) -> list[str]:
@@ -61,7 +64,9 @@ def duplicates(events: list[dict], cards: int, stranded: list[str], doomed: str)
             problems.append(f"{key}'s work written {len(work)} times by {len(claims)} holder(s): {kinds}")
         if key in stranded:
             if [e["data"]["host"] for e in claims] != [doomed, doomed] or "lease_expired" not in kinds:
-                problems.append(f"{key} (held by {doomed} when it died) not taken back by it alone after its lease: {[e['data']['host'] for e in claims]} {kinds}")
+                problems.append(
+                    f"{key} (held by {doomed} when it died) not taken back by it alone after its lease: {[e['data']['host'] for e in claims]} {kinds}"
+                )
         elif len(claims) != 1 or len(work) != 1:
             problems.append(f"{key} claimed {len(claims)} times, its work written {len(work)} times: {kinds}")
     return problems
@@ -78,7 +83,15 @@ def test_the_duplicate_check_bites():
 
     work = lambda key: ("evidence_added", {"summary": f"worked on {key}"})  # noqa: E731
     clean = card("LX-1", ("card_added", {}), claimed("b1", "host-b"), work("LX-1"), ("done", {})) + card(
-        "LX-2", ("card_added", {}), claimed("a1", "host-a"), work("LX-2"), ("lease_expired", {}), claimed("a1", "host-a", 2), work("LX-2"), ("done", {}))
+        "LX-2",
+        ("card_added", {}),
+        claimed("a1", "host-a"),
+        work("LX-2"),
+        ("lease_expired", {}),
+        claimed("a1", "host-a", 2),
+        work("LX-2"),
+        ("done", {}),
+    )
     assert duplicates(clean, 2, ["LX-2"], "host-a") == []
     two_holders = clean[:2] + card("LX-1", claimed("c1", "host-c", 2)) + clean[2:]
     assert "LX-1 claimed by c1 while another held it" in duplicates(two_holders, 2, ["LX-2"], "host-a")[0]
@@ -86,8 +99,16 @@ def test_the_duplicate_check_bites():
     assert "LX-1 done 2 times" in duplicates(done_twice, 2, ["LX-2"], "host-a")[0]
     worked_twice = clean[:3] + card("LX-1", work("LX-1")) + clean[3:]
     assert "LX-1's work written 2 times by 1 holder(s)" in duplicates(worked_twice, 2, ["LX-2"], "host-a")[0]
-    taken_elsewhere = [dict(e, data=dict(e["data"], host="host-c")) if e["card"] == "LX-2" and e["kind"] == "claimed" and e["data"]["token"] == 2 else e for e in clean]
-    assert "LX-2 (held by host-a when it died) not taken back by it alone" in duplicates(taken_elsewhere, 2, ["LX-2"], "host-a")[0]
+    taken_elsewhere = [
+        dict(e, data=dict(e["data"], host="host-c"))
+        if e["card"] == "LX-2" and e["kind"] == "claimed" and e["data"]["token"] == 2
+        else e
+        for e in clean
+    ]
+    assert (
+        "LX-2 (held by host-a when it died) not taken back by it alone"
+        in duplicates(taken_elsewhere, 2, ["LX-2"], "host-a")[0]
+    )
     assert duplicates(clean, 3, ["LX-2"], "host-a") == ["cards in the log: ['LX-1', 'LX-2']"]  # LX-3 lost
 
 
@@ -129,10 +150,16 @@ def test_three_hosts_drain_one_board_once_while_a_host_dies_and_the_server_resta
 
     # The others finish every card they can; the doomed host's leases run out.
     stranded = held()
-    hosts.wait_for(lambda: hosts.count("\"status\" = 'done'") >= CARDS - len(stranded), "the other hosts drained the rest", 90)
+    hosts.wait_for(
+        lambda: hosts.count("\"status\" = 'done'") >= CARDS - len(stranded), "the other hosts drained the rest", 90
+    )
     hosts.wait_for(lambda: hosts.count("\"status\" = 'ready'") == len(stranded), f"{doomed.name}'s leases ran out", 60)
     # Their work is in the doomed host's checkout (its workspaces): no other host took them.
-    taken = [e for e in all_events(person) if e["card"] in stranded and e["kind"] == "claimed" and e["data"]["host"] != doomed.name]
+    taken = [
+        e
+        for e in all_events(person)
+        if e["card"] in stranded and e["kind"] == "claimed" and e["data"]["host"] != doomed.name
+    ]
     assert taken == [], taken
 
     # The host comes back (same checkout, new processes): its runners take their cards again and finish them.

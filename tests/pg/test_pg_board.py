@@ -20,7 +20,9 @@ def run(url: str, *args, agent: str | None = None, cwd: Path | None = None, host
         env["LOOPX_AGENT"] = agent
     if host:
         env["LOOPX_HOST"] = host
-    proc = subprocess.run(LOOPX + ["--json", *map(str, args)], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        LOOPX + ["--json", *map(str, args)], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
+    )
     data = json.loads(proc.stdout) if proc.stdout.strip() else {}
     return proc.returncode, data, proc.stderr
 
@@ -79,8 +81,6 @@ def test_change_detection_follows_the_event_sequence(pg_url, tmp_path):
         store.close()
 
 
-
-
 def test_agents_on_different_hosts_drain_a_shared_board_once_each(pg_url, tmp_path):
     ok(pg_url, "init", cwd=tmp_path)
     hosts = [f"host-{i}" for i in range(6)]
@@ -89,7 +89,13 @@ def test_agents_on_different_hosts_drain_a_shared_board_once_each(pg_url, tmp_pa
     for i in range(18):
         ok(pg_url, "card", "add", f"card {i}", cwd=tmp_path)
     procs = [
-        subprocess.Popen([sys.executable, "-c", AGENT, f"agent-{i}"], env=dict(os.environ, LOOPX_DB=pg_url, LOOPX_HOST=hosts[i]), cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", AGENT, f"agent-{i}"],
+            env=dict(os.environ, LOOPX_DB=pg_url, LOOPX_HOST=hosts[i]),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for i in range(6)
     ]
     errors = [json.loads(p.communicate(timeout=240)[0]) for p in procs]
@@ -111,7 +117,19 @@ def test_migrate_copies_a_local_board_to_postgresql_and_back(pg_url, tmp_path):
     ok(lurl, "card", "add", "two", "--after", "LX-1", cwd=tmp_path)
     ok(lurl, "next", "--claim", agent="a1", cwd=tmp_path)
     (tmp_path / "out.txt").write_text("artifact\n")
-    ok(lurl, "writeback", "LX-1", "--summary", "s", "--artifact", "out.txt", "--todo-add", "t", agent="a1", cwd=tmp_path)
+    ok(
+        lurl,
+        "writeback",
+        "LX-1",
+        "--summary",
+        "s",
+        "--artifact",
+        "out.txt",
+        "--todo-add",
+        "t",
+        agent="a1",
+        cwd=tmp_path,
+    )
     code, _, _ = run(lurl, "gate", "ask", "LX-1", "--question", "ok?", agent="a1", cwd=tmp_path)
     assert code == 6
     moved = ok(lurl, "migrate", "--to", pg_url, cwd=tmp_path)["migration"]

@@ -37,7 +37,9 @@ print(json.dumps(report))
 def test_a_write_that_reaches_for_the_models_runs_again_on_peewee_once(pg_url, tmp_path):
     ok(pg_url, "init", cwd=tmp_path)
     env = dict(os.environ, LOOPX_DB=pg_url)
-    proc = subprocess.run([sys.executable, "-c", SWITCH, pg_url], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", SWITCH, pg_url], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["fast_first"] is True and report["loaded_first"] == []  # opened on libpq: no psycopg, no peewee

@@ -29,7 +29,9 @@ def test_a_killed_runs_database_is_dropped_and_a_live_ones_kept(pg_server):
     import psycopg
 
     base = "lxsweep" + uuid.uuid4().hex[:6]  # a base of this test's own: a real run's databases are never in play
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead_pid = int(dead.stdout)
     run = uuid.uuid4().hex[:8]
     stale = worker_database_name(base, "gw0", run, _host_tag(), dead_pid)
@@ -39,7 +41,9 @@ def test_a_killed_runs_database_is_dropped_and_a_live_ones_kept(pg_server):
             conn.execute(f'CREATE DATABASE "{name}"')
         try:
             _sweep(conn, base, _host_tag())
-            left = {row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (base + "%",))}
+            left = {
+                row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (base + "%",))
+            }
         finally:
             for name in (stale, live):
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

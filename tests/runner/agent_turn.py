@@ -47,7 +47,11 @@ loopx = [sys.executable, "-m", "loopx_core"]
 
 
 def writeback(summary, *extra):
-    subprocess.run(loopx + ["writeback", card, "--summary", summary, "--next", f"step {step + 1}", "--turn-id", turn_id, *extra], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        loopx + ["writeback", card, "--summary", summary, "--next", f"step {step + 1}", "--turn-id", turn_id, *extra],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def work(*extra):
@@ -65,7 +69,11 @@ def daemon():
     import tempfile
 
     socat = shutil.which("socat")
-    argv = ["socat", f"UNIX-LISTEN:{tempfile.gettempdir()}/loopx-test-{os.getpid()}.sock,fork,unlink-early", "/dev/null"] if socat else ["sleep", "600"]
+    argv = (
+        ["socat", f"UNIX-LISTEN:{tempfile.gettempdir()}/loopx-test-{os.getpid()}.sock,fork,unlink-early", "/dev/null"]
+        if socat
+        else ["sleep", "600"]
+    )
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
@@ -88,7 +96,9 @@ if action.startswith("daemon"):
 if action == "work":
     work()
 elif action == "gate":
-    code = subprocess.run(loopx + ["gate", "ask", card, "--question", f"may I go on after step {step}?"], stdout=subprocess.DEVNULL).returncode
+    code = subprocess.run(
+        loopx + ["gate", "ask", card, "--question", f"may I go on after step {step}?"], stdout=subprocess.DEVNULL
+    ).returncode
     assert code == 6, code
     writeback(f"asked about step {step}")
 elif action.startswith("slow:"):

@@ -47,7 +47,9 @@ class Watch:
         self.store.close()
 
     # -- runners -----------------------------------------------------------------------
-    def run(self, agent: str, *args: str, runtime: str = "shell", rest=None, env: dict | None = None) -> subprocess.Popen:
+    def run(
+        self, agent: str, *args: str, runtime: str = "shell", rest=None, env: dict | None = None
+    ) -> subprocess.Popen:
         """``loopx run --agent AGENT --runtime RUNTIME ARGS… -- REST…`` as the person
         starts it (their environment). ``rest``: the shell command (default: the
         scripted agent turn), or a runtime's extra arguments."""
@@ -61,12 +63,17 @@ class Watch:
         """A runner process, its output kept in a log shown when a test fails."""
         log = self.logs / f"{agent}-{len(self.procs)}.log"
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         self.procs.append((proc, log))
         return proc
 
     def explain(self) -> str:
-        return "\n".join(f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-4000:]}" for proc, log in self.procs)
+        return "\n".join(
+            f"--- {log.name} (exit {proc.poll()})\n{log.read_text(errors='replace')[-4000:]}"
+            for proc, log in self.procs
+        )
 
     def ended(self, proc: subprocess.Popen, timeout: float = DEADLINE) -> int:
         try:
@@ -101,7 +108,9 @@ class Watch:
     def until(self, what: str, predicate, timeout: float = DEADLINE):
         """Wait for ``predicate()`` to be truthy (its value is returned), polling the
         board; a runner that died unexpectedly fails the test at once."""
-        return until(predicate, what=what, timeout=timeout, interval=0.05, explain=self.explain, abort=self._runner_died)
+        return until(
+            predicate, what=what, timeout=timeout, interval=0.05, explain=self.explain, abort=self._runner_died
+        )
 
     def _runner_died(self) -> str | None:
         for proc, _ in self.procs:
@@ -127,7 +136,14 @@ def watch(board, tmp_path):
 
 def plan(board, steps: dict | None = None, agents: dict | None = None) -> None:
     """What the scripted agent does at each step (agent_turn.py)."""
-    (board.root / ".plan.json").write_text(json.dumps({"steps": {str(k): v for k, v in (steps or {}).items()}, "agents": {a: {str(k): v for k, v in p.items()} for a, p in (agents or {}).items()}}))
+    (board.root / ".plan.json").write_text(
+        json.dumps(
+            {
+                "steps": {str(k): v for k, v in (steps or {}).items()},
+                "agents": {a: {str(k): v for k, v in p.items()} for a, p in (agents or {}).items()},
+            }
+        )
+    )
 
 
 def alive(pid: int) -> bool:

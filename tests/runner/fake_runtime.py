@@ -55,7 +55,11 @@ def replace_session(line, old):
 
 def writeback():
     card, turn = os.environ["LOOPX_CARD"], os.environ["LOOPX_TURN_ID"]
-    subprocess.run(loopx + ["writeback", card, "--summary", f"the {kind} turn did its work", "--turn-id", turn], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        loopx + ["writeback", card, "--summary", f"the {kind} turn did its work", "--turn-id", turn],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def hang():
@@ -93,8 +97,20 @@ if kind == "claude":
                 writeback()
             if "stop_hook_after" in config:
                 write_transcript(config["stop_hook_after"])
-                payload = {"session_id": session, "transcript_path": str(path), "cwd": os.getcwd(), "hook_event_name": "Stop", "stop_hook_active": False}
-                subprocess.run(loopx + ["hook", "claude-code", "stop"], input=json.dumps(payload), text=True, check=True, capture_output=True)
+                payload = {
+                    "session_id": session,
+                    "transcript_path": str(path),
+                    "cwd": os.getcwd(),
+                    "hook_event_name": "Stop",
+                    "stop_hook_active": False,
+                }
+                subprocess.run(
+                    loopx + ["hook", "claude-code", "stop"],
+                    input=json.dumps(payload),
+                    text=True,
+                    check=True,
+                    capture_output=True,
+                )
                 lag = None
             write_transcript(len(transcript))
         print(replace_session(line, old), flush=True)

@@ -44,7 +44,10 @@ def test_no_turn_starts_after_a_pause_or_stop_and_no_stop_is_lost(team, watch):
 
     def turn_after(agent: str, seq: int) -> None:
         mine = f"runner:{agent}"
-        watch.until(f"{agent}'s runner starts a turn after event {seq}", lambda: any(e.actor == mine for e in watch.events("turn_started", seq)))
+        watch.until(
+            f"{agent}'s runner starts a turn after event {seq}",
+            lambda: any(e.actor == mine for e in watch.events("turn_started", seq)),
+        )
 
     def control(agent: str, what: str) -> int:
         return person_ok(team, "runner", what, agent)["runner"]["control"]["seq"]
@@ -56,7 +59,10 @@ def test_no_turn_starts_after_a_pause_or_stop_and_no_stop_is_lost(team, watch):
             seq = control(agent, what.rstrip("!"))
             if what == "pause":
                 if moves[-1] == "resume":
-                    watch.until(f"{agent}'s runner is paused (round {n})", lambda: (r := watch.runner(agent)) and r.state == "paused")
+                    watch.until(
+                        f"{agent}'s runner is paused (round {n})",
+                        lambda: (r := watch.runner(agent)) and r.state == "paused",
+                    )
             elif what.startswith("resume"):
                 turn_after(agent, seq)
             else:  # a stop ends the runner: it exits, and the board says it stopped and why
@@ -68,7 +74,10 @@ def test_no_turn_starts_after_a_pause_or_stop_and_no_stop_is_lost(team, watch):
                 resumed = control(agent, "resume")
                 procs[agent] = watch.run(agent)
                 # (a stop recorded before the new runner's start is obeyed by refusing it: exit 5)
-                watch.until(f"{agent}'s new runner starts", lambda: any(e.actor == f"runner:{agent}" for e in watch.events("runner_started", resumed)))
+                watch.until(
+                    f"{agent}'s new runner starts",
+                    lambda: any(e.actor == f"runner:{agent}" for e in watch.events("runner_started", resumed)),
+                )
     for agent in AGENTS:
         control(agent, "stop")
     for agent in AGENTS:
@@ -77,7 +86,9 @@ def test_no_turn_starts_after_a_pause_or_stop_and_no_stop_is_lost(team, watch):
     assert disobeyed(log) == []
     stops = [e for e in log if e.kind == "runner_stopped"]
     assert len(stops) == ROUNDS // 2 + len(AGENTS)
-    assert len([e for e in log if e.kind == "runner_exited" and e.data["why"] == "stopped by human:tester"]) == len(stops)
+    assert len([e for e in log if e.kind == "runner_exited" and e.data["why"] == "stopped by human:tester"]) == len(
+        stops
+    )
     assert team.ok("verify")["verify"]["ok"]
 
 
@@ -96,7 +107,10 @@ def test_a_control_recorded_during_a_turn_acts_right_after_it_even_when_the_runn
     pause = person_ok(team, "runner", "pause", "a1")["runner"]["control"]["seq"]
     stop = person_ok(team, "runner", "stop", "a2")["runner"]["control"]["seq"]
     (team.root / ".let-go-a2").touch()  # at once: a2's turn may end before its runner looks
-    watch.until("a1's row says the pause waits for the turn in flight", lambda: "no turn after this one" in (watch.runner("a1").detail or ""))
+    watch.until(
+        "a1's row says the pause waits for the turn in flight",
+        lambda: "no turn after this one" in (watch.runner("a1").detail or ""),
+    )
     (team.root / ".let-go-a1").touch()
     assert watch.ended(procs["a2"]) == 0
     exited = [e for e in watch.events("runner_exited", stop) if e.actor == "runner:a2"]
@@ -104,9 +118,14 @@ def test_a_control_recorded_during_a_turn_acts_right_after_it_even_when_the_runn
     watch.until("a1's runner is paused", lambda: (r := watch.runner("a1")) and r.state == "paused")
     assert [e.data["outcome"] for e in watch.events("turn_finished", pause) if e.actor == "runner:a1"] == ["finished"]
     resume = person_ok(team, "runner", "resume", "a1")["runner"]["control"]["seq"]
-    watch.until("a1's runner waits on its gate", lambda: (r := watch.runner("a1")) and r.state == "waiting" and watch.seen("a1", resume))
+    watch.until(
+        "a1's runner waits on its gate",
+        lambda: (r := watch.runner("a1")) and r.state == "waiting" and watch.seen("a1", resume),
+    )
     stop = person_ok(team, "runner", "stop", "a1")["runner"]["control"]["seq"]
     assert watch.ended(procs["a1"]) == 0
-    assert [e.data["why"] for e in watch.events("runner_exited", stop) if e.actor == "runner:a1"] == ["stopped by human:tester"]
+    assert [e.data["why"] for e in watch.events("runner_exited", stop) if e.actor == "runner:a1"] == [
+        "stopped by human:tester"
+    ]
     assert disobeyed(watch.events()) == []
     assert [r["state"] for r in team.ok("runner", "list")["runners"]] == ["stopped", "stopped"]

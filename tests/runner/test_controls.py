@@ -43,7 +43,12 @@ def test_a_person_pauses_resumes_and_stops_a_runner(team, watch):
     still(team, watch, "a1")
     assert watch.turns_started("a1") == turns  # no turn starts while paused
     listed = {r["agent"]: r for r in team.ok("runner", "list")["runners"]}
-    assert listed["a1"]["state"] == "paused" and listed["a1"]["control"] == {"control": "pause", "by": "human:tester", "seq": listed["a1"]["control"]["seq"], "problem": None}
+    assert listed["a1"]["state"] == "paused" and listed["a1"]["control"] == {
+        "control": "pause",
+        "by": "human:tester",
+        "seq": listed["a1"]["control"]["seq"],
+        "problem": None,
+    }
     person_ok(team, "runner", "resume", "a1")
     watch.until("turns start again", lambda: watch.turns_started("a1") > turns)
     person_ok(team, "runner", "stop", "a1")
@@ -54,7 +59,9 @@ def test_a_person_pauses_resumes_and_stops_a_runner(team, watch):
     again = watch.run("a1", "--json")  # a stop stands until a person lifts it
     again.expected_exit = True
     assert watch.ended(again) == 5
-    error = json.loads([line for line in watch.logs.joinpath("a1-1.log").read_text().splitlines() if line.startswith("{")][-1])["error"]
+    error = json.loads(
+        [line for line in watch.logs.joinpath("a1-1.log").read_text().splitlines() if line.startswith("{")][-1]
+    )["error"]
     assert error["code"] == "runner_stopped" and "loopx runner resume a1" in error["hint"]
     person_ok(team, "runner", "resume", "a1")
     assert watch.ended(watch.run("a1", "--turns", "1")) == 0
@@ -89,8 +96,14 @@ def test_a_pause_lifted_in_the_database_lifts_nothing(team, watch):
     still(team, watch, "a1")
     assert watch.turns_started("a1") == turns and watch.runner("a1").state == "paused"  # … and it is put back
     # … or writes a control event it cannot sign: the runner stays paused and says why.
-    sql(team, """INSERT INTO event (seq, at, actor, kind, data) SELECT max(seq) + 1, 2000000000, 'human:tester', 'runner_resumed', '{"agent":"a1","control":"resume"}' FROM event""")
-    row = watch.until("the runner says the newest control is not honoured", lambda: (r := watch.runner("a1")) and "not a valid signed decision" in (r.detail or "") and r)
+    sql(
+        team,
+        """INSERT INTO event (seq, at, actor, kind, data) SELECT max(seq) + 1, 2000000000, 'human:tester', 'runner_resumed', '{"agent":"a1","control":"resume"}' FROM event""",
+    )
+    row = watch.until(
+        "the runner says the newest control is not honoured",
+        lambda: (r := watch.runner("a1")) and "not a valid signed decision" in (r.detail or "") and r,
+    )
     assert row.state == "paused"
     still(team, watch, "a1")
     assert watch.turns_started("a1") == turns
@@ -119,17 +132,27 @@ def test_a_budget_rewritten_with_its_hash_starts_no_turn(team, watch):
     from tests.security.conftest import sql_rows
 
     person_ok(team, "card", "add", "small", "--max-turns", "2", "--next", "step 1")
-    person_ok(team, "card", "add", "later", "--owner", "a2")  # (the rewritten event is not the head this machine saw: the witness would stop the runner first)
-    seq, at, actor, card, kind, data, op_id, key = sql_rows(team, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 1")[0]
+    person_ok(
+        team, "card", "add", "later", "--owner", "a2"
+    )  # (the rewritten event is not the head this machine saw: the witness would stop the runner first)
+    seq, at, actor, card, kind, data, op_id, key = sql_rows(
+        team, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 1"
+    )[0]
     doc = json.loads(data)
     doc["max_turns"] = 500
     text = chain.data_text(doc)
     prev = sql_rows(team, f"SELECT prev FROM event WHERE seq = {seq}")[0][0]
-    sql(team, f"UPDATE event SET data = '{text}', hash = '{chain.event_hash(prev, seq, at, actor, card, kind, text, op_id, key)}' WHERE seq = {seq}")
+    sql(
+        team,
+        f"UPDATE event SET data = '{text}', hash = '{chain.event_hash(prev, seq, at, actor, card, kind, text, op_id, key)}' WHERE seq = {seq}",
+    )
     sql(team, "UPDATE card SET max_turns = 500 WHERE id = 1")
     proc = watch.run("a1")
     watch.until("the card is held back", lambda: watch.card().paused_reason == "budget_unverified")
-    watch.until("the runner sleeps on it", lambda: (r := watch.runner("a1")) and r.state == "asleep" and "budget_unverified" in (r.detail or ""))
+    watch.until(
+        "the runner sleeps on it",
+        lambda: (r := watch.runner("a1")) and r.state == "asleep" and "budget_unverified" in (r.detail or ""),
+    )
     assert watch.turns_started("a1") == 0
     watch.signal(proc)
     assert watch.ended(proc) == 0

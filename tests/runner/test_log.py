@@ -30,7 +30,9 @@ def test_every_line_is_dated_levelled_and_the_file_holds_the_same(team, watch, t
     kept = [LINE.match(line) for line in log.read_text().splitlines() if not line.startswith("  ")]
     assert all(kept), log.read_text()
     assert [m.group(3) for m in kept] == [m.group(3) for m in shown]  # the file has what the terminal had
-    assert any("running: turn 1 on LX-1" in m.group(3) for m in kept) and any(m.group(3).startswith("stopped (ran 2 turn(s)") for m in kept)
+    assert any("running: turn 1 on LX-1" in m.group(3) for m in kept) and any(
+        m.group(3).startswith("stopped (ran 2 turn(s)") for m in kept
+    )
     stamps = [datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S%z") for m in kept]
     assert stamps == sorted(stamps) and all(s.year >= 2026 for s in stamps)
     assert {m.group(2) for m in kept} == {"INFO"}  # nothing went wrong: no warning
@@ -51,6 +53,16 @@ def test_quiet_keeps_only_trouble_and_verbose_says_what_it_read(team, watch):
 
 def test_a_log_file_that_cannot_be_written_is_refused_before_anything_runs(team, watch, tmp_path):
     team.ok("card", "add", "a job")
-    proc = team.spawn("run", "--agent", "a1", "--runtime", "shell", "--log-file", str(tmp_path / "no" / "such" / "folder" / "x.log"), "--", "true")
+    proc = team.spawn(
+        "run",
+        "--agent",
+        "a1",
+        "--runtime",
+        "shell",
+        "--log-file",
+        str(tmp_path / "no" / "such" / "folder" / "x.log"),
+        "--",
+        "true",
+    )
     assert proc.returncode == 2 and "cannot write the log file" in proc.stderr
     assert not watch.events("runner_started")

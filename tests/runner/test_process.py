@@ -61,10 +61,16 @@ def test_a_sigkilled_runners_card_is_taken_over_after_its_lease_nothing_lost_or_
     watch.signal(doomed, signal.SIGKILL)
     watch.ended(doomed)
     watch.until("the turn died with its runner", lambda: not alive(pid))
-    heir = watch.run("a2", "--turns", "2")  # (its own lease the default: a slow turn on a loaded machine must not outlive it)
+    heir = watch.run(
+        "a2", "--turns", "2"
+    )  # (its own lease the default: a slow turn on a loaded machine must not outlive it)
     assert watch.ended(heir) == 0
     evidence = watch.evidence()
-    assert [(e["agent"], e["summary"]) for e in evidence] == [("a1", "did step 1"), ("a2", "did step 2"), ("a2", "did step 3")]
+    assert [(e["agent"], e["summary"]) for e in evidence] == [
+        ("a1", "did step 1"),
+        ("a2", "did step 2"),
+        ("a2", "did step 3"),
+    ]
     expired = watch.events("lease_expired")
     assert [(e.data["holder"], e.data["token"]) for e in expired] == [("a1", 1)]
     claims = [(e.data["agent"], e.data["token"]) for e in watch.events("claimed")]
@@ -99,7 +105,9 @@ def test_a_restarted_runner_resumes_the_card_it_held(team, watch):
 
 def test_a_second_runner_for_the_same_agent_is_refused(team, watch):
     first = watch.run("a1")
-    watch.until("the first runner sleeps", lambda: (r := watch.runner("a1")) and r.state == "asleep" and r.detail != "starting")
+    watch.until(
+        "the first runner sleeps", lambda: (r := watch.runner("a1")) and r.state == "asleep" and r.detail != "starting"
+    )
     before = len(watch.events())
     second = watch.run("a1", "--json")
     second.expected_exit = True
@@ -126,7 +134,9 @@ def test_a_turn_past_its_time_limit_is_stopped_with_everything_it_started(team, 
 
 def daemon_pid(watch, agent: str) -> int:
     path = watch.board.root / f".daemon-{agent}.pid"
-    return int(watch.until(f"{agent}'s turn started its helper", lambda: path.exists() and path.read_text().strip() or None))
+    return int(
+        watch.until(f"{agent}'s turn started its helper", lambda: path.exists() and path.read_text().strip() or None)
+    )
 
 
 def test_a_turns_helper_that_left_its_process_group_ends_with_the_turn(team, watch):

@@ -18,9 +18,16 @@ def test_the_prompt_tool_is_named_only_where_the_loopx_server_is_and_never_over_
     assert "--permission-prompt-tool" not in turn.argv("go", tmp_path)  # no .mcp.json: no such tool to name
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "/bin/true"}}}))
     assert "--permission-prompt-tool" not in turn.argv("go", tmp_path)
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"loopx": {"command": "/usr/bin/loopx", "args": ["mcp"]}}}))
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"loopx": {"command": "/usr/bin/loopx", "args": ["mcp"]}}})
+    )
     argv = turn.argv("go", tmp_path)
     at = argv.index("--permission-prompt-tool")
-    assert argv[at:at + 2] == FLAG and argv[-2:] == ["--permission-mode", "acceptEdits"]  # the person's arguments come last
+    assert argv[at : at + 2] == FLAG and argv[-2:] == [
+        "--permission-mode",
+        "acceptEdits",
+    ]  # the person's arguments come last
     own = ClaudeCode(["--permission-prompt-tool", "mcp__mine__ask"], agent="a1").argv("go", tmp_path)
-    assert own.count("--permission-prompt-tool") == 1 and own[-1] == "mcp__mine__ask"  # the person's own prompt tool wins
+    assert (
+        own.count("--permission-prompt-tool") == 1 and own[-1] == "mcp__mine__ask"
+    )  # the person's own prompt tool wins

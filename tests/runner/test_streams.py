@@ -32,7 +32,7 @@ def fake(tmp_path):
 
     def make(kind: str) -> str:
         path = bins / kind
-        path.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} {kind} \"$@\"\n")
+        path.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} {kind} "$@"\n')
         path.chmod(0o755)
         return str(path)
 
@@ -51,15 +51,33 @@ def test_a_claude_turn_runs_headless_with_the_packet_and_its_usage_is_charged_on
     make, env = fake
     team.ok("card", "add", "with claude", "--next", "write the form")
     configure(team, writeback=True)
-    proc = watch.run("a1", "--turns", "1", "--bin", make("claude"), runtime="claude-code", rest=["--permission-mode", "acceptEdits"], env=env)
+    proc = watch.run(
+        "a1",
+        "--turns",
+        "1",
+        "--bin",
+        make("claude"),
+        runtime="claude-code",
+        rest=["--permission-mode", "acceptEdits"],
+        env=env,
+    )
     assert watch.ended(proc) == 0
     args = json.loads((team.root / ".fake-args.json").read_text())
     identity = json.dumps({"env": {"LOOPX_AGENT": "a1"}})  # over the agent the checkout's local settings name
     assert args[0] == "-p" and args[2:] == [
-        "--allowedTools", "mcp__loopx",  # headless Claude Code would deny the loopx tools (README's acceptEdits command wrote nothing)
-        "--output-format", "stream-json", "--verbose", "--settings", identity, "--permission-mode", "acceptEdits",
+        "--allowedTools",
+        "mcp__loopx",  # headless Claude Code would deny the loopx tools (README's acceptEdits command wrote nothing)
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--settings",
+        identity,
+        "--permission-mode",
+        "acceptEdits",
     ]
-    assert "write the form" in args[1] and "# LX-1: with claude" in args[1] and "agent `a1`" in args[1]  # the continuation packet
+    assert (
+        "write the form" in args[1] and "# LX-1: with claude" in args[1] and "agent `a1`" in args[1]
+    )  # the continuation packet
     assert f"`loopx` is {Path(sys.executable).with_name('loopx')}" in args[1]  # for a shell that resets PATH (Codex's)
     assert charges(watch) == [sum(CLAUDE_TOKENS)]
     measured = [e for e in watch.evidence() if e["source"] == "hook"]
@@ -72,7 +90,9 @@ def test_what_the_stop_hook_charged_is_not_charged_again(team, watch, fake):
     make, env = fake
     team.ok("card", "add", "with claude", "--next", "go")
     # The Stop hook runs while only the first call has reached the transcript (it is written asynchronously).
-    transcript = (Path(__file__).resolve().parent / "fixtures" / "claude-2.1.197.transcript.jsonl").read_text().splitlines()
+    transcript = (
+        (Path(__file__).resolve().parent / "fixtures" / "claude-2.1.197.transcript.jsonl").read_text().splitlines()
+    )
     first_call = next(i for i, line in enumerate(transcript) if json.loads(line).get("type") == "assistant") + 1
     configure(team, writeback=True, stop_hook_after=first_call)
     proc = watch.run("a1", "--turns", "1", "--bin", make("claude"), runtime="claude-code", env=env)
@@ -93,7 +113,11 @@ def test_a_claude_turn_that_would_spend_the_budget_is_stopped_mid_turn(team, wat
     person_ok(team, "card", "add", "rationed", "--max-tokens", "3000")
     configure(team, hang_after=3)  # the second model call's event, then it would go on
     proc = watch.run("a1", "--turns", "1", "--bin", make("claude"), runtime="claude-code", env=env)
-    pid = int(watch.until("the fake claude runs", lambda: (team.root / ".fake.pid").exists() and (team.root / ".fake.pid").read_text()))
+    pid = int(
+        watch.until(
+            "the fake claude runs", lambda: (team.root / ".fake.pid").exists() and (team.root / ".fake.pid").read_text()
+        )
+    )
     assert watch.ended(proc) == 0
     assert not alive(pid)
     finished = watch.events("turn_finished")[0].data
@@ -132,7 +156,9 @@ def test_a_codex_turn_is_followed_through_its_rollout_and_charged_once(team, wat
     make, env = fake
     team.ok("card", "add", "with codex", "--next", "fix the test")
     configure(team, writeback=True)
-    proc = watch.run("a1", "--turns", "1", "--bin", make("codex"), runtime="codex", rest=["--skip-git-repo-check"], env=env)
+    proc = watch.run(
+        "a1", "--turns", "1", "--bin", make("codex"), runtime="codex", rest=["--skip-git-repo-check"], env=env
+    )
     assert watch.ended(proc) == 0
     args = json.loads((team.root / ".fake-args.json").read_text())
     assert args[:3] == ["exec", "--json", "--skip-git-repo-check"] and "fix the test" in args[-1]
@@ -162,7 +188,9 @@ def test_a_failed_turns_record_says_its_last_step_and_keeps_the_raw_stream(team,
     make, env = fake
     team.ok("card", "add", "stalls")
     configure(team, hang_after=1)  # the tool call, then nothing until killed
-    proc = watch.run("a1", "--turns", "1", "--turn-limit", "3s", "--bin", make("claude"), runtime="claude-code", env=env)
+    proc = watch.run(
+        "a1", "--turns", "1", "--turn-limit", "3s", "--bin", make("claude"), runtime="claude-code", env=env
+    )
     assert watch.ended(proc) == 0
     (failed,) = [e for e in watch.evidence() if e["source"] == "runner"]
     assert "turn time limit" in failed["summary"]

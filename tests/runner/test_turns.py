@@ -21,7 +21,9 @@ def test_twenty_turns_across_three_runs_each_starting_from_the_last_packet(team,
     evidence = watch.evidence()
     assert [e["summary"] for e in evidence] == [f"did step {n}" for n in range(1, 21)]  # none lost, none doubled
     assert [e["artifacts"][0]["path"] for e in evidence] == [f"out/step-{n}.txt" for n in range(1, 21)]
-    assert len({e["turn_id"] for e in evidence}) == 20 and all(e["agent"] == "a1" and e["source"] == "cli" for e in evidence)
+    assert len({e["turn_id"] for e in evidence}) == 20 and all(
+        e["agent"] == "a1" and e["source"] == "cli" for e in evidence
+    )
     card = team.ok("card", "show", "LX-1")["card"]
     assert card["next"] == "step 21" and card["quota"]["turns"]["used"] == 20
     assert card["status"] == "ready" and card["lease"] is None  # each run gave it back when it stopped
@@ -37,7 +39,9 @@ def test_a_gate_mid_way_waits_for_the_person_and_the_loop_goes_on(team, watch):
     team.ok("card", "add", "needs a yes", "--next", "step 1")
     plan(team, {3: "gate"})
     proc = watch.run("a1", "--turns", "5")
-    row = watch.until("the runner waits on G-1", lambda: (r := watch.runner("a1")) and r.state == "waiting" and r.gate == 1 and r)
+    row = watch.until(
+        "the runner waits on G-1", lambda: (r := watch.runner("a1")) and r.state == "waiting" and r.gate == 1 and r
+    )
     assert row.card == 1 and watch.turns_started("a1") == 3
     # Nothing starts while the person has not answered, whatever else happens on the board.
     mark = watch.seq()
@@ -67,8 +71,14 @@ def test_a_spent_window_pauses_the_card_and_the_runner_resumes_it_after_the_refi
     assert watch.ended(proc) == 0  # the second turn ran: nobody raised anything
     # The runner slept until the refill (its row said so, between the first and second turns).
     first_turn, second_turn = watch.events("turn_started")[0:2]
-    asleep = [e for e in watch.events("runner_state") if e.data["state"] == "asleep" and first_turn.seq < e.seq < second_turn.seq]
-    assert [e.data["wake_at"] for e in asleep] == [paused.data["wake_at"]] and paused.data["wake_at"] == clock.iso(wake_at)
+    asleep = [
+        e
+        for e in watch.events("runner_state")
+        if e.data["state"] == "asleep" and first_turn.seq < e.seq < second_turn.seq
+    ]
+    assert [e.data["wake_at"] for e in asleep] == [paused.data["wake_at"]] and paused.data["wake_at"] == clock.iso(
+        wake_at
+    )
     resumed = watch.events("resumed")
     assert [(e.actor, e.data["reason"]) for e in resumed] == [("system", "window")]
     assert second_turn.at >= wake_at and second_turn.seq > resumed[0].seq
@@ -90,7 +100,9 @@ def test_a_turn_that_writes_nothing_is_recorded_and_three_of_them_pause_the_card
         assert e["extra"]["exit_code"] == 3 and e["extra"]["failed_turn"] is True
         assert "\x1b" not in e["summary"] and "wrote no evidence" in e["summary"]
     assert [e.data["outcome"] for e in watch.events("turn_finished")] == ["failed"] * 3
-    row = watch.until("the runner sleeps on the paused card", lambda: (r := watch.runner("a1")) and r.state == "asleep" and r)
+    row = watch.until(
+        "the runner sleeps on the paused card", lambda: (r := watch.runner("a1")) and r.state == "asleep" and r
+    )
     assert "no_progress" in row.detail
     assert team.cli("done", "LX-1", "--summary", "no", agent="a1").code != 0  # failed turns are not evidence of work
     watch.signal(proc)

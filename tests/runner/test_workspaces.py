@@ -28,7 +28,9 @@ def test_two_agents_editing_the_same_file_in_their_own_workspaces_never_see_each
         code = ev["extra"]["code"]
         assert code["branch"] == f"loopx/{card}" and code["wip"]  # the evidence names the branch and the saved edit
         ws = Path(code["path"])
-        assert ev["summary"] == f"read back: written by {ev['agent']} in {ws}"  # the turn ran there, and saw its own edit only
+        assert (
+            ev["summary"] == f"read back: written by {ev['agent']} in {ws}"
+        )  # the turn ran there, and saw its own edit only
         assert git(ws, "show", f"{code['wip']}:shared.txt") == f"written by {ev['agent']}\n"
     assert set(said) == {"a1", "a2"}
     assert not (repo_team.root / "shared.txt").exists()  # the main checkout is untouched
@@ -41,9 +43,13 @@ def test_a_runner_killed_mid_turn_loses_no_edit_and_the_next_agent_resumes_from_
     repo_team.ok("card", "add", "one")
     pid_file = tmp_path / "half.pid"
     first = watch.run("a1", "--lease", "3s", rest=[*TURN, "half"], env={"HALF_PID_FILE": str(pid_file)})
-    wip = watch.until("the half-done edits saved under a LoopX ref while the turn runs", lambda: next(
-        (e.data["wip"] for e in watch.events("code_state") if e.data.get("wip")), None))
-    ws = Path(watch.until("the workspace", lambda: next((e.data["path"] for e in watch.events("workspace_opened")), None)))
+    wip = watch.until(
+        "the half-done edits saved under a LoopX ref while the turn runs",
+        lambda: next((e.data["wip"] for e in watch.events("code_state") if e.data.get("wip")), None),
+    )
+    ws = Path(
+        watch.until("the workspace", lambda: next((e.data["path"] for e in watch.events("workspace_opened")), None))
+    )
     assert f"refs/loopx/LX-1/wip/{wip}" in git(repo_team.root, "for-each-ref", "--format=%(refname)", "refs/loopx/")
     assert git(ws, "show", f"{wip}:half.txt") == "half done by a1\n"
     # kill -9: the runner, and the turn it started (its keeper, runner/guard.py,
@@ -72,8 +78,17 @@ def test_a_refused_workspace_runs_no_turn_and_the_runner_retries_once_the_person
     (other / "draft.txt").write_text("work no ref keeps yet: its folder may not go\n")
     repo_team.ok("workspace", "cap", "1")  # the person's: LX-2's folder fills it
     runner = watch.run("a1", "--turns", "1", rest=[*TURN, "edit"])
-    said = watch.until("the runner says why LX-1 gets no turn", lambda: next(
-        (e.data["detail"] for e in watch.events("runner_state") if "no workspace for LX-1" in (e.data.get("detail") or "")), None))
+    said = watch.until(
+        "the runner says why LX-1 gets no turn",
+        lambda: next(
+            (
+                e.data["detail"]
+                for e in watch.events("runner_state")
+                if "no workspace for LX-1" in (e.data.get("detail") or "")
+            ),
+            None,
+        ),
+    )
     assert "over the cap" in said and "loopx workspace cap" in said  # why, and what the person can do
     card = watch.card(1)
     assert card.status == "ready" and card.lease_holder is None  # given back, not worked on in the project folder
@@ -87,7 +102,10 @@ def test_a_refused_workspace_runs_no_turn_and_the_runner_retries_once_the_person
     repo_team.ok("workspace", "cap", "none")
     assert watch.ended(runner) == 0
     (ev,) = [e for e in watch.evidence("LX-1") if e["summary"].startswith("read back")]
-    assert ev["summary"] == f"read back: written by a1 in {ev['extra']['code']['path']}" and ev["extra"]["code"]["branch"] == "loopx/LX-1"
+    assert (
+        ev["summary"] == f"read back: written by a1 in {ev['extra']['code']['path']}"
+        and ev["extra"]["code"]["branch"] == "loopx/LX-1"
+    )
     assert not (repo_team.root / "shared.txt").exists()
     assert repo_team.cli("verify").code == 0
 
@@ -118,7 +136,9 @@ def test_a_runner_whose_card_waits_on_its_merge_goes_on_with_the_next_ready_card
     assert repo_team.cli("gate", "answer", "G-1", "approve", tty=True).data["card"]["status"] == "done"
     assert repo_team.cli("gate", "answer", "G-2", "approve", tty=True).data["error"]["code"] == "merge_moved"
     assert repo_team.cli("gate", "answer", "G-3", "approve", tty=True).data["card"]["status"] == "done"
-    assert (repo_team.root / "LX-1.txt").read_text() == "LX-1 by a1\n" and (repo_team.root / "LX-2.txt").read_text() == "LX-2 by a1\n"
+    assert (repo_team.root / "LX-1.txt").read_text() == "LX-1 by a1\n" and (
+        repo_team.root / "LX-2.txt"
+    ).read_text() == "LX-2 by a1\n"
     assert repo_team.cli("verify").code == 0
 
 
@@ -131,7 +151,15 @@ def test_what_a_turns_program_creates_in_the_shared_git_folder_is_moved_out_afte
     runner = watch.run("a1", "--turns", "1", rest=[*TURN, "plant"])
     assert watch.ended(runner) == 0
     common = repo_team.root / ".git"
-    planted = ("MERGE_HEAD", "shallow", "refs/stash", "logs/refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "refs/heads/loopx/LX-99x")
+    planted = (
+        "MERGE_HEAD",
+        "shallow",
+        "refs/stash",
+        "logs/refs/stash",
+        "refs/heads/evil",
+        "refs/heads/loopx/LX-99",
+        "refs/heads/loopx/LX-99x",
+    )
     assert [p for p in planted if (common / p).exists()] == []
     (event,) = watch.events("git_refused")
     assert sorted(event.data["moved"]) == sorted(planted) and event.actor == "runner:a1"

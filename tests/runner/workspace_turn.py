@@ -26,7 +26,9 @@ loopx = [sys.executable, "-m", "loopx_core"]
 
 
 def writeback(summary: str) -> None:
-    subprocess.run(loopx + ["writeback", card, "--summary", summary, "--turn-id", turn_id], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        loopx + ["writeback", card, "--summary", summary, "--turn-id", turn_id], check=True, stdout=subprocess.DEVNULL
+    )
 
 
 def read(name: str) -> str:
@@ -58,14 +60,36 @@ elif action == "finish":
     with open(f"{card}.txt", "w") as fh:
         fh.write(f"{card} by {agent}\n")
     subprocess.run(["git", "add", f"{card}.txt"], check=True)
-    subprocess.run(["git", "-c", "user.name=agent", "-c", "user.email=agent@example.invalid", "commit", "-q", "-m", f"finish {card}"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=agent",
+            "-c",
+            "user.email=agent@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            f"finish {card}",
+        ],
+        check=True,
+    )
     writeback(f"finished {card}")
     subprocess.run(loopx + ["done", card, "--summary", f"finished {card}"], check=True, stdout=subprocess.DEVNULL)
 elif action == "plant":
-    common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], check=True, capture_output=True, text=True).stdout.strip()
+    common = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     head = subprocess.run(["git", "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
-    for rel, text in (("MERGE_HEAD", "0" * 40), ("shallow", head), ("refs/stash", head), ("logs/refs/stash", f"{'0' * 40} {head} agent <a@x> 0 +0000\tWIP on main: planted\n"),
-                      ("refs/heads/evil", head), ("refs/heads/loopx/LX-99", head), ("refs/heads/loopx/LX-99x/deep", head)):
+    for rel, text in (
+        ("MERGE_HEAD", "0" * 40),
+        ("shallow", head),
+        ("refs/stash", head),
+        ("logs/refs/stash", f"{'0' * 40} {head} agent <a@x> 0 +0000\tWIP on main: planted\n"),
+        ("refs/heads/evil", head),
+        ("refs/heads/loopx/LX-99", head),
+        ("refs/heads/loopx/LX-99x/deep", head),
+    ):
         path = os.path.join(common, *rel.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as fh:
@@ -73,5 +97,8 @@ elif action == "plant":
     with open(f"{card}.txt", "w") as fh:
         fh.write("own work\n")
     subprocess.run(["git", "add", f"{card}.txt"], check=True)
-    subprocess.run(["git", "-c", "user.name=agent", "-c", "user.email=agent@example.invalid", "commit", "-q", "-m", "own work"], check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=agent", "-c", "user.email=agent@example.invalid", "commit", "-q", "-m", "own work"],
+        check=True,
+    )
     writeback("planted")

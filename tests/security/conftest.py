@@ -40,7 +40,9 @@ def shell(board, command: str, env: dict, timeout: float = 60, stdin: str | None
     """``command`` in a shell in the project folder, ``loopx`` being this LoopX (``stdin``: what it reads)."""
     loopx = f"{shlex.quote(sys.executable)} -m loopx_core"
     command = command.replace("loopx ", loopx + " ") if command != "loopx mcp" else f"{loopx} mcp"
-    return subprocess.run(["bash", "-c", command], cwd=board.root, env=env, capture_output=True, text=True, timeout=timeout, input=stdin)
+    return subprocess.run(
+        ["bash", "-c", command], cwd=board.root, env=env, capture_output=True, text=True, timeout=timeout, input=stdin
+    )
 
 
 def in_script(board, command: str, env: dict, typed: str | None = None) -> subprocess.CompletedProcess:
@@ -50,7 +52,15 @@ def in_script(board, command: str, env: dict, typed: str | None = None) -> subpr
         pytest.fail("util-linux `script` is needed for the pty attacks (apt-get install bsdutils)")
     loopx = f"{shlex.quote(sys.executable)} -m loopx_core"
     feed = {"input": typed} if typed is not None else {"stdin": subprocess.DEVNULL}
-    return subprocess.run(["script", "-qec", command.replace("loopx ", loopx + " "), "/dev/null"], cwd=board.root, env=env, capture_output=True, text=True, timeout=60, **feed)
+    return subprocess.run(
+        ["script", "-qec", command.replace("loopx ", loopx + " "), "/dev/null"],
+        cwd=board.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **feed,
+    )
 
 
 def at_the_prompt(board, command: str, env: dict, typed: str, prompt: str = "assphrase") -> subprocess.CompletedProcess:
@@ -85,7 +95,9 @@ def sql(board, statement: str) -> subprocess.CompletedProcess:
         client = shutil.which("psql")
         if not client:
             pytest.fail("psql is needed for the SQL attacks on PostgreSQL (apt-get install postgresql-client)")
-        proc = subprocess.run([client, board.url, "-v", "ON_ERROR_STOP=1", "-c", statement], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [client, board.url, "-v", "ON_ERROR_STOP=1", "-c", statement], capture_output=True, text=True, timeout=60
+        )
     assert proc.returncode == 0, proc.stderr
     return proc
 

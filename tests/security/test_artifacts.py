@@ -75,10 +75,15 @@ async def test_an_mcp_writeback_naming_the_link(working, secret):
 
 def test_a_watched_document_naming_the_link(working, secret):
     os.symlink(secret, working.root / "x")
-    (working.root / "out" / "t.loopx.json").write_text(json.dumps({"card": "LX-1", "agent": "w1", "summary": "s", "artifacts": ["x"]}))
+    (working.root / "out" / "t.loopx.json").write_text(
+        json.dumps({"card": "LX-1", "agent": "w1", "summary": "s", "artifacts": ["x"]})
+    )
     res = working.spawn("watch", "--once")
     assert res.returncode == 0, res.stderr
-    assert any(l.startswith("refused out/t.loopx.json [LX-1]: artifact 'x' is outside the project") for l in res.stdout.splitlines()), res.stdout
+    assert any(
+        l.startswith("refused out/t.loopx.json [LX-1]: artifact 'x' is outside the project")
+        for l in res.stdout.splitlines()
+    ), res.stdout
     assert not leaked(working, secret)
 
 
@@ -91,12 +96,15 @@ def test_a_link_left_in_the_watch_folder_is_not_observed(working, secret, clock)
         os.utime(path, (clock.now + 60, clock.now + 60))
     res = working.spawn("watch", "--once")
     assert res.returncode == 0, res.stderr
-    assert [l.split(" (")[0] for l in res.stdout.splitlines() if l.startswith("observed")] == ["observed out/made.txt on LX-1"]
+    assert [l.split(" (")[0] for l in res.stdout.splitlines() if l.startswith("observed")] == [
+        "observed out/made.txt on LX-1"
+    ]
     assert [o["path"] for o in working.ok("log", "LX-1")["observed"]] == ["out/made.txt"]
     assert not leaked(working, secret)
 
 
 # -- an artifact in the card's workspace (issue #39, item 2) ------------------------------------
+
 
 @pytest.fixture
 def in_workspace(repo_team):
@@ -124,18 +132,27 @@ def test_a_workspace_artifact_is_hashed_from_the_workspace(in_workspace, where):
     from tests.kernel.test_workspaces import _loopx_in as loopx_in
 
     ws = in_workspace.ws
-    folder, named = {"workspace, relative": (ws, "b.txt"), "workspace, absolute": (ws, str(ws / "b.txt")),
-                     "main checkout, relative": (in_workspace.root, "b.txt")}[where]
-    code, out = loopx_in(folder, "writeback", "LX-1", "--summary", "made b.txt", "--artifact", named, agent="a1", db=in_workspace.db_flag)
+    folder, named = {
+        "workspace, relative": (ws, "b.txt"),
+        "workspace, absolute": (ws, str(ws / "b.txt")),
+        "main checkout, relative": (in_workspace.root, "b.txt"),
+    }[where]
+    code, out = loopx_in(
+        folder, "writeback", "LX-1", "--summary", "made b.txt", "--artifact", named, agent="a1", db=in_workspace.db_flag
+    )
     assert code == 0, out
-    assert _recorded(in_workspace) == [{"path": "b.txt", "size": 21, "sha256": hashlib.sha256(b"the agent's artifact\n").hexdigest()}]
+    assert _recorded(in_workspace) == [
+        {"path": "b.txt", "size": 21, "sha256": hashlib.sha256(b"the agent's artifact\n").hexdigest()}
+    ]
 
 
 async def test_an_mcp_writeback_names_a_workspace_artifact(in_workspace):
     from tests.adapters.test_mcp import call, session
 
     async with session(in_workspace, "a1") as client:  # (the server started in the main checkout)
-        err, text = await call(client, "writeback", card="LX-1", summary="made b.txt", artifacts=["b.txt", str(in_workspace.ws / "b.txt")])
+        err, text = await call(
+            client, "writeback", card="LX-1", summary="made b.txt", artifacts=["b.txt", str(in_workspace.ws / "b.txt")]
+        )
     assert not err, text
     assert [a["sha256"] for a in _recorded(in_workspace)] == [hashlib.sha256(b"the agent's artifact\n").hexdigest()]
 
@@ -147,7 +164,9 @@ def test_a_workspace_artifact_outside_the_workspace_or_linked_out_is_refused(in_
     os.symlink(secret, ws / "x")
     os.symlink(in_workspace.root / "b.txt", ws / "main-b")
     for named in ("x", "main-b", str(in_workspace.root / "b.txt"), "../../b.txt", str(secret)):
-        code, out = loopx_in(ws, "writeback", "LX-1", "--summary", "s", "--artifact", named, agent="a1", db=in_workspace.db_flag)
+        code, out = loopx_in(
+            ws, "writeback", "LX-1", "--summary", "s", "--artifact", named, agent="a1", db=in_workspace.db_flag
+        )
         assert code == 3 and out["error"]["code"] == "artifact_outside_project", (named, out)
         assert "outside the card's workspace" in out["error"]["message"]
     assert not leaked(in_workspace, secret)

@@ -113,7 +113,9 @@ async def test_the_board_says_in_red_when_the_history_was_altered(launched, seed
 
 
 @pytest.mark.parametrize("where", ["in the board's process", "in a `loopx verify` process"])
-async def test_a_history_altered_row_by_row_is_counted_in_full_but_only_its_first_problems_are_kept(launched, seeded, monkeypatch, where):
+async def test_a_history_altered_row_by_row_is_counted_in_full_but_only_its_first_problems_are_kept(
+    launched, seeded, monkeypatch, where
+):
     """An agent that alters every event must not make the board hold every
     problem for as long as it stays open (a bench board altered row by row:
     ~100,000 of them, ~45 MB and 60 MB of RSS). The board keeps the first ones,
@@ -125,7 +127,9 @@ async def test_a_history_altered_row_by_row_is_counted_in_full_but_only_its_firs
     if where != "in the board's process":
         monkeypatch.setattr(reads, "VERIFY_HERE", 0)  # (a long history: checked by `loopx verify --json`)
     con = board_sql.connect(seeded.location.path)
-    con.execute("UPDATE event SET data = '{}' WHERE kind IN ('evidence_added', 'card_added', 'claimed')")  # (30 events; the test clock's setting stays signed)
+    con.execute(
+        "UPDATE event SET data = '{}' WHERE kind IN ('evidence_added', 'card_added', 'claimed')"
+    )  # (30 events; the test clock's setting stays signed)
     con.commit()
     con.close()
     store = Store.open(seeded.location)
@@ -179,6 +183,13 @@ async def test_the_board_says_in_red_when_its_log_goes_backwards_and_decides_not
         await pilot.press("y")
         await app.ops_idle()
         await pilot.pause()
-        assert any("WENT BACKWARDS" in message and "nothing more is decided" in message for _, message in app.notices), app.notices  # the refusal says why
-    done = subprocess.run(sqlite_client(seeded.location.path, f"SELECT status FROM gate WHERE id = {seeded.gate}"), capture_output=True, text=True, check=True)
+        assert any(
+            "WENT BACKWARDS" in message and "nothing more is decided" in message for _, message in app.notices
+        ), app.notices  # the refusal says why
+    done = subprocess.run(
+        sqlite_client(seeded.location.path, f"SELECT status FROM gate WHERE id = {seeded.gate}"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.strip() == "pending"  # (read with SQLite's client: this machine trusts nothing on the board now)

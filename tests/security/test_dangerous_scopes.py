@@ -24,7 +24,15 @@ def dangerous(board, gate: str) -> bool:
 
 def ask(board, scope: str) -> str:
     """a2 (holding LX-1) asks a gate for ``scope``."""
-    res = board.cli("gate", "ask", "LX-1", "--question", f"may I {scope or 'go on'}?", *(("--scope", scope) if scope else ()), agent="a2")
+    res = board.cli(
+        "gate",
+        "ask",
+        "LX-1",
+        "--question",
+        f"may I {scope or 'go on'}?",
+        *(("--scope", scope) if scope else ()),
+        agent="a2",
+    )
     assert res.code == 6, res
     return res.data["gate"]["id"]
 
@@ -43,10 +51,13 @@ def test_a_person_marks_scopes_dangerous_and_an_agent_cannot_unmark_them(marked)
     assert marked.ok("dangerous", "list") == {"dangerous": ["db:*", "deploy:prod"]}  # reading it is anyone's
 
 
-@pytest.mark.parametrize("edit", [
-    "UPDATE setting SET value = '[]' WHERE key = 'dangerous_scopes'",
-    "DELETE FROM setting WHERE key = 'dangerous_scopes'",
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "UPDATE setting SET value = '[]' WHERE key = 'dangerous_scopes'",
+        "DELETE FROM setting WHERE key = 'dangerous_scopes'",
+    ],
+)
 def test_the_setting_edited_in_the_database_changes_nothing(marked, edit):
     sql(marked, edit)
     assert dangerous(marked, ask(marked, "db:drop"))
@@ -54,7 +65,10 @@ def test_the_setting_edited_in_the_database_changes_nothing(marked, edit):
 
 
 def test_the_signed_event_altered_makes_every_scope_dangerous(marked):
-    sql(marked, "UPDATE event SET data = replace(data, 'db:*', 'zz:*') WHERE kind = 'setting_changed' AND data LIKE '%dangerous_scopes%'")
+    sql(
+        marked,
+        "UPDATE event SET data = replace(data, 'db:*', 'zz:*') WHERE kind = 'setting_changed' AND data LIKE '%dangerous_scopes%'",
+    )
     assert dangerous(marked, ask(marked, "db:drop"))
     assert dangerous(marked, ask(marked, "deploy:staging"))  # fail closed: the list cannot be read, so no scope is safe
     assert not dangerous(marked, ask(marked, ""))  # (a plain question has no scope to approve)

@@ -26,19 +26,27 @@ def repo(repo_team):
 def _plain_git(cwd, *args: str) -> str:
     """git as a person types it (replace refs honoured)."""
     env = dict(os.environ, **GIT_ID, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=60).stdout
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=60
+    ).stdout
 
 
 def _replace_main_with_a_copy_that_adds(root, path: str, text: str) -> str:
     """The attack of #38: a commit that looks like main's tip (same parents,
     same message) but whose tree adds ``path``; ``refs/replace/<main>`` → it."""
     main = head(root)
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=text, capture_output=True, text=True, check=True).stdout.strip()
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"], cwd=root, input=text, capture_output=True, text=True, check=True
+    ).stdout.strip()
     index = root / ".git" / "evil-index"
     env = dict(os.environ, **GIT_ID, GIT_INDEX_FILE=str(index))
     subprocess.run(["git", "read-tree", main], cwd=root, env=env, check=True)
-    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100755,{blob},{path}"], cwd=root, env=env, check=True)
-    tree = subprocess.run(["git", "write-tree"], cwd=root, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(
+        ["git", "update-index", "--add", "--cacheinfo", f"100755,{blob},{path}"], cwd=root, env=env, check=True
+    )
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=root, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
     index.unlink()
     parents = [a for p in git(root, "rev-list", "--parents", "-n1", main).split()[1:] for a in ("-p", p)]
     copy = git(root, "commit-tree", tree, *parents, "-m", git(root, "log", "-1", "--format=%B", main).strip()).strip()
@@ -78,7 +86,10 @@ def test_a_replace_ref_changes_neither_the_diff_the_person_sees_nor_what_is_merg
     assert res.code == 0, res
     merged = head(repo.root)
     assert git(repo.root, "--no-replace-objects", "rev-list", "--parents", "-n1", merged).split()[1] == main
-    assert git(repo.root, "--no-replace-objects", "ls-tree", "--name-only", "-r", "main").split() == ["README.md", "src/app.py"]
+    assert git(repo.root, "--no-replace-objects", "ls-tree", "--name-only", "-r", "main").split() == [
+        "README.md",
+        "src/app.py",
+    ]
     assert not (repo.root / "postinstall.sh").exists()
 
 
@@ -115,8 +126,18 @@ def test_a_filter_planted_in_the_repositorys_config_runs_nothing_as_the_person(r
     assert wgit.save_wip(tree, "refs/loopx/LX-1/wip") is not None
     held(repo, "LX-1", "a1")
     # the agent's commit itself may run the filter: that is inside its sandbox; only LoopX's calls count
-    subprocess.run(["git", "-c", "filter.evil.clean=", "-c", "filter.evil.smudge=", "add", "-A"], cwd=tree, env=dict(os.environ, **GIT_ID), check=True)
-    subprocess.run(["git", "-c", "filter.evil.clean=", "commit", "-q", "-m", "work"], cwd=tree, env=dict(os.environ, **GIT_ID), check=True)
+    subprocess.run(
+        ["git", "-c", "filter.evil.clean=", "-c", "filter.evil.smudge=", "add", "-A"],
+        cwd=tree,
+        env=dict(os.environ, **GIT_ID),
+        check=True,
+    )
+    subprocess.run(
+        ["git", "-c", "filter.evil.clean=", "commit", "-q", "-m", "work"],
+        cwd=tree,
+        env=dict(os.environ, **GIT_ID),
+        check=True,
+    )
     worked(repo, "LX-1", "a1", "work")
     repo.ok("done", "LX-1", "--summary", "work", agent="a1")
     store = repo.store()

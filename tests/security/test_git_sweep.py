@@ -15,12 +15,23 @@ import pytest
 from loopx_core.rules import workspace_bounds
 from loopx_core.workspace import quarantine, sweep
 
-ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
+ID = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@localhost",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@localhost",
+}
 
 
 def git(cwd, *args) -> str:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | ID | {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True, text=True, check=True, timeout=60).stdout
+    full = (
+        {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        | ID
+        | {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    )
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=full, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
 
 
 @pytest.fixture
@@ -59,13 +70,25 @@ def test_the_turns_creations_are_moved_out_before_a_read_and_named_at_its_end(re
     head = git(repo, "rev-parse", "main").strip()
     for rel in ("MERGE_HEAD", "shallow", "refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "config.worktree"):
         plant(common, rel, head + "\n")
-    assert git(repo, "branch", "--format=%(refname:short)").split() == ["evil", "loopx/LX-1", "loopx/LX-99", "main"]  # the harm
+    assert git(repo, "branch", "--format=%(refname:short)").split() == [
+        "evil",
+        "loopx/LX-1",
+        "loopx/LX-99",
+        "main",
+    ]  # the harm
     quarantine.admitted(repo)  # LoopX reads the repository for the person mid-turn: swept first
-    assert git(repo, "branch", "--format=%(refname:short)").split() == ["loopx/LX-1", "main"] and git(repo, "stash", "list") == ""
+    assert (
+        git(repo, "branch", "--format=%(refname:short)").split() == ["loopx/LX-1", "main"]
+        and git(repo, "stash", "list") == ""
+    )
     plant(common, "hooks/post-commit", "#!/bin/sh\necho agent\n")
-    plant(common, "refs/heads/main.lock", head + "\n")  # a git mid-update holds one: never moved (git never reads it as a ref)
+    plant(
+        common, "refs/heads/main.lock", head + "\n"
+    )  # a git mid-update holds one: never moved (git never reads it as a ref)
     got = sweep.end(b)
-    assert got.moved == sorted(["MERGE_HEAD", "shallow", "refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "config.worktree", "hooks"])
+    assert got.moved == sorted(
+        ["MERGE_HEAD", "shallow", "refs/stash", "refs/heads/evil", "refs/heads/loopx/LX-99", "config.worktree", "hooks"]
+    )
     assert (Path(got.where) / "refs" / "heads" / "evil").read_text() == head + "\n"
     assert (common / "refs" / "heads" / "main.lock").exists()
     (common / "refs" / "heads" / "main.lock").unlink()
@@ -104,7 +127,9 @@ def test_another_cards_workspace_made_by_loopx_during_the_turn_stays(repo, tmp_p
     b = bounds(repo)
     workspace_bounds.prepare(b)
     sweep.begin(b)
-    git(repo, "worktree", "add", "-q", "-b", "loopx/LX-2", str(tmp_path / "ws" / "LX-2"), "main")  # LoopX, for another card
+    git(
+        repo, "worktree", "add", "-q", "-b", "loopx/LX-2", str(tmp_path / "ws" / "LX-2"), "main"
+    )  # LoopX, for another card
     git(repo, "update-ref", "refs/loopx/LX-2/wip/x", "main")  # its saved work
     plant(repo / ".git", "refs/heads/loopx/LX-3", git(repo, "rev-parse", "main"))  # a future card's branch, planted
     got = sweep.end(b)
@@ -132,8 +157,10 @@ def test_the_record_folder_is_the_one_prepare_makes(repo):
     assert sweep.TURNS == workspace_bounds.TURNS
     b = bounds(repo)
     workspace_bounds.prepare(b)
-    assert (repo / ".git" / workspace_bounds.TURNS) .is_dir()
-    assert str(repo / ".git" / workspace_bounds.TURNS) in workspace_bounds.guarded(b)  # so the sandbox keeps the record read-only
+    assert (repo / ".git" / workspace_bounds.TURNS).is_dir()
+    assert str(repo / ".git" / workspace_bounds.TURNS) in workspace_bounds.guarded(
+        b
+    )  # so the sandbox keeps the record read-only
 
 
 def test_a_linked_entry_is_swept_and_a_sandboxs_mount_point_is_left(repo, tmp_path):

@@ -18,6 +18,7 @@ def backend(request) -> str:
     PostgreSQL-only case builds its own board)."""
     return request.param
 
+
 RUNTIMES = {"claude-code": "claude/pre_tool_use_bash.json", "codex": "codex/pre_tool_use_bash.json"}
 
 
@@ -25,7 +26,9 @@ RUNTIMES = {"claude-code": "claude/pre_tool_use_bash.json", "codex": "codex/pre_
 def test_evasion_is_denied_with_a_gate(hooks, working, name, command):
     (working.root / "push.sh").write_text("#!/bin/sh\ngit push origin main\n")
     runtime = "codex" if len(name) % 2 else "claude-code"  # both runtimes, alternately
-    res = hooks.spawn(runtime, "pre-tool-use", payload(RUNTIMES[runtime], CWD=str(working.root), COMMAND=command, SESSION="s"))
+    res = hooks.spawn(
+        runtime, "pre-tool-use", payload(RUNTIMES[runtime], CWD=str(working.root), COMMAND=command, SESSION="s")
+    )
     assert res.code == 0 and "Traceback" not in res.stderr
     reason = deny_reason(res)
     assert "gate G-1 is opened" in reason
@@ -36,7 +39,9 @@ def test_evasion_is_denied_with_a_gate(hooks, working, name, command):
 def test_a_person_can_allow_what_the_hook_cannot_read(hooks, working):
     """`shell:opaque` is a scope like any other: approved for the lease, the
     same command runs; rejected, it stays denied."""
-    call = payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND='eval "$(make print-deploy-command)"')
+    call = payload(
+        "claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND='eval "$(make print-deploy-command)"'
+    )
     assert "`shell:opaque`" in deny_reason(hooks.spawn("claude-code", "pre-tool-use", call))
     hooks.answer("G-1")
     allowed = hooks.spawn("claude-code", "pre-tool-use", call)
@@ -68,7 +73,12 @@ def _repo_with_a_remote(folder, remote):
 def _pushed(remote) -> bool:
     import subprocess
 
-    return subprocess.run(["git", "rev-parse", "--verify", "-q", "refs/heads/main"], cwd=remote, capture_output=True, timeout=60).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "refs/heads/main"], cwd=remote, capture_output=True, timeout=60
+        ).returncode
+        == 0
+    )
 
 
 @pytest.mark.parametrize("command", WRITE_THEN_RUN)
@@ -76,7 +86,11 @@ def test_a_script_written_on_the_same_line_needs_a_gate(hooks, working, tmp_path
     """The hook reads a script before the line runs: the old file, or none. A
     script another command of the line could write first is `shell:opaque`."""
     (working.root / "push.sh").write_text("echo nothing to see\n")  # what the hook would have read
-    res = hooks.spawn("claude-code", "pre-tool-use", payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"),
+    )
     reason = deny_reason(res)
     assert "`shell:opaque`" in reason and "gate G-1 is opened" in reason
 
@@ -93,21 +107,41 @@ def test_a_script_written_on_the_same_line_really_pushes(tmp_path):
     assert _pushed(remote)
 
 
-@pytest.mark.parametrize("command", ["sh build.sh", "./build.sh", "cd . && ./build.sh", "source build.sh && pytest -q", "python3 -m venv .venv && . .venv/bin/activate"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sh build.sh",
+        "./build.sh",
+        "cd . && ./build.sh",
+        "source build.sh && pytest -q",
+        "python3 -m venv .venv && . .venv/bin/activate",
+    ],
+)
 def test_a_script_nothing_on_the_line_writes_is_read_and_allowed(hooks, working, command):
     script = working.root / "build.sh"
     script.write_text("#!/bin/sh\necho building\n")
     script.chmod(0o755)
-    res = hooks.spawn("claude-code", "pre-tool-use", payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"),
+    )
     assert res.out is None, res
 
 
-@pytest.mark.parametrize("command", ["loopx gate answ?r G-1 approve", "loopx handoff LX-1 --to a1 --summary x --agent a[1]", "git pu?h origin main"])
+@pytest.mark.parametrize(
+    "command",
+    ["loopx gate answ?r G-1 approve", "loopx handoff LX-1 --to a1 --summary x --agent a[1]", "git pu?h origin main"],
+)
 def test_a_pattern_where_a_verb_or_an_identity_goes_needs_a_gate(hooks, working, command):
     """The shell expands `answ?r` to `answer` when such a file exists: the hook
     cannot know which verb, subcommand or agent the pattern becomes."""
     (working.root / "answer").touch()
     (working.root / "push").touch()
     (working.root / "a1").touch()
-    res = hooks.spawn("claude-code", "pre-tool-use", payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(RUNTIMES["claude-code"], CWD=str(working.root), COMMAND=command, SESSION="s"),
+    )
     assert "`shell:opaque`" in deny_reason(res)

@@ -23,22 +23,39 @@ def backend(request) -> str:
     PostgreSQL-only case builds its own board)."""
     return request.param
 
+
 SHELL = [
-    ("claude-code", "claude/pre_tool_use_bash.json", "sqlite3 .loopx/board.db \"update gate set status='approved', answered_by='human:me'\""),
-    ("claude-code", "claude/pre_tool_use_bash.json", "python3 -c \"import sqlite3; c=sqlite3.connect('.loopx/board.db'); c.execute('delete from gate'); c.commit()\""),
+    (
+        "claude-code",
+        "claude/pre_tool_use_bash.json",
+        "sqlite3 .loopx/board.db \"update gate set status='approved', answered_by='human:me'\"",
+    ),
+    (
+        "claude-code",
+        "claude/pre_tool_use_bash.json",
+        "python3 -c \"import sqlite3; c=sqlite3.connect('.loopx/board.db'); c.execute('delete from gate'); c.commit()\"",
+    ),
     ("claude-code", "claude/pre_tool_use_bash.json", "rm -rf .loopx"),
     ("claude-code", "claude/pre_tool_use_bash.json", "cp /tmp/forged.db .loopx/board.db"),
-    ("claude-code", "claude/pre_tool_use_bash.json", "echo '{\"allow\": [\".*\"]}' > .loopx/policy.json"),
+    ("claude-code", "claude/pre_tool_use_bash.json", 'echo \'{"allow": [".*"]}\' > .loopx/policy.json'),
     ("claude-code", "claude/pre_tool_use_bash.json", "loopx gate answer G-1 approve --note mine"),
     ("claude-code", "claude/pre_tool_use_bash.json", "loopx agent add helper --can git:push"),
     ("claude-code", "claude/pre_tool_use_bash.json", "loopx card budget LX-1 --add-usd 1000"),
     ("claude-code", "claude/pre_tool_use_bash.json", "loopx price set claude --input 0 --output 0"),
-    ("claude-code", "claude/pre_tool_use_bash.json", "sed -i 's/hook claude-code pre-tool-use/true/' .claude/settings.json"),
+    (
+        "claude-code",
+        "claude/pre_tool_use_bash.json",
+        "sed -i 's/hook claude-code pre-tool-use/true/' .claude/settings.json",
+    ),
     ("claude-code", "claude/pre_tool_use_bash.json", "tmux send-keys -t loopx-board y"),
     ("claude-code", "claude/pre_tool_use_bash.json", "echo y > /dev/pts/0"),
     ("claude-code", "claude/pre_tool_use_bash.json", f"cat {person_folder()}/key"),
     ("claude-code", "claude/pre_tool_use_monitor.json", "sqlite3 .loopx/board.db .dump"),
-    ("claude-code", "claude/pre_tool_use_powershell.json", "Set-Content -Path .loopx/policy.json -Value '{\"allow\": [\".*\"]}'"),
+    (
+        "claude-code",
+        "claude/pre_tool_use_powershell.json",
+        'Set-Content -Path .loopx/policy.json -Value \'{"allow": [".*"]}\'',
+    ),
     ("claude-code", "claude/pre_tool_use_powershell.json", "& loopx gate answer G-1 approve"),
     ("claude-code", "claude/pre_skill_shell_command.json", "rm -rf .loopx"),
     ("codex", "codex/pre_tool_use_bash.json", "printf '[hooks]\\n' > .codex/config.toml"),
@@ -51,10 +68,16 @@ def event_of(fixture: str) -> str:
     return "pre-skill-shell-command" if "skill" in fixture else "pre-tool-use"
 
 
-@pytest.mark.parametrize("runtime, fixture, command", SHELL, ids=[f"{r}:{c.replace(person_folder(), '<person folder>')[:50]}" for r, _, c in SHELL])  # (the same id in every run and worker)
+@pytest.mark.parametrize(
+    "runtime, fixture, command",
+    SHELL,
+    ids=[f"{r}:{c.replace(person_folder(), '<person folder>')[:50]}" for r, _, c in SHELL],
+)  # (the same id in every run and worker)
 def test_shell_tools_cannot_touch_loopx_ground(hooks, working, runtime, fixture, command):
     before = working.snapshot()
-    res = hooks.spawn(runtime, event_of(fixture), payload(fixture, CWD=str(working.root), COMMAND=command, SESSION="s", PATH=""))
+    res = hooks.spawn(
+        runtime, event_of(fixture), payload(fixture, CWD=str(working.root), COMMAND=command, SESSION="s", PATH="")
+    )
     assert res.code == 0 and "Traceback" not in res.stderr
     out = res.out["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny"
@@ -81,13 +104,19 @@ def test_file_tools_cannot_touch_loopx_ground(hooks, working, runtime, fixture, 
 
 
 def test_the_human_key_folder_through_read(hooks, working):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_read.json", CWD=str(working.root), PATH=os.path.join(person_folder(), "key")))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_read.json", CWD=str(working.root), PATH=os.path.join(person_folder(), "key")),
+    )
     assert "human key" in deny_reason(res)
 
 
 def test_codex_apply_patch_cannot_rewrite_the_policy(hooks, working):
-    patch = "*** Begin Patch\n*** Add File: .loopx/policy.json\n+{\"allow\": [\".*\"]}\n*** End Patch\n"
-    res = hooks.spawn("codex", "pre-tool-use", payload("codex/pre_tool_use_apply_patch.json", CWD=str(working.root), PATCH=patch))
+    patch = '*** Begin Patch\n*** Add File: .loopx/policy.json\n+{"allow": [".*"]}\n*** End Patch\n'
+    res = hooks.spawn(
+        "codex", "pre-tool-use", payload("codex/pre_tool_use_apply_patch.json", CWD=str(working.root), PATCH=patch)
+    )
     assert "never lets an agent do this" in deny_reason(res)
 
 
@@ -95,13 +124,23 @@ def test_a_policy_file_the_agent_wrote_opens_nothing(hooks, working):
     """The attack from #12 end to end: the agent gets {"allow": [".*"]} into the
     policy file some way the hook did not see; `git push` still needs its gate."""
     (working.root / ".loopx" / "policy.json").write_text('{"allow": [".*"], "outside_ok": ["/"]}')
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="git push origin main"))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="git push origin main"),
+    )
     assert "`git:push`" in deny_reason(res) and "were ignored" in res.stderr
 
 
 def test_a_symbolic_link_made_earlier_leads_nowhere(hooks, working):
     os.symlink(working.root / ".loopx", working.root / "cache")
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="sqlite3 cache/board.db 'delete from gate'"))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(
+            "claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="sqlite3 cache/board.db 'delete from gate'"
+        ),
+    )
     assert "only LoopX itself may touch it" in deny_reason(res)
 
 
@@ -116,7 +155,15 @@ def test_psql_against_the_board_on_postgresql(tmp_path, monkeypatch, pg_url):
     call = payload("claude/pre_tool_use_bash.json", CWD=str(root), COMMAND=f"psql '{pg_url}' -c 'delete from gate'")
     import json
 
-    proc = subprocess.run([sys.executable, "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"], input=json.dumps(call), cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"],
+        input=json.dumps(call),
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "board database" in out["permissionDecisionReason"]
 
@@ -140,29 +187,60 @@ GLOBBED = [
 @pytest.mark.parametrize("command, target", GLOBBED, ids=[c for c, _ in GLOBBED])
 def test_a_pattern_that_matches_the_ground_is_the_ground(hooks, working, command, target):
     home = os.environ["HOME"]
-    for path in (".claude/settings.json", ".mcp.json", ".codex/config.toml", os.path.join(home, ".config/loopx/key.json")):
+    for path in (
+        ".claude/settings.json",
+        ".mcp.json",
+        ".codex/config.toml",
+        os.path.join(home, ".config/loopx/key.json"),
+    ):
         full = working.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
         full.touch()
     if target is not None:  # the attack is real: the shell would hand the program the ground
-        expanded = subprocess.run(["bash", "-c", f"printf '%s\\n' {command.split(' ', 1)[1]}"], cwd=working.root, capture_output=True, text=True, env={**os.environ, "HOME": home}).stdout
+        expanded = subprocess.run(
+            ["bash", "-c", f"printf '%s\\n' {command.split(' ', 1)[1]}"],
+            cwd=working.root,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HOME": home},
+        ).stdout
         assert os.path.expanduser(target).replace("~", home) in expanded or target in expanded
     before = working.snapshot()
     env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config")}
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command), env=env)
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command),
+        env=env,
+    )
     assert "never lets an agent do this" in deny_reason(res)
     assert working.snapshot() == before
 
 
 def test_a_pattern_that_matches_a_link_to_the_ground_is_the_ground(hooks, working):
     os.symlink(working.root / ".loopx", working.root / "cache")
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="sqlite3 ca*/board.db 'delete from gate'"))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(
+            "claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="sqlite3 ca*/board.db 'delete from gate'"
+        ),
+    )
     assert "only LoopX itself may touch it" in deny_reason(res)
 
 
-@pytest.mark.parametrize("command", ["shopt -s dotglob; cp evil.json */settings.json", "GLOBIGNORE=x; cp evil.json */settings.json", "setopt globdots; cp evil.json */settings.json"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "shopt -s dotglob; cp evil.json */settings.json",
+        "GLOBIGNORE=x; cp evil.json */settings.json",
+        "setopt globdots; cp evil.json */settings.json",
+    ],
+)
 def test_a_shell_option_that_widens_patterns_needs_a_gate(hooks, working, command):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command)
+    )
     assert "`shell:opaque`" in deny_reason(res)
 
 
@@ -170,7 +248,9 @@ def test_a_shell_option_that_widens_patterns_needs_a_gate(hooks, working, comman
 def test_patterns_that_cannot_match_the_ground_stay_allowed(hooks, working, command):
     (working.root / ".claude").mkdir(exist_ok=True)
     (working.root / ".claude" / "settings.json").touch()
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command)
+    )
     assert res.out is None, res
 
 
@@ -187,7 +267,9 @@ TMUX_INPUT = [
 @pytest.mark.parametrize("command", TMUX_INPUT)
 def test_tmux_cannot_type_into_the_persons_board(hooks, working, command):
     before = working.snapshot()
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command)
+    )
     assert "another terminal" in deny_reason(res)
     assert working.snapshot() == before
 
@@ -202,9 +284,16 @@ def test_a_chained_tmux_listing_really_types(tmp_path):
     socket = f"loopx-test-{os.getpid()}"
     typed = tmp_path / "typed"
     pane = f"head -n1 > {typed}; tmux -L {socket} wait-for -S typed; sleep 120"  # says when the line arrived (and keeps the server up for the waiter)
-    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "board", pane], check=True, timeout=30)
+    subprocess.run(
+        ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "board", pane], check=True, timeout=30
+    )
     try:
-        subprocess.run(["bash", "-c", f"tmux -L {socket} ls \\; send-keys -t board y Enter"], check=True, timeout=30, capture_output=True)
+        subprocess.run(
+            ["bash", "-c", f"tmux -L {socket} ls \\; send-keys -t board y Enter"],
+            check=True,
+            timeout=30,
+            capture_output=True,
+        )
         subprocess.run(["tmux", "-L", socket, "wait-for", "typed"], check=True, timeout=60)
         assert typed.read_text().strip() == "y"
     finally:
@@ -213,11 +302,22 @@ def test_a_chained_tmux_listing_really_types(tmp_path):
 
 @pytest.mark.parametrize("command", ["tmux ls", "tmux list-panes -a", "tmux -V", "tmux has -t board"])
 def test_tmux_listings_stay_allowed(hooks, working, command):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command)
+    )
     assert res.out is None, res
 
 
-GIT_TAKES_UNTRACKED = ["git stash -u", "git stash --all", "git stash push --include-untracked -m wip", "git stash -ku", "git stash push -u -- .", "git clean -f", "git clean -fd", "git -C . clean -fx"]
+GIT_TAKES_UNTRACKED = [
+    "git stash -u",
+    "git stash --all",
+    "git stash push --include-untracked -m wip",
+    "git stash -ku",
+    "git stash push -u -- .",
+    "git clean -f",
+    "git clean -fd",
+    "git -C . clean -fx",
+]
 
 
 def _git(root, *argv):
@@ -241,7 +341,11 @@ def project_repo(working):
 @pytest.mark.parametrize("command", GIT_TAKES_UNTRACKED)
 def test_git_cannot_take_the_hooks_away(hooks, project_repo, command):
     before = project_repo.snapshot()
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command),
+    )
     assert "never lets an agent do this" in deny_reason(res) and "untracked" in deny_reason(res)
     assert project_repo.snapshot() == before
     assert (project_repo.root / ".claude" / "settings.json").exists()
@@ -250,12 +354,28 @@ def test_git_cannot_take_the_hooks_away(hooks, project_repo, command):
 def test_git_stash_u_really_removes_the_hooks(project_repo):
     """The harm: after `git stash -u` the next session starts with no LoopX hooks."""
     _git(project_repo.root, "stash", "-u")
-    assert not (project_repo.root / ".claude" / "settings.json").exists() and not (project_repo.root / ".mcp.json").exists()
+    assert (
+        not (project_repo.root / ".claude" / "settings.json").exists()
+        and not (project_repo.root / ".mcp.json").exists()
+    )
 
 
-@pytest.mark.parametrize("command", ["git reset --hard evil", "git checkout -f evil", "git checkout evil -- .", "git switch --discard-changes evil", "git restore --source=evil ."])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git reset --hard evil",
+        "git checkout -f evil",
+        "git checkout evil -- .",
+        "git switch --discard-changes evil",
+        "git restore --source=evil .",
+    ],
+)
 def test_git_writing_a_commit_over_untracked_files_needs_a_gate(hooks, project_repo, command):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command),
+    )
     assert "`shell:opaque`" in deny_reason(res)
 
 
@@ -272,9 +392,25 @@ def test_git_reset_hard_to_a_commit_really_writes_over_the_hooks(project_repo):
     assert "evil" in (root / ".mcp.json").read_text()
 
 
-@pytest.mark.parametrize("command", ["git stash", "git stash pop", "git stash push -u -- src", "git clean -n", "git clean -fd build/", "git reset --hard", "git checkout main -- src/a.py", "git checkout -f"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git stash",
+        "git stash pop",
+        "git stash push -u -- src",
+        "git clean -n",
+        "git clean -fd build/",
+        "git reset --hard",
+        "git checkout main -- src/a.py",
+        "git checkout -f",
+    ],
+)
 def test_everyday_git_stays_allowed(hooks, project_repo, command):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_bash.json", CWD=str(project_repo.root), COMMAND=command),
+    )
     assert res.out is None, res
 
 
@@ -290,7 +426,9 @@ SEARCHES = [  # (fixture, pattern, path — "~" is the agent's home —, Grep's 
 ]
 
 
-@pytest.mark.parametrize("fixture, pattern, path, glob", SEARCHES, ids=[f"{f.split('_')[-1][:-5]}:{p}:{d}:{g}" for f, p, d, g in SEARCHES])
+@pytest.mark.parametrize(
+    "fixture, pattern, path, glob", SEARCHES, ids=[f"{f.split('_')[-1][:-5]}:{p}:{d}:{g}" for f, p, d, g in SEARCHES]
+)
 def test_search_tools_cannot_reach_loopx_ground(hooks, working, fixture, pattern, path, glob):
     """Claude Code's Grep and Glob run ripgrep with --hidden over a folder and
     everything below it: from the agent's home, that is the human key's file."""
@@ -305,9 +443,20 @@ def test_search_tools_cannot_reach_loopx_ground(hooks, working, fixture, pattern
     assert "never lets an agent do this" in deny_reason(res)
 
 
-@pytest.mark.parametrize("fixture, pattern, glob", [("claude/pre_tool_use_grep.json", "def ", "*.py"), ("claude/pre_tool_use_grep.json", "TODO", ""), ("claude/pre_tool_use_glob.json", "src/**/*.py", "")])
+@pytest.mark.parametrize(
+    "fixture, pattern, glob",
+    [
+        ("claude/pre_tool_use_grep.json", "def ", "*.py"),
+        ("claude/pre_tool_use_grep.json", "TODO", ""),
+        ("claude/pre_tool_use_glob.json", "src/**/*.py", ""),
+    ],
+)
 def test_searching_the_project_stays_allowed(hooks, working, fixture, pattern, glob):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload(fixture, CWD=str(working.root), PATTERN=pattern, PATH=str(working.root), GLOB=glob))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(fixture, CWD=str(working.root), PATTERN=pattern, PATH=str(working.root), GLOB=glob),
+    )
     assert res.out is None, res
 
 
@@ -317,8 +466,12 @@ def _installed() -> dict:
 
     import loopx_core
 
-    return {"program": os.path.join(os.path.dirname(sys.executable), "loopx"), "module": os.path.join(os.path.dirname(loopx_core.__file__), "cli", "parser.py"),
-            "site": sysconfig.get_paths()["purelib"], "bin": os.path.dirname(sys.executable)}
+    return {
+        "program": os.path.join(os.path.dirname(sys.executable), "loopx"),
+        "module": os.path.join(os.path.dirname(loopx_core.__file__), "cli", "parser.py"),
+        "site": sysconfig.get_paths()["purelib"],
+        "bin": os.path.dirname(sys.executable),
+    }
 
 
 REWRITES = [
@@ -341,7 +494,9 @@ def test_the_installed_loopx_cannot_be_rewritten(hooks, working, command):
     """The person's next `loopx` (or the board they unlock with their
     passphrase) would run the agent's code."""
     command = command.format(**_installed())
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command))
+    res = hooks.spawn(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command)
+    )
     assert "the installed LoopX" in deny_reason(res)
 
 
@@ -353,13 +508,28 @@ def test_file_tools_cannot_rewrite_the_installed_loopx(hooks, working, tool):
 
 def test_codex_apply_patch_cannot_rewrite_the_installed_loopx(hooks, working):
     patch = f"*** Begin Patch\n*** Update File: {_installed()['module']}\n@@\n+import evil\n*** End Patch\n"
-    res = hooks.spawn("codex", "pre-tool-use", payload("codex/pre_tool_use_apply_patch.json", CWD=str(working.root), PATCH=patch))
+    res = hooks.spawn(
+        "codex", "pre-tool-use", payload("codex/pre_tool_use_apply_patch.json", CWD=str(working.root), PATCH=patch)
+    )
     assert "the installed LoopX" in deny_reason(res)
 
 
-@pytest.mark.parametrize("command", ["cat {module}", "ls {bin}", "{program} next --agent a2", "{bin}/python -m loopx_core next --agent a2", "diff {module} parser.py"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat {module}",
+        "ls {bin}",
+        "{program} next --agent a2",
+        "{bin}/python -m loopx_core next --agent a2",
+        "diff {module} parser.py",
+    ],
+)
 def test_reading_and_running_the_installed_loopx_stays_allowed(hooks, working, command):
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command.format(**_installed())))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command.format(**_installed())),
+    )
     assert res.out is None, res
 
 
@@ -368,5 +538,10 @@ def test_loopxs_own_installer_cannot_run_when_its_environment_is_active(hooks, w
     """The person started the runtime with LoopX's environment active: a bare
     `pip` is LoopX's, and reinstalls it with the agent's code."""
     env = {"PATH": _installed()["bin"] + os.pathsep + os.environ.get("PATH", "")}
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command), env=env)
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command),
+        env=env,
+    )
     assert "the installed LoopX" in deny_reason(res)

@@ -18,7 +18,15 @@ def hook(board, command: str, agent: str = "a2") -> dict:
     """The PreToolUse hook, a cold process as Claude Code runs it, on a Bash call."""
     data = payload("claude/pre_tool_use_bash.json", CWD=str(board.root), COMMAND=command)
     env = agent_env(board, agent)
-    proc = subprocess.run([sys.executable, "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"], input=json.dumps(data), cwd=board.root, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"],
+        input=json.dumps(data),
+        cwd=board.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout) if proc.stdout.strip() else {}
     return out.get("hookSpecificOutput", {})
@@ -30,6 +38,7 @@ def pending(board, gate: str = "G-1") -> bool:
 
 
 # -- answering one's own gate -------------------------------------------------------------
+
 
 def test_a_pty_without_the_agent_identity_answers_nothing(asked):
     """`env -u LOOPX_AGENT script -qc 'loopx gate answer G-1 approve' /dev/null`"""
@@ -43,7 +52,9 @@ def test_a_pty_without_the_agent_identity_answers_nothing(asked):
 def test_a_forged_name_and_a_standing_grant_are_refused(asked):
     """The same with `LOOPX_HUMAN=alice --remember board`."""
     before = asked.snapshot()
-    proc = in_script(asked, "loopx gate answer G-1 approve --remember board", agent_env(asked, agent=None, LOOPX_HUMAN="alice"))
+    proc = in_script(
+        asked, "loopx gate answer G-1 approve --remember board", agent_env(asked, agent=None, LOOPX_HUMAN="alice")
+    )
     assert proc.returncode == 10, proc
     assert asked.snapshot() == before and pending(asked)
     assert sql_rows(asked, 'SELECT count(*) FROM "grant"') == [(0,)]
@@ -55,7 +66,12 @@ def test_an_agents_own_key_is_not_a_persons(asked, tmp_path):
     made = shell(asked, "loopx key init --no-passphrase --name tester", env)
     assert made.returncode == 0, made.stderr
     before = asked.snapshot()
-    for command in ("loopx gate answer G-1 approve", "loopx person add tester2 " + json.loads(shell(asked, "loopx --json key show", env).stdout)["key"]["public_key"], "loopx init --objective mine"):
+    for command in (
+        "loopx gate answer G-1 approve",
+        "loopx person add tester2 "
+        + json.loads(shell(asked, "loopx --json key show", env).stdout)["key"]["public_key"],
+        "loopx init --objective mine",
+    ):
         proc = shell(asked, command, env)
         assert proc.returncode == 10 and "not one of this board's people" in proc.stderr, (command, proc)
     assert asked.snapshot() == before and pending(asked)
@@ -70,17 +86,24 @@ def test_a_sealed_key_the_agent_can_read_is_useless_without_its_passphrase(asked
     env = agent_env(asked, agent=None, LOOPX_KEY=str(sealed.path))
     piped = shell(asked, "echo 'a long passphrase' | loopx gate answer G-1 approve", env)
     assert piped.returncode == 10, piped  # the passphrase is asked on the terminal, never read from stdin
-    guessed = at_the_prompt(asked, "loopx gate answer G-1 approve", env, typed="password123\n")  # a pty, a guess at every prompt
+    guessed = at_the_prompt(
+        asked, "loopx gate answer G-1 approve", env, typed="password123\n"
+    )  # a pty, a guess at every prompt
     assert guessed.returncode == 10 and "wrong passphrase" in guessed.stdout, guessed
     assert asked.snapshot() == before and pending(asked)
 
 
 # -- granting oneself scopes ---------------------------------------------------------------
 
+
 def test_an_agent_cannot_register_agents_or_widen_scopes(asked):
     before = asked.snapshot()
     for env in (agent_env(asked), agent_env(asked, agent=None)):
-        for command in ("loopx agent add some-agent --can git:push", "loopx agent add a2 --can git:push", "loopx agent add a2 --can 'deploy:*'"):
+        for command in (
+            "loopx agent add some-agent --can git:push",
+            "loopx agent add a2 --can git:push",
+            "loopx agent add a2 --can 'deploy:*'",
+        ):
             proc = in_script(asked, command, env)
             assert proc.returncode == 10, (command, proc)
     assert asked.snapshot() == before
@@ -100,7 +123,10 @@ def test_scopes_written_into_the_database_grant_nothing(asked):
 
 
 def test_a_grant_inserted_in_the_database_grants_nothing(asked):
-    sql(asked, """INSERT INTO "grant" (scope, agent, card, expires_at, created_by, gate, created_at) VALUES ('*', NULL, NULL, NULL, 'human:tester', NULL, 1800000000)""")
+    sql(
+        asked,
+        """INSERT INTO "grant" (scope, agent, card, expires_at, created_by, gate, created_at) VALUES ('*', NULL, NULL, NULL, 'human:tester', NULL, 1800000000)""",
+    )
     assert hook(asked, "git push origin main")["permissionDecision"] == "deny"
     ask = asked.cli("gate", "ask", "LX-1", "--question", "publish?", "--scope", "publish:npm", agent="a2")
     assert ask.code == 6
@@ -109,10 +135,15 @@ def test_a_grant_inserted_in_the_database_grants_nothing(asked):
 
 # -- budgets and prices ---------------------------------------------------------------------
 
+
 def test_budget_and_prices_are_a_persons(asked):
     asked.ok("card", "add", "small", "--max-turns", "3")
     before = asked.snapshot()
-    for command in ("loopx card budget LX-2 --add-turns 100", "loopx price set claude-sonnet-4 --input 0 --output 0", "loopx price remove claude-sonnet-4"):
+    for command in (
+        "loopx card budget LX-2 --add-turns 100",
+        "loopx price set claude-sonnet-4 --input 0 --output 0",
+        "loopx price remove claude-sonnet-4",
+    ):
         for env in (agent_env(asked), agent_env(asked, agent=None)):
             assert in_script(asked, command, env).returncode == 10, command
             assert shell(asked, command + " </dev/null", env).returncode == 10, command
@@ -138,12 +169,22 @@ def test_prices_written_into_the_database_are_not_charged(asked):
 
 # -- editing the board ------------------------------------------------------------------------
 
+
 def test_an_approval_written_into_the_database_approves_nothing(asked):
     """`sqlite3 .loopx/board.db "update gate set status='approved'"`"""
     sql(asked, "UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester'")
     status = asked.cli("gate", "status", "G-1")
-    assert status.code == 6 and status.data["gate"]["status"] == "pending" and "no valid signed decision" in status.data["gate"]["forged"]
-    assert asked.cli("gate", "ask", "LX-1", "--question", "may I push?", "--scope", "git:push", "--wait", "1s", agent="a2").code == 6
+    assert (
+        status.code == 6
+        and status.data["gate"]["status"] == "pending"
+        and "no valid signed decision" in status.data["gate"]["forged"]
+    )
+    assert (
+        asked.cli(
+            "gate", "ask", "LX-1", "--question", "may I push?", "--scope", "git:push", "--wait", "1s", agent="a2"
+        ).code
+        == 6
+    )
     assert hook(asked, "git push origin main")["permissionDecision"] == "deny"
     report = asked.cli("verify")
     assert report.code == 11 and report.data["verify"]["first_bad"]["where"] == "gate G-1"
@@ -157,7 +198,10 @@ def test_a_signature_moved_to_another_gate_approves_nothing(asked):
     assert hook(asked, "git push origin main").get("permissionDecision") in (None, "allow")
     asked.cli("gate", "ask", "LX-1", "--question", "deploy?", "--scope", "deploy:prod", agent="a2")
     seq = sql_rows(asked, "SELECT answer_seq FROM gate WHERE id = 1")[0][0]
-    sql(asked, f"UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester', answer_seq = {seq} WHERE id = 2")
+    sql(
+        asked,
+        f"UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester', answer_seq = {seq} WHERE id = 2",
+    )
     assert pending(asked, "G-2")
     assert asked.cli("verify").code == 11
 
@@ -199,7 +243,9 @@ def test_a_person_swapped_in_the_database_is_not_trusted(asked, tmp_path, monkey
     assert hook(asked, "git push origin main")["permissionDecision"] == "deny"
     clock_refused = asked.cli("verify")  # not even the test board's movable clock is trusted now
     assert clock_refused.code == 11 and clock_refused.data["error"]["code"] == "clock_refused"
-    assert "BOARD IDENTIFICATION HAS CHANGED" in clock_refused.data["error"]["message"]  # the same board id, another root
+    assert (
+        "BOARD IDENTIFICATION HAS CHANGED" in clock_refused.data["error"]["message"]
+    )  # the same board id, another root
     monkeypatch.delenv("LOOPX_NOW")
     report = asked.cli("verify")
     assert report.code == 11
@@ -207,6 +253,7 @@ def test_a_person_swapped_in_the_database_is_not_trusted(asked, tmp_path, monkey
 
 
 # -- the clock ---------------------------------------------------------------------------------
+
 
 def test_a_frozen_clock_is_refused_on_a_real_board(tmp_path):
     """`LOOPX_NOW=<tomorrow> LOOPX_AGENT=z2 loopx claim LX-3` on a board that is not a test board."""
@@ -217,7 +264,14 @@ def test_a_frozen_clock_is_refused_on_a_real_board(tmp_path):
     project.mkdir()
 
     def run(*argv, **extra):
-        return subprocess.run([sys.executable, "-m", "loopx_core", "--json", *argv], cwd=project, env={**env, **extra}, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "loopx_core", "--json", *argv],
+            cwd=project,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     assert run("init").returncode == 0
     assert run("agent", "add", "z1").returncode == 0 and run("agent", "add", "z2").returncode == 0
@@ -263,8 +317,12 @@ def test_a_budget_decision_rewritten_with_its_hash_is_caught_by_the_signature_ch
     from loopx_core.store.models import Card
 
     asked.ok("card", "add", "small", "--max-turns", "2")
-    asked.ok("card", "add", "later")  # (the rewritten event is not the head this machine saw: that is the witness's, tests/kernel/test_witness.py)
-    seq, at, actor, card, kind, data, op_id, key = sql_rows(asked, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 2")[0]
+    asked.ok(
+        "card", "add", "later"
+    )  # (the rewritten event is not the head this machine saw: that is the witness's, tests/kernel/test_witness.py)
+    seq, at, actor, card, kind, data, op_id, key = sql_rows(
+        asked, "SELECT seq, at, actor, card, kind, data, op_id, key FROM event WHERE kind = 'card_added' AND card = 2"
+    )[0]
     doc = json.loads(data)
     doc["max_turns"] = 500
     text = chain.data_text(doc)
@@ -276,6 +334,7 @@ def test_a_budget_decision_rewritten_with_its_hash_is_caught_by_the_signature_ch
     assert report.code == 11 and any(p["seq"] == seq for p in report.data["verify"]["problems"])
     store = asked.store()
     try:
+
         def strict():
             row = Card.get_by_id(2)
             quota.enforce_signed(store, row, strict=True)

@@ -51,7 +51,10 @@ def test_swapped_verify_results_change_nothing_in_card_tries_and_verify_names_th
     rows = dict(sql_rows(repo_team, "SELECT card_id, extra FROM evidence WHERE source = 'verify' ORDER BY card_id"))
     one, two = (json.dumps(r) if not isinstance(r, str) else r for r in (rows[1], rows[2]))
     quoted = {k: v.replace("'", "''") for k, v in (("one", one), ("two", two))}
-    sql(repo_team, f"UPDATE evidence SET extra = CASE card_id WHEN 1 THEN '{quoted['two']}' ELSE '{quoted['one']}' END WHERE source = 'verify'")
+    sql(
+        repo_team,
+        f"UPDATE evidence SET extra = CASE card_id WHEN 1 THEN '{quoted['two']}' ELSE '{quoted['one']}' END WHERE source = 'verify'",
+    )
     after = {t["card"]: t for t in repo_team.ok("card", "tries", "LX-1")["tries"]}
     assert after["LX-1"]["verify"] is True and after["LX-2"]["verify"] is False
     said = [p for p in _problems(repo_team) if p.get("row", {}).get("table") == "evidence"]
@@ -70,7 +73,9 @@ def test_zeroed_counters_do_not_change_a_tries_turns_or_cost(repo_team):
     _two_tries(repo_team)
     sql(repo_team, "UPDATE card SET used_turns = 0, used_tokens = 0 WHERE id = 2")
     tries = {t["card"]: t for t in repo_team.ok("card", "tries", "LX-1")["tries"]}
-    assert tries["LX-2"]["quota"]["turns"]["used"] == 1 and tries["LX-2"]["quota"]["tokens"]["used"] == 1000, tries["LX-2"]
+    assert tries["LX-2"]["quota"]["turns"]["used"] == 1 and tries["LX-2"]["quota"]["tokens"]["used"] == 1000, tries[
+        "LX-2"
+    ]
     rows = {(p["row"]["table"], p["row"]["column"]) for p in _problems(repo_team) if "row" in p}
     assert ("card", "used_turns") in rows and ("card", "used_tokens") in rows
 
@@ -81,13 +86,21 @@ def test_the_summary_of_a_done_waiting_on_its_merge_is_in_the_log(repo_team):
     assert repo_team.ok("claim", "LX-1", agent="a1")["action"] == "work"
     commit(open_workspace(repo_team, 1), {"one.txt": "1\n"}, "one")
     repo_team.ok("writeback", "LX-1", "--summary", "made one", agent="a1")
-    assert repo_team.ok("done", "LX-1", "--summary", "adds one.txt, nothing else", agent="a1")["card"]["status"] == "waiting"
+    assert (
+        repo_team.ok("done", "LX-1", "--summary", "adds one.txt, nothing else", agent="a1")["card"]["status"]
+        == "waiting"
+    )
     (reported,) = [e for e in repo_team.ok("events", "--card", "LX-1")["events"] if e["kind"] == "done_reported"]
     assert reported["data"]["summary"] == "adds one.txt, nothing else" and reported["data"]["outcome"] == "merge"
     assert repo_team.cli("verify").code == 0
-    sql(repo_team, "UPDATE evidence SET summary = 'adds one.txt; the new postinstall.sh is reviewed' WHERE source = 'cli' AND summary LIKE 'adds one%'")
+    sql(
+        repo_team,
+        "UPDATE evidence SET summary = 'adds one.txt; the new postinstall.sh is reviewed' WHERE source = 'cli' AND summary LIKE 'adds one%'",
+    )
     said = [p for p in _problems(repo_team) if p.get("row", {}).get("table") == "evidence"]
-    assert said and said[0]["row"]["column"] == "summary" and said[0]["row"]["log"] == "adds one.txt, nothing else", said
+    assert said and said[0]["row"]["column"] == "summary" and said[0]["row"]["log"] == "adds one.txt, nothing else", (
+        said
+    )
 
 
 def test_a_turns_tokens_edited_in_its_evidence_row_are_named(repo_team):

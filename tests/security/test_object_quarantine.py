@@ -17,12 +17,24 @@ import pytest
 from loopx_core import runtimes
 from loopx_core.workspace import merge, quarantine
 
-ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
+ID = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@localhost",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@localhost",
+}
 
 
 def git(cwd, *args, env: dict | None = None) -> str:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | ID | {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"} | (env or {})
-    return subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True, text=True, check=True, timeout=60).stdout
+    full = (
+        {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        | ID
+        | {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+        | (env or {})
+    )
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=full, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
 
 
 def has(repo, oid: str) -> bool:
@@ -64,7 +76,9 @@ def test_an_object_rewritten_in_the_shared_store_really_changes_what_git_shows(r
 def test_a_turns_commit_waits_in_its_quarantine_until_checked(repo):
     ws = repo.parent / "ws" / "LX-1"
     env = turn_env(ws)
-    assert env["GIT_OBJECT_DIRECTORY"].endswith("loopx-objects") and env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] == str(repo / ".git" / "objects")
+    assert env["GIT_OBJECT_DIRECTORY"].endswith("loopx-objects") and env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] == str(
+        repo / ".git" / "objects"
+    )
     (ws / "work.txt").write_text("work\n")
     git(ws, "add", "work.txt", env=env)
     git(ws, "commit", "-q", "-m", "the agent's work", env=env)

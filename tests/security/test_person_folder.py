@@ -59,9 +59,17 @@ def test_a_relative_xdg_config_home_names_one_folder_for_the_key_and_the_hook(ho
 
     before = working.snapshot()
     for command in (f"cat {real}/key.json", "cat ~/.config/loopx/key.json", f"cp {real}/key.json /tmp/k"):
-        res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command, SESSION="s", PATH=""))
+        res = hooks.spawn(
+            "claude-code",
+            "pre-tool-use",
+            payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND=command, SESSION="s", PATH=""),
+        )
         assert "human key" in deny_reason(res), command
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_read.json", CWD=str(working.root), PATH=os.path.join(real, "key.json")))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload("claude/pre_tool_use_read.json", CWD=str(working.root), PATH=os.path.join(real, "key.json")),
+    )
     assert "human key" in deny_reason(res)
     assert working.snapshot() == before
 
@@ -72,5 +80,15 @@ def test_a_relative_xdg_config_home_is_not_a_folder_in_the_project(hooks, workin
     monkeypatch.setenv("XDG_CONFIG_HOME", "cfg")
     (working.root / "cfg" / "loopx").mkdir(parents=True)
     (working.root / "cfg" / "loopx" / "notes.txt").write_text("the project's notes\n")
-    res = hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(working.root), COMMAND="cat cfg/loopx/notes.txt", SESSION="s", PATH=""))
+    res = hooks.spawn(
+        "claude-code",
+        "pre-tool-use",
+        payload(
+            "claude/pre_tool_use_bash.json",
+            CWD=str(working.root),
+            COMMAND="cat cfg/loopx/notes.txt",
+            SESSION="s",
+            PATH="",
+        ),
+    )
     assert res.code == 0 and "human key" not in res.stdout, res

@@ -33,7 +33,9 @@ import pytest
 from tests.adapters.conftest import a_home_of_its_own, payload  # noqa: F401  (fixture: a CODEX_HOME of the test's own)
 
 LOOPX = Path(sys.executable).with_name("loopx")  # the installed console script, as the person runs it
-pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # where the code comes from, not the board's backend
+pytestmark = pytest.mark.parametrize(
+    "backend", ["sqlite"], indirect=True
+)  # where the code comes from, not the board's backend
 
 
 class Planted:
@@ -116,16 +118,41 @@ def test_the_boards_out_of_process_verify_imports_nothing_from_the_project(board
 
 def _run_command(command: list[str] | str, stdin: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
     shell = isinstance(command, str)
-    return subprocess.run(["/bin/sh", "-c", command] if shell else command, input=stdin, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["/bin/sh", "-c", command] if shell else command,
+        input=stdin,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
-MCP_HELLO = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}) + "\n"
+MCP_HELLO = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    )
+    + "\n"
+)
 
 
 def _runtime_env(board, planted, agent: str, extra: dict) -> dict:
     """What a runtime gives its hooks: the person's environment, plus its settings'
     `env`, into which an agent that reached them put a PYTHONPATH."""
-    return person_env(board, **{"LOOPX_AGENT": agent, "PYTHONPATH": str(board.root / "work"), "PYTHONUSERBASE": str(board.root), **extra})
+    return person_env(
+        board,
+        **{"LOOPX_AGENT": agent, "PYTHONPATH": str(board.root / "work"), "PYTHONUSERBASE": str(board.root), **extra},
+    )
 
 
 def test_the_hooks_and_mcp_server_claude_code_runs_import_nothing_from_the_project(board, planted):
@@ -133,8 +160,16 @@ def test_the_hooks_and_mcp_server_claude_code_runs_import_nothing_from_the_proje
     settings = json.loads((board.root / ".claude" / "settings.json").read_text())
     local = json.loads((board.root / ".claude" / "settings.local.json").read_text())
     env = _runtime_env(board, planted, "a1", {**local["env"], "CLAUDE_PROJECT_DIR": str(board.root)})
-    commands = [h["command"] for groups in settings["hooks"].values() for group in groups for h in group["hooks"] if " hook claude-code " in h["command"]]
-    assert len(commands) == 8  # SessionStart, PreToolUse, Stop, SessionEnd, PermissionRequest, PreSkillShellCommand, the question tool's PreToolUse, Notification
+    commands = [
+        h["command"]
+        for groups in settings["hooks"].values()
+        for group in groups
+        for h in group["hooks"]
+        if " hook claude-code " in h["command"]
+    ]
+    assert (
+        len(commands) == 8
+    )  # SessionStart, PreToolUse, Stop, SessionEnd, PermissionRequest, PreSkillShellCommand, the question tool's PreToolUse, Notification
     tool = payload("claude/pre_tool_use_bash.json", CWD=str(board.root), COMMAND="ls")
     for command in commands:
         proc = _run_command(command, json.dumps(tool), env, board.root)
@@ -165,8 +200,15 @@ def test_a_runner_and_its_turn_import_and_run_nothing_from_the_project(board, pl
     """`loopx run --runtime shell -- sh -c '… loopx writeback …'` from the project,
     with `.` on the person's PATH: the turn's `sh` and its `loopx` are the real ones."""
     turn = 'loopx writeback "$LOOPX_CARD" --turn-id "$LOOPX_TURN_ID" --summary "a turn" --next "step 2"'
-    proc = subprocess.run([str(LOOPX), "run", "--agent", "a1", "--runtime", "shell", "--turns", "1", "--", "sh", "-c", turn],
-                          cwd=board.root, env=person_env(board), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(LOOPX), "run", "--agent", "a1", "--runtime", "shell", "--turns", "1", "--", "sh", "-c", turn],
+        cwd=board.root,
+        env=person_env(board),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert planted.ran() == []
     assert [e["summary"] for e in board.ok("log", "LX-1")["evidence"]] == ["a turn"]  # the turn really ran, as LoopX
@@ -176,7 +218,15 @@ def test_loopx_watch_imports_nothing_from_the_watch_folders(board, planted):
     board.ok("next", "--agent", "a1", "--claim", agent="a1")
     doc = {"card": "LX-1", "agent": "a1", "summary": "from a file"}
     (board.root / "work" / "turn.loopx.json").write_text(json.dumps(doc))
-    proc = subprocess.run([str(LOOPX), "watch", "--once"], cwd=board.root / "work", env=person_env(board), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(LOOPX), "watch", "--once"],
+        cwd=board.root / "work",
+        env=person_env(board),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert planted.ran() == []
     assert "from a file" in [e["summary"] for e in board.ok("log", "LX-1")["evidence"]]
@@ -185,8 +235,15 @@ def test_loopx_watch_imports_nothing_from_the_watch_folders(board, planted):
 def test_the_scripted_demo_imports_nothing_from_its_folder(board, planted, tmp_path):
     demo = tmp_path / "demo"
     planted.plant(demo)
-    proc = subprocess.run([str(LOOPX), "demo", "--script", "--keep", str(demo)], cwd=demo, env={k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_NOW")},
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(LOOPX), "demo", "--script", "--keep", str(demo)],
+        cwd=demo,
+        env={k: v for k, v in os.environ.items() if k not in ("LOOPX_DB", "LOOPX_NOW")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stdout[:3000] + proc.stderr
     assert "(exit 0)" in proc.stdout  # its steps really ran
     assert planted.ran() == []

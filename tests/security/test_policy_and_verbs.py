@@ -20,7 +20,15 @@ from .conftest import agent_env, in_script, sql
 def push(board) -> str:
     """What the PreToolUse hook answers to `git push` by agent a2 (cold process)."""
     data = payload("claude/pre_tool_use_bash.json", CWD=str(board.root), COMMAND="git push origin main")
-    proc = subprocess.run([sys.executable, "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"], input=json.dumps(data), cwd=board.root, env=agent_env(board), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "hook", "claude-code", "pre-tool-use"],
+        input=json.dumps(data),
+        cwd=board.root,
+        env=agent_env(board),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     out = json.loads(proc.stdout) if proc.stdout.strip() else {}
     return out.get("hookSpecificOutput", {}).get("permissionDecision", "allow")
 

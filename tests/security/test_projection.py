@@ -18,7 +18,11 @@ def verify_rows(board) -> dict:
     """What ``loopx verify`` says about the projected rows: {(table, id, column): (row, log)}."""
     res = board.cli("verify")
     assert res.code == 11, res
-    return {(p["row"]["table"], p["row"]["id"], p["row"]["column"]): (p["row"]["row"], p["row"]["log"]) for p in res.data["verify"]["problems"] if "row" in p}
+    return {
+        (p["row"]["table"], p["row"]["id"], p["row"]["column"]): (p["row"]["row"], p["row"]["log"])
+        for p in res.data["verify"]["problems"]
+        if "row" in p
+    }
 
 
 def test_an_approval_and_an_active_card_written_in_the_database_start_no_turn(asked):
@@ -27,7 +31,9 @@ def test_an_approval_and_an_active_card_written_in_the_database_start_no_turn(as
     sql(asked, "UPDATE card SET status = 'active' WHERE id = 1")
     assert asked.cli("gate", "status", "G-1").code == 6
     code, out = agent_run(asked, "a2", "next")
-    assert code == 6 and out["action"] == "wait" and out["gate"]["id"] == "G-1" and out["gate"]["status"] == "pending", out
+    assert (
+        code == 6 and out["action"] == "wait" and out["gate"]["id"] == "G-1" and out["gate"]["status"] == "pending"
+    ), out
     code, out = agent_run(asked, "a2", "writeback", "LX-1", "--summary", "did it anyway")
     assert code == 0  # a waiting card takes evidence, as it always did …
     code, out = agent_run(asked, "a2", "done", "LX-1", "--summary", "finished")
@@ -62,10 +68,15 @@ def test_zeroed_counters_buy_no_turn(team):
     team.ok("card", "add", "small", "--max-turns", "2")
     assert agent_run(team, "a1", "claim", "LX-1")[0] == 0
     for n in (1, 2):
-        code, out = agent_run(team, "a1", "writeback", "LX-1", "--summary", f"turn {n}", "--todo-add", f"t{n}", "--tokens", "100")
+        code, out = agent_run(
+            team, "a1", "writeback", "LX-1", "--summary", f"turn {n}", "--todo-add", f"t{n}", "--tokens", "100"
+        )
         assert code == 0
     assert out["card"]["status"] == "paused" and out["card"]["paused_reason"] == "budget"
-    sql(team, "UPDATE card SET used_turns = 0, used_tokens = 0, used_usd = 0, status = 'active', paused_reason = NULL WHERE id = 1")
+    sql(
+        team,
+        "UPDATE card SET used_turns = 0, used_tokens = 0, used_usd = 0, status = 'active', paused_reason = NULL WHERE id = 1",
+    )
     rows = verify_rows(team)
     assert rows[("card", 1, "used_turns")] == (0, 2) and rows[("card", 1, "used_tokens")] == (0, 200)
     assert rows[("card", 1, "status")] == ("active", "paused")
@@ -83,7 +94,9 @@ def test_counters_zeroed_on_an_active_card_are_put_back_at_the_next_charge(team)
     assert agent_run(team, "a1", "writeback", "LX-1", "--summary", "turn 1", "--todo-add", "t1")[0] == 0
     sql(team, "UPDATE card SET used_turns = 0 WHERE id = 1")
     code, out = agent_run(team, "a1", "writeback", "LX-1", "--summary", "turn 2", "--todo-add", "t2")
-    assert code == 0 and out["card"]["quota"]["turns"] == {"used": 2, "limit": 2} and out["card"]["status"] == "paused", out
+    assert (
+        code == 0 and out["card"]["quota"]["turns"] == {"used": 2, "limit": 2} and out["card"]["status"] == "paused"
+    ), out
     restored = [json.loads(d) for (d,) in sql_rows(team, "SELECT data FROM event WHERE kind = 'row_restored'")]
     assert restored and restored[0]["row"][0] == 0 and restored[0]["log"][0] == 1
 
@@ -106,7 +119,9 @@ def test_a_lease_holder_written_in_the_database_borrows_no_approval_in_the_hook(
     """a1's card carries an approval of git:push in its lease; a2 writes itself in as the holder: its push is still denied."""
     team.ok("card", "add", "a1's card")
     assert agent_run(team, "a1", "claim", "LX-1")[0] == 0
-    assert agent_run(team, "a1", "gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push")[0] == 0  # a1 may push: approved at once
+    assert (
+        agent_run(team, "a1", "gate", "ask", "LX-1", "--question", "push?", "--scope", "git:push")[0] == 0
+    )  # a1 may push: approved at once
     assert hook(team, "git push origin main", agent="a1").get("permissionDecision") != "deny"
     assert hook(team, "git push origin main", agent="a2")["permissionDecision"] == "deny"
     sql(team, "UPDATE card SET lease_holder = 'a2' WHERE id = 1")
@@ -118,7 +133,10 @@ def test_a_lease_the_log_ended_is_not_honoured(team):
     team.ok("card", "add", "released")
     assert agent_run(team, "a1", "claim", "LX-1")[0] == 0
     assert agent_run(team, "a1", "release", "LX-1")[0] == 0
-    sql(team, "UPDATE card SET status = 'active', lease_holder = 'a1', lease_token = 1, lease_expires = 4102444800 WHERE id = 1")
+    sql(
+        team,
+        "UPDATE card SET status = 'active', lease_holder = 'a1', lease_token = 1, lease_expires = 4102444800 WHERE id = 1",
+    )
     code, out = agent_run(team, "a1", "writeback", "LX-1", "--summary", "zombie")
     assert code == 5 and out["error"]["code"] == "row_altered" and "loopx verify" in out["error"]["hint"], out
     assert verify_rows(team)[("card", 1, "status")] == ("active", "ready")
@@ -129,7 +147,10 @@ def _append_forged(board, actor: str, kind: str, data: dict) -> int:
     seq, head, at = sql_rows(board, "SELECT seq, hash, at FROM event ORDER BY seq DESC LIMIT 1")[0]
     text = chain.data_text(data)
     digest = chain.event_hash(head, seq + 1, at, actor, None, kind, text, None, None)
-    sql(board, f"INSERT INTO event (seq, at, actor, card, kind, data, op_id, prev, hash, key, sig) VALUES ({seq + 1}, {at!r}, '{actor}', NULL, '{kind}', '{text}', NULL, '{head}', '{digest}', NULL, NULL)")
+    sql(
+        board,
+        f"INSERT INTO event (seq, at, actor, card, kind, data, op_id, prev, hash, key, sig) VALUES ({seq + 1}, {at!r}, '{actor}', NULL, '{kind}', '{text}', NULL, '{head}', '{digest}', NULL, NULL)",
+    )
     return seq + 1
 
 
@@ -150,13 +171,27 @@ def test_a_forged_charge_appended_to_the_log_is_named(team):
     assert agent_run(team, "a1", "claim", "LX-1")[0] == 0
     assert agent_run(team, "a1", "writeback", "LX-1", "--summary", "turn 1", "--todo-add", "t1")[0] == 0
     seq, head, at = sql_rows(team, "SELECT seq, hash, at FROM event ORDER BY seq DESC LIMIT 1")[0]
-    data = {"evidence": "E-1", "summary": "x", "artifacts": 0, "tokens": 0, "usd": 0.0, "source": "cli", "progress": True, "used": {"turns": 0, "tokens": 0, "usd": 0.0}}
+    data = {
+        "evidence": "E-1",
+        "summary": "x",
+        "artifacts": 0,
+        "tokens": 0,
+        "usd": 0.0,
+        "source": "cli",
+        "progress": True,
+        "used": {"turns": 0, "tokens": 0, "usd": 0.0},
+    }
     text = chain.data_text(data)
     digest = chain.event_hash(head, seq + 1, at, "agent:a1", 1, "evidence_added", text, None, None)
-    sql(team, f"INSERT INTO event (seq, at, actor, card, kind, data, op_id, prev, hash, key, sig) VALUES ({seq + 1}, {at!r}, 'agent:a1', 1, 'evidence_added', '{text}', NULL, '{head}', '{digest}', NULL, NULL)")
+    sql(
+        team,
+        f"INSERT INTO event (seq, at, actor, card, kind, data, op_id, prev, hash, key, sig) VALUES ({seq + 1}, {at!r}, 'agent:a1', 1, 'evidence_added', '{text}', NULL, '{head}', '{digest}', NULL, NULL)",
+    )
     sql(team, "UPDATE card SET used_turns = 0 WHERE id = 1")
     res = team.cli("verify")
-    assert res.code == 11 and any(p["seq"] == seq + 1 and "add up" in p["what"] for p in res.data["verify"]["problems"]), res
+    assert res.code == 11 and any(
+        p["seq"] == seq + 1 and "add up" in p["what"] for p in res.data["verify"]["problems"]
+    ), res
 
 
 def test_verify_names_every_row_that_differs(team):
@@ -182,6 +217,7 @@ def test_verify_names_every_row_that_differs(team):
 
 # -- the runner's lease token in the environment (#27) ------------------------------------------
 
+
 def test_the_lease_token_in_the_environment_fences_every_write(team):
     """With a live lease 2, `LOOPX_LEASE_TOKEN=1 loopx writeback …` is refused as `--lease-token 1` is."""
     team.ok("card", "add", "fenced")
@@ -189,12 +225,21 @@ def test_the_lease_token_in_the_environment_fences_every_write(team):
     assert agent_run(team, "a1", "release", "LX-1")[0] == 0
     assert agent_run(team, "a1", "claim", "LX-1")[1]["lease"]["token"] == 2
     stale = {"LOOPX_LEASE_TOKEN": "1"}
-    for argv in (("writeback", "LX-1", "--summary", "zombie"), ("heartbeat", "LX-1"), ("gate", "ask", "LX-1", "--question", "q?"), ("done", "LX-1", "--summary", "z")):
+    for argv in (
+        ("writeback", "LX-1", "--summary", "zombie"),
+        ("heartbeat", "LX-1"),
+        ("gate", "ask", "LX-1", "--question", "q?"),
+        ("done", "LX-1", "--summary", "z"),
+    ):
         code, out = agent_run(team, "a1", *argv, env=stale)
         assert code == 5 and out["error"]["code"] == "stale_lease", (argv, out)
-    code, out = agent_run(team, "a1", "writeback", "LX-1", "--summary", "explicit wins", "--lease-token", "2", env=stale)
+    code, out = agent_run(
+        team, "a1", "writeback", "LX-1", "--summary", "explicit wins", "--lease-token", "2", env=stale
+    )
     assert code == 0
-    code, out = agent_run(team, "a1", "writeback", "LX-1", "--summary", "live", env={"LOOPX_LEASE_TOKEN": "2", "LOOPX_TURN_ID": "run.t1"})
+    code, out = agent_run(
+        team, "a1", "writeback", "LX-1", "--summary", "live", env={"LOOPX_LEASE_TOKEN": "2", "LOOPX_TURN_ID": "run.t1"}
+    )
     assert code == 0 and out["evidence"]["turn_id"] == "run.t1"
     bad = agent_run(team, "a1", "heartbeat", "LX-1", env={"LOOPX_LEASE_TOKEN": "two"})
     assert bad[0] == 2 and "LOOPX_LEASE_TOKEN" in bad[1]["error"]["message"]
@@ -209,10 +254,26 @@ def test_the_mcp_writeback_is_fenced_by_the_lease_token_and_takes_an_op_id(team)
 
     def mcp(arguments: dict, env: dict) -> dict:
         lines = [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "writeback", "arguments": arguments}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "writeback", "arguments": arguments},
+            },
         ]
-        proc = shell(team, "loopx mcp", {**agent_env(team, "a1"), **env}, stdin="\n".join(json.dumps(m) for m in lines) + "\n")
+        proc = shell(
+            team, "loopx mcp", {**agent_env(team, "a1"), **env}, stdin="\n".join(json.dumps(m) for m in lines) + "\n"
+        )
         replies = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
         return replies[-1]["result"]
 

@@ -58,7 +58,9 @@ def test_done_after_a_receiver_reset_the_branch_asks_the_person_and_keeps_the_co
     gc = person_ok(repo_team, "workspace", "gc")
     assert [k["card"] for k in gc["kept"]] == ["LX-1"] and mine[:12] in gc["kept"][0]["why"] and path.is_dir(), gc
     res = repo_team.cli("verify")
-    assert res.code == 0 and any(mine[:12] in n and "LX-1" in n for n in res.data["verify"]["notes"]), res  # an open card: named, not yet altered
+    assert res.code == 0 and any(mine[:12] in n and "LX-1" in n for n in res.data["verify"]["notes"]), (
+        res
+    )  # an open card: named, not yet altered
 
 
 def test_the_persons_approval_lets_exactly_those_commits_go_and_the_card_finishes(repo_team):
@@ -126,7 +128,11 @@ def test_verify_checks_the_repository_the_board_sits_in_after_the_project_moved(
     moved = tmp_path / "moved" / "project"
     moved.parent.mkdir()
     shutil.move(str(repo_team.root), str(moved))
-    env, drop = ({}, ("LOOPX_DB", "LOOPX_AGENT")) if repo_team.backend == "sqlite" else ({"LOOPX_DB": repo_team.url}, ("LOOPX_AGENT",))
+    env, drop = (
+        ({}, ("LOOPX_DB", "LOOPX_AGENT"))
+        if repo_team.backend == "sqlite"
+        else ({"LOOPX_DB": repo_team.url}, ("LOOPX_AGENT",))
+    )
 
     def verify():
         proc = loopx("--json", "verify", cwd=moved, env=env, drop=drop)
@@ -139,13 +145,17 @@ def test_verify_checks_the_repository_the_board_sits_in_after_the_project_moved(
     git(moved, "reflog", "expire", "--expire=now", "--all")
     git(moved, "gc", "-q", "--prune=now")
     code, said = verify()
-    assert code == 11 and any(lost[:12] in p["what"] and "no longer in the repository" in p["what"] for p in said["problems"]), said
+    assert code == 11 and any(
+        lost[:12] in p["what"] and "no longer in the repository" in p["what"] for p in said["problems"]
+    ), said
 
 
 def test_the_agent_is_told_its_done_waits_on_the_person_for_the_vanished_work(repo_team):
     _handed_over_and_reset(repo_team)
     proc = repo_team.spawn("done", "LX-1", "--summary", "done", agent="a2")
-    assert proc.returncode == 0 and "not finished" in proc.stdout and "neither its base nor its branch" in proc.stdout, proc
+    assert (
+        proc.returncode == 0 and "not finished" in proc.stdout and "neither its base nor its branch" in proc.stdout
+    ), proc
     assert "merge" not in proc.stdout.split("→")[0], proc.stdout
 
 
@@ -159,12 +169,28 @@ def test_an_approval_appended_without_a_signature_lets_nothing_go(repo_team):
     _handed_over_and_reset(repo_team)
     repo_team.ok("done", "LX-1", "--summary", "done", agent="a2")
     (gate,) = [g for g in _gates(repo_team) if g["status"] == "pending"]
-    sql(repo_team, f"UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester', lease_token = 99 WHERE id = {gate['id'][2:]}")
+    sql(
+        repo_team,
+        f"UPDATE gate SET status = 'approved', answer = 'approved', answered_by = 'human:tester', lease_token = 99 WHERE id = {gate['id'][2:]}",
+    )
     sql(repo_team, "UPDATE card SET status = 'active' WHERE id = 1")
     seq, head, at = sql_rows(repo_team, "SELECT seq, hash, at FROM event ORDER BY seq DESC LIMIT 1")[0]
-    text = chain.data_text({"gate": gate["id"], "answer": "approved", "scope": gate["scope"], "agent": "a2", "note": None, "grant": None, "lease_token": 2})
+    text = chain.data_text(
+        {
+            "gate": gate["id"],
+            "answer": "approved",
+            "scope": gate["scope"],
+            "agent": "a2",
+            "note": None,
+            "grant": None,
+            "lease_token": 2,
+        }
+    )
     digest = chain.event_hash(head, seq + 1, at, "human:tester", 1, "gate_answered", text, None, None)
-    sql(repo_team, f"INSERT INTO event (seq, at, actor, card, kind, data, op_id, prev, hash, key, sig) VALUES ({seq + 1}, {at!r}, 'human:tester', 1, 'gate_answered', '{text}', NULL, '{head}', '{digest}', NULL, NULL)")
+    sql(
+        repo_team,
+        f"INSERT INTO event (seq, at, actor, card, kind, data, op_id, prev, hash, key, sig) VALUES ({seq + 1}, {at!r}, 'human:tester', 1, 'gate_answered', '{text}', NULL, '{head}', '{digest}', NULL, NULL)",
+    )
     res = repo_team.cli("done", "LX-1", "--summary", "done", agent="a2")
     assert res.code != 0 or res.data["card"]["status"] != "done", res
     assert repo_team.ok("card", "show", "LX-1")["card"]["status"] != "done"

@@ -56,7 +56,10 @@ def asked(team):
 
 def test_the_question_shows_the_command_as_text(asked):
     question = pending(asked)[0]["question"]
-    assert question == 'Claude Code (a1) asks to use Bash on LX-1: $ pytest -q -k "parser and not slow" ⏎ echo done · description: run the parser tests'
+    assert (
+        question
+        == 'Claude Code (a1) asks to use Bash on LX-1: $ pytest -q -k "parser and not slow" ⏎ echo done · description: run the parser tests'
+    )
     assert '\\"' not in question and "{" not in question
 
 
@@ -65,7 +68,11 @@ def test_allowed_for_the_session_the_same_call_runs_without_asking(asked):
     assert answered["status"] == "approved"
     event = [e for e in asked.ok("events")["events"] if e["kind"] == "gate_answered"][-1]
     assert event["signed"] and event["data"]["remember"] == "session"
-    assert event["data"]["session"] == {"runner": "r-1", "tool": "Bash", "call": runtime_questions.call_digest("Bash", RUN_TESTS)}
+    assert event["data"]["session"] == {
+        "runner": "r-1",
+        "tool": "Bash",
+        "call": runtime_questions.call_digest("Bash", RUN_TESTS),
+    }
     for _ in range(2):  # every later turn of the session
         said = ask(asked)
         assert said["behavior"] == "allow" and "human:tester (G-1)" in said["message"]
@@ -87,7 +94,9 @@ def test_nothing_else_is_allowed(asked):
         store.close()
     start_runner(asked, "r-2")
     assert ask(asked)["behavior"] == "deny"
-    assert [g["id"] for g in pending(asked)] == ["G-2", "G-3", "G-4"] and "$ pytest -q" in pending(asked)[-1]["question"]
+    assert [g["id"] for g in pending(asked)] == ["G-2", "G-3", "G-4"] and "$ pytest -q" in pending(asked)[-1][
+        "question"
+    ]
 
 
 def test_another_card_is_asked_again(asked):
@@ -105,7 +114,10 @@ def test_a_forged_row_or_an_edited_answer_allows_nothing(asked):
     assert ask(asked, other)["behavior"] == "deny"  # G-2 pending
     # The agent points G-2's row at the person's real session answer of G-1.
     (seq,) = sql_rows(asked, "SELECT answer_seq FROM gate WHERE id = 1")[0]
-    sql(asked, f"UPDATE gate SET status = 'approved', answered_by = 'human:tester', answer = 'approved', answer_seq = {seq} WHERE id = 2")
+    sql(
+        asked,
+        f"UPDATE gate SET status = 'approved', answered_by = 'human:tester', answer = 'approved', answer_seq = {seq} WHERE id = 2",
+    )
     assert ask(asked, other)["behavior"] != "allow"
     # The agent rewrites the signed answer to allow its own call instead.
     mine = runtime_questions.call_digest("Bash", other)

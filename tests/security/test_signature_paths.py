@@ -20,7 +20,9 @@ from loopx_core.authority import keys
 @pytest.fixture(params=["binding", "public class"])
 def path(request, monkeypatch):
     if request.param == "public class":
-        monkeypatch.setitem(sys.modules, "cryptography.hazmat.bindings._rust", None)  # `import` of it raises ImportError
+        monkeypatch.setitem(
+            sys.modules, "cryptography.hazmat.bindings._rust", None
+        )  # `import` of it raises ImportError
     return request.param
 
 

@@ -20,7 +20,12 @@ def test_a_rejected_gate_cannot_be_bypassed_through_a_handoff(team):
     assert agent_run(team, "a2", "writeback", "LX-1", "--summary", "built the release")[0] == 0
     assert agent_run(team, "a2", "handoff", "LX-1", "--to", "a1", "--summary", "deploy it")[0] == 0
     assert person(team, "gate", "answer", "G-1", "reject", "--note", "no deploys today").code == 0
-    for argv in (["accept", "LX-1"], ["writeback", "LX-1", "--summary", "deployed"], ["done", "LX-1", "--summary", "shipped"], ["claim", "LX-1"]):
+    for argv in (
+        ["accept", "LX-1"],
+        ["writeback", "LX-1", "--summary", "deployed"],
+        ["done", "LX-1", "--summary", "shipped"],
+        ["claim", "LX-1"],
+    ):
         code, out = agent_run(team, "a1", *argv)
         assert code == 5, (argv, out)
         err = out["error"]
@@ -39,7 +44,12 @@ def test_a_rejected_gate_cannot_be_bypassed_through_a_handoff(team):
 def test_an_expired_gate_cannot_be_bypassed_through_a_handoff(team, clock):
     team.ok("card", "add", "deploy")
     assert agent_run(team, "a2", "claim", "LX-1")[0] == 0
-    assert agent_run(team, "a2", "gate", "ask", "LX-1", "--question", "deploy?", "--scope", "deploy:prod", "--deadline", "10m")[0] == 6
+    assert (
+        agent_run(
+            team, "a2", "gate", "ask", "LX-1", "--question", "deploy?", "--scope", "deploy:prod", "--deadline", "10m"
+        )[0]
+        == 6
+    )
     assert agent_run(team, "a2", "handoff", "LX-1", "--to", "a1", "--summary", "yours")[0] == 0
     clock.advance(11 * 60)  # nobody answered: expiry is a rejection
     code, out = agent_run(team, "a1", "accept", "LX-1")

@@ -56,34 +56,59 @@ def rc(command: str) -> str:
 
 def test_a_persons_half_hour_asks_the_passphrase_once(sitting):
     team, env = sitting
-    script = "".join(rc(LOOPX + " " + c) for c in (
-        "agent add w1 --runtime shell --can git:push",
-        "agent add w2 --runtime shel",
-        "agent add w3 --can gitpush",
-        "agent add w4 --tokens 100",
-        "agent add w1 --runtime shell --can git:push",
-        "card add 'ship it' --max-turns 2",
-        "card budget LX-2 --add-turns 3",
-        "card budget LX-2",
-        "card budget LX-99 --add-turns 1",
-        "card window LX-2 --every 1h --turns 5",
-        "card window LX-2 --every 20m",
-        "notify set -- /bin/true",
-        "notify set -- true",
-        "notify set --timeout 5m -- /bin/true",
-        "notify test",
-        "gate answer G-1 approve",
-        "runner pause w1",
-        "runner resume w1",
-        "workspace cap 20G",
-        "price set m1 --input 1 --output 2",
-        "dangerous set 'db:*'",
-    ))
+    script = "".join(
+        rc(LOOPX + " " + c)
+        for c in (
+            "agent add w1 --runtime shell --can git:push",
+            "agent add w2 --runtime shel",
+            "agent add w3 --can gitpush",
+            "agent add w4 --tokens 100",
+            "agent add w1 --runtime shell --can git:push",
+            "card add 'ship it' --max-turns 2",
+            "card budget LX-2 --add-turns 3",
+            "card budget LX-2",
+            "card budget LX-99 --add-turns 1",
+            "card window LX-2 --every 1h --turns 5",
+            "card window LX-2 --every 20m",
+            "notify set -- /bin/true",
+            "notify set -- true",
+            "notify set --timeout 5m -- /bin/true",
+            "notify test",
+            "gate answer G-1 approve",
+            "runner pause w1",
+            "runner resume w1",
+            "workspace cap 20G",
+            "price set m1 --input 1 --output 2",
+            "dangerous set 'db:*'",
+        )
+    )
     code, out, prompts = terminal(script, env, team.root)
     assert code == 0, out
     assert prompts == 1, out  # once, for all of it (and the refusals asked nothing)
     codes = [line.split()[0] for line in out.splitlines() if line.startswith("rc=")]
-    assert codes == ["rc=0", "rc=3", "rc=3", "rc=3", "rc=0", "rc=0", "rc=0", "rc=3", "rc=4", "rc=0", "rc=3", "rc=0", "rc=3", "rc=3", "rc=0", "rc=0", "rc=0", "rc=0", "rc=0", "rc=0", "rc=0"], out
+    assert codes == [
+        "rc=0",
+        "rc=3",
+        "rc=3",
+        "rc=3",
+        "rc=0",
+        "rc=0",
+        "rc=0",
+        "rc=3",
+        "rc=4",
+        "rc=0",
+        "rc=3",
+        "rc=0",
+        "rc=3",
+        "rc=3",
+        "rc=0",
+        "rc=0",
+        "rc=0",
+        "rc=0",
+        "rc=0",
+        "rc=0",
+        "rc=0",
+    ], out
     assert "did you mean 'shell'" in out and "did you mean 'git:push'" in out, out
     for e in team.ok("events", "--limit", "1000")["events"]:
         if e["actor"] == "human:alice":
@@ -95,7 +120,14 @@ def test_a_persons_half_hour_asks_the_passphrase_once(sitting):
 
 def test_key_lock_ends_it_and_the_next_verb_asks_again(sitting):
     team, env = sitting
-    script = rc(f"{LOOPX} card add one") + rc(f"{LOOPX} card add two") + rc(f"{LOOPX} key show") + rc(f"{LOOPX} key lock") + rc(f"{LOOPX} key show") + rc(f"{LOOPX} card add three")
+    script = (
+        rc(f"{LOOPX} card add one")
+        + rc(f"{LOOPX} card add two")
+        + rc(f"{LOOPX} key show")
+        + rc(f"{LOOPX} key lock")
+        + rc(f"{LOOPX} key show")
+        + rc(f"{LOOPX} card add three")
+    )
     code, out, prompts = terminal(script, env, team.root)
     assert code == 0 and prompts == 2, out
     assert "1 unlock ended" in out
@@ -121,9 +153,19 @@ def test_no_agent_process_can_sign_with_the_unlock(sitting, tmp_path):
     elsewhere: dict = {}
 
     def from_another_terminal():  # a second terminal of the same user, and a process with none
-        _, shown, asked = terminal(f'{ATTACK}\n{LOOPX} card budget LX-1 --add-turns 1; echo "rc=$?"\n', env, team.root, typed=b"\x04")
+        _, shown, asked = terminal(
+            f'{ATTACK}\n{LOOPX} card budget LX-1 --add-turns 1; echo "rc=$?"\n', env, team.root, typed=b"\x04"
+        )
         elsewhere["pty"], elsewhere["pty_asked"] = shown, asked
-        elsewhere["none"] = subprocess.run(shlex.split(ATTACK), env=env, cwd=team.root, capture_output=True, text=True, timeout=60, start_new_session=True).stdout
+        elsewhere["none"] = subprocess.run(
+            shlex.split(ATTACK),
+            env=env,
+            cwd=team.root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            start_new_session=True,
+        ).stdout
 
     script = (
         rc(f"{LOOPX} card add one")  # the person unlocks
@@ -141,7 +183,24 @@ def test_no_agent_process_can_sign_with_the_unlock(sitting, tmp_path):
     )
     code, out, prompts = terminal(script, env, team.root, on_ready=from_another_terminal)
     assert prompts == 1, out
-    lines = [line for line in out.splitlines() if line.startswith(("CONTROL", "AGENT_ENV", "SCRUBBED", "CLAUDECODE", "RUNNER", "RUNTIME", "SETSID", "NEWPTY", "SCRIPT", "ATTACK"))]
+    lines = [
+        line
+        for line in out.splitlines()
+        if line.startswith(
+            (
+                "CONTROL",
+                "AGENT_ENV",
+                "SCRUBBED",
+                "CLAUDECODE",
+                "RUNNER",
+                "RUNTIME",
+                "SETSID",
+                "NEWPTY",
+                "SCRIPT",
+                "ATTACK",
+            )
+        )
+    ]
     verdict = dict(zip(lines[0::2], lines[1::2]))
     assert verdict["CONTROL"] == "ATTACK SIGNED", out  # the attack works where it may
     assert "LOOPX_AGENT is set" in verdict["AGENT_ENV"]
@@ -155,7 +214,9 @@ def test_no_agent_process_can_sign_with_the_unlock(sitting, tmp_path):
     read = out.split("\nREAD", 1)[1]
     assert "No such device or address" in read and "SIGNED" not in read, read  # a socket is no file to read
     assert "REFUSED" in elsewhere["pty"] and "another terminal session" in elsewhere["pty"], elsewhere
-    assert elsewhere["pty_asked"] == 1 and "rc=10" in elsewhere["pty"], elsewhere  # it asks there: the unlock is not its
+    assert elsewhere["pty_asked"] == 1 and "rc=10" in elsewhere["pty"], (
+        elsewhere
+    )  # it asks there: the unlock is not its
     assert "no terminal" in elsewhere["none"], elsewhere
     assert team.ok("card", "show", "LX-1")["card"]["quota"]["turns"]["limit"] is None
 
@@ -165,21 +226,35 @@ def test_bad_input_is_said_before_the_passphrase_is_asked(sitting):
     these asked for the passphrase, then refused, before #40)."""
     team, env = sitting
     before = team.snapshot()
-    script = "".join(rc(LOOPX + " " + c) for c in (
-        "card budget LX-99 --add-turns 1",
-        "card budget LX-1",
-        "card window LX-1 --every 20m",
-        "agent add w4 --tokens 100",
-        "agent add w5 --runtime shel",
-        "notify set -- true",
-        "notify set --timeout 5m -- /bin/true",
-        "gate answer G-99 approve",
-        "runner pause nobody",
-        "card move LX-1 --to done",
-    ))
+    script = "".join(
+        rc(LOOPX + " " + c)
+        for c in (
+            "card budget LX-99 --add-turns 1",
+            "card budget LX-1",
+            "card window LX-1 --every 20m",
+            "agent add w4 --tokens 100",
+            "agent add w5 --runtime shel",
+            "notify set -- true",
+            "notify set --timeout 5m -- /bin/true",
+            "gate answer G-99 approve",
+            "runner pause nobody",
+            "card move LX-1 --to done",
+        )
+    )
     code, out, prompts = terminal(script, env, team.root, typed=b"\x04")
     assert code == 0 and prompts == 0, out
-    assert [line.split()[0] for line in out.splitlines() if line.startswith("rc=")] == ["rc=4", "rc=3", "rc=3", "rc=3", "rc=3", "rc=3", "rc=3", "rc=4", "rc=4", "rc=2"], out
+    assert [line.split()[0] for line in out.splitlines() if line.startswith("rc=")] == [
+        "rc=4",
+        "rc=3",
+        "rc=3",
+        "rc=3",
+        "rc=3",
+        "rc=3",
+        "rc=3",
+        "rc=4",
+        "rc=4",
+        "rc=2",
+    ], out
     assert team.snapshot() == before
 
 
@@ -190,7 +265,9 @@ def _as_a_user(code: str, **kw) -> subprocess.Popen:
     if os.getuid() == 0:
         argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
     env = {"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": "/usr/bin:/bin"}
-    return subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 @pytest.mark.parametrize("undumpable", [True, False], ids=["holder", "control"])

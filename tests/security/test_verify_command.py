@@ -32,7 +32,12 @@ def repo(team, tmp_path):
 
 
 def pushed(remote) -> bool:
-    return subprocess.run(["git", "rev-parse", "--verify", "-q", "refs/heads/main"], cwd=remote, capture_output=True, timeout=60).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "refs/heads/main"], cwd=remote, capture_output=True, timeout=60
+        ).returncode
+        == 0
+    )
 
 
 def as_agent(board, agent: str, *argv: str) -> subprocess.CompletedProcess:

@@ -19,7 +19,9 @@ import pytest
 from tests.conftest import git
 from tests.kernel.test_workspaces import _loopx_in as loopx_in
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
 
 
 @contextlib.asynccontextmanager
@@ -27,9 +29,16 @@ async def mcp(board, agent: str, cwd: Path, **env):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    full = {"LOOPX_DB": board.url, "PYTHONPATH": os.pathsep.join(sys.path), "LOOPX_AGENT": agent, "PATH": os.environ.get("PATH", ""),
-            "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], "XDG_DATA_HOME": os.environ["XDG_DATA_HOME"],
-            "LOOPX_KEY": os.environ["LOOPX_KEY"], **env}  # (the worst case: the server's environment names the person's key)
+    full = {
+        "LOOPX_DB": board.url,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "LOOPX_AGENT": agent,
+        "PATH": os.environ.get("PATH", ""),
+        "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+        "XDG_DATA_HOME": os.environ["XDG_DATA_HOME"],
+        "LOOPX_KEY": os.environ["LOOPX_KEY"],
+        **env,
+    }  # (the worst case: the server's environment names the person's key)
     params = StdioServerParameters(command=sys.executable, args=["-m", "loopx_core", "mcp"], env=full, cwd=str(cwd))
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -51,10 +60,7 @@ def tested(repo_team):
     assert key.is_file()
     repo_team.escaped = repo_team.root / "escaped.txt"
     (ws / "check.sh").write_text(
-        "echo ran > ran.txt\n"
-        f"cat '{key}' > leaked.txt\n"
-        f"echo out > '{repo_team.escaped}'\n"
-        "exit 0\n"
+        f"echo ran > ran.txt\ncat '{key}' > leaked.txt\necho out > '{repo_team.escaped}'\nexit 0\n"
     )
     git(ws, "add", "check.sh")  # committed, as done asks (#39: uncommitted work refuses it)
     git(ws, "commit", "-q", "-m", "the tests")

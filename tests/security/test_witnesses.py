@@ -77,7 +77,11 @@ def _put_back(board, where, tables):
         subprocess.run(sqlite_client(board.db, f".restore {where}"), check=True, timeout=120)
         return
     quoted = ", ".join(f'"{t}"' for t in tables)
-    sql(board, f"SET session_replication_role = replica; TRUNCATE {quoted}; " + "; ".join(f'INSERT INTO "{t}" SELECT * FROM "old_{t}"' for t in tables))
+    sql(
+        board,
+        f"SET session_replication_role = replica; TRUNCATE {quoted}; "
+        + "; ".join(f'INSERT INTO "{t}" SELECT * FROM "old_{t}"' for t in tables),
+    )
 
 
 def test_an_older_board_put_back_after_a_revoke_stops_the_runner_and_fails_verify(team, watch, tmp_path, monkeypatch):
@@ -96,7 +100,9 @@ def test_an_older_board_put_back_after_a_revoke_stops_the_runner_and_fails_verif
     assert watch.seq() < revoked
     assert watch.ended(proc) == 11, watch.explain()
     assert "THE BOARD'S LOG WENT BACKWARDS" in runner_said(watch)
-    assert hook(team, "git push origin main", agent="a1")["permissionDecision"] == "deny"  # the old scope is not honoured again
+    assert (
+        hook(team, "git push origin main", agent="a1")["permissionDecision"] == "deny"
+    )  # the old scope is not honoured again
     monkeypatch.delenv("LOOPX_NOW")  # (nothing on the board is trusted now, not even its test clock)
     report = team.cli("verify")
     assert report.code == 11
@@ -110,12 +116,16 @@ def test_a_board_made_anew_with_another_key_is_announced_not_trusted(team, tmp_p
     changed ssh host key, nothing on it trusted, verify exits 11; a person
     accepts it only deliberately, with the root they read and their own key."""
     if team.backend != "sqlite":
-        pytest.skip("the board's folder is the SQLite board (PostgreSQL: test_a_database_replaced_under_its_url_is_announced)")
+        pytest.skip(
+            "the board's folder is the SQLite board (PostgreSQL: test_a_database_replaced_under_its_url_is_announced)"
+        )
     monkeypatch.delenv("LOOPX_NOW")  # (a board made anew is no test board)
     shutil.rmtree(team.root / ".loopx")
     env = agent_env(team, agent=None, LOOPX_KEY=str(tmp_path / "agent-key.json"))
     env.pop("LOOPX_NOW", None)
-    made = shell(team, "loopx init --objective mine; loopx agent add a2 --can git:push; loopx --json verify", env, timeout=120)
+    made = shell(
+        team, "loopx init --objective mine; loopx agent add a2 --can git:push; loopx --json verify", env, timeout=120
+    )
     assert "BOARD IDENTIFICATION HAS CHANGED" in made.stdout + made.stderr, made
     assert team.spawn("verify").returncode == 11
     assert hook(team, "git push origin main", agent="a2")["permissionDecision"] == "deny"
@@ -142,7 +152,9 @@ def test_a_board_the_person_made_anew_is_accepted_deliberately(board, monkeypatc
     assert accepted["accepted"]["replaces"] and accepted["accepted"]["root"] == root
     person_ok(board, "agent", "add", "a3")
     assert board.ok("verify")["verify"]["ok"]
-    assert sql_rows(board, "SELECT actor, sig IS NOT NULL FROM event WHERE kind = 'board_accepted'") == [("human:tester", True)]
+    assert sql_rows(board, "SELECT actor, sig IS NOT NULL FROM event WHERE kind = 'board_accepted'") == [
+        ("human:tester", True)
+    ]
 
 
 def test_a_database_replaced_under_its_url_is_announced(board, pg_server):

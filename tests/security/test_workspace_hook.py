@@ -45,11 +45,15 @@ def workspaces(working, tmp_path):
 
 
 def refs(root) -> str:
-    return _git(root, "for-each-ref", "--format=%(refname) %(objectname)") + _git(root, "worktree", "list", "--porcelain")
+    return _git(root, "for-each-ref", "--format=%(refname) %(objectname)") + _git(
+        root, "worktree", "list", "--porcelain"
+    )
 
 
 def bash(hooks, cwd, command):
-    return hooks.spawn("claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(cwd), COMMAND=command))
+    return hooks.spawn(
+        "claude-code", "pre-tool-use", payload("claude/pre_tool_use_bash.json", CWD=str(cwd), COMMAND=command)
+    )
 
 
 MOVES_WHAT_IS_NOT_ITS_OWN = [
@@ -130,13 +134,17 @@ def test_an_agent_in_its_workspace_writes_neither_the_main_checkout_nor_another_
     ws = workspaces.ws / "LX-1"
     res = bash(hooks, ws, command.format(main=workspaces.root, other=workspaces.ws / "LX-2"))
     reason = deny_reason(res)
-    assert "never lets an agent do this" in reason and ("main checkout" in reason or "another card's workspace" in reason), reason
+    assert "never lets an agent do this" in reason and (
+        "main checkout" in reason or "another card's workspace" in reason
+    ), reason
 
 
 @pytest.mark.parametrize("tool", ["pre_tool_use_write.json", "pre_tool_use_edit.json"])
 def test_file_tools_in_a_workspace_write_neither_the_main_checkout_nor_another_workspace(hooks, workspaces, tool):
     for target in (workspaces.root / "README.md", workspaces.ws / "LX-2" / "README.md"):
-        res = hooks.spawn("claude-code", "pre-tool-use", payload(f"claude/{tool}", CWD=str(workspaces.ws / "LX-1"), PATH=str(target)))
+        res = hooks.spawn(
+            "claude-code", "pre-tool-use", payload(f"claude/{tool}", CWD=str(workspaces.ws / "LX-1"), PATH=str(target))
+        )
         assert "never lets an agent do this" in deny_reason(res), res
 
 

@@ -108,7 +108,11 @@ async def gate_dialog(pilot):
     from tests.polling import until_async
 
     app = pilot.app
-    await until_async(lambda: isinstance(app.screen, GateModal) and app.screen.ready, what="the gate dialog", pause=lambda: pilot.pause(0.05))
+    await until_async(
+        lambda: isinstance(app.screen, GateModal) and app.screen.ready,
+        what="the gate dialog",
+        pause=lambda: pilot.pause(0.05),
+    )
     return app.screen
 
 
@@ -150,7 +154,14 @@ def export(location) -> dict:
     """Everything in the board (from a separate process, so it never touches the app's store)."""
     env = dict(os.environ, LOOPX_DB=str(location.path), LOOPX_NOW=repr(clock.now()))
     env.pop("LOOPX_AGENT", None)
-    out = subprocess.run([sys.executable, "-m", "loopx_core", "--json", "export"], env=env, capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "--json", "export"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     data = json.loads(out.stdout)
     data["board"].pop("exported_at", None)
     return data
@@ -166,7 +177,9 @@ def loopx(location, *args: str, agent: str | None = None) -> subprocess.Complete
     env["LOOPX_NOW"] = repr(clock.now())  # the other process agrees on the (frozen) time
     if agent:
         env["LOOPX_AGENT"] = agent
-    return subprocess.run([sys.executable, "-m", "loopx_core", "--json", *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "loopx_core", "--json", *args], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 async def feed(app) -> None:

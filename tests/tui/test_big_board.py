@@ -125,7 +125,10 @@ async def test_a_column_longer_than_a_read_shows_its_true_count_and_reaches_the_
         await pilot.pause()
         assert app.focused.selected.id == READY  # the last card of the column, reached by ↓ alone
         assert ready.card_ids() == list(range(1, READY + 1))  # in order, none skipped, none twice
-        assert [offset for mode, key, offset in reads.columns if key == "ready"] == [PAGE, 2 * PAGE]  # read on as the person went down
+        assert [offset for mode, key, offset in reads.columns if key == "ready"] == [
+            PAGE,
+            2 * PAGE,
+        ]  # read on as the person went down
         assert not ready.more and len(ready.cards) == READY  # nothing below the last card
 
 
@@ -156,7 +159,9 @@ async def test_done_cards_are_counted_on_open_and_read_when_asked_for(big, monke
         done = app.board_screen.board.column("done")
         assert done.total == DONE and not done.cards
         assert "d/click shows 30" in done.more
-        assert not any(c.status == "cancelled" for c in app.model.cards.values())  # none read (the owner view's first pages included)
+        assert not any(
+            c.status == "cancelled" for c in app.model.cards.values()
+        )  # none read (the owner view's first pages included)
         assert not any(key == "done" for _, key, _ in reads.columns)
         await show_done(app, pilot)
         assert len(done.cards) == PAGE and app.focused is done.body and app.focused.selected.id == done.card_ids()[0]
@@ -182,7 +187,9 @@ async def test_a_click_on_the_column_footer_shows_the_next_cards(big):
         assert ready.more.startswith(f"+{READY - SCREENFUL} more") and ready.body.first_in_view() == 0
         await pilot.click(ready, offset=(2, ready.outer_size.height - 1))  # "+62 more · ↓/click"
         assert ready.body.first_in_view() == SCREENFUL  # the first card below the screen, now at the top
-        assert ready.more.startswith(f"+{READY - 2 * SCREENFUL} more") and len(ready.cards) == PAGE  # scrolled, nothing read
+        assert (
+            ready.more.startswith(f"+{READY - 2 * SCREENFUL} more") and len(ready.cards) == PAGE
+        )  # scrolled, nothing read
 
 
 async def test_page_keys_move_the_selection_a_screenful_and_read_on_at_the_end(big, monkeypatch):
@@ -191,7 +198,9 @@ async def test_page_keys_move_the_selection_a_screenful_and_read_on_at_the_end(b
         ready = app.board_screen.board.column("ready")
         assert app.board_screen.select_card(ready.card_ids()[0])
         await pilot.press("pagedown")
-        assert app.focused.cursor == SCREENFUL - 1 and ready.body.end_of_view() > SCREENFUL - 1  # seven whole cards on screen: the eighth
+        assert (
+            app.focused.cursor == SCREENFUL - 1 and ready.body.end_of_view() > SCREENFUL - 1
+        )  # seven whole cards on screen: the eighth
         await pilot.press("pageup")
         assert app.focused.cursor == 0
         await pilot.press("end")
@@ -227,13 +236,17 @@ async def test_the_scrollbar_shows_where_the_column_is_and_moves_it(big, monkeyp
         assert thumb != track
         # drawn at the top, as long as the screen's share of the cards in hand
         assert [y for y in range(cards.size.height) if bar(y) == thumb] == list(range(length))
-        assert all(len(line) == cards.size.width - 1 for line in cards.card_text(1).splitlines())  # the cards leave the bar its cell
+        assert all(
+            len(line) == cards.size.width - 1 for line in cards.card_text(1).splitlines()
+        )  # the cards leave the bar its cell
 
         await pilot.click(cards, offset=(bar_x, cards.size.height - 2))  # the track below the thumb: a page down
         await pilot.pause()
         assert cards.first_in_view() == SCREENFUL - 1  # whole cards: the seven wholly shown were paged past
         assert type(app.screen).__name__ == "BoardScreen"  # a click on the bar opens nothing
-        assert bar(0) == track and cards.thumb()[0] > 0 and bar(cards.thumb()[0]) == thumb  # the thumb went down with the cards
+        assert (
+            bar(0) == track and cards.thumb()[0] > 0 and bar(cards.thumb()[0]) == thumb
+        )  # the thumb went down with the cards
 
         await pilot.mouse_down(cards, offset=(bar_x, cards.thumb()[0]))  # hold the thumb …
         await pilot.hover(cards, offset=(bar_x, cards.size.height - 1))  # … and drag it to the bottom
@@ -276,14 +289,20 @@ async def test_a_change_elsewhere_arrives_without_reading_the_board_again(big, m
 
 async def test_the_filter_counts_and_reads_from_the_store(big):
     async with opened(big) as (app, pilot):
-        await pilot.press("slash", *"card 6")  # "6" in the key: LX-6, LX-16 … LX-56, LX-60 … LX-69 ready; LX-76, 86, 96 cancelled
+        await pilot.press(
+            "slash", *"card 6"
+        )  # "6" in the key: LX-6, LX-16 … LX-56, LX-60 … LX-69 ready; LX-76, 86, 96 cancelled
         await app.reads_idle()
         await pilot.pause()
         ready = app.board_screen.board.column("ready")
         wanted = [6, 16, 26, 36, 46, 56] + list(range(60, 70))
         assert ready.total == len(wanted) and ready.card_ids() == wanted
         done = app.board_screen.board.column("done")
-        assert done.total == 3 and done.card_ids() == [76, 86, 96]  # a filter searches the history too (cancelled at one instant: by id)
+        assert done.total == 3 and done.card_ids() == [
+            76,
+            86,
+            96,
+        ]  # a filter searches the history too (cancelled at one instant: by id)
         await pilot.press("escape")
         await app.reads_idle()
         await pilot.pause()

@@ -102,7 +102,14 @@ async def test_n_adds_a_card_validated_like_the_cli(make_app, seeded):
         await pilot.pause()
         assert not isinstance(app.screen, AddCardModal)
         card = card_ops.show_card(app.store, 12)
-        assert (card.title, card.needs, card.after, card.priority, card.assignee, card.status) == ("Ship the logout button", ("git:push",), (1,), 1, "codex-1", "ready")
+        assert (card.title, card.needs, card.after, card.priority, card.assignee, card.status) == (
+            "Ship the logout button",
+            ("git:push",),
+            (1,),
+            1,
+            "codex-1",
+            "ready",
+        )
         assert 12 in app.board_screen.board.column("ready").card_ids()
 
 
@@ -179,7 +186,13 @@ async def test_command_palette_entries(make_app):
     app = make_app()
     async with app.run_test(size=(100, 30)):
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        for wanted in ("Board: toggle view", "Board: filter cards", "Board: add a card", "Gates: answer waiting gates", "Help: every key"):
+        for wanted in (
+            "Board: toggle view",
+            "Board: filter cards",
+            "Board: add a card",
+            "Gates: answer waiting gates",
+            "Help: every key",
+        ):
             assert wanted in titles
 
 
@@ -199,7 +212,9 @@ async def test_a_card_added_by_another_process_shows_up_live_without_a_reload(ma
         # Only the new card was drawn; the others' lines are the very same.
         assert all(drawn(cid) is lines for cid, lines in before.items())
         # An agent's write elsewhere moves a card live.
-        proc = loopx(seeded.location, "writeback", "LX-6", "--summary", "More notes", "--tokens", "100", agent="claude-1")
+        proc = loopx(
+            seeded.location, "writeback", "LX-6", "--summary", "More notes", "--tokens", "100", agent="claude-1"
+        )
         assert proc.returncode == 0, proc.stderr
         assert await wait_until(pilot, lambda: app.model.cards[6].evidence_count == 2)
         assert await wait_until(pilot, lambda: "≡2" in "".join(s.text for s in drawn(6) or ()))
@@ -212,11 +227,23 @@ async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):
     app = make_app(background=True, poll_interval=0.02)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("g", "escape")  # the gate pending at open, left for later
-        proc = loopx(seeded.location, "gate", "ask", "LX-6", "--question", "Use GitHub?", "--scope", "oauth:github", agent="claude-1")
+        proc = loopx(
+            seeded.location,
+            "gate",
+            "ask",
+            "LX-6",
+            "--question",
+            "Use GitHub?",
+            "--scope",
+            "oauth:github",
+            agent="claude-1",
+        )
         assert proc.returncode == 6, proc.stdout + proc.stderr
         assert await wait_until(pilot, lambda: app.gates.queue)  # seen live; it waits for the person to be idle
         await idle(pilot)
-        assert await wait_until(pilot, lambda: isinstance(app.screen, GateModal) and app.screen.ready)  # on screen, so keys answer it
+        assert await wait_until(
+            pilot, lambda: isinstance(app.screen, GateModal) and app.screen.ready
+        )  # on screen, so keys answer it
         assert app.bells == 1
         await arm(pilot)
         await pilot.press("y")
@@ -224,7 +251,7 @@ async def test_a_gate_asked_by_another_process_pops_live(make_app, seeded):
         assert await wait_until(pilot, lambda: app.model.cards[6].status == "active")
 
 
-WRITER = r'''
+WRITER = r"""
 import sys, time
 from loopx_core.store.discovery import parse_target
 from loopx_core.store.backends import Store
@@ -233,7 +260,7 @@ store = Store.open(parse_target(sys.argv[1], "flag"))
 for i in range(int(sys.argv[3])):
     cards.add_card(store, {"title": f"{sys.argv[2]} card {i}", "priority": i % 5}, "agent:" + sys.argv[2])
 store.close()
-'''
+"""
 
 
 @pytest.mark.slow
@@ -241,7 +268,10 @@ async def test_eight_agents_writing_at_once(make_app, seeded):
     app = make_app(background=True, poll_interval=0.02)
     async with app.run_test(size=(120, 36)) as pilot:
         env = dict(os.environ)
-        procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(seeded.location.path), f"w{i}", "15"], env=env) for i in range(8)]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", WRITER, str(seeded.location.path), f"w{i}", "15"], env=env)
+            for i in range(8)
+        ]
         while any(p.poll() is None for p in procs):
             await pilot.pause(0.05)
         assert all(p.returncode == 0 for p in procs)
@@ -312,9 +342,17 @@ async def test_an_agents_change_redraws_what_changed_not_the_whole_board(make_ap
         await pilot.pause()
         updates: list[str] = []
         full, partial = Compositor.render_full_update, Compositor.render_partial_update
-        monkeypatch.setattr(Compositor, "render_full_update", lambda self, *a, **kw: updates.append("full") or full(self, *a, **kw))
-        monkeypatch.setattr(Compositor, "render_partial_update", lambda self, *a, **kw: updates.append("partial") or partial(self, *a, **kw))
-        proc = loopx(seeded.location, "writeback", "LX-6", "--summary", "More notes", "--tokens", "100", agent="claude-1")
+        monkeypatch.setattr(
+            Compositor, "render_full_update", lambda self, *a, **kw: updates.append("full") or full(self, *a, **kw)
+        )
+        monkeypatch.setattr(
+            Compositor,
+            "render_partial_update",
+            lambda self, *a, **kw: updates.append("partial") or partial(self, *a, **kw),
+        )
+        proc = loopx(
+            seeded.location, "writeback", "LX-6", "--summary", "More notes", "--tokens", "100", agent="claude-1"
+        )
         assert proc.returncode == 0, proc.stderr
         await feed(app)
         for _ in range(5):
@@ -355,7 +393,9 @@ async def test_a_cards_time_left_counts_down_on_the_board(make_app, seeded):
         clock.set_clock(lambda: now + 600)
         app.tick()  # what the app's clock does every second
         await pilot.pause()
-        assert "15m" in "".join(s.text for s in app.board_screen.board.column_of_card(6).body.drawn(6))  # drawn on screen again
+        assert "15m" in "".join(
+            s.text for s in app.board_screen.board.column_of_card(6).body.drawn(6)
+        )  # drawn on screen again
 
 
 async def test_without_colour_a_full_quota_bar_stands_out(make_app, monkeypatch):

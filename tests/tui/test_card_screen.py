@@ -11,6 +11,7 @@ from loopx_tui.widgets.evidence_log import EvidenceLog
 def first_artifact(log) -> int:
     return next(i for i in range(log.option_count) if not log.get_option_at_index(i).disabled)
 
+
 from .conftest import feed, show_done
 
 
@@ -35,7 +36,9 @@ async def test_enter_opens_the_card_with_every_facet(make_app, seeded):
         assert len(log.entries) == 4
         paths = [art.path for key, art in log.artifacts.items() if key.startswith("E-")]
         assert paths == ["src/login.html", "src/login.css", "src/login.js"]
-        assert screen.query_one("#card-sparkline").data == [5400.0, 4100.0, 6200.0, 0.0] and str(screen.query_one("#card-sparkline").render()).startswith("▇▆█ ")
+        assert screen.query_one("#card-sparkline").data == [5400.0, 4100.0, 6200.0, 0.0] and str(
+            screen.query_one("#card-sparkline").render()
+        ).startswith("▇▆█ ")
         assert "card_added" in static_text(screen, "#card-events") and "done" in static_text(screen, "#card-events")
         await pilot.press("escape")
         assert not isinstance(app.screen, CardScreen)
@@ -67,7 +70,13 @@ async def test_the_card_screen_follows_new_evidence(make_app, seeded):
         first = log.get_option_at_index(0)
         assert len(log.entries) == 1
         (seeded.root / "notes" / "more.md").write_text("more\n")
-        writeback(app.store, 6, "claude-1", {"summary": "Wrote more notes", "artifacts": ["notes/more.md"], "tokens": 900}, base=seeded.root)
+        writeback(
+            app.store,
+            6,
+            "claude-1",
+            {"summary": "Wrote more notes", "artifacts": ["notes/more.md"], "tokens": 900},
+            base=seeded.root,
+        )
         await feed(app)
         await app.reads_idle()
         await pilot.pause()
@@ -203,7 +212,9 @@ async def test_enter_opens_the_first_artifact_at_once(make_app, seeded):
 
 
 async def test_a_long_summary_wraps_under_itself_and_one_entry_is_one_cell_of_burn(make_app, seeded):
-    summary = "Rewrote the session store so that every request carries its own expiry and the old cookies are refused " * 2
+    summary = (
+        "Rewrote the session store so that every request carries its own expiry and the old cookies are refused " * 2
+    )
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_card(6)  # one entry so far
@@ -217,7 +228,7 @@ async def test_a_long_summary_wraps_under_itself_and_one_entry_is_one_cell_of_bu
         await pilot.pause()
         log = app.screen.query_one(EvidenceLog)
         entry = str(log.get_option_at_index(log.get_option_index(f"E-{log.entries[-1].id}")).prompt).split("\n")
-        body = entry[entry.index(next(line for line in entry if line.startswith("  Rewrote"))):][:4]
+        body = entry[entry.index(next(line for line in entry if line.startswith("  Rewrote"))) :][:4]
         assert len(body) >= 3 and all(line.startswith("  ") and line.strip() for line in body[:3]), body
         assert max(len(line) for line in entry) <= log.scrollable_content_region.width
         assert str(burn.render()) == "█▃"  # 3.6k then 1.2k tokens

@@ -61,12 +61,18 @@ def test_opening_and_following_the_board_imports_neither_peewee_nor_the_models(t
     held(team, "LX-3", "a1")
     person_ok(team, "runner", "pause", "a1")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-c", PROBE, team.url], cwd=team.root, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, team.url], cwd=team.root, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["read"] == {
-        "cards": 4, "on_page": 4, "runners": ["a1"],
-        "owner_page": [1, 3], "more": [4], "card": "billing page",
+        "cards": 4,
+        "on_page": 4,
+        "runners": ["a1"],
+        "owner_page": [1, 3],
+        "more": [4],
+        "card": "billing page",
         "delta": [True, 4, True, True, 1],
         "brief": ["ship?", 1, "drew the form"],
     }

@@ -25,7 +25,11 @@ from tests.polling import until_async
 
 from .conftest import arm, card_spot, card_text, feed, idle, loopx, show_done
 
-HOSTILE = "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil \u200bzw \U0001F469\u200d\U0001F4BB \u3164x" + "q" + "\u0301" * 12
+HOSTILE = (
+    "esc \x1b[31mred\x1b[0m \x07bell \x1b]0;pwned\x07 \u202eevil \u200bzw \U0001f469\u200d\U0001f4bb \u3164x"
+    + "q"
+    + "\u0301" * 12
+)
 
 
 def drawable(text: str) -> bool:
@@ -44,12 +48,30 @@ def drawable(text: str) -> bool:
 
 # -- defect 1: agents' text on the board ---------------------------------------------------
 
+
 async def test_agents_text_is_made_safe_on_every_screen(make_app, seeded):
     added = loopx(seeded.location, "card", "add", HOSTILE, "--next", "next \x1b[2J step")
     assert added.returncode == 0, added.stderr
-    proc = loopx(seeded.location, "writeback", "LX-6", "--summary", "summary \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[1A up", agent="claude-1")
+    proc = loopx(
+        seeded.location,
+        "writeback",
+        "LX-6",
+        "--summary",
+        "summary \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[1A up",
+        agent="claude-1",
+    )
     assert proc.returncode == 0, proc.stderr
-    proc = loopx(seeded.location, "gate", "ask", "LX-6", "--question", "Deploy? \x1b[5m blink \u202e", "--scope", "deploy:prod", agent="claude-1")
+    proc = loopx(
+        seeded.location,
+        "gate",
+        "ask",
+        "LX-6",
+        "--question",
+        "Deploy? \x1b[5m blink \u202e",
+        "--scope",
+        "deploy:prod",
+        agent="claude-1",
+    )
     assert proc.returncode == 6, proc.stdout + proc.stderr
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
@@ -59,7 +81,9 @@ async def test_agents_text_is_made_safe_on_every_screen(make_app, seeded):
         await laid_out(pilot, cards)
         face = card_text(app, 12)
         assert all(drawable(line) for line in face.splitlines())
-        assert {cell_len(line) for line in face.splitlines()} == {cards.scrollable_content_region.width}  # the border stays put
+        assert {cell_len(line) for line in face.splitlines()} == {
+            cards.scrollable_content_region.width
+        }  # the border stays put
         assert all(line[-1] in "│┃╮╯┓┛" for line in face.splitlines())
         await pilot.press("g")  # the seeded gate first; Esc leaves it, and the agent's comes next
         await app.reads_idle()
@@ -77,7 +101,9 @@ async def test_agents_text_is_made_safe_on_every_screen(make_app, seeded):
         await pilot.pause()
         from loopx_tui.widgets.evidence_log import evidence_text
 
-        log = str(app.screen.query_one("#card-events").render()) + "\n".join(evidence_text(ev, seeded.now).plain for ev in app.screen.query_one("EvidenceLog").entries)
+        log = str(app.screen.query_one("#card-events").render()) + "\n".join(
+            evidence_text(ev, seeded.now).plain for ev in app.screen.query_one("EvidenceLog").entries
+        )
         assert "link" in log and all(drawable(line) for line in log.splitlines())
     # ... and stored exactly as given.
     import json
@@ -87,6 +113,7 @@ async def test_agents_text_is_made_safe_on_every_screen(make_app, seeded):
 
 
 # -- defect 2: one click, one card screen ------------------------------------------------------
+
 
 async def test_a_click_opens_the_card_once(make_app, seeded):
     app = make_app()
@@ -102,6 +129,7 @@ async def test_a_click_opens_the_card_once(make_app, seeded):
 
 
 # -- defect 3: the selected card can be told apart, with or without colour --------------------
+
 
 async def _selected_is_distinct(app, pilot) -> None:
     board = app.board_screen.board
@@ -133,6 +161,7 @@ async def test_the_selected_card_stands_out_without_colour(make_app, monkeypatch
 
 # -- defect 4: the gate dialog's clock moves ------------------------------------------------------
 
+
 async def test_the_gate_dialog_counts_time(make_app, seeded):
     now = [seeded.now]
     app = make_app(now=lambda: now[0])
@@ -141,7 +170,9 @@ async def test_the_gate_dialog_counts_time(make_app, seeded):
 
         clock.set_clock(lambda: now[0])
         app.gates.deferred.add(seeded.gate)  # (the gate pending at open: this test is about a new one)
-        gate, _, _ = await asyncio.to_thread(gates.ask, app.store, 6, "claude-1", {"question": "Merge now?", "scope": "git:merge", "deadline": 600})
+        gate, _, _ = await asyncio.to_thread(
+            gates.ask, app.store, 6, "claude-1", {"question": "Merge now?", "scope": "git:merge", "deadline": 600}
+        )
         await feed(app)
         await idle(pilot)
         modal = app.screen
@@ -158,6 +189,7 @@ async def test_the_gate_dialog_counts_time(make_app, seeded):
 
 # -- defect 7: keys typed fast after n land in the right fields -----------------------------------
 
+
 async def test_keys_typed_fast_after_n_land_in_the_right_fields(make_app):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -168,7 +200,12 @@ async def test_keys_typed_fast_after_n_land_in_the_right_fields(make_app):
         await pilot.pause()
         assert isinstance(app.screen, AddCardModal)
         values = app.screen.values()
-        assert (values["title"], values["needs"], values["after"], values["priority"]) == ("Add a logout button", "git:push", "", "1")
+        assert (values["title"], values["needs"], values["after"], values["priority"]) == (
+            "Add a logout button",
+            "git:push",
+            "",
+            "1",
+        )
 
 
 async def test_a_key_typed_before_a_gate_appears_never_answers_it(make_app, seeded):
@@ -184,6 +221,7 @@ async def test_a_key_typed_before_a_gate_appears_never_answers_it(make_app, seed
 
 
 # -- defect 8: words on the board ----------------------------------------------------------------
+
 
 async def test_a_board_with_one_card_says_one_card_and_a_scoped_gate_is_a_permission(make_app, seeded, tmp_path):
     from loopx_core.authority.keys import ephemeral
@@ -210,6 +248,7 @@ async def test_a_board_with_one_card_says_one_card_and_a_scoped_gate_is_a_permis
 
 # -- defect 9's kind: what is on screen is read after the layout --------------------------------
 
+
 async def laid_out(pilot, widget) -> None:
     """Wait for the layout that gives ``widget`` its size (an event, not a sleep)."""
     while widget.content_size.width == 0:
@@ -217,6 +256,7 @@ async def laid_out(pilot, widget) -> None:
 
 
 # -- friction --------------------------------------------------------------------------------------
+
 
 async def test_tab_keeps_focus_on_a_visible_card(make_app):
     app = make_app()
@@ -347,6 +387,7 @@ async def test_a_done_card_shows_who_finished_it(make_app, seeded):
 
 # -- gate notifications ----------------------------------------------------------------------------
 
+
 async def test_a_gate_rings_and_notifies_the_desktop_while_the_person_looks_elsewhere(make_app, seeded, tmp_path):
     from loopx_tui.alert import GateAlert
 
@@ -359,7 +400,9 @@ async def test_a_gate_rings_and_notifies_the_desktop_while_the_person_looks_else
     async with app.run_test(size=(120, 36)) as pilot:
         app.post_message(events.AppBlur())  # the person is in another pane
         await pilot.pause()
-        g1, _, _ = await asyncio.to_thread(gates.ask, app.store, 6, "claude-1", {"question": "Use GitHub?", "scope": "oauth:github"})
+        g1, _, _ = await asyncio.to_thread(
+            gates.ask, app.store, 6, "claude-1", {"question": "Use GitHub?", "scope": "oauth:github"}
+        )
         await feed(app)
         await app.reads_idle()
         await pilot.pause()
@@ -371,7 +414,9 @@ async def test_a_gate_rings_and_notifies_the_desktop_while_the_person_looks_else
         await pilot.press("escape")
         await pilot.pause()
         sent = len(app.alert.sent)
-        await asyncio.to_thread(gates.ask, app.store, 6, "claude-1", {"question": "Use Google?", "scope": "oauth:google"})
+        await asyncio.to_thread(
+            gates.ask, app.store, 6, "claude-1", {"question": "Use Google?", "scope": "oauth:google"}
+        )
         await feed(app)
         await pilot.pause()
         assert app.bells == 2 and len(app.alert.sent) == sent
@@ -384,6 +429,7 @@ async def test_a_gate_rings_and_notifies_the_desktop_while_the_person_looks_else
 
 
 # -- no store work on the UI thread -----------------------------------------------------------------
+
 
 async def test_no_store_work_happens_on_the_ui_thread(make_app, seeded, monkeypatch):
     seen: list[str] = []
@@ -400,7 +446,15 @@ async def test_no_store_work_happens_on_the_ui_thread(make_app, seeded, monkeypa
     for name in ("run", "read", "change_token", "max_seq", "thread_connection"):  # (the board is SQLite's)
         monkeypatch.setattr(SqliteStore, name, spy(name, getattr(SqliteStore, name)))
     real_open = Store.open.__func__
-    monkeypatch.setattr(Store, "open", classmethod(lambda cls, *a, **kw: (seen.append("open") if threading.current_thread() is main else None) or real_open(cls, *a, **kw)))
+    monkeypatch.setattr(
+        Store,
+        "open",
+        classmethod(
+            lambda cls, *a, **kw: (
+                (seen.append("open") if threading.current_thread() is main else None) or real_open(cls, *a, **kw)
+            )
+        ),
+    )
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("v", "v", "enter")
@@ -423,7 +477,7 @@ async def test_no_store_work_happens_on_the_ui_thread(make_app, seeded, monkeypa
     assert seen == [], seen
 
 
-WRITE_LOCK = r'''
+WRITE_LOCK = r"""
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
 con.execute("BEGIN IMMEDIATE")
@@ -431,13 +485,18 @@ con.execute("UPDATE setting SET value = value WHERE key = 'objective'")
 print("locked", flush=True)
 sys.stdin.readline()  # hold the write lock until told
 con.execute("COMMIT")
-'''
+"""
 
 
 async def test_keys_answer_while_another_process_holds_the_write_lock(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        holder = subprocess.Popen([sys.executable, "-c", WRITE_LOCK, str(seeded.location.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", WRITE_LOCK, str(seeded.location.path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert holder.stdout.readline().strip() == "locked"
             # A person's action waits for the lock in its worker…
@@ -479,14 +538,18 @@ async def test_a_card_opens_drawn_with_its_detail_and_a_slow_read_does_not_hold_
 
     app = make_app()
     shown: list[tuple[int, int]] = []  # (card, details applied) as each card screen came on screen
-    monkeypatch.setattr(CardScreen, "on_screen_resume", lambda self: shown.append((self.card_id, self.loads)), raising=False)
+    monkeypatch.setattr(
+        CardScreen, "on_screen_resume", lambda self: shown.append((self.card_id, self.loads)), raising=False
+    )
     async with app.run_test(size=(120, 36)) as pilot:
         for card_id in (6, 9):  # the screen built, then the same screen reused
             assert app.board_screen.select_card(card_id)
             await pilot.press("enter")
             await app.reads_idle()
             await pilot.pause()
-            assert isinstance(app.screen, CardScreen) and app.screen.card_id == card_id and app.screen.detail is not None
+            assert (
+                isinstance(app.screen, CardScreen) and app.screen.card_id == card_id and app.screen.detail is not None
+            )
             await pilot.press("escape")
         assert shown == [(6, 1), (9, 1)]
 
@@ -495,7 +558,11 @@ async def test_a_card_opens_drawn_with_its_detail_and_a_slow_read_does_not_hold_
         monkeypatch.setattr(BoardReader, "card_detail", lambda self, card_id: release.wait(60) and read(self, card_id))
         assert app.board_screen.select_card(6)
         await pilot.press("enter")
-        await until_async(lambda: isinstance(app.screen, CardScreen), what="the card screen, before its detail", pause=lambda: pilot.pause(0.02))
+        await until_async(
+            lambda: isinstance(app.screen, CardScreen),
+            what="the card screen, before its detail",
+            pause=lambda: pilot.pause(0.02),
+        )
         assert app.screen.card_id == 6 and app.screen.loads == 0
         assert "reading the card" in str(app.screen.query_one("#card-burn-label").render())
         release.set()
@@ -548,6 +615,7 @@ async def test_a_long_column_scrolls_to_the_selection_and_reads_on(make_app, tmp
 async def test_a_read_only_board_refuses_every_human_action_and_says_so(make_app, seeded):
     """Started with LOOPX_AGENT (or without an unlocked key): HumanActions, the one
     place every human action goes through, refuses them all; the header says why."""
+
     def statuses():
         store = Store.open(seeded.location)
         try:

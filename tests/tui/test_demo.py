@@ -42,7 +42,17 @@ def test_the_demo_story_shows_every_mechanism(tmp_path):
     assert status.pop("Refactor the session store") == "backlog"  # left for the person to drag to Ready
     assert set(status.values()) == {"done"}, status
     kinds = {e["kind"] for e in board["events"]}
-    for kind in ("claimed", "evidence_added", "gate_asked", "gate_answered", "handoff_created", "handoff_accepted", "paused", "unblocked", "done"):
+    for kind in (
+        "claimed",
+        "evidence_added",
+        "gate_asked",
+        "gate_answered",
+        "handoff_created",
+        "handoff_accepted",
+        "paused",
+        "unblocked",
+        "done",
+    ):
         assert kind in kinds, kind
     assert paused == {"budget", "no_progress"}
     gate_kinds = {g["kind"] for g in board["gates"]}
@@ -71,6 +81,7 @@ def test_real_runners_drive_the_demo_agents_and_stop_cleanly(tmp_path):
     agents.start()
     store = Store.open(location)
     try:
+
         def moving():  # the board shows the loop moving: work by most agents, a person asked
             board = export(store)
             writers = {e["agent"] for e in board["evidence"]}
@@ -80,7 +91,14 @@ def test_real_runners_drive_the_demo_agents_and_stop_cleanly(tmp_path):
             codes = [p.poll() for p in agents.procs]
             return f"a demo agent exited ({codes})" if any(c is not None for c in codes) else None
 
-        until(lambda: moving()[1], what="work by four agents and a pending gate", timeout=120, interval=0.2, abort=died, explain=lambda: f"writers so far: {moving()[0]}")
+        until(
+            lambda: moving()[1],
+            what="work by four agents and a pending gate",
+            timeout=120,
+            interval=0.2,
+            abort=died,
+            explain=lambda: f"writers so far: {moving()[0]}",
+        )
     finally:
         agents.stop()
     try:

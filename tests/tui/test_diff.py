@@ -26,7 +26,9 @@ OAUTH = 6  # the seeded board's LX-6, held by claude-1 with evidence
 
 def _merge_gate(seeded, tmp_path, files: dict[str, str]) -> int:
     """LX-6's branch with ``files`` committed, and claude-1's done: the merge gate's id."""
-    make_repo(seeded.root, {"README.md": "# login\n\nThe login service.\n", "src/app.py": "def login():\n    return 'form'\n"})
+    make_repo(
+        seeded.root, {"README.md": "# login\n\nThe login service.\n", "src/app.py": "def login():\n    return 'form'\n"}
+    )
     tree = open_workspace(seeded.location, OAUTH, "claude-1")
     commit(tree, files, "GitHub sign-in")
     store = Store.open(seeded.location)
@@ -67,7 +69,11 @@ async def test_the_diff_tab_shows_files_stats_and_the_patch(make_app, merge_gate
         view = await open_diff_tab(app, pilot)
         assert isinstance(app.screen, CardScreen) and view.loads >= 1
         stats = str(view.query_one(".diff-stats").render())
-        assert "3 files · +11 −2" in stats and "+5    −0 src/oauth.py" in stats and "1 commit on loopx/LX-6 (into main)" in stats
+        assert (
+            "3 files · +11 −2" in stats
+            and "+5    −0 src/oauth.py" in stats
+            and "1 commit on loopx/LX-6 (into main)" in stats
+        )
         for path in ("README.md", "src/app.py", "src/oauth.py"):
             assert path in stats
         assert any(line.startswith("+PROVIDER = 'github'") for line in view.lines)
@@ -134,7 +140,9 @@ async def test_the_merge_gate_shows_the_diff_d_opens_it_and_y_merges(make_app, s
         await app.ops_idle()
         await pilot.pause()
     merged = head(seeded.root)
-    assert merged != before and head(seeded.root, "loopx/LX-6") in git(seeded.root, "rev-list", "--parents", "-n", "1", merged)
+    assert merged != before and head(seeded.root, "loopx/LX-6") in git(
+        seeded.root, "rev-list", "--parents", "-n", "1", merged
+    )
     assert (seeded.root / "src" / "oauth.py").exists()
     store = Store.open(seeded.location)
     try:
@@ -149,7 +157,9 @@ async def test_the_merge_gate_shows_the_diff_d_opens_it_and_y_merges(make_app, s
 def _uncommitted(seeded) -> Path:
     """LX-6's branch with CHANGE committed, then work nobody committed: an edit
     of a tracked file (as a killed turn leaves it) and a new, untracked file."""
-    make_repo(seeded.root, {"README.md": "# login\n\nThe login service.\n", "src/app.py": "def login():\n    return 'form'\n"})
+    make_repo(
+        seeded.root, {"README.md": "# login\n\nThe login service.\n", "src/app.py": "def login():\n    return 'form'\n"}
+    )
     tree = open_workspace(seeded.location, OAUTH, "claude-1")
     commit(tree, CHANGE, "GitHub sign-in")
     (tree / "src" / "app.py").write_text("def login():\n    return 'github'  # half-way through\n")
@@ -169,7 +179,7 @@ async def test_the_diff_tab_shows_uncommitted_edits_and_untracked_files(make_app
         assert "Uncommitted work in the workspace folder, on no commit: 2 files" in stats
         assert "notes.txt  (untracked)" in stats and "src/app.py" in stats.split("Uncommitted work", 1)[1]
         assert WORK_MARK in view.lines
-        after = view.lines[view.lines.index(WORK_MARK):]
+        after = view.lines[view.lines.index(WORK_MARK) :]
         assert "+todo: the callback" in after and "+    return 'github'  # half-way through" in after
         assert "+PROVIDER = 'github'" in view.lines[: view.lines.index(WORK_MARK)]  # the branch's commit first
 
@@ -205,7 +215,7 @@ async def test_when_the_folder_is_gone_the_saved_wip_is_shown(make_app, seeded):
         view = await open_diff_tab(app, pilot)
         stats = str(view.query_one(".diff-stats").render())
         assert f"Uncommitted work saved at {code['wip'][:10]} (refs/loopx/…/wip: the folder is gone)" in stats
-        assert "+todo: the callback" in view.lines[view.lines.index(WORK_MARK):]
+        assert "+todo: the callback" in view.lines[view.lines.index(WORK_MARK) :]
 
 
 async def test_a_merged_cards_diff_tab_shows_what_its_merge_brought_in(make_app, seeded, merge_gate):

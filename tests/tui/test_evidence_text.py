@@ -10,8 +10,22 @@ T = 1_800_000_000.0
 
 def row(unverified: bool) -> EvidenceView:
     return EvidenceView(
-        id=3, card=1, agent="w1", turn_id="inbox-ab12", summary="w1 finished everything", artifacts=(), next_action=None,
-        todos_added=(), todos_done=(), tokens_in=0, tokens_out=0, tokens=50, usd=0.0, source="file", created_at=T, unverified=unverified,
+        id=3,
+        card=1,
+        agent="w1",
+        turn_id="inbox-ab12",
+        summary="w1 finished everything",
+        artifacts=(),
+        next_action=None,
+        todos_added=(),
+        todos_done=(),
+        tokens_in=0,
+        tokens_out=0,
+        tokens=50,
+        usd=0.0,
+        source="file",
+        created_at=T,
+        unverified=unverified,
     )
 
 

@@ -129,11 +129,17 @@ async def test_gates_come_one_at_a_time_in_order(make_app, seeded):
         # The person is answering: the next one opens at once (the clock of keys does
         # not move here, so an idle timer cannot open it). Its brief is read in a
         # thread, which a loaded machine may not have run when the key is handled.
-        await until_async(lambda: isinstance(app.screen, GateModal) and app.screen.gate_id == g2.id, what="G2's dialog", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            lambda: isinstance(app.screen, GateModal) and app.screen.gate_id == g2.id,
+            what="G2's dialog",
+            pause=lambda: pilot.pause(0.05),
+        )
         await arm(pilot)
         await pilot.press("n", "enter")
         await app.ops_idle()
-        await until_async(lambda: not isinstance(app.screen, GateModal), what="the dialog closed", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            lambda: not isinstance(app.screen, GateModal), what="the dialog closed", pause=lambda: pilot.pause(0.05)
+        )
         assert [gate_row(app, g).status for g in (g1.id, g2.id)] == ["approved", "rejected"]
         assert gate_row(app, seeded.gate).status == "pending"  # left for later: waits for g
 

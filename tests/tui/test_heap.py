@@ -118,7 +118,6 @@ async def test_a_burst_of_keys_on_the_board_collects_only_the_young_generation(m
             gc.callbacks.remove(seen)
 
 
-
 def test_the_board_asks_glibc_for_two_malloc_arenas_before_its_threads_start():
     """What a board left open kept outside Python's objects was the pages its
     worker threads freed, one glibc arena each (bench/tui_soak.py: RSS flat

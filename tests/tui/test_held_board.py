@@ -29,7 +29,11 @@ def held(seeded):
 
 
 async def _waiting(app, pilot) -> None:
-    await until_async(lambda: "waiting for the board" in _opening_text(app), what="the board saying it waits", pause=lambda: pilot.pause(0.05))
+    await until_async(
+        lambda: "waiting for the board" in _opening_text(app),
+        what="the board saying it waits",
+        pause=lambda: pilot.pause(0.05),
+    )
 
 
 async def test_the_board_says_who_holds_it_and_opens_once_it_is_let_go(seeded, held):
@@ -42,7 +46,9 @@ async def test_the_board_says_who_holds_it_and_opens_once_it_is_let_go(seeded, h
         await pilot.press("v", "?")  # keys reach an app that is not stuck on the lock
         await pilot.pause()
         held.release()
-        await until_async(lambda: app.board_screen is not None, what="the board opened once let go", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            lambda: app.board_screen is not None, what="the board opened once let go", pause=lambda: pilot.pause(0.05)
+        )
         await app.reads_idle()
         assert app.model.cards  # the board's own cards, read as soon as it was free
 

@@ -19,7 +19,9 @@ def _run_headless(seen: dict, keys=("q",)):
                 await pilot.pause()
                 seen["screen"] = type(self.screen).__name__
                 seen["store"] = self.store
-                seen["text"] = str(self.screen.query_one("#no-board").render()) if seen["screen"] == "NoBoardScreen" else ""
+                seen["text"] = (
+                    str(self.screen.query_one("#no-board").render()) if seen["screen"] == "NoBoardScreen" else ""
+                )
                 await pilot.press(*keys)
             return self.return_value
 
@@ -49,7 +51,9 @@ def test_run_board_without_a_board_shows_how_to_create_one(tmp_path, monkeypatch
 def test_run_board_opens_the_app_on_the_board(seeded, monkeypatch):
     seen: dict = {}
     monkeypatch.setattr(LoopxApp, "run", _run_headless(seen))
-    monkeypatch.setenv("LOOPX_GATE_IDLE", "3600")  # (real time passes here: the pending gate must not open before the test looks)
+    monkeypatch.setenv(
+        "LOOPX_GATE_IDLE", "3600"
+    )  # (real time passes here: the pending gate must not open before the test looks)
     assert launch.run_board(seeded.location) == 0
     assert seen["screen"] == "BoardScreen"
     assert seen["store"].location.path == seeded.location.path
@@ -75,7 +79,11 @@ def test_run_demo_starts_agents_and_cleans_up(tmp_path, monkeypatch):
         async def go():
             async with self.run_test(size=(100, 30)) as pilot:
                 # the agents' writes arrive through the change poller
-                await until_async(lambda: any(c.evidence_count for c in self.model.cards.values()), what="the demo agents' first evidence", pause=lambda: pilot.pause(0.1))
+                await until_async(
+                    lambda: any(c.evidence_count for c in self.model.cards.values()),
+                    what="the demo agents' first evidence",
+                    pause=lambda: pilot.pause(0.1),
+                )
                 started["evidence"] = sum(c.evidence_count for c in self.model.cards.values())
                 started["demo"] = self.demo
 
@@ -110,7 +118,11 @@ def test_the_demo_writes_nothing_into_the_persons_folder_and_says_where_it_was(t
             async with self.run_test(size=(100, 30)) as pilot:
                 folder = Path(self.location.path).parents[1]
                 seen["folder"] = folder
-                await until_async(lambda: (folder / ".config" / "loopx" / "anchors.json").exists(), what="the demo's own anchor", pause=lambda: pilot.pause(0.1))
+                await until_async(
+                    lambda: (folder / ".config" / "loopx" / "anchors.json").exists(),
+                    what="the demo's own anchor",
+                    pause=lambda: pilot.pause(0.1),
+                )
 
         asyncio.run(go())
         return 0

@@ -35,7 +35,9 @@ class Writer:
     """Another process in a write transaction on the board: it holds the write lock until released."""
 
     def __init__(self, path):
-        self.proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout.readline().strip() == "held"
 
     def release(self) -> None:
@@ -72,13 +74,22 @@ async def test_an_action_waiting_for_the_lock_says_so_until_it_goes_through(make
         assert app.board_screen.select_card(9)
         await pilot.press("r")  # LX-9 from the backlog to ready: its write waits for the lock
         await asyncio.wait_for(app.lock_said.wait(), 60)
-        assert _footer(app).note.startswith("waiting for the board: move LX-9 — another process holds its write lock (0 s; gives up after 60 s)")
+        assert _footer(app).note.startswith(
+            "waiting for the board: move LX-9 — another process holds its write lock (0 s; gives up after 60 s)"
+        )
         assert "waiting for the board" in str(_footer(app).render())
         app.ticks.step(4)  # the app's clock moves: the footer counts
         app.watch_lock()
         assert "(4 s; gives up after 60 s)" in _footer(app).note
         await pilot.press("t")  # keys keep working meanwhile; the timeline's footer says it too (at the next look)
-        await until_async(lambda: type(app.screen).__name__ == "TimelineScreen" and _footer(app).note.startswith("waiting for the board: move LX-9"), what="the timeline saying it", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            lambda: (
+                type(app.screen).__name__ == "TimelineScreen"
+                and _footer(app).note.startswith("waiting for the board: move LX-9")
+            ),
+            what="the timeline saying it",
+            pause=lambda: pilot.pause(0.05),
+        )
         await pilot.press("escape")
         assert (await asyncio.to_thread(card_ops.show_card, app.store, 9)).status == "backlog"  # (reads go on)
         writer.release()
@@ -100,7 +111,10 @@ async def test_an_action_that_waits_past_the_bound_gives_up_and_changes_nothing(
         await app.ops_idle()
         await pilot.pause()
         refusals = [m for sev, m in app.notices if sev == "error"]
-        assert any("another writer held the board" in m and "for longer than 1 s" in m and "LOOPX_LOCK_WAIT" in m for m in refusals), refusals
+        assert any(
+            "another writer held the board" in m and "for longer than 1 s" in m and "LOOPX_LOCK_WAIT" in m
+            for m in refusals
+        ), refusals
         assert not app.lock_said.is_set() and _footer(app).note == ""
         assert not app.actions.in_flight and app._lock_timer is None  # (nothing runs: the app stops looking)
     for writer in writers:

@@ -32,10 +32,20 @@ async def test_colon_runs_a_persons_commands_signed_with_the_boards_unlock(make_
         await command(app, pilot, "agent add w9 --runtime shell --can git:push --tokens 1000 --window 1h")
         await command(app, pilot, "card window LX-1 --every 1h --turns 5")
         said = "\n".join(message for _, message in app.notices)
-        for expected in ("capped at 20.0 GB", "runs: /bin/true", "the command ran", "db:*", "m1: input $1", "registered agent w9", "LX-1"):
+        for expected in (
+            "capped at 20.0 GB",
+            "runs: /bin/true",
+            "the command ran",
+            "db:*",
+            "m1: input $1",
+            "registered agent w9",
+            "LX-1",
+        ):
             assert expected in said, said
         assert not [m for severity, m in app.notices if severity == "error"], app.notices
-    rows = app.store.query("""SELECT "actor", "kind", "sig" FROM "event" WHERE "kind" IN ('setting_changed', 'price_set', 'agent_added', 'window_set')""")
+    rows = app.store.query(
+        """SELECT "actor", "kind", "sig" FROM "event" WHERE "kind" IN ('setting_changed', 'price_set', 'agent_added', 'window_set')"""
+    )
     assert rows and all(actor == HUMAN and sig for actor, _, sig in rows), rows
 
 
@@ -43,12 +53,23 @@ async def test_a_refused_command_says_why_and_changes_nothing(make_app, seeded):
     app = make_app()
     async with app.run_test(size=(110, 34)) as pilot:
         before = app.store.query("""SELECT max("seq") FROM "event\"""")
-        for line in ("card budget LX-1", "agent add w9 --runtime shel", "notify set -- true", "card edit LX-999 --title x", "key lock", "run --agent a --runtime shell"):
+        for line in (
+            "card budget LX-1",
+            "agent add w9 --runtime shel",
+            "notify set -- true",
+            "card edit LX-999 --title x",
+            "key lock",
+            "run --agent a --runtime shell",
+        ):
             await command(app, pilot, line)
         errors = [m for severity, m in app.notices if severity == "error"]
         assert len(errors) == 6, app.notices
         assert "nothing to add" in errors[0] and "did you mean 'shell'" in errors[1] and "absolute path" in errors[2]
-        assert "no card LX-999" in errors[3] and "not run from the board" in errors[4] and "not run from the board" in errors[5]
+        assert (
+            "no card LX-999" in errors[3]
+            and "not run from the board" in errors[4]
+            and "not run from the board" in errors[5]
+        )
         assert app.store.query("""SELECT max("seq") FROM "event\"""") == before
 
 
@@ -72,7 +93,9 @@ async def test_e_edits_the_selected_card(make_app, seeded):
         assert card.title == "Build the login form, tested" and card.verify == "pytest -q" and card.body == before.body
         rows = app.store.query("""SELECT "actor", "data", "sig" FROM "event" WHERE "kind" = 'card_edited'""")
         assert len(rows) == 1 and rows[0][0] == HUMAN and rows[0][2], rows
-        assert "Build the login form, tested" in rows[0][1] and "pytest -q" in rows[0][1] and "objective" not in rows[0][1]
+        assert (
+            "Build the login form, tested" in rows[0][1] and "pytest -q" in rows[0][1] and "objective" not in rows[0][1]
+        )
 
 
 async def test_a_read_only_board_runs_no_command(make_app, seeded):
@@ -109,14 +132,26 @@ async def test_a_persons_half_hour_on_the_board_asks_the_passphrase_once(make_ap
     app = make_app(person=person)
     async with app.run_test(size=(110, 34)) as pilot:
         for line in (
-            "agent add w9 --runtime shell --can git:push", "card add 'ship it' --max-turns 2", f"card budget LX-{4} --add-turns 3",
-            "card window LX-4 --every 1h --turns 5", "notify set -- /bin/true", "notify test", f"gate answer G-{seeded.gate} approve",
-            "runner pause claude-1", "runner resume claude-1", "workspace cap 20G",
+            "agent add w9 --runtime shell --can git:push",
+            "card add 'ship it' --max-turns 2",
+            f"card budget LX-{4} --add-turns 3",
+            "card window LX-4 --every 1h --turns 5",
+            "notify set -- /bin/true",
+            "notify test",
+            f"gate answer G-{seeded.gate} approve",
+            "runner pause claude-1",
+            "runner resume claude-1",
+            "workspace cap 20G",
         ):
             await command(app, pilot, line)
         assert not [m for severity, m in app.notices if severity == "error"], app.notices
     assert len(asked) == 1
-    assert app.store.query("""SELECT count(*) FROM "event" WHERE "actor" = ? AND "sig" IS NOT NULL AND "seq" > 0""", (HUMAN,))[0][0] >= 10
+    assert (
+        app.store.query(
+            """SELECT count(*) FROM "event" WHERE "actor" = ? AND "sig" IS NOT NULL AND "seq" > 0""", (HUMAN,)
+        )[0][0]
+        >= 10
+    )
 
 
 async def test_the_palette_opens_each_persons_command(make_app, seeded):
@@ -129,9 +164,15 @@ async def test_the_palette_opens_each_persons_command(make_app, seeded):
         await pilot.press("ctrl+p")
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"notifications test")
-        await until_async(lambda: "Notifications: test" in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt), what="the palette's match", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            lambda: "Notifications: test" in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt),
+            what="the palette's match",
+            pause=lambda: pilot.pause(0.05),
+        )
         await pilot.press("enter")
-        await until_async(lambda: isinstance(app.screen, CommandModal), what="the command line", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            lambda: isinstance(app.screen, CommandModal), what="the command line", pause=lambda: pilot.pause(0.05)
+        )
         assert app.screen.query_one("#command-line").value == "notify test"
         await pilot.press("enter")
         await app.ops_idle()

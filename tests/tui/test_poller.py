@@ -44,7 +44,13 @@ def test_the_poller_probes_faster_while_the_board_is_busy(seeded):
             from loopx_core.store.models import Event
 
             seq = Event.select(Event.seq).order_by(Event.seq.desc()).scalar()  # the last one: idle from here
-        poller = workers.ChangePoller(BoardReader(store, clock.now), seq, lambda m: (posted.append(m), seen.set()), interval=0.05, cancelled=stop.is_set)
+        poller = workers.ChangePoller(
+            BoardReader(store, clock.now),
+            seq,
+            lambda m: (posted.append(m), seen.set()),
+            interval=0.05,
+            cancelled=stop.is_set,
+        )
         poller.wake = wake = RecordedWake()
         thread = threading.Thread(target=poller.run)
         thread.start()
@@ -55,7 +61,7 @@ def test_the_poller_probes_faster_while_the_board_is_busy(seeded):
         assert seen.wait(30) and posted[0].delta.events
         after = len(wake.waits)
         wake.until(lambda w: len(w) >= after + 3, "busy polls")
-        assert wake.waits[after:after + 3] == [0.01] * 3  # busy: five times as often
+        assert wake.waits[after : after + 3] == [0.01] * 3  # busy: five times as often
         wake.until(lambda w: w[-1] == 0.05, "back to the slow pace")
     finally:
         stop.set()

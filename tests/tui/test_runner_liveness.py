@@ -58,15 +58,33 @@ async def test_a_waiting_runner_stays_alive_and_a_killed_one_is_gone(team, tmp_p
             def pause():
                 return pilot.pause(0.05)
 
-            row = await until_async(lambda: (r := watch.runner("a1")) and r.state == "waiting" and r, what="a1 waits on its gate", pause=pause, abort=watch._runner_died, explain=watch.explain)
+            row = await until_async(
+                lambda: (r := watch.runner("a1")) and r.state == "waiting" and r,
+                what="a1 waits on its gate",
+                pause=pause,
+                abort=watch._runner_died,
+                explain=watch.explain,
+            )
             waited_since = row.since  # its last event: the board's runner events stop here
             await until_async(lambda: "1 waiting" in header(app), what="the board shows it waiting", pause=pause)
             # A heartbeat after its last event (no event: only a re-read of the row sees it).
-            beat = await until_async(lambda: (r := watch.runner("a1")) and r.heartbeat >= waited_since + 1 and r.heartbeat, what="a heartbeat while it waits", pause=pause, timeout=60)
-            clock.at = waited_since + STALE + 0.5  # longer than the window since its last event, inside it since that beat
+            beat = await until_async(
+                lambda: (r := watch.runner("a1")) and r.heartbeat >= waited_since + 1 and r.heartbeat,
+                what="a heartbeat while it waits",
+                pause=pause,
+                timeout=60,
+            )
+            clock.at = (
+                waited_since + STALE + 0.5
+            )  # longer than the window since its last event, inside it since that beat
             assert clock.at - beat < STALE
             app.tick()
-            await until_async(lambda: app.model.runners["a1"].heartbeat >= beat, what="the board re-reads the runner's row", pause=pause, timeout=SOON)
+            await until_async(
+                lambda: app.model.runners["a1"].heartbeat >= beat,
+                what="the board re-reads the runner's row",
+                pause=pause,
+                timeout=SOON,
+            )
             app.tick()
             await pilot.pause()
             assert "1 waiting" in header(app) and "gone" not in header(app)
@@ -76,7 +94,12 @@ async def test_a_waiting_runner_stays_alive_and_a_killed_one_is_gone(team, tmp_p
             proc.wait(timeout=30)  # (reaped, as the person's shell would)
             killed_at = time.monotonic()
             clock.at = watch.runner("a1").heartbeat + 1  # its heartbeat is fresh: only its process says it is gone
-            await until_async(lambda: "1 gone" in header(app), what="the board calls the killed runner gone", pause=pause, timeout=SOON)
+            await until_async(
+                lambda: "1 gone" in header(app),
+                what="the board calls the killed runner gone",
+                pause=pause,
+                timeout=SOON,
+            )
             assert time.monotonic() - killed_at < STALE
             assert "waiting" not in header(app)
             assert listed(team, clock.at) == "gone"

@@ -62,7 +62,11 @@ async def test_the_header_keeps_its_status_and_cuts_the_objective(seeded, make_a
         assert header.startswith(" LoopX  ⚑ G-1 waiting — g")  # the gate queued behind the person's keys, first
         assert "3 need you" in header and "runners ▶1 ⚑1 ☾1" in header and "view:owner" in header
         assert "Ship" not in header  # no room left for it
-        lines = {key: str(column.runner_line.render()) for key, column in app.board_screen.board.columns.items() if column.runner_line is not None}
+        lines = {
+            key: str(column.runner_line.render())
+            for key, column in app.board_screen.board.columns.items()
+            if column.runner_line is not None
+        }
         assert lines == {"claude-1": "▶ LX-1 #3 0s", "codex-1": "⚑ wait G-1", "shell-1": "☾ sleep 10m"}
 
 
@@ -70,7 +74,9 @@ async def test_without_runners_the_objective_gets_what_is_left(make_app):
     async with make_app().run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         header = str(pilot.app.board_screen.query_one("#board-header").render())
-        assert "Ship the… " in header and header.endswith("3 need you  view:status")  # (after the waiting gate, what is left)
+        assert "Ship the… " in header and header.endswith(
+            "3 need you  view:status"
+        )  # (after the waiting gate, what is left)
 
 
 async def test_the_owner_view_says_what_each_runner_does(seeded, make_app):
@@ -112,9 +118,15 @@ async def test_p_u_and_s_decide_for_the_focused_agents_runner(seeded, make_app):
         await feed(app)
         await pilot.pause()
         assert screen.board.columns["claude-1"].subtitle.endswith(" stopping")
-    decided = [e for e in export(seeded.location)["events"] if e["kind"].startswith("runner_") and e["actor"].startswith("human:")]
+    decided = [
+        e
+        for e in export(seeded.location)["events"]
+        if e["kind"].startswith("runner_") and e["actor"].startswith("human:")
+    ]
     assert [(e["kind"], e["data"]["agent"], e["signed"]) for e in decided] == [
-        ("runner_paused", "claude-1", True), ("runner_resumed", "claude-1", True), ("runner_stopped", "claude-1", True),
+        ("runner_paused", "claude-1", True),
+        ("runner_resumed", "claude-1", True),
+        ("runner_stopped", "claude-1", True),
     ]
 
 
@@ -149,6 +161,8 @@ async def test_the_command_palette_finds_the_runners_by_runner(seeded, make_app)
             shown = [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
             return " | ".join(shown) if sum("runner of" in p for p in shown) >= 9 else ""
 
-        titles = await until_async(prompts, what="the palette's answers to 'runner'", pause=pilot.pause)  # (it searches in a worker)
+        titles = await until_async(
+            prompts, what="the palette's answers to 'runner'", pause=pilot.pause
+        )  # (it searches in a worker)
         for what in ("Pause runner of claude-1", "Resume runner of codex-1", "Stop runner of shell-1"):
             assert what.replace(" ", "") in titles.replace(" ", ""), titles

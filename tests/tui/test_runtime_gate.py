@@ -64,7 +64,11 @@ async def test_the_command_reads_as_text_and_s_allows_it_for_the_session(make_ap
         assert said["behavior"] == "allow" and "human:seed" in said["message"]
         assert ask(app, dict(COMMIT, command="git push --force"))["behavior"] == "deny"  # not another
     answered = [e for e in export(seeded.location)["events"] if e["kind"] == "gate_answered"][-1]
-    assert answered["signed"] and answered["data"]["remember"] == "session" and answered["data"]["session"]["runner"] == "r-1"
+    assert (
+        answered["signed"]
+        and answered["data"]["remember"] == "session"
+        and answered["data"]["session"]["runner"] == "r-1"
+    )
 
 
 async def test_a_call_shown_cleaned_is_approved_once_never_for_the_session(make_app, seeded):
@@ -77,7 +81,9 @@ async def test_a_call_shown_cleaned_is_approved_once_never_for_the_session(make_
         assert "$ git push origin loopx/LX-6 · description: push" in question
         assert "\x1b" not in question and "\u202e" not in question
         assert gates.status(app.store, gate).status == "pending"
-        await until_async(told(app, "cannot be allowed for a session"), what="the refusal", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            told(app, "cannot be allowed for a session"), what="the refusal", pause=lambda: pilot.pause(0.05)
+        )
 
 
 async def test_s_is_not_offered_for_an_agents_own_question(make_app, seeded):

@@ -72,7 +72,6 @@ def test_small_terminal(make_app, snap_compare):
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=_settle)
 
 
-
 def test_artifact_viewer(make_app, snap_compare):
     """An artifact opened from a card's evidence, read in its thread and
     checked against the recorded sha256."""
@@ -164,7 +163,11 @@ def test_read_only_refusal_small_terminal(make_app, snap_compare):
         await pilot.press("y")
         await pilot.pause()
 
-    app = make_app(person=None, read_only="3 wrong passphrases for your key", read_only_hint="quit (q), run `loopx board` again and type the passphrase of ~/.config/loopx/key.json")
+    app = make_app(
+        person=None,
+        read_only="3 wrong passphrases for your key",
+        read_only_hint="quit (q), run `loopx board` again and type the passphrase of ~/.config/loopx/key.json",
+    )
     assert snap_compare(app, terminal_size=(80, 24), run_before=refused)
 
 
@@ -174,7 +177,12 @@ def test_gate_modal_with_options(make_app, snap_compare):
 
     async def gate(pilot):
         await _settle(pilot)
-        asked, _, _ = gates.ask(pilot.app.store, 6, "claude-1", {"question": "Which region do we deploy to?", "options": ["eu-west", "us-east", "ap-south"]})
+        asked, _, _ = gates.ask(
+            pilot.app.store,
+            6,
+            "claude-1",
+            {"question": "Which region do we deploy to?", "options": ["eu-west", "us-east", "ap-south"]},
+        )
         await feed(pilot.app)
         await pilot.pause()
         pilot.app.gates.show_first(asked.id)
@@ -220,8 +228,18 @@ def test_runtime_notice_on_a_card(make_app, snap_compare):
 
     async def noticed(pilot):
         await _settle(pilot)
-        note(pilot.app.store, "claude-1", "runtime_notice", 6, runtime="claude-code", agent_id="claude-1", type="permission_prompt",
-             message="Claude needs your permission to use Bash", title="Claude Code", session=None)
+        note(
+            pilot.app.store,
+            "claude-1",
+            "runtime_notice",
+            6,
+            runtime="claude-code",
+            agent_id="claude-1",
+            type="permission_prompt",
+            message="Claude needs your permission to use Bash",
+            title="Claude Code",
+            session=None,
+        )
         await feed(pilot.app)
         await pilot.app.reads_idle()
         await pilot.pause()

@@ -6,9 +6,30 @@ from loopx_core.shapes.values import CardView, Limit, Quota
 from loopx_tui.state import OWNER, UNASSIGNED, BoardModel, Query
 
 
-def card(id: int, status: str = "ready", owner: str | None = None, title: str = "a card", version: int = 1, **kw) -> CardView:
+def card(
+    id: int, status: str = "ready", owner: str | None = None, title: str = "a card", version: int = 1, **kw
+) -> CardView:
     quota = Quota(Limit(0, None), Limit(0, None), Limit(0, None))
-    return CardView(id=id, title=title, status=status, owner=owner, assignee=owner, needs=(), priority=kw.pop("priority", 2), next_action=None, todos=(), quota=quota, lease=None, version=version, paused_reason=None, blocked_reason=None, after=(), evidence_count=0, pending_gate=None, **kw)
+    return CardView(
+        id=id,
+        title=title,
+        status=status,
+        owner=owner,
+        assignee=owner,
+        needs=(),
+        priority=kw.pop("priority", 2),
+        next_action=None,
+        todos=(),
+        quota=quota,
+        lease=None,
+        version=version,
+        paused_reason=None,
+        blocked_reason=None,
+        after=(),
+        evidence_count=0,
+        pending_gate=None,
+        **kw,
+    )
 
 
 def model(*cards: CardView, agents=("a1", "a2")) -> BoardModel:
@@ -20,7 +41,14 @@ def model(*cards: CardView, agents=("a1", "a2")) -> BoardModel:
 
 
 def test_status_columns_follow_the_kernel_grouping():
-    m = model(card(1, "backlog"), card(2, "waiting"), card(3, "paused"), card(4, "monitoring"), card(5, "cancelled"), card(6, "ready", priority=0))
+    m = model(
+        card(1, "backlog"),
+        card(2, "waiting"),
+        card(3, "paused"),
+        card(4, "monitoring"),
+        card(5, "cancelled"),
+        card(6, "ready", priority=0),
+    )
     grouped = m.grouped()
     assert [c.id for c in grouped["ready"]] == [6, 1]  # ready before backlog
     assert {c.id for c in grouped["needs_you"]} == {2, 3}
@@ -66,6 +94,7 @@ def test_an_older_view_never_replaces_a_newer_one():
 
 # -- the board in hand: first pages, counts, history on demand ---------------------------
 
+
 def started(*cards: CardView, limits=None, agents=("a1",)):
     """A model as the board opens: the counts of ``cards`` and, per column in
     ``limits``, its first cards (the store's order is the model's own)."""
@@ -80,7 +109,14 @@ def started(*cards: CardView, limits=None, agents=("a1",)):
         rows[(c.status, c.owner)] = rows.get((c.status, c.owner), 0) + 1
     tally = Tally(tuple((s, o, n) for (s, o), n in rows.items()))
     m = BoardModel()
-    m.start(Page(1, tally, tally, tuple(first)), [AgentView(a, None, (), (), None, None, 0) for a in agents], [], "", "status", limits)
+    m.start(
+        Page(1, tally, tally, tuple(first)),
+        [AgentView(a, None, (), (), None, None, 0) for a in agents],
+        [],
+        "",
+        "status",
+        limits,
+    )
     return m, whole
 
 
@@ -106,7 +142,9 @@ def test_a_card_that_sorts_past_the_read_part_is_counted_not_shown():
 
 
 def test_done_is_counted_and_shows_only_what_moved_there_until_asked_for():
-    m, whole = started(card(1), card(2), card(3, "done", done_at=5.0, updated_at=5.0), card(4, "cancelled", updated_at=6.0))
+    m, whole = started(
+        card(1), card(2), card(3, "done", done_at=5.0, updated_at=5.0), card(4, "cancelled", updated_at=6.0)
+    )
     assert m.column_total("done") == 2 and m.column_cards("done") == [] and m.unread("done")
     assert m.counts()["done"] == 2 and m.total() == 4
     m.apply_cards([card(1, "cancelled", version=2, updated_at=9.0)])  # cancelled on this screen

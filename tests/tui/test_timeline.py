@@ -13,7 +13,12 @@ def a_card_story():
     800 s, paused by its budget at 1,000 s until a person raises it at 4,600 s,
     done at 5,000 s; turns at 150, 900 and 4,800 s; handed over once."""
     cards = [(1, 0.0, 5000.0, "done")]
-    turns = [(150.0, 1, "a1", 1000, 0.01, "cli"), (900.0, 1, "a1", 2000, 0.02, "cli"), (950.0, 1, "a1", 500, 0.0, "hook"), (4800.0, 1, "a1", 3000, 0.03, "cli")]
+    turns = [
+        (150.0, 1, "a1", 1000, 0.01, "cli"),
+        (900.0, 1, "a1", 2000, 0.02, "cli"),
+        (950.0, 1, "a1", 500, 0.0, "hook"),
+        (4800.0, 1, "a1", 3000, 0.03, "cli"),
+    ]
     gates = [(1, 1, "approved", 200.0, 800.0, "human:ada"), (2, 1, "approved", 300.0, 300.0, "capability:a1")]
     events = [
         (0.0, 1, "card_added", "human:ada", {}),

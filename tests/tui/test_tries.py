@@ -26,7 +26,11 @@ def tried(seeded):
         added = tries.add_tries(store, LIMITER, seeded.person, ["codex-1", None])
     finally:
         store.close()
-    changes = {LIMITER: {"src/limit.py": "RATE = 5\n"}, 12: {"src/limit.py": "RATE = 10\nBURST = 20\n", "src/app.py": "def login():\n    return limit('form')\n"}, 13: {"src/bucket.py": "tokens = 5\n"}}
+    changes = {
+        LIMITER: {"src/limit.py": "RATE = 5\n"},
+        12: {"src/limit.py": "RATE = 10\nBURST = 20\n", "src/app.py": "def login():\n    return limit('form')\n"},
+        13: {"src/bucket.py": "tokens = 5\n"},
+    }
     for card_id, files in changes.items():
         commit(open_workspace(seeded.location, card_id, "codex-1"), files, f"try on LX-{card_id}")
     return [c.id for c in added]
@@ -47,7 +51,9 @@ async def test_tries_side_by_side_and_k_keeps_one(make_app, seeded, tried):
         assert isinstance(screen, TriesScreen) and screen.loads >= 1
         assert [t.card.key for t in screen.tries] == ["LX-7", "LX-12", "LX-13"] and screen.selected == 0
         by = {t.card.key: t for t in screen.tries}
-        assert (by["LX-12"].files, by["LX-12"].added, by["LX-12"].removed) == (2, 3, 1) and by["LX-12"].card.owner == "codex-1"
+        assert (by["LX-12"].files, by["LX-12"].added, by["LX-12"].removed) == (2, 3, 1) and by[
+            "LX-12"
+        ].card.owner == "codex-1"
         await pilot.press("right")
         assert screen.selected == 1
         await pilot.press("k")
@@ -97,7 +103,7 @@ async def test_w_shows_the_workspaces_with_size_age_and_the_cap(make_app, seeded
 
     store = Store.open(seeded.location)
     try:
-        workspace_cap.set_cap(store, 10 * 1024 ** 3, seeded.person)
+        workspace_cap.set_cap(store, 10 * 1024**3, seeded.person)
     finally:
         store.close()
     app = make_app()
@@ -109,7 +115,9 @@ async def test_w_shows_the_workspaces_with_size_age_and_the_cap(make_app, seeded
         screen = app.screen
         assert isinstance(screen, WorkspacesScreen) and screen.loads >= 1
         assert [w.key for w in screen.found] == ["LX-7", "LX-12", "LX-13"]
-        assert all(w.size and w.size > 0 and w.removable is None for w in screen.found)  # each holds a commit not in main
+        assert all(
+            w.size and w.size > 0 and w.removable is None for w in screen.found
+        )  # each holds a commit not in main
         total = str(screen.query_one("#workspaces-total").render())
         assert "of a 10.0 GB cap" in total
 

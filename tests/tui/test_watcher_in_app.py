@@ -21,5 +21,9 @@ async def test_an_evidence_file_in_the_inbox_reaches_the_card_on_screen(make_app
         tmp = inbox / "turn.tmp"
         tmp.write_text(json.dumps(doc))
         tmp.rename(inbox / "turn.loopx.json")  # an atomic write, as agents should
-        await until_async(lambda: app.model.cards[card.id].evidence_count != before, what="the document's evidence on the board", pause=lambda: pilot.pause(0.05))
+        await until_async(
+            lambda: app.model.cards[card.id].evidence_count != before,
+            what="the document's evidence on the board",
+            pause=lambda: pilot.pause(0.05),
+        )
         assert app.model.cards[card.id].evidence_count == before + 1

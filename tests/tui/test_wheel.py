@@ -67,7 +67,13 @@ SCRIPT = textwrap.dedent(
 
 
 def build_wheel(dest: Path, env: dict) -> Path:
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(dest)], env=env, capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(dest)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stderr
     return next(dest.glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl"))
 
@@ -84,7 +90,14 @@ def install(how: str, wheel: Path, tmp_path: Path, env: dict) -> tuple[Path, Pat
     bin_dir = tmp_path / "bin"
     if how == "uv":
         env.update(UV_TOOL_DIR=str(tmp_path / "tools"), UV_TOOL_BIN_DIR=str(bin_dir))
-        argv = [shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv", "tool", "install", "--python", sys.executable, str(wheel)]
+        argv = [
+            shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv",
+            "tool",
+            "install",
+            "--python",
+            sys.executable,
+            str(wheel),
+        ]
         venv = tmp_path / "tools" / DISTRIBUTION
     else:
         env.update(PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(bin_dir), PIPX_MAN_DIR=str(tmp_path / "man"))
@@ -105,7 +118,9 @@ def test_the_wheel_is_the_published_distribution(tmp_path):
     info = next(n for n in names if n.endswith(".dist-info/METADATA"))
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     meta = zipfile.ZipFile(wheel).read(info).decode()
-    assert f"Name: {DISTRIBUTION}\n" in meta and f"Version: {__version__}\n" in meta and "License-Expression: MIT" in meta
+    assert (
+        f"Name: {DISTRIBUTION}\n" in meta and f"Version: {__version__}\n" in meta and "License-Expression: MIT" in meta
+    )
     assert "Programming Language :: Python :: 3.13" in meta
     extras = [line for line in meta.splitlines() if line.startswith("Provides-Extra:")]
     assert extras == ["Provides-Extra: postgres"], extras  # the test groups are not published
@@ -117,7 +132,9 @@ def test_installed_as_a_tool_it_runs_a_turn_cycle_the_board_and_init_for(tmp_pat
     env = clean_env(tmp_path)
     wheel = build_wheel(tmp_path / "dist", env)
     venv, loopx = install(how, wheel, tmp_path, env)
-    assert subprocess.run([str(loopx), "--version"], env=env, capture_output=True, text=True).stdout.strip() == __version__
+    assert (
+        subprocess.run([str(loopx), "--version"], env=env, capture_output=True, text=True).stdout.strip() == __version__
+    )
 
     # the agent guide's turn by hand, typed into a shell with the installed `loopx`
     run_quickstart(tmp_path / "quickstart", shlex.quote(str(loopx)))
@@ -127,18 +144,37 @@ def test_installed_as_a_tool_it_runs_a_turn_cycle_the_board_and_init_for(tmp_pat
     project.mkdir()
     person = dict(env, XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path / "home"))
     for runtime in ("claude-code", "codex"):
-        made = subprocess.run([str(loopx), "--json", "init", "--for", runtime, "--agent", "ag1"], cwd=project, env=person, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        made = subprocess.run(
+            [str(loopx), "--json", "init", "--for", runtime, "--agent", "ag1"],
+            cwd=project,
+            env=person,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert made.returncode == 0, made.stdout + made.stderr
-    written = "".join((project / name).read_text() for name in (".claude/settings.json", ".mcp.json", ".codex/config.toml"))
+    written = "".join(
+        (project / name).read_text() for name in (".claude/settings.json", ".mcp.json", ".codex/config.toml")
+    )
     assert str(REPO) not in written and (str(venv) in written or str(venv.resolve()) in written), written
 
     # the board's first frame, from the tool's own interpreter (the styles found in the install)
     work = tmp_path / "elsewhere"  # not the repo: only the installed wheel can be imported
     work.mkdir()
     python = venv / "bin" / "python"
-    run = subprocess.run([str(python), "-c", SCRIPT, str(work / ".loopx" / "board.db")], cwd=work, env=dict(env, TEXTUAL_ANIMATIONS="none"), capture_output=True, text=True, timeout=180)
+    run = subprocess.run(
+        [str(python), "-c", SCRIPT, str(work / ".loopx" / "board.db")],
+        cwd=work,
+        env=dict(env, TEXTUAL_ANIMATIONS="none"),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.startswith("OK") and "site-packages/loopx_tui/styles" in run.stdout and str(REPO) not in run.stdout
+    assert (
+        run.stdout.startswith("OK") and "site-packages/loopx_tui/styles" in run.stdout and str(REPO) not in run.stdout
+    )
 
     # completion, from the installed copy
     script = subprocess.run([str(loopx), "completion", "bash"], env=env, capture_output=True, text=True)

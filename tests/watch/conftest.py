@@ -44,6 +44,7 @@ def project(team):
 
 # -- files -----------------------------------------------------------------------
 
+
 def doc(summary: str, *, card: str = "LX-1", agent: str = "w1", **extra) -> dict:
     return {"card": card, "agent": agent, "summary": summary, **extra}
 
@@ -68,6 +69,7 @@ def lines(*docs) -> str:
 
 
 # -- reading the board -------------------------------------------------------------
+
 
 def evidence(store, card: int | None = None) -> list:
     from loopx_core.store.models import Evidence
@@ -95,6 +97,7 @@ def observed(store) -> list:
 
 # -- an in-process watcher -----------------------------------------------------------
 
+
 class Watcher:
     """``watch_board`` running as a task on the test's loop."""
 
@@ -115,10 +118,21 @@ class Watcher:
         self.results, self.progress = [], []
         self.stop_event = asyncio.Event()
         self.task = asyncio.create_task(
-            watch_board(self.store, stop_event=self.stop_event, on_result=self.results.append, on_progress=lambda d, t: self.progress.append((d, t)), config=self.config)
+            watch_board(
+                self.store,
+                stop_event=self.stop_event,
+                on_result=self.results.append,
+                on_progress=lambda d, t: self.progress.append((d, t)),
+                config=self.config,
+            )
         )
         # Started once the initial notice ("following N folders") is out.
-        await until_async(lambda: self.task.done() or any(r.kind == "notice" and r.message.startswith("following") for r in self.results), what="the watcher to start")
+        await until_async(
+            lambda: (
+                self.task.done() or any(r.kind == "notice" and r.message.startswith("following") for r in self.results)
+            ),
+            what="the watcher to start",
+        )
         if self.task.done():
             self.task.result()
         return self
@@ -151,6 +165,7 @@ async def watcher(project):
 
 # -- real `loopx watch` processes -------------------------------------------------------
 
+
 class Proc:
     """A ``loopx watch`` process whose stdout/stderr lines are collected by threads."""
 
@@ -159,11 +174,19 @@ class Proc:
         full.pop("LOOPX_AGENT", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "loopx_core", "watch", *args],
-            cwd=board.root, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            cwd=board.root,
+            env=full,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
         )
         self.out: list[str] = []
         self.err: list[str] = []
-        self._threads = [threading.Thread(target=self._pump, args=(s, l), daemon=True) for s, l in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
+        self._threads = [
+            threading.Thread(target=self._pump, args=(s, l), daemon=True)
+            for s, l in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+        ]
         for t in self._threads:
             t.start()
 
@@ -173,7 +196,11 @@ class Proc:
             sink.append(line.rstrip("\n"))
 
     def wait_started(self, timeout: float = 30.0):
-        until(lambda: any("following" in l for l in self.err) or self.proc.poll() is not None, timeout=timeout, what="loopx watch to start")
+        until(
+            lambda: any("following" in l for l in self.err) or self.proc.poll() is not None,
+            timeout=timeout,
+            what="loopx watch to start",
+        )
         assert self.proc.poll() is None, (self.out, self.err)
         return self
 

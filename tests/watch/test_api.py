@@ -44,7 +44,14 @@ async def test_results_carry_what_the_tui_shows(project, watcher):
     bad, ok = watcher.kinds("refused")[0], watcher.kinds("ingested")[0]
     assert bad.to_json()["card"] == "LX-1" and bad.code == "not_holder" and bad.agent == "a2"
     assert bad.text().startswith("refused .loopx/inbox/bad.loopx.json [LX-1]: LX-1 is not leased to a2")
-    assert ok.to_json() == {"kind": "ingested", "file": "out/ok.loopx.json", "line": None, "card": "LX-1", "agent": "w1", "evidence": "E-1"}
+    assert ok.to_json() == {
+        "kind": "ingested",
+        "file": "out/ok.loopx.json",
+        "line": None,
+        "card": "LX-1",
+        "agent": "w1",
+        "evidence": "E-1",
+    }
     assert ok.text() == "ingested E-1 on LX-1 from out/ok.loopx.json (w1)"
 
 

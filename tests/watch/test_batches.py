@@ -20,7 +20,10 @@ def in_out(project) -> Origin:
 
 
 def _burst(folder, n: int, prefix: str = "turn") -> list[str]:
-    return [str(write_atomic(folder / f"{prefix}-{i:03}.loopx.json", doc(f"{prefix} {i}", next=f"step {i}"))) for i in range(n)]
+    return [
+        str(write_atomic(folder / f"{prefix}-{i:03}.loopx.json", doc(f"{prefix} {i}", next=f"step {i}")))
+        for i in range(n)
+    ]
 
 
 def test_a_batch_that_does_not_commit_leaves_the_board_and_the_watchers_memory_as_before(project):
@@ -69,7 +72,9 @@ async def test_one_document_failing_inside_a_batch_does_not_hold_back_the_others
     def flaky(self, obj, raw, *args):
         if isinstance(obj, dict) and obj.get("summary") == "turn 2" and not failed:
             failed.append(True)
-            self.store.db.execute_sql("INSERT INTO ingest_seen (key, outcome, path, created_at) VALUES ('half', 'ingested', 'x', 0)")
+            self.store.db.execute_sql(
+                "INSERT INTO ingest_seen (key, outcome, path, created_at) VALUES ('half', 'ingested', 'x', 0)"
+            )
             raise RuntimeError("the board went away for a moment")
         return real(self, obj, raw, *args)
 
@@ -79,7 +84,10 @@ async def test_one_document_failing_inside_a_batch_does_not_hold_back_the_others
         _burst(project.root / "out", 5)
         await until_async(lambda: len(evidence(w.store)) == 5, what="all five, the failed one on its retry")
         assert sorted(e.summary for e in evidence(w.store)) == [f"turn {i}" for i in range(5)]
-        await until_async(lambda: any("could not ingest out/turn-002.loopx.json" in r.message for r in w.kinds("notice")), what="the notice")
+        await until_async(
+            lambda: any("could not ingest out/turn-002.loopx.json" in r.message for r in w.kinds("notice")),
+            what="the notice",
+        )
         assert not events(w.store, "ingest_error")
         # The failed document's savepoint was rolled back with it.
         with w.store.read():

@@ -21,12 +21,13 @@ def test_a_v1_board_opens_and_gains_the_watch_tables(project):
     assert "ingested E-1 on LX-1" in res.stdout
     con = board_sql.connect(project.db)
     try:
-        assert con.execute("SELECT value FROM setting WHERE key='schema_version'").fetchone() == (str(migrations.SCHEMA_VERSION),)
+        assert con.execute("SELECT value FROM setting WHERE key='schema_version'").fetchone() == (
+            str(migrations.SCHEMA_VERSION),
+        )
         assert con.execute("SELECT count(*) FROM ingest_seen").fetchone() == (1,)
         assert con.execute("SELECT count(*) FROM card").fetchone() == (1,)  # nothing else touched
     finally:
         con.close()
-
 
 
 def test_a_migrated_copy_carries_the_watchers_state(project):
@@ -34,12 +35,16 @@ def test_a_migrated_copy_carries_the_watchers_state(project):
     reports refused files a second time."""
     out = project.root / "out"
     write_atomic(out / "t.loopx.json", doc("a document", next="a"))
-    (out / "s.loopx.jsonl").write_text(json.dumps(doc("a line", next="b")) + "\n" + json.dumps(doc("x", agent="ghost")) + "\n")
+    (out / "s.loopx.jsonl").write_text(
+        json.dumps(doc("a line", next="b")) + "\n" + json.dumps(doc("x", agent="ghost")) + "\n"
+    )
     (out / "bad.loopx.json").write_text("{")
     first = project.spawn("watch", "--once", "--json")
     assert first.returncode == 0, first.stderr
     seen = json.loads(first.stdout)
-    assert (seen["ingested"], seen["refused"]) == (2, 2), seen  # two documents in, the bad one and the ghost's line refused
+    assert (seen["ingested"], seen["refused"]) == (2, 2), (
+        seen
+    )  # two documents in, the bad one and the ghost's line refused
     copy = project.root / "copy.db"
     moved = project.ok("migrate", "--to", copy)["migration"]
     assert moved["tables"]["ingest_seen"]["rows"] == 4 and moved["tables"]["ingest_stream"]["rows"] == 1
@@ -54,6 +59,7 @@ def test_a_migrated_copy_carries_the_watchers_state(project):
     finally:
         con.close()
 
+
 async def test_the_engine_on_a_postgresql_board(tmp_path, monkeypatch, request):
     from tests.conftest import Board
 
@@ -67,7 +73,9 @@ async def test_the_engine_on_a_postgresql_board(tmp_path, monkeypatch, request):
     board.ok("claim", "LX-1", agent="w1")
     monkeypatch.chdir(root)  # a PostgreSQL board's project is the watcher's folder
     write_atomic(root / "out" / "t.loopx.json", doc("on postgres", next="n"))
-    (root / "out" / "s.loopx.jsonl").write_text(json.dumps(doc("line", next="m")) + "\n" + json.dumps(doc("x", agent="ghost")) + "\n")
+    (root / "out" / "s.loopx.jsonl").write_text(
+        json.dumps(doc("line", next="m")) + "\n" + json.dumps(doc("x", agent="ghost")) + "\n"
+    )
     (root / "out" / "bad.loopx.json").write_text("{")
     from loopx_core.watch import WatchConfig, watch_board
 
@@ -77,7 +85,10 @@ async def test_the_engine_on_a_postgresql_board(tmp_path, monkeypatch, request):
         stats = await watch_board(store, once=True, on_result=results.append, config=WatchConfig(settle=0.2))
         assert (stats.ingested, stats.refused) == (2, 2)
         assert sorted(e.summary for e in evidence(store)) == ["line", "on postgres"]
-        assert sorted(e.data["file"] for e in events(store, "ingest_error")) == ["out/bad.loopx.json", "out/s.loopx.jsonl"]
+        assert sorted(e.data["file"] for e in events(store, "ingest_error")) == [
+            "out/bad.loopx.json",
+            "out/s.loopx.jsonl",
+        ]
         again = await watch_board(store, once=True, config=WatchConfig(settle=0.2))
         assert (again.ingested, again.refused, again.duplicate) == (0, 0, 0)
     finally:

@@ -54,7 +54,14 @@ def test_progress_is_drawn_on_a_terminal(project):
     main, secondary = pty.openpty()
     env = dict(os.environ, LOOPX_DB=project.url, LOOPX_HUMAN="tester")
     try:
-        proc = subprocess.run([sys.executable, "-m", "loopx_core", "watch", "--once"], cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=secondary, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "loopx_core", "watch", "--once"],
+            cwd=project.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=secondary,
+            timeout=60,
+        )
         os.close(secondary)
         secondary = None
         chunks = []
@@ -87,7 +94,14 @@ def test_ctrl_c_and_sigterm_exit_cleanly(project, procs):
 
 def test_a_missing_board_is_a_clear_error(tmp_path):
     env = dict(os.environ, LOOPX_DB=str(tmp_path / "nope" / "board.db"))
-    res = subprocess.run([sys.executable, "-m", "loopx_core", "watch", "--once"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "loopx_core", "watch", "--once"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 4 and "no board at" in res.stderr
 
 
@@ -112,7 +126,11 @@ def test_two_watchers_at_once_never_double_ingest(project, procs):
     store = project.store()
     try:
         until(lambda: len(evidence(store)) >= 400, timeout=90, what="400 pieces of evidence")
-        until(lambda: events(store, "ingest_error") and events(store, "artifact_observed"), timeout=30, what="the refusal and the artifact")
+        until(
+            lambda: events(store, "ingest_error") and events(store, "artifact_observed"),
+            timeout=30,
+            what="the refusal and the artifact",
+        )
         # A sentinel written last, taken by one of them, means both are past the burst.
         write_atomic(out / "sentinel.loopx.json", doc("sentinel", next="end"))
         until(lambda: any(e.summary == "sentinel" for e in evidence(store)), timeout=30, what="the sentinel")

@@ -77,7 +77,10 @@ async def test_malformed_documents_are_reported_once_and_fixing_them_ingests(pro
     # Not JSON at all, and staying that way: reported once it settled, with the line.
     broken = out / "broken.loopx.json"
     broken.write_text('{"card": "LX-1", "agent": "w1",\n "summary": "oops" "next": 1}')
-    errs = await until_async(lambda: len(events(watcher.store, "ingest_error")) >= 2 and events(watcher.store, "ingest_error"), what="the JSON error")
+    errs = await until_async(
+        lambda: len(events(watcher.store, "ingest_error")) >= 2 and events(watcher.store, "ingest_error"),
+        what="the JSON error",
+    )
     assert errs[1].data["file"] == "out/broken.loopx.json" and errs[1].data["line"] == 2
     assert errs[1].data["reason"].startswith("not valid JSON") and errs[1].card == 1
     # Fix both: both ingest, and nothing is reported again.
@@ -106,11 +109,15 @@ async def test_refusals_are_the_cli_refusals(project):
     try:
         out = project.root / "out"
         write_atomic(out / "card.loopx.json", doc("s", card="LX-99"))
-        inbox = project.root / ".loopx" / "inbox"  # a document naming another agent than the folder's is refused before (test_identity.py)
+        inbox = (
+            project.root / ".loopx" / "inbox"
+        )  # a document naming another agent than the folder's is refused before (test_identity.py)
         write_atomic(inbox / "agent.loopx.json", doc("s", agent="ghost"))
         write_atomic(inbox / "holder.loopx.json", doc("s", agent="a2"))
         write_atomic(out / "outside.loopx.json", doc("s", artifacts=["/etc/hostname"]))
-        errs = await until_async(lambda: len(events(w.store, "ingest_error")) >= 4 and events(w.store, "ingest_error"), what="four refusals")
+        errs = await until_async(
+            lambda: len(events(w.store, "ingest_error")) >= 4 and events(w.store, "ingest_error"), what="four refusals"
+        )
         by_file = {e.data["file"].split("/")[-1].split(".")[0]: e for e in errs}
         for name, (_, code, message, hint) in cli.items():
             got = by_file[name]

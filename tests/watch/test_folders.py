@@ -13,9 +13,21 @@ from .conftest import Watcher, doc, events, evidence, observed, write_atomic
 async def test_observed_artifacts_and_what_is_ignored(project, watcher):
     out = project.root / "out"
     noise = [
-        ".git/objects/ab/cdef", ".git/index", "__pycache__/m.cpython-311.pyc", "node_modules/x/index.js",
-        ".pytest_cache/v/cache", ".mypy_cache/3.11/m.json", "pkg/.venv/lib/x.py", ".loopx/notes.txt",
-        ".report.md.swp", "report.md~", ".#report.md", "4913", "#report.md#", "download.part", "x.tmp",
+        ".git/objects/ab/cdef",
+        ".git/index",
+        "__pycache__/m.cpython-311.pyc",
+        "node_modules/x/index.js",
+        ".pytest_cache/v/cache",
+        ".mypy_cache/3.11/m.json",
+        "pkg/.venv/lib/x.py",
+        ".loopx/notes.txt",
+        ".report.md.swp",
+        "report.md~",
+        ".#report.md",
+        "4913",
+        "#report.md#",
+        "download.part",
+        "x.tmp",
     ]
     for rel in noise:
         path = out / rel
@@ -71,7 +83,9 @@ async def test_a_missing_watch_folder_is_followed_once_it_appears(project):
     w = await Watcher(project).start()
     try:
         later = project.root / "later" / "deep"
-        assert any(r.kind == "notice" and "does not exist yet" in r.message and str(later) in r.message for r in w.results)
+        assert any(
+            r.kind == "notice" and "does not exist yet" in r.message and str(later) in r.message for r in w.results
+        )
         later.mkdir(parents=True)
         write_atomic(later / "t.loopx.json", doc("in the late folder", card="LX-2", agent="w2"))
         rows = await until_async(lambda: evidence(w.store), what="the document in the new folder")
@@ -104,7 +118,9 @@ async def test_agents_registered_after_start_and_new_subfolders(project, watcher
     (deep / "out.csv").write_text("a,b\n")
     rows = await until_async(lambda: evidence(watcher.store), what="the deep document")
     assert rows[0].card_id == 2 and rows[0].agent == "w3"
-    await until_async(lambda: any(o.path == "o3/a/b/c/out.csv" for o in observed(watcher.store)), what="the deep artifact")
+    await until_async(
+        lambda: any(o.path == "o3/a/b/c/out.csv" for o in observed(watcher.store)), what="the deep artifact"
+    )
 
 
 async def test_documents_in_a_folder_outside_the_project(project, tmp_path):
@@ -119,7 +135,9 @@ async def test_documents_in_a_folder_outside_the_project(project, tmp_path):
         rows = await until_async(lambda: evidence(w.store), what="the outside document")
         assert rows[0].extra == {"file": str(outside / "t.loopx.json")}
         assert rows[0].artifacts[0]["path"] == "out/ok.txt"  # relative to the project root
-        await until_async(lambda: any(o.path == str(outside / "result.bin") for o in observed(w.store)), what="the outside artifact")
+        await until_async(
+            lambda: any(o.path == str(outside / "result.bin") for o in observed(w.store)), what="the outside artifact"
+        )
         assert os.path.isabs([o.path for o in observed(w.store) if "result" in o.path][0])
     finally:
         await w.stop()
@@ -143,7 +161,9 @@ async def test_running_out_of_os_file_watches_falls_back_to_polling(project, mon
     monkeypatch.setattr(watchfiles, "awatch", limited)
     w = await Watcher(project).start()
     try:
-        await until_async(lambda: any("limit on file watches" in r.message for r in w.kinds("notice")), what="the notice")
+        await until_async(
+            lambda: any("limit on file watches" in r.message for r in w.kinds("notice")), what="the notice"
+        )
         notice = [r for r in w.kinds("notice") if "limit on file watches" in r.message][0]
         assert "fs.inotify.max_user_watches" in notice.message and "polling" in notice.message
         write_atomic(project.root / "out" / "t.loopx.json", doc("seen by polling", next="n"))

@@ -13,7 +13,16 @@ from loopx_core.watch.ingest import STREAM_REFUSALS
 
 SEED = 30
 DOCS, STREAMS = 120, 6
-NAMES = ["plain", "tab\there", "nl\nforged line", "esc\x1b]0;title\x07", "csi\x1b[31mred", "bell\x07", "bidi\u202eevil", "cr\rback"]
+NAMES = [
+    "plain",
+    "tab\there",
+    "nl\nforged line",
+    "esc\x1b]0;title\x07",
+    "csi\x1b[31mred",
+    "bell\x07",
+    "bidi\u202eevil",
+    "cr\rback",
+]
 
 
 def _mutate(rng: random.Random, text: str) -> str:
@@ -24,7 +33,7 @@ def _mutate(rng: random.Random, text: str) -> str:
         return text[: rng.randrange(len(text))]  # cut short
     if roll < 0.5:
         i = rng.randrange(len(text))
-        return text[:i] + chr(rng.randrange(0, 0x3000)) + text[i + 1:]
+        return text[:i] + chr(rng.randrange(0, 0x3000)) + text[i + 1 :]
     if roll < 0.6:
         return json.dumps({"card": "LX-1", "agent": "w1", "summary": "x", "todos_added": [[[["deep"]]]] * 3})
     if roll < 0.7:
@@ -41,7 +50,9 @@ def _fill(folder, rng: random.Random) -> None:
         (folder / name).write_bytes(_mutate(rng, good).encode("utf-8", "surrogatepass"))
     for n in range(STREAMS):
         lines = [_mutate(rng, good).replace("\n", " ") for _ in range(rng.randrange(50, 400))]
-        (folder / f"s{n}-{rng.choice(NAMES)}.loopx.jsonl").write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
+        (folder / f"s{n}-{rng.choice(NAMES)}.loopx.jsonl").write_bytes(
+            ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+        )
 
 
 def _errors(board) -> int:
@@ -62,7 +73,9 @@ def test_a_fuzzed_folder_is_refused_once_and_printed_terminal_safe(project):
         assert res.returncode == 0, res.stderr[-2000:]
         assert "retrying" not in res.stderr, res.stderr[-2000:]
         for text in (res.stdout, res.stderr):
-            assert not any(c in text for c in "\x1b\x07\r\u202e"), [line for line in text.splitlines() if any(c in line for c in "\x1b\x07\r\u202e")][:3]
+            assert not any(c in text for c in "\x1b\x07\r\u202e"), [
+                line for line in text.splitlines() if any(c in line for c in "\x1b\x07\r\u202e")
+            ][:3]
         for line in res.stdout.splitlines():  # a newline in a file name never forges a line of its own
             assert line.startswith(("ingested ", "refused ", "already had ", "observed ", "  → ")), line
         counts.append(_errors(project))

@@ -21,7 +21,9 @@ def watch_once(project) -> list[str]:
 def test_a_document_naming_another_agent_is_refused(project):
     project.ok("card", "add", "theirs")
     project.ok("claim", "LX-2", agent="a2")
-    write_atomic(project.root / "out" / "forged.loopx.json", doc("I am a2, honest", card="LX-2", agent="a2", tokens=10**6))
+    write_atomic(
+        project.root / "out" / "forged.loopx.json", doc("I am a2, honest", card="LX-2", agent="a2", tokens=10**6)
+    )
     out = watch_once(project)
     assert [l for l in out if l.startswith("refused")] == [
         f"refused out/forged.loopx.json [LX-2]: out/forged.loopx.json is in the watch folder of w1 ({project.root / 'out'}) but names agent a2"
@@ -55,7 +57,9 @@ def test_in_the_folders_of_several_agents_it_must_be_one_of_them(project):
 def test_a_stream_line_naming_another_agent_is_refused_and_the_rest_ingested(project):
     project.ok("card", "add", "theirs")
     project.ok("claim", "LX-2", agent="a2")
-    (project.root / "out" / "s.loopx.jsonl").write_text(lines(doc("mine", next="a"), doc("forged", card="LX-2", agent="a2"), doc("mine again", next="b")))
+    (project.root / "out" / "s.loopx.jsonl").write_text(
+        lines(doc("mine", next="a"), doc("forged", card="LX-2", agent="a2"), doc("mine again", next="b"))
+    )
     out = watch_once(project)
     assert len([l for l in out if l.startswith("ingested")]) == 2
     assert [l.split(":")[0] for l in out if l.startswith("refused")] == ["refused out/s.loopx.jsonl"]
@@ -103,7 +107,9 @@ def test_a_document_that_is_a_symlink_out_of_the_folder_is_not_read(project, tmp
     (elsewhere / "secret.txt").write_text("root:s3cr3t-hash:19000:0:99999:7:::\n")
     out = watch_once(project)
     refusals = sorted(l for l in out if l.startswith("refused"))
-    assert len(refusals) == 2 and all("leads outside the project and the watch folder of w1" in l for l in refusals), refusals
+    assert len(refusals) == 2 and all("leads outside the project and the watch folder of w1" in l for l in refusals), (
+        refusals
+    )
     store = project.store()
     try:
         assert evidence(store) == []

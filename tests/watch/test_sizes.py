@@ -28,7 +28,11 @@ def test_a_20_gib_file_is_refused_once_and_the_folder_keeps_flowing(project, pro
             fh.truncate(HUGE)
         (out / "report.md").write_text("# Report\n")
         write_atomic(out / "turn.loopx.json", doc("a turn next to a huge file", next="x"))
-        until(lambda: any(o.path == "out/report.md" for o in observed(store)), what="the normal file observed", explain=lambda: "\n".join(w.err[-20:]))
+        until(
+            lambda: any(o.path == "out/report.md" for o in observed(store)),
+            what="the normal file observed",
+            explain=lambda: "\n".join(w.err[-20:]),
+        )
         until(lambda: evidence(store), what="the document ingested", explain=lambda: "\n".join(w.err[-20:]))
         refused = until(lambda: _refusals(store, "huge.bin"), what="the huge file refused")
         assert refused[0].data["code"] == "artifact_too_large" and refused[0].card == 1
@@ -50,7 +54,9 @@ def test_a_20_gib_file_is_refused_once_and_the_folder_keeps_flowing(project, pro
 def test_an_artifact_too_large_to_hash_is_recorded_with_its_size(project):
     with open(project.root / "out" / "dump.bin", "wb") as fh:
         fh.truncate(HUGE)
-    ev = project.ok("writeback", "LX-1", "--summary", "made a dump", "--artifact", "out/dump.bin", agent="w1")["evidence"]
+    ev = project.ok("writeback", "LX-1", "--summary", "made a dump", "--artifact", "out/dump.bin", agent="w1")[
+        "evidence"
+    ]
     assert ev["artifacts"] == [{"path": "out/dump.bin", "size": HUGE, "sha256": None, "too_large": True}]
     assert json.loads(json.dumps(project.ok("log", "LX-1")["evidence"][-1]["artifacts"])) == ev["artifacts"]
     assert os.path.getsize(project.root / "out" / "dump.bin") == HUGE

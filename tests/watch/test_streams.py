@@ -43,7 +43,9 @@ async def test_a_restart_resumes_at_the_stored_offset(project):
     await until_async(lambda: len(evidence(w.store)) == 10, what="the first ten")
     await w.stop()
     # Written while no watcher runs, including a torn line.
-    append(path, lines(*(doc(f"turn {i}", next=f"s{i}") for i in range(10, 15))) + '{"card": "LX-1", "agent": "w1", "summ')
+    append(
+        path, lines(*(doc(f"turn {i}", next=f"s{i}") for i in range(10, 15))) + '{"card": "LX-1", "agent": "w1", "summ'
+    )
     w2 = Watcher(project)
     w2.store = w.store
     await w2.start()
@@ -71,11 +73,15 @@ async def test_truncation_and_replacement_start_over_without_duplicates(project,
         handle.write(lines(doc("after truncation", next="t1")))
     await until_async(lambda: len(evidence(watcher.store)) == 6, what="the line after truncation")
     # Results reach on_result once their batch is done, a moment after the commit.
-    await until_async(lambda: any("was truncated" in r.message for r in watcher.kinds("notice")), what="the 'was truncated' notice")
+    await until_async(
+        lambda: any("was truncated" in r.message for r in watcher.kinds("notice")), what="the 'was truncated' notice"
+    )
     # Replaced by a new file (new inode) holding the old lines plus two new ones.
     write_atomic(path, lines(*first, doc("replaced 1", next="r1"), doc("replaced 2", next="r2")))
     await until_async(lambda: len(evidence(watcher.store)) == 8, what="the two new lines")
-    await until_async(lambda: any("was replaced" in r.message for r in watcher.kinds("notice")), what="the 'was replaced' notice")
+    await until_async(
+        lambda: any("was replaced" in r.message for r in watcher.kinds("notice")), what="the 'was replaced' notice"
+    )
     # Rewritten in place with the same size (same inode, bytes before the offset changed).
     size = path.stat().st_size
     text = path.read_text().replace('"turn 0"', '"TURN 0"')
@@ -90,10 +96,18 @@ async def test_truncation_and_replacement_start_over_without_duplicates(project,
 
 async def test_bad_lines_name_the_line_and_a_fix_is_appended(project, watcher):
     path = project.root / "out" / "turns.loopx.jsonl"
-    path.write_text(lines(doc("ok 1", next="a")) + "{not json\n" + lines({"card": "LX-1", "agent": "w1"}, doc("ok 2", next="b")))
+    path.write_text(
+        lines(doc("ok 1", next="a")) + "{not json\n" + lines({"card": "LX-1", "agent": "w1"}, doc("ok 2", next="b"))
+    )
     await until_async(lambda: len(evidence(watcher.store)) == 2, what="the good lines")
-    errs = await until_async(lambda: len(events(watcher.store, "ingest_error")) == 2 and events(watcher.store, "ingest_error"), what="two refusals")
-    assert [(e.data["file"], e.data["line"]) for e in errs] == [("out/turns.loopx.jsonl", 2), ("out/turns.loopx.jsonl", 3)]
+    errs = await until_async(
+        lambda: len(events(watcher.store, "ingest_error")) == 2 and events(watcher.store, "ingest_error"),
+        what="two refusals",
+    )
+    assert [(e.data["file"], e.data["line"]) for e in errs] == [
+        ("out/turns.loopx.jsonl", 2),
+        ("out/turns.loopx.jsonl", 3),
+    ]
     assert errs[0].data["reason"].startswith("not valid JSON") and errs[0].card is None
     assert errs[1].data["reason"] == "summary: is required" and errs[1].card == 1
     append(path, lines(doc("fixed line 3", next="c")))
@@ -103,7 +117,9 @@ async def test_bad_lines_name_the_line_and_a_fix_is_appended(project, watcher):
 
 async def test_an_unterminated_last_line_is_taken_once_it_settles(project, watcher):
     path = project.root / "out" / "turns.loopx.jsonl"
-    path.write_text(lines(doc("one", next="a")) + '{"card": "LX-1", "agent": "w1", "summary": "no newline", "next": "b"}')
+    path.write_text(
+        lines(doc("one", next="a")) + '{"card": "LX-1", "agent": "w1", "summary": "no newline", "next": "b"}'
+    )
     # Not an error while it might still grow; ingested once it stayed put for the settle time.
     await until_async(lambda: len(evidence(watcher.store)) == 2, what="the unterminated line")
     append(path, "\n" + lines(doc("three", next="c")))

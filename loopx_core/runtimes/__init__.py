@@ -39,6 +39,22 @@ if TYPE_CHECKING:
 
     # What ``make`` gives, as its callers use it: ``base.Runtime`` (the registry
     # imports nothing of LoopX's, the `runtimes-registry` contract).
+    class Call(Protocol):
+        """One model call's usage (``transcript.Call``)."""
+
+        @property
+        def identity(self) -> str: ...
+        @property
+        def tokens_in(self) -> int: ...
+        @property
+        def tokens_out(self) -> int: ...
+        @property
+        def detail(self) -> dict: ...
+        @property
+        def model(self) -> str | None: ...
+        @property
+        def parts(self) -> dict: ...
+
     class Usage(Protocol):
         """What a turn has used so far (``base.LiveUsage``)."""
 
@@ -47,6 +63,8 @@ if TYPE_CHECKING:
         said: str | None
         error: str | None
 
+        @property
+        def calls(self) -> list[Call]: ...
         @property
         def tokens(self) -> int: ...
         def feed(self, line: bytes) -> None: ...

@@ -33,6 +33,11 @@ import signal
 import sys
 import time
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import NoReturn
+
 GRACE = 1.5  # seconds a stopped runtime has to end before everything is killed (the runner escalates at 3)
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -52,7 +57,7 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def _on_stop(signum, frame):
+def _on_stop(signum: int, frame: FrameType | None) -> NoReturn:
     raise Stop
 
 

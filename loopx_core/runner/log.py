@@ -11,6 +11,16 @@ import logging.handlers
 
 from ..rules.text import terminal_safe
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Protocol, TextIO
+
+    class Log(Protocol):
+        """What ``Runner`` calls for each line (a level of logging's)."""
+
+        def __call__(self, text: str, level: int = ...) -> None: ...
+
+
 FORMAT = "%(asctime)s %(levelname)-7s %(agent)s: %(message)s"
 DATE = "%Y-%m-%dT%H:%M:%S%z"  # 2026-12-04T23:10:02+0000
 LEVELS = {"quiet": logging.WARNING, "normal": logging.INFO, "verbose": logging.DEBUG}
@@ -21,7 +31,9 @@ class _SafeFormatter(logging.Formatter):
         return terminal_safe(super().format(record), multiline=True)
 
 
-def runner_logger(agent: str, stream, *, log_file: str | None = None, verbosity: str = "normal") -> logging.Logger:
+def runner_logger(
+    agent: str, stream: TextIO, *, log_file: str | None = None, verbosity: str = "normal"
+) -> logging.Logger:
     """The logger of one runner process (``loopx run``): ``stream`` is its terminal."""
     logger = logging.getLogger(f"loopx.runner.{agent}")
     logger.handlers.clear()
@@ -37,7 +49,7 @@ def runner_logger(agent: str, stream, *, log_file: str | None = None, verbosity:
     return logger
 
 
-def writer(logger: logging.Logger, agent: str):
+def writer(logger: logging.Logger, agent: str) -> Log:
     """``log(text, level)``, what ``Runner`` calls for each line."""
 
     def log(text: str, level: int = logging.INFO) -> None:

@@ -36,7 +36,7 @@ import signal
 import time
 import uuid
 from logging import DEBUG, ERROR, INFO, WARNING
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..adapters import charge
 from ..authority.witness import Witness, refused
@@ -63,6 +63,29 @@ from ..runtimes import make as make_runtime
 from ..shapes.errors import ALTERED, Altered, Conflict, LoopxError, Paused
 from .process import TurnProcess
 from .waker import Interrupt, Waker
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
+    from typing import TypedDict, Unpack
+
+    from ..authority.witness import Gone
+    from ..ops.turns import Marks
+    from ..rules.workspace_bounds import Bounds
+    from ..runtimes import Usage
+    from ..shapes.values import CardView, EventView
+    from ..store.base import Store
+    from .log import Log
+
+    class StateFields(TypedDict, total=False):
+        """What ``_state`` passes on to ``runners.set_state``."""
+
+        card: int | None
+        turn_id: str | None
+        gate: int | None
+        wake_at: float | None
+        detail: str | None
+
 
 MAX_IDLE = 300.0  # an idle runner looks at the board at least this often, change or not
 TAIL_KEPT = 2000  # characters of a failed turn's output kept in its record
@@ -108,7 +131,7 @@ def clean(text: str, limit: int = TAIL_KEPT) -> str:
 
 
 class Runner:
-    def __init__(self, store, options: Options, log=lambda text, level=INFO: print(text)):
+    def __init__(self, store: Store, options: Options, log: Log = lambda text, level=INFO: print(text)) -> None:
         self.store = store
         self.opts = options
         self.agent = options.agent
@@ -149,7 +172,7 @@ class Runner:
         self.log_line(text, level)
 
     # -- signals -------------------------------------------------------------------------
-    def _on_signal(self, signum, frame) -> None:
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if self.stopping is not None:
             self.urgent = True
@@ -210,7 +233,7 @@ class Runner:
                 self.waker.close()
         return 0
 
-    def _gone(self):
+    def _gone(self) -> Gone | None:
         """What vanished of the log this runner saw, asked after an error (None: nothing, or cannot tell)."""
         try:
             return self.witness.observe(self.store, acted_on=self.control.seq)
@@ -328,7 +351,7 @@ class Runner:
                 self._sleep(res.wake_at)
 
     # -- bookkeeping on the board ------------------------------------------------------------
-    def _state(self, state: str, **fields) -> None:
+    def _state(self, state: str, **fields: Unpack[StateFields]) -> None:
         before = self.view
         self.view = runners.set_state(self.store, self.agent, self.runner_id, state, **fields)
         if before is None or (before.state, before.detail, before.card) != (
@@ -365,7 +388,7 @@ class Runner:
         if gone is not None:
             raise refused(gone)
 
-    def _relevant(self, new) -> bool:
+    def _relevant(self, new: list[EventView]) -> bool:
         me = runners.actor(self.agent)
         return any(e.actor != me and e.kind not in NOISE for e in new)
 
@@ -397,7 +420,7 @@ class Runner:
                     return
 
     # -- one turn ------------------------------------------------------------------------------
-    def _workspace(self, card) -> tuple[str, str | None] | None:
+    def _workspace(self, card: CardView) -> tuple[str, str | None] | None:
         """The card's workspace for this turn (issue #26): made on first use,
         leftovers of a killed turn saved, lost uncommitted work put back. None
         when the project has none (no repository, or no commit yet): the turn
@@ -414,7 +437,7 @@ class Runner:
         self.workspace_refusals = 0
         return space
 
-    def _no_workspace(self, card, err: LoopxError) -> None:
+    def _no_workspace(self, card: CardView, err: LoopxError) -> None:
         """The card's workspace was refused: no turn. The card goes back to
         ready (another runner, or this one later, takes it when it can have
         one), the runner's state says why on the board, and it retries when a
@@ -432,7 +455,7 @@ class Runner:
         self._state("asleep", card=card.id, wake_at=wake, detail=why[:500])
         self._sleep(wake, wake_on=WORKSPACE_NEWS)
 
-    def _env(self, card, turn_id: str, packet: str) -> dict:
+    def _env(self, card: CardView, turn_id: str, packet: str) -> dict:
         env = {
             k: v for k, v in os.environ.items() if k not in ("LOOPX_KEY", "LOOPX_HUMAN")
         }  # the person's key is not the agent's
@@ -450,7 +473,7 @@ class Runner:
             env["LOOPX_CONTEXT"] = packet
         return env
 
-    def _turn(self, card, space: tuple[str, str | None] | None) -> str | None:
+    def _turn(self, card: CardView, space: tuple[str, str | None] | None) -> str | None:
         """One bounded turn on ``card`` (active, leased to the agent) in ``space``
         (its workspace and HEAD; None: the project folder). Returns its
         outcome; None when a person's control refused its start (``self.control``
@@ -543,7 +566,7 @@ class Runner:
                 WARNING,
             )
 
-    def _swept_from(self, workspace: str):
+    def _swept_from(self, workspace: str) -> Bounds | None:
         """Before the turn: what the repository's shared git folder holds,
         recorded (``workspace/sweep.py``); its Bounds, None outside a worktree."""
         from ..rules import workspace_bounds
@@ -555,7 +578,7 @@ class Runner:
             return bounds
         return None
 
-    def _sweep(self, card, bounds, turn_id: str) -> None:
+    def _sweep(self, card: CardView, bounds: Bounds, turn_id: str) -> None:
         """After the turn: what it created in the shared git folder that is not
         its own (a program's ``MERGE_HEAD``, ``refs/stash``, a branch) moved out
         of the repository, recorded on the card and said."""
@@ -584,7 +607,9 @@ class Runner:
         except LoopxError as err:
             self.log(f"could not record it on {card.key}: {err.message}", WARNING)
 
-    def _watch(self, proc: TurnProcess, card, token, usage, env) -> tuple[str, str | None]:
+    def _watch(
+        self, proc: TurnProcess, card: CardView, token: int | None, usage: Usage, env: dict[str, str]
+    ) -> tuple[str, str | None]:
         """Follow the running turn until it ends or must be stopped: (outcome, reason)."""
         lease = card.lease.expires_at - clock.now() if card.lease and card.lease.expires_at else 1800.0
         renew_every = max(0.5, min(lease / 3, 60.0))
@@ -651,7 +676,7 @@ class Runner:
         the agent's window): None where nothing limits it."""
         return turns.room(self.store, card_id, self.agent)
 
-    def _over(self, room, usage) -> str | None:
+    def _over(self, room: tuple[float | None, float | None], usage: Usage) -> str | None:
         tokens_left, usd_left = room
         if tokens_left is not None and usage.tokens >= tokens_left:
             return (
@@ -665,7 +690,7 @@ class Runner:
                 )
         return None
 
-    def _renew(self, card, token) -> str | None:
+    def _renew(self, card: CardView, token: int | None) -> str | None:
         """Renew the lease; "keep" to stop renewing and let the turn end (the agent
         finished or handed off its card), a reason to stop the turn, None when renewed."""
         try:
@@ -681,7 +706,7 @@ class Runner:
                 return "keep"
             return f"the turn lost its card: {err.message}"
 
-    def _save_code(self, card, how, *args) -> dict | None:
+    def _save_code(self, card: CardView, how: Callable[..., dict | None], *args: str | None) -> dict | None:
         """Record the card's code state (a git or board failure is logged: the turn goes on)."""
         try:
             return how(self.store, card.id, f"agent:{self.agent}", *args)
@@ -689,7 +714,20 @@ class Runner:
             self.log(f"could not record {card.key}'s code state: {err.message}", WARNING)
             return None
 
-    def _after(self, card, token, turn_id, since, code, usage, outcome, reason, tail, seconds, env=None) -> str:
+    def _after(
+        self,
+        card: CardView,
+        token: int | None,
+        turn_id: str,
+        since: Marks,
+        code: int | None,
+        usage: Usage,
+        outcome: str,
+        reason: str | None,
+        tail: str,
+        seconds: float,
+        env: dict[str, str] | None = None,
+    ) -> str:
         if self.turn_workspace is not None:
             self._save_code(card, workspaces.record, self.turn_head, turn_id)  # whatever the turn did
         wrote = turns.wrote_since(self.store, self.agent, since)
@@ -724,7 +762,17 @@ class Runner:
         )
         return outcome
 
-    def _record_failed(self, card, token, turn_id, code, outcome, reason, tail, usage) -> str | None:
+    def _record_failed(
+        self,
+        card: CardView,
+        token: int | None,
+        turn_id: str,
+        code: int | None,
+        outcome: str,
+        reason: str | None,
+        tail: str,
+        usage: Usage,
+    ) -> str | None:
         """A turn that wrote no evidence: a writeback of its own (source
         ``runner``), so the card says what happened and the no-progress count
         goes up. Refused when the card is no longer the agent's to write to."""
@@ -763,7 +811,7 @@ class Runner:
             self.log(f"could not record the failed turn on {card.key}: {err.message}", WARNING)
             return None
 
-    def _keep_output(self, card, turn_id: str, output: str) -> dict | None:
+    def _keep_output(self, card: CardView, turn_id: str, output: str) -> dict | None:
         """A failed turn's raw output as the runner kept it (its last 16 KiB:
         the stream-json as the runtime printed it), in the board's folder
         (``.loopx/turns/<card>-<turn id>.out``) and named with its hash on the
@@ -787,7 +835,7 @@ class Runner:
             return None
         return {"path": os.path.relpath(path, root), "size": size, "sha256": sha}
 
-    def _charge(self, card, usage, env, turn_id) -> str | None:
+    def _charge(self, card: CardView, usage: Usage, env: dict[str, str], turn_id: str) -> str | None:
         """The turn's measured usage, charged exactly once: from the transcript
         through the Stop hook's code (calls it charged already are skipped), or —
         without a transcript — from the runtime's own totals."""

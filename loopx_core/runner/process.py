@@ -34,12 +34,16 @@ import time
 
 from ..rules.spawn import python_argv, safe_path
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import IO
+
 KILL_AFTER = 3.0  # seconds between SIGTERM and SIGKILL when a turn is stopped
 TAIL_BYTES = 16 * 1024
 LINE_MAX = 4 * 1024 * 1024  # a longer line is cut (a runtime's event is far smaller)
 
 
-def die_with_parent(sig=signal.SIGKILL) -> None:
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
     """In a child, before exec: receive ``sig`` when its parent dies (Linux only)."""
     if sys.platform.startswith("linux"):
         try:
@@ -115,7 +119,7 @@ class TurnProcess:
             while self._tail_size > TAIL_BYTES and len(self._tail) > 1:
                 self._tail_size -= len(self._tail.popleft())
 
-    def _read(self, stream, is_stdout: bool) -> None:
+    def _read(self, stream: IO[bytes], is_stdout: bool) -> None:
         try:
             while True:
                 line = stream.readline(LINE_MAX)
@@ -161,7 +165,7 @@ class TurnProcess:
             self.proc.wait(timeout=KILL_AFTER)
         self._signal(signal.SIGKILL)  # whatever it started and left behind in its group
 
-    def _signal(self, sig) -> None:
+    def _signal(self, sig: int) -> None:
         try:
             os.killpg(self.proc.pid, sig)
         except (ProcessLookupError, PermissionError):

@@ -17,6 +17,12 @@ import os
 import select
 import time
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..store.base import Listener, Store
+
 FAST = 0.05
 SLOW = 0.4
 BACK_OFF = 1.5
@@ -33,7 +39,7 @@ class Interrupt:
     one byte written to a pipe, and ``wait`` selects on the pipe: no lock, and
     a waiter wakes at once."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
         os.set_blocking(self._write, False)
@@ -49,11 +55,12 @@ class Interrupt:
     def is_set(self) -> bool:
         return self._set
 
-    def wait(self, seconds: float, also=()) -> bool:
+    def wait(self, seconds: float, also: Iterable[Listener] = ()) -> bool:
         """Sleep up to ``seconds``, or until set or one of ``also`` (objects
         with ``fileno``) is readable."""
         if not self._set:
-            select.select([self._read, *also], [], [], max(0.0, seconds))
+            readable: list[int | Listener] = [self._read, *also]
+            select.select(readable, [], [], max(0.0, seconds))
         return self._set
 
     def close(self) -> None:
@@ -65,7 +72,7 @@ class Interrupt:
 
 
 class Waker:
-    def __init__(self, store, interrupted: Interrupt, fast: float = FAST, slow: float = SLOW):
+    def __init__(self, store: Store, interrupted: Interrupt, fast: float = FAST, slow: float = SLOW):
         self.store = store
         self.interrupted = interrupted  # set by a signal handler: stop waiting at once
         self.fast, self.slow = fast, slow
@@ -73,7 +80,7 @@ class Waker:
         self.listener = store.listener()  # pushed changes (PostgreSQL), or None
         self.token = self._probe()
 
-    def _probe(self):
+    def _probe(self) -> int:
         return self.store.change_token()
 
     def wait(self, seconds: float) -> bool:
@@ -90,9 +97,10 @@ class Waker:
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            pushed = (self.listener,) if self.listener is not None and self.listener.fileno() >= 0 else ()
+            listener = self.listener
+            pushed = (listener,) if listener is not None and listener.fileno() >= 0 else ()
             self.interrupted.wait(min(self.interval, left), also=pushed)
-            if pushed and self.listener.drain():
+            if pushed and listener is not None and listener.drain():
                 continue  # a write committed: probe now
             self.interval = min(self.slow, self.interval * BACK_OFF)
 

@@ -31,8 +31,67 @@ NAMES = ("claude-code", "codex", "shell")
 HOOKED = ("claude-code", "codex")
 _MODULES = {"claude-code": "claude_code", "codex": "codex", "shell": "shell"}
 
+TYPE_CHECKING = False  # (annotations only: the cold hook imports this; checkers read this as typing's)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import ModuleType
+    from typing import Protocol
 
-def module(name: str):
+    # What ``make`` gives, as its callers use it: ``base.Runtime`` (the registry
+    # imports nothing of LoopX's, the `runtimes-registry` contract).
+    class Call(Protocol):
+        """One model call's usage (``transcript.Call``)."""
+
+        @property
+        def identity(self) -> str: ...
+        @property
+        def tokens_in(self) -> int: ...
+        @property
+        def tokens_out(self) -> int: ...
+        @property
+        def detail(self) -> dict: ...
+        @property
+        def model(self) -> str | None: ...
+        @property
+        def parts(self) -> dict: ...
+
+    class Usage(Protocol):
+        """What a turn has used so far (``base.LiveUsage``)."""
+
+        session: str | None
+        final: dict | None
+        said: str | None
+        error: str | None
+
+        @property
+        def calls(self) -> list[Call]: ...
+        @property
+        def tokens(self) -> int: ...
+        def feed(self, line: bytes) -> None: ...
+        def poll(self, env: dict) -> None: ...
+        def transcript_path(self, env: dict) -> str | None: ...
+
+    class Runtime(Protocol):
+        """How to start one turn of a runtime (``base.Runtime``)."""
+
+        name: str
+        project: str | None
+        measured: bool
+        uses_tools: bool
+        needs_command: bool
+
+        @property
+        def in_workspace(self) -> bool: ...
+        def argv(self, prompt: str, cwd: str | None = None) -> list[str]: ...
+        def by_hand(self, cwd: str) -> list[str]: ...
+        def stdin(self, packet: str) -> str | None: ...
+        def environ(self, cwd: str | None = None) -> dict[str, str]: ...
+        def live(self) -> Usage: ...
+        def identity_problem(self, root: Path) -> str | None: ...
+        def last_step(self, output: str) -> str | None: ...
+
+
+def module(name: str) -> ModuleType:
     """The module of the runtime ``name`` (imported on first ask); KeyError for
     another name. (``__import__``, not importlib: the cold hook asks it, and
     importlib would load three modules more.)"""
@@ -43,6 +102,6 @@ def module(name: str):
     return sys.modules[path]
 
 
-def make(name: str, extra: list[str], binary: str | None = None, agent: str = ""):
+def make(name: str, extra: list[str], binary: str | None = None, agent: str = "") -> Runtime:
     """How to start the turns of runtime ``name`` (its module's ``Command``)."""
     return module(name).Command(extra, binary, agent)

@@ -14,9 +14,27 @@ import json
 # "stays lean"). mypy reads TYPE_CHECKING by its name.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+    from typing import Protocol
 
+    from ..rules.workspace_bounds import Bounds
     from . import transcript
+
+    # ``init --for``'s plan of one file (``write_settings``): ``plan(path, edit)``,
+    # the edit making the file's new text from its old one (None: no file).
+    Edit = Callable[[str | None], str | None]
+
+    class Planned(Protocol):
+        """What the plan says of one file (adapters/setup.FileChange)."""
+
+        before: str | None
+        after: str | None
+        problem: str | None  # why it cannot be written (then nothing is)
+
+    Plan = Callable[[Path, Edit], Planned]
+    HookCommand = Callable[[str, str | None], str]  # (event, agent id or None) -> the hook's command line
+    Note = Callable[[str], None]  # a hook's note to the person (stderr)
 
 
 class SettingsConflict(Exception):
@@ -31,7 +49,7 @@ class SettingsMalformed(SettingsConflict):
 class LiveUsage:
     """What a turn has used so far, as its runtime reports it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.best: dict[str, transcript.Call] = {}  # a model call by its identity, its largest report
         self.session: str | None = None
         self.final: dict | None = None  # the runtime's own totals at the end, when it gives them
@@ -92,16 +110,16 @@ class Runtime:
         False and runs in the project folder, never in a worktree without hooks."""
         return True
 
-    def __init__(self, extra: list[str], binary: str | None = None, agent: str = ""):
+    def __init__(self, extra: list[str], binary: str | None = None, agent: str = "") -> None:
         self.extra = list(extra)
         self.binary = binary
         self.agent = agent
 
-    def argv(self, prompt: str, cwd=None) -> list[str]:
+    def argv(self, prompt: str, cwd: str | None = None) -> list[str]:
         """The command of one turn started in ``cwd``."""
         return list(self.extra)
 
-    def by_hand(self, cwd) -> list[str]:
+    def by_hand(self, cwd: str) -> list[str]:
         """The command a person runs interactively in the workspace ``cwd``
         (``loopx workspace start``), bounded as the runner's turns there."""
         raise NotImplementedError(self.name)
@@ -109,7 +127,7 @@ class Runtime:
     def stdin(self, packet: str) -> str | None:
         return packet
 
-    def environ(self, cwd=None) -> dict[str, str]:
+    def environ(self, cwd: str | None = None) -> dict[str, str]:
         """What the turn started in ``cwd`` gets in its environment besides the
         runner's (may write files the runtime reads; raises OSError or a setup error).
         In a card's workspace, git's object quarantine: the turn's objects go to the
@@ -124,7 +142,7 @@ class Runtime:
     def live(self) -> LiveUsage:
         return self.usage_class()
 
-    def identity_problem(self, root) -> str | None:
+    def identity_problem(self, root: Path) -> str | None:
         """Why this runtime, started in ``root``, would not act as the runner's agent."""
         return None
 
@@ -152,7 +170,7 @@ class Runtime:
         return None
 
 
-def workspace(cwd):
+def workspace(cwd: str | None) -> Bounds | None:
     """The bounds of the card's workspace a turn starts in (a linked worktree of a
     main checkout), or None: then the runtime's settings are the checkout's own."""
     if cwd is None:

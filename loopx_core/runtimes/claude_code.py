@@ -147,7 +147,7 @@ class Command(base.Runtime):
     measured = True
     usage_class = Usage
 
-    def argv(self, prompt: str, cwd=None) -> list[str]:
+    def argv(self, prompt: str, cwd: str | None = None) -> list[str]:
         from pathlib import Path
 
         # ``--allowedTools mcp__loopx``: `claude -p` denies a tool that needs a
@@ -173,10 +173,10 @@ class Command(base.Runtime):
             *self.extra,
         ]
 
-    def by_hand(self, cwd) -> list[str]:
+    def by_hand(self, cwd: str) -> list[str]:
         return [self.binary or "claude", *self._bounded(cwd), *self.extra]
 
-    def _bounded(self, cwd) -> list[str]:
+    def _bounded(self, cwd: str | None) -> list[str]:
         """``--settings`` naming the agent; in a workspace, the main checkout's hooks,
         sandbox (bounded to the workspace) and loopx server, and nothing of the workspace's."""
         from pathlib import Path
@@ -215,7 +215,7 @@ class Command(base.Runtime):
     def stdin(self, packet: str) -> str | None:
         return None
 
-    def environ(self, cwd=None) -> dict[str, str]:
+    def environ(self, cwd: str | None = None) -> dict[str, str]:
         """In a card's workspace: the object quarantine (as every runtime), and git
         told to ignore the placeholders Claude Code's sandbox binds there, or the
         agent's `git add -A` fails (#39, workspace/excludes)."""
@@ -305,7 +305,7 @@ def read_transcript(path: str) -> transcript.Turn:
     return transcript.Turn(started, prompt_index, markers, calls, last_text)
 
 
-def _text(message) -> str | None:
+def _text(message: object) -> str | None:
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return content.strip() or None
@@ -387,7 +387,7 @@ def continue_turn(reason: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
 
 
-def session_env(agent: str, note) -> None:
+def session_env(agent: str, note: base.Note) -> None:
     """A SessionStart hook may export variables for later Bash commands through
     ``$CLAUDE_ENV_FILE``: the agent's id, for its shell's ``loopx``."""
     import shlex
@@ -411,7 +411,7 @@ def unasked_permission(agent: str) -> dict | None:
 # -- its questions ----------------------------------------------------------------------
 
 
-def questions(tool_input) -> list[dict] | None:
+def questions(tool_input: object) -> list[dict] | None:
     """The questions of an ``AskUserQuestion`` input, each {question, header,
     options, multi}, or None when it does not read as one.
 
@@ -462,15 +462,15 @@ def answered(tool_input: dict, said: list) -> dict:
 
 
 def write_settings(
-    plan,
+    plan: base.Plan,
     root: Path,
     agent: str,
     exe: list[str],
-    command,
+    command: base.HookCommand,
     db: str | None,
     key_dir: str,
     sandbox: bool,
-    instructions,
+    instructions: base.Edit,
     notes: list[str],
 ) -> None:
     """``init --for claude-code``'s files, each through ``plan(path, make)``:

@@ -45,6 +45,12 @@ import re
 
 from . import base
 
+TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..rules.workspace_bounds import Bounds
+
 EVENTS = (
     ("SessionStart", "session-start", None, 30),
     ("PreToolUse", "pre-tool-use", "*", 30),
@@ -106,7 +112,7 @@ def dump(data: dict, before: str | None) -> str:
     return json.dumps(data, indent=_indent(before), ensure_ascii=False) + "\n"
 
 
-def _indent(text: str | None):
+def _indent(text: str | None) -> str | int:
     """The file's own indentation (2 spaces for a new file)."""
     for line in (text or "").splitlines()[1:]:
         stripped = line.lstrip(" \t")
@@ -129,7 +135,9 @@ def deny_rules(key_dir: str) -> list[str]:
     return [f"Edit(/{d}/**)" for d in GUARDED_DIRS] + [f"Edit(/{f})" for f in GUARDED_FILES] + [f"Read({key_dir}/**)"]
 
 
-def merge_settings(before: str | None, commands: dict[str, str], key_dir: str, sandbox: bool, marker) -> str | None:
+def merge_settings(
+    before: str | None, commands: dict[str, str], key_dir: str, sandbox: bool, marker: Callable[[str], re.Pattern[str]]
+) -> str | None:
     """New text of .claude/settings.json, or None when it already holds exactly this.
     ``sandbox`` False: ``init --no-sandbox`` (no sandbox block is written)."""
     data = load_object(before)
@@ -171,7 +179,7 @@ def _handler(command: str, timeout: int, event: str) -> dict:
     return handler
 
 
-def _absolute_rule(rule, main: str):
+def _absolute_rule(rule: object, main: str) -> object:
     """A permission rule of the main checkout's settings as flag settings must say
     it: ``Edit(/.loopx/**)`` is relative to the settings file's folder, and flag
     settings have none — Claude Code (2.1.335) read it under its shared temp folder
@@ -182,7 +190,7 @@ def _absolute_rule(rule, main: str):
     return f"{found.group(1)}(/{os.path.join(main, found.group(2))})" if found else rule
 
 
-def _merged(current, ours: dict) -> dict:
+def _merged(current: object, ours: dict) -> dict:
     """Ours over the person's sandbox block, keeping their other keys and paths."""
     if not isinstance(current, dict):
         return ours
@@ -195,7 +203,7 @@ def _merged(current, ours: dict) -> dict:
     return out
 
 
-def _place_hook(hooks: dict, event: str, matcher, marker, handler: dict) -> None:
+def _place_hook(hooks: dict, event: str, matcher: str | None, marker: re.Pattern[str], handler: dict) -> None:
     groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
         raise SettingsError(f'"hooks.{event}" is not a list')
@@ -251,7 +259,7 @@ def merge_local(before: str | None, agent: str) -> str | None:
 # -- a turn in a card's workspace (issue #26) ---------------------------------------------------
 
 
-def workspace_settings(bounds, main_settings: dict, key_dir: str) -> dict:
+def workspace_settings(bounds: Bounds, main_settings: dict, key_dir: str) -> dict:
     """What a turn started in a card's workspace gets as its ``--settings`` (flag
     settings: the agent cannot edit them), the runner passing
     ``--setting-sources user`` beside them so that the workspace's own

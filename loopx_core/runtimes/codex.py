@@ -46,8 +46,10 @@ from . import base
 # "stays lean"). mypy reads TYPE_CHECKING by its name.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
+    from ..rules.workspace_bounds import Bounds
     from . import transcript
 
 NAME = "codex"
@@ -62,7 +64,7 @@ ANSWERS_WITH_INPUT = False  # Codex refuses updatedInput in a PermissionRequest 
 
 
 class Usage(base.LiveUsage):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self._rollout: str | None = None
         self._offset = 0
@@ -144,13 +146,13 @@ class Command(base.Runtime):
     measured = True
     usage_class = Usage
 
-    def argv(self, prompt: str, cwd=None) -> list[str]:
+    def argv(self, prompt: str, cwd: str | None = None) -> list[str]:
         return [self.binary or "codex", "exec", "--json", *self._bounded(cwd), prompt]
 
-    def by_hand(self, cwd) -> list[str]:
+    def by_hand(self, cwd: str) -> list[str]:
         return [self.binary or "codex", *self._bounded(cwd)]
 
-    def _bounded(self, cwd) -> list[str]:
+    def _bounded(self, cwd: str | None) -> list[str]:
         """In a workspace, LoopX's permission profile bounded to it (``-c``), and the
         person's arguments without a ``--sandbox workspace-write`` that would win over
         it; without the profile (``init --no-sandbox``), that mode's extra writable
@@ -171,7 +173,7 @@ class Command(base.Runtime):
     def stdin(self, packet: str) -> str | None:
         return None
 
-    def environ(self, cwd=None) -> dict[str, str]:
+    def environ(self, cwd: str | None = None) -> dict[str, str]:
         """In a card's workspace, ``CODEX_HOME`` is LoopX's (``codex_settings.workspace_home``):
         the person's config and files, LoopX's hooks trusted there, no project layer
         loaded — a ``.codex/config.toml`` the agent committed or planted in its
@@ -190,7 +192,7 @@ class Command(base.Runtime):
         )
         return {**super().environ(cwd), "CODEX_HOME": str(home)}
 
-    def identity_problem(self, root) -> str | None:
+    def identity_problem(self, root: Path) -> str | None:
         """Codex has no per-checkout settings: ``init --for codex`` names the agent in
         the hook commands and the MCP server's env of ``.codex/config.toml`` (trusted
         by hash, so not overridable per run). Driving another agent there would make
@@ -249,7 +251,7 @@ def _without_workspace_write(extra: list[str]) -> list[str]:
     return out
 
 
-def _main_codex_config(bounds) -> dict:
+def _main_codex_config(bounds: Bounds) -> dict:
     """The main checkout's ``.codex/config.toml`` (``init --for codex``), as data."""
     import tomllib
     from pathlib import Path
@@ -412,7 +414,7 @@ def continue_turn(reason: str) -> dict:
     return {"decision": "block", "reason": reason}
 
 
-def session_env(agent: str, note) -> None:
+def session_env(agent: str, note: base.Note) -> None:
     """Nothing: recent Codex builds accept ``hookSpecificOutput.env``, but older
     ones reject unknown fields and would drop the whole answer, so the session's
     context names ``--agent`` explicitly instead."""
@@ -428,7 +430,7 @@ def unasked_permission(agent: str) -> dict | None:
     }
 
 
-def gc_homes(main: str, at_work, dry_run: bool) -> list[dict]:
+def gc_homes(main: str, at_work: Callable[[], Iterable[str]], dry_run: bool) -> list[dict]:
     """``workspace gc``: LoopX's Codex homes for the project at ``main``
     (``codex_settings.home_for``: one per agent whose Codex turns ran in its
     workspaces) of agents not in ``at_work()`` (an open workspace here, a live
@@ -458,15 +460,15 @@ def gc_homes(main: str, at_work, dry_run: bool) -> list[dict]:
 
 
 def write_settings(
-    plan,
+    plan: base.Plan,
     root: Path,
     agent: str,
     exe: list[str],
-    command,
+    command: base.HookCommand,
     db: str | None,
     key_dir: str,
     sandbox: bool,
-    instructions,
+    instructions: base.Edit,
     notes: list[str],
 ) -> None:
     """``init --for codex``'s files, each through ``plan(path, make)``: the

@@ -47,6 +47,14 @@ from pathlib import Path
 
 from . import base
 
+TYPE_CHECKING = False  # (annotations only: tomlkit is imported by init alone; checkers read this as typing's)
+if TYPE_CHECKING:
+    from tomlkit.container import Container
+    from tomlkit.items import AbstractTable, Table
+    from tomlkit.toml_document import TOMLDocument
+
+    from ..rules.workspace_bounds import Bounds
+
 EVENTS = (
     ("SessionStart", "session-start", None, 30),
     ("PreToolUse", "pre-tool-use", "*", 30),
@@ -106,7 +114,7 @@ def entries(
     return {"server": server, "profile": profile, "hooks": hooks}
 
 
-def _parse(text: str):
+def _parse(text: str) -> TOMLDocument:
     import tomlkit  # (only `init --for codex` pays for it)
     from tomlkit.exceptions import ParseError
 
@@ -120,7 +128,7 @@ def _plain(text: str) -> dict:
     return tomllib.loads(text) if text.strip() else {}
 
 
-def _is_ours(handler) -> bool:
+def _is_ours(handler: object) -> bool:
     """A hook handler LoopX wrote: it runs ``loopx_core hook codex <event>``."""
     command = handler.get("command") if isinstance(handler, dict) else None
     return isinstance(command, str) and any(
@@ -128,7 +136,7 @@ def _is_ours(handler) -> bool:
     )
 
 
-def _our_server(server) -> bool:
+def _our_server(server: object) -> bool:
     """The MCP entry LoopX wrote: it runs ``loopx mcp`` for an agent."""
     return (
         isinstance(server, dict)
@@ -137,7 +145,7 @@ def _our_server(server) -> bool:
     )
 
 
-def _super_table(doc, key: str):
+def _super_table(doc: Container | AbstractTable, key: str) -> AbstractTable:
     """``doc[key]``, made as a table whose header is never written on its own (``[a.b]`` only)."""
     import tomlkit
 
@@ -146,7 +154,7 @@ def _super_table(doc, key: str):
     return doc[key]
 
 
-def _put(parent, key: str, values: dict, inline: tuple = ()) -> None:
+def _put(parent: AbstractTable, key: str, values: dict, inline: tuple = ()) -> None:
     """``parent[key] = values``: a table of its own (the keys named in ``inline``
     as inline tables), or an inline table inside a parent written inline."""
     from tomlkit.items import InlineTable
@@ -154,7 +162,7 @@ def _put(parent, key: str, values: dict, inline: tuple = ()) -> None:
     parent[key] = values if isinstance(parent, InlineTable) else _table(values, inline)
 
 
-def _table(values: dict, inline: tuple = ()):
+def _table(values: dict, inline: tuple = ()) -> Table:
     import tomlkit
 
     table = tomlkit.table()
@@ -168,7 +176,7 @@ def _table(values: dict, inline: tuple = ()):
     return table
 
 
-def _group(group: dict):
+def _group(group: dict) -> Table:
     """A hook group as tomlkit writes an array of tables (``[[hooks.E]]``, ``[[hooks.E.hooks]]``)."""
     import tomlkit
 
@@ -241,7 +249,7 @@ def codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
-def _canonical(value):
+def _canonical(value: object) -> object:
     if isinstance(value, dict):
         return {k: _canonical(value[k]) for k in sorted(value)}
     if isinstance(value, list):
@@ -310,7 +318,7 @@ def merge_user(before: str | None, root: Path, trust: dict[str, str]) -> str:
 # -- a turn in a card's workspace (issue #26) ---------------------------------------------------
 
 
-def workspace_overrides(bounds, main_config: dict, key_dir: str) -> list[str]:
+def workspace_overrides(bounds: Bounds, main_config: dict, key_dir: str) -> list[str]:
     """``codex exec`` arguments (``-c key=value``) for a turn started in a card's
     workspace: LoopX's permission profile bounded to it when the main checkout's
     ``.codex/config.toml`` selects it (``init`` without ``--no-sandbox``), else the

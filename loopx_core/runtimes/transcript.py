@@ -31,7 +31,7 @@ class Turn(NamedTuple):
     last_text: str | None = None  # the text of the last assistant message (Claude Code)
 
 
-def parse_time(text) -> float | None:
+def parse_time(text: object) -> float | None:
     if not isinstance(text, str) or not text:
         return None
     from datetime import datetime

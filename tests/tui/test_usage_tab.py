@@ -70,7 +70,8 @@ def _transcript(path, calls, prompt: str) -> None:
 def charge_a_session(seeded, tmp_path) -> None:
     """What Claude Code's Stop hook does at the end of a turn of claude-1 on LX-1
     (``adapters.charge``), with a subagent beside it, at the person's prices."""
-    from loopx_core.adapters import charge, transcript
+    from loopx_core.adapters import charge
+    from loopx_core.runtimes import transcript
     from loopx_core.store.backends import Store
 
     path = tmp_path / "s-usage.jsonl"

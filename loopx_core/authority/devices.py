@@ -244,3 +244,24 @@ def assertion_fails(
     except (InvalidAuthenticationResponse, ValueError, KeyError, TypeError) as err:
         return f"{where} device signature does not verify ({str(err)[:160]})"
     return None
+
+
+class Counters:
+    """A device's counter only goes up, answer after answer (``loopx verify``
+    walks the log in order): one that went back is a cloned or replayed passkey.
+    The events of one answer (its ``gate_answered`` and the merge it made) share
+    one assertion."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, tuple[int, str]] = {}  # device -> (count, the nonce it answered)
+
+    def see(self, row: EventRow) -> str | None:
+        count = sign_count(row.sig) or 0
+        nonce = str((row.payload().get("phone") or {}).get("nonce") or "")
+        before = self.last.get(row.key or "")
+        self.last[row.key or ""] = (max(count, before[0] if before else 0), nonce)
+        if before is None or before[1] == nonce or not (count or before[0]):
+            return None
+        if count <= before[0]:
+            return f"device {row.key}'s counter went back ({count} after {before[0]}): a cloned or replayed passkey"
+        return None

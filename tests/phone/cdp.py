@@ -27,6 +27,7 @@ def chromium_path() -> str | None:
 class Page:
     def __init__(self, ws: ClientConnection, session: str):
         self.ws, self.session = ws, session
+        self.authenticator = ""
         self._ids = itertools.count(1000)
 
     def send(self, method: str, params: dict | None = None, timeout: float = 30) -> dict:
@@ -81,7 +82,20 @@ class Page:
                 }
             },
         )
-        return str(out["authenticatorId"])
+        self.authenticator = str(out["authenticatorId"])
+        return self.authenticator
+
+    def credentials(self) -> list[dict]:
+        """The passkeys the virtual authenticator holds (with their private keys and sign counts)."""
+        return list(self.send("WebAuthn.getCredentials", {"authenticatorId": self.authenticator})["credentials"])
+
+    def put_credential(self, credential: dict) -> None:
+        """Replace a passkey (the same key) with ``credential``: e.g. its counter set back."""
+        self.send(
+            "WebAuthn.removeCredential",
+            {"authenticatorId": self.authenticator, "credentialId": credential["credentialId"]},
+        )
+        self.send("WebAuthn.addCredential", {"authenticatorId": self.authenticator, "credential": credential})
 
 
 @contextlib.contextmanager

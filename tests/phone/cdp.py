@@ -121,6 +121,8 @@ def browser() -> Iterator[Page]:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its helpers (zygote, crashpad) in one group, ended with it
+            # Its caches and dconf under the throwaway profile, never a real home.
+            env=dict(os.environ, HOME=profile, XDG_CACHE_HOME=profile, XDG_CONFIG_HOME=profile),
         )
         try:
             port_file = Path(profile) / "DevToolsActivePort"

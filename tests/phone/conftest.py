@@ -23,6 +23,15 @@ from tests.runner.conftest import Watch, plan  # noqa: F401  (the runner tests' 
 
 from . import cdp
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:  # real processes and a browser: the suite's slow tests (CI runs them on 3.11)
+        if str(item.fspath).startswith(HERE):
+            item.add_marker(pytest.mark.slow)
+
+
 CHROMIUM_MISSING = (
     "NO BROWSER: Debian's chromium is not installed, so the phone's round trip was NOT tested "
     "(apt-get install -y chromium; .ci/run installs it)"

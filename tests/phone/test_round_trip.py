@@ -62,3 +62,28 @@ def test_an_option_chosen_on_the_phone_is_the_answer_the_agent_reads(team, page)
     gate = team.ok("gate", "status", "G-1", agent="a1")["gate"]
     assert gate["status"] == "approved" and gate["choice"] == "postgres"
     person_ok(team, "verify")
+
+
+def test_a_scope_approved_on_the_phone_is_allowed_by_the_kernel_and_the_hooks_reader(team, page):
+    import time
+
+    from loopx_core.adapters import fastcheck
+    from loopx_core.ops import gates
+
+    pair(team, page)
+    team.ok("card", "add", "deploy", "--owner", "a1", "--next", "go")
+    team.ok("claim", "LX-1", agent="a1")
+    assert team.cli("gate", "ask", "LX-1", "--question", "deploy?", "--scope", "deploy:staging", agent="a1").code == 6
+    assert fastcheck.check(str(team.db), "a1", ["deploy:staging"], time.time()).allowed == {}
+    with serving(team) as server:
+        page.goto(server.url)
+        assert tap(page, 'button.yes[data-gate="G-1"]') == "G-1 approved ✓"
+    store = team.store()
+    try:
+        _, allowed = gates.scopes_allowed(store, "a1", ["deploy:staging"])
+    finally:
+        store.close()
+    assert allowed == {"deploy:staging": "gate:G-1"}
+    assert fastcheck.check(str(team.db), "a1", ["deploy:staging"], time.time()).allowed == {
+        "deploy:staging": "gate:G-1"
+    }

@@ -15,7 +15,7 @@ h1{font-size:20px;margin:4px 0 12px}.gate{border:1px solid #444;border-radius:10
 button{font-size:17px;padding:10px 14px;margin:4px 6px 4px 0;border-radius:8px;border:0}
 .yes{background:#2a7}.no{background:#a33;color:#fff}.opt{background:#357;color:#fff}
 input{font-size:16px;padding:8px;width:70%}.refused{color:#fb3}.diff{font:13px monospace;color:#ccc}
-#msg{position:sticky;top:0;background:#222;padding:8px;border-radius:8px;min-height:1em}
+#msg{position:sticky;top:0;background:#222;padding:8px;border-radius:8px}#msg:empty{display:none}
 """
 
 SCRIPT = r"""

@@ -243,7 +243,7 @@ def answer(store: Store, decision: dict, sig: str, device: devices.Device) -> tu
         else None
     )
     now = clock.now()
-    note = f"answered on phone {time.strftime('%H:%M:%S', time.localtime(now))} ({device.label})"
+    note = f"answered on phone {time.strftime('%H:%M:%S', time.localtime(now))} ({device.label}, {device.fingerprint[:11]})"
     return gates.answer(
         store,
         gate_id,

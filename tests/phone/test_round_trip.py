@@ -31,7 +31,9 @@ def test_a_gate_approved_on_the_phone_starts_the_waiting_runners_turn(team, watc
     assert third.seq > answered[0].seq and third.data["turn"] == 3
     status = team.ok("gate", "status", "G-1")["gate"]
     assert status["status"] == "approved" and status["answered_by"] == "human:tester"
-    assert status["note"].startswith("answered on phone ") and status["note"].endswith("(pixel)")
+    assert status["note"].startswith("answered on phone ") and status["note"].endswith(
+        f"(pixel, {device['device'][:11]})"
+    )
     text = team.cli("gate", "status", "G-1", json_out=False).out
     assert "answered on phone" in text
     report = team.ok("verify")["verify"]

@@ -348,3 +348,6 @@ class Handler(BaseHTTPRequestHandler):
         except LoopxError as err:
             server.limiter.failed()
             self._json(409, {"error": err.message + (f" — {err.hint}" if err.hint else "")})
+        except Exception as err:  # a malformed request the checks above let through: refused, never a traceback
+            server.limiter.failed()
+            self._json(400, {"error": f"not a request this page makes ({type(err).__name__})"})

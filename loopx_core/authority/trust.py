@@ -171,20 +171,26 @@ class Trust:
         self.problems = problems  # why some person rows are not trusted
         self.query: Query | None = None  # the board it was loaded from (a device's pairing is read from it)
         self._devices: dict | None = None
+        self._devices_upto = 0
 
-    def devices(self) -> dict:
-        """The people's paired devices (authority/devices.py), read once."""
-        if self._devices is None:
+    def devices(self, upto: int = 0) -> dict:
+        """The people's paired devices (authority/devices.py), as the log says up
+        to event ``upto`` at least: read again when an event after the last read
+        asks (a long-running process sees a device paired or revoked since)."""
+        if self._devices is None or upto > self._devices_upto:
             from . import devices
 
+            query = self.query
+            head = query("SELECT MAX(seq) FROM event", ()) if query is not None else []  # (first: the rows cover it)
             rows = (
-                self.query(
+                query(
                     f"SELECT {EVENT_COLUMNS} FROM event WHERE kind IN (?, ?) ORDER BY seq",
                     (devices.PAIRED, devices.REVOKED),
                 )
-                if self.query is not None
+                if query is not None
                 else []
             )
+            self._devices_upto = max(upto, (head[0][0] or 0) if head else 0)
             self._devices = devices.load((EventRow(*r) for r in rows), self)
         return self._devices
 
@@ -199,7 +205,7 @@ class Trust:
         if row.key.startswith("wa:"):  # a decision made on one of a person's devices (devices.PREFIX)
             from . import devices
 
-            return devices.check(row, self.devices(), self)
+            return devices.check(row, self.devices(row.seq), self)
         person = self.people.get(row.key)
         if person is None:
             return f"event {row.seq} is signed by key {row.key}, which is not one of this board's people"

@@ -46,3 +46,35 @@ def test_a_phone_answer_verifies_offline_and_a_rewritten_one_is_named(team, page
     named = [p["what"] for p in out.data["verify"]["problems"] if p["seq"] == seq]
     assert any("device signature does not verify" in what for what in named), out.data
     assert status(team, "G-1") == "pending"  # the row says approved; no valid signature backs it
+
+
+def test_a_long_running_process_sees_a_device_paired_after_it_looked(team, page):
+    from loopx_core.authority.trust import EVENT_COLUMNS, EventRow
+
+    pair(team, page, label="first")
+    ask(team, "first?")
+    ask(team, "second?")
+    store = team.store()  # a runner's or the board's: it keeps its view of the people
+    try:
+
+        def answer_row(gate: str) -> EventRow:
+            rows = store.query(f"SELECT {EVENT_COLUMNS} FROM event WHERE kind = 'gate_answered' ORDER BY seq", ())
+            return next(r for r in map(EventRow._make, rows) if r.payload()["gate"] == gate)
+
+        with serving(team) as server:
+            page.goto(server.url)
+            assert tap(page, 'button.yes[data-gate="G-1"]') == "G-1 approved ✓"
+            with store.read():
+                assert store.trust().check(answer_row("G-1")) is None
+            # Another phone: a new authenticator, paired while this process holds its view.
+            page.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": page.authenticator})
+            page.add_authenticator()
+            second = pair(team, page, label="second")
+            page.goto(server.url)
+            assert tap(page, 'button.yes[data-gate="G-2"]') == "G-2 approved ✓"
+        with store.read():
+            row = answer_row("G-2")
+            assert row.key == second["device"] and store.trust().check(row) is None
+    finally:
+        store.close()
+    assert status(team, "G-2") == "approved"

@@ -196,8 +196,8 @@ def bound(kind: str, data: dict, decision: dict) -> str | None:
             or data.get("remember")
         ):
             return "the phone signed another answer"
-    elif decision.get("head") != data.get("head"):
-        return "the phone signed another merge"
+    elif kind in ("merged", "merge_moved") and decision.get("head") != data.get("head"):
+        return "the phone signed another merge"  # (a conflict found on answering names the branch's new head)
     return None
 
 

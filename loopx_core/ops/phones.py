@@ -104,9 +104,14 @@ def revoke(store: Store, person: Person, fp: str) -> dict:
         store.forget_trust()
         found = store.trust().devices()
         matches = [d for d in found.values() if d.fingerprint == fp or d.fingerprint.startswith(fp) or d.label == fp]
-        if len(matches) != 1 or not fp:
+        if not matches or not fp:
             raise NotFound(
                 f"no one paired device {fp[:80]!r}", "`loopx phone list` shows the devices", code="unknown_device"
+            )
+        if len(matches) > 1:
+            raise InvalidInput(
+                f"{fp[:80]!r} names {len(matches)} devices",
+                "give its whole fingerprint, as `loopx phone list` shows it",
             )
         device = matches[0]
         if device.revoked_seq is not None:

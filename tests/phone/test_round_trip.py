@@ -89,3 +89,22 @@ def test_a_scope_approved_on_the_phone_is_allowed_by_the_kernel_and_the_hooks_re
     assert fastcheck.check(str(team.db), "a1", ["deploy:staging"], time.time()).allowed == {
         "deploy:staging": "gate:G-1"
     }
+
+
+def test_a_passkey_refused_once_is_asked_again_with_a_tap_and_no_answer_is_made_without_it(team, page):
+    pair(team, page)
+    team.ok("card", "add", "confirm", "--owner", "a1", "--next", "go")
+    team.ok("claim", "LX-1", agent="a1")
+    assert team.cli("gate", "ask", "LX-1", "--question", "go on?", agent="a1").code == 6
+    # The person not verified (no Face ID, no fingerprint): the passkey refuses, nothing is answered …
+    page.send("WebAuthn.setUserVerified", {"authenticatorId": page.authenticator, "isUserVerified": False})
+    with serving(team) as server:
+        page.goto(server.url)
+        page.evaluate("""document.querySelector('button.yes[data-gate="G-1"]').click()""", gesture=True)
+        page.wait_for("document.querySelector('#msg button') !== null")
+        assert team.cli("gate", "status", "G-1", agent="a1").data["gate"]["status"] == "pending"
+        # … and the page offers to ask again, in a tap of its own (as Safari wants it).
+        page.send("WebAuthn.setUserVerified", {"authenticatorId": page.authenticator, "isUserVerified": True})
+        page.evaluate("document.querySelector('#msg button').click()", gesture=True)
+        page.wait_for("document.getElementById('msg').textContent.includes('✓')")
+    assert team.cli("gate", "status", "G-1", agent="a1").data["gate"]["status"] == "approved"

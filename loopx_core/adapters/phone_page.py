@@ -10,7 +10,7 @@ from typing import Any
 
 STYLE = """
 body{font:16px/1.4 system-ui,sans-serif;margin:0;padding:12px;max-width:640px;background:#111;color:#eee}
-h1{font-size:20px;margin:4px 0 12px}.gate{border:1px solid #444;border-radius:10px;padding:12px;margin:0 0 12px}
+h1{font-size:20px;margin:4px 0 12px}h2{font-size:17px;margin:16px 0 8px}.gate{border:1px solid #444;border-radius:10px;padding:12px;margin:0 0 12px}
 .meta{color:#aaa;font-size:13px}.q{margin:8px 0;white-space:pre-wrap;word-break:break-word}
 button{font-size:17px;padding:10px 14px;margin:4px 6px 4px 0;border-radius:8px;border:0}
 .yes{background:#2a7}.no{background:#a33;color:#fff}.opt{background:#357;color:#fff}
@@ -94,8 +94,8 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def needs_page(items: list[dict[str, Any]], nonce: str, now: float) -> str:
-    """What needs the person: each pending gate with its buttons."""
+def needs_page(items: list[dict[str, Any]], nonce: str, now: float, paused: list[dict[str, Any]] | None = None) -> str:
+    """What needs the person: each pending gate with its buttons, then the paused cards."""
     parts = [f"<h1>LoopX — {len(items)} waiting for you</h1>"]
     if not items:
         parts.append("<p>Nothing needs you now.</p>")
@@ -133,6 +133,14 @@ def needs_page(items: list[dict[str, Any]], nonce: str, now: float) -> str:
                     f'<button class=opt data-gate="{g}" data-decision=approve data-text>Send</button></div>'
                 )
         parts.append("</div>")
+    if paused:
+        parts.append("<h2>Paused</h2>")
+        for card in paused:
+            parts.append(
+                f"<div class=gate><div class=meta>{_e(card['card'])} · {_e(card['owner'] or 'nobody')} · "
+                f"{_e(card['reason'] or 'paused')}</div><div class=q>{_e(card['title'])}</div>"
+                "<div class=meta>raise its budget or resume it on the board</div></div>"
+            )
     parts.append(f"<p class=meta>as of {_e(time.strftime('%H:%M:%S', time.localtime(now)))} — reload for news</p>")
     return _page("LoopX", "".join(parts), nonce)
 

@@ -305,7 +305,9 @@ class Handler(BaseHTTPRequestHandler):
             page = phone_page.pair_page(nonce, server.pairing.person)
         elif path == "/" and server.pairing is None:
             try:
-                page = phone_page.needs_page(phones.needs(server.store), nonce, clock.now())
+                page = phone_page.needs_page(
+                    phones.needs(server.store), nonce, clock.now(), phones.paused(server.store)
+                )
             except LoopxError as err:
                 return self._json(500, {"error": err.message})
         else:

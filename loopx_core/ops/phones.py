@@ -17,7 +17,7 @@ from ..rules.scopes import covers
 from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..shapes.values import CardView, GateView
 from ..store import events, records
-from . import dangerous, gates, merges
+from . import cards, dangerous, gates, merges
 
 TYPE_CHECKING = False  # (annotations only; checkers read this as typing's)
 if TYPE_CHECKING:
@@ -172,6 +172,12 @@ def needs(store: Store) -> list[dict[str, Any]]:
                 }
         found.append(item)
     return found
+
+
+def paused(store: Store, limit: int = 20) -> list[dict[str, Any]]:
+    """The paused cards (a budget or window spent, a person's pause): shown, decided on the board."""
+    found, _ = cards.card_page(store, "paused", limit=limit)
+    return [{"card": c.key, "title": c.title, "owner": c.assignee, "reason": c.paused_reason} for c in found]
 
 
 def _gate(gate_id: int) -> Any:

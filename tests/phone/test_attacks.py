@@ -42,6 +42,9 @@ def test_an_agent_can_neither_pair_a_device_nor_serve_the_page(team):
 
 def test_the_page_takes_requests_only_from_itself_and_serves_no_file(team):
     ask(team)
+    team.ok("card", "add", "<i>spent</i> its budget", "--owner", "a2", "--max-turns", "1")
+    team.ok("claim", "LX-2", agent="a2")
+    assert team.ok("writeback", "LX-2", "--summary", "its last turn", agent="a2")["card"]["status"] == "paused"
     with serving(team) as server:
         body = {"gate": "G-1", "decision": "approve"}
         assert server.post("/api/challenge", body, {"Origin": "http://evil.example"})[0] == 403
@@ -51,6 +54,7 @@ def test_the_page_takes_requests_only_from_itself_and_serves_no_file(team):
         assert server.get("/", {"Host": f"rebound.example:{server.origin.rsplit(':', 1)[1]}"})[0] == 421
         code, page, headers = server.get("/")
         assert code == 200 and "may I?" in page and "Set-Cookie" not in headers
+        assert "&lt;i&gt;spent&lt;/i&gt; its budget" in page and "<i>" not in page  # paused, shown, escaped
         assert "default-src 'none'" in headers["Content-Security-Policy"]
         for path in ("/.loopx/board.db", "/../../etc/passwd", "/static/app.js", "/pair", "/README.md"):
             assert server.get(path)[0] == 404, path

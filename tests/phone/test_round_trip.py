@@ -63,6 +63,14 @@ def test_an_option_chosen_on_the_phone_is_the_answer_the_agent_reads(team, page)
         assert tap(page, 'button.opt[data-gate="G-1"][data-choice="2"]') == "G-1 approved ✓"
     gate = team.ok("gate", "status", "G-1", agent="a1")["gate"]
     assert gate["status"] == "approved" and gate["choice"] == "postgres"
+    # An answer in words, as on the board: the agent reads exactly what the passkey signed.
+    assert team.cli("gate", "ask", "LX-1", "--question", "Name the table?", agent="a1").code == 6
+    with serving(team) as server:
+        page.goto(server.url)
+        page.evaluate("""document.getElementById('t-G-2').value = 'call it <b>users</b>'""")
+        assert tap(page, 'button[data-gate="G-2"][data-text]') == "G-2 approved ✓"
+    gate = team.ok("gate", "status", "G-2", agent="a1")["gate"]
+    assert gate["status"] == "approved" and gate["text"] == "call it <b>users</b>"
     person_ok(team, "verify")
 
 

@@ -11,7 +11,7 @@ Prints, for this machine:
 - 8 concurrent agent processes draining 24 cards: wall time, throughput, errors.
 
 Usage: python bench/run.py [--runs N] [--agents 8] [--cards 24] [--db URL]
-Then runs the other benches in this folder that exist (hook, hook worst case, mcp, watch, tui) unless --kernel-only.
+Then runs the other benches in this folder that exist (hook, hook worst case, mcp, watch, tui, runner, hosts, phone) unless --kernel-only.
 """
 
 from __future__ import annotations
@@ -236,6 +236,7 @@ def main() -> int:
         "tui_bench.py",
         "runner_bench.py",
         "hosts_bench.py",
+        "phone_bench.py",  # (needs chromium: says so and stops without it)
     ):
         path = HERE / name
         if path.exists():

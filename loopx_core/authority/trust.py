@@ -169,6 +169,30 @@ class Trust:
         self.root = root
         self.pinned = pinned
         self.problems = problems  # why some person rows are not trusted
+        self.query: Query | None = None  # the board it was loaded from (a device's pairing is read from it)
+        self._devices: dict | None = None
+        self._devices_upto = 0
+
+    def devices(self, upto: int = 0) -> dict:
+        """The people's paired devices (authority/devices.py), as the log says up
+        to event ``upto`` at least: read again when an event after the last read
+        asks (a long-running process sees a device paired or revoked since)."""
+        if self._devices is None or upto > self._devices_upto:
+            from . import devices
+
+            query = self.query
+            head = query("SELECT MAX(seq) FROM event", ()) if query is not None else []  # (first: the rows cover it)
+            rows = (
+                query(
+                    f"SELECT {EVENT_COLUMNS} FROM event WHERE kind IN (?, ?) ORDER BY seq",
+                    (devices.PAIRED, devices.REVOKED),
+                )
+                if query is not None
+                else []
+            )
+            self._devices_upto = max(upto, (head[0][0] or 0) if head else 0)
+            self._devices = devices.load((EventRow(*r) for r in rows), self)
+        return self._devices
 
     def check(self, row: EventRow) -> str | None:
         """Why ``row`` is not a valid signed decision by one of the board's people (None: it is)."""
@@ -178,6 +202,10 @@ class Trust:
             return f"event {row.seq} does not match its hash (edited after it was written)"
         if not row.key or not row.sig:
             return f"event {row.seq} is not signed"
+        if row.key.startswith("wa:"):  # a decision made on one of a person's devices (devices.PREFIX)
+            from . import devices
+
+            return devices.check(row, self.devices(row.seq), self)
         person = self.people.get(row.key)
         if person is None:
             return f"event {row.seq} is signed by key {row.key}, which is not one of this board's people"
@@ -273,6 +301,7 @@ def load(query: Query, board_uid: str, place: str | None = None, *, machine: boo
         trusted[person.fingerprint] = person._replace(revoked_seq=None)
     # Revocations count only when a trusted person signed them.
     trust = Trust(board_uid, trusted, root, pinned, problems)
+    trust.query = query
     for person in candidates:
         if person.revoked_seq is None or person.fingerprint not in trusted:
             continue

@@ -29,7 +29,7 @@ from ..rules.decisions import (
     WINDOW_KINDS,
     signed_answer,
 )
-from . import chain, replay, trust
+from . import chain, devices, replay, trust
 from .authority import Authority
 from .trust import EVENT_COLUMNS, SETTING_EVENTS, EventRow
 
@@ -207,6 +207,7 @@ def verify_rows(query: Query, board_uid: str, people: trust.Trust | None = None,
     last_seq = 0
     batch = 5000
     fold = replay.Replay()
+    counters = devices.Counters()
     while True:
         rows = query(f"SELECT {EVENT_COLUMNS} FROM event WHERE seq > ? ORDER BY seq LIMIT {batch}", (last_seq,))
         if not rows:
@@ -236,6 +237,10 @@ def verify_rows(query: Query, board_uid: str, people: trust.Trust | None = None,
                 why = people.check(row)
                 if why:
                     problems.append(Problem(row.seq, where, why))
+                elif row.key and row.key.startswith(devices.PREFIX):
+                    why = counters.see(row)
+                    if why:
+                        problems.append(Problem(row.seq, where, why))
             elif row.actor.startswith("human:"):
                 if signed_from and row.seq < signed_from and first_signed is None:
                     legacy_unsigned += 1

@@ -57,6 +57,8 @@ BOARD_VERBS = frozenset(
         ("gate", "answer"),
         ("gate", "list"),
         ("person", "list"),
+        ("phone", "list"),
+        ("phone", "revoke"),  # a lost phone, from the board
     }
 )
 

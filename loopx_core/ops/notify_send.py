@@ -44,13 +44,26 @@ def command_env() -> dict[str, str]:
     return spawn.person_env({k: v for k, v in os.environ.items() if k in KEPT})
 
 
+def phone_link(notice: notify.Notice) -> str | None:
+    """The phone's page at this gate (``LOOPX_PHONE_URL``: the address ``loopx
+    serve`` is reached at, set in the person's own environment), or None."""
+    base = os.environ.get("LOOPX_PHONE_URL", "").strip().rstrip("/")
+    if not notice.key.startswith("gate:") or not base.startswith(("https://", "http://localhost")):
+        return None
+    if any(c.isspace() or not c.isprintable() for c in base):
+        return None
+    return f"{base}/#g-{notice.key[5:]}"
+
+
 def run(cmd: notify.Command, notice: notify.Notice) -> tuple[bool, str | None, float]:
     """Run the command for ``notice``: (worked, why not, seconds)."""
     started = time.monotonic()
-    message = json.dumps(notice.to_json())
+    link = phone_link(notice)
+    message = json.dumps({**notice.to_json(), **({"link": link} if link else {})})
+    body = f"{notice.body} {link}" if link else notice.body
     try:
         proc = subprocess.Popen(
-            [*cmd.argv, notice.title, notice.body],
+            [*cmd.argv, notice.title, body],
             cwd="/",
             env=command_env(),
             stdin=subprocess.PIPE,

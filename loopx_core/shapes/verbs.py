@@ -135,6 +135,19 @@ def _agent(lease_token: bool = True) -> tuple:
     return found
 
 
+def _listen(port: int) -> tuple:
+    """Where the phone's page listens (``serve``, ``phone pair``): loopback by default."""
+    return (
+        arg("--host", default="127.0.0.1", metavar="ADDR", help="the address to listen on (default 127.0.0.1)"),
+        arg("--port", type="count", default=port, metavar="N", help=f"the port (default {port}; 0: any free one)"),
+        arg(
+            "--origin",
+            metavar="URL",
+            help="the page's address as the phone reaches it (https://…; default http://localhost:PORT)",
+        ),
+    )
+
+
 def _page(cursor: str, example: str) -> tuple:
     """A list's page: --limit rows (default and ceiling: limits.PAGE_DEFAULT/PAGE_MAX) after a cursor."""
     return (
@@ -162,6 +175,7 @@ _TURN = "loopx_core.cli.turn_commands:"
 _TRUST = "loopx_core.cli.trust_commands:"
 _RUNNER = "loopx_core.cli.runner_commands:"
 _SURFACE = "loopx_core.cli.surfaces:"
+_PHONE = "loopx_core.cli.phone_commands:"
 _MCP = "loopx_core.adapters.mcp_server:"
 _WORKSPACE = "loopx_core.cli.workspace_commands:"
 
@@ -699,6 +713,35 @@ DECLARED: tuple = (
         human=True,
         probe=False,
     ),
+    Group("phone", "answer gates from your phone: a passkey paired as one of your devices"),
+    Verb(
+        "phone",
+        "pair",
+        "pair a phone: show a QR code whose page makes a passkey that joins the board as your device (signed)",
+        _listen(8766)
+        + (arg("--expires", default="5m", metavar="DUR", help="the one-time code is void past this (default 5m)"),),
+        _PHONE + "cmd_phone_pair",
+        human=True,
+        probe=False,
+    ),
+    Verb("phone", "list", "the devices paired on this board", (), _PHONE + "cmd_phone_list"),
+    Verb(
+        "phone",
+        "revoke",
+        "revoke a device: its later answers count for nothing (signed)",
+        (arg("device", metavar="DEVICE", help="its fingerprint (wa:…) or label, as `phone list` shows it"),),
+        _PHONE + "cmd_phone_revoke",
+        human=True,
+    ),
+    Verb(
+        "serve",
+        None,
+        "serve the phone's page: what needs you, answered with your paired passkey",
+        _listen(8765),
+        _PHONE + "cmd_serve",
+        human=True,
+        probe=False,
+    ),
     Verb(
         "verify",
         None,
@@ -1204,6 +1247,8 @@ HELP_ORDER = (
     "policy",
     "dangerous",
     "notify",
+    "phone",
+    "serve",
     "price",
     "watch",
     "mcp",

@@ -68,6 +68,9 @@ def emit(actor: str | Person, kind: str, card: int | None = None, /, **data: obj
         seq, prev = head[0][0] + 1, head[0][1]
     else:
         seq, prev = 1, chain.genesis(records.scalar("""SELECT "value" FROM "setting" WHERE "key" = 'board_uid'"""))
+    attests = getattr(signer, "attests", None)  # a device's signer: what its assertion decided (authority/devices)
+    if attests is not None:
+        data = {**data, "phone": attests}
     text = chain.data_text(data)
     key = signer.fingerprint if signer is not None else None
     digest = chain.event_hash(prev, seq, at, name, card, kind, text, op_id, key)

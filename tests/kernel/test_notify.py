@@ -261,3 +261,14 @@ def test_a_slow_deliverer_whose_claim_was_given_back_never_runs_it(team, told, c
     finally:
         store.close()
     assert len(told()) == 1
+
+
+def test_a_gates_message_carries_the_link_to_the_phones_page(team, told, monkeypatch):
+    team.ok("card", "add", "ship it")
+    held(team, "LX-1", "a2")
+    assert team.cli("gate", "ask", "LX-1", "--question", "ship?", agent="a2").code == 6
+    monkeypatch.setenv("LOOPX_PHONE_URL", "https://board.example.ts.net/")
+    deliver(team)
+    (got,) = told()
+    assert got["stdin"]["link"] == "https://board.example.ts.net/#g-G-1"
+    assert got["argv"][-1] == "ship? https://board.example.ts.net/#g-G-1"

@@ -89,6 +89,9 @@ ARGV = {
     ("workspace", "start"): ["workspace", "start", "LX-1", "--runtime", "claude-code", "--agent", "a2", "--print"],
     ("card", "try"): ["card", "try", "LX-1", "--to", "a2"],
     ("card", "keep"): ["card", "keep", "LX-1"],
+    ("phone", "pair"): ["phone", "pair", "--port", "0", "--expires", "2s"],
+    ("phone", "revoke"): ["phone", "revoke", "wa:0"],
+    ("serve", None): ["serve", "--port", "0"],
 }
 
 

@@ -5,11 +5,17 @@ Prints the cold-process median of `loopx hook claude-code pre-tool-use` for
 - a dangerous call (Bash `git push`, retried while its gate is pending: the
   hook reads the board and denies with the same gate),
 - the same dangerous call once a human approved the gate (allowed),
+- with --phone (needs chromium): the call of a second agent whose gate was
+  approved on the phone (a passkey paired by a real ``loopx phone pair``, a tap
+  on ``loopx serve``), its WebAuthn assertion checked on every call; with
+  --before DIR also the same call checked by the LoopX source in DIR (e.g. an
+  older commit's ``git archive``), every hook run as ``python -I -c`` with that
+  tree first on sys.path,
 each as a ratio to the floor: a bare python process that opens the SQLite board
 and runs one query. Runs are interleaved so machine noise hits all alike.
 Target: the allow path (a safe call) <= 1.5x the floor (#16), the others <= 2x.
 
-Usage: python bench/hook_bench.py [--runs N]
+Usage: python bench/hook_bench.py [--runs N] [--phone [--before DIR]]
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ def timed(argv, env, cwd, stdin: bytes | None = None) -> tuple[float, bytes]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--phone", action="store_true", help="also a call allowed by a gate approved on a phone")
+    ap.add_argument("--before", metavar="DIR", help="with --phone: also that call checked by the LoopX source in DIR")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -128,7 +136,79 @@ def main() -> int:
                 print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / approved['floor']:.2f}x floor (target <= 2x)")
         if not approved_ok:
             print("(approved case skipped: `script` is needed to answer the gate from a pseudo-terminal)")
+        if args.phone:
+            run("agent", "add", "bench2")
+            run("card", "add", "phone card")
+            run("next", "--agent", "bench2", "--claim")
+            phone_env = dict(env, LOOPX_AGENT="bench2")
+            out = subprocess.run(hook, env=phone_env, cwd=folder, input=danger, capture_output=True).stdout
+            assert b'"deny"' in out, out  # opens G-2
+            approve_on_phone(folder, env, "G-2")
+            cases = {
+                "floor": (floor, env, None, None),
+                "dangerous (gate approved: allow)": (tree_hook(HERE.parent), hook_env, danger, b'"allow"'),
+                "dangerous (gate approved on a phone: allow)": (tree_hook(HERE.parent), phone_env, danger, b'"allow"'),
+            }
+            if args.before:
+                import compileall
+
+                compileall.compile_dir(str(Path(args.before) / "loopx_core"), quiet=1)
+                cases["the same, checked by --before"] = (tree_hook(Path(args.before)), phone_env, danger, b'"allow"')
+            phone = rounds(cases, args.runs)
+            print(f"--phone, floor: {phone['floor']:.1f} ms (each hook as `python -I -c`, its tree first on sys.path)")
+            for name, ms in phone.items():
+                if name != "floor":
+                    print(f"pre-tool-use, {name}: {ms:.1f} ms = {ms / phone['floor']:.2f}x floor")
     return 0
+
+
+def tree_hook(tree: Path) -> list[str]:
+    """The PreToolUse hook run from the LoopX source at ``tree``."""
+    code = f"import sys\nsys.path.insert(0, {str(tree)!r})\nfrom loopx_core.cli.main import entry\nentry()"
+    return [sys.executable, "-I", "-c", code, "hook", "claude-code", "pre-tool-use"]
+
+
+def approve_on_phone(folder: Path, env: dict, gate: str) -> None:
+    """Pair a passkey (chromium's virtual authenticator) and approve ``gate`` with it on ``loopx serve``."""
+    import re
+
+    sys.path.insert(0, str(HERE.parent))
+    from tests.phone import cdp
+
+    if cdp.chromium_path() is None:
+        raise SystemExit("--phone needs Debian's chromium (apt-get install chromium)")
+    env = dict(env, LOOPX_DB=str(folder / ".loopx" / "board.db"))
+
+    def listen(*argv: str, pattern: str) -> tuple[subprocess.Popen, str]:
+        proc = subprocess.Popen(
+            LOOPX + ["--json", *argv, "--port", "0"],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            found = re.search(pattern, line.decode())
+            if found:
+                return proc, found.group(1)
+        raise SystemExit(f"`loopx {' '.join(argv)}` printed no address")
+
+    with cdp.browser() as page:
+        page.add_authenticator()
+        pairing, url = listen("phone", "pair", pattern=r"(http://localhost:\d+/pair#t=\S+)")
+        page.goto(url)
+        page.evaluate("document.querySelector('button[data-pair]').click()", gesture=True)
+        page.wait_for("document.getElementById('msg').textContent.startsWith('paired')")
+        pairing.wait(60)
+        server, page_url = listen("serve", pattern=r"(http://localhost:\d+/)")
+        try:
+            page.goto(page_url)
+            page.evaluate(f"document.querySelector('button.yes[data-gate=\"{gate}\"]').click()", gesture=True)
+            page.wait_for("document.getElementById('msg').textContent.includes('✓')")
+        finally:
+            server.terminate()
+            server.wait(60)
 
 
 if __name__ == "__main__":

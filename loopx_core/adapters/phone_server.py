@@ -175,7 +175,10 @@ class PhoneServer(ThreadingHTTPServer):
         device = phones.usable(self.store).get(devices.fingerprint(raw_id))
         if device is None or device.rp_id != self.rp_id:
             raise Refused(403, "that passkey is not a device paired for this page")
-        why = devices.assertion_fails(sig, device, devices.challenge(decision), origin=self.origin)
+        expected = devices.challenge(decision)  # py_webauthn's check first, then the one every reader will make
+        why = devices.library_fails(sig, device, expected, origin=self.origin) or devices.assertion_fails(
+            sig, device, expected, origin=self.origin
+        )
         if why is not None:
             raise Refused(403, why)
         count = devices.sign_count(sig) or 0
@@ -226,6 +229,7 @@ class PhoneServer(ThreadingHTTPServer):
                 user_verification=UserVerificationRequirement.REQUIRED,
             ),
             exclude_credentials=[PublicKeyCredentialDescriptor(id=d.credential_id) for d in known],
+            supported_pub_key_algs=_algs(),
         )
         pairing.challenge = options.challenge
         return {"options": json.loads(options_to_json(options))}
@@ -245,6 +249,7 @@ class PhoneServer(ThreadingHTTPServer):
                 expected_rp_id=self.rp_id,
                 expected_origin=self.origin,
                 require_user_verification=True,
+                supported_pub_key_algs=_algs(),
             )
         except (InvalidRegistrationResponse, ValueError, KeyError, TypeError) as err:
             raise Refused(403, f"the passkey was not made: {str(err)[:200]}") from None
@@ -259,6 +264,13 @@ class PhoneServer(ThreadingHTTPServer):
         if self.pairing is None:
             raise Refused(404, "no pairing is under way: run `loopx phone pair`")
         return self.pairing
+
+
+def _algs() -> list:
+    """The passkeys pairing accepts: the algorithms the readers' check covers (devices.ALGS)."""
+    from webauthn.helpers.cose import COSEAlgorithmIdentifier
+
+    return [COSEAlgorithmIdentifier(alg) for alg in devices.ALGS]
 
 
 def _is_text(decision: dict) -> bool:

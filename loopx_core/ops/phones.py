@@ -53,9 +53,15 @@ def pair(
     origin: str,
     label: str,
 ) -> dict:
-    """Add a device (one transaction), signed with the person's main key."""
+    """Add a device (one transaction), signed with the person's main key. The
+    event records its COSE key and, for the readers' check, the same key as
+    SubjectPublicKeyInfo with its algorithm (``devices.spki_of``)."""
     label = " ".join(label.split())[:LABEL_MAX] or "phone"
     fp = devices.fingerprint(credential_id)
+    try:
+        spki, alg = devices.spki_of(public_key)
+    except Exception as err:  # (py_webauthn's decoding errors, or an algorithm LoopX does not check)
+        raise InvalidInput(f"not a passkey LoopX can pair: {str(err)[:200]}", "pair a passkey of the phone") from None
 
     def body() -> dict:
         store.forget_trust()
@@ -68,6 +74,8 @@ def pair(
             device=fp,
             credential_id=devices.b64u(credential_id),
             public_key=devices.b64u(public_key),
+            spki=devices.b64u(spki),
+            alg=alg,
             sign_count=sign_count,
             rp_id=rp_id,
             origin=origin,

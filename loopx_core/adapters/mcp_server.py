@@ -29,7 +29,13 @@ from .. import __version__
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any, BinaryIO
+
+    from ..shapes.verbs import Tool
     from ..store.backends import Store
+
+    Reply = dict[str, Any]  # a JSON-RPC reply
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # the initialize handshake's, newest first
 INSTRUCTIONS = (
@@ -39,7 +45,7 @@ INSTRUCTIONS = (
 )
 
 
-def _tool(tool) -> dict:
+def _tool(tool: Tool) -> dict[str, Any]:
     """A declared tool (shapes/verbs.py) as ``tools/list`` shows it."""
     annotations = {"title": tool.title, "readOnlyHint": tool.read_only, "openWorldHint": False}
     if not tool.read_only:
@@ -58,7 +64,7 @@ def _tool(tool) -> dict:
     }
 
 
-def _declared() -> dict:
+def _declared() -> dict[str, Tool]:
     """The verbs that are MCP tools, by tool name (each declared once, in shapes/verbs.py)."""
     from ..shapes import verbs
 
@@ -100,7 +106,7 @@ PROMPT_TOOL = {
 }
 
 
-def _listed(tools) -> list[dict]:
+def _listed(tools: Tools) -> list[dict[str, Any]]:
     """The tools listed to the client: with the permission prompt tool when
     it is the runtime that has one (``runtimes/claude_code.PROMPT_CLIENT``)."""
     from ..runtimes.claude_code import PROMPT_CLIENT
@@ -133,7 +139,7 @@ class ToolFailed(Exception):
 # -- the protocol ------------------------------------------------------------------------------
 
 
-def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
+def serve(db_flag: str | None = None, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
     """Answer JSON-RPC messages from stdin until it closes."""
     reader = stdin if stdin is not None else sys.stdin.buffer
     writer = stdout if stdout is not None else sys.stdout.buffer
@@ -157,7 +163,7 @@ def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
         tools.close()
 
 
-def handle_line(line: bytes, tools: Tools):
+def handle_line(line: bytes, tools: Tools) -> Reply | list[Reply] | None:
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
@@ -168,7 +174,7 @@ def handle_line(line: bytes, tools: Tools):
     return handle(message, tools)
 
 
-def handle(message, tools: Tools):
+def handle(message: object, tools: Tools) -> Reply | None:
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
             return None  # a reply to a request we never send
@@ -207,11 +213,11 @@ def handle(message, tools: Tools):
     return _error(msg_id, -32601, f"Method not found: {method}")
 
 
-def _result(msg_id, result: dict) -> dict:
+def _result(msg_id: object, result: dict[str, Any]) -> Reply:
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
 
-def _error(msg_id, code: int, message: str) -> dict:
+def _error(msg_id: object, code: int, message: str) -> Reply:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
@@ -221,13 +227,13 @@ def _error(msg_id, code: int, message: str) -> dict:
 class Tools:
     """The tools over one board, opened on the first call."""
 
-    def __init__(self, db_flag: str | None):
+    def __init__(self, db_flag: str | None) -> None:
         self.db_flag = db_flag
         self._store: Store | None = None
         self.client: str | None = None  # the client's name, from its initialize
 
     @property
-    def store(self):
+    def store(self) -> Store:
         if self._store is None:
             from ..store.backends import Store
             from ..store.discovery import discover
@@ -246,7 +252,7 @@ class Tools:
             self._store.close()
             self._store = None
 
-    def call(self, name, arguments) -> tuple[str, bool]:
+    def call(self, name: object, arguments: object) -> tuple[str, bool]:
         """(text, is_error) for one tool call; never raises."""
         import contextlib
 
@@ -262,8 +268,9 @@ class Tools:
             args = check_arguments(tool, arguments)
             from ..shapes.verbs import resolve
 
-            answer = resolve(_DECLARED[name].call)
-            return self._waiting_out_restarts(_DECLARED[name], args, lambda: answer(self, **args)), False
+            declared = _DECLARED[tool["name"]]  # (the tool named ``name``)
+            answer = resolve(declared.call)
+            return self._waiting_out_restarts(declared, args, lambda: answer(self, **args)), False
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
@@ -293,7 +300,7 @@ class Tools:
             sys.stderr.write(f"loopx mcp: {name}: {type(exc).__name__}: {exc}\n")
             return f"[internal] {type(exc).__name__}: {exc}", True
 
-    def _waiting_out_restarts(self, declared, args: dict, run) -> str:
+    def _waiting_out_restarts(self, declared: Tool, args: dict[str, Any], run: Callable[[], str]) -> str:
         """``run()``; when the board's server goes away under it (a PostgreSQL
         restart) and the call may run again (``failures.may_run_again``: it only
         reads, is idempotent — a writeback with an op id — or was cut off before
@@ -327,7 +334,7 @@ class Tools:
                     time.sleep(delay)  # (opening does not wait: pace the attempts)
                     delay = min(delay * 2, 5.0)
 
-    def permission_prompt(self, arguments) -> tuple[str, bool]:
+    def permission_prompt(self, arguments: object) -> tuple[str, bool]:
         """Claude Code's permission prompt, answered by the person through a gate
         (``runtime_questions.decide``, the rule the PermissionRequest hook uses)."""
         import contextlib
@@ -366,7 +373,7 @@ class Tools:
 # -- the tools' answers (each named by its verb's declaration: ``call(tools, **arguments)``) --
 
 
-def tool_next(tools, claim: bool = False) -> str:
+def tool_next(tools: Tools, claim: bool = False) -> str:
     from ..ops.claims import next_turn
     from ..shapes.inputs import validate
 
@@ -374,14 +381,14 @@ def tool_next(tools, claim: bool = False) -> str:
     return _with_workspace(tools, next_turn(tools.store, data["agent"], claim=data["claim"]).to_json(), data["agent"])
 
 
-def tool_claim(tools, card: str) -> str:
+def tool_claim(tools: Tools, card: str) -> str:
     from ..ops.claims import claim
 
     agent = _agent()
     return _with_workspace(tools, claim(tools.store, _card(card), agent).to_json(), agent)
 
 
-def _with_workspace(tools, answer: dict, agent: str) -> str:
+def _with_workspace(tools: Tools, answer: dict[str, Any], agent: str) -> str:
     """The card's workspace named in the answer (made at its first claim), as the CLI's ``next`` does."""
     from ..ops.workspace_open import name_in
 
@@ -392,13 +399,13 @@ def _with_workspace(tools, answer: dict, agent: str) -> str:
 
 
 def tool_writeback(
-    tools,
+    tools: Tools,
     card: str,
     summary: str,
-    artifacts=(),
+    artifacts: Iterable[str] = (),
     next: str = "",
-    todos_added=(),
-    todos_done=(),
+    todos_added: Iterable[str] = (),
+    todos_done: Iterable[int] = (),
     tokens: int = 0,
     usd: float = 0.0,
     turn_id: str = "",
@@ -441,7 +448,7 @@ def tool_writeback(
     return _json(result)
 
 
-def tool_done(tools, card: str, summary: str) -> str:
+def tool_done(tools: Tools, card: str, summary: str) -> str:
     """The CLI's ``done``: evidence first, no pending gate, the card's verify
     command (a person's, or vetted as the agent's own shell command, as the
     CLI does) — run here, in the server's process outside the runtime's
@@ -472,7 +479,7 @@ def tool_done(tools, card: str, summary: str) -> str:
     return _json(answer)
 
 
-def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) -> str:
+def tool_gate_ask(tools: Tools, card: str, question: str, scope: str = "", options: Iterable[str] = ()) -> str:
     from ..ops.gates import ask
     from ..shapes.inputs import validate
 
@@ -481,7 +488,7 @@ def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) 
     return _json({"gate": gate.to_json(), "card": card_view.to_json()})
 
 
-def tool_gate_status(tools, gate: str) -> str:
+def tool_gate_status(tools: Tools, gate: str) -> str:
     from ..ops.gates import status
     from ..rules import ids
     from ..shapes.errors import InvalidInput
@@ -493,7 +500,9 @@ def tool_gate_status(tools, gate: str) -> str:
     return _json({"gate": status(tools.store, gid).to_json()})
 
 
-def tool_handoff(tools, card: str, to: str, summary: str, done=(), pending=()) -> str:
+def tool_handoff(
+    tools: Tools, card: str, to: str, summary: str, done: Iterable[str] = (), pending: Iterable[str] = ()
+) -> str:
     from ..ops.handoffs import handoff
     from ..shapes.inputs import validate
 
@@ -502,7 +511,7 @@ def tool_handoff(tools, card: str, to: str, summary: str, done=(), pending=()) -
     return _json({"handoff": packet.to_json(), "card": card_view.to_json()})
 
 
-def tool_cards(tools, status: str = "", limit: int | None = None, after: str = "") -> str:
+def tool_cards(tools: Tools, status: str = "", limit: int | None = None, after: str = "") -> str:
     from ..ops.cards import card_page
     from ..rules import ids
     from ..rules.columns import COLUMN_OF
@@ -515,13 +524,13 @@ def tool_cards(tools, status: str = "", limit: int | None = None, after: str = "
     return _json({"cards": [c.to_row() for c in views], "next_after": ids.fmt(ids.CARD, last)})
 
 
-def tool_context(tools, card: str) -> str:
+def tool_context(tools: Tools, card: str) -> str:
     from ..ops.context import TOOLS, build, to_markdown
 
     return to_markdown(build(tools.store, _card(card)), TOOLS)  # asked over MCP: its reader writes back with the tools
 
 
-def check_arguments(tool: dict, arguments) -> dict:
+def check_arguments(tool: dict[str, Any], arguments: object) -> dict[str, Any]:
     """The arguments as the schema says, or ToolFailed naming what is wrong."""
     if not isinstance(arguments, dict):
         raise ToolFailed("[invalid_input] arguments must be a JSON object")
@@ -549,7 +558,7 @@ def check_arguments(tool: dict, arguments) -> dict:
     return arguments
 
 
-def _is(value, kind: str) -> bool:
+def _is(value: object, kind: str) -> bool:
     if isinstance(value, bool) and kind in ("integer", "number"):
         return False
     return isinstance(value, _JSON_TYPES[kind])
@@ -578,9 +587,9 @@ def _card(text: str) -> int:
         raise InvalidInput(str(exc), "cards look like LX-12") from None
 
 
-def _json(data: dict) -> str:
+def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, separators=(",", ":"), default=str)
 
 
-def _drop_none(data: dict) -> dict:
+def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}

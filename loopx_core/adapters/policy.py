@@ -160,7 +160,7 @@ def signed_policy(board_dir: str) -> str | None:
         store.close()
 
 
-def parse(doc, where: str = "policy", *, signed=None) -> Policy:
+def parse(doc: object, where: str = "policy", *, signed: bool | None = None) -> Policy:
     """``signed``: whether a person signed ``doc`` (None: ask the board)."""
     from ..rules import limits
 
@@ -223,7 +223,7 @@ def parse(doc, where: str = "policy", *, signed=None) -> Policy:
 
 def classify(
     tool: str,
-    tool_input,
+    tool_input: object,
     cwd: str,
     root: str,
     policy: Policy = DEFAULT,

@@ -27,6 +27,12 @@ from pathlib import Path
 from ..rules.spawn import loopx_argv
 from ..runtimes import base
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+    from ..store.backends import Store
+    from ..store.discovery import BoardLocation
+
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
 
 SetupError = base.SettingsConflict
@@ -235,16 +241,16 @@ def _executable() -> list[str]:
 
 
 def init_runtime(
-    store,
+    store: Store | None,
     runtime: str,
     *,
     agent: str | None = None,
     can: list[str] | None = None,
     dry_run: bool = False,
     root: Path | None = None,
-    location=None,
+    location: BoardLocation | None = None,
     sandbox: bool = True,
-    person=None,
+    person: keys.Person | None = None,
 ) -> SetupResult:
     """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
     only for a dry run on a board that does not exist yet (``location`` says where)."""
@@ -270,7 +276,10 @@ def init_runtime(
     if existing is not None and not can:
         data["can"] = existing_caps  # keep what it may do unless told otherwise
     caps = sorted(set(data["can"]))
-    location = store.location if store is not None else location
+    if store is not None:
+        location = store.location
+    if location is None:
+        raise TypeError("init_runtime needs a board, or the location of the one a dry run plans for")
     root = (
         root or location.project_root or location.checkout or Path.cwd()
     ).absolute()  # (a team board: this machine's checkout)
@@ -281,7 +290,7 @@ def init_runtime(
     files: list[FileChange] = []
     notes: list[str] = []
 
-    def plan(path: Path, make) -> FileChange:
+    def plan(path: Path, make: base.Edit) -> FileChange:
         before = _read(path)
         try:
             after = make(before)
@@ -325,6 +334,7 @@ def init_runtime(
     else:
         action = "unchanged"
     if not dry_run and action != "unchanged":
+        assert store is not None  # (only a dry run plans without a board)
         add_agent(
             store, {**data, "can": caps}, person
         )  # a person's signed decision (agents.add_agent refuses anything else)

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from ..store.base import Store
 
 
-def add_agent(store: Store, data: dict, person: keys.Person) -> tuple[AgentView, bool]:
+def add_agent(store: Store, data: dict, person: keys.Person | None) -> tuple[AgentView, bool]:
     """Register (or update) an agent — a person's decision, signed with their key
     (``person``: a ``keys.Person``); its scopes count only through that signed
     event (authority.py). Returns the agent and whether anything changed."""
-    if not hasattr(person, "sign"):
+    if person is None or not hasattr(person, "sign"):
         raise Forbidden(
             "only a person can register agents or change their scopes", "a person runs `loopx agent add` with their key"
         )

@@ -30,6 +30,7 @@ from .. import __version__
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from types import ModuleType
     from typing import Any, BinaryIO
 
     from ..shapes.verbs import Tool
@@ -75,43 +76,24 @@ _DECLARED = _declared()
 TOOLS = [_tool(t) for t in _DECLARED.values()]
 _BY_NAME = {t["name"]: t for t in TOOLS}
 
-# Claude Code's permission prompt tool (``claude -p --permission-prompt-tool
-# mcp__loopx__permission_prompt``, which ``loopx run`` passes): headless, Claude
-# Code calls it when it would ask the person whether a tool may run, and only
-# with it does `-p` offer the model its question tool (AskUserQuestion; 2.1.197
-# and 2.1.335). Called with the tool's name, input and call id; answers with one
-# text block holding ``{"behavior": "allow", "updatedInput": …}`` or
-# ``{"behavior": "deny", "message": …}`` (the binaries' own parser of it). Listed
-# to Claude Code alone (its ``initialize`` names the client ``claude-code``;
-# Claude Code keeps the prompt tool it was given out of the model's tools); it
-# asks the person only in a runner's turn (``LOOPX_TURN_ID``) and denies at
-# once anywhere else. A model calling it itself only asks the person a
-# question — its answer allows nothing.
-PROMPT_TOOL = {
-    "name": "permission_prompt",
-    "title": "Ask the person (the runtime's permission prompt)",
-    "description": "Used by Claude Code itself to ask the person whether a tool may run; not for the model.",
-    "inputSchema": {
-        "type": "object",
-        "properties": {"tool_name": {"type": "string"}, "input": {"type": "object"}, "tool_use_id": {"type": "string"}},
-        "required": ["tool_name", "input"],
-    },
-    "annotations": {
-        "title": "Ask the person",
-        "readOnlyHint": False,
-        "openWorldHint": False,
-        "destructiveHint": False,
-        "idempotentHint": True,
-    },
-}
+
+def _prompting(client: str | None) -> ModuleType | None:
+    """The runtime whose permission prompt tool the client is (its module's
+    ``PROMPT_CLIENT`` and ``PERMISSION_PROMPT``: Claude Code's), or None."""
+    from .. import runtimes
+
+    for name in runtimes.HOOKED:
+        module = runtimes.module(name)
+        if client is not None and getattr(module, "PROMPT_CLIENT", None) == client:
+            return module
+    return None
 
 
 def _listed(tools: Tools) -> list[dict[str, Any]]:
-    """The tools listed to the client: with the permission prompt tool when
-    it is the runtime that has one (``runtimes/claude_code.PROMPT_CLIENT``)."""
-    from ..runtimes.claude_code import PROMPT_CLIENT
-
-    return TOOLS + [PROMPT_TOOL] if getattr(tools, "client", None) == PROMPT_CLIENT else TOOLS
+    """The tools listed to the client: with its permission prompt tool when it
+    is a runtime that has one (``_prompting``)."""
+    prompting = _prompting(getattr(tools, "client", None))
+    return TOOLS + [prompting.PERMISSION_PROMPT] if prompting is not None else TOOLS
 
 
 _KINDS = {
@@ -256,8 +238,9 @@ class Tools:
         """(text, is_error) for one tool call; never raises."""
         import contextlib
 
-        if name == PROMPT_TOOL["name"] and PROMPT_TOOL in _listed(self):
-            return self.permission_prompt(arguments)
+        prompting = _prompting(self.client)
+        if prompting is not None and name == prompting.PERMISSION_PROMPT["name"]:
+            return self.permission_prompt(arguments, prompting.NAME)
         tool = _BY_NAME.get(name) if isinstance(name, str) else None
         if tool is None:
             return (
@@ -334,13 +317,13 @@ class Tools:
                     time.sleep(delay)  # (opening does not wait: pace the attempts)
                     delay = min(delay * 2, 5.0)
 
-    def permission_prompt(self, arguments: object) -> tuple[str, bool]:
-        """Claude Code's permission prompt, answered by the person through a gate
-        (``runtime_questions.decide``, the rule the PermissionRequest hook uses)."""
+    def permission_prompt(self, arguments: object, runtime: str) -> tuple[str, bool]:
+        """A runtime's permission prompt (Claude Code's: ``runtimes/claude_code.PERMISSION_PROMPT``),
+        answered by the person through a gate (``runtime_questions.decide``, the
+        rule the PermissionRequest hook uses)."""
         import contextlib
         import os
 
-        from ..runtimes.claude_code import NAME
         from .runtime_questions import decide
 
         tool, given = (
@@ -359,7 +342,7 @@ class Tools:
             ), False
         try:
             with contextlib.redirect_stdout(sys.stderr):
-                decision = decide(self.store, _agent(), NAME, tool, given)
+                decision = decide(self.store, _agent(), runtime, tool, given)
         except Exception as exc:
             sys.stderr.write(f"loopx mcp: permission_prompt: {type(exc).__name__}: {exc}\n")
             decision = {"behavior": "deny", "message": f"LoopX could not ask the person ({type(exc).__name__})"}

@@ -10,8 +10,9 @@ the person's LoopX folder or change the runtimes' settings; the agent's LoopX
 calls then go through the hooks and the ``loopx`` MCP server, which the
 runtime runs outside its sandbox.
 
-Markdown sections sit between ``<!-- loopx:begin -->`` and
-``<!-- loopx:end -->`` and are replaced in place. Running init twice changes
+The agent's instructions (``runtimes/base.instructions``, every hooked
+runtime's) go into its instructions file as a Markdown section between
+``<!-- loopx:begin -->`` and ``<!-- loopx:end -->``, replaced in place. Running init twice changes
 nothing; ``dry_run`` returns unified diffs and writes nothing.
 """
 
@@ -177,45 +178,6 @@ def merge_markdown(before: str | None, body: str) -> str:
     return text.rstrip("\n") + "\n\n" + block
 
 
-# -- the sections -------------------------------------------------------------------------
-
-
-def _section(agent: str, sandbox: bool) -> str:
-    if sandbox:
-        return f"""## LoopX (agent `{agent}`)
-
-This project's work is tracked on a LoopX board. Work in turns, and keep the board true, with the
-`loopx` MCP tools (your shell runs in a sandbox that cannot write the board, `.loopx/`):
-
-1. Start of a turn: `next` (`claim: true` takes the best ready card), then `context` for the card's
-   continuation: objective, next action, todos, last evidence.
-2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
-   writing or deleting outside the project) expect a check: a denial names a gate a human must
-   answer — wait with `gate_status`, never work around it.
-3. End of a turn: commit your work in the card's workspace, then `writeback` with a summary of what
-   the turn did (and `next`, `artifacts`: files you made, named in your workspace).
-4. When the card is finished: `writeback`, then `done` (it refuses while your workspace holds uncommitted
-   work; it runs the card's verify command in a sandbox; a branch with commits then waits for a person's merge). Your shell's `loopx done` cannot write the board.
-5. Handing over: `handoff`.
-
-Only a person answers gates. This text is advice; the hooks and the sandbox are enforcement."""
-    return f"""## LoopX (agent `{agent}`)
-
-This project's work is tracked on a LoopX board. Work in turns, and keep the board true:
-
-1. Start of a turn: `loopx next --agent {agent}` (add `--claim` to take the best ready card), then
-   `loopx context LX-n` for the card's continuation: objective, next action, todos, last evidence.
-2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
-   writing or deleting outside the project) expect a check: a denial names a gate a human must
-   answer — wait with `loopx gate status G-n`, never work around it.
-3. End of a turn: commit your work in the card's workspace (`done` refuses uncommitted work), then
-   `loopx writeback LX-n --agent {agent} --summary "what this turn did" [--artifact PATH]… [--next "the next step"]`.
-   When the card is finished: `loopx done LX-n --agent {agent} --summary "…"`.
-4. Handing over: `loopx handoff LX-n --agent {agent} --to OTHER --summary "…"`.
-
-Only a person answers gates. The `loopx` MCP server offers the same turn as tools. This text is advice; the hooks are enforcement."""
-
-
 # -- init ----------------------------------------------------------------------------
 
 
@@ -314,7 +276,7 @@ def init_runtime(
         db,
         key_dir,
         sandbox,
-        lambda before: merge_markdown(before, _section(data["id"], sandbox)),
+        lambda before: merge_markdown(before, base.instructions(data["id"], sandbox)),
         notes,
     )
     conflicts = [f for f in files if f.problem]

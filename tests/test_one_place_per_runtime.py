@@ -3,8 +3,11 @@
 named by the registry (``runtimes/__init__.py``). Everywhere else the code asks
 the runtime's module — it never decides by a runtime's name: no comparison
 with one (``runtime == "codex"``), no table keyed by them, no list of them
-(``choices=["claude-code", "codex"]``). A third runtime is then a module and a
-name, and no branch elsewhere forgets it."""
+(``choices=["claude-code", "codex"]``) — nor holds what only a runtime knows:
+its tools' names, its executable, package and environment marks, its
+permission prompt tool (the registry's ``HOOK_TOOLS``, its module's
+``BINARY``, ``PACKAGE``, ``ENV_MARKS``, ``PERMISSION_PROMPT``). A third
+runtime is then a module and a name, and no branch elsewhere forgets it."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import ast
 from pathlib import Path
 
 from loopx_core import runtimes
+from loopx_core.runtimes import base
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = REPO / "loopx_core" / "runtimes"  # the one place
@@ -45,18 +49,94 @@ def scattered(source: str) -> list[int]:
     return sorted(set(lines))
 
 
-def test_no_module_outside_the_runtimes_decides_by_a_runtimes_name():
+def vocabulary() -> tuple[set[str], set[str], set[str]]:
+    """What only a runtime knows, as words: (every one, the unmistakable ones,
+    its MCP tools' names). Its tools' names (``HOOK_TOOLS``) and executable
+    (``BINARY``) may be another word too ("Edit", "codex"): only two of them
+    together are a runtime's list. Its package, environment marks and prompt
+    tool as the runtime calls it are its own wherever they stand; the MCP
+    tool it is listed to (``PERMISSION_PROMPT``) is its own as a tool listing."""
+    words, own, tools_listed = set(), set(), set()
+    for tools in runtimes.HOOK_TOOLS.values():
+        words.update(tools.shell, tools.powershell, tools.files, tools.patch, tools.search)
+    for name in runtimes.HOOKED:
+        module = runtimes.module(name)
+        own.update({module.PACKAGE, *module.ENV_MARKS})
+        if hasattr(module, "PERMISSION_PROMPT"):
+            own.add(module.PROMPT_TOOL)
+            tools_listed.add(module.PERMISSION_PROMPT["name"])
+        words.add(module.BINARY)
+    return words | own, own, tools_listed
+
+
+def _word(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+        return node.value.decode("utf-8", "replace") if isinstance(node.value, bytes) else node.value
+    return None
+
+
+def held(source: str, words: set[str], own: set[str], listed: set[str]) -> list[int]:
+    """The lines of ``source`` that hold a runtime's vocabulary: a literal
+    list, set or table of two or more of its words (``SHELL_TOOLS``,
+    ``RUNTIME_NAMES``), one of its unmistakable words (a package, an
+    environment mark, its prompt tool) anywhere, or an MCP tool listing
+    (``name`` and ``inputSchema``) of a runtime's tool."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            hit = sum(_word(e) in words for e in node.elts) >= 2
+        elif isinstance(node, ast.Dict):
+            fields = {_word(k): v for k, v in zip(node.keys, node.values, strict=True) if k is not None}
+            hit = sum(key in words for key in fields) >= 2 or (
+                "inputSchema" in fields and _word(fields.get("name", ast.Constant(None))) in listed
+            )
+        else:
+            hit = _word(node) in own
+        if hit:
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def _outside(check) -> dict[str, list[int]]:
     found = {}
     for package in ("loopx_core", "loopx_tui"):
         for path in sorted((REPO / package).rglob("*.py")):
             if HOME in path.parents:
                 continue
-            lines = scattered(path.read_text(encoding="utf-8"))
+            lines = check(path.read_text(encoding="utf-8"))
             if lines:
                 found[str(path.relative_to(REPO))] = lines
+    return found
+
+
+def test_no_module_outside_the_runtimes_decides_by_a_runtimes_name():
+    found = _outside(scattered)
     assert not found, (
         f"a runtime's specifics outside loopx_core/runtimes/ (ask its module instead: runtimes.module(name)): {found}"
     )
+
+
+def test_no_module_outside_the_runtimes_holds_what_a_runtime_knows():
+    """A runtime's tools, processes and prompt tool are its module's (the cold
+    hook's tools: the registry's ``HOOK_TOOLS``); the policy, the unlock and
+    the MCP server derive theirs from there."""
+    words, own, listed = vocabulary()
+    found = _outside(lambda source: held(source, words, own, listed))
+    assert not found, (
+        f"a runtime's vocabulary outside loopx_core/runtimes/ (derive it from runtimes.HOOK_TOOLS or its module): {found}"
+    )
+
+
+def test_the_instructions_init_writes_are_the_runtimes():
+    """What ``init --for`` tells a hooked runtime's agent in its instructions
+    file is ``runtimes/base.instructions`` (with the headless prompt,
+    ``base.prompt``), not text of ``adapters/setup``'s."""
+    heading = "## LoopX (agent "
+    assert base.instructions("a1", True).startswith(heading) and base.instructions("a1", False).startswith(heading)
+    found = _outside(
+        lambda source: sorted({n.lineno for n in ast.walk(ast.parse(source)) if (_word(n) or "").startswith(heading)})
+    )
+    assert not found, f"an agent's instructions outside loopx_core/runtimes/: {found}"
 
 
 def test_every_runtime_the_registry_names_has_its_module():
@@ -80,8 +160,14 @@ def test_every_runtime_the_registry_names_has_its_module():
             "unasked_permission",
             "ANSWERS_WITH_INPUT",
             "QUESTION_TOOL",
+            "BINARY",
+            "PACKAGE",
+            "ENV_MARKS",
         ):
             assert hasattr(module, provided), f"{module.__name__} has no {provided}"
+        if getattr(module, "PROMPT_CLIENT", None) is not None:
+            assert module.PERMISSION_PROMPT["name"] and module.PROMPT_TOOL.endswith(module.PERMISSION_PROMPT["name"])
+    assert set(runtimes.HOOK_TOOLS) == set(runtimes.HOOKED), "each hooked runtime's tools, and only theirs"
 
 
 def test_a_scattered_branch_is_caught():
@@ -94,3 +180,19 @@ def test_a_scattered_branch_is_caught():
     assert scattered('arg("--for", choices=["claude-code", "codex"])\n') == [1]
     assert scattered('match runtime:\n    case "shell":\n        pass\n') == [2]
     assert scattered('AgentSpec("codex-1", "codex")\ndata = {"shell": shell}\n') == []
+
+
+def test_a_runtimes_vocabulary_elsewhere_is_caught():
+    """It bites on the shapes the old code had (the policy's tool sets, the
+    unlock's runtime names and marks, the MCP server's prompt tool), and not
+    on one tool's name used as a word."""
+    vocab = vocabulary()
+    assert held('SHELL_TOOLS = frozenset({"Bash", "Monitor", "exec_command"})\n', *vocab) == [1]
+    assert held('FILE_TOOLS = {"Write": "file_path", "Edit": "file_path"}\n', *vocab) == [1]
+    assert held('RUNTIME_NAMES = ("claude", "codex")\n', *vocab) == [1]
+    assert held('AGENT_MARKS = (b"LOOPX_AGENT=", b"CLAUDECODE=")\n', *vocab) == [1]
+    assert held('if b"@openai/codex" in raw:\n    pass\n', *vocab) == [1]
+    assert held('PROMPT_TOOL = {"name": "permission_prompt", "inputSchema": {}}\n', *vocab) == [1]
+    assert held('tools = ["--permission-prompt-tool", "mcp__loopx__permission_prompt"]\n', *vocab) == [1]
+    assert held('needs = classify("Bash", {"command": command})\nBinding("e", "edit_card", "Edit")\n', *vocab) == []
+    assert held('BADGES = {"permission_prompt": "permission", "idle_prompt": "idle"}\n', *vocab) == []

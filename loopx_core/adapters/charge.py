@@ -8,6 +8,15 @@ from __future__ import annotations
 
 from ..ops import charge
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from ..runtimes import Call
+    from ..runtimes.transcript import Turn
+    from ..shapes.values import EvidenceView
+    from ..store.backends import Store
+
 
 def turn_id_for(runtime: str, session: str, marker: str) -> str:
     """The evidence turn id of a charge covering ``session`` up to ``marker``
@@ -23,12 +32,12 @@ def turn_id_for(runtime: str, session: str, marker: str) -> str:
     return turn_id
 
 
-def price_calls(store, calls) -> tuple[float, list[str]]:
+def price_calls(store: Store, calls: Iterable[Call]) -> tuple[float, list[str]]:
     """Dollars for ``calls`` at the board's prices, and the models without one."""
     from ..rules import prices
 
     table = prices.load(store)
-    usd, unpriced = 0.0, []
+    usd, unpriced = 0.0, list[str]()
     for call in calls:
         price = prices.lookup(table, call.model)
         if price is None:
@@ -41,8 +50,16 @@ def price_calls(store, calls) -> tuple[float, list[str]]:
 
 
 def charge_transcript(
-    store, agent: str, runtime: str, session: str, path: str, turn, card_id: int | None, note, by: str
-):
+    store: Store,
+    agent: str,
+    runtime: str,
+    session: str,
+    path: str,
+    turn: Turn | None,
+    card_id: int | None,
+    note: Callable[[str], None],
+    by: str,
+) -> EvidenceView | None:
     """Charge ``card_id`` for the model calls of ``turn`` (a transcript read by
     ``transcript.read``) that no earlier charge of this session covered.
     ``note(text)`` reports what a person should know; ``by`` says who measured
@@ -96,17 +113,17 @@ def charge_transcript(
 
 
 def charge_subagents(
-    store,
+    store: Store,
     agent: str,
     runtime: str,
     session: str,
     path: str,
     card_id: int | None,
-    note,
+    note: Callable[[str], None],
     by: str,
     *,
     lagging: bool = False,
-) -> list:
+) -> list[EvidenceView]:
     """Charge the calls of the session's subagent transcripts no charge covered
     yet to ``card_id`` — the card of the turn that started them. Each is its own
     session (``SESSION/subagents/NAME``) for the boundary and the call ids.

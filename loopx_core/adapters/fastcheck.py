@@ -30,6 +30,10 @@ from ..rules.holding import HELD, choose, merging
 from ..rules.lifecycle import GATE, LEASE, is_due
 from ..rules.schema_version import SCHEMA_VERSION
 
+TYPE_CHECKING = False  # (annotations only: the cold hook imports no typing; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
 Card = namedtuple("Card", "id status lease_token lease_expires title monitor_due priority")
 Asked = namedtuple("Asked", "id status deadline")
 # allowed: scope -> who allows it (capability, grant:N, gate:G-N); pending: scope ->
@@ -49,7 +53,7 @@ def check(db_path: str, agent: str, scopes: list[str], now: float) -> Verdict:
         con.execute("PRAGMA query_only=1")
         con.execute("BEGIN")  # one snapshot for every read below
 
-        def query(sql, params=()):
+        def query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
             return con.execute(sql, params).fetchall()
 
         row = query("SELECT value FROM setting WHERE key='schema_version'")

@@ -30,6 +30,27 @@ import time
 from ..rules import board_file, turn_env
 from ..rules.clock import now as _now
 
+TYPE_CHECKING = False  # (annotations only: the cold hook imports no typing; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import ModuleType
+    from typing import Any, Protocol, TextIO
+
+    from ..rules.workspace_bounds import Bounds
+    from ..runtimes.transcript import Turn
+    from ..shapes.values import CardView, NextResult
+    from ..shell.vocabulary import Need
+    from ..store.backends import Store
+
+    Answer = dict[str, Any]  # the hook's JSON answer to the runtime (its own format: runtimes/)
+
+    class Held(Protocol):
+        """The agent's card as ``ops.leases.held_card`` gives it (a record of the store)."""
+
+        @property
+        def id(self) -> int: ...
+
+
 EVENTS = (
     "session-start",
     "pre-tool-use",
@@ -56,7 +77,9 @@ DEADLINES = {
 
 
 class Hook:
-    def __init__(self, runtime: str, event: str, payload, raw: str, db_flag: str | None, err):
+    def __init__(
+        self, runtime: str, event: str, payload: dict[str, Any] | None, raw: str, db_flag: str | None, err: TextIO
+    ) -> None:
         self.runtime, self.event, self.payload, self.raw, self.db_flag, self.err = (
             runtime,
             event,
@@ -76,11 +99,11 @@ class Hook:
         except Exception:  # pragma: no cover - stderr gone
             pass
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: object = None) -> Any:
         return self.payload.get(key, default) if isinstance(self.payload, dict) else default
 
 
-def runtime_of(hook: Hook):
+def runtime_of(hook: Hook) -> ModuleType:
     """The module of the runtime calling (``runtimes/``): its payloads' and answers' shapes."""
     from .. import runtimes
 
@@ -98,7 +121,15 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
-def run_hook(runtime: str, event: str, db_flag: str | None = None, *, stdin=None, stdout=None, stderr=None) -> int:
+def run_hook(
+    runtime: str,
+    event: str,
+    db_flag: str | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     """Read the runtime's hook JSON, answer in its format; always exit 0 with a
     decision. Fail closed: a tool call that cannot be read or checked in time
     is denied; a Stop or SessionStart that fails lets the session go on."""
@@ -152,7 +183,7 @@ def run_hook(runtime: str, event: str, db_flag: str | None = None, *, stdin=None
     return 0
 
 
-def _read(stdin) -> tuple[str, str | None]:
+def _read(stdin: TextIO) -> tuple[str, str | None]:
     """The hook input (at most MAX_PAYLOAD bytes) and why it is unusable, if it is."""
     try:
         buffer = getattr(stdin, "buffer", None)
@@ -169,7 +200,7 @@ def _read(stdin) -> tuple[str, str | None]:
         return "", f"cannot read stdin ({type(exc).__name__})"
 
 
-def _arm_deadline(seconds: float):
+def _arm_deadline(seconds: float) -> Callable[[], None]:
     """Raise DeadlinePassed in the main thread after ``seconds`` (POSIX); returns the disarm."""
     try:
         import _signal as signal  # type: ignore[import-not-found]  # what ``signal`` wraps in enums, which cost the hook ~0.5 ms (a C module typeshed has no stubs for)
@@ -180,7 +211,7 @@ def _arm_deadline(seconds: float):
         return lambda: None
     armed = [True]
 
-    def ring(signum, frame):
+    def ring(signum: int, frame: object) -> None:
         if armed[0]:  # not once the answer is decided
             raise DeadlinePassed()
 
@@ -190,7 +221,7 @@ def _arm_deadline(seconds: float):
     except ValueError:  # not the main thread (an in-process test runner): no deadline
         return lambda: None
 
-    def disarm():
+    def disarm() -> None:
         armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -198,7 +229,7 @@ def _arm_deadline(seconds: float):
     return disarm
 
 
-def _fallback(hook: Hook, what: str):
+def _fallback(hook: Hook, what: str) -> Answer | None:
     """After an internal error or the deadline: deny the tool call (fail
     closed); let a session start or stop go on."""
     if hook.event in ("pre-tool-use", "pre-skill-shell-command", "question"):
@@ -249,7 +280,7 @@ def project_root(target: tuple[str, str | None], cwd: str) -> str:
     return os.path.realpath(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
 
 
-def open_store(hook: Hook):
+def open_store(hook: Hook) -> Store:
     from pathlib import Path
 
     from ..store.backends import Store
@@ -268,7 +299,7 @@ _EVENT_NAMES = {
 }
 
 
-def _deny(reason: str, message: str | None = None, event: str = "PreToolUse") -> dict:
+def _deny(reason: str, message: str | None = None, event: str = "PreToolUse") -> Answer:
     out: dict[str, object] = {
         "hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason}
     }
@@ -277,7 +308,7 @@ def _deny(reason: str, message: str | None = None, event: str = "PreToolUse") ->
     return out
 
 
-def pre_tool_use(hook: Hook):
+def pre_tool_use(hook: Hook) -> Answer | None:
     """Check a tool call: LoopX's own ground is refused outright; a scope the
     agent lacks is asked of a human through a gate."""
     from . import policy
@@ -341,7 +372,7 @@ def pre_tool_use(hook: Hook):
     return out
 
 
-def pre_skill_shell_command(hook: Hook):
+def pre_skill_shell_command(hook: Hook) -> Answer | None:
     """Claude Code's ``PreSkillShellCommand``: a skill's shell command, with
     ``tool_name`` Bash or PowerShell and ``tool_input.command`` (the SDK's
     ``sdk.d.ts``, PreSkillShellCommandHookInput). The same check as a tool
@@ -349,17 +380,17 @@ def pre_skill_shell_command(hook: Hook):
     return pre_tool_use(hook)
 
 
-def _scopes(needs) -> str:
+def _scopes(needs: Sequence[Need]) -> str:
     return ", ".join(f"`{n.scope}`" for n in needs)
 
 
-def _why(needs) -> str:
+def _why(needs: Sequence[Need]) -> str:
     """What LoopX could not see, for the opaque scopes (said once)."""
     whys = [n.why for n in needs if n.why]
     return (" (" + "; ".join(dict.fromkeys(whys)) + ")") if whys else ""
 
 
-def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
+def authorize(hook: Hook, target: tuple[str, str | None], needs: Sequence[Need]) -> Answer | None:
     agent = hook.agent
     assert agent  # pre_tool_use denies a call without an agent before it asks
     scopes = [n.scope for n in needs]
@@ -385,7 +416,7 @@ def authorize(hook: Hook, target: tuple[str, str | None], needs) -> dict | None:
     return _through_kernel(hook, needs)
 
 
-def _through_kernel(hook: Hook, needs) -> dict | None:
+def _through_kernel(hook: Hook, needs: Sequence[Need]) -> Answer | None:
     """Open (or reuse) the gates through the kernel's operators."""
     from ..rules import ids
     from ..shapes.errors import LoopxError
@@ -412,7 +443,9 @@ def _through_kernel(hook: Hook, needs) -> dict | None:
         store.close()
 
 
-def open_gates(store, agent: str, needs):
+def open_gates(
+    store: Store, agent: str, needs: Sequence[Need]
+) -> tuple[CardView | None, dict[str, str], dict[str, int], dict[str, str]]:
     """(card, allowed, pending, questions) for the scopes ``needs`` asks of
     ``agent``: what allows each (a capability, a grant, an approved gate),
     and for the rest a gate on the agent's card — reused when one is already
@@ -423,12 +456,12 @@ def open_gates(store, agent: str, needs):
     from ..shapes.errors import LoopxError
 
     card, allowed = gates.scopes_allowed(store, agent, [n.scope for n in needs])
-    pending: dict = {}
-    questions: dict = {}
+    pending: dict[str, int] = {}
+    questions: dict[str, str] = {}
     if card is None:
         return None, allowed, pending, questions
     key = ids.fmt(ids.CARD, card.id)
-    asked: dict = {}  # scope -> question: one gate per scope, all in one transaction
+    asked: dict[str, str] = {}  # scope -> question: one gate per scope, all in one transaction
     for need in needs:
         if need.scope in allowed or need.scope in asked:
             continue
@@ -453,7 +486,7 @@ def open_gates(store, agent: str, needs):
     return card, allowed, pending, questions
 
 
-def vet_verify(store, agent: str, command: str) -> None:
+def vet_verify(store: Store, agent: str, command: str) -> None:
     """A card's verify command no person set runs only as the agent's own
     shell command would (DESIGN §5 "A card's verify command"): the hook's
     policy over it, from the project folder, with the agent's scopes, grants
@@ -502,7 +535,7 @@ def _take_work(agent: str) -> str:
     return take_work(agent)
 
 
-def _no_card(hook: Hook, needs, allowed: dict) -> dict:
+def _no_card(hook: Hook, needs: Sequence[Need], allowed: dict[str, str]) -> Answer:
     assert hook.agent  # asked only after pre_tool_use checked there is one
     missing = [n for n in needs if n.scope not in allowed]
     return _deny(
@@ -511,7 +544,14 @@ def _no_card(hook: Hook, needs, allowed: dict) -> dict:
     )
 
 
-def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict, new: dict) -> dict | None:
+def _answer(
+    hook: Hook,
+    needs: Sequence[Need],
+    card_id: int | None,
+    allowed: dict[str, str],
+    pending: dict[str, int],
+    new: dict[str, str],
+) -> Answer | None:
     if pending:
         key = f"LX-{card_id}"
         parts = []
@@ -547,9 +587,9 @@ def _answer(hook: Hook, needs, card_id: int | None, allowed: dict, pending: dict
 # -- SessionStart ------------------------------------------------------------------------
 
 
-def session_start(hook: Hook):
+def session_start(hook: Hook) -> Answer:
     text = _session_context(hook)
-    out: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    out: Answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     if hook.agent:
         runtime_of(hook).session_env(
             hook.agent, hook.note
@@ -605,7 +645,7 @@ HEAD = (
 )
 
 
-def _describe_next(store, agent: str, result) -> str:
+def _describe_next(store: Store, agent: str, result: NextResult) -> str:
     head = HEAD.format(agent=agent)
     if result.card is not None and result.action in ("work", "wait", "accept", "paused"):
         from ..ops.context import build, to_markdown
@@ -637,7 +677,7 @@ def _describe_next(store, agent: str, result) -> str:
     return f"{head}\n\nYou hold no card. Take the best ready one with {_take_work(agent)} (exit 9: nothing to do)."
 
 
-def _emit(store, agent: str, kind: str, card_id, **data) -> None:
+def _emit(store: Store, agent: str, kind: str, card_id: int | None, **data: object) -> None:
     from ..ops.turns import note
 
     try:
@@ -649,7 +689,7 @@ def _emit(store, agent: str, kind: str, card_id, **data) -> None:
 # -- Stop ------------------------------------------------------------------------------
 
 
-def stop(hook: Hook):
+def stop(hook: Hook) -> Answer | None:
     _admit_objects(hook)
     _sweep_git(hook)
     agent = hook.agent
@@ -737,7 +777,7 @@ def _sweep_git(hook: Hook) -> None:
         hook.note(f"could not record it on the board: {type(exc).__name__}")
 
 
-def _card_of(bounds) -> int | None:
+def _card_of(bounds: Bounds) -> int | None:
     """The card whose workspace ``bounds`` is (its branch ``loopx/LX-7``)."""
     from ..rules import ids
 
@@ -754,7 +794,7 @@ MAX_TRANSCRIPT = 512 * 1024 * 1024  # a transcript file larger than this is not 
 TRANSCRIPT_WAIT = 3.0  # seconds a Stop hook waits for the turn's last message to reach the transcript
 
 
-def _read_transcript(hook: Hook):
+def _read_transcript(hook: Hook) -> Turn | None:
     """The runtime's transcript, when it is a regular file of a sane size
     (``/dev/zero``, a FIFO or a device would never end), once it holds the turn's
     last message. Claude Code writes it asynchronously: at Stop the final model
@@ -806,7 +846,7 @@ def _lagging(hook: Hook) -> bool:
     return hook.event == "stop" and faults.lagging("transcript-lag")
 
 
-def _held(agent: str, statuses=None):
+def _held(agent: str, statuses: tuple[str, ...] | None = None) -> Held | None:
     """The agent's card (``holding``'s rule), among those in ``statuses`` (the held ones)."""
     from ..ops.leases import held_card
     from ..rules.clock import now
@@ -815,7 +855,7 @@ def _held(agent: str, statuses=None):
     return held_card(agent, now(), HELD if statuses is None else statuses)
 
 
-def _charge(hook: Hook, store, turn) -> None:
+def _charge(hook: Hook, store: Store, turn: Turn | None) -> None:
     """Charge the model calls since the previous charge of this session (or since
     the turn's prompt) to the agent's card: ``charge.charge_transcript``, the
     code ``loopx run`` charges a turn's transcript with too, so the two never
@@ -837,7 +877,7 @@ def _charge(hook: Hook, store, turn) -> None:
     )
 
 
-def session_end(hook: Hook):
+def session_end(hook: Hook) -> None:
     """Claude Code's ``SessionEnd``: charge what the session used that no Stop
     charged — the last model call whose usage reached the transcript after the
     last Stop read it (2.1.197 writes it asynchronously), its subagents' calls.
@@ -856,8 +896,8 @@ def session_end(hook: Hook):
     return None
 
 
-def _permission(behavior: str, message: str | None = None, updated: dict | None = None) -> dict:
-    decision: dict = {"behavior": behavior}
+def _permission(behavior: str, message: str | None = None, updated: dict[str, Any] | None = None) -> Answer:
+    decision: dict[str, Any] = {"behavior": behavior}
     if message:
         decision["message"] = message
     if updated is not None:
@@ -872,7 +912,7 @@ def _in_a_runners_turn(hook: Hook) -> bool:
     return bool(hook.agent and hook.payload is not None and os.environ.get("LOOPX_TURN_ID"))
 
 
-def _ask_the_person(hook: Hook, tool: str, tool_input):
+def _ask_the_person(hook: Hook, tool: str, tool_input: object) -> dict[str, Any] | None:
     """``runtime_questions.decide`` on the board this hook uses: the decision,
     None (no card), or a deny when the board cannot be opened."""
     from . import runtime_questions
@@ -894,7 +934,7 @@ def _ask_the_person(hook: Hook, tool: str, tool_input):
 PERMISSION_WAIT = 540.0  # seconds a hook waits for the person (under its deadline)
 
 
-def permission_request(hook: Hook):
+def permission_request(hook: Hook) -> Answer | None:
     """The runtime's own question ("may I run this?", ``PermissionRequest`` of
     Claude Code 2.1.335 and Codex 0.171) joins the person's queue: a gate on
     the agent's card, answered on the board or with ``loopx gate answer``; the
@@ -917,7 +957,7 @@ def permission_request(hook: Hook):
     return _permission(decision["behavior"], decision.get("message"), updated)
 
 
-def question(hook: Hook):
+def question(hook: Hook) -> Answer | None:
     """Claude Code's question tool (``AskUserQuestion``), at its ``PreToolUse``
     (a hook entry of its own, matcher ``AskUserQuestion``, timeout 600 s): in a
     runner's turn each question becomes a gate offering its options; the
@@ -946,7 +986,7 @@ def question(hook: Hook):
     )
 
 
-def notification(hook: Hook):
+def notification(hook: Hook) -> None:
     """Claude Code's ``Notification`` (``NotificationHookInput``: ``message``,
     ``title``, ``notification_type`` — permission_prompt, idle_prompt, …):
     the runtime wants its person, who may be away from that terminal. Recorded
@@ -987,7 +1027,7 @@ def notification(hook: Hook):
     return None
 
 
-def _charge_noted(hook: Hook, store, turn) -> None:
+def _charge_noted(hook: Hook, store: Store, turn: Turn | None) -> None:
     """``_charge``; what went wrong is said on stderr (a charge never ends a session)."""
     from ..shapes.errors import LoopxError
 
@@ -999,7 +1039,7 @@ def _charge_noted(hook: Hook, store, turn) -> None:
         hook.note(f"usage not charged: {type(exc).__name__}: {exc}")
 
 
-def _evidence_gate(hook: Hook, store, turn):
+def _evidence_gate(hook: Hook, store: Store, turn: Turn | None) -> Answer | None:
     from ..ops.turns import stop_check
     from ..rules import ids
 
@@ -1023,7 +1063,7 @@ def _evidence_gate(hook: Hook, store, turn):
     return runtime_of(hook).continue_turn(reason)
 
 
-HANDLERS = {
+HANDLERS: dict[str, Callable[[Hook], Answer | None]] = {
     "session-start": session_start,
     "pre-tool-use": pre_tool_use,
     "stop": stop,

@@ -29,7 +29,14 @@ from .. import __version__
 
 TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from types import ModuleType
+    from typing import Any, BinaryIO
+
+    from ..shapes.verbs import Tool
     from ..store.backends import Store
+
+    Reply = dict[str, Any]  # a JSON-RPC reply
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # the initialize handshake's, newest first
 INSTRUCTIONS = (
@@ -39,7 +46,7 @@ INSTRUCTIONS = (
 )
 
 
-def _tool(tool) -> dict:
+def _tool(tool: Tool) -> dict[str, Any]:
     """A declared tool (shapes/verbs.py) as ``tools/list`` shows it."""
     annotations = {"title": tool.title, "readOnlyHint": tool.read_only, "openWorldHint": False}
     if not tool.read_only:
@@ -58,7 +65,7 @@ def _tool(tool) -> dict:
     }
 
 
-def _declared() -> dict:
+def _declared() -> dict[str, Tool]:
     """The verbs that are MCP tools, by tool name (each declared once, in shapes/verbs.py)."""
     from ..shapes import verbs
 
@@ -69,43 +76,24 @@ _DECLARED = _declared()
 TOOLS = [_tool(t) for t in _DECLARED.values()]
 _BY_NAME = {t["name"]: t for t in TOOLS}
 
-# Claude Code's permission prompt tool (``claude -p --permission-prompt-tool
-# mcp__loopx__permission_prompt``, which ``loopx run`` passes): headless, Claude
-# Code calls it when it would ask the person whether a tool may run, and only
-# with it does `-p` offer the model its question tool (AskUserQuestion; 2.1.197
-# and 2.1.335). Called with the tool's name, input and call id; answers with one
-# text block holding ``{"behavior": "allow", "updatedInput": …}`` or
-# ``{"behavior": "deny", "message": …}`` (the binaries' own parser of it). Listed
-# to Claude Code alone (its ``initialize`` names the client ``claude-code``;
-# Claude Code keeps the prompt tool it was given out of the model's tools); it
-# asks the person only in a runner's turn (``LOOPX_TURN_ID``) and denies at
-# once anywhere else. A model calling it itself only asks the person a
-# question — its answer allows nothing.
-PROMPT_TOOL = {
-    "name": "permission_prompt",
-    "title": "Ask the person (the runtime's permission prompt)",
-    "description": "Used by Claude Code itself to ask the person whether a tool may run; not for the model.",
-    "inputSchema": {
-        "type": "object",
-        "properties": {"tool_name": {"type": "string"}, "input": {"type": "object"}, "tool_use_id": {"type": "string"}},
-        "required": ["tool_name", "input"],
-    },
-    "annotations": {
-        "title": "Ask the person",
-        "readOnlyHint": False,
-        "openWorldHint": False,
-        "destructiveHint": False,
-        "idempotentHint": True,
-    },
-}
+
+def _prompting(client: str | None) -> ModuleType | None:
+    """The runtime whose permission prompt tool the client is (its module's
+    ``PROMPT_CLIENT`` and ``PERMISSION_PROMPT``: Claude Code's), or None."""
+    from .. import runtimes
+
+    for name in runtimes.HOOKED:
+        module = runtimes.module(name)
+        if client is not None and getattr(module, "PROMPT_CLIENT", None) == client:
+            return module
+    return None
 
 
-def _listed(tools) -> list[dict]:
-    """The tools listed to the client: with the permission prompt tool when
-    it is the runtime that has one (``runtimes/claude_code.PROMPT_CLIENT``)."""
-    from ..runtimes.claude_code import PROMPT_CLIENT
-
-    return TOOLS + [PROMPT_TOOL] if getattr(tools, "client", None) == PROMPT_CLIENT else TOOLS
+def _listed(tools: Tools) -> list[dict[str, Any]]:
+    """The tools listed to the client: with its permission prompt tool when it
+    is a runtime that has one (``_prompting``)."""
+    prompting = _prompting(getattr(tools, "client", None))
+    return TOOLS + [prompting.PERMISSION_PROMPT] if prompting is not None else TOOLS
 
 
 _KINDS = {
@@ -133,7 +121,7 @@ class ToolFailed(Exception):
 # -- the protocol ------------------------------------------------------------------------------
 
 
-def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
+def serve(db_flag: str | None = None, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
     """Answer JSON-RPC messages from stdin until it closes."""
     reader = stdin if stdin is not None else sys.stdin.buffer
     writer = stdout if stdout is not None else sys.stdout.buffer
@@ -157,7 +145,7 @@ def serve(db_flag: str | None = None, stdin=None, stdout=None) -> int:
         tools.close()
 
 
-def handle_line(line: bytes, tools: Tools):
+def handle_line(line: bytes, tools: Tools) -> Reply | list[Reply] | None:
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
@@ -168,7 +156,7 @@ def handle_line(line: bytes, tools: Tools):
     return handle(message, tools)
 
 
-def handle(message, tools: Tools):
+def handle(message: object, tools: Tools) -> Reply | None:
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
             return None  # a reply to a request we never send
@@ -207,11 +195,11 @@ def handle(message, tools: Tools):
     return _error(msg_id, -32601, f"Method not found: {method}")
 
 
-def _result(msg_id, result: dict) -> dict:
+def _result(msg_id: object, result: dict[str, Any]) -> Reply:
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
 
-def _error(msg_id, code: int, message: str) -> dict:
+def _error(msg_id: object, code: int, message: str) -> Reply:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
@@ -221,13 +209,13 @@ def _error(msg_id, code: int, message: str) -> dict:
 class Tools:
     """The tools over one board, opened on the first call."""
 
-    def __init__(self, db_flag: str | None):
+    def __init__(self, db_flag: str | None) -> None:
         self.db_flag = db_flag
         self._store: Store | None = None
         self.client: str | None = None  # the client's name, from its initialize
 
     @property
-    def store(self):
+    def store(self) -> Store:
         if self._store is None:
             from ..store.backends import Store
             from ..store.discovery import discover
@@ -246,12 +234,13 @@ class Tools:
             self._store.close()
             self._store = None
 
-    def call(self, name, arguments) -> tuple[str, bool]:
+    def call(self, name: object, arguments: object) -> tuple[str, bool]:
         """(text, is_error) for one tool call; never raises."""
         import contextlib
 
-        if name == PROMPT_TOOL["name"] and PROMPT_TOOL in _listed(self):
-            return self.permission_prompt(arguments)
+        prompting = _prompting(self.client)
+        if prompting is not None and name == prompting.PERMISSION_PROMPT["name"]:
+            return self.permission_prompt(arguments, prompting.NAME)
         tool = _BY_NAME.get(name) if isinstance(name, str) else None
         if tool is None:
             return (
@@ -262,8 +251,9 @@ class Tools:
             args = check_arguments(tool, arguments)
             from ..shapes.verbs import resolve
 
-            answer = resolve(_DECLARED[name].call)
-            return self._waiting_out_restarts(_DECLARED[name], args, lambda: answer(self, **args)), False
+            declared = _DECLARED[tool["name"]]  # (the tool named ``name``)
+            answer = resolve(declared.call)
+            return self._waiting_out_restarts(declared, args, lambda: answer(self, **args)), False
         except ToolFailed as exc:
             return str(exc), True
         except Exception as exc:
@@ -293,7 +283,7 @@ class Tools:
             sys.stderr.write(f"loopx mcp: {name}: {type(exc).__name__}: {exc}\n")
             return f"[internal] {type(exc).__name__}: {exc}", True
 
-    def _waiting_out_restarts(self, declared, args: dict, run) -> str:
+    def _waiting_out_restarts(self, declared: Tool, args: dict[str, Any], run: Callable[[], str]) -> str:
         """``run()``; when the board's server goes away under it (a PostgreSQL
         restart) and the call may run again (``failures.may_run_again``: it only
         reads, is idempotent — a writeback with an op id — or was cut off before
@@ -327,13 +317,13 @@ class Tools:
                     time.sleep(delay)  # (opening does not wait: pace the attempts)
                     delay = min(delay * 2, 5.0)
 
-    def permission_prompt(self, arguments) -> tuple[str, bool]:
-        """Claude Code's permission prompt, answered by the person through a gate
-        (``runtime_questions.decide``, the rule the PermissionRequest hook uses)."""
+    def permission_prompt(self, arguments: object, runtime: str) -> tuple[str, bool]:
+        """A runtime's permission prompt (Claude Code's: ``runtimes/claude_code.PERMISSION_PROMPT``),
+        answered by the person through a gate (``runtime_questions.decide``, the
+        rule the PermissionRequest hook uses)."""
         import contextlib
         import os
 
-        from ..runtimes.claude_code import NAME
         from .runtime_questions import decide
 
         tool, given = (
@@ -352,7 +342,7 @@ class Tools:
             ), False
         try:
             with contextlib.redirect_stdout(sys.stderr):
-                decision = decide(self.store, _agent(), NAME, tool, given)
+                decision = decide(self.store, _agent(), runtime, tool, given)
         except Exception as exc:
             sys.stderr.write(f"loopx mcp: permission_prompt: {type(exc).__name__}: {exc}\n")
             decision = {"behavior": "deny", "message": f"LoopX could not ask the person ({type(exc).__name__})"}
@@ -366,7 +356,7 @@ class Tools:
 # -- the tools' answers (each named by its verb's declaration: ``call(tools, **arguments)``) --
 
 
-def tool_next(tools, claim: bool = False) -> str:
+def tool_next(tools: Tools, claim: bool = False) -> str:
     from ..ops.claims import next_turn
     from ..shapes.inputs import validate
 
@@ -374,14 +364,14 @@ def tool_next(tools, claim: bool = False) -> str:
     return _with_workspace(tools, next_turn(tools.store, data["agent"], claim=data["claim"]).to_json(), data["agent"])
 
 
-def tool_claim(tools, card: str) -> str:
+def tool_claim(tools: Tools, card: str) -> str:
     from ..ops.claims import claim
 
     agent = _agent()
     return _with_workspace(tools, claim(tools.store, _card(card), agent).to_json(), agent)
 
 
-def _with_workspace(tools, answer: dict, agent: str) -> str:
+def _with_workspace(tools: Tools, answer: dict[str, Any], agent: str) -> str:
     """The card's workspace named in the answer (made at its first claim), as the CLI's ``next`` does."""
     from ..ops.workspace_open import name_in
 
@@ -392,13 +382,13 @@ def _with_workspace(tools, answer: dict, agent: str) -> str:
 
 
 def tool_writeback(
-    tools,
+    tools: Tools,
     card: str,
     summary: str,
-    artifacts=(),
+    artifacts: Iterable[str] = (),
     next: str = "",
-    todos_added=(),
-    todos_done=(),
+    todos_added: Iterable[str] = (),
+    todos_done: Iterable[int] = (),
     tokens: int = 0,
     usd: float = 0.0,
     turn_id: str = "",
@@ -441,7 +431,7 @@ def tool_writeback(
     return _json(result)
 
 
-def tool_done(tools, card: str, summary: str) -> str:
+def tool_done(tools: Tools, card: str, summary: str) -> str:
     """The CLI's ``done``: evidence first, no pending gate, the card's verify
     command (a person's, or vetted as the agent's own shell command, as the
     CLI does) — run here, in the server's process outside the runtime's
@@ -472,7 +462,7 @@ def tool_done(tools, card: str, summary: str) -> str:
     return _json(answer)
 
 
-def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) -> str:
+def tool_gate_ask(tools: Tools, card: str, question: str, scope: str = "", options: Iterable[str] = ()) -> str:
     from ..ops.gates import ask
     from ..shapes.inputs import validate
 
@@ -481,7 +471,7 @@ def tool_gate_ask(tools, card: str, question: str, scope: str = "", options=()) 
     return _json({"gate": gate.to_json(), "card": card_view.to_json()})
 
 
-def tool_gate_status(tools, gate: str) -> str:
+def tool_gate_status(tools: Tools, gate: str) -> str:
     from ..ops.gates import status
     from ..rules import ids
     from ..shapes.errors import InvalidInput
@@ -493,7 +483,9 @@ def tool_gate_status(tools, gate: str) -> str:
     return _json({"gate": status(tools.store, gid).to_json()})
 
 
-def tool_handoff(tools, card: str, to: str, summary: str, done=(), pending=()) -> str:
+def tool_handoff(
+    tools: Tools, card: str, to: str, summary: str, done: Iterable[str] = (), pending: Iterable[str] = ()
+) -> str:
     from ..ops.handoffs import handoff
     from ..shapes.inputs import validate
 
@@ -502,7 +494,7 @@ def tool_handoff(tools, card: str, to: str, summary: str, done=(), pending=()) -
     return _json({"handoff": packet.to_json(), "card": card_view.to_json()})
 
 
-def tool_cards(tools, status: str = "", limit: int | None = None, after: str = "") -> str:
+def tool_cards(tools: Tools, status: str = "", limit: int | None = None, after: str = "") -> str:
     from ..ops.cards import card_page
     from ..rules import ids
     from ..rules.columns import COLUMN_OF
@@ -515,13 +507,13 @@ def tool_cards(tools, status: str = "", limit: int | None = None, after: str = "
     return _json({"cards": [c.to_row() for c in views], "next_after": ids.fmt(ids.CARD, last)})
 
 
-def tool_context(tools, card: str) -> str:
+def tool_context(tools: Tools, card: str) -> str:
     from ..ops.context import TOOLS, build, to_markdown
 
     return to_markdown(build(tools.store, _card(card)), TOOLS)  # asked over MCP: its reader writes back with the tools
 
 
-def check_arguments(tool: dict, arguments) -> dict:
+def check_arguments(tool: dict[str, Any], arguments: object) -> dict[str, Any]:
     """The arguments as the schema says, or ToolFailed naming what is wrong."""
     if not isinstance(arguments, dict):
         raise ToolFailed("[invalid_input] arguments must be a JSON object")
@@ -549,7 +541,7 @@ def check_arguments(tool: dict, arguments) -> dict:
     return arguments
 
 
-def _is(value, kind: str) -> bool:
+def _is(value: object, kind: str) -> bool:
     if isinstance(value, bool) and kind in ("integer", "number"):
         return False
     return isinstance(value, _JSON_TYPES[kind])
@@ -578,9 +570,9 @@ def _card(text: str) -> int:
         raise InvalidInput(str(exc), "cards look like LX-12") from None
 
 
-def _json(data: dict) -> str:
+def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, separators=(",", ":"), default=str)
 
 
-def _drop_none(data: dict) -> dict:
+def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}

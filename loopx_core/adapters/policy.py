@@ -22,7 +22,8 @@ Tool payload shapes: Claude Code hooks reference, "PreToolUse input"
 (https://code.claude.com/docs/en/hooks) and the SDK's ``sdk-tools.d.ts``;
 Codex ``codex-rs/hooks/schema/generated/pre-tool-use.command.input.schema.json``,
 ``codex-rs/core/src/tools/hook_names.rs`` and ``handlers/apply_patch.rs`` in
-github.com/openai/codex.
+github.com/openai/codex. Each runtime's tool names, by what is read in them,
+are the registry's (``runtimes.HOOK_TOOLS``).
 
 The board's own rules live in ``.loopx/policy.json`` next to the board::
 
@@ -52,27 +53,22 @@ import os
 import re
 from collections import namedtuple
 
+from .. import runtimes
 from ..shell.checker import Checker
 from ..shell.vocabulary import INTERACTIVE, OPAQUE, Need  # noqa: F401 - Need and the scopes are this module's API
 from .ground import Ground
 
 POLICY_FILE = "policy.json"
-# Shell-running tools. Claude Code 2.1: Bash, PowerShell, Monitor (its optional
-# `command`); skill commands arrive as the PreSkillShellCommand event with
-# tool_name Bash or PowerShell. Codex 0.171 reports exec_command and
-# shell_command as "Bash" (codex-rs/core/src/tools/hook_names.rs); the other
-# names are older Codex builds' own.
-SHELL_TOOLS = frozenset(
-    {"Bash", "Monitor", "shell", "shell_command", "exec_command", "local_shell", "container.exec", "unified_exec"}
-)
-POWERSHELL_TOOLS = frozenset({"PowerShell"})
-# Tools that write a file (Claude Code's sdk-tools.d.ts: FileWriteInput,
-# FileEditInput, NotebookEditInput; MultiEdit is gone from 2.1's tool list).
-FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
-PATCH_TOOLS = frozenset({"apply_patch"})
-# Tools that search a folder tree, and their field holding a file pattern
-# (sdk-tools.d.ts: GlobInput.pattern, GrepInput.glob).
-SEARCH_TOOLS = {"Glob": "pattern", "Grep": "glob"}
+# The tools of every hooked runtime, by what is read in them: each runtime's,
+# with their sources, in the registry (``runtimes.HOOK_TOOLS``, which the cold
+# hook has loaded already). Whichever runtime calls, a tool any of them names
+# is read (a name is never checked less for coming from the other runtime).
+_HOOKED = tuple(runtimes.HOOK_TOOLS.values())
+SHELL_TOOLS = frozenset(tool for tools in _HOOKED for tool in tools.shell)
+POWERSHELL_TOOLS = frozenset(tool for tools in _HOOKED for tool in tools.powershell)
+FILE_TOOLS = {tool: field for tools in _HOOKED for tool, field in tools.files.items()}  # -> the field naming the file
+PATCH_TOOLS = frozenset(tool for tools in _HOOKED for tool in tools.patch)
+SEARCH_TOOLS = {tool: field for tools in _HOOKED for tool, field in tools.search.items()}  # -> the pattern's field
 # Any tool's input field that names a file or folder (Read, Grep, Glob, Codex's
 # view_image, MCP tools): checked against LoopX's ground.
 PATH_KEYS = ("file_path", "notebook_path", "path", "paths", "directory", "dir", "filename", "workdir", "cwd")
@@ -160,7 +156,7 @@ def signed_policy(board_dir: str) -> str | None:
         store.close()
 
 
-def parse(doc, where: str = "policy", *, signed=None) -> Policy:
+def parse(doc: object, where: str = "policy", *, signed: bool | None = None) -> Policy:
     """``signed``: whether a person signed ``doc`` (None: ask the board)."""
     from ..rules import limits
 
@@ -223,7 +219,7 @@ def parse(doc, where: str = "policy", *, signed=None) -> Policy:
 
 def classify(
     tool: str,
-    tool_input,
+    tool_input: object,
     cwd: str,
     root: str,
     policy: Policy = DEFAULT,

@@ -22,11 +22,17 @@ from ..rules import ids, limits
 from ..rules.text import terminal_safe
 from ..rules.tool_text import shown
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..store.backends import Store
+
 WAIT = 540.0  # seconds a hook waits for the person (under the runtime's 600 s)
 POLL = 0.5
 
 
-def call_digest(tool: str, tool_input) -> str:
+def call_digest(tool: str, tool_input: object) -> str:
     """The exact call, as one hash: what an "allow for this session" answer allows (nothing else)."""
     import hashlib
 
@@ -36,7 +42,7 @@ def call_digest(tool: str, tool_input) -> str:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _session(store, agent: str) -> str | None:
+def _session(store: Store, agent: str) -> str | None:
     """The agent's runner session (its ``runner_id``) while it runs, as the board says (never the environment)."""
     from ..ops.runners import get_runner
 
@@ -44,7 +50,9 @@ def _session(store, agent: str) -> str | None:
     return found.runner_id if found is not None and found.state != "stopped" else None
 
 
-def decide(store, agent: str, runtime: str, tool: str, tool_input, wait: float | None = None) -> dict | None:
+def decide(
+    store: Store, agent: str, runtime: str, tool: str, tool_input: object, wait: float | None = None
+) -> dict[str, Any] | None:
     """The person's decision on a runtime's own question, for the runtime:
     ``{"behavior": "allow"}`` (with ``updatedInput`` for the question tool)
     or ``{"behavior": "deny", "message": …}``. None: the agent holds no card

@@ -10,8 +10,9 @@ the person's LoopX folder or change the runtimes' settings; the agent's LoopX
 calls then go through the hooks and the ``loopx`` MCP server, which the
 runtime runs outside its sandbox.
 
-Markdown sections sit between ``<!-- loopx:begin -->`` and
-``<!-- loopx:end -->`` and are replaced in place. Running init twice changes
+The agent's instructions (``runtimes/base.instructions``, every hooked
+runtime's) go into its instructions file as a Markdown section between
+``<!-- loopx:begin -->`` and ``<!-- loopx:end -->``, replaced in place. Running init twice changes
 nothing; ``dry_run`` returns unified diffs and writes nothing.
 """
 
@@ -26,6 +27,12 @@ from pathlib import Path
 
 from ..rules.spawn import loopx_argv
 from ..runtimes import base
+
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+    from ..store.backends import Store
+    from ..store.discovery import BoardLocation
 
 MD_BEGIN, MD_END = "<!-- loopx:begin -->", "<!-- loopx:end -->"
 
@@ -171,45 +178,6 @@ def merge_markdown(before: str | None, body: str) -> str:
     return text.rstrip("\n") + "\n\n" + block
 
 
-# -- the sections -------------------------------------------------------------------------
-
-
-def _section(agent: str, sandbox: bool) -> str:
-    if sandbox:
-        return f"""## LoopX (agent `{agent}`)
-
-This project's work is tracked on a LoopX board. Work in turns, and keep the board true, with the
-`loopx` MCP tools (your shell runs in a sandbox that cannot write the board, `.loopx/`):
-
-1. Start of a turn: `next` (`claim: true` takes the best ready card), then `context` for the card's
-   continuation: objective, next action, todos, last evidence.
-2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
-   writing or deleting outside the project) expect a check: a denial names a gate a human must
-   answer — wait with `gate_status`, never work around it.
-3. End of a turn: commit your work in the card's workspace, then `writeback` with a summary of what
-   the turn did (and `next`, `artifacts`: files you made, named in your workspace).
-4. When the card is finished: `writeback`, then `done` (it refuses while your workspace holds uncommitted
-   work; it runs the card's verify command in a sandbox; a branch with commits then waits for a person's merge). Your shell's `loopx done` cannot write the board.
-5. Handing over: `handoff`.
-
-Only a person answers gates. This text is advice; the hooks and the sandbox are enforcement."""
-    return f"""## LoopX (agent `{agent}`)
-
-This project's work is tracked on a LoopX board. Work in turns, and keep the board true:
-
-1. Start of a turn: `loopx next --agent {agent}` (add `--claim` to take the best ready card), then
-   `loopx context LX-n` for the card's continuation: objective, next action, todos, last evidence.
-2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
-   writing or deleting outside the project) expect a check: a denial names a gate a human must
-   answer — wait with `loopx gate status G-n`, never work around it.
-3. End of a turn: commit your work in the card's workspace (`done` refuses uncommitted work), then
-   `loopx writeback LX-n --agent {agent} --summary "what this turn did" [--artifact PATH]… [--next "the next step"]`.
-   When the card is finished: `loopx done LX-n --agent {agent} --summary "…"`.
-4. Handing over: `loopx handoff LX-n --agent {agent} --to OTHER --summary "…"`.
-
-Only a person answers gates. The `loopx` MCP server offers the same turn as tools. This text is advice; the hooks are enforcement."""
-
-
 # -- init ----------------------------------------------------------------------------
 
 
@@ -235,16 +203,16 @@ def _executable() -> list[str]:
 
 
 def init_runtime(
-    store,
+    store: Store | None,
     runtime: str,
     *,
     agent: str | None = None,
     can: list[str] | None = None,
     dry_run: bool = False,
     root: Path | None = None,
-    location=None,
+    location: BoardLocation | None = None,
     sandbox: bool = True,
-    person=None,
+    person: keys.Person | None = None,
 ) -> SetupResult:
     """Plan (and unless ``dry_run``, apply) a runtime's setup. ``store`` is None
     only for a dry run on a board that does not exist yet (``location`` says where)."""
@@ -270,7 +238,10 @@ def init_runtime(
     if existing is not None and not can:
         data["can"] = existing_caps  # keep what it may do unless told otherwise
     caps = sorted(set(data["can"]))
-    location = store.location if store is not None else location
+    if store is not None:
+        location = store.location
+    if location is None:
+        raise TypeError("init_runtime needs a board, or the location of the one a dry run plans for")
     root = (
         root or location.project_root or location.checkout or Path.cwd()
     ).absolute()  # (a team board: this machine's checkout)
@@ -281,7 +252,7 @@ def init_runtime(
     files: list[FileChange] = []
     notes: list[str] = []
 
-    def plan(path: Path, make) -> FileChange:
+    def plan(path: Path, make: base.Edit) -> FileChange:
         before = _read(path)
         try:
             after = make(before)
@@ -305,7 +276,7 @@ def init_runtime(
         db,
         key_dir,
         sandbox,
-        lambda before: merge_markdown(before, _section(data["id"], sandbox)),
+        lambda before: merge_markdown(before, base.instructions(data["id"], sandbox)),
         notes,
     )
     conflicts = [f for f in files if f.problem]
@@ -325,6 +296,7 @@ def init_runtime(
     else:
         action = "unchanged"
     if not dry_run and action != "unchanged":
+        assert store is not None  # (only a dry run plans without a board)
         add_agent(
             store, {**data, "can": caps}, person
         )  # a person's signed decision (agents.add_agent refuses anything else)

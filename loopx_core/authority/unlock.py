@@ -36,11 +36,23 @@ if TYPE_CHECKING:
     from .keys import Person
 
 DEFAULT_FOR = 15 * 60.0
-# Markers a coding runtime leaves in the environment of the processes it runs
-# (Claude Code: CLAUDECODE=1; Codex: CODEX_SANDBOX… / CODEX_… in its shells), and
-# LoopX's own agent identity: any of them in the peer or its ancestors refuses it.
-AGENT_MARKS = (b"LOOPX_AGENT=", b"CLAUDECODE=", b"CODEX_SANDBOX", b"CODEX_THREAD_ID=", b"CODEX_MANAGED_BY")
-RUNTIME_NAMES = ("claude", "codex")
+AGENT_MARK = b"LOOPX_AGENT="  # LoopX's own agent identity, in the peer's environment or its ancestors'
+
+
+def _runtime_marks() -> tuple[tuple[bytes, ...], tuple[str, ...], tuple[bytes, ...]]:
+    """What a process of a coding runtime shows, each runtime's from its module
+    (``runtimes/``: ``ENV_MARKS``, ``BINARY``, ``PACKAGE``): the markers it
+    leaves in the environment of the processes it runs (with LoopX's own agent
+    identity), its executable's name, and its package's in a node argv. Any of
+    them in the peer or its ancestors refuses it."""
+    from .. import runtimes
+
+    hooked = [runtimes.module(name) for name in runtimes.HOOKED]
+    return (
+        (AGENT_MARK, *(mark.encode() for module in hooked for mark in module.ENV_MARKS)),
+        tuple(module.BINARY for module in hooked),
+        tuple(module.PACKAGE.encode() for module in hooked),
+    )
 
 
 class Refused(Exception):
@@ -100,16 +112,17 @@ def _agent_in(pid: int) -> str | None:
             argv = fh.read().split(b"\0")
     except OSError:
         return f"process {pid} cannot be examined"  # (undumpable, gone, another user's): fail closed
+    marks, binaries, packages = _runtime_marks()
     for entry in env.split(b"\0"):
-        for mark in AGENT_MARKS:
+        for mark in marks:
             if entry.startswith(mark) and (mark[-1:] != b"=" or len(entry) > len(mark)):
                 return f"process {pid} runs as an agent ({mark.decode().rstrip('=')} is set)"
     words = [os.path.basename(w.decode(errors="replace")) for w in argv[:5] if w]
     for word in words[:3]:
-        if any(word == name or word.startswith(name + "-") or word.startswith(name + ".") for name in RUNTIME_NAMES):
+        if any(word == name or word.startswith(name + "-") or word.startswith(name + ".") for name in binaries):
             return f"process {pid} is a coding runtime ({word})"
     for raw in argv[:4]:
-        if b"@anthropic-ai/claude-code" in raw or b"@openai/codex" in raw:
+        if any(package in raw for package in packages):
             return f"process {pid} is a coding runtime"
     loopx = words[:1] == ["loopx"] or words[1:3] == ["-m", "loopx_core"]
     if loopx and ("run" in words[1:5] or "mcp" in words[1:5] or ("workspace" in words[1:4] and "start" in words[1:5])):

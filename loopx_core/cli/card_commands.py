@@ -24,6 +24,7 @@ TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold p
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..authority.keys import Person
     from ..shapes.values import CardView
 
 
@@ -199,7 +200,7 @@ def cmd_card_show(ctx: Context) -> Outcome:
     return Outcome(data, 0, text + render.usage_block(usage))
 
 
-def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[object], CardView], verb: str) -> Outcome:
+def _person_card_op(ctx: Context, op: str, payload: dict, fn: Callable[[Person], CardView], verb: str) -> Outcome:
     from ..ops.idempotence import once
 
     actor = ctx.person(verb)

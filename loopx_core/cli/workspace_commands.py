@@ -219,6 +219,7 @@ def cmd_gc(ctx: Context) -> Outcome:
         if ctx.args.dry_run:
             removed.append({"card": key, "path": ws.path, "reason": why})
             continue
+        assert actor is not None  # (a dry run goes no further)
         try:
             remove(ctx.store, ws.card, actor)
             removed.append({"card": key, "path": ws.path, "reason": why})

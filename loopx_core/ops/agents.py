@@ -12,12 +12,17 @@ from ..store.models import Agent, Evidence
 from ..store.orm import peewee as pw
 from ..store.rows import agent_row, agent_view
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+    from ..store.base import Store
 
-def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
+
+def add_agent(store: Store, data: dict, person: keys.Person | None) -> tuple[AgentView, bool]:
     """Register (or update) an agent — a person's decision, signed with their key
     (``person``: a ``keys.Person``); its scopes count only through that signed
     event (authority.py). Returns the agent and whether anything changed."""
-    if not hasattr(person, "sign"):
+    if person is None or not hasattr(person, "sign"):
         raise Forbidden(
             "only a person can register agents or change their scopes", "a person runs `loopx agent add` with their key"
         )
@@ -39,7 +44,7 @@ def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
         if data.get(key) is not None:  # (only when given: an older agent's signed event has no such key)
             fields[field] = data[key]
 
-    def body():
+    def body() -> tuple[AgentView, bool]:
         now = clock.now()
         row = Agent.get_or_none(Agent.id == data["id"])
         if row is None:
@@ -65,18 +70,18 @@ def add_agent(store, data: dict, person) -> tuple[AgentView, bool]:
     return store.run(body)
 
 
-def list_agents(store) -> list[AgentView]:
+def list_agents(store: Store) -> list[AgentView]:
     with store.read():
         return [agent_view(r) for r in Agent.select().order_by(Agent.id)]
 
 
-def find_agent(store, agent_id: str) -> AgentView | None:
+def find_agent(store: Store, agent_id: str) -> AgentView | None:
     with store.read():
         row = Agent.get_or_none(Agent.id == agent_id)
         return agent_view(row) if row is not None else None
 
 
-def agent_page(store, *, limit: int, after: str = "") -> tuple[list[AgentView], str | None]:
+def agent_page(store: Store, *, limit: int, after: str = "") -> tuple[list[AgentView], str | None]:
     """Up to ``limit`` agents with ids after ``after`` (id order), and the id to pass as ``after`` next."""
     with store.read():
         rows = list(Agent.select().where(Agent.id > after).order_by(Agent.id).limit(limit + 1))
@@ -84,7 +89,7 @@ def agent_page(store, *, limit: int, after: str = "") -> tuple[list[AgentView], 
         return [agent_view(r) for r in rows[:limit]], (rows[limit - 1].id if more else None)
 
 
-def get_agent(store, agent_id: str) -> AgentView:
+def get_agent(store: Store, agent_id: str) -> AgentView:
     with store.read():
         return agent_view(agent_row(agent_id))
 

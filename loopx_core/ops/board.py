@@ -28,9 +28,13 @@ from ..store.rows import (
 from . import dangerous, notify, reaper
 from .board_pages import CardFilter, Page, Tally, board_page, tally
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+
 
 def init_board(
-    location: BoardLocation, objective: str | None, person, *, test_board: bool = False, pin: bool = True
+    location: BoardLocation, objective: str | None, person: keys.Person, *, test_board: bool = False, pin: bool = True
 ) -> tuple[Store, bool]:
     """Create the board if needed, its first person being ``person`` (a
     ``keys.Person``: they sign their own entry, and this machine pins their key
@@ -49,7 +53,7 @@ def init_board(
     me = member(store, person)
     if objective is not None or created or (test_board and not clock_movable(store.query, store.trust())):
 
-        def body():
+        def body() -> None:
             if objective is not None:
                 store.put_setting("objective", objective)
             root = location.project_root

@@ -20,6 +20,10 @@ from ..store.backends import Store
 from ..store.records import Card
 from ..store.rows import card_row, card_views
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 STATUS_MODE, OWNER_MODE = "status", "owner"
 UNASSIGNED_WORDS = ("none", "unassigned", "-")
 
@@ -36,7 +40,7 @@ FINISHED = ("done", "cancelled")
 # record layer's connection, both backends: DESIGN §9 "How it stays fast").
 
 
-def _in(values) -> tuple[str, tuple]:
+def _in(values: Iterable[object]) -> tuple[str, tuple]:
     values = tuple(values)
     return "(" + ", ".join("?" * len(values)) + ")", values
 

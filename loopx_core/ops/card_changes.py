@@ -18,6 +18,13 @@ from typing import NamedTuple
 from ..store.records import Event
 from . import merges, workspaces
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..shapes.values import WorkspaceView
+    from ..store.base import Store
+
 
 class MergedDiff(NamedTuple):
     """What the person's merge brought into the base."""
@@ -48,7 +55,7 @@ class CardChanges(NamedTuple):
     work: WorkDiff | None
 
 
-def _merge_event(store, card_id: int) -> tuple[str, dict] | None:
+def _merge_event(store: Store, card_id: int) -> tuple[str, dict] | None:
     """The card's newest ``merged`` event: (who merged, its data)."""
     with store.read():
         row = Event.first("""WHERE "card" = ? AND "kind" = 'merged' ORDER BY "seq" DESC""", (card_id,))
@@ -58,7 +65,7 @@ def _merge_event(store, card_id: int) -> tuple[str, dict] | None:
     return (row.actor, data) if isinstance(data, dict) and data.get("commit") else None
 
 
-def _merged(repo, actor: str, data: dict) -> MergedDiff | None:
+def _merged(repo: Path, actor: str, data: dict) -> MergedDiff | None:
     from ..workspace import changes
 
     commit = str(data["commit"])
@@ -76,13 +83,13 @@ def _merged(repo, actor: str, data: dict) -> MergedDiff | None:
     )
 
 
-def git_missing(repo, commit: str) -> bool:
+def git_missing(repo: Path, commit: str) -> bool:
     from ..workspace import git
 
     return git.resolve(repo, commit) is None
 
 
-def _work(repo, found) -> WorkDiff | None:
+def _work(repo: Path | None, found: WorkspaceView) -> WorkDiff | None:
     from ..workspace import changes, git
 
     if found.state == "open" and found.path and os.path.isdir(found.path):
@@ -102,7 +109,7 @@ def _work(repo, found) -> WorkDiff | None:
     return None
 
 
-def card_changes(store, card_id: int) -> CardChanges:
+def card_changes(store: Store, card_id: int) -> CardChanges:
     """The card's branch, its merge and its uncommitted work (git only; read in a worker)."""
     branch = merges.card_diff(store, card_id)
     found = workspaces.lookup(store, card_id)

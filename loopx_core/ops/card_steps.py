@@ -14,8 +14,12 @@ from .dependencies import open_deps
 from .lifecycle import clear_lease, move, withdraw_pending
 from .quota import over_budget
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
 
-def person_only(actor, what: str) -> None:
+
+def person_only(actor: str | keys.Person, what: str) -> None:
     if not hasattr(actor, "sign"):
         raise Forbidden(
             f"only a person can {what}",
@@ -24,7 +28,7 @@ def person_only(actor, what: str) -> None:
         )
 
 
-def create_card(data: dict, actor, now: float, **marks) -> Card:
+def create_card(data: dict, actor: str | keys.Person, now: float, **marks: object) -> Card:
     """The card and its signed ``card_added`` (in the caller's transaction).
     ``marks``: more the event records (a try: ``try_of``, ``try_no``)."""
     for dep in data.get("after") or []:
@@ -83,7 +87,7 @@ def refused_move(card: Card, to: str, why: str, hint: str = "") -> Conflict:
     )
 
 
-def apply_move(card: Card, to: str, actor, now: float) -> Card:
+def apply_move(card: Card, to: str, actor: str | keys.Person, now: float) -> Card:
     """A person's move of ``card`` (in the caller's transaction), refused when illegal."""
     key = ids.fmt(ids.CARD, card.id)
     frm = card.status

@@ -25,16 +25,21 @@ from .handoff_packet import open_handoff
 from .lifecycle import clear_lease, move, withdraw_pending
 from .reaper import reap_card
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+    from ..store.base import Store
+
 HUMAN_MOVES = ("backlog", "ready", "cancelled")
 
 
-def add_card(store, data: dict, actor) -> CardView:
+def add_card(store: Store, data: dict, actor: str | keys.Person) -> CardView:
     """``actor``: an agent's actor string, or a person (``keys.Person``), whose
     signed ``card_added`` then also fixes the card's budget (quota.enforce_signed)."""
     return store.run(lambda: card_view(create_card(data, actor, clock.now())))
 
 
-def move_card(store, card_id: int, to: str, actor) -> CardView:
+def move_card(store: Store, card_id: int, to: str, actor: str | keys.Person) -> CardView:
     """A person's move to backlog, ready or cancelled (``actor``: a ``keys.Person``,
     whose key signs it); every other status is reached only through the agents' operators."""
     person_only(actor, "move cards")
@@ -44,13 +49,15 @@ def move_card(store, card_id: int, to: str, actor) -> CardView:
     return store.run(lambda: card_view(apply_move(reap_card(card_row(card_id)), to, actor, clock.now())))
 
 
-def assign_card(store, card_id: int, to: str | None, actor, summary: str | None = None) -> CardView:
+def assign_card(
+    store: Store, card_id: int, to: str | None, actor: str | keys.Person, summary: str | None = None
+) -> CardView:
     """A person gives a card to an agent (``actor``: a ``keys.Person``). A card
     someone holds is reassigned with a handoff packet built from its state; the
     old lease is revoked. ``to=None`` unassigns."""
     person_only(actor, "reassign cards")
 
-    def body():
+    def body() -> CardView:
         now = clock.now()
         card = reap_card(card_row(card_id))
         key = ids.fmt(ids.CARD, card_id)
@@ -104,7 +111,7 @@ def _last_summary(card_id: int) -> str | None:
     return records.scalar('SELECT "summary" FROM "evidence" WHERE "card_id" = ? ORDER BY "id" DESC LIMIT 1', (card_id,))
 
 
-def budget_card(store, card_id: int, data: dict, actor) -> CardView:
+def budget_card(store: Store, card_id: int, data: dict, actor: str | keys.Person) -> CardView:
     """A person raises a card's budget (``actor``: a ``keys.Person``); the signed
     event carries the resulting limits, which the kernel holds the card to."""
     if not hasattr(actor, "sign"):
@@ -115,7 +122,7 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
     if not any(data.get(k) for k in ("add_turns", "add_tokens", "add_usd")):
         raise InvalidInput("nothing to add", "give at least one of --add-turns N, --add-tokens N, --add-usd X")
 
-    def body():
+    def body() -> CardView:
         now = clock.now()
         card = reap_card(card_row(card_id))
         if data.get("add_turns"):
@@ -149,7 +156,7 @@ def budget_card(store, card_id: int, data: dict, actor) -> CardView:
 EDITABLE = {"title": "title", "body": "body", "next": "next_action", "verify": "verify"}  # input → column
 
 
-def edit_card(store, card_id: int, data: dict, actor) -> CardView:
+def edit_card(store: Store, card_id: int, data: dict, actor: str | keys.Person) -> CardView:
     """A person rewrites a card's title, objective (``body``), next action or
     verify command (an empty ``verify`` or ``next`` clears it). The signed
     ``card_edited`` event records the new values."""
@@ -158,7 +165,7 @@ def edit_card(store, card_id: int, data: dict, actor) -> CardView:
     if not changes:
         raise InvalidInput("nothing to change", "give at least one of --title, --body, --next, --verify")
 
-    def body():
+    def body() -> CardView:
         now = clock.now()
         card = reap_card(card_row(card_id))
         if card.status in ("done", "cancelled"):
@@ -179,7 +186,7 @@ def edit_card(store, card_id: int, data: dict, actor) -> CardView:
     return store.run(body)
 
 
-def window_card(store, card_id: int, data: dict, actor) -> CardView:
+def window_card(store: Store, card_id: int, data: dict, actor: str | keys.Person) -> CardView:
     """A person gives a card a rolling window (``data``: ``every`` seconds and at
     least one of ``tokens``, ``usd``, ``turns``; or ``clear``). The signed event
     carries the resulting window, which the kernel holds the card to
@@ -202,7 +209,7 @@ def window_card(store, card_id: int, data: dict, actor) -> CardView:
             "window_turns": data.get("turns"),
         }
 
-    def body():
+    def body() -> CardView:
         now = clock.now()
         card = reap_card(card_row(card_id))
         for field, value in window.items():
@@ -220,7 +227,7 @@ def window_card(store, card_id: int, data: dict, actor) -> CardView:
     return store.run(body)
 
 
-def _reap_if_due(store) -> None:
+def _reap_if_due(store: Store) -> None:
     if reaper.has_due():
         store.run(reaper.reap_due)
 
@@ -232,7 +239,7 @@ def _cards_matching(status: str | None, owner: str | None, after: int = 0, limit
     return Card.page(after, conditions, limit)
 
 
-def list_cards(store, status: str | None = None, owner: str | None = None) -> list[CardView]:
+def list_cards(store: Store, status: str | None = None, owner: str | None = None) -> list[CardView]:
     """Every matching card (the board and in-process callers; the CLI and MCP page with ``card_page``)."""
     _reap_if_due(store)
     with store.read():
@@ -240,7 +247,7 @@ def list_cards(store, status: str | None = None, owner: str | None = None) -> li
 
 
 def card_page(
-    store, status: str | None = None, owner: str | None = None, *, limit: int, after: int = 0
+    store: Store, status: str | None = None, owner: str | None = None, *, limit: int, after: int = 0
 ) -> tuple[list[CardView], int | None]:
     """Up to ``limit`` matching cards with ids above ``after``, in id order, and
     the id to pass as ``after`` for the next page (None: this is the last).
@@ -253,7 +260,7 @@ def card_page(
         return card_views(rows), (rows[-1].id if more else None)
 
 
-def show_card(store, card_id: int) -> CardView:
+def show_card(store: Store, card_id: int) -> CardView:
     _reap_if_due(store)
     with store.read():
         return card_view(card_row(card_id))
@@ -269,7 +276,7 @@ KINDS = (
 )  # tokens by the kind a price names; "unsplit": a total reported with no split
 
 
-def usage_of(store, card_id: int) -> dict:
+def usage_of(store: Store, card_id: int) -> dict:
     """Where a card's token and dollar figures come from: each turn's usage as
     the runtime reported it (a charge measured by a hook or a runner, a
     writeback's own figures) and the sum per agent, tokens by kind and dollars
@@ -351,7 +358,7 @@ def _usage(card_id: int) -> dict:
 
 
 def card_detail(
-    store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True
+    store: Store, card_id: int, *, event_limit: int = 200, evidence_limit: int = 500, reap: bool = True
 ) -> CardDetail:
     """``reap=False``: a pure read (the board reaps in its own worker, never on a read)."""
     if reap:

@@ -34,9 +34,14 @@ from . import quota
 from .evidence import MEASURED, add_evidence
 from .reaper import reap_card
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..shapes.values import CardView, EvidenceView
+    from ..store.base import Store
+
 
 def charge_usage(
-    store,
+    store: Store,
     card_id: int,
     agent: str,
     turn_id: str,
@@ -45,12 +50,12 @@ def charge_usage(
     usd: float,
     extra: dict,
     summary: str,
-):
+) -> tuple[EvidenceView, CardView, bool]:
     """Returns (evidence, card, created)."""
     data = {"turn_id": turn_id, "tokens_in": tokens_in, "tokens_out": tokens_out, "usd": usd, "extra": extra}
     fingerprint = payload_hash(data)
 
-    def body():
+    def body() -> tuple[EvidenceView, CardView, bool]:
         now = clock.now()
         agent_row(agent)
         first = Evidence.first('WHERE "card_id" = ? AND "turn_id" = ?', (card_id, turn_id))
@@ -91,7 +96,7 @@ def charge_usage(
     return store.run(body)
 
 
-def previous_through(store, agent: str, session: str, transcript: str) -> tuple[str | None, dict[str, dict]]:
+def previous_through(store: Store, agent: str, session: str, transcript: str) -> tuple[str | None, dict[str, dict]]:
     """The last transcript entry an earlier charge of this session covered, and
     what the session's charges counted for each model call so far (its id ->
     the largest usage by kind any charge covered: a call whose usage grew after

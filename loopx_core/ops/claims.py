@@ -17,8 +17,12 @@ from .lifecycle import gate_blocked, move
 from .reaper import reap_card
 from .try_family import first_of, other_try_of
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
 
-def _take(store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:
+
+def _take(store: Store, card: Card, agent: Agent, seconds: float | None, now: float) -> Gate | None:
     """Lease ``card`` to ``agent``; open a permission gate for each needed scope it lacks."""
     leases.grant(card, agent.id, seconds or leases.default_lease_seconds(store), now)
     move(card, "active", "claimed")
@@ -63,8 +67,8 @@ def _taken(card: Card, gate: Gate | None, reason: str | None) -> NextResult:
     return NextResult("work", card=view, reason=reason, claimed=True)
 
 
-def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -> NextResult:
-    def body():
+def claim(store: Store, card_id: int, agent: str, lease_seconds: float | None = None) -> NextResult:
+    def body() -> NextResult:
         now = clock.now()
         agent_obj = agent_row(agent)
         quota.require_window(agent_obj, now)
@@ -104,7 +108,7 @@ def claim(store, card_id: int, agent: str, lease_seconds: float | None = None) -
     return store.run(body)
 
 
-def _resume(store, card: Card, agent: str, reason: str) -> NextResult:
+def _resume(store: Store, card: Card, agent: str, reason: str) -> NextResult:
     """The agent's own card: work on it, unless a gate holds it — pending, or an
     approval no signature backs (the row's "active" is not honoured then). Its
     lease is the one the log granted (``leases.require_holder``)."""
@@ -127,10 +131,10 @@ def _resume(store, card: Card, agent: str, reason: str) -> NextResult:
     return NextResult("work", card=card_view(card), reason=reason)
 
 
-def next_turn(store, agent: str, claim: bool = False, lease_seconds: float | None = None) -> NextResult:
+def next_turn(store: Store, agent: str, claim: bool = False, lease_seconds: float | None = None) -> NextResult:
     """What ``agent`` should do this turn (DESIGN §5 "next")."""
 
-    def body():
+    def body() -> NextResult:
         now = clock.now()
         agent_obj = agent_row(agent)
         _, wake_at = quota.agent_window_state(agent_obj, now)
@@ -239,8 +243,8 @@ def _last_refusal(agent: str) -> tuple[Card, Gate] | None:
     return card, gate
 
 
-def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
-    def body():
+def heartbeat(store: Store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
+    def body() -> CardView:
         now = clock.now()
         agent_row(agent)
         card = reap_card(card_row(card_id))
@@ -256,8 +260,8 @@ def heartbeat(store, card_id: int, agent: str, lease_token: int | None = None) -
     return store.run(body)
 
 
-def monitor(store, card_id: int, agent: str, every: float, lease_token: int | None = None) -> CardView:
-    def body():
+def monitor(store: Store, card_id: int, agent: str, every: float, lease_token: int | None = None) -> CardView:
+    def body() -> CardView:
         now = clock.now()
         agent_row(agent)
         card = reap_card(card_row(card_id))

@@ -15,11 +15,16 @@ from ..authority import trust
 from ..rules import limits
 from ..shapes.errors import InvalidInput
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+    from ..store.base import Store
+
 SETTING = "dangerous_scopes"
 EVERY_SCOPE = ("*",)
 
 
-def patterns(store) -> tuple[str, ...]:
+def patterns(store: Store) -> tuple[str, ...]:
     """The patterns the person signed last (inside a read or a transaction)."""
     found = trust.latest_setting(store.query, store.trust(), SETTING)
     if found is None:
@@ -36,7 +41,7 @@ def patterns(store) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def set_patterns(store, wanted: list[str], person) -> tuple[str, ...]:
+def set_patterns(store: Store, wanted: list[str], person: keys.Person) -> tuple[str, ...]:
     """Replace the list (one transaction), signed by ``person`` (a ``keys.Person``)."""
     chosen: list[str] = []
     for pattern in wanted:

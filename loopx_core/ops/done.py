@@ -17,8 +17,14 @@ from .lifecycle import clear_lease, move
 from .reaper import reap_card
 from .verify_command import run_verify
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
+    from ..store.base import Store
+
+
+def _precheck(store: Store, card: Card, agent: str, lease_token: int | None) -> None:
     key = ids.fmt(ids.CARD, card.id)
     leases.require_holder(card, agent, lease_token, ("active", "waiting"))
     # Usage the Stop hook measured (source "hook") and a failed turn the runner recorded are not a writeback.
@@ -40,7 +46,7 @@ def _precheck(store, card: Card, agent: str, lease_token: int | None) -> None:
         )
 
 
-def _settled(card: Card, row: Evidence):
+def _settled(card: Card, row: Evidence) -> tuple[CardView, EvidenceView, bool]:
     """The finished answer, its --op-id recorded in this same transaction (a kill after
     the commit finds it on the retry)."""
     view, evidence = card_view(card), evidence_view(row)
@@ -48,7 +54,7 @@ def _settled(card: Card, row: Evidence):
     return view, evidence, True
 
 
-def set_by_a_person(store, card_id: int, command: str) -> bool:
+def set_by_a_person(store: Store, card_id: int, command: str) -> bool:
     """Is ``command`` the verify command a person set on the card — the one
     their signed ``card_added`` names? (Else an agent set it, or the card row
     was edited: DESIGN §5 "A card's verify command".)"""
@@ -111,7 +117,7 @@ def ask_vanished(card: Card, agent: str, lost: list[tuple[str, str]], kept: list
 UNCOMMITTED_NAMED = 10  # paths named in the message (all of them, up to 200, in its data)
 
 
-def refuse_uncommitted(store, card_id: int) -> None:
+def refuse_uncommitted(store: Store, card_id: int) -> None:
     """A card whose workspace holds uncommitted work is not finished: the
     person merges commits, so a done would leave that work behind unseen —
     on a card with no commit it would even finish as if nothing were made.
@@ -134,14 +140,14 @@ def refuse_uncommitted(store, card_id: int) -> None:
 
 
 def done(
-    store,
+    store: Store,
     card_id: int,
     agent: str,
     summary: str,
     lease_token: int | None = None,
     verify_timeout: float | None = None,
-    vet=None,
-    confine=None,
+    vet: Callable[[str], None] | None = None,
+    confine: Callable[[str], list[str]] | None = None,
 ) -> tuple[CardView, EvidenceView]:
     """``vet(command)``: checks a verify command no person set as the agent's
     own shell command (the hook's policy, its scopes and gates); it raises
@@ -150,7 +156,7 @@ def done(
     in ``folder`` (the MCP tool's: its server runs outside the agent's sandbox,
     as the person — issue #39); it raises when it cannot, before anything runs."""
 
-    def precheck():
+    def precheck() -> tuple[int | None, str | None]:
         agent_row(agent)
         card = reap_card(card_row(card_id))
         _precheck(store, card, agent, lease_token)
@@ -190,7 +196,7 @@ def done(
         workspaces.capture(store, card_id) if workspace and not store.in_transaction() else None
     )  # the final code state
 
-    def finish():
+    def finish() -> tuple[CardView, EvidenceView, bool | merges.Unmergeable]:
         now = clock.now()
         card = reap_card(card_row(card_id))
         _precheck(store, card, agent, token)

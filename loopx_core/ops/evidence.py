@@ -5,7 +5,7 @@ Stop hook's ``turns``. It imports no verb."""
 
 from __future__ import annotations
 
-from ..store.records import Evidence
+from ..store.records import Card, Evidence
 
 SOURCES = ("cli", "file", "hook", "mcp", "verify", "runner")
 # Evidence that is not an agent's report of its work: usage measured from a
@@ -15,7 +15,7 @@ NOT_REPORTS = (MEASURED, "runner")
 
 
 def add_evidence(
-    card,
+    card: Card,
     agent: str,
     *,
     now: float,

@@ -14,10 +14,15 @@ from ..store.records import Card, Gate
 from ..store.rows import gate_view, touch
 from .lifecycle import move
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority.authority import Authority
+    from ..store.base import Store
+
 RUNTIME = "runtime"  # the kind of a gate a runtime asked for its turn: no one waits on it once its runner stopped
 
 
-def authority_of(store):
+def authority_of(store: Store) -> Authority:
     """Who may do what on this board (imported when a verb needs it: not every per-turn call does)."""
     from ..authority.authority import Authority
 
@@ -85,7 +90,7 @@ def gate_row(gate_id: int) -> Gate:
     return row
 
 
-def forged(store, gate: Gate) -> str | None:
+def forged(store: Store, gate: Gate) -> str | None:
     """Why ``gate``'s recorded approval is not real (None: it is, or it is not approved)."""
     if gate.status != "approved":
         return None
@@ -94,7 +99,7 @@ def forged(store, gate: Gate) -> str | None:
     return forged_approval(authority_of(store), gate, clock.now())
 
 
-def holding_gate(store, card: Card) -> tuple[Gate | None, str | None]:
+def holding_gate(store: Store, card: Card) -> tuple[Gate | None, str | None]:
     """The gate ``card`` waits on, as its people decided it: a pending one, or
     an approval of this lease that no signature backs (a row edited to
     "approved" reads as pending: ``next``, ``claim`` and ``done`` never honour
@@ -114,7 +119,7 @@ def holding_gate(store, card: Card) -> tuple[Gate | None, str | None]:
     return None, None
 
 
-def checked_view(store, gate: Gate) -> GateView:
+def checked_view(store: Store, gate: Gate) -> GateView:
     """The gate as its people decided it: an approval no signature backs reads as pending."""
     why = forged(store, gate)
     view = gate_view(gate)

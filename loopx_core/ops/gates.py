@@ -14,6 +14,13 @@ from .gate_rows import RUNTIME, authority_of, checked_view, forged, gate_row, op
 from .lifecycle import block_on_gate, move
 from .reaper import reap_card
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..authority import keys
+    from ..store.base import Store
+
 SESSION = (
     "session"  # remember a runtime gate's approval for its runner's session: that exact call, that card, that agent
 )
@@ -40,7 +47,7 @@ def _session_of(gate: Gate, key: str, decision: str) -> dict:
     return {"runner": asked["session"], "tool": asked.get("tool"), "call": asked["call"]}
 
 
-def session_allows(store, card_id: int, agent: str, session: str, tool: str, call: str) -> str | None:
+def session_allows(store: Store, card_id: int, agent: str, session: str, tool: str, call: str) -> str | None:
     """Who allowed this exact call for this runner session on this card (None:
     nobody): a runtime gate approved with ``remember=session`` whose answer a
     person signed — the signed event (not the row) naming the same session,
@@ -56,7 +63,7 @@ def session_allows(store, card_id: int, agent: str, session: str, tool: str, cal
                 continue
             signed = rules.people.decision_row(store.query, gate.answer_seq, ("gate_answered",))
             data = signed.payload() if signed is not None else {}
-            if data.get("remember") == SESSION and data.get("session") == wanted:
+            if signed is not None and data.get("remember") == SESSION and data.get("session") == wanted:
                 return f"{signed.actor} ({ids.fmt(ids.GATE, gate.id)})"
     return None
 
@@ -80,7 +87,9 @@ def _auto_approve(card: Card, agent: str, question: str, scope: str, by: str, no
     return gate
 
 
-def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -> tuple[GateView, CardView, bool]:
+def _ask(
+    store: Store, card_id: int, agent: str, data: dict, lease_token: int | None
+) -> tuple[GateView, CardView, bool]:
     now = clock.now()
     agent_row(agent)
     card = reap_card(card_row(card_id))
@@ -109,18 +118,20 @@ def _ask(store, card_id: int, agent: str, data: dict, lease_token: int | None) -
     return gate_view(gate), card_view(card), created
 
 
-def ask(store, card_id: int, agent: str, data: dict, lease_token: int | None = None) -> tuple[GateView, CardView, bool]:
+def ask(
+    store: Store, card_id: int, agent: str, data: dict, lease_token: int | None = None
+) -> tuple[GateView, CardView, bool]:
     """Returns (gate, card, created)."""
     return store.run(lambda: _ask(store, card_id, agent, data, lease_token))
 
 
-def ask_all(store, card_id: int, agent: str, asks: list[dict]) -> list[tuple[GateView, CardView, bool]]:
+def ask_all(store: Store, card_id: int, agent: str, asks: list[dict]) -> list[tuple[GateView, CardView, bool]]:
     """Several gates on one card in one transaction — the PreToolUse hook asks
     one per scope a call needs: all are opened, or none."""
     return store.run(lambda: [_ask(store, card_id, agent, data, None) for data in asks])
 
 
-def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str, str]]:
+def scopes_allowed(store: Store, agent: str, scopes: Iterable[str]) -> tuple[CardView | None, dict[str, str]]:
     """The agent's card (``holding``'s rule) and which of ``scopes`` it may use
     on it now, each with what allows it (a capability, a grant, an approved gate)."""
     with store.read():
@@ -136,8 +147,8 @@ def scopes_allowed(store, agent: str, scopes) -> tuple[CardView | None, dict[str
         return (card_view(card) if card is not None else None), allowed
 
 
-def status(store, gate_id: int) -> GateView:
-    def body():
+def status(store: Store, gate_id: int) -> GateView:
+    def body() -> GateView:
         gate = gate_row(gate_id)
         reaper.reap_card(card_row(gate.card_id))  # fail an overdue gate closed before reporting it
         return checked_view(store, gate_row(gate_id))  # (read again: the reap may have answered it)
@@ -155,7 +166,7 @@ def _gates_matching(pending: bool, card_id: int | None, after: int = 0, limit: i
     return Gate.page(after, conditions, limit)
 
 
-def list_gates(store, pending: bool = False, card_id: int | None = None) -> list[GateView]:
+def list_gates(store: Store, pending: bool = False, card_id: int | None = None) -> list[GateView]:
     if reaper.has_due():
         store.run(reaper.reap_due)
     with store.read():
@@ -164,7 +175,7 @@ def list_gates(store, pending: bool = False, card_id: int | None = None) -> list
 
 
 def gate_page(
-    store, pending: bool = False, card_id: int | None = None, *, limit: int, after: int = 0
+    store: Store, pending: bool = False, card_id: int | None = None, *, limit: int, after: int = 0
 ) -> tuple[list[GateView], int | None]:
     """Up to ``limit`` gates with ids above ``after`` and the id to pass as
     ``after`` next (None: the last page). With ``pending`` a page may hold fewer
@@ -210,10 +221,10 @@ def chosen_option(gate: Gate, choice: str) -> str:
 
 
 def answer(
-    store,
+    store: Store,
     gate_id: int,
     decision: str,
-    person,
+    person: keys.Person,
     note: str | None = None,
     remember: str | None = None,
     for_seconds: float | None = None,
@@ -233,7 +244,7 @@ def answer(
         )
     actor = person.actor
 
-    def body():
+    def body() -> tuple[GateView, CardView] | Conflict:
         now = clock.now()
         gate = gate_row(gate_id)
         card = reaper.reap_card(card_row(gate.card_id))

@@ -17,6 +17,10 @@ from ..store.rows import touch
 from .lifecycle import clear_lease, move
 from .try_family import first_of, other_try_of
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+
 
 def canonical(packet: dict) -> str:
     return json.dumps(packet, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -57,7 +61,7 @@ def open_handoff(
     summary: str,
     done: list[str],
     pending: list[str],
-    actor: str,
+    actor: str | keys.Person,
     now: float,
 ) -> Handoff:
     """Build the packet from the card's own state plus what the giver says, and

@@ -11,20 +11,28 @@ from . import leases, quota, workspaces
 from .handoff_packet import digest_of, latest_handoff, open_handoff, refuse_second_try
 from .lifecycle import gate_blocked, move
 from .reaper import reap_card
+from .workspaces import CAPTURE, Capture
 
-CAPTURE = object()  # ``handoff``'s ``code`` default: read the card's workspace now
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
 
 
 def handoff(
-    store, card_id: int, agent: str, data: dict, lease_token: int | None = None, code=CAPTURE
+    store: Store,
+    card_id: int,
+    agent: str,
+    data: dict,
+    lease_token: int | None = None,
+    code: dict | None | Capture = CAPTURE,
 ) -> tuple[HandoffView, CardView]:
     """The giver's handoff. ``code``: the card's code state read before the
     transaction (default: read here, unless already inside one), recorded with
     the packet so its branch, HEAD and saved uncommitted work are the ones handed over."""
-    if code is CAPTURE:
+    if isinstance(code, Capture):
         code = None if store.in_transaction() else workspaces.capture(store, card_id)
 
-    def body():
+    def body() -> tuple[HandoffView, CardView]:
         now = clock.now()
         agent_row(agent)
         agent_row(data["to"])
@@ -50,9 +58,9 @@ def handoff(
 
 
 def accept(
-    store, card_id: int, agent: str, digest: str | None = None, lease_seconds: float | None = None
+    store: Store, card_id: int, agent: str, digest: str | None = None, lease_seconds: float | None = None
 ) -> tuple[HandoffView, CardView]:
-    def body():
+    def body() -> tuple[HandoffView, CardView]:
         now = clock.now()
         agent_obj = agent_row(agent)
         card = reap_card(card_row(card_id))

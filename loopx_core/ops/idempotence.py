@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold p
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..store.base import Store
+
 # The record of a staged operation (``once(atomic=False)``), written by the
 # operator in its last transaction: ``settle``.
 _pending: ContextVar = ContextVar("loopx_pending_op", default=None)
@@ -29,7 +31,7 @@ def settle(result: dict, code: int) -> None:
 
 
 def once(
-    store, op_id: str | None, op: str, payload: dict, run: Callable[[], tuple[dict, int]], *, atomic: bool = True
+    store: Store, op_id: str | None, op: str, payload: dict, run: Callable[[], tuple[dict, int]], *, atomic: bool = True
 ) -> tuple[dict, int]:
     """Run ``run`` (which returns the JSON result and exit code) at most once per op id.
     The operation and its record commit together: in ``run``'s one transaction
@@ -43,7 +45,7 @@ def once(
         )
     fingerprint = payload_hash({"op": op, "payload": json.loads(json.dumps(payload, default=str))})
 
-    def replay():
+    def replay() -> tuple[dict, int] | None:
         row = Operation.get(op_id)
         if row is None:
             return None
@@ -62,7 +64,7 @@ def once(
 
     if atomic:
 
-        def body():
+        def body() -> tuple[dict, int]:
             earlier = replay()
             if earlier is not None:
                 return earlier

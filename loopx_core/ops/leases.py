@@ -11,8 +11,12 @@ from ..store.records import Card
 from ..store.rows import card_view
 from .lifecycle import gate_blocked
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
 
-def default_lease_seconds(store) -> float:
+
+def default_lease_seconds(store: Store) -> float:
     return float(store.setting("default_lease", DEFAULT_SETTINGS["default_lease"]))
 
 

@@ -14,11 +14,15 @@ from ..store import events, records
 from ..store.records import Card, Gate
 from ..store.rows import card_view, touch
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from typing import Any
+
 SYSTEM = "system"
 GATE_BLOCK = "gate "  # how a blocked_reason starts when a gate said no
 
 
-def create(*, backlog: bool, waiting_on: list[int], **fields) -> Card:
+def create(*, backlog: bool, waiting_on: list[int], **fields: Any) -> Card:
     """A new card (inside the caller's transaction): in the backlog when asked,
     ``blocked`` while a card it comes after is not done, else ``ready``. Its
     ``card_added`` event records the status (``Card.status`` says which)."""

@@ -34,7 +34,12 @@ from .gate_rows import open_gate
 from .lifecycle import SYSTEM, clear_lease, move
 
 if TYPE_CHECKING:
-    from ..workspace.merge import DiffSummary, Pin
+    from pathlib import Path
+
+    from ..authority import keys
+    from ..store.base import Store
+    from ..workspace.git import GitError
+    from ..workspace.merge import DiffSummary, MergeRefused, Moved, Pin
 
 SCOPE = "git:merge"
 KIND = holding.MERGE_GATE  # (rules/holding: a card waiting only on it does not hold its agent)
@@ -49,7 +54,7 @@ class Plan(NamedTuple):
     base_commit: str = ""  # the base's commit it would be merged into ("": an older gate, before the pin)
     ground: tuple[str, ...] = ()  # the ground files it changes (rules/repo_ground)
 
-    def pinned(self):
+    def pinned(self) -> Pin | None:
         from ..workspace.merge import Pin
 
         return Pin(self.head, self.base_commit) if self.head and self.base_commit else None
@@ -72,14 +77,22 @@ class Unmergeable(NamedTuple):
         )
 
 
-def _repo(store):
+def _repo(store: Store) -> Path | None:
     from . import workspaces
 
     return workspaces.repository(store)
 
 
-def _branch_of(store, card_id: int, *, deciding: bool = False):
-    """(repository, the card's workspace) when the card has a branch to show or
+class Branch(NamedTuple):
+    """A card's branch to show or merge: its repository, base and branch."""
+
+    repo: Path
+    base: str
+    branch: str
+
+
+def _branch_of(store: Store, card_id: int, *, deciding: bool = False) -> Branch | None:
+    """(repository, the card's base and branch) when the card has a branch to show or
     merge, else None. A team board's card whose workspace another checkout
     holds has its branch in that repository: shown as none here, and
     ``deciding`` (done, a merge) is refused (``workspace_elsewhere``) — never
@@ -94,10 +107,10 @@ def _branch_of(store, card_id: int, *, deciding: bool = False):
     repo = _repo(store)
     if repo is None or found is None or not found.base:
         return None
-    return repo, found
+    return Branch(repo, found.base, found.branch)
 
 
-def ground_specs(store) -> tuple[tuple[str, ...], list[str]]:
+def ground_specs(store: Store) -> tuple[tuple[str, ...], list[str]]:
     """The person's extra ground patterns and every ground pattern as git pathspecs."""
     from ..rules import repo_ground
 
@@ -105,7 +118,7 @@ def ground_specs(store) -> tuple[tuple[str, ...], list[str]]:
     return extra, repo_ground.pathspecs(extra)
 
 
-def _plan(store, repo, base: str, branch: str) -> Plan | Unmergeable | None:
+def _plan(store: Store, repo: Path, base: str, branch: str) -> Plan | Unmergeable | None:
     """The merge of ``branch`` into ``base`` as it stands now (None: nothing to merge). Reads git."""
     from ..workspace import merge as git_merge
 
@@ -120,26 +133,26 @@ def _plan(store, repo, base: str, branch: str) -> Plan | Unmergeable | None:
     return Plan(base, branch, pinned.head, pinned.base_commit, ground)
 
 
-def pending_merge(store, card_id: int) -> Plan | Unmergeable | None:
+def pending_merge(store: Store, card_id: int) -> Plan | Unmergeable | None:
     """What ``done`` must ask the person to merge (None: the project is not a
     git repository, the card has no workspace, or its branch adds nothing;
     ``Unmergeable``: it would conflict — no gate, back to the agent)."""
     where = _branch_of(store, card_id, deciding=True)
     if where is None:
         return None
-    repo, found = where
+    repo, base, branch = where
     from ..workspace.git import GitError
     from ..workspace.merge import MergeRefused
 
     try:
-        return _plan(store, repo, found.base, found.branch)
+        return _plan(store, repo, base, branch)
     except (GitError, MergeRefused) as err:
         raise Conflict(
             f"git refused: {err.message}", "fix the repository, then run `loopx done` again", code="git_failed"
         ) from None
 
 
-def behind(store, card_id: int) -> tuple[str, int] | None:
+def behind(store: Store, card_id: int) -> tuple[str, int] | None:
     """(the base, how many of its commits the card's branch lacks), when it lacks
     some: a verify that fails may fail for want of them. None otherwise. Reads git."""
     try:
@@ -148,11 +161,11 @@ def behind(store, card_id: int) -> tuple[str, int] | None:
             return None
         from ..workspace import merge as git_merge
 
-        repo, found = where
-        lacking = git_merge.ahead(repo, found.branch, found.base)
+        repo, base, branch = where
+        lacking = git_merge.ahead(repo, branch, base)
     except Exception:  # (a hint only: never in the way of the verify's own report)
         return None
-    return (found.base, lacking) if lacking else None
+    return (base, lacking) if lacking else None
 
 
 def ask(card: Card, agent: str, plan: Plan, now: float) -> Gate:
@@ -178,14 +191,14 @@ def plan_of(gate: Gate) -> Plan:
     raise Conflict(f"{key} does not say what to merge", "merge the branch yourself with git", code="merge_unknown")
 
 
-def refused(err) -> Conflict:
+def refused(err: MergeRefused | GitError) -> Conflict:
     """A merge git or this module refused: exit 5, the gate left pending."""
     return Conflict(
         err.message, getattr(err, "hint", "fix the repository, then answer the gate again"), code="merge_refused"
     )
 
 
-def check(store, gate: Gate, remember: str | None, second_key: bool = False) -> Plan:
+def check(store: Store, gate: Gate, remember: str | None, second_key: bool = False) -> Plan:
     """Before the person's answer is recorded: a merge is never remembered, one
     that cannot happen now is refused with the gate left pending, and one that
     changes the ground needs the second key. A branch or base that moved since
@@ -221,7 +234,7 @@ def check(store, gate: Gate, remember: str | None, second_key: bool = False) -> 
     return plan
 
 
-def _checked_repo(store):
+def _checked_repo(store: Store) -> Path:
     from ..workspace.merge import MergeRefused
 
     repo = _repo(store)
@@ -230,7 +243,7 @@ def _checked_repo(store):
     return repo
 
 
-def rearm(store, person, card: Card, gate: Gate, moved, now: float) -> Conflict:
+def rearm(store: Store, person: keys.Person, card: Card, gate: Gate, moved: Moved, now: float) -> Conflict:
     """The answer found the branch or base moved: nothing merged; the gate is
     withdrawn and — in the same transaction — the card asks again with the
     new pin (a new gate), or goes back to its agent when the new head would
@@ -289,7 +302,7 @@ def rearm(store, person, card: Card, gate: Gate, moved, now: float) -> Conflict:
     )
 
 
-def _send_back(person, card: Card, agent: str, found: Unmergeable, gkey: str | None, now: float) -> None:
+def _send_back(person: keys.Person, card: Card, agent: str, found: Unmergeable, gkey: str | None, now: float) -> None:
     """A merge that would conflict: the card back ``ready`` to its agent, the paths in its next action."""
     key = ids.fmt(ids.CARD, card.id)
     clear_lease(card)
@@ -318,7 +331,7 @@ def answered_pin(plan: Plan) -> dict:
     return {"head": plan.head, "base_commit": plan.base_commit, "ground": list(plan.ground)}
 
 
-def bring_in(store, person, card: Card, gate: Gate, plan: Plan, now: float) -> None:
+def bring_in(store: Store, person: keys.Person, card: Card, gate: Gate, plan: Plan, now: float) -> None:
     """The approved merge, in the answer's transaction: ``merged`` or ``merge_conflict``."""
     from ..workspace import merge as git_merge
     from ..workspace.git import GitError
@@ -394,7 +407,7 @@ class CardDiff(NamedTuple):
     )
 
 
-def branch_pin(store, card_id: int):
+def branch_pin(store: Store, card_id: int) -> Pin | None:
     """The card's branch head and its base's commit now (``workspace.merge.Pin``;
     None: no repository, workspace or branch). Reads git only."""
     where = _branch_of(store, card_id)
@@ -402,10 +415,10 @@ def branch_pin(store, card_id: int):
         return None
     from ..workspace import merge as git_merge
 
-    return git_merge.pin(where[0], where[1].base, where[1].branch)
+    return git_merge.pin(where.repo, where.base, where.branch)
 
 
-def diff_summary(store, card_id: int) -> DiffSummary | None:
+def diff_summary(store: Store, card_id: int) -> DiffSummary | None:
     """The card's branch against its base (None: no repository or no workspace),
     its ground files first, with the commits it compared (``pin``). Reads git only."""
     where = _branch_of(store, card_id)
@@ -414,13 +427,13 @@ def diff_summary(store, card_id: int) -> DiffSummary | None:
     from ..workspace import merge as git_merge
 
     _, specs = ground_specs(store)
-    pinned = git_merge.pin(where[0], where[1].base, where[1].branch)
+    pinned = git_merge.pin(where.repo, where.base, where.branch)
     if pinned is None:
         return None
-    return git_merge.summary(where[0], where[1].base, where[1].branch, pinned, tuple(specs))
+    return git_merge.summary(where.repo, where.base, where.branch, pinned, tuple(specs))
 
 
-def gate_diff(store, gate: Gate) -> DiffSummary | None:
+def gate_diff(store: Store, gate: Gate) -> DiffSummary | None:
     """A merge gate's diff: between the commits it pinned (what the person is
     asked about, whatever the branch holds now), its ground files first."""
     with store.read():
@@ -433,11 +446,11 @@ def gate_diff(store, gate: Gate) -> DiffSummary | None:
 
     _, specs = ground_specs(store)
     if pinned is None:  # (a gate asked before the pin)
-        return git_merge.summary(where[0], plan.base, plan.branch, ground=tuple(specs))
-    return git_merge.summary(where[0], plan.base, plan.branch, pinned, tuple(specs))
+        return git_merge.summary(where.repo, plan.base, plan.branch, ground=tuple(specs))
+    return git_merge.summary(where.repo, plan.base, plan.branch, pinned, tuple(specs))
 
 
-def _merge_gate(store, card_id: int, gate_id: int | None) -> Gate | None:
+def _merge_gate(store: Store, card_id: int, gate_id: int | None) -> Gate | None:
     """The merge gate whose diff to show: ``gate_id`` (the dialog's), else the
     card's pending one (None: the card waits on no merge)."""
     with store.read():
@@ -449,7 +462,7 @@ def _merge_gate(store, card_id: int, gate_id: int | None) -> Gate | None:
         )
 
 
-def _asked_diff(store, gate: Gate) -> CardDiff:
+def _asked_diff(store: Store, gate: Gate) -> CardDiff:
     """Exactly the diff ``gate`` asked the person about (its pinned commits),
     and where the branch and base are now when either moved since."""
     summary = gate_diff(store, gate)
@@ -458,13 +471,13 @@ def _asked_diff(store, gate: Gate) -> CardDiff:
         return CardDiff(None, "", False)
     from ..workspace import merge as git_merge
 
-    text, cut = git_merge.patch(where[0], summary.base, summary.branch, pinned=summary.pin)
-    moved = git_merge.moved(where[0], summary.base, summary.branch, summary.pin) if summary.pin is not None else None
+    text, cut = git_merge.patch(where.repo, summary.base, summary.branch, pinned=summary.pin)
+    moved = git_merge.moved(where.repo, summary.base, summary.branch, summary.pin) if summary.pin is not None else None
     now = git_merge.Pin(moved.head or "", moved.base_commit or "") if moved is not None else None
     return CardDiff(summary, text, cut, ids.fmt(ids.GATE, gate.id), now)
 
 
-def card_diff(store, card_id: int, gate_id: int | None = None) -> CardDiff:
+def card_diff(store: Store, card_id: int, gate_id: int | None = None) -> CardDiff:
     """The card's diff for the person: while a merge gate asks (``gate_id``, or
     the card's pending one), exactly the diff it pinned; else the branch now."""
     gate = _merge_gate(store, card_id, gate_id)
@@ -476,7 +489,8 @@ def card_diff(store, card_id: int, gate_id: int | None = None) -> CardDiff:
     from ..workspace import merge as git_merge
 
     where = _branch_of(store, card_id)
+    assert where is not None  # (diff_summary found it)
     text, cut = git_merge.patch(
-        where[0], summary.base, summary.branch, pinned=summary.pin
+        where.repo, summary.base, summary.branch, pinned=summary.pin
     )  # (the commits the summary counted)
     return CardDiff(summary, text, cut)

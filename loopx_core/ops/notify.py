@@ -29,6 +29,13 @@ from ..rules.text import terminal_safe
 from ..shapes.errors import InvalidInput
 from ..store import events, records
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..authority import keys
+    from ..store.base import Store
+
 SETTING = "notify_command"
 ACTOR = "system:notify"
 KINDS = (
@@ -94,7 +101,7 @@ def check_argv(argv: list[str]) -> list[str]:
 
 
 def set_command(
-    store, argv: list[str] | None, person, timeout: float = TIMEOUT, every: float = EVERY
+    store: Store, argv: list[str] | None, person: keys.Person, timeout: float = TIMEOUT, every: float = EVERY
 ) -> Command | None:
     """Set (or with ``argv`` None, clear) the command: a person's signed setting."""
     if argv is not None:
@@ -111,7 +118,7 @@ def set_command(
         return command(store)
 
 
-def command(store) -> Command | None:
+def command(store: Store) -> Command | None:
     """The command the person signed last (None: none, or its event does not verify)."""
     found = trust.latest_setting(store.query, store.trust(), SETTING)
     if found is None or not found[3]:
@@ -170,7 +177,9 @@ def _gone(claim: dict, now: float) -> bool:
     return until is not None and (now > until or gone_here(claim.get("host"), claim.get("pid")))
 
 
-def _given_back(claims, started: set, now: float) -> dict[str, tuple[int, int | None]]:
+def _given_back(
+    claims: Iterable[tuple[int, object, dict]], started: set, now: float
+) -> dict[str, tuple[int, int | None]]:
     """key -> (the claim that abandoned it, the event it is about): keys whose
     newest claim's deliverer is gone and never started them."""
     newest: dict[str, tuple[int, dict, int | None]] = {}
@@ -270,7 +279,7 @@ def _silent_runners(cmd: Command, now: float) -> list[Notice]:
     return out
 
 
-def claim(store, cmd: Command, by: str) -> Claim:
+def claim(store: Store, cmd: Command, by: str) -> Claim:
     """The notices this process delivers now (claimed in one write transaction;
     another process never gets the same one unless this one is gone before
     starting it), in the claim it then starts each under (``start``)."""
@@ -333,7 +342,7 @@ def claim(store, cmd: Command, by: str) -> Claim:
     return store.run(body)
 
 
-def start(store, claimed: Claim, notice: Notice) -> bool:
+def start(store: Store, claimed: Claim, notice: Notice) -> bool:
     """Just before running the command for ``notice``: mark it started under
     ``claimed`` (one write transaction). False: a later claim took it back
     (this deliverer was thought gone), so it is not run here."""
@@ -350,7 +359,7 @@ def start(store, claimed: Claim, notice: Notice) -> bool:
     return store.run(body)
 
 
-def record(store, notice: Notice, ok: bool, error: str | None, seconds: float) -> int:
+def record(store: Store, notice: Notice, ok: bool, error: str | None, seconds: float) -> int:
     """The command's outcome for ``notice``, as an event on its card (the board shows it)."""
     return store.run(
         lambda: events.emit(
@@ -367,7 +376,7 @@ def record(store, notice: Notice, ok: bool, error: str | None, seconds: float) -
     )
 
 
-def last_outcome(store, card: int, key: str) -> tuple[float, bool, str | None] | None:
+def last_outcome(store: Store, card: int, key: str) -> tuple[float, bool, str | None] | None:
     """When the person was last told about ``key`` on ``card``, and whether it worked."""
     rows = store.query(
         """SELECT "at", "data" FROM "event" WHERE "kind" = 'notified' AND "card" = ? ORDER BY "seq" DESC LIMIT 20""",

@@ -23,6 +23,12 @@ import time
 from ..rules import faults, spawn
 from . import notify
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..store.base import Store
+
 KEPT = (
     "PATH",
     "HOME",
@@ -88,7 +94,7 @@ def run(cmd: notify.Command, notice: notify.Notice) -> tuple[bool, str | None, f
     return True, None, time.monotonic() - started
 
 
-def deliver(store, by: str) -> list[tuple[notify.Notice, bool, str | None]]:
+def deliver(store: Store, by: str) -> list[tuple[notify.Notice, bool, str | None]]:
     """Claim what needs the person now; for each, mark it started, run the
     command, record the outcome (notify.py: a claim given back, exactly once)."""
     with store.read():
@@ -112,7 +118,7 @@ class Deliverer(threading.Thread):
     """A long-running process's deliverer (a runner, the watcher): a look every
     ``POLL`` seconds on its own connection, off the process's main work."""
 
-    def __init__(self, store, by: str, log=None):
+    def __init__(self, store: Store, by: str, log: Callable[[str], None] | None = None) -> None:
         super().__init__(name=f"notify {by}", daemon=True)
         self.store, self.by, self.log = store, by, log
         self.stopped = threading.Event()

@@ -11,6 +11,10 @@ from ..store import events
 from ..store.models import Agent, Card, Event, IngestSeen, IngestStream, Observed
 from . import leases
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
+
 
 class StreamMark(NamedTuple):
     """How far a JSONL stream was read, and what its bytes were there."""
@@ -81,19 +85,19 @@ def record_observed(agent: str, card_id: int, show: str, size: int, sha: str) ->
     return True
 
 
-def agent_folders(store) -> list[tuple[str, str]]:
+def agent_folders(store: Store) -> list[tuple[str, str]]:
     """(agent, folder) for every registered agent's watch folders."""
     with store.read():
         return [(a.id, w) for a in Agent.select(Agent.id, Agent.watch).order_by(Agent.id) for w in (a.watch or [])]
 
 
-def is_seen(store, key: str) -> bool:
+def is_seen(store: Store, key: str) -> bool:
     """Was this key (a document's content, a refusal) handled before, here or by another watcher?"""
     p = store.db.param
     return store.db.execute_sql(f"SELECT 1 FROM ingest_seen WHERE key = {p}", (key,)).fetchone() is not None
 
 
-def mark_seen(store, key: str, outcome: str, path: str, line: int | None, card: int | None) -> None:
+def mark_seen(store: Store, key: str, outcome: str, path: str, line: int | None, card: int | None) -> None:
     """Record a handled key. Plain SQL on this hot path (one per document): peewee's
     query building costs more than the statement. ON CONFLICT DO NOTHING: SQLite and PostgreSQL alike."""
     p = store.db.param
@@ -108,6 +112,6 @@ def refused_count(path: str) -> int:
     return IngestSeen.select().where((IngestSeen.path == path) & (IngestSeen.outcome == "refused")).count()
 
 
-def ingest_error(card: int | None, **data) -> None:
+def ingest_error(card: int | None, **data: object) -> None:
     """A document the watcher refused, on the board once (an ``ingest_error`` event)."""
     events.emit("system", "ingest_error", card, **data)

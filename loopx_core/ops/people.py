@@ -12,22 +12,26 @@ from ..shapes.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..store import events
 from ..store.records import Person, exists, scalar
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
 
-def has_people(store) -> bool:
+
+def has_people(store: Store) -> bool:
     return exists('SELECT 1 FROM "person"')
 
 
-def count(store) -> int:
+def count(store: Store) -> int:
     return int(scalar('SELECT COUNT(*) FROM "person"') or 0)
 
 
-def add_root(store, person: keys.Person) -> None:
+def add_root(store: Store, person: keys.Person) -> None:
     """Make ``person`` the board's first person (inside the caller's transaction)."""
     _insert(person, person.name, person.public_raw)
     store.forget_trust()
 
 
-def add_person(store, by: keys.Person, name: str, public_b64: str) -> dict:
+def add_person(store: Store, by: keys.Person, name: str, public_b64: str) -> dict:
     try:
         raw = keys.unb64(public_b64.strip())
     except ValueError:
@@ -38,7 +42,7 @@ def add_person(store, by: keys.Person, name: str, public_b64: str) -> dict:
         )
     by = member(store, by)
 
-    def body():
+    def body() -> dict:
         fp = keys.fingerprint(raw)
         if Person.get(fp) is not None:
             raise Conflict(
@@ -58,10 +62,10 @@ def _insert(signer: keys.Person, name: str, raw: bytes) -> None:
     Person.create(fingerprint=fp, name=name, public_key=keys.b64(raw), added_seq=seq)
 
 
-def revoke_person(store, by: keys.Person, fingerprint: str) -> dict:
+def revoke_person(store: Store, by: keys.Person, fingerprint: str) -> dict:
     by = member(store, by)
 
-    def body():
+    def body() -> dict:
         row = Person.get(fingerprint)
         if row is None:
             raise NotFound(f"no person with key {fingerprint[:64]!r}", "`loopx person list` shows the people")
@@ -80,7 +84,7 @@ def revoke_person(store, by: keys.Person, fingerprint: str) -> dict:
     return out
 
 
-def list_people(store) -> list[dict]:
+def list_people(store: Store) -> list[dict]:
     t = store.trust()
     with store.read():
         rows = Person.where('ORDER BY "added_seq"')
@@ -97,7 +101,7 @@ def list_people(store) -> list[dict]:
     ]
 
 
-def accept_board(store, person: keys.Person, root: str) -> dict:
+def accept_board(store: Store, person: keys.Person, root: str) -> dict:
     """A person accepts the board at this place as it is now (``loopx key trust
     --replace``): another board where this machine knew one, or its log after
     it went back behind what this machine's witnesses saw. Its root must be

@@ -38,6 +38,10 @@ from ..store.rows import card_view
 from .leases import renew
 from .lifecycle import move
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
+
 # A card in one of these statuses can run a turn soon: crossing a limit pauses it.
 PAUSES_ON_CHARGE = ("active", "waiting", "monitoring", "ready")
 
@@ -88,7 +92,7 @@ def charge(card: Card, tokens: int, usd: float, *, turn: bool = True) -> None:
     card.used_usd = round(card.used_usd + usd, 6)
 
 
-def pause(card: Card, reason: str, wake_at: float | None = None, **data) -> None:
+def pause(card: Card, reason: str, wake_at: float | None = None, **data: object) -> None:
     """Pause ``card`` (the holder keeps its lease, which does not run out while
     paused). ``wake_at``: when it resumes by itself (a spent window)."""
     move(card, "paused", "paused")
@@ -183,13 +187,13 @@ def card_window(card: Card) -> Window | None:
     return Window(card.window_seconds, card.window_tokens, card.window_usd, card.window_turns)
 
 
-def charged_turn(source: str, extra) -> bool:
+def charged_turn(source: str, extra: object) -> bool:
     """Did this evidence row count a turn? Writebacks do; measured usage (the
     Stop hook's, source ``hook``) and a card's closing ``done`` record do not."""
     return source not in ("hook", "verify") and not (isinstance(extra, dict) and extra.get("done"))
 
 
-def _spent_in(window: Window, column: str, value, now: float) -> list[tuple[float, dict]]:
+def _spent_in(window: Window, column: str, value: int | str, now: float) -> list[tuple[float, dict]]:
     """The charges of the last ``window.seconds`` whose ``column`` (``agent`` or ``card_id``) is ``value``."""
     rows = records.rows(
         f'SELECT "created_at", "tokens", "usd", "source", "extra" FROM "evidence" WHERE "{column}" = ? AND "created_at" > ? ORDER BY "created_at", "id"',
@@ -283,7 +287,7 @@ def require_window(agent: Agent, now: float | None = None) -> None:
 BUDGET_DECISIONS = ("card_added", "budget_raised")
 
 
-def decided(store, seq: int | None, kinds: tuple[str, ...], card_id: int, strict: bool) -> dict | None:
+def decided(store: Store, seq: int | None, kinds: tuple[str, ...], card_id: int, strict: bool) -> dict | None:
     """The data of a person's decision about ``card_id`` (event ``seq``, one of
     ``kinds``), or None when it is missing or altered. ``strict``: its signature
     is checked (the person's processes); else its content and hash only (an
@@ -303,7 +307,7 @@ def decided(store, seq: int | None, kinds: tuple[str, ...], card_id: int, strict
     return row.payload() if row is not None and row.card == card_id else None
 
 
-def enforce_signed(store, card: Card, *, strict: bool = False) -> None:
+def enforce_signed(store: Store, card: Card, *, strict: bool = False) -> None:
     """Hold ``card`` to the budget a person decided (SECURITY.md): limits edited
     in the database are put back to the decided ones; a budget whose decision
     is missing or altered pauses the card until a person sets it again.
@@ -323,7 +327,7 @@ def enforce_signed(store, card: Card, *, strict: bool = False) -> None:
     card.max_turns, card.max_tokens, card.max_usd = data["max_turns"], data["max_tokens"], data["max_usd"]
 
 
-def enforce_signed_window(store, card: Card, *, strict: bool = False) -> None:
+def enforce_signed_window(store: Store, card: Card, *, strict: bool = False) -> None:
     """The same for a card's window: fields edited in the database are put back
     to the ones a person decided; a window whose decision is missing or
     altered pauses the card (``window_unverified``) until a person sets it again."""

@@ -16,6 +16,10 @@ from .gate_rows import RUNTIME
 from .lifecycle import clear_lease, move, withdraw_pending
 from .reaper import reap_card
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
+
 
 def release_card(card: Card, actor: str, now: float) -> None:
     withdraw_pending(card, now, f"released by {actor}")
@@ -28,7 +32,7 @@ def release_card(card: Card, actor: str, now: float) -> None:
     touch(card, now)
 
 
-def release_on_stop(store, card_id: int, agent: str, why: str) -> CardView | None:
+def release_on_stop(store: Store, card_id: int, agent: str, why: str) -> CardView | None:
     """A stopping runner gives back ``card_id``: the questions its runtime
     asked there are withdrawn (no turn waits on them any more: answering one
     later would answer nobody), and the card goes back to ready unless it
@@ -36,7 +40,7 @@ def release_on_stop(store, card_id: int, agent: str, why: str) -> CardView | Non
     holder, as a gate waiting on a person should). None: not the agent's, or
     kept."""
 
-    def body():
+    def body() -> CardView | None:
         now = clock.now()
         agent_row(agent)
         card = reap_card(card_row(card_id))
@@ -54,8 +58,8 @@ def release_on_stop(store, card_id: int, agent: str, why: str) -> CardView | Non
     return store.run(body)
 
 
-def release(store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
-    def body():
+def release(store: Store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
+    def body() -> CardView:
         now = clock.now()
         agent_row(agent)
         card = reap_card(card_row(card_id))

@@ -28,6 +28,13 @@ from ..store import events, records
 from ..store.records import Runner
 from ..store.rows import agent_row
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..authority import keys
+    from ..store.base import Store
+
 STATES = ("running", "asleep", "waiting", "paused", "stopped")
 CONTROLS = ("pause", "resume", "stop")
 HEARTBEAT = 5.0  # seconds between a live runner's heartbeats
@@ -126,7 +133,7 @@ def _live(row: Runner | None, now: float) -> bool:
 # -- a person's control ---------------------------------------------------------------
 
 
-def controls(store, agents) -> dict[str, Control]:
+def controls(store: Store, agents: Iterable[str]) -> dict[str, Control]:
     """The control a person signed for each of ``agents``: the newest control
     event naming it. An altered or unsigned newest one pauses the runner (fail
     closed) and says why; an altered one whose agent cannot be read counts as
@@ -167,12 +174,12 @@ def controls(store, agents) -> dict[str, Control]:
     return {agent: out.get(agent, Control("run")) for agent in wanted}
 
 
-def control_of(store, agent: str) -> Control:
+def control_of(store: Store, agent: str) -> Control:
     """What a person decided for ``agent``'s runner (``controls``)."""
     return controls(store, [agent])[agent]
 
 
-def control(store, agent: str, what: str, person) -> RunnerView:
+def control(store: Store, agent: str, what: str, person: keys.Person) -> RunnerView:
     """A person pauses, resumes or stops ``agent``'s runner (``person``: a
     ``keys.Person``, whose key signs it). The runner obeys within a second or so:
     pause — no new turn starts (the one in flight ends normally); resume — turns
@@ -188,7 +195,7 @@ def control(store, agent: str, what: str, person) -> RunnerView:
     if what not in CONTROLS:
         raise InvalidInput(f"no runner control {what!r}", f"one of: {', '.join(CONTROLS)}")
 
-    def body():
+    def body() -> RunnerView:
         now = clock.now()
         agent_row(agent)
         row = Runner.get(agent)
@@ -207,14 +214,14 @@ def control(store, agent: str, what: str, person) -> RunnerView:
 # -- the runner's own operators ----------------------------------------------------------
 
 
-def start(store, agent: str, runner_id: str, runtime: str, pid: int, host: str) -> RunnerView:
+def start(store: Store, agent: str, runner_id: str, runtime: str, pid: int, host: str) -> RunnerView:
     """A runner process starts driving ``agent``: refused while another one is
     live, or while a person's stop stands; a stale one is taken over. The
     control is read in the same transaction, and the row's ``seen_seq`` is the
     ``runner_started`` event: the runner reads the board's events from there on
     (a control recorded before it is already in the view's ``control``)."""
 
-    def body():
+    def body() -> RunnerView:
         now = clock.now()
         agent_row(agent)
         decided = control_of(store, agent)
@@ -317,7 +324,7 @@ def _record(agent: str, runner_id: str, wanted: dict, new_turn: bool) -> RunnerV
 
 
 def set_state(
-    store,
+    store: Store,
     agent: str,
     runner_id: str,
     state: str,
@@ -336,7 +343,7 @@ def set_state(
 
 
 def start_turn(
-    store, agent: str, runner_id: str, card: int, turn_id: str, detail: str | None = None
+    store: Store, agent: str, runner_id: str, card: int, turn_id: str, detail: str | None = None
 ) -> tuple[RunnerView | None, Control]:
     """The runner starts a turn on ``card`` — unless a person's newest control
     for the agent is a pause or a stop (or does not verify: a pause). Read in
@@ -346,7 +353,7 @@ def start_turn(
     resume. Refused: nothing is written, the view is None and the control says
     what the runner obeys now."""
 
-    def body():
+    def body() -> tuple[RunnerView | None, Control]:
         decided = control_of(store, agent)
         if decided.control != "run":
             return None, decided
@@ -356,10 +363,10 @@ def start_turn(
     return store.run(body)
 
 
-def turn_finished(store, agent: str, runner_id: str, card: int, **data) -> None:
+def turn_finished(store: Store, agent: str, runner_id: str, card: int, **data: object) -> None:
     """How a turn ended (``outcome``: ``finished`` | ``failed`` | ``stopped`` | ``abandoned``, and why)."""
 
-    def body():
+    def body() -> None:
         row = _mine(agent, runner_id)
         row.heartbeat = clock.now()
         row.save()
@@ -368,11 +375,11 @@ def turn_finished(store, agent: str, runner_id: str, card: int, **data) -> None:
     store.run(body)
 
 
-def beat(store, agent: str, runner_id: str, seen_seq: int | None = None) -> bool:
+def beat(store: Store, agent: str, runner_id: str, seen_seq: int | None = None) -> bool:
     """The runner is alive (and has looked at the board up to ``seen_seq``). No
     event. False when another runner has taken the agent over."""
 
-    def body():
+    def body() -> bool:
         changed = records.execute(
             'UPDATE "runner" SET "heartbeat" = ?, "seen_seq" = ? WHERE "agent" = ? AND "runner_id" = ?',
             (clock.now(), seen_seq, agent, runner_id),
@@ -382,10 +389,10 @@ def beat(store, agent: str, runner_id: str, seen_seq: int | None = None) -> bool
     return store.run(body)
 
 
-def exited(store, agent: str, runner_id: str, why: str, **data) -> None:
+def exited(store: Store, agent: str, runner_id: str, why: str, **data: object) -> None:
     """The runner process ends (``why``: what ended it)."""
 
-    def body():
+    def body() -> None:
         row = Runner.get(agent)
         if row is None or row.runner_id != runner_id:
             return  # taken over meanwhile: the row is the new runner's
@@ -398,14 +405,14 @@ def exited(store, agent: str, runner_id: str, why: str, **data) -> None:
     store.run(body)
 
 
-def list_runners(store) -> list[RunnerView]:
+def list_runners(store: Store) -> list[RunnerView]:
     with store.read():
         rows = Runner.where('ORDER BY "agent"')
         decided = controls(store, [row.agent for row in rows])
         return [view(row, decided[row.agent]) for row in rows]
 
 
-def get_runner(store, agent: str) -> RunnerView | None:
+def get_runner(store: Store, agent: str) -> RunnerView | None:
     with store.read():
         row = Runner.get(agent)
         return view(row, control_of(store, agent)) if row is not None else None

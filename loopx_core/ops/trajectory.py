@@ -17,6 +17,12 @@ import peewee as pw
 from ..store.models import Card, Event, Evidence, Gate
 from .merges import SCOPE as MERGE_SCOPE
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..store.base import Store
+
 HOUR = 3600.0
 DAY = 24 * HOUR
 
@@ -102,12 +108,12 @@ SUM_OVER = 5000
 SLICES = 2000
 
 
-def _rows(store, query) -> list[tuple]:
+def _rows(store: Store, query: pw.Query) -> list[tuple]:
     """The rows as the driver returns them (no per-row field conversion)."""
     return list(store.db.execute(query).fetchall())
 
 
-def read_trajectory(store, card_id: int | None, now: float) -> Trajectory:
+def read_trajectory(store: Store, card_id: int | None, now: float) -> Trajectory:
     """One read transaction: the rows a timeline needs (``card_id=None``: the board)."""
     with store.read():
         evidence = Evidence.select(
@@ -167,14 +173,21 @@ def read_trajectory(store, card_id: int | None, now: float) -> Trajectory:
     return build(card_id, now, card_rows, turn_rows, gate_rows, event_rows)
 
 
-def _data(data) -> dict:
+def _data(data: str | dict | None) -> dict:
     """An event's data: a dict, or JSON text as SQLite returns it."""
     if isinstance(data, str):
         return json.loads(data) if data else {}
     return data or {}
 
 
-def build(card_id, now, card_rows, turn_rows, gate_rows, event_rows) -> Trajectory:
+def build(
+    card_id: int | None,
+    now: float,
+    card_rows: list[tuple],
+    turn_rows: list[tuple],
+    gate_rows: list[tuple],
+    event_rows: list[tuple],
+) -> Trajectory:
     """The trajectory from plain rows (tuples in the column order read above)."""
     turns = tuple(
         Turn(at, card, agent, int(tokens or 0), float(usd or 0.0), source == "hook", *n)
@@ -233,7 +246,7 @@ def _in_order(spans: list[Span]) -> tuple[Span, ...]:
     return tuple(sorted(spans, key=lambda s: (s.start, s.end is None, s.end or 0.0, s.card, s.label)))
 
 
-def _hours(spans, until: float) -> float:
+def _hours(spans: Iterable[Span], until: float) -> float:
     return sum(max(0.0, min(s.end if s.end is not None else until, until) - s.start) for s in spans) / HOUR
 
 
@@ -275,7 +288,7 @@ def buckets(t: Trajectory, n: int) -> Buckets:
     def index(at: float) -> int:
         return min(n - 1, max(0, int((at - t.start) // width)))
 
-    def covered(spans) -> tuple[bool, ...]:
+    def covered(spans: Iterable[Span]) -> tuple[bool, ...]:
         out = [False] * n
         for s in spans:
             first, last = index(s.start), index(s.end if s.end is not None else until)

@@ -25,6 +25,11 @@ from .card_steps import apply_move, create_card, person_only
 from .reaper import reap_card
 from .try_family import family, first_of
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+    from ..store.base import Store
+
 MAX_TRIES = 8  # tries of one card, the card itself included
 OFF = ("done", "cancelled")
 
@@ -57,7 +62,7 @@ class Try(NamedTuple):
         }
 
 
-def _new_try(first: Card, person, agent: str | None, now: float) -> Card:
+def _new_try(first: Card, person: str | keys.Person, agent: str | None, now: float) -> Card:
     tries = family(first.id)
     key = ids.fmt(ids.CARD, first.id)
     if len(tries) >= MAX_TRIES:
@@ -80,12 +85,12 @@ def _new_try(first: Card, person, agent: str | None, now: float) -> Card:
     return create_card(data, person, now, try_of=key, try_no=number)
 
 
-def add_tries(store, card_id: int, person, agents: list[str | None]) -> list[CardView]:
+def add_tries(store: Store, card_id: int, person: keys.Person, agents: list[str | None]) -> list[CardView]:
     """``len(agents)`` more tries of the card (each for that agent, or for any
     when None), in one transaction: all or none."""
     person_only(person, "give a card to several agents")
 
-    def body():
+    def body() -> list[CardView]:
         now = clock.now()
         first = reap_card(card_row(card_id))
         key = ids.fmt(ids.CARD, card_id)
@@ -104,12 +109,12 @@ def add_tries(store, card_id: int, person, agents: list[str | None]) -> list[Car
     return store.run(body)
 
 
-def add_with_tries(store, data: dict, person, count: int) -> tuple[CardView, list[CardView]]:
+def add_with_tries(store: Store, data: dict, person: str | keys.Person, count: int) -> tuple[CardView, list[CardView]]:
     """A new card given to ``count`` agents at once: the card (try 1) and its
     other tries, in one transaction."""
     person_only(person, "give a card to several agents")
 
-    def body():
+    def body() -> tuple[CardView, list[CardView]]:
         now = clock.now()
         first = create_card(data, person, now)
         return card_view(first), [card_view(_new_try(first, person, None, now)) for _ in range(count - 1)]
@@ -150,7 +155,7 @@ def _used_from_log(card: Card) -> Card:
     return card
 
 
-def compare(store, card_id: int) -> tuple[int, list[Try]]:
+def compare(store: Store, card_id: int) -> tuple[int, list[Try]]:
     """The tries of the card (or of the card it tries), side by side: (the first card's id, its tries)."""
     from . import merges, workspaces
 
@@ -168,7 +173,7 @@ def compare(store, card_id: int) -> tuple[int, list[Try]]:
     return first, out
 
 
-def keep(store, card_id: int, person, head: str | None = None) -> tuple[CardView, list[CardView]]:
+def keep(store: Store, card_id: int, person: keys.Person, head: str | None = None) -> tuple[CardView, list[CardView]]:
     """The person keeps the try ``card_id``; every other open try is cancelled
     once its workspace is archived (nothing deleted). Returns (kept, cancelled).
     ``head``: the kept try's branch commit the person compared (``card tries``):
@@ -188,7 +193,7 @@ def keep(store, card_id: int, person, head: str | None = None) -> tuple[CardView
                 code="try_moved",
             )
 
-    def plan():
+    def plan() -> tuple[int, list[int]]:
         kept = card_row(card_id)
         first = first_of(card_id)
         tries = family(first)
@@ -218,7 +223,7 @@ def keep(store, card_id: int, person, head: str | None = None) -> tuple[CardView
         if found is not None and found.state == "open":
             archived[ids.fmt(ids.CARD, other)] = workspaces.archive(store, other, person).archive_ref
 
-    def decide():
+    def decide() -> tuple[CardView, list[CardView]]:
         now = clock.now()
         first_again, still = plan()
         gone = [card_view(apply_move(reap_card(card_row(c)), "cancelled", person, now)) for c in still]

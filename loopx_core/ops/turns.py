@@ -25,13 +25,18 @@ from ..store.records import Agent, Card
 from . import leases, quota
 from .evidence import MEASURED, NOT_REPORTS
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..shapes.values import CardView
+    from ..store.base import Store
+
 # collections.namedtuple, not typing's: the Stop hook imports this module on every turn end.
 
 Marks = namedtuple("Marks", "evidence handoff")
 Marks.__doc__ = "Where the board's evidence and handoffs stood when a turn began."
 
 
-def marks(store) -> Marks:
+def marks(store: Store) -> Marks:
     with store.read():
         return Marks(
             int(records.scalar('SELECT MAX("id") FROM "evidence"') or 0),
@@ -59,13 +64,13 @@ def _reported(agent: str, evidence_since: tuple, handoff_since: tuple | None) ->
     return records.exists(f'SELECT "id" FROM "handoff" WHERE "from_agent" = ? AND {condition}', (agent, *params))
 
 
-def wrote_since(store, agent: str, since: Marks) -> bool:
+def wrote_since(store: Store, agent: str, since: Marks) -> bool:
     """The runner's check after a turn: a report since the marks taken before it began."""
     with store.read():
         return _reported(agent, ('"id" > ?', (since.evidence,)), ('"id" > ?', (since.handoff,)))
 
 
-def charged_card(store, agent: str, started_at: float | None) -> int | None:
+def charged_card(store: Store, agent: str, started_at: float | None) -> int | None:
     """The card a turn's measured usage is charged to: the agent's card
     (``holding``'s rule), else — it released its card during the turn — the
     card of its last report since the turn began."""
@@ -86,7 +91,7 @@ HOOK_NOTES = ("session_started", "turn_ended")  # a session's marks (``_session_
 NOTICES = ("runtime_notice",)  # a runtime wants its person (the Notification hook; ops/notify delivers it)
 
 
-def note(store, agent: str, kind: str, card_id: int | None, **data) -> None:
+def note(store: Store, agent: str, kind: str, card_id: int | None, **data: object) -> None:
     """The hooks' bookkeeping on the board: a session started, a turn ended (the
     Stop hook's "since when" reads them back, ``_session_mark``)."""
     if kind not in HOOK_NOTES + NOTICES:
@@ -98,7 +103,7 @@ StopCheck = namedtuple("StopCheck", "card title wrote")
 StopCheck.__doc__ = "The Stop hook's question about a turn: on the agent's card, did it report?"
 
 
-def _session_mark(agent: str, session) -> float | None:
+def _session_mark(agent: str, session: object) -> float | None:
     """The end of this session's previous turn or its start (events the hook wrote)."""
     found = records.rows(
         'SELECT "at", "data" FROM "event" WHERE "actor" = ? AND "kind" IN (?, ?) ORDER BY "seq" DESC LIMIT 50',
@@ -110,7 +115,7 @@ def _session_mark(agent: str, session) -> float | None:
     return None
 
 
-def stop_check(store, agent: str, session, started_at: float | None) -> StopCheck | None:
+def stop_check(store: Store, agent: str, session: object, started_at: float | None) -> StopCheck | None:
     """The Stop hook's check: did the agent report (``_reported``) during this
     turn — since ``started_at`` (the turn's last prompt), else since the
     session's previous turn, else ever on its card? None when it holds no card
@@ -137,7 +142,7 @@ def _card(card_id: int) -> Card:
     return card
 
 
-def room(store, card_id: int, agent: str) -> tuple[float | None, float | None]:
+def room(store: Store, card_id: int, agent: str) -> tuple[float | None, float | None]:
     """Tokens and dollars the card may still spend this turn (its budget, its
     window, the agent's window): None where nothing limits it."""
     now = clock.now()
@@ -162,14 +167,14 @@ def room(store, card_id: int, agent: str) -> tuple[float | None, float | None]:
     return (min(tokens) if tokens else None, min(usd) if usd else None)
 
 
-def card_state(store, card_id: int) -> tuple[str, str | None]:
+def card_state(store: Store, card_id: int) -> tuple[str, str | None]:
     """A card's status and lease holder, now."""
     with store.read():
         row = _card(card_id)
         return row.status, row.lease_holder
 
 
-def held_cards(store, agent: str) -> list[int]:
+def held_cards(store: Store, agent: str) -> list[int]:
     """The agent's active and waiting cards: what a stopping runner gives back
     (``release.release_on_stop`` keeps a card waiting on the agent's own question)."""
     with store.read():
@@ -182,13 +187,13 @@ def held_cards(store, agent: str) -> list[int]:
         ]
 
 
-def events_after(store, seq: int) -> list:
+def events_after(store: Store, seq: int) -> list:
     """The board's events after ``seq`` (what woke a sleeping runner)."""
     with store.read():
         return events.since(seq)
 
 
-def check_signed(store, card_id: int):
+def check_signed(store: Store, card_id: int) -> CardView:
     """The strict check a person's process runs before it starts a turn (the
     runner): the card's budget and window against the signatures of the
     decisions that set them. Returns the card; paused when one does not verify."""
@@ -196,7 +201,7 @@ def check_signed(store, card_id: int):
     from ..store.rows import card_row, card_view, touch
     from .reaper import reap_card
 
-    def body():
+    def body() -> CardView:
         card = reap_card(card_row(card_id))
         before = (
             card.status,

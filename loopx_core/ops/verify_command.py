@@ -9,10 +9,14 @@ from __future__ import annotations
 import os
 import time
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    import subprocess
+
 OUTPUT_TAIL = 4000
 
 
-def _kill_group(proc) -> None:
+def _kill_group(proc: subprocess.Popen) -> None:
     """Kill the verify command and everything it started (it leads its own session)."""
     import signal
 

@@ -18,6 +18,11 @@ from ..shapes.errors import Conflict, InvalidInput
 from .workspaces import here as mine
 from .workspaces import list_workspaces, removable, remove
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..authority import keys
+    from ..store.base import Store
+
 SETTING = "workspace_cap"
 UNITS = {
     "": 1,
@@ -73,17 +78,17 @@ def parse_size(text: str) -> int | None:
     return value or None
 
 
-def cap(store) -> int | None:
+def cap(store: Store) -> int | None:
     value = store.signed_setting(SETTING)
     return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
-def set_cap(store, size: int | None, person) -> int | None:
+def set_cap(store: Store, size: int | None, person: keys.Person) -> int | None:
     store.run(lambda: store.put_signed_setting(SETTING, str(size or 0), person))
     return size
 
 
-def lines(store) -> list[WorkspaceLine]:
+def lines(store: Store) -> list[WorkspaceLine]:
     """Every workspace not removed, with its size on disk and age (git and the
     file system: call it in a worker, or from the CLI) — of this checkout: on a
     team board, another checkout's folders are on its disk, not this one's."""
@@ -114,7 +119,7 @@ def lines(store) -> list[WorkspaceLine]:
     return out
 
 
-def make_room(store) -> None:
+def make_room(store: Store) -> None:
     """Before a new workspace is made: within the cap, or the removable folders
     go first (nothing lost), or the opening is refused."""
     limit = cap(store)

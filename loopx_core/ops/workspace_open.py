@@ -28,9 +28,18 @@ from .workspaces import (
     workspace_root,
 )
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..authority import keys
+    from ..store.base import Store
+
 
 @git_refusal
-def open_workspace(store, card_id: int, actor, base: str | None = None, said: list[str] | None = None) -> WorkspaceView:
+def open_workspace(
+    store: Store, card_id: int, actor: str | keys.Person, base: str | None = None, said: list[str] | None = None
+) -> WorkspaceView:
     """Make the card's worktree (``git worktree add -b loopx/LX-7 PATH BASE``),
     or return the one already open. Reopening an archived or removed one checks
     its branch out again. Raises InvalidInput when the project is not a git
@@ -104,7 +113,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None, said: li
     setup = run_setup(store, path, card_id) if made and not lost else None
     rebuilt = _rebuild_note(path, row, head) if lost and created and row is not None else None
 
-    def body():
+    def body() -> WorkspaceView:
         now = clock.now()
         found = Workspace.get(card_id, lock=True)
         if found is not None and not here(store, found):
@@ -152,7 +161,7 @@ def open_workspace(store, card_id: int, actor, base: str | None = None, said: li
     return opened
 
 
-def _rebuild_note(path, row: Workspace, head: str | None) -> dict:
+def _rebuild_note(path: Path, row: Workspace, head: str | None) -> dict:
     """The saved uncommitted work put back into a workspace made again, and
     what its event records: the folder that was gone, the branch's HEAD, the
     saved work and whether it went back (only onto the commit it was saved on)."""
@@ -179,7 +188,7 @@ def rebuilt_text(key: str, rebuilt: dict) -> str:
     return f"{key}'s workspace folder was gone ({rebuilt.get('folder')}): rebuilt from its branch at {str(rebuilt.get('head'))[:12]}, {work}"
 
 
-def last_rebuild(store, card_id: int) -> dict | None:
+def last_rebuild(store: Store, card_id: int) -> dict | None:
     """The card's workspace rebuild, when its last opening was one (what
     ``card show`` says)."""
     import json
@@ -199,7 +208,7 @@ def last_rebuild(store, card_id: int) -> dict | None:
 SETUP_KEY = "workspace_setup"
 
 
-def setup_of(store) -> dict | None:
+def setup_of(store: Store) -> dict | None:
     """The person's setup command for new workspaces (``{"command", "timeout"}``),
     only when their signed decision says so; None when there is none."""
     import json
@@ -214,7 +223,7 @@ def setup_of(store) -> dict | None:
     return found if isinstance(found, dict) and found.get("command") else None
 
 
-def set_setup(store, command: str | None, timeout: float, person) -> dict | None:
+def set_setup(store: Store, command: str | None, timeout: float, person: keys.Person) -> dict | None:
     """A person's decision: the command run once in every new workspace
     (installing dependencies), bounded by ``timeout`` seconds; None clears it."""
     import json
@@ -224,7 +233,7 @@ def set_setup(store, command: str | None, timeout: float, person) -> dict | None
     return setup_of(store)
 
 
-def run_setup(store, path, card_id: int) -> dict | None:
+def run_setup(store: Store, path: Path, card_id: int) -> dict | None:
     """Run the setup command in a new workspace (outside any transaction, with
     its timeout, as ``done`` runs a verify command): its exit, time and output's
     tail are recorded in the ``workspace_opened`` event. None without one."""
@@ -239,7 +248,7 @@ def run_setup(store, path, card_id: int) -> dict | None:
 
 
 @git_refusal
-def ensure(store, card_id: int, actor, said: list[str] | None = None) -> WorkspaceView | None:
+def ensure(store: Store, card_id: int, actor: str | keys.Person, said: list[str] | None = None) -> WorkspaceView | None:
     """The card's open workspace, made on first use when the project is a git
     repository (rebuilt when its folder was deleted: ``said`` hears of it);
     None when it is not (today's behaviour: the project folder)."""
@@ -251,7 +260,7 @@ def ensure(store, card_id: int, actor, said: list[str] | None = None) -> Workspa
     return open_workspace(store, card_id, actor, said=said)  # (refused when another checkout holds it)
 
 
-def before_claim(store, card_id: int, agent: str, in_project: bool = False) -> list[str]:
+def before_claim(store: Store, card_id: int, agent: str, in_project: bool = False) -> list[str]:
     """``claim CARD``: the card's workspace first, when the card is one the agent
     could take now (ready, assigned to it or to nobody), so that a workspace that
     cannot be made refuses the claim with nothing written (exit 5,
@@ -280,7 +289,7 @@ def _refused(err: LoopxError, key: str, in_project: bool, given_back: str) -> li
     ) from None
 
 
-def name_in(store, answer: dict, agent: str, in_project: bool = False) -> list[str]:
+def name_in(store: Store, answer: dict, agent: str, in_project: bool = False) -> list[str]:
     """A ``next``/``claim`` answer that says "work" gets the card's workspace —
     made at its first claim when the project is a git repository — as
     ``answer["workspace"]`` (path, branch, base). Call it after the operation's
@@ -313,7 +322,7 @@ def name_in(store, answer: dict, agent: str, in_project: bool = False) -> list[s
 
 
 @git_refusal
-def begin_turn(store, card_id: int, actor) -> tuple[str, str | None] | None:
+def begin_turn(store: Store, card_id: int, actor: str | keys.Person) -> tuple[str, str | None] | None:
     """Before a turn on the card: its workspace (made on first use), the saved
     uncommitted work put back if the work tree lost it, and anything left in
     the work tree since the last record (a turn whose runner was killed) saved

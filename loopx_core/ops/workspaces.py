@@ -46,17 +46,36 @@ from ..shapes.values import WorkspaceView
 from ..store import events, records
 from ..store.records import Workspace
 
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import ParamSpec, TypeVar
+
+    from ..authority import keys
+    from ..store.base import Store
+    from ..workspace.git import Snapshot
+
+    P = ParamSpec("P")
+    T = TypeVar("T")
+
 BRANCH_PREFIX = "loopx/"
 REF_PREFIX = "refs/loopx/"
+
+
+class Capture:
+    """``writeback``'s and ``handoff``'s ``code`` default (``CAPTURE``): read the card's workspace now."""
+
+
+CAPTURE = Capture()
 COMMITS_KEPT = 200  # commits named in one code-state record (the count is always whole)
 
 
-def git_refusal(fn):
+def git_refusal(fn: Callable[P, T]) -> Callable[P, T]:
     """A git failure (or a folder it may not write) inside a workspace operator
     is a Conflict (exit 5) naming the reason, never an internal error."""
 
     @functools.wraps(fn)
-    def run(*args, **kwargs):
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return fn(*args, **kwargs)
         except LoopxError:
@@ -106,13 +125,13 @@ def view(row: Workspace) -> WorkspaceView:
     )
 
 
-def here(store, found) -> bool:
+def here(store: Store, found: Workspace | WorkspaceView) -> bool:
     """Whether the workspace (a row or view) belongs to the checkout this
     command runs in (on a ``.loopx/`` board: always — its one project folder)."""
     return found.checkout == store.checkout_id()
 
 
-def elsewhere(found, key: str | None) -> Conflict:
+def elsewhere(found: Workspace | WorkspaceView, key: str | None) -> Conflict:
     return Conflict(
         f"{key}'s workspace is in another checkout of this team board ({found.checkout}, at {found.path}): its commits are in that checkout's repository",
         "work on the card from that checkout (where `loopx where` names it), or hand it to an agent there",
@@ -133,7 +152,7 @@ def _row(card_id: int, *, lock: bool = False) -> Workspace:
     return row
 
 
-def _project(store) -> Path | None:
+def _project(store: Store) -> Path | None:
     """The board's project folder on this machine when it holds a ``.git`` (one
     stat), else None. Never merely the current folder: a ``.loopx/`` board's
     recorded one, or the team board's checkout that points at it
@@ -145,7 +164,7 @@ def _project(store) -> Path | None:
     return Path(root)
 
 
-def repository(store) -> Path | None:
+def repository(store: Store) -> Path | None:
     """The main checkout of the git repository the board's project is, or None
     (not a repository: workspaces are off and agents work in the project folder)."""
     root = _project(store)
@@ -158,7 +177,7 @@ def repository(store) -> Path | None:
     return git.main_checkout(root)
 
 
-def workspace_root(store) -> Path:
+def workspace_root(store: Store) -> Path:
     """Where the board's workspaces are made (see the module's docstring)."""
     chosen = store.setting("workspace_root", "")
     if chosen:
@@ -171,14 +190,14 @@ def workspace_root(store) -> Path:
     return root / checkout if checkout else root  # (a team board: this checkout's own folder)
 
 
-def lookup(store, card_id: int) -> WorkspaceView | None:
+def lookup(store: Store, card_id: int) -> WorkspaceView | None:
     """The card's workspace (in any state), or None."""
     with store.read():
         row = Workspace.get(card_id)
         return view(row) if row is not None else None
 
 
-def open_path(store, card_id: int) -> str | None:
+def open_path(store: Store, card_id: int) -> str | None:
     """The folder of the card's open workspace, or None — the per-turn check
     (no git, no row read at all when the project is not a repository)."""
     if _project(store) is None:
@@ -193,7 +212,7 @@ def open_path(store, card_id: int) -> str | None:
 
 
 @git_refusal
-def uncommitted(store, card_id: int) -> tuple[str, list[str]] | None:
+def uncommitted(store: Store, card_id: int) -> tuple[str, list[str]] | None:
     """The card's open workspace here and what its work tree holds that is
     not committed (``git.uncommitted``, read with the ignore rules its turns'
     git reads: ``workspace/excludes``), or None when nothing is (or the card
@@ -209,7 +228,7 @@ def uncommitted(store, card_id: int) -> tuple[str, list[str]] | None:
     return (path, left) if left else None
 
 
-def list_workspaces(store) -> list[tuple[WorkspaceView, str]]:
+def list_workspaces(store: Store) -> list[tuple[WorkspaceView, str]]:
     """Every workspace, with its card's status, by card."""
     with store.read():
         out = []
@@ -222,7 +241,7 @@ def list_workspaces(store) -> list[tuple[WorkspaceView, str]]:
 # -- code state -------------------------------------------------------------------------
 
 
-def capture(store, card_id: int, since: str | None = None) -> dict | None:
+def capture(store: Store, card_id: int, since: str | None = None) -> dict | None:
     """The card's code state now, with its uncommitted work saved under
     ``refs/loopx/LX-7/wip/<commit>``: branch, HEAD, the commits since ``since``
     (default: the HEAD recorded last), a diff summary against the base commit,
@@ -270,7 +289,7 @@ def _capture(row: Workspace, since: str | None) -> dict:
     return code
 
 
-def note(card_id: int, code: dict, actor, turn_id: str | None = None) -> None:
+def note(card_id: int, code: dict, actor: str | keys.Person, turn_id: str | None = None) -> None:
     """Inside the caller's transaction: the workspace row takes the captured
     state, and a ``code_state`` event records it (with the turn, when known)."""
     row = Workspace.get(card_id, lock=True)
@@ -287,7 +306,13 @@ def note(card_id: int, code: dict, actor, turn_id: str | None = None) -> None:
 
 
 def note_refused(
-    store, card_id: int, actor, moved: list[str], changed: list[str], kept_in: str | None, turn_id: str | None = None
+    store: Store,
+    card_id: int,
+    actor: str | keys.Person,
+    moved: list[str],
+    changed: list[str],
+    kept_in: str | None,
+    turn_id: str | None = None,
 ) -> None:
     """What a turn created in the repository's shared git folder and LoopX
     moved out after it (``workspace/sweep.py``, #38): a ``git_refused`` event
@@ -299,7 +324,9 @@ def note_refused(
     store.run(lambda: events.emit(actor, "git_refused", card_id, **data))
 
 
-def record(store, card_id: int, actor, since: str | None = None, turn_id: str | None = None) -> dict | None:
+def record(
+    store: Store, card_id: int, actor: str | keys.Person, since: str | None = None, turn_id: str | None = None
+) -> dict | None:
     """Capture the card's code state and record it (the runner after every turn,
     whatever the turn did; before a handoff). None when it has no open workspace."""
     code = capture(store, card_id, since)
@@ -309,7 +336,7 @@ def record(store, card_id: int, actor, since: str | None = None, turn_id: str | 
     return code
 
 
-def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict | None:
+def checkpoint(store: Store, card_id: int, actor: str | keys.Person, turn_id: str | None = None) -> dict | None:
     """Record the code state only when it changed since the last record (HEAD
     moved, or uncommitted files that are not the saved ones): the runner while
     a turn runs and before the next one starts, so a runner killed mid-turn
@@ -326,7 +353,7 @@ def checkpoint(store, card_id: int, actor, turn_id: str | None = None) -> dict |
     return code
 
 
-def restore(store, card_id: int) -> bool:
+def restore(store: Store, card_id: int) -> bool:
     """Put the last saved uncommitted work back into the card's worktree when
     the work tree lost it (HEAD unchanged and nothing uncommitted there): a
     receiver, or the next turn after a runner was killed, resumes from it."""
@@ -350,14 +377,14 @@ def restore(store, card_id: int) -> bool:
 # -- recorded work (#38, authority/work.py) ---------------------------------------------
 
 
-def _recorded(store, card_id: int) -> dict[str, str]:
+def _recorded(store: Store, card_id: int) -> dict[str, str]:
     from ..authority import work
 
     with store.read():
         return work.recorded(store.query, card_id)
 
 
-def vanished(store, card_id: int) -> list[tuple[str, str]]:
+def vanished(store: Store, card_id: int) -> list[tuple[str, str]]:
     """The card's recorded commits that are on neither its base nor its branch
     and that no person let go: (commit, what it was), oldest first. [] when the
     card has no workspace here (git runs only when it has one)."""
@@ -388,7 +415,7 @@ def vanished(store, card_id: int) -> list[tuple[str, str]]:
     return [(c, recorded[c]) for c in wanted if c in unreached or c in gone]
 
 
-def keep(store, card_id: int, commits) -> list[str]:
+def keep(store: Store, card_id: int, commits: Sequence[str]) -> list[str]:
     """Keep each of ``commits`` the repository still has under
     ``refs/loopx/LX-7/kept/<commit>`` (a git gc never collects them); returns the refs."""
     repo = repository(store)
@@ -407,7 +434,7 @@ def keep(store, card_id: int, commits) -> list[str]:
     return refs
 
 
-def unkept(store, found: WorkspaceView) -> list[tuple[str, str]]:
+def unkept(store: Store, found: WorkspaceView) -> list[tuple[str, str]]:
     """The card's recorded commits the repository still has that neither its
     base nor one of LoopX's refs for the card (kept, archive, saved work)
     reaches: what removing its folder and branch could lose."""
@@ -446,7 +473,7 @@ def merged(found: WorkspaceView) -> bool:
 
 
 @git_refusal
-def archive(store, card_id: int, actor) -> WorkspaceView:
+def archive(store: Store, card_id: int, actor: str | keys.Person) -> WorkspaceView:
     """Keep the card's work under ``refs/loopx/LX-7/archive/<commit>`` (its
     uncommitted work on top of HEAD, if any): after this the worktree may be
     removed without losing a commit or an edit."""
@@ -464,7 +491,7 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     git.update_ref(found.path, ref, tip)
     kept = keep(store, card_id, [c for c, _ in unkept(store, found)])  # recorded commits no branch holds any more
 
-    def body():
+    def body() -> WorkspaceView:
         row = _row(card_id, lock=True)
         row.state, row.archive_ref, row.head, row.updated_at = "archived", ref, snap.head, clock.now()
         row.save()
@@ -482,7 +509,7 @@ def archive(store, card_id: int, actor) -> WorkspaceView:
     return store.run(body)
 
 
-def _kept(path: str, ref: str | None, snap) -> bool:
+def _kept(path: str, ref: str | None, snap: Snapshot) -> bool:
     """Whether the archive ref holds exactly what the worktree holds now (its
     commits and its files): removing the folder then loses nothing."""
     from ..workspace import git
@@ -493,7 +520,7 @@ def _kept(path: str, ref: str | None, snap) -> bool:
     return snap.head in (tip, git.resolve(path, f"{tip}^"))
 
 
-def removable(found: WorkspaceView, store) -> str | None:
+def removable(found: WorkspaceView, store: Store) -> str | None:
     """Why the workspace's folder may go without losing anything — "merged"
     (nothing uncommitted, its branch in the base), "archived" (the archive ref
     holds exactly what the folder holds), "missing" (the folder is gone) — or
@@ -517,7 +544,7 @@ def removable(found: WorkspaceView, store) -> str | None:
 
 
 @git_refusal
-def remove(store, card_id: int, actor) -> WorkspaceView:
+def remove(store: Store, card_id: int, actor: str | keys.Person) -> WorkspaceView:
     """Remove the card's worktree folder — only when its branch is merged into
     the base, or it was archived and nothing changed since; the branch and every
     LoopX ref stay. Refused (Conflict) otherwise: nothing is ever lost."""
@@ -543,7 +570,7 @@ def remove(store, card_id: int, actor) -> WorkspaceView:
     if reason != "missing":
         git.worktree_remove(git.main_checkout(found.path) or found.path, found.path)
 
-    def body():
+    def body() -> WorkspaceView:
         row = _row(card_id, lock=True)
         row.state, row.updated_at = "removed", clock.now()
         row.save()
@@ -559,7 +586,7 @@ def work_text(commits: list[tuple[str, str]]) -> str:
     return work.describe(commits)
 
 
-def agents_at_work(store) -> set[str]:
+def agents_at_work(store: Store) -> set[str]:
     """The agents that may still start a turn in one of this checkout's workspaces:
     the holder or assignee of a card whose workspace is open here, and every agent
     a live runner drives. What LoopX keeps per agent for such turns (its Codex home)

@@ -15,11 +15,14 @@ from . import leases, quota, workspaces
 from .evidence import add_evidence
 from .reaper import reap_card
 from .release import release_card
+from .workspaces import CAPTURE, Capture
 
-CAPTURE = object()  # writeback's ``code`` default: read the card's workspace now
+TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold path; checkers read this as typing's)
+if TYPE_CHECKING:
+    from ..store.base import Store
 
 
-def describe_artifacts(store, card_id: int, paths: list[str], base: Path | None = None) -> list[dict]:
+def describe_artifacts(store: Store, card_id: int, paths: list[str], base: Path | None = None) -> list[dict]:
     """The artifacts as recorded, read where the card's work is: its open
     workspace when it has one (issue #39: an agent's file there, relative to
     the workspace, its hash that file's — never the main checkout's namesake;
@@ -34,7 +37,7 @@ def describe_artifacts(store, card_id: int, paths: list[str], base: Path | None 
 
 
 def writeback(
-    store,
+    store: Store,
     card_id: int,
     agent: str,
     data: dict,
@@ -44,7 +47,7 @@ def writeback(
     base: Path | None = None,
     extra: dict | None = None,
     unverified: bool = False,
-    code=CAPTURE,
+    code: dict | None | Capture = CAPTURE,
 ) -> tuple[EvidenceView, CardView, bool]:
     """Record a turn. Returns (evidence, card, created); a retried ``turn_id``
     with the same payload returns the first evidence with ``created=False``.
@@ -57,14 +60,14 @@ def writeback(
     before the transaction unless the caller read it before its own (git
     never runs while the board's write lock is held); the evidence row's
     ``extra["code"]`` names it and a ``code_state`` event records it."""
-    if code is CAPTURE:
+    if isinstance(code, Capture):
         code = None if unverified or store.in_transaction() else workspaces.capture(store, card_id)
     if code is not None:
         extra = {**(extra or {}), "code": code}
     fingerprint = payload_hash({k: v for k, v in data.items() if k != "release"})
     files = describe_artifacts(store, card_id, data.get("artifacts") or [], base)
 
-    def body():
+    def body() -> tuple[EvidenceView, CardView, bool]:
         now = clock.now()
         agent_obj = agent_row(agent)
         turn_id = data.get("turn_id")

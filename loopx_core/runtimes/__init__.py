@@ -16,11 +16,24 @@ What a runtime module provides (the shell's leaves out what it has not):
   ``continue_turn``, ``session_env``, ``unasked_permission``,
   ``ANSWERS_WITH_INPUT`` (hooked runtimes only);
 - its settings: ``SETTINGS_FILE`` (where ``init --for`` writes its hooks),
-  ``write_settings`` (``init --for``'s plan of its files);
-- its questions: ``QUESTION_TOOL``, ``PROMPT_CLIENT`` (Claude Code's).
+  ``write_settings`` (``init --for``'s plan of its files; the instructions it
+  merges into the runtime's instructions file are every runtime's,
+  ``base.instructions``);
+- its questions: ``QUESTION_TOOL``; ``PROMPT_CLIENT`` and ``PERMISSION_PROMPT``
+  (Claude Code's: the MCP client name it sends, and the permission prompt tool
+  ``loopx mcp`` lists to that client alone);
+- its processes: ``BINARY`` (its executable), ``PACKAGE`` (what its argv names
+  when it runs under node), ``ENV_MARKS`` (what it sets in the environment of
+  the processes it runs): ``authority/unlock`` refuses a process that has them
+  (hooked runtimes only).
 
-Adding a runtime: a module here, its name below. This module imports nothing:
-the verb table (``shapes/verbs.py``) and the cold PreToolUse hook read it.
+What the cold PreToolUse hook reads of a hooked runtime without importing its
+module is here, below its name: the tools its hook input names
+(``HOOK_TOOLS``, the hooks' policy reads them).
+
+Adding a runtime: a module here, its name below (and its tools, when it has
+hooks). This module imports nothing: the verb table (``shapes/verbs.py``) and
+the cold PreToolUse hook read it.
 """
 
 from __future__ import annotations
@@ -30,6 +43,48 @@ NAMES = ("claude-code", "codex", "shell")
 # The runtimes with LoopX's hooks: `loopx hook`, `init --for`, `workspace start`.
 HOOKED = ("claude-code", "codex")
 _MODULES = {"claude-code": "claude_code", "codex": "codex", "shell": "shell"}
+
+
+class HookTools:
+    """The tools a hooked runtime's hook input names (``tool_name``), by what
+    the hooks' policy reads in them (``adapters/policy.classify``)."""
+
+    def __init__(
+        self,
+        *,
+        shell: tuple[str, ...] = (),
+        powershell: tuple[str, ...] = (),
+        files: dict[str, str] | None = None,
+        patch: tuple[str, ...] = (),
+        search: dict[str, str] | None = None,
+    ) -> None:
+        self.shell = shell  # a shell command in ``tool_input.command`` (older Codex: ``cmd``, maybe a list)
+        self.powershell = powershell  # a PowerShell command in ``tool_input.command``
+        self.files = files or {}  # a tool writing one file -> its field naming it
+        self.patch = patch  # a patch text (``*** Add/Update/Delete File:`` headers) in ``tool_input.command``
+        self.search = search or {}  # a tool searching a folder tree -> its field holding a file pattern
+
+
+HOOK_TOOLS = {
+    # Claude Code 2.1 (its SDK's sdk-tools.d.ts): Bash, PowerShell and Monitor (its
+    # optional `command`); skill commands arrive as PreSkillShellCommand with
+    # tool_name Bash or PowerShell; FileWriteInput, FileEditInput and
+    # NotebookEditInput (MultiEdit is gone from 2.1's tool list); GlobInput.pattern
+    # and GrepInput.glob.
+    "claude-code": HookTools(
+        shell=("Bash", "Monitor"),
+        powershell=("PowerShell",),
+        files={"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"},
+        search={"Glob": "pattern", "Grep": "glob"},
+    ),
+    # Codex 0.171 reports exec_command and shell_command as "Bash"
+    # (codex-rs/core/src/tools/hook_names.rs), apply_patch with its patch
+    # (handlers/apply_patch.rs); the other shell names are older builds' own.
+    "codex": HookTools(
+        shell=("Bash", "shell", "shell_command", "exec_command", "local_shell", "container.exec", "unified_exec"),
+        patch=("apply_patch",),
+    ),
+}
 
 TYPE_CHECKING = False  # (annotations only: the cold hook imports this; checkers read this as typing's)
 if TYPE_CHECKING:

@@ -1,8 +1,9 @@
 """What every runtime's command line shares (a runtime's module subclasses
 it): how one bounded turn is started, its environment, what its output says
-about usage (``LiveUsage``), where its transcript is; and the prompt of a
+about usage (``LiveUsage``), where its transcript is; the prompt of a
 headless runtime — its continuation packet (``loopx context``) with who the
-agent is and the turn's id. The shell's runtime is this class itself.
+agent is and the turn's id — and the instructions ``init --for`` writes for
+a hooked runtime's agent. The shell's runtime is this class itself.
 """
 
 from __future__ import annotations
@@ -220,6 +221,46 @@ def prompt(packet: str, agent: str, card_key: str, turn_id: str) -> str:
         f"Your shell's `loopx` cannot write the board from the sandbox: use the tools.{_where_loopx()}"
         f"\n\n{packet}"
     )
+
+
+def instructions(agent: str, sandbox: bool) -> str:
+    """What ``init --for`` merges into a hooked runtime's instructions file
+    (``CLAUDE.md``, ``AGENTS.md``: its ``write_settings`` says which) for the
+    agent ``agent``: a turn's steps with the loopx MCP tools when the runtime
+    runs in its sandbox (``sandbox``), else with the ``loopx`` commands."""
+    if sandbox:
+        return f"""## LoopX (agent `{agent}`)
+
+This project's work is tracked on a LoopX board. Work in turns, and keep the board true, with the
+`loopx` MCP tools (your shell runs in a sandbox that cannot write the board, `.loopx/`):
+
+1. Start of a turn: `next` (`claim: true` takes the best ready card), then `context` for the card's
+   continuation: objective, next action, todos, last evidence.
+2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
+   writing or deleting outside the project) expect a check: a denial names a gate a human must
+   answer — wait with `gate_status`, never work around it.
+3. End of a turn: commit your work in the card's workspace, then `writeback` with a summary of what
+   the turn did (and `next`, `artifacts`: files you made, named in your workspace).
+4. When the card is finished: `writeback`, then `done` (it refuses while your workspace holds uncommitted
+   work; it runs the card's verify command in a sandbox; a branch with commits then waits for a person's merge). Your shell's `loopx done` cannot write the board.
+5. Handing over: `handoff`.
+
+Only a person answers gates. This text is advice; the hooks and the sandbox are enforcement."""
+    return f"""## LoopX (agent `{agent}`)
+
+This project's work is tracked on a LoopX board. Work in turns, and keep the board true:
+
+1. Start of a turn: `loopx next --agent {agent}` (add `--claim` to take the best ready card), then
+   `loopx context LX-n` for the card's continuation: objective, next action, todos, last evidence.
+2. Do the card's next action. Before anything that needs authority (git push, deploys, publishing,
+   writing or deleting outside the project) expect a check: a denial names a gate a human must
+   answer — wait with `loopx gate status G-n`, never work around it.
+3. End of a turn: commit your work in the card's workspace (`done` refuses uncommitted work), then
+   `loopx writeback LX-n --agent {agent} --summary "what this turn did" [--artifact PATH]… [--next "the next step"]`.
+   When the card is finished: `loopx done LX-n --agent {agent} --summary "…"`.
+4. Handing over: `loopx handoff LX-n --agent {agent} --to OTHER --summary "…"`.
+
+Only a person answers gates. The `loopx` MCP server offers the same turn as tools. This text is advice; the hooks are enforcement."""
 
 
 def _where_loopx() -> str:

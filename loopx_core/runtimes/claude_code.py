@@ -58,7 +58,11 @@
   The answers: ``approved``, ``continue_turn``, ``session_env``, ``unasked_permission`` below.
 - **Its settings** (``write_settings``, the merging in ``claude_code_settings``).
 - **Its questions**: the question tool (``QUESTION_TOOL``) and the permission
-  prompt tool, listed over MCP to Claude Code alone (``PROMPT_CLIENT``).
+  prompt tool (``PERMISSION_PROMPT``), listed over MCP to Claude Code alone
+  (``PROMPT_CLIENT``).
+- **Its processes** (``BINARY``, ``PACKAGE``, ``ENV_MARKS``), which the
+  person's unlock refuses to sign for. The tools its hook input names are in
+  the registry (``HOOK_TOOLS``): the cold PreToolUse hook reads them there.
 """
 
 from __future__ import annotations
@@ -81,9 +85,44 @@ NAME = "claude-code"
 TITLE = "Claude Code"
 CHARGE_PREFIX = "cc"  # a charge's turn id: cc:SESSION:ENTRY
 SETTINGS_FILE = ".claude/settings.json"  # where `init --for` writes its hooks
+BINARY = "claude"  # its executable (``--bin`` overrides it)
+PACKAGE = "@anthropic-ai/claude-code"  # the npm package its argv names when node runs it
+ENV_MARKS = ("CLAUDECODE=",)  # what it sets in the environment of the processes it runs
 QUESTION_TOOL = "AskUserQuestion"  # its question tool (runtime_questions reads its input)
-PROMPT_TOOL = "mcp__loopx__permission_prompt"  # adapters/mcp_server.PROMPT_TOOL, as Claude Code names it
 PROMPT_CLIENT = "claude-code"  # the MCP clientInfo name Claude Code (2.1.197, 2.1.335) sends
+# Its permission prompt tool (``claude -p --permission-prompt-tool
+# mcp__loopx__permission_prompt``, which ``loopx run`` passes): headless, Claude
+# Code calls it when it would ask the person whether a tool may run, and only
+# with it does `-p` offer the model its question tool (AskUserQuestion; 2.1.197
+# and 2.1.335). Called with the tool's name, input and call id; answers with one
+# text block holding ``{"behavior": "allow", "updatedInput": …}`` or
+# ``{"behavior": "deny", "message": …}`` (the binaries' own parser of it).
+# ``loopx mcp`` lists it to Claude Code alone (its ``initialize`` names the
+# client ``PROMPT_CLIENT``; Claude Code keeps the prompt tool it was given out of
+# the model's tools) and answers it (``adapters/mcp_server``): it asks the
+# person only in a runner's turn (``LOOPX_TURN_ID``) and denies at once anywhere
+# else. A model calling it itself only asks the person a question — its answer
+# allows nothing.
+PERMISSION_PROMPT = {
+    "name": "permission_prompt",
+    "title": "Ask the person (the runtime's permission prompt)",
+    "description": "Used by Claude Code itself to ask the person whether a tool may run; not for the model.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"tool_name": {"type": "string"}, "input": {"type": "object"}, "tool_use_id": {"type": "string"}},
+        "required": ["tool_name", "input"],
+    },
+    "annotations": {
+        "title": "Ask the person",
+        "readOnlyHint": False,
+        "openWorldHint": False,
+        "destructiveHint": False,
+        "idempotentHint": True,
+    },
+}
+PROMPT_TOOL = (
+    f"mcp__loopx__{PERMISSION_PROMPT['name']}"  # the prompt tool as Claude Code names it (the `loopx` server's)
+)
 ANSWERS_WITH_INPUT = True  # a PermissionRequest answer may carry updatedInput (its question tool's answers)
 
 
@@ -160,7 +199,7 @@ class Command(base.Runtime):
         bounds = base.workspace(cwd)
         root = Path(bounds.main) if bounds is not None else (Path(cwd) if cwd else Path.cwd())
         return [
-            self.binary or "claude",
+            self.binary or BINARY,
             "-p",
             prompt,
             "--allowedTools",
@@ -174,7 +213,7 @@ class Command(base.Runtime):
         ]
 
     def by_hand(self, cwd: str) -> list[str]:
-        return [self.binary or "claude", *self._bounded(cwd), *self.extra]
+        return [self.binary or BINARY, *self._bounded(cwd), *self.extra]
 
     def _bounded(self, cwd: str | None) -> list[str]:
         """``--settings`` naming the agent; in a workspace, the main checkout's hooks,

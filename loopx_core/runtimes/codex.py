@@ -32,6 +32,9 @@
   ``hookSpecificOutput.additionalContext``.
   The answers: ``approved``, ``continue_turn``, ``session_env``, ``unasked_permission`` below.
 - **Its settings** (``write_settings``, the merging in ``codex_settings``).
+- **Its processes** (``BINARY``, ``PACKAGE``, ``ENV_MARKS``), which the
+  person's unlock refuses to sign for. The tools its hook input names are in
+  the registry (``HOOK_TOOLS``): the cold PreToolUse hook reads them there.
 """
 
 from __future__ import annotations
@@ -56,6 +59,11 @@ NAME = "codex"
 TITLE = "Codex"
 CHARGE_PREFIX = "cx"  # a charge's turn id: cx:SESSION:LINE
 SETTINGS_FILE = ".codex/config.toml"  # where `init --for` writes its hooks
+BINARY = "codex"  # its executable (``--bin`` overrides it)
+PACKAGE = "@openai/codex"  # the npm package its argv names when node runs it
+# What it sets in the environment of the commands it runs (CODEX_SANDBOX… and
+# CODEX_… in its shells).
+ENV_MARKS = ("CODEX_SANDBOX", "CODEX_THREAD_ID=", "CODEX_MANAGED_BY")
 QUESTION_TOOL = None  # no question tool of its own that LoopX answers
 ANSWERS_WITH_INPUT = False  # Codex refuses updatedInput in a PermissionRequest answer
 
@@ -147,10 +155,10 @@ class Command(base.Runtime):
     usage_class = Usage
 
     def argv(self, prompt: str, cwd: str | None = None) -> list[str]:
-        return [self.binary or "codex", "exec", "--json", *self._bounded(cwd), prompt]
+        return [self.binary or BINARY, "exec", "--json", *self._bounded(cwd), prompt]
 
     def by_hand(self, cwd: str) -> list[str]:
-        return [self.binary or "codex", *self._bounded(cwd)]
+        return [self.binary or BINARY, *self._bounded(cwd)]
 
     def _bounded(self, cwd: str | None) -> list[str]:
         """In a workspace, LoopX's permission profile bounded to it (``-c``), and the

@@ -42,9 +42,9 @@ FAILURES_PER_MINUTE = 10
 
 
 class Refused(Exception):
-    def __init__(self, status: int, message: str):
+    def __init__(self, http_code: int, message: str):
         super().__init__(message)
-        self.status, self.message = status, message
+        self.http_code, self.message = http_code, message
 
 
 class Pairing:
@@ -356,9 +356,9 @@ class Handler(BaseHTTPRequestHandler):
                 raise Refused(400, "not a JSON object")
             self._json(200, route(body))
         except Refused as err:
-            if err.status in (400, 403, 409):
+            if err.http_code in (400, 403, 409):
                 server.limiter.failed()
-            self._json(err.status, {"error": err.message})
+            self._json(err.http_code, {"error": err.message})
         except LoopxError as err:
             server.limiter.failed()
             self._json(409, {"error": err.message + (f" — {err.hint}" if err.hint else "")})

@@ -37,6 +37,17 @@ if TYPE_CHECKING:
 
         def sign(self, message: bytes, /) -> bytes: ...
 
+    class Answers(Protocol):
+        """What answers a gate for a person: a ``Person`` (their main key) or
+        a device of theirs signing one decision (ops/phones.DeviceSigner)."""
+
+        fingerprint: str
+
+        @property
+        def actor(self) -> str: ...
+
+        def sign(self, message: bytes) -> str: ...
+
 # The PreToolUse hook reads this module (to check an approval's signature) before
 # every tool call a gate allowed: pathlib, base64 and the kernel's errors cost it
 # milliseconds it never uses, so they are imported where they are (docs/PERFORMANCE.md).

@@ -48,7 +48,10 @@ def cmd_phone_pair(ctx: Context) -> Outcome:
     from ..rules.durations import parse_duration
 
     person = ctx.person("pair a device")
-    expires = parse_duration(ctx.args.expires)
+    try:
+        expires = parse_duration(ctx.args.expires)
+    except ValueError as exc:
+        raise UsageError(f"--expires: {exc}", "e.g. --expires 5m") from None
     if not 0 < expires <= 3600:
         raise UsageError("--expires is more than 0 and at most 1h", "e.g. --expires 5m")
     token = secrets.token_urlsafe(24)

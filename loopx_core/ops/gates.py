@@ -224,7 +224,7 @@ def answer(
     store: Store,
     gate_id: int,
     decision: str,
-    person: keys.Person,
+    person: keys.Answers,
     note: str | None = None,
     remember: str | None = None,
     for_seconds: float | None = None,

@@ -243,7 +243,7 @@ def _checked_repo(store: Store) -> Path:
     return repo
 
 
-def rearm(store: Store, person: keys.Person, card: Card, gate: Gate, moved: Moved, now: float) -> Conflict:
+def rearm(store: Store, person: keys.Answers, card: Card, gate: Gate, moved: Moved, now: float) -> Conflict:
     """The answer found the branch or base moved: nothing merged; the gate is
     withdrawn and — in the same transaction — the card asks again with the
     new pin (a new gate), or goes back to its agent when the new head would
@@ -302,7 +302,7 @@ def rearm(store: Store, person: keys.Person, card: Card, gate: Gate, moved: Move
     )
 
 
-def _send_back(person: keys.Person, card: Card, agent: str, found: Unmergeable, gkey: str | None, now: float) -> None:
+def _send_back(person: keys.Answers, card: Card, agent: str, found: Unmergeable, gkey: str | None, now: float) -> None:
     """A merge that would conflict: the card back ``ready`` to its agent, the paths in its next action."""
     key = ids.fmt(ids.CARD, card.id)
     clear_lease(card)
@@ -331,7 +331,7 @@ def answered_pin(plan: Plan) -> dict:
     return {"head": plan.head, "base_commit": plan.base_commit, "ground": list(plan.ground)}
 
 
-def bring_in(store: Store, person: keys.Person, card: Card, gate: Gate, plan: Plan, now: float) -> None:
+def bring_in(store: Store, person: keys.Answers, card: Card, gate: Gate, plan: Plan, now: float) -> None:
     """The approved merge, in the answer's transaction: ``merged`` or ``merge_conflict``."""
     from ..workspace import merge as git_merge
     from ..workspace.git import GitError

@@ -22,7 +22,7 @@ TYPE_CHECKING = False  # (annotations only: typing is not imported on the cold p
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ..authority.keys import Person
+    from ..authority.keys import Answers
     from .columns import EventColumns
 
 # The --op-id of the operation being run in this context (thread, task),
@@ -43,9 +43,9 @@ def stamping(op_id: str) -> Iterator[None]:
         _op_id.reset(token)
 
 
-def emit(actor: str | Person, kind: str, card: int | None = None, /, **data: object) -> int:
+def emit(actor: str | Answers, kind: str, card: int | None = None, /, **data: object) -> int:
     """Append one event (inside the caller's write transaction); returns its seq.
-    ``actor`` is an actor string, or a ``keys.Person`` whose key signs the event."""
+    ``actor`` is an actor string, or a ``keys.Person`` (or a device answering for one) whose key signs it."""
     signer = None if isinstance(actor, str) else actor
     name = actor if isinstance(actor, str) else actor.actor
     if signer is None and name.startswith("human:"):

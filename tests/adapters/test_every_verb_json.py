@@ -106,6 +106,10 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
             {},
         ),
         (("watch", None), ["watch", "--once"], {}),
+        (("phone", "list"), ["phone", "list"], {}),
+        (("phone", "pair"), ["phone", "pair", "--expires", "soon"], {}),  # not a duration: refused, as JSON
+        (("phone", "revoke"), ["phone", "revoke", "wa:0000"], {}),  # no such device: refused, as JSON
+        (("serve", None), ["serve", "--origin", "http://board.example"], {}),  # http off localhost: refused
         (("board", None), ["board"], {}),
         (("demo", None), ["demo", "--script"], {}),
         (("migrate", None), ["migrate", "--to", str(tmp / "copy.db")], {}),

@@ -1,0 +1,143 @@
+"""What needs the person on each of their boards (``loopx boards``, the board's
+``B`` and its header; issue #42).
+
+Each board of the person's list (``store/known_boards``) is read for four
+counts — gates waiting (a question or leave to act), merges waiting, a
+runtime's own questions, paused cards — in a thread of its own, all at once,
+each bounded by one deadline: a board that does not answer in time (a
+PostgreSQL server that is down, a disk that hangs) is "unreachable" and the
+others are still said. A local board whose file is gone is "gone", never
+opened (nothing is created). A local board is read with ``sqlite3`` alone, read
+only: no schema check, no migration, no write; a team board through its store.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from typing import NamedTuple
+
+from ..rules.holding import MERGE_GATE
+from ..store.known_boards import KnownBoard
+from .gate_rows import RUNTIME
+
+WAIT = 2.0  # seconds the whole survey waits for the slowest board
+GATES_SQL = """SELECT "kind", COUNT(*) FROM "gate" WHERE "status" = 'pending' GROUP BY "kind\""""
+PAUSED_SQL = """SELECT COUNT(*) FROM "card" WHERE "status" = 'paused'"""
+
+OK, GONE, UNREACHABLE, BROKEN = "ok", "gone", "unreachable", "broken"
+
+
+class Needs(NamedTuple):
+    gates: int = 0  # a question, or leave to act (a scope)
+    merges: int = 0  # a finished card's merge into the person's branch
+    questions: int = 0  # a runtime's own question (Claude Code's or Codex's permission prompt, its question tool)
+    paused: int = 0  # a card paused by its budget, its window or no progress
+
+    @property
+    def total(self) -> int:
+        return self.gates + self.merges + self.questions + self.paused
+
+    def to_json(self) -> dict:
+        return {**self._asdict(), "total": self.total}
+
+    def words(self) -> str:
+        parts = [
+            (self.gates, "gate", "gates"),
+            (self.merges, "merge", "merges"),
+            (self.questions, "question", "questions"),
+            (self.paused, "paused", "paused"),
+        ]
+        said = [f"{n} {one if n == 1 else many}" for n, one, many in parts if n]
+        return ", ".join(said) if said else "nothing"
+
+
+class BoardStanding(NamedTuple):
+    board: KnownBoard
+    state: str  # ok | gone | unreachable | broken
+    needs: Needs | None  # when ok
+    why: str = ""  # when not ok
+
+    @property
+    def total(self) -> int:
+        return self.needs.total if self.needs is not None else 0
+
+    def to_json(self) -> dict:
+        data = self.board.to_json()
+        data.update(state=self.state, needs=self.needs.to_json() if self.needs is not None else None)
+        if self.why:
+            data["why"] = self.why
+        return data
+
+
+def needs_you(query) -> Needs:
+    """The four counts, from ``query(sql) -> rows`` on one board."""
+    by_kind = {str(kind): int(n) for kind, n in query(GATES_SQL)}
+    merges = by_kind.pop(MERGE_GATE, 0)
+    questions = by_kind.pop(RUNTIME, 0)
+    paused = int(query(PAUSED_SQL)[0][0] or 0)
+    return Needs(sum(by_kind.values()), merges, questions, paused)
+
+
+def _read_local(path: str, timeout: float) -> Needs:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout, isolation_level=None)
+    try:
+        con.execute("PRAGMA query_only = ON")
+        return needs_you(lambda sql: con.execute(sql).fetchall())
+    finally:
+        con.close()
+
+
+def _read_team(board: KnownBoard) -> Needs:
+    from ..store.backends import Store
+
+    store = Store.open(board.location())
+    try:
+        with store.read():
+            return needs_you(store.query)
+    finally:
+        store.close()
+
+
+def standing(board: KnownBoard, timeout: float = WAIT) -> BoardStanding:
+    """One board, read in the calling thread (``survey`` bounds it)."""
+    if board.kind == "local" and not os.path.exists(board.target):
+        return BoardStanding(board, GONE, None, "its file is gone")
+    try:
+        needs = _read_local(board.target, timeout) if board.kind == "local" else _read_team(board)
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return BoardStanding(board, UNREACHABLE, None, "busy: another process holds it")
+        return BoardStanding(board, BROKEN, None, f"cannot be read: {str(exc)[:120]}")
+    except sqlite3.DatabaseError as exc:
+        return BoardStanding(board, BROKEN, None, f"not a board: {str(exc)[:120]}")
+    except Exception as exc:  # (a server that refused, a board that cannot open): said for that board only
+        message = getattr(exc, "message", None) or str(exc)
+        state = UNREACHABLE if board.kind == "team" else BROKEN
+        return BoardStanding(board, state, None, f"{type(exc).__name__}: {str(message)[:160]}")
+    return BoardStanding(board, OK, needs)
+
+
+def survey(boards: list[KnownBoard], wait: float = WAIT, read=None) -> list[BoardStanding]:
+    """Every board's standing, in the list's order, within ``wait`` seconds in all
+    (``read(board, timeout)``: ``standing``, unless a caller reads otherwise)."""
+    read = read or standing
+    results: list[BoardStanding | None] = [None] * len(boards)
+
+    def one(index: int, board: KnownBoard) -> None:
+        results[index] = read(board, wait)
+
+    threads = [
+        threading.Thread(target=one, args=(i, b), name=f"loopx board {i}", daemon=True) for i, b in enumerate(boards)
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + wait
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [
+        found if found is not None else BoardStanding(board, UNREACHABLE, None, f"no answer within {wait:g} s")
+        for board, found in zip(boards, results, strict=True)
+    ]

@@ -103,7 +103,7 @@ from .widgets.card_list import CardList
 if TYPE_CHECKING:
     from loopx_core.authority.verify import Report
     from loopx_core.ops.board import GateBrief
-    from loopx_core.ops.my_boards import BoardStanding
+    from loopx_core.ops.my_boards import BoardStanding, Needs
     from loopx_core.store.known_boards import KnownBoard
 
     from .host import GateDialog
@@ -255,7 +255,9 @@ class LoopxApp(App[int]):
         self._loop_thread = threading.get_ident()
         freeze_heap()
         self.set_interval(1.0, self._collect_when_idle, name="idle collector")
-        self.set_interval(0.25, self.gates.when_idle, name="gates when idle")
+        self.set_interval(
+            0.25, lambda: self.gates.when_idle(), name="gates when idle"
+        )  # (the queue of the board on screen)
         if self.location is None and self.store is None:
             self.post_message(BoardFailed(LoopxError("no board given", "pass --db PATH or run `loopx init`")))
             return
@@ -582,15 +584,12 @@ class LoopxApp(App[int]):
         if delta.agents is not None and self.model.set_agents(delta.agents) and self.model.mode == OWNER:
             rebuild = True
         counts = None if delta.tally is None else (delta.tally, delta.shown if self.model.query.card_filter else None)
-        needed = self.needs_here()
         self.apply_cards(delta.cards, rebuild=rebuild, counts=counts)
         if delta.pending_gates is not None:
             new, gone = self.model.set_pending(delta.pending_gates)
             self.gates.changed(new, gone)
             if new or gone:
                 self.board_screen.refresh_header()
-        if self.needs_here() != needed and len(self.my_boards) > 1:
-            self.survey_boards()  # (what needs the person here changed: the figure of all their boards follows)
         if delta.runners is not None:
             self.runners_changed(delta.runners)
         for event in delta.events:
@@ -696,22 +695,31 @@ class LoopxApp(App[int]):
 
         return entry_for(self.location).target if self.location is not None else None
 
-    def needs_here(self) -> int:
-        """What needs the person on this board, as it is on screen now: its pending gates and paused cards."""
+    def needs_here(self) -> Needs:
+        """What needs the person on this board as it is on screen now (live):
+        its pending gates by kind and its paused cards (``ops/my_boards.needs_of``)."""
+        from loopx_core.ops.my_boards import needs_of
+
         paused = sum(n for status, _, n in self.model.tally.rows if status == "paused")
-        return len(self.model.pending) + paused
+        return needs_of((g.kind for g in self.model.pending.values()), paused)
+
+    def boards_shown(self) -> list[BoardStanding]:
+        """The person's boards as ``B`` lists them: this one live, the others as last read."""
+        here = self.here()
+        if self.store is None:
+            return list(self.my_boards)
+        live = self.needs_here()
+        return [s._replace(state="ok", needs=live, why="") if s.board.target == here else s for s in self.my_boards]
 
     def everywhere(self) -> tuple[int, int] | None:
-        """(what needs the person on all their boards, how many boards), as
-        last read — the figures ``B`` lists (read again when this board's
-        gates or counts change); None while they have this one board only."""
+        """(what needs the person on all their boards, how many boards): this
+        board live, the others as last read (``B`` lists the same figures);
+        None while they have this one board only."""
         here = self.here()
-        mine = next((s for s in self.my_boards if s.board.target == here and s.state == "ok"), None)
         others = [s for s in self.my_boards if s.board.target != here]
         if not others:
             return None
-        this = mine.total if mine is not None else self.needs_here()
-        return this + sum(s.total for s in others), len(others) + 1
+        return self.needs_here().total + sum(s.total for s in others), len(others) + 1
 
     def survey_boards(self) -> None:
         """Read every board of the person's list, in a worker (``reads.survey_boards``:
@@ -740,13 +748,13 @@ class LoopxApp(App[int]):
         self.surveyed.set()
         self.refresh_header()
         if isinstance(self.screen, BoardsModal):
-            self.screen.show(self.my_boards)
+            self.screen.show(self.boards_shown())
 
     def on_boards_wanted(self, message: BoardsWanted) -> None:
         from .modals.boards import BoardsModal
 
         if not isinstance(self.screen, BoardsModal):
-            self.push_screen(BoardsModal(self.my_boards, self.here(), reading=True))
+            self.push_screen(BoardsModal(self.boards_shown(), self.here(), reading=True))
         self.surveyed.clear()
         self.survey_boards()
 

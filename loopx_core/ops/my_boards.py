@@ -17,6 +17,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections import Counter
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ..rules.holding import MERGE_GATE
@@ -72,13 +74,19 @@ class BoardStanding(NamedTuple):
         return data
 
 
-def needs_you(query) -> Needs:
-    """The four counts, from ``query(sql) -> rows`` on one board."""
-    by_kind = {str(kind): int(n) for kind, n in query(GATES_SQL)}
+def needs_of(pending_kinds: Iterable[str], paused: int) -> Needs:
+    """The four counts from the kinds of the pending gates and the paused cards
+    (the one rule: ``loopx boards`` and the board's own live figure ask it)."""
+    by_kind = Counter(pending_kinds)
     merges = by_kind.pop(MERGE_GATE, 0)
     questions = by_kind.pop(RUNTIME, 0)
-    paused = int(query(PAUSED_SQL)[0][0] or 0)
     return Needs(sum(by_kind.values()), merges, questions, paused)
+
+
+def needs_you(query) -> Needs:
+    """The four counts, from ``query(sql) -> rows`` on one board."""
+    kinds = [str(kind) for kind, n in query(GATES_SQL) for _ in range(int(n))]
+    return needs_of(kinds, int(query(PAUSED_SQL)[0][0] or 0))
 
 
 def _read_local(path: str, timeout: float) -> Needs:
@@ -90,10 +98,21 @@ def _read_local(path: str, timeout: float) -> Needs:
         con.close()
 
 
+_OPENING = threading.Lock()  # (one team board opened at a time: the default store is put back in between)
+
+
 def _read_team(board: KnownBoard) -> Needs:
+    """Through its store; opening a store makes it the process's default for
+    statements outside a transaction (``records.bind_default``): the board the
+    caller works on is put back as it was."""
+    from ..store import records
     from ..store.backends import Store
 
-    store = Store.open(board.location())
+    with _OPENING:
+        before = records.current_or_none()
+        store = Store.open(board.location())
+        if before is not None and records.current_or_none() is store:
+            records.bind_default(before)
     try:
         with store.read():
             return needs_you(store.query)

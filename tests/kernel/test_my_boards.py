@@ -187,3 +187,25 @@ def test_init_in_a_team_checkout_remembers_the_checkout(board):
     assert team["checkout"] == str(board.root)
     data = board.ok("boards")
     assert data["boards"][0]["state"] == "ok" and data["boards"][0]["here"] is True
+
+
+def test_reading_a_team_board_leaves_the_callers_board_the_default(two, board):
+    """The board's process surveys the person's boards: opening a team board
+    to count must not make it the store of the caller's statements."""
+    from loopx_core.ops import my_boards
+    from loopx_core.store import records
+    from loopx_core.store.known_boards import entry_for
+
+    if board.backend == "sqlite":
+        pytest.skip("a team board is read through its store only on PostgreSQL")
+    alpha, _ = two
+    mine = alpha.store()
+    assert records.current_or_none() is mine
+    team = board.store()
+    entry = entry_for(team.location)
+    team.close()
+    records.bind_default(mine)
+    found = my_boards.survey([entry], 10)
+    assert found[0].state == "ok", found
+    assert records.current_or_none() is mine
+    mine.close()

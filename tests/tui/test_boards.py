@@ -120,6 +120,12 @@ async def test_B_lists_the_boards_and_enter_switches_the_pane(two_boards, tester
         await pilot.pause()
         assert not any(c.title == "Added on alpha" for c in app.model.cards.values())
         assert "Σ3 on 2 boards (B)" in _header(app)  # the same people-wide figure, from beta's side
+        # beta's waiting gate opens once the person pauses, as on any board the pane opened
+        from loopx_tui.modals.gate import GateModal
+
+        app.ticks.step(app.gate_idle + 1)
+        await until_async(lambda: isinstance(app.screen, GateModal), what="beta's gate", pause=lambda: pilot.pause(0.1))
+        assert app.screen.gate_id in app.model.pending and app.screen.brief.card.title == "Beta asks"
 
 
 async def test_a_board_that_is_gone_is_shown_gone_and_not_opened(two_boards, tester):
@@ -249,8 +255,12 @@ async def test_the_list_says_every_state_and_counts_in_the_header(make_app, monk
     app = make_app()
     async with app.run_test(size=(160, 36)) as pilot:
         await _surveyed(app, pilot)
-        assert app.everywhere() == (6, 5)  # here 1, shop 4, api 1; gone and unreachable need nothing known
-        assert "Σ6 on 5 boards (B)" in _header(app)
+        paused = sum(n for status, _, n in app.model.tally.rows if status == "paused")
+        here = app.needs_here().total  # this board live: its pending gates and paused cards
+        assert here == len(app.model.pending) + paused
+        total = here + 4 + 1  # shop 4, api 1; gone and unreachable need nothing known
+        assert app.everywhere() == (total, 5)
+        assert f"Σ{total} on 5 boards (B)" in _header(app)
         await pilot.press("B")
         await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
         await app.reads_idle()
@@ -261,7 +271,7 @@ async def test_the_list_says_every_state_and_counts_in_the_header(make_app, monk
         assert "4 need you (2 gates, 1 merge, 1 paused)" in texts[1]
         assert "api [beta]" in texts[2] and "/home/pat/projects/api" in texts[2] and "1 question" in texts[2]
         assert "gone" in texts[3] and "unreachable" in texts[4] and "no answer within 2 s" in texts[4]
-        assert "6 need you across 5 boards · 2 not read" in str(app.screen.query_one("#boards-total").render())
+        assert f"{total} need you across 5 boards · 2 not read" in str(app.screen.query_one("#boards-total").render())
         await pilot.press("down", "down", "down", "down", "enter")  # the unreachable one: refused, the pane stays
         await pilot.pause()
         assert app.board_screen is not None and any("ops is unreachable" in t for _, t in app.notices)

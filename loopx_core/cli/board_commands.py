@@ -156,6 +156,7 @@ def cmd_boards(ctx: Context) -> Outcome:
         lines.append(
             f"{mark} {render.one_line(s.board.name):<20} {s.board.kind:<5} {what}\n    {render.one_line(where)}"
         )
+        lines.extend(f"    ⚑ {render.one_line(waiting)}" for waiting in s.first)
     plural = "s" if len(boards) != 1 else ""
     lines.append(f"{total} need{'s' if total == 1 else ''} you across {len(boards)} board{plural} (* this folder's)")
     return Outcome(data, 0, "\n".join(lines))

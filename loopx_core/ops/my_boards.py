@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from ..rules import ids
 from ..rules.holding import MERGE_GATE
 from ..store.known_boards import KnownBoard
 from .gate_rows import RUNTIME
@@ -28,6 +29,11 @@ from .gate_rows import RUNTIME
 WAIT = 2.0  # seconds the whole survey waits for the slowest board
 GATES_SQL = """SELECT "kind", COUNT(*) FROM "gate" WHERE "status" = 'pending' GROUP BY "kind\""""
 PAUSED_SQL = """SELECT COUNT(*) FROM "card" WHERE "status" = 'paused'"""
+SHOWN = 3  # the first things waiting shown per board (the board itself has them all)
+FIRST_GATES_SQL = f"""SELECT "id", "card_id", "kind", "scope", "question" FROM "gate" WHERE "status" = 'pending' ORDER BY "id" LIMIT {SHOWN}"""
+FIRST_PAUSED_SQL = (
+    f"""SELECT "id", "title", "paused_reason" FROM "card" WHERE "status" = 'paused' ORDER BY "id" LIMIT {SHOWN}"""
+)
 
 OK, GONE, UNREACHABLE, BROKEN = "ok", "gone", "unreachable", "broken"
 
@@ -61,6 +67,7 @@ class BoardStanding(NamedTuple):
     state: str  # ok | gone | unreachable | broken
     needs: Needs | None  # when ok
     why: str = ""  # when not ok
+    first: tuple[str, ...] = ()  # the first things waiting for the person there (``SHOWN``), oldest first
 
     @property
     def total(self) -> int:
@@ -71,6 +78,7 @@ class BoardStanding(NamedTuple):
         data.update(state=self.state, needs=self.needs.to_json() if self.needs is not None else None)
         if self.why:
             data["why"] = self.why
+        data["first"] = list(self.first)
         return data
 
 
@@ -89,11 +97,29 @@ def needs_you(query) -> Needs:
     return needs_of(kinds, int(query(PAUSED_SQL)[0][0] or 0))
 
 
-def _read_local(path: str, timeout: float) -> Needs:
+def first_waiting(query) -> tuple[str, ...]:
+    """The first ``SHOWN`` things waiting for the person, oldest first: each
+    pending gate (what it is, its card, its question) and each paused card.
+    As the board stores them (an agent's words): whoever shows them makes them
+    terminal-safe, and shows them as text."""
+    said = []
+    for gid, card, kind, scope, question in query(FIRST_GATES_SQL):
+        what = {MERGE_GATE: "merge", RUNTIME: "question"}.get(str(kind)) or scope or "gate"
+        said.append(f"{ids.fmt(ids.GATE, gid)} {what} on {ids.fmt(ids.CARD, card)}: {question or ''}")
+    for cid, title, reason in query(FIRST_PAUSED_SQL):
+        said.append(f"{ids.fmt(ids.CARD, cid)} paused ({reason or 'by a person'}): {title or ''}")
+    return tuple(text[:200] for text in said[:SHOWN])
+
+
+def _read(query) -> tuple[Needs, tuple[str, ...]]:
+    return needs_you(query), first_waiting(query)
+
+
+def _read_local(path: str, timeout: float) -> tuple[Needs, tuple[str, ...]]:
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout, isolation_level=None)
     try:
         con.execute("PRAGMA query_only = ON")
-        return needs_you(lambda sql: con.execute(sql).fetchall())
+        return _read(lambda sql: con.execute(sql).fetchall())
     finally:
         con.close()
 
@@ -101,7 +127,7 @@ def _read_local(path: str, timeout: float) -> Needs:
 _OPENING = threading.Lock()  # (one team board opened at a time: the default store is put back in between)
 
 
-def _read_team(board: KnownBoard) -> Needs:
+def _read_team(board: KnownBoard) -> tuple[Needs, tuple[str, ...]]:
     """Through its store; opening a store makes it the process's default for
     statements outside a transaction (``records.bind_default``): the board the
     caller works on is put back as it was."""
@@ -115,7 +141,7 @@ def _read_team(board: KnownBoard) -> Needs:
             records.bind_default(before)
     try:
         with store.read():
-            return needs_you(store.query)
+            return _read(store.query)
     finally:
         store.close()
 
@@ -125,7 +151,7 @@ def standing(board: KnownBoard, timeout: float = WAIT) -> BoardStanding:
     if board.kind == "local" and not os.path.exists(board.target):
         return BoardStanding(board, GONE, None, "its file is gone")
     try:
-        needs = _read_local(board.target, timeout) if board.kind == "local" else _read_team(board)
+        needs, first = _read_local(board.target, timeout) if board.kind == "local" else _read_team(board)
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
             return BoardStanding(board, UNREACHABLE, None, "busy: another process holds it")
@@ -136,7 +162,7 @@ def standing(board: KnownBoard, timeout: float = WAIT) -> BoardStanding:
         message = getattr(exc, "message", None) or str(exc)
         state = UNREACHABLE if board.kind == "team" else BROKEN
         return BoardStanding(board, state, None, f"{type(exc).__name__}: {str(message)[:160]}")
-    return BoardStanding(board, OK, needs)
+    return BoardStanding(board, OK, needs, "", first)
 
 
 def survey(boards: list[KnownBoard], wait: float = WAIT, read=None) -> list[BoardStanding]:

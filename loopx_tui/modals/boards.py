@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from loopx_core.ops.my_boards import OK, BoardStanding
 from loopx_core.rules.text import terminal_safe
 
+from ..format import ellipsize
 from ..messages import BoardsWanted, SwitchBoard
 from .base import LoopxModal
 
@@ -45,6 +46,10 @@ def board_line(standing: BoardStanding, here: bool) -> Text:
     line.append("\n    " + terminal_safe(where), style="dim")
     if standing.state != OK and standing.why:
         line.append(" — " + terminal_safe(standing.why), style="red")
+    for waiting in standing.first:  # (an agent's words: text, never markup)
+        line.append("\n    ⚑ " + ellipsize(terminal_safe(waiting), 76), style="yellow")
+    if standing.total > len(standing.first) and standing.first:
+        line.append(f"\n    … and {standing.total - len(standing.first)} more there", style="dim")
     return line
 
 

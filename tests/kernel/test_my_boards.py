@@ -45,11 +45,13 @@ def test_init_remembers_and_boards_lists_what_needs_you(two):
     assert by_name["alpha"]["needs"] == {"gates": 1, "merges": 0, "questions": 0, "paused": 0, "total": 1}
     assert by_name["alpha"]["state"] == "ok" and by_name["alpha"]["kind"] == "local"
     assert by_name["beta"]["needs"]["total"] == 0
+    assert by_name["alpha"]["first"] == ["G-1 deploy:prod on LX-1: may I?"] and by_name["beta"]["first"] == []
     assert data["needs_you"] == 1
     text = alpha.cli("boards", json_out=False)
     assert text.code == 0
     assert "1 needs you (1 gate)" in text.out and "nothing needs you" in text.out
     assert "1 needs you across 2 boards" in text.out
+    assert "⚑ G-1 deploy:prod on LX-1: may I?" in text.out
 
 
 def test_a_budget_pause_and_a_runtime_question_count(two):

@@ -88,6 +88,7 @@ async def test_B_lists_the_boards_and_enter_switches_the_pane(two_boards, tester
         texts = [str(modal.query_one("OptionList").get_option_at_index(i).prompt) for i in range(2)]
         beta_line = texts[names.index("beta")]
         assert "2 need you" in beta_line and "1 gate, 1 paused" in beta_line
+        assert "⚑ G-1 db:drop on LX-2: may I?" in beta_line and "⚑ LX-1 paused (budget): Beta paused" in beta_line
         assert "(this pane)" in texts[names.index("alpha")]
         for _ in range(names.index("beta")):
             await pilot.press("down")
@@ -214,11 +215,23 @@ def _fixed_boards(monkeypatch):
 
     standings = [
         BoardStanding(board(HERE, "local", "seeded"), "ok", Needs(gates=1)),
-        BoardStanding(board("/home/pat/projects/shop/.loopx/board.db", "local", "shop"), "ok", Needs(2, 1, 0, 1)),
+        BoardStanding(
+            board("/home/pat/projects/shop/.loopx/board.db", "local", "shop"),
+            "ok",
+            Needs(2, 1, 0, 1),
+            "",
+            (
+                "G-4 deploy:prod on LX-9: Deploy the checkout to production?",
+                "G-5 merge on LX-3: Merge loopx/LX-3 into main?",
+                "LX-2 paused (budget): Refund flow",
+            ),
+        ),
         BoardStanding(
             board("postgresql://pat@db.internal/api", "team", "api [beta]", "/home/pat/projects/api"),
             "ok",
             Needs(0, 0, 1, 0),
+            "",
+            ("G-2 question on LX-1: Bash: $ rm -rf [bold]build[/bold]",),
         ),
         BoardStanding(board("/home/pat/old/notes/.loopx/board.db", "local", "notes"), "gone", None, "its file is gone"),
         BoardStanding(
@@ -269,6 +282,8 @@ async def test_the_list_says_every_state_and_counts_in_the_header(make_app, monk
         texts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert "(this pane)" in texts[0]
         assert "4 need you (2 gates, 1 merge, 1 paused)" in texts[1]
+        assert "⚑ G-5 merge on LX-3: Merge loopx/LX-3 into main?" in texts[1] and "… and 1 more there" in texts[1]
+        assert "$ rm -rf [bold]build[/bold]" in texts[2]  # an agent's words as text, never markup
         assert "api [beta]" in texts[2] and "/home/pat/projects/api" in texts[2] and "1 question" in texts[2]
         assert "gone" in texts[3] and "unreachable" in texts[4] and "no answer within 2 s" in texts[4]
         assert f"{total} need you across 5 boards · 2 not read" in str(app.screen.query_one("#boards-total").render())
@@ -305,3 +320,62 @@ async def test_no_board_here_B_opens_one_of_yours(two_boards, tester, tmp_path):
         await app.reads_idle()
         assert app.exit_code == 0 and app.person is not None and app.person.name == "tester"
         assert not (tmp_path / "elsewhere" / ".loopx").exists()
+
+
+async def test_switching_to_a_team_board_on_postgresql(tmp_path, monkeypatch, tester, pg_url):
+    """A team board (the suite's PostgreSQL) in the list by its URL and this
+    machine's checkout: Enter opens it in the pane, followed live."""
+    from loopx_tui.modals.boards import BoardsModal
+
+    local = Board(tmp_path / "local", monkeypatch)
+    local.root.mkdir()
+    local.ok("init")
+    team = Board(tmp_path / "teamwork", monkeypatch, pg_url)
+    team.root.mkdir()
+    team.ok("init", "--objective", "The team's board")
+    team.ok("card", "add", "Shared work")
+    app = _app(local, tester, background=True, poll_interval=0.05)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await _surveyed(app, pilot)
+        await pilot.press("B")
+        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
+        await _surveyed(app, pilot)
+        kinds = [s.board.kind for s in app.screen.standings]
+        assert sorted(kinds) == ["local", "team"] and all(s.state == "ok" for s in app.screen.standings)
+        for _ in range(kinds.index("team")):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await until_async(
+            lambda: app.board_screen is not None and app.store is not None and app.store.backend == "postgresql",
+            what="the team board on screen",
+            pause=pilot.pause,
+        )
+        await app.reads_idle()
+        assert app.model.objective == "The team's board" and app.person is not None
+        assert app.location.checkout == team.root
+        team.ok("card", "add", "Added by a teammate")
+        await until_async(
+            lambda: any(c.title == "Added by a teammate" for c in app.model.cards.values()),
+            what="the team board followed",
+            pause=lambda: pilot.pause(0.05),
+        )
+
+
+def test_the_board_remembers_each_board_it_opens(tmp_path, monkeypatch):
+    """`loopx` on a board not in the list (made elsewhere, say on another
+    machine's list): opening it puts it in the person's list."""
+    from loopx_core.store import known_boards
+    from loopx_core.store.discovery import parse_target
+    from loopx_tui import launch
+    from loopx_tui.app import LoopxApp
+
+    made = Board(tmp_path / "made", monkeypatch)
+    made.root.mkdir()
+    made.ok("init")
+    known_boards.forget(str(made.root))
+    assert known_boards.known() == []
+    monkeypatch.setattr(LoopxApp, "run", lambda self, *a, **kw: 0)
+    assert launch.run_board(parse_target(str(made.db), "nearest")) == 0
+    assert [b.target for b in known_boards.known()] == [str(made.db)]
+    assert launch.run_board(parse_target(str(tmp_path / "none" / ".loopx" / "board.db"), "none")) == 0
+    assert [b.target for b in known_boards.known()] == [str(made.db)]  # no board there: nothing remembered

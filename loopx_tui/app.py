@@ -1263,6 +1263,11 @@ class LoopxApp(App[int]):
                 "Board: timeline", "Turns, gate waits, pauses and burn of the whole board", self.open_timeline
             )
             yield SystemCommand(
+                "Boards: every board you have",
+                "What needs you on each; Enter switches this pane to one (B)",
+                lambda: self.post_message(BoardsWanted()),
+            )
+            yield SystemCommand(
                 "Gates: answer waiting gates", "One at a time: y approve, n reject, A remember", self.gates.show_all
             )
             card = board.selected_card()

@@ -174,6 +174,7 @@ async def test_an_unreachable_board_never_freezes_the_pane(two_boards, tester, m
     app = _app(alpha, tester)
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.press("v")  # (keys go on while the survey waits)
+        assert app.model.mode == "owner"
         await _surveyed(app, pilot)
         beta = next(s for s in app.my_boards if s.board.name == "beta")
         assert beta.state == "unreachable" and "no answer within 0.5 s" in beta.why
@@ -379,3 +380,28 @@ def test_the_board_remembers_each_board_it_opens(tmp_path, monkeypatch):
     assert [b.target for b in known_boards.known()] == [str(made.db)]
     assert launch.run_board(parse_target(str(tmp_path / "none" / ".loopx" / "board.db"), "none")) == 0
     assert [b.target for b in known_boards.known()] == [str(made.db)]  # no board there: nothing remembered
+
+
+async def test_switching_from_a_card_screen_leaves_nothing_of_the_old_board(two_boards, tester):
+    """The switch (here from the palette's entry, over a card's screen): the old
+    board's screens go with it, and the new board's cards open as usual."""
+    from loopx_core.store.known_boards import known
+    from loopx_tui.screens.card import CardScreen
+
+    alpha, beta = two_boards
+    app = _app(alpha, tester)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await _surveyed(app, pilot)
+        await pilot.press("enter")
+        await until_async(lambda: isinstance(app.screen, CardScreen), what="alpha's card", pause=pilot.pause)
+        app.switch_board(next(b for b in known() if b.name == "beta"))
+        await until_async(
+            lambda: app.board_screen is not None and app.location.path == beta.db, what="beta", pause=pilot.pause
+        )
+        await app.reads_idle()
+        await pilot.pause()
+        assert app.screen is app.board_screen and app.card_screen is None
+        await pilot.press("enter")
+        await until_async(lambda: isinstance(app.screen, CardScreen), what="beta's card", pause=pilot.pause)
+        assert app.screen.card.title.startswith("Beta")
+        assert len([m for m in app._modes if m.startswith("board")]) == 1

@@ -27,6 +27,7 @@ from ..store.known_boards import KnownBoard
 from .gate_rows import RUNTIME
 
 WAIT = 2.0  # seconds the whole survey waits for the slowest board
+CONNECT_TIMEOUT = 5  # seconds libpq tries to reach a team board's server
 GATES_SQL = """SELECT "kind", COUNT(*) FROM "gate" WHERE "status" = 'pending' GROUP BY "kind\""""
 PAUSED_SQL = """SELECT COUNT(*) FROM "card" WHERE "status" = 'paused'"""
 SHOWN = 3  # the first things waiting shown per board (the board itself has them all)
@@ -134,9 +135,12 @@ def _read_team(board: KnownBoard) -> tuple[Needs, tuple[str, ...]]:
     from ..store import records
     from ..store.backends import Store
 
+    url = board.target
+    if "connect_timeout=" not in url:  # (a server that drops packets: libpq gives up, not the kernel's TCP timer)
+        url += ("&" if "?" in url else "?") + f"connect_timeout={CONNECT_TIMEOUT}"
     with _OPENING:
         before = records.current_or_none()
-        store = Store.open(board.location())
+        store = Store.open(board._replace(target=url).location())
         if before is not None and records.current_or_none() is store:
             records.bind_default(before)
     try:
@@ -165,6 +169,10 @@ def standing(board: KnownBoard, timeout: float = WAIT) -> BoardStanding:
     return BoardStanding(board, OK, needs, "", first)
 
 
+_READING: dict[str, threading.Thread] = {}  # the boards whose reading is still under way (one at a time each)
+_READING_LOCK = threading.Lock()
+
+
 def survey(boards: list[KnownBoard], wait: float = WAIT, read=None) -> list[BoardStanding]:
     """Every board's standing, in the list's order, within ``wait`` seconds in all
     (``read(board, timeout)``: ``standing``, unless a caller reads otherwise)."""
@@ -172,12 +180,21 @@ def survey(boards: list[KnownBoard], wait: float = WAIT, read=None) -> list[Boar
     results: list[BoardStanding | None] = [None] * len(boards)
 
     def one(index: int, board: KnownBoard) -> None:
-        results[index] = read(board, wait)
+        try:
+            results[index] = read(board, wait)
+        finally:
+            with _READING_LOCK:
+                _READING.pop(board.target, None)
 
-    threads = [
-        threading.Thread(target=one, args=(i, b), name=f"loopx board {i}", daemon=True) for i, b in enumerate(boards)
-    ]
-    for thread in threads:
+    threads = []
+    for i, board in enumerate(boards):
+        with _READING_LOCK:
+            if board.target in _READING:  # its last reading has not answered yet: not asked twice
+                results[i] = BoardStanding(board, UNREACHABLE, None, "still no answer to the last reading")
+                continue
+            thread = threading.Thread(target=one, args=(i, board), name=f"loopx board {i}", daemon=True)
+            _READING[board.target] = thread
+        threads.append(thread)
         thread.start()
     deadline = time.monotonic() + wait
     for thread in threads:

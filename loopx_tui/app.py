@@ -233,6 +233,7 @@ class LoopxApp(App[int]):
         self._survey_timer: Timer | None = None
         self.switches = 0  # boards opened in this pane: each board's screens are a mode of their own
         self.board_mode = "board"
+        self.openings = 0  # "opening…" screens shown in this pane (each a mode until its board is on screen)
 
     @property
     def bells(self) -> int:
@@ -814,14 +815,16 @@ class LoopxApp(App[int]):
         self.gates = GateQueue(self)
         self.painted.clear()
         opening = OpeningScreen(where)
-        mode = f"opening{self.switches}"
+        self.openings += 1
+        mode = f"opening{self.openings}"
         self.add_mode(mode, lambda: opening)
         self.switch_mode(mode)
         card, self.card_screen, left = self.card_screen, None, self.board_mode
 
         async def prune() -> None:  # the board's screens (its dialogs, its card screen) go with its mode
-            if left in self._modes:
-                await self.remove_mode(left)
+            for gone in [left] + [m for m in self._modes if m.startswith("opening") and m != mode]:
+                if gone in self._modes and gone != self.current_mode:
+                    await self.remove_mode(gone)
             if card is not None:
                 self.uninstall_screen(card)
 

@@ -405,3 +405,39 @@ async def test_switching_from_a_card_screen_leaves_nothing_of_the_old_board(two_
         await until_async(lambda: isinstance(app.screen, CardScreen), what="beta's card", pause=pilot.pause)
         assert app.screen.card.title.startswith("Beta")
         assert len([m for m in app._modes if m.startswith("board")]) == 1
+
+
+async def test_a_board_that_fails_to_open_leaves_B_to_go_elsewhere(two_boards, tester, tmp_path):
+    """A board that could not be opened after all (damaged since it was read):
+    the pane says why, and B there opens another board."""
+    from loopx_core.store import known_boards
+    from loopx_core.store.discovery import parse_target
+    from loopx_tui.modals.boards import BoardsModal
+    from loopx_tui.screens.no_board import NoBoardScreen
+
+    alpha, beta = two_boards
+    bad = tmp_path / "bad" / ".loopx" / "board.db"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"not a board at all" * 100)
+    entry = known_boards.remember(parse_target(str(bad), "flag"))
+    app = _app(beta, tester)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await _surveyed(app, pilot)
+        assert next(s for s in app.my_boards if s.board.name == "bad").state == "broken"
+        app.my_boards = []  # (as if it had been read before it was damaged)
+        app.switch_board(entry)
+        await until_async(lambda: isinstance(app.screen, NoBoardScreen), what="the refusal", pause=pilot.pause)
+        assert app.exit_code != 0
+        await pilot.press("B")
+        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
+        await _surveyed(app, pilot)
+        names = [s.board.name for s in app.screen.standings]
+        for _ in range(names.index("alpha")):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await until_async(
+            lambda: app.board_screen is not None and app.location.path == alpha.db, what="alpha", pause=pilot.pause
+        )
+        assert app.exit_code == 0
+        await pilot.pause()
+        assert [m for m in app._modes if m.startswith("opening")] == []

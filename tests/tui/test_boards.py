@@ -62,6 +62,24 @@ async def _surveyed(app, pilot) -> None:
     await pilot.pause()
 
 
+async def _boards_list(app, pilot):
+    """``B``, and the list once every board was read."""
+    from loopx_tui.modals.boards import BoardsModal
+
+    await pilot.press("B")
+    await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
+    await _surveyed(app, pilot)
+    return app.screen
+
+
+async def _choose(app, pilot, name: str) -> None:
+    """↓ to the board called ``name`` in the list, then Enter."""
+    names = [s.board.name for s in app.screen.standings]
+    for _ in range(names.index(name)):
+        await pilot.press("down")
+    await pilot.press("enter")
+
+
 async def test_the_header_adds_up_what_needs_you_on_every_board(two_boards, tester):
     alpha, _beta = two_boards
     app = _app(alpha, tester)
@@ -72,16 +90,13 @@ async def test_the_header_adds_up_what_needs_you_on_every_board(two_boards, test
 
 
 async def test_B_lists_the_boards_and_enter_switches_the_pane(two_boards, tester):
-    from loopx_tui.modals.boards import BoardsModal
 
     alpha, beta = two_boards
     app = _app(alpha, tester, background=True, poll_interval=0.05)
     async with app.run_test(size=(160, 30)) as pilot:
         await _surveyed(app, pilot)
         first_store = app.store
-        await pilot.press("B")
-        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
-        await _surveyed(app, pilot)
+        await _boards_list(app, pilot)
         modal = app.screen
         names = [s.board.name for s in modal.standings]
         assert sorted(names) == ["alpha", "beta"]
@@ -90,9 +105,7 @@ async def test_B_lists_the_boards_and_enter_switches_the_pane(two_boards, tester
         assert "2 need you" in beta_line and "1 gate, 1 paused" in beta_line
         assert "⚑ G-1 db:drop on LX-2: may I?" in beta_line and "⚑ LX-1 paused (budget): Beta paused" in beta_line
         assert "(this pane)" in texts[names.index("alpha")]
-        for _ in range(names.index("beta")):
-            await pilot.press("down")
-        await pilot.press("enter")
+        await _choose(app, pilot, "beta")
         await until_async(
             lambda: app.loaded.is_set() and app.board_screen is not None and app.location.path == beta.db,
             what="beta on screen",
@@ -130,7 +143,6 @@ async def test_B_lists_the_boards_and_enter_switches_the_pane(two_boards, tester
 
 
 async def test_a_board_that_is_gone_is_shown_gone_and_not_opened(two_boards, tester):
-    from loopx_tui.modals.boards import BoardsModal
 
     alpha, beta = two_boards
     shutil.rmtree(beta.root / ".loopx")
@@ -138,16 +150,12 @@ async def test_a_board_that_is_gone_is_shown_gone_and_not_opened(two_boards, tes
     async with app.run_test(size=(160, 30)) as pilot:
         await _surveyed(app, pilot)
         assert "Σ1 on 2 boards (B)" in _header(app)  # a gone board needs nothing
-        await pilot.press("B")
-        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
-        await _surveyed(app, pilot)
+        await _boards_list(app, pilot)
         modal = app.screen
         names = [s.board.name for s in modal.standings]
         text = str(modal.query_one("OptionList").get_option_at_index(names.index("beta")).prompt)
         assert "gone" in text and "its file is gone" in text
-        for _ in range(names.index("beta")):
-            await pilot.press("down")
-        await pilot.press("enter")
+        await _choose(app, pilot, "beta")
         await pilot.pause()
         assert app.location.path == alpha.db and app.board_screen is not None  # still alpha
         assert any("beta is gone" in text for _, text in app.notices), app.notices
@@ -181,7 +189,6 @@ async def test_an_unreachable_board_never_freezes_the_pane(two_boards, tester, m
 
 
 async def test_names_are_text_never_markup(tmp_path, monkeypatch, tester):
-    from loopx_tui.modals.boards import BoardsModal
 
     odd = Board(tmp_path / "[reverse]odd[blink]", monkeypatch)
     odd.root.mkdir()
@@ -192,9 +199,7 @@ async def test_names_are_text_never_markup(tmp_path, monkeypatch, tester):
     app = _app(home, tester)
     async with app.run_test(size=(160, 30)) as pilot:
         await _surveyed(app, pilot)
-        await pilot.press("B")
-        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
-        await _surveyed(app, pilot)
+        await _boards_list(app, pilot)
         prompts = [str(app.screen.query_one("OptionList").get_option_at_index(i).prompt) for i in range(2)]
         assert any("[reverse]odd[blink]" in p for p in prompts), prompts
 
@@ -299,7 +304,6 @@ async def test_the_list_says_every_state_and_counts_in_the_header(make_app, monk
 async def test_no_board_here_B_opens_one_of_yours(two_boards, tester, tmp_path):
     """`loopx` in a folder without a board: the "No LoopX board here" screen's `B` lists yours, Enter opens one."""
     from loopx_core.store.discovery import parse_target
-    from loopx_tui.modals.boards import BoardsModal
     from loopx_tui.screens.no_board import NoBoardScreen
 
     _alpha, beta = two_boards
@@ -308,13 +312,8 @@ async def test_no_board_here_B_opens_one_of_yours(two_boards, tester, tmp_path):
     app = board_app_class()(nowhere, person=tester, ticks=Ticks(), background=False)
     async with app.run_test(size=(160, 30)) as pilot:
         assert isinstance(app.screen, NoBoardScreen) and app.exit_code == 4
-        await pilot.press("B")
-        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
-        await _surveyed(app, pilot)
-        names = [s.board.name for s in app.screen.standings]
-        for _ in range(names.index("beta")):
-            await pilot.press("down")
-        await pilot.press("enter")
+        await _boards_list(app, pilot)
+        await _choose(app, pilot, "beta")
         await until_async(
             lambda: app.board_screen is not None and app.location.path == beta.db, what="beta", pause=pilot.pause
         )
@@ -326,7 +325,6 @@ async def test_no_board_here_B_opens_one_of_yours(two_boards, tester, tmp_path):
 async def test_switching_to_a_team_board_on_postgresql(tmp_path, monkeypatch, tester, pg_url):
     """A team board (the suite's PostgreSQL) in the list by its URL and this
     machine's checkout: Enter opens it in the pane, followed live."""
-    from loopx_tui.modals.boards import BoardsModal
 
     local = Board(tmp_path / "local", monkeypatch)
     local.root.mkdir()
@@ -338,9 +336,7 @@ async def test_switching_to_a_team_board_on_postgresql(tmp_path, monkeypatch, te
     app = _app(local, tester, background=True, poll_interval=0.05)
     async with app.run_test(size=(160, 30)) as pilot:
         await _surveyed(app, pilot)
-        await pilot.press("B")
-        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
-        await _surveyed(app, pilot)
+        await _boards_list(app, pilot)
         kinds = [s.board.kind for s in app.screen.standings]
         assert sorted(kinds) == ["local", "team"] and all(s.state == "ok" for s in app.screen.standings)
         for _ in range(kinds.index("team")):
@@ -412,7 +408,6 @@ async def test_a_board_that_fails_to_open_leaves_B_to_go_elsewhere(two_boards, t
     the pane says why, and B there opens another board."""
     from loopx_core.store import known_boards
     from loopx_core.store.discovery import parse_target
-    from loopx_tui.modals.boards import BoardsModal
     from loopx_tui.screens.no_board import NoBoardScreen
 
     alpha, beta = two_boards
@@ -428,13 +423,8 @@ async def test_a_board_that_fails_to_open_leaves_B_to_go_elsewhere(two_boards, t
         app.switch_board(entry)
         await until_async(lambda: isinstance(app.screen, NoBoardScreen), what="the refusal", pause=pilot.pause)
         assert app.exit_code != 0
-        await pilot.press("B")
-        await until_async(lambda: isinstance(app.screen, BoardsModal), what="the boards list", pause=pilot.pause)
-        await _surveyed(app, pilot)
-        names = [s.board.name for s in app.screen.standings]
-        for _ in range(names.index("alpha")):
-            await pilot.press("down")
-        await pilot.press("enter")
+        await _boards_list(app, pilot)
+        await _choose(app, pilot, "alpha")
         await until_async(
             lambda: app.board_screen is not None and app.location.path == alpha.db, what="alpha", pause=pilot.pause
         )

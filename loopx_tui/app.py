@@ -369,13 +369,13 @@ class LoopxApp(App[int]):
         """The board checks its history as it opens (SECURITY.md): a red banner
         if altered — once the board is painted (it takes CPU that grows with
         the history: the first paint does not wait for it)."""
+        reader = self.reader  # (the board this check is of: the pane may switch while it waits)
         self.painted.wait(10)
         from .modals import add_card, confirm  # noqa: F401
         from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
 
-        reader = self.reader
-        if reader is None:
+        if reader is None or reader is not self.reader:
             return
         try:
             report, problems = reader.verify()
@@ -451,7 +451,8 @@ class LoopxApp(App[int]):
 
         def read() -> None:
             page = reader.page(mode, limits, card_filter)
-            self.post_message(PageRead(mode, limits, query.text, page))
+            if reader is self.reader:  # (still this board: the pane may have switched)
+                self.post_message(PageRead(mode, limits, query.text, page))
 
         self.run_worker(read, thread=True, group="reads", name=f"read {mode} pages", exit_on_error=False)
 
@@ -489,7 +490,8 @@ class LoopxApp(App[int]):
 
         def read() -> None:
             cards = reader.more(mode, kernel_key, offset, PAGE, card_filter)
-            self.post_message(ColumnRead(mode, key, offset, PAGE, query.text, cards))
+            if reader is self.reader:  # (still this board)
+                self.post_message(ColumnRead(mode, key, offset, PAGE, query.text, cards))
 
         self.run_worker(read, thread=True, group="reads", name=f"read {key}", exit_on_error=False)
 
@@ -747,6 +749,8 @@ class LoopxApp(App[int]):
         self.surveying = False
         self.my_boards = list(message.standings)
         self.surveyed.set()
+        if not self.is_running or not self.screen_stack:
+            return  # (the pane is closing)
         self.refresh_header()
         if isinstance(self.screen, BoardsModal):
             self.screen.show(self.boards_shown())
@@ -812,6 +816,7 @@ class LoopxApp(App[int]):
         self.store, self.reader, self.actions = None, None, None
         self.board_screen, self.history = None, None
         self.model = BoardModel()
+        self.gates.closed = True
         self.gates = GateQueue(self)
         self.painted.clear()
         opening = OpeningScreen(where)
@@ -1041,7 +1046,8 @@ class LoopxApp(App[int]):
             except LoopxError as err:
                 self.call_from_thread(self.refuse, err.message, err.hint)
                 return
-            self.call_from_thread(self.push_screen, EditCardModal(card, blink=self.background), chosen)
+            if reader is self.reader:  # (still this board)
+                self.call_from_thread(self.push_screen, EditCardModal(card, blink=self.background), chosen)
 
         self.run_worker(read, thread=True, group="reads", name="read a card to edit", exit_on_error=False)
 
@@ -1169,7 +1175,8 @@ class LoopxApp(App[int]):
             except LoopxError as err:
                 self.call_from_thread(self.refuse, err.message, err.hint)
                 return
-            self.call_from_thread(self.show_card, card)
+            if reader is self.reader:  # (still this board)
+                self.call_from_thread(self.show_card, card)
 
         self.run_worker(read, thread=True, group="reads", name="read a card", exit_on_error=False)
 

@@ -39,6 +39,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from loopx_core.rules import clock, ids
+from loopx_core.rules.text import terminal_safe
 from loopx_core.shapes.errors import BoardBusy, LoopxError
 from loopx_core.shapes.values import Artifact, CardView
 from loopx_core.store.backends import Store, lock_wait
@@ -53,6 +54,8 @@ from .messages import (
     BoardFailed,
     BoardLoaded,
     BoardShown,
+    BoardsSurveyed,
+    BoardsWanted,
     BoardUpdated,
     BoardWaiting,
     BudgetWanted,
@@ -86,11 +89,13 @@ from .messages import (
     RunnersRead,
     RunnerWanted,
     Say,
+    SwitchBoard,
     ViewChanged,
 )
 from .notices import follow
 from .paths import css_paths
 from .reads import BoardReader, open_store
+from .screens.opening import OpeningScreen
 from .state import ON_DEMAND, OWNER, PAGE, STATUS, UNASSIGNED, BoardModel, Standing
 from .toasts import Toasts
 from .widgets.card_list import CardList
@@ -98,6 +103,8 @@ from .widgets.card_list import CardList
 if TYPE_CHECKING:
     from loopx_core.authority.verify import Report
     from loopx_core.ops.board import GateBrief
+    from loopx_core.ops.my_boards import BoardStanding, Needs
+    from loopx_core.store.known_boards import KnownBoard
 
     from .host import GateDialog
     from .screens.board import BoardScreen
@@ -109,6 +116,7 @@ LOCK_POLL = 0.1  # s: how often, while a person's action runs, the app looks whe
 LOCK_SAID = (
     0.3  # s an action waits for the write lock before the footer says so (a passing writer is not worth a flicker)
 )
+SURVEY_EVERY = 15.0  # s: how often, while the board follows its own, the person's other boards are read again
 DETAIL_WAIT = 0.05  # s: how long opening a card waits for its detail before showing the screen without it
 
 
@@ -212,6 +220,20 @@ class LoopxApp(App[int]):
         self.lock_said = asyncio.Event()  # set while it says so (tests wait on it)
         self._lock_seen: float | None = None  # (ticks) when an action was first seen waiting
         self._lock_timer: Timer | None = None  # the look, every LOCK_POLL while an action runs
+        self._clock_timer: Timer | None = None  # the clock tick, while the board is followed
+        # The person's boards (``B``; issue #42): the last reading of each, and
+        # whether one is under way. ``key`` is the person's unlocked key as it
+        # was handed over: on another board they are named as that board knows them.
+        self.my_boards: list[BoardStanding] = []
+        self.surveying = False
+        self.surveyed = asyncio.Event()  # set once the boards were read (tests wait on it)
+        self.key = person
+        self.first_refusal = (self.read_only, self.read_only_hint)
+        self.switched = False  # this pane was switched to another board (B, Enter): the key is checked there
+        self._survey_timer: Timer | None = None
+        self.switches = 0  # boards opened in this pane: each board's screens are a mode of their own
+        self.board_mode = "board"
+        self.openings = 0  # "opening…" screens shown in this pane (each a mode until its board is on screen)
 
     @property
     def bells(self) -> int:
@@ -234,7 +256,9 @@ class LoopxApp(App[int]):
         self._loop_thread = threading.get_ident()
         freeze_heap()
         self.set_interval(1.0, self._collect_when_idle, name="idle collector")
-        self.set_interval(0.25, self.gates.when_idle, name="gates when idle")
+        self.set_interval(
+            0.25, lambda: self.gates.when_idle(), name="gates when idle"
+        )  # (the queue of the board on screen)
         if self.location is None and self.store is None:
             self.post_message(BoardFailed(LoopxError("no board given", "pass --db PATH or run `loopx init`")))
             return
@@ -249,6 +273,8 @@ class LoopxApp(App[int]):
                         return  # (on_mount said there is no board)
                     store = open_store(self.location)
                 snapshot = BoardReader(store, self.now).snapshot(STATUS, self.first_pages(STATUS))
+                if self.switched:  # another of the person's boards: their key, as that board knows them
+                    self._member_here(store)
                 break
             except BoardBusy as err:  # held by another process: said, and tried again until it lets go
                 self.post_message(BoardWaiting(err))
@@ -266,6 +292,22 @@ class LoopxApp(App[int]):
                 )
                 return
         self.post_message(BoardLoaded(store, snapshot))
+
+    def _member_here(self, store: Store) -> None:
+        """(In the worker that opened another board.) Whether the person's key
+        decides on it: they are one of its people, or it is read-only, saying why."""
+        from loopx_core.authority.people import member
+        from loopx_core.store.known_boards import remember
+
+        remember(store.location)
+        if self.key is None:  # (why the first board was read-only holds here too)
+            self.read_only, self.read_only_hint = self.first_refusal
+            return
+        try:
+            self.person, self.read_only = member(store, self.key), None
+        except LoopxError as err:
+            self.person, self.read_only = None, err.message
+            self.read_only_hint = err.hint or self.read_only_hint
 
     def on_board_waiting(self, message: BoardWaiting) -> None:
         self.board_error = message.error
@@ -313,8 +355,12 @@ class LoopxApp(App[int]):
         # the "opening…" screen: Textual keeps the screen under the top one
         # "current" whatever covers it, and its repaints redrew the whole board
         # (a full update per change from an agent, ~40 ms at 160×48).
-        self.add_mode("board", lambda: board)
-        self.switch_mode("board")
+        self.switches += 1
+        left, self.board_mode = self.current_mode, f"board{self.switches}"
+        self.add_mode(self.board_mode, lambda: board)
+        self.switch_mode(self.board_mode)
+        if left.startswith("opening"):  # (the screen that said "opening…" while another board opened)
+            self.call_later(self.remove_mode, left)
         if self.intro:
             self.notice(self.intro, title="LoopX demo" if self.demo else "LoopX", timeout=12)
         self.run_worker(self._check_history, thread=True, group="reads", name="verify history", exit_on_error=False)
@@ -323,13 +369,13 @@ class LoopxApp(App[int]):
         """The board checks its history as it opens (SECURITY.md): a red banner
         if altered — once the board is painted (it takes CPU that grows with
         the history: the first paint does not wait for it)."""
+        reader = self.reader  # (the board this check is of: the pane may switch while it waits)
         self.painted.wait(10)
         from .modals import add_card, confirm  # noqa: F401
         from .screens import artifact, card, help  # noqa: F401  (and the screens `?` lists: the first `?`, enter or `t` does not import them)
         from .widgets import timeline  # noqa: F401  (Plotext, imported here once painted: `t` does not wait for it)
 
-        reader = self.reader
-        if reader is None:
+        if reader is None or reader is not self.reader:
             return
         try:
             report, problems = reader.verify()
@@ -374,6 +420,7 @@ class LoopxApp(App[int]):
         self.call_after_refresh(self.painted.set)
         self.call_after_refresh(freeze_heap)
         self.call_after_refresh(self.read_pages, OWNER)
+        self.call_after_refresh(self.survey_boards)
 
     # -- reading the board a screenful at a time ------------------------------------------
     def first_pages(self, mode: str) -> dict[str | None, int]:
@@ -404,7 +451,8 @@ class LoopxApp(App[int]):
 
         def read() -> None:
             page = reader.page(mode, limits, card_filter)
-            self.post_message(PageRead(mode, limits, query.text, page))
+            if reader is self.reader:  # (still this board: the pane may have switched)
+                self.post_message(PageRead(mode, limits, query.text, page))
 
         self.run_worker(read, thread=True, group="reads", name=f"read {mode} pages", exit_on_error=False)
 
@@ -442,7 +490,8 @@ class LoopxApp(App[int]):
 
         def read() -> None:
             cards = reader.more(mode, kernel_key, offset, PAGE, card_filter)
-            self.post_message(ColumnRead(mode, key, offset, PAGE, query.text, cards))
+            if reader is self.reader:  # (still this board)
+                self.post_message(ColumnRead(mode, key, offset, PAGE, query.text, cards))
 
         self.run_worker(read, thread=True, group="reads", name=f"read {key}", exit_on_error=False)
 
@@ -458,10 +507,15 @@ class LoopxApp(App[int]):
 
         if self.reader is None or self.store is None:
             return
+        opened = self.switches
+
+        def post(message: Message) -> bool:  # (a board left behind says nothing more to this pane)
+            return self.switches == opened and self.post_message(message)
+
         poller = self.poller = ChangePoller(
             self.reader,
             self.model.seq,
-            self.post_message,
+            post,
             interval=self.poll_interval,
             cancelled=lambda: not self.is_running,
         )
@@ -470,7 +524,10 @@ class LoopxApp(App[int]):
             self._follow(poller), thread=True, group="background", name="change poller", exit_on_error=False
         )
         self.run_worker(self._follow(reaper), thread=True, group="background", name="lease reaper", exit_on_error=False)
-        self.set_interval(1.0, self.tick, name="clock")
+        self._clock_timer = self.set_interval(1.0, self.tick, name="clock")
+        self._survey_timer = self._survey_timer or self.set_interval(
+            SURVEY_EVERY, self.survey_boards, name="your boards"
+        )
         # The file watcher (DESIGN §7): the same engine as `loopx watch`, so both
         # may run at once — ingestion is idempotent.
         self.run_worker(self._watch_files(), group="watcher", name="file watcher", exclusive=True, exit_on_error=False)
@@ -509,9 +566,12 @@ class LoopxApp(App[int]):
         self.painted.set()  # (a history check still waiting for it ends)
         self._retry_open.set()  # (and a board still waited for)
         thaw_heap()
+        self._wake_loops()
+
+    def _wake_loops(self) -> None:
+        """The board's reads end their processes, and its loops wake to see they must stop."""
         if self.reader is not None:
             self.reader.stop()
-        # Wake the loops so their threads see the app stopping and end at once.
         if self.poller is not None:
             self.poller.wake.set()
         if self.reaper is not None:
@@ -627,7 +687,165 @@ class LoopxApp(App[int]):
         """What the board's header says of the person and the gates (asked each time it is drawn)."""
         actions = self.actions
         person = actions.person.name if actions is not None and actions.person is not None else None
-        return Standing(actions.refusal if actions is not None else None, person, tuple(self.gates.waiting))
+        return Standing(
+            actions.refusal if actions is not None else None, person, tuple(self.gates.waiting), self.everywhere()
+        )
+
+    # -- the person's other boards (B; issue #42) -------------------------------------------
+    def here(self) -> str | None:
+        """This pane's board as the person's list names it."""
+        from loopx_core.store.known_boards import entry_for
+
+        return entry_for(self.location).target if self.location is not None else None
+
+    def needs_here(self) -> Needs:
+        """What needs the person on this board as it is on screen now (live):
+        its pending gates by kind and its paused cards (``ops/my_boards.needs_of``)."""
+        from loopx_core.ops.my_boards import needs_of
+
+        paused = sum(n for status, _, n in self.model.tally.rows if status == "paused")
+        return needs_of((g.kind for g in self.model.pending.values()), paused)
+
+    def boards_shown(self) -> list[BoardStanding]:
+        """The person's boards as ``B`` lists them: this one live, the others as last read."""
+        here = self.here()
+        if self.store is None:
+            return list(self.my_boards)
+        live = self.needs_here()
+        return [s._replace(state="ok", needs=live, why="") if s.board.target == here else s for s in self.my_boards]
+
+    def everywhere(self) -> tuple[int, int] | None:
+        """(what needs the person on all their boards, how many boards): this
+        board live, the others as last read (``B`` lists the same figures);
+        None while they have this one board only."""
+        here = self.here()
+        others = [s for s in self.my_boards if s.board.target != here]
+        if not others:
+            return None
+        return self.needs_here().total + sum(s.total for s in others), len(others) + 1
+
+    def survey_boards(self) -> None:
+        """Read every board of the person's list, in a worker (``reads.survey_boards``:
+        bounded, a board that does not answer is unreachable); one reading at a time."""
+        if self.surveying or not self.is_running:
+            return
+        self.surveying = True
+
+        def read() -> None:
+            from .reads import survey_boards
+
+            try:
+                found = survey_boards()
+            except Exception as exc:  # (the list itself cannot be read): said, the last reading kept
+                self.post_message(PollFailed(f"cannot read your boards: {type(exc).__name__}: {exc}"))
+                found = None
+            self.post_message(BoardsSurveyed(found if found is not None else list(self.my_boards)))
+
+        self.run_worker(read, thread=True, group="reads", name="your boards", exit_on_error=False)
+
+    def on_boards_surveyed(self, message: BoardsSurveyed) -> None:
+        from .modals.boards import BoardsModal
+
+        self.surveying = False
+        self.my_boards = list(message.standings)
+        self.surveyed.set()
+        if not self.is_running or not self.screen_stack:
+            return  # (the pane is closing)
+        self.refresh_header()
+        if isinstance(self.screen, BoardsModal):
+            self.screen.show(self.boards_shown())
+
+    def on_boards_wanted(self, message: BoardsWanted) -> None:
+        from .modals.boards import BoardsModal
+
+        if not isinstance(self.screen, BoardsModal):
+            self.push_screen(BoardsModal(self.boards_shown(), self.here(), reading=True))
+        self.surveyed.clear()
+        self.survey_boards()
+
+    def on_switch_board(self, message: SwitchBoard) -> None:
+        self.switch_board(message.board)
+
+    def switch_board(self, board: KnownBoard) -> None:
+        """This pane shows ``board`` now: the current board's workers stop, its
+        screens close, and the other board is opened and followed as the
+        first one was (in workers), the person's key checked against it."""
+        if board.target == self.here():
+            return
+        try:
+            location = board.location()
+        except ValueError as exc:
+            self.refuse(escape(f"cannot open {board.name}: {exc}"), "`loopx boards forget` removes it from your list")
+            return
+        if not location.exists:
+            self.refuse(
+                escape(terminal_safe(f"{board.name} is gone ({location.describe()})")),
+                escape(terminal_safe(f"`loopx boards forget {board.target}` forgets it")),
+            )
+            return
+        if self.actions is not None and self.actions.in_flight:
+            self.refuse("an action of yours is still running on this board", "switch once it is done")
+            return
+        standing = next((s for s in self.my_boards if s.board.target == board.target), None)
+        if standing is not None and standing.state != "ok":
+            self.refuse(
+                escape(terminal_safe(f"{board.name} is {standing.state}: {standing.why}")),
+                "B, then r, reads your boards again",
+            )
+            return
+        self.leave_board(location.describe())
+        self.location, self.switched = location, True
+        self.exit_code, self.board_error = 0, None
+        self.read_only = None
+        self.person = None
+        self.loaded.clear()
+        self.run_worker(self._open_board, thread=True, group="reads", name="open board", exit_on_error=False)
+
+    def leave_board(self, where: str) -> None:
+        """Stop following this board: its workers cancelled, its screens gone, its store closed once they stopped."""
+        old_workers = [w for w in self.workers if w.group in ("background", "watcher", "reads", "open card")]
+        for worker in old_workers:
+            if worker.name != "your boards":
+                worker.cancel()
+        self._wake_loops()
+        if self._clock_timer is not None:
+            self._clock_timer.stop()
+            self._clock_timer = None
+        store = self.store
+        self.poller = self.reaper = None
+        self.store, self.reader, self.actions = None, None, None
+        self.board_screen, self.history = None, None
+        self.model = BoardModel()
+        self.gates.closed = True
+        self.gates = GateQueue(self)
+        self.painted.clear()
+        opening = OpeningScreen(where)
+        self.openings += 1
+        mode = f"opening{self.openings}"
+        self.add_mode(mode, lambda: opening)
+        self.switch_mode(mode)
+        card, self.card_screen, left = self.card_screen, None, self.board_mode
+
+        async def prune() -> None:  # the board's screens (its dialogs, its card screen) go with its mode
+            for gone in [left] + [m for m in self._modes if m.startswith("opening") and m != mode]:
+                if gone in self._modes and gone != self.current_mode:
+                    await self.remove_mode(gone)
+            if card is not None:
+                self.uninstall_screen(card)
+
+        self.call_later(prune)
+        if store is not None:
+
+            def close() -> None:
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and any(not w.is_finished for w in old_workers):
+                    time.sleep(0.05)
+                try:
+                    store.close()
+                except Exception:  # (a store already gone has nothing to close)
+                    pass
+
+            threading.Thread(target=close, name="close the board left", daemon=True).start()
 
     def action_done(self, result, done) -> None:
         """An operator the person ran returned: apply the cards it returned at
@@ -828,7 +1046,8 @@ class LoopxApp(App[int]):
             except LoopxError as err:
                 self.call_from_thread(self.refuse, err.message, err.hint)
                 return
-            self.call_from_thread(self.push_screen, EditCardModal(card, blink=self.background), chosen)
+            if reader is self.reader:  # (still this board)
+                self.call_from_thread(self.push_screen, EditCardModal(card, blink=self.background), chosen)
 
         self.run_worker(read, thread=True, group="reads", name="read a card to edit", exit_on_error=False)
 
@@ -956,7 +1175,8 @@ class LoopxApp(App[int]):
             except LoopxError as err:
                 self.call_from_thread(self.refuse, err.message, err.hint)
                 return
-            self.call_from_thread(self.show_card, card)
+            if reader is self.reader:  # (still this board)
+                self.call_from_thread(self.show_card, card)
 
         self.run_worker(read, thread=True, group="reads", name="read a card", exit_on_error=False)
 
@@ -1051,6 +1271,11 @@ class LoopxApp(App[int]):
             yield SystemCommand("Board: add a card", "A new card (validated like `loopx card add`)", self.new_card)
             yield SystemCommand(
                 "Board: timeline", "Turns, gate waits, pauses and burn of the whole board", self.open_timeline
+            )
+            yield SystemCommand(
+                "Boards: every board you have",
+                "What needs you on each; Enter switches this pane to one (B)",
+                lambda: self.post_message(BoardsWanted()),
             )
             yield SystemCommand(
                 "Gates: answer waiting gates", "One at a time: y approve, n reject, A remember", self.gates.show_all

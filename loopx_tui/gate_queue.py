@@ -51,6 +51,7 @@ class GateQueue:
         self.deferred: set[int] = set()
         self.modal: GateDialog | None = None  # the dialog on screen
         self._fetching: int | None = None  # a brief being read
+        self.closed = False  # the pane left this board (another board's queue took over)
 
     @property
     def on_screen(self) -> bool:
@@ -153,6 +154,8 @@ class GateQueue:
         )
 
     def _fetched(self, gid: int, brief, error: str | None, asked: bool) -> None:
+        if self.closed:  # (the pane left this queue's board meanwhile: its gates are not this board's)
+            return
         self._fetching = None
         app = self.app
         if error is not None:

@@ -31,6 +31,10 @@ def run_board(location: BoardLocation) -> int:
         app = LoopxApp(location)  # it says why, on its "No LoopX board here" screen
     else:
         app = board_app(location, store)
+    if location.exists:
+        from loopx_core.store.known_boards import remember
+
+        remember(location)  # one of the person's boards (`B` on the board, `loopx boards`)
     code = app.run()
     _close(app)
     return int(code if isinstance(code, int) else app.exit_code)

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from loopx_core.authority.verify import Report
     from loopx_core.authority.witness import Gone
     from loopx_core.ops.board_pages import Page
+    from loopx_core.ops.my_boards import BoardStanding
     from loopx_core.store.backends import Store
+    from loopx_core.store.known_boards import KnownBoard
 
 
 class Request(Message):
@@ -198,6 +200,25 @@ class OpenTimeline(Request):
     """``t``: the trajectory of one card, or of the whole board (None)."""
 
     card_id: int | None = None
+
+
+@dataclass
+class BoardsWanted(Request):
+    """``B``: the person's boards, each with what needs them there."""
+
+
+@dataclass
+class BoardsSurveyed(Message):
+    """Every board of the person's list was read (in a worker): what needs them on each."""
+
+    standings: list[BoardStanding]
+
+
+@dataclass
+class SwitchBoard(Request):
+    """Enter in the boards list: this pane shows that board now."""
+
+    board: KnownBoard
 
 
 @dataclass

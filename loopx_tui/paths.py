@@ -22,6 +22,7 @@ STYLE_FILES = (
     "no_board.tcss",
     "confirm.tcss",
     "timeline.tcss",
+    "boards.tcss",
 )
 
 

@@ -58,6 +58,19 @@ def open_store(location: BoardLocation) -> Store:
     return store
 
 
+def survey_boards(wait: float | None = None) -> list:
+    """The person's boards (``store/known_boards``) and what needs them on each
+    (``ops/my_boards.survey``: every board at once, bounded by one deadline).
+    Kept as they are (a path opens its board): whoever shows a name or path
+    makes it terminal-safe and shows it as text, never markup."""
+    from loopx_core.ops import my_boards
+    from loopx_core.store import known_boards
+
+    off_ui_thread("reading your boards")
+    found = my_boards.survey(known_boards.known(), my_boards.WAIT if wait is None else wait)
+    return found
+
+
 def _kept(report) -> tuple:
     """``report`` with its first ``PROBLEMS_KEPT`` problems (its ``first`` among them), and how many it had."""
     first = report.first

@@ -48,6 +48,9 @@ class Standing(NamedTuple):
     refusal: str | None = None  # why the person's actions are refused (None: they are not)
     person: str | None = None  # whose key signs what is decided here
     waiting: tuple[int, ...] = ()  # the gates waiting behind the person's typing, in order
+    # What needs the person on all their boards (this one included) and on how
+    # many boards: None while they have one board only (``B`` lists them).
+    everywhere: tuple[int, int] | None = None
 
 
 class Drop(NamedTuple):

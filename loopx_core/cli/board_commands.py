@@ -60,6 +60,9 @@ def cmd_init(ctx: Context) -> Outcome:
 
         person, key_note = person_for_init(args)
         store, created = init_board(location, objective, person, test_board=args.test_board)
+        from ..store.known_boards import remember
+
+        remember(store.location)  # one of the person's boards from now on (`loopx boards`, `B` on the board)
         ctx._person = person.named(store.trust().people[person.fingerprint].name)
         text = f"{'created' if created else 'using'} board {location.describe()}"
         if store.location.checkout is not None:
@@ -93,6 +96,84 @@ def cmd_init(ctx: Context) -> Outcome:
     else:
         text += '\nnext: register an agent (`loopx agent add claude-1`) and add a card (`loopx card add "TITLE"`)'
     return Outcome(data, 0, text)
+
+
+def cmd_boards(ctx: Context) -> Outcome:
+    """The person's boards and what needs them on each (issue #42); ``forget PATH`` removes one from the list."""
+    from ..shapes.errors import InvalidInput, NotFound
+    from ..store import known_boards
+
+    args = ctx.args
+    if args.action is None and args.path is not None:
+        raise UsageError(
+            f"unknown words after `loopx boards`: {args.path[:80]!r}",
+            "`loopx boards` lists your boards; `loopx boards forget PATH` removes one",
+        )
+    if args.action == "forget":
+        if not args.path:
+            raise UsageError(
+                "forget which board?", "`loopx boards forget PATH` (its file, project folder, URL or name)"
+            )
+        gone = known_boards.forget(args.path)
+        if gone is None:
+            raise NotFound(
+                f"no board {args.path[:200]!r} in your list",
+                "`loopx boards` lists them (a board is named by its file, project folder, URL or name)",
+                code="unknown_board",
+            )
+        return Outcome(
+            {"forgotten": gone.to_json()},
+            0,
+            f"forgot {gone.name} ({gone.target}); the board itself is untouched — opening it remembers it again",
+        )
+    wait = args.wait
+    if not (0 < wait <= 30):
+        raise InvalidInput(f"--wait {wait:g} is out of range", "seconds, more than 0 and at most 30")
+    from ..ops.my_boards import survey
+
+    boards = known_boards.known()
+    here = _here_target()
+    standings = survey(boards, wait)
+    total = sum(s.total for s in standings)
+    data = {
+        "boards": [dict(s.to_json(), here=s.board.target == here) for s in standings],
+        "needs_you": total,
+        "list": str(known_boards.list_path()),
+    }
+    if not boards:
+        return Outcome(data, 0, "no boards yet: `loopx init` in a project makes one (and remembers it here)")
+    lines = []
+    for s in standings:
+        mark = "*" if s.board.target == here else " "
+        what = (
+            f"{s.total} need{'s' if s.total == 1 else ''} you ({s.needs.words()})"
+            if s.needs is not None and s.total
+            else ("nothing needs you" if s.needs is not None else f"{s.state}: {s.why}")
+        )
+        where = (
+            f"{s.board.checkout} · {s.board.target}" if s.board.kind == "team" and s.board.checkout else s.board.target
+        )
+        lines.append(
+            f"{mark} {render.one_line(s.board.name):<20} {s.board.kind:<5} {what}\n    {render.one_line(where)}"
+        )
+        lines.extend(f"    ⚑ {render.one_line(waiting)}" for waiting in s.first)
+    plural = "s" if len(boards) != 1 else ""
+    lines.append(f"{total} need{'s' if total == 1 else ''} you across {len(boards)} board{plural} (* this folder's)")
+    return Outcome(data, 0, "\n".join(lines))
+
+
+def _here_target() -> str | None:
+    """The list's entry for the board this folder uses (None: none here, or not one the list could hold)."""
+    from ..store.discovery import discover
+    from ..store.known_boards import entry_for
+
+    try:
+        location = discover()
+    except Exception:  # (a malformed LOOPX_DB: no board here)
+        return None
+    if location.source == "none":
+        return None
+    return entry_for(location).target
 
 
 def _in_a_workspace(runtime: str, agent: str | None) -> str:

@@ -231,6 +231,19 @@ DECLARED: tuple = (
     ),
     Verb("where", None, "print which board this folder uses and why", (), _BOARDS + "cmd_where"),
     Verb(
+        "boards",
+        None,
+        "list your boards (every board `loopx init` made or the board opened here) and what needs you on each",
+        (
+            arg("action", nargs="?", choices=["forget"], help="forget: remove PATH from your list (the board is kept)"),
+            arg("path", nargs="?", metavar="PATH", help="with forget: the board's file, project folder, URL or name"),
+            arg("--wait", type="float", default=2.0, metavar="S", help="seconds to wait for slow boards (default 2)"),
+        ),
+        _BOARDS + "cmd_boards",
+        human=True,
+        probe=False,
+    ),
+    Verb(
         "completion",
         None,
         "print the shell completion script for bash, zsh or fish (see README: Shell completion)",
@@ -1221,6 +1234,7 @@ HELP_ORDER = (
     "init",
     "where",
     "board",
+    "boards",
     "demo",
     "agent",
     "card",

@@ -12,6 +12,7 @@ from textual.widgets import Input
 
 from ..messages import (
     BoardShown,
+    BoardsWanted,
     BudgetWanted,
     CardDropped,
     CardSelected,
@@ -60,6 +61,13 @@ class BoardScreen(Screen):
             "Workspaces",
             show=False,
             tooltip="each card's git worktree: size, age, may it go; the total against your cap",
+        ),
+        Binding(
+            "B",
+            "boards",
+            "Boards",
+            show=False,
+            tooltip="your boards (every project, local and team) and what needs you on each; Enter switches this pane",
         ),
         Binding("T", "tries", "Tries", show=False, tooltip="the selected card's tries side by side; k keeps one"),
         Binding("v", "toggle_view", "View", tooltip="columns by status ⇄ one column per agent (plus Unassigned)"),
@@ -221,6 +229,7 @@ class BoardScreen(Screen):
                 person=standing.person,
                 runners=running,
                 waiting=standing.waiting,
+                everywhere=standing.everywhere,
             )
 
     def show_banner(self, text: str | None) -> None:
@@ -410,6 +419,9 @@ class BoardScreen(Screen):
 
     def action_timeline(self) -> None:
         self.app.post_message(OpenTimeline(None))
+
+    def action_boards(self) -> None:
+        self.app.post_message(BoardsWanted())
 
     def action_workspaces(self) -> None:
         self.app.post_message(OpenWorkspaces())

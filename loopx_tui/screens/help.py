@@ -32,6 +32,7 @@ MOUSE = (
         "drag its thumb to scroll; click above or below it for a page (PgUp / PgDn); the wheel scrolls too",
     ),
     ("+N more (a column's foot)", "click: the next cards (↓ past the last one)"),
+    ("click a board (B's list)", "switch this pane to it (Enter)"),
 )
 
 FILTER = (
@@ -65,6 +66,7 @@ def _section(app, bindings) -> Table:
 
 
 def help_renderables(app) -> list:
+    from ..modals.boards import BoardsModal
     from ..modals.confirm import ConfirmModal
     from ..modals.gate import GateModal
     from ..widgets.diff_view import DiffView
@@ -85,6 +87,7 @@ def help_renderables(app) -> list:
         ("Timeline", TimelineScreen.BINDINGS),
         ("Tries", TriesScreen.BINDINGS),
         ("Workspaces", WorkspacesScreen.BINDINGS),
+        ("Your boards ( B )", BoardsModal.BINDINGS),
         ("Cancelling a card", ConfirmModal.BINDINGS),
     ):
         out.append(Text(f"\n{title}", style="bold underline"))

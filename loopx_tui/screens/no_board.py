@@ -12,6 +12,8 @@ from textual.widgets import Static
 from loopx_core.shapes.errors import LoopxError
 from loopx_core.store.discovery import BoardLocation
 
+from ..messages import BoardsWanted
+
 
 def no_board_text(error: LoopxError, location: BoardLocation | None) -> Text:
     text = Text()
@@ -27,17 +29,23 @@ def no_board_text(error: LoopxError, location: BoardLocation | None) -> Text:
     text.append("loopx demo\n", style="bold")
     if error.hint and "init" not in error.hint:
         text.append(f"\n→ {error.hint}\n", style="dim")
-    text.append("\nq quits", style="dim")
+    text.append("\nB your other boards   ·   q quits", style="dim")
     return text
 
 
 class NoBoardScreen(Screen):
-    BINDINGS = [Binding("q,escape", "app.quit", "Quit", show=True)]
+    BINDINGS = [
+        Binding("q,escape", "app.quit", "Quit", show=True),
+        Binding("B", "boards", "Your boards", tooltip="your other boards; Enter opens one in this pane"),
+    ]
 
     def __init__(self, error: LoopxError, location: BoardLocation | None):
         super().__init__()
         self.error = error
         self.location = location
+
+    def action_boards(self) -> None:
+        self.app.post_message(BoardsWanted())
 
     def compose(self) -> ComposeResult:
         with Middle():

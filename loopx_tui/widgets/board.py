@@ -195,7 +195,8 @@ class BoardHeader(Line):
     def __init__(self, **kw):
         super().__init__("", **kw)
         self.note = ""
-        self._parts: tuple = (Text(), "", ())
+        self._parts: tuple = (Text(), "", (), None)
+        self.everywhere: tuple[int, int] | None = None
 
     def show(
         self,
@@ -205,6 +206,7 @@ class BoardHeader(Line):
         person: str | None = None,
         runners: tuple[str, str] = ("", ""),
         waiting: Sequence[int] = (),
+        everywhere: tuple[int, int] | None = None,
     ) -> None:
         """``runners``: the runners' summary, long and short; ``waiting``: the gates
         queued behind the person's typing (named first: never cut at 80 columns)."""
@@ -219,7 +221,13 @@ class BoardHeader(Line):
             lead.append(f" {refusal} ", style="bold reverse")
         elif person:
             lead.append(f" as {person} ", style="dim")  # the key unlocked for this session signs what you decide
-        parts = (lead, model.objective or "", tuple(self._status(model, said, bool(waiting)) for said in runners))
+        self.everywhere = everywhere
+        parts = (
+            lead,
+            model.objective or "",
+            tuple(self._status(model, said, bool(waiting)) for said in runners),
+            everywhere,
+        )
         if parts != self._parts:
             self._parts = parts
             self.refresh()
@@ -234,6 +242,9 @@ class BoardHeader(Line):
             status.append(f"  ⚑ {gates} gate{'s' if gates != 1 else ''}", style="bold yellow")
         if needs:
             status.append(f"  {needs} need you", style="yellow")
+        if self.everywhere is not None:  # every board of the person's, this one included (B lists them)
+            total, boards = self.everywhere
+            status.append(f"  Σ{total} on {boards} boards (B)", style="bold magenta" if total else "dim")
         if runners:
             status.append(f"  {runners}", style="cyan")
         status.append(f"  view:{model.mode}", style="dim")
@@ -246,7 +257,7 @@ class BoardHeader(Line):
         return status
 
     def render(self) -> Text:
-        lead, objective, statuses = self._parts
+        lead, objective, statuses, _ = self._parts
         width = self.size.width
         text = lead.copy()
         status = next(

@@ -92,6 +92,7 @@ ARGV = {
     ("phone", "pair"): ["phone", "pair", "--port", "0", "--expires", "2s"],
     ("phone", "revoke"): ["phone", "revoke", "wa:0"],
     ("serve", None): ["serve", "--port", "0"],
+    ("boards", None): ["boards", "forget", "project"],  # the person's list of boards, read or changed
 }
 
 

@@ -18,13 +18,16 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 from ..rules import ids
 from ..rules.holding import MERGE_GATE
 from ..store.known_boards import KnownBoard
 from .gate_rows import RUNTIME
+
+# A read of one board: ``query(sql)`` -> its rows.
+Query = Callable[[str], Sequence[Sequence[Any]]]
 
 WAIT = 2.0  # seconds the whole survey waits for the slowest board
 CONNECT_TIMEOUT = 5  # seconds libpq tries to reach a team board's server
@@ -92,13 +95,13 @@ def needs_of(pending_kinds: Iterable[str], paused: int) -> Needs:
     return Needs(sum(by_kind.values()), merges, questions, paused)
 
 
-def needs_you(query) -> Needs:
+def needs_you(query: Query) -> Needs:
     """The four counts, from ``query(sql) -> rows`` on one board."""
     kinds = [str(kind) for kind, n in query(GATES_SQL) for _ in range(int(n))]
     return needs_of(kinds, int(query(PAUSED_SQL)[0][0] or 0))
 
 
-def first_waiting(query) -> tuple[str, ...]:
+def first_waiting(query: Query) -> tuple[str, ...]:
     """The first ``SHOWN`` things waiting for the person, oldest first: each
     pending gate (what it is, its card, its question) and each paused card.
     As the board stores them (an agent's words): whoever shows them makes them
@@ -112,7 +115,7 @@ def first_waiting(query) -> tuple[str, ...]:
     return tuple(text[:200] for text in said[:SHOWN])
 
 
-def _read(query) -> tuple[Needs, tuple[str, ...]]:
+def _read(query: Query) -> tuple[Needs, tuple[str, ...]]:
     return needs_you(query), first_waiting(query)
 
 
@@ -173,7 +176,9 @@ _READING: dict[str, threading.Thread] = {}  # the boards whose reading is still 
 _READING_LOCK = threading.Lock()
 
 
-def survey(boards: list[KnownBoard], wait: float = WAIT, read=None) -> list[BoardStanding]:
+def survey(
+    boards: list[KnownBoard], wait: float = WAIT, read: Callable[[KnownBoard, float], BoardStanding] | None = None
+) -> list[BoardStanding]:
     """Every board's standing, in the list's order, within ``wait`` seconds in all
     (``read(board, timeout)``: ``standing``, unless a caller reads otherwise)."""
     read = read or standing

@@ -121,7 +121,7 @@ def refuse_uncommitted(store: Store, card_id: int) -> None:
     """A card whose workspace holds uncommitted work is not finished: the
     person merges commits, so a done would leave that work behind unseen —
     on a card with no commit it would even finish as if nothing were made.
-    Refused (exit 5, ``uncommitted``) naming the paths, the store unchanged;
+    Refused (exit 5, ``uncommitted_work``) naming the paths, the store unchanged;
     the agent commits them on the card's branch or removes them."""
     found = workspaces.uncommitted(store, card_id)
     if found is None:
@@ -134,7 +134,7 @@ def refuse_uncommitted(store: Store, card_id: int) -> None:
     raise Conflict(
         f"{key}'s workspace holds uncommitted work: {named}; {key} stays as it is (the person merges commits: this work would be left behind)",
         f"commit it on the card's branch (`git add -A && git commit -m …` in {path}) or remove what is not part of the work, then run `loopx done {key}` again",
-        code="uncommitted",
+        code="uncommitted_work",
         data={"workspace": path, "paths": left},
     )
 

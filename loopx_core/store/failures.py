@@ -319,7 +319,9 @@ def board_lost(exc: BaseException) -> bool:
     """The board's server went away under this call (a PostgreSQL restart):
     the driver says so, or the store already said it (``uncommitted``: cut off
     before its commit; ``board_unreachable``: not back, or cut off at COMMIT)."""
-    return getattr(exc, "code", None) in ("uncommitted", "board_unreachable") or connection_lost(exc)
+    # (by class and code: a refusal's code, e.g. done's ``uncommitted_work``, is not the store's)
+    lost = isinstance(exc, BoardError) and exc.code in ("uncommitted", "board_unreachable")
+    return lost or connection_lost(exc)
 
 
 def may_run_again(exc: BaseException, *, reads_only: bool, idempotent: bool) -> bool:
@@ -332,7 +334,7 @@ def may_run_again(exc: BaseException, *, reads_only: bool, idempotent: bool) -> 
     answered, with the hint to retry under the same op id."""
     if not board_lost(exc):
         return False
-    return reads_only or idempotent or getattr(exc, "code", None) == "uncommitted"
+    return reads_only or idempotent or (isinstance(exc, BoardError) and exc.code == "uncommitted")
 
 
 def first_line(exc: BaseException) -> str:

@@ -26,7 +26,7 @@ def test_an_untracked_file_refuses_done_naming_it_and_a_commit_lets_it_finish(re
     (tree / "out" / "result.txt").write_text("ok\n")  # made, never committed (the agent's commit failed)
     worked(repo, "LX-1", "a1", "wrote the result")
     err = refused(repo, 5, "done", "LX-1", "--summary", "finished", agent="a1")
-    assert err["code"] == "uncommitted", err
+    assert err["code"] == "uncommitted_work", err
     assert (
         "out/result.txt" in err["message"] and "git add -A && git commit" in err["hint"] and str(tree) in err["hint"]
     ), err
@@ -46,7 +46,7 @@ def test_an_edited_tracked_file_refuses_done_and_removing_the_edit_lets_it_finis
     (tree / "app.py").write_text("print('hello, world')\n")  # edited after the commit
     worked(repo, "LX-1", "a1", "greets")
     err = refused(repo, 5, "done", "LX-1", "--summary", "greets", agent="a1")
-    assert err["code"] == "uncommitted" and "app.py" in err["message"], err
+    assert err["code"] == "uncommitted_work" and "app.py" in err["message"], err
     assert "gate_asked" not in kinds(repo, "LX-1")
     git(tree, "checkout", "--", ".")  # the agent drops the edit: what is committed is the work
     assert repo.ok("done", "LX-1", "--summary", "greets", agent="a1")["card"]["status"] == "waiting"
@@ -80,5 +80,21 @@ async def test_the_mcp_done_refuses_uncommitted_work_too(repo_team):
     async with mcp(repo, "a1", Path(tree)) as client:
         result = await client.call_tool("done", {"card": "LX-1", "summary": "finished"})
     said = result.content[0].text
-    assert result.is_error and "[uncommitted]" in said and "result.txt" in said, said
+    assert result.is_error and "[uncommitted_work]" in said and "result.txt" in said, said
     assert repo.snapshot() == before
+
+
+def test_a_refusal_is_never_taken_for_the_board_going_away():
+    """``loopx mcp`` runs a call again while the board's server is away (a
+    PostgreSQL restart) and the runner begins its loop again: both read that
+    from the store's errors. A refusal is answered at once: done's
+    ``uncommitted_work`` once shared the store's ``uncommitted`` code, and the
+    MCP ``done`` was run again for a minute before the agent heard why."""
+    from loopx_core.shapes.errors import BoardError, Conflict
+    from loopx_core.store.failures import board_lost, may_run_again
+
+    refusal = Conflict("LX-1's workspace holds uncommitted work", "commit it", code="uncommitted")
+    assert not board_lost(refusal)
+    assert not may_run_again(refusal, reads_only=False, idempotent=False)
+    cut_off = BoardError("lost the connection before its commit", "retry", code="uncommitted")
+    assert board_lost(cut_off) and may_run_again(cut_off, reads_only=False, idempotent=False)

@@ -258,7 +258,10 @@ class BoardScreen(Screen):
         return box
 
     def tick(self) -> None:
-        self.board.tick()
+        board = next(iter(self.query(BoardView)), None)
+        if board is None:  # (not composed yet, or being taken down: the pane is opening or switching boards)
+            return
+        board.tick()
         if self.model.runners:
             self.refresh_header()  # (a runner's heartbeat ages: the header's count of gone ones follows the clock)
 

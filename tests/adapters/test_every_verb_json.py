@@ -106,6 +106,7 @@ def scenario(tmp: Path) -> list[tuple[tuple[str, str | None], list[str], dict]]:
             {},
         ),
         (("watch", None), ["watch", "--once"], {}),
+        (("boards", None), ["boards"], {}),
         (("phone", "list"), ["phone", "list"], {}),
         (("phone", "pair"), ["phone", "pair", "--expires", "soon"], {}),  # not a duration: refused, as JSON
         (("phone", "revoke"), ["phone", "revoke", "wa:0000"], {}),  # no such device: refused, as JSON

@@ -143,7 +143,9 @@ def advance(board_uid: str, new: Head, *, replace: bool = False) -> None:
 
     folder = config_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with _locked(os.path.join(str(folder), ANCHOR_FILE + ".lock")):
+    from ..rules.file_lock import locked
+
+    with locked(os.path.join(str(folder), ANCHOR_FILE + ".lock")):
         doc = _read_all()
         old = doc.get(board_uid)
         if not replace and isinstance(old, dict) and isinstance(old.get("seq"), int) and old["seq"] >= new.seq:
@@ -156,25 +158,6 @@ def advance(board_uid: str, new: Head, *, replace: bool = False) -> None:
             json.dump(doc, fh, indent=1)
             fh.write("\n")
         os.replace(tmp, path)
-
-
-class _locked:
-    """An exclusive lock on a file, for the length of a ``with``."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def __enter__(self) -> _locked:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            import fcntl
-        except ImportError:  # Windows: os.replace is still atomic; two writers may lose an update
-            return self
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)  # (closing releases the lock)
 
 
 HELD = 16  # events a process remembers acting on (its newest controls)

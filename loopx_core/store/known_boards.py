@@ -7,8 +7,8 @@ The list is ``boards.json`` in the person's LoopX folder
 hook keeps from every agent, so no agent can plant a board in it). A local
 board is remembered by its file; a team board by its URL with any password
 left out (libpq finds it in ``~/.pgpass`` or ``PGPASSWORD``) and this
-machine's checkout of it. Each write replaces the file whole (a temporary file,
-then ``os.replace``) under an advisory lock; a damaged file reads as empty and
+machine's checkout of it. Each write replaces the file whole (``keys.write``)
+under an advisory lock (``rules/file_lock``); a damaged file reads as empty and
 is rewritten on the next remember. At most ``MAX`` boards, the least recently
 opened forgotten first."""
 
@@ -17,13 +17,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from ..rules.file_lock import locked
 from ..rules.person_folder import person_folder
 from .discovery import BoardLocation, parse_target
 
@@ -150,32 +148,13 @@ def match(boards: list[KnownBoard], text: str) -> KnownBoard | None:
 
 
 def _write(boards: list[KnownBoard]) -> None:
-    path = list_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    doc = {"boards": [dict(b.to_json(), seen=b.seen) for b in boards]}
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".boards-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(doc, out, indent=1)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    from ..authority.keys import write  # (replaced whole, readable by its owner only)
+
+    write(list_path(), {"boards": [dict(b.to_json(), seen=b.seen) for b in boards]})
 
 
-@contextmanager
-def _locked() -> Iterator[None]:
+def _locked() -> locked:
     """One writer at a time (two boards opening at once both stay in the list)."""
-    path = list_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        import fcntl
-    except ImportError:  # (no advisory locks here: the last writer wins)
-        yield
-        return
-    with open(path.parent / ".boards.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    folder = list_path().parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return locked(str(folder / ".boards.lock"))

@@ -165,27 +165,31 @@ async def test_a_board_that_is_gone_is_shown_gone_and_not_opened(two_boards, tes
 async def test_an_unreachable_board_never_freezes_the_pane(two_boards, tester, monkeypatch):
     """A board that does not answer (a PostgreSQL server that is down) is
     unreachable after the survey's deadline; the pane answers keys meanwhile."""
-    import time
+    import threading
 
     from loopx_core.ops import my_boards
 
     alpha, _beta = two_boards
     real = my_boards.standing
+    hung = threading.Event()  # beta answers only once the test is over
 
     def slow(board, timeout):
         if board.name == "beta":
-            time.sleep(5)
+            hung.wait(120)
         return real(board, timeout)
 
     monkeypatch.setattr(my_boards, "standing", slow)
     monkeypatch.setattr(my_boards, "WAIT", 0.5)
     app = _app(alpha, tester)
-    async with app.run_test(size=(160, 30)) as pilot:
-        await pilot.press("v")  # (keys go on while the survey waits)
-        assert app.model.mode == "owner"
-        await _surveyed(app, pilot)
-        beta = next(s for s in app.my_boards if s.board.name == "beta")
-        assert beta.state == "unreachable" and "no answer within 0.5 s" in beta.why
+    try:
+        async with app.run_test(size=(160, 30)) as pilot:
+            await pilot.press("v")  # (keys go on while the survey waits)
+            assert app.model.mode == "owner"
+            await _surveyed(app, pilot)
+            beta = next(s for s in app.my_boards if s.board.name == "beta")
+            assert beta.state == "unreachable" and "no answer within 0.5 s" in beta.why
+    finally:
+        hung.set()
 
 
 async def test_names_are_text_never_markup(tmp_path, monkeypatch, tester):

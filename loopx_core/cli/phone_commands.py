@@ -13,6 +13,10 @@ from ..rules.text import terminal_safe
 from ..shapes.errors import UsageError
 from . import Context, Outcome
 
+TYPE_CHECKING = False  # (annotations only)
+if TYPE_CHECKING:
+    from ..adapters.phone_server import Pairing, PhoneServer
+
 
 def _origin(origin: str | None) -> str | None:
     if origin is None:
@@ -29,12 +33,12 @@ def _origin(origin: str | None) -> str | None:
     return origin.rstrip("/")
 
 
-def _listen(ctx: Context, pairing: object | None = None) -> object:
+def _listen(ctx: Context, pairing: Pairing | None = None) -> PhoneServer:
     from ..adapters.phone_server import PhoneServer
 
     a = ctx.args
     try:
-        return PhoneServer(ctx.store, a.host, a.port, _origin(a.origin), pairing)  # type: ignore[arg-type]
+        return PhoneServer(ctx.store, a.host, a.port, _origin(a.origin), pairing)
     except OSError as err:
         raise UsageError(
             f"cannot listen on {a.host}:{a.port}: {err.strerror or err}",
@@ -43,7 +47,7 @@ def _listen(ctx: Context, pairing: object | None = None) -> object:
 
 
 def cmd_phone_pair(ctx: Context) -> Outcome:
-    from ..adapters.phone_server import Pairing, PhoneServer
+    from ..adapters.phone_server import Pairing
     from ..ops import phones
     from ..rules.durations import parse_duration
 
@@ -62,9 +66,7 @@ def cmd_phone_pair(ctx: Context) -> Outcome:
         return phones.pair(ctx.store, person, credential_id, public_key, count, server.rp_id, server.origin, label)
 
     pairing = Pairing(token, time.time() + expires, person.name, person.fingerprint.encode(), finish)
-    server = _listen(ctx, pairing)
-    assert isinstance(server, PhoneServer)
-    box["server"] = server
+    server = box["server"] = _listen(ctx, pairing)
     url = f"{server.origin}/pair#t={token}"
     import segno
 
@@ -115,11 +117,8 @@ def cmd_phone_revoke(ctx: Context) -> Outcome:
 
 
 def cmd_serve(ctx: Context) -> int:
-    from ..adapters.phone_server import PhoneServer
-
     ctx.refuse_agent("serve the phone's page")
     server = _listen(ctx)
-    assert isinstance(server, PhoneServer)
     print(f"serving what needs you at {server.url} (Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)

@@ -15,8 +15,9 @@ import sys
 import time
 from contextlib import redirect_stderr, redirect_stdout
 
-# Surfaces that run until stopped, and the verbs that replace the tester's own
-# key file (the session's key) — not fuzzed; their inputs are tested elsewhere.
+# Surfaces that run until stopped (a phone's pairing waits for the phone until it
+# expires), and the verbs that replace the tester's own key file (the session's
+# key) — not fuzzed; their inputs are tested elsewhere (tests/phone for the phone's).
 SKIPPED = {
     ("board", None),
     ("demo", None),
@@ -24,6 +25,8 @@ SKIPPED = {
     ("mcp", None),
     ("hook", None),
     ("run", None),
+    ("serve", None),
+    ("phone", "pair"),
     ("key", "init"),
     ("key", "passphrase"),
     ("key", "trust"),

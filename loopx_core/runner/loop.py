@@ -286,6 +286,8 @@ class Runner:
 
     def _loop(self) -> tuple[str, str | None]:
         """Returns why the runner stops, and how the turn in flight then ended (if one was)."""
+        from ..store.failures import board_lost
+
         while True:
             self._news()  # what happened since the last look, a person's control among it
             why = self._why_stop()
@@ -313,6 +315,8 @@ class Runner:
                 try:
                     space = self._workspace(card)
                 except LoopxError as err:  # no turn outside the card's workspace: its isolation
+                    if board_lost(err):
+                        raise  # the board's server went away, not the workspace: begin again once it is back
                     self._no_workspace(card, err)
                     continue
                 outcome = self._turn(card, space)

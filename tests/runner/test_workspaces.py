@@ -110,6 +110,26 @@ def test_a_refused_workspace_runs_no_turn_and_the_runner_retries_once_the_person
     assert repo_team.cli("verify").code == 0
 
 
+def test_a_workspace_open_the_boards_restart_cut_off_keeps_the_card_and_runs_its_turn(repo_team, watch):
+    """#42: the server going away under the open is not the workspace refused:
+    the runner does not give the card back (another host would take it), it
+    begins its loop again once the board is back and works the card it holds."""
+    repo_team.ok("card", "add", "one")
+    argv = [sys.executable, str(HERE / "cut_off_open.py"), "run", "--agent", "a1", "--runtime", "shell"]
+    env = dict(os.environ, LOOPX_DB=repo_team.url)
+    env.pop("LOOPX_AGENT", None)
+    runner = watch.spawn("a1", [*argv, "--turns", "1", "--", *TURN, "edit"], env, repo_team.root)
+    assert watch.ended(runner) == 0, watch.explain()
+    assert "the board went away under the runner" in watch.explain()
+    (started,) = watch.events("turn_started")
+    assert not [e for e in watch.events("released") if e.seq < started.seq]  # (it gives it back as it stops)
+    assert not any("no workspace" in (e.data.get("detail") or "") for e in watch.events("runner_state"))
+    assert len(watch.events("claimed")) == 1  # the one claim, worked
+    (ev,) = [e for e in watch.evidence("LX-1") if e["summary"].startswith("read back")]
+    assert ev["extra"]["code"]["branch"] == "loopx/LX-1"  # in its workspace, opened the second time
+    assert repo_team.cli("verify").code == 0
+
+
 def test_a_repository_without_a_commit_yet_runs_the_turn_in_the_project_folder(team, watch):
     git(team.root, "init", "-q", "-b", "main")
     (team.root / ".git" / "info" / "exclude").write_text(".loopx/\n")

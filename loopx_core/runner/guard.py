@@ -156,17 +156,26 @@ def main(argv: list[str]) -> int:
     if not linux:
         os.execvp(command[0], command)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    # A stop (the runner's, or its death) that comes before the runtime runs is
+    # held until the guard waits on it: raised anywhere before, it would end
+    # the guard and leave a just-forked runtime free (seen under load: a killed
+    # runner's turn went on and wrote back).
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     for sig in STOPS:
         signal.signal(sig, _on_stop)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the runner died before PDEATHSIG was armed: no turn
         return 128 + signal.SIGTERM
+    guard = os.getpid()
     pid = os.fork()
     if pid == 0:  # the runtime: default signals, dies with the guard
         try:
             for sig in STOPS:
                 signal.signal(sig, signal.SIG_DFL)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != guard:  # the guard died before that was armed: no turn
+                os._exit(128 + signal.SIGKILL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # (exec keeps the mask: a held stop ends it here)
             os.execvp(command[0], command)
         except BaseException as exc:
             sys.stderr.write(f"cannot start {command[0]}: {getattr(exc, 'strerror', None) or exc}\n")
@@ -174,6 +183,7 @@ def main(argv: list[str]) -> int:
             os._exit(127)
     status = None
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # a stop held meanwhile is raised here, as Stop
         while status is None:  # (reaping, meanwhile, what the runtime's tree leaves to us)
             ended, how = os.waitpid(-1, 0)
             if ended == pid:

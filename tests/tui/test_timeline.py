@@ -89,7 +89,7 @@ async def test_closed_timelines_let_their_plots_and_trajectories_go(make_app):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         opened = []  # per opening: the screen and its two plots
-        for _ in range(5):
+        for _ in range(8):
             await pilot.press("t")
             await app.reads_idle()
             await pilot.pause()
@@ -99,18 +99,23 @@ async def test_closed_timelines_let_their_plots_and_trajectories_go(make_app):
             del plots
             await pilot.press("escape")
             await pilot.pause()
+
         # A closed screen is let go once Textual has pruned it and its timers and
-        # the last read's worker have ended: on a busy machine, some passes of the
-        # event loop later. A leak keeps them for good; this waits, bounded, for
-        # the older openings to go (the last ones may still be referred to by the
-        # event loop's context: what is kept must not grow with the openings).
+        # its read have ended: on a busy machine, some passes of the event loop
+        # later. The last openings may still be referred to by the event loop's
+        # context (on Python 3.13 one more was seen kept): what is kept must not
+        # grow with the openings. A leak keeps all eight; this waits, bounded,
+        # until at most three are left.
+        def kept() -> list[int]:
+            return [n for n, refs in enumerate(opened) if any(ref() is not None for ref in refs)]
+
         for _ in range(100):
             await app.reads_idle()
             gc.collect()
-            if all(ref() is None for refs in opened[:-2] for ref in refs):
+            if len(kept()) <= 3:
                 break
             await pilot.pause(0.05)
-        assert [[ref() for ref in refs] for refs in opened[:-2]] == [[None] * 3] * 3
+        assert len(kept()) <= 3, f"openings still kept: {kept()} of {len(opened)}"
 
 
 async def test_t_on_a_card_shows_its_timeline(make_app):

@@ -93,7 +93,7 @@ def charge_usage(
         touch(card, now)
         return evidence_view(row), card_view(card), True
 
-    return store.run(body)
+    return store.run(body, card=card_id)
 
 
 def previous_through(store: Store, agent: str, session: str, transcript: str) -> tuple[str | None, dict[str, dict]]:

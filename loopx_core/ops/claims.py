@@ -257,7 +257,7 @@ def heartbeat(store: Store, card_id: int, agent: str, lease_token: int | None = 
         )
         return card_view(card)
 
-    return store.run(body)
+    return store.run(body, card=card_id)
 
 
 def monitor(store: Store, card_id: int, agent: str, every: float, lease_token: int | None = None) -> CardView:
@@ -274,4 +274,4 @@ def monitor(store: Store, card_id: int, agent: str, every: float, lease_token: i
         events.emit(f"agent:{agent}", "monitoring", card.id, every=every, next_due=clock.iso(card.monitor_due))
         return card_view(card)
 
-    return store.run(body)
+    return store.run(body, card=card_id)

@@ -55,7 +55,7 @@ def release_on_stop(store: Store, card_id: int, agent: str, why: str) -> CardVie
         release_card(card, f"agent:{agent}", now)
         return card_view(card)
 
-    return store.run(body)
+    return store.run(body, card=card_id)
 
 
 def release(store: Store, card_id: int, agent: str, lease_token: int | None = None) -> CardView:
@@ -67,4 +67,4 @@ def release(store: Store, card_id: int, agent: str, lease_token: int | None = No
         release_card(card, f"agent:{agent}", now)
         return card_view(card)
 
-    return store.run(body)
+    return store.run(body, card=card_id)

@@ -96,7 +96,7 @@ def note(store: Store, agent: str, kind: str, card_id: int | None, **data: objec
     Stop hook's "since when" reads them back, ``_session_mark``)."""
     if kind not in HOOK_NOTES + NOTICES:
         raise ValueError(f"not a hook's note: {kind}")
-    store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data))
+    store.run(lambda: events.emit(f"agent:{agent}", kind, card_id, **data), card=card_id)
 
 
 StopCheck = namedtuple("StopCheck", "card title wrote")
@@ -222,4 +222,4 @@ def check_signed(store: Store, card_id: int) -> CardView:
             touch(card, clock.now())
         return card_view(card)
 
-    return store.run(body)
+    return store.run(body, card=card_id)

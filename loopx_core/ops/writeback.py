@@ -167,4 +167,4 @@ def writeback(
         touch(card, now)
         return evidence_view(row), card_view(card), True
 
-    return store.run(body)
+    return store.run(body, card=card_id)

@@ -232,7 +232,7 @@ class SqliteStore(Store):
             self._db.close()
         self._drop_connection()
 
-    def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
+    def _transaction(self, body: Callable[[], T], *, write: bool, card: int | None = None) -> T:
         token = records.using(self)  # the body's statements run on this store's connection
         try:
             conn = self.connection()

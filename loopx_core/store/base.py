@@ -177,8 +177,14 @@ class Store:
     def _has_foreign_tables(self) -> bool:
         raise NotImplementedError
 
-    def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
+    def _transaction(self, body: Callable[[], T], *, write: bool, card: int | None = None) -> T:
+        """``body`` in one transaction; ``card``: see ``run``."""
         raise NotImplementedError
+
+    def before_append(self) -> None:
+        """An event is about to be appended in this thread's write transaction
+        (``events.emit``): a backend whose card-local writes run side by side
+        (PostgreSQL's) makes the log's append wait its turn here."""
 
     def _savepoint(self, body: Callable[[], T]) -> T:
         raise NotImplementedError
@@ -304,7 +310,15 @@ class Store:
         self._settings = None
 
     # -- transactions ------------------------------------------------------
-    def run(self, body: Callable[[], T]) -> T:
+    def run(self, body: Callable[[], T], *, card: int | None = None) -> T:
+        """``body`` in one write transaction, run again while the board is busy.
+        ``card``: the write touches that card alone — its row, gates, evidence,
+        workspace — besides appending events. Where the backend locks rows
+        (PostgreSQL), such writes on different cards run side by side: each
+        waits for writers of its card and, at its first event, for the log's
+        append; any other write still has the board to itself (DESIGN §3,
+        ``pg.py``). SQLite serialises every writer anyway. Inside a caller's
+        transaction, the caller's lock holds."""
         if self._in_transaction():
             return self._savepoint(body)  # inside the caller's transaction
         if self.refuses_writes is None and self.backend == "sqlite":
@@ -318,7 +332,7 @@ class Store:
             for attempt in range(100_000):  # (bounded by the deadline: LOOPX_LOCK_WAIT)
                 self._lock_waits.setdefault(me, time.monotonic())  # (until the transaction has the lock: ``_locked``)
                 try:
-                    return self._transaction(body, write=True)
+                    return self._transaction(body, write=True, card=card)
                 except BoardError as exc:
                     if exc.code != "uncommitted" or lost >= 3:
                         raise

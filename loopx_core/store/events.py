@@ -63,6 +63,7 @@ def emit(actor: str | Answers, kind: str, card: int | None = None, /, **data: ob
     op_id = _op_id.get()
     if op_id is not None:
         _op_id.set(None)
+    records.current().before_append()  # (a card-local write on PostgreSQL waits here for the log)
     head = records.rows(HEAD_SQL)
     if head:
         seq, prev = head[0][0] + 1, head[0][1]

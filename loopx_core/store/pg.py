@@ -1,12 +1,19 @@
 """The PostgreSQL backend: a shared team board (DESIGN §3).
 
 Only PostgreSQL boards import this module and the psycopg (v3) driver.
-Guarantees match SQLite's: every write transaction first takes one
-transaction-scoped advisory lock, so writers are serialised exactly as SQLite's
-BEGIN IMMEDIATE serialises them. That keeps the event sequence gap-free *in
-commit order* — a reader that has seen ``seq`` N never later finds a smaller
-one committing behind it, which "events since the last seen seq" relies on.
-Card rows are additionally locked (FOR UPDATE) as operators read them.
+Guarantees match SQLite's, with two transaction-scoped advisory locks. A
+write has the board to itself (the *board lock*, exclusive), as SQLite's BEGIN
+IMMEDIATE gives it — except a write that touches one card alone
+(``Store.run(card=…)``: a turn's writeback, heartbeat, release…), which takes
+the board lock shared, then its card's row FOR UPDATE, so such writes on
+different cards run side by side. What stays serial is the log: an event is
+appended only under the *append lock* (``before_append``), held to COMMIT, so
+the sequence stays gap-free *in commit order* — a reader that has seen
+``seq`` N never later finds a smaller one committing behind it, which "events
+since the last seen seq" relies on — and the hash chain has one order.
+Card rows are also locked (FOR UPDATE) as operators read them.
+``LOOPX_PG_WRITES=serial`` gives every write the board alone (the bench's
+"before").
 
 Two clients, one board: a process that has not loaded peewee (every per-turn
 verb, the board's reads) runs its statements on libpq itself (``libpq.py``,
@@ -47,8 +54,9 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-# Any fixed 64-bit key: "LoopX" in ASCII.
-WRITE_LOCK_KEY = 0x4C6F6F7058
+# Any fixed 64-bit keys: "LoopX" in ASCII, and the next one.
+WRITE_LOCK_KEY = 0x4C6F6F7058  # the board lock
+APPEND_LOCK_KEY = WRITE_LOCK_KEY + 1  # the log's append
 
 
 def normalise(url: str) -> str:
@@ -128,14 +136,24 @@ def open_postgres(location: BoardLocation) -> peewee.PostgresqlDatabase:
     return db
 
 
-def take_write_lock(execute: Callable[[str, Params], object]) -> None:
-    """``execute``: a statement runner taking ``?`` placeholders."""
+def take_write_lock(execute: Callable[[str, Params], object], *, shared: bool = False) -> None:
+    """The board lock: exclusive, or ``shared`` for a card-local write.
+    ``execute``: a statement runner taking ``?`` placeholders."""
     from .base import lock_wait
 
-    # Bounded (LOOPX_LOCK_WAIT): a writer that holds the lock long makes this
-    # one fail with "lock timeout", said as such by ``Store.run``.
+    # Bounded (LOOPX_LOCK_WAIT), as every lock this transaction waits for
+    # after it: a writer that holds one long makes this one fail with "lock
+    # timeout", said as such by ``Store.run``.
     execute("SELECT set_config('lock_timeout', ?, true)", (f"{int(lock_wait() * 1000)}ms",))
-    execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
+    if shared:
+        execute("SELECT pg_advisory_xact_lock_shared(?)", (WRITE_LOCK_KEY,))
+    else:
+        execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
+
+
+def card_writes_apart() -> bool:
+    """Card-local writes run side by side (unless ``LOOPX_PG_WRITES=serial``)."""
+    return os.environ.get("LOOPX_PG_WRITES") != "serial"
 
 
 def reset_sequences(db: peewee.Database, models: Sequence[type[peewee.Model]]) -> None:
@@ -169,8 +187,8 @@ def _fast_client_wanted() -> bool:
 class PostgresStore(Store):
     """A PostgreSQL board: one connection per thread, libpq's (fast) until
     something needs the models, then peewee's (psycopg). Every write
-    transaction first takes the board's advisory lock (``take_write_lock``);
-    reads taken "for update" lock their rows."""
+    transaction first takes the board lock (``take_write_lock``), a
+    card-local one shared; reads taken "for update" lock their rows."""
 
     backend = "postgresql"
     locks_rows = True
@@ -310,33 +328,53 @@ class PostgresStore(Store):
         if self._db is not None and not self._db.is_closed():
             self._db.close()
 
-    def _transaction(self, body: Callable[[], T], *, write: bool) -> T:
+    def _transaction(self, body: Callable[[], T], *, write: bool, card: int | None = None) -> T:
         from . import records
 
         token = records.using(self)  # the body's statements run on this store's connection
+        if card is not None and not card_writes_apart():
+            card = None
         try:
             if self._fast:
                 try:
-                    return self._run_in(self._fast_atomic(write=write), body, write)
+                    return self._run_in(self._fast_atomic(write=write), body, write, card)
                 except NeedsModels:
                     self._drop_fast()  # rolled back: run again on peewee, below
-            return self._run_in(self._pg_atomic(), body, write)
+            return self._run_in(self._pg_atomic(), body, write, card)
         finally:
             records.release(token)
 
-    def _run_in(self, atomic: AbstractContextManager[object], body: Callable[[], T], write: bool) -> T:
-        """``body`` in the transaction ``atomic`` (either client's): a write takes
-        the board's write lock first and notifies its channel before COMMIT."""
-        with atomic:
-            if write:
-                take_write_lock(self.execute)
-                self._locked()
-            result = body()
-            if write:
-                self._notify()
-            faults.point("commit")
+    def _run_in(
+        self, atomic: AbstractContextManager[object], body: Callable[[], T], write: bool, card: int | None
+    ) -> T:
+        """``body`` in the transaction ``atomic`` (either client's). A write takes
+        the board lock first — shared and then its card's row when ``card``
+        (see the module's doc) — and notifies the channel before COMMIT."""
+        try:
+            with atomic:
+                if write:
+                    take_write_lock(self.execute, shared=card is not None)
+                    # Lock order, so two writers never wait on each other in a
+                    # circle: board lock, card row, append lock.
+                    self._local.appends_free = card is None  # (the board alone: the log is this write's already)
+                    if card is not None:
+                        self.execute('SELECT 1 FROM "card" WHERE "id" = ? FOR UPDATE', (card,))
+                    self._locked()
+                result = body()
+                if write:
+                    self._notify()
+                faults.point("commit")
+        finally:
+            self._local.appends_free = True
         faults.point("committed")
         return result
+
+    def before_append(self) -> None:
+        """A card-local write takes the append lock at its first event (held
+        to COMMIT); a write that has the board alone needs none."""
+        if not getattr(self._local, "appends_free", True):
+            self.execute("SELECT pg_advisory_xact_lock(?)", (APPEND_LOCK_KEY,))
+            self._local.appends_free = True
 
     _savepoints = 0
 

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         location: BoardLocation
 
         def execute(self, sql: str, params: Params = ...) -> Cursor: ...
+        def before_append(self) -> None: ...
 
 # -- which store's connection ------------------------------------------------------------
 

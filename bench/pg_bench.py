@@ -10,8 +10,13 @@ throwaway schema. Prints:
   alike; the medians, against the floor, and the ratio PostgreSQL/SQLite (the
   target: <= 1.3x); and how many modules each one's `next` imports.
 - the 8-agent drain (``--drain``, the default): throughput and errors.
+- turns side by side (``--writers``, the default): eight agents' per-turn
+  writes (a writeback and a heartbeat each round) on cards of their own, one
+  warm process each, all at once: writes per second on SQLite, on PostgreSQL,
+  and on PostgreSQL as before (``LOOPX_PG_WRITES=serial``: every write had
+  the board alone), in interleaved rounds, with the ratio to before.
 
-Usage: python bench/pg_bench.py [--runs N] [--per-turn | --drain]"""
+Usage: python bench/pg_bench.py [--runs N] [--per-turn | --drain | --writers]"""
 
 from __future__ import annotations
 
@@ -146,16 +151,104 @@ def drains() -> None:
             )
 
 
+WRITERS, WRITER_ROUNDS = 8, 25
+
+
+def writer(card: int, agent: str, rounds: int) -> None:
+    """One agent's turns on its own card (a child process of ``writers``)."""
+    from loopx_core.ops import claims
+    from loopx_core.ops.writeback import writeback
+    from loopx_core.store.backends import Store
+    from loopx_core.store.discovery import parse_target
+
+    store = Store.open(parse_target(os.environ["LOOPX_DB"], "flag", Path.cwd()))
+    sys.stdin.readline()  # (the parent starts every writer at once)
+    for n in range(rounds):
+        writeback(store, card, agent, {"summary": f"turn {n}", "turn_id": f"t{n}", "next": f"step {n + 1}"}, code=None)
+        claims.heartbeat(store, card, agent)
+    store.close()
+
+
+def writes_per_second(folder: Path, env: dict) -> tuple[float, int]:
+    """All writers at once on the board in ``folder``: (writes/s, failed writers)."""
+    import time
+
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--writer", str(card), f"agent-{card - 1}", str(WRITER_ROUNDS)],
+            env=env,
+            cwd=folder,
+            stdin=subprocess.PIPE,
+            text=True,
+        )
+        for card in range(1, WRITERS + 1)
+    ]
+    time.sleep(1.0)  # (each opens its board; bounded: a slow open only starts late)
+    started = time.monotonic()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+    failed = sum(proc.wait() != 0 for proc in procs)
+    return 2 * WRITERS * WRITER_ROUNDS / (time.monotonic() - started), failed
+
+
+def writers(runs: int) -> None:
+    kinds = {"sqlite": {}, "postgresql": {}, "before": {"LOOPX_PG_WRITES": "serial"}}
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
+        rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+        failures = 0
+        for i in range(runs):
+            for kind, extra in kinds.items():
+                db = None if kind == "sqlite" else stack.enter_context(pg_schema())  # a board of its own
+                if kind != "sqlite" and db is None:
+                    return
+                folder = Path(tmp) / f"{kind}-{i}"
+                folder.mkdir()
+                env = dict(setup_board(folder, db, 0), **extra)
+                for card in range(1, WRITERS + 1):
+                    for argv in (["card", "add", f"card {card}"], ["claim", f"LX-{card}"]):
+                        subprocess.run(
+                            LOOPX + argv,
+                            env=dict(env, LOOPX_AGENT=f"agent-{card - 1}"),
+                            cwd=folder,
+                            check=True,
+                            capture_output=True,
+                        )
+                rate, failed = writes_per_second(folder, env)
+                rates[kind].append(rate)
+                failures += failed
+        med = {kind: statistics.median(values) for kind, values in rates.items()}
+        print(
+            f"{WRITERS} agents' turns on their own cards, {WRITER_ROUNDS} rounds of writeback + heartbeat each, "
+            f"median of {runs} interleaved runs:"
+        )
+        print(
+            f"  sqlite {med['sqlite']:.0f} writes/s; postgresql {med['postgresql']:.0f} writes/s; "
+            f"postgresql before (every write alone) {med['before']:.0f} writes/s; "
+            f"now/before {med['postgresql'] / med['before']:.2f}x; postgresql/sqlite {med['postgresql'] / med['sqlite']:.2f}x"
+        )
+        print(f"  failed writers: {failures}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--per-turn", action="store_true", help="only the per-turn CPU times")
     ap.add_argument("--drain", action="store_true", help="only the 8-agent drain")
+    ap.add_argument("--writers", action="store_true", help="only the turns side by side")
+    ap.add_argument("--writer", nargs=3, help=argparse.SUPPRESS)  # (one writer: a child process)
     args = ap.parse_args()
-    if not args.drain:
+    if args.writer:
+        writer(int(args.writer[0]), args.writer[1], int(args.writer[2]))
+        return 0
+    only = args.per_turn or args.drain or args.writers
+    if args.per_turn or not only:
         per_turn(args.runs)
-    if not args.per_turn:
+    if args.drain or not only:
         drains()
+    if args.writers or not only:
+        writers(max(3, args.runs // 3))
     return 0
 
 

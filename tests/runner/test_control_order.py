@@ -116,7 +116,8 @@ def test_a_control_recorded_during_a_turn_acts_right_after_it_even_when_the_runn
     exited = [e for e in watch.events("runner_exited", stop) if e.actor == "runner:a2"]
     assert [(e.data["why"], e.data["turn"]) for e in exited] == [("stopped by human:tester", "finished")]
     watch.until("a1's runner is paused", lambda: (r := watch.runner("a1")) and r.state == "paused")
-    assert [e.data["outcome"] for e in watch.events("turn_finished", pause) if e.actor == "runner:a1"] == ["finished"]
+    outcomes = [e.data["outcome"] for e in watch.events("turn_finished", pause) if e.actor == "runner:a1"]
+    assert outcomes == ["finished"], f"{team.cli('log', 'LX-1', json_out=False).out}\n{watch.explain()}"
     resume = person_ok(team, "runner", "resume", "a1")["runner"]["control"]["seq"]
     watch.until(
         "a1's runner waits on its gate",

@@ -162,6 +162,7 @@ def writer(card: int, agent: str, rounds: int) -> None:
     from loopx_core.store.discovery import parse_target
 
     store = Store.open(parse_target(os.environ["LOOPX_DB"], "flag", Path.cwd()))
+    print("ready", flush=True)
     sys.stdin.readline()  # (the parent starts every writer at once)
     for n in range(rounds):
         writeback(store, card, agent, {"summary": f"turn {n}", "turn_id": f"t{n}", "next": f"step {n + 1}"}, code=None)
@@ -179,11 +180,14 @@ def writes_per_second(folder: Path, env: dict) -> tuple[float, int]:
             env=env,
             cwd=folder,
             stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             text=True,
         )
         for card in range(1, WRITERS + 1)
     ]
-    time.sleep(1.0)  # (each opens its board; bounded: a slow open only starts late)
+    for proc in procs:  # every writer has its board open: the time counts writes only
+        assert proc.stdout is not None
+        proc.stdout.readline()
     started = time.monotonic()
     for proc in procs:
         assert proc.stdin is not None

@@ -1,4 +1,4 @@
-"""A team board's writers (DESIGN §3 "Writers"): a turn's writes to one card
+"""A team board's writers (DESIGN §3, store/pg.py): a turn's writes to one card
 do not wait for writes to another card, while a write that has the board
 alone still waits for them, and the log keeps one gap-free order."""
 

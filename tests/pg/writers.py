@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 
@@ -49,6 +50,8 @@ def main(argv: list[str]) -> None:
             for event in batch:
                 seen.append(event.seq)
                 last = event.seq
+            if not batch:
+                time.sleep(0.01)  # (a poll, as a runner's waker backs off: not spinning beside the writers)
         Path(argv[1]).write_text(" ".join(map(str, seen)))
     store.close()
 
